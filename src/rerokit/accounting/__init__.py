@@ -1,0 +1,1 @@
+"""Adapters over dp-accounting (DpEvents, RDP curves, PLD) and Opacus histories. Never imports torch."""

@@ -1,0 +1,158 @@
+"""Conversions between privacy guarantees and reconstruction robustness (ReRo).
+
+A mechanism is (eta, gamma)-ReRo w.r.t. a prior pi and error function l if no adversary
+reconstructs the target within error eta with probability above gamma (Balle et al. 2022,
+Def. 2). The prior enters only through the baseline kappa = kappa_{pi,l}(eta), the success of
+the best guess that ignores the release.
+
+Each bound comes in two forms: ``rero_from_*`` (floats) and ``log_rero_from_*`` (natural logs,
+for baselines that underflow, e.g. kappa = 9.66e-473). All return values are capped at 1.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+from scipy.special import log_ndtr, ndtri_exp
+
+from rerokit._validate import check_nonnegative, check_positive, check_probability, check_real
+
+__all__ = [
+    "rero_from_dp",
+    "log_rero_from_dp",
+    "rero_from_rdp",
+    "log_rero_from_rdp",
+    "rero_from_rdp_curve",
+    "rero_from_zcdp",
+    "log_rero_from_zcdp",
+    "rero_from_gdp",
+    "log_rero_from_gdp",
+    "dp_from_rero",
+    "advantage",
+    "check_kappa",
+    "check_log_kappa",
+]
+
+
+def check_kappa(kappa: float) -> float:
+    """kappa must lie in (0, 1]."""
+    return check_probability("kappa", kappa)
+
+
+def check_log_kappa(log_kappa: float) -> float:
+    """log(kappa) must be a finite number <= 0."""
+    x = check_real("log_kappa", log_kappa)
+    if x > 0:
+        raise ValueError(f"log_kappa must be a finite number <= 0 (kappa in (0, 1]), got {log_kappa!r}")
+    return x
+
+
+def log_rero_from_dp(epsilon: float, log_kappa: float) -> float:
+    """log gamma for eps-DP: gamma = kappa * e^eps (Balle et al. 2022, Cor. 3)."""
+    eps = check_nonnegative("epsilon", epsilon)
+    return min(0.0, check_log_kappa(log_kappa) + eps)
+
+
+def rero_from_dp(epsilon: float, kappa: float) -> float:
+    """gamma = min(1, kappa * e^eps) for an eps-DP mechanism (Balle et al. 2022, Cor. 3)."""
+    return math.exp(log_rero_from_dp(epsilon, math.log(check_kappa(kappa))))
+
+
+def log_rero_from_rdp(alpha: float, epsilon: float, log_kappa: float) -> float:
+    """log gamma for (alpha, eps)-RDP: gamma = (kappa e^eps)^((alpha-1)/alpha) (Balle et al. 2022, Thm 2)."""
+    a = check_real("alpha", alpha)
+    if not a > 1:
+        raise ValueError(f"alpha must be a finite number > 1, got {alpha!r}")
+    eps = check_nonnegative("epsilon", epsilon)
+    return min(0.0, (check_log_kappa(log_kappa) + eps) * (a - 1.0) / a)
+
+
+def rero_from_rdp(alpha: float, epsilon: float, kappa: float) -> float:
+    """gamma = min(1, (kappa e^eps)^((alpha-1)/alpha)) (Balle et al. 2022, Thm 2)."""
+    return math.exp(log_rero_from_rdp(alpha, epsilon, math.log(check_kappa(kappa))))
+
+
+def rero_from_rdp_curve(
+    orders: Sequence[float], rdp: Sequence[float], kappa: float | None = None, *, log_kappa: float | None = None
+) -> tuple[float, float]:
+    """Best Thm-2 bound over an RDP curve: min over alpha of (kappa e^{eps(alpha)})^((alpha-1)/alpha).
+
+    ``orders``/``rdp`` as produced by dp-accounting's ``RdpAccountant`` (orders > 1; infinite
+    RDP values are allowed and skipped). Give ``kappa`` or ``log_kappa``. Returns
+    ``(gamma, best_alpha)``; gamma is 1 when no order gives a non-trivial bound.
+    """
+    lk = _log_kappa(kappa, log_kappa)
+    a = np.asarray(orders, dtype=float)
+    e = np.asarray(rdp, dtype=float)
+    if a.shape != e.shape or a.ndim != 1 or a.size == 0:
+        raise ValueError("orders and rdp must be 1-D sequences of the same non-zero length")
+    if np.any(~(a > 1)) or np.any(np.isnan(a)):
+        raise ValueError("orders must all be > 1")
+    if np.any(np.isnan(e)) or np.any(e < 0):
+        raise ValueError("rdp values must be >= 0 (inf allowed)")
+    with np.errstate(invalid="ignore"):
+        logs = np.where(np.isfinite(e), (lk + e) * (a - 1.0) / a, np.inf)
+    i = int(np.argmin(logs))
+    return float(math.exp(min(0.0, logs[i]))), float(a[i])
+
+
+def log_rero_from_zcdp(rho: float, log_kappa: float) -> float:
+    """log gamma for rho-zCDP: gamma = exp(-(sqrt(log 1/kappa) - sqrt(rho))^2) when
+    rho < log(1/kappa), else 1 (Balle et al. 2022, Cor. 4)."""
+    r = check_nonnegative("rho", rho)
+    lk = check_log_kappa(log_kappa)
+    if r >= -lk:
+        return 0.0
+    return -((math.sqrt(-lk) - math.sqrt(r)) ** 2)
+
+
+def rero_from_zcdp(rho: float, kappa: float) -> float:
+    """gamma for a rho-zCDP mechanism (Balle et al. 2022, Cor. 4)."""
+    return math.exp(log_rero_from_zcdp(rho, math.log(check_kappa(kappa))))
+
+
+def log_rero_from_gdp(mu: float, log_kappa: float) -> float:
+    """log gamma for mu-GDP: gamma = Phi(Phi^{-1}(kappa) + mu), the power at level kappa of the
+    optimal test between N(0,1) and N(mu,1) (Dong et al. 2022; Kaissis et al. 2023). Exact, not
+    just an upper bound: it is attained by the Gaussian mechanism. Stable for tiny kappa."""
+    m = check_nonnegative("mu", mu)
+    lk = check_log_kappa(log_kappa)
+    if lk == 0.0:
+        return 0.0
+    return float(min(0.0, log_ndtr(ndtri_exp(lk) + m)))
+
+
+def rero_from_gdp(mu: float, kappa: float) -> float:
+    """gamma = Phi(Phi^{-1}(kappa) + mu) for a mu-GDP mechanism."""
+    return math.exp(log_rero_from_gdp(mu, math.log(check_kappa(kappa))))
+
+
+def dp_from_rero(gamma: float, epsilon: float) -> float:
+    """delta = max(0, (e^eps + 1) gamma - e^eps): (eta, gamma)-ReRo against all two-point priors
+    with p = 1/(e^eps + 1) implies (eps, delta)-DP (Balle et al. 2022, Thm 5)."""
+    g = check_probability("gamma", gamma, low_open=False)
+    eps = check_nonnegative("epsilon", epsilon)
+    e = math.exp(eps) if eps < 700 else math.inf
+    if math.isinf(e):
+        return 0.0
+    return max(0.0, (e + 1.0) * g - e)
+
+
+def advantage(gamma: float, kappa: float) -> float:
+    """Normalised advantage (gamma - kappa) / (1 - kappa) (Guo et al. 2022b; Hayes et al. 2023 App. H).
+
+    Defined as 0 when kappa = 1.
+    """
+    k = check_kappa(kappa)
+    g = check_probability("gamma", gamma, low_open=False)
+    return 0.0 if k == 1.0 else (g - k) / (1.0 - k)
+
+
+def _log_kappa(kappa: float | None, log_kappa: float | None) -> float:
+    if (kappa is None) == (log_kappa is None):
+        raise ValueError("give exactly one of kappa (in (0, 1]) or log_kappa (<= 0)")
+    if kappa is not None:
+        return math.log(check_kappa(kappa))
+    return check_log_kappa(log_kappa)  # type: ignore[arg-type]

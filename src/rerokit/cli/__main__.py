@@ -1,0 +1,5 @@
+import sys
+
+from rerokit.cli import main
+
+sys.exit(main())

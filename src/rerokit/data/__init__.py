@@ -1,0 +1,192 @@
+"""Datasets as numpy arrays (no torch): embedded digits, local MNIST / CIFAR-10 files, synthetic.
+
+Every loader returns a :class:`Dataset` with images channel-first, ``X`` of shape
+``(n, channels, height, width)`` (or ``(n, d)`` for tabular synthetic data), float32 in
+``[0, data_range]`` with ``data_range = 1``, and integer labels ``y``.
+
+Nothing is downloaded: MNIST and CIFAR-10 are read from files the user provides, in their
+original formats (IDX, optionally gzipped; CIFAR-10 python pickles) or as ``.npz``/``.npy``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import pickle
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from rerokit._validate import check_choice, check_int
+
+__all__ = ["Dataset", "load_dataset", "load_digits", "load_mnist", "load_cifar10", "synthetic_uniform", "DATASETS"]
+
+DATASETS = ("digits", "mnist", "cifar10", "synthetic")
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """An in-memory dataset; ``X`` in ``[0, data_range]``, ``y`` integer labels."""
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray
+    num_classes: int
+    data_range: float = 1.0
+
+    @property
+    def n(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def sample_shape(self) -> tuple[int, ...]:
+        return tuple(self.X.shape[1:])
+
+    @property
+    def dim(self) -> int:
+        return int(np.prod(self.X.shape[1:]))
+
+    @property
+    def flat(self) -> np.ndarray:
+        """``X`` reshaped to ``(n, d)``."""
+        return self.X.reshape(self.n, -1)
+
+    def subset(self, idx: np.ndarray | list[int]) -> "Dataset":
+        idx = np.asarray(idx)
+        return Dataset(self.name, self.X[idx], self.y[idx], self.num_classes, self.data_range)
+
+
+def load_digits() -> Dataset:
+    """scikit-learn's bundled 8x8 handwritten digits (1797 images), scaled from 0..16 to [0, 1]."""
+    from sklearn.datasets import load_digits as _ld
+
+    b = _ld()
+    X = (b.images.astype(np.float32) / 16.0)[:, None, :, :]
+    return Dataset("digits", X, b.target.astype(np.int64), 10)
+
+
+def _read_idx(path: Path) -> np.ndarray:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as f:
+        data = f.read()
+    zero, dtype_code, ndim = data[0:2], data[2], data[3]
+    if zero != b"\x00\x00" or dtype_code != 0x08:
+        raise ValueError(f"path {path} is not an unsigned-byte IDX file")
+    dims = struct.unpack(">" + "I" * ndim, data[4 : 4 + 4 * ndim])
+    arr = np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim)
+    if arr.size != int(np.prod(dims)):
+        raise ValueError(f"path {path}: IDX header says {dims} but holds {arr.size} values")
+    return arr.reshape(dims)
+
+
+def _find(path: Path, stems: tuple[str, ...]) -> Path:
+    for stem in stems:
+        for suffix in ("", ".gz"):
+            p = path / (stem + suffix)
+            if p.exists():
+                return p
+    raise FileNotFoundError(f"path {path}: none of {', '.join(stems)} (optionally .gz) found")
+
+
+def _load_npz(path: Path, name: str, num_classes: int, shape: tuple[int, ...], split: str) -> Dataset:
+    z = np.load(path, allow_pickle=False)
+    keys = [(f"x_{split}", f"y_{split}"), ("X", "y"), ("x", "y"), ("images", "labels")]
+    for kx, ky in keys:
+        if kx in z and ky in z:
+            X, y = z[kx], z[ky]
+            break
+    else:
+        raise ValueError(f"path {path}: expected arrays x_{split}/y_{split} or X/y, found {list(z.keys())}")
+    return _finish(name, X, y, num_classes, shape)
+
+
+def _finish(name: str, X: np.ndarray, y: np.ndarray, num_classes: int, shape: tuple[int, ...]) -> Dataset:
+    X = np.asarray(X)
+    scale = 255.0 if X.dtype == np.uint8 or X.max() > 1.0 else 1.0
+    X = X.astype(np.float32) / scale
+    if X.ndim == 4 and X.shape[-1] == shape[0] and X.shape[1] != shape[0]:
+        X = X.transpose(0, 3, 1, 2)  # NHWC -> NCHW
+    X = X.reshape((X.shape[0],) + shape)
+    y = np.asarray(y).astype(np.int64).reshape(-1)
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"{name}: {X.shape[0]} images but {y.shape[0]} labels")
+    return Dataset(name, np.ascontiguousarray(X), y, num_classes)
+
+
+def load_mnist(path: str | os.PathLike, split: str = "train") -> Dataset:
+    """MNIST from a local folder of IDX files (``train-images-idx3-ubyte[.gz]`` ...) or an ``.npz``."""
+    check_choice("split", split, ("train", "test"))
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"path {p} does not exist (MNIST is read from local files only)")
+    if p.is_file():
+        return _load_npz(p, "mnist", 10, (1, 28, 28), split)
+    prefix = "train" if split == "train" else "t10k"
+    X = _read_idx(_find(p, (f"{prefix}-images-idx3-ubyte", f"{prefix}-images.idx3-ubyte")))
+    y = _read_idx(_find(p, (f"{prefix}-labels-idx1-ubyte", f"{prefix}-labels.idx1-ubyte")))
+    return _finish("mnist", X, y, 10, (1, 28, 28))
+
+
+def load_cifar10(path: str | os.PathLike, split: str = "train") -> Dataset:
+    """CIFAR-10 from the python-pickle folder (``data_batch_1..5``, ``test_batch``) or an ``.npz``."""
+    check_choice("split", split, ("train", "test"))
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"path {p} does not exist (CIFAR-10 is read from local files only)")
+    if p.is_file():
+        return _load_npz(p, "cifar10", 10, (3, 32, 32), split)
+    names = [f"data_batch_{i}" for i in range(1, 6)] if split == "train" else ["test_batch"]
+    xs, ys = [], []
+    for nm in names:
+        f = p / nm
+        if not f.exists():
+            raise FileNotFoundError(f"path {p}: missing CIFAR-10 batch file {nm}")
+        with open(f, "rb") as fh:
+            d = pickle.load(fh, encoding="bytes")
+        xs.append(np.asarray(d[b"data"], dtype=np.uint8).reshape(-1, 3, 32, 32))
+        ys.append(np.asarray(d[b"labels"]))
+    return _finish("cifar10", np.concatenate(xs), np.concatenate(ys), 10, (3, 32, 32))
+
+
+def synthetic_uniform(n: int, dim: int, seed: int, num_classes: int = 2) -> Dataset:
+    """``n`` points of dimension ``dim`` drawn i.i.d. from U(0, 1), random labels (seeded)."""
+    n = check_int("n", n, minimum=1)
+    dim = check_int("dim", dim, minimum=1)
+    rng = np.random.default_rng(check_int("seed", seed, minimum=0))
+    X = rng.random((n, dim), dtype=np.float64).astype(np.float32)
+    y = rng.integers(0, num_classes, size=n).astype(np.int64)
+    return Dataset("synthetic", X, y, num_classes)
+
+
+def load_dataset(
+    name: str,
+    path: str | os.PathLike | None = None,
+    *,
+    split: str = "train",
+    limit: int | None = None,
+    seed: int = 0,
+    n: int = 100,
+    dim: int = 4,
+) -> Dataset:
+    """Load ``name`` (``digits``, ``mnist``, ``cifar10`` or ``synthetic``).
+
+    ``mnist`` and ``cifar10`` need ``path``; ``synthetic`` uses ``n``, ``dim`` and ``seed``.
+    ``limit`` keeps the first ``limit`` examples.
+    """
+    check_choice("dataset", name, DATASETS)
+    if name in ("mnist", "cifar10") and path is None:
+        raise ValueError(f"dataset {name} needs a local path (--data-path); nothing is downloaded")
+    if name == "digits":
+        ds = load_digits()
+    elif name == "mnist":
+        ds = load_mnist(path, split)  # type: ignore[arg-type]
+    elif name == "cifar10":
+        ds = load_cifar10(path, split)  # type: ignore[arg-type]
+    else:
+        ds = synthetic_uniform(n, dim, seed)
+    if limit is not None:
+        limit = check_int("limit", limit, minimum=1)
+        ds = ds.subset(np.arange(min(limit, ds.n)))
+    return ds

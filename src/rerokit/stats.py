@@ -1,0 +1,23 @@
+"""Small statistics helpers shared by bounds, attacks and experiments (numpy/scipy only)."""
+
+from __future__ import annotations
+
+from scipy import stats as _st
+
+from rerokit._validate import check_int, check_probability
+
+__all__ = ["clopper_pearson"]
+
+
+def clopper_pearson(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Exact two-sided Clopper-Pearson interval for a binomial proportion.
+
+    Returns ``(low, high)`` with P(low <= p <= high) >= ``confidence`` for every p.
+    """
+    n = check_int("trials", trials, minimum=1)
+    k = check_int("successes", successes, minimum=0, maximum=n)
+    c = check_probability("confidence", confidence, high_open=True)
+    a = 1.0 - c
+    low = 0.0 if k == 0 else float(_st.beta.ppf(a / 2, k, n - k + 1))
+    high = 1.0 if k == n else float(_st.beta.ppf(1 - a / 2, k + 1, n - k))
+    return low, high
