@@ -1,0 +1,444 @@
+"""Priors over the target and their baseline kappa (Balle et al. 2022, Sec. VII-B).
+
+For a prior pi, error function l and threshold eta the baseline is
+
+    kappa_{pi,l}(eta) = sup_{z0} P_{Z ~ pi}[ l(Z, z0) <= eta ],
+
+the success probability of the best reconstruction that ignores the release. Every ReRo bound in
+:mod:`rerokit.bounds.conversions` takes kappa (or log kappa) as its only input about the prior;
+gamma is non-decreasing in kappa, so an *upper* bound on kappa always gives a valid ReRo bound.
+
+Each prior family is a small frozen class with ``log_kappa(eta)`` (natural log, never underflows)
+and ``kappa(eta) = exp(log_kappa(eta))`` (may underflow to 0.0 for tiny baselines such as
+9.66e-473; use ``log_kappa``/:func:`log10_kappa` then). numpy/scipy only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+from scipy.special import gammainc, gammaln, logsumexp
+
+from rerokit._validate import (
+    check_choice,
+    check_int,
+    check_nonnegative,
+    check_positive,
+    check_probability,
+)
+from rerokit.bounds.types import Bound
+
+__all__ = [
+    "UniformDiscretePrior",
+    "DiscretePrior",
+    "UniformBallPrior",
+    "GaussianPrior",
+    "PixelTolerancePrior",
+    "kappa_from_samples",
+    "log10_kappa",
+    "log_binom_sf",
+    "log_chi2_cdf",
+]
+
+_LN10 = math.log(10.0)
+
+
+def log10_kappa(log_kappa: float) -> float:
+    """log10(kappa) from the natural log ``log_kappa`` (for printing values like 9.66e-473)."""
+    return float(log_kappa) / _LN10
+
+
+def _exact_eta(eta: float) -> float:
+    return check_nonnegative("eta", eta)
+
+
+# ---------------------------------------------------------------------------------------------
+# Discrete priors, exact matching (l_{0/1})
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UniformDiscretePrior:
+    """Uniform prior on ``n`` distinct candidates with the 0/1 error l(z, z') = 1[z != z'].
+
+    kappa(eta) = 1/n for eta in [0, 1) (exact reconstruction) and 1 for eta >= 1 (every guess
+    has error <= 1). Balle et al. 2022, Sec. VII-B; Hayes et al. 2023 use n = 10, 100.
+    """
+
+    n: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "n", check_int("prior_size", self.n, minimum=1))
+
+    def log_kappa(self, eta: float = 0.0) -> float:
+        """log kappa = -log n (eta < 1) or 0 (eta >= 1)."""
+        return 0.0 if _exact_eta(eta) >= 1.0 else -math.log(self.n)
+
+    def kappa(self, eta: float = 0.0) -> float:
+        return math.exp(self.log_kappa(eta))
+
+
+@dataclass(frozen=True, init=False)
+class DiscretePrior:
+    """Prior with probabilities proportional to ``weights`` on distinct candidates, 0/1 error.
+
+    kappa(eta) = max_i w_i / sum_j w_j for eta in [0, 1) (the best oblivious guess is the mode),
+    1 for eta >= 1. Weights must be finite, non-negative and not all zero.
+    """
+
+    log_weights: tuple[float, ...]
+
+    def __init__(self, weights: Sequence[float]) -> None:
+        try:
+            w = np.asarray(weights, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"weights must be a sequence of real numbers: {exc}") from None
+        if w.ndim != 1 or w.size == 0:
+            raise ValueError("weights must be a non-empty 1-D sequence of finite numbers >= 0")
+        if not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise ValueError("weights must be finite numbers >= 0 (not all zero)")
+        total = float(w.sum())
+        if not total > 0 or not math.isfinite(total):
+            raise ValueError("weights must be finite numbers >= 0 with a finite sum > 0")
+        with np.errstate(divide="ignore"):
+            lw = np.log(w) - math.log(total)
+        object.__setattr__(self, "log_weights", tuple(float(x) for x in lw))
+
+    @property
+    def probabilities(self) -> np.ndarray:
+        return np.exp(np.asarray(self.log_weights))
+
+    @property
+    def n(self) -> int:
+        return len(self.log_weights)
+
+    def log_kappa(self, eta: float = 0.0) -> float:
+        """log kappa = log max_i p_i (eta < 1) or 0 (eta >= 1)."""
+        if _exact_eta(eta) >= 1.0:
+            return 0.0
+        return min(0.0, max(self.log_weights))
+
+    def kappa(self, eta: float = 0.0) -> float:
+        return math.exp(self.log_kappa(eta))
+
+
+# ---------------------------------------------------------------------------------------------
+# Continuous priors with l2 error
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UniformBallPrior:
+    """Uniform prior U(B_1^d(0)) on the Euclidean unit ball in ``d`` dimensions, l2 error.
+
+    kappa(eta) = sup_{z0} Vol(B_1 cap B_eta(z0)) / Vol(B_1) = min(1, eta)^d (Balle et al. 2022,
+    Prop. 6 and its proof). For eta <= 1 the ball B_eta(z0) lies inside B_1 for every
+    ||z0|| <= 1 - eta (e.g. the centre), which attains the volume ratio eta^d, and no ball of
+    radius eta has more volume; for eta >= 1 the centre's ball covers B_1, so kappa = 1.
+    """
+
+    d: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "d", check_int("dim", self.d, minimum=1))
+
+    def log_kappa(self, eta: float) -> float:
+        """log kappa = d * log(min(1, eta)), eta > 0."""
+        e = check_positive("eta", eta)
+        return 0.0 if e >= 1.0 else self.d * math.log(e)
+
+    def kappa(self, eta: float) -> float:
+        return math.exp(self.log_kappa(eta))
+
+
+def log_chi2_cdf(x: float, df: float) -> float:
+    """log P(chi2_df <= x), accurate where the CDF underflows (x << df).
+
+    chi2 CDF = P(df/2, x/2), the regularised lower incomplete gamma function. Where scipy's
+    ``gammainc`` is representable it is used directly; below 1e-280 the series
+    P(a, y) = y^a e^{-y} / Gamma(a+1) * sum_k y^k / ((a+1)...(a+k)) is summed in log space
+    (all terms positive; it converges geometrically there because y < a).
+    """
+    df = check_positive("df", df)
+    x = check_nonnegative("x", x)
+    if x == 0.0:
+        return -math.inf
+    a, y = 0.5 * df, 0.5 * x
+    v = float(gammainc(a, y))
+    if v > 1e-280:
+        return math.log(v)
+    # series: sum_k t_k, t_0 = 1, t_k = t_{k-1} * y / (a + k)
+    s, t, k = 1.0, 1.0, 0
+    while True:
+        k += 1
+        t *= y / (a + k)
+        s += t
+        if t < 1e-17 * s or k > 100_000:
+            break
+    return a * math.log(y) - y - float(gammaln(a + 1.0)) + math.log(s)
+
+
+@dataclass(frozen=True)
+class GaussianPrior:
+    """Isotropic Gaussian prior N(w, s^2 I_d) with l2 error.
+
+    kappa(eta) = P(||Z - w|| <= eta) = P(chi2_d <= (eta / s)^2): the best oblivious guess is the
+    mean w (Balle et al. 2022, Prop. 7, first claim of its proof: argmax_{z0} F_eta(z0) = 0).
+    Computed exactly in log space (:func:`log_chi2_cdf`). The proof's tail bound
+    kappa <= exp(d/2 (1 - eta^2/(s^2 d) + log(eta^2/(s^2 d)))) is available as
+    :meth:`log_kappa_tail_bound` (valid for eta^2 <= s^2 d).
+    """
+
+    d: int
+    sigma: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "d", check_int("dim", self.d, minimum=1))
+        object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
+
+    def log_kappa(self, eta: float) -> float:
+        """log kappa = log P(chi2_d <= (eta/sigma)^2), eta > 0."""
+        e = check_positive("eta", eta)
+        return min(0.0, log_chi2_cdf((e / self.sigma) ** 2, self.d))
+
+    def kappa(self, eta: float) -> float:
+        return math.exp(self.log_kappa(eta))
+
+    def log_kappa_tail_bound(self, eta: float) -> float:
+        """Prop. 7's bound d/2 (1 - r + log r), r = eta^2/(sigma^2 d) <= 1 (else 0)."""
+        e = check_positive("eta", eta)
+        r = (e / self.sigma) ** 2 / self.d
+        return 0.0 if r >= 1.0 else 0.5 * self.d * (1.0 - r + math.log(r))
+
+
+# ---------------------------------------------------------------------------------------------
+# Per-coordinate tolerance (Hayes et al. 2023, App. I)
+# ---------------------------------------------------------------------------------------------
+
+
+def log_binom_sf(k: int, n: int, log_p: float, log_1mp: float) -> float:
+    """log P(Binomial(n, p) >= k), summed in log space (exact where scipy's logsf underflows).
+
+    ``log_p``/``log_1mp`` are log p and log(1 - p) (pass -inf for p = 0 or p = 1).
+    """
+    if k <= 0:
+        return 0.0
+    if k > n:
+        return -math.inf
+    j = np.arange(k, n + 1, dtype=float)
+    with np.errstate(invalid="ignore"):
+        lp = j * log_p if log_p != -math.inf else np.where(j == 0, 0.0, -np.inf)
+        lq = (n - j) * log_1mp if log_1mp != -math.inf else np.where(j == n, 0.0, -np.inf)
+    terms = gammaln(n + 1.0) - gammaln(j + 1.0) - gammaln(n - j + 1.0) + lp + lq
+    return float(min(0.0, logsumexp(terms)))
+
+
+def _ceil_count(rho: float, d: int) -> int:
+    x = rho * d
+    r = round(x)
+    if abs(x - r) <= 1e-9 * max(1.0, x):
+        return int(r)
+    return int(math.ceil(x))
+
+
+@dataclass(frozen=True)
+class PixelTolerancePrior:
+    """Independent uniform pixels; success when at least a fraction rho of the d coordinates lies
+    within delta of the target (Hayes et al. 2023, App. I: (1/d) sum_i 1[|z_i - zhat_i| < delta]
+    >= rho).
+
+    Per coordinate the best guess catches the target with probability p:
+
+    * ``levels=None``: pixels uniform on [0, 1]; p = min(1, 2 delta) (guess 1/2).
+    * ``levels=L``: pixels uniform on the grid {0, 1/(L-1), ..., 1}; p = m / L with m the largest
+      number of grid points in an open interval of length 2 delta: m = min(L, ceil(2 delta (L-1)))
+      for the paper's strict ``<`` (``strict=True``) and min(L, floor(2 delta (L-1)) + 1) for
+      ``<=``.
+
+    Coordinates are independent and the success count is a sum of Bernoulli(p_i(guess_i)) whose
+    upper tail increases in every p_i, so the best oblivious guess maximises each p_i and
+
+        kappa = P(Binomial(d, p) >= ceil(rho d)).
+
+    For rho = 1 this is p^d: with p = 2 * 32/256 (the paper's (2 x 32/256)^{d rho}, i.e.
+    ``levels=256, delta=32/255`` or continuous ``delta=32/256``) it gives 9.66e-473 for MNIST
+    (d = 784) and 2.96e-1850 for CIFAR-10 (d = 3072), the numbers printed in App. I. For rho < 1
+    the paper's expression p^{d rho} is the probability that one *fixed* set of rho d pixels
+    matches and is smaller than kappa; this class returns the binomial tail (the true kappa).
+    """
+
+    d: int
+    delta: float
+    rho: float = 1.0
+    levels: int | None = None
+    strict: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "d", check_int("dim", self.d, minimum=1, maximum=10**8))
+        object.__setattr__(self, "delta", check_positive("delta", self.delta))
+        object.__setattr__(self, "rho", check_probability("rho", self.rho, low_open=False))
+        if self.levels is not None:
+            object.__setattr__(self, "levels", check_int("levels", self.levels, minimum=2))
+        if not isinstance(self.strict, bool):
+            raise TypeError("strict must be a bool")
+
+    @property
+    def matching_levels(self) -> int | None:
+        """m: grid levels within delta of the best per-coordinate guess (None if continuous)."""
+        if self.levels is None:
+            return None
+        L = self.levels
+        r = 2.0 * self.delta * (L - 1)
+        ri = round(r)
+        is_int = abs(r - ri) <= 1e-9 * max(1.0, r)
+        if self.strict:
+            m = int(ri) if is_int else int(math.ceil(r))
+        else:
+            m = (int(ri) if is_int else int(math.floor(r))) + 1
+        return max(1, min(L, m))
+
+    def log_p(self) -> tuple[float, float]:
+        """(log p, log(1 - p)) of the per-coordinate success of the best guess."""
+        if self.levels is None:
+            p2 = 2.0 * self.delta
+            if p2 >= 1.0:
+                return 0.0, -math.inf
+            return math.log(p2), math.log1p(-p2)
+        m, L = self.matching_levels, self.levels
+        assert m is not None
+        if m >= L:
+            return 0.0, -math.inf
+        return math.log(m) - math.log(L), math.log(L - m) - math.log(L)
+
+    @property
+    def p(self) -> float:
+        return math.exp(self.log_p()[0])
+
+    @property
+    def required(self) -> int:
+        """ceil(rho d): coordinates that must match (an integer within 1e-9 relative counts as it)."""
+        return _ceil_count(self.rho, self.d)
+
+    def log_kappa(self, eta: Any = None) -> float:
+        """log P(Binomial(d, p) >= ceil(rho d)). ``eta`` is unused (the criterion is (delta, rho))."""
+        lp, lq = self.log_p()
+        return log_binom_sf(self.required, self.d, lp, lq)
+
+    def kappa(self, eta: Any = None) -> float:
+        return math.exp(self.log_kappa())
+
+
+# ---------------------------------------------------------------------------------------------
+# kappa from samples (Hayes et al. 2023, App. J, Prop. 5)
+# ---------------------------------------------------------------------------------------------
+
+_METRICS = ("exact", "l2", "linf", "l1")
+
+
+def _pairwise_within(x: np.ndarray, radius: float, metric: str, chunk: int = 512) -> np.ndarray:
+    """For each row i, #{j : dist(x_i, x_j) <= radius}."""
+    n = x.shape[0]
+    counts = np.empty(n, dtype=np.int64)
+    sq = np.einsum("ij,ij->i", x, x) if metric == "l2" else None
+    for s in range(0, n, chunk):
+        blk = x[s : s + chunk]
+        if metric == "l2":
+            assert sq is not None
+            d2 = sq[s : s + chunk, None] + sq[None, :] - 2.0 * blk @ x.T
+            # round-off: a squared distance is never below 0; widen by a relative 1e-12 so that
+            # a pair at exactly the radius is counted (the count is used as an upper bound).
+            tol = 1e-12 * (sq[s : s + chunk, None] + sq[None, :] + radius * radius)
+            counts[s : s + chunk] = np.sum(d2 <= radius * radius + tol, axis=1)
+        else:
+            diff = np.abs(blk[:, None, :] - x[None, :, :])
+            dist = diff.max(axis=2) if metric == "linf" else diff.sum(axis=2)
+            counts[s : s + chunk] = np.sum(dist <= radius * (1 + 1e-12), axis=1)
+    return counts
+
+
+def kappa_from_samples(
+    samples: Any,
+    eta: float = 0.0,
+    *,
+    metric: str = "exact",
+    confidence: float = 0.95,
+    method: str = "chernoff",
+) -> Bound:
+    """Upper confidence bound on kappa from N i.i.d. samples of the prior (Hayes et al. 2023,
+    App. J, Prop. 5).
+
+    Let pi-hat be the empirical distribution of the samples and kappa-hat = kappa_{pi-hat}(eta).
+    Prop. 5 (proof in App. M.3, multiplicative Chernoff bound applied to the maximiser z* of
+    kappa): with probability >= 1 - exp(-N kappa tau^2 / 2), kappa <= kappa-hat / (1 - tau).
+    (The extracted statement of Prop. 5 lost the symbol kappa in the exponent; the proof has it.)
+    For confidence 1 - beta we invert it without knowing kappa: the failure event is
+    kappa-hat < kappa - sqrt(2 kappa log(1/beta) / N), so with probability >= 1 - beta
+
+        kappa <= ((a + sqrt(a^2 + 4 kappa-hat)) / 2)^2,   a = sqrt(2 log(1/beta) / N)
+
+    (``method="chernoff"``). ``method="clopper_pearson"`` uses the exact one-sided binomial
+    upper limit for N kappa-hat successes instead (valid for the same reason, never larger).
+
+    The value is an UPPER confidence bound (``direction="upper"``): gamma is non-decreasing in
+    kappa, so plugging it into any ReRo bound gives an upper bound on gamma that holds with
+    probability >= ``confidence`` over the samples.
+
+    kappa-hat must be >= the empirical mass of the best ball, sup_{z0} pi-hat(B_eta(z0)):
+
+    * ``metric="exact"`` (0/1 error, ``eta`` ignored): the largest multiplicity of a sample value
+      (rows compared exactly); this is the exact sup.
+    * ``metric="l2" | "linf" | "l1"``: the exact sup over all centres is a hard covering problem,
+      so it is bounded by max_i #{j : dist(x_i, x_j) <= 2 eta} / N (every ball of radius eta that
+      holds k samples lies within 2 eta of each of them; triangle inequality). The plug-in
+      estimate with centres at the samples and radius eta (a lower bound on the sup) is returned
+      in ``extras["kappa_hat_plugin"]``.
+
+    ``samples``: array (N, ...) ; each sample is flattened to a vector.
+    """
+    metric = check_choice("metric", metric, _METRICS)
+    method = check_choice("method", method, ("chernoff", "clopper_pearson"))
+    conf = check_probability("confidence", confidence, high_open=True)
+    x = np.asarray(samples)
+    if x.ndim == 0 or x.shape[0] < 1:
+        raise ValueError("samples must be an array with at least one sample (shape (N, ...))")
+    n = int(x.shape[0])
+    x = x.reshape(n, -1)
+    if metric == "exact":
+        _, counts = np.unique(x, axis=0, return_counts=True)
+        k_up = int(counts.max())
+        k_plug = k_up
+        e = float(check_nonnegative("eta", eta))
+    else:
+        e = check_nonnegative("eta", eta)
+        xf = x.astype(float)
+        if not np.all(np.isfinite(xf)):
+            raise ValueError("samples must be finite numbers")
+        k_up = int(_pairwise_within(xf, 2.0 * e, metric).max())
+        k_plug = int(_pairwise_within(xf, e, metric).max())
+    beta = 1.0 - conf
+    kh = k_up / n
+    if method == "chernoff":
+        a = math.sqrt(2.0 * math.log(1.0 / beta) / n)
+        ub = min(1.0, ((a + math.sqrt(a * a + 4.0 * kh)) / 2.0) ** 2)
+    else:
+        from scipy.stats import beta as _beta
+
+        ub = 1.0 if k_up >= n else float(_beta.ppf(conf, k_up + 1, n - k_up))
+        ub = min(1.0, ub)
+    return Bound(
+        value=ub,
+        error=ub - kh,
+        method=f"kappa_from_samples_{method}",
+        direction="upper",
+        interval=(0.0, ub),
+        inputs={"n_samples": n, "eta": e, "metric": metric, "confidence": conf, "method": method},
+        extras={
+            "kappa_hat": kh,
+            "kappa_hat_plugin": k_plug / n,
+            "count": k_up,
+            "log10_kappa": log10_kappa(math.log(ub)) if ub > 0 else -math.inf,
+        },
+    )
