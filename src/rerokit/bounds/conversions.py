@@ -18,6 +18,7 @@ import numpy as np
 from scipy.special import log_ndtr, ndtri_exp
 
 from rerokit._validate import check_nonnegative, check_positive, check_probability, check_real
+from rerokit.bounds.types import Bound
 
 __all__ = [
     "rero_from_dp",
@@ -25,6 +26,7 @@ __all__ = [
     "rero_from_rdp",
     "log_rero_from_rdp",
     "rero_from_rdp_curve",
+    "rero_from_rdp_event",
     "rero_from_zcdp",
     "log_rero_from_zcdp",
     "rero_from_gdp",
@@ -93,9 +95,68 @@ def rero_from_rdp_curve(
     if np.any(np.isnan(e)) or np.any(e < 0):
         raise ValueError("rdp values must be >= 0 (inf allowed)")
     with np.errstate(invalid="ignore"):
-        logs = np.where(np.isfinite(e), (lk + e) * (a - 1.0) / a, np.inf)
+        # alpha = inf is eps-DP: exponent (alpha - 1)/alpha -> 1 (Cor. 3).
+        ratio = np.where(np.isinf(a), 1.0, (a - 1.0) / a)
+        logs = np.where(np.isfinite(e), (lk + e) * ratio, np.inf)
     i = int(np.argmin(logs))
     return float(math.exp(min(0.0, logs[i]))), float(a[i])
+
+
+def rero_from_rdp_event(
+    event: object,
+    kappa: float | None = None,
+    orders: Sequence[float] | None = None,
+    *,
+    log_kappa: float | None = None,
+    neighboring_relation: str = "add_or_remove_one",
+) -> Bound:
+    """Thm-2 bound for any dp-accounting ``DpEvent``: compose it in an ``RdpAccountant`` and take
+    the best order, gamma = min_alpha (kappa e^{eps(alpha)})^((alpha-1)/alpha).
+
+    Thm 2 (Balle et al. 2022) only needs E_{theta~Q}[(p(theta|z)/q(theta))^alpha] <=
+    e^{(alpha-1) eps} for a reference distribution Q that does not depend on the target: its
+    proof uses Q = M(D_- u {z0}) (replace-one adjacency), and the same steps hold with
+    Q = M(D_-) (add/remove adjacency, the default of dp-accounting and of DP-SGD accounting; this
+    is the reference Hayes et al. 2023 use). ``neighboring_relation`` is passed to the accountant
+    ("add_or_remove_one", "replace_one" or "replace_special").
+
+    ``orders``: RDP orders (> 1; default dp-accounting's DEFAULT_RDP_ORDERS). Give ``kappa`` or
+    ``log_kappa``. Returns a Bound (value gamma, ``extras``: best_alpha, rdp_at_best_alpha).
+    Raises ValueError for events the RDP accountant cannot handle.
+    """
+    from dp_accounting import dp_event as _dpe
+    from dp_accounting import privacy_accountant as _pa
+    from dp_accounting.rdp import rdp_privacy_accountant as _rdp
+
+    if not isinstance(event, _dpe.DpEvent):
+        raise TypeError(f"event must be a dp_accounting DpEvent, got {type(event).__name__}")
+    rels = {
+        "add_or_remove_one": _pa.NeighboringRelation.ADD_OR_REMOVE_ONE,
+        "replace_one": _pa.NeighboringRelation.REPLACE_ONE,
+        "replace_special": _pa.NeighboringRelation.REPLACE_SPECIAL,
+    }
+    if neighboring_relation not in rels:
+        raise ValueError(f"neighboring_relation must be one of {', '.join(rels)}; got {neighboring_relation!r}")
+    lk = _log_kappa(kappa, log_kappa)
+    if orders is not None:
+        o = np.asarray(orders, dtype=float)
+        if o.ndim != 1 or o.size == 0 or np.any(np.isnan(o)) or np.any(~(o > 1)):
+            raise ValueError("orders must be a non-empty 1-D sequence of numbers > 1")
+    acc = _rdp.RdpAccountant(None if orders is None else list(orders), rels[neighboring_relation])
+    if not acc.supports(event):
+        raise ValueError(f"event is not supported by dp-accounting's RdpAccountant "
+                         f"({neighboring_relation}): {event}")
+    acc.compose(event)
+    gamma, best = rero_from_rdp_curve(acc.orders, acc.rdp, log_kappa=lk)
+    i = int(np.argmin(np.abs(acc.orders - best)))
+    return Bound(
+        value=gamma,
+        error=0.0,
+        method="rdp_curve_thm2",
+        direction="upper",
+        inputs={"event": str(event), "log_kappa": lk, "neighboring_relation": neighboring_relation},
+        extras={"best_alpha": best, "rdp_at_best_alpha": float(acc.rdp[i]), "kappa": math.exp(lk)},
+    )
 
 
 def log_rero_from_zcdp(rho: float, log_kappa: float) -> float:
@@ -134,10 +195,11 @@ def dp_from_rero(gamma: float, epsilon: float) -> float:
     with p = 1/(e^eps + 1) implies (eps, delta)-DP (Balle et al. 2022, Thm 5)."""
     g = check_probability("gamma", gamma, low_open=False)
     eps = check_nonnegative("epsilon", epsilon)
+    # (e^eps + 1) gamma - e^eps = gamma - e^eps (1 - gamma): no cancellation, no overflow.
+    if g == 1.0:
+        return 1.0
     e = math.exp(eps) if eps < 700 else math.inf
-    if math.isinf(e):
-        return 0.0
-    return max(0.0, (e + 1.0) * g - e)
+    return max(0.0, g - e * (1.0 - g))
 
 
 def advantage(gamma: float, kappa: float) -> float:
