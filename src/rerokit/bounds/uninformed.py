@@ -155,11 +155,13 @@ def optimal_rows(clip: float, min_norm: float) -> int:
     """
     c = check_positive("clip", clip)
     r = check_positive("min_norm", min_norm)
-    m = max(1, math.ceil((c / r) ** 2))
-    # guard against rounding of (c/r)^2 in either direction: smallest m with m r^2 >= c^2
-    while m > 1 and (m - 1) * r * r >= c * c:
+    # smallest m with m r^2 >= c^2, up to a relative 1e-12 that absorbs the rounding of (c/r)^2
+    # (at the threshold the variance is sigma^2 max(r^2, C^2/M) = sigma^2 r^2 (1 + O(1e-12)))
+    target = (c * c) * (1.0 - 1e-12)
+    m = max(1, math.ceil((c / r) ** 2 * (1.0 - 1e-12)))
+    while m > 1 and (m - 1) * r * r >= target:
         m -= 1
-    while m * r * r < c * c:
+    while m * r * r < target:
         m += 1
     return m
 
