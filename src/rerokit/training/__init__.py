@@ -1,1 +1,46 @@
-"""rerokit.training."""
+"""rerokit.training: functional models, per-sample gradients, DP-SGD engine, transcripts, Opacus adapter.
+
+Usage (shapes in brackets; P = number of parameters, n = dataset size, K = trials, T = steps)::
+
+    import torch
+    from rerokit.training import FunctionalModel, make_mlp, per_sample_clipped_grads, train_dpsgd, train_dpsgd_many
+
+    fm = FunctionalModel(make_mlp(64, [10], 10))          # digits MLP, P = 760
+    theta0 = fm.init_flat(seed=0)                          # [P], deterministic from the seed
+    fm.logits(theta0, X)                                   # X [n, 1, 8, 8] -> [n, 10]
+    G = per_sample_clipped_grads(fm, theta0, X, y, C=0.1)  # [n, P], clip_C(grad l(theta, z_i))
+
+    # one run; record=True gives the informed adversary's view (Hayes et al. 2023 Eq. (1))
+    r = train_dpsgd(fm, theta0, X, y, noise_multiplier=1.0, clip=0.1, steps=100, lr=1.0,
+                    sample_rate=1.0, seed=7, target_index=0, record=True)
+    tr = r.transcript          # tr.thetas [T, P] (theta_t used at step t), tr.gbar [T, P],
+                               # tr.noisy_sums [T, P], tr.batch_masks [T, n] bool, tr.final_theta [P]
+
+    # K runs vectorised (per-trial data, per-trial seeds); trial k == train_dpsgd(..., seed=seeds[k])
+    R = train_dpsgd_many(fm, theta0, Xk, yk,                # theta0 [P] or [K, P]; Xk [K, n, ...]; yk [K, n]
+                         noise_multiplier=1.0, clip=0.1, steps=100, lr=1.0, sample_rate=1.0,
+                         seed=123,                         # or seeds=[...K ints]; seeds = trial_seeds(123, K)
+                         target_index=0,                   # or K ints, or None (all known: gbar = noise)
+                         record="gbar_only")               # False | True/"full" | "gbar_only" (no noisy_sums)
+    R.theta [K, P]; R.transcript.trial(k) -> single-run Transcript; R.transcript.target_in_batch() [K, T]
+
+Semantics: noisy_sum_t = sum_{i in B_t} clip_C(g_i(theta_t)) + N(0, sigma^2 C^2 I);
+gbar_t = noisy_sum_t - sum_{i in B_t, i != target} clip_C(g_i(theta_t)); update
+theta_{t+1} = theta_t - lr * noisy_sum_t / (q n) (momentum: torch SGD convention). B_t is Poisson
+sampled with rate q (q = 1: full batch); the transcript records the true batch (Hayes et al.'s
+threat model gives it to the adversary). Clip factor min(1, C / (||g|| + 1e-6)) as in Opacus.
+``train_dpsgd_many`` uses an exact fast path for nn.Sequential MLPs (method="linear") and
+vmap(grad) otherwise (method="vmap"); ``chunk_size`` bounds memory.
+"""
+
+from rerokit.training.engine import NOISE_BLOCK, Result, linear_plan_supported, train_dpsgd, train_dpsgd_many, trial_seeds
+from rerokit.training.grads import CLIP_EPS, clip_factors, clip_rows, per_sample_clipped_grads, per_sample_grads, sample_loss
+from rerokit.training.models import ACTIVATIONS, FunctionalModel, SmallCNN, make_mlp
+from rerokit.training.transcript import Transcript
+
+__all__ = [
+    "FunctionalModel", "make_mlp", "SmallCNN", "ACTIVATIONS",
+    "per_sample_grads", "per_sample_clipped_grads", "clip_rows", "clip_factors", "sample_loss", "CLIP_EPS",
+    "train_dpsgd", "train_dpsgd_many", "trial_seeds", "Result", "NOISE_BLOCK", "linear_plan_supported",
+    "Transcript",
+]

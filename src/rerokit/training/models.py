@@ -15,7 +15,7 @@ from torch import nn
 
 from rerokit._validate import check_choice, check_int
 
-__all__ = ["make_mlp", "SmallCNN", "ACTIVATIONS"]
+__all__ = ["make_mlp", "SmallCNN", "ACTIVATIONS", "FunctionalModel"]
 
 ACTIVATIONS = {"elu": nn.ELU, "relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU, "sigmoid": nn.Sigmoid}
 
@@ -54,3 +54,99 @@ class SmallCNN(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.features(x))
+
+
+class FunctionalModel:
+    """A model handled functionally, with its parameters as one flat vector ``theta`` of shape ``(P,)``.
+
+    Built from an ``nn.Module`` (the module's own parameter tensors are never modified by the
+    functional methods). Flat vectors make ``vmap`` over trials/models and storing transcripts
+    ``theta_1..theta_T`` (shape ``(T, P)``) simple. The layout of ``theta`` is the concatenation
+    of ``module.named_parameters()`` in order, each flattened row-major.
+
+    - ``flatten(params) -> (P,)``; ``unflatten(theta) -> {name: view}`` (views into ``theta``).
+    - ``init_flat(seed) -> (P,)``: the module's default initialisation (``reset_parameters``)
+      drawn under ``torch.manual_seed(seed)`` in a forked RNG (global RNG state untouched), so
+      the same seed always gives the same ``theta_0``.
+    - ``logits(theta, X) -> (n, classes)`` via ``torch.func.functional_call``.
+
+    Buffers (e.g. BatchNorm running stats) are not supported: per-sample gradients and DP-SGD
+    need per-sample independence, so a module with buffers raises ``ValueError``.
+    """
+
+    def __init__(self, module: nn.Module):
+        if not isinstance(module, nn.Module):
+            raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
+        if any(True for _ in module.buffers()):
+            raise ValueError("module must have no buffers (no BatchNorm); per-sample gradients need independent samples")
+        named = [(n, p) for n, p in module.named_parameters()]
+        if not named:
+            raise ValueError("module must have at least one parameter")
+        self.module = module
+        self.names: list[str] = [n for n, _ in named]
+        self.shapes: list[torch.Size] = [p.shape for _, p in named]
+        self.numels: list[int] = [p.numel() for _, p in named]
+        offs = [0]
+        for k in self.numels:
+            offs.append(offs[-1] + k)
+        self.offsets: list[int] = offs
+        self.num_params: int = offs[-1]
+        self.dtype: torch.dtype = named[0][1].dtype
+
+    def __repr__(self) -> str:
+        return f"FunctionalModel({type(self.module).__name__}, P={self.num_params})"
+
+    def flatten(self, params) -> torch.Tensor:
+        """``{name: tensor}`` (or an iterable of ``(name, tensor)``) -> ``(P,)`` in this model's layout."""
+        d = dict(params)
+        missing = [n for n in self.names if n not in d]
+        if missing:
+            raise ValueError(f"params is missing parameters {missing}")
+        for n, s in zip(self.names, self.shapes):
+            if tuple(d[n].shape) != tuple(s):
+                raise ValueError(f"params[{n!r}] must have shape {tuple(s)}, got {tuple(d[n].shape)}")
+        return torch.cat([d[n].detach().reshape(-1) for n in self.names])
+
+    def unflatten(self, theta: torch.Tensor) -> dict[str, torch.Tensor]:
+        """``(..., P)`` -> ``{name: (..., *shape)}`` views (differentiable; works under vmap)."""
+        if theta.shape[-1] != self.num_params:
+            raise ValueError(f"theta must have last dimension P={self.num_params}, got shape {tuple(theta.shape)}")
+        lead = theta.shape[:-1]
+        return {
+            n: theta[..., a:b].reshape(*lead, *s)
+            for n, s, a, b in zip(self.names, self.shapes, self.offsets[:-1], self.offsets[1:])
+        }
+
+    def current_flat(self) -> torch.Tensor:
+        """The module's current parameters as ``(P,)`` (a copy)."""
+        return self.flatten(self.module.named_parameters()).clone()
+
+    def init_flat(self, seed: int) -> torch.Tensor:
+        """Deterministic ``theta_0`` of shape ``(P,)``: the module's default init under ``manual_seed(seed)``."""
+        import copy
+
+        seed = check_int("seed", seed, minimum=0, maximum=2**63 - 1)
+        m = copy.deepcopy(self.module)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            for sub in m.modules():
+                if hasattr(sub, "reset_parameters") and callable(sub.reset_parameters):
+                    sub.reset_parameters()
+        return self.flatten(m.named_parameters()).clone()
+
+    def init_flat_many(self, seeds) -> torch.Tensor:
+        """``(K, P)``: row k is ``init_flat(seeds[k])``."""
+        return torch.stack([self.init_flat(int(s)) for s in seeds])
+
+    def load_flat(self, theta: torch.Tensor, module: nn.Module | None = None) -> nn.Module:
+        """Copy ``theta`` (P,) into ``module``'s parameters in place (default: this model's module)."""
+        m = self.module if module is None else module
+        params = self.unflatten(theta.detach())
+        with torch.no_grad():
+            for n, p in m.named_parameters():
+                p.copy_(params[n])
+        return m
+
+    def logits(self, theta: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+        """Model output for inputs ``X`` (batch first) at flat parameters ``theta`` (P,)."""
+        return torch.func.functional_call(self.module, self.unflatten(theta), (X,))

@@ -1,0 +1,464 @@
+"""DP-SGD / DP-GD training engine: one run (``train_dpsgd``) or K runs vectorised (``train_dpsgd_many``).
+
+One step t of DP-SGD (Abadi et al. 2016; Hayes et al. 2023 Sec. 2, App. A), q = sample_rate,
+sigma = noise_multiplier, C = clip, n = len(X)::
+
+    B_t     ~ Poisson(q): each i in [n] independently with probability q   (q = 1: B_t = [n])
+    s_t     = sum_{i in B_t} clip_C(grad_theta l(theta_t, z_i))              (clip=None: no clipping)
+    noisy_t = s_t + N(0, sigma^2 C^2 I_P)                                    (the privatized sum)
+    v_t     = momentum * v_{t-1} + noisy_t / (q n)                           (v_0 = 0)
+    theta_{t+1} = theta_t - lr * v_t
+
+The divisor is the *expected* batch size ``q * n`` (a float; Opacus' DPOptimizer divides by its
+``expected_batch_size``, the same number whenever ``q n`` is an integer), so the update does not
+leak |B_t|. ``noise_multiplier=0`` with ``clip=None`` is plain (S)GD. With momentum the update is
+torch's SGD convention, as in Opacus (DPOptimizer wraps torch.optim.SGD).
+
+Randomness and seeds. A run with seed s draws from two ``torch.Generator``s seeded from
+``numpy.random.SeedSequence(s)``: one for the Poisson masks (``rand((b, n), float64) < q``) and
+one for the noise (``randn((b, P))`` in the training dtype), each drawn in blocks of
+``NOISE_BLOCK`` steps (b = NOISE_BLOCK, fewer in the last block). Nothing is drawn for the masks
+when q = 1 nor for the noise when sigma = 0. ``train_dpsgd_many`` draws trial k's masks and noise
+from generators seeded with ``seeds[k]`` exactly the same way, so trial k of a vectorised run
+equals ``train_dpsgd(..., seed=seeds[k])`` on trial k's data (same random numbers; floating-point
+results agree to rounding, ~1e-6, because batched kernels sum in a different order). With
+``seed=s`` instead of ``seeds``, ``seeds = trial_seeds(s, K)``, and seed k depends only on (s, k).
+
+Transcripts (``record=True``): see :mod:`rerokit.training.transcript`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.func import vmap
+
+from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive, check_probability
+from rerokit.training.grads import CLIP_EPS, _check_batch, _psg, clip_rows, per_sample_clipped_grads
+from rerokit.training.models import ACTIVATIONS, FunctionalModel
+from rerokit.training.transcript import Transcript
+
+__all__ = ["Result", "train_dpsgd", "train_dpsgd_many", "trial_seeds", "NOISE_BLOCK", "linear_plan_supported"]
+
+NOISE_BLOCK = 32
+"""Steps per block of pre-drawn masks/noise (bounds memory to K_chunk * NOISE_BLOCK * P floats)."""
+
+_RECORD = (False, True, "full", "gbar_only")
+
+
+@dataclass
+class Result:
+    """Output of a training run.
+
+    ``theta``: final parameters theta_T, (P,) or (K, P). ``transcript``: a :class:`Transcript`
+    (batched for ``train_dpsgd_many``) when ``record`` was set, else None. ``seed``: the seed (int)
+    or per-trial seeds (list). ``settings``: the hyper-parameters, echoed.
+    """
+
+    theta: torch.Tensor
+    transcript: Transcript | None
+    seed: Any
+    settings: dict = field(default_factory=dict)
+
+
+def trial_seeds(seed: int, K: int) -> list[int]:
+    """Per-trial seeds ``[s_0..s_{K-1}]`` (63-bit) derived from ``seed``; s_k depends only on (seed, k)."""
+    seed = check_int("seed", seed, minimum=0)
+    K = check_int("K", K, minimum=1)
+    st = np.random.SeedSequence(seed).generate_state(K, np.uint64) >> np.uint64(1)
+    return [int(s) for s in st]
+
+
+class _RunRandom:
+    """The random streams of one run (masks, noise), drawn block by block."""
+
+    def __init__(self, seed: int):
+        s_mask, s_noise = (int(v) for v in (np.random.SeedSequence(seed).generate_state(2, np.uint64) >> np.uint64(1)))
+        self.g_mask = torch.Generator().manual_seed(s_mask)
+        self.g_noise = torch.Generator().manual_seed(s_noise)
+
+    def masks(self, b: int, n: int, q: float) -> torch.Tensor:
+        if q >= 1.0:
+            return torch.ones((b, n), dtype=torch.bool)
+        return torch.rand((b, n), generator=self.g_mask, dtype=torch.float64) < q
+
+    def noise(self, b: int, P: int, sigma: float, dtype: torch.dtype) -> torch.Tensor:
+        if sigma == 0.0:
+            return torch.zeros((b, P), dtype=dtype)
+        return torch.randn((b, P), generator=self.g_noise, dtype=dtype)
+
+
+def _validate_settings(noise_multiplier, clip, steps, lr, sample_rate, momentum, record) -> dict:
+    sigma = check_nonnegative("noise_multiplier", noise_multiplier)
+    if clip is not None:
+        clip = check_positive("clip", clip)
+    elif sigma > 0:
+        raise ValueError("clip must be a finite number > 0 when noise_multiplier > 0 (noise std is noise_multiplier * clip); got None")
+    steps = check_int("steps", steps, minimum=1)
+    lr = check_positive("lr", lr)
+    q = check_probability("sample_rate", sample_rate)
+    momentum = check_nonnegative("momentum", momentum)
+    if momentum >= 1:
+        raise ValueError(f"momentum must be a number in [0, 1), got {momentum!r}")
+    if record not in _RECORD or isinstance(record, (int,)) and not isinstance(record, bool):
+        raise ValueError(f"record must be one of False, True, 'full', 'gbar_only'; got {record!r}")
+    return dict(noise_multiplier=sigma, clip=clip, steps=steps, lr=lr, sample_rate=q, momentum=momentum)
+
+
+def _record_mode(record) -> str | None:
+    if record is False:
+        return None
+    return "gbar_only" if record == "gbar_only" else "full"
+
+
+def train_dpsgd(
+    fm: FunctionalModel,
+    theta0: torch.Tensor,
+    X: torch.Tensor,
+    y: torch.Tensor,
+    *,
+    noise_multiplier: float,
+    clip: float | None,
+    steps: int,
+    lr: float,
+    sample_rate: float = 1.0,
+    seed: int,
+    target_index: int | None = None,
+    record: bool | str = False,
+    momentum: float = 0.0,
+) -> Result:
+    """One run of DP-SGD (DP-GD for ``sample_rate=1``) from ``theta0`` (P,) on ``X`` (n, ...), ``y`` (n,).
+
+    See the module docstring for the step. ``record``: False; True/"full" (thetas, noisy_sums,
+    gbar, batch_masks); "gbar_only" (no noisy_sums). ``target_index``: index of z* in ``X`` (the
+    point the informed adversary does not know; None = all known, gbar is then pure noise).
+    Reference implementation: per step, per-sample clipped gradients of all n points (vmap).
+    """
+    cfg = _validate_settings(noise_multiplier, clip, steps, lr, sample_rate, momentum, record)
+    if not isinstance(fm, FunctionalModel):
+        raise TypeError(f"fm must be a FunctionalModel, got {type(fm).__name__}")
+    seed = check_int("seed", seed, minimum=0)
+    _check_batch(fm, theta0, X, y)
+    n, P = int(X.shape[0]), fm.num_params
+    if target_index is not None:
+        target_index = check_int("target_index", target_index, minimum=0, maximum=n - 1)
+    dtype = theta0.dtype
+    sigma, C, T, q, mom = cfg["noise_multiplier"], cfg["clip"], cfg["steps"], cfg["sample_rate"], cfg["momentum"]
+    ebs = q * n
+    scale = sigma * (C if C is not None else 0.0)
+    mode = _record_mode(record)
+    rng = _RunRandom(seed)
+
+    theta = theta0.detach().clone()
+    v = torch.zeros_like(theta)
+    if mode:
+        thetas = torch.empty((T, P), dtype=dtype)
+        gbars = torch.empty((T, P), dtype=dtype)
+        masks_all = torch.empty((T, n), dtype=torch.bool)
+        sums = torch.empty((T, P), dtype=dtype) if mode == "full" else None
+    for t0 in range(0, T, NOISE_BLOCK):
+        b = min(NOISE_BLOCK, T - t0)
+        mblk = rng.masks(b, n, q)
+        zblk = rng.noise(b, P, sigma, dtype)
+        for j in range(b):
+            t = t0 + j
+            w = mblk[j].to(dtype)
+            G = per_sample_clipped_grads(fm, theta, X, y, C).detach()
+            noisy = w @ G + scale * zblk[j]
+            if mode:
+                known = w.clone()
+                if target_index is not None:
+                    known[target_index] = 0.0
+                thetas[t] = theta
+                gbars[t] = noisy - known @ G
+                masks_all[t] = mblk[j]
+                if sums is not None:
+                    sums[t] = noisy
+            upd = noisy / ebs
+            if mom > 0:
+                v = mom * v + upd
+                upd = v
+            theta = theta - lr * upd
+    settings = dict(cfg, expected_batch_size=ebs, n=n, P=P, record=mode or False)
+    tr = None
+    if mode:
+        tr = Transcript(thetas=thetas, gbar=gbars, batch_masks=masks_all, final_theta=theta.clone(), noisy_sums=sums,
+                        target_index=target_index, settings=settings, seed=seed, batched=False)
+    return Result(theta=theta, transcript=tr, seed=seed, settings=settings)
+
+
+# ---------------------------------------------------------------------------------------------
+# Vectorised trials
+
+
+class _LinearPlan:
+    """Fast exact per-sample clipped sums for ``nn.Sequential`` MLPs ([Flatten], Linear, activation, ...).
+
+    For a linear layer z = a W^T + b, the per-sample gradient is ``delta_i a_i^T`` (and ``delta_i``
+    for the bias), with ``delta_i = dl_i/dz_i``, so ``||g_i||^2 = sum_layers ||delta_i||^2 (||a_i||^2 + 1)``
+    and ``sum_i v_i clip_C(g_i)`` is ``(v c delta)^T a`` per layer ("ghost clipping", Goodfellow 2015;
+    Li et al. 2022): no (n, P) per-sample gradient tensor is formed. Batched over K trials with bmm.
+    Checked against the generic vmap path in tests.
+    """
+
+    def __init__(self, fm: FunctionalModel):
+        mod = fm.module
+        self.layers: list[tuple[str, Any]] = []
+        pos = {n: i for i, n in enumerate(fm.names)}
+        for i, (name, child) in enumerate(mod.named_children()):
+            if isinstance(child, nn.Flatten):
+                if i != 0 or child.start_dim != 1 or child.end_dim != -1:
+                    raise ValueError("unsupported Flatten")
+                self.layers.append(("flatten", None))
+            elif isinstance(child, nn.Linear):
+                wn, bn = f"{name}.weight", f"{name}.bias"
+                self.layers.append(("linear", (pos[wn], pos[bn] if child.bias is not None else None)))
+            elif isinstance(child, tuple(ACTIVATIONS.values())):
+                self.layers.append(("act", child))
+            else:
+                raise ValueError(f"unsupported layer {type(child).__name__}")
+        self.has_flatten = bool(self.layers) and self.layers[0][0] == "flatten"
+        self.fm = fm
+
+    def clipped_sums(self, theta: torch.Tensor, X: torch.Tensor, y: torch.Tensor, C: float | None,
+                     weights: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """theta (k, P), X (k, n, ...), y (k, n); weights: list of (k, n) -> list of (k, P) sums."""
+        fm = self.fm
+        k, n = y.shape
+        params = fm.unflatten(theta)
+        plist = [params[nm] for nm in fm.names]
+        h = X.reshape(k, n, -1) if self.has_flatten else X
+        if h.dim() != 3:
+            raise ValueError("linear plan needs per-sample vector inputs")
+        acts, zs, lin = [], [], []
+        with torch.enable_grad():
+            for kind, obj in self.layers:
+                if kind == "flatten":
+                    continue
+                if kind == "linear":
+                    wi, bi = obj
+                    W = plist[wi]
+                    a = h.detach()
+                    z = torch.bmm(h, W.transpose(1, 2))
+                    if bi is not None:
+                        z = z + plist[bi].unsqueeze(1)
+                    if not z.requires_grad:  # first layer: make it the root of the graph
+                        z = z.detach().requires_grad_(True)
+                    acts.append(a)
+                    zs.append(z)
+                    lin.append(obj)
+                    h = z
+                else:
+                    h = obj(h)
+            loss = F.cross_entropy(h.reshape(k * n, -1), y.reshape(-1), reduction="sum")
+            deltas = torch.autograd.grad(loss, zs)
+        sq = torch.zeros((k, n), dtype=theta.dtype)
+        for a, d, (wi, bi) in zip(acts, deltas, lin):
+            a2 = (a * a).sum(-1) + (1.0 if bi is not None else 0.0)
+            sq = sq + (d * d).sum(-1) * a2
+        if C is None:
+            c = torch.ones_like(sq)
+        else:
+            c = (C / (sq.sqrt() + CLIP_EPS)).clamp(max=1.0)
+        outs = []
+        for v in weights:
+            vc = v * c
+            out = torch.empty((k, fm.num_params), dtype=theta.dtype)
+            for a, d, (wi, bi) in zip(acts, deltas, lin):
+                dv = d * vc.unsqueeze(-1)
+                gW = torch.bmm(dv.transpose(1, 2), a)
+                o0, o1 = fm.offsets[wi], fm.offsets[wi + 1]
+                out[:, o0:o1] = gW.reshape(k, -1)
+                if bi is not None:
+                    out[:, fm.offsets[bi]:fm.offsets[bi + 1]] = dv.sum(1)
+            outs.append(out)
+        return outs
+
+
+def linear_plan_supported(fm: FunctionalModel) -> bool:
+    """True if ``train_dpsgd_many(method='auto')`` uses the fast MLP path for this model."""
+    try:
+        p = _LinearPlan(fm)
+    except (ValueError, KeyError):
+        return False
+    return any(kind == "linear" for kind, _ in p.layers)
+
+
+def _vmap_clipped_sums(fm, C):
+    def one(theta, X, y):
+        return clip_rows(_psg(fm, theta, X, y), C)
+
+    batched = vmap(one, in_dims=(0, 0, 0))
+
+    def run(theta, X, y, C_, weights):
+        G = batched(theta, X, y)  # (k, n, P)
+        return [torch.einsum("kn,knp->kp", w, G) for w in weights]
+
+    return run
+
+
+def _as_target_array(target_index, K: int, n: int) -> torch.Tensor | None:
+    if target_index is None:
+        return None
+    if isinstance(target_index, (int, np.integer)) and not isinstance(target_index, bool):
+        t = check_int("target_index", target_index, minimum=0, maximum=n - 1)
+        return torch.full((K,), t, dtype=torch.long)
+    arr = torch.as_tensor(np.asarray(target_index))
+    if arr.shape != (K,) or arr.dtype not in (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8):
+        raise ValueError(f"target_index must be None, an int, or K={K} integers; got shape {tuple(arr.shape)} dtype {arr.dtype}")
+    arr = arr.long()
+    if bool(((arr < 0) | (arr >= n)).any()):
+        raise ValueError(f"target_index entries must be integers in [0, {n - 1}]")
+    return arr
+
+
+def train_dpsgd_many(
+    fm: FunctionalModel,
+    theta0: torch.Tensor,
+    X: torch.Tensor,
+    y: torch.Tensor,
+    *,
+    noise_multiplier: float,
+    clip: float | None,
+    steps: int,
+    lr: float,
+    sample_rate: float = 1.0,
+    seeds: Sequence[int] | None = None,
+    seed: int | None = None,
+    target_index: int | Sequence[int] | torch.Tensor | None = None,
+    record: bool | str = False,
+    momentum: float = 0.0,
+    chunk_size: int | None = None,
+    method: str = "auto",
+    progress: bool = False,
+) -> Result:
+    """K independent DP-SGD runs, vectorised over trials (no Python loop over trials in the math).
+
+    Shapes: ``theta0`` (P,) shared or (K, P); ``X`` (K, n, ...); ``y`` (K, n) integer labels.
+    Exactly one of ``seeds`` (K ints) or ``seed`` (then ``seeds = trial_seeds(seed, K)``).
+    ``target_index``: None, one int for all trials, or K ints. ``record``: as in
+    :func:`train_dpsgd` (tensors get a leading K). ``chunk_size``: trials processed together
+    (default: bounded memory, see below). ``method``: "vmap" (``vmap`` over trials of
+    ``vmap(grad)`` over samples: forms (chunk, n, P) per-sample gradients), "linear" (exact fast
+    path for Sequential MLPs, see ``_LinearPlan``), or "auto" (linear when supported).
+    Trial k equals ``train_dpsgd(fm, theta0[k], X[k], y[k], ..., seed=seeds[k])`` up to rounding.
+    Returns a :class:`Result` with ``theta`` (K, P) and a batched transcript.
+    """
+    cfg = _validate_settings(noise_multiplier, clip, steps, lr, sample_rate, momentum, record)
+    if not isinstance(fm, FunctionalModel):
+        raise TypeError(f"fm must be a FunctionalModel, got {type(fm).__name__}")
+    check_choice("method", method, ("auto", "vmap", "linear"))
+    if not isinstance(X, torch.Tensor) or not isinstance(y, torch.Tensor):
+        raise TypeError("X and y must be torch tensors")
+    if y.dim() != 2 or X.dim() < 2 or tuple(X.shape[:2]) != tuple(y.shape):
+        raise ValueError(f"X must have shape (K, n, ...) and y (K, n); got X {tuple(X.shape)}, y {tuple(y.shape)}")
+    if y.dtype not in (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8):
+        raise TypeError(f"y must hold integer class labels, got dtype {y.dtype}")
+    K, n = int(y.shape[0]), int(y.shape[1])
+    P = fm.num_params
+    if not isinstance(theta0, torch.Tensor) or theta0.shape not in ((P,), (K, P)):
+        raise ValueError(f"theta0 must have shape (P,)=({P},) or (K, P)=({K}, {P}); got {getattr(theta0, 'shape', type(theta0))}")
+    if (seeds is None) == (seed is None):
+        raise ValueError("give exactly one of seeds (K ints) or seed (one int)")
+    if seeds is None:
+        seeds = trial_seeds(seed, K)
+    else:
+        seeds = [check_int(f"seeds[{i}]", s, minimum=0) for i, s in enumerate(seeds)]
+        if len(seeds) != K:
+            raise ValueError(f"seeds must have K={K} entries, got {len(seeds)}")
+    tgt = _as_target_array(target_index, K, n)
+    if theta0.dim() == 1:
+        theta0 = theta0.unsqueeze(0).expand(K, P)
+    dtype = theta0.dtype
+    X = X.to(dtype)
+    y = y.long()
+
+    plan = None
+    if method in ("auto", "linear"):
+        try:
+            plan = _LinearPlan(fm)
+            if (not plan.has_flatten) and X.dim() != 3:
+                raise ValueError("inputs are not vectors")
+        except (ValueError, KeyError) as e:
+            if method == "linear":
+                raise ValueError(f"method='linear' needs an nn.Sequential MLP of Flatten/Linear/activation layers: {e}")
+            plan = None
+    if plan is not None:
+        sums_fn = plan.clipped_sums
+        default_chunk = max(1, min(K, 2**24 // max(1, n * X[0, 0].numel())))
+    else:
+        sums_fn = _vmap_clipped_sums(fm, cfg["clip"])
+        default_chunk = max(1, min(K, 2**24 // max(1, n * P)))
+    if chunk_size is None:
+        chunk_size = default_chunk
+    chunk_size = check_int("chunk_size", chunk_size, minimum=1)
+
+    sigma, C, T, q, lr, mom = (cfg[k] for k in ("noise_multiplier", "clip", "steps", "sample_rate", "lr", "momentum"))
+    ebs = q * n
+    scale = sigma * (C if C is not None else 0.0)
+    mode = _record_mode(record)
+    if mode:
+        thetas = torch.empty((K, T, P), dtype=dtype)
+        gbars = torch.empty((K, T, P), dtype=dtype)
+        masks_all = torch.empty((K, T, n), dtype=torch.bool)
+        sums_rec = torch.empty((K, T, P), dtype=dtype) if mode == "full" else None
+    final = torch.empty((K, P), dtype=dtype)
+
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=K * T, desc="dpsgd trials x steps", unit="step", leave=False)
+    with torch.no_grad():
+        for a in range(0, K, chunk_size):
+            b_ = min(K, a + chunk_size)
+            k = b_ - a
+            rngs = [_RunRandom(s) for s in seeds[a:b_]]
+            theta = theta0[a:b_].detach().clone()
+            v = torch.zeros_like(theta)
+            Xc, yc = X[a:b_], y[a:b_]
+            notgt = None
+            if tgt is not None:
+                notgt = torch.ones((k, n), dtype=dtype)
+                notgt[torch.arange(k), tgt[a:b_]] = 0.0
+            for t0 in range(0, T, NOISE_BLOCK):
+                bl = min(NOISE_BLOCK, T - t0)
+                mblk = torch.stack([r.masks(bl, n, q) for r in rngs])  # (k, bl, n)
+                zblk = torch.stack([r.noise(bl, P, sigma, dtype) for r in rngs])  # (k, bl, P)
+                for j in range(bl):
+                    t = t0 + j
+                    w = mblk[:, j].to(dtype)
+                    weights = [w]
+                    if mode:
+                        weights.append(w if notgt is None else w * notgt)
+                    out = sums_fn(theta, Xc, yc, C, weights)
+                    noisy = out[0] + scale * zblk[:, j]
+                    if mode:
+                        thetas[a:b_, t] = theta
+                        gbars[a:b_, t] = noisy - out[1]
+                        masks_all[a:b_, t] = mblk[:, j]
+                        if sums_rec is not None:
+                            sums_rec[a:b_, t] = noisy
+                    upd = noisy / ebs
+                    if mom > 0:
+                        v = mom * v + upd
+                        upd = v
+                    theta = theta - lr * upd
+                if bar is not None:
+                    bar.update(k * bl)
+            final[a:b_] = theta
+    if bar is not None:
+        bar.close()
+    settings = dict(cfg, expected_batch_size=ebs, n=n, P=P, K=K, record=mode or False,
+                    method="linear" if plan is not None else "vmap")
+    tr = None
+    if mode:
+        tr = Transcript(thetas=thetas, gbar=gbars, batch_masks=masks_all, final_theta=final.clone(), noisy_sums=sums_rec,
+                        target_index=tgt, settings=settings, seed=list(seeds), batched=True)
+    return Result(theta=final, transcript=tr, seed=list(seeds), settings=settings)

@@ -1,0 +1,221 @@
+"""DP-SGD engine: vectorised trials vs sequential runs, DP-GD vs a plain-GD reference, sampling
+rate and noise statistics, transcript semantics (Hayes et al. 2023 Eq. (1)), input validation."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from scipy import stats
+
+from rerokit.training import (
+    FunctionalModel,
+    SmallCNN,
+    linear_plan_supported,
+    make_mlp,
+    per_sample_clipped_grads,
+    train_dpsgd,
+    train_dpsgd_many,
+    trial_seeds,
+)
+from rerokit.training.engine import _LinearPlan, _vmap_clipped_sums
+
+
+def _data(K, n, d=6, classes=3, seed=0, dtype=torch.float32):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.rand(K, n, d, generator=g, dtype=dtype)
+    y = torch.randint(0, classes, (K, n), generator=g)
+    return X, y
+
+
+@pytest.mark.parametrize("method", ["linear", "vmap"])
+def test_vectorised_trials_equal_sequential_runs(method):
+    K, n = 4, 12
+    fm = FunctionalModel(make_mlp(6, [5], 3))
+    X, y = _data(K, n)
+    theta0 = torch.stack([fm.init_flat(s) for s in range(K)])
+    seeds = [11, 12, 13, 11]
+    tgt = [0, 3, 11, 0]
+    kw = dict(noise_multiplier=0.8, clip=0.5, steps=40, lr=0.3, sample_rate=0.6, momentum=0.5)
+    R = train_dpsgd_many(fm, theta0, X, y, seeds=seeds, target_index=tgt, record=True, method=method, chunk_size=3, **kw)
+    assert R.settings["method"] == method
+    tr = R.transcript
+    assert tr.thetas.shape == (K, 40, fm.num_params) and tr.batch_masks.shape == (K, 40, n)
+    for k in range(K):
+        r = train_dpsgd(fm, theta0[k], X[k], y[k], seed=seeds[k], target_index=tgt[k], record=True, **kw)
+        s = tr.trial(k)
+        assert torch.equal(s.batch_masks, r.transcript.batch_masks)  # same random numbers
+        for a, b in [(s.thetas, r.transcript.thetas), (s.gbar, r.transcript.gbar),
+                     (s.noisy_sums, r.transcript.noisy_sums), (R.theta[k], r.theta)]:
+            assert torch.allclose(a, b, atol=1e-5, rtol=0), (k, (a - b).abs().max())
+    # trials 0 and 3 share data... no: same seed, same target, different theta0 -> same masks
+    assert torch.equal(tr.batch_masks[0], tr.batch_masks[3])
+    # seed=s is seeds=trial_seeds(s, K), and trial k's seed depends only on (s, k)
+    R2 = train_dpsgd_many(fm, theta0, X, y, seed=5, method=method, **kw)
+    R3 = train_dpsgd_many(fm, theta0[:2], X[:2], y[:2], seed=5, method=method, **kw)
+    assert R2.seed == trial_seeds(5, K) and R3.seed == R2.seed[:2]
+    assert torch.allclose(R2.theta[:2], R3.theta, atol=1e-6, rtol=0)
+
+
+def test_linear_plan_equals_vmap_clipped_sums():
+    torch.manual_seed(1)
+    for module, clip in [(make_mlp(6, [7, 4], 3, activation="tanh"), 0.3), (make_mlp(6, [5], 3, bias=False), None),
+                         (make_mlp(6, [5], 3, activation="gelu"), 1e-3)]:
+        fm = FunctionalModel(module.double())
+        assert linear_plan_supported(fm)
+        X, y = _data(3, 9, dtype=torch.float64)
+        theta = torch.randn(3, fm.num_params, dtype=torch.float64)
+        w = (torch.rand(3, 9) < 0.5).double()
+        w2 = w.clone(); w2[:, 0] = 0
+        a = _LinearPlan(fm).clipped_sums(theta, X, y, clip, [w, w2])
+        b = _vmap_clipped_sums(fm, clip)(theta, X, y, clip, [w, w2])
+        for u, v in zip(a, b):
+            assert torch.allclose(u, v, atol=1e-12, rtol=1e-10)
+    assert not linear_plan_supported(FunctionalModel(SmallCNN(width=2)))
+
+
+def test_full_batch_noiseless_dpgd_equals_plain_gd_with_clipping():
+    """Reference: nn.Module, per-sample loss.backward() in a loop, manual clip, torch.optim.SGD."""
+    torch.manual_seed(0)
+    n, C, lr, T = 10, 0.2, 0.5, 15
+    module = make_mlp(6, [5], 3).double()
+    fm = FunctionalModel(module)
+    X, y = _data(1, n, dtype=torch.float64)
+    X, y = X[0], y[0]
+    theta0 = fm.current_flat()
+    ref = make_mlp(6, [5], 3).double()
+    fm.load_flat(theta0, ref)
+    opt = torch.optim.SGD(ref.parameters(), lr=lr, momentum=0.9)
+    for _ in range(T):
+        acc = [torch.zeros_like(p) for p in ref.parameters()]
+        for i in range(n):
+            ref.zero_grad()
+            F.cross_entropy(ref(X[i : i + 1]), y[i : i + 1]).backward()
+            norm = math.sqrt(sum(float((p.grad ** 2).sum()) for p in ref.parameters()))
+            f = min(1.0, C / (norm + 1e-6))
+            for a, p in zip(acc, ref.parameters()):
+                a += f * p.grad
+        for a, p in zip(acc, ref.parameters()):
+            p.grad = a / n
+        opt.step()
+    want = fm.flatten(ref.named_parameters())
+    r = train_dpsgd(fm, theta0, X, y, noise_multiplier=0.0, clip=C, steps=T, lr=lr, seed=0, momentum=0.9)
+    assert torch.allclose(r.theta, want, atol=1e-12)
+    R = train_dpsgd_many(fm, theta0, X[None], y[None], noise_multiplier=0.0, clip=C, steps=T, lr=lr, seed=0, momentum=0.9)
+    assert torch.allclose(R.theta[0], want, atol=1e-12)
+    # clip=None, sigma=0: plain GD on the mean loss
+    ref2 = make_mlp(6, [5], 3).double()
+    fm.load_flat(theta0, ref2)
+    opt2 = torch.optim.SGD(ref2.parameters(), lr=lr)
+    for _ in range(T):
+        opt2.zero_grad()
+        F.cross_entropy(ref2(X), y).backward()
+        opt2.step()
+    r2 = train_dpsgd(fm, theta0, X, y, noise_multiplier=0.0, clip=None, steps=T, lr=lr, seed=0)
+    assert torch.allclose(r2.theta, fm.flatten(ref2.named_parameters()), atol=1e-12)
+
+
+def test_poisson_masks_have_rate_q():
+    q, n, T = 0.3, 200, 64
+    fm = FunctionalModel(make_mlp(2, [], 2))
+    X, y = _data(1, n, d=2, classes=2)
+    r = train_dpsgd(fm, fm.init_flat(0), X[0], y[0], noise_multiplier=1.0, clip=1.0, steps=T, lr=0.1,
+                    sample_rate=q, seed=3, record="gbar_only")
+    m = r.transcript.batch_masks
+    N = m.numel()
+    # binomial two-sided test at level 1e-4 (deterministic seed; fails only if the rate is wrong)
+    assert stats.binomtest(int(m.sum()), N, q).pvalue > 1e-4
+    # per-step batch sizes vary (Poisson, not fixed-size) and steps differ
+    sizes = m.sum(1).numpy()
+    assert sizes.std() > 0 and not torch.equal(m[0], m[1])
+    assert r.transcript.noisy_sums is None  # gbar_only
+    full = train_dpsgd(fm, fm.init_flat(0), X[0], y[0], noise_multiplier=1.0, clip=1.0, steps=3, lr=0.1, seed=3, record=True)
+    assert bool(full.transcript.batch_masks.all())  # q = 1: full batch
+
+
+def test_noise_std_and_gbar_semantics():
+    sigma, C = 1.7, 0.25
+    n, T = 8, 50
+    fm = FunctionalModel(make_mlp(6, [5], 3).double())
+    X, y = _data(1, n, dtype=torch.float64)
+    X, y = X[0], y[0]
+    theta0 = fm.init_flat(1).double()
+    tgt = 2
+    r = train_dpsgd(fm, theta0, X, y, noise_multiplier=sigma, clip=C, steps=T, lr=0.2, sample_rate=0.5,
+                    seed=9, target_index=tgt, record=True)
+    tr = r.transcript
+    noise = []
+    for t in range(T):
+        G = per_sample_clipped_grads(fm, tr.thetas[t], X, y, C)
+        w = tr.batch_masks[t].double()
+        noise.append(tr.noisy_sums[t] - w @ G)
+        # gbar_t = 1[target in B_t] clip_C(g_target(theta_t)) + noise_t
+        assert torch.allclose(tr.gbar[t], w[tgt] * G[tgt] + noise[-1], atol=1e-12)
+        if t + 1 < T:  # theta_{t+1} = theta_t - lr * noisy_sum_t / (q n)
+            assert torch.allclose(tr.thetas[t + 1], tr.thetas[t] - 0.2 * tr.noisy_sums[t] / (0.5 * n), atol=1e-12)
+    z = torch.stack(noise).reshape(-1).numpy()
+    N = z.size  # 50 * 63 = 3150 draws
+    # std sigma*C: chi-square interval for the variance at 99.99%; mean within 4 standard errors
+    s2 = z.var(ddof=0) * N / (sigma * C) ** 2
+    lo, hi = stats.chi2.ppf([5e-5, 1 - 5e-5], N)
+    assert lo < s2 < hi
+    assert abs(z.mean()) < 4 * sigma * C / math.sqrt(N)
+    # target_index=None: gbar is exactly the noise
+    r0 = train_dpsgd(fm, theta0, X, y, noise_multiplier=sigma, clip=C, steps=T, lr=0.2, sample_rate=0.5, seed=9, record=True)
+    assert torch.allclose(r0.transcript.gbar.reshape(-1), torch.from_numpy(z), atol=1e-12)
+    assert torch.equal(tr.target_in_batch(), tr.batch_masks[:, tgt])
+
+
+def test_vectorised_transcript_helpers():
+    fm = FunctionalModel(make_mlp(6, [4], 3))
+    X, y = _data(3, 5)
+    R = train_dpsgd_many(fm, fm.init_flat(0), X, y, noise_multiplier=1.0, clip=1.0, steps=4, lr=0.1, sample_rate=0.5,
+                         seed=0, target_index=[0, 1, 4], record="gbar_only")
+    tr = R.transcript
+    assert tr.batched and tr.num_trials == 3 and tr.steps == 4 and tr.noisy_sums is None
+    tib = tr.target_in_batch()
+    assert tib.shape == (3, 4) and torch.equal(tib[2], tr.batch_masks[2, :, 4])
+    assert tr.trial(1).target_index == 1 and tr.trial(1).seed == R.seed[1]
+    assert torch.equal(tr.final_theta, R.theta)
+
+
+def test_bad_inputs_raise_naming_parameter():
+    fm = FunctionalModel(make_mlp(6, [4], 3))
+    X, y = _data(2, 5)
+    th = fm.init_flat(0)
+    base = dict(noise_multiplier=1.0, clip=1.0, steps=3, lr=0.1, seed=0)
+    cases = [
+        ("noise_multiplier", dict(noise_multiplier=-1.0)),
+        ("noise_multiplier", dict(noise_multiplier=float("nan"))),
+        ("clip", dict(clip=0.0)),
+        ("clip", dict(clip=None)),  # noise without a clip norm
+        ("steps", dict(steps=0)),
+        ("lr", dict(lr=float("inf"))),
+        ("sample_rate", dict(sample_rate=1.5)),
+        ("sample_rate", dict(sample_rate=0.0)),
+        ("seed", dict(seed=-3)),
+        ("target_index", dict(target_index=5)),
+        ("momentum", dict(momentum=1.0)),
+        ("record", dict(record="yes")),
+    ]
+    for name, over in cases:
+        with pytest.raises((ValueError, TypeError), match=name):
+            train_dpsgd(fm, th, X[0], y[0], **{**base, **over})
+        kw = {**base, **over}
+        with pytest.raises((ValueError, TypeError), match=name if name != "seed" else "seed"):
+            train_dpsgd_many(fm, th, X, y, **kw)
+    with pytest.raises(ValueError, match="seeds"):
+        train_dpsgd_many(fm, th, X, y, **{**base, "seed": None})
+    with pytest.raises(ValueError, match="seeds"):
+        train_dpsgd_many(fm, th, X, y, **{**base, "seed": None, "seeds": [1]})
+    with pytest.raises(ValueError, match="target_index"):
+        train_dpsgd_many(fm, th, X, y, **base, target_index=[0, 9])
+    with pytest.raises(ValueError, match="theta0"):
+        train_dpsgd_many(fm, th[:3], X, y, **base)
+    with pytest.raises(ValueError, match="chunk_size"):
+        train_dpsgd_many(fm, th, X, y, **base, chunk_size=0)
+    with pytest.raises(ValueError, match="method"):
+        train_dpsgd_many(fm, th, X, y, **base, method="fast")
+    with pytest.raises(ValueError, match="X must"):
+        train_dpsgd_many(fm, th, X[0], y, **base)
