@@ -1,0 +1,139 @@
+"""``rerokit bound dp|rdp|zcdp|gdp|fano``: ReRo bounds from a privacy guarantee and a baseline.
+
+dp/rdp/zcdp/gdp take the baseline as ``--kappa K`` (in (0, 1]) or ``--log10-kappa L`` (<= 0,
+for baselines that underflow, e.g. -472.015) and print ``gamma`` (Balle et al. 2022, Cor. 3,
+Thm 2, Cor. 4; Gaussian DP: Kaissis et al. 2023). ``fano`` prints the Guo et al. 2022b advantage
+bound for a uniform prior. Library imports live inside the handlers so the CLI starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+from rerokit.cli._common import add_json_flag
+
+_LN10 = math.log(10.0)
+
+
+def _add_kappa(p: argparse.ArgumentParser) -> None:
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--kappa", type=float, help="baseline success kappa of the prior, in (0, 1]")
+    g.add_argument("--log10-kappa", type=float, help="log10(kappa) <= 0, for tiny baselines")
+
+
+def _log_kappa(args: argparse.Namespace) -> float:
+    from rerokit.bounds.conversions import check_kappa, check_log_kappa
+
+    if args.kappa is not None:
+        return math.log(check_kappa(args.kappa))
+    lk = args.log10_kappa
+    if not isinstance(lk, float) or not math.isfinite(lk) or lk > 0:
+        raise ValueError(f"log10_kappa must be a finite number <= 0, got {lk!r}")
+    return check_log_kappa(lk * _LN10)
+
+
+def _result(
+    name: str, params: dict[str, Any], log_gamma: float, log_kappa: float, exact_kappa: float | None = None
+) -> dict[str, Any]:
+    gamma = math.exp(log_gamma)
+    kappa = exact_kappa if exact_kappa is not None else math.exp(log_kappa)
+    gamma = max(gamma, kappa)  # every bound here has gamma >= kappa; undo exp/log round-off
+    # Adv = (gamma - kappa) / (1 - kappa) (Hayes et al. 2023, Eq. 4); 0 when kappa = 1.
+    adv = 0.0 if kappa >= 1.0 else min(1.0, max(0.0, (gamma - kappa) / (1.0 - kappa)))
+    return {
+        "bound": name,
+        **params,
+        "kappa": kappa,
+        "log10_kappa": log_kappa / _LN10,
+        "gamma": gamma,
+        "log10_gamma": log_gamma / _LN10,
+        "advantage": adv,
+    }
+
+
+def _dp(args: argparse.Namespace) -> dict[str, Any]:
+    from rerokit.bounds.conversions import log_rero_from_dp
+
+    lk = _log_kappa(args)
+    return _result("dp (Balle et al. 2022, Cor. 3)", {"epsilon": args.epsilon}, log_rero_from_dp(args.epsilon, lk), lk, args.kappa)
+
+
+def _rdp(args: argparse.Namespace) -> dict[str, Any]:
+    from rerokit.bounds.conversions import log_rero_from_rdp
+
+    lk = _log_kappa(args)
+    lg = log_rero_from_rdp(args.alpha, args.epsilon, lk)
+    return _result("rdp (Balle et al. 2022, Thm 2)", {"alpha": args.alpha, "epsilon": args.epsilon}, lg, lk, args.kappa)
+
+
+def _zcdp(args: argparse.Namespace) -> dict[str, Any]:
+    from rerokit.bounds.conversions import log_rero_from_zcdp
+
+    lk = _log_kappa(args)
+    return _result("zcdp (Balle et al. 2022, Cor. 4)", {"rho": args.rho}, log_rero_from_zcdp(args.rho, lk), lk, args.kappa)
+
+
+def _gdp(args: argparse.Namespace) -> dict[str, Any]:
+    from rerokit.bounds.conversions import log_rero_from_gdp
+
+    lk = _log_kappa(args)
+    return _result("gdp (Kaissis et al. 2023)", {"mu": args.mu}, log_rero_from_gdp(args.mu, lk), lk, args.kappa)
+
+
+def _fano(args: argparse.Namespace) -> dict[str, Any]:
+    from rerokit.bounds import fano
+
+    if args.noise_multiplier is not None:
+        b = fano.fano_advantage_gaussian(args.noise_multiplier, args.prior_size, args.sensitivity)
+    else:
+        b = fano.fano_advantage_from_mi(args.mutual_information, args.prior_size)
+    return {
+        "bound": "fano (Guo et al. 2022b; Hayes et al. 2023 App. H)",
+        **{k: v for k, v in b.inputs.items()},
+        "advantage": b.value,
+        "gamma": b.extras["gamma"],
+        "kappa": b.extras["kappa"],
+        "error": b.error,
+        **({"mutual_information_bound": b.extras["mutual_information_bound"]}
+           if "mutual_information_bound" in b.extras else {}),
+    }
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("dp", help="eps-DP -> ReRo: gamma = kappa e^eps (Balle et al. 2022, Cor. 3)")
+    p.add_argument("--epsilon", type=float, required=True, help="DP epsilon >= 0")
+    _add_kappa(p)
+    add_json_flag(p)
+    p.set_defaults(func=_dp)
+
+    p = sub.add_parser("rdp", help="(alpha, eps)-RDP -> ReRo (Balle et al. 2022, Thm 2)")
+    p.add_argument("--alpha", type=float, required=True, help="RDP order > 1")
+    p.add_argument("--epsilon", type=float, required=True, help="RDP epsilon >= 0 at that order")
+    _add_kappa(p)
+    add_json_flag(p)
+    p.set_defaults(func=_rdp)
+
+    p = sub.add_parser("zcdp", help="rho-zCDP -> ReRo (Balle et al. 2022, Cor. 4)")
+    p.add_argument("--rho", type=float, required=True, help="zCDP rho >= 0")
+    _add_kappa(p)
+    add_json_flag(p)
+    p.set_defaults(func=_zcdp)
+
+    p = sub.add_parser("gdp", help="mu-GDP -> ReRo: gamma = Phi(Phi^-1(kappa) + mu)")
+    p.add_argument("--mu", type=float, required=True, help="Gaussian DP mu >= 0")
+    _add_kappa(p)
+    add_json_flag(p)
+    p.set_defaults(func=_gdp)
+
+    p = sub.add_parser("fano", help="Guo et al. 2022b Fano bound on the advantage, uniform prior")
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--noise-multiplier", type=float, help="Gaussian noise std / sensitivity scale, > 0")
+    g.add_argument("--mutual-information", type=float,
+                   help="bound on I(pi; w) >= 0 (nats), e.g. an RDP epsilon")
+    p.add_argument("--prior-size", type=int, required=True, help="size n >= 2 of the uniform prior")
+    p.add_argument("--sensitivity", type=float, default=1.0,
+                   help="l2 sensitivity Delta >= 0 (default 1; sqrt(2) reproduces Hayes et al. Table 2)")
+    add_json_flag(p)
+    p.set_defaults(func=_fano)
