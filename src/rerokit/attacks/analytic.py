@@ -335,16 +335,23 @@ def run_analytic_attack(
     mse_threshold: float = 0.01,
     backend: str = "opacus",
     indices: Sequence[int] | None = None,
+    log: Any = None,
+    chunk: int = 100,
     progress: bool = False,
 ) -> dict[str, Any]:
     """Attack each row of ``X`` with one DP-SGD step (batch size 1) and compare with 004's laws.
 
     ``rows`` defaults to :func:`rerokit.bounds.uninformed.optimal_rows` for ``min_norm`` (the
-    dataset's smallest non-zero norm; default: that of ``X``). Returns per-target metrics, their
-    means, the predicted expected MSE of the attack as run (mean of v_i, Eq. 17) and of the optimal
-    attack (mean sigma^2 ||X_i||^2, Prop. 2), the empirical P(MSE <= eta) with its Clopper-Pearson
-    interval, its prediction mean_i Gamma_R(N/2, N eta / (2 v_i)) (Thm 2) and the ReRo bound
-    gamma(eta) of Prop. 3 for ``min_norm``.
+    dataset's smallest non-zero norm; default: that of ``X``). ``indices`` name the targets (their
+    dataset indices; target i's noise comes from ``target_generator(seed, indices[i])``). With a
+    :class:`rerokit.experiments.records.TrialLog` as ``log``, one record per target is appended as
+    soon as its chunk is done and targets already in the log are skipped (resume).
+
+    Returns per-target metrics, their means, the predicted expected MSE of the attack as run
+    (mean of v_i, Eq. 17) and of the optimal attack (mean sigma^2 ||X_i||^2, Prop. 2), the
+    empirical P(MSE <= eta) with its Clopper-Pearson interval, its prediction
+    mean_i Gamma_R(N/2, N eta / (2 v_i)) (Thm 2) and the ReRo bound gamma(eta) of Prop. 3 for
+    ``min_norm``.
     """
     from scipy import special
 
@@ -357,35 +364,66 @@ def run_analytic_attack(
     c = check_positive("clip", clip)
     check_choice("backend", backend, ("opacus", "vmap"))
     eta = check_positive("mse_threshold", mse_threshold)
+    seed = check_int("seed", seed, minimum=0)
+    ch = check_int("chunk", chunk, minimum=1)
     r = U.min_nonzero_norm(X) if min_norm is None else check_positive("min_norm", min_norm)
     m = U.optimal_rows(c, r) if rows is None else check_int("rows", rows, minimum=1)
-    n = X.shape[1]
-    if backend == "opacus":
-        res = OpacusAnalyticAttack(n, m, s, c, seed=seed).run(X, indices=indices, progress=progress)
-    else:
-        res = vectorized_analytic_attack(X, m, s, c, seed=seed, indices=indices, progress=progress)
-    met = reconstruction_metrics(X, res.reconstructions, data_range=data_range, image_shape=image_shape)
+    k, n = X.shape
+    idx = np.arange(k) if indices is None else np.asarray(indices, dtype=np.int64)
+    if idx.shape != (k,):
+        raise ValueError(f"indices must have one entry per target ({k}), got shape {idx.shape}")
+    records: dict[int, dict[str, Any]] = {}
+    if log is not None:
+        records.update({int(t): rec for t, rec in log.trials.items() if int(t) < k})
+    todo = np.array([i for i in range(k) if i not in records], dtype=np.int64)
+    opacus_attack = OpacusAnalyticAttack(n, m, s, c, seed=seed) if backend == "opacus" and todo.size else None
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=k, initial=k - todo.size, desc=f"analytic attack ({backend})", file=sys.stderr, leave=False)
+    for lo in range(0, todo.size, ch):
+        part = todo[lo : lo + ch]
+        if opacus_attack is not None:
+            res = opacus_attack.run(X[part], indices=idx[part])
+        else:
+            res = vectorized_analytic_attack(X[part], m, s, c, seed=seed, indices=idx[part])
+        met = reconstruction_metrics(X[part], res.reconstructions, data_range=data_range, image_shape=image_shape)
+        for j, i in enumerate(part):
+            rec = {"index": int(idx[i]), **{key: float(v[j]) for key, v in met.items()},
+                   "variance": float(res.variances[j]), "clip_factor": float(res.clip_factors[j])}
+            records[int(i)] = rec
+            if log is not None:
+                log.append(int(i), rec)
+        if bar is not None:
+            bar.update(part.size)
+    if bar is not None:
+        bar.close()
+    keys = [key for key in ("mse", "psnr", "ncc", "ssim") if key in records[0]]
+    met = {key: np.array([records[i][key] for i in range(k)], dtype=float) for key in keys}
+    variances = np.array([records[i]["variance"] for i in range(k)])
+    betas = np.array([records[i]["clip_factor"] for i in range(k)])
     norms = np.linalg.norm(X, axis=1)
     hit = met["mse"] <= eta
-    lo, hi = clopper_pearson(int(hit.sum()), len(hit), 0.95)
-    pred_rate = float(np.mean(special.gammainc(n / 2.0, n * eta / (2.0 * res.variances))))
+    lo_ci, hi_ci = clopper_pearson(int(hit.sum()), k, 0.95)
+    pred_rate = float(np.mean(special.gammainc(n / 2.0, n * eta / (2.0 * variances))))
     bound = U.mse_rero(eta, s, n, min_norm=r)
-    means = {f"mean_{k}": float(np.nanmean(v)) for k, v in met.items()}
     out: dict[str, Any] = {
         "settings": {"noise_multiplier": s, "clip": c, "rows": m, "optimal_rows": U.optimal_rows(c, r), "dim": n,
-                     "targets": len(X), "seed": seed, "backend": backend, "data_range": float(data_range),
+                     "targets": k, "seed": seed, "backend": backend, "data_range": float(data_range),
                      "min_norm": r, "mse_threshold": eta},
-        **means,
-        "predicted_expected_mse": float(res.variances.mean()),
+        **{f"mean_{key}": float(np.nanmean(v)) for key, v in met.items()},
+        "predicted_expected_mse": float(variances.mean()),
         "predicted_expected_mse_optimal": float(np.mean(s * s * norms**2)),
         "ncc_bound": U.ncc_bound(s, n),
         "empirical_success": float(hit.mean()),
-        "empirical_success_ci": [lo, hi],
+        "empirical_success_ci": [lo_ci, hi_ci],
         "predicted_success": pred_rate,
         "predicted_gamma": bound.value,
-        "clipped_fraction": float(np.mean(res.clip_factors < 1.0)),
-        "per_target": {"index": res.indices.tolist(), **{k: v.tolist() for k, v in met.items()},
-                       "variance": res.variances.tolist(), "clip_factor": res.clip_factors.tolist()},
+        "clipped_fraction": float(np.mean(betas < 1.0)),
+        "per_target": {"index": [int(records[i]["index"]) for i in range(k)],
+                       **{key: v.tolist() for key, v in met.items()},
+                       "variance": variances.tolist(), "clip_factor": betas.tolist()},
     }
     if np.isnan(met["ncc"]).any():
         out["ncc_undefined"] = int(np.isnan(met["ncc"]).sum())

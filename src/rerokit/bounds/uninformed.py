@@ -40,7 +40,7 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from rerokit._validate import check_int, check_nonnegative, check_positive, check_probability, check_real
 from rerokit.bounds.types import Bound
@@ -218,6 +218,8 @@ def expected_mse(noise_multiplier: float, norm: float, releases: int = 1) -> flo
 def mse_distribution(noise_multiplier: float, norm: float, dim: int, releases: int = 1) -> Any:
     """The exact law (sigma^2 ||X||^2 / (N k)) chi^2_N of MSE(X, X_hat) (004, Thm 2, Eq. 22) as a
     frozen ``scipy.stats.chi2``."""
+    from scipy import stats  # lazy: scipy.stats is slow to import and the CLI path avoids it
+
     n = check_int("dim", dim, minimum=1)
     return stats.chi2(df=n, scale=_scale(noise_multiplier, norm, releases) / n)
 
@@ -409,6 +411,8 @@ def ncc_bound(noise_multiplier: float, dim: int, releases: int = 1) -> float:
 def prob_used_k_times(k: int | np.ndarray, steps: int, sampling_rate: float):
     """P(a record is sampled exactly k times in T Poisson-sampled steps) = Binom(k; T, q)
     (004 Sec. 4.3 writes C(T, k) |D|^-k for q = 1/|D|, omitting the factor (1-q)^(T-k))."""
+    from scipy import stats
+
     t = check_int("steps", steps, minimum=1)
     q = check_probability("sampling_rate", sampling_rate)
     out = stats.binom.pmf(np.asarray(k), t, q)
@@ -443,6 +447,8 @@ def mse_rero_over_steps(
     b0 = check_probability("baseline", baseline, low_open=False)
     tl = check_probability("tail", tail, high_open=True)
     norm, which = _norm_for_bound(min_norm, clip)
+    from scipy import stats
+
     dist = stats.binom(t, q)
     lo = int(max(0, dist.ppf(tl / 2) - 1))
     hi = int(min(t, dist.isf(tl / 2) + 1))
