@@ -343,6 +343,8 @@ def _pairwise_within(x: np.ndarray, radius: float, metric: str, chunk: int = 512
     n = x.shape[0]
     counts = np.empty(n, dtype=np.int64)
     sq = np.einsum("ij,ij->i", x, x) if metric == "l2" else None
+    if metric != "l2":  # (chunk, n, dim) difference tensor: keep it under ~16M elements
+        chunk = max(1, min(chunk, 16_000_000 // max(1, n * x.shape[1])))
     for s in range(0, n, chunk):
         blk = x[s : s + chunk]
         if metric == "l2":
@@ -406,6 +408,8 @@ def kappa_from_samples(
         raise ValueError("samples must be an array with at least one sample (shape (N, ...))")
     n = int(x.shape[0])
     x = x.reshape(n, -1)
+    if x.dtype.kind in "fc" and not np.all(np.isfinite(x)):
+        raise ValueError("samples must be finite numbers (no nan/inf)")
     if metric == "exact":
         _, counts = np.unique(x, axis=0, return_counts=True)
         k_up = int(counts.max())
