@@ -2,7 +2,6 @@
 
 import math
 
-import mpmath
 import numpy as np
 import pytest
 from scipy import stats
@@ -111,8 +110,9 @@ def test_gaussian_kappa_equals_chi2_cdf_where_representable():
 
 
 @pytest.mark.parametrize("d,x", [(784, 1.0), (3072, 10.0), (10, 1e-250), (1, 1e-300), (50_000, 100.0)])
-def test_log_chi2_cdf_in_underflow_regime_matches_mpmath(d, x):
-    mpmath.mp.dps = 50
+def test_log_chi2_cdf_in_underflow_regime_matches_mpmath(d, x, monkeypatch):
+    mpmath = pytest.importorskip("mpmath")  # in the test env via torch -> sympy
+    monkeypatch.setattr(mpmath.mp, "dps", 50)  # restored after the test
     ref = float(mpmath.log(mpmath.gammainc(mpmath.mpf(d) / 2, 0, mpmath.mpf(x) / 2, regularized=True)))
     got = log_chi2_cdf(x, d)
     assert math.isfinite(got)
@@ -216,8 +216,9 @@ def test_pixel_tail_is_at_least_the_papers_fixed_subset_formula_and_monotone_in_
     assert PixelTolerancePrior(10, 0.1, 0.3).required == 3
 
 
-def test_log_binom_sf_against_mpmath_when_tiny():
-    mpmath.mp.dps = 60
+def test_log_binom_sf_against_mpmath_when_tiny(monkeypatch):
+    mpmath = pytest.importorskip("mpmath")  # in the test env via torch -> sympy
+    monkeypatch.setattr(mpmath.mp, "dps", 60)  # restored after the test
     for k, n, p in [(700, 784, 0.25), (3000, 3072, 0.25), (5, 10, 1e-80)]:
         ref = mpmath.log(
             mpmath.fsum(mpmath.binomial(n, j) * mpmath.mpf(p) ** j * (1 - mpmath.mpf(p)) ** (n - j) for j in range(k, n + 1))
