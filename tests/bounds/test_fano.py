@@ -9,6 +9,7 @@ from scipy.special import xlogy
 
 from rerokit.bounds.fano import (
     fano_advantage_from_mi,
+    fano_advantage_rdp,
     fano_advantage_gaussian,
     fano_min_error,
     gaussian_mutual_information_bound,
@@ -78,6 +79,19 @@ def test_gaussian_mi_bound_is_below_kl_so_rdp_route_is_looser():
             x = 1.0 / (2 * s * s)
             assert gaussian_mutual_information_bound(s, n) <= (1 - 1 / n) * x + 1e-15
             assert fano_advantage_gaussian(s, n).value <= fano_advantage_from_mi(x, n).value + 1e-12
+
+
+def test_rdp_route_uses_epsilon_as_information_and_is_looser_for_gaussian():
+    """RDP of the Gaussian mechanism at order alpha is alpha Delta^2/(2 sigma^2) >= the closed-form
+    MI bound, so the RDP route gives a larger (valid, looser) advantage bound."""
+    for n in (10, 100):
+        for s in SIGMAS:
+            for alpha in (1.5, 2.0, 10.0):
+                b = fano_advantage_rdp(alpha / (2 * s * s), n)
+                assert b.value == fano_advantage_from_mi(alpha / (2 * s * s), n).value
+                assert b.value >= fano_advantage_gaussian(s, n).value
+    with pytest.raises(ValueError, match="epsilon"):
+        fano_advantage_rdp(-1.0, 10)
 
 
 @pytest.mark.parametrize("n", [10, 100])

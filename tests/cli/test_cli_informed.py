@@ -59,6 +59,8 @@ def test_bound_fano_reproduces_table2_entry(capsys):
     assert d["kappa"] == pytest.approx(0.1) and d["gamma"] == pytest.approx(0.1 + 0.9 * d["advantage"])
     d = run_json(capsys, "bound", "fano", "--mutual-information", "0.5", "--prior-size", "100")
     assert 0 < d["advantage"] < 1 and "gamma" in d
+    d2 = run_json(capsys, "bound", "fano", "--rdp-epsilon", "0.5", "--prior-size", "100")
+    assert d2["advantage"] == d["advantage"] and d2["epsilon"] == 0.5
 
 
 def test_table_output_is_readable(capsys):
@@ -88,6 +90,7 @@ def test_table_output_is_readable(capsys):
         (["bound", "fano", "--noise-multiplier", "1", "--prior-size", "1"], "prior_size"),
         (["bound", "fano", "--noise-multiplier", "1", "--prior-size", "10", "--sensitivity", "-1"], "sensitivity"),
         (["bound", "fano", "--mutual-information", "nan", "--prior-size", "10"], "mutual_information"),
+        (["bound", "fano", "--rdp-epsilon", "-1", "--prior-size", "10"], "epsilon"),
     ],
 )
 def test_bound_bad_input_one_line_exit_2(capsys, argv, name):

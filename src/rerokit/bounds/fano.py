@@ -38,6 +38,7 @@ from rerokit.bounds.types import Bound
 __all__ = [
     "fano_min_error",
     "fano_advantage_from_mi",
+    "fano_advantage_rdp",
     "fano_advantage_gaussian",
     "gaussian_mutual_information_bound",
 ]
@@ -97,6 +98,21 @@ def fano_advantage_from_mi(mutual_information: float, prior_size: int) -> Bound:
         direction="upper",
         inputs={"mutual_information": float(mutual_information), "prior_size": n},
         extras={"gamma": min(1.0, 1.0 - lo), "kappa": 1.0 / n, "t": lo},
+    )
+
+
+def fano_advantage_rdp(epsilon: float, prior_size: int) -> Bound:
+    """Fano advantage bound for an (alpha, eps)-RDP mechanism (any alpha > 1): I(pi; w) <= eps
+    (Hayes et al. 2023, App. H), so this is :func:`fano_advantage_from_mi` with I = eps."""
+    e = check_nonnegative("epsilon", epsilon)
+    b = fano_advantage_from_mi(e, prior_size)
+    return Bound(
+        value=b.value,
+        error=b.error,
+        method="fano_guo2022b_rdp",
+        direction="upper",
+        inputs={"epsilon": e, "prior_size": int(prior_size)},
+        extras=dict(b.extras),
     )
 
 

@@ -87,6 +87,8 @@ def _fano(args: argparse.Namespace) -> dict[str, Any]:
 
     if args.noise_multiplier is not None:
         b = fano.fano_advantage_gaussian(args.noise_multiplier, args.prior_size, args.sensitivity)
+    elif args.rdp_epsilon is not None:
+        b = fano.fano_advantage_rdp(args.rdp_epsilon, args.prior_size)
     else:
         b = fano.fano_advantage_from_mi(args.mutual_information, args.prior_size)
     return {
@@ -131,7 +133,8 @@ def register(sub: Any) -> None:
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--noise-multiplier", type=float, help="Gaussian noise std / sensitivity scale, > 0")
     g.add_argument("--mutual-information", type=float,
-                   help="bound on I(pi; w) >= 0 (nats), e.g. an RDP epsilon")
+                   help="bound on I(pi; w) >= 0 (nats)")
+    g.add_argument("--rdp-epsilon", type=float, help="RDP epsilon >= 0 at any order (I <= eps)")
     p.add_argument("--prior-size", type=int, required=True, help="size n >= 2 of the uniform prior")
     p.add_argument("--sensitivity", type=float, default=1.0,
                    help="l2 sensitivity Delta >= 0 (default 1; sqrt(2) reproduces Hayes et al. Table 2)")
