@@ -29,31 +29,34 @@ def _data(K, n, d=6, classes=3, seed=0, dtype=torch.float32):
     return X, y
 
 
-@pytest.mark.parametrize("method", ["linear", "vmap"])
-def test_vectorised_trials_equal_sequential_runs(method):
-    K, n = 4, 12
+def test_vectorised_trials_equal_sequential_runs():
+    """Trial k of train_dpsgd_many == train_dpsgd(seed=seeds[k]) on trial k's data, crossing the
+    two independent gradient paths (vectorised linear vs sequential vmap and vice versa)."""
+    K, n, T = 3, 10, 36  # T > NOISE_BLOCK: crosses a block boundary of pre-drawn noise
     fm = FunctionalModel(make_mlp(6, [5], 3))
     X, y = _data(K, n)
     theta0 = torch.stack([fm.init_flat(s) for s in range(K)])
-    seeds = [11, 12, 13, 11]
-    tgt = [0, 3, 11, 0]
-    kw = dict(noise_multiplier=0.8, clip=0.5, steps=40, lr=0.3, sample_rate=0.6, momentum=0.5)
-    R = train_dpsgd_many(fm, theta0, X, y, seeds=seeds, target_index=tgt, record=True, method=method, chunk_size=3, **kw)
-    assert R.settings["method"] == method
-    tr = R.transcript
-    assert tr.thetas.shape == (K, 40, fm.num_params) and tr.batch_masks.shape == (K, 40, n)
-    for k in range(K):
-        r = train_dpsgd(fm, theta0[k], X[k], y[k], seed=seeds[k], target_index=tgt[k], record=True, **kw)
-        s = tr.trial(k)
-        assert torch.equal(s.batch_masks, r.transcript.batch_masks)  # same random numbers
-        for a, b in [(s.thetas, r.transcript.thetas), (s.gbar, r.transcript.gbar),
-                     (s.noisy_sums, r.transcript.noisy_sums), (R.theta[k], r.theta)]:
-            assert torch.allclose(a, b, atol=1e-5, rtol=0), (k, (a - b).abs().max())
-    # trials 0 and 3 share data... no: same seed, same target, different theta0 -> same masks
-    assert torch.equal(tr.batch_masks[0], tr.batch_masks[3])
+    seeds = [11, 12, 11]
+    tgt = [0, 9, 0]
+    kw = dict(noise_multiplier=0.8, clip=0.5, steps=T, lr=0.3, sample_rate=0.6, momentum=0.5)
+    for many_m, single_m in [("linear", "vmap"), ("vmap", "linear")]:
+        R = train_dpsgd_many(fm, theta0, X, y, seeds=seeds, target_index=tgt, record=True, method=many_m, chunk_size=2, **kw)
+        assert R.settings["method"] == many_m
+        tr = R.transcript
+        assert tr.thetas.shape == (K, T, fm.num_params) and tr.batch_masks.shape == (K, T, n)
+        for k in range(K):
+            r = train_dpsgd(fm, theta0[k], X[k], y[k], seed=seeds[k], target_index=tgt[k], record=True, method=single_m, **kw)
+            assert r.settings["method"] == single_m
+            s = tr.trial(k)
+            assert torch.equal(s.batch_masks, r.transcript.batch_masks)  # same random numbers
+            for a, b in [(s.thetas, r.transcript.thetas), (s.gbar, r.transcript.gbar),
+                         (s.noisy_sums, r.transcript.noisy_sums), (R.theta[k], r.theta)]:
+                assert torch.allclose(a, b, atol=1e-5, rtol=0), (k, (a - b).abs().max())
+        # trials 0 and 2 share the seed: same masks although theta0 differs
+        assert torch.equal(tr.batch_masks[0], tr.batch_masks[2])
     # seed=s is seeds=trial_seeds(s, K), and trial k's seed depends only on (s, k)
-    R2 = train_dpsgd_many(fm, theta0, X, y, seed=5, method=method, **kw)
-    R3 = train_dpsgd_many(fm, theta0[:2], X[:2], y[:2], seed=5, method=method, **kw)
+    R2 = train_dpsgd_many(fm, theta0, X, y, seed=5, **kw)
+    R3 = train_dpsgd_many(fm, theta0[:2], X[:2], y[:2], seed=5, **kw)
     assert R2.seed == trial_seeds(5, K) and R3.seed == R2.seed[:2]
     assert torch.allclose(R2.theta[:2], R3.theta, atol=1e-6, rtol=0)
 
@@ -100,8 +103,9 @@ def test_full_batch_noiseless_dpgd_equals_plain_gd_with_clipping():
             p.grad = a / n
         opt.step()
     want = fm.flatten(ref.named_parameters())
-    r = train_dpsgd(fm, theta0, X, y, noise_multiplier=0.0, clip=C, steps=T, lr=lr, seed=0, momentum=0.9)
-    assert torch.allclose(r.theta, want, atol=1e-12)
+    for method in ("vmap", "linear"):
+        r = train_dpsgd(fm, theta0, X, y, noise_multiplier=0.0, clip=C, steps=T, lr=lr, seed=0, momentum=0.9, method=method)
+        assert torch.allclose(r.theta, want, atol=1e-12)
     R = train_dpsgd_many(fm, theta0, X[None], y[None], noise_multiplier=0.0, clip=C, steps=T, lr=lr, seed=0, momentum=0.9)
     assert torch.allclose(R.theta[0], want, atol=1e-12)
     # clip=None, sigma=0: plain GD on the mean loss

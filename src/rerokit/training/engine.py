@@ -132,28 +132,34 @@ def train_dpsgd(
     target_index: int | None = None,
     record: bool | str = False,
     momentum: float = 0.0,
+    method: str = "auto",
 ) -> Result:
     """One run of DP-SGD (DP-GD for ``sample_rate=1``) from ``theta0`` (P,) on ``X`` (n, ...), ``y`` (n,).
 
     See the module docstring for the step. ``record``: False; True/"full" (thetas, noisy_sums,
     gbar, batch_masks); "gbar_only" (no noisy_sums). ``target_index``: index of z* in ``X`` (the
     point the informed adversary does not know; None = all known, gbar is then pure noise).
-    Reference implementation: per step, per-sample clipped gradients of all n points (vmap).
+    ``method``: "vmap" (reference: per step, the (n, P) per-sample clipped gradients of all n
+    points by ``per_sample_clipped_grads``), "linear" (exact ghost-clipping path for Sequential
+    MLPs, see ``_LinearPlan``), "auto" (linear when supported).
     """
     cfg = _validate_settings(noise_multiplier, clip, steps, lr, sample_rate, momentum, record)
     if not isinstance(fm, FunctionalModel):
         raise TypeError(f"fm must be a FunctionalModel, got {type(fm).__name__}")
+    check_choice("method", method, ("auto", "vmap", "linear"))
     seed = check_int("seed", seed, minimum=0)
     _check_batch(fm, theta0, X, y)
     n, P = int(X.shape[0]), fm.num_params
     if target_index is not None:
         target_index = check_int("target_index", target_index, minimum=0, maximum=n - 1)
     dtype = theta0.dtype
+    X, y = X.to(dtype), y.long()
     sigma, C, T, q, mom = cfg["noise_multiplier"], cfg["clip"], cfg["steps"], cfg["sample_rate"], cfg["momentum"]
     ebs = q * n
     scale = sigma * (C if C is not None else 0.0)
     mode = _record_mode(record)
     rng = _RunRandom(seed)
+    plan = _select_plan(fm, method, X.dim() + 1)
 
     theta = theta0.detach().clone()
     v = torch.zeros_like(theta)
@@ -169,14 +175,19 @@ def train_dpsgd(
         for j in range(b):
             t = t0 + j
             w = mblk[j].to(dtype)
-            G = per_sample_clipped_grads(fm, theta, X, y, C).detach()
-            noisy = w @ G + scale * zblk[j]
+            known = w.clone()
+            if target_index is not None:
+                known[target_index] = 0.0
+            if plan is None:
+                G = per_sample_clipped_grads(fm, theta, X, y, C).detach()
+                s_batch, s_known = w @ G, known @ G
+            else:
+                with torch.no_grad():
+                    s_batch, s_known = (o[0] for o in plan.clipped_sums(theta[None], X[None], y[None], C, [w[None], known[None]]))
+            noisy = s_batch + scale * zblk[j]
             if mode:
-                known = w.clone()
-                if target_index is not None:
-                    known[target_index] = 0.0
                 thetas[t] = theta
-                gbars[t] = noisy - known @ G
+                gbars[t] = noisy - s_known
                 masks_all[t] = mblk[j]
                 if sums is not None:
                     sums[t] = noisy
@@ -185,7 +196,8 @@ def train_dpsgd(
                 v = mom * v + upd
                 upd = v
             theta = theta - lr * upd
-    settings = dict(cfg, expected_batch_size=ebs, n=n, P=P, record=mode or False)
+    settings = dict(cfg, expected_batch_size=ebs, n=n, P=P, record=mode or False,
+                    method="linear" if plan is not None else "vmap")
     tr = None
     if mode:
         tr = Transcript(thetas=thetas, gbar=gbars, batch_masks=masks_all, final_theta=theta.clone(), noisy_sums=sums,
@@ -279,6 +291,23 @@ class _LinearPlan:
                     out[:, fm.offsets[bi]:fm.offsets[bi + 1]] = dv.sum(1)
             outs.append(out)
         return outs
+
+
+def _select_plan(fm: FunctionalModel, method: str, batched_x_dim: int) -> "_LinearPlan | None":
+    """The fast MLP plan for method auto/linear (None for vmap or when unsupported under auto)."""
+    if method == "vmap":
+        return None
+    try:
+        plan = _LinearPlan(fm)
+        if not any(kind == "linear" for kind, _ in plan.layers):
+            raise ValueError("no Linear layer")
+        if (not plan.has_flatten) and batched_x_dim != 3:
+            raise ValueError("inputs are not vectors and the model has no leading Flatten")
+    except (ValueError, KeyError) as e:
+        if method == "linear":
+            raise ValueError(f"method='linear' needs an nn.Sequential MLP of Flatten/Linear/activation layers: {e}") from None
+        return None
+    return plan
 
 
 def linear_plan_supported(fm: FunctionalModel) -> bool:
@@ -379,16 +408,7 @@ def train_dpsgd_many(
     X = X.to(dtype)
     y = y.long()
 
-    plan = None
-    if method in ("auto", "linear"):
-        try:
-            plan = _LinearPlan(fm)
-            if (not plan.has_flatten) and X.dim() != 3:
-                raise ValueError("inputs are not vectors")
-        except (ValueError, KeyError) as e:
-            if method == "linear":
-                raise ValueError(f"method='linear' needs an nn.Sequential MLP of Flatten/Linear/activation layers: {e}")
-            plan = None
+    plan = _select_plan(fm, method, X.dim())
     if plan is not None:
         sums_fn = plan.clipped_sums
         default_chunk = max(1, min(K, 2**24 // max(1, n * X[0, 0].numel())))
