@@ -1,0 +1,777 @@
+"""The DP-SGD reconstruction-robustness bound of Hayes, Mahloujifar & Balle (NeurIPS 2023).
+
+Theorem 2 / Corollary 3 of Hayes et al. (proof: paper 000, App. M.1-M.2): DP-SGD with noise
+multiplier sigma, Poisson sampling rate q and T steps is (eta, gamma)-ReRo for every prior with
+baseline kappa, where
+
+    gamma = sup { mu(E) : nu(E) <= kappa },
+    nu = N(0, sigma^2)^T,   mu = prod_{t=1}^T [(1-q) N(0, sigma^2) + q N(1, sigma^2)],
+
+i.e. gamma is the power at level kappa of the most powerful test of nu against mu
+(Neyman-Pearson). A heterogeneous schedule (segments of (sigma_i, q_i, T_i)) takes the product
+of the corresponding one-dimensional pairs.
+
+Three methods compute it:
+
+``exact`` (default)
+    Via the privacy-loss distribution (PLD) of L = log(mu/nu) under mu (dp-accounting's REMOVE
+    adjacency: mu_upper = mixture, mu_lower = N(0, sigma^2)). For every eps,
+    mu(E) <= e^eps nu(E) + delta(eps) with delta(eps) = E_mu[(1 - e^{eps-L})_+], so
+    gamma <= inf_eps (e^eps kappa + delta(eps)), with equality for the exact delta (the pair is
+    testable: continuous likelihood ratio, App. M.1). We discretise the one-step loss on the grid
+    l_j = j h into buckets (l_j, l_{j+1}] and build two discrete experiments from the same buckets:
+
+    * upper: each bucket's (mu, nu) mass is split onto the two end atoms l_j, l_{j+1} so that both
+      masses are preserved ("connect the dots", Doroshenko et al. 2022). Its hockey-stick curve
+      is the chord of the true (convex in e^eps) curve on every bucket, hence >= the true one for
+      every eps: the discrete pair dominates the true pair (Blackwell), and so does its T-fold
+      product. The top tail (mu mass <= tau) goes to an atom at +infinity, the bottom tail to
+      the lowest atom - both pessimistic. gamma of the composed discrete pair is computed
+      exactly: f(s) = s kappa + p_inf + sum_i p_i (1 - s e^{-l_i})_+ is convex and piecewise
+      linear in s = e^eps, so its infimum sits at the atom where the nu-mass e^{-l_i} p_i
+      accumulated from the top first reaches kappa (the randomised Neyman-Pearson test).
+    * lower: the statistic S = sum_t (bucket index of step t) is a function of the output, so
+      any threshold test on S is a test of the true pair; its exact (mu, nu) power and level
+      come from convolving the bucket masses. The best randomised threshold test with level
+      <= kappa gives a certified lower bound on gamma.
+
+    ``error`` = upper - lower: a certified bracket of the true gamma (up to floating-point
+    round-off, which we estimate from the FFT output and add/subtract). T-fold composition uses
+    one FFT power per segment on a window chosen by Chernoff bounds; the mass outside the window
+    (< 1e-15) is added to the upper and subtracted from the lower value. The value reported is
+    the upper one, never below the truth.
+
+``closed-form``
+    For q = 1 (full batch) the pair is two Gaussians at distance mu_GDP = sqrt(sum_i T_i /
+    sigma_i^2), and gamma = Phi(Phi^{-1}(kappa) + mu_GDP) exactly (Kaissis et al. 2023; Hayes et
+    al. main text). ``error`` = 0. Raises for q < 1.
+
+``mc``
+    Hayes et al. Algorithm 1: N samples of nu, likelihood ratios r = mu/nu, threshold at the
+    (1 - kappa)-quantile of r, estimate mean(r 1[r > tau]) (App. M.4 / Prop. 4: consistent). A
+    point *estimate* with a 95% confidence interval, not a guarantee. Caveat (measured, see
+    /work/shared/papers/README.md): r is heavy-tailed when mu and nu are far apart, and the
+    estimate then falls far below the truth, e.g. q=0.1, sigma=1, T=1000, kappa=0.01: true
+    0.917, Algorithm 1 with 10^6 samples 0.709 - and its CLT interval does not cover the truth.
+
+Every result also carries, in ``extras``, the RDP-based bound (Balle et al. 2022 Thm 2 applied
+to the exact integer-order RDP curve of the Poisson-subsampled Gaussian, Mironov et al. 2019)
+and the DP-SGD (epsilon, delta=1e-5) of the same schedule from our own pessimistic PLD (both
+ADD and REMOVE directions, as dp-accounting's PLDAccountant). Both are cross-checked against
+dp-accounting in the tests; this module imports only numpy and scipy.special so that the CLI
+starts fast (``import dp_accounting`` alone costs about a second).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+from scipy.special import gammaln, ndtr, ndtri_exp
+
+from rerokit._validate import check_choice, check_int, check_positive, check_probability
+from rerokit.bounds.conversions import check_kappa, check_log_kappa, log_rero_from_gdp
+from rerokit.bounds.types import Bound
+
+__all__ = [
+    "rero_dpsgd",
+    "normalize_segments",
+    "rdp_poisson_gaussian",
+    "rdp_curve_int",
+    "dpsgd_pld",
+    "epsilon_from_pld",
+    "RDP_INT_ORDERS",
+    "METHODS",
+]
+
+METHODS = ("exact", "closed-form", "mc")
+Segment = tuple[float, float, int]
+
+# Integer RDP orders (exact formula); the bound is valid at every order, we take the best.
+RDP_INT_ORDERS: tuple[int, ...] = tuple(range(2, 65)) + (
+    72, 80, 96, 112, 128, 160, 192, 256, 320, 384, 512, 768, 1024,
+)
+
+_LOG_TAU = math.log(1e-17)  # tail mass bound used for truncations (per composition)
+_MAX_STEP_WIDTH = 200_000  # grid points of one step's PLD
+_MAX_FFT = 1 << 24  # composed window size
+_Z_MC = 2.241402727604947  # two-sided 97.5% normal quantile (Bonferroni over two error sources)
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def normalize_segments(
+    noise_multiplier: float | None,
+    sample_rate: float | None,
+    steps: int | None,
+    segments: Any = None,
+) -> tuple[Segment, ...]:
+    """Validated schedule as a tuple of (sigma, q, T) segments.
+
+    Give either (noise_multiplier, sample_rate, steps) or ``segments``: a sequence of
+    (sigma, q, T) triples or a dp-accounting ``DpEvent`` of Poisson-sampled Gaussians (see
+    :func:`rerokit.accounting.events.segments_from_event`).
+    """
+    if segments is None:
+        if noise_multiplier is None or sample_rate is None or steps is None:
+            raise ValueError("give noise_multiplier, sample_rate and steps (or segments)")
+        return (_check_segment(noise_multiplier, sample_rate, steps, ""),)
+    if noise_multiplier is not None or sample_rate is not None or steps is not None:
+        raise ValueError("give either noise_multiplier/sample_rate/steps or segments, not both")
+    if not isinstance(segments, (list, tuple)):
+        from rerokit.accounting.events import segments_from_event
+
+        segments = segments_from_event(segments)
+    if len(segments) == 0:
+        raise ValueError("segments must be a non-empty list of (noise_multiplier, sample_rate, steps)")
+    out = []
+    for i, seg in enumerate(segments):
+        if not isinstance(seg, (list, tuple)) or len(seg) != 3:
+            raise ValueError(f"segments[{i}] must be a (noise_multiplier, sample_rate, steps) triple, got {seg!r}")
+        out.append(_check_segment(*seg, prefix=f"segments[{i}]."))
+    return tuple(out)
+
+
+def _check_segment(sigma: Any, q: Any, T: Any, prefix: str) -> Segment:
+    return (
+        check_positive(prefix + "noise_multiplier", sigma),
+        check_probability(prefix + "sample_rate", q),
+        check_int(prefix + "steps", T, minimum=1),
+    )
+
+
+def _resolve_log_kappa(kappa: float | None, log_kappa: float | None) -> float:
+    if (kappa is None) == (log_kappa is None):
+        raise ValueError("give exactly one of kappa (in (0, 1]) or log_kappa (<= 0)")
+    if kappa is not None:
+        return math.log(check_kappa(kappa))
+    return check_log_kappa(log_kappa)
+
+
+# --------------------------------------------------------------------------- one-step PLD
+
+
+def _log_remove_loss(x: np.ndarray, sigma: float, q: float) -> np.ndarray:
+    """L_R(x) = log((1-q) + q exp((2x-1)/(2 sigma^2))) = log(mixture(x) / N(0, sigma^2)(x))."""
+    a = (2.0 * np.asarray(x, dtype=float) - 1.0) / (2.0 * sigma * sigma)
+    if q == 1.0:
+        return a
+    return np.logaddexp(math.log1p(-q), math.log(q) + a)
+
+
+def _x_of_remove_loss(l: np.ndarray, sigma: float, q: float) -> np.ndarray:
+    """Inverse of L_R: x with L_R(x) = l; -inf where l <= log(1-q) (no such x)."""
+    l = np.asarray(l, dtype=float)
+    if q == 1.0:
+        return sigma * sigma * l + 0.5
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # log(e^l - (1-q)), computed without cancellation on both sides of l = 0
+        big = l + np.log1p(-(1.0 - q) * np.exp(-np.maximum(l, 0.0)))
+        small = np.log(np.expm1(np.minimum(l, 0.0)) + q)
+        lg = np.where(l > 0, big, small)
+        x = sigma * sigma * (lg - math.log(q)) + 0.5
+    return np.where(np.isnan(x), -np.inf, x)
+
+
+def _mix_sf(x: np.ndarray, sigma: float, q: float) -> np.ndarray:
+    return (1.0 - q) * ndtr(-x / sigma) + q * ndtr((1.0 - x) / sigma)
+
+
+def _mix_cdf(x: np.ndarray, sigma: float, q: float) -> np.ndarray:
+    return (1.0 - q) * ndtr(x / sigma) + q * ndtr((x - 1.0) / sigma)
+
+
+def _tails(l: np.ndarray, sigma: float, q: float, direction: str):
+    """(P(L > l), P(L <= l), Q(L > l), Q(L <= l)) for the pair (P, Q) of ``direction``.
+
+    remove: P = (1-q)N(0,s^2) + qN(1,s^2), Q = N(0,s^2), L = log P/Q increasing in x.
+    add:    P = N(0,s^2), Q = mixture, L = -L_R(x) decreasing in x.
+    """
+    if direction == "remove":
+        x = _x_of_remove_loss(l, sigma, q)
+        return _mix_sf(x, sigma, q), _mix_cdf(x, sigma, q), ndtr(-x / sigma), ndtr(x / sigma)
+    x = _x_of_remove_loss(-l, sigma, q)  # L_A > l  <=>  x < x_R(-l)
+    return ndtr(x / sigma), ndtr(-x / sigma), _mix_cdf(x, sigma, q), _mix_sf(x, sigma, q)
+
+
+def _grid_range(sigma: float, q: float, h: float, direction: str, log_tau: float) -> tuple[int, int]:
+    """Labels [j_lo, j_hi] such that P(L > j_hi h) <= tau and P(L <= j_lo h) <= tau."""
+    l_lo, l_hi = _loss_range(sigma, q, direction, log_tau)
+    return math.floor(l_lo / h), math.ceil(l_hi / h)
+
+
+def _loss_range(sigma: float, q: float, direction: str, log_tau: float) -> tuple[float, float]:
+    """Losses (l_lo, l_hi) with P(L > l_hi) <= tau and P(L <= l_lo) <= tau."""
+    z = -float(ndtri_exp(log_tau))  # Phi(-z) = tau
+    if direction == "remove":
+        l_hi = float(_log_remove_loss(1.0 + sigma * z, sigma, q))  # P(X > 1 + s z) <= tau
+        l_lo = float(_log_remove_loss(-sigma * z, sigma, q))  # P(X <= -s z) <= tau
+    else:
+        l_hi = -float(_log_remove_loss(-sigma * z, sigma, q))
+        l_lo = -float(_log_remove_loss(sigma * z, sigma, q))
+    return l_lo, l_hi
+
+
+def _bucket_masses(p_gt: np.ndarray, p_le: np.ndarray) -> np.ndarray:
+    """Masses of (l_j, l_{j+1}] from tail/cdf arrays, using the smaller side for precision."""
+    from_gt = p_gt[:-1] - p_gt[1:]
+    from_le = p_le[1:] - p_le[:-1]
+    return np.maximum(np.where(p_gt[:-1] < 0.5, from_gt, from_le), 0.0)
+
+
+class _TooWide(Exception):
+    """The grid for this h would be too large; dpsgd_pld retries with a coarser h."""
+
+
+@dataclass(frozen=True)
+class _StepPLD:
+    """One step's discretisation on the grid l_j = j h.
+
+    ``split`` (labels j_lo..j_hi) + ``inf_mass``: the dominating (pessimistic) discrete PLD,
+    mu-masses at the atoms. ``stat_p``/``stat_q`` (labels j_lo-1..j_hi): mu- and nu-masses of
+    the buckets, the dominated (post-processed) experiment used for the lower bound.
+    """
+
+    h: float
+    j_lo: int
+    split: np.ndarray
+    inf_mass: float
+    stat_p: np.ndarray
+    stat_q: np.ndarray
+
+
+def _step_pld(sigma: float, q: float, h: float, direction: str, log_tau: float) -> _StepPLD:
+    j_lo, j_hi = _grid_range(sigma, q, h, direction, log_tau)
+    if j_hi - j_lo > _MAX_STEP_WIDTH:
+        raise _TooWide(f"{j_hi - j_lo} grid points for one step (max {_MAX_STEP_WIDTH})")
+    j_hi = max(j_hi, j_lo + 1)
+    l = np.arange(j_lo, j_hi + 1) * h
+    p_gt, p_le, q_gt, q_le = _tails(l, sigma, q, direction)
+    pb = _bucket_masses(p_gt, p_le)  # bucket (l_j, l_{j+1}], j = j_lo..j_hi-1
+    qb = _bucket_masses(q_gt, q_le)
+    p_bot, q_bot = float(p_le[0]), float(q_le[0])
+    p_top, q_top = float(p_gt[-1]), float(q_gt[-1])
+    # split bucket j onto atoms j (mass a) and j+1 (mass c), preserving both mu and nu masses:
+    # a + c = pb, a e^{-l_j} + c e^{-l_{j+1}} = qb  =>  c = (pb - e^{l_j} qb) / (1 - e^{-h})
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        eq = np.where(qb > 0, np.exp(l[:-1] + np.log(qb)), 0.0)
+    c = np.clip((pb - eq) / (-math.expm1(-h)), 0.0, pb)
+    a = pb - c
+    split = np.zeros(j_hi - j_lo + 1)
+    split[:-1] += a
+    split[1:] += c
+    split[0] += p_bot  # bottom tail: rounded up to the lowest atom (pessimistic)
+    stat_p = np.concatenate(([p_bot], pb, [p_top]))
+    stat_q = np.concatenate(([q_bot], qb, [q_top]))
+    return _StepPLD(h, j_lo, split, p_top, stat_p, stat_q)
+
+
+# --------------------------------------------------------------------------- composition
+
+
+@dataclass(frozen=True)
+class _Composed:
+    """pmf on labels offset..offset+len-1 (loss = label * h), plus what the window left out."""
+
+    h: float
+    offset: int
+    pmf: np.ndarray
+    inf_mass: float  # mass at +infinity (pessimistic pmfs only)
+    tail: float  # bound on the mass outside the window (above + below)
+    noise: float  # estimated absolute round-off per entry
+
+    @property
+    def losses(self) -> np.ndarray:
+        return (self.offset + np.arange(self.pmf.size)) * self.h
+
+
+def _logsumexp_rows(a: np.ndarray) -> np.ndarray:
+    m = np.max(a, axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore", under="ignore"):
+        return (np.log(np.sum(np.exp(a - m), axis=-1, keepdims=True)) + m)[..., 0]
+
+
+def _window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_tau: float) -> tuple[int, int]:
+    """Chernoff window [A, B] of the composed labels with P(S > B), P(S < A) <= tau each.
+
+    For a (sub-)probability pmf p and lam > 0: P(S >= B) <= e^{-lam B} prod_i M_i(lam)^{T_i},
+    M_i(lam) = sum_j p_ij e^{lam j}. lam is tried on a geometric grid around the Gaussian
+    optimum sqrt(2 log(1/tau) / Var(S)).
+    """
+    var = 0.0
+    logps = []
+    lo_sup = hi_sup = 0
+    for off, pmf, count in parts:
+        labels = off + np.arange(pmf.size)
+        tot = float(pmf.sum())
+        if tot > 0:
+            m1 = float(pmf @ labels) / tot
+            var += count * float(pmf @ (labels - m1) ** 2) / tot
+        with np.errstate(divide="ignore"):
+            logps.append((labels, np.log(pmf), count))
+        nz = np.nonzero(pmf)[0]
+        lo_sup += count * (off + int(nz[0]))
+        hi_sup += count * (off + int(nz[-1]))
+    lam0 = math.sqrt(2.0 * abs(log_tau) / var) if var > 0 else 1.0
+    lam = lam0 * 2.0 ** np.arange(-4, 7)
+    up = np.zeros(lam.size)
+    dn = np.zeros(lam.size)
+    for labels, logp, count in logps:
+        up += count * _logsumexp_rows(logp[None, :] + lam[:, None] * labels[None, :])
+        dn += count * _logsumexp_rows(logp[None, :] - lam[:, None] * labels[None, :])
+    B = int(np.min(np.ceil((up - log_tau) / lam)))
+    A = int(np.max(np.floor((log_tau - dn) / lam)))
+    return max(A, lo_sup), min(B, hi_sup)
+
+
+def _fft_size(n: int) -> int:
+    m = 1 << max(4, (n - 1).bit_length())
+    # 3 * 2^k is also fast in pocketfft
+    if 3 * (m >> 2) >= n:
+        return 3 * (m >> 2)
+    return m
+
+
+def _compose(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_tau: float, window=None) -> _Composed:
+    """T_i-fold convolution of each pmf, all convolved, restricted to a Chernoff window.
+
+    Circular FFT convolution: mass outside the window (<= 2 tau in total) wraps around and
+    lands inside it, so computed entries are >= the true ones up to round-off.
+    """
+    A, B = window if window is not None else _window(parts, h, log_tau)
+    n = B - A + 1
+    if n > _MAX_FFT:
+        raise _TooWide(f"the composed privacy-loss window needs {n} points (max {_MAX_FFT})")
+    nfft = _fft_size(n)
+    spec = np.ones(nfft // 2 + 1, dtype=complex)
+    off_tot = 0
+    for off, pmf, count in parts:
+        folded = np.zeros(nfft)
+        if pmf.size <= nfft:
+            folded[: pmf.size] = pmf
+        else:
+            pad = np.zeros(-(-pmf.size // nfft) * nfft)
+            pad[: pmf.size] = pmf
+            folded = pad.reshape(-1, nfft).sum(axis=0)
+        spec *= np.fft.rfft(folded) ** count
+        off_tot += count * off
+    circ = np.fft.irfft(spec, nfft)
+    scale = float(np.max(np.abs(circ))) if circ.size else 0.0
+    noise = max(float(-circ.min()), 0.0) * 4.0 + 8.0 * np.finfo(float).eps * scale * math.log2(nfft)
+    window_vals = np.roll(circ, -((A - off_tot) % nfft))[:n]
+    return _Composed(h, A, np.maximum(window_vals, 0.0), 0.0, 2.0 * math.exp(log_tau), noise)
+
+
+def _compose_inf(steps: Sequence[tuple[_StepPLD, int]]) -> float:
+    """Composed +infinity mass 1 - prod (1 - p_inf_i)^{T_i}."""
+    s = sum(T * math.log1p(-min(st.inf_mass, 1.0 - 1e-300)) for st, T in steps)
+    return -math.expm1(s)
+
+
+# --------------------------------------------------------------------------- gamma from PLDs
+
+
+def _np_upper(c: _Composed, log_kappa: float) -> tuple[float, float]:
+    """log of inf_s (s kappa + p_inf + sum_i p_i (1 - s e^{-l_i})_+) and the optimal eps = log s.
+
+    Adds the window tail bound and the round-off estimate (each p_i may be low by ``noise``).
+    """
+    l = c.losses
+    with np.errstate(divide="ignore"):
+        logp = np.log(c.pmf)
+    logq = logp - l
+    rq = np.logaddexp.accumulate(logq[::-1])  # nu-mass of the top i+1 atoms
+    allowance = c.inf_mass + c.tail + c.noise * c.pmf.size
+    idx = int(np.searchsorted(rq, log_kappa, side="left"))
+    if idx >= rq.size:  # total nu-mass < kappa: optimum at s -> 0, gamma = total mass
+        return 0.0, -math.inf
+    k = c.pmf.size - 1 - idx
+    log_q_above = rq[idx - 1] if idx > 0 else -math.inf
+    log_p_above = float(_logsumexp_rows(logp[k + 1 :][None, :])[0]) if k + 1 < c.pmf.size else -math.inf
+    frac = log_kappa + math.log1p(-math.exp(min(0.0, log_q_above - log_kappa)))
+    terms = [log_p_above, float(l[k]) + frac]
+    if allowance > 0:
+        terms.append(math.log(allowance))
+    m = max(terms)
+    lg = m + math.log(sum(math.exp(t - m) for t in terms))
+    return min(0.0, lg), float(l[k])
+
+
+def _np_lower(cp: _Composed, cq: _Composed, log_kappa: float) -> float:
+    """Certified lower bound on gamma from threshold tests on the bucket statistic S.
+
+    ``cp``/``cq``: mu- and nu-distributions of S, each on its own Chernoff window. The test
+    rejects nu on S >= s and on S = s-1 with probability f. Its level is bounded above by the
+    in-window nu-mass plus the window's tail bound and round-off (and by the tail bound alone
+    above the window); its power below by the in-window mu-mass minus the same allowances.
+    """
+    kappa = math.exp(log_kappa)
+    if kappa <= 0.0:
+        return 0.0
+    Q, qoff = cq.pmf, cq.offset
+    slack_q = cq.tail + cq.noise * Q.size
+    q_ge = np.concatenate((np.cumsum(Q[::-1])[::-1], [0.0])) + slack_q  # nu(S >= qoff + i)
+    ok = np.nonzero(q_ge <= kappa)[0]
+    if ok.size == 0:
+        return kappa
+    i = int(ok[0])
+    s_star = qoff + i  # smallest label with level <= kappa (labels above B_q: level <= tail)
+    rem = kappa - float(q_ge[i])
+    P, poff = cp.pmf, cp.offset
+    slack_p = cp.tail + cp.noise * P.size
+    j = min(max(s_star - poff, 0), P.size)
+    power = float(np.sum(P[j:])) - slack_p
+    if i > 0 and Q[i - 1] > 0 and 0 <= s_star - 1 - poff < P.size:
+        f = min(1.0, rem / (float(Q[i - 1]) + cq.noise))
+        power += f * max(0.0, float(P[s_star - 1 - poff]) - cp.noise)
+    return float(min(1.0, max(kappa, power)))
+
+
+def _default_h(segs: Sequence[Segment]) -> float:
+    """Grid step ~ 1/40 of the rms standard deviation of one step's privacy loss.
+
+    Var(L) ~ chi^2(mu||nu) = q^2 (e^{1/sigma^2} - 1) for small q, 1/sigma^2 for q = 1. The
+    discretisation changes the composed loss variance by O(T h^2), small against T Var(L).
+    """
+    tot = 0.0
+    n = 0
+    for sigma, q, T in segs:
+        inv = 1.0 / (sigma * sigma)
+        v = inv if inv > 700 else min(q * q * math.expm1(inv), inv)
+        tot += T * v
+        n += T
+    rms = math.sqrt(tot / n)
+    return float(min(1e-2, max(1e-7, rms / 40.0)))
+
+
+@dataclass(frozen=True)
+class DpsgdPLD:
+    """Composed discrete PLDs of a DP-SGD schedule (see module docstring).
+
+    ``upper``: dominating (pessimistic) REMOVE-direction PLD; ``stat_p``/``stat_q``: mu- and
+    nu-distributions of the bucket statistic (lower bound); ``add``: pessimistic ADD-direction
+    PLD (only for epsilon), or None.
+    """
+
+    h: float
+    upper: _Composed
+    stat_p: _Composed | None
+    stat_q: _Composed | None
+    add: _Composed | None
+
+
+def dpsgd_pld(
+    segments: Sequence[Segment],
+    value_discretization_interval: float | None = None,
+    *,
+    lower: bool = True,
+    add_direction: bool = False,
+    log_tau: float = _LOG_TAU,
+) -> DpsgdPLD:
+    """Build and compose the discrete PLDs of ``segments`` (validated (sigma, q, T) triples).
+
+    The grid step h defaults to :func:`_default_h`; when the grid would exceed the size limits
+    (very small sigma, very many steps) h is coarsened by 4x until it fits - the result is then
+    still certified, only its bracket (``error``) is wider.
+    """
+    h = _default_h(segments) if value_discretization_interval is None else check_positive(
+        "value_discretization_interval", value_discretization_interval
+    )
+    n_steps = sum(T for _, _, T in segments)
+    step_tau = log_tau - math.log(n_steps)
+    for s_, q_, _ in segments:  # keep one step's grid below _MAX_STEP_WIDTH points
+        for d in ("remove", "add") if add_direction else ("remove",):
+            l_lo, l_hi = _loss_range(s_, q_, d, step_tau)
+            h = max(h, (l_hi - l_lo) / (_MAX_STEP_WIDTH - 4))
+    for _ in range(12):
+        try:
+            return _dpsgd_pld(segments, h, lower, add_direction, log_tau)
+        except _TooWide:
+            h *= 4.0
+    raise ValueError("the privacy-loss distribution of this schedule is too wide to discretise")
+
+
+def _dpsgd_pld(segments, h, lower, add_direction, log_tau) -> DpsgdPLD:
+    n_steps = sum(T for _, _, T in segments)
+    step_tau = log_tau - math.log(n_steps)  # per-step top tail: composed +inf mass <= ~tau
+    steps = [(_step_pld(s, q, h, "remove", step_tau), T) for s, q, T in segments]
+    upper = _compose([(st.j_lo, st.split, T) for st, T in steps], h, log_tau)
+    upper = _Composed(h, upper.offset, upper.pmf, _compose_inf(steps), upper.tail, upper.noise)
+    sp = sq = None
+    if lower:
+        pp = [(st.j_lo - 1, st.stat_p, T) for st, T in steps]
+        qq = [(st.j_lo - 1, st.stat_q, T) for st, T in steps]
+        sp = _compose(pp, h, log_tau)
+        sq = _compose(qq, h, log_tau)
+    add = None
+    if add_direction:
+        if all(q == 1.0 for _, q, _ in segments):
+            add = upper  # symmetric for q = 1
+        else:
+            asteps = [(_step_pld(s, q, h, "add", step_tau), T) for s, q, T in segments]
+            a = _compose([(st.j_lo, st.split, T) for st, T in asteps], h, log_tau)
+            add = _Composed(h, a.offset, a.pmf, _compose_inf(asteps), a.tail, a.noise)
+    return DpsgdPLD(h, upper, sp, sq, add)
+
+
+def epsilon_from_pld(c: _Composed, delta: float) -> float:
+    """Smallest eps >= 0 with delta(eps) = p_inf + sum_i p_i (1 - e^{eps - l_i})_+ <= delta.
+
+    delta(eps) is linear in e^eps between grid points; we find the grid interval by the delta
+    values at the grid points and solve inside it (as dp-accounting's get_epsilon_for_delta).
+    """
+    inf = c.inf_mass + c.tail + c.noise * c.pmf.size
+    if inf >= delta:
+        return math.inf
+    l = c.losses
+    p = c.pmf
+    with np.errstate(divide="ignore"):
+        logq = np.log(p) - l
+    # p_ge[k] = sum_{s >= k} p_s ; lq_ge[k] = log sum_{s >= k} p_s e^{-l_s}
+    p_ge = np.concatenate((np.cumsum(p[::-1])[::-1], [0.0]))
+    lq_ge = np.concatenate((np.logaddexp.accumulate(logq[::-1])[::-1], [-np.inf]))
+    with np.errstate(over="ignore", invalid="ignore"):
+        d_grid = inf + p_ge[1:] - np.exp(l + lq_ge[1:])  # delta at eps = l_k
+    d_grid = np.where(np.isnan(d_grid), inf + p_ge[1:], d_grid)
+    k = int(np.searchsorted(-d_grid, -delta, side="left"))  # first k with d_grid[k] <= delta
+    if k >= l.size:
+        return math.inf
+    num = inf + p_ge[k] - delta
+    lo = -math.inf if k == 0 else float(l[k - 1])
+    if num <= 0 or not np.isfinite(lq_ge[k]):
+        eps = float(l[k])
+    else:
+        eps = min(float(l[k]), max(lo, math.log(num) - float(lq_ge[k])))
+    return max(0.0, eps)
+
+
+# --------------------------------------------------------------------------- RDP
+
+
+def rdp_poisson_gaussian(noise_multiplier: float, sample_rate: float, orders: Sequence[int] = RDP_INT_ORDERS) -> np.ndarray:
+    """RDP eps(alpha) of one step of the Poisson-subsampled Gaussian, integer orders alpha >= 2.
+
+    eps(alpha) = log(A_alpha) / (alpha - 1), A_alpha = sum_k C(alpha,k) (1-q)^{alpha-k} q^k
+    exp((k^2 - k) / (2 sigma^2)) (Mironov, Talwar & Zhang 2019, Sec. 3.3; exact for integer
+    alpha). This is D_alpha(mu || nu) for the REMOVE pair of Hayes et al. Thm 2.
+    """
+    sigma = check_positive("noise_multiplier", noise_multiplier)
+    q = check_probability("sample_rate", sample_rate)
+    out = np.empty(len(orders))
+    for i, a in enumerate(orders):
+        a = int(a)
+        if a < 2:
+            raise ValueError(f"orders must be integers >= 2, got {a}")
+        if q == 1.0:
+            out[i] = a / (2.0 * sigma * sigma)
+            continue
+        k = np.arange(a + 1, dtype=float)
+        terms = (
+            gammaln(a + 1.0) - gammaln(k + 1.0) - gammaln(a - k + 1.0)
+            + k * math.log(q) + (a - k) * math.log1p(-q) + (k * k - k) / (2.0 * sigma * sigma)
+        )
+        out[i] = float(_logsumexp_rows(terms[None, :])[0]) / (a - 1.0)
+    return np.maximum(out, 0.0)
+
+
+def rdp_curve_int(segments: Sequence[Segment], orders: Sequence[int] = RDP_INT_ORDERS) -> tuple[np.ndarray, np.ndarray]:
+    """(orders, composed RDP) of a schedule: sum_i T_i eps_i(alpha) (RDP composition)."""
+    tot = np.zeros(len(orders))
+    for s, q, T in segments:
+        tot += T * rdp_poisson_gaussian(s, q, orders)
+    return np.asarray(orders, dtype=float), tot
+
+
+def _log_rdp_gamma(segments: Sequence[Segment], log_kappa: float) -> tuple[float, float]:
+    orders, rdp = rdp_curve_int(segments)
+    logs = (log_kappa + rdp) * (orders - 1.0) / orders
+    i = int(np.argmin(logs))
+    return float(min(0.0, logs[i])), float(orders[i])
+
+
+# --------------------------------------------------------------------------- methods
+
+
+def _exact(pld: DpsgdPLD, lk: float) -> dict[str, Any]:
+    log_up, eps_star = _np_upper(pld.upper, lk)
+    up = math.exp(log_up)
+    low = _np_lower(pld.stat_p, pld.stat_q, lk)
+    u = pld.upper
+    floor = u.inf_mass + u.tail + u.noise * u.pmf.size
+    return {
+        "log_upper": log_up,
+        "upper": up,
+        "lower": min(low, up),
+        "h": pld.h,
+        "eps_star": eps_star,
+        "floor": floor,
+    }
+
+
+def _mc(segs: Sequence[Segment], lk: float, n: int, seed: int | None, chunk_elements: int) -> dict[str, Any]:
+    kappa = math.exp(lk)
+    k = math.floor(kappa * n)
+    if k < 1:
+        raise ValueError(f"mc_samples must be >= 1/kappa = {1.0 / kappa:.4g} for method='mc', got {n}")
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy % (2**63))
+    rng = np.random.default_rng(seed)
+    t_total = sum(T for _, _, T in segs)
+    rows = max(1, chunk_elements // t_total)
+    logr = np.empty(n)
+    for start in range(0, n, rows):
+        m = min(rows, n - start)
+        acc = np.zeros(m)
+        for sigma, q, T in segs:
+            # x = sigma z ~ N(0, sigma^2); log(mu/nu)(x) = log(1-q + q exp((2x-1)/(2 sigma^2)))
+            a = rng.standard_normal((m, T))
+            a *= 1.0 / sigma
+            a += math.log(q) - 1.0 / (2.0 * sigma * sigma)
+            if q < 1.0:
+                np.logaddexp(math.log1p(-q), a, out=a)
+            acc += a.sum(axis=1)
+        logr[start : start + m] = acc
+    spread = _Z_MC * math.sqrt(n * kappa * (1.0 - kappa))
+    k_lo = max(0, math.floor(n * kappa - spread))
+    k_hi = min(n, math.ceil(n * kappa + spread))
+    top = np.sort(np.partition(logr, n - k_hi)[n - k_hi :])[::-1] if k_hi > 0 else np.empty(0)
+    logn = math.log(n)
+
+    def mean_top(j: int, power: float = 1.0) -> float:
+        if j <= 0:
+            return 0.0
+        return math.exp(min(700.0, float(_logsumexp_rows(power * top[None, :j])[0]) - logn))
+
+    est = mean_top(k)
+    second = mean_top(k, 2.0)
+    var = max(0.0, second - est * est) * n / max(n - 1, 1)
+    se = math.sqrt(var / n)
+    lo = max(0.0, mean_top(k_lo) - _Z_MC * se)
+    hi = min(1.0, mean_top(k_hi) + _Z_MC * se)
+    return {
+        "estimate": min(1.0, est),
+        "interval": (lo, hi),
+        "se": se,
+        "seed": seed,
+        "k": k,
+        "log_threshold": float(top[k]) if k < top.size else float("-inf"),
+        "chunk_rows": rows,
+    }
+
+
+def rero_dpsgd(
+    noise_multiplier: float | None = None,
+    sample_rate: float | None = None,
+    steps: int | None = None,
+    kappa: float | None = None,
+    *,
+    log_kappa: float | None = None,
+    method: str = "exact",
+    segments: Any = None,
+    mc_samples: int = 1_000_000,
+    seed: int | None = None,
+    value_discretization_interval: float | None = None,
+    comparisons: bool = True,
+    delta: float = 1e-5,
+    mc_chunk_elements: int = 1 << 21,
+) -> Bound:
+    """ReRo bound gamma of DP-SGD (Hayes et al. 2023, Thm 2 / Cor. 3) - see the module docstring.
+
+    Args:
+      noise_multiplier, sample_rate, steps: sigma, q in (0, 1], T >= 1 (or ``segments``).
+      kappa / log_kappa: the prior's baseline success (exactly one; log for tiny baselines).
+      method: "exact" (certified PLD bracket, default), "closed-form" (q = 1 only), "mc"
+        (Hayes et al. Alg. 1 estimate with 95% CI).
+      segments: heterogeneous schedule, list of (sigma, q, T) or a dp-accounting DpEvent.
+      mc_samples, seed: Monte Carlo sample count and seed (recorded in ``extras``).
+      value_discretization_interval: PLD grid step h (default: rms loss sd / 40, <= 1e-2).
+      comparisons: add the RDP-based gamma and the (epsilon, delta) of the schedule to extras.
+
+    Returns a :class:`Bound`: ``value`` = gamma (upper bound for exact/closed-form, estimate for
+    mc), ``error`` = certified bracket width (exact), 0 (closed-form) or CI half-width (mc).
+    For tiny kappa where the PLD's infinity mass / round-off floors the exact value,
+    ``extras['floored']`` is True and the value is min(PLD bound, RDP bound) - still valid.
+    """
+    segs = normalize_segments(noise_multiplier, sample_rate, steps, segments)
+    lk = _resolve_log_kappa(kappa, log_kappa)
+    method = check_choice("method", method, METHODS)
+    mc_samples = check_int("mc_samples", mc_samples, minimum=1)
+    if seed is not None:
+        seed = check_int("seed", seed, minimum=0)
+    delta = check_probability("delta", delta, high_open=True)
+    kap = float(kappa) if kappa is not None else math.exp(lk)
+    inputs: dict[str, Any] = {"method": method}
+    if len(segs) == 1 and segments is None:
+        inputs.update(noise_multiplier=segs[0][0], sample_rate=segs[0][1], steps=segs[0][2])
+    else:
+        inputs["segments"] = [list(s) for s in segs]
+    inputs["kappa"] = kap
+    inputs["log_kappa"] = lk
+    extras: dict[str, Any] = {}
+    log_rdp = None
+    if comparisons or method == "exact":
+        log_rdp, order = _log_rdp_gamma(segs, lk)
+    pld = None
+    if comparisons or method == "exact":
+        pld = dpsgd_pld(
+            segs, value_discretization_interval, lower=(method == "exact"), add_direction=comparisons
+        )
+    if comparisons:
+        extras["rdp_gamma"] = _up(log_rdp)
+        extras["rdp_order"] = order
+        extras["epsilon"] = max(epsilon_from_pld(pld.upper, delta), epsilon_from_pld(pld.add, delta))
+        extras["delta"] = delta
+
+    if method == "closed-form":
+        bad = [q for _, q, _ in segs if q != 1.0]
+        if bad:
+            raise ValueError(
+                f"method='closed-form' needs sample_rate = 1 (full batch, Gaussian DP); got sample_rate={bad[0]!r}. "
+                "Use method='exact' for q < 1"
+            )
+        mu = math.sqrt(sum(T / (s * s) for s, _, T in segs))
+        lg = log_rero_from_gdp(mu, lk)
+        extras["mu_gdp"] = mu
+        extras["log_gamma"] = lg
+        return Bound(_up(lg), 0.0, "closed-form", "upper", None, inputs, extras)
+
+    if method == "mc":
+        r = _mc(segs, lk, mc_samples, seed, mc_chunk_elements)
+        extras.update(
+            seed=r["seed"], mc_samples=mc_samples, se=r["se"], log_threshold=r["log_threshold"],
+            chunk_rows=r["chunk_rows"],
+        )
+        lo, hi = r["interval"]
+        return Bound(r["estimate"], (hi - lo) / 2.0, "mc", "estimate", (lo, hi), inputs, extras)
+
+    r = _exact(pld, lk)
+    log_val = r["log_upper"]
+    floored = bool(r["floor"] > 0.1 * r["upper"])
+    extras.update(
+        lower=r["lower"], upper=r["upper"], value_discretization_interval=r["h"],
+        threshold_epsilon=r["eps_star"], pld_floor=float(r["floor"]), floored=bool(floored),
+    )
+    if floored and log_rdp is not None and log_rdp < log_val:
+        log_val = log_rdp
+        extras["note"] = (
+            "the PLD's infinity mass / round-off floor dominates at this kappa; "
+            "value is the (smaller, still valid) RDP bound"
+        )
+    elif floored:
+        extras["note"] = "the PLD's infinity mass / round-off floor dominates at this kappa"
+    extras["log_gamma"] = log_val
+    value = _up(log_val)
+    lower = min(r["lower"], value)
+    return Bound(value, max(0.0, value - lower), "exact", "upper", (lower, value), inputs, extras)
+
+
+def _up(log_value: float) -> float:
+    """exp(log_value) rounded up (never below the true value because of underflow/rounding)."""
+    v = math.exp(log_value)
+    if v >= 1.0:
+        return 1.0
+    return float(np.nextafter(v, 1.0)) if v > 0 else 5e-324

@@ -1,0 +1,125 @@
+"""``rerokit bound dpsgd``: the DP-SGD ReRo bound of Hayes et al. 2023 (Thm 2 / Cor. 3).
+
+gamma = sup{mu(E) : nu(E) <= kappa} for nu = N(0, sigma^2)^T and mu the product of T mixtures
+(1-q) N(0, sigma^2) + q N(1, sigma^2). ``--method exact`` (default) is a certified upper bound
+from the privacy-loss distribution, ``error`` being the width of its certified bracket;
+``closed-form`` is exact for q = 1; ``mc`` is Hayes et al.'s Algorithm 1 (an estimate; error =
+half-width of its 95% interval). ``comparisons`` holds the RDP-based bound (Balle et al. 2022
+Thm 2) and the (epsilon, delta) of the same schedule.
+
+Only the standard library is imported at module level; numpy/scipy inside the handler
+(dp-accounting and torch are never imported on this path).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+from rerokit.cli._common import add_json_flag
+
+_LN10 = math.log(10.0)
+
+
+def add_kappa_args(p: argparse.ArgumentParser) -> None:
+    """--prior-size N | --kappa K | --log10-kappa L (exactly one; checked by :func:`log_kappa_from_args`)."""
+    p.add_argument("--prior-size", type=int, default=None,
+                   help="size N >= 1 of a uniform discrete prior (exact match): kappa = 1/N")
+    p.add_argument("--kappa", type=float, default=None, help="baseline kappa in (0, 1]")
+    p.add_argument("--log10-kappa", type=float, default=None,
+                   help="log10 of kappa (<= 0), for baselines that underflow (e.g. -472.0)")
+
+
+def log_kappa_from_args(args: argparse.Namespace) -> tuple[float, dict[str, Any]]:
+    """(natural log kappa, echo of the given option) from --prior-size / --kappa / --log10-kappa."""
+    from rerokit._validate import check_int, check_real
+    from rerokit.bounds.conversions import check_kappa
+
+    given = [n for n in ("prior_size", "kappa", "log10_kappa") if getattr(args, n, None) is not None]
+    if len(given) != 1:
+        raise ValueError(
+            "give exactly one of --prior-size (integer >= 1), --kappa (in (0, 1]) or --log10-kappa (<= 0)"
+            + (f"; got {', '.join('--' + g.replace('_', '-') for g in given)}" if given else "")
+        )
+    if args.prior_size is not None:
+        n = check_int("prior_size", args.prior_size, minimum=1)
+        return -math.log(n), {"prior_size": n}
+    if args.kappa is not None:
+        return math.log(check_kappa(args.kappa)), {}
+    l10 = check_real("log10_kappa", args.log10_kappa)
+    if l10 > 0:
+        raise ValueError(f"log10_kappa must be a finite number <= 0, got {args.log10_kappa!r}")
+    return l10 * _LN10, {"log10_kappa": l10}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "dpsgd",
+        help="ReRo bound gamma of DP-SGD (Hayes et al. 2023, Thm 2 / Cor. 3)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--noise-multiplier", type=float, required=True, help="noise multiplier sigma > 0")
+    p.add_argument("--sample-rate", type=float, required=True, help="Poisson sampling rate q in (0, 1]")
+    p.add_argument("--steps", type=int, required=True, help="number of steps T >= 1")
+    add_kappa_args(p)
+    p.add_argument("--method", default="exact", help="exact (default), closed-form (q = 1 only) or mc")
+    p.add_argument("--mc-samples", type=int, default=1_000_000, help="Monte Carlo samples (method mc)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the Monte Carlo sampler (recorded)")
+    p.add_argument("--delta", type=float, default=1e-5, help="delta of the (epsilon, delta) comparison")
+    add_json_flag(p)
+    p.set_defaults(func=handle)
+
+
+def handle(args: argparse.Namespace) -> dict[str, Any]:
+    from rerokit.bounds.conversions import advantage
+    from rerokit.bounds.dpsgd import rero_dpsgd
+
+    lk, echo = log_kappa_from_args(args)
+    kw = {"kappa": args.kappa} if args.kappa is not None else {"log_kappa": lk}
+    b = rero_dpsgd(
+        args.noise_multiplier, args.sample_rate, args.steps, method=args.method,
+        mc_samples=args.mc_samples, seed=args.seed, delta=args.delta, **kw,
+    )
+    kappa = b.inputs["kappa"]
+    log_gamma = b.extras.get("log_gamma", math.log(b.value) if b.value > 0 else -math.inf)
+    out: dict[str, Any] = {
+        "gamma": b.value,
+        "kappa": kappa,
+        "advantage": advantage(b.value, kappa) if kappa > 0 else b.value,
+        "method": b.method,
+        "direction": b.direction,
+        "error": b.error,
+    }
+    if b.interval is not None:
+        out["interval"] = list(b.interval)
+    out["log10_gamma"] = log_gamma / _LN10
+    out["log10_kappa"] = lk / _LN10
+    out["settings"] = {
+        "noise_multiplier": b.inputs["noise_multiplier"],
+        "sample_rate": b.inputs["sample_rate"],
+        "steps": b.inputs["steps"],
+        **echo,
+    }
+    x = b.extras
+    if b.method == "exact":
+        out["details"] = {
+            "lower": x["lower"],
+            "value_discretization_interval": x["value_discretization_interval"],
+            "threshold_epsilon": x["threshold_epsilon"],
+            "floored": x["floored"],
+        }
+        if "note" in x:
+            out["details"]["note"] = x["note"]
+    elif b.method == "mc":
+        out["details"] = {"seed": x["seed"], "mc_samples": x["mc_samples"], "standard_error": x["se"]}
+    elif b.method == "closed-form":
+        out["details"] = {"mu_gdp": x["mu_gdp"]}
+    out["comparisons"] = {
+        "rdp_gamma": x["rdp_gamma"],
+        "rdp_order": x["rdp_order"],
+        "epsilon": x["epsilon"],
+        "delta": x["delta"],
+    }
+    return out
