@@ -93,7 +93,7 @@ def test_prop3_gamma_bounds_every_target_and_is_safe(n, sigma, r, factor, q):
     b = u.mse_rero(eta, sigma, n, min_norm=r)
     exact_min = stats.chi2.cdf(n * eta / (sigma**2 * r**2), df=n)
     assert b.value >= exact_min  # never below the exact value
-    assert b.value - exact_min <= b.error + 1e-13 * exact_min + 1e-300
+    assert b.value - exact_min <= b.error + 1e-11 * exact_min + 1e-300
     # every target with ||X|| >= r has P(MSE <= eta) <= gamma (Eq. 24)
     assert u.mse_cdf(eta, sigma, r * factor, n) <= b.value
     # data-independent gamma' with C <= r is larger (Prop. 3, last part)

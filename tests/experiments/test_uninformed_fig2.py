@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 
-import numpy as np
 import pytest
 
 from rerokit.bounds import uninformed as U

@@ -28,8 +28,10 @@ Main facts implemented here:
 * Sec. 4.3: a record used ``k ~ Binomial(T, q)`` times over ``T`` Poisson-sampled steps; the
   worst case over all steps is the mixture ``sum_k P(k) gamma_k(eta)``.
 
-Every ReRo value is an upper bound reported on the safe side: ``value = raw * (1 + 1e-10)``
-(relative accuracy of ``scipy.special.gammainc`` is ~1e-14) and ``error`` says by how much; when
+Every ReRo value is an upper bound reported on the safe side: ``value = raw * (1 + rel)`` with
+``rel = 1e-10 + 8 (N/2 + x) eps`` (relative accuracy of ``scipy.special.gammainc`` is ~1e-14, plus
+the rounding of its argument x propagated through d log P / d log x <= N/2 + x) and ``error``
+says by how much; when
 the raw value underflows, the log value from a convergent series is kept in ``extras`` and the
 reported value is the smallest positive float, never 0.
 """
@@ -286,7 +288,10 @@ def _gamma_bound(n: int, x: float, method: str, inputs: dict[str, Any], extras: 
         value = _TINY
         err = _TINY
     else:
-        value = min(1.0, raw * (1.0 + GAMMA_REL_ERROR))
+        # relative error of gammainc plus the propagated rounding of its argument x
+        # (d log P / d log x <= a + x for P = Gamma_R(a, x))
+        rel = GAMMA_REL_ERROR + 8.0 * (n / 2.0 + x) * np.finfo(float).eps
+        value = min(1.0, raw * (1.0 + rel))
         err = value - raw
         if raw > 0:
             extras["log_value"] = math.log(value)
@@ -458,7 +463,9 @@ def mse_rero_over_steps(
     gk = special.gammainc(n / 2.0, n * ks * e / (2.0 * s * s * norm * norm))
     gk = np.where(ks == 0, b0, gk)
     raw = float(np.sum(pmf * gk))
-    value = min(1.0, raw * (1.0 + GAMMA_REL_ERROR) + left_out + 1e-15)
+    xmax = n * hi * e / (2.0 * s * s * norm * norm)
+    rel = GAMMA_REL_ERROR + 8.0 * (n / 2.0 + xmax) * np.finfo(float).eps
+    value = min(1.0, raw * (1.0 + rel) + left_out + 1e-15)
     inputs = {"eta": e, "noise_multiplier": s, "dim": n, "steps": t, "sampling_rate": q,
               "min_norm": min_norm, "clip": clip, "baseline": b0}
     extras = {"norm_used": which, "k_range": [lo, hi], "expected_releases": t * q,

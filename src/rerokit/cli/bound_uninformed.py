@@ -96,6 +96,9 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     }
     if clip is not None:
         out["optimal_rows"] = U.optimal_rows(clip, r)
+        # what choosing M gains the attacker: E[MSE] of the smallest-norm record with one row
+        # (Eq. 17: sigma^2 max(r^2, C^2)) versus expected_mse at optimal_rows (Prop. 1)
+        out["expected_mse_one_row"] = U.estimator_variance(r, sigma, clip, 1) / k
         if clip <= r:
             out["gamma_data_independent"] = b.extras["gamma_data_independent"]
             out["expected_mse_data_independent"] = U.expected_mse(sigma, clip, k)
