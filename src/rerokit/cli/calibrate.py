@@ -1,0 +1,76 @@
+"""``rerokit calibrate dpsgd``: DP-SGD settings for a target reconstruction risk.
+
+With ``--steps T``: the smallest noise multiplier sigma whose certified ReRo bound (Hayes et al.
+2023, Thm 2 / Cor. 3; ``rerokit bound dpsgd --method exact``) is <= ``--target-gamma``. With
+``--noise-multiplier S`` instead: the largest number of steps. Also prints the (epsilon, delta)
+of the result from dp-accounting's PLD accountant (``--delta``, default 1e-5).
+
+Only the standard library at module level; the library is imported inside the handler.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+from rerokit.cli._common import add_json_flag
+from rerokit.cli.bound_dpsgd import add_kappa_args, log_kappa_from_args
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "dpsgd",
+        help="noise multiplier (or steps) of DP-SGD for a target ReRo bound gamma",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--target-gamma", type=float, required=True, help="target bound gamma in (kappa, 1)")
+    p.add_argument("--sample-rate", type=float, required=True, help="Poisson sampling rate q in (0, 1]")
+    p.add_argument("--steps", type=int, default=None, help="number of steps T >= 1 (calibrates sigma)")
+    p.add_argument("--noise-multiplier", type=float, default=None, help="noise multiplier sigma > 0 (calibrates T)")
+    add_kappa_args(p)
+    p.add_argument("--delta", type=float, default=1e-5, help="delta for the reported epsilon (default 1e-5)")
+    p.add_argument("--max-steps", type=int, default=10_000_000, help="search limit when calibrating steps")
+    add_json_flag(p)
+    p.set_defaults(func=handle)
+
+
+def handle(args: argparse.Namespace) -> dict[str, Any]:
+    from rerokit.bounds.calibrate import calibrate_noise_multiplier, calibrate_steps
+
+    if (args.steps is None) == (args.noise_multiplier is None):
+        raise ValueError(
+            "give exactly one of --steps (integer >= 1; calibrates the noise multiplier) or "
+            "--noise-multiplier (number > 0; calibrates the steps)"
+        )
+    lk, echo = log_kappa_from_args(args)
+    kw = {"kappa": args.kappa} if args.kappa is not None else {"log_kappa": lk}
+    if args.steps is not None:
+        r = calibrate_noise_multiplier(args.target_gamma, args.sample_rate, args.steps, delta=args.delta, **kw)
+        solved = {"noise_multiplier": r.noise_multiplier}
+    else:
+        r = calibrate_steps(
+            args.target_gamma, args.noise_multiplier, args.sample_rate, delta=args.delta,
+            max_steps=args.max_steps, **kw,
+        )
+        solved = {"steps": r.steps}
+        if r.capped:
+            solved["note"] = f"target holds up to --max-steps={args.max_steps}; steps capped there"
+    return {
+        **solved,
+        "target_gamma": r.target_gamma,
+        "gamma": r.gamma,
+        "error": r.gamma_error,
+        "kappa": r.kappa,
+        "log10_kappa": lk / math.log(10.0),
+        "epsilon": r.epsilon,
+        "delta": r.delta,
+        "settings": {
+            "noise_multiplier": r.noise_multiplier,
+            "sample_rate": r.sample_rate,
+            "steps": r.steps,
+            **echo,
+        },
+        "search": {"bracket": list(r.bracket), "evaluations": r.evaluations},
+    }
