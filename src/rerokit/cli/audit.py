@@ -1,0 +1,176 @@
+"""``rerokit audit ...``: attack DP-SGD training and compare the success with the ReRo bound.
+
+Commands: ``prior-aware`` (Hayes et al. 2023 Alg. 2 / Alg. 3 / App. G) and ``gradient``
+(Eq. 1 gradient-based attack with App. D prior matching). Heavy imports live in the handlers.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rerokit.cli._common import add_json_flag
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    _register_prior_aware(sub)
+    _register_gradient(sub)
+
+
+def _common(p: argparse.ArgumentParser, *, trials: int, chunk: int) -> None:
+    p.add_argument("--dataset", default="digits", help="digits (default), mnist or cifar10 (these need --data-path)")
+    p.add_argument("--data-path", default=None, help="local MNIST / CIFAR-10 file or folder")
+    p.add_argument("--prior-size", type=int, default=10, help="prior size N >= 2 (default 10; kappa = 1/N)")
+    p.add_argument("--prior-weights", type=float, nargs="+", default=None,
+                   help="N prior probabilities summing to 1 (default uniform; kappa = max weight)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--epsilon", type=float, default=None,
+                   help="target epsilon > 0: sigma is calibrated for (epsilon, delta) with dp-accounting (PLD)")
+    g.add_argument("--noise-multiplier", type=float, default=None, help="sigma >= 0 given directly instead of --epsilon")
+    p.add_argument("--delta", type=float, default=1e-5, help="delta in (0, 1) for the calibration (default 1e-5)")
+    p.add_argument("--steps", type=int, default=100, help="DP-SGD steps T (default 100)")
+    p.add_argument("--sample-rate", type=float, default=1.0, help="Poisson sampling rate q in (0, 1] (default 1: full batch)")
+    p.add_argument("--clip", type=float, default=0.1, help="clipping norm C > 0 (default 0.1)")
+    p.add_argument("--lr", type=float, default=2.0, help="learning rate on the averaged noisy gradient (default 2)")
+    p.add_argument("--model", default="mlp", help="mlp (default; Flatten-Linear-ELU-Linear) or cnn")
+    p.add_argument("--hidden", type=int, nargs="+", default=[10], help="MLP hidden widths (default 10); cnn: width")
+    p.add_argument("--n-known", type=int, default=None,
+                   help="|D-|, the known training points (default min(999, dataset size - N))")
+    p.add_argument("--trials", type=int, default=trials, help=f"number of trials (default {trials})")
+    p.add_argument("--seed", type=int, default=0, help="seed >= 0 (default 0); trial i depends on (seed, i) only")
+    p.add_argument("--out", default=None, help="JSON-lines file, one line per finished trial")
+    p.add_argument("--resume", action="store_true", help="continue --out without repeating its trials")
+    p.add_argument("--chunk-size", type=int, default=chunk,
+                   help=f"trials trained together (default {chunk}); an interruption loses at most this many")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    add_json_flag(p)
+
+
+def _register_prior_aware(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "prior-aware",
+        help="prior-aware attack (Hayes et al. 2023 Alg. 2/3, App. G) vs the ReRo bound",
+        description="Train K models with DP-SGD on D- + {z*}, z* drawn from a prior of N dataset points, "
+        "attack each transcript and report the success rate with a 95%% Clopper-Pearson interval next to "
+        "the bound gamma at kappa (Hayes et al. 2023 Thm 2).",
+    )
+    _common(p, trials=100, chunk=64)
+    p.add_argument("--attack", default="auto",
+                   help="alg2, alg3, loglik or alg2_nosub (no known-gradient subtraction, App. E); "
+                   "default auto: alg2 if q = 1 else alg3")
+    p.set_defaults(func=_prior_aware)
+
+
+def _register_gradient(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "gradient",
+        help="gradient-based attack (Hayes et al. 2023 Eq. 1): MSE and App. D prior-matching success",
+        description="Train K models with DP-SGD, reconstruct z* by minimising Eq. (1) from uniform noise "
+        "(label known, restarts), report the MSE and the probability that z* is nearest to the "
+        "reconstruction among N random dataset points (App. D), next to the bound at kappa = 1/N.",
+    )
+    _common(p, trials=10, chunk=8)
+    p.add_argument("--iterations", type=int, default=200, help="Adam steps per restart (default 200)")
+    p.add_argument("--restarts", type=int, default=2, help="random restarts (default 2)")
+    p.add_argument("--attack-lr", type=float, default=0.05, help="Adam step size (default 0.05)")
+    p.set_defaults(func=_gradient)
+
+
+def _config(args: argparse.Namespace):
+    """Validate the settings (cheap) before calibrating sigma (slower)."""
+    import dataclasses
+
+    from rerokit._validate import check_int, check_probability
+    from rerokit.experiments.audit import AuditConfig
+
+    n_known = args.n_known
+    if n_known is None:
+        from rerokit.data import load_dataset
+
+        if args.dataset == "digits":
+            n_data = load_dataset("digits").n
+            n_known = max(0, min(999, n_data - check_int("prior_size", args.prior_size, minimum=2)))
+        else:
+            n_known = 999
+    base = AuditConfig(
+        noise_multiplier=0.0, dataset=args.dataset, data_path=args.data_path, prior_size=args.prior_size,
+        n_known=n_known, steps=args.steps, sample_rate=args.sample_rate, clip=args.clip, lr=args.lr,
+        model=args.model, hidden=tuple(args.hidden), prior_weights=tuple(args.prior_weights) if args.prior_weights else None,
+    )
+    check_int("trials", args.trials, minimum=1)
+    check_int("seed", args.seed, minimum=0)
+    check_int("chunk_size", args.chunk_size, minimum=1)
+    delta = check_probability("delta", args.delta, high_open=True)
+    info: dict[str, Any] = {"delta": delta}
+    if args.noise_multiplier is not None:
+        from rerokit._validate import check_nonnegative
+
+        sigma = check_nonnegative("noise_multiplier", args.noise_multiplier)
+        info["epsilon"] = None
+    else:
+        if args.epsilon is None:
+            raise ValueError("give --epsilon (> 0) or --noise-multiplier (>= 0)")
+        from rerokit._validate import check_positive
+        from rerokit.bounds.calibrate import noise_multiplier_for_epsilon
+
+        eps = check_positive("epsilon", args.epsilon)
+        sigma = noise_multiplier_for_epsilon(eps, delta, base.sample_rate, base.steps)
+        info["epsilon"] = eps
+    return dataclasses.replace(base, noise_multiplier=float(sigma)), info
+
+
+def _prior_aware(args: argparse.Namespace) -> dict[str, Any]:
+    from rerokit._validate import check_choice
+    from rerokit.experiments.audit import PRIOR_AWARE_ATTACKS, run_prior_aware_audit
+
+    attack = check_choice("attack", args.attack, ("auto",) + PRIOR_AWARE_ATTACKS)
+    cfg, info = _config(args)
+    if attack == "auto":
+        attack = "alg2" if cfg.sample_rate == 1.0 else "alg3"
+    rep = run_prior_aware_audit(cfg, args.trials, args.seed, attacks=(attack,), out=args.out, resume=args.resume,
+                                chunk_size=args.chunk_size, progress=not args.no_progress)
+    r = rep.results[attack]
+    return {
+        "attack": attack,
+        "success": r.value,
+        "ci_low": r.interval[0],
+        "ci_high": r.interval[1],
+        "gamma": rep.gamma,
+        "kappa": rep.kappa,
+        "noise_multiplier": rep.noise_multiplier,
+        "epsilon": info["epsilon"],
+        "delta": info["delta"],
+        "trials": r.trials,
+        "seed": rep.seed,
+        "mean_target_clipped_fraction": sum(x["target_clipped_fraction"] for x in rep.records) / len(rep.records),
+        "settings": rep.settings,
+        **({"out": args.out} if args.out else {}),
+    }
+
+
+def _gradient(args: argparse.Namespace) -> dict[str, Any]:
+    from rerokit.experiments.audit import run_gradient_audit
+
+    cfg, info = _config(args)
+    rep = run_gradient_audit(cfg, args.trials, args.seed, iterations=args.iterations, restarts=args.restarts,
+                             attack_lr=args.attack_lr, out=args.out, resume=args.resume,
+                             chunk_size=args.chunk_size, progress=not args.no_progress)
+    m = rep.results["mse"]
+    s = rep.results[f"prior_success_{cfg.prior_size}"]
+    return {
+        "mse": m.value,
+        "mse_ci_low": m.interval[0],
+        "mse_ci_high": m.interval[1],
+        "success": s.value,
+        "ci_low": s.interval[0],
+        "ci_high": s.interval[1],
+        "gamma": rep.gamma,
+        "kappa": rep.kappa,
+        "noise_multiplier": rep.noise_multiplier,
+        "epsilon": info["epsilon"],
+        "delta": info["delta"],
+        "trials": m.trials,
+        "seed": rep.seed,
+        "settings": rep.settings,
+        **({"out": args.out} if args.out else {}),
+    }

@@ -1,0 +1,132 @@
+"""Audit runner: trial construction, attack success vs the ReRo bound on real DP-SGD runs,
+resume. Small settings (digits MLP, |D-| = 49-99, T <= 20) keep these fast; the reference for
+the bound is the closed form gamma = Phi(Phi^-1(kappa) + sqrt(T)/sigma) of full-batch DP-SGD
+(Hayes et al. 2023 Thm 2 with q = 1, Gaussian DP)."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from rerokit.experiments.audit import AuditConfig, make_trial, rero_gamma, run_gradient_audit, run_prior_aware_audit
+from rerokit.stats import clopper_pearson
+
+
+def small(sigma, **kw):
+    base = dict(noise_multiplier=sigma, n_known=49, steps=10, clip=0.1, lr=2.0)
+    base.update(kw)
+    return AuditConfig(**base)
+
+
+def test_make_trial_draws_disjoint_sets_deterministically():
+    t = make_trial(100, 10, 50, seed=3)
+    assert len(set(t.prior)) == 10 and len(set(t.known)) == 50
+    assert not set(t.prior) & set(t.known)
+    assert 0 <= t.target < 10 and t.target_index == t.prior[t.target]
+    u = make_trial(100, 10, 50, seed=3)
+    assert np.array_equal(t.prior, u.prior) and np.array_equal(t.known, u.known) and t.target == u.target
+    targets = [make_trial(100, 4, 10, seed=s, prior_weights=[0.7, 0.1, 0.1, 0.1]).target for s in range(400)]
+    assert 0.6 < np.mean(np.array(targets) == 0) < 0.8
+    with pytest.raises(ValueError, match="prior_size \\+ n_known"):
+        make_trial(100, 10, 91, seed=0)
+
+
+def test_rero_gamma_matches_closed_form():
+    for sigma, T, kappa in [(2.0, 10, 0.1), (5.0, 25, 0.5)]:
+        ref = stats.norm.cdf(stats.norm.ppf(kappa) + math.sqrt(T) / sigma)
+        assert rero_gamma(sigma, 1.0, T, kappa) == pytest.approx(ref, abs=1e-3)
+        assert rero_gamma(sigma, 1.0, T, kappa) >= ref - 1e-9  # safe side
+    assert rero_gamma(0.0, 1.0, 10, 0.1) == 1.0
+
+
+def test_no_noise_success_is_one():
+    rep = run_prior_aware_audit(small(0.0), 16, seed=1, attacks=("alg2", "alg3"), progress=False)
+    assert rep.results["alg2"].value == 1.0 and rep.results["alg3"].value == 1.0
+    assert rep.gamma == 1.0
+    # C = 0.1: every target gradient is clipped at every step
+    assert min(r["target_clipped_fraction"] for r in rep.records) == 1.0
+
+
+def test_huge_noise_success_is_kappa():
+    K = 300
+    rep = run_prior_aware_audit(small(1e4, steps=4, n_known=19), K, seed=2, attacks=("alg2", "loglik"), progress=False)
+    for a in ("alg2", "loglik"):
+        k = sum(r["success"][a] for r in rep.records)
+        lo, hi = clopper_pearson(k, K, 0.999)
+        assert lo <= 0.1 <= hi
+    assert rep.gamma == pytest.approx(0.1, abs=1e-3)
+
+
+@pytest.mark.slow
+def test_never_significantly_above_bound_moderate():
+    """sigma = 3, T = 20, N = 10: gamma = Phi(Phi^-1(0.1) + sqrt(20)/3) ~ 0.45; the attack's
+    Clopper-Pearson lower end must not exceed gamma, and it must beat the baseline."""
+    cfg = small(3.0, steps=20)
+    rep = run_prior_aware_audit(cfg, 200, seed=3, attacks=("alg2", "loglik"), progress=False)
+    for a in ("alg2", "loglik"):
+        r = rep.results[a]
+        assert r.interval[0] <= rep.gamma, (a, r.value, rep.gamma)
+        assert r.interval[1] >= cfg.kappa
+    assert rep.results["alg2"].value > 0.2
+
+
+def test_nonuniform_prior_huge_noise():
+    w = (0.5, 0.2, 0.2, 0.1)
+    cfg = small(1e4, steps=3, n_known=19, prior_size=4, prior_weights=w)
+    assert cfg.kappa == 0.5
+    rep = run_prior_aware_audit(cfg, 200, seed=4, attacks=("loglik",), progress=False)
+    assert all(r["guess"]["loglik"] == 0 for r in rep.records)  # heaviest candidate
+    lo, hi = clopper_pearson(sum(r["success"]["loglik"] for r in rep.records), 200, 0.999)
+    assert lo <= 0.5 <= hi
+
+
+def test_resume_does_not_repeat_and_equals_straight_run(tmp_path):
+    cfg = small(2.0, steps=6)
+    straight = run_prior_aware_audit(cfg, 12, seed=5, attacks=("alg2", "loglik"), chunk_size=4, progress=False)
+    p = tmp_path / "r.jsonl"
+    run_prior_aware_audit(cfg, 5, seed=5, attacks=("alg2", "loglik"), out=str(p), chunk_size=4, progress=False)
+    again = run_prior_aware_audit(cfg, 12, seed=5, attacks=("alg2", "loglik"), out=str(p), resume=True,
+                                  chunk_size=4, progress=False)
+    lines = [json.loads(s) for s in p.read_text().splitlines()]
+    ids = [ln["trial"] for ln in lines if ln["kind"] == "trial"]
+    assert sorted(ids) == list(range(12)) and len(ids) == len(set(ids))
+    for a, b in zip(straight.records, again.records):
+        assert a["trial"] == b["trial"] and a["seed"] == b["seed"] and a["prior"] == b["prior"]
+        assert a["guess"] == b["guess"] and a["success"] == b["success"]
+    with pytest.raises(ValueError, match="exists"):
+        run_prior_aware_audit(cfg, 12, seed=5, attacks=("alg2", "loglik"), out=str(p), progress=False)
+    with pytest.raises(ValueError, match="other settings"):
+        run_prior_aware_audit(cfg, 12, seed=6, attacks=("alg2", "loglik"), out=str(p), resume=True, progress=False)
+
+
+def test_no_subtraction_variant_is_weaker():
+    """App. E / Fig. 10: without subtracting the known gradients the attack degrades."""
+    rep = run_prior_aware_audit(small(0.0, n_known=99), 24, seed=7, attacks=("alg2", "alg2_nosub"), progress=False)
+    assert rep.results["alg2"].value == 1.0
+    assert rep.results["alg2_nosub"].value < 1.0
+
+
+@pytest.mark.slow
+def test_gradient_audit_without_noise_recovers_target():
+    cfg = small(0.0, steps=4, n_known=9)
+    rep = run_gradient_audit(cfg, 1, seed=8, iterations=120, restarts=1, prior_sizes=(2, 10), progress=False)
+    assert rep.results["mse"].value < 1e-3
+    assert rep.results["prior_success_10"].value == 1.0
+    assert rep.results["prior_success_2"].value == 1.0
+
+
+def test_bad_config():
+    with pytest.raises(ValueError, match="prior_size"):
+        AuditConfig(noise_multiplier=1.0, prior_size=1)
+    with pytest.raises(ValueError, match="noise_multiplier"):
+        AuditConfig(noise_multiplier=float("nan"))
+    with pytest.raises(ValueError, match="prior_weights"):
+        AuditConfig(noise_multiplier=1.0, prior_size=2, prior_weights=(0.5, 0.6))
+    with pytest.raises(ValueError, match="attack"):
+        run_prior_aware_audit(small(1.0), 2, seed=0, attacks=("alg7",), progress=False)
+    with pytest.raises(ValueError, match="loglik"):
+        run_prior_aware_audit(small(0.0), 2, seed=0, attacks=("loglik",), progress=False)
+    with pytest.raises(ValueError, match="prior_size \\+ n_known"):
+        run_prior_aware_audit(small(1.0, n_known=1790), 2, seed=0, progress=False)
