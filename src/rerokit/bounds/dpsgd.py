@@ -52,7 +52,10 @@ Three methods compute it:
     point *estimate* with a 95% confidence interval, not a guarantee. Caveat (measured, see
     /work/shared/papers/README.md): r is heavy-tailed when mu and nu are far apart, and the
     estimate then falls far below the truth, e.g. q=0.1, sigma=1, T=1000, kappa=0.01: true
-    0.917, Algorithm 1 with 10^6 samples 0.709 - and its CLT interval does not cover the truth.
+    0.917, Algorithm 1 with 10^6 samples 0.709; with 10^5 samples (seed 0) we measured 0.586 with
+    "95%" interval [0.363, 0.809] - the interval assumes a finite, well-estimated variance of
+    r 1[r > tau] and misses the truth there. Where r is light-tailed (small T/sigma^2) its
+    empirical coverage is >= 95% (200 seeds, three settings).
 
 Every result also carries, in ``extras``, the RDP-based bound (Balle et al. 2022 Thm 2 applied
 to the exact integer-order RDP curve of the Poisson-subsampled Gaussian, Mironov et al. 2019)
@@ -300,7 +303,7 @@ def _window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_tau: flo
 
     For a (sub-)probability pmf p and lam > 0: P(S >= B) <= e^{-lam B} prod_i M_i(lam)^{T_i},
     M_i(lam) = sum_j p_ij e^{lam j}. lam is tried on a geometric grid around the Gaussian
-    optimum sqrt(2 log(1/tau) / Var(S)).
+    optimum sqrt(2 log(1/tau) / Var(S)) and on 2^-6..2^8 per unit of loss.
     """
     var = 0.0
     logps = []
@@ -317,7 +320,8 @@ def _window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_tau: flo
         lo_sup += count * (off + int(nz[0]))
         hi_sup += count * (off + int(nz[-1]))
     lam0 = math.sqrt(2.0 * abs(log_tau) / var) if var > 0 else 1.0
-    lam = lam0 * 2.0 ** np.arange(-4, 7)
+    # Gaussian-optimal lam and, for heavy tails (rare large losses), a grid in loss units
+    lam = np.concatenate((lam0 * 2.0 ** np.arange(-4, 7), h * 2.0 ** np.arange(-6, 9)))
     up = np.zeros(lam.size)
     dn = np.zeros(lam.size)
     for labels, logp, count in logps:
