@@ -63,3 +63,13 @@ def test_synthetic_is_seeded():
     b = load_dataset("synthetic", n=100, dim=4, seed=3)
     np.testing.assert_array_equal(a.X, b.X)
     assert a.X.shape == (100, 4) and 0 <= a.X.min() and a.X.max() < 1
+
+
+def test_digits_equal_sklearn_loader():
+    # The fast CSV path must give exactly what scikit-learn's own loader gives.
+    from sklearn.datasets import load_digits as sk_load
+
+    ds = load_dataset("digits")
+    b = sk_load()
+    np.testing.assert_array_equal(ds.X[:, 0] * 16.0, b.images.astype(np.float32))
+    np.testing.assert_array_equal(ds.y, b.target)
