@@ -62,19 +62,25 @@ def test_vectorised_trials_equal_sequential_runs():
 
 
 def test_linear_plan_equals_vmap_clipped_sums():
+    """Ghost-clipping MLP path vs (k, n, P) per-sample gradients from vmap(grad), all activations."""
     torch.manual_seed(1)
-    for module, clip in [(make_mlp(6, [7, 4], 3, activation="tanh"), 0.3), (make_mlp(6, [5], 3, bias=False), None),
-                         (make_mlp(6, [5], 3, activation="gelu"), 1e-3)]:
+    cases = [(make_mlp(6, [7, 4], 3, activation="tanh"), 0.3), (make_mlp(6, [5], 3, bias=False), None),
+             (make_mlp(6, [5], 3, activation="gelu"), 1e-3), (make_mlp(6, [5, 5], 3, activation="relu"), 0.5),
+             (make_mlp(6, [5], 3, activation="sigmoid"), 0.2), (make_mlp(6, [4, 3], 3, activation="elu"), 0.05),
+             (make_mlp(6, [], 3), 0.1), (torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.ELU(alpha=0.5), torch.nn.Linear(4, 3)), 0.1),
+             (torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.ELU(alpha=2.0), torch.nn.Linear(4, 3)), 0.1)]
+    for module, clip in cases:
         fm = FunctionalModel(module.double())
         assert linear_plan_supported(fm)
         X, y = _data(3, 9, dtype=torch.float64)
         theta = torch.randn(3, fm.num_params, dtype=torch.float64)
-        w = (torch.rand(3, 9) < 0.5).double()
-        w2 = w.clone(); w2[:, 0] = 0
-        a = _LinearPlan(fm).clipped_sums(theta, X, y, clip, [w, w2])
-        b = _vmap_clipped_sums(fm, clip)(theta, X, y, clip, [w, w2])
+        w = (torch.rand(3, 9) < 0.6).double()
+        w[:, 2] = 1.0
+        tgt = torch.tensor([2, 0, 8])
+        a = _LinearPlan(fm).clipped_sums(theta, X, y, clip, w, tgt)
+        b = _vmap_clipped_sums(fm, clip)(theta, X, y, clip, w, tgt)
         for u, v in zip(a, b):
-            assert torch.allclose(u, v, atol=1e-12, rtol=1e-10)
+            assert torch.allclose(u, v, atol=1e-12, rtol=1e-10), module
     assert not linear_plan_supported(FunctionalModel(SmallCNN(width=2)))
 
 

@@ -160,6 +160,9 @@ def train_dpsgd(
     mode = _record_mode(record)
     rng = _RunRandom(seed)
     plan = _select_plan(fm, method, X.dim() + 1)
+    if plan is not None:
+        inputs = plan.inputs(X[None])
+        tgt1 = None if target_index is None else torch.tensor([target_index])
 
     theta = theta0.detach().clone()
     v = torch.zeros_like(theta)
@@ -183,7 +186,9 @@ def train_dpsgd(
                 s_batch, s_known = w @ G, known @ G
             else:
                 with torch.no_grad():
-                    s_batch, s_known = (o[0] for o in plan.clipped_sums(theta[None], X[None], y[None], C, [w[None], known[None]]))
+                    s_b, s_t = plan.clipped_sums(theta[None], X[None], y[None], C, w[None], tgt1, inputs=inputs)
+                s_batch = s_b[0]
+                s_known = s_batch if s_t is None else s_batch - s_t[0]
             noisy = s_batch + scale * zblk[j]
             if mode:
                 thetas[t] = theta
@@ -212,15 +217,19 @@ def train_dpsgd(
 class _LinearPlan:
     """Fast exact per-sample clipped sums for ``nn.Sequential`` MLPs ([Flatten], Linear, activation, ...).
 
-    For a linear layer z = a W^T + b, the per-sample gradient is ``delta_i a_i^T`` (and ``delta_i``
+    For a linear layer z = a W^T + b the per-sample gradient is ``delta_i a_i^T`` (and ``delta_i``
     for the bias), with ``delta_i = dl_i/dz_i``, so ``||g_i||^2 = sum_layers ||delta_i||^2 (||a_i||^2 + 1)``
     and ``sum_i v_i clip_C(g_i)`` is ``(v c delta)^T a`` per layer ("ghost clipping", Goodfellow 2015;
-    Li et al. 2022): no (n, P) per-sample gradient tensor is formed. Batched over K trials with bmm.
-    Checked against the generic vmap path in tests.
+    Li et al. 2022): no (n, P) per-sample gradient tensor is formed. The backward pass is written
+    out (cross-entropy: dl/dlogits = softmax - onehot; activations by closed-form derivatives, GELU
+    and others by autograd), batched over K trials with bmm. Checked against the generic vmap
+    path in tests.
     """
 
     def __init__(self, fm: FunctionalModel):
         mod = fm.module
+        if not isinstance(mod, nn.Sequential):
+            raise ValueError("module is not an nn.Sequential")
         self.layers: list[tuple[str, Any]] = []
         pos = {n: i for i, n in enumerate(fm.names)}
         for i, (name, child) in enumerate(mod.named_children()):
@@ -235,62 +244,103 @@ class _LinearPlan:
                 self.layers.append(("act", child))
             else:
                 raise ValueError(f"unsupported layer {type(child).__name__}")
+        if len(pos) != 2 * sum(1 for k, o in self.layers if k == "linear" and o[1] is not None) + sum(
+            1 for k, o in self.layers if k == "linear" and o[1] is None
+        ):
+            raise ValueError("module has parameters outside its Linear layers")
         self.has_flatten = bool(self.layers) and self.layers[0][0] == "flatten"
         self.fm = fm
 
+    def inputs(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(k, n, d) input vectors and their squared norms (k, n), reusable across steps."""
+        k, n = X.shape[:2]
+        h = X.reshape(k, n, -1) if self.has_flatten else X
+        if h.dim() != 3:
+            raise ValueError("linear plan needs per-sample vector inputs")
+        return h, (h * h).sum(-1)
+
+    @staticmethod
+    def _act_backward(act: nn.Module, z: torch.Tensor, h: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+        """u * act'(z) (h = act(z))."""
+        if isinstance(act, nn.ELU) and not act.inplace:
+            if act.alpha == 1.0:  # z > 0: h + 1 = z + 1 > 1 -> 1; z <= 0: h + 1 = e^z <= 1
+                return u * (h + 1.0).clamp_(max=1.0)
+            return u * torch.where(z > 0, torch.ones_like(z), h + act.alpha)
+        if isinstance(act, nn.ReLU):
+            return u * (z > 0).to(u.dtype)
+        if isinstance(act, nn.Tanh):
+            return u * (1 - h * h)
+        if isinstance(act, nn.Sigmoid):
+            return u * (h * (1 - h))
+        with torch.enable_grad():
+            zz = z.detach().requires_grad_(True)
+            (g,) = torch.autograd.grad(act(zz), zz, grad_outputs=u)
+        return g
+
     def clipped_sums(self, theta: torch.Tensor, X: torch.Tensor, y: torch.Tensor, C: float | None,
-                     weights: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        """theta (k, P), X (k, n, ...), y (k, n); weights: list of (k, n) -> list of (k, P) sums."""
+                     w: torch.Tensor, target: torch.Tensor | None = None, inputs=None):
+        """theta (k, P), X (k, n, ...), y (k, n), w (k, n) batch weights; target (k,) or None.
+
+        Returns ``(s, s_target)``: ``s[k] = sum_i w[k, i] clip_C(g_{k,i})`` (k, P) and
+        ``s_target[k] = w[k, t_k] clip_C(g_{k, t_k})`` (or None). ``inputs``: ``self.inputs(X)``.
+        """
         fm = self.fm
         k, n = y.shape
         params = fm.unflatten(theta)
         plist = [params[nm] for nm in fm.names]
-        h = X.reshape(k, n, -1) if self.has_flatten else X
-        if h.dim() != 3:
-            raise ValueError("linear plan needs per-sample vector inputs")
-        acts, zs, lin = [], [], []
-        with torch.enable_grad():
-            for kind, obj in self.layers:
-                if kind == "flatten":
-                    continue
-                if kind == "linear":
-                    wi, bi = obj
-                    W = plist[wi]
-                    a = h.detach()
-                    z = torch.bmm(h, W.transpose(1, 2))
-                    if bi is not None:
-                        z = z + plist[bi].unsqueeze(1)
-                    if not z.requires_grad:  # first layer: make it the root of the graph
-                        z = z.detach().requires_grad_(True)
-                    acts.append(a)
-                    zs.append(z)
-                    lin.append(obj)
-                    h = z
-                else:
-                    h = obj(h)
-            loss = F.cross_entropy(h.reshape(k * n, -1), y.reshape(-1), reduction="sum")
-            deltas = torch.autograd.grad(loss, zs)
+        h, a0_sq = self.inputs(X) if inputs is None else inputs
+        tape = []
+        for kind, obj in self.layers:
+            if kind == "flatten":
+                continue
+            if kind == "linear":
+                wi, bi = obj
+                W = plist[wi]
+                z = torch.bmm(h, W.transpose(1, 2)) if bi is None else torch.baddbmm(plist[bi].unsqueeze(1), h, W.transpose(1, 2))
+                tape.append(("linear", h, W, obj))
+                h = z
+            else:
+                out = obj(h)
+                tape.append(("act", h, out, obj))
+                h = out
+        # d l_i / d logits = softmax - onehot (cross-entropy of each sample)
+        e = (h - h.amax(-1, keepdim=True)).exp()
+        u = e / e.sum(-1, keepdim=True)
+        u.scatter_add_(-1, y.unsqueeze(-1), torch.full((k, n, 1), -1.0, dtype=u.dtype))
+        first_lin = next(i for i, t in enumerate(tape) if t[0] == "linear")
+        grads = []  # (a, delta, (wi, bi)) per linear layer
+        for i in range(len(tape) - 1, first_lin - 1, -1):
+            kind, a, W_or_out, obj = tape[i]
+            if kind == "linear":
+                grads.append((a, u, obj, i == first_lin))
+                if i > first_lin:
+                    u = torch.bmm(u, W_or_out)
+            else:
+                u = self._act_backward(obj, a, W_or_out, u)
         sq = torch.zeros((k, n), dtype=theta.dtype)
-        for a, d, (wi, bi) in zip(acts, deltas, lin):
-            a2 = (a * a).sum(-1) + (1.0 if bi is not None else 0.0)
+        for a, d, (wi, bi), first in grads:
+            a2 = (a0_sq if first else (a * a).sum(-1)) + (1.0 if bi is not None else 0.0)
             sq = sq + (d * d).sum(-1) * a2
         if C is None:
             c = torch.ones_like(sq)
         else:
             c = (C / (sq.sqrt() + CLIP_EPS)).clamp(max=1.0)
-        outs = []
-        for v in weights:
-            vc = v * c
-            out = torch.empty((k, fm.num_params), dtype=theta.dtype)
-            for a, d, (wi, bi) in zip(acts, deltas, lin):
-                dv = d * vc.unsqueeze(-1)
-                gW = torch.bmm(dv.transpose(1, 2), a)
-                o0, o1 = fm.offsets[wi], fm.offsets[wi + 1]
-                out[:, o0:o1] = gW.reshape(k, -1)
+        vc = w * c
+        s = torch.empty((k, fm.num_params), dtype=theta.dtype)
+        st = None if target is None else torch.empty((k, fm.num_params), dtype=theta.dtype)
+        ar = torch.arange(k)
+        for a, d, (wi, bi), _ in grads:
+            dv = d * vc.unsqueeze(-1)
+            o0, o1 = fm.offsets[wi], fm.offsets[wi + 1]
+            s[:, o0:o1] = torch.bmm(dv.transpose(1, 2), a).reshape(k, -1)
+            if bi is not None:
+                s[:, fm.offsets[bi]:fm.offsets[bi + 1]] = dv.sum(1)
+            if st is not None:
+                dt, at = dv[ar, target], a[ar, target]  # (k, o), (k, i)
+                st[:, o0:o1] = (dt.unsqueeze(-1) * at.unsqueeze(1)).reshape(k, -1)
                 if bi is not None:
-                    out[:, fm.offsets[bi]:fm.offsets[bi + 1]] = dv.sum(1)
-            outs.append(out)
-        return outs
+                    st[:, fm.offsets[bi]:fm.offsets[bi + 1]] = dt
+        return s, st
 
 
 def _select_plan(fm: FunctionalModel, method: str, batched_x_dim: int) -> "_LinearPlan | None":
@@ -320,14 +370,20 @@ def linear_plan_supported(fm: FunctionalModel) -> bool:
 
 
 def _vmap_clipped_sums(fm, C):
+    """Same contract as ``_LinearPlan.clipped_sums``, from (k, n, P) per-sample gradients (vmap of vmap(grad))."""
+
     def one(theta, X, y):
         return clip_rows(_psg(fm, theta, X, y), C)
 
     batched = vmap(one, in_dims=(0, 0, 0))
 
-    def run(theta, X, y, C_, weights):
+    def run(theta, X, y, C_, w, target=None, inputs=None):
         G = batched(theta, X, y)  # (k, n, P)
-        return [torch.einsum("kn,knp->kp", w, G) for w in weights]
+        s = torch.einsum("kn,knp->kp", w, G)
+        if target is None:
+            return s, None
+        ar = torch.arange(G.shape[0])
+        return s, G[ar, target] * w[ar, target].unsqueeze(-1)
 
     return run
 
@@ -411,7 +467,8 @@ def train_dpsgd_many(
     plan = _select_plan(fm, method, X.dim())
     if plan is not None:
         sums_fn = plan.clipped_sums
-        default_chunk = max(1, min(K, 2**24 // max(1, n * X[0, 0].numel())))
+        # small chunks keep the (chunk, n, width) activations in cache; 64 was fastest on 2 cores
+        default_chunk = max(1, min(K, 64, 2**24 // max(1, n * X[0, 0].numel())))
     else:
         sums_fn = _vmap_clipped_sums(fm, cfg["clip"])
         default_chunk = max(1, min(K, 2**24 // max(1, n * P)))
@@ -443,10 +500,8 @@ def train_dpsgd_many(
             theta = theta0[a:b_].detach().clone()
             v = torch.zeros_like(theta)
             Xc, yc = X[a:b_], y[a:b_]
-            notgt = None
-            if tgt is not None:
-                notgt = torch.ones((k, n), dtype=dtype)
-                notgt[torch.arange(k), tgt[a:b_]] = 0.0
+            tgt_c = None if tgt is None else tgt[a:b_]
+            inputs = None if plan is None else plan.inputs(Xc)
             for t0 in range(0, T, NOISE_BLOCK):
                 bl = min(NOISE_BLOCK, T - t0)
                 mblk = torch.stack([r.masks(bl, n, q) for r in rngs])  # (k, bl, n)
@@ -454,14 +509,12 @@ def train_dpsgd_many(
                 for j in range(bl):
                     t = t0 + j
                     w = mblk[:, j].to(dtype)
-                    weights = [w]
-                    if mode:
-                        weights.append(w if notgt is None else w * notgt)
-                    out = sums_fn(theta, Xc, yc, C, weights)
-                    noisy = out[0] + scale * zblk[:, j]
+                    s_b, s_t = sums_fn(theta, Xc, yc, C, w, tgt_c if mode else None, inputs=inputs)
+                    noisy = s_b + scale * zblk[:, j]
                     if mode:
                         thetas[a:b_, t] = theta
-                        gbars[a:b_, t] = noisy - out[1]
+                        # gbar = noisy - sum over known points in B_t = noise + w_target clip_C(g_target)
+                        gbars[a:b_, t] = noisy - s_b if s_t is None else noisy - (s_b - s_t)
                         masks_all[a:b_, t] = mblk[:, j]
                         if sums_rec is not None:
                             sums_rec[a:b_, t] = noisy
