@@ -84,19 +84,22 @@ def _config(args: argparse.Namespace):
     from rerokit.experiments.audit import AuditConfig
 
     n_known = args.n_known
-    if n_known is None:
+    n_data = None
+    if args.dataset == "digits":
         from rerokit.data import load_dataset
 
-        if args.dataset == "digits":
-            n_data = load_dataset("digits").n
-            n_known = max(0, min(999, n_data - check_int("prior_size", args.prior_size, minimum=2)))
-        else:
-            n_known = 999
+        n_data = load_dataset("digits").n
+    if n_known is None:
+        n_known = 999 if n_data is None else max(0, min(999, n_data - check_int("prior_size", args.prior_size, minimum=2)))
     base = AuditConfig(
         noise_multiplier=0.0, dataset=args.dataset, data_path=args.data_path, prior_size=args.prior_size,
         n_known=n_known, steps=args.steps, sample_rate=args.sample_rate, clip=args.clip, lr=args.lr,
         model=args.model, hidden=tuple(args.hidden), prior_weights=tuple(args.prior_weights) if args.prior_weights else None,
     )
+    if n_data is not None:
+        from rerokit.experiments.audit import make_trial
+
+        make_trial(n_data, base.prior_size, base.n_known, 0, base.prior_weights)
     check_int("trials", args.trials, minimum=1)
     check_int("seed", args.seed, minimum=0)
     check_int("chunk_size", args.chunk_size, minimum=1)
@@ -124,6 +127,8 @@ def _prior_aware(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit.experiments.audit import PRIOR_AWARE_ATTACKS, run_prior_aware_audit
 
     attack = check_choice("attack", args.attack, ("auto",) + PRIOR_AWARE_ATTACKS)
+    if attack == "loglik" and args.noise_multiplier == 0:
+        raise ValueError("attack loglik needs noise_multiplier > 0")
     cfg, info = _config(args)
     if attack == "auto":
         attack = "alg2" if cfg.sample_rate == 1.0 else "alg3"
@@ -149,8 +154,12 @@ def _prior_aware(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _gradient(args: argparse.Namespace) -> dict[str, Any]:
+    from rerokit._validate import check_int, check_positive
     from rerokit.experiments.audit import run_gradient_audit
 
+    check_int("iterations", args.iterations, minimum=1)
+    check_int("restarts", args.restarts, minimum=1)
+    check_positive("attack_lr", args.attack_lr)
     cfg, info = _config(args)
     rep = run_gradient_audit(cfg, args.trials, args.seed, iterations=args.iterations, restarts=args.restarts,
                              attack_lr=args.attack_lr, out=args.out, resume=args.resume,

@@ -1,0 +1,75 @@
+"""``rerokit audit prior-aware`` / ``rerokit audit gradient``: JSON keys, resume, bad input."""
+
+import json
+
+import pytest
+
+from rerokit.cli import main
+
+TINY = ["--steps", "5", "--n-known", "29", "--no-progress", "--json"]
+
+
+def run_json(capsys, argv):
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    return json.loads(out)
+
+
+def test_prior_aware_json_keys_and_bound(capsys):
+    d = run_json(capsys, ["audit", "prior-aware", "--epsilon", "4", "--trials", "6", "--seed", "1", *TINY])
+    for k in ("success", "ci_low", "ci_high", "gamma", "kappa", "noise_multiplier", "epsilon", "delta",
+              "trials", "seed", "settings", "attack"):
+        assert k in d
+    assert d["kappa"] == pytest.approx(0.1) and d["trials"] == 6 and d["seed"] == 1 and d["attack"] == "alg2"
+    assert d["ci_low"] <= d["success"] <= d["ci_high"]
+    assert 0.1 <= d["gamma"] <= 1
+    # sigma calibrated for (4, 1e-5) with q = 1, T = 5: Gaussian mechanism with mu = sqrt(5)/sigma
+    assert 0.5 < d["noise_multiplier"] < 5
+    assert d["settings"]["steps"] == 5 and d["settings"]["n_known"] == 29
+
+
+def test_prior_aware_resume_via_cli(capsys, tmp_path):
+    out = tmp_path / "r.jsonl"
+    base = ["audit", "prior-aware", "--noise-multiplier", "1", "--seed", "2", "--out", str(out), *TINY]
+    run_json(capsys, [*base, "--trials", "3"])
+    d = run_json(capsys, [*base, "--trials", "5", "--resume"])
+    assert d["trials"] == 5
+    ids = [json.loads(s)["trial"] for s in out.read_text().splitlines()[1:]]
+    assert sorted(ids) == [0, 1, 2, 3, 4]
+    # without --resume an existing file is refused
+    assert main([*base, "--trials", "5"]) == 2
+    assert "exists" in capsys.readouterr().err
+
+
+def test_gradient_json_keys(capsys):
+    d = run_json(capsys, ["audit", "gradient", "--noise-multiplier", "0", "--trials", "1", "--iterations", "20",
+                          "--restarts", "1", "--prior-size", "8", *TINY])
+    for k in ("mse", "mse_ci_low", "mse_ci_high", "success", "ci_low", "ci_high", "gamma", "kappa", "settings"):
+        assert k in d
+    assert d["kappa"] == pytest.approx(1 / 8) and d["gamma"] == 1.0 and d["mse"] >= 0
+
+
+@pytest.mark.parametrize(
+    "argv, word",
+    [
+        (["audit", "prior-aware", "--epsilon", "0"], "epsilon"),
+        (["audit", "prior-aware", "--epsilon", "-1"], "epsilon"),
+        (["audit", "prior-aware", "--epsilon", "nan"], "epsilon"),
+        (["audit", "prior-aware", "--epsilon", "1", "--prior-size", "1"], "prior_size"),
+        (["audit", "prior-aware", "--epsilon", "1", "--trials", "0"], "trials"),
+        (["audit", "prior-aware", "--epsilon", "1", "--delta", "1.5"], "delta"),
+        (["audit", "prior-aware", "--epsilon", "1", "--sample-rate", "0"], "sample_rate"),
+        (["audit", "prior-aware", "--epsilon", "1", "--clip", "-0.1"], "clip"),
+        (["audit", "prior-aware", "--epsilon", "1", "--attack", "alg9"], "attack"),
+        (["audit", "prior-aware", "--epsilon", "1", "--model", "rnn"], "model"),
+        (["audit", "prior-aware", "--epsilon", "1", "--n-known", "1790"], "n_known"),
+        (["audit", "prior-aware", "--noise-multiplier", "0", "--attack", "loglik", "--steps", "1"], "loglik"),
+        (["audit", "prior-aware"], "epsilon"),
+        (["audit", "prior-aware", "--epsilon", "1", "--noise-multiplier", "1"], "not allowed"),
+        (["audit", "gradient", "--epsilon", "1", "--restarts", "0", "--trials", "1"], "restarts"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(capsys, argv, word):
+    assert main([*argv, "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error:") and "\n" not in err and word in err
