@@ -229,3 +229,40 @@ def test_bad_inputs_raise_naming_parameter():
         train_dpsgd_many(fm, th, X, y, **base, method="fast")
     with pytest.raises(ValueError, match="X must"):
         train_dpsgd_many(fm, th, X[0], y, **base)
+
+
+def test_shared_points_and_expanded_views_equal_materialised_datasets():
+    """shared=(Xs, ys) prepended to each trial == the materialised concatenation; expanded views work."""
+    fm = FunctionalModel(make_mlp(6, [4], 3))
+    Xs, ys = _data(1, 7, seed=1)
+    Xt, yt = _data(3, 1, seed=2)
+    full_X = torch.cat([Xs.expand(3, 7, 6), Xt], 1)
+    full_y = torch.cat([ys.expand(3, 7), yt], 1)
+    kw = dict(noise_multiplier=0.5, clip=0.4, steps=5, lr=0.5, sample_rate=0.7, seed=3, target_index=7, record=True)
+    A = train_dpsgd_many(fm, fm.init_flat(0), Xt, yt, shared=(Xs[0], ys[0]), chunk_size=2, **kw)
+    B = train_dpsgd_many(fm, fm.init_flat(0), full_X, full_y, **kw)
+    assert torch.equal(A.transcript.batch_masks, B.transcript.batch_masks)
+    assert torch.allclose(A.transcript.gbar, B.transcript.gbar, atol=1e-6)
+    assert torch.allclose(A.theta, B.theta, atol=1e-6)
+    C_ = train_dpsgd_many(fm, fm.init_flat(0), full_X[:1].expand(3, 8, 6), full_y[:1].expand(3, 8), **kw)
+    D = train_dpsgd(fm, fm.init_flat(0), full_X[0], full_y[0], **{**kw, "seed": C_.seed[2]})
+    assert torch.allclose(C_.theta[2], D.theta, atol=1e-6)
+    with pytest.raises(ValueError, match="shared"):
+        train_dpsgd_many(fm, fm.init_flat(0), Xt, yt, shared=(Xs[0, :, :5], ys[0]), **kw)
+    with pytest.raises(ValueError, match="target_index"):
+        train_dpsgd_many(fm, fm.init_flat(0), Xt, yt, shared=(Xs[0], ys[0]), **{**kw, "target_index": 8})
+
+
+def test_transcript_roundtrip(tmp_path):
+    fm = FunctionalModel(make_mlp(6, [4], 3))
+    X, y = _data(2, 5)
+    R = train_dpsgd_many(fm, fm.init_flat(0), X, y, noise_multiplier=1.0, clip=1.0, steps=3, lr=0.1, seed=0,
+                         target_index=[1, 2], record=True)
+    torch.save(R.transcript.to_dict(), tmp_path / "t.pt")
+    from rerokit.training import Transcript
+
+    tr = Transcript.from_dict(torch.load(tmp_path / "t.pt", weights_only=False))
+    assert torch.equal(tr.gbar, R.transcript.gbar) and tr.seed == R.seed and tr.settings == R.settings
+    one = tr.trial(1)
+    assert one.target_index == 2 and torch.equal(one.thetas, R.transcript.thetas[1]) and len(one) == 3
+    assert tr.to(torch.float64).gbar.dtype == torch.float64

@@ -153,7 +153,8 @@ def train_dpsgd(
     if target_index is not None:
         target_index = check_int("target_index", target_index, minimum=0, maximum=n - 1)
     dtype = theta0.dtype
-    X, y = X.to(dtype), y.long()
+    dev = theta0.device
+    X, y = X.to(device=dev, dtype=dtype), y.to(device=dev, dtype=torch.long)
     sigma, C, T, q, mom = cfg["noise_multiplier"], cfg["clip"], cfg["steps"], cfg["sample_rate"], cfg["momentum"]
     ebs = q * n
     scale = sigma * (C if C is not None else 0.0)
@@ -162,19 +163,19 @@ def train_dpsgd(
     plan = _select_plan(fm, method, X.dim() + 1)
     if plan is not None:
         inputs = plan.inputs(X[None])
-        tgt1 = None if target_index is None else torch.tensor([target_index])
+        tgt1 = None if target_index is None else torch.tensor([target_index], device=dev)
 
     theta = theta0.detach().clone()
     v = torch.zeros_like(theta)
     if mode:
-        thetas = torch.empty((T, P), dtype=dtype)
-        gbars = torch.empty((T, P), dtype=dtype)
-        masks_all = torch.empty((T, n), dtype=torch.bool)
-        sums = torch.empty((T, P), dtype=dtype) if mode == "full" else None
+        thetas = torch.empty((T, P), dtype=dtype, device=dev)
+        gbars = torch.empty((T, P), dtype=dtype, device=dev)
+        masks_all = torch.empty((T, n), dtype=torch.bool, device=dev)
+        sums = torch.empty((T, P), dtype=dtype, device=dev) if mode == "full" else None
     for t0 in range(0, T, NOISE_BLOCK):
         b = min(NOISE_BLOCK, T - t0)
-        mblk = rng.masks(b, n, q)
-        zblk = rng.noise(b, P, sigma, dtype)
+        mblk = rng.masks(b, n, q).to(dev)
+        zblk = rng.noise(b, P, sigma, dtype).to(dev)
         for j in range(b):
             t = t0 + j
             w = mblk[j].to(dtype)
@@ -306,7 +307,7 @@ class _LinearPlan:
         # d l_i / d logits = softmax - onehot (cross-entropy of each sample)
         e = (h - h.amax(-1, keepdim=True)).exp()
         u = e / e.sum(-1, keepdim=True)
-        u.scatter_add_(-1, y.unsqueeze(-1), torch.full((k, n, 1), -1.0, dtype=u.dtype))
+        u.scatter_add_(-1, y.unsqueeze(-1), torch.full((k, n, 1), -1.0, dtype=u.dtype, device=u.device))
         first_lin = next(i for i, t in enumerate(tape) if t[0] == "linear")
         grads = []  # (a, delta, (wi, bi)) per linear layer
         for i in range(len(tape) - 1, first_lin - 1, -1):
@@ -317,7 +318,7 @@ class _LinearPlan:
                     u = torch.bmm(u, W_or_out)
             else:
                 u = self._act_backward(obj, a, W_or_out, u)
-        sq = torch.zeros((k, n), dtype=theta.dtype)
+        sq = torch.zeros((k, n), dtype=theta.dtype, device=theta.device)
         for a, d, (wi, bi), first in grads:
             a2 = (a0_sq if first else (a * a).sum(-1)) + (1.0 if bi is not None else 0.0)
             sq = sq + (d * d).sum(-1) * a2
@@ -326,9 +327,9 @@ class _LinearPlan:
         else:
             c = (C / (sq.sqrt() + CLIP_EPS)).clamp(max=1.0)
         vc = w * c
-        s = torch.empty((k, fm.num_params), dtype=theta.dtype)
-        st = None if target is None else torch.empty((k, fm.num_params), dtype=theta.dtype)
-        ar = torch.arange(k)
+        s = torch.empty((k, fm.num_params), dtype=theta.dtype, device=theta.device)
+        st = None if target is None else torch.empty((k, fm.num_params), dtype=theta.dtype, device=theta.device)
+        ar = torch.arange(k, device=theta.device)
         for a, d, (wi, bi), _ in grads:
             dv = d * vc.unsqueeze(-1)
             o0, o1 = fm.offsets[wi], fm.offsets[wi + 1]
@@ -382,7 +383,7 @@ def _vmap_clipped_sums(fm, C):
         s = torch.einsum("kn,knp->kp", w, G)
         if target is None:
             return s, None
-        ar = torch.arange(G.shape[0])
+        ar = torch.arange(G.shape[0], device=G.device)
         return s, G[ar, target] * w[ar, target].unsqueeze(-1)
 
     return run
@@ -422,10 +423,17 @@ def train_dpsgd_many(
     chunk_size: int | None = None,
     method: str = "auto",
     progress: bool = False,
+    shared: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> Result:
     """K independent DP-SGD runs, vectorised over trials (no Python loop over trials in the math).
 
     Shapes: ``theta0`` (P,) shared or (K, P); ``X`` (K, n, ...); ``y`` (K, n) integer labels.
+    ``shared=(Xs (m, ...), ys (m,))``: points common to every trial (e.g. a fixed D-), prepended
+    to each trial's own ``X[k]`` (K, r, ...) without materialising K copies: trial k's dataset is
+    ``cat([Xs, X[k]])`` (n = m + r, and ``target_index`` indexes that concatenation, so the
+    per-trial target at ``X[k, 0]`` has index m). ``X`` may also be an ``expand``ed view; only
+    one chunk of trials is materialised at a time. Tensors live on ``theta0``'s device; masks and
+    noise are drawn on the CPU (device-independent streams) and moved.
     Exactly one of ``seeds`` (K ints) or ``seed`` (then ``seeds = trial_seeds(seed, K)``).
     ``target_index``: None, one int for all trials, or K ints. ``record``: as in
     :func:`train_dpsgd` (tensors get a leading K). ``chunk_size``: trials processed together
@@ -446,6 +454,15 @@ def train_dpsgd_many(
     if y.dtype not in (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8):
         raise TypeError(f"y must hold integer class labels, got dtype {y.dtype}")
     K, n = int(y.shape[0]), int(y.shape[1])
+    if shared is not None:
+        if not (isinstance(shared, (tuple, list)) and len(shared) == 2 and all(isinstance(t, torch.Tensor) for t in shared)):
+            raise TypeError("shared must be a pair (Xs, ys) of tensors")
+        Xs, ys = shared
+        if ys.dim() != 1 or Xs.shape[0] != ys.shape[0] or tuple(Xs.shape[1:]) != tuple(X.shape[2:]):
+            raise ValueError(f"shared must be (Xs (m, {tuple(X.shape[2:])}), ys (m,)); got Xs {tuple(Xs.shape)}, ys {tuple(ys.shape)}")
+        if ys.dtype not in (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8):
+            raise TypeError(f"shared labels ys must be integers, got dtype {ys.dtype}")
+        n = n + int(ys.shape[0])
     P = fm.num_params
     if not isinstance(theta0, torch.Tensor) or theta0.shape not in ((P,), (K, P)):
         raise ValueError(f"theta0 must have shape (P,)=({P},) or (K, P)=({K}, {P}); got {getattr(theta0, 'shape', type(theta0))}")
@@ -460,9 +477,11 @@ def train_dpsgd_many(
     tgt = _as_target_array(target_index, K, n)
     if theta0.dim() == 1:
         theta0 = theta0.unsqueeze(0).expand(K, P)
-    dtype = theta0.dtype
-    X = X.to(dtype)
-    y = y.long()
+    dtype, dev = theta0.dtype, theta0.device
+    X = X.to(device=dev, dtype=dtype)
+    y = y.to(device=dev, dtype=torch.long)
+    if shared is not None:
+        Xs, ys = shared[0].to(device=dev, dtype=dtype), shared[1].to(device=dev, dtype=torch.long)
 
     plan = _select_plan(fm, method, X.dim())
     if plan is not None:
@@ -481,11 +500,11 @@ def train_dpsgd_many(
     scale = sigma * (C if C is not None else 0.0)
     mode = _record_mode(record)
     if mode:
-        thetas = torch.empty((K, T, P), dtype=dtype)
-        gbars = torch.empty((K, T, P), dtype=dtype)
-        masks_all = torch.empty((K, T, n), dtype=torch.bool)
-        sums_rec = torch.empty((K, T, P), dtype=dtype) if mode == "full" else None
-    final = torch.empty((K, P), dtype=dtype)
+        thetas = torch.empty((K, T, P), dtype=dtype, device=dev)
+        gbars = torch.empty((K, T, P), dtype=dtype, device=dev)
+        masks_all = torch.empty((K, T, n), dtype=torch.bool, device=dev)
+        sums_rec = torch.empty((K, T, P), dtype=dtype, device=dev) if mode == "full" else None
+    final = torch.empty((K, P), dtype=dtype, device=dev)
 
     bar = None
     if progress:
@@ -500,12 +519,15 @@ def train_dpsgd_many(
             theta = theta0[a:b_].detach().clone()
             v = torch.zeros_like(theta)
             Xc, yc = X[a:b_], y[a:b_]
-            tgt_c = None if tgt is None else tgt[a:b_]
+            if shared is not None:
+                Xc = torch.cat([Xs.unsqueeze(0).expand(k, *Xs.shape), Xc], 1)
+                yc = torch.cat([ys.unsqueeze(0).expand(k, -1), yc], 1)
+            tgt_c = None if tgt is None else tgt[a:b_].to(dev)
             inputs = None if plan is None else plan.inputs(Xc)
             for t0 in range(0, T, NOISE_BLOCK):
                 bl = min(NOISE_BLOCK, T - t0)
-                mblk = torch.stack([r.masks(bl, n, q) for r in rngs])  # (k, bl, n)
-                zblk = torch.stack([r.noise(bl, P, sigma, dtype) for r in rngs])  # (k, bl, P)
+                mblk = torch.stack([r.masks(bl, n, q) for r in rngs]).to(dev)  # (k, bl, n)
+                zblk = torch.stack([r.noise(bl, P, sigma, dtype) for r in rngs]).to(dev)  # (k, bl, P)
                 for j in range(bl):
                     t = t0 + j
                     w = mblk[:, j].to(dtype)
