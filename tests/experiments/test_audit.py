@@ -130,3 +130,25 @@ def test_bad_config():
         run_prior_aware_audit(small(0.0), 2, seed=0, attacks=("loglik",), progress=False)
     with pytest.raises(ValueError, match="prior_size \\+ n_known"):
         run_prior_aware_audit(small(1.0, n_known=1790), 2, seed=0, progress=False)
+
+
+def test_mlp_candidate_statistics_equal_generic_vmap_path():
+    """The exact MLP shortcut (delta^T G-bar a per layer) equals vmapped per-sample clipped
+    gradients dotted with g-bar, in float64, with some candidates unclipped (large C)."""
+    import torch
+
+    from rerokit.experiments.audit import candidate_statistics_many
+    from rerokit.training import FunctionalModel, make_mlp
+
+    fm = FunctionalModel(make_mlp(12, [7, 5], 4).double())
+    g = torch.Generator().manual_seed(0)
+    k, T, N = 3, 4, 6
+    thetas = torch.randn(k, T, fm.num_params, generator=g, dtype=torch.float64)
+    gbar = torch.randn(k, T, fm.num_params, generator=g, dtype=torch.float64)
+    Xc = torch.rand(k, N, 1, 3, 4, generator=g, dtype=torch.float64)
+    yc = torch.randint(0, 4, (k, N), generator=g)
+    for C in (0.05, 1e3):
+        a = candidate_statistics_many(fm, thetas, gbar, Xc, yc, C, method="mlp", max_elements=100)
+        b = candidate_statistics_many(fm, thetas, gbar, Xc, yc, C, method="vmap")
+        torch.testing.assert_close(a[0], b[0], rtol=1e-10, atol=1e-12)
+        torch.testing.assert_close(a[1], b[1], rtol=1e-10, atol=1e-12)
