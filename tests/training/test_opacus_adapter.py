@@ -77,6 +77,12 @@ def test_opacus_noise_scale_and_history():
     assert lo < s2 < hi
     assert abs(z.mean()) < 4 * sigma * C / math.sqrt(N)
     assert tr.settings["accountant_history"] == [(sigma, 0.3, T)]
+    from rerokit.accounting.events import segments_from_opacus_history
+
+    assert segments_from_opacus_history(tr.dp_history()) == [(sigma, 0.3, T)]
+    r = train_dpsgd(fm, fm.current_flat(), X, y, noise_multiplier=sigma, clip=C, steps=T, lr=0.1, sample_rate=0.3,
+                    seed=0, record=True)
+    assert r.transcript.dp_history() == tr.dp_history()  # same format from both trainers
     assert stats.binomtest(int(tr.batch_masks.sum()), tr.batch_masks.numel(), 0.3).pvalue > 1e-4
 
 

@@ -98,6 +98,19 @@ class Transcript:
             return self.batch_masks[torch.arange(idx.shape[0]), :, idx]
         return self.batch_masks[:, int(self.target_index)]
 
+    def dp_history(self) -> list[tuple[float, float, int]]:
+        """``[(noise_multiplier, sample_rate, steps)]`` in Opacus' ``accountant.history`` format.
+
+        The recorded Opacus accountant history when the run came from
+        :func:`rerokit.training.opacus_adapter.record_opacus_transcript`, else built from the
+        settings (one homogeneous segment). Input of
+        ``rerokit.accounting.events.segments_from_opacus_history``.
+        """
+        if "accountant_history" in self.settings:
+            return [tuple(h) for h in self.settings["accountant_history"]]
+        s = self.settings
+        return [(float(s["noise_multiplier"]), float(s["sample_rate"]), int(s["steps"]))]
+
     def to(self, dtype: torch.dtype) -> "Transcript":
         """A copy with the float tensors cast to ``dtype`` (masks stay bool)."""
         return replace(
