@@ -292,10 +292,13 @@ class _Composed:
 
 
 def _logsumexp_rows(a: np.ndarray) -> np.ndarray:
+    """Row-wise log-sum-exp, rounded *up*: terms below e^-700 of the row maximum count as
+    e^-700 (conservative for the MGF/tail bounds that use it; avoids slow subnormal exp)."""
     m = np.max(a, axis=-1, keepdims=True)
     m = np.where(np.isfinite(m), m, 0.0)
-    with np.errstate(divide="ignore", under="ignore"):
-        return (np.log(np.sum(np.exp(a - m), axis=-1, keepdims=True)) + m)[..., 0]
+    with np.errstate(divide="ignore", under="ignore", invalid="ignore"):
+        z = np.maximum(a - m, -700.0)
+        return (np.log(np.sum(np.exp(z), axis=-1, keepdims=True)) + m)[..., 0]
 
 
 def _window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_tau: float) -> tuple[int, int]:
@@ -309,11 +312,11 @@ def _window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_tau: flo
     logps = []
     lo_sup = hi_sup = 0
     for off, pmf, count in parts:
-        labels = off + np.arange(pmf.size)
+        labels = off + np.arange(pmf.size, dtype=float)
         tot = float(pmf.sum())
-        if tot > 0:
-            m1 = float(pmf @ labels) / tot
-            var += count * float(pmf @ (labels - m1) ** 2) / tot
+        if tot > 0:  # (elementwise sums: BLAS matmul threads are slow on a busy machine)
+            m1 = float(np.sum(pmf * labels)) / tot
+            var += count * float(np.sum(pmf * (labels - m1) ** 2)) / tot
         with np.errstate(divide="ignore"):
             logps.append((labels, np.log(pmf), count))
         nz = np.nonzero(pmf)[0]
