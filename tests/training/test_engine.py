@@ -229,6 +229,15 @@ def test_bad_inputs_raise_naming_parameter():
         train_dpsgd_many(fm, th, X, y, **base, method="fast")
     with pytest.raises(ValueError, match="X must"):
         train_dpsgd_many(fm, th, X[0], y, **base)
+    with pytest.raises(ValueError, match="y must hold class labels in \\[0, 2\\]"):
+        train_dpsgd(fm, th, X[0], y[0] + 3, **base)
+    with pytest.raises(ValueError, match="y must hold class labels"):
+        train_dpsgd_many(fm, th, X, y - 1, **base)
+    # divergence is an error naming lr, never silent NaNs
+    with pytest.raises(ValueError, match="lr=1e\\+30"):
+        train_dpsgd(fm, th, X[0], y[0], **{**base, "lr": 1e30, "steps": 5})
+    with pytest.raises(ValueError, match="lr="):
+        train_dpsgd_many(fm, th, X, y, **{**base, "lr": 1e30, "steps": 5})
 
 
 def test_shared_points_and_expanded_views_equal_materialised_datasets():

@@ -40,7 +40,7 @@ from torch import nn
 from torch.func import vmap
 
 from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive, check_probability
-from rerokit.training.grads import CLIP_EPS, _check_batch, _psg, clip_rows, per_sample_clipped_grads
+from rerokit.training.grads import CLIP_EPS, _check_batch, _check_labels, _psg, clip_rows
 from rerokit.training.models import ACTIVATIONS, FunctionalModel
 from rerokit.training.transcript import Transcript
 
@@ -111,6 +111,14 @@ def _validate_settings(noise_multiplier, clip, steps, lr, sample_rate, momentum,
     return dict(noise_multiplier=sigma, clip=clip, steps=steps, lr=lr, sample_rate=q, momentum=momentum)
 
 
+def _check_finite(theta: torch.Tensor, lr: float, first: int) -> None:
+    """Never return silent NaNs: diverged runs (non-finite parameters) raise, naming lr."""
+    bad = ~torch.isfinite(theta).all(dim=-1)
+    if bool(bad.any()):
+        ids = (bad.nonzero().reshape(-1) + first).tolist()[:10]
+        raise ValueError(f"lr={lr!r} made training diverge (non-finite parameters in trial(s) {ids}); use a smaller lr")
+
+
 def _record_mode(record) -> str | None:
     if record is False:
         return None
@@ -149,6 +157,7 @@ def train_dpsgd(
     check_choice("method", method, ("auto", "vmap", "linear"))
     seed = check_int("seed", seed, minimum=0)
     _check_batch(fm, theta0, X, y)
+    _check_labels(fm, theta0, X[:1], y)
     n, P = int(X.shape[0]), fm.num_params
     if target_index is not None:
         target_index = check_int("target_index", target_index, minimum=0, maximum=n - 1)
@@ -183,7 +192,7 @@ def train_dpsgd(
             if target_index is not None:
                 known[target_index] = 0.0
             if plan is None:
-                G = per_sample_clipped_grads(fm, theta, X, y, C).detach()
+                G = clip_rows(_psg(fm, theta, X, y), C).detach()  # per_sample_clipped_grads, checks done
                 s_batch, s_known = w @ G, known @ G
             else:
                 with torch.no_grad():
@@ -202,6 +211,7 @@ def train_dpsgd(
                 v = mom * v + upd
                 upd = v
             theta = theta - lr * upd
+    _check_finite(theta[None], lr, 0)
     settings = dict(cfg, expected_batch_size=ebs, n=n, P=P, record=mode or False,
                     method="linear" if plan is not None else "vmap")
     tr = None
@@ -475,6 +485,10 @@ def train_dpsgd_many(
         if len(seeds) != K:
             raise ValueError(f"seeds must have K={K} entries, got {len(seeds)}")
     tgt = _as_target_array(target_index, K, n)
+    th_check = theta0 if theta0.dim() == 1 else theta0[0]
+    _check_labels(fm, th_check, X[0, :1], y)
+    if shared is not None:
+        _check_labels(fm, th_check, X[0, :1], shared[1], name="shared labels ys")
     if theta0.dim() == 1:
         theta0 = theta0.unsqueeze(0).expand(K, P)
     dtype, dev = theta0.dtype, theta0.device
@@ -547,6 +561,7 @@ def train_dpsgd_many(
                     theta = theta - lr * upd
                 if bar is not None:
                     bar.update(k * bl)
+            _check_finite(theta, lr, a)
             final[a:b_] = theta
     if bar is not None:
         bar.close()

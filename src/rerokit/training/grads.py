@@ -46,9 +46,22 @@ def _check_batch(fm, theta: torch.Tensor, X: torch.Tensor, y: torch.Tensor) -> N
         raise TypeError(f"y must hold integer class labels, got dtype {y.dtype}")
 
 
+def _check_labels(fm, theta: torch.Tensor, x1: torch.Tensor, y: torch.Tensor, name: str = "y") -> None:
+    """Labels must index the model's outputs: 0 <= y < number of logits (one-sample forward to find it)."""
+    if y.numel() == 0:
+        return
+    with torch.no_grad():
+        classes = int(fm.logits(theta.detach(), x1.to(theta.dtype)).shape[-1])
+    lo, hi = int(y.min()), int(y.max())
+    if lo < 0 or hi >= classes:
+        raise ValueError(f"{name} must hold class labels in [0, {classes - 1}] (the model has {classes} outputs); got range [{lo}, {hi}]")
+
+
 def per_sample_grads(fm, theta: torch.Tensor, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """``(n, P)``: row i is ``grad_theta l(theta, (X[i], y[i]))`` (cross-entropy of one sample)."""
     _check_batch(fm, theta, X, y)
+    if X.shape[0]:
+        _check_labels(fm, theta, X[:1], y)
     return _psg(fm, theta, X, y)
 
 
