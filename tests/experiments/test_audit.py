@@ -152,3 +152,28 @@ def test_mlp_candidate_statistics_equal_generic_vmap_path():
         b = candidate_statistics_many(fm, thetas, gbar, Xc, yc, C, method="vmap")
         torch.testing.assert_close(a[0], b[0], rtol=1e-10, atol=1e-12)
         torch.testing.assert_close(a[1], b[1], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.slow
+def test_hayes_fig5_and_fig8_write_png_csv_matching_trials(tmp_path):
+    """Tiny Fig. 5 / Fig. 8 runs: PNG and CSV written; each CSV success equals the fraction of
+    successful trials in its JSONL file; the bound column equals rero_gamma at kappa = 1/N."""
+    import csv
+
+    from rerokit.experiments.hayes_figures import fig5, fig8
+
+    r = fig5(tmp_path, sample_rates=(0.5, 1.0), trials=6, steps=3, n_known=19, progress=False)
+    assert (tmp_path / "fig5.png").stat().st_size > 0
+    rows = list(csv.DictReader(open(tmp_path / "fig5.csv")))
+    assert len(rows) == 4 and {x["attack"] for x in rows} == {"alg3", "loglik"}
+    for row in rows:
+        q = float(row["x"])
+        recs = [json.loads(s) for s in (tmp_path / f"fig5_q{q:g}.jsonl").read_text().splitlines()[1:]]
+        assert float(row["value"]) == pytest.approx(np.mean([t["success"][row["attack"]] for t in recs]))
+        assert float(row["gamma"]) == pytest.approx(rero_gamma(float(row["noise_multiplier"]), q, 3, 0.1))
+    r = fig8(tmp_path, epsilons=(8,), prior_sizes=(2, 8), trials=4, gradient_trials=1, steps=3, n_known=19,
+             iterations=5, restarts=1, progress=False)
+    assert (tmp_path / "fig8.png").stat().st_size > 0
+    attacks = {(x["attack"], x["prior_size"]) for x in r["rows"] if x["metric"] == "success"}
+    assert attacks == {("prior-aware (alg2)", 2), ("prior-aware (alg2)", 8),
+                       ("gradient (Eq. 1 + App. D)", 2), ("gradient (Eq. 1 + App. D)", 8)}

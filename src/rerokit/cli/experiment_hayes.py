@@ -1,0 +1,94 @@
+"""``rerokit experiment hayes-fig3 | hayes-fig5 | hayes-fig8``: Hayes et al. (2023) Figs. 3, 5, 8
+on the digits (PNG + CSV + resumable JSONL per cell). Wire :func:`register` into the
+"experiment" group. Heavy imports live in the handlers.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rerokit.cli._common import add_json_flag
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("hayes-fig3", help="Hayes et al. Fig. 3: prior-aware success vs epsilon with the bound",
+                       description="Prior size N (default 10), full batch, T = 100, C = 0.1; one audit per "
+                       "epsilon; writes fig3.png, fig3.csv and fig3_eps<E>.jsonl into --out-dir.")
+    _common(p, trials=100)
+    p.add_argument("--epsilons", type=float, nargs="+", default=[1, 2, 4, 8, 16], help="epsilons > 0")
+    p.add_argument("--prior-size", type=int, default=10, help="prior size N >= 2 (default 10)")
+    p.add_argument("--clip", type=float, default=0.1, help="clipping norm C (default 0.1)")
+    p.add_argument("--attacks", nargs="+", default=["alg2"], help="alg2 (default), alg3, loglik, alg2_nosub")
+    p.set_defaults(func=_fig3)
+
+    p = sub.add_parser("hayes-fig5", help="Hayes et al. Fig. 5: success vs sampling rate q at epsilon = 4",
+                       description="T = 100, C = 1, prior size 10; sigma calibrated per q; Alg. 3 and the "
+                       "log-likelihood attack; writes fig5.png, fig5.csv and fig5_q<Q>.jsonl into --out-dir.")
+    _common(p, trials=100)
+    p.add_argument("--sample-rates", type=float, nargs="+", default=[0.01, 0.05, 0.1, 0.25, 0.5, 1.0],
+                   help="sampling rates q in (0, 1]")
+    p.add_argument("--epsilon", type=float, default=4.0, help="epsilon > 0 (default 4)")
+    p.add_argument("--prior-size", type=int, default=10, help="prior size N >= 2 (default 10)")
+    p.add_argument("--clip", type=float, default=1.0, help="clipping norm C (default 1)")
+    p.add_argument("--attacks", nargs="+", default=["alg3", "loglik"], help="alg3 and loglik (default), alg2")
+    p.set_defaults(func=_fig5)
+
+    p = sub.add_parser("hayes-fig8", help="Hayes et al. Fig. 8: gradient-based vs prior-aware attack, prior sizes 2, 8, 128",
+                       description="Full batch, T = 100, C = 0.1; per epsilon: one prior-aware audit per prior "
+                       "size and one gradient-attack audit whose reconstructions are matched against priors of "
+                       "every size (App. D); writes fig8.png, fig8.csv and JSONL files into --out-dir.")
+    _common(p, trials=50)
+    p.add_argument("--gradient-trials", type=int, default=4, help="gradient-attack trials per epsilon (default 4)")
+    p.add_argument("--epsilons", type=float, nargs="+", default=[1, 4, 16, 64], help="epsilons > 0")
+    p.add_argument("--prior-sizes", type=int, nargs="+", default=[2, 8, 128], help="prior sizes >= 2")
+    p.add_argument("--clip", type=float, default=0.1, help="clipping norm C (default 0.1)")
+    p.add_argument("--iterations", type=int, default=200, help="gradient attack: Adam steps (default 200)")
+    p.add_argument("--restarts", type=int, default=2, help="gradient attack: random restarts (default 2)")
+    p.set_defaults(func=_fig8)
+
+
+def _common(p: argparse.ArgumentParser, *, trials: int) -> None:
+    p.add_argument("--out-dir", required=True, help="output folder")
+    p.add_argument("--trials", type=int, default=trials, help=f"prior-aware trials per point (default {trials})")
+    p.add_argument("--seed", type=int, default=0, help="seed >= 0 (default 0)")
+    p.add_argument("--delta", type=float, default=1e-5, help="delta for the calibration (default 1e-5)")
+    p.add_argument("--steps", type=int, default=100, help="DP-SGD steps T (default 100)")
+    p.add_argument("--lr", type=float, default=2.0, help="learning rate (default 2)")
+    p.add_argument("--n-known", type=int, default=999, help="|D-| (default 999)")
+    p.add_argument("--resume", action="store_true", help="continue the JSONL files in --out-dir")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    add_json_flag(p)
+
+
+def _summary(res: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    return {"png": res["png"], "csv": res["csv"], "points": len(res["rows"]), "trials": args.trials, "seed": args.seed,
+            "rows": [{k: r[k] for k in ("x", "prior_size", "attack", "metric", "value", "ci_low", "ci_high", "gamma")}
+                     for r in res["rows"]]}
+
+
+def _kw(args: argparse.Namespace) -> dict[str, Any]:
+    return dict(trials=args.trials, seed=args.seed, delta=args.delta, steps=args.steps, lr=args.lr,
+                n_known=args.n_known, resume=args.resume, progress=not args.no_progress, clip=args.clip)
+
+
+def _fig3(args: argparse.Namespace) -> dict[str, Any]:
+    from rerokit.experiments.hayes_figures import fig3
+
+    return _summary(fig3(args.out_dir, epsilons=args.epsilons, prior_size=args.prior_size,
+                         attacks=tuple(args.attacks), **_kw(args)), args)
+
+
+def _fig5(args: argparse.Namespace) -> dict[str, Any]:
+    from rerokit.experiments.hayes_figures import fig5
+
+    return _summary(fig5(args.out_dir, sample_rates=args.sample_rates, epsilon=args.epsilon,
+                         prior_size=args.prior_size, attacks=tuple(args.attacks), **_kw(args)), args)
+
+
+def _fig8(args: argparse.Namespace) -> dict[str, Any]:
+    from rerokit.experiments.hayes_figures import fig8
+
+    return _summary(fig8(args.out_dir, epsilons=args.epsilons, prior_sizes=args.prior_sizes,
+                         gradient_trials=args.gradient_trials, iterations=args.iterations,
+                         restarts=args.restarts, **_kw(args)), args)
