@@ -1,0 +1,295 @@
+"""Lower bounds on the mean squared error of a data reconstruction attack (Guo et al. 2022).
+
+The adversary observes the trained model h ~ A(D_- u {z}) and estimates z in Z subset R^d by
+z_hat(h) with mean mu(z) = E[z_hat(h)]. Its error is MSE = E ||z_hat(h) - z||_2^2 / d.
+
+* Thm 1 (RDP, via Hammersley-Chapman-Robbins): if A is (2, eps)-RDP,
+  MSE >= sum_i gamma_i^2 diam_i(Z)^2 / (4 d) / (e^eps - 1) + ||mu(z) - z||^2 / d,
+  gamma_i = inf_z |d mu_i / d z_i| (1 for an unbiased attack).
+* Thm 2 (Fisher information leakage, via Cramer-Rao): for an unbiased attack
+  MSE >= d / Tr(I_h(z)) = 1 / dFIL,  with dFIL = eta_bar^2 = Tr(I_h(z)) / d (Sec. 7.1),
+  and >= Tr(J_mu I^{-1} J_mu^T)/d + ||mu - z||^2/d in general.
+* Output perturbation (Chaudhuri et al. 2011) of L2-regularised ERM and its (alpha, eps)-RDP.
+* The subsampling factor of FIL accounting (Thm 4) and the (eps, delta)-DP of the Gaussian
+  mechanism it needs (Alg. 1).
+
+Pure numpy/scipy (no torch): the FIL itself is computed in :mod:`rerokit.training.fil`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import ndtr
+
+from rerokit._validate import (
+    check_choice,
+    check_int,
+    check_nonnegative,
+    check_positive,
+    check_probability,
+    check_real,
+)
+from rerokit.bounds.types import Bound
+
+__all__ = [
+    "rdp_epsilon_at_order",
+    "rdp_mse_lower_bound",
+    "rdp_mse_lower_bound_from_curve",
+    "output_perturbation_sensitivity",
+    "output_perturbation_rdp",
+    "cramer_rao_mse_lower_bound",
+    "cramer_rao_mse_lower_bound_matrix",
+    "gaussian_dp_epsilon",
+    "fil_subsampling_factor",
+    "GELU_CLIP_FACTOR",
+]
+
+# max_u u / (GELU(u - 1) + 1): the GELU-smoothed clip of Alg. 1 (Guo et al. 2022, Sec. 6.2)
+# bounds ||g_tilde|| <= factor * C. The paper states 1.115; the exact maximum is 1.1152189 for the
+# erf GELU (at u = 1.5487) and 1.1152382 for the tanh approximation, both slightly above 1.115,
+# so rerokit rounds up to 1.1153 (checked in tests).
+GELU_CLIP_FACTOR = 1.1153
+
+
+def _per_coordinate(name: str, value: float | Sequence[float] | np.ndarray, dim: int | None) -> np.ndarray:
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim == 0:
+        if dim is None:
+            dim = 1
+        arr = np.full(dim, float(arr))
+    elif arr.ndim != 1:
+        raise ValueError(f"{name} must be a number or a 1-d sequence, got shape {arr.shape}")
+    elif dim is not None and arr.size != dim:
+        raise ValueError(f"{name} has {arr.size} entries but dim is {dim}")
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise ValueError(f"{name} must contain finite numbers >= 0")
+    return arr
+
+
+def rdp_epsilon_at_order(orders: Sequence[float] | np.ndarray, rdp: Sequence[float] | np.ndarray, alpha: float = 2.0) -> tuple[float, float]:
+    """A valid (alpha, eps)-RDP guarantee read off an RDP curve given at ``orders``.
+
+    Renyi divergence is non-decreasing in its order (Guo et al. 2022, Sec. 4, observation 4), so
+    eps(alpha) <= eps(beta) for every beta >= alpha: returns ``(eps, beta)`` with the smallest
+    eps(beta) over the listed orders beta >= alpha. Never interpolates (an interpolated value
+    could lie below the true eps(alpha)). Raises if no order >= alpha is listed.
+    """
+    a = check_real("alpha", alpha)
+    if a <= 1:
+        raise ValueError(f"alpha must be a finite number > 1, got {alpha!r}")
+    o = np.asarray(orders, dtype=float).reshape(-1)
+    r = np.asarray(rdp, dtype=float).reshape(-1)
+    if o.size == 0 or o.size != r.size:
+        raise ValueError(f"orders and rdp must be non-empty and of equal length, got {o.size} and {r.size}")
+    if np.any(np.isnan(o)) or np.any(np.isnan(r)) or np.any(r < 0):
+        raise ValueError("orders must be numbers and rdp values numbers >= 0 (inf allowed)")
+    ok = o >= a
+    if not np.any(ok):
+        raise ValueError(f"orders must include an order >= {a} (got max {o.max()}); RDP at a lower order does not bound order {a}")
+    i = int(np.argmin(np.where(ok, r, np.inf)))
+    return float(r[i]), float(o[i])
+
+
+def rdp_mse_lower_bound(
+    epsilon: float,
+    diameter: float | Sequence[float] | np.ndarray = 1.0,
+    dim: int | None = None,
+    *,
+    gamma: float | Sequence[float] | np.ndarray = 1.0,
+    bias_sq: float = 0.0,
+) -> Bound:
+    """Guo et al. 2022, Thm 1: MSE lower bound of any attack on a (2, eps)-RDP learner.
+
+    MSE = E||z_hat - z||^2 / d >= [sum_i gamma_i^2 diam_i^2 / (4 d)] / (e^eps - 1) + bias_sq / d,
+    where ``bias_sq`` = ||mu(z) - z||^2 and ``gamma_i`` = inf |d mu_i/d z_i| (1 for unbiased).
+
+    ``diameter`` and ``gamma`` are per-coordinate (length ``dim``) or scalars (then ``dim``
+    coordinates all share it; the bound per coordinate is independent of ``dim`` in that case).
+    For Z = [0, 1]^d and eps = 1 the unbiased bound is 0.25/(e - 1) = 0.14549.
+    e^eps - 1 is computed with ``expm1`` (accurate for small eps, no overflow for large eps);
+    eps = 0 gives +inf.
+    """
+    eps = check_nonnegative("epsilon", epsilon)
+    if dim is not None:
+        dim = check_int("dim", dim, minimum=1)
+    diam = _per_coordinate("diameter", diameter, dim)
+    d = diam.size if dim is None else dim
+    g = _per_coordinate("gamma", gamma, d)
+    if diam.size == 1 and g.size > 1:
+        diam = np.full(g.size, diam[0])
+    d = diam.size
+    b2 = check_nonnegative("bias_sq", bias_sq)
+    numerator = float(np.sum(g**2 * diam**2)) / (4.0 * d)
+    # numerator / (e^eps - 1) written as numerator e^{-eps} / (1 - e^{-eps}): no overflow for
+    # large eps (the bound underflows towards 0, the safe side).
+    variance = math.inf if eps == 0 else numerator * math.exp(-eps) / -math.expm1(-eps)
+    value = variance + b2 / d
+    # Relative float rounding of the few operations above; subtract to stay on the safe side.
+    err = 0.0 if not math.isfinite(value) else 8 * np.finfo(float).eps * value
+    return Bound(
+        value=value - err if math.isfinite(value) else value,
+        error=err,
+        method="rdp_hcrb",
+        direction="lower",
+        inputs={"epsilon": eps, "dim": d, "diameter": diam.tolist() if d <= 16 else float(diam.mean()), "bias_sq": b2},
+        extras={"variance_term": variance, "bias_term": b2 / d, "reference": "Guo et al. 2022, Thm 1"},
+    )
+
+
+def rdp_mse_lower_bound_from_curve(
+    orders: Sequence[float] | np.ndarray,
+    rdp: Sequence[float] | np.ndarray,
+    diameter: float | Sequence[float] | np.ndarray = 1.0,
+    dim: int | None = None,
+) -> Bound:
+    """Thm 1 (unbiased attack) from any RDP curve: eps_2 from :func:`rdp_epsilon_at_order`."""
+    eps, order = rdp_epsilon_at_order(orders, rdp, 2.0)
+    b = rdp_mse_lower_bound(eps, diameter, dim)
+    extras = dict(b.extras, order_used=order, epsilon_used=eps)
+    return Bound(b.value, b.error, b.method, b.direction, b.interval, dict(b.inputs), extras)
+
+
+def output_perturbation_sensitivity(n: int, lam: float, lipschitz: float = 1.0, adjacency: str = "replace") -> float:
+    """L2 sensitivity Delta of the minimiser of (1/n) sum_i l(w; z_i) + (lam/2) ||w||^2.
+
+    The objective (times n) is (n lam)-strongly convex and each loss is ``lipschitz``-Lipschitz
+    in w (logistic loss: L = max ||x||, so L = 1 for features in the unit ball, Chaudhuri et al.
+    2011). Replace-one: Delta = 2 L / (n lam) (Chaudhuri et al. 2011, Cor. 8). Add/remove with
+    n lam held fixed (the regulariser does not rescale with the dataset size): Delta = L/(n lam).
+    """
+    n = check_int("n", n, minimum=1)
+    lam = check_positive("lam", lam)
+    L = check_positive("lipschitz", lipschitz)
+    check_choice("adjacency", adjacency, ("replace", "add_remove"))
+    k = 2.0 if adjacency == "replace" else 1.0
+    return k * L / (n * lam)
+
+
+def output_perturbation_rdp(
+    n: int,
+    lam: float,
+    noise_std: float,
+    alpha: float = 2.0,
+    *,
+    lipschitz: float = 1.0,
+    adjacency: str = "replace",
+) -> float:
+    """eps(alpha) of output perturbation w_priv = w* + N(0, noise_std^2 I) (Gaussian mechanism).
+
+    eps(alpha) = alpha Delta^2 / (2 noise_std^2) with Delta from
+    :func:`output_perturbation_sensitivity` (Mironov 2017, Prop. 7). At alpha = 2 with
+    replace-one adjacency and L = 1: eps_2 = Delta^2/sigma^2 = 4 / (n lam sigma)^2.
+
+    Which number is right (the issue's question). Guo et al. 2022, Sec. 7.1 state
+    "(2, eps)-RDP where eps = 2/(n lam sigma)", giving 1.58 for n = 12665, lam = sigma = 1e-2
+    (and 1579 for sigma = 1e-5); the authors' code (facebookresearch/bounding_data_reconstruction,
+    mnist_logistic_regression.py) uses 4/(n lam sigma)^2 = 2.494 (and 2.49e6), and adds noise
+    sigma * randn, i.e. sigma is the noise standard deviation. With sigma the standard deviation
+    the (2, eps)-RDP of the Gaussian mechanism is Delta^2/sigma^2 = 4/(n lam sigma)^2: the code
+    is right. 2/(n lam sigma) = Delta/sigma is the mu of mu-GDP (the sensitivity-to-noise
+    ratio), whose RDP curve alpha mu^2/2 is mu^2 = 2.494, not mu, at alpha = 2. The paper's
+    number matches no definition of sigma as a standard deviation (eps_2 = Delta^2/sigma^2) or
+    a variance (Delta^2/sigma = 0.0249): it would need a noise standard deviation
+    sqrt(sigma Delta). Since 1.58 < 2.494 the paper's value *understates* the
+    privacy loss (its RDP MSE bound 0.25/(e^1.58 - 1) = 0.0649 is above the valid 0.0225).
+    rerokit implements alpha Delta^2 / (2 sigma^2). Caveat shared by both: Delta = 2/(n lam)
+    needs ||x|| <= 1, while the paper's MNIST pixels in [0, 1]^784 are not normalised; pass
+    ``lipschitz`` = max ||x|| (including an intercept coordinate) for such data.
+    """
+    a = check_real("alpha", alpha)
+    if a <= 1:
+        raise ValueError(f"alpha must be a finite number > 1, got {alpha!r}")
+    s = check_positive("noise_std", noise_std)
+    delta = output_perturbation_sensitivity(n, lam, lipschitz, adjacency)
+    return a * delta**2 / (2.0 * s**2)
+
+
+def cramer_rao_mse_lower_bound(dfil: float | Sequence[float] | np.ndarray) -> np.ndarray | float:
+    """Guo et al. 2022, Thm 2 (unbiased attack): MSE >= d / Tr(I_h(z)) = 1 / dFIL.
+
+    ``dfil`` = eta_bar^2 = Tr(I_h(z)) / d, the diagonal Fisher information leakage of Sec. 7.1
+    (scalar or per-sample array). dFIL = 0 gives +inf (no information, no finite-variance
+    unbiased estimator).
+    """
+    arr = np.asarray(dfil, dtype=float)
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise ValueError("dfil must contain finite numbers >= 0")
+    with np.errstate(divide="ignore"):
+        out = np.where(arr > 0, 1.0 / np.where(arr > 0, arr, 1.0), np.inf)
+    return float(out) if out.ndim == 0 else out
+
+
+def cramer_rao_mse_lower_bound_matrix(
+    fim: np.ndarray, jacobian: np.ndarray | None = None, bias: np.ndarray | None = None
+) -> float:
+    """Guo et al. 2022, Thm 2 in general: MSE >= Tr(J_mu I^{-1} J_mu^T)/d + ||mu(z) - z||^2/d.
+
+    ``fim`` is the d x d Fisher information matrix I_h(z) (must be positive definite),
+    ``jacobian`` J_mu = d mu/dz (identity for an unbiased attack), ``bias`` = mu(z) - z.
+    """
+    F = np.asarray(fim, dtype=float)
+    if F.ndim != 2 or F.shape[0] != F.shape[1] or not np.all(np.isfinite(F)):
+        raise ValueError(f"fim must be a finite square matrix, got shape {F.shape}")
+    d = F.shape[0]
+    J = np.eye(d) if jacobian is None else np.asarray(jacobian, dtype=float)
+    if J.shape != (d, d):
+        raise ValueError(f"jacobian must have shape ({d}, {d}), got {J.shape}")
+    try:
+        Lc = np.linalg.cholesky((F + F.T) / 2)
+    except np.linalg.LinAlgError:
+        raise ValueError("fim must be positive definite for the Cramer-Rao bound") from None
+    # Tr(J F^{-1} J^T) = ||L^{-1} J^T||_F^2 with F = L L^T.
+    from scipy.linalg import solve_triangular
+
+    Y = solve_triangular(Lc, J.T, lower=True)
+    var = float(np.sum(Y**2)) / d
+    b2 = 0.0 if bias is None else float(np.sum(np.asarray(bias, dtype=float) ** 2)) / d
+    return var + b2
+
+
+def gaussian_dp_epsilon(sensitivity: float, noise_std: float, delta: float) -> float:
+    """Exact eps of the Gaussian mechanism at ``delta`` (Balle & Wang 2018, Thm 8):
+
+    delta(eps) = Phi(D/(2s) - eps s/D) - e^eps Phi(-D/(2s) - eps s/D), D = sensitivity, s = std.
+
+    Used instead of the classical eps = D sqrt(2 log(1.25/delta))/s of Guo et al. Alg. 1, which
+    is only valid for eps <= 1. Solved by bisection to 1e-12 and rounded up.
+    """
+    D = check_positive("sensitivity", sensitivity)
+    s = check_positive("noise_std", noise_std)
+    dl = check_probability("delta", delta, high_open=True)
+    mu = D / s
+
+    def f(eps: float) -> float:
+        return float(ndtr(mu / 2 - eps / mu) - math.exp(eps) * ndtr(-mu / 2 - eps / mu)) - dl
+
+    if f(0.0) <= 0:
+        return 0.0
+    hi = 1.0
+    while f(hi) > 0:
+        hi *= 2
+        if hi > 1e8:
+            return math.inf
+    eps = brentq(f, 0.0, hi, xtol=1e-13, rtol=1e-13)
+    return eps * (1 + 1e-9) + 1e-12
+
+
+def fil_subsampling_factor(sample_rate: float, epsilon: float) -> float:
+    """kappa = q / (q + (1 - q) e^{-eps}) of Guo et al. 2022, Thm 4 (Eq. 3) and Alg. 1.
+
+    The per-step FIM of a subsampled eps-DP step is at most kappa E_B[I(z|B)]; kappa = 1 is the
+    always-valid convexity bound (Eq. 2). eps = inf gives kappa = 1.
+    """
+    q = check_probability("sample_rate", sample_rate)
+    e = float(epsilon)
+    if math.isnan(e) or e < 0:
+        raise ValueError(f"epsilon must be a number >= 0 (inf allowed), got {epsilon!r}")
+    if math.isinf(e):
+        return 1.0
+    return q / (q + (1 - q) * math.exp(-e))
