@@ -227,6 +227,12 @@ def test_bad_inputs_raise_naming_parameter():
         train_dpsgd_many(fm, th, X, y, **base, chunk_size=0)
     with pytest.raises(ValueError, match="method"):
         train_dpsgd_many(fm, th, X, y, **base, method="fast")
+    with pytest.raises(ValueError, match="num_threads"):
+        train_dpsgd_many(fm, th, X, y, **base, num_threads=0)
+    before = torch.get_num_threads()
+    r1 = train_dpsgd_many(fm, th, X, y, **base, num_threads=1)
+    assert torch.get_num_threads() == before  # restored
+    assert torch.allclose(r1.theta, train_dpsgd_many(fm, th, X, y, **base).theta, atol=1e-6)
     with pytest.raises(ValueError, match="X must"):
         train_dpsgd_many(fm, th, X[0], y, **base)
     with pytest.raises(ValueError, match="y must hold class labels in \\[0, 2\\]"):

@@ -434,6 +434,7 @@ def train_dpsgd_many(
     method: str = "auto",
     progress: bool = False,
     shared: tuple[torch.Tensor, torch.Tensor] | None = None,
+    num_threads: int | None = None,
 ) -> Result:
     """K independent DP-SGD runs, vectorised over trials (no Python loop over trials in the math).
 
@@ -443,7 +444,9 @@ def train_dpsgd_many(
     ``cat([Xs, X[k]])`` (n = m + r, and ``target_index`` indexes that concatenation, so the
     per-trial target at ``X[k, 0]`` has index m). ``X`` may also be an ``expand``ed view; only
     one chunk of trials is materialised at a time. Tensors live on ``theta0``'s device; masks and
-    noise are drawn on the CPU (device-independent streams) and moved.
+    noise are drawn on the CPU (device-independent streams) and moved. ``num_threads``: torch
+    intra-op threads for this call only (restored after); on a loaded shared machine 1 thread was
+    4x faster than 2 (benchmarks/trials_vmap.py), on an idle one more threads help.
     Exactly one of ``seeds`` (K ints) or ``seed`` (then ``seeds = trial_seeds(seed, K)``).
     ``target_index``: None, one int for all trials, or K ints. ``record``: as in
     :func:`train_dpsgd` (tensors get a leading K). ``chunk_size``: trials processed together
@@ -453,6 +456,18 @@ def train_dpsgd_many(
     Trial k equals ``train_dpsgd(fm, theta0[k], X[k], y[k], ..., seed=seeds[k])`` up to rounding.
     Returns a :class:`Result` with ``theta`` (K, P) and a batched transcript.
     """
+    if num_threads is not None:
+        num_threads = check_int("num_threads", num_threads, minimum=1)
+        before = torch.get_num_threads()
+        torch.set_num_threads(num_threads)
+        try:
+            return train_dpsgd_many(
+                fm, theta0, X, y, noise_multiplier=noise_multiplier, clip=clip, steps=steps, lr=lr,
+                sample_rate=sample_rate, seeds=seeds, seed=seed, target_index=target_index, record=record,
+                momentum=momentum, chunk_size=chunk_size, method=method, progress=progress, shared=shared,
+            )
+        finally:
+            torch.set_num_threads(before)
     cfg = _validate_settings(noise_multiplier, clip, steps, lr, sample_rate, momentum, record)
     if not isinstance(fm, FunctionalModel):
         raise TypeError(f"fm must be a FunctionalModel, got {type(fm).__name__}")
