@@ -68,7 +68,8 @@ def test_linear_plan_equals_vmap_clipped_sums():
              (make_mlp(6, [5], 3, activation="gelu"), 1e-3), (make_mlp(6, [5, 5], 3, activation="relu"), 0.5),
              (make_mlp(6, [5], 3, activation="sigmoid"), 0.2), (make_mlp(6, [4, 3], 3, activation="elu"), 0.05),
              (make_mlp(6, [], 3), 0.1), (torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.ELU(alpha=0.5), torch.nn.Linear(4, 3)), 0.1),
-             (torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.ELU(alpha=2.0), torch.nn.Linear(4, 3)), 0.1)]
+             (torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.ELU(alpha=2.0), torch.nn.Linear(4, 3)), 0.1),
+             (torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Tanh(), torch.nn.Linear(6, 3), torch.nn.Tanh()), 0.1)]
     for module, clip in cases:
         fm = FunctionalModel(module.double())
         assert linear_plan_supported(fm)

@@ -109,3 +109,21 @@ def test_opacus_empty_poisson_batches():
         assert torch.allclose(tr.gbar[t], tr.noisy_sums[t], atol=1e-6)  # nothing known to subtract
         if t + 1 < 20:
             assert torch.allclose(tr.thetas[t + 1], tr.thetas[t] - 0.1 * tr.noisy_sums[t] / 0.5, atol=1e-5)
+
+
+def test_opacus_cnn_matches_vmap_engine():
+    """A conv model (engine's generic vmap path): sigma = 0, q = 1, same trajectory as Opacus."""
+    from rerokit.training import SmallCNN
+
+    torch.manual_seed(0)
+    module = SmallCNN(in_channels=1, num_classes=3, width=2)
+    fm = FunctionalModel(module)
+    g = torch.Generator().manual_seed(5)
+    X, y = torch.rand(6, 1, 6, 6, generator=g), torch.randint(0, 3, (6,), generator=g)
+    theta0 = fm.current_flat()
+    tr = record_opacus_transcript(module, X, y, target_index=1, noise_multiplier=0.0, clip=0.05, steps=4, lr=2.0,
+                                  sample_rate=1.0, seed=0, theta0=theta0)
+    r = train_dpsgd(fm, theta0, X, y, noise_multiplier=0.0, clip=0.05, steps=4, lr=2.0, seed=0, target_index=1, record=True)
+    assert r.settings["method"] == "vmap"
+    assert torch.allclose(tr.thetas, r.transcript.thetas, atol=1e-5, rtol=0)
+    assert torch.allclose(tr.gbar, r.transcript.gbar, atol=1e-5, rtol=0)

@@ -323,7 +323,7 @@ class _LinearPlan:
         for i in range(len(tape) - 1, first_lin - 1, -1):
             kind, a, W_or_out, obj = tape[i]
             if kind == "linear":
-                grads.append((a, u, obj, i == first_lin))
+                grads.append((a, u, obj, i == 0))  # i == 0: its input is X itself (cached norms)
                 if i > first_lin:
                     u = torch.bmm(u, W_or_out)
             else:
