@@ -620,6 +620,23 @@ def _exact(pld: DpsgdPLD, lk: float) -> dict[str, Any]:
 
 
 def _mc(segs: Sequence[Segment], lk: float, n: int, seed: int | None, chunk_elements: int) -> dict[str, Any]:
+    """Hayes et al. Algorithm 1 with a 95% confidence interval.
+
+    Samples x_1..x_N ~ nu = N(0, sigma^2)^T (numpy Generator(seed), in chunks of about
+    ``chunk_elements`` numbers), log r_i = sum_t log((1-q) + q exp((2 x_it - 1)/(2 sigma^2)))
+    (logaddexp), k = floor(kappa N), threshold tau = the (k+1)-th largest r, and
+    gamma_hat = (1/N) sum_{i <= k} r_(i) = mean(r 1[r > tau]).
+
+    Interval, two error sources, Bonferroni with 97.5% each (z = 2.2414):
+    (1) threshold: the number K of samples above the true (1-kappa)-quantile tau* of r under nu
+        is Binomial(N, kappa); with prob. >= 97.5% (normal approximation) it lies in
+        [k_lo, k_hi] = [N kappa -+ z sqrt(N kappa (1-kappa))], and then mean(r 1[r > tau*]) =
+        (1/N) sum_{i <= K} r_(i) lies between the top-k_lo and top-k_hi sums;
+    (2) sampling: mean(r 1[r > tau*]) is an unbiased estimate of gamma = mu(r > tau*) with
+        CLT standard error se = sd(r 1[r > tau]) / sqrt(N) (estimated at the k-th threshold).
+    Interval = [top_{k_lo}/N - z se, top_{k_hi}/N + z se] clipped to [0, 1]. It assumes a finite,
+    well-estimated second moment of r 1[r > tau]: false for heavy-tailed r (see module docstring).
+    """
     kappa = math.exp(lk)
     k = math.floor(kappa * n)
     if k < 1:
