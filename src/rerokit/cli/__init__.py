@@ -37,7 +37,12 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
         "rerokit.cli.attack_reconn",
     ),
     "audit": ("rerokit.cli.audit",),
-    "experiment": ("rerokit.cli.experiment",),
+    "experiment": (
+        "rerokit.cli.experiment",
+        "rerokit.cli.experiment_hayes",
+        "rerokit.cli.experiment_fil",
+        "rerokit.cli.experiment_reconn",
+    ),
 }
 
 GROUP_HELP = {
