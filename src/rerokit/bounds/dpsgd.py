@@ -742,10 +742,17 @@ def rero_dpsgd(
     segs = normalize_segments(noise_multiplier, sample_rate, steps, segments)
     lk = _resolve_log_kappa(kappa, log_kappa)
     method = check_choice("method", method, METHODS)
-    mc_samples = check_int("mc_samples", mc_samples, minimum=1)
+    mc_samples = check_int("mc_samples", mc_samples, minimum=1, maximum=10**9)
     if seed is not None:
         seed = check_int("seed", seed, minimum=0)
     delta = check_probability("delta", delta, high_open=True)
+    if method == "closed-form":
+        bad = [q for _, q, _ in segs if q != 1.0]
+        if bad:
+            raise ValueError(
+                f"method='closed-form' needs sample_rate = 1 (full batch, Gaussian DP); got sample_rate={bad[0]!r}. "
+                "Use method='exact' for q < 1"
+            )
     kap = float(kappa) if kappa is not None else math.exp(lk)
     inputs: dict[str, Any] = {"method": method}
     if len(segs) == 1 and segments is None:
@@ -770,12 +777,6 @@ def rero_dpsgd(
         extras["delta"] = delta
 
     if method == "closed-form":
-        bad = [q for _, q, _ in segs if q != 1.0]
-        if bad:
-            raise ValueError(
-                f"method='closed-form' needs sample_rate = 1 (full batch, Gaussian DP); got sample_rate={bad[0]!r}. "
-                "Use method='exact' for q < 1"
-            )
         mu = math.sqrt(sum(T / (s * s) for s, _, T in segs))
         lg = log_rero_from_gdp(mu, lk)
         extras["mu_gdp"] = mu
