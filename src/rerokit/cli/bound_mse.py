@@ -1,0 +1,204 @@
+"""``rerokit bound mse-rdp`` and ``rerokit bound fil``: MSE lower bounds of Guo et al. 2022.
+
+* ``mse-rdp``: Thm 1 (unbiased attacks) from a (2, eps)-RDP guarantee given as ``--epsilon``,
+  as an RDP curve (``--orders``/``--rdp``: the value at the smallest order >= 2 is used), or as
+  output perturbation of L2-regularised logistic regression (``--n --lam --noise-std``:
+  eps_2 = 4 L^2/(n lam sigma)^2).
+* ``fil``: per-sample dFIL and the Cramer-Rao bound 1/dFIL (Thm 2) of a model trained on a
+  dataset: output perturbation of a GLM fitted to optimality (default), or DP-SGD on an MLP with
+  FIL accounting (``--dpsgd``, Alg. 1). Summaries over samples (min/median/max).
+
+Library imports (numpy, scipy, torch) live inside the handlers.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rerokit.cli._common import add_json_flag
+
+
+def _floats(name: str, text: str) -> list[float]:
+    try:
+        return [float(t) for t in text.split(",")]
+    except ValueError:
+        raise ValueError(f"{name} must be a comma-separated list of numbers, got {text!r}") from None
+
+
+def _classes(text: str) -> tuple[int, ...]:
+    try:
+        cls = tuple(int(t) for t in text.split(","))
+    except ValueError:
+        raise ValueError(f"classes must be a comma-separated list of integer labels, got {text!r}") from None
+    if len(cls) < 2 or len(set(cls)) != len(cls):
+        raise ValueError(f"classes must list at least 2 distinct labels, got {text!r}")
+    return cls
+
+
+def _mse_rdp(args: argparse.Namespace) -> dict[str, Any]:
+    from rerokit.bounds import mse
+
+    diam: Any = _floats("diameter", args.diameter)
+    if len(diam) == 1:
+        diam = diam[0]
+    sources = [args.epsilon is not None, args.orders is not None or args.rdp is not None, args.n is not None]
+    if sum(sources) != 1:
+        raise ValueError("give exactly one of --epsilon, --orders with --rdp, or --n with --lam and --noise-std")
+    extra: dict[str, Any] = {}
+    if args.epsilon is not None:
+        eps = args.epsilon
+        source = "epsilon"
+    elif args.n is not None:
+        if args.lam is None or args.noise_std is None:
+            raise ValueError("--n needs --lam and --noise-std (output perturbation)")
+        eps = mse.output_perturbation_rdp(args.n, args.lam, args.noise_std, 2.0, lipschitz=args.lipschitz, adjacency=args.adjacency)
+        source = "output perturbation (Gaussian, sensitivity 2L/(n lam) replace-one or L/(n lam) add/remove)"
+        extra = {
+            "n": args.n, "lam": args.lam, "noise_std": args.noise_std, "lipschitz": args.lipschitz, "adjacency": args.adjacency,
+            "gdp_mu": mse.output_perturbation_sensitivity(args.n, args.lam, args.lipschitz, args.adjacency) / args.noise_std,
+        }
+    else:
+        if args.orders is None or args.rdp is None:
+            raise ValueError("--orders and --rdp must be given together")
+        eps, order = mse.rdp_epsilon_at_order(_floats("orders", args.orders), _floats("rdp", args.rdp), 2.0)
+        source = "rdp curve"
+        extra = {"order_used": order}
+    b = mse.rdp_mse_lower_bound(eps, diam, args.dim)
+    return {
+        "mse_lower_bound": b.value,
+        "error": b.error,
+        "epsilon_rdp2": eps,
+        "source": source,
+        **extra,
+        "dim": b.inputs["dim"],
+        "diameter": diam,
+        "attack": "unbiased",
+        "reference": "Guo et al. 2022, Thm 1",
+    }
+
+
+def _summary(prefix: str, arr) -> dict[str, float]:
+    import numpy as np
+
+    a = np.asarray(arr, dtype=float)
+    return {f"{prefix}_min": float(a.min()), f"{prefix}_median": float(np.median(a)), f"{prefix}_max": float(a.max())}
+
+
+def _fil(args: argparse.Namespace) -> dict[str, Any]:
+    import numpy as np
+
+    from rerokit.data import load_dataset
+
+    if args.dpsgd:
+        for name in ("noise_multiplier", "sample_rate", "steps"):
+            if getattr(args, name) is None:
+                raise ValueError(f"--dpsgd needs --{name.replace('_', '-')}")
+    ds = load_dataset(args.dataset, args.data_path) if args.data_path else load_dataset(args.dataset)
+    if args.dpsgd:
+        import torch
+
+        from rerokit.training.fil import dpsgd_fil
+        from rerokit.training.models import make_mlp
+
+        X = torch.as_tensor(np.asarray(ds.flat), dtype=torch.float32)
+        Y = torch.as_tensor(np.asarray(ds.y))
+        hidden = [int(h) for h in args.hidden.split(",")] if args.hidden else []
+        torch.manual_seed(args.seed)
+        module = make_mlp(X.shape[1], hidden, int(ds.num_classes), activation="tanh")
+        res = dpsgd_fil(
+            module, X, Y, noise_multiplier=args.noise_multiplier, sample_rate=args.sample_rate, steps=args.steps,
+            clip=args.clip, lr=args.lr, seed=args.seed, coords=args.coords, subsampling=args.subsampling,
+            delta=args.delta, progress=not args.json,
+        )
+        return {
+            "mechanism": "DP-SGD, GELU clipping (Guo et al. 2022, Alg. 1)",
+            "model": f"mlp {X.shape[1]}-{'-'.join(map(str, hidden))}-{int(ds.num_classes)} tanh".replace("--", "-"),
+            **res.summary(),
+            **_summary("mse_lower_bound", res.mse_lower_bound),
+            "settings": res.settings,
+            "reference": "Guo et al. 2022, Thm 2-4, Alg. 1, Eq. 5",
+        }
+    from rerokit.attacks.glm import fit_glm
+    from rerokit.bounds.mse import output_perturbation_rdp, rdp_mse_lower_bound
+    from rerokit.training.fil import output_perturbation_dfil
+
+    from rerokit._validate import check_nonnegative, check_positive
+
+    if args.noise_std is None:
+        raise ValueError("--noise-std is required for output perturbation (or pass --dpsgd)")
+    check_positive("noise_std", args.noise_std)
+    check_nonnegative("lam", args.lam)
+    X = np.asarray(ds.flat, dtype=float)
+    y = np.asarray(ds.y)
+    cls = _classes(args.classes)
+    keep = np.isin(y, cls)
+    if not keep.any():
+        raise ValueError(f"classes {list(cls)} do not occur in {args.dataset}")
+    X, y = X[keep], y[keep]
+    n = len(y)
+    lam = args.lam
+    if args.model == "logistic":
+        kind = "logistic" if len(cls) == 2 else "multinomial"
+        yy = (y == cls[1]).astype(int) if len(cls) == 2 else y
+    else:
+        kind = args.model
+        yy = y.astype(float)
+    if args.model == "linear":
+        lam = 0.0
+    model = fit_glm(X, yy, kind, n * lam)
+    dfil = output_perturbation_dfil(model, X, yy, args.noise_std)
+    out: dict[str, Any] = {
+        "mechanism": "output perturbation theta* + N(0, noise_std^2 I)",
+        "model": kind,
+        "n": n,
+        "dim": X.shape[1],
+        **_summary("dfil", dfil),
+        **_summary("mse_lower_bound", 1.0 / dfil),
+    }
+    if kind == "logistic" and lam > 0:
+        lip = float(np.sqrt(1.0 + (X**2).sum(1)).max())
+        eps2 = output_perturbation_rdp(n, lam, args.noise_std, lipschitz=lip)
+        out["epsilon_rdp2"] = eps2
+        out["rdp_mse_lower_bound"] = rdp_mse_lower_bound(eps2, 1.0).value
+        out["lipschitz"] = lip
+    out["settings"] = {"dataset": args.dataset, "classes": list(cls), "lam": lam, "noise_std": args.noise_std}
+    out["reference"] = "Guo et al. 2022, Thm 2, Sec. 7.1"
+    return out
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("mse-rdp", help="MSE lower bound of unbiased attacks on a (2, eps)-RDP learner (Guo et al. Thm 1)")
+    p.add_argument("--epsilon", type=float, help="RDP epsilon at order 2")
+    p.add_argument("--orders", help="comma-separated RDP orders (with --rdp)")
+    p.add_argument("--rdp", help="comma-separated RDP epsilons at --orders")
+    p.add_argument("--n", type=int, help="output perturbation: training set size")
+    p.add_argument("--lam", type=float, help="output perturbation: L2 coefficient of (1/n) sum l + lam/2 ||w||^2")
+    p.add_argument("--noise-std", type=float, help="output perturbation: Gaussian noise standard deviation")
+    p.add_argument("--lipschitz", type=float, default=1.0, help="Lipschitz constant of the loss (max ||x||), default 1")
+    p.add_argument("--adjacency", default="replace", choices=("replace", "add_remove"))
+    p.add_argument("--diameter", default="1", help="diameter of the data space per coordinate (number or comma list)")
+    p.add_argument("--dim", type=int, help="data dimension d (with a scalar diameter)")
+    add_json_flag(p)
+    p.set_defaults(func=_mse_rdp)
+
+    p = sub.add_parser("fil", help="per-sample FIL and Cramer-Rao MSE bound of a trained model (Guo et al. Thm 2)")
+    p.add_argument("--dataset", default="digits")
+    p.add_argument("--data-path", default=None)
+    p.add_argument("--model", default="logistic", choices=("logistic", "linear", "ridge"))
+    p.add_argument("--classes", default="0,1", help="labels kept (output perturbation); 2 = binary, more = multinomial")
+    p.add_argument("--lam", type=float, default=1e-2, help="L2 coefficient lam of (1/n) sum l + lam/2 ||theta||^2")
+    p.add_argument("--noise-std", type=float, help="output perturbation noise standard deviation")
+    p.add_argument("--dpsgd", action="store_true", help="DP-SGD with FIL accounting (Alg. 1) instead")
+    p.add_argument("--noise-multiplier", type=float)
+    p.add_argument("--sample-rate", type=float)
+    p.add_argument("--steps", type=int)
+    p.add_argument("--clip", type=float, default=1.0)
+    p.add_argument("--lr", type=float, default=0.5)
+    p.add_argument("--hidden", default="10", help="MLP hidden widths, comma-separated (digits: 64-10-10)")
+    p.add_argument("--coords", type=int, default=None, help="coordinates sampled per step for the trace (Eq. 5); default all")
+    p.add_argument("--subsampling", default="convexity", choices=("convexity", "amplified"))
+    p.add_argument("--delta", type=float, default=None, help="per-step delta of the amplified subsampling factor")
+    p.add_argument("--seed", type=int, default=0)
+    add_json_flag(p)
+    p.set_defaults(func=_fil)

@@ -1,0 +1,98 @@
+"""CLI: ``rerokit bound mse-rdp``, ``rerokit bound fil``, ``rerokit attack glm``."""
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from rerokit.cli import main
+
+
+def _json(capsys, argv):
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_mse_rdp_issue_value(capsys):
+    d = _json(capsys, ["bound", "mse-rdp", "--epsilon", "1", "--diameter", "1", "--dim", "784", "--json"])
+    # Guo et al. Thm 1: 0.25/(e - 1) = 0.14549 per coordinate at eps = 1, diameter 1.
+    assert d["mse_lower_bound"] == pytest.approx(0.25 / (math.e - 1), rel=1e-12)
+    assert d["dim"] == 784
+
+
+def test_mse_rdp_from_curve_and_output_perturbation(capsys):
+    d = _json(capsys, ["bound", "mse-rdp", "--orders", "1.5,2.5,4", "--rdp", "0.1,0.3,0.5", "--json"])
+    assert d["epsilon_rdp2"] == 0.3 and d["order_used"] == 2.5
+    assert d["mse_lower_bound"] == pytest.approx(0.25 / math.expm1(0.3), rel=1e-12)
+    # Paper setting (Guo et al. Sec. 7.1): eps_2 = 4/(n lam sigma)^2 = 2.494; GDP mu = 1.58.
+    d = _json(capsys, ["bound", "mse-rdp", "--n", "12665", "--lam", "0.01", "--noise-std", "0.01", "--json"])
+    assert d["epsilon_rdp2"] == pytest.approx(2.4937, abs=1e-4)
+    assert d["gdp_mu"] == pytest.approx(1.579, abs=1e-3)
+    assert d["mse_lower_bound"] == pytest.approx(0.25 / math.expm1(d["epsilon_rdp2"]), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["bound", "mse-rdp", "--epsilon", "nan"],
+        ["bound", "mse-rdp", "--epsilon", "-1"],
+        ["bound", "mse-rdp", "--epsilon", "1", "--diameter", "1,x"],
+        ["bound", "mse-rdp"],
+        ["bound", "mse-rdp", "--orders", "1.5", "--rdp", "0.1"],
+        ["bound", "fil", "--noise-std", "0"],
+        ["bound", "fil", "--dpsgd", "--noise-multiplier", "1"],
+        ["attack", "glm", "--noise", "-1"],
+        ["attack", "glm", "--model", "poisson"],
+        ["attack", "glm", "--classes", "0"],
+    ],
+)
+def test_bad_input_is_one_line_exit_2(capsys, argv):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error:") and "\n" not in err
+
+
+def test_attack_glm_exact_without_noise(capsys):
+    d = _json(capsys, ["attack", "glm", "--dataset", "digits", "--model", "logistic", "--json"])
+    assert d["exact"] is True and d["mse_max"] < 1e-16 and d["label_accuracy"] == 1.0
+    assert d["targets"] == 360
+    d = _json(capsys, ["attack", "glm", "--model", "ridge", "--json"])
+    assert d["mse_max"] < 1e-16 and d["targets"] == 1797
+    d = _json(capsys, ["attack", "glm", "--model", "linear", "--json"])
+    # One digits image is the only one with a certain non-zero pixel: fitted exactly, invisible.
+    assert d["non_identifiable"] == 1 and d["mse_max"] < 1e-16
+
+
+def test_attack_glm_with_noise(capsys):
+    d = _json(capsys, ["attack", "glm", "--noise", "1e-4", "--draws", "5", "--json"])
+    assert d["exact"] is False and 0 < d["mse_median"] < 0.1
+    assert d["settings"]["noise"] == 1e-4 and d["settings"]["draws"] == 5
+
+
+def test_bound_fil_output_perturbation(capsys):
+    d = _json(capsys, ["bound", "fil", "--dataset", "digits", "--model", "logistic", "--noise-std", "1e-3", "--json"])
+    assert d["n"] == 360 and d["dim"] == 64
+    assert d["mse_lower_bound_min"] == pytest.approx(1 / d["dfil_max"], rel=1e-12)
+    assert d["mse_lower_bound_min"] <= d["mse_lower_bound_median"] <= d["mse_lower_bound_max"]
+    d2 = _json(capsys, ["bound", "fil", "--noise-std", "2e-3", "--json"])
+    assert d2["mse_lower_bound_median"] == pytest.approx(4 * d["mse_lower_bound_median"], rel=1e-9)
+
+
+def test_bound_fil_dpsgd_small(capsys):
+    d = _json(capsys, ["bound", "fil", "--dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "3",
+                       "--coords", "8", "--json"])
+    assert d["settings"]["steps"] == 3 and d["kappa"] == 1.0
+    assert d["samples_never_sampled"] > 1000  # q = 0.01, 3 steps: most samples never used
+    assert d["mse_lower_bound_min"] > 0
+
+
+def test_cli_modules_do_not_import_torch_at_parse_time():
+    code = (
+        "import sys, importlib; importlib.import_module('rerokit.cli.bound_mse'); "
+        "importlib.import_module('rerokit.cli.attack_glm'); "
+        "print(any(m in sys.modules for m in ('torch', 'scipy', 'sklearn')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
