@@ -3,7 +3,6 @@ rate and noise statistics, transcript semantics (Hayes et al. 2023 Eq. (1)), inp
 
 import math
 
-import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F

@@ -29,13 +29,11 @@ Transcripts (``record=True``): see :mod:`rerokit.training.transcript`.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 from torch.func import vmap
 
