@@ -17,6 +17,7 @@ with torch's default 2 threads (oversubscription); loops 2,200 s (train_dpsgd vm
 (Opacus) extrapolated from 2 trials at 1 thread -> 47x and 33x speed-ups.
 
     python benchmarks/trials_vmap.py [--trials 1000] [--steps 100] [--loop-trials 3] [--threads 1]
+                                     [--shadow-models 1000] [--also-vmap]
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ def main() -> None:
     ap.add_argument("--chunk-size", type=int, default=None)
     ap.add_argument("--also-vmap", action="store_true", help="also time train_dpsgd_many(method='vmap') on --loop-trials*4 trials")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--shadow-models", type=int, default=0,
+                    help="also time N RecoNN-style shadow models: fixed D- shared (shared=), one varying point, record=False")
     a = ap.parse_args()
     if a.threads:
         torch.set_num_threads(a.threads)
@@ -99,6 +102,18 @@ def main() -> None:
     print(f"loop Opacus          : {t_op:8.1f} s for {a.trials} trials (EXTRAPOLATED from {L} trials)")
     print(f"speed-up of vectorised (linear): {t_loop / t_vec:.1f}x vs loop of train_dpsgd(vmap), "
           f"{t_op / t_vec:.1f}x vs loop of Opacus")
+    if a.shadow_models:
+        ds = load_dataset("digits")
+        rng = np.random.default_rng(a.seed + 1)
+        perm = rng.permutation(ds.n)
+        Xs, ys = torch.from_numpy(ds.X[perm[: a.n - 1]]), torch.from_numpy(ds.y[perm[: a.n - 1]])
+        pick = rng.choice(perm[a.n - 1 :], size=a.shadow_models, replace=True)
+        Xz, yz = torch.from_numpy(ds.X[pick])[:, None], torch.from_numpy(ds.y[pick])[:, None]
+        t = time.perf_counter()
+        S = train_dpsgd_many(fm, theta0, Xz, yz, shared=(Xs, ys), seed=a.seed, record=False, progress=True, **kw)
+        t_sh = time.perf_counter() - t
+        print(f"shadow models        : {t_sh:8.1f} s for {a.shadow_models} models (shared D- of {a.n - 1}, "
+              f"record=False, {S.settings['method']}); {1e3 * t_sh / a.shadow_models:.1f} ms/model")
     print(f"load average at end {os.getloadavg()}")
 
 
