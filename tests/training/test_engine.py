@@ -268,6 +268,20 @@ def test_shared_points_and_expanded_views_equal_materialised_datasets():
         train_dpsgd_many(fm, fm.init_flat(0), Xt, yt, shared=(Xs[0], ys[0]), **{**kw, "target_index": 8})
 
 
+def test_record_modes_do_not_change_the_run():
+    fm = FunctionalModel(make_mlp(6, [4], 3))
+    X, y = _data(2, 6)
+    kw = dict(noise_multiplier=1.0, clip=0.5, steps=4, lr=0.3, sample_rate=0.5, seed=2, target_index=3)
+    runs = {m: train_dpsgd_many(fm, fm.init_flat(0), X, y, record=m, **kw) for m in (False, True, "gbar_only")}
+    assert runs[False].transcript is None
+    for m in (True, "gbar_only"):
+        assert torch.equal(runs[m].theta, runs[False].theta)
+    assert torch.equal(runs[True].transcript.gbar, runs["gbar_only"].transcript.gbar)
+    assert runs["gbar_only"].transcript.noisy_sums is None and runs[True].transcript.noisy_sums is not None
+    one = train_dpsgd(fm, fm.init_flat(0), X[0], y[0], record=False, **{**kw, "seed": runs[False].seed[0]})
+    assert one.transcript is None and torch.allclose(one.theta, runs[False].theta[0], atol=1e-6)
+
+
 def test_transcript_roundtrip(tmp_path):
     fm = FunctionalModel(make_mlp(6, [4], 3))
     X, y = _data(2, 5)

@@ -3,6 +3,8 @@
 import pytest
 import torch
 import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rerokit.training import (
     CLIP_EPS,
@@ -106,3 +108,21 @@ def test_bad_inputs_name_parameter():
         fm.init_flat(-1)
     with pytest.raises(ValueError, match="buffers"):
         FunctionalModel(torch.nn.BatchNorm1d(3))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(st.lists(st.floats(-1e4, 1e4, allow_nan=False), min_size=3, max_size=3), min_size=1, max_size=6),
+    C=st.floats(1e-4, 1e3),
+)
+def test_clip_rows_properties(rows, C):
+    """||clip_C(g)|| <= C always; rows with ||g|| + 1e-6 <= C are unchanged; direction is kept."""
+    G = torch.tensor(rows, dtype=torch.float64)
+    out = clip_rows(G, C)
+    norms = G.norm(dim=1)
+    assert bool((out.norm(dim=1) <= C * (1 + 1e-12)).all())
+    small = norms + CLIP_EPS <= C
+    assert torch.equal(out[small], G[small])
+    f = clip_factors(G, C)
+    assert bool(((f > 0) & (f <= 1)).all())
+    assert torch.allclose(out, G * f[:, None])
