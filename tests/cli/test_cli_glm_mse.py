@@ -96,3 +96,20 @@ def test_cli_modules_do_not_import_torch_at_parse_time():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_fil_glm_experiment_command(tmp_path):
+    # `rerokit experiment fil-glm` as registered by rerokit.experiments.fil_glm.register_cli.
+    import argparse
+
+    from rerokit.experiments.fil_glm import register_cli
+
+    parser = argparse.ArgumentParser()
+    register_cli(parser.add_subparsers())
+    args = parser.parse_args(["fil-glm", "--out-dir", str(tmp_path), "--draws", "20", "--no-progress"])
+    res = args.func(args)
+    assert res["n"] == 360 and res["settings"]["draws"] == 20
+    assert (tmp_path / "fil_glm.csv").exists() and (tmp_path / "fil_glm.png").exists()
+    bad = parser.parse_args(["fil-glm", "--out-dir", str(tmp_path / "x"), "--classes", "0,a"])
+    with pytest.raises(ValueError, match="classes"):
+        bad.func(bad)
