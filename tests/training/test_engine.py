@@ -235,6 +235,10 @@ def test_bad_inputs_raise_naming_parameter():
     assert torch.allclose(r1.theta, train_dpsgd_many(fm, th, X, y, **base).theta, atol=1e-6)
     with pytest.raises(ValueError, match="X must"):
         train_dpsgd_many(fm, th, X[0], y, **base)
+    with pytest.raises(ValueError, match="X must hold at least one"):
+        train_dpsgd(fm, th, X[0, :0], y[0, :0], **base)
+    with pytest.raises(ValueError, match="X must hold at least one"):
+        train_dpsgd_many(fm, th, X[:, :0], y[:, :0], **base)
     with pytest.raises(ValueError, match="y must hold class labels in \\[0, 2\\]"):
         train_dpsgd(fm, th, X[0], y[0] + 3, **base)
     with pytest.raises(ValueError, match="y must hold class labels"):

@@ -157,6 +157,8 @@ def train_dpsgd(
     _check_batch(fm, theta0, X, y)
     _check_labels(fm, theta0, X[:1], y)
     n, P = int(X.shape[0]), fm.num_params
+    if n < 1:
+        raise ValueError("X must hold at least one training point (n >= 1), got n = 0")
     if target_index is not None:
         target_index = check_int("target_index", target_index, minimum=0, maximum=n - 1)
     dtype = theta0.dtype
@@ -486,6 +488,8 @@ def train_dpsgd_many(
         if ys.dtype not in (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8):
             raise TypeError(f"shared labels ys must be integers, got dtype {ys.dtype}")
         n = n + int(ys.shape[0])
+    if n < 1:
+        raise ValueError("X must hold at least one training point per trial (n >= 1), got n = 0")
     P = fm.num_params
     if not isinstance(theta0, torch.Tensor) or theta0.shape not in ((P,), (K, P)):
         raise ValueError(f"theta0 must have shape (P,)=({P},) or (K, P)=({K}, {P}); got {getattr(theta0, 'shape', type(theta0))}")
