@@ -70,6 +70,10 @@ def test_never_significantly_above_bound_moderate():
         assert r.interval[0] <= rep.gamma, (a, r.value, rep.gamma)
         assert r.interval[1] >= cfg.kappa
     assert rep.results["alg2"].value > 0.2
+    # q = 1, every gradient clipped, uniform prior: loglik and Alg. 2 decide alike (the only
+    # difference is the engine's 1e-6 clip guard in ||clip(g)||^2).
+    agree = np.mean([r["guess"]["alg2"] == r["guess"]["loglik"] for r in rep.records])
+    assert agree >= 0.98
 
 
 def test_nonuniform_prior_huge_noise():

@@ -31,7 +31,7 @@ def _common(p: argparse.ArgumentParser, *, trials: int, chunk: int) -> None:
     p.add_argument("--steps", type=int, default=100, help="DP-SGD steps T (default 100)")
     p.add_argument("--sample-rate", type=float, default=1.0, help="Poisson sampling rate q in (0, 1] (default 1: full batch)")
     p.add_argument("--clip", type=float, default=0.1, help="clipping norm C > 0 (default 0.1)")
-    p.add_argument("--lr", type=float, default=2.0, help="learning rate on the averaged noisy gradient (default 2)")
+    p.add_argument("--lr", type=float, default=10.0, help="learning rate on the averaged noisy gradient (default 10: test accuracy ~0.8 at eps 1, ~0.9 at eps 16 on digits)")
     p.add_argument("--model", default="mlp", help="mlp (default; Flatten-Linear-ELU-Linear) or cnn")
     p.add_argument("--hidden", type=int, nargs="+", default=[10], help="MLP hidden widths (default 10); cnn: width")
     p.add_argument("--n-known", type=int, default=None,

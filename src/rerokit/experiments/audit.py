@@ -66,7 +66,8 @@ class AuditConfig:
     Defaults follow Hayes et al. App. A scaled to the digits data: MLP 64-10-10 with ELU,
     |D-| = 999, full batch (q = 1), T = 100 steps, C = 0.1, prior size 10.
     ``noise_multiplier`` is sigma (noise std sigma C on the gradient sum); ``lr`` multiplies the
-    averaged privatized gradient (sum / (q n)). ``prior_weights`` (length N, summing to 1) makes
+    averaged privatized gradient (sum / (q n)); App. A sweeps it per epsilon, the default 10 gives
+    test accuracy ~0.8 at epsilon = 1 and ~0.9 at epsilon = 16 on the digits (measured, 4 runs). ``prior_weights`` (length N, summing to 1) makes
     the prior non-uniform; None = uniform.
     """
 
@@ -78,7 +79,7 @@ class AuditConfig:
     steps: int = 100
     sample_rate: float = 1.0
     clip: float = 0.1
-    lr: float = 2.0
+    lr: float = 10.0
     model: str = "mlp"
     hidden: tuple[int, ...] = (10,)
     activation: str = "elu"
@@ -476,7 +477,8 @@ def run_gradient_audit(
     ``cfg.prior_size``), the App. D prior-matching success: the exact probability that z* is
     the nearest to z-hat among z* and n - 1 random other dataset points, averaged over trials
     (interval: Student-t on the mean of the per-trial probabilities). The prior drawn by the
-    trial is not used by this attack (only its target)."""
+    trial is not used by this attack (only its target). Eq. (1) is stated for full batches; for
+    q < 1 every step's g-bar_t enters the objective (steps without the target add only noise)."""
     from rerokit.attacks.gradient import gradient_attack, mse, prior_match_success
 
     sizes = tuple(check_int("prior_sizes", n, minimum=2) for n in (prior_sizes or (cfg.prior_size,)))
