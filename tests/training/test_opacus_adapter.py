@@ -94,6 +94,10 @@ def test_opacus_bad_inputs():
                       ("lr", float("nan"))]:
         with pytest.raises(ValueError, match=name):
             record_opacus_transcript(module, X, y, **{**base, name: val})
+    with pytest.raises(ValueError, match="y must hold class labels"):
+        record_opacus_transcript(module, X, y + 3, **base)
+    with pytest.raises(ValueError, match="theta0"):
+        record_opacus_transcript(module, X, y, **base, theta0=torch.zeros(3))
 
 
 def test_opacus_empty_poisson_batches():

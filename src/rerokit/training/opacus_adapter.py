@@ -35,6 +35,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from rerokit._validate import check_int, check_nonnegative, check_positive, check_probability
+from rerokit.training.grads import _check_labels
 from rerokit.training.models import FunctionalModel
 from rerokit.training.transcript import Transcript
 
@@ -97,7 +98,12 @@ def record_opacus_transcript(
         fm.load_flat(theta0, m)
     dtype = next(m.parameters()).dtype
     X = X.to(dtype)
+    if y.dtype not in (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8):
+        raise TypeError(f"y must hold integer class labels, got dtype {y.dtype}")
     y = y.long()
+    if n < 1:
+        raise ValueError("X must hold at least one training point (n >= 1), got n = 0")
+    _check_labels(fm, fm.current_flat(), X[:1], y)
 
     s_sample, s_noise = (int(v) for v in (np.random.SeedSequence(seed).generate_state(2, np.uint64) >> np.uint64(1)))
     g_sample = torch.Generator().manual_seed(s_sample)
