@@ -65,7 +65,7 @@ def record_opacus_transcript(
     Randomness: the sampler and the noise use ``torch.Generator``s seeded from ``seed`` (Opacus'
     streams, so the draws differ from :func:`rerokit.training.train_dpsgd`'s for the same seed).
     Returns a single-run :class:`Transcript` (``record="full"`` layout) whose ``settings``
-    include ``accountant_history`` and ``epsilon_fn`` is not stored (use the history).
+    include ``accountant_history`` (also ``transcript.dp_history()``).
     """
     from opacus import GradSampleModule
     from opacus.accountants import RDPAccountant
