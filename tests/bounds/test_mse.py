@@ -152,3 +152,16 @@ def test_gaussian_dp_epsilon_exact_and_subsampling_factor():
     assert q <= k <= 1
     assert mse.fil_subsampling_factor(q, math.inf) == 1.0
     assert mse.fil_subsampling_factor(q, 0.0) == pytest.approx(q)
+
+
+def test_bound_from_dp_accounting_rdp_curve():
+    # "From any RDP curve": dp-accounting's RdpAccountant for T compositions of a Gaussian with
+    # noise multiplier s (full batch) gives eps(alpha) = T alpha / (2 s^2); Thm 1 at eps_2 = T/s^2.
+    from rerokit.accounting.events import dpsgd_event, rdp_curve
+
+    s, T = 3.0, 4
+    orders, rdp = rdp_curve(dpsgd_event(s, 1.0, T), [1.5, 2.0, 3.0, 8.0])
+    np.testing.assert_allclose(rdp, T * np.asarray(orders) / (2 * s**2), rtol=1e-10)
+    b = mse.rdp_mse_lower_bound_from_curve(orders, rdp, 1.0)
+    assert b.value == pytest.approx(0.25 / math.expm1(T / s**2), rel=1e-10)
+    assert mse.rdp_mse_lower_bound_from_curve(orders, rdp, 1.0).extras["order_used"] == 2.0

@@ -26,6 +26,12 @@ def test_mse_rdp_from_curve_and_output_perturbation(capsys):
     d = _json(capsys, ["bound", "mse-rdp", "--orders", "1.5,2.5,4", "--rdp", "0.1,0.3,0.5", "--json"])
     assert d["epsilon_rdp2"] == 0.3 and d["order_used"] == 2.5
     assert d["mse_lower_bound"] == pytest.approx(0.25 / math.expm1(0.3), rel=1e-12)
+    # DP-SGD full batch (q = 1): T Gaussian steps, eps_2 = T / sigma^2 exactly.
+    d = _json(capsys, ["bound", "mse-rdp", "--noise-multiplier", "2", "--sample-rate", "1", "--steps", "8", "--json"])
+    assert d["epsilon_rdp2"] == pytest.approx(8 / 4, rel=1e-9) and d["order_used"] == 2.0
+    # Subsampled: RDP at order 2 below the full-batch value.
+    d2 = _json(capsys, ["bound", "mse-rdp", "--noise-multiplier", "2", "--sample-rate", "0.1", "--steps", "8", "--json"])
+    assert 0 < d2["epsilon_rdp2"] < d["epsilon_rdp2"] and d2["mse_lower_bound"] > d["mse_lower_bound"]
     # Paper setting (Guo et al. Sec. 7.1): eps_2 = 4/(n lam sigma)^2 = 2.494; GDP mu = 1.58.
     d = _json(capsys, ["bound", "mse-rdp", "--n", "12665", "--lam", "0.01", "--noise-std", "0.01", "--json"])
     assert d["epsilon_rdp2"] == pytest.approx(2.4937, abs=1e-4)
@@ -41,8 +47,12 @@ def test_mse_rdp_from_curve_and_output_perturbation(capsys):
         ["bound", "mse-rdp", "--epsilon", "1", "--diameter", "1,x"],
         ["bound", "mse-rdp"],
         ["bound", "mse-rdp", "--orders", "1.5", "--rdp", "0.1"],
+        ["bound", "mse-rdp", "--noise-multiplier", "1", "--steps", "3"],
+        ["bound", "mse-rdp", "--noise-multiplier", "0", "--sample-rate", "0.1", "--steps", "3"],
+        ["bound", "mse-rdp", "--epsilon", "1", "--steps", "3"],
         ["bound", "fil", "--noise-std", "0"],
         ["bound", "fil", "--dpsgd", "--noise-multiplier", "1"],
+        ["bound", "fil", "--model", "linear", "--noise-std", "1e-3"],
         ["attack", "glm", "--noise", "-1"],
         ["attack", "glm", "--model", "poisson"],
         ["attack", "glm", "--classes", "0"],

@@ -19,6 +19,7 @@ from rerokit.training.fil import (
     gelu_clip,
     output_perturbation_dfil,
     output_perturbation_jacobians,
+    output_perturbation_trace_inverse_bound,
 )
 from rerokit.training.models import make_mlp
 
@@ -81,6 +82,27 @@ def test_output_perturbation_dfil_matches_closed_form_logistic():
     np.testing.assert_allclose(output_perturbation_dfil(m, X, y, 2 * noise), dfil / 4, rtol=1e-12)
     with pytest.raises(ValueError, match="noise_std"):
         output_perturbation_dfil(m, X, y, 0.0)
+
+
+def test_trace_inverse_bound_is_tighter_and_matches_numpy():
+    X, ybin, _ = _synthetic(n=40, d=3, seed=2)
+    m = fit_glm(X, ybin, "logistic", 0.5)
+    noise = 0.01
+    tinv = output_perturbation_trace_inverse_bound(m, X, ybin, noise)
+    inv_dfil = 1 / output_perturbation_dfil(m, X, ybin, noise)
+    J = np.concatenate([J.numpy() for _, J in output_perturbation_jacobians(m, X, ybin)])
+    direct = np.array([np.trace(np.linalg.inv(j.T @ j / noise**2)) / 3 for j in J])
+    np.testing.assert_allclose(tinv, direct, rtol=1e-8)
+    assert np.all(tinv >= inv_dfil * (1 - 1e-12))  # Thm 2: Tr(I^-1)/d >= d/Tr(I)
+
+
+def test_singular_hessian_is_a_value_error():
+    # Unregularised least squares on digits: constant-zero pixels make the Hessian singular.
+    d = load_dataset("digits")
+    X, y = np.asarray(d.flat, float)[:200], np.asarray(d.y, float)[:200]
+    m = fit_glm(X, y, "linear", 0.0)
+    with pytest.raises(ValueError, match="singular"):
+        output_perturbation_dfil(m, X, y, 1e-3)
 
 
 @pytest.fixture(scope="module")
@@ -190,6 +212,7 @@ def test_fig3_dfil_bound_holds_for_most_samples_under_glm_attack(tmp_path):
     assert res["n"] == 360 and res["samples_attack_failed"] == 0
     assert res["fraction_bound_holds"] >= 0.9
     assert res["spearman"] > 0.8
+    assert res["fraction_trinv_bound_holds"] >= 0.9  # the tighter Tr(I^-1)/d form of Thm 2 too
     assert (tmp_path / "a" / "fil_glm.png").stat().st_size > 0
     rows = (tmp_path / "a" / "fil_glm.csv").read_text().splitlines()
     assert rows[0].startswith("index,label,dfil,mse_lower_bound,attack_mse") and len(rows) == 361

@@ -1,7 +1,8 @@
 """``rerokit bound mse-rdp`` and ``rerokit bound fil``: MSE lower bounds of Guo et al. 2022.
 
 * ``mse-rdp``: Thm 1 (unbiased attacks) from a (2, eps)-RDP guarantee given as ``--epsilon``,
-  as an RDP curve (``--orders``/``--rdp``: the value at the smallest order >= 2 is used), or as
+  as an RDP curve (``--orders``/``--rdp``: the value at the smallest order >= 2 is used), as
+  DP-SGD (``--noise-multiplier --sample-rate --steps``: dp-accounting's RDP at order 2), or as
   output perturbation of L2-regularised logistic regression (``--n --lam --noise-std``:
   eps_2 = 4 L^2/(n lam sigma)^2).
 * ``fil``: per-sample dFIL and the Cramer-Rao bound 1/dFIL (Thm 2) of a model trained on a
@@ -42,13 +43,26 @@ def _mse_rdp(args: argparse.Namespace) -> dict[str, Any]:
     diam: Any = _floats("diameter", args.diameter)
     if len(diam) == 1:
         diam = diam[0]
-    sources = [args.epsilon is not None, args.orders is not None or args.rdp is not None, args.n is not None]
+    dpsgd = args.noise_multiplier is not None or args.sample_rate is not None or args.steps is not None
+    sources = [args.epsilon is not None, args.orders is not None or args.rdp is not None, args.n is not None, dpsgd]
     if sum(sources) != 1:
-        raise ValueError("give exactly one of --epsilon, --orders with --rdp, or --n with --lam and --noise-std")
+        raise ValueError(
+            "give exactly one of --epsilon, --orders with --rdp, --n with --lam and --noise-std, "
+            "or --noise-multiplier with --sample-rate and --steps"
+        )
     extra: dict[str, Any] = {}
     if args.epsilon is not None:
         eps = args.epsilon
         source = "epsilon"
+    elif dpsgd:
+        from rerokit.accounting.events import dpsgd_event, rdp_curve
+
+        if args.noise_multiplier is None or args.sample_rate is None or args.steps is None:
+            raise ValueError("DP-SGD needs --noise-multiplier, --sample-rate and --steps")
+        orders, rdp = rdp_curve(dpsgd_event(args.noise_multiplier, args.sample_rate, args.steps), [2.0, 2.5, 3.0, 4.0])
+        eps, order = mse.rdp_epsilon_at_order(orders, rdp, 2.0)
+        source = "DP-SGD RDP curve (dp-accounting, Poisson subsampled Gaussian)"
+        extra = {"noise_multiplier": args.noise_multiplier, "sample_rate": args.sample_rate, "steps": args.steps, "order_used": order}
     elif args.n is not None:
         if args.lam is None or args.noise_std is None:
             raise ValueError("--n needs --lam and --noise-std (output perturbation)")
@@ -172,6 +186,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--epsilon", type=float, help="RDP epsilon at order 2")
     p.add_argument("--orders", help="comma-separated RDP orders (with --rdp)")
     p.add_argument("--rdp", help="comma-separated RDP epsilons at --orders")
+    p.add_argument("--noise-multiplier", type=float, help="DP-SGD: noise multiplier (with --sample-rate, --steps)")
+    p.add_argument("--sample-rate", type=float, help="DP-SGD: Poisson sampling rate")
+    p.add_argument("--steps", type=int, help="DP-SGD: number of steps")
     p.add_argument("--n", type=int, help="output perturbation: training set size")
     p.add_argument("--lam", type=float, help="output perturbation: L2 coefficient of (1/n) sum l + lam/2 ||w||^2")
     p.add_argument("--noise-std", type=float, help="output perturbation: Gaussian noise standard deviation")

@@ -6,7 +6,8 @@ authors' code) solved to optimality, released with output perturbation
 theta* + N(0, noise_std^2 I). For each training sample z = (x, y):
 
 * bound: 1/dFIL(x) with dFIL = Tr(J^T J)/(noise_std^2 d), J = d theta*/dx (Thm 2, unbiased
-  attacks; :func:`rerokit.training.fil.output_perturbation_dfil`);
+  attacks; :func:`rerokit.training.fil.output_perturbation_dfil`), and the tighter
+  Tr(I^{-1})/d of the same theorem (CSV column ``mse_lower_bound_trinv``);
 * attack: Balle et al. Thm 1 against the noisy release, MSE = ||x_hat - x||^2/d averaged over
   ``draws`` noise draws (the paper: 10,000 draws on MNIST, noise_std = 1e-5).
 
@@ -40,7 +41,7 @@ def fil_glm_setup(
     from rerokit.attacks.glm import fit_glm
     from rerokit.bounds.mse import output_perturbation_rdp, rdp_mse_lower_bound
     from rerokit.data import load_dataset
-    from rerokit.training.fil import output_perturbation_dfil
+    from rerokit.training.fil import output_perturbation_dfil, output_perturbation_trace_inverse_bound
 
     lam = check_positive("lam", lam)
     s = check_positive("noise_std", noise_std)
@@ -55,12 +56,13 @@ def fil_glm_setup(
     model = fit_glm(X, y, "logistic", n * lam, penalize_intercept=True)
     dfil = output_perturbation_dfil(model, X, y, s)
     bound = 1.0 / dfil
+    bound_trinv = output_perturbation_trace_inverse_bound(model, X, y, s)
     # Lipschitz constant of the logistic loss in theta: max ||[1, x]||.
     lip = float(np.sqrt(1.0 + (X**2).sum(1)).max())
     eps2 = output_perturbation_rdp(n, lam, s, 2.0, lipschitz=lip)
     rdp_b = rdp_mse_lower_bound(eps2, 1.0)
     return {
-        "X": X, "y": y, "model": model, "dfil": dfil, "bound": bound, "n": n, "dim": d,
+        "X": X, "y": y, "model": model, "dfil": dfil, "bound": bound, "bound_trinv": bound_trinv, "n": n, "dim": d,
         "epsilon_rdp2": eps2, "rdp_mse_bound": rdp_b.value, "lipschitz": lip,
         "train_accuracy": float(((X @ model.theta[0, 1:] + model.theta[0, 0] > 0).astype(int) == y).mean()),
     }
@@ -85,7 +87,8 @@ def run_fil_glm(
 
     Summary keys: ``fraction_bound_holds`` (attack MSE >= 1/dFIL, over samples the attack did not
     fail on), ``fraction_bound_holds_below_1`` (same over samples whose bound is <= 1, the
-    paper's "left of the perfect privacy line"), ``spearman`` (rank correlation of bound and
+    paper's "left of the perfect privacy line"), ``fraction_trinv_bound_holds`` (against the
+    tighter Tr(I^{-1})/d), ``spearman`` (rank correlation of bound and
     attack MSE), the RDP epsilon of the setting and its Thm 1 bound, and the settings.
     """
     import numpy as np
@@ -140,9 +143,10 @@ def run_fil_glm(
     rho = float(spearmanr(bound[ok], attack[ok]).statistic) if ok.sum() > 2 else float("nan")
     with open(out / "fil_glm.csv", "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["index", "label", "dfil", "mse_lower_bound", "attack_mse", "bound_holds"])
+        w.writerow(["index", "label", "dfil", "mse_lower_bound", "attack_mse", "bound_holds", "mse_lower_bound_trinv"])
         for i in range(n):
-            w.writerow([i, int(y[i]), repr(float(st["dfil"][i])), repr(float(bound[i])), repr(float(attack[i])), int(bool(holds[i]))])
+            w.writerow([i, int(y[i]), repr(float(st["dfil"][i])), repr(float(bound[i])), repr(float(attack[i])),
+                        int(bool(holds[i])), repr(float(st["bound_trinv"][i]))])
     if plot:
         import matplotlib
 
@@ -175,6 +179,7 @@ def run_fil_glm(
         "fraction_bound_holds_below_1": float(holds[below1].mean()) if below1.any() else float("nan"),
         "samples_bound_below_1": int(below1.sum()),
         "spearman": rho,
+        "fraction_trinv_bound_holds": float((attack >= st["bound_trinv"])[ok].mean()) if ok.any() else float("nan"),
         "bound_min": float(bound.min()),
         "bound_median": float(np.median(bound)),
         "bound_max": float(bound.max()),

@@ -40,6 +40,7 @@ __all__ = [
     "glm_sample_loss",
     "output_perturbation_jacobians",
     "output_perturbation_dfil",
+    "output_perturbation_trace_inverse_bound",
     "gelu_clip",
     "clipped_grad_fn",
     "clipped_grad_jacobian_trace",
@@ -100,7 +101,12 @@ def output_perturbation_jacobians(model, X: np.ndarray, y: np.ndarray, *, chunk:
 
     th_flat = theta.reshape(-1)
     H = torch.func.hessian(total)(th_flat)
-    Hc = torch.linalg.cholesky(H)
+    Hc, info = torch.linalg.cholesky_ex(H)
+    if int(info) != 0:
+        raise ValueError(
+            "the Hessian of the training objective is singular at theta*: the optimum is not unique and "
+            "d theta*/dx is undefined; use an L2 penalty (lam > 0) or remove constant features"
+        )
 
     def grad_theta(th_flat: torch.Tensor, x: torch.Tensor, yy: torch.Tensor) -> torch.Tensor:
         xfull = torch.cat([torch.ones(off, dtype=x.dtype), x])
@@ -127,6 +133,24 @@ def output_perturbation_dfil(model, X: np.ndarray, y: np.ndarray, noise_std: flo
     out = np.empty(np.asarray(X).shape[0])
     for sl, J in output_perturbation_jacobians(model, X, y, chunk=chunk):
         out[sl] = (J**2).sum(dim=(1, 2)).numpy() / (s * s * d)
+    return out
+
+
+def output_perturbation_trace_inverse_bound(model, X: np.ndarray, y: np.ndarray, noise_std: float, *, chunk: int = 256) -> np.ndarray:
+    """Per-sample Tr(I_h(x)^{-1}) / d with I_h = J^T J / noise_std^2 (Guo et al. Thm 2, first step).
+
+    The tighter Cramer-Rao bound for unbiased attacks, MSE >= Tr(I^{-1})/d >= d/Tr(I) = 1/dFIL
+    (the second inequality is Cauchy-Schwarz). +inf where I is singular (some direction of x
+    leaves theta* unchanged: no unbiased estimator has finite variance).
+    """
+    s = check_positive("noise_std", noise_std)
+    d = model.num_features
+    out = np.empty(np.asarray(X).shape[0])
+    for sl, J in output_perturbation_jacobians(model, X, y, chunk=chunk):
+        ev = torch.linalg.eigvalsh(J.transpose(1, 2) @ J)  # (m, d), ascending
+        tiny = ev[:, -1:] * (d * torch.finfo(ev.dtype).eps * 10)
+        tr = torch.where((ev > tiny).all(1), (1.0 / ev.clamp_min(1e-300)).sum(1), torch.full_like(ev[:, 0], math.inf))
+        out[sl] = tr.numpy() * s * s / d
     return out
 
 
