@@ -102,6 +102,14 @@ def test_bad_inputs_name_parameter():
         per_sample_grads(fm, th, X, y[:4])
     with pytest.raises(TypeError, match="y must"):
         per_sample_grads(fm, th, X, y.float())
+    with pytest.raises(ValueError, match="y must hold class labels"):
+        per_sample_grads(fm, th, X, y + 2)
+    # usable under vmap (over parameter sets and over data sets): equals the unbatched rows
+    ths = torch.stack([th, 2 * th])
+    Gv = torch.func.vmap(lambda t: per_sample_clipped_grads(fm, t, X, y, 0.5))(ths)
+    assert torch.allclose(Gv[1], per_sample_clipped_grads(fm, 2 * th, X, y, 0.5), atol=1e-6)
+    Gd = torch.func.vmap(lambda x, t: per_sample_grads(fm, th, x, t))(torch.stack([X, X.flip(0)]), torch.stack([y, y.flip(0)]))
+    assert torch.allclose(Gd[1], per_sample_grads(fm, th, X.flip(0), y.flip(0)), atol=1e-6)
     with pytest.raises(ValueError, match="theta"):
         fm.unflatten(torch.zeros(3))
     with pytest.raises(ValueError, match="seed"):

@@ -60,9 +60,18 @@ def _check_labels(fm, theta: torch.Tensor, x1: torch.Tensor, y: torch.Tensor, na
 def per_sample_grads(fm, theta: torch.Tensor, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """``(n, P)``: row i is ``grad_theta l(theta, (X[i], y[i]))`` (cross-entropy of one sample)."""
     _check_batch(fm, theta, X, y)
-    if X.shape[0]:
-        _check_labels(fm, theta, X[:1], y)
+    if X.shape[0] and not any(_under_transform(t) for t in (theta, X, y)):
+        _check_labels(fm, theta, X[:1], y)  # data-dependent check: skipped under vmap/grad
     return _psg(fm, theta, X, y)
+
+
+def _under_transform(t: torch.Tensor) -> bool:
+    """True if ``t`` is wrapped by a torch.func transform (vmap/grad), where .item() is not allowed."""
+    try:
+        from torch._C._functorch import is_functorch_wrapped_tensor
+    except ImportError:  # pragma: no cover - older/newer torch without this hook: be conservative
+        return True
+    return bool(is_functorch_wrapped_tensor(t))
 
 
 def _psg(fm, theta, X, y):
