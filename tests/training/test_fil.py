@@ -173,6 +173,17 @@ def test_dpsgd_fil_composes_over_steps(tiny):
     np.testing.assert_allclose(two.dfil, one.dfil + second, rtol=1e-8)
 
 
+def test_dpsgd_fil_repeats_average_runs(tiny):
+    mod, X, Y = tiny
+    kw = dict(noise_multiplier=1.0, sample_rate=0.6, steps=3, clip=0.5)
+    r0 = dpsgd_fil(mod, X, Y, seed=4, **kw)
+    r1 = dpsgd_fil(mod, X, Y, seed=5, **kw)
+    avg = dpsgd_fil(mod, X, Y, seed=4, repeats=2, **kw)
+    np.testing.assert_allclose(avg.dfil, (r0.dfil + r1.dfil) / 2, rtol=1e-12)
+    np.testing.assert_allclose(avg.mse_lower_bound, 1 / avg.dfil)
+    assert avg.settings["repeats"] == 2
+
+
 def test_dpsgd_fil_subsampling(tiny):
     mod, X, Y = tiny
     kw = dict(noise_multiplier=2.0, sample_rate=0.5, steps=6, clip=0.5, seed=1)

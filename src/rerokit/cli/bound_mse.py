@@ -123,7 +123,7 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
         res = dpsgd_fil(
             module, X, Y, noise_multiplier=args.noise_multiplier, sample_rate=args.sample_rate, steps=args.steps,
             clip=args.clip, lr=args.lr, seed=args.seed, coords=args.coords, subsampling=args.subsampling,
-            delta=args.delta, progress=not args.json,
+            delta=args.delta, progress=not args.json, repeats=args.repeats,
         )
         return {
             "mechanism": "DP-SGD, GELU clipping (Guo et al. 2022, Alg. 1)",
@@ -216,6 +216,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--coords", type=int, default=None, help="coordinates sampled per step for the trace (Eq. 5); default all")
     p.add_argument("--subsampling", default="convexity", choices=("convexity", "amplified"))
     p.add_argument("--delta", type=float, default=None, help="per-step delta of the amplified subsampling factor")
+    p.add_argument("--repeats", type=int, default=1, help="DP-SGD runs averaged (Monte Carlo of Eq. 4; paper: 10)")
     p.add_argument("--seed", type=int, default=0)
     add_json_flag(p)
     p.set_defaults(func=_fil)

@@ -307,6 +307,7 @@ def dpsgd_fil(
     delta: float | None = None,
     chunk: int = 512,
     progress: bool = False,
+    repeats: int = 1,
 ) -> DPSGDFILResult:
     """Train ``module`` with DP-SGD (Poisson sampling at ``sample_rate``, GELU clipping at
     ``clip``, noise N(0, (noise_multiplier clip)^2 I) on the sum, step lr * sum / (q n)) and
@@ -317,9 +318,29 @@ def dpsgd_fil(
     Gaussian mechanism with replace-one sensitivity 2 * 1.1153 C of the clipped sum (as in Alg. 1
     line 4) and std sigma C; ``delta`` defaults to 1/(n steps) (total failure probability
     <= 1/n, Sec. 6.1). ``coords``: coordinates sampled per sample and step for the trace (Eq. 5);
-    None = all (exact). One training run is one Monte-Carlo draw of E[sum_t I_t] (Thm 3).
-    The module's own parameters are not modified.
+    None = all (exact). One training run is one Monte-Carlo draw of E[sum_t I_t] (Thm 3, Eq. 4);
+    ``repeats`` > 1 averages the accumulated traces of runs with seeds seed, seed+1, ... (the
+    paper averages 10 runs). The initial parameters w0 (the module's) are kept fixed across
+    repeats: the bound is then conditional on w0, which is data-independent (a stronger
+    adversary that knows w0; by convexity of Fisher information it also bounds the
+    unconditional FIM averaged over w0). The module's own parameters are not modified.
+
+    Scaling: the noise on the clipped sum has std sigma C, so each step adds
+    kappa Tr(J_t^T J_t) / (sigma C)^2 (as the authors' code, which divides by sigma * C; the
+    paper's Alg. 1 line 10 writes kappa / sigma^2, i.e. C = 1).
     """
+    repeats = check_int("repeats", repeats, minimum=1)
+    if repeats > 1:
+        runs = [
+            dpsgd_fil(module, X, Y, noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps, clip=clip,
+                      lr=lr, seed=seed + r, coords=coords, subsampling=subsampling, delta=delta, chunk=chunk,
+                      progress=progress, repeats=1)
+            for r in range(repeats)
+        ]
+        dfil = np.mean([r.dfil for r in runs], axis=0)
+        settings = dict(runs[0].settings, repeats=repeats)
+        return DPSGDFILResult(dfil, np.asarray(cramer_rao_mse_lower_bound(dfil)), runs[0].kappa, runs[0].epsilon_step,
+                              settings, runs[-1].final_params)
     sigma = check_positive("noise_multiplier", noise_multiplier)
     q = check_probability("sample_rate", sample_rate)
     T = check_int("steps", steps, minimum=1)
