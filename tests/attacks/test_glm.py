@@ -161,6 +161,8 @@ def test_bad_input():
         fit_glm(X, yreg, "ridge", 0.0)
     with pytest.raises(ValueError, match="l2"):
         fit_glm(X, yreg, "ridge", float("nan"))
+    with pytest.raises(ValueError, match="l2 must be > 0 for logistic"):
+        fit_glm(X, ybin, "logistic", 0.0)
     with pytest.raises(ValueError, match="labels"):
         fit_glm(X, yreg, "logistic", 1.0)
     with pytest.raises(ValueError, match="X"):

@@ -155,6 +155,9 @@ def fit_glm(
     l2 = check_nonnegative("l2", l2)
     if model == "ridge" and l2 == 0:
         raise ValueError("l2 must be > 0 for ridge regression, got 0")
+    if model in ("logistic", "multinomial") and l2 == 0:
+        # Separable data (common in high dimension) has no finite optimum without a penalty.
+        raise ValueError(f"l2 must be > 0 for {model} regression (no finite optimum on separable data), got 0")
     max_iter = check_int("max_iter", max_iter, minimum=1)
     A = _design(X, intercept)
     n, dp = A.shape
