@@ -1,0 +1,738 @@
+"""Reconstructor-network (RecoNN) attack of Balle et al. (2022), "Reconstructing Training Data
+with Informed Adversaries", Sec. IV-V.
+
+Threat model (Balle et al. Def. 1): the adversary knows the fixed dataset D_-, the training
+algorithm A (here full-batch gradient descent with momentum on the cross-entropy, Table V) and,
+by default, the initial parameters theta_0 ("known initialisation"). Writing
+A_{D_-}(z) = A(D_- u {z}), the attack (Sec. IV-B) is
+
+1. shadow models: for shadow targets z_bar_1..z_bar_k (side knowledge D_bar, disjoint from D_-)
+   train theta_bar_i = A_{D_-}(z_bar_i)                           (:func:`train_models`);
+2. train a reconstructor phi : Theta -> Z on S = {(theta_bar_i, z_bar_i)} (:func:`train_reconstructor`):
+   an MLP on the flattened parameters, each coordinate standardised with the training-set mean and
+   standard deviation (Sec. V-A(c)), sigmoid outputs in [0, 1]^d, loss MAE + MSE;
+3. reconstruct z_hat = phi(theta) from a released model theta = A_{D_-}(z) for a held-out z.
+
+Evaluation (Sec. V-B): per target the MSE ``mean_j (z_j - z_hat_j)^2``, compared with the
+nearest-neighbour oracle (:mod:`rerokit.attacks.nn_oracle`) over the adversary's pool
+D_- u D_bar; the KL metric KL(p(.|z) || p(.|z_hat)) between the class probabilities of a
+classifier trained here (the paper uses a LeNet on MNIST; we train a small MLP on the non-target
+part of the dataset). The attack succeeds (Table II) when the mean reconstruction MSE is below
+the mean oracle MSE; we also report the fraction of targets reconstructed below their own oracle.
+
+Released/shadow model training. Non-private GD (the default) uses :func:`gd_many`, a batched
+full-batch GD for MLPs written for this attack: the fixed set D_- is one shared tensor (never
+copied per model), the first layer for all K models is one matrix product
+``(K*h, d) @ (d, n)``, and the backward pass is written out (softmax - onehot; closed-form
+activation derivatives), so no per-sample gradients are formed. Checked against a per-model
+``torch.func.grad`` loop and against :func:`rerokit.training.train_dpsgd_many` in the tests.
+DP-GD (Sec. VI-D: per-sample clipping to C = 1, Gaussian noise for (epsilon, 1e-5)-DP, fresh noise
+for every released and shadow model, unknown to the adversary) uses the training engine
+:func:`rerokit.training.train_dpsgd_many` with ``sample_rate=1`` and the noise multiplier from
+:func:`rerokit.bounds.calibrate.noise_multiplier_for_epsilon` (PLD accountant, add/remove).
+
+Deviations from the paper, scaled for CPU and the 8x8 digits: the released model is the digits
+MLP 64-10-10 (ELU) instead of 784-10-10, initialised with PyTorch's default (not Haiku's LeCun
+normal); the reconstructor defaults to two hidden layers of 512 (paper: 1,000) trained with Adam
+(paper: RMSProp, lr 1e-3, batch 128). digits has only 1,797 images, so when more shadow targets
+are requested than the shadow pool holds, the extra targets are pool images shifted by one pixel
+(:func:`shadow_targets`); every shadow target used joins the oracle's pool (a stronger oracle).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import asdict, dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from rerokit._validate import check_choice, check_int, check_positive, check_probability
+from rerokit.attacks.nn_oracle import nn_oracle
+
+__all__ = [
+    "ReconSplit",
+    "split_dataset",
+    "shadow_targets",
+    "gd_many",
+    "train_models",
+    "Reconstructor",
+    "train_reconstructor",
+    "train_kl_classifier",
+    "kl_metric",
+    "ReconnResult",
+    "run_reconn",
+    "save_reconstructions_png",
+    "ACTIVATIONS_FAST",
+]
+
+ACTIVATIONS_FAST = ("elu", "relu", "tanh", "sigmoid")
+"""Activations of the released MLP supported by :func:`gd_many` (closed-form derivatives)."""
+
+
+def _log(msg: str, progress: bool) -> None:
+    if progress:
+        print(f"[reconn] {msg}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------------------------
+# data: D_-, shadow pool D_bar, evaluation targets
+
+
+@dataclass(frozen=True)
+class ReconSplit:
+    """Disjoint parts of a dataset (Balle et al. Sec. V-A(a)): the fixed set D_- (``X_fixed``,
+    ``y_fixed``), the shadow pool D_bar (``X_pool``, ``y_pool``) and the held-out evaluation
+    targets (``X_eval``, ``y_eval``). Images are flattened to (n, d) float32 in [0, 1];
+    ``shape`` is one image's shape (C, H, W)."""
+
+    X_fixed: np.ndarray
+    y_fixed: np.ndarray
+    X_pool: np.ndarray
+    y_pool: np.ndarray
+    X_eval: np.ndarray
+    y_eval: np.ndarray
+    shape: tuple[int, ...]
+    num_classes: int
+
+
+def split_dataset(dataset, fixed_size: int, n_eval: int, seed: int) -> ReconSplit:
+    """Random disjoint split of a :class:`rerokit.data.Dataset` into D_- (``fixed_size``
+    points), ``n_eval`` evaluation targets and the remaining shadow pool (at least one point)."""
+    n = int(dataset.n)
+    fixed_size = check_int("fixed_size", fixed_size, minimum=1, maximum=max(1, n - 2))
+    n_eval = check_int("targets", n_eval, minimum=1, maximum=max(1, n - fixed_size - 1))
+    seed = check_int("seed", seed, minimum=0)
+    perm = np.random.default_rng(np.random.SeedSequence([seed, 1])).permutation(n)
+    Xf = dataset.flat.astype(np.float32)
+    y = np.asarray(dataset.y, dtype=np.int64)
+    a, b = perm[:fixed_size], perm[fixed_size : fixed_size + n_eval]
+    c = perm[fixed_size + n_eval :]
+    return ReconSplit(Xf[a], y[a], Xf[c], y[c], Xf[b], y[b], tuple(dataset.sample_shape), int(dataset.num_classes))
+
+
+def _shift(img: np.ndarray, dy: int, dx: int) -> np.ndarray:
+    """Translate (C, H, W) images by (dy, dx) pixels, filling with zeros (the background)."""
+    out = np.zeros_like(img)
+    H, W = img.shape[-2:]
+    ys, yd = (slice(0, H - dy), slice(dy, H)) if dy >= 0 else (slice(-dy, H), slice(0, H + dy))
+    xs, xd = (slice(0, W - dx), slice(dx, W)) if dx >= 0 else (slice(-dx, W), slice(0, W + dx))
+    out[..., yd, xd] = img[..., ys, xs]
+    return out
+
+
+_SHIFTS = [(dy, dx) for dy in (-1, 0, 1) for dx in (-1, 0, 1) if (dy, dx) != (0, 0)]
+
+
+def shadow_targets(X_pool: np.ndarray, y_pool: np.ndarray, k: int, shape: Sequence[int], seed: int):
+    """``k`` shadow targets from the pool D_bar: the pool points in random order, then (if
+    ``k`` exceeds the pool) pool points translated by one pixel in one of 8 directions, each
+    (point, shift) pair used at most once. Returns ``(X (k, d), y (k,), n_shifted)``.
+
+    Balle et al. (Sec. VI-B, Fig. 6) find the shadow targets need not come from the target
+    distribution; shifted digits are a cheap way to get more than the 1,797 images digits has.
+    """
+    k = check_int("shadow_models", k, minimum=1)
+    m = int(X_pool.shape[0])
+    shape = tuple(int(s) for s in shape)
+    cap = m * (1 + (len(_SHIFTS) if len(shape) == 3 and shape[-1] > 1 and shape[-2] > 1 else 0))
+    if k > cap:
+        raise ValueError(f"shadow_models must be <= {cap} (shadow pool of {m} points and its 1-pixel shifts), got {k}")
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 2]))
+    order = rng.permutation(m)
+    take = min(k, m)
+    X = [X_pool[order[:take]]]
+    y = [y_pool[order[:take]]]
+    n_shift = k - take
+    if n_shift > 0:
+        pairs = rng.choice(m * len(_SHIFTS), size=n_shift, replace=False)
+        pi, si = pairs // len(_SHIFTS), pairs % len(_SHIFTS)
+        imgs = X_pool[pi].reshape((n_shift,) + shape)
+        out = np.empty_like(imgs)
+        for s, (dy, dx) in enumerate(_SHIFTS):
+            sel = si == s
+            if sel.any():
+                out[sel] = _shift(imgs[sel], dy, dx)
+        X.append(out.reshape(n_shift, -1))
+        y.append(y_pool[pi])
+    return np.concatenate(X).astype(np.float32), np.concatenate(y).astype(np.int64), int(n_shift)
+
+
+# --------------------------------------------------------------------------------------------
+# released / shadow model training
+
+
+def _mlp_layout(d: int, hidden: Sequence[int], c: int) -> list[tuple[int, int, int, int]]:
+    """[(w_offset, b_offset, out, in)] per Linear layer, in ``make_mlp``'s flat layout
+    (``rerokit.training.FunctionalModel``: weight (out, in) row-major, then bias)."""
+    dims = [d, *hidden, c]
+    out, off = [], 0
+    for i in range(len(dims) - 1):
+        o, inp = dims[i + 1], dims[i]
+        out.append((off, off + o * inp, o, inp))
+        off += o * inp + o
+    return out
+
+
+def _act(name: str, z: torch.Tensor) -> torch.Tensor:
+    if name == "elu":
+        return F.elu(z)
+    if name == "relu":
+        return torch.relu(z)
+    if name == "tanh":
+        return torch.tanh(z)
+    return torch.sigmoid(z)
+
+
+def _act_grad(name: str, z: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+    """act'(z) from z and h = act(z)."""
+    if name == "elu":  # z > 0: 1; z <= 0: e^z = h + 1 (<= 1)
+        return (h + 1.0).clamp(max=1.0)
+    if name == "relu":
+        return (z > 0).to(z.dtype)
+    if name == "tanh":
+        return 1.0 - h * h
+    return h * (1.0 - h)
+
+
+def _gd_grads(theta, XfT, Xf, Yf, xt, yt1, layout, act: str, n_total: int):
+    """Full-batch gradient of the mean cross-entropy over D_- u {z_k} for K models at once.
+
+    theta (K, P); XfT (d, n) and Xf (n, d) the shared D_-; Yf (c, n) its one-hot labels;
+    xt (K, d) and yt1 (K, c) each model's own target. Activations are laid out (K, width, n + 1),
+    column n being the target. Returns (K, P).
+    """
+    K = theta.shape[0]
+    n = Xf.shape[0]
+    Ws = [theta[:, w : b].reshape(K, o, i) for (w, b, o, i) in layout]
+    bs = [theta[:, b : b + o] for (w, b, o, i) in layout]
+    o1, d = layout[0][2], layout[0][3]
+    zf = (Ws[0].reshape(K * o1, d) @ XfT).view(K, o1, n)
+    zt = torch.bmm(Ws[0], xt.unsqueeze(2))
+    z = torch.cat([zf, zt], 2) + bs[0].unsqueeze(2)
+    zs, hs = [z], []
+    for layer in range(1, len(layout)):
+        h = _act(act, zs[-1])
+        hs.append(h)
+        zs.append(torch.baddbmm(bs[layer].unsqueeze(2), Ws[layer], h))
+    logits = zs[-1]  # (K, c, n + 1)
+    u = torch.softmax(logits, dim=1)
+    u = u - torch.cat([Yf.unsqueeze(0).expand(K, -1, -1), yt1.unsqueeze(2)], 2)
+    u = u * (1.0 / n_total)
+    G = torch.empty_like(theta)
+    for layer in range(len(layout) - 1, 0, -1):
+        w, b, o, i = layout[layer]
+        h = hs[layer - 1]
+        G[:, w:b] = torch.bmm(u, h.transpose(1, 2)).reshape(K, -1)
+        G[:, b : b + o] = u.sum(2)
+        u = torch.bmm(Ws[layer].transpose(1, 2), u) * _act_grad(act, zs[layer - 1], h)
+    w, b, o, i = layout[0]
+    gW = (u[:, :, :n].reshape(K * o, n) @ Xf).view(K, o, i) + u[:, :, n:] * xt.unsqueeze(1)
+    G[:, w:b] = gW.reshape(K, -1)
+    G[:, b : b + o] = u.sum(2)
+    return G
+
+
+def _compiled(fn):
+    try:
+        return torch.compile(fn, dynamic=False)
+    except Exception:  # pragma: no cover - no compiler available: eager is exact, only slower
+        return fn
+
+
+def gd_many(
+    theta0: torch.Tensor,
+    X_fixed: torch.Tensor,
+    y_fixed: torch.Tensor,
+    X_targets: torch.Tensor,
+    y_targets: torch.Tensor,
+    *,
+    hidden: Sequence[int] = (10,),
+    activation: str = "elu",
+    num_classes: int = 10,
+    steps: int = 100,
+    lr: float = 0.2,
+    momentum: float = 0.9,
+    chunk_size: int | None = None,
+    compile: bool = False,
+    progress: bool = False,
+) -> torch.Tensor:
+    """K released/shadow models theta_k = A(D_- u {z_k}) by full-batch GD with momentum
+    (Balle et al. Sec. V-A(b), Table V: cross-entropy, lr 0.2, momentum 0.9, 100 epochs),
+    vectorised over models.
+
+    ``theta0``: (P,) known initialisation shared by all models, or (K, P) one per model, in the
+    flat layout of ``rerokit.training.FunctionalModel(make_mlp(d, hidden, c, activation))``.
+    ``X_fixed`` (n, d) and ``y_fixed`` (n,) are D_-, shared (never copied per model);
+    ``X_targets`` (K, d), ``y_targets`` (K,) the per-model points. Update (torch SGD convention):
+    ``g = (1/(n+1)) sum_{z in D_- u {z_k}} grad l(theta, z)``, ``v <- momentum v + g``,
+    ``theta <- theta - lr v``. Returns (K, P). ``compile``: ``torch.compile`` the step (fuses the
+    elementwise work; same result to float round-off). Raises ``ValueError`` naming ``lr`` if a
+    model diverges.
+    """
+    check_choice("activation", activation, ACTIVATIONS_FAST)
+    steps = check_int("steps", steps, minimum=1)
+    lr = check_positive("lr", lr)
+    momentum = float(momentum)
+    if not 0.0 <= momentum < 1.0:
+        raise ValueError(f"momentum must be a number in [0, 1), got {momentum!r}")
+    X_fixed = torch.as_tensor(X_fixed, dtype=torch.float32)
+    X_fixed = X_fixed.reshape(X_fixed.shape[0], -1).contiguous()
+    y_fixed = torch.as_tensor(y_fixed, dtype=torch.long).reshape(-1)
+    X_targets = torch.as_tensor(X_targets, dtype=torch.float32)
+    X_targets = X_targets.reshape(X_targets.shape[0], -1)
+    y_targets = torch.as_tensor(y_targets, dtype=torch.long).reshape(-1)
+    n, d = X_fixed.shape
+    K = X_targets.shape[0]
+    if y_fixed.shape[0] != n or y_targets.shape[0] != K or X_targets.shape[1] != d:
+        raise ValueError(
+            f"X_fixed (n, d), y_fixed (n,), X_targets (K, d), y_targets (K,) must agree; got "
+            f"{tuple(X_fixed.shape)}, {tuple(y_fixed.shape)}, {tuple(X_targets.shape)}, {tuple(y_targets.shape)}"
+        )
+    for nm, yy in (("y_fixed", y_fixed), ("y_targets", y_targets)):
+        if yy.numel() and (int(yy.min()) < 0 or int(yy.max()) >= num_classes):
+            raise ValueError(f"{nm} must hold labels in [0, {num_classes - 1}]")
+    layout = _mlp_layout(d, [check_int(f"hidden[{i}]", h, minimum=1) for i, h in enumerate(hidden)], num_classes)
+    P = layout[-1][1] + layout[-1][2]
+    theta0 = torch.as_tensor(theta0, dtype=torch.float32)
+    if theta0.shape not in ((P,), (K, P)):
+        raise ValueError(f"theta0 must have shape (P,)=({P},) or (K, P)=({K}, {P}); got {tuple(theta0.shape)}")
+    if chunk_size is None:
+        chunk_size = max(1, min(K, 2**21 // max(1, (n + 1) * max([*hidden, num_classes]))))
+    chunk_size = check_int("chunk_size", chunk_size, minimum=1)
+    XfT = X_fixed.T.contiguous()
+    Yf = F.one_hot(y_fixed, num_classes).T.to(torch.float32).contiguous()
+    Yt = F.one_hot(y_targets, num_classes).to(torch.float32)
+    out = torch.empty((K, P), dtype=torch.float32)
+
+    def step(theta, v, xt, yt1):
+        g = _gd_grads(theta, XfT, X_fixed, Yf, xt, yt1, layout, activation, n + 1)
+        v = momentum * v + g
+        return theta - lr * v, v
+
+    step_fn = _compiled(step) if compile else step
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=K, desc="train models", unit="model", leave=False, file=sys.stderr)
+    with torch.no_grad():
+        for a in range(0, K, chunk_size):
+            b_ = min(K, a + chunk_size)
+            th = (theta0.expand(b_ - a, P) if theta0.dim() == 1 else theta0[a:b_]).clone()
+            v = torch.zeros_like(th)
+            xt, yt1 = X_targets[a:b_].contiguous(), Yt[a:b_].contiguous()
+            for _ in range(steps):
+                th, v = step_fn(th, v, xt, yt1)
+            bad = ~torch.isfinite(th).all(1)
+            if bool(bad.any()):
+                raise ValueError(f"lr={lr!r} made training diverge (non-finite parameters in model(s) "
+                                 f"{(bad.nonzero().reshape(-1) + a).tolist()[:10]}); use a smaller lr")
+            out[a:b_] = th
+            if bar is not None:
+                bar.update(b_ - a)
+    if bar is not None:
+        bar.close()
+    return out
+
+
+def _functional_model(d: int, hidden: Sequence[int], c: int, activation: str):
+    from rerokit.training import FunctionalModel, make_mlp
+
+    return FunctionalModel(make_mlp(d, list(hidden), c, activation=activation))
+
+
+def train_models(
+    X_fixed: np.ndarray,
+    y_fixed: np.ndarray,
+    X_targets: np.ndarray,
+    y_targets: np.ndarray,
+    *,
+    hidden: Sequence[int] = (10,),
+    activation: str = "elu",
+    num_classes: int = 10,
+    epochs: int = 100,
+    lr: float = 0.2,
+    momentum: float = 0.9,
+    init: str = "known",
+    init_seed: int = 0,
+    noise_multiplier: float = 0.0,
+    clip: float | None = None,
+    seed: int = 0,
+    chunk_size: int | None = None,
+    compile: bool = False,
+    progress: bool = False,
+) -> torch.Tensor:
+    """theta_k = A(D_- u {z_k}) for every row z_k of ``X_targets``: (K, P).
+
+    ``init="known"``: every model starts from theta_0 = ``FunctionalModel.init_flat(init_seed)``
+    (the adversary knows it, Balle et al. Sec. V-A(b)); ``init="random"``: model k starts from
+    ``init_flat(s_k)`` with s_k drawn from ``seed`` (Sec. VI-B(e)). ``noise_multiplier > 0``
+    (with ``clip``): full-batch DP-GD through :func:`rerokit.training.train_dpsgd_many` with
+    per-model noise seeds from ``seed`` (Sec. VI-D); otherwise :func:`gd_many`.
+    """
+    check_choice("init", init, ("known", "random"))
+    K = int(np.asarray(X_targets).shape[0])
+    d = int(np.asarray(X_fixed).reshape(len(X_fixed), -1).shape[1])
+    fm = _functional_model(d, hidden, num_classes, activation)
+    if init == "known":
+        theta0 = fm.init_flat(check_int("init_seed", init_seed, minimum=0))
+    else:
+        ss = np.random.SeedSequence([check_int("seed", seed, minimum=0), 3]).generate_state(K, np.uint64) >> np.uint64(1)
+        theta0 = fm.init_flat_many([int(s) for s in ss])
+    sigma = float(noise_multiplier)
+    if sigma < 0 or not math.isfinite(sigma):
+        raise ValueError(f"noise_multiplier must be a finite number >= 0, got {noise_multiplier!r}")
+    if sigma == 0.0 and clip is None:
+        return gd_many(theta0, X_fixed, y_fixed, X_targets, y_targets, hidden=hidden, activation=activation,
+                       num_classes=num_classes, steps=epochs, lr=lr, momentum=momentum, chunk_size=chunk_size,
+                       compile=compile, progress=progress)
+    from rerokit.training import train_dpsgd_many
+
+    Xf = torch.as_tensor(np.asarray(X_fixed, dtype=np.float32)).reshape(len(X_fixed), -1)
+    Xt = torch.as_tensor(np.asarray(X_targets, dtype=np.float32)).reshape(K, 1, -1)
+    r = train_dpsgd_many(
+        fm, theta0, Xt, torch.as_tensor(np.asarray(y_targets, dtype=np.int64)).reshape(K, 1),
+        noise_multiplier=sigma, clip=clip, steps=epochs, lr=lr, sample_rate=1.0, momentum=momentum,
+        seed=check_int("seed", seed, minimum=0), shared=(Xf, torch.as_tensor(np.asarray(y_fixed, dtype=np.int64))),
+        chunk_size=chunk_size, progress=progress,
+    )
+    return r.theta
+
+
+# --------------------------------------------------------------------------------------------
+# reconstructor network
+
+
+class Reconstructor(nn.Module):
+    """phi: standardise(theta) -> MLP (ReLU) -> sigmoid, mapping flat parameters (P,) to a
+    reconstruction in [0, 1]^d (Balle et al. Sec. V-A(c), Table V). ``mean``/``std`` are the
+    per-coordinate statistics of the training shadow models (std floored at 1e-8)."""
+
+    def __init__(self, mean: torch.Tensor, std: torch.Tensor, out_dim: int, hidden: Sequence[int] = (512, 512)):
+        super().__init__()
+        self.register_buffer("mean", mean.detach().clone().float())
+        self.register_buffer("std", std.detach().clone().float().clamp_min(1e-8))
+        layers: list[nn.Module] = []
+        d = int(mean.numel())
+        for h in hidden:
+            layers += [nn.Linear(d, int(h)), nn.ReLU()]
+            d = int(h)
+        layers.append(nn.Linear(d, int(out_dim)))
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, theta: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(self.net((theta - self.mean) / self.std))
+
+
+def reconstruction_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """MAE + MSE (Balle et al. Table V, MNIST): mean |pred - target| + mean (pred - target)^2."""
+    diff = pred - target
+    return diff.abs().mean() + (diff * diff).mean()
+
+
+def train_reconstructor(
+    thetas: torch.Tensor,
+    targets: torch.Tensor,
+    *,
+    hidden: Sequence[int] = (512, 512),
+    epochs: int = 60,
+    batch_size: int = 128,
+    lr: float = 1e-3,
+    optimizer: str = "adam",
+    weight_decay: float = 0.0,
+    seed: int = 0,
+    progress: bool = False,
+) -> Reconstructor:
+    """phi = R(S) on S = {(theta_bar_i, z_bar_i)}: ``thetas`` (k, P), ``targets`` (k, d) in [0, 1].
+
+    Mini-batch training (shuffled each epoch with a generator seeded by ``seed``) of
+    :class:`Reconstructor` on :func:`reconstruction_loss`, optimiser ``adam`` or ``rmsprop``
+    (the paper's choice, lr 1e-3, batch 128, 100 epochs)."""
+    thetas = torch.as_tensor(thetas, dtype=torch.float32)
+    targets = torch.as_tensor(targets, dtype=torch.float32).reshape(thetas.shape[0], -1)
+    k = check_int("shadow_models", thetas.shape[0], minimum=2)
+    epochs = check_int("reconstructor_epochs", epochs, minimum=1)
+    batch_size = check_int("batch_size", batch_size, minimum=1)
+    lr = check_positive("reconstructor_lr", lr)
+    check_choice("optimizer", optimizer, ("adam", "rmsprop"))
+    hidden = [check_int(f"reconstructor_hidden[{i}]", h, minimum=1) for i, h in enumerate(hidden)]
+    gen = torch.Generator().manual_seed(check_int("seed", seed, minimum=0))
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(torch.randint(0, 2**62, (1,), generator=gen)))
+        model = Reconstructor(thetas.mean(0), thetas.std(0), targets.shape[1], hidden)
+    opt_cls = torch.optim.Adam if optimizer == "adam" else torch.optim.RMSprop
+    opt = opt_cls(model.parameters(), lr=lr, weight_decay=weight_decay)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=epochs, desc="train reconstructor", unit="epoch", leave=False, file=sys.stderr)
+    model.train()
+    for _ in range(epochs):
+        perm = torch.randperm(k, generator=gen)
+        tot = 0.0
+        for a in range(0, k, batch_size):
+            idx = perm[a : a + batch_size]
+            loss = reconstruction_loss(model(thetas[idx]), targets[idx])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            tot += float(loss.detach()) * idx.numel()
+        if bar is not None:
+            bar.set_postfix(loss=f"{tot / k:.4f}")
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    model.eval()
+    return model
+
+
+# --------------------------------------------------------------------------------------------
+# KL metric (Balle et al. Sec. V-B(c))
+
+
+def train_kl_classifier(X: np.ndarray, y: np.ndarray, num_classes: int, *, seed: int = 0, steps: int = 500,
+                        hidden: int = 64) -> nn.Module:
+    """The classifier behind the KL metric: an MLP d-``hidden``-classes (ELU) trained with Adam
+    (lr 1e-2, full batch, ``steps`` steps) on (X, y). Balle et al. use a 99.4% LeNet on MNIST."""
+    from rerokit.training.models import make_mlp
+
+    X = torch.as_tensor(np.asarray(X, dtype=np.float32)).reshape(len(X), -1)
+    y = torch.as_tensor(np.asarray(y, dtype=np.int64))
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(check_int("seed", seed, minimum=0))
+        clf = make_mlp(X.shape[1], [hidden], num_classes)
+    opt = torch.optim.Adam(clf.parameters(), lr=1e-2, weight_decay=1e-4)
+    for _ in range(check_int("steps", steps, minimum=1)):
+        loss = F.cross_entropy(clf(X), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    clf.eval()
+    return clf
+
+
+def kl_metric(clf: nn.Module, x: np.ndarray | torch.Tensor, x_hat: np.ndarray | torch.Tensor) -> np.ndarray:
+    """Per point KL(p(.|x) || p(.|x_hat)) = sum_c p_c(x) (log p_c(x) - log p_c(x_hat)) (nats) of
+    the classifier's predicted class probabilities (Balle et al. Sec. V-B(c))."""
+    x = torch.as_tensor(np.asarray(x, dtype=np.float32)).reshape(len(x), -1)
+    x_hat = torch.as_tensor(np.asarray(x_hat, dtype=np.float32)).reshape(len(x_hat), -1)
+    with torch.no_grad():
+        lp = F.log_softmax(clf(x), -1)
+        lq = F.log_softmax(clf(x_hat), -1)
+        kl = (lp.exp() * (lp - lq)).sum(-1).clamp_min(0.0)
+    return kl.numpy().astype(np.float64)
+
+
+# --------------------------------------------------------------------------------------------
+# the attack end to end
+
+
+@dataclass
+class ReconnResult:
+    """Outcome of :func:`run_reconn` on held-out released models.
+
+    ``mse``: mean over evaluation targets of the reconstruction MSE; ``nn_oracle_mse``: mean of
+    the nearest-neighbour oracle MSE (Sec. V-B(d)); ``success``: ``mse < nn_oracle_mse``
+    (Table II's criterion); ``success_rate``: fraction of targets with MSE below their own oracle
+    MSE; ``kl`` / ``nn_oracle_kl``: mean KL metric of the reconstructions / of the oracle's
+    guesses. Per-target arrays in ``per_target``; ``reconstructions`` (m, d) and ``targets``.
+    """
+
+    mse: float
+    nn_oracle_mse: float
+    success: bool
+    success_rate: float
+    kl: float
+    nn_oracle_kl: float
+    per_target: dict[str, np.ndarray]
+    targets: np.ndarray
+    reconstructions: np.ndarray
+    shape: tuple[int, ...]
+    settings: dict[str, Any]
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (no per-target arrays)."""
+        from rerokit.attacks.result import AttackResult
+
+        m = AttackResult.from_values(self.per_target["mse"], seed=self.settings.get("seed"), metric="mse")
+        s = AttackResult.from_successes(self.per_target["success"], seed=self.settings.get("seed"))
+        return {
+            "mse": self.mse,
+            "mse_ci": [m.interval[0], m.interval[1]],
+            "nn_oracle_mse": self.nn_oracle_mse,
+            "success": bool(self.success),
+            "success_rate": self.success_rate,
+            "success_rate_ci": [s.interval[0], s.interval[1]],
+            "kl": self.kl,
+            "nn_oracle_kl": self.nn_oracle_kl,
+            "targets": int(self.targets.shape[0]),
+            **self.extras,
+            "settings": dict(self.settings),
+        }
+
+
+def run_reconn(
+    dataset="digits",
+    *,
+    shadow_models: int = 2000,
+    fixed_size: int = 500,
+    targets: int = 100,
+    epochs: int = 100,
+    seed: int = 0,
+    init: str = "known",
+    epsilon: float | None = None,
+    delta: float = 1e-5,
+    clip: float = 1.0,
+    hidden: Sequence[int] = (10,),
+    activation: str = "elu",
+    lr: float = 0.2,
+    momentum: float = 0.9,
+    reconstructor_hidden: Sequence[int] = (512, 512),
+    reconstructor_epochs: int = 60,
+    reconstructor_lr: float = 1e-3,
+    reconstructor_batch_size: int = 128,
+    optimizer: str = "adam",
+    chunk_size: int | None = None,
+    compile: bool = False,
+    data_path: str | None = None,
+    log_path: str | None = None,
+    resume: bool = False,
+    progress: bool = False,
+) -> ReconnResult:
+    """The RecoNN attack (Balle et al. 2022, Sec. IV) and its evaluation (Sec. V-B).
+
+    Splits ``dataset`` (a name for :func:`rerokit.data.load_dataset` or a ``Dataset``) into D_-
+    (``fixed_size``), ``targets`` held-out evaluation targets and a shadow pool; trains
+    ``shadow_models`` shadow models and one released model per evaluation target with the same
+    algorithm (``epochs`` full-batch GD steps, ``lr``, ``momentum``; ``init`` known or random;
+    with ``epsilon``: DP-GD with ``clip`` and the noise multiplier for (epsilon, delta)-DP over
+    ``epochs`` full-batch steps, fresh noise per model); trains the reconstructor on the shadow
+    models and evaluates it on the released models against the nearest-neighbour oracle over
+    D_- u D_bar (all shadow targets used, shifted ones included) and with the KL metric.
+    ``log_path``: one JSON line per evaluation target (:class:`TrialLog`, ``resume`` supported:
+    the run is deterministic given ``seed``, so a resumed run recomputes and appends the rest).
+    """
+    from rerokit.data import load_dataset
+
+    seed = check_int("seed", seed, minimum=0)
+    shadow_models = check_int("shadow_models", shadow_models, minimum=2)
+    epochs = check_int("epochs", epochs, minimum=1)
+    check_choice("init", init, ("known", "random"))
+    sigma = 0.0
+    if epsilon is not None:
+        eps = check_positive("epsilon", epsilon)
+        delta = check_probability("delta", delta, high_open=True)
+        clip = check_positive("clip", clip)
+        from rerokit.bounds.calibrate import noise_multiplier_for_epsilon
+
+        sigma = noise_multiplier_for_epsilon(eps, delta, 1.0, epochs)
+    ds = load_dataset(dataset, path=data_path) if isinstance(dataset, str) else dataset
+    split = split_dataset(ds, fixed_size, targets, seed)
+    settings = dict(
+        dataset=ds.name, shadow_models=shadow_models, fixed_size=int(split.X_fixed.shape[0]),
+        targets=int(split.X_eval.shape[0]), epochs=epochs, seed=seed, init=init, epsilon=epsilon,
+        delta=delta if epsilon is not None else None, clip=clip if epsilon is not None else None,
+        noise_multiplier=sigma, hidden=list(hidden), activation=activation, lr=lr, momentum=momentum,
+        reconstructor_hidden=list(reconstructor_hidden), reconstructor_epochs=reconstructor_epochs,
+        reconstructor_lr=reconstructor_lr, reconstructor_batch_size=reconstructor_batch_size,
+        optimizer=optimizer, init_seed=seed,
+    )
+    Xs, ys, n_shift = shadow_targets(split.X_pool, split.y_pool, shadow_models, split.shape, seed)
+    kw = dict(hidden=hidden, activation=activation, num_classes=split.num_classes, epochs=epochs, lr=lr,
+              momentum=momentum, init=init, init_seed=seed, noise_multiplier=sigma,
+              clip=clip if epsilon is not None else None, chunk_size=chunk_size, compile=compile, progress=progress)
+    _log(f"training {shadow_models} shadow models (|D-|={split.X_fixed.shape[0]}, {epochs} epochs, init={init}, "
+         f"sigma={sigma:.4g})", progress)
+    # shadow and released models: different seeds for random init / DP noise (the adversary
+    # does not know the released model's randomness)
+    ss = np.random.SeedSequence([seed, 4]).generate_state(2, np.uint64) >> np.uint64(1)
+    th_shadow = train_models(split.X_fixed, split.y_fixed, Xs, ys, seed=int(ss[0]), **kw)
+    _log(f"training {split.X_eval.shape[0]} released models", progress)
+    th_rel = train_models(split.X_fixed, split.y_fixed, split.X_eval, split.y_eval, seed=int(ss[1]), **kw)
+    _log("training the reconstructor", progress)
+    phi = train_reconstructor(th_shadow, torch.as_tensor(Xs), hidden=reconstructor_hidden,
+                              epochs=reconstructor_epochs, batch_size=reconstructor_batch_size,
+                              lr=reconstructor_lr, optimizer=optimizer, seed=seed, progress=progress)
+    with torch.no_grad():
+        rec = phi(th_rel).numpy().astype(np.float64)
+        rec_train = phi(th_shadow[: min(1000, shadow_models)]).numpy()
+    Z = split.X_eval.astype(np.float64)
+    mse = ((rec - Z) ** 2).mean(1)
+    train_mse = float(((rec_train - Xs[: rec_train.shape[0]]) ** 2).mean())
+    pool = np.concatenate([split.X_fixed, split.X_pool, Xs[shadow_models - n_shift :]])
+    orc = nn_oracle(Z, pool)
+    clf_X = np.concatenate([split.X_fixed, split.X_pool])
+    clf_y = np.concatenate([split.y_fixed, split.y_pool])
+    clf = train_kl_classifier(clf_X, clf_y, split.num_classes, seed=seed)
+    with torch.no_grad():
+        clf_acc = float((clf(torch.as_tensor(split.X_eval)).argmax(-1).numpy() == split.y_eval).mean())
+    kl = kl_metric(clf, Z, rec)
+    kl_orc = kl_metric(clf, Z, pool[orc.index])
+    succ = mse < orc.mse
+    per = dict(mse=mse, nn_oracle_mse=orc.mse, success=succ, kl=kl, nn_oracle_kl=kl_orc, nn_index=orc.index)
+    if log_path is not None:
+        from rerokit.experiments.records import TrialLog
+
+        log = TrialLog(log_path, settings, resume=resume)
+        for i in range(Z.shape[0]):
+            if i in log.done:
+                continue
+            log.append(i, {"label": int(split.y_eval[i]), "mse": float(mse[i]), "nn_oracle_mse": float(orc.mse[i]),
+                           "success": bool(succ[i]), "kl": float(kl[i]), "nn_oracle_kl": float(kl_orc[i])})
+    extras = dict(noise_multiplier=sigma, shadow_shifted=n_shift, shadow_train_mse=train_mse,
+                  classifier_accuracy=clf_acc, released_model_accuracy=_accuracy(th_rel, split, hidden, activation))
+    res = ReconnResult(
+        mse=float(mse.mean()), nn_oracle_mse=orc.mean, success=bool(mse.mean() < orc.mean),
+        success_rate=float(succ.mean()), kl=float(kl.mean()), nn_oracle_kl=float(kl_orc.mean()), per_target=per,
+        targets=split.X_eval, reconstructions=rec.astype(np.float32), shape=split.shape, settings=settings,
+        extras=extras,
+    )
+    _log(f"mse={res.mse:.5f} nn_oracle_mse={res.nn_oracle_mse:.5f} success={res.success}", progress)
+    return res
+
+
+def _accuracy(thetas: torch.Tensor, split: ReconSplit, hidden, activation) -> float:
+    """Mean test accuracy of the released models on the shadow pool (points none of them saw)."""
+    fm = _functional_model(split.X_fixed.shape[1], hidden, split.num_classes, activation)
+    X = torch.as_tensor(split.X_pool[:1000])
+    y = torch.as_tensor(split.y_pool[:1000])
+    with torch.no_grad():
+        acc = [float((fm.logits(t, X).argmax(-1) == y).float().mean()) for t in thetas[:50]]
+    return float(np.mean(acc))
+
+
+def save_reconstructions_png(targets: np.ndarray, reconstructions: np.ndarray, shape: Sequence[int], path,
+                             *, n: int = 10, title: str | None = None) -> str:
+    """PNG with ``n`` targets (top row) above their reconstructions (bottom row)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = min(check_int("n", n, minimum=1), len(targets))
+    shape = tuple(shape)
+    fig, axes = plt.subplots(2, n, figsize=(1.1 * n, 2.5), squeeze=False)
+    for j in range(n):
+        for r, arr in enumerate((targets, reconstructions)):
+            img = np.asarray(arr[j]).reshape(shape)
+            img = img[0] if img.shape[0] == 1 else np.transpose(img, (1, 2, 0))
+            ax = axes[r, j]
+            ax.imshow(np.clip(img, 0, 1), cmap="gray" if img.ndim == 2 else None, vmin=0, vmax=1)
+            ax.set_xticks([])
+            ax.set_yticks([])
+        axes[0, j].set_title(f"{float(((targets[j] - reconstructions[j]) ** 2).mean()):.3f}", fontsize=7)
+    axes[0, 0].set_ylabel("target")
+    axes[1, 0].set_ylabel("RecoNN")
+    if title:
+        fig.suptitle(title, fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return str(path)
