@@ -26,6 +26,8 @@ def test_prior_aware_json_keys_and_bound(capsys):
     # sigma calibrated for (4, 1e-5) with q = 1, T = 5: Gaussian mechanism with mu = sqrt(5)/sigma
     assert 0.5 < d["noise_multiplier"] < 5
     assert d["settings"]["steps"] == 5 and d["settings"]["n_known"] == 29
+    assert d["attacks"]["alg2"]["value"] == d["success"]
+    assert d["success"] * 6 == pytest.approx(round(d["success"] * 6))  # k/n with n = 6 trials
 
 
 def test_prior_aware_resume_via_cli(capsys, tmp_path):

@@ -134,23 +134,17 @@ def _prior_aware(args: argparse.Namespace) -> dict[str, Any]:
         attack = "alg2" if cfg.sample_rate == 1.0 else "alg3"
     rep = run_prior_aware_audit(cfg, args.trials, args.seed, attacks=(attack,), out=args.out, resume=args.resume,
                                 chunk_size=args.chunk_size, progress=not args.no_progress)
-    r = rep.results[attack]
-    return {
-        "attack": attack,
-        "success": r.value,
-        "ci_low": r.interval[0],
-        "ci_high": r.interval[1],
-        "gamma": rep.gamma,
-        "kappa": rep.kappa,
-        "noise_multiplier": rep.noise_multiplier,
-        "epsilon": info["epsilon"],
-        "delta": info["delta"],
-        "trials": r.trials,
-        "seed": rep.seed,
-        "mean_target_clipped_fraction": sum(x["target_clipped_fraction"] for x in rep.records) / len(rep.records),
-        "settings": rep.settings,
-        **({"out": args.out} if args.out else {}),
-    }
+    d = rep.to_dict(primary=attack)
+    d.update(
+        attack=attack,
+        epsilon=info["epsilon"],
+        delta=info["delta"],
+        mean_target_clipped_fraction=sum(x["target_clipped_fraction"] for x in rep.records) / len(rep.records),
+    )
+    d["settings"] = d.pop("settings")  # settings last in the table
+    if args.out:
+        d["out"] = args.out
+    return d
 
 
 def _gradient(args: argparse.Namespace) -> dict[str, Any]:
@@ -165,21 +159,10 @@ def _gradient(args: argparse.Namespace) -> dict[str, Any]:
                              attack_lr=args.attack_lr, out=args.out, resume=args.resume,
                              chunk_size=args.chunk_size, progress=not args.no_progress)
     m = rep.results["mse"]
-    s = rep.results[f"prior_success_{cfg.prior_size}"]
-    return {
-        "mse": m.value,
-        "mse_ci_low": m.interval[0],
-        "mse_ci_high": m.interval[1],
-        "success": s.value,
-        "ci_low": s.interval[0],
-        "ci_high": s.interval[1],
-        "gamma": rep.gamma,
-        "kappa": rep.kappa,
-        "noise_multiplier": rep.noise_multiplier,
-        "epsilon": info["epsilon"],
-        "delta": info["delta"],
-        "trials": m.trials,
-        "seed": rep.seed,
-        "settings": rep.settings,
-        **({"out": args.out} if args.out else {}),
-    }
+    d = {"mse": m.value, "mse_ci_low": m.interval[0], "mse_ci_high": m.interval[1]}
+    d.update(rep.to_dict(primary=f"prior_success_{cfg.prior_size}"))
+    d.update(epsilon=info["epsilon"], delta=info["delta"])
+    d["settings"] = d.pop("settings")
+    if args.out:
+        d["out"] = args.out
+    return d
