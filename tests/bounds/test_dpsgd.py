@@ -132,6 +132,25 @@ def test_hayes_table2_ours_rows(size):
         assert np.max(np.abs(np.subtract(advs, TABLE2[10]))) < 0.0025
 
 
+# ----------------------------------------------------------------------------- special functions
+
+
+def test_normal_cdf_without_scipy_matches_scipy():
+    """dpsgd's math.erfc-based Phi (used to keep scipy off the CLI path) vs scipy.special.ndtr,
+    including both tails and infinities; the tail quantile is on the safe side."""
+    from scipy.special import ndtr, ndtri_exp
+
+    import rerokit.bounds.dpsgd as D
+
+    x = np.concatenate((np.linspace(-38, 38, 2001), [-np.inf, np.inf, 0.0]))
+    np.testing.assert_allclose(D._ndtr(x), ndtr(x), rtol=1e-13, atol=1e-300)  # (subnormals below)
+    big = np.linspace(-10, 10, D._SCIPY_ABOVE + 10)  # the scipy path for large grids
+    np.testing.assert_allclose(D._ndtr(big), ndtr(big), rtol=1e-13)
+    for lt in (-1.0, -10.0, -45.0, -300.0):
+        z = D._normal_isf_log(lt)
+        assert np.log(ndtr(-z)) <= lt and z == pytest.approx(-ndtri_exp(lt), abs=1e-9)
+
+
 # ----------------------------------------------------------------------------- composition
 
 

@@ -61,8 +61,10 @@ Every result also carries, in ``extras``, the RDP-based bound (Balle et al. 2022
 to the exact integer-order RDP curve of the Poisson-subsampled Gaussian, Mironov et al. 2019)
 and the DP-SGD (epsilon, delta=1e-5) of the same schedule from our own pessimistic PLD (both
 ADD and REMOVE directions, as dp-accounting's PLDAccountant). Both are cross-checked against
-dp-accounting in the tests; this module imports only numpy and scipy.special so that the CLI
-starts fast (``import dp_accounting`` alone costs about a second).
+dp-accounting in the tests. This module imports only numpy at load time (normal tails via
+``math.erfc``; scipy.special only for very large grids, conversions only for the closed form)
+so that the CLI starts fast: ``import dp_accounting`` costs about a second, ``scipy.special``
+a few tenths.
 """
 
 from __future__ import annotations
@@ -72,10 +74,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
-from scipy.special import gammaln, ndtr, ndtri_exp
-
-from rerokit._validate import check_choice, check_int, check_positive, check_probability
-from rerokit.bounds.conversions import check_kappa, check_log_kappa, log_rero_from_gdp
+from rerokit._validate import check_choice, check_int, check_positive, check_probability, check_real
 from rerokit.bounds.types import Bound
 
 __all__ = [
@@ -149,11 +148,50 @@ def _check_segment(sigma: Any, q: Any, T: Any, prefix: str) -> Segment:
 
 
 def _resolve_log_kappa(kappa: float | None, log_kappa: float | None) -> float:
+    """log kappa from kappa in (0, 1] or log_kappa <= 0 (same checks as rerokit.bounds.conversions)."""
     if (kappa is None) == (log_kappa is None):
         raise ValueError("give exactly one of kappa (in (0, 1]) or log_kappa (<= 0)")
     if kappa is not None:
-        return math.log(check_kappa(kappa))
-    return check_log_kappa(log_kappa)
+        return math.log(check_probability("kappa", kappa))
+    x = check_real("log_kappa", log_kappa)
+    if x > 0:
+        raise ValueError(f"log_kappa must be a finite number <= 0 (kappa in (0, 1]), got {log_kappa!r}")
+    return x
+
+
+# --------------------------------------------------------------------------- special functions
+# numpy has no erfc; math.erfc (libm, accurate in the tails) element-wise is fast enough for the
+# usual grids and avoids importing scipy (a few tenths of a second) on the CLI path.
+
+_ERFC = np.frompyfunc(math.erfc, 1, 1)
+_LGAMMA = np.frompyfunc(math.lgamma, 1, 1)
+_SCIPY_ABOVE = 50_000
+
+
+def _ndtr(x: np.ndarray) -> np.ndarray:
+    """Standard normal CDF Phi(x) = erfc(-x / sqrt 2) / 2, accurate in both tails."""
+    x = np.asarray(x, dtype=float)
+    if x.size > _SCIPY_ABOVE:
+        from scipy.special import ndtr
+
+        return ndtr(x)
+    return 0.5 * _ERFC(-x * math.sqrt(0.5)).astype(float)
+
+
+def _normal_isf_log(log_tau: float) -> float:
+    """z >= 0 with Phi(-z) <= tau = exp(log_tau) (bisection to 1e-12; returns the safe end)."""
+    if log_tau >= math.log(0.5):
+        return 0.0
+    lo, hi = 0.0, 38.0  # Phi(-38) ~ 3e-316
+    if log_tau <= math.log(0.5 * math.erfc(hi * math.sqrt(0.5))):
+        return hi
+    while hi - lo > 1e-12:
+        mid = 0.5 * (lo + hi)
+        if math.log(0.5 * math.erfc(mid * math.sqrt(0.5))) <= log_tau:
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 # --------------------------------------------------------------------------- one-step PLD
@@ -182,11 +220,11 @@ def _x_of_remove_loss(l: np.ndarray, sigma: float, q: float) -> np.ndarray:
 
 
 def _mix_sf(x: np.ndarray, sigma: float, q: float) -> np.ndarray:
-    return (1.0 - q) * ndtr(-x / sigma) + q * ndtr((1.0 - x) / sigma)
+    return (1.0 - q) * _ndtr(-x / sigma) + q * _ndtr((1.0 - x) / sigma)
 
 
 def _mix_cdf(x: np.ndarray, sigma: float, q: float) -> np.ndarray:
-    return (1.0 - q) * ndtr(x / sigma) + q * ndtr((x - 1.0) / sigma)
+    return (1.0 - q) * _ndtr(x / sigma) + q * _ndtr((x - 1.0) / sigma)
 
 
 def _tails(l: np.ndarray, sigma: float, q: float, direction: str):
@@ -197,9 +235,9 @@ def _tails(l: np.ndarray, sigma: float, q: float, direction: str):
     """
     if direction == "remove":
         x = _x_of_remove_loss(l, sigma, q)
-        return _mix_sf(x, sigma, q), _mix_cdf(x, sigma, q), ndtr(-x / sigma), ndtr(x / sigma)
+        return _mix_sf(x, sigma, q), _mix_cdf(x, sigma, q), _ndtr(-x / sigma), _ndtr(x / sigma)
     x = _x_of_remove_loss(-l, sigma, q)  # L_A > l  <=>  x < x_R(-l)
-    return ndtr(x / sigma), ndtr(-x / sigma), _mix_cdf(x, sigma, q), _mix_sf(x, sigma, q)
+    return _ndtr(x / sigma), _ndtr(-x / sigma), _mix_cdf(x, sigma, q), _mix_sf(x, sigma, q)
 
 
 def _grid_range(sigma: float, q: float, h: float, direction: str, log_tau: float) -> tuple[int, int]:
@@ -210,7 +248,7 @@ def _grid_range(sigma: float, q: float, h: float, direction: str, log_tau: float
 
 def _loss_range(sigma: float, q: float, direction: str, log_tau: float) -> tuple[float, float]:
     """Losses (l_lo, l_hi) with P(L > l_hi) <= tau and P(L <= l_lo) <= tau."""
-    z = -float(ndtri_exp(log_tau))  # Phi(-z) = tau
+    z = _normal_isf_log(log_tau)  # Phi(-z) <= tau
     if direction == "remove":
         l_hi = float(_log_remove_loss(1.0 + sigma * z, sigma, q))  # P(X > 1 + s z) <= tau
         l_lo = float(_log_remove_loss(-sigma * z, sigma, q))  # P(X <= -s z) <= tau
@@ -586,7 +624,7 @@ def rdp_poisson_gaussian(
         elif a.is_integer():
             k = np.arange(int(a) + 1, dtype=float)
             terms = (
-                gammaln(a + 1.0) - gammaln(k + 1.0) - gammaln(a - k + 1.0)
+                math.lgamma(a + 1.0) - _LGAMMA(k + 1.0).astype(float) - _LGAMMA(a - k + 1.0).astype(float)
                 + k * math.log(q) + (a - k) * math.log1p(-q) + (k * k - k) / (2.0 * sigma * sigma)
             )
             out[i] = float(_logsumexp_rows(terms[None, :])[0]) / (a - 1.0)
@@ -778,6 +816,8 @@ def rero_dpsgd(
 
     if method == "closed-form":
         mu = math.sqrt(sum(T / (s * s) for s, _, T in segs))
+        from rerokit.bounds.conversions import log_rero_from_gdp
+
         lg = log_rero_from_gdp(mu, lk)
         extras["mu_gdp"] = mu
         extras["log_gamma"] = lg

@@ -7,8 +7,8 @@ from the privacy-loss distribution, ``error`` being the width of its certified b
 half-width of its 95% interval). ``comparisons`` holds the RDP-based bound (Balle et al. 2022
 Thm 2) and the (epsilon, delta) of the same schedule.
 
-Only the standard library is imported at module level; numpy/scipy inside the handler
-(dp-accounting and torch are never imported on this path).
+Only the standard library is imported at module level; numpy inside the handler (scipy,
+dp-accounting and torch are not imported on this path for ordinary settings).
 """
 
 from __future__ import annotations
@@ -33,8 +33,7 @@ def add_kappa_args(p: argparse.ArgumentParser) -> None:
 
 def log_kappa_from_args(args: argparse.Namespace) -> tuple[float, dict[str, Any]]:
     """(natural log kappa, echo of the given option) from --prior-size / --kappa / --log10-kappa."""
-    from rerokit._validate import check_int, check_real
-    from rerokit.bounds.conversions import check_kappa
+    from rerokit._validate import check_int, check_probability, check_real
 
     given = [n for n in ("prior_size", "kappa", "log10_kappa") if getattr(args, n, None) is not None]
     if len(given) != 1:
@@ -46,7 +45,7 @@ def log_kappa_from_args(args: argparse.Namespace) -> tuple[float, dict[str, Any]
         n = check_int("prior_size", args.prior_size, minimum=1)
         return -math.log(n), {"prior_size": n}
     if args.kappa is not None:
-        return math.log(check_kappa(args.kappa)), {}
+        return math.log(check_probability("kappa", args.kappa)), {}
     l10 = check_real("log10_kappa", args.log10_kappa)
     if l10 > 0:
         raise ValueError(f"log10_kappa must be a finite number <= 0, got {args.log10_kappa!r}")
@@ -73,7 +72,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> dict[str, Any]:
-    from rerokit.bounds.conversions import advantage
     from rerokit.bounds.dpsgd import rero_dpsgd
 
     lk, echo = log_kappa_from_args(args)
@@ -87,7 +85,9 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {
         "gamma": b.value,
         "kappa": kappa,
-        "advantage": advantage(b.value, kappa) if kappa > 0 else b.value,
+        # (gamma - kappa) / (1 - kappa) (Hayes et al. App. H, Eq. 4); = conversions.advantage,
+        # inlined so that this path does not import scipy
+        "advantage": 0.0 if kappa >= 1.0 else (b.value - kappa) / (1.0 - kappa),
         "method": b.method,
         "direction": b.direction,
         "error": b.error,
