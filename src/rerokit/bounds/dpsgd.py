@@ -801,7 +801,7 @@ def rero_dpsgd(
     inputs["log_kappa"] = lk
     extras: dict[str, Any] = {}
     log_rdp = None
-    if comparisons or method == "exact":
+    if comparisons:
         log_rdp, order = _log_rdp_gamma(segs, lk)
     pld = None
     if comparisons or method == "exact":
@@ -835,6 +835,8 @@ def rero_dpsgd(
     r = _exact(pld, lk)
     log_val = r["log_upper"]
     floored = bool(r["floor"] > 0.1 * r["upper"])
+    if floored and log_rdp is None:
+        log_rdp = _log_rdp_gamma(segs, lk)[0]
     extras.update(
         lower=r["lower"], upper=r["upper"], value_discretization_interval=r["h"],
         threshold_epsilon=r["eps_star"], pld_floor=float(r["floor"]), floored=bool(floored),
