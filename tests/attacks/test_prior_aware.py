@@ -191,3 +191,27 @@ def test_attack_result_intervals():
     assert m.value == 2.0 and m.interval == pytest.approx((2 - half, 2 + half))
     with pytest.raises(ValueError, match="finite"):
         AttackResult.from_values([1.0, float("nan")], seed=0, metric="mse")
+
+
+def test_candidate_statistics_with_a_real_model():
+    """(T, N) statistics from the engine's clipped per-sample gradients, vmapped over steps,
+    equal a step-by-step loop; the target's own statistic is ||clip(g)||^2 / C^2 <= 1."""
+    from functools import partial
+
+    from rerokit.attacks.prior_aware import candidate_statistics
+    from rerokit.training import FunctionalModel, make_mlp, per_sample_clipped_grads
+
+    fm = FunctionalModel(make_mlp(6, [5], 3).double())
+    g = torch.Generator().manual_seed(0)
+    thetas = torch.randn(4, fm.num_params, generator=g, dtype=torch.float64)
+    Xc = torch.rand(5, 6, generator=g, dtype=torch.float64)
+    yc = torch.randint(0, 3, (5,), generator=g)
+    C = 0.2
+    G = torch.stack([per_sample_clipped_grads(fm, th, Xc, yc, C) for th in thetas])  # (T, N, P)
+    gbar = G[:, 2]  # noise-free transcript with target 2
+    inner, sq = candidate_statistics(partial(per_sample_clipped_grads, fm), thetas, Xc, yc, gbar, C)
+    ref_inner = torch.einsum("tnp,tp->tn", G, gbar) / C**2
+    torch.testing.assert_close(inner, ref_inner)
+    torch.testing.assert_close(inner[:, 2], sq[:, 2])
+    assert bool((sq <= 1 + 1e-12).all())
+    assert int(guess(alg2_scores(inner))) == 2
