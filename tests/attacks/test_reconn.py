@@ -243,3 +243,30 @@ def test_run_reconn_bad_input(digits):
         run_reconn(digits, fixed_size=1797)
     with pytest.raises(ValueError, match="reconstructor_epochs"):
         run_reconn(digits, reconstructor_epochs=0)
+
+
+@pytest.mark.slow
+def test_dpgd_sweep_fig9_files_and_mitigation(digits, tmp_path):
+    from rerokit.experiments.reconn_dpgd import run_dpgd_sweep
+
+    kw = dict(shadow_models=300, fixed_size=100, epochs=15, targets=30, reconstructor_epochs=15,
+              reconstructor_hidden=(64, 64), seed=2)
+    rows = run_dpgd_sweep(tmp_path, [0.5], dataset=digits, **kw)
+    assert [r["epsilon"] for r in rows] == [math.inf, 0.5]
+    # sigma from the exact full-batch Gaussian calibration over `epochs` steps, delta = 1e-5
+    assert rows[1]["noise_multiplier"] == pytest.approx(noise_multiplier_full_batch(0.5, 1e-5, 15), rel=1e-12)
+    assert rows[0]["noise_multiplier"] == 0.0
+    # strong DP (eps = 0.5) destroys the reconstruction (Fig. 9 / Fig. 10): worse than no DP
+    assert rows[1]["mse"] > rows[0]["mse"]
+    assert rows[0]["nn_oracle_mse"] == rows[1]["nn_oracle_mse"]  # same split and shadow targets
+    import csv
+
+    with open(tmp_path / "reconn_dpgd.csv") as f:
+        got = list(csv.DictReader(f))
+    assert len(got) == 2 and float(got[1]["mse"]) == pytest.approx(rows[1]["mse"], rel=1e-12)
+    assert (tmp_path / "reconn_dpgd.png").read_bytes()[:4] == b"\x89PNG"
+    # resume: the finished cells are read back, not recomputed
+    again = run_dpgd_sweep(tmp_path, [0.5], dataset=digits, resume=True, **kw)
+    assert [r["mse"] for r in again] == [r["mse"] for r in rows]
+    with pytest.raises(ValueError, match="epsilons"):
+        run_dpgd_sweep(tmp_path / "x", [float("nan")], dataset=digits, **kw)

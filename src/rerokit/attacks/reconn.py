@@ -536,7 +536,7 @@ def train_reconstructor(
 # KL metric (Balle et al. Sec. V-B(c))
 
 
-def train_kl_classifier(X: np.ndarray, y: np.ndarray, num_classes: int, *, seed: int = 0, steps: int = 500,
+def train_kl_classifier(X: np.ndarray, y: np.ndarray, num_classes: int, *, seed: int = 0, steps: int = 300,
                         hidden: int = 64) -> nn.Module:
     """The classifier behind the KL metric: an MLP d-``hidden``-classes (ELU) trained with Adam
     (lr 1e-2, full batch, ``steps`` steps) on (X, y). Balle et al. use a 99.4% LeNet on MNIST."""

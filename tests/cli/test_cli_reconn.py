@@ -1,0 +1,56 @@
+"""CLI: ``rerokit attack reconn`` (Balle et al. 2022 RecoNN attack)."""
+
+import json
+
+import pytest
+
+from rerokit.cli import main
+
+_SMALL = ["--dataset", "digits", "--shadow-models", "300", "--fixed-size", "100", "--epochs", "10", "--targets", "20",
+          "--reconstructor-epochs", "5", "--reconstructor-hidden", "64,64", "--seed", "1", "--quiet"]
+
+
+def test_reconn_json_keys_png_and_jsonl(capsys, tmp_path):
+    png, out = tmp_path / "r.png", tmp_path / "r.jsonl"
+    assert main(["attack", "reconn", *_SMALL, "--png", str(png), "--out", str(out), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    for k in ("mse", "nn_oracle_mse", "success", "success_rate", "kl", "nn_oracle_kl", "settings", "png"):
+        assert k in d
+    assert d["success"] == (d["mse"] < d["nn_oracle_mse"])
+    assert 0 < d["mse"] < 1 and 0 < d["nn_oracle_mse"] < 1
+    assert d["settings"]["seed"] == 1 and d["settings"]["shadow_models"] == 300 and d["settings"]["init"] == "known"
+    assert png.stat().st_size > 1000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    lines = out.read_text().splitlines()
+    assert len(lines) == 21 and json.loads(lines[1])["kind"] == "trial"
+
+
+def test_reconn_dp_random_init_table(capsys):
+    assert main(["attack", "reconn", *_SMALL, "--epsilon", "10", "--random-init", "--no-png"]) == 0  # table output
+    txt = capsys.readouterr().out
+    for k in ("mse", "nn_oracle_mse", "success", "noise_multiplier", "random"):
+        assert k in txt
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--shadow-models", "0"],
+        ["--shadow-models", "x"],
+        ["--epsilon", "nan"],
+        ["--epsilon", "-1"],
+        ["--delta", "1.5", "--epsilon", "1"],
+        ["--fixed-size", "5000"],
+        ["--targets", "0"],
+        ["--epochs", "0"],
+        ["--dataset", "bogus"],
+        ["--hidden", "10,a"],
+        ["--reconstructor-hidden", "0"],
+        ["--momentum", "1"],
+        ["--lr", "inf"],
+        ["--shadow-models", "20000"],
+    ],
+)
+def test_reconn_bad_input_exit_2(capsys, extra):
+    assert main(["attack", "reconn", "--quiet", "--no-png", *extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:") and "Traceback" not in err[0]
