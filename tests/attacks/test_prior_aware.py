@@ -189,6 +189,8 @@ def test_attack_result_intervals():
     m = AttackResult.from_values([1.0, 2.0, 3.0], seed=0, metric="mse")
     half = stats.t.ppf(0.975, 2) * 1.0 / math.sqrt(3)
     assert m.value == 2.0 and m.interval == pytest.approx((2 - half, 2 + half))
+    p = AttackResult.from_values([0.9, 1.0], seed=0, metric="success", support=(0.0, 1.0))
+    assert p.interval[1] == 1.0 and p.interval[0] < 0.9
     with pytest.raises(ValueError, match="finite"):
         AttackResult.from_values([1.0, float("nan")], seed=0, metric="mse")
 

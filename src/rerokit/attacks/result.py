@@ -67,9 +67,11 @@ class AttackResult:
         settings: dict[str, Any] | None = None,
         confidence: float = 0.95,
         extras: dict[str, Any] | None = None,
+        support: tuple[float, float] | None = None,
     ) -> "AttackResult":
         """Mean of real-valued per-trial metrics with a Student-t interval on the mean
-        (degenerate ``(mean, mean)`` for a single trial or zero spread)."""
+        (degenerate ``(mean, mean)`` for a single trial or zero spread), intersected with
+        ``support`` (e.g. ``(0, 1)`` for per-trial probabilities, ``(0, inf)`` for an MSE)."""
         from scipy import stats as st
 
         v = np.asarray(values, dtype=float).reshape(-1)
@@ -83,6 +85,8 @@ class AttackResult:
         else:
             half = float(st.t.ppf(0.5 + c / 2, n - 1) * v.std(ddof=1) / math.sqrt(n))
             lo, hi = m - half, m + half
+        if support is not None:
+            lo, hi = max(lo, float(support[0])), min(hi, float(support[1]))
         return cls(metric, m, (lo, hi), n, seed, dict(settings or {}), c, dict(extras or {}))
 
     def to_dict(self) -> dict[str, Any]:

@@ -520,13 +520,14 @@ def run_gradient_audit(
     if bar is not None:
         bar.close()
     recs = [r for r in log if r["trial"] < K]
-    results = {"mse": AttackResult.from_values([r["mse"] for r in recs], seed=seed, metric="mse", settings=settings)}
+    results = {"mse": AttackResult.from_values([r["mse"] for r in recs], seed=seed, metric="mse", settings=settings,
+                                              support=(0.0, float("inf")))}
     gammas = {}
     for n in sizes:
         gammas[n] = rero_gamma(cfg.noise_multiplier, cfg.sample_rate, cfg.steps, 1.0 / n)
         results[f"prior_success_{n}"] = AttackResult.from_values(
             [r["prior_success"][str(n)] for r in recs], seed=seed, metric="success", settings=settings,
-            extras={"gamma": gammas[n], "kappa": 1.0 / n, "prior_size": n},
+            extras={"gamma": gammas[n], "kappa": 1.0 / n, "prior_size": n}, support=(0.0, 1.0),
         )
     n0 = sizes[0]
     return AuditReport(results, gammas[n0], 1.0 / n0, cfg.noise_multiplier, recs, settings, seed)
