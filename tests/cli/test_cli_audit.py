@@ -75,3 +75,29 @@ def test_bad_input_exits_2_with_one_line(capsys, argv, word):
     assert main([*argv, "--no-progress"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error:") and "\n" not in err and word in err
+
+
+def _hayes_parser():
+    import argparse
+
+    import rerokit.cli.experiment_hayes as eh
+
+    p = argparse.ArgumentParser()
+    eh.register(p.add_subparsers())
+    return p
+
+
+def test_experiment_hayes_fig3_module(tmp_path):
+    """The figure commands' module (to be wired into the "experiment" group): a tiny Fig. 3 run
+    returns the PNG/CSV paths and one row per (epsilon, attack); bad epsilons raise ValueError."""
+    p = _hayes_parser()
+    a = p.parse_args(["hayes-fig3", "--out-dir", str(tmp_path), "--trials", "3", "--steps", "2", "--n-known", "9",
+                      "--epsilons", "2", "8", "--attacks", "alg2", "loglik", "--no-progress"])
+    d = a.func(a)
+    assert d["png"].endswith("fig3.png") and d["csv"].endswith("fig3.csv") and d["points"] == 4
+    assert {(r["x"], r["attack"]) for r in d["rows"]} == {(2.0, "alg2"), (2.0, "loglik"), (8.0, "alg2"), (8.0, "loglik")}
+    g = {r["x"]: r["gamma"] for r in d["rows"]}
+    assert 0.1 < g[2.0] < g[8.0] <= 1
+    a = p.parse_args(["hayes-fig3", "--out-dir", str(tmp_path / "x"), "--epsilons", "-1", "--no-progress"])
+    with pytest.raises(ValueError, match="epsilon"):
+        a.func(a)
