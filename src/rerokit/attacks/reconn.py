@@ -23,7 +23,7 @@ the mean oracle MSE; we also report the fraction of targets reconstructed below 
 Released/shadow model training. Non-private GD (the default) uses :func:`gd_many`, a batched
 full-batch GD for MLPs written for this attack: the fixed set D_- is one shared tensor (never
 copied per model), the first layer for all K models is one matrix product
-``(K*h, d) @ (d, n)``, and the backward pass is written out (softmax - onehot; closed-form
+``(K*h, d+1) @ (d+1, n)`` (bias folded in), and the backward pass is written out (softmax - onehot; closed-form
 activation derivatives), so no per-sample gradients are formed. Checked against a per-model
 ``torch.func.grad`` loop and against :func:`rerokit.training.train_dpsgd_many` in the tests.
 DP-GD (Sec. VI-D: per-sample clipping to C = 1, Gaussian noise for (epsilon, 1e-5)-DP, fresh noise
@@ -203,42 +203,45 @@ def _act_grad(name: str, z: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
     return h * (1.0 - h)
 
 
-def _gd_grads(theta, XfT, Xf, Yf, xt, yt1, layout, act: str, n_total: int):
+def _gd_grads(theta, XaT, Xa, Yf, xt, yt1, layout, act: str, n_total: int):
     """Full-batch gradient of the mean cross-entropy over D_- u {z_k} for K models at once.
 
-    theta (K, P); XfT (d, n) and Xf (n, d) the shared D_-; Yf (c, n) its one-hot labels;
-    xt (K, d) and yt1 (K, c) each model's own target. Activations are laid out (K, width, n + 1),
-    column n being the target. Returns (K, P).
+    theta (K, P); ``Xa`` (n, d + 1) the shared D_- with a column of ones (so the first layer's
+    bias rides in the matrix product) and ``XaT`` its transpose; ``Yf`` (c, n) one-hot labels of
+    D_-; ``xt`` (K, d) and ``yt1`` (K, c) each model's own target, handled as a separate column.
+    D_- activations are laid out (K, width, n). Returns (K, P).
     """
     K = theta.shape[0]
-    n = Xf.shape[0]
-    Ws = [theta[:, w : b].reshape(K, o, i) for (w, b, o, i) in layout]
+    n = Xa.shape[0]
+    Ws = [theta[:, w:b].reshape(K, o, i) for (w, b, o, i) in layout]
     bs = [theta[:, b : b + o] for (w, b, o, i) in layout]
-    o1, d = layout[0][2], layout[0][3]
-    zf = (Ws[0].reshape(K * o1, d) @ XfT).view(K, o1, n)
-    zt = torch.bmm(Ws[0], xt.unsqueeze(2))
-    z = torch.cat([zf, zt], 2) + bs[0].unsqueeze(2)
-    zs, hs = [z], []
+    w0, b0, o1, d = layout[0]
+    W1a = torch.cat([Ws[0], bs[0].unsqueeze(2)], 2).reshape(K * o1, d + 1)
+    zs = [(W1a @ XaT).view(K, o1, n)]
+    zts = [torch.baddbmm(bs[0].unsqueeze(2), Ws[0], xt.unsqueeze(2)).squeeze(2)]
+    hs, hts = [], []
     for layer in range(1, len(layout)):
-        h = _act(act, zs[-1])
+        h, ht = _act(act, zs[-1]), _act(act, zts[-1])
         hs.append(h)
-        zs.append(torch.baddbmm(bs[layer].unsqueeze(2), Ws[layer], h))
-    logits = zs[-1]  # (K, c, n + 1)
-    u = torch.softmax(logits, dim=1)
-    u = u - torch.cat([Yf.unsqueeze(0).expand(K, -1, -1), yt1.unsqueeze(2)], 2)
-    u = u * (1.0 / n_total)
+        hts.append(ht)
+        bias = bs[layer].unsqueeze(2)
+        zs.append(torch.baddbmm(bias, Ws[layer], h))
+        zts.append(torch.baddbmm(bias, Ws[layer], ht.unsqueeze(2)).squeeze(2))
+    u = torch.softmax(zs[-1], dim=1).sub_(Yf)  # dl/dlogits = softmax - onehot, (K, c, n)
+    ut = torch.softmax(zts[-1], dim=1).sub_(yt1)  # (K, c)
     G = torch.empty_like(theta)
     for layer in range(len(layout) - 1, 0, -1):
         w, b, o, i = layout[layer]
-        h = hs[layer - 1]
-        G[:, w:b] = torch.bmm(u, h.transpose(1, 2)).reshape(K, -1)
-        G[:, b : b + o] = u.sum(2)
-        u = torch.bmm(Ws[layer].transpose(1, 2), u) * _act_grad(act, zs[layer - 1], h)
-    w, b, o, i = layout[0]
-    gW = (u[:, :, :n].reshape(K * o, n) @ Xf).view(K, o, i) + u[:, :, n:] * xt.unsqueeze(1)
-    G[:, w:b] = gW.reshape(K, -1)
-    G[:, b : b + o] = u.sum(2)
-    return G
+        h, ht = hs[layer - 1], hts[layer - 1]
+        G[:, w:b] = torch.baddbmm(ut.unsqueeze(2) * ht.unsqueeze(1), u, h.transpose(1, 2)).reshape(K, -1)
+        G[:, b : b + o] = u.sum(2).add_(ut)
+        WT = Ws[layer].transpose(1, 2)
+        u = torch.bmm(WT, u).mul_(_act_grad(act, zs[layer - 1], h))
+        ut = torch.bmm(WT, ut.unsqueeze(2)).squeeze(2).mul_(_act_grad(act, zts[layer - 1], ht))
+    gWa = (u.view(K * o1, n) @ Xa).view(K, o1, d + 1)  # weights and bias of layer 1 in one product
+    G[:, w0:b0] = gWa[:, :, :d].add(ut.unsqueeze(2) * xt.unsqueeze(1)).reshape(K, -1)
+    G[:, b0 : b0 + o1] = gWa[:, :, d].add(ut)
+    return G.mul_(1.0 / n_total)
 
 
 def _compiled(fn):
@@ -308,13 +311,14 @@ def gd_many(
     if chunk_size is None:
         chunk_size = max(1, min(K, 2**21 // max(1, (n + 1) * max([*hidden, num_classes]))))
     chunk_size = check_int("chunk_size", chunk_size, minimum=1)
-    XfT = X_fixed.T.contiguous()
+    Xa = torch.cat([X_fixed, torch.ones(n, 1)], 1).contiguous()
+    XaT = Xa.T.contiguous()
     Yf = F.one_hot(y_fixed, num_classes).T.to(torch.float32).contiguous()
     Yt = F.one_hot(y_targets, num_classes).to(torch.float32)
     out = torch.empty((K, P), dtype=torch.float32)
 
     def step(theta, v, xt, yt1):
-        g = _gd_grads(theta, XfT, X_fixed, Yf, xt, yt1, layout, activation, n + 1)
+        g = _gd_grads(theta, XaT, Xa, Yf, xt, yt1, layout, activation, n + 1)
         v = momentum * v + g
         return theta - lr * v, v
 

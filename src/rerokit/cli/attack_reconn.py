@@ -28,8 +28,15 @@ def _int_list(name: str, s: str) -> tuple[int, ...]:
 
 
 def _reconn(args: argparse.Namespace) -> dict[str, Any]:
+    from rerokit._validate import check_int
+
+    threads = check_int("threads", args.threads, minimum=0)
+    import torch
+
     from rerokit.attacks.reconn import run_reconn, save_reconstructions_png
 
+    if threads:
+        torch.set_num_threads(threads)
     res = run_reconn(
         args.dataset,
         shadow_models=args.shadow_models,
@@ -84,6 +91,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reconstructor-epochs", type=int, default=60)
     p.add_argument("--optimizer", default="adam", choices=("adam", "rmsprop"))
     p.add_argument("--compile", action="store_true", help="torch.compile the shadow-model step (needs a C++ compiler)")
+    p.add_argument("--threads", type=int, default=0,
+                   help="torch CPU threads (0: torch's default; 1 is often faster on a busy shared machine)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--png", default="reconn.png", help="PNG of targets above reconstructions")
     p.add_argument("--no-png", action="store_true")
