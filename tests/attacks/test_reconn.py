@@ -29,6 +29,17 @@ from rerokit.data import load_dataset
 from rerokit.training import train_dpsgd_many
 
 
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """Small tensors: one torch thread is faster (and much faster on a busy shared 2-core machine)."""
+    import torch
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
 @pytest.fixture(scope="module")
 def digits():
     return load_dataset("digits")

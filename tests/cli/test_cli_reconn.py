@@ -6,6 +6,17 @@ import pytest
 
 from rerokit.cli import main
 
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """Small tensors: one torch thread is faster (and much faster on a busy shared 2-core machine)."""
+    import torch
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
 _SMALL = ["--dataset", "digits", "--shadow-models", "300", "--fixed-size", "100", "--epochs", "10", "--targets", "20",
           "--reconstructor-epochs", "5", "--reconstructor-hidden", "64,64", "--seed", "1", "--quiet"]
 
@@ -48,9 +59,29 @@ def test_reconn_dp_random_init_table(capsys):
         ["--momentum", "1"],
         ["--lr", "inf"],
         ["--shadow-models", "20000"],
+        ["--threads", "-1"],
     ],
 )
 def test_reconn_bad_input_exit_2(capsys, extra):
     assert main(["attack", "reconn", "--quiet", "--no-png", *extra]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error:") and "Traceback" not in err[0]
+
+
+def test_experiment_reconn_dpgd_files(capsys, tmp_path):
+    argv = ["experiment", "reconn-dpgd", "--out-dir", str(tmp_path), "--epsilons", "2", "--shadow-models", "100",
+            "--fixed-size", "50", "--epochs", "5", "--targets", "10", "--reconstructor-epochs", "3", "--quiet", "--json"]
+    assert main(argv) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert [r["epsilon"] for r in d["rows"]] == ["inf", 2.0]  # non-private reference first
+    assert d["rows"][0]["noise_multiplier"] == 0 and d["rows"][1]["noise_multiplier"] > 0
+    assert (tmp_path / "reconn_dpgd.csv").exists() and (tmp_path / "reconn_dpgd.png").exists()
+    assert main(argv) == 2  # the JSONL exists: refuse to overwrite without --resume
+    assert "resume" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("extra", [["--epsilons", "nan"], ["--epsilons", "0"], ["--clip", "-1"], ["--delta", "0"]])
+def test_experiment_reconn_dpgd_bad_input(capsys, tmp_path, extra):
+    assert main(["experiment", "reconn-dpgd", "--out-dir", str(tmp_path), "--quiet", *extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:")
