@@ -210,20 +210,22 @@ def test_dpgd_models_use_engine(digits):
 
 # Default deterministic setting (known initialisation, full-batch GD, no noise), sized for CI:
 # digits, |D-| = 200, 1,500 shadow models, 30 epochs of GD+momentum (lr 0.2, 0.9, Table V).
-# Observed (seed 0): mse 0.0090 vs NN oracle 0.0185, 93/100 targets below their oracle; the
-# assertion leaves a wide margin for platform differences.
+# Observed: seed 0 mse 0.0090 vs NN oracle 0.0185 (93/100 targets below their own oracle),
+# seed 1 0.0116 vs 0.0176 (88/100); the assertions leave a margin for platform differences.
+# (Balle et al. Table II, MNIST: 0.0089 vs oracle 0.0232.)
 _CI = dict(shadow_models=1500, fixed_size=200, epochs=30, targets=100, reconstructor_epochs=40,
-           reconstructor_hidden=(256, 256), seed=0)
+           reconstructor_hidden=(256, 256))
 
 
 @pytest.mark.slow
-def test_reconn_beats_nn_oracle_default_setting(digits, tmp_path):
-    res = run_reconn(digits, **_CI, log_path=tmp_path / "t.jsonl")
+@pytest.mark.parametrize("seed", [0, 1])
+def test_reconn_beats_nn_oracle_default_setting(digits, tmp_path, seed):
+    res = run_reconn(digits, **_CI, seed=seed, log_path=tmp_path / "t.jsonl")
     assert res.success and res.mse < 0.75 * res.nn_oracle_mse, (res.mse, res.nn_oracle_mse)
     assert res.success_rate >= 0.75
     assert res.kl < res.nn_oracle_kl  # the classifier also sees the reconstruction as closer
     # the oracle is computed over D- u D_bar: recompute it independently for a few targets
-    sp = split_dataset(digits, 200, 100, seed=0)
+    sp = split_dataset(digits, 200, 100, seed=seed)
     pool = np.concatenate([sp.X_fixed, sp.X_pool])
     M = pairwise_mse(sp.X_eval[:10], pool).min(1)
     np.testing.assert_allclose(res.per_target["nn_oracle_mse"][:10], M, rtol=1e-9)

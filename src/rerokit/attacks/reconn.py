@@ -774,13 +774,13 @@ def save_reconstructions_png(targets: np.ndarray, reconstructions: np.ndarray, s
 
     n = min(check_int("n", n, minimum=1), len(targets))
     shape = tuple(shape)
-    fig, axes = plt.subplots(2, n, figsize=(1.1 * n, 2.5), squeeze=False)
+    fig, axes = plt.subplots(2, n, figsize=(1.0 * n + 0.4, 2.6), squeeze=False)
     for j in range(n):
         for r, arr in enumerate((targets, reconstructions)):
             img = np.asarray(arr[j]).reshape(shape)
             img = img[0] if img.shape[0] == 1 else np.transpose(img, (1, 2, 0))
             ax = axes[r, j]
-            ax.imshow(np.clip(img, 0, 1), cmap="gray" if img.ndim == 2 else None, vmin=0, vmax=1)
+            ax.imshow(np.clip(img, 0, 1), cmap="gray" if img.ndim == 2 else None, vmin=0, vmax=1, aspect="equal")
             ax.set_xticks([])
             ax.set_yticks([])
         axes[0, j].set_title(f"{float(((targets[j] - reconstructions[j]) ** 2).mean()):.3f}", fontsize=7)
