@@ -245,10 +245,25 @@ def _gd_grads(theta, XaT, Xa, Yf, xt, yt1, layout, act: str, n_total: int):
 
 
 def _compiled(fn):
-    try:
-        return torch.compile(fn, dynamic=False)
-    except Exception:  # pragma: no cover - no compiler available: eager is exact, only slower
-        return fn
+    """``torch.compile(fn)``, falling back to eager ``fn`` (with a warning) if compilation fails
+    on the first call (e.g. no C++ compiler): eager is exact, only slower."""
+    state: dict[str, Any] = {}
+
+    def run(*args):
+        if "fn" not in state:
+            try:
+                cfn = torch.compile(fn, dynamic=False)
+                out = cfn(*args)
+                state["fn"] = cfn
+                return out
+            except Exception as e:  # pragma: no cover - depends on the platform's toolchain
+                import warnings
+
+                warnings.warn(f"torch.compile failed ({type(e).__name__}); running eagerly", RuntimeWarning)
+                state["fn"] = fn
+        return state["fn"](*args)
+
+    return run
 
 
 def gd_many(
