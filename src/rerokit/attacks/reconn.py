@@ -53,7 +53,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rerokit._validate import check_choice, check_int, check_positive, check_probability
+from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive, check_probability
 from rerokit.attacks.nn_oracle import nn_oracle
 
 __all__ = [
@@ -299,8 +299,8 @@ def gd_many(
     check_choice("activation", activation, ACTIVATIONS_FAST)
     steps = check_int("steps", steps, minimum=1)
     lr = check_positive("lr", lr)
-    momentum = float(momentum)
-    if not 0.0 <= momentum < 1.0:
+    momentum = check_nonnegative("momentum", momentum)
+    if not momentum < 1.0:
         raise ValueError(f"momentum must be a number in [0, 1), got {momentum!r}")
     X_fixed = torch.as_tensor(X_fixed, dtype=torch.float32)
     X_fixed = X_fixed.reshape(X_fixed.shape[0], -1).contiguous()
@@ -687,8 +687,8 @@ def run_reconn(
     check_choice("activation", activation, ACTIVATIONS_FAST)
     check_choice("optimizer", optimizer, ("adam", "rmsprop"))
     lr = check_positive("lr", lr)
-    momentum = float(momentum) if not isinstance(momentum, bool) else momentum
-    if not isinstance(momentum, float) or not 0.0 <= momentum < 1.0:
+    momentum = check_nonnegative("momentum", momentum)
+    if not momentum < 1.0:
         raise ValueError(f"momentum must be a number in [0, 1), got {momentum!r}")
     hidden = tuple(check_int(f"hidden[{i}]", h, minimum=1) for i, h in enumerate(hidden))
     reconstructor_hidden = tuple(check_int(f"reconstructor_hidden[{i}]", h, minimum=1)
