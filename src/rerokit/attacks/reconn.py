@@ -39,6 +39,11 @@ normal); the reconstructor defaults to two hidden layers of 512 (paper: 1,000) t
 (paper: RMSProp, lr 1e-3, batch 128). digits has only 1,797 images, so when more shadow targets
 are requested than the shadow pool holds, the extra targets are pool images shifted by one pixel
 (:func:`shadow_targets`); every shadow target used joins the oracle's pool (a stronger oracle).
+
+Measured (``rerokit attack reconn --shadow-models 10000 --fixed-size 500 --epochs 100 --seed 0``,
+1 thread, 2 min 19 s in all): mse 0.0090 vs NN oracle 0.0185, 93/100 targets below their own
+oracle (Balle et al. Table II, MNIST: 0.0089 vs 0.0232). Random initialisation (K = 2,000):
+mse 0.134, no target below its oracle (Table II: 0.0695, failure).
 """
 
 from __future__ import annotations

@@ -12,6 +12,12 @@ Outputs in ``out_dir``: ``reconn_dpgd.csv`` (one row per epsilon), ``reconn_dpgd
 epsilon, log x-axis, with the NN oracle and the non-private MSE as lines; test accuracy on a
 second axis) and ``reconn_dpgd.jsonl`` (one record per finished epsilon; ``resume=True`` skips
 the finished ones).
+
+Measured (seed 0, digits, K = 2,000 shadow models, |D-| = 500, 100 epochs, 100 targets,
+reconstructor 512-512 x 40 epochs, 1 torch thread, ~5 min): no DP mse 0.0153 < NN oracle 0.0187
+(81% of targets); DP-GD eps = 1, 10, 100, 1e3, 1e4 -> mse 0.124, 0.126, 0.117, 0.073, 0.025
+(none below the oracle) at released-model test accuracy 0.53, 0.91, 0.92, 0.92, 0.92 (0.955
+without DP): as in Fig. 9, even very large epsilon defeats this attack.
 """
 
 from __future__ import annotations
