@@ -49,10 +49,9 @@ Three methods compute it:
 ``mc``
     Hayes et al. Algorithm 1: N samples of nu, likelihood ratios r = mu/nu, threshold at the
     (1 - kappa)-quantile of r, estimate mean(r 1[r > tau]) (App. M.4 / Prop. 4: consistent). A
-    point *estimate* with a 95% confidence interval, not a guarantee. Caveat (measured, see
-    /work/shared/papers/README.md): r is heavy-tailed when mu and nu are far apart, and the
-    estimate then falls far below the truth, e.g. q=0.1, sigma=1, T=1000, kappa=0.01: true
-    0.917, Algorithm 1 with 10^6 samples 0.709; with 10^5 samples (seed 0) we measured 0.586 with
+    point *estimate* with a 95% confidence interval, not a guarantee. Caveat (measured): r is
+    heavy-tailed when mu and nu are far apart, and the estimate then falls far below the truth,
+    e.g. q=0.1, sigma=1, T=1000, kappa=0.01: true 0.917, Algorithm 1 with 10^6 samples 0.709; with 10^5 samples (seed 0) we measured 0.586 with
     "95%" interval [0.363, 0.809] - the interval assumes a finite, well-estimated variance of
     r 1[r > tau] and misses the truth there. Where r is light-tailed (small T/sigma^2) its
     empirical coverage is >= 95% (200 seeds, three settings).
