@@ -44,6 +44,7 @@ __all__ = [
 ]
 
 _XTOL = 1e-14
+_EPS = 2.220446049250313e-16  # float64 machine epsilon
 
 
 def _f(t: float, h_minus_i: float, log_nm1: float) -> float:
@@ -66,14 +67,21 @@ def fano_min_error(mutual_information: float, prior_size: int) -> tuple[float, f
     if i == 0.0:
         return top, top
     hmi = h - i
-    root = brentq(_f, 0.0, top, args=(hmi, log_nm1), xtol=_XTOL, rtol=1e-15, maxiter=500)
+    # Float evaluation of f has an absolute error below tol (4 terms, each <= max(log n, 1/e),
+    # a few roundings each): a sign of f is trusted only beyond tol. For tiny I, f(top) = -I
+    # may be lost in round-off; then the root is searched downward from top.
+    tol = 8.0 * _EPS * (2.0 * h + 2.0)
+    if _f(top, hmi, log_nm1) < 0.0:
+        root = brentq(_f, 0.0, top, args=(hmi, log_nm1), xtol=_XTOL, rtol=1e-15, maxiter=500)
+    else:
+        root = top
     # f is decreasing on [0, top]: walk outward until the bracket is certified by sign.
     lo, hi, step = root, root, 4 * _XTOL
-    while lo > 0.0 and not _f(lo, hmi, log_nm1) > 0.0:
+    while lo > 0.0 and not _f(lo, hmi, log_nm1) > tol:
         lo = max(0.0, lo - step)
         step *= 2
     step = 4 * _XTOL
-    while hi < top and not _f(hi, hmi, log_nm1) <= 0.0:
+    while hi < top and not _f(hi, hmi, log_nm1) < -tol:
         hi = min(top, hi + step)
         step *= 2
     return lo, hi
@@ -123,7 +131,16 @@ def gaussian_mutual_information_bound(noise_multiplier: float, prior_size: int, 
     n = check_int("prior_size", prior_size, minimum=2)
     d = check_nonnegative("sensitivity", sensitivity)
     p = 1.0 / n
-    return -math.log(p + (1.0 - p) * math.exp(-(d * d) / (2.0 * s * s)))
+    r = d / s
+    x = 0.5 * r * r  # Delta^2 / (2 sigma^2); inf (not ZeroDivisionError) for tiny sigma
+    # -log(p + (1 - p) e^-x): a sum of positive terms for large x; for small x (huge sigma) the
+    # naive form rounds to 0, so there -log1p(-(1 - p)(1 - e^-x)) with expm1 (both accurate to
+    # a few ulps); rounded up (I is used as an upper bound).
+    if x > 0.5:
+        i = -math.log(p + (1.0 - p) * math.exp(-x))
+    else:
+        i = -math.log1p(-(1.0 - p) * -math.expm1(-x))
+    return i * (1.0 + 8.0 * _EPS)
 
 
 def fano_advantage_gaussian(noise_multiplier: float, prior_size: int, sensitivity: float = 1.0) -> Bound:
