@@ -46,3 +46,61 @@ def test_fano_gaussian_never_below_mpmath(sigma: float, n: int) -> None:
     assert b.value >= true_adv
     assert 0.0 <= b.error <= b.value <= 1.0
     assert b.value - b.error <= true_adv  # the lower end of the bracket is also honest
+
+
+# --------------------------------------------------------------------------- uninformed
+
+
+def _mp_log_gamma_p(n: int, log_x: mp.mpf) -> mp.mpf:
+    """log Gamma_R(n/2, x) in mpmath (x given by its log, so that it may be 1e-400)."""
+    a, x = mp.mpf(n) / 2, mp.e**log_x
+    if x > a:
+        return mp.log(1 - mp.gammainc(a, x, mp.inf, regularized=True))
+    return mp.log(mp.gammainc(a, 0, x, regularized=True))
+
+
+@pytest.mark.parametrize("dim", [1, 784, 10**6])
+@pytest.mark.parametrize("sigma", [1e-200, 1e-3, 1.0, 1e3, 1e200])
+@pytest.mark.parametrize("eta", [1e-300, 0.01, 1e300])
+def test_mse_rero_extreme_sigma_never_below_mpmath(dim: int, sigma: float, eta: float) -> None:
+    # Before the fix: sigma=1e-200 raised ZeroDivisionError (sigma^2 underflows) and sigma=1e200
+    # returned value 0.0 (x = 0) although the true gamma is > 0 (e.g. 10^-2001 for dim=10).
+    from rerokit.bounds import uninformed as u
+
+    b = u.mse_rero(eta, sigma, dim, min_norm=1.0)
+    log_x = mp.log(mp.mpf(dim) * mp.mpf(eta) / (2 * mp.mpf(sigma) ** 2))
+    if log_x > 30 + 2 * mp.log(dim):  # Gamma_R(N/2, x) = 1 to 1e-13 and beyond
+        assert b.value == 1.0
+        return
+    true_log = _mp_log_gamma_p(dim, log_x)
+    assert 0.0 < b.value <= 1.0 and math.isfinite(b.error) and b.error >= 0
+    assert b.extras["log_value"] >= true_log
+    assert b.extras["log_value"] <= true_log + 1e-6 * max(1, abs(true_log))
+    assert b.value >= min(mp.e**true_log, 5e-324)  # a positive float, never 0
+
+
+@pytest.mark.parametrize("psnr", [-4000.0, 4000.0, 1e5])
+def test_psnr_rero_extreme_threshold(psnr: float) -> None:
+    # Before the fix: psnr=-4000 raised OverflowError (10^400), psnr=4000 returned 0.0.
+    from rerokit.bounds import uninformed as u
+
+    b = u.psnr_rero(psnr, 1.0, 1.0, 784, min_norm=1.0)
+    if psnr < 0:
+        assert b.value == 1.0
+        return
+    log_x = mp.log(392) - mp.mpf(psnr) / 10 * mp.log(10)  # N eta~ / (2 sigma^2 r^2)
+    true_log = _mp_log_gamma_p(784, log_x)
+    assert b.value == 5e-324 and b.extras["log_value"] >= true_log
+    assert b.extras["log_value"] <= true_log * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("sigma", [1e-200, 1e200])
+def test_mse_rero_over_steps_extreme_sigma(sigma: float) -> None:
+    from rerokit.bounds import uninformed as u
+
+    b = u.mse_rero_over_steps(0.1, sigma, 784, 1000, 0.01, min_norm=1.0)
+    if sigma < 1:
+        # every release reconstructs exactly; only k = 0 (prob 0.99^1000) fails
+        assert b.value >= 1 - 0.99**1000 and b.value <= 1.0
+    else:
+        assert 0.0 < b.value <= 1e-14  # true value ~ 10^-(huge): safe side, finite, positive

@@ -279,18 +279,55 @@ def log_regularized_gamma_p(a: float, x: float) -> float:
     return a * math.log(x) - x - float(special.gammaln(a + 1.0)) + math.log(total)
 
 
-def _gamma_bound(n: int, x: float, method: str, inputs: dict[str, Any], extras: dict[str, Any]) -> Bound:
-    """Bound with value Gamma_R(N/2, x) on the safe side."""
-    raw = float(special.gammainc(n / 2.0, x))
+def _arg_x(n: int, k: int, eta: float, log_eta: float, sigma: float, norm: float) -> tuple[float, float, float]:
+    """(x, log x, relative error of x) for x = N k eta / (2 sigma^2 r^2).
+
+    Direct product/quotient (relative error < 8 eps) when every intermediate is a normal float;
+    otherwise in logs (no ZeroDivisionError/overflow/underflow for tiny or huge sigma, r, eta;
+    x may then be 0 or inf in floats while log x stays exact), with the rounding of the log sum.
+    """
+    eps = float(np.finfo(float).eps)
+    if log_eta == -math.inf:
+        return 0.0, -math.inf, 0.0
+    den = 2.0 * sigma * sigma * norm * norm
+    if 0.0 < eta < math.inf and 1e-300 < den < 1e300:
+        x = n * k * eta / den
+        if 1e-300 < x < 1e300:
+            return x, math.log(x), 8.0 * eps
+    terms = (math.log(n), math.log(k), log_eta, -math.log(2.0), -2.0 * math.log(sigma), -2.0 * math.log(norm))
+    lx = math.fsum(terms)
+    dlx = 4.0 * eps * (sum(abs(t) for t in terms) + abs(lx)) + 2.0 * eps
+    return (math.exp(lx) if lx < 709.0 else math.inf), lx, dlx
+
+
+def _gamma_bound(n: int, arg: tuple[float, float, float], method: str, inputs: dict[str, Any], extras: dict[str, Any]) -> Bound:
+    """Bound with value Gamma_R(N/2, x) on the safe side; ``arg`` = (x, log x, rel. error of x)."""
+    a = n / 2.0
+    x, log_x, dlx = arg
     extras = dict(extras)
+    if x == math.inf:
+        return Bound(value=1.0, error=0.0, method=method, direction="upper", inputs=inputs,
+                     extras=dict(extras, log_value=0.0))
+    if x == 0.0 and log_x > -math.inf:
+        # x underflowed: Gamma_R(a, x) = x^a e^-x / Gamma(a+1) * S, 1 <= S <= 1/(1 - x/(a+1)),
+        # so log Gamma_R = a log x - lgamma(a+1) up to < 1e-300; add the rounding of that sum.
+        lv = a * log_x - float(special.gammaln(a + 1.0))
+        lv += a * dlx + 8.0 * np.finfo(float).eps * (abs(a * log_x) + abs(lv))
+        return Bound(value=_TINY, error=_TINY, method=method, direction="upper", inputs=inputs,
+                     extras=dict(extras, log_value=lv))
+    raw = float(special.gammainc(a, x))
     if raw == 0.0 and x > 0:
-        extras["log_value"] = log_regularized_gamma_p(n / 2.0, x)
+        # log Gamma_R from the series, rounded up: the float sum a log x - x - lgamma(a+1) + ...
+        # (a few ulps of its largest term) and the rounding of x (d log P / d log x <= a + x)
+        lv = log_regularized_gamma_p(a, x)
+        big = abs(a * log_x) + x + float(special.gammaln(a + 1.0)) + 1.0
+        extras["log_value"] = lv + (a + x) * dlx + 8.0 * np.finfo(float).eps * big
         value = _TINY
         err = _TINY
     else:
         # relative error of gammainc plus the propagated rounding of its argument x
         # (d log P / d log x <= a + x for P = Gamma_R(a, x))
-        rel = GAMMA_REL_ERROR + 8.0 * (n / 2.0 + x) * np.finfo(float).eps
+        rel = GAMMA_REL_ERROR + (a + x) * dlx
         value = min(1.0, raw * (1.0 + rel))
         err = value - raw
         if raw > 0:
@@ -324,6 +361,13 @@ def mse_rero(
     and C <= r, ``extras["gamma_data_independent"]`` also holds gamma' (>= gamma).
     """
     e = check_nonnegative("eta", eta)
+    return _mse_rero(e, math.log(e) if e > 0 else -math.inf, noise_multiplier, dim, min_norm, clip, releases)
+
+
+def _mse_rero(
+    e: float, log_e: float, noise_multiplier: float, dim: int, min_norm: float | None, clip: float | None, releases: int
+) -> Bound:
+    """:func:`mse_rero` with eta also given as log eta (eta itself may be 0 or inf in floats)."""
     s = check_positive("noise_multiplier", noise_multiplier)
     n = check_int("dim", dim, minimum=1)
     k = check_int("releases", releases, minimum=1)
@@ -338,10 +382,9 @@ def mse_rero(
     elif c is not None:
         extras["optimal_rows"] = optimal_rows(c, norm)
         if c <= norm:
-            extras["gamma_data_independent"] = _gamma_bound(n, n * k * e / (2 * s * s * c * c), "", {}, {}).value
-    x = n * k * e / (2.0 * s * s * norm * norm)
+            extras["gamma_data_independent"] = _gamma_bound(n, _arg_x(n, k, e, log_e, s, c), "", {}, {}).value
     inputs = {"eta": e, "noise_multiplier": s, "dim": n, "min_norm": min_norm, "clip": clip, "releases": k}
-    return _gamma_bound(n, x, "uninformed-mse (004 Prop. 3, Thm 2)", inputs, extras)
+    return _gamma_bound(n, _arg_x(n, k, e, log_e, s, norm), "uninformed-mse (004 Prop. 3, Thm 2)", inputs, extras)
 
 
 def psnr_mse_threshold(psnr_threshold: float, data_range: float) -> float:
@@ -349,7 +392,15 @@ def psnr_mse_threshold(psnr_threshold: float, data_range: float) -> float:
     (004, Prop. 4; R = max_D max(X) - min_D min(X))."""
     p = check_real("psnr_threshold", psnr_threshold)
     r = check_positive("data_range", data_range)
-    return 10.0 ** (-p / 10.0) * r * r
+    if abs(p) < 3000.0:  # 10^(-p/10) is a normal float (the product may still round to 0/inf)
+        return 10.0 ** (-p / 10.0) * r * r
+    lg = _log_psnr_mse_threshold(p, r)
+    return math.exp(lg) if lg < 709.0 else math.inf
+
+
+def _log_psnr_mse_threshold(p: float, r: float) -> float:
+    """log eta~ = -(eta/10) ln 10 + 2 ln R (no overflow/underflow for extreme eta)."""
+    return -p / 10.0 * math.log(10.0) + 2.0 * math.log(r)
 
 
 def psnr_rero(
@@ -366,7 +417,8 @@ def psnr_rero(
     for any reconstruction Y_X: (-eta, gamma~)-ReRo w.r.t. -PSNR (004, Props. 4-5, Eqs. 25-27);
     with only ``clip`` (C <= r assumed) the data-independent version (Eq. 26)."""
     eta_t = psnr_mse_threshold(psnr_threshold, data_range)
-    b = mse_rero(eta_t, noise_multiplier, dim, min_norm=min_norm, clip=clip, releases=releases)
+    log_eta_t = _log_psnr_mse_threshold(float(psnr_threshold), float(data_range))
+    b = _mse_rero(eta_t, log_eta_t, noise_multiplier, dim, min_norm, clip, releases)
     inputs = dict(b.inputs)
     inputs.update(psnr_threshold=float(psnr_threshold), data_range=float(data_range))
     extras = dict(b.extras)
@@ -460,16 +512,19 @@ def mse_rero_over_steps(
     ks = np.arange(lo, hi + 1)
     pmf = dist.pmf(ks)
     left_out = max(0.0, 1.0 - float(pmf.sum()))
-    gk = special.gammainc(n / 2.0, n * ks * e / (2.0 * s * s * norm * norm))
+    x1, _, dx1 = _arg_x(n, 1, e, math.log(e) if e > 0 else -math.inf, s, norm)  # x of one release
+    with np.errstate(invalid="ignore"):
+        xk = np.where(ks == 0, 0.0, ks * x1)
+    gk = special.gammainc(n / 2.0, xk)
     gk = np.where(ks == 0, b0, gk)
     raw = float(np.sum(pmf * gk))
-    xmax = n * hi * e / (2.0 * s * s * norm * norm)
-    rel = GAMMA_REL_ERROR + 8.0 * (n / 2.0 + xmax) * np.finfo(float).eps
+    xmax = hi * x1
+    rel = GAMMA_REL_ERROR + (n / 2.0 + xmax) * (dx1 + 4.0 * np.finfo(float).eps)
     value = min(1.0, raw * (1.0 + rel) + left_out + 1e-15)
     inputs = {"eta": e, "noise_multiplier": s, "dim": n, "steps": t, "sampling_rate": q,
               "min_norm": min_norm, "clip": clip, "baseline": b0}
     extras = {"norm_used": which, "k_range": [lo, hi], "expected_releases": t * q,
-              "gamma_single_release": float(special.gammainc(n / 2.0, n * e / (2.0 * s * s * norm * norm)))}
+              "gamma_single_release": float(special.gammainc(n / 2.0, x1))}
     return Bound(value, value - raw, "uninformed-mse-over-steps (004 Sec. 4.3, Prop. 7)", "upper", None, inputs, extras)
 
 
