@@ -153,3 +153,39 @@ def test_calibrate_steps_extremes(target: float, sigma: float, q: float, kappa: 
         assert r.steps == 10_000_000
     else:
         assert rero_dpsgd(sigma, q, r.steps + 1, kappa=kappa, comparisons=False).value > target
+
+
+# --------------------------------------------------------------------------- priors
+
+
+@pytest.mark.parametrize("d", [1, 784, 10**5, 10**6])
+@pytest.mark.parametrize("delta", [1e-6, 32 / 256, 0.49])
+@pytest.mark.parametrize("rho", [1e-6, 1.0])
+def test_pixel_tolerance_log_kappa_never_below_mpmath(d: int, delta: float, rho: float) -> None:
+    # rho = 1e-6 needs ceil(rho d) = 1 match: kappa = 1 - (1 - p)^d; rho = 1: kappa = p^d.
+    # Before the fix d = 1e6, delta = 1e-6, rho = 1e-6 gave log kappa -0.14541314504
+    # (exact -0.14541314483) and delta = 0.49 gave -5e-10 (exact -1e-1.7e6 ~ 0): below the truth.
+    from rerokit.bounds.priors import PixelTolerancePrior
+
+    pr = PixelTolerancePrior(d, delta, rho)
+    p = 2 * mp.mpf(delta)
+    exact = mp.log(1 - (1 - p) ** d) if pr.required == 1 else d * mp.log(p)
+    got = pr.log_kappa()
+    assert got >= exact
+    assert got <= exact + 1e-6 * max(1, abs(exact))
+
+
+@pytest.mark.parametrize("d", [1, 784, 10**6])
+@pytest.mark.parametrize("ratio", [1e-200, 1e-100, 1e200])
+def test_gaussian_prior_extreme_eta_over_sigma(d: int, ratio: float) -> None:
+    # Before the fix: ratio 1e200 raised OverflowError and 1e-200 returned log kappa = -inf
+    # (x = (eta/sigma)^2 underflowed to 0) although kappa > 0.
+    from rerokit.bounds.priors import GaussianPrior
+
+    got = GaussianPrior(d, 1.0).log_kappa(ratio)
+    if ratio > 1:
+        assert got == 0.0
+        return
+    y = mp.mpf(ratio) ** 2 / 2
+    exact = mp.log(mp.gammainc(mp.mpf(d) / 2, 0, y, regularized=True))
+    assert exact <= got <= exact + 1e-9 * abs(exact)
