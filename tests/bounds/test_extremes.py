@@ -189,3 +189,38 @@ def test_gaussian_prior_extreme_eta_over_sigma(d: int, ratio: float) -> None:
     y = mp.mpf(ratio) ** 2 / 2
     exact = mp.log(mp.gammainc(mp.mpf(d) / 2, 0, y, regularized=True))
     assert exact <= got <= exact + 1e-9 * abs(exact)
+
+
+# --------------------------------------------------------------------------- mse
+
+
+@pytest.mark.parametrize("noise_std,delta", [(1e-4, 1e-5), (1e-3, 1e-5), (0.05, 1e-10), (1.0, 1e-300), (100.0, 1e-5)])
+def test_gaussian_dp_epsilon_extremes_against_mpmath(noise_std: float, delta: float) -> None:
+    # Before the fix noise_std <= 1e-2 (eps > 709) raised OverflowError from math.exp(eps).
+    from rerokit.bounds.mse import gaussian_dp_epsilon
+
+    eps = gaussian_dp_epsilon(1.0, noise_std, delta)
+    mu = 1 / mp.mpf(noise_std)
+    d = lambda e: mp.ncdf(mu / 2 - e / mu) - mp.e**e * mp.ncdf(-mu / 2 - e / mu)  # noqa: E731 Balle & Wang Thm 8
+    assert d(mp.mpf(eps)) <= delta  # valid: (eps, delta)-DP
+    assert d(mp.mpf(eps) * (1 - mp.mpf("1e-8"))) > delta  # and tight
+
+
+@pytest.mark.parametrize("orders", [[1.5, 2.0, 3.0], [1.1, 1.9, 2.5, 64.0], [2.0], [3.0, 1.5]])
+def test_rdp_mse_from_curve_never_uses_order_below_two(orders: list[float]) -> None:
+    """eps(alpha) is non-decreasing: the bound must read eps at an order >= 2, never lower ones
+    (an order-1.5 value is smaller and would put the MSE lower bound above the true one)."""
+    from rerokit.bounds.mse import rdp_mse_lower_bound, rdp_mse_lower_bound_from_curve
+
+    rdp = [a / 2.0 for a in orders]  # Gaussian mechanism, mu = 1: eps(alpha) = alpha / 2
+    b = rdp_mse_lower_bound_from_curve(orders, rdp, 1.0, 1)
+    assert b.extras["order_used"] >= 2.0
+    assert b.value <= rdp_mse_lower_bound(1.0).value  # eps_2 = 1 is the true order-2 value
+    assert b.value <= 0.25 / math.expm1(1.0)
+
+
+def test_rdp_mse_from_curve_without_order_two_raises() -> None:
+    from rerokit.bounds.mse import rdp_mse_lower_bound_from_curve
+
+    with pytest.raises(ValueError, match="order >= 2"):
+        rdp_mse_lower_bound_from_curve([1.1, 1.5, 1.9], [0.1, 0.2, 0.3])

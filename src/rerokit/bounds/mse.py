@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 from scipy.optimize import brentq
-from scipy.special import ndtr
+from scipy.special import log_ndtr, ndtr
 
 from rerokit._validate import (
     check_choice,
@@ -267,7 +267,8 @@ def gaussian_dp_epsilon(sensitivity: float, noise_std: float, delta: float) -> f
     mu = D / s
 
     def f(eps: float) -> float:
-        return float(ndtr(mu / 2 - eps / mu) - math.exp(eps) * ndtr(-mu / 2 - eps / mu)) - dl
+        # e^eps Phi(b) as exp(eps + log Phi(b)): no OverflowError for eps > 709 (large D/s)
+        return float(ndtr(mu / 2 - eps / mu) - math.exp(min(700.0, eps + float(log_ndtr(-mu / 2 - eps / mu))))) - dl
 
     if f(0.0) <= 0:
         return 0.0
