@@ -61,7 +61,7 @@ def test_bound_uninformed_table_and_steps(capsys):
         (["--noise-multiplier", "nan", "--dim", "3", "--min-norm", "1", "--mse-threshold", "0.1"], "noise_multiplier"),
         (["--noise-multiplier", "1", "--dim", "0", "--min-norm", "1", "--mse-threshold", "0.1"], "dim"),
         (["--noise-multiplier", "1", "--dim", "3", "--min-norm", "-1", "--mse-threshold", "0.1"], "min_norm"),
-        (["--noise-multiplier", "1", "--dim", "3", "--min-norm", "1", "--mse-threshold", "-0.1"], "eta"),
+        (["--noise-multiplier", "1", "--dim", "3", "--min-norm", "1", "--mse-threshold", "-0.1"], "mse_threshold"),
         (["--noise-multiplier", "1", "--dim", "3", "--min-norm", "1", "--psnr-threshold", "10"], "data_range"),
         (["--noise-multiplier", "1", "--dim", "3", "--min-norm", "1", "--mse-threshold", "0.1", "--releases", "0"], "releases"),
         (["--noise-multiplier", "1", "--dim", "3", "--dataset", "digits", "--mse-threshold", "0.1"], "dim"),

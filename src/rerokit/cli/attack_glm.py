@@ -49,8 +49,10 @@ def _glm(args: argparse.Namespace) -> dict[str, Any]:
         target = y.astype(float)
         if kind == "linear":
             lam = 0.0
-        elif lam == 0:
-            raise ValueError("lam must be > 0 for ridge regression, got 0")
+    if kind != "linear" and lam == 0:
+        # fit_glm would name its own parameter (l2 = n lam); name the option given here
+        raise ValueError(f"lam must be a finite number > 0 for {kind} regression, got 0"
+                         + (" (no finite optimum on separable data)" if kind != "ridge" else ""))
     model = fit_glm(X, target, kind, n * lam)
     rng = np.random.default_rng(seed)
     per_target = np.zeros(n)

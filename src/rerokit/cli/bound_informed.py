@@ -88,7 +88,9 @@ def _fano(args: argparse.Namespace) -> dict[str, Any]:
     if args.noise_multiplier is not None:
         b = fano.fano_advantage_gaussian(args.noise_multiplier, args.prior_size, args.sensitivity)
     elif args.rdp_epsilon is not None:
-        b = fano.fano_advantage_rdp(args.rdp_epsilon, args.prior_size)
+        from rerokit._validate import check_nonnegative
+
+        b = fano.fano_advantage_rdp(check_nonnegative("rdp_epsilon", args.rdp_epsilon), args.prior_size)
     else:
         b = fano.fano_advantage_from_mi(args.mutual_information, args.prior_size)
     return {

@@ -160,6 +160,10 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
         yy = y.astype(float)
     if args.model == "linear":
         lam = 0.0
+    elif lam == 0:
+        # fit_glm would name its own parameter (l2 = n lam); name the option given here
+        raise ValueError(f"lam must be a finite number > 0 for {kind} regression, got 0"
+                         + (" (no finite optimum on separable data)" if kind != "ridge" else ""))
     model = fit_glm(X, yy, kind, n * lam)
     dfil = output_perturbation_dfil(model, X, yy, args.noise_std)
     out: dict[str, Any] = {

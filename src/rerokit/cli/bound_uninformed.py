@@ -69,7 +69,9 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     clip = None if args.clip is None else check_positive("clip", args.clip)
 
     if args.mse_threshold is not None:
-        b = U.mse_rero(args.mse_threshold, sigma, n, min_norm=r, clip=clip, releases=k)
+        from rerokit._validate import check_nonnegative
+
+        b = U.mse_rero(check_nonnegative("mse_threshold", args.mse_threshold), sigma, n, min_norm=r, clip=clip, releases=k)
         eta = b.inputs["eta"]
         metric = {"metric": "mse", "mse_threshold": eta}
     else:

@@ -45,6 +45,12 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
             "--noise-multiplier (number > 0; calibrates the steps)"
         )
     lk, echo = log_kappa_from_args(args)
+    if lk >= 0.0:
+        # kappa = 1 leaves no target gamma in (kappa, 1); name the option that set it
+        opt = "prior_size" if "prior_size" in echo else ("log10_kappa" if "log10_kappa" in echo else "kappa")
+        rng = {"prior_size": "an integer >= 2", "log10_kappa": "a finite number < 0", "kappa": "a number in (0, 1)"}[opt]
+        raise ValueError(f"{opt} must be {rng} to calibrate (target_gamma must lie in (kappa, 1)), "
+                         f"got {getattr(args, opt)!r}")
     kw = {"kappa": args.kappa} if args.kappa is not None else {"log_kappa": lk}
     if args.steps is not None:
         r = calibrate_noise_multiplier(args.target_gamma, args.sample_rate, args.steps, delta=args.delta, **kw)

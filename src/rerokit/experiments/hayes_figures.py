@@ -24,8 +24,15 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Sequence
 
-from rerokit._validate import check_int, check_positive, check_probability
-from rerokit.experiments.audit import AuditConfig, rero_gamma, run_gradient_audit, run_prior_aware_audit
+from rerokit._validate import check_choice, check_int, check_positive, check_probability
+from rerokit.experiments.audit import (
+    PRIOR_AWARE_ATTACKS,
+    AuditConfig,
+    make_trial,
+    rero_gamma,
+    run_gradient_audit,
+    run_prior_aware_audit,
+)
 
 __all__ = ["fig3", "fig5", "fig8", "CSV_FIELDS"]
 
@@ -52,6 +59,24 @@ def _row(fig, x_name, x, cfg, attack, res, gamma, epsilon, delta, seed, metric=N
                 metric=metric or res.metric, value=res.value, ci_low=res.interval[0], ci_high=res.interval[1],
                 gamma=gamma, kappa=cfg.kappa, noise_multiplier=cfg.noise_multiplier, epsilon=epsilon, delta=delta,
                 sample_rate=cfg.sample_rate, steps=cfg.steps, clip=cfg.clip, trials=res.trials, seed=seed)
+
+
+def _check_run(trials: int, seed: int, attacks: Sequence[str] | None = None) -> None:
+    """Checks that the audits would make only after sigma is calibrated (done first, cheaply)."""
+    check_int("trials", trials, minimum=1)
+    check_int("seed", seed, minimum=0)
+    if attacks is not None:
+        if len(tuple(attacks)) == 0:
+            raise ValueError("attacks must name at least one of " + ", ".join(PRIOR_AWARE_ATTACKS))
+        for a in attacks:
+            check_choice("attacks", a, PRIOR_AWARE_ATTACKS)
+
+
+def _check_trial(cfg: AuditConfig) -> None:
+    """The trial construction (prior size, |D-|) fits the digits (cheap; before any training)."""
+    from rerokit.data import load_dataset
+
+    make_trial(load_dataset("digits").n, cfg.prior_size, cfg.n_known, 0, cfg.prior_weights)
 
 
 def _prepare(out_dir: str | Path) -> Path:
@@ -108,13 +133,14 @@ def fig3(
     progress: bool = True,
 ) -> dict[str, Any]:
     """Fig. 3-style: success of the prior-aware attack vs epsilon (q = 1) with the bound."""
-    out = _prepare(out_dir)
-    check_int("trials", trials, minimum=1)
+    _check_run(trials, seed, attacks)
     delta = check_probability("delta", delta, high_open=True)
     eps = [check_positive("epsilons", e) for e in epsilons]
     if not eps:
         raise ValueError("epsilons must hold at least one value > 0")
     base = AuditConfig(noise_multiplier=0.0, prior_size=prior_size, steps=steps, clip=clip, lr=lr, n_known=n_known)
+    _check_trial(base)
+    out = _prepare(out_dir)
     rows = []
     for e in eps:
         cfg = dataclasses.replace(base, noise_multiplier=_sigma(e, delta, 1.0, steps))
@@ -145,14 +171,15 @@ def fig5(
     progress: bool = True,
 ) -> dict[str, Any]:
     """Fig. 5-style: success vs sampling rate q at fixed epsilon (sigma calibrated per q)."""
-    out = _prepare(out_dir)
-    check_int("trials", trials, minimum=1)
+    _check_run(trials, seed, attacks)
     delta = check_probability("delta", delta, high_open=True)
     e = check_positive("epsilon", epsilon)
     qs = [check_probability("sample_rates", q) for q in sample_rates]
     if not qs:
         raise ValueError("sample_rates must hold at least one value in (0, 1]")
     base = AuditConfig(noise_multiplier=0.0, prior_size=prior_size, steps=steps, clip=clip, lr=lr, n_known=n_known)
+    _check_trial(base)
+    out = _prepare(out_dir)
     rows = []
     for q in qs:
         cfg = dataclasses.replace(base, sample_rate=q, noise_multiplier=_sigma(e, delta, q, steps))
@@ -186,17 +213,26 @@ def fig8(
     """Fig. 8-style: prior-aware (Alg. 2) vs gradient-based attack (Eq. 1 + App. D prior
     matching) success vs epsilon, one panel per prior size. One gradient reconstruction per
     trial serves every prior size (exact App. D probability per size)."""
-    out = _prepare(out_dir)
-    check_int("trials", trials, minimum=1)
-    check_int("gradient_trials", gradient_trials, minimum=1)
-    delta = check_probability("delta", delta, high_open=True)
-    eps = [check_positive("epsilons", e) for e in epsilons]
-    sizes = [check_int("prior_sizes", n, minimum=2) for n in prior_sizes]
-    if not eps or not sizes:
-        raise ValueError("epsilons and prior_sizes must be non-empty")
     from rerokit.data import load_dataset
 
+    _check_run(trials, seed)
+    check_int("gradient_trials", gradient_trials, minimum=1)
+    check_int("iterations", iterations, minimum=1)
+    check_int("restarts", restarts, minimum=1)
+    delta = check_probability("delta", delta, high_open=True)
+    eps = [check_positive("epsilons", e) for e in epsilons]
     n_data = load_dataset("digits").n
+    sizes = [check_int("prior_sizes", n, minimum=2, maximum=n_data) for n in prior_sizes]
+    if not eps or not sizes:
+        raise ValueError("epsilons and prior_sizes must be non-empty")
+    # every AuditConfig below, with sigma 0 in place of the calibrated one (checked before any work)
+    n_known = check_int("n_known", n_known, minimum=0)
+    for n in sizes:
+        _check_trial(AuditConfig(noise_multiplier=0.0, prior_size=n, steps=steps, clip=clip, lr=lr,
+                                 n_known=min(n_known, n_data - n)))
+    _check_trial(AuditConfig(noise_multiplier=0.0, prior_size=sizes[0], steps=steps, clip=clip, lr=lr,
+                             n_known=min(n_known, n_data - max(sizes))))
+    out = _prepare(out_dir)
     rows = []
     for e in eps:
         sigma = _sigma(e, delta, 1.0, steps)
@@ -218,7 +254,8 @@ def fig8(
             rows.append(_row("fig8", "epsilon", e, c, "gradient (Eq. 1 + App. D)", r, rero_gamma(sigma, 1.0, steps, 1.0 / n),
                              e, delta, seed))
         m = grep_.results["mse"]
-        rows.append(_row("fig8", "epsilon", e, gcfg, "gradient (Eq. 1)", m, float("nan"), e, delta, seed, metric="mse"))
+        # no ReRo bound for the MSE row: gamma None (empty in the CSV), not NaN
+        rows.append(_row("fig8", "epsilon", e, gcfg, "gradient (Eq. 1)", m, None, e, delta, seed, metric="mse"))
     _write_csv(out / "fig8.csv", rows)
     _plot(out / "fig8.png", rows, "epsilon", "Fig. 8 (digits)", logx=True)
     return {"png": str(out / "fig8.png"), "csv": str(out / "fig8.csv"), "rows": rows}

@@ -91,7 +91,7 @@ def run_uninformed_fig2(
     from rerokit.attacks.analytic import OpacusAnalyticAttack, reconstruction_metrics, vectorized_analytic_attack
     from rerokit.experiments.records import TrialLog
 
-    sig = [check_positive("sigma", s) for s in sigmas]
+    sig = [check_positive("sigmas", s) for s in sigmas]
     if not sig:
         raise ValueError("sigmas must hold at least one noise multiplier > 0")
     seed = check_int("seed", seed, minimum=0)
