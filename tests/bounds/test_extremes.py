@@ -315,3 +315,24 @@ def test_dpsgd_monotone_at_extremes(log_k: float) -> None:
     assert all(b.value >= a.interval[0] for a, b in zip(seq, seq[1:]))
     seq = [run(1.0, 0.01, T) for T in (1, 1000, 10**6)]  # T up: gamma up
     assert all(b.value >= a.interval[0] for a, b in zip(seq, seq[1:]))
+
+
+# --------------------------------------------------------------------------- conversions (GDP closed form)
+
+
+@pytest.mark.parametrize("log_k", [math.log(0.5), math.log(1e-12), -100.0, -1000.0, -1e4])
+@pytest.mark.parametrize("mu", [1e-8, 0.1, 1.0, 5.0, 100.0])
+def test_gdp_closed_form_never_below_mpmath(log_k: float, mu: float) -> None:
+    # Before the fix log_ndtr(ndtri_exp(lk) + mu) was below the exact value by up to 3.7e-10
+    # (lk = -1e4) / 4.6e-13 (lk = -1000), and rero_dpsgd(method="closed-form") reported e.g.
+    # 2.6133219967178893e-38 < exact 2.613321996718005e-38 (sigma = 1, T = 1, lk = -100) with error 0.
+    from rerokit.bounds.conversions import log_rero_from_gdp
+    from rerokit.bounds.dpsgd import rero_dpsgd
+
+    exact = mp.log(mp.ncdf(_mp_log_phi_inv(log_k) + mp.mpf(mu)))
+    got = log_rero_from_gdp(mu, log_k)
+    assert got >= exact
+    assert got <= exact + 1e-9 * max(1, abs(exact)) + 1e-300
+    if log_k >= -1000:
+        b = rero_dpsgd(1.0 / mu, 1.0, 1, log_kappa=log_k, method="closed-form", comparisons=False)
+        assert b.value >= mp.e**exact
