@@ -361,3 +361,20 @@ def test_rdp_fractional_order_never_below_quadrature(sigma: float, q: float, alp
     exact = _mp_rdp(sigma, q, alpha)
     assert got >= exact
     assert got <= exact * (1 + 1e-2) + 1e-12  # the round-off slack stays small
+
+
+@pytest.mark.parametrize("sigma,q", [(1e3, 1e-5), (1e3, 1e-3), (30.0, 1e-5), (1.0, 1e-5), (1.0, 0.5), (0.05, 0.999)])
+def test_rdp_integer_orders_never_below_exact_sum(sigma: float, q: float) -> None:
+    # Before the fix: sigma=1e3, q=1e-5, alpha=2 gave 0.0 (exact 1.0e-16); sigma=1, q=1e-5,
+    # alpha=2 was 1.7e-7 (relative) below the exact binomial sum (Mironov et al. 2019 Sec. 3.3).
+    from rerokit.bounds.dpsgd import rdp_poisson_gaussian
+
+    orders = [2, 3, 11, 64, 1024]
+    got = rdp_poisson_gaussian(sigma, q, orders)
+    with mp.workdps(40):
+        for a, g in zip(orders, got):
+            s, qq = mp.mpf(sigma), mp.mpf(q)
+            A = mp.fsum(mp.binomial(a, k) * (1 - qq) ** (a - k) * qq**k * mp.e ** ((k * k - k) / (2 * s * s)) for k in range(a + 1))
+            exact = mp.log(A) / (a - 1)
+            assert g >= exact
+            assert g <= exact * (1 + 1e-6) + 1e-14
