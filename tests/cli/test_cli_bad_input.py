@@ -405,3 +405,105 @@ def test_bad_combination_exits_2_with_one_line(argv, word, capsys):
     assert main(argv) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and word in lines[0], lines
+
+
+# ---------------------------------------------------------------------------------------------
+# Ctrl-C during a long command: one line on stderr, finished trials stay in the JSONL (resumable)
+# ---------------------------------------------------------------------------------------------
+def test_keyboard_interrupt_keeps_finished_targets(tmp_path, capsys, monkeypatch):
+    import json
+
+    from rerokit.experiments.records import TrialLog
+
+    out = tmp_path / "analytic.jsonl"
+    argv = ["attack", "analytic", "--noise-multiplier", "0.1", "--clip", "1", "--targets", "6", "--seed", "3",
+            "--backend", "vmap", "--no-progress", "--out", str(out), "--json"]
+    append = TrialLog.append
+    calls = []
+
+    def interrupted_append(self, trial, record):
+        calls.append(trial)
+        if len(calls) == 3:  # Ctrl-C while the third target is being written
+            raise KeyboardInterrupt
+        append(self, trial, record)
+
+    monkeypatch.setattr(TrialLog, "append", interrupted_append)
+    assert main(argv) == 130
+    cap = capsys.readouterr()
+    lines = cap.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: interrupted") and "Traceback" not in cap.err
+    assert cap.out == ""
+    recs = [json.loads(s) for s in out.read_text().splitlines()]
+    assert recs[0]["kind"] == "header" and [r["trial"] for r in recs[1:]] == [0, 1]
+    kept = {r["trial"]: r for r in recs[1:]}
+
+    monkeypatch.setattr(TrialLog, "append", append)
+    assert main([*argv, "--resume"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["settings"]["targets"] == 6
+    recs = [json.loads(s) for s in out.read_text().splitlines()][1:]
+    assert sorted(r["trial"] for r in recs) == list(range(6))
+    assert all(r == kept[r["trial"]] for r in recs if r["trial"] in kept)  # finished targets not redone
+    # the resumed file equals an uninterrupted run with the same seed
+    ref = tmp_path / "ref.jsonl"
+    assert main([*argv[:-3], "--out", str(ref), "--json"]) == 0
+    capsys.readouterr()
+    assert sorted(map(json.dumps, recs)) == sorted(json.dumps(r) for r in map(json.loads, ref.read_text().splitlines()[1:]))
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad paths and non-numeric values: one line naming the parameter (or path), exit 2
+# ---------------------------------------------------------------------------------------------
+_ANALYTIC = ["attack", "analytic", "--noise-multiplier", "0.1", "--clip", "1", "--targets", "2", "--seed", "0",
+             "--backend", "vmap", "--no-progress"]
+_RECONN = ["attack", "reconn", "--shadow-models", "4", "--fixed-size", "10", "--targets", "2", "--epochs", "1",
+           "--reconstructor-epochs", "1", "--quiet"]
+PATH_CASES = [
+    ([*_ANALYTIC, "--out", "{dir}", "--resume"], "directory"),
+    ([*_ANALYTIC, "--out", "{notjsonl}", "--resume"], "not a rerokit results file"),
+    ([*_ANALYTIC, "--out", "{listjsonl}", "--resume"], "not a rerokit results file"),
+    ([*_ANALYTIC, "--out", "{notjsonl}"], "exists"),
+    ([*_ANALYTIC, "--dataset", "mnist", "--data-path", "{notjsonl}"], "data_path"),
+    ([*_ANALYTIC, "--dataset", "mnist", "--data-path", "{npy}"], "data_path"),
+    ([*_ANALYTIC, "--dataset", "mnist", "--data-path", "{dir}/missing"], "does not exist"),
+    ([*_ANALYTIC, "--dataset", "cifar10", "--data-path", "{junkcifar}"], "data_path"),
+    ([*_RECONN, "--png", "{dir}"], "png"),
+    ([*_RECONN, "--png", "{notjsonl}/x.png"], "{notjsonl}"),  # parent is a file: fails before the attack
+    (["kappa", "samples", "--samples", "{dir}/missing.npy"], "missing.npy"),
+    (["kappa", "samples", "--samples", "{notjsonl}"], "samples"),
+    (["kappa", "samples", "--samples", "{strnpy}", "--metric", "l2", "--eta", "0.1"], "samples"),
+    (["experiment", "uninformed-fig2", "--out-dir", "{notjsonl}", "--sigmas", "0.1", "--points", "4", "--dim", "2",
+      "--rows", "2", "--datasets", "synthetic", "--no-progress"], "{notjsonl}"),
+    (["bound", "fil", "--dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "1", "--hidden", "a",
+      "--json"], "hidden"),
+    (["audit", "prior-aware", "--noise-multiplier", "1", "--trials", "1", "--steps", "1", "--prior-size", "2",
+      "--prior-weights", "0.3", "0.3", "--no-progress"], "prior_weights must sum to 1, got 0.6"),
+]
+
+
+@pytest.mark.parametrize("argv, word", PATH_CASES, ids=[" ".join(a[:2] + a[-3:]) for a, _ in PATH_CASES])
+def test_bad_path_or_value_exits_2_with_one_line(argv, word, tmp_path, capsys):
+    import numpy as np
+
+    (tmp_path / "d").mkdir()
+    (tmp_path / "notjsonl").write_text("hello\n")
+    (tmp_path / "list.jsonl").write_text("[1]\n")
+    np.save(tmp_path / "a.npy", np.zeros(3))
+    np.save(tmp_path / "s.npy", np.array(["a", "b"]))
+    cif = tmp_path / "cifar"
+    cif.mkdir()
+    for i in range(1, 6):
+        (cif / f"data_batch_{i}").write_bytes(b"junk")
+    sub = {"{dir}": str(tmp_path / "d"), "{notjsonl}": str(tmp_path / "notjsonl"),
+           "{listjsonl}": str(tmp_path / "list.jsonl"), "{npy}": str(tmp_path / "a.npy"),
+           "{strnpy}": str(tmp_path / "s.npy"), "{junkcifar}": str(cif)}
+
+    def fill(t: str) -> str:
+        for k, v in sub.items():
+            t = t.replace(k, v)
+        return t
+
+    assert main([fill(t) for t in argv]) == 2
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and fill(word) in lines[0], err

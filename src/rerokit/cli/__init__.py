@@ -6,8 +6,9 @@ namespace and returns a JSON-ready dict (printed as a table, or as one JSON obje
 ``--json``). Modules import heavy libraries (scipy, torch) inside their handlers only, so that
 ``rerokit bound ...`` starts fast.
 
-Bad input: every ``ValueError``/``TypeError`` raised by the library and every argparse error is
-printed as one line on stderr, and the exit code is 2.
+Bad input: every ``ValueError``/``TypeError`` raised by the library, every ``OSError`` (a path
+that cannot be read or written) and every argparse error is printed as one line on stderr, and
+the exit code is 2.
 """
 
 from __future__ import annotations
@@ -80,6 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(exc: BaseException) -> str:
+    """The message of ``exc`` on one line (whitespace runs, newlines included, become one space)."""
+    msg = " ".join(str(exc).split())
+    return msg or type(exc).__name__
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
     try:
@@ -97,14 +104,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if result is not None:
             emit(result, as_json=getattr(args, "json", False), title=getattr(args, "title", None))
         return 0
-    except CliError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except (ValueError, TypeError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except FileNotFoundError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (CliError, ValueError, TypeError, OSError) as exc:
+        # OSError: a path that cannot be read or written (missing, a directory, no permission)
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted (results written so far are kept; use --resume)", file=sys.stderr)

@@ -117,7 +117,10 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
 
         X = torch.as_tensor(np.asarray(ds.flat), dtype=torch.float32)
         Y = torch.as_tensor(np.asarray(ds.y))
-        hidden = [int(h) for h in args.hidden.split(",")] if args.hidden else []
+        try:
+            hidden = [int(h) for h in args.hidden.split(",")] if args.hidden else []
+        except ValueError:
+            raise ValueError(f"hidden must be comma-separated integers >= 1, got {args.hidden!r}") from None
         torch.manual_seed(args.seed)
         module = make_mlp(X.shape[1], hidden, int(ds.num_classes), activation="tanh")
         res = dpsgd_fil(

@@ -74,6 +74,8 @@ def _samples(args: argparse.Namespace) -> dict[str, Any]:
     except (OSError, ValueError) as exc:
         raise ValueError(f"samples must be a readable .npy file of shape (N, ...): {args.samples}: "
                          f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    if args.metric in ("l2", "linf", "l1") and not (np.issubdtype(x.dtype, np.number) or x.dtype == bool):
+        raise ValueError(f"samples must hold numbers for metric {args.metric}, got an array of dtype {x.dtype}")
     b = kappa_from_samples(x, args.eta, metric=args.metric, confidence=args.confidence, method=args.method)
     return _out(
         "samples (Hayes et al. 2023, App. J, Prop. 5): upper confidence bound",

@@ -107,7 +107,13 @@ def _find(path: Path, stems: tuple[str, ...]) -> Path:
 
 
 def _load_npz(path: Path, name: str, num_classes: int, shape: tuple[int, ...], split: str) -> Dataset:
-    z = np.load(path, allow_pickle=False)
+    try:
+        z = np.load(path, allow_pickle=False)
+        if not hasattr(z, "keys"):
+            raise ValueError("a single array, not an .npz archive")
+    except (OSError, ValueError) as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"data_path {path} must be a readable .npz file (or a folder of the {name} files): {msg}") from None
     keys = [(f"x_{split}", f"y_{split}"), ("X", "y"), ("x", "y"), ("images", "labels")]
     for kx, ky in keys:
         if kx in z and ky in z:
@@ -159,8 +165,12 @@ def load_cifar10(path: str | os.PathLike, split: str = "train") -> Dataset:
         f = p / nm
         if not f.exists():
             raise FileNotFoundError(f"path {p}: missing CIFAR-10 batch file {nm}")
-        with open(f, "rb") as fh:
-            d = pickle.load(fh, encoding="bytes")
+        try:
+            with open(f, "rb") as fh:
+                d = pickle.load(fh, encoding="bytes")
+            d[b"data"], d[b"labels"]
+        except (pickle.UnpicklingError, EOFError, KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
+            raise ValueError(f"data_path {p}: {nm} is not a CIFAR-10 python batch file ({type(exc).__name__})") from None
         xs.append(np.asarray(d[b"data"], dtype=np.uint8).reshape(-1, 3, 32, 32))
         ys.append(np.asarray(d[b"labels"]))
     return _finish("cifar10", np.concatenate(xs), np.concatenate(ys), 10, (3, 32, 32))

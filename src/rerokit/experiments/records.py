@@ -29,6 +29,8 @@ class TrialLog:
         self.trials: dict[int, dict[str, Any]] = {}
         if self.path is None:
             return
+        if self.path.is_dir():
+            raise ValueError(f"out must be a file path, got the directory {self.path}")
         if self.path.exists() and self.path.stat().st_size > 0:
             if not resume:
                 raise ValueError(f"out file {self.path} exists; pass resume to continue it or choose another path")
@@ -41,8 +43,14 @@ class TrialLog:
     def _load(self) -> None:
         assert self.path is not None
         lines = self.path.read_text().splitlines()
-        header = json.loads(lines[0])
-        if header.get("kind") != "header" or header.get("settings") != self.settings:
+        try:
+            header = json.loads(lines[0]) if lines else None
+        except json.JSONDecodeError:
+            header = None
+        if not isinstance(header, dict) or header.get("kind") != "header":
+            raise ValueError(f"out file {self.path} is not a rerokit results file (no header line); "
+                             "use a new file")
+        if header.get("settings") != self.settings:
             raise ValueError(
                 f"out file {self.path} was written with other settings; use a new file or the same settings"
             )
@@ -51,7 +59,7 @@ class TrialLog:
                 rec = json.loads(ln)
             except json.JSONDecodeError:
                 continue  # a line cut by an interruption: that trial is redone
-            if rec.get("kind") == "trial":
+            if isinstance(rec, dict) and rec.get("kind") == "trial" and "trial" in rec:
                 self.trials[int(rec["trial"])] = rec
         # Rewrite without a possibly truncated last line.
         with open(self.path, "w") as f:
