@@ -37,6 +37,14 @@ def _reconn(args: argparse.Namespace) -> dict[str, Any]:
 
     if threads:
         torch.set_num_threads(threads)
+    if not args.no_png:
+        # a PNG path that cannot be written fails now, not after the attack has run
+        from pathlib import Path
+
+        png = Path(args.png)
+        if png.is_dir():
+            raise ValueError(f"png must be a file path, got the directory {png}")
+        png.parent.mkdir(parents=True, exist_ok=True)
     res = run_reconn(
         args.dataset,
         shadow_models=args.shadow_models,

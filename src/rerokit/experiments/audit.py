@@ -101,7 +101,7 @@ class AuditConfig:
             if w.shape != (self.prior_size,) or not np.all(np.isfinite(w)) or np.any(w < 0):
                 raise ValueError(f"prior_weights must be {self.prior_size} finite numbers >= 0 (one per prior point)")
             if abs(w.sum() - 1.0) > 1e-9:
-                raise ValueError(f"prior_weights must sum to 1, got {w.sum()!r}")
+                raise ValueError(f"prior_weights must sum to 1, got {float(w.sum())!r}")
             object.__setattr__(self, "prior_weights", tuple(float(v) for v in w))
 
     @property
