@@ -378,3 +378,15 @@ def test_rdp_integer_orders_never_below_exact_sum(sigma: float, q: float) -> Non
             exact = mp.log(A) / (a - 1)
             assert g >= exact
             assert g <= exact * (1 + 1e-6) + 1e-14
+
+
+@pytest.mark.parametrize("dim", [1, 784, 10**6])
+@pytest.mark.parametrize("target", [1e-10, 0.5, 1 - 1e-12, 1 - 1e-16])
+def test_calibrate_noise_mse_extreme_targets(dim: int, target: float) -> None:
+    # Before the fix targets within the 1e-10 safety margin of 1 raised "calibration did not
+    # converge" (a fixed 1e-9 relative nudge, 200 times, cannot reach the needed sigma).
+    from rerokit.bounds import uninformed as u
+
+    b = u.calibrate_noise_mse(1.0, target, dim, min_norm=1.0)
+    assert u.mse_rero(1.0, b.value, dim, min_norm=1.0).value <= target
+    assert u.mse_rero(1.0, b.value / (1 + 1e-9), dim, min_norm=1.0).value > target  # (nearly) smallest

@@ -553,13 +553,27 @@ def calibrate_noise_mse(
         raise ValueError(f"target_gamma={g!r} is too small to invert Gamma_R(N/2, .) for dim={n}")
     sigma = math.sqrt(n * k * e / (2.0 * norm * norm * xstar))
     s0 = sigma
+    step = 1e-9
+    fail = None  # largest sigma seen whose safe-side gamma exceeds the target
     for _ in range(200):
         b = mse_rero(e, sigma, n, min_norm=norm, releases=k)
         if b.value <= g:
             break
-        sigma *= 1.0 + 1e-9
-    else:  # pragma: no cover - the nudge always succeeds within a few steps
+        fail = sigma
+        # geometric nudge: a target within the safety margin of 1 (e.g. 1 - 1e-12, where the
+        # safe-side value raw (1 + 1e-10) exceeds it unless raw <= 1 - 1e-10) needs a much
+        # larger sigma than the 200 * 1e-9 a fixed relative nudge could reach
+        sigma *= 1.0 + step
+        step *= 2.0
+    else:  # pragma: no cover - gamma -> 0 as sigma grows, so the doubling nudge always succeeds
         raise ValueError("calibration did not converge")
+    while fail is not None and sigma / fail > 1.0 + 1e-12:  # bisect back after a large nudge
+        mid = math.sqrt(fail * sigma)
+        bm = mse_rero(e, mid, n, min_norm=norm, releases=k)
+        if bm.value <= g:
+            sigma, b = mid, bm
+        else:
+            fail = mid
     inputs = {"eta": e, "target_gamma": g, "dim": n, "min_norm": min_norm, "clip": clip, "releases": k}
     return Bound(sigma, sigma - s0, "uninformed-calibrate-mse (004 Prop. 3)", "upper", None, inputs,
                  {"gamma_at_value": b.value, "norm_used": which})
