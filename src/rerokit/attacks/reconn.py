@@ -680,8 +680,11 @@ def run_reconn(
     ``epochs`` full-batch steps, fresh noise per model); trains the reconstructor on the shadow
     models and evaluates it on the released models against the nearest-neighbour oracle over
     D_- u D_bar (all shadow targets used, shifted ones included) and with the KL metric.
-    ``log_path``: one JSON line per evaluation target (:class:`TrialLog`, ``resume`` supported:
-    the run is deterministic given ``seed``, so a resumed run recomputes and appends the rest).
+    ``log_path``: one JSON line per evaluation target (:class:`TrialLog`, header = the settings
+    incl. ``seed``), opened (and checked against ``resume``/the settings) before any training but
+    written only once the reconstructor is evaluated: the unit of resumption is the whole attack
+    (the reconstructor needs every shadow model). The run is deterministic given ``seed``, so a
+    resumed run recomputes everything and appends only the targets missing from the file.
     """
     from rerokit.data import load_dataset
 
@@ -720,6 +723,13 @@ def run_reconn(
         reconstructor_lr=reconstructor_lr, reconstructor_batch_size=reconstructor_batch_size,
         optimizer=optimizer, init_seed=seed,
     )
+    log = None
+    if log_path is not None:
+        from rerokit.experiments.records import TrialLog
+
+        # opened before any training: an existing file without ``resume``, or one written with
+        # other settings, is refused at once (ValueError), not after minutes of work
+        log = TrialLog(log_path, settings, resume=resume)
     Xs, ys, n_shift = shadow_targets(split.X_pool, split.y_pool, shadow_models, split.shape, seed)
     kw = dict(hidden=hidden, activation=activation, num_classes=split.num_classes, epochs=epochs, lr=lr,
               momentum=momentum, init=init, init_seed=seed, noise_multiplier=sigma,
@@ -753,10 +763,7 @@ def run_reconn(
     kl_orc = kl_metric(clf, Z, pool[orc.index])
     succ = mse < orc.mse
     per = dict(mse=mse, nn_oracle_mse=orc.mse, success=succ, kl=kl, nn_oracle_kl=kl_orc, nn_index=orc.index)
-    if log_path is not None:
-        from rerokit.experiments.records import TrialLog
-
-        log = TrialLog(log_path, settings, resume=resume)
+    if log is not None:
         for i in range(Z.shape[0]):
             if i in log.done:
                 continue

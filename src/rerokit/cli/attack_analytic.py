@@ -33,8 +33,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, required=True, help="seed >= 0 (targets and noise)")
     p.add_argument("--mse-threshold", type=float, default=0.01, help="MSE threshold eta > 0 for gamma (default 0.01)")
     p.add_argument("--backend", default="opacus", help="opacus (default: Opacus DPOptimizer loop) or vmap (torch.func)")
-    p.add_argument("--out", default=None, help="JSONL file, one record per target")
-    p.add_argument("--resume", action="store_true", help="continue the run in --out")
+    p.add_argument("--out", default=None,
+                   help="JSONL file: a header with the settings (seed included), then one record per target, "
+                   "appended per chunk of 100 targets (an interruption loses at most that chunk)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the run in --out (same settings, --targets included) without repeating its targets")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     add_json_flag(p)
     p.set_defaults(func=handle)

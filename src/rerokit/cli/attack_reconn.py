@@ -104,8 +104,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--png", default="reconn.png", help="PNG of targets above reconstructions")
     p.add_argument("--no-png", action="store_true")
-    p.add_argument("--out", default=None, help="JSONL file: one line per evaluation target")
-    p.add_argument("--resume", action="store_true", help="continue --out written with the same settings")
+    p.add_argument("--out", default=None,
+                   help="JSONL file: a header with the settings (seed included), then one line per evaluation target, "
+                   "written when the attack is evaluated (the unit of resumption is the whole attack run)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue --out written with the same settings (recomputes deterministically, appends the "
+                   "missing targets); checked before any training")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_json_flag(p)
     p.set_defaults(func=_reconn)

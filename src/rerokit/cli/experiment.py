@@ -26,7 +26,8 @@ def _register_uninformed_fig2(sub: argparse._SubParsersAction) -> None:
         "a resumable uninformed_fig2.jsonl into --out-dir.",
     )
     p.add_argument("--out-dir", required=True, help="output folder")
-    p.add_argument("--seed", type=int, default=0, help="seed >= 0 (data and noise)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed >= 0 (data and noise; recorded in the JSONL header and the output)")
     p.add_argument("--sigmas", type=float, nargs="+", default=None,
                    help="noise multipliers > 0 (default 0.01 0.02 0.05 0.1 0.2 0.5 1)")
     p.add_argument("--points", type=int, default=100, help="synthetic points >= 2 (default 100)")
@@ -35,7 +36,9 @@ def _register_uninformed_fig2(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--digits-targets", type=int, default=100, help="digits records attacked (default 100)")
     p.add_argument("--datasets", nargs="+", default=["synthetic", "digits"], help="synthetic and/or digits")
     p.add_argument("--backend", default="vmap", help="vmap (default, torch.func) or opacus")
-    p.add_argument("--resume", action="store_true", help="continue a run in --out-dir")
+    p.add_argument("--resume", action="store_true",
+                   help="continue uninformed_fig2.jsonl in --out-dir (same settings); one line per finished cell "
+                   "(dataset, regime, sigma; all points attacked at once), so an interruption loses at most that cell")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     add_json_flag(p)
     p.set_defaults(func=_uninformed_fig2)

@@ -51,12 +51,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _common(p: argparse.ArgumentParser, *, trials: int) -> None:
     p.add_argument("--out-dir", required=True, help="output folder")
     p.add_argument("--trials", type=int, default=trials, help=f"prior-aware trials per point (default {trials})")
-    p.add_argument("--seed", type=int, default=0, help="seed >= 0 (default 0)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed >= 0 (default 0; recorded in every JSONL header and record and in the output)")
     p.add_argument("--delta", type=float, default=1e-5, help="delta for the calibration (default 1e-5)")
     p.add_argument("--steps", type=int, default=100, help="DP-SGD steps T (default 100)")
     p.add_argument("--lr", type=float, default=10.0, help="learning rate (default 10)")
     p.add_argument("--n-known", type=int, default=999, help="|D-| (default 999)")
-    p.add_argument("--resume", action="store_true", help="continue the JSONL files in --out-dir")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the JSONL files in --out-dir (same settings; --trials may grow). Trials are "
+                   "trained and logged in chunks (32 prior-aware, 8 gradient-attack trials): an interruption "
+                   "loses at most the chunk in flight")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     add_json_flag(p)
 

@@ -30,6 +30,8 @@ def _dpgd(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "rows": [{k: r[k] for k in ("epsilon", "noise_multiplier", "mse", "nn_oracle_mse", "success",
                                     "released_model_accuracy")} for r in rows],
+        "seed": args.seed,
+        "jsonl": f"{args.out_dir}/reconn_dpgd.jsonl",
         "csv": f"{args.out_dir}/reconn_dpgd.csv",
         "png": f"{args.out_dir}/reconn_dpgd.png",
         "reference": "Balle et al. 2022, Sec. VI-D, Fig. 9",
@@ -52,9 +54,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reconstructor-epochs", type=int, default=60)
     p.add_argument("--delta", type=float, default=1e-5)
     p.add_argument("--clip", type=float, default=1.0)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed >= 0 (recorded in the JSONL header and the output)")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
-    p.add_argument("--resume", action="store_true")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--resume", action="store_true",
+                   help="continue reconn_dpgd.jsonl in --out-dir (same settings); one line per finished epsilon, so "
+                   "an interruption loses at most the epsilon in flight (one whole RecoNN attack)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_json_flag(p)
     p.set_defaults(func=_dpgd)

@@ -21,7 +21,8 @@ A trial's result therefore does not depend on how many trials run or in which ch
 
 Vectorisation and resume: trials run in chunks of ``chunk_size`` through ``train_dpsgd_many``
 (and vmapped candidate scoring); every trial of a finished chunk is appended to the JSON-lines
-``TrialLog`` at once. An interruption loses at most the chunk in flight; ``resume=True`` skips
+``TrialLog`` at once (the gradient audit appends each trial as soon as its attack is done). An
+interruption loses at most the chunk in flight; ``resume=True`` skips
 the trials already in the file. A resumed run equals a straight run with the same seed up to
 floating-point rounding (~1e-6 relative, from batched kernels summing in another order), i.e.
 the same decisions unless two candidates' scores tie to that precision.
@@ -498,7 +499,6 @@ def run_gradient_audit(
     for chunk in _chunks(todo, chunk_size):
         tri = [make_trial(ds.n, cfg.prior_size, cfg.n_known, seeds[i], cfg.prior_weights) for i in chunk]
         tr = _train_chunk(cfg, fm, ds, tri, "gbar_only").transcript
-        done = []
         for j, (i, t) in enumerate(zip(chunk, tri)):
             ti = t.target_index
             x = ds.X[ti]
@@ -506,17 +506,16 @@ def run_gradient_audit(
                                 data_range=ds.data_range, iterations=iterations, lr=attack_lr,
                                 restarts=restarts, seed=t.seed % (2**31))
             pool = np.delete(ds.X, ti, axis=0)
-            done.append((i, {
+            # appended as soon as its attack is done (the attack, not the training, dominates)
+            log.append(i, {
                 "seed": t.seed,
                 "target_index": ti,
                 "mse": mse(o.z_hat, x),
                 "objective": o.loss,
                 "prior_success": {str(n): prior_match_success(o.z_hat.numpy(), x, pool, n) for n in sizes},
-            }))
+            })
             if bar is not None:
                 bar.update(1)
-        for i, rec in done:
-            log.append(i, rec)
     if bar is not None:
         bar.close()
     recs = [r for r in log if r["trial"] < K]

@@ -203,10 +203,13 @@ def register_cli(sub: Any) -> None:
     p.add_argument("--classes", default="0,1")
     p.add_argument("--lam", type=float, default=1e-2)
     p.add_argument("--noise-std", type=float, default=1e-4)
-    p.add_argument("--draws", type=int, default=1000)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--resume", action="store_true")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--draws", type=int, default=1000, help="output-perturbation draws (default 1000)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed >= 0 (block b of draws uses seed [seed, b]; recorded in the JSONL header and records)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue fil_glm.jsonl in --out-dir (same settings); one line per block of 100 draws, so "
+                   "an interruption loses at most the block in flight")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     add_json_flag(p)
     p.set_defaults(func=_cli_handler)
 
