@@ -390,3 +390,22 @@ def test_calibrate_noise_mse_extreme_targets(dim: int, target: float) -> None:
     b = u.calibrate_noise_mse(1.0, target, dim, min_norm=1.0)
     assert u.mse_rero(1.0, b.value, dim, min_norm=1.0).value <= target
     assert u.mse_rero(1.0, b.value / (1 + 1e-9), dim, min_norm=1.0).value > target  # (nearly) smallest
+
+
+@pytest.mark.parametrize("kappa", [0.9, 1e-3, 1e-100, 1e-300])
+@pytest.mark.parametrize("eps", [1e-8, 1.0, 7.3, 600.0])
+def test_dp_rdp_zcdp_conversions_never_below_mpmath(kappa: float, eps: float) -> None:
+    # Before the fix rero_from_rdp(32, 7.3, 1e-300) was 7.4e-14, rero_from_dp(7.3, 1e-300)
+    # 2.2e-14 and rero_from_zcdp(0.1, 1e-100) 3.1e-14 (relative) below the exact values.
+    from rerokit.bounds import conversions as cv
+
+    K, E = mp.mpf(kappa), mp.mpf(eps)
+    assert cv.rero_from_dp(eps, kappa) >= min(1, K * mp.e**E)
+    for a in (1.5, 2.0, 32.0):
+        exact = min(1, (K * mp.e**E) ** ((a - 1) / mp.mpf(a)))
+        assert cv.rero_from_rdp(a, eps, kappa) >= exact
+        assert cv.rero_from_rdp_curve([a], [eps], kappa)[0] >= exact
+        assert cv.rero_from_rdp(a, eps, kappa) <= exact * (1 + 1e-11)
+    if eps < -math.log(kappa):
+        exact = mp.e ** (-((mp.sqrt(-mp.log(K)) - mp.sqrt(E)) ** 2))
+        assert exact <= cv.rero_from_zcdp(eps, kappa) <= exact * (1 + 1e-11)
