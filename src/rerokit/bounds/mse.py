@@ -207,7 +207,9 @@ def output_perturbation_rdp(
         raise ValueError(f"alpha must be a finite number > 1, got {alpha!r}")
     s = check_positive("noise_std", noise_std)
     delta = output_perturbation_sensitivity(n, lam, lipschitz, adjacency)
-    return a * delta**2 / (2.0 * s**2)
+    # as a ratio: +inf (no privacy) rather than OverflowError/ZeroDivisionError at extreme values
+    r = delta / s
+    return a * r * r / 2.0
 
 
 def cramer_rao_mse_lower_bound(dfil: float | Sequence[float] | np.ndarray) -> np.ndarray | float:
