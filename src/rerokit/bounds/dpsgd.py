@@ -664,7 +664,8 @@ def rdp_curve_subsampled_gaussian(
 
 def _log_rdp_gamma(segments: Sequence[Segment], log_kappa: float) -> tuple[float, float]:
     orders, rdp = rdp_curve_subsampled_gaussian(segments)
-    logs = (log_kappa + rdp) * (orders - 1.0) / orders
+    # + a few ulps of the terms: the float value is never below (kappa e^eps)^((alpha-1)/alpha)
+    logs = (log_kappa + rdp) * (orders - 1.0) / orders + 4.0 * np.finfo(float).eps * (abs(log_kappa) + rdp + 1.0)
     i = int(np.argmin(logs))
     return float(min(0.0, logs[i])), float(orders[i])
 
