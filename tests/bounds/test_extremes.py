@@ -409,3 +409,16 @@ def test_dp_rdp_zcdp_conversions_never_below_mpmath(kappa: float, eps: float) ->
     if eps < -math.log(kappa):
         exact = mp.e ** (-((mp.sqrt(-mp.log(K)) - mp.sqrt(E)) ** 2))
         assert exact <= cv.rero_from_zcdp(eps, kappa) <= exact * (1 + 1e-11)
+
+
+@pytest.mark.parametrize("eps", [5e-324, 1e-320, 1e-300, 1e-8, 1.0, 50.0, 800.0])
+def test_rdp_mse_lower_bound_never_above_exact(eps: float) -> None:
+    """Guo et al. 2022 Thm 1 on Z = [0, 1]: 0.25 / (e^eps - 1) exactly (mpmath). A lower bound:
+    the float value must not exceed it. Before the fix subnormal eps gave +inf (exact ~1e322)."""
+    from rerokit.bounds.mse import rdp_mse_lower_bound
+
+    b = rdp_mse_lower_bound(eps)
+    exact = mp.mpf("0.25") / mp.expm1(mp.mpf(eps))
+    assert math.isfinite(b.value) and 0.0 <= b.value <= exact
+    if exact < 1e300:
+        assert b.value >= exact * (1 - 1e-13) or exact < 1e-300

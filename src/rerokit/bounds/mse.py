@@ -129,6 +129,8 @@ def rdp_mse_lower_bound(
     # numerator / (e^eps - 1) written as numerator e^{-eps} / (1 - e^{-eps}): no overflow for
     # large eps (the bound underflows towards 0, the safe side).
     variance = math.inf if eps == 0 else numerator * math.exp(-eps) / -math.expm1(-eps)
+    if eps > 0 and not math.isfinite(variance):  # overflow for subnormal eps: the true bound is
+        variance = np.finfo(float).max  # finite, so report the largest float (below it), not inf
     value = variance + b2 / d
     # Relative float rounding of the few operations above; subtract to stay on the safe side.
     err = 0.0 if not math.isfinite(value) else 8 * np.finfo(float).eps * value
