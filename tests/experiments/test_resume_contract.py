@@ -307,3 +307,56 @@ def test_experiment_reconn_dpgd_interrupt_resume(capsys, tmp_path, monkeypatch):
     assert resumed["rows"] == d["rows"] and math.isfinite(resumed["rows"][1]["mse"])
     assert "other settings" in _refused(capsys, [*argv[:-2], "6", "--quiet", "--out-dir", str(tmp_path / "b"),
                                                  "--resume"])
+
+
+def test_trial_log_resume_rewrite_is_atomic(tmp_path, monkeypatch):
+    """Opening with resume rewrites the file (dropping a cut last line); an interruption during
+    that rewrite must leave the finished trials in place."""
+    import rerokit.experiments.records as rr
+
+    p = tmp_path / "t.jsonl"
+    log = rr.TrialLog(p, {"seed": 1})
+    for i in range(3):
+        log.append(i, {"x": i})
+    with open(p, "a") as f:
+        f.write('{"kind": "trial", "tri')  # a line cut by an interruption
+    before = p.read_text()
+    real = rr.json.dumps
+    calls = {"n": 0}
+
+    def dumps(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == 3:  # settings copy, header, then the first trial of the rewrite
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(rr.json, "dumps", dumps)
+    with pytest.raises(KeyboardInterrupt):
+        rr.TrialLog(p, {"seed": 1}, resume=True)
+    monkeypatch.setattr(rr.json, "dumps", real)
+    assert p.read_text() == before
+    again = rr.TrialLog(p, {"seed": 1}, resume=True)
+    assert again.done == {0, 1, 2} and p.read_text() == before.rsplit("\n", 1)[0] + "\n"
+
+
+@pytest.mark.parametrize("argv", [
+    ["experiment", "hayes-fig5", "--sample-rates", "0.5", "1", "--attacks", "alg3"],
+    ["experiment", "hayes-fig8", "--epsilons", "2", "--prior-sizes", "2", "4", "--gradient-trials", "1",
+     "--iterations", "2", "--restarts", "1"],
+])
+def test_experiment_hayes_fig5_fig8_resume_repeats_nothing(capsys, tmp_path, monkeypatch, argv):
+    import rerokit.experiments.audit as A
+    import rerokit.experiments.hayes_figures as H
+
+    monkeypatch.setattr(H, "_sigma", lambda e, d, q, T: 1.0 + 1.0 / e)  # calibration is not under test
+    argv = [*argv, "--trials", "2", "--steps", "2", "--n-known", "20", "--no-progress", "--out-dir", str(tmp_path)]
+    d, _ = _run_json(capsys, [*argv, "--seed", "4"])
+    assert d["seed"] == 4
+    files = sorted(tmp_path.glob("*.jsonl"))
+    assert files and all(_records(f)[0]["seed"] == 4 for f in files)
+    cnt = _Count(A._train_chunk)
+    monkeypatch.setattr(A, "_train_chunk", cnt)
+    again, _ = _run_json(capsys, [*argv, "--seed", "4", "--resume"])
+    assert cnt.n == 0 and again["rows"] == d["rows"]
+    assert "exists" in _refused(capsys, [*argv, "--seed", "4"])
+    assert "other settings" in _refused(capsys, [*argv, "--seed", "5", "--resume"])

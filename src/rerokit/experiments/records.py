@@ -61,11 +61,16 @@ class TrialLog:
                 continue  # a line cut by an interruption: that trial is redone
             if isinstance(rec, dict) and rec.get("kind") == "trial" and "trial" in rec:
                 self.trials[int(rec["trial"])] = rec
-        # Rewrite without a possibly truncated last line.
-        with open(self.path, "w") as f:
+        # Rewrite without a possibly truncated last line: into a temporary file that replaces the
+        # original atomically, so an interruption here never loses the finished trials.
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with open(tmp, "w") as f:
             f.write(json.dumps({"kind": "header", "settings": self.settings}) + "\n")
             for i in sorted(self.trials):
                 f.write(json.dumps(self.trials[i]) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
 
     @property
     def done(self) -> set[int]:
