@@ -123,3 +123,16 @@ def test_fil_glm_experiment_command(tmp_path):
     bad = parser.parse_args(["fil-glm", "--out-dir", str(tmp_path / "x"), "--classes", "0,a"])
     with pytest.raises(ValueError, match="classes"):
         bad.func(bad)
+
+
+def test_glm_noisy_mse_interval_stays_nonnegative(capsys):
+    # An MSE is >= 0: the Student-t interval of a heavy-tailed MSE sample must be clipped to
+    # its support, never reported with a negative lower end.
+    import json
+
+    from rerokit.cli import main
+
+    assert main(["attack", "glm", "--dataset", "digits", "--model", "logistic", "--noise", "0.01",
+                 "--draws", "5", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert 0.0 <= d["ci_low"] <= d["mse"] <= d["ci_high"]

@@ -625,7 +625,7 @@ class ReconnResult:
         """JSON-ready summary (no per-target arrays)."""
         from rerokit.attacks.result import AttackResult
 
-        m = AttackResult.from_values(self.per_target["mse"], seed=self.settings.get("seed"), metric="mse")
+        m = AttackResult.from_values(self.per_target["mse"], seed=self.settings.get("seed"), metric="mse", support=(0.0, math.inf))
         s = AttackResult.from_successes(self.per_target["success"], seed=self.settings.get("seed"))
         return {
             "mse": self.mse,

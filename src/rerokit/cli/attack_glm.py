@@ -77,7 +77,7 @@ def _glm(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError("no target could be reconstructed (every gradient vanished)")
     settings = {"dataset": args.dataset, "model": kind, "classes": list(cls), "lam": lam, "noise": noise,
                 "draws": runs, "n": n, "dim": X.shape[1]}
-    res = AttackResult.from_values(mse, seed=seed, metric="mse", settings=settings)
+    res = AttackResult.from_values(mse, seed=seed, metric="mse", settings=settings, support=(0.0, float("inf")))
     out = res.to_dict()
     out.update({
         "mse_median": float(np.median(mse)),
