@@ -364,6 +364,9 @@ def run_analytic_attack(
         raise ValueError("targets must be >= 1")
     s = check_positive("noise_multiplier", noise_multiplier)
     c = check_positive("clip", clip)
+    if s * c > 1e100:
+        # beyond this the noise's squares overflow: MSE inf and SSIM NaN instead of numbers
+        raise ValueError(f"noise_multiplier * clip must be <= 1e100 (noise std of the gradient), got {s * c:g}")
     check_choice("backend", backend, ("opacus", "vmap"))
     eta = check_positive("mse_threshold", mse_threshold)
     seed = check_int("seed", seed, minimum=0)

@@ -108,6 +108,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # OSError: a path that cannot be read or written (missing, a directory, no permission)
         print(f"error: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except ArithmeticError as exc:
+        # OverflowError / ZeroDivisionError / FloatingPointError: valid-looking but extreme values
+        # (e.g. sigma = 1e-300) that a library function did not reject; still one line, exit 2
+        print(f"error: {type(exc).__name__} for these inputs ({_one_line(exc)}); the values are too extreme "
+              "to compute in double precision", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("error: interrupted (results written so far are kept; use --resume)", file=sys.stderr)
         return 130

@@ -92,6 +92,9 @@ def run_uninformed_fig2(
     from rerokit.experiments.records import TrialLog
 
     sig = [check_positive("sigmas", s) for s in sigmas]
+    if any(s > 1e100 for s in sig):
+        # beyond this the noise's squares overflow: MSE inf and NCC/SSIM NaN instead of numbers
+        raise ValueError(f"sigmas must be noise multipliers in (0, 1e100], got {max(sig):g}")
     if not sig:
         raise ValueError("sigmas must hold at least one noise multiplier > 0")
     seed = check_int("seed", seed, minimum=0)
