@@ -9,10 +9,11 @@ be rejected (exit code 2, stderr exactly one line starting with ``error:``, no t
 genuinely valid for that option (listed in ``VALID``; then the exit code is 0 and the result
 handed to the printer contains no NaN).
 
-Commands whose valid run trains models are run with ``EXPENSIVE`` work replaced by a sentinel
-that raises: a rejected value must be rejected before that work starts (validation first); a
-valid value that reaches it is skipped with the reason, not run. Every other valid value is run
-in full (each such run takes well under 2 s).
+Validation comes first: the work of the commands that train, fit or attack (``WORK``) is wrapped
+by a spy, and a rejected value must be rejected before the spy is called. For the figure
+commands whose valid run calibrates and trains for seconds, ``EXPENSIVE`` work is replaced by a
+sentinel that raises: a valid value that reaches it is skipped with the reason, not run. Every
+other valid value is run in full (each such run takes well under 2 s).
 """
 
 from __future__ import annotations
@@ -188,6 +189,23 @@ EXPENSIVE: dict[tuple[str, str], list[tuple[str, str]]] = {
 }
 
 
+# The work (training, fitting, attacking) of the other commands is wrapped by a spy: a rejected
+# value must be rejected before the work starts (the spy was not called); a valid one runs.
+_TRAIN_AUDIT = [("rerokit.experiments.audit", "_train_chunk")]
+_TRAIN_RECONN = [("rerokit.attacks.reconn", "train_models")]
+_FIT_GLM = [("rerokit.attacks.glm", "fit_glm")]
+WORK: dict[tuple[str, str], list[tuple[str, str]]] = {
+    ("audit", "prior-aware"): _TRAIN_AUDIT,
+    ("audit", "gradient"): _TRAIN_AUDIT,
+    ("attack", "reconn"): _TRAIN_RECONN,
+    ("experiment", "reconn-dpgd"): _TRAIN_RECONN,
+    ("attack", "glm"): _FIT_GLM,
+    ("experiment", "fil-glm"): _FIT_GLM,
+    ("attack", "analytic"): [("rerokit.attacks.analytic", "vectorized_analytic_attack")],
+    ("experiment", "uninformed-fig2"): [("rerokit.attacks.analytic", "vectorized_analytic_attack")],
+}
+
+
 # ---------------------------------------------------------------------------------------------
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
     for a in parser._actions:
@@ -273,6 +291,17 @@ def test_numeric_option(cmd, opt, value, subst, capsys, monkeypatch):
             raise _Reached(_n)
 
         monkeypatch.setattr(f"{mod}.{attr}", sentinel)
+    work: list[str] = []
+    for mod, attr in WORK.get(cmd, []):
+        import importlib
+
+        real = getattr(importlib.import_module(mod), attr)
+
+        def spy_work(*a, _real=real, _n=f"{mod}.{attr}", **k):
+            work.append(_n)
+            return _real(*a, **k)
+
+        monkeypatch.setattr(f"{mod}.{attr}", spy_work)
     argv = argv_with(cmd, opt, value, subst)
     ok = value in VALID.get((*cmd, opt), set())
     try:
@@ -285,8 +314,10 @@ def test_numeric_option(cmd, opt, value, subst, capsys, monkeypatch):
     if ok:
         assert code == 0, f"{' '.join(argv)}: exit {code}: {err}"
         assert results and not any(_has_nan(r) for r in results), f"{' '.join(argv)}: NaN in the result"
+        assert work or cmd not in WORK, f"{' '.join(argv)}: the spy on {WORK[cmd]} was never called"
     else:
         assert code == 2, f"{' '.join(argv)}: expected exit 2, got {code}; stderr {err!r}"
+        assert not work, f"{' '.join(argv)}: {opt}={value} rejected only after {work[0]} ran (validate first)"
         lines = err.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error:"), f"{' '.join(argv)}: stderr {err!r}"
         # the message names the parameter (argparse: the option; the library: its dest name)
