@@ -167,6 +167,12 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
         # fit_glm would name its own parameter (l2 = n lam); name the option given here
         raise ValueError(f"lam must be a finite number > 0 for {kind} regression, got 0"
                          + (" (no finite optimum on separable data)" if kind != "ridge" else ""))
+    if kind == "logistic" and lam > 0:
+        # checked before the fit: an infinite eps_2 means lam and noise_std are too small to compute with
+        eps2 = output_perturbation_rdp(n, lam, args.noise_std, lipschitz=float(np.sqrt(1.0 + (X**2).sum(1)).max()))
+        if not np.isfinite(eps2):
+            raise ValueError(f"lam and noise_std are too small: the (2, eps)-RDP of output perturbation is infinite "
+                             f"(lam={lam:g}, noise_std={args.noise_std:g}); use lam * noise_std >= 1e-150")
     model = fit_glm(X, yy, kind, n * lam)
     dfil = output_perturbation_dfil(model, X, yy, args.noise_std)
     out: dict[str, Any] = {
