@@ -805,6 +805,8 @@ def rero_dpsgd(
                 "Use method='exact' for q < 1"
             )
     kap = float(kappa) if kappa is not None else math.exp(lk)
+    if method == "exact" and any(not (SIGMA_EXACT_RANGE[0] <= s <= SIGMA_EXACT_RANGE[1]) for s, _, _ in segs):
+        return _envelope(segs, lk, kap)
     inputs: dict[str, Any] = {"method": method}
     if len(segs) == 1 and segments is None:
         inputs.update(noise_multiplier=segs[0][0], sample_rate=segs[0][1], steps=segs[0][2])
@@ -866,6 +868,56 @@ def rero_dpsgd(
     value = _up(log_val)
     lower = min(r["lower"], value)
     return Bound(value, max(0.0, value - lower), "exact", "upper", (lower, value), inputs, extras)
+
+
+# The exact PLD is built in double precision; outside this sigma range (no practical DP-SGD run
+# lives there) its grids over/underflow, and rero_dpsgd answers with closed-form envelopes.
+SIGMA_EXACT_RANGE = (1e-4, 1e8)
+
+
+def envelope_log_gamma(segments: Sequence[Segment], log_kappa: float) -> float:
+    """log of min(g_full, g_sup), two closed-form upper bounds on gamma valid for every schedule.
+
+    * g_full = Phi(Phi^{-1}(kappa) + sqrt(sum_i T_i / sigma_i^2)): the same schedule with q = 1.
+      Poisson subsampling never increases gamma: mu^T is a mixture over the set S of steps that
+      use the target of products P_S with N(1, sigma^2) on S, and P_S(E) <= g_full for every E
+      with nu(E) <= kappa (fewer Gaussian steps are a post-processing of more).
+    * g_sup = 1 - (1 - kappa) prod_i (1 - q_i)^{T_i}: with probability prod (1-q_i)^{T_i} the
+      target is never sampled, mu and nu then coincide and no test beats kappa there.
+    """
+    lk = float(log_kappa)
+    inv = sum(T / (s * s) if s > 1e-150 else math.inf for s, _, T in segments)
+    mu = math.sqrt(inv) if math.isfinite(inv) else math.inf
+    if math.isinf(mu):
+        log_full = 0.0
+    else:
+        from rerokit.bounds.conversions import log_rero_from_gdp
+
+        log_full = log_rero_from_gdp(mu, lk)
+    log_never = sum(T * math.log1p(-q) if q < 1.0 else -math.inf for _, q, T in segments)
+    # log(1 - (1 - kappa) e^{log_never}); kappa <= that value <= 1.
+    log_sup = math.log(-math.expm1(math.log(-math.expm1(lk)) + log_never)) if lk < 0.0 else 0.0
+    return min(0.0, log_full, log_sup)
+
+
+def _envelope(segs: Sequence[Segment], lk: float, kap: float) -> Bound:
+    log_val = envelope_log_gamma(segs, lk)
+    value = _up(log_val)
+    lower = min(kap, value)  # gamma >= kappa always: the attacker may ignore the release
+    inputs: dict[str, Any] = {"method": "exact", "kappa": kap, "log_kappa": lk}
+    if len(segs) == 1:
+        inputs.update(noise_multiplier=segs[0][0], sample_rate=segs[0][1], steps=segs[0][2])
+    else:
+        inputs["segments"] = [list(x) for x in segs]
+    extras = {
+        "lower": lower, "upper": value, "log_gamma": log_val, "floored": False,
+        "note": (
+            f"a noise multiplier outside [{SIGMA_EXACT_RANGE[0]:g}, {SIGMA_EXACT_RANGE[1]:g}]: value is the "
+            "minimum of two closed-form upper bounds (same schedule at q = 1; target never sampled), "
+            "error = value - kappa"
+        ),
+    }
+    return Bound(value, max(0.0, value - lower), "envelope", "upper", (lower, value), inputs, extras)
 
 
 def _up(log_value: float) -> float:

@@ -116,10 +116,15 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         out["details"] = {"seed": x["seed"], "mc_samples": x["mc_samples"], "standard_error": x["se"]}
     elif b.method == "closed-form":
         out["details"] = {"mu_gdp": x["mu_gdp"]}
-    out["comparisons"] = {
-        "rdp_gamma": x["rdp_gamma"],
-        "rdp_order": x["rdp_order"],
-        "epsilon": x["epsilon"],
-        "delta": x["delta"],
-    }
+    elif b.method == "envelope":
+        out["details"] = {"lower": x["lower"], "note": x["note"]}
+    if "rdp_gamma" in x:
+        out["comparisons"] = {
+            "rdp_gamma": x["rdp_gamma"],
+            "rdp_order": x["rdp_order"],
+            "epsilon": x["epsilon"],
+            "delta": x["delta"],
+        }
+    else:  # envelope: sigma outside the range where accounting is computed in double precision
+        out["comparisons"] = {"rdp_gamma": None, "rdp_order": None, "epsilon": None, "delta": None}
     return out
