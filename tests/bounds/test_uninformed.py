@@ -318,3 +318,13 @@ def test_min_nonzero_norm_skips_zero_records():
 def test_module_does_not_import_torch():
     code = "import sys, rerokit.bounds.uninformed; assert 'torch' not in sys.modules, 'torch imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_estimator_variance_tiny_clip_has_no_nan():
+    # C / beta_C = max(C, ||G||): at C = 1e-300 the clip factor underflows, but the variance is
+    # exactly sigma^2 ||G||^2 / M^2 summed over rows = sigma^2 ||X||^2 for Cor. 1's loss.
+    from rerokit.bounds.uninformed import estimator_variance
+
+    v = estimator_variance(2.0, 0.1, 1e-300, rows=4)
+    assert v == pytest.approx(0.1**2 * 2.0**2, rel=1e-12)
+    assert estimator_variance(2.0, 0.1, 3.0, rows=1) == pytest.approx(0.1**2 * 3.0**2, rel=1e-12)

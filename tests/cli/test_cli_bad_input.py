@@ -546,10 +546,9 @@ def test_bad_path_or_value_exits_2_with_one_line(argv, word, tmp_path, capsys):
 # ---------------------------------------------------------------------------------------------
 _EXTREME_GROUPS = {"bound", "kappa", "calibrate"}
 _EXTREME_SLOW = {("calibrate", "dpsgd", "--kappa"), ("calibrate", "dpsgd", "--log10-kappa")}  # valid, > 20 s
-_EXTREME_KNOWN = {
-    ("bound", "uninformed", "--clip", "1e-300"):
-        "bounds.uninformed.estimator_variance: clip factor beta underflows, 0/0 gives NaN (bounds reviewer)",
-}
+# Known failures of this contract (none now; the former uninformed --clip 1e-300 NaN was fixed by
+# computing C / beta_C as max(C, ||G||)).
+_EXTREME_KNOWN: dict[tuple[str, ...], str] = {}
 EXTREME_CASES = [(cmd, opt, v) for cmd in commands() if cmd[0] in _EXTREME_GROUPS or cmd == ("attack", "analytic")
                  for opt, typ in numeric_options(cmd) if typ is float and (*cmd, opt) not in _EXTREME_SLOW
                  for v in ("1e-300", "1e300")]

@@ -131,8 +131,9 @@ def estimator_variance(
     if np.any(~np.isfinite(d)) or np.any(d == 0):
         raise ValueError("output_grads must be finite and non-zero (a zero row carries no signal)")
     g = math.sqrt(float(np.sum(d**2)) * nx**2 + rest**2)
-    beta = clipping_factor(g, c)
-    return float(np.sum(c**2 * s**2 / (beta**2 * d**2)) / m**2)
+    # C / beta_C = C max(1, ||G|| / C) = max(C, ||G||): no 0/0 when beta underflows (tiny C).
+    scale = max(c, g)
+    return float(np.sum(scale**2 * s**2 / d**2) / m**2)
 
 
 def estimate_from_gradients(noisy_weight_grads: np.ndarray, scales: np.ndarray | float) -> np.ndarray:
