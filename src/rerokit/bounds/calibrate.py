@@ -110,11 +110,11 @@ def calibrate_noise_multiplier(
     rtol = check_positive("rtol", rtol)
     if delta is not None:
         delta = check_probability("delta", delta, high_open=True)
-    # sup over sigma of gamma (sigma -> 0): mu(E) <= (1-q)^T nu(E) + 1 - (1-q)^T for every E, so
-    # gamma <= 1 - (1-q)^T (1 - kappa) at every sigma. A target at or above it is met by every
-    # sigma: say so at once instead of bisecting down to sigma = 1e-6 (tens of seconds).
-    log_none = T * math.log1p(-q) if q < 1.0 else -math.inf  # log (1-q)^T
-    sup_gamma = -math.expm1(log_none + math.log1p(-min(math.exp(lk), 1.0)))
+    # A target at or above sup over sigma of gamma = 1 - (1-q)^T (1-kappa) is met by every sigma:
+    # say so at once instead of bisecting down to sigma = 1e-6 (tens of seconds).
+    from rerokit.bounds.dpsgd import log_sup_gamma
+
+    sup_gamma = math.exp(log_sup_gamma([(1.0, q, T)], lk))
     if g >= sup_gamma:
         raise ValueError(
             f"target_gamma={target_gamma!r} is met by every noise multiplier: with sample_rate={q!r} and "

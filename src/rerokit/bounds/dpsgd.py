@@ -882,8 +882,7 @@ def envelope_log_gamma(segments: Sequence[Segment], log_kappa: float) -> float:
       Poisson subsampling never increases gamma: mu^T is a mixture over the set S of steps that
       use the target of products P_S with N(1, sigma^2) on S, and P_S(E) <= g_full for every E
       with nu(E) <= kappa (fewer Gaussian steps are a post-processing of more).
-    * g_sup = 1 - (1 - kappa) prod_i (1 - q_i)^{T_i}: with probability prod (1-q_i)^{T_i} the
-      target is never sampled, mu and nu then coincide and no test beats kappa there.
+    * g_sup = 1 - (1 - kappa) prod_i (1 - q_i)^{T_i} (:func:`log_sup_gamma`).
     """
     lk = float(log_kappa)
     inv = sum(T / (s * s) if s > 1e-150 else math.inf for s, _, T in segments)
@@ -894,10 +893,21 @@ def envelope_log_gamma(segments: Sequence[Segment], log_kappa: float) -> float:
         from rerokit.bounds.conversions import log_rero_from_gdp
 
         log_full = log_rero_from_gdp(mu, lk)
+    return min(0.0, log_full, log_sup_gamma(segments, lk))
+
+
+def log_sup_gamma(segments: Sequence[Segment], log_kappa: float) -> float:
+    """log of sup over all noise multipliers of gamma: 1 - (1 - kappa) prod_i (1 - q_i)^{T_i}.
+
+    With probability prod (1-q_i)^{T_i} the target is never sampled; mu and nu then coincide and
+    no test beats kappa there, so mu(E) <= (1 - prod) + prod nu(E) for every E (sigma -> 0
+    attains it). Used as an envelope and to reject unreachable calibration targets at once.
+    """
+    lk = float(log_kappa)
+    if lk >= 0.0:
+        return 0.0
     log_never = sum(T * math.log1p(-q) if q < 1.0 else -math.inf for _, q, T in segments)
-    # log(1 - (1 - kappa) e^{log_never}); kappa <= that value <= 1.
-    log_sup = math.log(-math.expm1(math.log(-math.expm1(lk)) + log_never)) if lk < 0.0 else 0.0
-    return min(0.0, log_full, log_sup)
+    return math.log(-math.expm1(math.log(-math.expm1(lk)) + log_never))
 
 
 def _envelope(segs: Sequence[Segment], lk: float, kap: float) -> Bound:
