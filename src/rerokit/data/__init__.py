@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import gzip
 import os
-import pickle
 import struct
+import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,15 +86,20 @@ def load_digits() -> Dataset:
 
 def _read_idx(path: Path) -> np.ndarray:
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as f:
-        data = f.read()
-    zero, dtype_code, ndim = data[0:2], data[2], data[3]
-    if zero != b"\x00\x00" or dtype_code != 0x08:
-        raise ValueError(f"path {path} is not an unsigned-byte IDX file")
+    try:
+        with opener(path, "rb") as f:
+            data = f.read()
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise ValueError(f"data_path file {path} is a damaged gzip file ({type(exc).__name__})") from None
+    if len(data) < 4 or data[0:2] != b"\x00\x00" or data[2] != 0x08 or not 1 <= data[3] <= 4:
+        raise ValueError(f"data_path file {path} is not an unsigned-byte IDX file (bad header)")
+    ndim = data[3]
+    if len(data) < 4 + 4 * ndim:
+        raise ValueError(f"data_path file {path} is truncated (IDX header cut short)")
     dims = struct.unpack(">" + "I" * ndim, data[4 : 4 + 4 * ndim])
     arr = np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim)
     if arr.size != int(np.prod(dims)):
-        raise ValueError(f"path {path}: IDX header says {dims} but holds {arr.size} values")
+        raise ValueError(f"data_path file {path}: IDX header says {dims} but the file holds {arr.size} values")
     return arr.reshape(dims)
 
 
@@ -107,33 +113,52 @@ def _find(path: Path, stems: tuple[str, ...]) -> Path:
 
 
 def _load_npz(path: Path, name: str, num_classes: int, shape: tuple[int, ...], split: str) -> Dataset:
+    """Arrays from an ``.npz`` (never with pickled objects: ``allow_pickle=False``)."""
+    what = f"data_path {path} must be a readable .npz file (or a folder of the {name} files)"
     try:
         z = np.load(path, allow_pickle=False)
-        if not hasattr(z, "keys"):
-            raise ValueError("a single array, not an .npz archive")
-    except (OSError, ValueError) as exc:
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ValueError(f"data_path {path} must be a readable .npz file (or a folder of the {name} files): {msg}") from None
-    keys = [(f"x_{split}", f"y_{split}"), ("X", "y"), ("x", "y"), ("images", "labels")]
-    for kx, ky in keys:
-        if kx in z and ky in z:
-            X, y = z[kx], z[ky]
-            break
-    else:
-        raise ValueError(f"path {path}: expected arrays x_{split}/y_{split} or X/y, found {list(z.keys())}")
+        if not isinstance(z, np.lib.npyio.NpzFile):
+            raise ValueError(f"{what}: it holds a single array, not an .npz archive")
+        with z:
+            keys = list(z.keys())
+            for kx, ky in [(f"x_{split}", f"y_{split}"), ("X", "y"), ("x", "y"), ("images", "labels")]:
+                if kx in keys and ky in keys:
+                    X, y = z[kx], z[ky]  # members are read (and decompressed) here
+                    break
+            else:
+                raise ValueError(f"{what}: expected arrays x_{split}/y_{split} or X/y, found {keys}")
+    except (OSError, EOFError, zipfile.BadZipFile, zlib.error, KeyError) as exc:
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        raise ValueError(f"{what}: {msg}") from None
+    except ValueError as exc:
+        if str(exc).startswith(what):
+            raise
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        raise ValueError(f"{what}: {msg}") from None
     return _finish(name, X, y, num_classes, shape)
 
 
 def _finish(name: str, X: np.ndarray, y: np.ndarray, num_classes: int, shape: tuple[int, ...]) -> Dataset:
-    X = np.asarray(X)
+    """Validated images (n, *shape) in [0, 1] and labels (n,) in [0, num_classes)."""
+    X, y = np.asarray(X), np.asarray(y)
+    if X.dtype.kind not in "uif" or y.dtype.kind not in "ui" or X.ndim < 2 or X.shape[0] == 0:
+        raise ValueError(f"{name}: images must be a non-empty numeric array and labels integers, got "
+                         f"{X.dtype} {X.shape} and {y.dtype} {y.shape}")
+    if X.dtype.kind == "f" and not np.all(np.isfinite(X)):
+        raise ValueError(f"{name}: images contain NaN or infinite values")
     scale = 255.0 if X.dtype == np.uint8 or X.max() > 1.0 else 1.0
     X = X.astype(np.float32) / scale
     if X.ndim == 4 and X.shape[-1] == shape[0] and X.shape[1] != shape[0]:
         X = X.transpose(0, 3, 1, 2)  # NHWC -> NCHW
+    if int(np.prod(X.shape[1:])) != int(np.prod(shape)):
+        raise ValueError(f"{name}: each image must have {int(np.prod(shape))} values ({'x'.join(map(str, shape))}), "
+                         f"got shape {X.shape[1:]}")
     X = X.reshape((X.shape[0],) + shape)
-    y = np.asarray(y).astype(np.int64).reshape(-1)
+    y = y.astype(np.int64).reshape(-1)
     if y.shape[0] != X.shape[0]:
         raise ValueError(f"{name}: {X.shape[0]} images but {y.shape[0]} labels")
+    if y.min() < 0 or y.max() >= num_classes:
+        raise ValueError(f"{name}: labels must lie in [0, {num_classes - 1}], got [{y.min()}, {y.max()}]")
     return Dataset(name, np.ascontiguousarray(X), y, num_classes)
 
 
@@ -165,15 +190,42 @@ def load_cifar10(path: str | os.PathLike, split: str = "train") -> Dataset:
         f = p / nm
         if not f.exists():
             raise FileNotFoundError(f"path {p}: missing CIFAR-10 batch file {nm}")
-        try:
-            with open(f, "rb") as fh:
-                d = pickle.load(fh, encoding="bytes")
-            d[b"data"], d[b"labels"]
-        except (pickle.UnpicklingError, EOFError, KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
-            raise ValueError(f"data_path {p}: {nm} is not a CIFAR-10 python batch file ({type(exc).__name__})") from None
-        xs.append(np.asarray(d[b"data"], dtype=np.uint8).reshape(-1, 3, 32, 32))
-        ys.append(np.asarray(d[b"labels"]))
+        X, y = _read_cifar_batch(f)
+        xs.append(X)
+        ys.append(y)
     return _finish("cifar10", np.concatenate(xs), np.concatenate(ys), 10, (3, 32, 32))
+
+
+def _read_cifar_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """(data (n, 3, 32, 32) uint8, labels (n,)) of one CIFAR-10 python batch file.
+
+    Unpickled by :func:`rerokit.data.safe_pickle.safe_load`: a file that names any global other
+    than numpy's array reconstruction is refused without running it. The structure is then
+    checked: a dict with ``b"data"`` an (n, 3072) uint8 array and ``b"labels"`` n integers.
+    """
+    import pickle
+
+    from rerokit.data.safe_pickle import UnsafePickleError, safe_load
+
+    bad = f"data_path file {path} is not a CIFAR-10 python batch file"
+    try:
+        with open(path, "rb") as fh:
+            d = safe_load(fh)
+    except UnsafePickleError as exc:
+        raise ValueError(f"{bad}: {exc}") from None
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, IndexError, KeyError, AttributeError,
+            MemoryError, UnicodeDecodeError, OverflowError) as exc:
+        raise ValueError(f"{bad} (damaged pickle: {type(exc).__name__})") from None
+    if not isinstance(d, dict) or b"data" not in d or b"labels" not in d:
+        raise ValueError(f"{bad}: expected a dict with keys b'data' and b'labels'")
+    data, labels = d[b"data"], d[b"labels"]
+    if not isinstance(data, np.ndarray) or data.dtype != np.uint8 or data.ndim != 2 or data.shape[1] != 3072:
+        raise ValueError(f"{bad}: b'data' must be an (n, 3072) uint8 array")
+    if not isinstance(labels, (list, np.ndarray)) or len(labels) != data.shape[0] or not all(
+        isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in labels
+    ):
+        raise ValueError(f"{bad}: b'labels' must be {data.shape[0]} integers")
+    return data.reshape(-1, 3, 32, 32), np.asarray(labels, dtype=np.int64)
 
 
 def synthetic_uniform(n: int, dim: int, seed: int, num_classes: int = 2) -> Dataset:
