@@ -73,7 +73,9 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
-from rerokit._validate import check_choice, check_int, check_positive, check_probability, check_real
+from rerokit._validate import check_choice, check_int, check_positive, check_probability
+from rerokit.bounds.priors import resolve_baseline
+from rerokit.bounds.schedule import Schedule, Segment
 from rerokit.bounds.types import Bound
 
 __all__ = [
@@ -83,12 +85,12 @@ __all__ = [
     "rdp_curve_subsampled_gaussian",
     "dpsgd_pld",
     "epsilon_from_pld",
+    "epsilon_dpsgd",
     "RDP_ORDERS",
     "METHODS",
 ]
 
 METHODS = ("exact", "closed-form", "mc")
-Segment = tuple[float, float, int]
 
 # RDP orders: dp-accounting's DEFAULT_RDP_ORDERS (1.1..10.9, 11..63, 128..1024) plus a few
 # more integers; Thm 2 holds at every order, we take the best.
@@ -112,50 +114,23 @@ def normalize_segments(
     steps: int | None,
     segments: Any = None,
 ) -> tuple[Segment, ...]:
-    """Validated schedule as a tuple of (sigma, q, T) segments.
+    """Validated schedule as a tuple of (sigma, q, T) segments (:class:`rerokit.bounds.schedule.Segment`).
 
-    Give either (noise_multiplier, sample_rate, steps) or ``segments``: a sequence of
-    (sigma, q, T) triples or a dp-accounting ``DpEvent`` of Poisson-sampled Gaussians (see
-    :func:`rerokit.accounting.events.segments_from_event`).
+    Give either (noise_multiplier, sample_rate, steps) or ``segments``: a
+    :class:`~rerokit.bounds.schedule.Schedule`, a sequence of (sigma, q, T) triples or a
+    dp-accounting ``DpEvent`` of Poisson-sampled Gaussians.
     """
     if segments is None:
         if noise_multiplier is None or sample_rate is None or steps is None:
             raise ValueError("give noise_multiplier, sample_rate and steps (or segments)")
-        return (_check_segment(noise_multiplier, sample_rate, steps, ""),)
+        return Schedule.from_settings(noise_multiplier, sample_rate, steps).segments
     if noise_multiplier is not None or sample_rate is not None or steps is not None:
         raise ValueError("give either noise_multiplier/sample_rate/steps or segments, not both")
-    if not isinstance(segments, (list, tuple)):
-        from rerokit.accounting.events import segments_from_event
-
-        segments = segments_from_event(segments)
-    if len(segments) == 0:
-        raise ValueError("segments must be a non-empty list of (noise_multiplier, sample_rate, steps)")
-    out = []
-    for i, seg in enumerate(segments):
-        if not isinstance(seg, (list, tuple)) or len(seg) != 3:
-            raise ValueError(f"segments[{i}] must be a (noise_multiplier, sample_rate, steps) triple, got {seg!r}")
-        out.append(_check_segment(*seg, prefix=f"segments[{i}]."))
-    return tuple(out)
-
-
-def _check_segment(sigma: Any, q: Any, T: Any, prefix: str) -> Segment:
-    return (
-        check_positive(prefix + "noise_multiplier", sigma),
-        check_probability(prefix + "sample_rate", q),
-        check_int(prefix + "steps", T, minimum=1),
-    )
-
-
-def _resolve_log_kappa(kappa: float | None, log_kappa: float | None) -> float:
-    """log kappa from kappa in (0, 1] or log_kappa <= 0 (same checks as rerokit.bounds.conversions)."""
-    if (kappa is None) == (log_kappa is None):
-        raise ValueError("give exactly one of kappa (in (0, 1]) or log_kappa (<= 0)")
-    if kappa is not None:
-        return math.log(check_probability("kappa", kappa))
-    x = check_real("log_kappa", log_kappa)
-    if x > 0:
-        raise ValueError(f"log_kappa must be a finite number <= 0 (kappa in (0, 1]), got {log_kappa!r}")
-    return x
+    if isinstance(segments, Schedule):
+        return segments.segments
+    if isinstance(segments, (list, tuple)):
+        return Schedule.from_segments(segments).segments
+    return Schedule.from_event(segments).segments
 
 
 # --------------------------------------------------------------------------- special functions
@@ -595,6 +570,41 @@ def epsilon_from_pld(c: _Composed, delta: float) -> float:
     return max(0.0, eps)
 
 
+def _epsilon_both(pld: DpsgdPLD, delta: float) -> float:
+    """epsilon at delta under add-or-remove adjacency: the larger of the two directions."""
+    return max(epsilon_from_pld(pld.upper, delta), epsilon_from_pld(pld.add, delta))
+
+
+def epsilon_dpsgd(
+    noise_multiplier: float | None = None,
+    sample_rate: float | None = None,
+    steps: int | None = None,
+    delta: float = 1e-5,
+    *,
+    segments: Any = None,
+    value_discretization_interval: float | None = None,
+) -> float:
+    """Certified upper bound on the epsilon at ``delta`` of a DP-SGD schedule (add-or-remove
+    adjacency, both directions), from the pessimistic PLDs of this module.
+
+    The same number as ``rero_dpsgd(...).extras["epsilon"]``; cross-checked against
+    dp-accounting's PLD accountant in the tests (agreement within its discretisation).
+
+    Args:
+      noise_multiplier, sample_rate, steps: sigma > 0, q in (0, 1], T >= 1 (or ``segments``).
+      delta: delta in (0, 1).
+      segments: a heterogeneous schedule (see :func:`normalize_segments`).
+      value_discretization_interval: PLD grid step h (default automatic).
+
+    Returns:
+      epsilon >= 0 (inf if even the infinity mass exceeds ``delta``).
+    """
+    segs = normalize_segments(noise_multiplier, sample_rate, steps, segments)
+    d = check_probability("delta", delta, high_open=True)
+    pld = dpsgd_pld(segs, value_discretization_interval, lower=False, add_direction=True)
+    return _epsilon_both(pld, d)
+
+
 # --------------------------------------------------------------------------- RDP
 
 
@@ -676,7 +686,7 @@ def _log_rdp_gamma(segments: Sequence[Segment], log_kappa: float) -> tuple[float
 def _exact(pld: DpsgdPLD, lk: float) -> dict[str, Any]:
     log_up, eps_star = _np_upper(pld.upper, lk)
     up = math.exp(log_up)
-    low = _np_lower(pld.stat_p, pld.stat_q, lk)
+    low = _np_lower(pld.stat_p, pld.stat_q, lk) if pld.stat_p is not None else math.exp(lk)
     u = pld.upper
     floor = u.inf_mass + u.tail + u.noise * u.pmf.size
     return {
@@ -764,6 +774,7 @@ def rero_dpsgd(
     kappa: float | None = None,
     *,
     log_kappa: float | None = None,
+    prior: Any = None,
     method: str = "exact",
     segments: Any = None,
     mc_samples: int = 1_000_000,
@@ -772,18 +783,23 @@ def rero_dpsgd(
     comparisons: bool = True,
     delta: float = 1e-5,
     mc_chunk_elements: int = 1 << 21,
+    bracket: bool = True,
 ) -> Bound:
     """ReRo bound gamma of DP-SGD (Hayes et al. 2023, Thm 2 / Cor. 3) - see the module docstring.
 
     Args:
       noise_multiplier, sample_rate, steps: sigma, q in (0, 1], T >= 1 (or ``segments``).
-      kappa / log_kappa: the prior's baseline success (exactly one; log for tiny baselines).
+      kappa / log_kappa / prior: the prior's baseline success (exactly one): kappa, its natural
+        log (tiny baselines), or a prior (an int n = uniform over n, or a rerokit ``Prior``).
       method: "exact" (certified PLD bracket, default), "closed-form" (q = 1 only), "mc"
         (Hayes et al. Alg. 1 estimate with 95% CI).
       segments: heterogeneous schedule, list of (sigma, q, T) or a dp-accounting DpEvent.
       mc_samples, seed: Monte Carlo sample count and seed (recorded in ``extras``).
       value_discretization_interval: PLD grid step h (default: rms loss sd / 40, <= 1e-2).
       comparisons: add the RDP-based gamma and the (epsilon, delta) of the schedule to extras.
+      bracket: compute the certified lower end of the exact method (default). ``False`` halves
+        the cost and gives the same certified upper ``value`` with the trivial lower end kappa
+        (used inside calibration searches, which only compare the upper value with a target).
 
     Returns a :class:`Bound`: ``value`` = gamma (upper bound for exact/closed-form, estimate for
     mc), ``error`` = certified bracket width (exact), 0 (closed-form) or CI half-width (mc).
@@ -791,7 +807,8 @@ def rero_dpsgd(
     ``extras['floored']`` is True and the value is min(PLD bound, RDP bound) - still valid.
     """
     segs = normalize_segments(noise_multiplier, sample_rate, steps, segments)
-    lk = _resolve_log_kappa(kappa, log_kappa)
+    base = resolve_baseline(prior, kappa=kappa, log_kappa=log_kappa)
+    lk = base.log_kappa
     method = check_choice("method", method, METHODS)
     mc_samples = check_int("mc_samples", mc_samples, minimum=1, maximum=10**9)
     if seed is not None:
@@ -804,7 +821,7 @@ def rero_dpsgd(
                 f"method='closed-form' needs sample_rate = 1 (full batch, Gaussian DP); got sample_rate={bad[0]!r}. "
                 "Use method='exact' for q < 1"
             )
-    kap = float(kappa) if kappa is not None else math.exp(lk)
+    kap = base.kappa
     if method == "exact" and any(not (SIGMA_EXACT_RANGE[0] <= s <= SIGMA_EXACT_RANGE[1]) for s, _, _ in segs):
         return _envelope(segs, lk, kap)
     inputs: dict[str, Any] = {"method": method}
@@ -821,12 +838,12 @@ def rero_dpsgd(
     pld = None
     if comparisons or method == "exact":
         pld = dpsgd_pld(
-            segs, value_discretization_interval, lower=(method == "exact"), add_direction=comparisons
+            segs, value_discretization_interval, lower=(method == "exact" and bracket), add_direction=comparisons
         )
     if comparisons:
         extras["rdp_gamma"] = _up(log_rdp)
         extras["rdp_order"] = order
-        extras["epsilon"] = max(epsilon_from_pld(pld.upper, delta), epsilon_from_pld(pld.add, delta))
+        extras["epsilon"] = _epsilon_both(pld, delta)
         extras["delta"] = delta
 
     if method == "closed-form":
