@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from rerokit._validate import check_nonnegative, check_positive, check_probability, check_real
+from rerokit._validate import check_nonnegative, check_probability, check_real
 from rerokit.bounds.priors import check_log_kappa, resolve_baseline
 from rerokit.bounds.types import Bound
 

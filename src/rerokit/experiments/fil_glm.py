@@ -29,7 +29,7 @@ from typing import Any, Sequence
 from rerokit._validate import check_int, check_positive
 from rerokit.experiments.records import TrialLog
 
-__all__ = ["fil_glm_setup", "run_fil_glm", "register_cli", "main"]
+__all__ = ["fil_glm_setup", "run_fil_glm"]
 
 
 def fil_glm_setup(
