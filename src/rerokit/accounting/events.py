@@ -32,6 +32,7 @@ __all__ = [
     "rdp_curve",
 ]
 
+
 def dpsgd_event(noise_multiplier: float, sample_rate: float, steps: int) -> "dp_accounting.DpEvent":
     """``SelfComposed(PoissonSampled(q, Gaussian(sigma)), T)``; for q = 1 no sampling wrapper."""
     return Schedule.from_settings(noise_multiplier, sample_rate, steps).to_event()

@@ -121,6 +121,13 @@ def normalize_segments(
     dp-accounting ``DpEvent`` of Poisson-sampled Gaussians.
     """
     if segments is None:
+        if isinstance(noise_multiplier, (list, tuple, Schedule)) or hasattr(noise_multiplier, "history") or (
+            type(noise_multiplier).__module__.startswith("dp_accounting")
+        ):
+            raise TypeError(
+                f"noise_multiplier must be a number, got {type(noise_multiplier).__name__} (a training run?): pass "
+                "a history or DpEvent as segments=..., or use rerokit.reconstruction_risk(accountant_or_history, prior=...)"
+            )
         if noise_multiplier is None or sample_rate is None or steps is None:
             raise ValueError("give noise_multiplier, sample_rate and steps (or segments)")
         return Schedule.from_settings(noise_multiplier, sample_rate, steps).segments
