@@ -1,0 +1,209 @@
+"""Opacus integration: an accountant that reports reconstruction risk, and training *to* a target risk.
+
+:class:`RiskAccountant` is an Opacus ``IAccountant`` (``step``, ``get_epsilon(delta)``, ``history``,
+``mechanism``, ``state_dict``/``load_state_dict``), so it plugs into ``PrivacyEngine`` exactly like
+Opacus' own accountants::
+
+    from opacus import PrivacyEngine
+    from rerokit.opacus import RiskAccountant, make_private_with_reconstruction_risk
+
+    engine = PrivacyEngine(accountant="rerokit")          # registered under this name on import
+    model, optimizer, loader = make_private_with_reconstruction_risk(
+        engine, model, optimizer, loader, target_gamma=0.2, prior=10, epochs=5, max_grad_norm=1.0)
+    for epoch in range(5):
+        ...                                                # train as usual
+        risk = engine.accountant.get_risk()               # rerokit.ReconstructionRisk
+        print(epoch, risk.gamma, engine.accountant.get_epsilon(1e-5))
+
+Besides epsilon it answers :meth:`RiskAccountant.get_gamma` / :meth:`RiskAccountant.get_risk` (the
+result of :func:`rerokit.reconstruction_risk` on its history) at any point of training, in tens
+of milliseconds, so it can be logged every epoch. Its epsilon is rerokit's certified PLD epsilon
+(:func:`rerokit.bounds.dpsgd.epsilon_dpsgd`, add-or-remove adjacency): an upper bound, like the
+``eps_upper`` of Opacus' PRV accountant.
+
+:func:`make_private_with_reconstruction_risk` is the twin of Opacus'
+``PrivacyEngine.make_private_with_epsilon``: it calibrates the noise multiplier so that the
+certified gamma after ``epochs`` epochs is at most ``target_gamma`` (sampling rate 1/len(loader),
+steps epochs x len(loader), the same accounting as Opacus' Poisson data loader), optionally also
+meeting a ``target_epsilon`` (the larger sigma wins), attaches a :class:`RiskAccountant` and calls
+``make_private``. Needs the ``torch`` extra (torch and opacus).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+from opacus.accountants import IAccountant
+from opacus.accountants.registry import _ACCOUNTANTS, register_accountant
+
+from rerokit._validate import check_int, check_positive, check_probability
+from rerokit.bounds.schedule import Schedule
+
+__all__ = ["RiskAccountant", "make_private_with_reconstruction_risk", "MECHANISM"]
+
+MECHANISM = "rerokit"
+
+
+class RiskAccountant(IAccountant):
+    """Opacus accountant that also reports the certified reconstruction risk of the run so far.
+
+    Args:
+      prior: default prior of :meth:`get_risk` / :meth:`get_gamma` (an int n = n equally likely
+        candidates, or a rerokit prior); or give ``kappa`` / ``log_kappa``. May be left unset and
+        passed to each call instead.
+      kappa, log_kappa: the prior's baseline instead of ``prior``.
+
+    ``history`` is Opacus' list of ``(noise_multiplier, sample_rate, num_steps)`` (consecutive
+    equal settings merged, as Opacus' PRV accountant does).
+    """
+
+    def __init__(self, prior: Any = None, *, kappa: float | None = None, log_kappa: float | None = None):
+        super().__init__()
+        if sum(x is not None for x in (prior, kappa, log_kappa)) > 1:
+            raise ValueError("give at most one of prior, kappa or log_kappa")
+        self.prior, self.kappa, self.log_kappa = prior, kappa, log_kappa
+        self._cache: dict[Any, Any] = {}
+
+    @classmethod
+    def mechanism(cls) -> str:
+        return MECHANISM
+
+    def step(self, *, noise_multiplier: float, sample_rate: float) -> None:
+        """Record one optimisation step (called by Opacus' DPOptimizer hook)."""
+        if self.history and self.history[-1][0] == noise_multiplier and self.history[-1][1] == sample_rate:
+            s, q, n = self.history[-1]
+            self.history[-1] = (s, q, n + 1)
+        else:
+            self.history.append((noise_multiplier, sample_rate, 1))
+
+    def __len__(self) -> int:
+        return sum(int(n) for _, _, n in self.history)
+
+    def _schedule(self) -> Schedule:
+        if not self.history:
+            raise ValueError("no DP-SGD steps recorded yet: the accountant's history is empty")
+        if any(float(s) == 0.0 for s, _, _ in self.history):
+            raise ValueError("the history has steps with noise_multiplier 0 (no noise): those steps are not "
+                             "differentially private and no finite risk bound holds")
+        return Schedule.from_opacus_history(self.history)
+
+    def get_epsilon(self, delta: float, **kwargs: Any) -> float:
+        """Certified epsilon at ``delta`` of the steps so far (rerokit's PLD, add-or-remove adjacency).
+
+        Extra keyword arguments of other accountants (``eps_error``, ``alphas``, ...) are ignored.
+        A history with non-private steps (noise multiplier 0) gives ``inf``.
+        """
+        from rerokit.bounds.dpsgd import epsilon_dpsgd
+
+        d = check_probability("delta", delta, high_open=True)
+        if self.history and any(float(s) == 0.0 for s, _, _ in self.history):
+            return math.inf
+        key = ("epsilon", tuple(self.history), d)
+        if key not in self._cache:
+            self._cache[key] = epsilon_dpsgd(segments=self._schedule(), delta=d)
+        return self._cache[key]
+
+    def get_risk(self, prior: Any = None, *, kappa: float | None = None, log_kappa: float | None = None,
+                 delta: float = 1e-5, **kwargs: Any):
+        """:func:`rerokit.reconstruction_risk` of the steps so far (a :class:`rerokit.ReconstructionRisk`).
+
+        Args:
+          prior, kappa, log_kappa: the prior (default: the accountant's).
+          delta: delta of the reported epsilon.
+          **kwargs: further arguments of :func:`rerokit.reconstruction_risk` (``fprs``, ...).
+        """
+        from rerokit.risk import reconstruction_risk
+
+        if prior is None and kappa is None and log_kappa is None:
+            prior, kappa, log_kappa = self.prior, self.kappa, self.log_kappa
+        if prior is None and kappa is None and log_kappa is None:
+            raise ValueError("give a prior (an int n for n equally likely candidates) to RiskAccountant(...) or "
+                             "to get_risk(...)")
+        key = ("risk", tuple(self.history), repr(prior), kappa, log_kappa, delta, tuple(sorted(kwargs.items())))
+        if key not in self._cache:
+            self._cache[key] = reconstruction_risk(self._schedule(), prior, kappa=kappa, log_kappa=log_kappa,
+                                                   delta=delta, **kwargs)
+        return self._cache[key]
+
+    def get_gamma(self, prior: Any = None, *, kappa: float | None = None, log_kappa: float | None = None) -> float:
+        """Certified upper bound gamma on the reconstruction success so far (Hayes et al. 2023 Thm 2)."""
+        return self.get_risk(prior, kappa=kappa, log_kappa=log_kappa).gamma
+
+    def load_state_dict(self, state_dict: Any) -> None:
+        super().load_state_dict(state_dict)
+        self.history = [tuple(h) for h in self.history]
+        self._cache.clear()
+
+
+if MECHANISM not in _ACCOUNTANTS:  # PrivacyEngine(accountant="rerokit")
+    register_accountant(MECHANISM, RiskAccountant)
+
+
+def make_private_with_reconstruction_risk(
+    privacy_engine: Any,
+    module: Any,
+    optimizer: Any,
+    data_loader: Any,
+    *,
+    target_gamma: float,
+    prior: Any = None,
+    kappa: float | None = None,
+    log_kappa: float | None = None,
+    epochs: int,
+    max_grad_norm: float,
+    target_epsilon: float | None = None,
+    target_delta: float = 1e-5,
+    **make_private_kwargs: Any,
+) -> Any:
+    """Opacus ``make_private`` with the noise multiplier calibrated to a target reconstruction risk.
+
+    sigma is the smallest noise multiplier whose certified gamma after ``epochs`` epochs (q =
+    1/len(data_loader), T = epochs * len(data_loader); :func:`rerokit.bounds.calibrate.
+    calibrate_noise_multiplier`, the same solver as ``rerokit calibrate dpsgd``) is at most
+    ``target_gamma``; with ``target_epsilon``, also the smallest sigma meeting (target_epsilon,
+    target_delta) (:func:`rerokit.bounds.calibrate.noise_multiplier_for_epsilon`), and the larger
+    of the two is used. The engine's accountant becomes a :class:`RiskAccountant` with this prior
+    (keeping any history it already had), so ``privacy_engine.accountant.get_risk()`` reports the
+    run's risk at any time.
+
+    Args:
+      privacy_engine: an ``opacus.PrivacyEngine``.
+      module, optimizer, data_loader: as for ``PrivacyEngine.make_private``.
+      target_gamma: the reconstruction success not to exceed, in (kappa, 1).
+      prior, kappa, log_kappa: the adversary's prior (exactly one; e.g. ``prior=10``).
+      epochs: number of epochs that will be trained (>= 1).
+      max_grad_norm: the clipping norm C.
+      target_epsilon, target_delta: optional (epsilon, delta) target honoured as well.
+      **make_private_kwargs: passed to ``make_private`` (``poisson_sampling``, ``criterion``, ...).
+
+    Returns:
+      What ``make_private`` returns (module, optimizer, data_loader [, criterion]); the chosen
+      noise multiplier is ``optimizer.noise_multiplier``.
+    """
+    from rerokit.bounds.calibrate import calibrate_noise_multiplier, noise_multiplier_for_epsilon
+
+    epochs = check_int("epochs", epochs, minimum=1)
+    check_positive("max_grad_norm", max_grad_norm)
+    try:
+        n_batches = len(data_loader)
+    except TypeError:
+        raise TypeError("data_loader must have a length (number of batches per epoch)") from None
+    if n_batches < 1:
+        raise ValueError("data_loader is empty (no batches per epoch)")
+    q, T = 1.0 / n_batches, epochs * n_batches
+    sigma = calibrate_noise_multiplier(target_gamma, q, T, prior=prior, kappa=kappa, log_kappa=log_kappa,
+                                       delta=None).noise_multiplier
+    if target_epsilon is not None:
+        sigma = max(sigma, noise_multiplier_for_epsilon(target_epsilon, target_delta, q, T))
+    old = privacy_engine.accountant
+    if len(old) > 0:
+        warnings.warn("make_private_with_reconstruction_risk called with privacy budget already spent: the "
+                      "noise multiplier assumes a fresh run, so the final risk will be higher than the target",
+                      RuntimeWarning, stacklevel=2)
+    acc = RiskAccountant(prior, kappa=kappa, log_kappa=log_kappa)
+    acc.history = [tuple(h) for h in old.history]
+    privacy_engine.accountant = acc
+    return privacy_engine.make_private(module=module, optimizer=optimizer, data_loader=data_loader,
+                                       noise_multiplier=sigma, max_grad_norm=max_grad_norm, **make_private_kwargs)
