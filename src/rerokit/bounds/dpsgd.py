@@ -850,6 +850,7 @@ def rero_dpsgd(
     comparisons: bool = True,
     delta: float = 1e-5,
     mc_chunk_elements: int = 1 << 21,
+    membership: bool = False,
 ) -> Bound:
     """ReRo bound gamma of DP-SGD (Hayes et al. 2023, Thm 2 / Cor. 3) - see the module docstring.
 
@@ -862,6 +863,9 @@ def rero_dpsgd(
       mc_samples, seed: Monte Carlo sample count and seed (recorded in ``extras``).
       value_discretization_interval: PLD grid step h (default: rms loss sd / 40, <= 1e-2).
       comparisons: add the RDP-based gamma and the (epsilon, delta) of the schedule to extras.
+      membership: add ``extras['membership']``, the membership-inference risks read off the same
+        composed PLD (certified brackets whatever ``method``; see
+        :meth:`rerokit.bounds.tradeoff.TradeoffCurve.membership_summary`).
 
     Returns a :class:`Bound`: ``value`` = gamma (upper bound for exact/closed-form, estimate for
     mc), ``error`` = certified bracket width (exact), 0 (closed-form) or CI half-width (mc).
@@ -879,7 +883,10 @@ def rero_dpsgd(
         check_full_batch(segs)
     kap = float(kappa) if kappa is not None else math.exp(lk)
     if method == "exact" and outside_exact_range(segs):
-        return _envelope(segs, lk, kap)
+        b = _envelope(segs, lk, kap)
+        if membership:
+            b.extras["membership"] = _membership(segs, None)
+        return b
     inputs: dict[str, Any] = {"method": method}
     if len(segs) == 1 and segments is None:
         inputs.update(noise_multiplier=segs[0][0], sample_rate=segs[0][1], steps=segs[0][2])
@@ -892,15 +899,17 @@ def rero_dpsgd(
     if comparisons:
         log_rdp, order = _log_rdp_gamma(segs, lk)
     pld = None
-    if comparisons or method == "exact":
+    if comparisons or method == "exact" or membership:
         pld = dpsgd_pld(
-            segs, value_discretization_interval, lower=(method == "exact"), add_direction=comparisons
+            segs, value_discretization_interval, lower=(method == "exact" or membership), add_direction=comparisons
         )
     if comparisons:
         extras["rdp_gamma"] = _up(log_rdp)
         extras["rdp_order"] = order
         extras["epsilon"] = max(epsilon_from_pld(pld.upper, delta), epsilon_from_pld(pld.add, delta))
         extras["delta"] = delta
+    if membership:
+        extras["membership"] = _membership(segs, pld)
 
     if method == "closed-form":
         mu = math.sqrt(sum(T / (s * s) for s, _, T in segs))
@@ -937,6 +946,13 @@ def rero_dpsgd(
     value = float(r["value"][0])
     lower = float(r["lower"][0])
     return Bound(value, max(0.0, value - lower), "exact", "upper", (lower, value), inputs, extras)
+
+
+def _membership(segs: Sequence[Segment], pld: DpsgdPLD | None) -> dict[str, Any]:
+    """Membership-inference summary from the already composed PLD (no second build)."""
+    from rerokit.bounds.tradeoff import TradeoffCurve
+
+    return TradeoffCurve.from_pld(segs, pld).membership_summary()
 
 
 # The exact PLD is built in double precision; outside this sigma range (no practical DP-SGD run
