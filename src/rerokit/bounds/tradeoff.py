@@ -71,7 +71,10 @@ TPR_R and TPR_A, so it lies above every certified threshold-test point of either
 A-direction tests are the complements of the R-direction ones) and above every chord between an
 R-point and an A-point; we take the chord at the touching levels of the optimal supporting line.
 For sigma outside the exact range the add_remove envelope is min(Phi(Phi^-1(alpha) + mu_full),
-1 - P + alpha), concave and above both directions' never-sampled bounds.
+1 - P + alpha), concave and above both directions' never-sampled bounds. With q = 1 everywhere
+the pair is symmetric and add_remove is the remove curve. Limitation: for q < 1 the add_remove
+upper end has no RDP refinement where the PLD's floor dominates (``floored``; alpha below
+~1e-10 in typical settings), so it stays at that floor (~1e-12) there - valid, but loose.
 
 riskcal 1.5.1 (``get_beta_for_dpsgd``) reports this symmetrised curve. Its TPR therefore
 exceeds the certified upper end of the *remove* curve at large alpha (sigma = 1, q = 0.01,
@@ -363,7 +366,8 @@ class TradeoffCurve:
             logs = [env(self.segments, float(x)) for x in lks]
             up = np.array([_d._up(v) for v in logs])
             return np.minimum(alpha, up), up, no
-        if self.adjacency == "remove":
+        if self.adjacency == "remove" or all(q == 1.0 for _, q, _ in self.segments):
+            # (q = 1: the Gaussian pair is symmetric, the symmetrised curve is the remove curve)
             r = _d.exact_power_many(self._pld, self.segments, lks)
             return r["lower"], r["value"], r["floored"]
         return self._sym_power(lks, alpha)
