@@ -1,7 +1,59 @@
-"""rerokit: reconstruction-risk bounds and matching attacks for DP training.
+"""rerokit: how likely is it that someone reconstructs a training example of your DP model?
 
-Importing the package is cheap; sub-packages are imported on demand. ``rerokit.bounds`` and
-``rerokit.accounting`` are pure numpy/scipy/dp-accounting and never import torch.
+The practitioner's API (imported on first use, so ``import rerokit`` stays cheap and torch-free)::
+
+    import rerokit
+    risk = rerokit.reconstruction_risk(noise_multiplier=1.0, sample_rate=0.01, steps=1000, prior=10)
+    risk.gamma, risk.membership.advantage, risk.epsilon
+
+    rerokit.reconstruction_risk(privacy_engine.accountant, prior=10)     # an Opacus run
+    rerokit.calibrate_noise_multiplier(0.2, sample_rate=0.01, steps=1000, prior=10)
+    rerokit.dpsgd_tradeoff(noise_multiplier=1.0, sample_rate=0.01, steps=1000).tpr_at_fpr(0.01)
+
+Opacus integration (needs the ``torch`` extra): ``rerokit.opacus.RiskAccountant`` and
+``rerokit.opacus.make_private_with_reconstruction_risk``. Sub-packages: ``rerokit.bounds`` (pure
+math), ``rerokit.accounting``, ``rerokit.training``, ``rerokit.attacks``, ``rerokit.experiments``,
+``rerokit.report``.
 """
 
-__version__ = "0.1.0"
+from __future__ import annotations
+
+__version__ = "0.2.0"
+
+# name -> module that defines it; resolved lazily (PEP 562)
+_EXPORTS = {
+    "reconstruction_risk": "rerokit.risk",
+    "ReconstructionRisk": "rerokit.risk",
+    "MembershipRisk": "rerokit.risk",
+    "dpsgd_tradeoff": "rerokit.bounds.tradeoff",
+    "TradeoffCurve": "rerokit.bounds.tradeoff",
+    "rero_dpsgd": "rerokit.bounds.dpsgd",
+    "epsilon_dpsgd": "rerokit.bounds.dpsgd",
+    "calibrate_noise_multiplier": "rerokit.bounds.calibrate",
+    "calibrate_steps": "rerokit.bounds.calibrate",
+    "noise_multiplier_for_epsilon": "rerokit.bounds.calibrate",
+    "Schedule": "rerokit.bounds.schedule",
+    "Prior": "rerokit.bounds.priors",
+    "UniformDiscretePrior": "rerokit.bounds.priors",
+    "DiscretePrior": "rerokit.bounds.priors",
+    "PixelTolerancePrior": "rerokit.bounds.priors",
+    "UniformBallPrior": "rerokit.bounds.priors",
+    "GaussianPrior": "rerokit.bounds.priors",
+    "Bound": "rerokit.bounds.types",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        import importlib
+
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'rerokit' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

@@ -6,7 +6,7 @@ import pytest
 
 from rerokit.accounting.events import dpsgd_event, epsilon_pld
 from rerokit.bounds.calibrate import calibrate_noise_multiplier, calibrate_steps, noise_multiplier_for_epsilon
-from rerokit.bounds.dpsgd import rero_dpsgd
+from rerokit.bounds.dpsgd import epsilon_dpsgd, rero_dpsgd
 
 
 def gamma(sigma, q, T, kappa):
@@ -36,7 +36,12 @@ def test_steps_round_trip_and_epsilon():
     r = calibrate_steps(0.05, 1.0, 0.05, 0.01)
     assert r.gamma <= 0.05 and not r.capped
     assert gamma(1.0, 0.05, r.steps, 0.01) <= 0.05 < gamma(1.0, 0.05, r.steps + 1, 0.01)
-    assert r.epsilon == pytest.approx(epsilon_pld(dpsgd_event(1.0, 0.05, r.steps), 1e-5), rel=1e-12)
+    # The reported epsilon is rerokit's certified PLD epsilon (both directions; no dp-accounting
+    # import, so that calibration answers in well under a second), pinned here to the function
+    # that computes it, and cross-checked against dp-accounting's PLD accountant within 0.2%
+    # (the agreement tests/bounds/test_dpsgd.py asserts for the same engine).
+    assert r.epsilon == pytest.approx(epsilon_dpsgd(1.0, 0.05, r.steps, 1e-5), rel=1e-12)
+    assert r.epsilon == pytest.approx(epsilon_pld(dpsgd_event(1.0, 0.05, r.steps), 1e-5), rel=2e-3)
     capped = calibrate_steps(0.5, 50.0, 0.001, 0.01, max_steps=1000, delta=None)
     assert capped.capped and capped.steps == 1000
 

@@ -328,3 +328,52 @@ def test_samples_ball_prior_bound_exceeds_true_kappa():
 def test_samples_rejects_bad_input(args, kw, name):
     with pytest.raises((ValueError, TypeError), match=name):
         kappa_from_samples(*args, **kw)
+
+
+# --------------------------------------------------------------------------- the Prior protocol
+
+
+def test_every_prior_family_satisfies_the_protocol():
+    from rerokit.bounds.priors import (
+        BaselinePrior,
+        DiscretePrior,
+        GaussianPrior,
+        PixelTolerancePrior,
+        Prior,
+        UniformBallPrior,
+        UniformDiscretePrior,
+    )
+
+    for p in (UniformDiscretePrior(10), DiscretePrior([1, 2, 7]), UniformBallPrior(3), GaussianPrior(3, 1.0),
+              PixelTolerancePrior(784, 32 / 256), BaselinePrior(0.25)):
+        assert isinstance(p, Prior) and isinstance(p.name, str) and p.name
+
+
+def test_resolve_baseline_is_exact_for_uniform_priors():
+    from rerokit.bounds.priors import UniformDiscretePrior, resolve_baseline
+
+    for n in (2, 3, 7, 10, 100, 12345):
+        b = resolve_baseline(n)
+        assert b.kappa == 1.0 / n  # exactly, not exp(-log n) (0.09999999999999998 for n = 10)
+        assert b.log_kappa == -math.log(n) and b.echo() == {"prior_size": n}
+        assert resolve_baseline(UniformDiscretePrior(n)).kappa == 1.0 / n
+
+
+def test_resolve_baseline_forms_and_errors():
+    from rerokit.bounds.priors import PixelTolerancePrior, UniformBallPrior, resolve_baseline
+
+    assert resolve_baseline(kappa=0.25).kappa == 0.25
+    tiny = resolve_baseline(log_kappa=-5000.0)
+    assert tiny.kappa == 0.0 and tiny.log_kappa == -5000.0
+    assert resolve_baseline(PixelTolerancePrior(784, 32 / 256)).log10_kappa == pytest.approx(-472.015, abs=1e-3)
+    assert resolve_baseline(UniformBallPrior(2), eta=0.5).kappa == pytest.approx(0.25)
+    with pytest.raises(ValueError, match="eta"):
+        resolve_baseline(UniformBallPrior(2))
+    with pytest.raises(ValueError, match="exactly one"):
+        resolve_baseline(10, kappa=0.1)
+    with pytest.raises(TypeError, match="kappa="):
+        resolve_baseline(0.1)
+    with pytest.raises(ValueError, match="prior_size"):
+        resolve_baseline(0)
+    with pytest.raises(ValueError, match="log_kappa"):
+        resolve_baseline(log_kappa=0.5)

@@ -9,14 +9,8 @@ from rerokit.cli import main
 TINY = ["--steps", "5", "--n-known", "29", "--no-progress", "--json"]
 
 
-def run_json(capsys, argv):
-    assert main(argv) == 0
-    out = capsys.readouterr().out
-    return json.loads(out)
-
-
-def test_prior_aware_json_keys_and_bound(capsys):
-    d = run_json(capsys, ["audit", "prior-aware", "--epsilon", "4", "--trials", "6", "--seed", "1", *TINY])
+def test_prior_aware_json_keys_and_bound(cli, capsys):
+    d = cli.json(["audit", "prior-aware", "--epsilon", "4", "--trials", "6", "--seed", "1", *TINY])
     for k in ("success", "ci_low", "ci_high", "gamma", "kappa", "noise_multiplier", "epsilon", "delta",
               "trials", "seed", "settings", "attack"):
         assert k in d
@@ -30,11 +24,11 @@ def test_prior_aware_json_keys_and_bound(capsys):
     assert d["success"] * 6 == pytest.approx(round(d["success"] * 6))  # k/n with n = 6 trials
 
 
-def test_prior_aware_resume_via_cli(capsys, tmp_path):
+def test_prior_aware_resume_via_cli(cli, capsys, tmp_path):
     out = tmp_path / "r.jsonl"
     base = ["audit", "prior-aware", "--noise-multiplier", "1", "--seed", "2", "--out", str(out), *TINY]
-    run_json(capsys, [*base, "--trials", "3"])
-    d = run_json(capsys, [*base, "--trials", "5", "--resume"])
+    cli.json([*base, "--trials", "3"])
+    d = cli.json([*base, "--trials", "5", "--resume"])
     assert d["trials"] == 5
     ids = [json.loads(s)["trial"] for s in out.read_text().splitlines()[1:]]
     assert sorted(ids) == [0, 1, 2, 3, 4]
@@ -43,8 +37,8 @@ def test_prior_aware_resume_via_cli(capsys, tmp_path):
     assert "exists" in capsys.readouterr().err
 
 
-def test_gradient_json_keys(capsys):
-    d = run_json(capsys, ["audit", "gradient", "--noise-multiplier", "0", "--trials", "1", "--iterations", "20",
+def test_gradient_json_keys(cli, capsys):
+    d = cli.json(["audit", "gradient", "--noise-multiplier", "0", "--trials", "1", "--iterations", "20",
                           "--restarts", "1", "--prior-size", "8", *TINY])
     for k in ("mse", "mse_ci_low", "mse_ci_high", "success", "ci_low", "ci_high", "gamma", "kappa", "settings"):
         assert k in d

@@ -3,7 +3,6 @@ one-line errors with exit code 2, and a light import path (no torch, no dp_accou
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 
@@ -16,13 +15,8 @@ from rerokit.cli import main
 BASE = ["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "1000"]
 
 
-def run_json(capsys, argv):
-    assert main(argv + ["--json"]) == 0
-    return json.loads(capsys.readouterr().out)
-
-
-def test_bound_dpsgd_json_matches_library(capsys):
-    d = run_json(capsys, BASE + ["--kappa", "0.01"])
+def test_bound_dpsgd_json_matches_library(cli, capsys):
+    d = cli.json(BASE + ["--kappa", "0.01"])
     b = rero_dpsgd(1.0, 0.01, 1000, 0.01)
     for k in ("gamma", "kappa", "advantage", "method", "error", "comparisons"):
         assert k in d
@@ -34,8 +28,8 @@ def test_bound_dpsgd_json_matches_library(capsys):
     assert c["delta"] == 1e-5 and c["epsilon"] == pytest.approx(b.extras["epsilon"])
 
 
-def test_prior_size_and_closed_form(capsys):
-    d = run_json(capsys, ["bound", "dpsgd", "--noise-multiplier", "0.5", "--sample-rate", "1", "--steps", "1",
+def test_prior_size_and_closed_form(cli, capsys):
+    d = cli.json(["bound", "dpsgd", "--noise-multiplier", "0.5", "--sample-rate", "1", "--steps", "1",
                           "--prior-size", "10", "--method", "closed-form"])
     assert d["kappa"] == pytest.approx(0.1) and d["settings"]["prior_size"] == 10
     assert d["gamma"] == pytest.approx(rero_from_gdp(2.0, 0.1), rel=1e-12) and d["error"] == 0.0
@@ -43,14 +37,14 @@ def test_prior_size_and_closed_form(capsys):
     assert d["advantage"] == pytest.approx(0.737, abs=0.002)
 
 
-def test_tiny_kappa_via_log10(capsys):
-    d = run_json(capsys, ["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "1", "--steps", "10",
+def test_tiny_kappa_via_log10(cli, capsys):
+    d = cli.json(["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "1", "--steps", "10",
                           "--log10-kappa", "-472"])
     assert d["gamma"] > 0 and d["log10_gamma"] >= -472 and d["details"]["floored"] is True
 
 
-def test_mc_method_records_seed(capsys):
-    d = run_json(capsys, ["bound", "dpsgd", "--noise-multiplier", "2", "--sample-rate", "0.5", "--steps", "5",
+def test_mc_method_records_seed(cli, capsys):
+    d = cli.json(["bound", "dpsgd", "--noise-multiplier", "2", "--sample-rate", "0.5", "--steps", "5",
                           "--kappa", "0.1", "--method", "mc", "--mc-samples", "20000", "--seed", "3"])
     assert d["method"] == "mc" and d["direction"] == "estimate" and d["details"]["seed"] == 3
     lo, hi = d["interval"]
@@ -59,14 +53,14 @@ def test_mc_method_records_seed(capsys):
     assert lo - ex.error <= ex.value and ex.interval[0] <= hi
 
 
-def test_calibrate_dpsgd_noise_and_steps(capsys):
-    d = run_json(capsys, ["calibrate", "dpsgd", "--target-gamma", "0.3", "--sample-rate", "1", "--steps", "4",
+def test_calibrate_dpsgd_noise_and_steps(cli, capsys):
+    d = cli.json(["calibrate", "dpsgd", "--target-gamma", "0.3", "--sample-rate", "1", "--steps", "4",
                           "--kappa", "0.1"])
     s = d["noise_multiplier"]
     assert d["gamma"] <= 0.3 and rero_dpsgd(s, 1.0, 4, 0.1, comparisons=False).value <= 0.3
     assert rero_dpsgd(s * 0.99, 1.0, 4, 0.1, comparisons=False).value > 0.3
     assert d["delta"] == 1e-5 and d["epsilon"] > 0
-    d = run_json(capsys, ["calibrate", "dpsgd", "--target-gamma", "0.3", "--sample-rate", "1",
+    d = cli.json(["calibrate", "dpsgd", "--target-gamma", "0.3", "--sample-rate", "1",
                           "--noise-multiplier", "3", "--prior-size", "10"])
     T = d["steps"]
     assert rero_dpsgd(3.0, 1.0, T, 0.1, comparisons=False).value <= 0.3

@@ -109,13 +109,13 @@ def test_cli_modules_do_not_import_torch_at_parse_time():
 
 
 def test_fil_glm_experiment_command(tmp_path):
-    # `rerokit experiment fil-glm` as registered by rerokit.experiments.fil_glm.register_cli.
+    # `rerokit experiment fil-glm` (registered by rerokit.cli.experiment_fil).
     import argparse
 
-    from rerokit.experiments.fil_glm import register_cli
+    from rerokit.cli.experiment_fil import register
 
     parser = argparse.ArgumentParser()
-    register_cli(parser.add_subparsers())
+    register(parser.add_subparsers())
     args = parser.parse_args(["fil-glm", "--out-dir", str(tmp_path), "--draws", "20", "--no-progress"])
     res = args.func(args)
     assert res["n"] == 360 and res["settings"]["draws"] == 20

@@ -11,55 +11,42 @@ import pytest
 from rerokit.cli import main
 
 
-def run_json(capsys, *argv):
-    assert main([*argv, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
-
-
-def run_error(capsys, *argv):
-    code = main(list(argv))
-    err = capsys.readouterr().err.strip()
-    assert code == 2
-    assert err.startswith("error:") and "\n" not in err and "Traceback" not in err
-    return err
-
-
 # ----------------------------------------------------------------------------- bound
 
 
-def test_bound_dp_rdp_zcdp_gdp_keys_and_values(capsys):
-    d = run_json(capsys, "bound", "dp", "--epsilon", "1", "--kappa", "0.1")
+def test_bound_dp_rdp_zcdp_gdp_keys_and_values(cli, capsys):
+    d = cli.json("bound", "dp", "--epsilon", "1", "--kappa", "0.1")
     assert d["gamma"] == pytest.approx(0.1 * math.e) and d["kappa"] == 0.1 and d["epsilon"] == 1.0
     assert d["advantage"] == pytest.approx((0.1 * math.e - 0.1) / 0.9)
-    d = run_json(capsys, "bound", "rdp", "--alpha", "2", "--epsilon", "1", "--kappa", "0.01")
+    d = cli.json("bound", "rdp", "--alpha", "2", "--epsilon", "1", "--kappa", "0.01")
     assert d["gamma"] == pytest.approx((0.01 * math.e) ** 0.5) and d["alpha"] == 2.0
-    d = run_json(capsys, "bound", "zcdp", "--rho", "0.5", "--kappa", "0.01")
+    d = cli.json("bound", "zcdp", "--rho", "0.5", "--kappa", "0.01")
     assert d["gamma"] == pytest.approx(math.exp(-((math.sqrt(math.log(100)) - math.sqrt(0.5)) ** 2)))
     from scipy.stats import norm
 
-    d = run_json(capsys, "bound", "gdp", "--mu", "1.5", "--kappa", "0.05")
+    d = cli.json("bound", "gdp", "--mu", "1.5", "--kappa", "0.05")
     assert d["gamma"] == pytest.approx(norm.cdf(norm.ppf(0.05) + 1.5)) and d["mu"] == 1.5
     for key in ("gamma", "kappa", "advantage", "log10_kappa", "log10_gamma", "rerokit_version"):
         assert key in d
 
 
-def test_bound_with_log10_kappa_for_tiny_baseline(capsys):
+def test_bound_with_log10_kappa_for_tiny_baseline(cli, capsys):
     """App. I MNIST baseline 9.66e-473: kappa underflows, log10 values stay exact."""
     lk10 = math.log10(9.66) - 473
-    d = run_json(capsys, "bound", "dp", "--epsilon", "10", "--log10-kappa", str(lk10))
+    d = cli.json("bound", "dp", "--epsilon", "10", "--log10-kappa", str(lk10))
     assert d["kappa"] == 0.0 and d["log10_kappa"] == pytest.approx(lk10)
     assert d["log10_gamma"] == pytest.approx(lk10 + 10 / math.log(10))
-    d = run_json(capsys, "bound", "gdp", "--mu", "2", "--log10-kappa", str(lk10))
+    d = cli.json("bound", "gdp", "--mu", "2", "--log10-kappa", str(lk10))
     assert math.isfinite(d["log10_gamma"]) and d["log10_gamma"] > lk10
 
 
-def test_bound_fano_reproduces_table2_entry(capsys):
-    d = run_json(capsys, "bound", "fano", "--noise-multiplier", "1", "--prior-size", "10", "--sensitivity", str(math.sqrt(2)))
+def test_bound_fano_reproduces_table2_entry(cli, capsys):
+    d = cli.json("bound", "fano", "--noise-multiplier", "1", "--prior-size", "10", "--sensitivity", str(math.sqrt(2)))
     assert round(d["advantage"], 3) == 0.593  # Hayes et al. 2023, Table 2, Guo et al. row, sigma = 1
     assert d["kappa"] == pytest.approx(0.1) and d["gamma"] == pytest.approx(0.1 + 0.9 * d["advantage"])
-    d = run_json(capsys, "bound", "fano", "--mutual-information", "0.5", "--prior-size", "100")
+    d = cli.json("bound", "fano", "--mutual-information", "0.5", "--prior-size", "100")
     assert 0 < d["advantage"] < 1 and "gamma" in d
-    d2 = run_json(capsys, "bound", "fano", "--rdp-epsilon", "0.5", "--prior-size", "100")
+    d2 = cli.json("bound", "fano", "--rdp-epsilon", "0.5", "--prior-size", "100")
     assert d2["advantage"] == d["advantage"] and d2["epsilon"] == 0.5
 
 
@@ -93,55 +80,55 @@ def test_table_output_is_readable(capsys):
         (["bound", "fano", "--rdp-epsilon", "-1", "--prior-size", "10"], "epsilon"),
     ],
 )
-def test_bound_bad_input_one_line_exit_2(capsys, argv, name):
-    err = run_error(capsys, *argv)
+def test_bound_bad_input_one_line_exit_2(cli, capsys, argv, name):
+    err = cli.error(*argv)
     assert name in err
 
 
 # ----------------------------------------------------------------------------- kappa
 
 
-def test_kappa_commands(capsys):
-    d = run_json(capsys, "kappa", "discrete", "--prior-size", "10")
+def test_kappa_commands(cli, capsys):
+    d = cli.json("kappa", "discrete", "--prior-size", "10")
     assert d["kappa"] == pytest.approx(0.1) and d["log10_kappa"] == pytest.approx(-1)
-    d = run_json(capsys, "kappa", "discrete", "--weights", "1,2,5,2")
+    d = cli.json("kappa", "discrete", "--weights", "1,2,5,2")
     assert d["kappa"] == pytest.approx(0.5)
-    d = run_json(capsys, "kappa", "ball", "--dim", "20", "--eta", "0.5")
+    d = cli.json("kappa", "ball", "--dim", "20", "--eta", "0.5")
     assert d["log10_kappa"] == pytest.approx(20 * math.log10(0.5))
     from scipy.stats import chi2
 
-    d = run_json(capsys, "kappa", "gaussian", "--dim", "5", "--sigma", "0.5", "--eta", "1")
+    d = cli.json("kappa", "gaussian", "--dim", "5", "--sigma", "0.5", "--eta", "1")
     assert d["kappa"] == pytest.approx(chi2.cdf(4.0, 5))
 
 
-def test_kappa_pixels_app_i(capsys):
+def test_kappa_pixels_app_i(cli, capsys):
     """Hayes et al. 2023, App. I: 9.66e-473 (MNIST) and 2.96e-1850 (CIFAR-10)."""
     for dim, want in ((784, (9.66, -473)), (3072, (2.96, -1850))):
-        d = run_json(capsys, "kappa", "pixels", "--dim", str(dim), "--delta", str(32 / 255), "--levels", "256")
+        d = cli.json("kappa", "pixels", "--dim", str(dim), "--delta", str(32 / 255), "--levels", "256")
         assert d["kappa"] == 0.0  # underflow; the log is the answer
         e = math.floor(d["log10_kappa"])
         assert (round(10 ** (d["log10_kappa"] - e), 2), e) == want
 
 
-def test_kappa_samples(tmp_path, capsys):
+def test_kappa_samples(cli, tmp_path, capsys):
     rng = np.random.default_rng(0)
     x = rng.integers(0, 10, size=(400, 1))
     f = tmp_path / "s.npy"
     np.save(f, x)
-    d = run_json(capsys, "kappa", "samples", "--samples", str(f), "--confidence", "0.9")
+    d = cli.json("kappa", "samples", "--samples", str(f), "--confidence", "0.9")
     kh = np.bincount(x[:, 0]).max() / 400
     assert d["kappa_hat"] == pytest.approx(kh) and d["kappa"] > kh and d["direction"] == "upper"
     z = rng.standard_normal((300, 3))
     np.save(f, z)
-    d = run_json(capsys, "kappa", "samples", "--samples", str(f), "--eta", "0.5", "--metric", "l2")
+    d = cli.json("kappa", "samples", "--samples", str(f), "--eta", "0.5", "--metric", "l2")
     assert d["kappa_hat_plugin"] <= d["kappa_hat"] < d["kappa"] <= 1
     bad = tmp_path / "bad.npy"
     bad.write_text("not numpy")
-    assert "samples" in run_error(capsys, "kappa", "samples", "--samples", str(bad))
-    assert "No such file" in run_error(capsys, "kappa", "samples", "--samples", str(tmp_path / "none.npy"))
+    assert "samples" in cli.error("kappa", "samples", "--samples", str(bad))
+    assert "No such file" in cli.error("kappa", "samples", "--samples", str(tmp_path / "none.npy"))
     np.save(f, x)
-    assert "metric" in run_error(capsys, "kappa", "samples", "--samples", str(f), "--metric", "cosine")
-    assert "confidence" in run_error(capsys, "kappa", "samples", "--samples", str(f), "--confidence", "1")
+    assert "metric" in cli.error("kappa", "samples", "--samples", str(f), "--metric", "cosine")
+    assert "confidence" in cli.error("kappa", "samples", "--samples", str(f), "--confidence", "1")
 
 
 @pytest.mark.parametrize(
@@ -160,8 +147,8 @@ def test_kappa_samples(tmp_path, capsys):
         (["kappa", "pixels", "--dim", "10", "--delta", "0.1", "--levels", "1"], "levels"),
     ],
 )
-def test_kappa_bad_input_one_line_exit_2(capsys, argv, name):
-    assert name in run_error(capsys, *argv)
+def test_kappa_bad_input_one_line_exit_2(cli, capsys, argv, name):
+    assert name in cli.error(*argv)
 
 
 # ----------------------------------------------------------------------------- import hygiene

@@ -28,15 +28,6 @@ def _one_thread():
     torch.set_num_threads(old)
 
 
-def _run_json(capsys, argv):
-    """Run with --json; stdout must be exactly one JSON object. Returns (object, stderr)."""
-    assert main([*argv, "--json"]) == 0
-    cap = capsys.readouterr()
-    lines = cap.out.strip().splitlines()
-    assert len(lines) == 1, cap.out
-    return json.loads(lines[0]), cap.err
-
-
 def _records(path):
     lines = [json.loads(s) for s in path.read_text().splitlines()]
     assert lines[0]["kind"] == "header"
@@ -91,10 +82,10 @@ _PA = ["audit", "prior-aware", "--noise-multiplier", "1", "--steps", "3", "--n-k
        "--trials", "6", "--chunk-size", "2", "--seed", "3"]
 
 
-def test_audit_prior_aware_interrupt_resume(capsys, tmp_path, monkeypatch):
+def test_audit_prior_aware_interrupt_resume(cli, capsys, tmp_path, monkeypatch):
     import rerokit.experiments.audit as A
 
-    straight, err = _run_json(capsys, [*_PA, "--out", str(tmp_path / "a.jsonl")])  # progress bar shown
+    straight, err = cli.json_and_stderr([*_PA, "--out", str(tmp_path / "a.jsonl")])  # progress bar shown
     assert "prior-aware trials" in err  # tqdm on stderr, stdout stayed one JSON object
     assert straight["seed"] == 3 and straight["trials"] == 6
     _, ref = _records(tmp_path / "a.jsonl")
@@ -107,7 +98,7 @@ def test_audit_prior_aware_interrupt_resume(capsys, tmp_path, monkeypatch):
     assert sorted(part) == [0, 1] and settings["seed"] == 3  # the finished chunk is kept
     cnt = _Count(orig, size=lambda a, k: len(a[3]))
     monkeypatch.setattr(A, "_train_chunk", cnt)
-    resumed, _ = _run_json(capsys, [*_PA, "--out", str(out), "--resume", "--no-progress"])
+    resumed, _ = cli.json_and_stderr([*_PA, "--out", str(out), "--resume", "--no-progress"])
     assert cnt.n == 4  # trials 2..5 only
     _, rec = _records(out)
     assert sorted(rec) == list(range(6))
@@ -123,13 +114,13 @@ def test_audit_prior_aware_interrupt_resume(capsys, tmp_path, monkeypatch):
     assert "exists" in _refused(capsys, [*_PA, "--out", str(out)])
 
 
-def test_audit_gradient_appends_each_trial(capsys, tmp_path, monkeypatch):
+def test_audit_gradient_appends_each_trial(cli, capsys, tmp_path, monkeypatch):
     import rerokit.attacks.gradient as G
 
     argv = ["audit", "gradient", "--noise-multiplier", "1", "--steps", "2", "--n-known", "20", "--prior-size", "4",
             "--trials", "3", "--chunk-size", "2", "--iterations", "3", "--restarts", "1", "--seed", "2",
             "--no-progress"]
-    straight, _ = _run_json(capsys, [*argv, "--out", str(tmp_path / "a.jsonl")])
+    straight, _ = cli.json_and_stderr([*argv, "--out", str(tmp_path / "a.jsonl")])
     assert straight["seed"] == 2
     _, ref = _records(tmp_path / "a.jsonl")
     out = tmp_path / "b.jsonl"
@@ -140,7 +131,7 @@ def test_audit_gradient_appends_each_trial(capsys, tmp_path, monkeypatch):
     assert sorted(part) == [0] and settings["seed"] == 2  # trial 0 kept although its chunk was unfinished
     cnt = _Count(orig)
     monkeypatch.setattr(G, "gradient_attack", cnt)
-    resumed, _ = _run_json(capsys, [*argv, "--out", str(out), "--resume"])
+    resumed, _ = cli.json_and_stderr([*argv, "--out", str(out), "--resume"])
     assert cnt.n == 2
     _, rec = _records(out)
     assert sorted(rec) == [0, 1, 2] and rec[0] == part[0]
@@ -154,7 +145,7 @@ def test_audit_gradient_appends_each_trial(capsys, tmp_path, monkeypatch):
 # ---------------------------------------------------------------------------------- attacks
 
 
-def test_analytic_chunks_interrupt_resume_and_cli_refusals(capsys, tmp_path, monkeypatch):
+def test_analytic_chunks_interrupt_resume_and_cli_refusals(cli, capsys, tmp_path, monkeypatch):
     import numpy as np
 
     import rerokit.attacks.analytic as AN
@@ -178,11 +169,11 @@ def test_analytic_chunks_interrupt_resume_and_cli_refusals(capsys, tmp_path, mon
 
     argv = ["attack", "analytic", "--noise-multiplier", "0.5", "--clip", "1", "--targets", "3", "--seed", "1",
             "--backend", "vmap", "--out", str(tmp_path / "cli.jsonl")]
-    d, err = _run_json(capsys, argv)
+    d, err = cli.json_and_stderr(argv)
     assert d["settings"]["seed"] == 1 and "analytic attack" in err
     assert _records(tmp_path / "cli.jsonl")[0]["seed"] == 1
     monkeypatch.setattr(AN, "vectorized_analytic_attack", _Interrupt(orig, ok=0))  # nothing may be recomputed
-    again, _ = _run_json(capsys, [*argv, "--resume"])
+    again, _ = cli.json_and_stderr([*argv, "--resume"])
     assert again["per_target"] == d["per_target"]
     assert "exists" in _refused(capsys, argv)
     assert "other settings" in _refused(capsys, [*argv[:-5], "4", *argv[-4:], "--resume"])
@@ -192,18 +183,18 @@ _RECONN = ["--shadow-models", "30", "--fixed-size", "20", "--epochs", "2", "--ta
            "1", "--reconstructor-hidden", "8", "--seed", "5", "--no-png"]
 
 
-def test_attack_reconn_checks_out_before_training_and_resumes(capsys, tmp_path, monkeypatch):
+def test_attack_reconn_checks_out_before_training_and_resumes(cli, capsys, tmp_path, monkeypatch):
     import rerokit.attacks.reconn as R
 
     out = tmp_path / "r.jsonl"
-    d, err = _run_json(capsys, ["attack", "reconn", *_RECONN, "--out", str(out)])
+    d, err = cli.json_and_stderr(["attack", "reconn", *_RECONN, "--out", str(out)])
     assert d["settings"]["seed"] == 5 and "[reconn]" in err  # progress lines on stderr only
     settings, ref = _records(out)
     assert settings["seed"] == 5 and sorted(ref) == [0, 1, 2, 3]
     # drop the last two targets (as if cut), resume: deterministic recomputation appends them unchanged
     lines = out.read_text().splitlines()
     out.write_text("\n".join(lines[:3]) + "\n")
-    again, _ = _run_json(capsys, ["attack", "reconn", *_RECONN, "--out", str(out), "--resume", "--quiet"])
+    again, _ = cli.json_and_stderr(["attack", "reconn", *_RECONN, "--out", str(out), "--resume", "--quiet"])
     assert _records(out)[1] == ref and again["mse"] == d["mse"]
 
     def boom(*a, **k):
@@ -218,12 +209,12 @@ def test_attack_reconn_checks_out_before_training_and_resumes(capsys, tmp_path, 
 # ---------------------------------------------------------------------------------- experiments
 
 
-def test_experiment_uninformed_fig2_interrupt_resume(capsys, tmp_path, monkeypatch):
+def test_experiment_uninformed_fig2_interrupt_resume(cli, capsys, tmp_path, monkeypatch):
     import rerokit.attacks.analytic as AN
 
     argv = ["experiment", "uninformed-fig2", "--sigmas", "0.1", "--points", "10", "--dim", "2", "--rows", "5",
             "--datasets", "synthetic", "--seed", "7"]
-    d, err = _run_json(capsys, [*argv, "--out-dir", str(tmp_path / "a")])
+    d, err = cli.json_and_stderr([*argv, "--out-dir", str(tmp_path / "a")])
     assert d["settings"]["seed"] == 7 and "uninformed fig2" in err
     _, ref = _records(tmp_path / "a" / "uninformed_fig2.jsonl")
     orig = AN.vectorized_analytic_attack
@@ -231,18 +222,18 @@ def test_experiment_uninformed_fig2_interrupt_resume(capsys, tmp_path, monkeypat
     _interrupted(capsys, [*argv, "--out-dir", str(tmp_path / "b"), "--no-progress"])
     cnt = _Count(orig)
     monkeypatch.setattr(AN, "vectorized_analytic_attack", cnt)
-    _run_json(capsys, [*argv, "--out-dir", str(tmp_path / "b"), "--resume", "--no-progress"])
+    cli.json_and_stderr([*argv, "--out-dir", str(tmp_path / "b"), "--resume", "--no-progress"])
     settings, rec = _records(tmp_path / "b" / "uninformed_fig2.jsonl")
     assert cnt.n == len(ref) - 1 and rec == ref and settings["seed"] == 7
     assert "other settings" in _refused(capsys, [*argv[:-1], "8", "--out-dir", str(tmp_path / "b"), "--resume"])
     assert "exists" in _refused(capsys, [*argv, "--out-dir", str(tmp_path / "b")])
 
 
-def test_experiment_fil_glm_interrupt_resume(capsys, tmp_path, monkeypatch):
+def test_experiment_fil_glm_interrupt_resume(cli, capsys, tmp_path, monkeypatch):
     import rerokit.attacks.glm as GLM
 
     argv = ["experiment", "fil-glm", "--draws", "150", "--seed", "3"]
-    d, err = _run_json(capsys, [*argv, "--out-dir", str(tmp_path / "a")])
+    d, err = cli.json_and_stderr([*argv, "--out-dir", str(tmp_path / "a")])
     assert d["settings"]["seed"] == 3 and "GLM attack draws" in err
     _, ref = _records(tmp_path / "a" / "fil_glm.jsonl")
     orig = GLM.glm_reconstruct_all
@@ -251,7 +242,7 @@ def test_experiment_fil_glm_interrupt_resume(capsys, tmp_path, monkeypatch):
     assert sorted(_records(tmp_path / "b" / "fil_glm.jsonl")[1]) == [0]
     cnt = _Count(orig)
     monkeypatch.setattr(GLM, "glm_reconstruct_all", cnt)
-    resumed, _ = _run_json(capsys, [*argv, "--out-dir", str(tmp_path / "b"), "--resume", "--no-progress"])
+    resumed, _ = cli.json_and_stderr([*argv, "--out-dir", str(tmp_path / "b"), "--resume", "--no-progress"])
     settings, rec = _records(tmp_path / "b" / "fil_glm.jsonl")
     assert cnt.n == 50 and rec == ref and settings["seed"] == 3
     for k in ("fraction_bound_holds", "spearman", "attack_mse_median"):
@@ -259,7 +250,7 @@ def test_experiment_fil_glm_interrupt_resume(capsys, tmp_path, monkeypatch):
     assert "other settings" in _refused(capsys, [*argv[:-1], "4", "--out-dir", str(tmp_path / "b"), "--resume"])
 
 
-def test_experiment_hayes_fig3_interrupt_resume(capsys, tmp_path, monkeypatch):
+def test_experiment_hayes_fig3_interrupt_resume(cli, capsys, tmp_path, monkeypatch):
     import rerokit.experiments.audit as A
     import rerokit.experiments.hayes_figures as H
 
@@ -267,14 +258,14 @@ def test_experiment_hayes_fig3_interrupt_resume(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(H, "_sigma", lambda e, d, q, T: 1.0 + 1.0 / e)
     argv = ["experiment", "hayes-fig3", "--epsilons", "1", "8", "--trials", "2", "--steps", "2", "--n-known", "20",
             "--prior-size", "4", "--seed", "9"]
-    d, err = _run_json(capsys, [*argv, "--out-dir", str(tmp_path / "a")])
+    d, err = cli.json_and_stderr([*argv, "--out-dir", str(tmp_path / "a")])
     assert d["seed"] == 9 and "prior-aware trials" in err
     orig = A._train_chunk
     monkeypatch.setattr(A, "_train_chunk", _Interrupt(orig, ok=1))  # dies in the second epsilon
     _interrupted(capsys, [*argv, "--out-dir", str(tmp_path / "b"), "--no-progress"])
     cnt = _Count(orig)
     monkeypatch.setattr(A, "_train_chunk", cnt)
-    resumed, _ = _run_json(capsys, [*argv, "--out-dir", str(tmp_path / "b"), "--resume", "--no-progress"])
+    resumed, _ = cli.json_and_stderr([*argv, "--out-dir", str(tmp_path / "b"), "--resume", "--no-progress"])
     assert cnt.n == 1  # epsilon 1 not redone
     for e in ("1", "8"):
         settings, rec = _records(tmp_path / "b" / f"fig3_eps{e}.jsonl")
@@ -287,12 +278,12 @@ def test_experiment_hayes_fig3_interrupt_resume(capsys, tmp_path, monkeypatch):
                                                  "--no-progress"])
 
 
-def test_experiment_reconn_dpgd_interrupt_resume(capsys, tmp_path, monkeypatch):
+def test_experiment_reconn_dpgd_interrupt_resume(cli, capsys, tmp_path, monkeypatch):
     import rerokit.attacks.reconn as R
 
     argv = ["experiment", "reconn-dpgd", "--epsilons", "10", "--shadow-models", "30", "--fixed-size", "20",
             "--epochs", "2", "--targets", "4", "--reconstructor-epochs", "1", "--seed", "5", "--quiet"]
-    d, _ = _run_json(capsys, [*argv, "--out-dir", str(tmp_path / "a")])
+    d, _ = cli.json_and_stderr([*argv, "--out-dir", str(tmp_path / "a")])
     assert d["seed"] == 5
     _, ref = _records(tmp_path / "a" / "reconn_dpgd.jsonl")
     orig = R.run_reconn
@@ -301,7 +292,7 @@ def test_experiment_reconn_dpgd_interrupt_resume(capsys, tmp_path, monkeypatch):
     assert sorted(_records(tmp_path / "b" / "reconn_dpgd.jsonl")[1]) == [0]
     cnt = _Count(orig)
     monkeypatch.setattr(R, "run_reconn", cnt)
-    resumed, _ = _run_json(capsys, [*argv, "--out-dir", str(tmp_path / "b"), "--resume"])
+    resumed, _ = cli.json_and_stderr([*argv, "--out-dir", str(tmp_path / "b"), "--resume"])
     settings, rec = _records(tmp_path / "b" / "reconn_dpgd.jsonl")
     assert cnt.n == 1 and rec == ref and settings["seed"] == 5
     assert resumed["rows"] == d["rows"] and math.isfinite(resumed["rows"][1]["mse"])
@@ -344,19 +335,19 @@ def test_trial_log_resume_rewrite_is_atomic(tmp_path, monkeypatch):
     ["experiment", "hayes-fig8", "--epsilons", "2", "--prior-sizes", "2", "4", "--gradient-trials", "1",
      "--iterations", "2", "--restarts", "1"],
 ])
-def test_experiment_hayes_fig5_fig8_resume_repeats_nothing(capsys, tmp_path, monkeypatch, argv):
+def test_experiment_hayes_fig5_fig8_resume_repeats_nothing(cli, capsys, tmp_path, monkeypatch, argv):
     import rerokit.experiments.audit as A
     import rerokit.experiments.hayes_figures as H
 
     monkeypatch.setattr(H, "_sigma", lambda e, d, q, T: 1.0 + 1.0 / e)  # calibration is not under test
     argv = [*argv, "--trials", "2", "--steps", "2", "--n-known", "20", "--no-progress", "--out-dir", str(tmp_path)]
-    d, _ = _run_json(capsys, [*argv, "--seed", "4"])
+    d, _ = cli.json_and_stderr([*argv, "--seed", "4"])
     assert d["seed"] == 4
     files = sorted(tmp_path.glob("*.jsonl"))
     assert files and all(_records(f)[0]["seed"] == 4 for f in files)
     cnt = _Count(A._train_chunk)
     monkeypatch.setattr(A, "_train_chunk", cnt)
-    again, _ = _run_json(capsys, [*argv, "--seed", "4", "--resume"])
+    again, _ = cli.json_and_stderr([*argv, "--seed", "4", "--resume"])
     assert cnt.n == 0 and again["rows"] == d["rows"]
     assert "exists" in _refused(capsys, [*argv, "--seed", "4"])
     assert "other settings" in _refused(capsys, [*argv, "--seed", "5", "--resume"])

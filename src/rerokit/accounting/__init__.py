@@ -3,22 +3,7 @@
 Importing this package is cheap: dp-accounting itself is imported inside the functions.
 """
 
-from rerokit.accounting.events import (
-    dpsgd_event,
-    epsilon_pld,
-    epsilon_rdp,
-    rdp_curve,
-    schedule_event,
-    segments_from_event,
-    segments_from_opacus_history,
-)
+from rerokit.accounting import events as _events
+from rerokit.accounting.events import *  # noqa: F401,F403 - the curated list is events.__all__
 
-__all__ = [
-    "dpsgd_event",
-    "schedule_event",
-    "segments_from_event",
-    "segments_from_opacus_history",
-    "epsilon_pld",
-    "epsilon_rdp",
-    "rdp_curve",
-]
+__all__ = list(_events.__all__)

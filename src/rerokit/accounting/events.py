@@ -16,7 +16,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from rerokit._validate import check_int, check_positive, check_probability
+from rerokit._validate import check_probability
+from rerokit.bounds.schedule import Schedule, Segment
 
 if TYPE_CHECKING:  # pragma: no cover
     import dp_accounting
@@ -31,101 +32,29 @@ __all__ = [
     "rdp_curve",
 ]
 
-Segment = tuple[float, float, int]
-
-
-def _segment(sigma: Any, q: Any, steps: Any, prefix: str = "") -> Segment:
-    return (
-        check_positive(prefix + "noise_multiplier", sigma),
-        check_probability(prefix + "sample_rate", q),
-        check_int(prefix + "steps", steps, minimum=1),
-    )
-
-
-def _step_event(sigma: float, q: float) -> "dp_accounting.DpEvent":
-    import dp_accounting
-
-    g = dp_accounting.GaussianDpEvent(sigma)
-    return g if q == 1.0 else dp_accounting.PoissonSampledDpEvent(q, g)
-
 
 def dpsgd_event(noise_multiplier: float, sample_rate: float, steps: int) -> "dp_accounting.DpEvent":
     """``SelfComposed(PoissonSampled(q, Gaussian(sigma)), T)``; for q = 1 no sampling wrapper."""
-    import dp_accounting
-
-    s, q, T = _segment(noise_multiplier, sample_rate, steps)
-    return dp_accounting.SelfComposedDpEvent(_step_event(s, q), T)
+    return Schedule.from_settings(noise_multiplier, sample_rate, steps).to_event()
 
 
 def schedule_event(segments: Iterable[Sequence[Any]]) -> "dp_accounting.DpEvent":
     """``ComposedDpEvent`` of :func:`dpsgd_event` for each (sigma, q, T) segment."""
     import dp_accounting
 
-    segs = _segments(segments)
-    return dp_accounting.ComposedDpEvent([dpsgd_event(*s) for s in segs])
-
-
-def _segments(segments: Iterable[Sequence[Any]]) -> list[Segment]:
-    out = []
-    for i, seg in enumerate(segments):
-        if not isinstance(seg, (list, tuple)) or len(seg) != 3:
-            raise ValueError(f"segments[{i}] must be a (noise_multiplier, sample_rate, steps) triple, got {seg!r}")
-        out.append(_segment(*seg, prefix=f"segments[{i}]."))
-    if not out:
-        raise ValueError("segments must be a non-empty list of (noise_multiplier, sample_rate, steps)")
-    return out
+    sched = Schedule.from_segments(segments)
+    return dp_accounting.ComposedDpEvent([Schedule((s,)).to_event() for s in sched])
 
 
 def segments_from_event(event: Any) -> list[Segment]:
-    """Flatten a DpEvent built from Gaussian / PoissonSampled(Gaussian) events into segments.
-
-    Accepts Gaussian, PoissonSampled(q, Gaussian), SelfComposed and Composed events (NoOp events
-    are skipped). Anything else raises ValueError (the DP-SGD bound needs Gaussian steps).
-    """
-    import dp_accounting as dpa
-
-    out: list[Segment] = []
-
-    def walk(e: Any, count: int) -> None:
-        if isinstance(e, dpa.NoOpDpEvent):
-            return
-        if isinstance(e, dpa.SelfComposedDpEvent):
-            walk(e.event, count * int(e.count))
-        elif isinstance(e, dpa.ComposedDpEvent):
-            for sub in e.events:
-                walk(sub, count)
-        elif isinstance(e, dpa.GaussianDpEvent):
-            out.append(_segment(e.noise_multiplier, 1.0, count))
-        elif isinstance(e, dpa.PoissonSampledDpEvent) and isinstance(e.event, dpa.GaussianDpEvent):
-            out.append(_segment(e.event.noise_multiplier, e.sampling_probability, count))
-        else:
-            raise ValueError(
-                f"event must be built from Gaussian / PoissonSampled(Gaussian) events, got {type(e).__name__}"
-            )
-
-    walk(event, 1)
-    if not out:
-        raise ValueError("event contains no Gaussian steps")
-    return out
+    """Segments of a DpEvent of Gaussian / PoissonSampled(Gaussian) events (:meth:`Schedule.from_event`)."""
+    return list(Schedule.from_event(event).segments)
 
 
 def segments_from_opacus_history(history: Iterable[Sequence[Any]]) -> list[Segment]:
-    """Opacus ``accountant.history`` (list of (noise_multiplier, sample_rate, num_steps)) -> segments.
-
-    Consecutive entries with the same (sigma, q) are merged.
-    """
-    out: list[Segment] = []
-    for i, entry in enumerate(history):
-        if not isinstance(entry, (list, tuple)) or len(entry) != 3:
-            raise ValueError(f"history[{i}] must be (noise_multiplier, sample_rate, num_steps), got {entry!r}")
-        s, q, T = _segment(*entry, prefix=f"history[{i}].")
-        if out and out[-1][0] == s and out[-1][1] == q:
-            out[-1] = (s, q, out[-1][2] + T)
-        else:
-            out.append((s, q, T))
-    if not out:
-        raise ValueError("history is empty: no DP-SGD steps were recorded")
-    return out
+    """Opacus ``accountant.history`` -> segments, consecutive equal (sigma, q) merged
+    (:meth:`Schedule.from_opacus_history`)."""
+    return list(Schedule.from_opacus_history(history).segments)
 
 
 def _as_event(segments_or_event: Any) -> "dp_accounting.DpEvent":
@@ -133,6 +62,8 @@ def _as_event(segments_or_event: Any) -> "dp_accounting.DpEvent":
 
     if isinstance(segments_or_event, dp_accounting.DpEvent):
         return segments_or_event
+    if isinstance(segments_or_event, Schedule):
+        return segments_or_event.to_event()
     return schedule_event(segments_or_event)
 
 

@@ -33,7 +33,6 @@ must not exceed the image side), ``data_range=R``; SSIM is omitted for non-image
 
 from __future__ import annotations
 
-import math
 import sys
 import warnings
 from dataclasses import dataclass, field

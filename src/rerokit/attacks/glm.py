@@ -27,18 +27,17 @@ Thm 8 (linear or ridge regression without intercept, label y known): x = alpha v
 v = X_bar^T(X_bar theta - Y_bar) + l2 theta and alpha^2 <v, theta> - alpha y + 1 = 0: two
 candidates.
 
-``fit_glm`` is rerokit's own trainer for these models (Newton's method in float64 to machine
-precision), so that the noiseless attack error is at numerical precision.
+The models and their trainer live in :mod:`rerokit.training.glm` (``fit_glm``: Newton's method in
+float64 to machine precision, so that the noiseless attack error is at numerical precision;
+``GLMModel``, ``fit_glm`` and ``glm_model_from_sklearn`` are re-exported here).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
 import numpy as np
 
-from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive, check_real
+from rerokit._validate import check_nonnegative, check_real
+from rerokit.training.glm import LINKS, GLMModel, design_matrix, fit_glm, glm_mean, glm_model_from_sklearn, glm_targets
 
 __all__ = [
     "LINKS",
@@ -51,254 +50,14 @@ __all__ = [
     "output_perturbation",
 ]
 
-# model name -> link ("identity": linear/ridge, "logistic": binary, "softmax": multinomial)
-LINKS = ("identity", "logistic", "softmax")
-
-
-@dataclass(frozen=True)
-class GLMModel:
-    """Released GLM parameters and the objective they minimise (see module docstring).
-
-    ``theta``: (K, d') with column 0 the intercept when ``intercept``; ``l2``: (d',) per-column
-    L2 coefficients of (1/2) sum_j l2_j ||theta[:, j]||^2; ``classes``: label values of the
-    softmax rows (softmax link only).
-    """
-
-    theta: np.ndarray
-    link: str
-    l2: np.ndarray
-    intercept: bool = True
-    classes: np.ndarray | None = None
-    extras: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def num_features(self) -> int:
-        """d: the dimension of x without the intercept coordinate."""
-        return self.theta.shape[1] - int(self.intercept)
-
-
-def _sigmoid(t: np.ndarray) -> np.ndarray:
-    out = np.empty_like(t)
-    pos = t >= 0
-    out[pos] = 1.0 / (1.0 + np.exp(-t[pos]))
-    e = np.exp(t[~pos])
-    out[~pos] = e / (1.0 + e)
-    return out
-
-
-def _softmax(t: np.ndarray) -> np.ndarray:
-    z = t - t.max(axis=-1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def _mean_fn(link: str, eta: np.ndarray) -> np.ndarray:
-    """g^{-1}(eta) for eta of shape (..., K)."""
-    if link == "identity":
-        return eta
-    if link == "logistic":
-        return _sigmoid(eta)
-    return _softmax(eta)
-
-
-def _targets(link: str, y: np.ndarray, K: int, classes: np.ndarray | None) -> np.ndarray:
-    """Labels as (n, K): the value itself for K = 1, one-hot for softmax."""
-    y = np.asarray(y)
-    if link != "softmax":
-        return y.astype(float).reshape(-1, 1)
-    assert classes is not None
-    idx = np.searchsorted(classes, y)
-    if np.any(idx >= len(classes)) or np.any(classes[np.minimum(idx, len(classes) - 1)] != y):
-        raise ValueError("y contains a label that is not one of the model's classes")
-    out = np.zeros((y.size, K))
-    out[np.arange(y.size), idx] = 1.0
-    return out
-
-
-def _design(X: np.ndarray, intercept: bool) -> np.ndarray:
-    X = np.asarray(X, dtype=float)
-    if X.ndim != 2:
-        X = X.reshape(X.shape[0], -1)
-    if not np.all(np.isfinite(X)):
-        raise ValueError("X must contain finite numbers")
-    return np.hstack([np.ones((X.shape[0], 1)), X]) if intercept else X
-
-
-def _penalty(l2: float, dprime: int, intercept: bool, penalize_intercept: bool) -> np.ndarray:
-    pen = np.full(dprime, l2)
-    if intercept and not penalize_intercept:
-        pen[0] = 0.0
-    return pen
-
-
-def fit_glm(
-    X: np.ndarray,
-    y: np.ndarray,
-    model: str = "logistic",
-    l2: float = 1.0,
-    *,
-    intercept: bool = True,
-    penalize_intercept: bool = True,
-    max_iter: int = 100,
-    tol: float = 1e-13,
-) -> GLMModel:
-    """Fit a GLM to optimality: minimise sum_i l(theta; x_i, y_i) + (l2/2) ||theta||^2.
-
-    ``model``: "linear" (l2 must be 0 or anything: it is ridge if l2 > 0), "ridge", "logistic"
-    (binary labels in {0, 1}) or "multinomial" (integer labels; softmax with one row per class).
-    ``penalize_intercept`` follows Balle et al. (True) or scikit-learn (False). Linear and ridge
-    regression are solved by least squares; logistic/multinomial by Newton's method with
-    backtracking in float64 until the gradient norm is below ``tol`` times its initial value (or
-    machine precision is reached). The reference code of Guo et al. uses l2 = n * lam.
-    """
-    check_choice("model", model, ("linear", "ridge", "logistic", "multinomial"))
-    l2 = check_nonnegative("l2", l2)
-    if model == "ridge" and l2 == 0:
-        raise ValueError("l2 must be > 0 for ridge regression, got 0")
-    if model in ("logistic", "multinomial") and l2 == 0:
-        # Separable data (common in high dimension) has no finite optimum without a penalty.
-        raise ValueError(f"l2 must be > 0 for {model} regression (no finite optimum on separable data), got 0")
-    max_iter = check_int("max_iter", max_iter, minimum=1)
-    A = _design(X, intercept)
-    n, dp = A.shape
-    y = np.asarray(y).reshape(-1)
-    if y.size != n:
-        raise ValueError(f"y has {y.size} entries but X has {n} rows")
-    pen = _penalty(l2, dp, intercept, penalize_intercept)
-    if model in ("linear", "ridge"):
-        if not np.all(np.isfinite(y.astype(float))):
-            raise ValueError("y must contain finite numbers")
-        H = A.T @ A + np.diag(pen)
-        b = A.T @ y.astype(float)
-        theta, *_ = np.linalg.lstsq(H, b, rcond=None)
-        # One step of iterative refinement.
-        theta = theta + np.linalg.lstsq(H, b - H @ theta, rcond=None)[0]
-        return GLMModel(theta.reshape(1, -1), "identity", pen, intercept)
-    if model == "logistic":
-        if not np.all(np.isin(y, (0, 1))):
-            raise ValueError("y must contain labels in {0, 1} for binary logistic regression")
-        classes = None
-        K, link = 1, "logistic"
-    else:
-        classes = np.unique(y)
-        if classes.size < 2:
-            raise ValueError("y must contain at least 2 classes for multinomial regression")
-        K, link = classes.size, "softmax"
-    Y = _targets(link, y, K, classes)
-    theta = np.zeros((K, dp))
-
-    def objective(th: np.ndarray) -> float:
-        eta = A @ th.T
-        if link == "logistic":
-            e = eta[:, 0]
-            val = np.sum(np.logaddexp(0.0, e) - Y[:, 0] * e)
-        else:
-            m = eta.max(axis=1, keepdims=True)
-            lse = (m + np.log(np.exp(eta - m).sum(axis=1, keepdims=True)))[:, 0]
-            val = np.sum(lse - np.sum(Y * eta, axis=1))
-        return float(val + 0.5 * np.sum(pen * th**2))
-
-    def gradient(th: np.ndarray) -> np.ndarray:
-        R = _mean_fn(link, A @ th.T) - Y
-        return R.T @ A + th * pen
-
-    g0 = np.linalg.norm(gradient(theta))
-    for _ in range(max_iter):
-        G = gradient(theta)
-        gn = np.linalg.norm(G)
-        if gn <= tol * max(g0, 1.0):
-            break
-        P = _mean_fn(link, A @ theta.T)
-        if link == "logistic":
-            w = P[:, 0] * (1 - P[:, 0])
-            H = (A * w[:, None]).T @ A + np.diag(pen)
-        else:
-            # Hessian of the softmax loss on vec(theta) (row-major: class-major blocks).
-            H = np.zeros((K * dp, K * dp))
-            for a in range(K):
-                for c in range(a, K):
-                    w = P[:, a] * ((a == c) - P[:, c])
-                    blk = (A * w[:, None]).T @ A
-                    H[a * dp:(a + 1) * dp, c * dp:(c + 1) * dp] = blk
-                    H[c * dp:(c + 1) * dp, a * dp:(a + 1) * dp] = blk.T
-            H += np.diag(np.tile(pen, K))
-        step = np.linalg.lstsq(H, G.reshape(-1), rcond=None)[0].reshape(K, dp)
-        f0, t = objective(theta), 1.0
-        while t > 1e-10:
-            cand = theta - t * step
-            if objective(cand) <= f0 + 1e-12 * abs(f0) or np.linalg.norm(gradient(cand)) < gn:
-                break
-            t /= 2
-        new = theta - t * step
-        if np.array_equal(new, theta):
-            break
-        theta = new
-    return GLMModel(theta, link, pen, intercept, classes, extras={"grad_norm": float(np.linalg.norm(gradient(theta)))})
-
-
-def glm_model_from_sklearn(estimator: Any) -> GLMModel:
-    """Read theta and the objective's l2 from a fitted scikit-learn estimator.
-
-    Supported: ``LinearRegression`` (l2 = 0), ``Ridge(alpha)`` (objective ||y - Xw||^2 +
-    alpha ||w||^2, i.e. l2 = alpha on the coefficients, intercept unpenalised),
-    ``LogisticRegression(C)`` with the L2 penalty (objective C sum_i l_i + ||w||^2/2, i.e.
-    l2 = 1/C, intercept unpenalised; binary, or multinomial with one row per class). The attack
-    is exact only if the estimator was solved to optimality (e.g. ``solver="newton-cholesky"``,
-    small ``tol``).
-    """
-    from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
-
-    if not isinstance(estimator, (LinearRegression, LogisticRegression, Ridge)):
-        raise TypeError(
-            f"estimator must be LinearRegression, Ridge or LogisticRegression, got {type(estimator).__name__}"
-        )
-    if not hasattr(estimator, "coef_"):
-        raise ValueError("estimator must be fitted (it has no coef_)")
-    coef = np.atleast_2d(np.asarray(getattr(estimator, "coef_", None), dtype=float))
-    fit_int = bool(getattr(estimator, "fit_intercept", False))
-    K, d = coef.shape
-    if fit_int:
-        b = np.atleast_1d(np.asarray(estimator.intercept_, dtype=float)).reshape(K, 1)
-        theta = np.hstack([b, coef])
-    else:
-        theta = coef
-    classes = None
-    if isinstance(estimator, LogisticRegression):
-        l1r = getattr(estimator, "l1_ratio", 0.0) or 0.0
-        pen_name = getattr(estimator, "penalty", "l2")
-        if (pen_name not in ("l2", "deprecated", None)) or l1r not in (0, 0.0):
-            raise ValueError("estimator must use the L2 penalty (l1_ratio = 0) for the GLM attack")
-        C = float(estimator.C)
-        l2 = 0.0 if not np.isfinite(C) else 1.0 / C
-        if K == 1:
-            link = "logistic"
-            if not np.array_equal(np.asarray(estimator.classes_), [0, 1]):
-                raise ValueError("binary LogisticRegression must be fitted on labels {0, 1}")
-        else:
-            link = "softmax"
-            classes = np.asarray(estimator.classes_)
-    elif isinstance(estimator, Ridge):
-        link, l2 = "identity", float(estimator.alpha)
-    elif isinstance(estimator, LinearRegression):
-        link, l2 = "identity", 0.0
-    else:
-        raise TypeError(
-            f"estimator must be LinearRegression, Ridge or LogisticRegression, got {type(estimator).__name__}"
-        )
-    if K != 1 and link == "identity":
-        raise ValueError("multi-output regression is not supported")
-    pen = _penalty(l2, theta.shape[1], fit_int, penalize_intercept=False)
-    return GLMModel(theta, link, pen, fit_int, classes)
-
-
 def _stat(model: GLMModel, X_known: np.ndarray, y_known: np.ndarray) -> np.ndarray:
     """M = -(sum_{D_-} r_i x_i^T + theta diag(l2)), shape (K, d')."""
-    A = _design(X_known, model.intercept)
+    A = design_matrix(X_known, model.intercept)
     if A.shape[1] != model.theta.shape[1]:
         raise ValueError(f"X_known has {A.shape[1] - int(model.intercept)} features, model has {model.num_features}")
     K = model.theta.shape[0]
-    Y = _targets(model.link, np.asarray(y_known).reshape(-1), K, model.classes)
-    R = _mean_fn(model.link, A @ model.theta.T) - Y
+    Y = glm_targets(model.link, np.asarray(y_known).reshape(-1), K, model.classes)
+    R = glm_mean(model.link, A @ model.theta.T) - Y
     return -(R.T @ A + model.theta * model.l2)
 
 
@@ -310,7 +69,7 @@ def _finish(model: GLMModel, M: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.
         xfull = np.einsum("...kd,...k->...d", M, m) / m2[..., None]
     x_hat = xfull[..., 1:]
     eta = np.einsum("kd,...d->...k", model.theta, xfull)
-    mean = _mean_fn(model.link, eta) if np.all(np.isfinite(eta)) else np.full_like(eta, np.nan)
+    mean = glm_mean(model.link, eta) if np.all(np.isfinite(eta)) else np.full_like(eta, np.nan)
     yv = mean - m
     y_hat = yv[..., 0] if model.theta.shape[0] == 1 else yv
     return x_hat, y_hat, m2
@@ -344,10 +103,10 @@ def glm_reconstruct_all(model: GLMModel, X: np.ndarray, y: np.ndarray) -> tuple[
     """
     if not model.intercept:
         raise ValueError("model must be fitted with an intercept for Thm 1")
-    A = _design(X, model.intercept)
+    A = design_matrix(X, model.intercept)
     K = model.theta.shape[0]
-    Y = _targets(model.link, np.asarray(y).reshape(-1), K, model.classes)
-    R = _mean_fn(model.link, A @ model.theta.T) - Y  # (n, K)
+    Y = glm_targets(model.link, np.asarray(y).reshape(-1), K, model.classes)
+    R = glm_mean(model.link, A @ model.theta.T) - Y  # (n, K)
     G = -(R.T @ A + model.theta * model.l2)  # (K, d')
     M = G[None] + R[:, :, None] * A[:, None, :]  # (n, K, d')
     x_hat, y_hat, m2 = _finish(model, M)
@@ -370,7 +129,7 @@ def linear_no_intercept_reconstruct(
     (2, d) ("+" first). A slightly negative discriminant (noise, rounding) is clipped to 0.
     """
     th = np.asarray(theta, dtype=float).reshape(-1)
-    Xb = _design(X_known, False)
+    Xb = design_matrix(X_known, False)
     if Xb.shape[1] != th.size:
         raise ValueError(f"X_known has {Xb.shape[1]} features, theta has {th.size}")
     yb = np.asarray(y_known, dtype=float).reshape(-1)

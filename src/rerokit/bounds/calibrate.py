@@ -1,41 +1,68 @@
-"""Calibrate DP-SGD to a target reconstruction risk (Hayes et al. 2023, Thm 2 / Cor. 3).
+"""Calibrate DP-SGD to a target reconstruction risk (Hayes et al. 2023, Thm 2 / Cor. 3) or (eps, delta).
 
-``calibrate_noise_multiplier``: the smallest noise multiplier sigma whose certified ReRo bound
-gamma(sigma, q, T, kappa) (:func:`rerokit.bounds.dpsgd.rero_dpsgd`, method "exact") is at most a
-target; ``calibrate_steps``: the largest number of steps T with gamma <= target. Both search on
-the *certified upper* value, so the returned setting provably meets the target (up to float
-round-off), and report the (epsilon, delta) of the result from dp-accounting's PLD accountant.
+Every calibrator here is one call of the one solver :func:`rerokit.bounds.solve.calibrate_monotone`
+on a monotone certified curve, started from a closed-form guess so that it converges in a few
+evaluations:
 
-``noise_multiplier_for_epsilon``: the smallest sigma meeting (epsilon, delta)-DP under
-dp-accounting's PLD accountant (``dp_accounting.mechanism_calibration``, which guarantees the
-returned value is on the private side).
+``calibrate_noise_multiplier``
+    the smallest sigma whose certified ReRo bound gamma(sigma, q, T, kappa)
+    (:func:`rerokit.bounds.dpsgd.rero_dpsgd`, method "exact") is at most a target. Start: the
+    sigma at which the Gaussian-DP approximation of DP-SGD (q = 1: exact; q < 1: the CLT of
+    Bu et al. 2020, mu = q sqrt(T (e^{1/sigma^2} - 1))) meets the target.
+``calibrate_steps``
+    the largest number of steps T with gamma <= target (same guess, solved for T).
+``noise_multiplier_for_epsilon``
+    the smallest sigma such that DP-SGD is (epsilon, delta)-DP (add-or-remove adjacency): exact
+    Gaussian-DP composition for q = 1 (:mod:`rerokit.bounds.gaussian`), rerokit's certified PLD
+    epsilon (:func:`rerokit.bounds.dpsgd.epsilon_dpsgd`) for q < 1, bracketed above by the q = 1
+    value (subsampling never increases epsilon).
+
+The searches compare the *certified upper* value with the target, so the returned setting
+provably meets it; the (epsilon, delta) reported beside a gamma calibration is rerokit's own
+certified PLD epsilon (no dp-accounting import: the whole calibration takes well under a second).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from statistics import NormalDist
 from typing import Any
 
-from rerokit._validate import check_int, check_nonnegative, check_positive, check_probability
-from rerokit.bounds.conversions import check_kappa, check_log_kappa
+from rerokit._validate import check_int, check_positive, check_probability
+from rerokit.bounds.priors import resolve_baseline
+from rerokit.bounds.solve import AllFeasible, NoFeasibleValue, calibrate_monotone
 
 __all__ = [
     "CalibrationResult",
     "calibrate_noise_multiplier",
     "calibrate_steps",
     "noise_multiplier_for_epsilon",
+    "SIGMA_SEARCH_RANGE",
+    "MIN_MEANINGFUL_NOISE_MULTIPLIER",
 ]
+
+SIGMA_SEARCH_RANGE = (1e-6, 2.0**40)
+"""Noise multipliers the gamma calibration searches (outside it: a one-line error)."""
+
+MIN_MEANINGFUL_NOISE_MULTIPLIER = 1e-4
+"""Below this sigma (noise std < 1e-4 C) training is effectively non-private; an (epsilon,
+delta) target that needs less noise is rejected rather than searched for."""
 
 
 @dataclass(frozen=True)
 class CalibrationResult:
     """A calibrated DP-SGD setting and its certified bound.
 
-    ``gamma`` is the certified upper bound at the returned setting (<= ``target_gamma``),
-    ``gamma_error`` its bracket width; ``epsilon`` at ``delta`` from dp-accounting's PLD
-    accountant (None when not computed). ``bracket``: the last search interval (sigma or T)
-    whose upper/lower end is infeasible.
+    Attributes:
+      noise_multiplier, sample_rate, steps: the setting (one of sigma / T was solved for).
+      kappa, log_kappa: the prior's baseline (kappa exactly 1/n for a uniform prior of size n).
+      target_gamma: the target; ``gamma`` (<= target) is the certified upper bound at the setting
+        and ``gamma_error`` the width of its certified bracket.
+      epsilon: certified epsilon at ``delta`` of the setting (None when ``delta`` was None).
+      bracket: the last search interval (infeasible end, feasible end) in the solved parameter.
+      evaluations: bound evaluations used by the search.
+      capped: steps only - the target still held at ``max_steps``.
     """
 
     noise_multiplier: float
@@ -58,12 +85,6 @@ class CalibrationResult:
         return d
 
 
-def _log_kappa(kappa: float | None, log_kappa: float | None) -> float:
-    if (kappa is None) == (log_kappa is None):
-        raise ValueError("give exactly one of kappa (in (0, 1]) or log_kappa (<= 0)")
-    return math.log(check_kappa(kappa)) if kappa is not None else check_log_kappa(log_kappa)
-
-
 def _check_target(target_gamma: float, lk: float) -> float:
     g = check_probability("target_gamma", target_gamma)
     if not g > math.exp(lk) or g >= 1.0:
@@ -71,18 +92,52 @@ def _check_target(target_gamma: float, lk: float) -> float:
     return g
 
 
-def _gamma(sigma: float, q: float, T: int, lk: float, h: float | None):
+def _probit(log_p: float) -> float:
+    """Phi^{-1}(e^log_p) (stdlib; an asymptotic expansion where e^log_p underflows) - for start guesses."""
+    if log_p > -700.0:
+        return NormalDist().inv_cdf(min(max(math.exp(log_p), 1e-300), 1.0 - 1e-16))
+    t = -2.0 * log_p  # Phi(-z) ~ phi(z)/z  =>  z^2 ~ 2 log(1/p) - log(2 pi z^2)
+    return -math.sqrt(max(t - math.log(2.0 * math.pi * t), 1.0))
+
+
+def _gdp_target_mu(target: float, lk: float) -> float:
+    """mu with Phi(Phi^{-1}(kappa) + mu) = target (the q = 1 closed form of gamma, inverted)."""
+    return max(1e-12, _probit(math.log(target)) - _probit(lk))
+
+
+def _sigma_guess(mu: float, q: float, T: int) -> float:
+    """sigma at which DP-SGD's mu-GDP approximation (q = 1: exact; q < 1: CLT, Bu et al. 2020) is ``mu``."""
+    if q == 1.0:
+        return math.sqrt(T) / mu
+    r = mu / (q * math.sqrt(T))  # mu = q sqrt(T (e^{1/sigma^2} - 1))
+    return 1.0 / math.sqrt(math.log1p(r * r))
+
+
+def _steps_guess(mu: float, sigma: float, q: float) -> float:
+    if q == 1.0:
+        return (mu * sigma) ** 2
+    per_step = q * math.sqrt(math.expm1(min(1.0 / (sigma * sigma), 700.0)))
+    return (mu / per_step) ** 2
+
+
+def _bound(sigma: float, q: float, T: int, lk: float, h: float | None, *, bracket: bool, delta: float | None = None):
     from rerokit.bounds.dpsgd import rero_dpsgd
 
-    return rero_dpsgd(sigma, q, T, log_kappa=lk, comparisons=False, value_discretization_interval=h)
+    return rero_dpsgd(sigma, q, T, log_kappa=lk, comparisons=delta is not None, delta=delta or 1e-5,
+                      value_discretization_interval=h, bracket=bracket)
 
 
-def _epsilon(sigma: float, q: float, T: int, delta: float | None) -> float | None:
-    if delta is None:
-        return None
-    from rerokit.accounting.events import dpsgd_event, epsilon_pld
-
-    return epsilon_pld(dpsgd_event(sigma, q, T), delta)
+def _result(sigma: float, q: float, T: int, base, g: float, h: float | None, delta: float | None, bracket,
+            evaluations: int, capped: bool = False) -> CalibrationResult:
+    """The certified bound (with its bracket) and epsilon at the calibrated setting."""
+    b = _bound(sigma, q, T, base.log_kappa, h, bracket=True, delta=delta)
+    return CalibrationResult(
+        noise_multiplier=sigma, sample_rate=q, steps=T, kappa=base.kappa, log_kappa=base.log_kappa,
+        target_gamma=g, gamma=b.value, gamma_error=b.error,
+        epsilon=b.extras.get("epsilon") if delta is not None else None,
+        delta=delta if delta is not None else float("nan"), bracket=bracket, evaluations=evaluations + 1,
+        capped=capped,
+    )
 
 
 def calibrate_noise_multiplier(
@@ -92,70 +147,63 @@ def calibrate_noise_multiplier(
     kappa: float | None = None,
     *,
     log_kappa: float | None = None,
+    prior: Any = None,
     delta: float | None = 1e-5,
     rtol: float = 1e-4,
     value_discretization_interval: float | None = None,
 ) -> CalibrationResult:
     """Smallest sigma (to relative precision ``rtol``) with certified gamma(sigma) <= target_gamma.
 
-    gamma is non-increasing in sigma (Hayes et al. Thm 2: larger sigma garbles the pair), so we
-    bracket by doubling/halving and bisect on log sigma; the returned sigma is the feasible end
-    of a bracket [sigma/(1+rtol), sigma] whose lower end is infeasible. ``delta=None`` skips the
-    dp-accounting epsilon (which imports dp-accounting, ~1 s).
+    gamma is non-increasing in sigma (a larger sigma garbles the pair of Hayes et al. Thm 2).
+
+    Args:
+      target_gamma: target bound on the reconstruction success, in (kappa, 1).
+      sample_rate: Poisson sampling rate q in (0, 1].
+      steps: number of steps T >= 1.
+      kappa, log_kappa, prior: the prior's baseline (exactly one; see
+        :func:`rerokit.bounds.priors.resolve_baseline`).
+      delta: delta of the reported epsilon; None skips it.
+      rtol: relative precision of sigma.
+      value_discretization_interval: PLD grid step (default automatic).
+
+    Returns:
+      :class:`CalibrationResult`; ``bracket = (sigma', sigma)`` with sigma' < sigma infeasible.
+
+    Raises:
+      ValueError: the target is outside (kappa, 1), or met by every sigma (at or above the
+        never-sampled supremum 1 - (1-q)^T (1-kappa)), or by none in ``SIGMA_SEARCH_RANGE``.
     """
-    lk = _log_kappa(kappa, log_kappa)
+    base = resolve_baseline(prior, kappa=kappa, log_kappa=log_kappa)
+    lk = base.log_kappa
     g = _check_target(target_gamma, lk)
     q = check_probability("sample_rate", sample_rate)
     T = check_int("steps", steps, minimum=1)
     rtol = check_positive("rtol", rtol)
     if delta is not None:
         delta = check_probability("delta", delta, high_open=True)
-    # A target at or above sup over sigma of gamma = 1 - (1-q)^T (1-kappa) is met by every sigma:
-    # say so at once instead of bisecting down to sigma = 1e-6 (tens of seconds).
     from rerokit.bounds.dpsgd import log_sup_gamma
 
+    # A target at or above sup over sigma of gamma = 1 - (1-q)^T (1-kappa) is met by every sigma:
+    # say so at once instead of searching down to the end of the range.
     sup_gamma = math.exp(log_sup_gamma([(1.0, q, T)], lk))
     if g >= sup_gamma:
         raise ValueError(
             f"target_gamma={target_gamma!r} is met by every noise multiplier: with sample_rate={q!r} and "
             f"steps={T} no noise multiplier gives gamma above 1 - (1-q)^T (1-kappa) = {sup_gamma:.6g}"
         )
-    n = 0
-
-    def ok(s: float):
-        nonlocal n
-        n += 1
-        b = _gamma(s, q, T, lk, value_discretization_interval)
-        return b.value <= g, b
-
-    hi = 1.0
-    feas, b_hi = ok(hi)
-    while not feas:
-        hi *= 2.0
-        if hi > 2.0**40:
-            raise ValueError(f"target_gamma={target_gamma!r} is not reached by any noise multiplier <= 2^40")
-        feas, b_hi = ok(hi)
-    lo = hi / 2.0
-    while True:
-        feas, b = ok(lo)
-        if not feas:
-            break
-        hi, b_hi = lo, b
-        lo /= 2.0
-        if lo < 1e-6:
-            raise ValueError(f"target_gamma={target_gamma!r} is met even at noise_multiplier < 1e-6")
-    while hi / lo > 1.0 + rtol:
-        mid = math.sqrt(lo * hi)
-        feas, b = ok(mid)
-        if feas:
-            hi, b_hi = mid, b
-        else:
-            lo = mid
-    return CalibrationResult(
-        noise_multiplier=hi, sample_rate=q, steps=T, kappa=float(kappa) if kappa is not None else math.exp(lk), log_kappa=lk, target_gamma=g,
-        gamma=b_hi.value, gamma_error=b_hi.error, epsilon=_epsilon(hi, q, T, delta),
-        delta=delta if delta is not None else float("nan"), bracket=(lo, hi), evaluations=n,
-    )
+    lo, hi = SIGMA_SEARCH_RANGE
+    start = min(hi, max(lo, _sigma_guess(_gdp_target_mu(g, lk), q, T)))
+    h = value_discretization_interval
+    try:
+        r = calibrate_monotone(
+            lambda s: _bound(s, q, T, lk, h, bracket=False).value, g, feasible="above", start=start,
+            lower=lo, upper=hi, rtol=rtol, growth=1.25,
+        )
+    except NoFeasibleValue:
+        raise ValueError(f"target_gamma={target_gamma!r} is not reached by any noise multiplier <= 2^40") from None
+    except AllFeasible:
+        raise ValueError(f"target_gamma={target_gamma!r} is met even at noise_multiplier < {lo:g}") from None
+    return _result(r.x, q, T, base, g, h, delta, r.bracket, r.evaluations)
 
 
 def calibrate_steps(
@@ -165,62 +213,55 @@ def calibrate_steps(
     kappa: float | None = None,
     *,
     log_kappa: float | None = None,
+    prior: Any = None,
     delta: float | None = 1e-5,
     max_steps: int = 10_000_000,
     value_discretization_interval: float | None = None,
 ) -> CalibrationResult:
-    """Largest T <= max_steps with certified gamma(T) <= target_gamma.
+    """Largest T <= ``max_steps`` with certified gamma(T) <= target_gamma.
 
-    gamma is non-decreasing in T (composition), so we double T until the target is exceeded
-    and bisect on integers. Raises ValueError if even T = 1 exceeds the target; returns
-    ``max_steps`` with ``capped=True`` if the target holds there.
+    gamma is non-decreasing in T (composition).
+
+    Args:
+      target_gamma: target bound, in (kappa, 1).
+      noise_multiplier: sigma > 0.
+      sample_rate: q in (0, 1].
+      kappa, log_kappa, prior: the prior's baseline (exactly one).
+      delta: delta of the reported epsilon; None skips it.
+      max_steps: search limit; the result has ``capped=True`` if the target holds there.
+      value_discretization_interval: PLD grid step (default automatic).
+
+    Returns:
+      :class:`CalibrationResult` with ``bracket = (T, T + 1)`` (or ``(max_steps, max_steps)`` capped).
+
+    Raises:
+      ValueError: even T = 1 exceeds the target.
     """
-    lk = _log_kappa(kappa, log_kappa)
+    base = resolve_baseline(prior, kappa=kappa, log_kappa=log_kappa)
+    lk = base.log_kappa
     g = _check_target(target_gamma, lk)
     sigma = check_positive("noise_multiplier", noise_multiplier)
     q = check_probability("sample_rate", sample_rate)
     max_steps = check_int("max_steps", max_steps, minimum=1)
     if delta is not None:
         delta = check_probability("delta", delta, high_open=True)
-    n = 0
-
-    def ok(T: int):
-        nonlocal n
-        n += 1
-        b = _gamma(sigma, q, T, lk, value_discretization_interval)
-        return b.value <= g, b
-
-    feas, b_lo = ok(1)
-    if not feas:
+    h = value_discretization_interval
+    guess = _steps_guess(_gdp_target_mu(g, lk), sigma, q)
+    start = float(min(max_steps, max(1, math.floor(guess)) if math.isfinite(guess) else 1))
+    try:
+        r = calibrate_monotone(
+            lambda T: _bound(sigma, q, int(T), lk, h, bracket=False).value, g, feasible="below", start=start,
+            lower=1.0, upper=float(max_steps), integer=True, growth=1.5,
+        )
+    except NoFeasibleValue:
+        one = _bound(sigma, q, 1, lk, h, bracket=False).value
         raise ValueError(
             f"target_gamma={target_gamma!r} is below the bound after a single step "
-            f"(gamma(T=1) <= {b_lo.value:.6g}); no number of steps meets it"
-        )
-    lo, hi = 1, 2
-    capped = False
-    while True:
-        hi = min(hi, max_steps)
-        feas, b = ok(hi)
-        if not feas:
-            break
-        lo, b_lo = hi, b
-        if hi == max_steps:
-            capped = True
-            break
-        hi *= 2
-    if not capped:
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            feas, b = ok(mid)
-            if feas:
-                lo, b_lo = mid, b
-            else:
-                hi = mid
-    return CalibrationResult(
-        noise_multiplier=sigma, sample_rate=q, steps=lo, kappa=float(kappa) if kappa is not None else math.exp(lk), log_kappa=lk, target_gamma=g,
-        gamma=b_lo.value, gamma_error=b_lo.error, epsilon=_epsilon(sigma, q, lo, delta),
-        delta=delta if delta is not None else float("nan"), bracket=(lo, hi), evaluations=n, capped=capped,
-    )
+            f"(gamma(T=1) <= {one:.6g}); no number of steps meets it"
+        ) from None
+    T = int(r.x)
+    bracket = (T, T) if r.at_limit else (T, int(r.bracket[1]))
+    return _result(sigma, q, T, base, g, h, delta, bracket, r.evaluations, capped=r.at_limit)
 
 
 def noise_multiplier_for_epsilon(
@@ -230,35 +271,63 @@ def noise_multiplier_for_epsilon(
     steps: int,
     *,
     tol: float = 1e-4,
-    value_discretization_interval: float = 1e-4,
+    value_discretization_interval: float | None = None,
 ) -> float:
-    """Smallest sigma (within ``tol``) such that DP-SGD(sigma, q, T) is (epsilon, delta)-DP
-    under dp-accounting's PLD accountant (add-or-remove adjacency).
+    """Smallest sigma (to relative ``tol``) such that DP-SGD(sigma, q, T) is (epsilon, delta)-DP
+    under add-or-remove adjacency.
 
-    Uses ``dp_accounting.mechanism_calibration.calibrate_dp_mechanism`` (Brent's method plus
-    its guarantee that the returned parameter satisfies the privacy constraint).
+    q = 1: exact (T Gaussian steps are one mu-GDP mechanism with mu = sqrt(T)/sigma; Balle & Wang
+    2018 Thm 8 inverted, :func:`rerokit.bounds.gaussian.noise_multiplier_full_batch`). q < 1:
+    rerokit's certified PLD epsilon (:func:`rerokit.bounds.dpsgd.epsilon_dpsgd`, both
+    directions), searched from the CLT guess and bracketed above by the q = 1 value.
+
+    Args:
+      epsilon: target epsilon > 0.
+      delta: delta in (0, 1).
+      sample_rate: q in (0, 1].
+      steps: T >= 1.
+      tol: relative precision of sigma.
+      value_discretization_interval: PLD grid step for q < 1 (default automatic).
+
+    Returns:
+      sigma on the private side (its certified epsilon is <= ``epsilon``).
+
+    Raises:
+      ValueError: an argument is out of range, or the target needs sigma below
+        ``MIN_MEANINGFUL_NOISE_MULTIPLIER`` (effectively non-private training).
     """
-    eps = check_nonnegative("epsilon", epsilon)
-    if not eps > 0:
-        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+    from rerokit.bounds.gaussian import gdp_mu
+
+    eps = check_positive("epsilon", epsilon)
     d = check_probability("delta", delta, high_open=True)
     q = check_probability("sample_rate", sample_rate)
     T = check_int("steps", steps, minimum=1)
     tol = check_positive("tol", tol)
-    import dp_accounting
+    mu = gdp_mu(eps, d, rtol=min(tol, 1e-9))
+    sigma_full = math.nextafter(math.sqrt(T) / mu, math.inf)  # exact for q = 1; feasible for q < 1
+    floor = MIN_MEANINGFUL_NOISE_MULTIPLIER
+    too_small = (f"epsilon={epsilon!r} at delta={delta!r} (sample_rate={q!r}, steps={T}) needs a noise multiplier "
+                 f"below {floor:g}: such training is effectively non-private; use noise_multiplier 0 for that, "
+                 "or a smaller epsilon")
+    if q == 1.0:
+        if sigma_full < floor:
+            raise ValueError(too_small)
+        return float(sigma_full)
+    if sigma_full <= floor:
+        raise ValueError(too_small)
+    from rerokit.bounds.dpsgd import epsilon_dpsgd
 
-    from rerokit.accounting.events import dpsgd_event
-
-    def make_event(sigma: float):
-        return dpsgd_event(sigma, q, T) if sigma > 0 else dp_accounting.NonPrivateDpEvent()
-
-    return float(
-        dp_accounting.calibrate_dp_mechanism(
-            lambda: dp_accounting.pld.PLDAccountant(value_discretization_interval=value_discretization_interval),
-            make_event,
-            eps,
-            d,
-            bracket_interval=dp_accounting.LowerEndpointAndGuess(0.0, 1.0),
-            tol=tol,
+    start = min(sigma_full, max(floor, _sigma_guess(mu, q, T)))
+    try:
+        r = calibrate_monotone(
+            lambda s: epsilon_dpsgd(s, q, T, d, value_discretization_interval=value_discretization_interval),
+            eps, feasible="above", start=start, lower=floor, upper=sigma_full, rtol=tol, growth=1.25,
+            transform="identity",
         )
-    )
+    except AllFeasible:
+        raise ValueError(too_small) from None
+    except NoFeasibleValue:
+        # the PLD's (certified, pessimistic) epsilon at sigma_full can exceed the exact value that
+        # sigma_full meets; sigma_full itself is feasible exactly (subsampling never hurts)
+        return float(sigma_full)
+    return float(r.x)

@@ -16,7 +16,8 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from rerokit._validate import check_nonnegative, check_positive, check_probability, check_real
+from rerokit._validate import check_nonnegative, check_probability, check_real
+from rerokit.bounds.priors import check_log_kappa, resolve_baseline
 from rerokit.bounds.types import Bound
 
 __all__ = [
@@ -52,14 +53,6 @@ def _round_up(log_kappa: float, epsilon: float) -> float:
 def check_kappa(kappa: float) -> float:
     """kappa must lie in (0, 1]."""
     return check_probability("kappa", kappa)
-
-
-def check_log_kappa(log_kappa: float) -> float:
-    """log(kappa) must be a finite number <= 0."""
-    x = check_real("log_kappa", log_kappa)
-    if x > 0:
-        raise ValueError(f"log_kappa must be a finite number <= 0 (kappa in (0, 1]), got {log_kappa!r}")
-    return x
 
 
 def log_rero_from_dp(epsilon: float, log_kappa: float) -> float:
@@ -100,7 +93,7 @@ def rero_from_rdp_curve(
     """
     import numpy as np
 
-    lk = _log_kappa(kappa, log_kappa)
+    lk = resolve_baseline(kappa=kappa, log_kappa=log_kappa).log_kappa
     a = np.asarray(orders, dtype=float)
     e = np.asarray(rdp, dtype=float)
     if a.shape != e.shape or a.ndim != 1 or a.size == 0:
@@ -154,7 +147,7 @@ def rero_from_rdp_event(
     }
     if neighboring_relation not in rels:
         raise ValueError(f"neighboring_relation must be one of {', '.join(rels)}; got {neighboring_relation!r}")
-    lk = _log_kappa(kappa, log_kappa)
+    lk = resolve_baseline(kappa=kappa, log_kappa=log_kappa).log_kappa
     if orders is not None:
         o = np.asarray(orders, dtype=float)
         if o.ndim != 1 or o.size == 0 or np.any(np.isnan(o)) or np.any(~(o > 1)):
@@ -264,11 +257,3 @@ def advantage(gamma: float, kappa: float) -> float:
     k = check_kappa(kappa)
     g = check_probability("gamma", gamma, low_open=False)
     return 0.0 if k == 1.0 else (g - k) / (1.0 - k)
-
-
-def _log_kappa(kappa: float | None, log_kappa: float | None) -> float:
-    if (kappa is None) == (log_kappa is None):
-        raise ValueError("give exactly one of kappa (in (0, 1]) or log_kappa (<= 0)")
-    if kappa is not None:
-        return math.log(check_kappa(kappa))
-    return check_log_kappa(log_kappa)  # type: ignore[arg-type]

@@ -73,7 +73,9 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
-from rerokit._validate import check_choice, check_int, check_positive, check_probability, check_real
+from rerokit._validate import check_choice, check_int, check_positive, check_probability
+from rerokit.bounds.priors import resolve_baseline
+from rerokit.bounds.schedule import Schedule, Segment
 from rerokit.bounds.types import Bound
 
 __all__ = [
@@ -87,12 +89,12 @@ __all__ = [
     "np_upper_many",
     "np_lower_many",
     "log_rdp_gamma_many",
+    "epsilon_dpsgd",
     "RDP_ORDERS",
     "METHODS",
 ]
 
 METHODS = ("exact", "closed-form", "mc")
-Segment = tuple[float, float, int]
 
 # RDP orders: dp-accounting's DEFAULT_RDP_ORDERS (1.1..10.9, 11..63, 128..1024) plus a few
 # more integers; Thm 2 holds at every order, we take the best.
@@ -116,50 +118,30 @@ def normalize_segments(
     steps: int | None,
     segments: Any = None,
 ) -> tuple[Segment, ...]:
-    """Validated schedule as a tuple of (sigma, q, T) segments.
+    """Validated schedule as a tuple of (sigma, q, T) segments (:class:`rerokit.bounds.schedule.Segment`).
 
-    Give either (noise_multiplier, sample_rate, steps) or ``segments``: a sequence of
-    (sigma, q, T) triples or a dp-accounting ``DpEvent`` of Poisson-sampled Gaussians (see
-    :func:`rerokit.accounting.events.segments_from_event`).
+    Give either (noise_multiplier, sample_rate, steps) or ``segments``: a
+    :class:`~rerokit.bounds.schedule.Schedule`, a sequence of (sigma, q, T) triples or a
+    dp-accounting ``DpEvent`` of Poisson-sampled Gaussians.
     """
     if segments is None:
+        if isinstance(noise_multiplier, (list, tuple, Schedule)) or hasattr(noise_multiplier, "history") or (
+            type(noise_multiplier).__module__.startswith("dp_accounting")
+        ):
+            raise TypeError(
+                f"noise_multiplier must be a number, got {type(noise_multiplier).__name__} (a training run?): pass "
+                "a history or DpEvent as segments=..., or use rerokit.reconstruction_risk(accountant_or_history, prior=...)"
+            )
         if noise_multiplier is None or sample_rate is None or steps is None:
             raise ValueError("give noise_multiplier, sample_rate and steps (or segments)")
-        return (_check_segment(noise_multiplier, sample_rate, steps, ""),)
+        return Schedule.from_settings(noise_multiplier, sample_rate, steps).segments
     if noise_multiplier is not None or sample_rate is not None or steps is not None:
         raise ValueError("give either noise_multiplier/sample_rate/steps or segments, not both")
-    if not isinstance(segments, (list, tuple)):
-        from rerokit.accounting.events import segments_from_event
-
-        segments = segments_from_event(segments)
-    if len(segments) == 0:
-        raise ValueError("segments must be a non-empty list of (noise_multiplier, sample_rate, steps)")
-    out = []
-    for i, seg in enumerate(segments):
-        if not isinstance(seg, (list, tuple)) or len(seg) != 3:
-            raise ValueError(f"segments[{i}] must be a (noise_multiplier, sample_rate, steps) triple, got {seg!r}")
-        out.append(_check_segment(*seg, prefix=f"segments[{i}]."))
-    return tuple(out)
-
-
-def _check_segment(sigma: Any, q: Any, T: Any, prefix: str) -> Segment:
-    return (
-        check_positive(prefix + "noise_multiplier", sigma),
-        check_probability(prefix + "sample_rate", q),
-        check_int(prefix + "steps", T, minimum=1),
-    )
-
-
-def _resolve_log_kappa(kappa: float | None, log_kappa: float | None) -> float:
-    """log kappa from kappa in (0, 1] or log_kappa <= 0 (same checks as rerokit.bounds.conversions)."""
-    if (kappa is None) == (log_kappa is None):
-        raise ValueError("give exactly one of kappa (in (0, 1]) or log_kappa (<= 0)")
-    if kappa is not None:
-        return math.log(check_probability("kappa", kappa))
-    x = check_real("log_kappa", log_kappa)
-    if x > 0:
-        raise ValueError(f"log_kappa must be a finite number <= 0 (kappa in (0, 1]), got {log_kappa!r}")
-    return x
+    if isinstance(segments, Schedule):
+        return segments.segments
+    if isinstance(segments, (list, tuple)):
+        return Schedule.from_segments(segments).segments
+    return Schedule.from_event(segments).segments
 
 
 # --------------------------------------------------------------------------- special functions
@@ -643,6 +625,41 @@ def epsilon_from_pld(c: _Composed, delta: float) -> float:
     return max(0.0, eps)
 
 
+def _epsilon_both(pld: DpsgdPLD, delta: float) -> float:
+    """epsilon at delta under add-or-remove adjacency: the larger of the two directions."""
+    return max(epsilon_from_pld(pld.upper, delta), epsilon_from_pld(pld.add, delta))
+
+
+def epsilon_dpsgd(
+    noise_multiplier: float | None = None,
+    sample_rate: float | None = None,
+    steps: int | None = None,
+    delta: float = 1e-5,
+    *,
+    segments: Any = None,
+    value_discretization_interval: float | None = None,
+) -> float:
+    """Certified upper bound on the epsilon at ``delta`` of a DP-SGD schedule (add-or-remove
+    adjacency, both directions), from the pessimistic PLDs of this module.
+
+    The same number as ``rero_dpsgd(...).extras["epsilon"]``; cross-checked against
+    dp-accounting's PLD accountant in the tests (agreement within its discretisation).
+
+    Args:
+      noise_multiplier, sample_rate, steps: sigma > 0, q in (0, 1], T >= 1 (or ``segments``).
+      delta: delta in (0, 1).
+      segments: a heterogeneous schedule (see :func:`normalize_segments`).
+      value_discretization_interval: PLD grid step h (default automatic).
+
+    Returns:
+      epsilon >= 0 (inf if even the infinity mass exceeds ``delta``).
+    """
+    segs = normalize_segments(noise_multiplier, sample_rate, steps, segments)
+    d = check_probability("delta", delta, high_open=True)
+    pld = dpsgd_pld(segs, value_discretization_interval, lower=False, add_direction=True)
+    return _epsilon_both(pld, d)
+
+
 # --------------------------------------------------------------------------- RDP
 
 
@@ -747,7 +764,7 @@ def exact_power_many(
     lks = np.asarray(log_kappas, dtype=float)
     log_up, eps_star = np_upper_many(pld.upper, lks)
     up = np.exp(log_up)
-    low = np_lower_many(pld.stat_p, pld.stat_q, lks)
+    low = np_lower_many(pld.stat_p, pld.stat_q, lks) if pld.stat_p is not None else np.exp(lks)
     floor = _allowance(pld.upper)
     floored = floor > 0.1 * up
     log_val = log_up
@@ -842,6 +859,7 @@ def rero_dpsgd(
     kappa: float | None = None,
     *,
     log_kappa: float | None = None,
+    prior: Any = None,
     method: str = "exact",
     segments: Any = None,
     mc_samples: int = 1_000_000,
@@ -851,12 +869,14 @@ def rero_dpsgd(
     delta: float = 1e-5,
     mc_chunk_elements: int = 1 << 21,
     membership: bool = False,
+    bracket: bool = True,
 ) -> Bound:
     """ReRo bound gamma of DP-SGD (Hayes et al. 2023, Thm 2 / Cor. 3) - see the module docstring.
 
     Args:
       noise_multiplier, sample_rate, steps: sigma, q in (0, 1], T >= 1 (or ``segments``).
-      kappa / log_kappa: the prior's baseline success (exactly one; log for tiny baselines).
+      kappa / log_kappa / prior: the prior's baseline success (exactly one): kappa, its natural
+        log (tiny baselines), or a prior (an int n = uniform over n, or a rerokit ``Prior``).
       method: "exact" (certified PLD bracket, default), "closed-form" (q = 1 only), "mc"
         (Hayes et al. Alg. 1 estimate with 95% CI).
       segments: heterogeneous schedule, list of (sigma, q, T) or a dp-accounting DpEvent.
@@ -866,6 +886,9 @@ def rero_dpsgd(
       membership: add ``extras['membership']``, the membership-inference risks read off the same
         composed PLD (certified brackets whatever ``method``; see
         :meth:`rerokit.bounds.tradeoff.TradeoffCurve.membership_summary`).
+      bracket: compute the certified lower end of the exact method (default). ``False`` halves
+        the cost and gives the same certified upper ``value`` with the trivial lower end kappa
+        (used inside calibration searches, which only compare the upper value with a target).
 
     Returns a :class:`Bound`: ``value`` = gamma (upper bound for exact/closed-form, estimate for
     mc), ``error`` = certified bracket width (exact), 0 (closed-form) or CI half-width (mc).
@@ -873,7 +896,8 @@ def rero_dpsgd(
     ``extras['floored']`` is True and the value is min(PLD bound, RDP bound) - still valid.
     """
     segs = normalize_segments(noise_multiplier, sample_rate, steps, segments)
-    lk = _resolve_log_kappa(kappa, log_kappa)
+    base = resolve_baseline(prior, kappa=kappa, log_kappa=log_kappa)
+    lk = base.log_kappa
     method = check_choice("method", method, METHODS)
     mc_samples = check_int("mc_samples", mc_samples, minimum=1, maximum=10**9)
     if seed is not None:
@@ -881,7 +905,7 @@ def rero_dpsgd(
     delta = check_probability("delta", delta, high_open=True)
     if method == "closed-form":
         check_full_batch(segs)
-    kap = float(kappa) if kappa is not None else math.exp(lk)
+    kap = base.kappa
     if method == "exact" and outside_exact_range(segs):
         b = _envelope(segs, lk, kap)
         if membership:
@@ -901,12 +925,13 @@ def rero_dpsgd(
     pld = None
     if comparisons or method == "exact" or membership:
         pld = dpsgd_pld(
-            segs, value_discretization_interval, lower=(method == "exact" or membership), add_direction=comparisons
+            segs, value_discretization_interval, lower=((method == "exact" and bracket) or membership),
+            add_direction=comparisons,
         )
     if comparisons:
         extras["rdp_gamma"] = _up(log_rdp)
         extras["rdp_order"] = order
-        extras["epsilon"] = max(epsilon_from_pld(pld.upper, delta), epsilon_from_pld(pld.add, delta))
+        extras["epsilon"] = _epsilon_both(pld, delta)
         extras["delta"] = delta
     if membership:
         extras["membership"] = _membership(segs, pld)

@@ -31,7 +31,7 @@ import math
 from typing import Any
 
 from rerokit._validate import check_probability
-from rerokit.bounds.conversions import _log_kappa
+from rerokit.bounds.priors import resolve_baseline
 
 __all__ = ["mu_gdp_lower", "epsilon_lower", "audit_lower_bounds"]
 
@@ -51,7 +51,7 @@ def mu_gdp_lower(success_lower: float, kappa: float | None = None, *, log_kappa:
     from scipy.special import ndtri, ndtri_exp
 
     s = check_probability("success_lower", success_lower, low_open=False)
-    lk = _log_kappa(kappa, log_kappa)
+    lk = resolve_baseline(kappa=kappa, log_kappa=log_kappa).log_kappa
     if s <= math.exp(lk) or s == 0.0:
         return 0.0
     if s == 1.0:
@@ -77,7 +77,7 @@ def epsilon_lower(
     """
     s = check_probability("success_lower", success_lower, low_open=False)
     d = check_probability("delta", delta, low_open=False, high_open=True)
-    lk = _log_kappa(kappa, log_kappa)
+    lk = resolve_baseline(kappa=kappa, log_kappa=log_kappa).log_kappa
     x = s - d
     if x <= 0.0:
         return 0.0
@@ -108,7 +108,7 @@ def audit_lower_bounds(
     """
     from rerokit.stats import clopper_pearson_lower
 
-    lk = _log_kappa(kappa, log_kappa)
+    lk = resolve_baseline(kappa=kappa, log_kappa=log_kappa).log_kappa
     s_lo = clopper_pearson_lower(successes, trials, confidence)
     return {
         "successes": int(successes),

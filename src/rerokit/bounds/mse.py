@@ -22,8 +22,6 @@ import math
 from typing import Sequence
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import log_ndtr, ndtr
 
 from rerokit._validate import (
     check_choice,
@@ -258,31 +256,29 @@ def cramer_rao_mse_lower_bound_matrix(
 
 
 def gaussian_dp_epsilon(sensitivity: float, noise_std: float, delta: float) -> float:
-    """Exact eps of the Gaussian mechanism at ``delta`` (Balle & Wang 2018, Thm 8):
+    """Exact eps of the Gaussian mechanism at ``delta`` (Balle & Wang 2018, Thm 8), rounded up.
 
-    delta(eps) = Phi(D/(2s) - eps s/D) - e^eps Phi(-D/(2s) - eps s/D), D = sensitivity, s = std.
+    delta(eps) = Phi(D/(2s) - eps s/D) - e^eps Phi(-D/(2s) - eps s/D), D = sensitivity, s = std:
+    :func:`rerokit.bounds.gaussian.gaussian_epsilon` at mu = D/s. Used instead of the classical
+    eps = D sqrt(2 log(1.25/delta))/s of Guo et al. Alg. 1, which is only valid for eps <= 1.
 
-    Used instead of the classical eps = D sqrt(2 log(1.25/delta))/s of Guo et al. Alg. 1, which
-    is only valid for eps <= 1. Solved by bisection to 1e-12 and rounded up.
+    Args:
+      sensitivity: l2 sensitivity D > 0.
+      noise_std: noise standard deviation s > 0.
+      delta: delta in (0, 1).
+
+    Returns:
+      eps >= 0 (the private side: never below the exact value).
     """
+    from rerokit.bounds.gaussian import gaussian_epsilon
+
     D = check_positive("sensitivity", sensitivity)
     s = check_positive("noise_std", noise_std)
     dl = check_probability("delta", delta, high_open=True)
     mu = D / s
-
-    def f(eps: float) -> float:
-        # e^eps Phi(b) as exp(eps + log Phi(b)): no OverflowError for eps > 709 (large D/s)
-        return float(ndtr(mu / 2 - eps / mu) - math.exp(min(700.0, eps + float(log_ndtr(-mu / 2 - eps / mu))))) - dl
-
-    if f(0.0) <= 0:
-        return 0.0
-    hi = 1.0
-    while f(hi) > 0:
-        hi *= 2
-        if hi > 1e8:
-            return math.inf
-    eps = brentq(f, 0.0, hi, xtol=1e-13, rtol=1e-13)
-    return eps * (1 + 1e-9) + 1e-12
+    if not math.isfinite(mu) or mu > 1e150:  # noise negligible against the sensitivity: no finite eps
+        return math.inf
+    return gaussian_epsilon(dl, mu, rtol=1e-11)
 
 
 def fil_subsampling_factor(sample_rate: float, epsilon: float) -> float:

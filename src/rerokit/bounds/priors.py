@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
-from scipy.special import gammainc, gammaln, logsumexp
-
 from rerokit._validate import (
     check_choice,
     check_int,
@@ -32,6 +30,12 @@ from rerokit._validate import (
 from rerokit.bounds.types import Bound
 
 __all__ = [
+    "Prior",
+    "Baseline",
+    "BaselinePrior",
+    "as_prior",
+    "resolve_baseline",
+    "check_log_kappa",
     "UniformDiscretePrior",
     "DiscretePrior",
     "UniformBallPrior",
@@ -51,8 +55,141 @@ def log10_kappa(log_kappa: float) -> float:
     return float(log_kappa) / _LN10
 
 
-def _exact_eta(eta: float) -> float:
-    return check_nonnegative("eta", eta)
+def _exact_eta(eta: float | None) -> float:
+    """eta for the 0/1 error of discrete priors; None means exact match (eta = 0)."""
+    return 0.0 if eta is None else check_nonnegative("eta", eta)
+
+
+def _required_eta(eta: float | None, prior: str) -> float:
+    if eta is None:
+        raise ValueError(f"eta (the reconstruction-error threshold, > 0) is required for a {prior}")
+    return check_positive("eta", eta)
+
+
+# ---------------------------------------------------------------------------------------------
+# The Prior protocol and the one place where a prior / kappa / log kappa becomes a baseline
+# ---------------------------------------------------------------------------------------------
+
+
+@runtime_checkable
+class Prior(Protocol):
+    """What every bound needs from a prior: its baseline kappa(eta) (Balle et al. 2022, Def. 2).
+
+    ``log_kappa(eta=None)`` is the natural log (never underflows); ``kappa(eta=None)`` its value
+    (exact for uniform priors: 1/n); ``name`` a short description for reports. ``eta=None``
+    means the prior's natural threshold (exact match for discrete priors); priors with a
+    continuous error (balls, Gaussians) need an explicit ``eta``.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def log_kappa(self, eta: float | None = None) -> float: ...
+
+    def kappa(self, eta: float | None = None) -> float: ...
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A resolved baseline: ``kappa`` (exactly 1/n for a uniform prior of size n; may underflow
+    to 0 for tiny baselines), ``log_kappa`` (natural log, always finite) and the ``prior``."""
+
+    kappa: float
+    log_kappa: float
+    prior: "Prior"
+
+    @property
+    def log10_kappa(self) -> float:
+        return self.log_kappa / _LN10
+
+    def echo(self) -> dict[str, Any]:
+        """JSON-ready description of the prior (for result files and reports)."""
+        p = self.prior
+        if isinstance(p, UniformDiscretePrior):
+            return {"prior_size": p.n}
+        return {"prior": p.name}
+
+
+@dataclass(frozen=True, init=False)
+class BaselinePrior:
+    """A prior known only through its baseline: ``BaselinePrior(kappa=0.1)`` or
+    ``BaselinePrior(log_kappa=-1087.0)`` (for baselines that underflow, e.g. 9.66e-473)."""
+
+    _log_kappa: float
+    _kappa: float
+
+    def __init__(self, kappa: float | None = None, *, log_kappa: float | None = None) -> None:
+        if (kappa is None) == (log_kappa is None):
+            raise ValueError("give exactly one of kappa (in (0, 1]) or log_kappa (<= 0)")
+        if kappa is not None:
+            k = check_probability("kappa", kappa)
+            lk = math.log(k)
+        else:
+            lk = check_log_kappa(log_kappa)
+            k = math.exp(lk)
+        object.__setattr__(self, "_log_kappa", lk)
+        object.__setattr__(self, "_kappa", k)
+
+    @property
+    def name(self) -> str:
+        return f"baseline kappa = {self._kappa:.6g}" if self._kappa > 0 else f"baseline log10 kappa = {log10_kappa(self._log_kappa):.6g}"
+
+    def log_kappa(self, eta: float | None = None) -> float:
+        return self._log_kappa
+
+    def kappa(self, eta: float | None = None) -> float:
+        return self._kappa
+
+
+def check_log_kappa(log_kappa: Any, name: str = "log_kappa") -> float:
+    """log(kappa) must be a finite number <= 0 (kappa in (0, 1])."""
+    from rerokit._validate import check_real
+
+    x = check_real(name, log_kappa)
+    if x > 0:
+        raise ValueError(f"{name} must be a finite number <= 0 (kappa in (0, 1]), got {log_kappa!r}")
+    return x
+
+
+def as_prior(prior: Any = None, *, kappa: float | None = None, log_kappa: float | None = None) -> Prior:
+    """The prior meant by exactly one of ``prior`` / ``kappa`` / ``log_kappa``.
+
+    ``prior`` may be a :class:`Prior` (returned as is) or an int n >= 1 (a uniform prior over n
+    candidates, :class:`UniformDiscretePrior`); ``kappa``/``log_kappa`` give a
+    :class:`BaselinePrior`. Anything else is a ``TypeError`` that says what to pass.
+    """
+    given = [n for n, v in (("prior", prior), ("kappa", kappa), ("log_kappa", log_kappa)) if v is not None]
+    if len(given) != 1:
+        raise ValueError(
+            "give exactly one of prior (an int prior size n >= 1 or a rerokit prior), kappa (in (0, 1]) or "
+            "log_kappa (<= 0)" + (f"; got {', '.join(given)}" if given else "")
+        )
+    if prior is None:
+        return BaselinePrior(kappa, log_kappa=log_kappa)
+    if isinstance(prior, bool):
+        raise TypeError("prior must be an int prior size n >= 1 or a rerokit prior, got bool")
+    if isinstance(prior, (int, np.integer)):
+        return UniformDiscretePrior(int(prior))
+    if isinstance(prior, Prior):
+        return prior
+    if isinstance(prior, float):
+        raise TypeError(f"prior must be an int prior size or a rerokit prior, got the float {prior!r}; "
+                        "for a baseline probability pass kappa=... instead")
+    raise TypeError(f"prior must be an int prior size n >= 1 or a rerokit prior (e.g. UniformDiscretePrior), "
+                    f"got {type(prior).__name__}")
+
+
+def resolve_baseline(prior: Any = None, *, kappa: float | None = None, log_kappa: float | None = None,
+                     eta: float | None = None) -> Baseline:
+    """:class:`Baseline` of exactly one of ``prior``/``kappa``/``log_kappa`` at threshold ``eta``.
+
+    The one place where rerokit turns a prior, a kappa or a log kappa into the baseline every
+    bound takes. ``kappa`` of a uniform prior of size n is exactly ``1/n`` (not exp(-log n)).
+    """
+    p = as_prior(prior, kappa=kappa, log_kappa=log_kappa)
+    lk = float(p.log_kappa(eta))
+    k = float(p.kappa(eta))
+    return Baseline(kappa=k, log_kappa=lk, prior=p)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -73,12 +210,17 @@ class UniformDiscretePrior:
     def __post_init__(self) -> None:
         object.__setattr__(self, "n", check_int("prior_size", self.n, minimum=1))
 
-    def log_kappa(self, eta: float = 0.0) -> float:
-        """log kappa = -log n (eta < 1) or 0 (eta >= 1)."""
+    @property
+    def name(self) -> str:
+        return f"uniform over {self.n} candidates"
+
+    def log_kappa(self, eta: float | None = None) -> float:
+        """log kappa = -log n (eta < 1, default exact match) or 0 (eta >= 1)."""
         return 0.0 if _exact_eta(eta) >= 1.0 else -math.log(self.n)
 
-    def kappa(self, eta: float = 0.0) -> float:
-        return math.exp(self.log_kappa(eta))
+    def kappa(self, eta: float | None = None) -> float:
+        """kappa = 1/n exactly (eta < 1, default exact match) or 1 (eta >= 1)."""
+        return 1.0 if _exact_eta(eta) >= 1.0 else 1.0 / self.n
 
 
 @dataclass(frozen=True, init=False)
@@ -115,13 +257,17 @@ class DiscretePrior:
     def n(self) -> int:
         return len(self.log_weights)
 
-    def log_kappa(self, eta: float = 0.0) -> float:
-        """log kappa = log max_i p_i (eta < 1) or 0 (eta >= 1)."""
+    @property
+    def name(self) -> str:
+        return f"discrete over {self.n} candidates (max probability {self.kappa():.6g})"
+
+    def log_kappa(self, eta: float | None = None) -> float:
+        """log kappa = log max_i p_i (eta < 1, default exact match) or 0 (eta >= 1)."""
         if _exact_eta(eta) >= 1.0:
             return 0.0
         return min(0.0, max(self.log_weights))
 
-    def kappa(self, eta: float = 0.0) -> float:
+    def kappa(self, eta: float | None = None) -> float:
         return math.exp(self.log_kappa(eta))
 
 
@@ -145,12 +291,16 @@ class UniformBallPrior:
     def __post_init__(self) -> None:
         object.__setattr__(self, "d", check_int("dim", self.d, minimum=1))
 
-    def log_kappa(self, eta: float) -> float:
-        """log kappa = d * log(min(1, eta)), eta > 0."""
-        e = check_positive("eta", eta)
+    @property
+    def name(self) -> str:
+        return f"uniform on the unit ball in {self.d} dimensions"
+
+    def log_kappa(self, eta: float | None = None) -> float:
+        """log kappa = d * log(min(1, eta)), eta > 0 (required)."""
+        e = _required_eta(eta, "UniformBallPrior")
         return 0.0 if e >= 1.0 else self.d * math.log(e)
 
-    def kappa(self, eta: float) -> float:
+    def kappa(self, eta: float | None = None) -> float:
         return math.exp(self.log_kappa(eta))
 
 
@@ -167,6 +317,8 @@ def log_chi2_cdf(x: float, df: float) -> float:
     x = check_nonnegative("x", x)
     if x == 0.0:
         return -math.inf
+    from scipy.special import gammainc, gammaln
+
     a, y = 0.5 * df, 0.5 * x
     v = float(gammainc(a, y))
     if v > 1e-280:
@@ -207,19 +359,25 @@ class GaussianPrior:
         object.__setattr__(self, "d", check_int("dim", self.d, minimum=1))
         object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
 
-    def log_kappa(self, eta: float) -> float:
-        """log kappa = log P(chi2_d <= (eta/sigma)^2), eta > 0."""
-        e = check_positive("eta", eta)
+    @property
+    def name(self) -> str:
+        return f"Gaussian N(w, {self.sigma:g}^2 I) in {self.d} dimensions"
+
+    def log_kappa(self, eta: float | None = None) -> float:
+        """log kappa = log P(chi2_d <= (eta/sigma)^2), eta > 0 (required)."""
+        e = _required_eta(eta, "GaussianPrior")
         r = e / self.sigma
         if r > 1e150:  # (eta/sigma)^2 overflows: P(chi2_d <= x) = 1 to double precision
             return 0.0
         if r < 1e-150:  # x underflows: P(a, y) = y^a e^-y / Gamma(a+1) (1 + O(y)), y < 1e-300
+            from scipy.special import gammaln
+
             a = 0.5 * self.d
             lv = a * (2.0 * math.log(r) - math.log(2.0)) - float(gammaln(a + 1.0))
             return min(0.0, lv + 8.0 * np.finfo(float).eps * (abs(lv) + 2.0 * a * abs(math.log(r)) + 1.0))
         return min(0.0, log_chi2_cdf(r * r, self.d))
 
-    def kappa(self, eta: float) -> float:
+    def kappa(self, eta: float | None = None) -> float:
         return math.exp(self.log_kappa(eta))
 
     def log_kappa_tail_bound(self, eta: float) -> float:
@@ -239,6 +397,8 @@ def log_binom_sf(k: int, n: int, log_p: float, log_1mp: float) -> float:
 
     ``log_p``/``log_1mp`` are log p and log(1 - p) (pass -inf for p = 0 or p = 1).
     """
+    from scipy.special import gammaln, logsumexp
+
     if k <= 0:
         return 0.0
     if k > n:
@@ -343,6 +503,11 @@ class PixelTolerancePrior:
     def required(self) -> int:
         """ceil(rho d): coordinates that must match (an integer within 1e-9 relative counts as it)."""
         return _ceil_count(self.rho, self.d)
+
+    @property
+    def name(self) -> str:
+        return (f"any {self.d}-pixel image within {self.delta:g} per pixel"
+                + ("" if self.rho == 1.0 else f" on a fraction {self.rho:g} of the pixels"))
 
     def log_kappa(self, eta: Any = None) -> float:
         """log P(Binomial(d, p) >= ceil(rho d)). ``eta`` is unused (the criterion is (delta, rho))."""

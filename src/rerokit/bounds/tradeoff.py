@@ -99,6 +99,7 @@ from typing import Any, NamedTuple, Sequence
 import numpy as np
 from rerokit._validate import check_choice, check_int, check_probability, check_real
 from rerokit.bounds import dpsgd as _d
+from rerokit.bounds.priors import resolve_baseline
 from rerokit.bounds.types import Bound
 
 __all__ = [
@@ -256,16 +257,22 @@ def _threshold_points(cp: _d._Composed, cq: _d._Composed) -> tuple[np.ndarray, n
     return p_lo, q_hi
 
 
-def _gdp_delta(mu: float, eps: float) -> float:
-    """Profile of mu-GDP at any real eps: Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)
-    (Dong et al. 2022, Cor. 2.13; the derivation holds for negative eps too)."""
+def _gdp_profile(mu: float, eps: float) -> tuple[float, float]:
+    """Bracket of the mu-GDP profile delta(eps) at any real eps: rerokit.bounds.gaussian's exact
+    delta (Balle & Wang 2018, Thm 8; rounded up) for eps >= 0, and for eps = -t < 0 the identity
+    delta(-t) = 1 - e^{-t} (1 - delta(t)) of a symmetric pair (sup_E P(E) - e^{-t} Q(E) over
+    complements). Lower end: the upper one minus twice its rounding allowance."""
+    from rerokit.bounds.gaussian import gaussian_delta
+
     if math.isinf(mu):
-        return 1.0
-    if mu == 0.0:
-        return max(0.0, -math.expm1(eps))
-    a = float(_d._ndtr(np.array([-eps / mu + mu / 2.0]))[0])
-    b = float(_d._ndtr(np.array([-eps / mu - mu / 2.0]))[0])
-    return max(0.0, a - math.exp(eps) * b) if eps < 700 else 0.0
+        return 1.0, 1.0
+    t = abs(eps)
+    hi = gaussian_delta(t, mu) if mu > 0 else 0.0
+    lo = max(0.0, hi - 128.0 * _EPS)
+    if eps < 0:
+        w = math.exp(-t)
+        hi, lo = min(1.0, 1.0 - w * (1.0 - hi) + 4.0 * _EPS), max(0.0, 1.0 - w * (1.0 - lo) - 4.0 * _EPS)
+    return lo, hi
 
 
 def _log_never(segments: Sequence[tuple[float, float, int]]) -> float:
@@ -517,19 +524,22 @@ class TradeoffCurve:
         lo = min(lo, hi)
         return Bound(hi, max(0.0, hi - lo), self.method, "upper", (lo, hi), self._inputs(**kw), {})
 
-    def reconstruction_success(self, kappa: float | None = None, *, log_kappa: float | None = None) -> Bound:
+    def reconstruction_success(
+        self, kappa: float | None = None, *, log_kappa: float | None = None, prior: Any = None
+    ) -> Bound:
         """Reconstruction success bound gamma = 1 - beta(kappa) for a prior with baseline kappa
         (Hayes et al. 2023, Thm 2; for ``adjacency="remove"`` and ``method="exact"`` the same
         computation and numbers as :func:`rerokit.bounds.dpsgd.rero_dpsgd` (value and interval)).
 
         Args:
-          kappa: baseline success in (0, 1]; or ``log_kappa`` (<= 0) for tiny baselines.
+          kappa: baseline success in (0, 1]; or ``log_kappa`` (<= 0) for tiny baselines; or
+            ``prior`` (an int n: uniform over n candidates, or a rerokit prior) - exactly one.
 
         Returns:
           :class:`Bound` (value = certified upper end, interval = certified bracket).
         """
-        lk = _d._resolve_log_kappa(kappa, log_kappa)
-        kap = float(kappa) if kappa is not None else math.exp(lk)
+        base = resolve_baseline(prior, kappa=kappa, log_kappa=log_kappa)
+        lk, kap = base.log_kappa, base.kappa
         lo, up, fl = self._power(np.array([lk]), np.array([kap]))
         b = self._bound(float(lo[0]), float(up[0]), kappa=kap, log_kappa=lk)
         b.extras["floored"] = bool(fl[0])
@@ -546,7 +556,7 @@ class TradeoffCurve:
           :class:`Bound` of the success probability.
         """
         k = check_int("k", k, minimum=1)
-        lo, up, fl = self._power(np.array([-math.log(k)]))
+        lo, up, fl = self._power(np.array([-math.log(k)]), np.array([1.0 / k]))
         b = self._bound(float(lo[0]), float(up[0]), k=k)
         b.extras["floored"] = bool(fl[0])
         return b
@@ -607,13 +617,9 @@ class TradeoffCurve:
 
     def _closed_profile(self, eps: float, what: str) -> Bound:
         """delta(eps) bracket for "closed-form" (exact GDP) and "envelope" curves."""
-        mu = self.mu_gdp
-        d = _gdp_delta(mu, eps)
-        slack = 16.0 * _EPS * (1.0 + (math.exp(eps) if eps < 700 else 0.0))
-        if self.method == "closed-form":
-            lo, hi = max(0.0, d - slack), min(1.0, d + slack)
-        else:  # envelope: min with the never-sampled bound; lower end trivial
-            hi = min(1.0, d + slack, _never_profile(self.segments, eps, self.adjacency) + 4.0 * _EPS)
+        lo, hi = _gdp_profile(self.mu_gdp, eps)
+        if self.method == "envelope":  # min with the never-sampled bound; lower end trivial
+            hi = min(hi, _never_profile(self.segments, eps, self.adjacency) + 4.0 * _EPS)
             lo = -math.expm1(eps) if eps < 0 else 0.0
         if what == "advantage":
             return self._bound(lo, hi)

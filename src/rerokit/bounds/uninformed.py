@@ -45,6 +45,7 @@ import numpy as np
 from scipy import special
 
 from rerokit._validate import check_int, check_nonnegative, check_positive, check_probability, check_real
+from rerokit.bounds.solve import AllFeasible, NoFeasibleValue, calibrate_monotone
 from rerokit.bounds.types import Bound
 
 __all__ = [
@@ -552,31 +553,20 @@ def calibrate_noise_mse(
     xstar = float(special.gammaincinv(n / 2.0, g))
     if not xstar > 0:
         raise ValueError(f"target_gamma={g!r} is too small to invert Gamma_R(N/2, .) for dim={n}")
-    sigma = math.sqrt(n * k * e / (2.0 * norm * norm * xstar))
-    s0 = sigma
-    step = 1e-9
-    fail = None  # largest sigma seen whose safe-side gamma exceeds the target
-    for _ in range(200):
-        b = mse_rero(e, sigma, n, min_norm=norm, releases=k)
-        if b.value <= g:
-            break
-        fail = sigma
-        # geometric nudge: a target within the safety margin of 1 (e.g. 1 - 1e-12, where the
-        # safe-side value raw (1 + 1e-10) exceeds it unless raw <= 1 - 1e-10) needs a much
-        # larger sigma than the 200 * 1e-9 a fixed relative nudge could reach
-        sigma *= 1.0 + step
-        step *= 2.0
-    else:  # pragma: no cover - gamma -> 0 as sigma grows, so the doubling nudge always succeeds
-        raise ValueError("calibration did not converge")
-    while fail is not None and sigma / fail > 1.0 + 1e-12:  # bisect back after a large nudge
-        mid = math.sqrt(fail * sigma)
-        bm = mse_rero(e, mid, n, min_norm=norm, releases=k)
-        if bm.value <= g:
-            sigma, b = mid, bm
-        else:
-            fail = mid
+    # closed-form start; the safe-side gamma (rounded up) may exceed the target there by a few
+    # ulps, and the one solver then finds the smallest sigma whose certified value meets it
+    s0 = math.sqrt(n * k * e / (2.0 * norm * norm * xstar))
+    try:
+        r = calibrate_monotone(
+            lambda s: (lambda b: (b.value, b))(mse_rero(e, s, n, min_norm=norm, releases=k)), g,
+            feasible="above", start=min(s0, 1e300), lower=1e-300, upper=1e300, rtol=1e-12, growth=1.0 + 1e-9,
+            transform="logit",
+        )
+    except (NoFeasibleValue, AllFeasible) as exc:  # pragma: no cover - gamma -> 0 as sigma grows
+        raise ValueError(f"target_gamma={g!r}: calibration failed ({exc})") from None
+    sigma, b = r.x, r.payload
     inputs = {"eta": e, "target_gamma": g, "dim": n, "min_norm": min_norm, "clip": clip, "releases": k}
-    return Bound(sigma, sigma - s0, "uninformed-calibrate-mse (004 Prop. 3)", "upper", None, inputs,
+    return Bound(sigma, max(0.0, sigma - s0), "uninformed-calibrate-mse (004 Prop. 3)", "upper", None, inputs,
                  {"gamma_at_value": b.value, "norm_used": which})
 
 

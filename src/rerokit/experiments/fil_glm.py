@@ -29,7 +29,7 @@ from typing import Any, Sequence
 from rerokit._validate import check_int, check_positive
 from rerokit.experiments.records import TrialLog
 
-__all__ = ["fil_glm_setup", "run_fil_glm", "register_cli", "main"]
+__all__ = ["fil_glm_setup", "run_fil_glm"]
 
 
 def fil_glm_setup(
@@ -190,63 +190,3 @@ def run_fil_glm(
         "files": {"png": str(out / "fil_glm.png") if plot else None, "csv": str(out / "fil_glm.csv"), "jsonl": str(out / "fil_glm.jsonl")},
         "settings": settings,
     }
-
-
-def register_cli(sub: Any) -> None:
-    """Add ``rerokit experiment fil-glm`` to an argparse sub-parsers object (no heavy imports)."""
-    from rerokit.cli._common import add_json_flag
-
-    p = sub.add_parser("fil-glm", help="Guo et al. 2022 Fig. 3: GLM attack MSE vs dFIL bound on digits 0 vs 1",
-                       description="Writes fil_glm.png, fil_glm.csv and a resumable fil_glm.jsonl into --out-dir.")
-    p.add_argument("--out-dir", required=True)
-    p.add_argument("--dataset", default="digits")
-    p.add_argument("--classes", default="0,1")
-    p.add_argument("--lam", type=float, default=1e-2)
-    p.add_argument("--noise-std", type=float, default=1e-4)
-    p.add_argument("--draws", type=int, default=1000, help="output-perturbation draws (default 1000)")
-    p.add_argument("--seed", type=int, default=0,
-                   help="seed >= 0 (block b of draws uses seed [seed, b]; recorded in the JSONL header and records)")
-    p.add_argument("--resume", action="store_true",
-                   help="continue fil_glm.jsonl in --out-dir (same settings); one line per block of 100 draws, so "
-                   "an interruption loses at most the block in flight")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    add_json_flag(p)
-    p.set_defaults(func=_cli_handler)
-
-
-def _cli_handler(args: Any) -> dict[str, Any]:
-    try:
-        cls = tuple(int(c) for c in args.classes.split(","))
-    except ValueError:
-        raise ValueError(f"classes must be two comma-separated integer labels, got {args.classes!r}") from None
-    return run_fil_glm(args.out_dir, dataset=args.dataset, classes=cls, lam=args.lam, noise_std=args.noise_std,
-                       draws=args.draws, seed=args.seed, resume=args.resume, progress=not args.no_progress)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m rerokit.experiments.fil_glm OUT_DIR [--draws N] [--noise-std S] ...``"""
-    import argparse
-    import json
-
-    p = argparse.ArgumentParser(description="Guo et al. 2022 Fig. 3 on digits (GLM attack vs dFIL bound)")
-    p.add_argument("out_dir")
-    p.add_argument("--dataset", default="digits")
-    p.add_argument("--classes", default="0,1")
-    p.add_argument("--lam", type=float, default=1e-2)
-    p.add_argument("--noise-std", type=float, default=1e-4)
-    p.add_argument("--draws", type=int, default=1000)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--resume", action="store_true")
-    a = p.parse_args(argv)
-    try:
-        cls = tuple(int(c) for c in a.classes.split(","))
-        res = run_fil_glm(a.out_dir, dataset=a.dataset, classes=cls, lam=a.lam, noise_std=a.noise_std, draws=a.draws, seed=a.seed, resume=a.resume)
-    except (ValueError, TypeError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(json.dumps(res))
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

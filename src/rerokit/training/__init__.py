@@ -44,14 +44,29 @@ threat model gives it to the adversary). Clip factor min(1, C / (||g|| + 1e-6)) 
 per-trial loop, extrapolated).
 """
 
-from rerokit.training.engine import NOISE_BLOCK, Result, linear_plan_supported, train_dpsgd, train_dpsgd_many, trial_seeds
-from rerokit.training.grads import CLIP_EPS, clip_factors, clip_rows, per_sample_clipped_grads, per_sample_grads, sample_loss
-from rerokit.training.models import ACTIVATIONS, FunctionalModel, SmallCNN, make_mlp
-from rerokit.training.transcript import Transcript
+# Names are imported on first use (PEP 562), so that numpy-only modules of this package (e.g.
+# ``rerokit.training.glm``) load without torch.
+_EXPORTS = {
+    "FunctionalModel": "models", "make_mlp": "models", "SmallCNN": "models", "ACTIVATIONS": "models",
+    "per_sample_grads": "grads", "per_sample_clipped_grads": "grads", "clip_rows": "grads",
+    "clip_factors": "grads", "sample_loss": "grads", "CLIP_EPS": "grads",
+    "train_dpsgd": "engine", "train_dpsgd_many": "engine", "trial_seeds": "engine", "Result": "engine",
+    "NOISE_BLOCK": "engine", "linear_plan_supported": "engine",
+    "Transcript": "transcript",
+}
 
-__all__ = [
-    "FunctionalModel", "make_mlp", "SmallCNN", "ACTIVATIONS",
-    "per_sample_grads", "per_sample_clipped_grads", "clip_rows", "clip_factors", "sample_loss", "CLIP_EPS",
-    "train_dpsgd", "train_dpsgd_many", "trial_seeds", "Result", "NOISE_BLOCK", "linear_plan_supported",
-    "Transcript",
-]
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        import importlib
+
+        value = getattr(importlib.import_module(f"rerokit.training.{_EXPORTS[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'rerokit.training' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

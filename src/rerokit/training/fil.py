@@ -73,10 +73,10 @@ def glm_sample_loss(link: str) -> Callable[[torch.Tensor, torch.Tensor, torch.Te
 
 
 def _glm_tensors(model, X: np.ndarray, y: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    from rerokit.attacks.glm import _design, _targets
+    from rerokit.training.glm import design_matrix, glm_targets
 
-    A = torch.as_tensor(_design(X, model.intercept), dtype=torch.float64)
-    Y = torch.as_tensor(_targets(model.link, np.asarray(y).reshape(-1), model.theta.shape[0], model.classes), dtype=torch.float64)
+    A = torch.as_tensor(design_matrix(X, model.intercept), dtype=torch.float64)
+    Y = torch.as_tensor(glm_targets(model.link, np.asarray(y).reshape(-1), model.theta.shape[0], model.classes), dtype=torch.float64)
     theta = torch.as_tensor(model.theta, dtype=torch.float64)
     pen = torch.as_tensor(model.l2, dtype=torch.float64)
     return A, Y, theta, pen
@@ -85,7 +85,7 @@ def _glm_tensors(model, X: np.ndarray, y: np.ndarray) -> tuple[torch.Tensor, tor
 def output_perturbation_jacobians(model, X: np.ndarray, y: np.ndarray, *, chunk: int = 256):
     """Yield ``(index_slice, J)`` with J[t] = d theta*/d x_t of shape (chunk, K d', d).
 
-    ``model`` is a :class:`rerokit.attacks.glm.GLMModel` fitted to optimality on (X, y) (the
+    ``model`` is a :class:`rerokit.training.glm.GLMModel` fitted to optimality on (X, y) (the
     optimality condition is what is differentiated). d counts the features only (the intercept
     coordinate is a constant, the label is public). float64 throughout.
     """

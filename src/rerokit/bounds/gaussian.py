@@ -1,0 +1,131 @@
+"""The Gaussian mechanism's exact privacy profile, in one place.
+
+A Gaussian mechanism with sensitivity D and noise standard deviation s is mu-GDP with
+mu = D / s (Dong, Roth & Su 2022), and T full-batch DP-SGD steps with noise multiplier sigma
+compose into one such mechanism with mu = sqrt(T) / sigma. Its exact hockey-stick divergence
+(Balle & Wang 2018, Thm 8) is
+
+    delta(eps; mu) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu),
+
+decreasing in eps and increasing in mu. :func:`gaussian_delta` evaluates it (rounded up),
+:func:`gaussian_epsilon` and :func:`gdp_mu` invert it with the one calibration solver
+(:func:`rerokit.bounds.solve.calibrate_monotone`), always returning the private side: the
+epsilon is never below, the mu never above the exact value. scipy is imported inside the
+functions only.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from rerokit._validate import check_int, check_nonnegative, check_positive, check_probability
+from rerokit.bounds.solve import calibrate_monotone
+
+__all__ = ["gaussian_delta", "gaussian_epsilon", "gdp_mu", "noise_multiplier_full_batch"]
+
+_ULP = 2.220446049250313e-16
+
+
+def gaussian_delta(epsilon: float, mu: float) -> float:
+    """Exact delta(epsilon) of a mu-GDP (Gaussian) mechanism, rounded up (Balle & Wang 2018, Thm 8).
+
+    Args:
+      epsilon: eps >= 0 (inf gives 0).
+      mu: mu = sensitivity / noise std > 0.
+
+    Returns:
+      Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu), plus a few ulps of its two terms, in [0, 1].
+    """
+    from scipy.special import log_ndtr
+
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+        raise TypeError(f"epsilon must be a real number >= 0, got {type(epsilon).__name__}")
+    e = float(epsilon)
+    if math.isnan(e) or e < 0:
+        raise ValueError(f"epsilon must be a number >= 0 (inf allowed), got {epsilon!r}")
+    m = check_positive("mu", mu)
+    if math.isinf(e):
+        return 0.0
+    log_a = float(log_ndtr(m / 2 - e / m))
+    log_b = e + float(log_ndtr(-m / 2 - e / m))  # e^eps Phi(b) in logs: no overflow for eps > 709
+    a = math.exp(log_a)
+    b = math.exp(min(log_b, 0.0))
+    # log_ndtr is accurate to a few ulps (relative); exp and the subtraction add a few more
+    slack = 16 * _ULP * (a + b) * (1.0 + abs(log_a) + abs(log_b))
+    return float(min(1.0, max(0.0, a - b) + slack))
+
+
+def gaussian_epsilon(delta: float, mu: float, *, rtol: float = 1e-10) -> float:
+    """Smallest eps >= 0 (to relative ``rtol``, rounded up) with delta(eps; mu) <= ``delta``.
+
+    Args:
+      delta: target delta in (0, 1).
+      mu: mu = sensitivity / noise std > 0.
+      rtol: relative precision of eps.
+
+    Returns:
+      eps such that the mu-GDP mechanism is (eps, delta)-DP; 0 if delta(0) <= delta.
+    """
+    d = check_probability("delta", delta, high_open=True)
+    m = check_positive("mu", mu)
+    if gaussian_delta(0.0, m) <= d:
+        return 0.0
+    # delta(eps) <= Phi(mu/2 - eps/mu) <= delta once eps >= mu^2/2 + mu z_delta (Chernoff-free start)
+    from scipy.special import ndtri
+
+    guess = max(1e-12, 0.5 * m * m + m * float(-ndtri(d)))
+    r = calibrate_monotone(
+        lambda e: gaussian_delta(e, m), d, feasible="above", start=guess, lower=1e-300, upper=1e300,
+        rtol=rtol, growth=1.5,
+    )
+    return r.x
+
+
+def gdp_mu(epsilon: float, delta: float, *, rtol: float = 1e-10) -> float:
+    """Largest mu (to relative ``rtol``, rounded down) such that mu-GDP implies (epsilon, delta)-DP.
+
+    Args:
+      epsilon: eps >= 0.
+      delta: delta in (0, 1).
+      rtol: relative precision of mu.
+
+    Returns:
+      mu with delta(epsilon; mu) <= delta (the private side).
+    """
+    eps = check_nonnegative("epsilon", epsilon)
+    d = check_probability("delta", delta, high_open=True)
+    # classical calibration mu = eps / sqrt(2 log(1.25/delta)) is a good start for eps <= 1;
+    # for large eps, mu ~ sqrt(2 eps)
+    guess = max(1e-6, min(1e150, max(eps / math.sqrt(2 * math.log(1.25 / d)), math.sqrt(2 * eps))))
+    r = calibrate_monotone(
+        lambda m: gaussian_delta(eps, m), d, feasible="below", start=guess, lower=1e-300, upper=1e300,
+        rtol=rtol, growth=1.5,
+    )
+    if r.at_limit:  # pragma: no cover - delta(eps; 1e300) = 1 > delta for every finite eps
+        raise ValueError(f"epsilon={epsilon!r} is too large to calibrate")
+    return r.x
+
+
+def noise_multiplier_full_batch(epsilon: float, delta: float, steps: int, *, rtol: float = 1e-9) -> float:
+    """Smallest noise multiplier sigma (to relative ``rtol``) making ``steps`` full-batch DP-GD
+    steps (sample rate 1, add/remove adjacency) (epsilon, delta)-DP.
+
+    T Gaussian steps of sensitivity C and noise sigma C compose exactly into one Gaussian
+    mechanism with mu = sqrt(T) / sigma (Dong et al. 2022, GDP composition), so
+    sigma = sqrt(T) / :func:`gdp_mu` (rounded up), with no accountant discretisation.
+
+    Args:
+      epsilon: eps > 0.
+      delta: delta in (0, 1).
+      steps: T >= 1.
+      rtol: relative precision.
+
+    Returns:
+      sigma (the private side: never below the exact value).
+    """
+    eps = check_positive("epsilon", epsilon)
+    d = check_probability("delta", delta, high_open=True)
+    T = check_int("steps", steps, minimum=1)
+    mu = gdp_mu(eps, d, rtol=rtol)
+    return float(math.nextafter(math.sqrt(T) / mu, math.inf))

@@ -1,0 +1,63 @@
+"""Gaussian mechanism privacy profile (Balle & Wang 2018, Thm 8) against mpmath and dp-accounting."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import pytest
+
+from rerokit.bounds.gaussian import gaussian_delta, gaussian_epsilon, gdp_mu, noise_multiplier_full_batch
+
+mp.mp.dps = 50
+
+
+def _delta_exact(eps: float, mu: float) -> mp.mpf:
+    e, m = mp.mpf(eps), mp.mpf(mu)
+    return mp.ncdf(m / 2 - e / m) - mp.e**e * mp.ncdf(-m / 2 - e / m)
+
+
+@pytest.mark.parametrize("eps,mu", [(0.0, 1.0), (1.0, 0.5), (3.0, 2.0), (50.0, 10.0), (800.0, 40.0), (1e-3, 1e-3)])
+def test_delta_is_exact_and_rounded_up(eps: float, mu: float) -> None:
+    exact = _delta_exact(eps, mu)
+    got = gaussian_delta(eps, mu)
+    assert got >= exact  # the safe side
+    assert got <= exact * (1 + 1e-9) + 1e-300
+
+
+@pytest.mark.parametrize("delta,mu", [(1e-5, 0.5), (1e-5, 2.0), (1e-10, 5.0), (1e-300, 1.0), (0.3, 0.1)])
+def test_epsilon_inverts_delta_tightly(delta: float, mu: float) -> None:
+    eps = gaussian_epsilon(delta, mu)
+    assert _delta_exact(eps, mu) <= delta
+    if eps > 0:
+        assert _delta_exact(eps * (1 - 1e-8), mu) > delta
+
+
+@pytest.mark.parametrize("eps,delta", [(0.1, 1e-5), (1.0, 1e-5), (8.0, 1e-6), (1e4, 1e-5)])
+def test_gdp_mu_is_largest_private_mu(eps: float, delta: float) -> None:
+    mu = gdp_mu(eps, delta)
+    assert _delta_exact(eps, mu) <= delta
+    assert _delta_exact(eps, mu * (1 + 1e-8)) > delta
+
+
+def test_full_batch_sigma_vs_dp_accounting() -> None:
+    """Second method: dp-accounting's PLD accountant for T Gaussian steps (pessimistic, so its
+    epsilon at our sigma is >= the target by at most its discretisation)."""
+    import dp_accounting
+
+    eps, delta, T = 2.0, 1e-5, 50
+    s = noise_multiplier_full_batch(eps, delta, T)
+    assert s == pytest.approx(math.sqrt(T) / gdp_mu(eps, delta), rel=1e-8)
+    acc = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)
+    acc.compose(dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(s), T))
+    assert acc.get_epsilon(delta) == pytest.approx(eps, rel=2e-3)
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda: gaussian_delta(-1.0, 1.0), "epsilon"), (lambda: gaussian_delta(1.0, 0.0), "mu"),
+    (lambda: gaussian_epsilon(0.0, 1.0), "delta"), (lambda: gdp_mu(float("nan"), 1e-5), "epsilon"),
+    (lambda: noise_multiplier_full_batch(1.0, 1e-5, 0), "steps"), (lambda: gaussian_delta("1", 1.0), "epsilon"),
+])
+def test_errors_name_the_parameter(call, name: str) -> None:
+    with pytest.raises((ValueError, TypeError), match=name):
+        call()
