@@ -4,7 +4,6 @@ and a light import path for `bound dpsgd` (no scipy / dp-accounting / torch)."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 
@@ -13,20 +12,14 @@ import pytest
 
 from rerokit.bounds.dpsgd import rero_dpsgd
 from rerokit.bounds.tradeoff import dpsgd_tradeoff, tradeoff_grid
-from rerokit.cli import main
 
 BASE = ["bound", "tradeoff", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "1000"]
 
 
-def run_json(capsys, argv):
-    assert main(argv + ["--json"]) == 0
-    return json.loads(capsys.readouterr().out)
-
-
 @pytest.mark.parametrize("adjacency", ["remove", "add-remove"])
-def test_fpr_points_match_library(capsys, adjacency):
+def test_fpr_points_match_library(cli, adjacency):
     fprs = [0.0, 1e-6, 0.001, 0.01, 0.5, 1.0]
-    d = run_json(capsys, BASE + ["--fpr", *map(str, fprs), "--adjacency", adjacency])
+    d = cli.json(BASE + ["--fpr", *map(str, fprs), "--adjacency", adjacency])
     c = dpsgd_tradeoff(1.0, 0.01, 1000, adjacency=adjacency.replace("-", "_"))
     t, b = c.tpr_at_fpr(fprs), c.beta(fprs)
     assert d["settings"]["adjacency"] == adjacency.replace("-", "_") and d["method"] == "exact"
@@ -40,8 +33,8 @@ def test_fpr_points_match_library(capsys, adjacency):
     assert d["max_error"] == pytest.approx(max(t.upper - t.lower))
 
 
-def test_grid_matches_library(capsys):
-    d = run_json(capsys, BASE + ["--grid", "20", "--alpha-min", "1e-8", "--prior-membership", "0.2"])
+def test_grid_matches_library(cli):
+    d = cli.json(BASE + ["--grid", "20", "--alpha-min", "1e-8", "--prior-membership", "0.2"])
     c = dpsgd_tradeoff(1.0, 0.01, 1000)
     a = tradeoff_grid(20, 1e-8)
     assert d["curve"]["alpha"] == a.tolist()
@@ -50,14 +43,13 @@ def test_grid_matches_library(capsys):
     assert d["bayes_accuracy"] == c.bayes_accuracy(0.2).value and d["prior_membership"] == 0.2
 
 
-def test_table_output(capsys):
-    assert main(BASE + ["--fpr", "0.01"]) == 0
-    out = capsys.readouterr().out
-    assert "advantage" in out and "points" in out
+def test_table_output(cli):
+    code, out, _ = cli.run(BASE + ["--fpr", "0.01"])
+    assert code == 0 and "advantage" in out and "points" in out
 
 
-def test_bound_dpsgd_membership_from_the_same_pld(capsys):
-    d = run_json(capsys, ["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "1000",
+def test_bound_dpsgd_membership_from_the_same_pld(cli):
+    d = cli.json(["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "1000",
                           "--kappa", "0.01"])
     m = d["membership"]
     for k in ("advantage", "advantage_interval", "tpr_at_fpr_0.001", "tpr_at_fpr_0.01", "tpr_at_fpr_0.1",
@@ -78,16 +70,16 @@ def test_bound_dpsgd_membership_from_the_same_pld(capsys):
 
 @pytest.mark.parametrize("q,extra", [("0.5", ["--method", "mc", "--mc-samples", "2000", "--seed", "0"]),
                                      ("1", ["--method", "closed-form"])])
-def test_bound_dpsgd_membership_for_other_methods(capsys, q, extra):
+def test_bound_dpsgd_membership_for_other_methods(cli, q, extra):
     """Whatever --method, the membership object is the certified PLD bracket."""
-    d = run_json(capsys, ["bound", "dpsgd", "--noise-multiplier", "2", "--sample-rate", q, "--steps", "5",
+    d = cli.json(["bound", "dpsgd", "--noise-multiplier", "2", "--sample-rate", q, "--steps", "5",
                           "--kappa", "0.1", *extra])
     c = dpsgd_tradeoff(2.0, float(q), 5)
     assert d["membership"]["advantage_interval"] == list(c.advantage().interval)
 
 
-def test_bound_dpsgd_membership_envelope(capsys):
-    d = run_json(capsys, ["bound", "dpsgd", "--noise-multiplier", "1e-6", "--sample-rate", "0.01", "--steps", "10",
+def test_bound_dpsgd_membership_envelope(cli):
+    d = cli.json(["bound", "dpsgd", "--noise-multiplier", "1e-6", "--sample-rate", "0.01", "--steps", "10",
                           "--kappa", "0.1"])
     m = d["membership"]
     assert d["method"] == "envelope" and m["method"] == "envelope"
@@ -122,10 +114,8 @@ def test_library_membership_flag_equals_cli():
         (["bound", "tradeoff", "--noise-multiplier", "1", "--sample-rate", "0.1", "--fpr", "0.1"], "--steps"),
     ],
 )
-def test_bad_arguments_one_line_exit_2(capsys, argv, name):
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("error:") and "\n" not in err and name in err, err
+def test_bad_arguments_one_line_exit_2(cli, argv, name):
+    assert name in cli.error(argv)
 
 
 def test_bound_dpsgd_path_stays_light_with_membership():
