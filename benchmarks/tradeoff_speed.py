@@ -99,7 +99,8 @@ def main() -> None:
         t_da, da = best_time(lambda: dp_accounting_curve(sigma, q, T, args.grid), args.repeats)
         a_d, b_d = outside(da, rem.lower, rem.upper)
         print(f"  dp-accounting PLD + NP    {t_da * 1e3:8.1f} ms  (x{t_da / t_rem:.1f} of rerokit)  vs remove "
-              f"bracket: above {a_d:.2e}, below {b_d:.2e}")
+              f"bracket: above {a_d:.2e} (allowed: a pessimistic PLD gives an upper bound), below {b_d:.2e} "
+              "(would contradict)")
 
 
 if __name__ == "__main__":
