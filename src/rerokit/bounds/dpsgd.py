@@ -407,16 +407,6 @@ def _compose_inf(steps: Sequence[tuple[_StepPLD, int]]) -> float:
 # --------------------------------------------------------------------------- gamma from PLDs
 
 
-def _np_upper(c: _Composed, log_kappa: float) -> tuple[float, float]:
-    """log of inf_s (s kappa + p_inf + sum_i p_i (1 - s e^{-l_i})_+) and the optimal eps = log s.
-
-    Adds the window tail bound and the round-off estimate (each p_i may be low by ``noise``).
-    One-query form of :func:`np_upper_many` (same numbers).
-    """
-    lg, eps = np_upper_many(c, np.array([log_kappa], dtype=float))
-    return float(lg[0]), float(eps[0])
-
-
 def _allowance(c: _Composed) -> float:
     """Mass a dominating composed PLD may miss: +infinity atom, window tails, round-off."""
     return c.inf_mass + c.tail + c.noise * c.pmf.size
@@ -436,8 +426,10 @@ def _top_sums(c: _Composed) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
 
 
 def np_upper_many(c: _Composed, log_kappas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Vectorised :func:`_np_upper`: for each log kappa, log of the Neyman-Pearson power at level
-    kappa of the dominating discrete pair plus its allowance, and the threshold loss eps.
+    """For each log kappa: log of inf_s (s kappa + p_inf + sum_i p_i (1 - s e^{-l_i})_+) - the
+    Neyman-Pearson power at level kappa of the dominating discrete pair - plus the window tail
+    bound and the round-off estimate (each p_i may be low by ``noise``), and the optimal
+    eps = log s (threshold loss).
 
     One O(n) pass over the pmf and O(m log n) for m queries. The value at every level kappa
     (not only at the pmf's breakpoints) is an upper bound on the true power: it is
@@ -464,25 +456,20 @@ def np_upper_many(c: _Composed, log_kappas: np.ndarray) -> tuple[np.ndarray, np.
     return lg, np.where(full, -np.inf, l[k])
 
 
-def _np_lower(cp: _Composed, cq: _Composed, log_kappa: float) -> float:
-    """Certified lower bound on gamma from threshold tests on the bucket statistic S.
-
-    ``cp``/``cq``: mu- and nu-distributions of S, each on its own Chernoff window. The test
-    rejects nu on S >= s and on S = s-1 with probability f. Its level is bounded above by the
-    in-window nu-mass plus the window's tail bound and round-off (and by the tail bound alone
-    above the window); its power below by the in-window mu-mass minus the same allowances.
-    One-query form of :func:`np_lower_many`.
-    """
-    return float(np_lower_many(cp, cq, np.array([log_kappa], dtype=float))[0])
-
-
 def _suffix_sums(pmf: np.ndarray) -> np.ndarray:
     """s[i] = sum(pmf[i:]) for i = 0..n (s[n] = 0), summed in extended precision."""
     return np.concatenate((np.cumsum(pmf[::-1].astype(np.longdouble))[::-1].astype(float), [0.0]))
 
 
 def np_lower_many(cp: _Composed, cq: _Composed, log_kappas: np.ndarray) -> np.ndarray:
-    """Vectorised :func:`_np_lower`: certified lower bounds on the power at many levels kappa."""
+    """Certified lower bounds on gamma (the power) at many levels kappa from threshold tests on
+    the bucket statistic S.
+
+    ``cp``/``cq``: mu- and nu-distributions of S, each on its own Chernoff window. The test
+    rejects nu on S >= s and on S = s-1 with probability f. Its level is bounded above by the
+    in-window nu-mass plus the window's tail bound and round-off (and by the tail bound alone
+    above the window); its power below by the in-window mu-mass minus the same allowances.
+    """
     kappa = np.exp(np.asarray(log_kappas, dtype=float))
     Q, qoff = cq.pmf, cq.offset
     slack_q = cq.tail + cq.noise * Q.size
