@@ -6,7 +6,7 @@ from scipy import stats as _st
 
 from rerokit._validate import check_int, check_probability
 
-__all__ = ["clopper_pearson"]
+__all__ = ["clopper_pearson", "clopper_pearson_lower"]
 
 
 def clopper_pearson(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -21,3 +21,17 @@ def clopper_pearson(successes: int, trials: int, confidence: float = 0.95) -> tu
     low = 0.0 if k == 0 else float(_st.beta.ppf(a / 2, k, n - k + 1))
     high = 1.0 if k == n else float(_st.beta.ppf(1 - a / 2, k + 1, n - k))
     return low, high
+
+
+def clopper_pearson_lower(successes: int, trials: int, confidence: float = 0.95) -> float:
+    """Exact one-sided Clopper-Pearson lower confidence end for a binomial proportion.
+
+    Returns ``low`` with P(low <= p) >= ``confidence`` for every p: the ``1 - confidence``
+    quantile of Beta(k, n - k + 1) (0 when k = 0), i.e. the p at which P(X >= k) = 1 - confidence
+    (Clopper & Pearson 1934). Used for audit lower bounds (rerokit.bounds.empirical), where only
+    the lower end matters, so all of 1 - confidence goes to one side.
+    """
+    n = check_int("trials", trials, minimum=1)
+    k = check_int("successes", successes, minimum=0, maximum=n)
+    c = check_probability("confidence", confidence, high_open=True)
+    return 0.0 if k == 0 else float(_st.beta.ppf(1.0 - c, k, n - k + 1))

@@ -45,6 +45,12 @@ BASES: dict[tuple[str, str], list[list[str]]] = {
         ["--noise-multiplier", "1", "--sample-rate", "0.5", "--steps", "2", *_KAPPA, "--method", "mc",
          "--mc-samples", "1000", "--seed", "0"],
     ],
+    ("bound", "tradeoff"): [
+        ["--noise-multiplier", "1", "--sample-rate", "0.5", "--steps", "2", "--fpr", "0.01", "0.1",
+         "--prior-membership", "0.5"],
+        ["--noise-multiplier", "1", "--sample-rate", "0.5", "--steps", "2", "--grid", "10", "--alpha-min", "1e-4",
+         "--adjacency", "add-remove"],
+    ],
     ("bound", "dp"): [["--epsilon", "1", "--kappa", "0.1"], ["--epsilon", "1", "--log10-kappa", "-1"]],
     ("bound", "rdp"): [["--alpha", "2", "--epsilon", "1", "--kappa", "0.1"],
                        ["--alpha", "2", "--epsilon", "1", "--log10-kappa", "-1"]],
@@ -162,6 +168,7 @@ _valid("bound", "gdp", "0", "--mu")
 for _c in ("dp", "rdp", "zcdp", "gdp"):
     _valid("bound", _c, "-1 0", "--log10-kappa")
 _valid("bound", "dpsgd", "-1 0", "--log10-kappa")
+_valid("bound", "tradeoff", "0", "--fpr")  # FPR 0: TPR 0 exactly
 _valid("calibrate", "dpsgd", "-1", "--log10-kappa")  # kappa = 1 (log10 0) leaves no target gamma in (kappa, 1)
 _valid("bound", "fano", "0", "--mutual-information", "--rdp-epsilon", "--sensitivity")
 _valid("bound", "uninformed", "0", "--mse-threshold")
@@ -413,6 +420,9 @@ COMBO_CASES = [
     (["bound", "mse-rdp", "--noise-multiplier", "1", "--dim", "4"], "--sample-rate"),
     (["bound", "mse-rdp", "--n", "100", "--dim", "4"], "--lam"),
     (["bound", "mse-rdp", "--orders", "2,3", "--dim", "4"], "--rdp"),
+    (["bound", "tradeoff", "--noise-multiplier", "1", "--sample-rate", "1", "--steps", "1"], "required"),
+    (["bound", "tradeoff", "--noise-multiplier", "1", "--sample-rate", "1", "--steps", "1", "--fpr", "0.1",
+      "--adjacency", "both"], "adjacency"),
     (["bound", "dp", "--epsilon", "1"], "required"),
     (["bound", "fano", "--prior-size", "10"], "required"),
     (["bound", "uninformed", "--noise-multiplier", "1", "--dim", "4", "--mse-threshold", "0.1"], "required"),

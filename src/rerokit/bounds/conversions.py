@@ -31,6 +31,7 @@ __all__ = [
     "log_rero_from_zcdp",
     "rero_from_gdp",
     "log_rero_from_gdp",
+    "log_gdp_power",
     "dp_from_rero",
     "advantage",
     "check_kappa",
@@ -192,6 +193,13 @@ def log_rero_from_gdp(mu: float, log_kappa: float) -> float:
     round-off (scipy's ndtri_exp alone was measured up to 3.7e-10 low in log gamma at
     log kappa = -1e4, 4.6e-13 at -1000), and the result gets the rounding of z + mu and of
     log_ndtr on top, so the value is never below Phi(Phi^{-1}(kappa) + mu)."""
+    return log_gdp_power(mu, log_kappa, upward=True)
+
+
+def log_gdp_power(mu: float, log_kappa: float, *, upward: bool = True) -> float:
+    """log Phi(Phi^{-1}(kappa) + mu) rounded up (``upward=True``, :func:`log_rero_from_gdp`) or
+    down (``upward=False``: z nudged until log Phi(z) <= log kappa beyond round-off, result minus
+    its rounding; never above the exact value, never below log kappa)."""
     from scipy.special import log_ndtr, ndtri_exp
 
     m = check_nonnegative("mu", mu)
@@ -199,6 +207,7 @@ def log_rero_from_gdp(mu: float, log_kappa: float) -> float:
     if lk == 0.0:
         return 0.0
     eps = 2.220446049250313e-16
+    sgn = 1.0 if upward else -1.0
     half_log_2pi = 0.5 * math.log(2.0 * math.pi)
 
     def ratio(x: float, log_cdf: float) -> float:  # d log Phi / dx = phi(x) / Phi(x)
@@ -207,20 +216,20 @@ def log_rero_from_gdp(mu: float, log_kappa: float) -> float:
         return math.exp(-0.5 * x * x - half_log_2pi - log_cdf)
 
     z = float(ndtri_exp(lk))
-    target = lk * (1.0 - 8.0 * eps)  # log_ndtr is accurate to a few ulps (relative)
-    for _ in range(100):  # Newton from below on the concave log Phi, with a small overshoot
+    target = lk * (1.0 - sgn * 8.0 * eps)  # log_ndtr is accurate to a few ulps (relative)
+    for _ in range(100):  # Newton on the concave log Phi (from below when rounding up), small overshoot
         lz = float(log_ndtr(z))
-        if lz >= target:
+        if sgn * (lz - target) >= 0.0:
             break
         r = ratio(z, lz)
         step = 1.01 * (target - lz) / r if r > 0 else 0.0
-        z += step + 4.0 * eps * max(1.0, abs(z))
-    else:  # pragma: no cover - not reached in tests; the trivial bound is always valid
-        return 0.0
+        z += step + sgn * 4.0 * eps * max(1.0, abs(z))
+    else:  # pragma: no cover - not reached in tests; the trivial bounds are always valid
+        return 0.0 if upward else lk
     x = z + m
     lg = float(log_ndtr(x))
-    lg += ratio(x, lg) * 4.0 * eps * (abs(z) + m) + 8.0 * eps * (abs(lg) + 1e-300)
-    return float(min(0.0, lg))
+    lg += sgn * (ratio(x, lg) * 4.0 * eps * (abs(z) + m) + 8.0 * eps * (abs(lg) + 1e-300))
+    return float(min(0.0, lg)) if upward else float(max(lk, min(0.0, lg)))
 
 
 def rero_from_gdp(mu: float, kappa: float) -> float:

@@ -85,6 +85,10 @@ __all__ = [
     "rdp_curve_subsampled_gaussian",
     "dpsgd_pld",
     "epsilon_from_pld",
+    "exact_power_many",
+    "np_upper_many",
+    "np_lower_many",
+    "log_rdp_gamma_many",
     "epsilon_dpsgd",
     "RDP_ORDERS",
     "METHODS",
@@ -403,60 +407,91 @@ def _compose_inf(steps: Sequence[tuple[_StepPLD, int]]) -> float:
 # --------------------------------------------------------------------------- gamma from PLDs
 
 
-def _np_upper(c: _Composed, log_kappa: float) -> tuple[float, float]:
-    """log of inf_s (s kappa + p_inf + sum_i p_i (1 - s e^{-l_i})_+) and the optimal eps = log s.
+def _allowance(c: _Composed) -> float:
+    """Mass a dominating composed PLD may miss: +infinity atom, window tails, round-off."""
+    return c.inf_mass + c.tail + c.noise * c.pmf.size
 
-    Adds the window tail bound and the round-off estimate (each p_i may be low by ``noise``).
+
+def _top_sums(c: _Composed) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(losses, log p, log nu-mass of the top i+1 atoms, log mu-mass of the top i+1 atoms).
+
+    The mu-masses are summed in extended precision (np.longdouble) from the top.
     """
     l = c.losses
     with np.errstate(divide="ignore"):
         logp = np.log(c.pmf)
-    logq = logp - l
-    rq = np.logaddexp.accumulate(logq[::-1])  # nu-mass of the top i+1 atoms
-    allowance = c.inf_mass + c.tail + c.noise * c.pmf.size
-    idx = int(np.searchsorted(rq, log_kappa, side="left"))
-    if idx >= rq.size:  # total nu-mass < kappa: optimum at s -> 0, gamma = total mass
-        return 0.0, -math.inf
-    k = c.pmf.size - 1 - idx
-    log_q_above = rq[idx - 1] if idx > 0 else -math.inf
-    log_p_above = float(_logsumexp_rows(logp[k + 1 :][None, :])[0]) if k + 1 < c.pmf.size else -math.inf
-    frac = log_kappa + math.log1p(-math.exp(min(0.0, log_q_above - log_kappa)))
-    terms = [log_p_above, float(l[k]) + frac]
-    if allowance > 0:
-        terms.append(math.log(allowance))
-    m = max(terms)
-    lg = m + math.log(sum(math.exp(t - m) for t in terms))
-    return min(0.0, lg), float(l[k])
+        rp = np.log(np.cumsum(c.pmf[::-1].astype(np.longdouble)).astype(float))
+    rq = np.logaddexp.accumulate((logp - l)[::-1])  # nu-mass of the top i+1 atoms
+    return l, logp, rq, rp
 
 
-def _np_lower(cp: _Composed, cq: _Composed, log_kappa: float) -> float:
-    """Certified lower bound on gamma from threshold tests on the bucket statistic S.
+def np_upper_many(c: _Composed, log_kappas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each log kappa: log of inf_s (s kappa + p_inf + sum_i p_i (1 - s e^{-l_i})_+) - the
+    Neyman-Pearson power at level kappa of the dominating discrete pair - plus the window tail
+    bound and the round-off estimate (each p_i may be low by ``noise``), and the optimal
+    eps = log s (threshold loss).
+
+    One O(n) pass over the pmf and O(m log n) for m queries. The value at every level kappa
+    (not only at the pmf's breakpoints) is an upper bound on the true power: it is
+    f(s) = s kappa + p_inf + sum_i p_i (1 - s e^{-l_i})_+ at s = e^{l_k}, and f(s) bounds the
+    power of every test at level kappa for every s > 0 (Neyman-Pearson / hockey-stick duality).
+    """
+    lk = np.asarray(log_kappas, dtype=float)
+    l, _, rq, rp = _top_sums(c)
+    n = c.pmf.size
+    allowance = _allowance(c)
+    idx = np.searchsorted(rq, lk, side="left")
+    full = idx >= n  # total nu-mass < kappa: optimum at s -> 0, gamma = total mass
+    idc = np.minimum(idx, n - 1)
+    k = n - 1 - idc
+    prev = np.maximum(idc - 1, 0)
+    log_q_above = np.where(idc > 0, rq[prev], -np.inf)
+    log_p_above = np.where(idc > 0, rp[prev], -np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = lk + np.log1p(-np.exp(np.minimum(0.0, log_q_above - lk)))
+        lg = np.logaddexp(log_p_above, l[k] + frac)
+        if allowance > 0:
+            lg = np.logaddexp(lg, math.log(allowance))
+    lg = np.where(full, 0.0, np.minimum(0.0, lg))
+    return lg, np.where(full, -np.inf, l[k])
+
+
+def _suffix_sums(pmf: np.ndarray) -> np.ndarray:
+    """s[i] = sum(pmf[i:]) for i = 0..n (s[n] = 0), summed in extended precision."""
+    return np.concatenate((np.cumsum(pmf[::-1].astype(np.longdouble))[::-1].astype(float), [0.0]))
+
+
+def np_lower_many(cp: _Composed, cq: _Composed, log_kappas: np.ndarray) -> np.ndarray:
+    """Certified lower bounds on gamma (the power) at many levels kappa from threshold tests on
+    the bucket statistic S.
 
     ``cp``/``cq``: mu- and nu-distributions of S, each on its own Chernoff window. The test
     rejects nu on S >= s and on S = s-1 with probability f. Its level is bounded above by the
     in-window nu-mass plus the window's tail bound and round-off (and by the tail bound alone
     above the window); its power below by the in-window mu-mass minus the same allowances.
     """
-    kappa = math.exp(log_kappa)
-    if kappa <= 0.0:
-        return 0.0
+    kappa = np.exp(np.asarray(log_kappas, dtype=float))
     Q, qoff = cq.pmf, cq.offset
     slack_q = cq.tail + cq.noise * Q.size
-    q_ge = np.concatenate((np.cumsum(Q[::-1])[::-1], [0.0])) + slack_q  # nu(S >= qoff + i)
-    ok = np.nonzero(q_ge <= kappa)[0]
-    if ok.size == 0:
-        return kappa
-    i = int(ok[0])
+    q_ge = _suffix_sums(Q) + slack_q  # nu(S >= qoff + i), non-increasing
+    i = np.searchsorted(-q_ge, -kappa, side="left")  # first i with q_ge[i] <= kappa
+    none = i >= q_ge.size
+    i = np.minimum(i, q_ge.size - 1)
     s_star = qoff + i  # smallest label with level <= kappa (labels above B_q: level <= tail)
-    rem = kappa - float(q_ge[i])
+    rem = kappa - q_ge[i]
     P, poff = cp.pmf, cp.offset
     slack_p = cp.tail + cp.noise * P.size
-    j = min(max(s_star - poff, 0), P.size)
-    power = float(np.sum(P[j:])) - slack_p
-    if i > 0 and Q[i - 1] > 0 and 0 <= s_star - 1 - poff < P.size:
-        f = min(1.0, rem / (float(Q[i - 1]) + cq.noise))
-        power += f * max(0.0, float(P[s_star - 1 - poff]) - cp.noise)
-    return float(min(1.0, max(kappa, power)))
+    j = np.clip(s_star - poff, 0, P.size)
+    power = _suffix_sums(P)[j] - slack_p
+    b = s_star - 1 - poff  # the bucket S = s-1, rejected with probability f
+    qb = Q[np.maximum(i - 1, 0)]
+    rand = (i > 0) & (qb > 0) & (b >= 0) & (b < P.size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = np.minimum(1.0, rem / (qb + cq.noise))
+    pb = np.maximum(0.0, P[np.clip(b, 0, P.size - 1)] - cp.noise)
+    power = power + np.where(rand, f * pb, 0.0)
+    out = np.minimum(1.0, np.maximum(kappa, power))
+    return np.where(none | (kappa <= 0.0), kappa, out)
 
 
 def _default_h(segs: Sequence[Segment]) -> float:
@@ -680,29 +715,59 @@ def rdp_curve_subsampled_gaussian(
 
 
 def _log_rdp_gamma(segments: Sequence[Segment], log_kappa: float) -> tuple[float, float]:
+    v, o = log_rdp_gamma_many(segments, np.array([log_kappa], dtype=float))
+    return float(v[0]), float(o[0])
+
+
+def log_rdp_gamma_many(segments: Sequence[Segment], log_kappas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(log gamma, best order) of Balle et al. 2022 Thm 2 on the schedule's RDP curve, per log kappa.
+
+    Thm 2 bounds mu(E) <= (nu(E) e^{eps(alpha)})^{(alpha-1)/alpha} for every event E, so it is also
+    an upper bound on the power (TPR) of every test at level (FPR) kappa.
+    """
     orders, rdp = rdp_curve_subsampled_gaussian(segments)
+    lk = np.asarray(log_kappas, dtype=float)[:, None]
     # + a few ulps of the terms: the float value is never below (kappa e^eps)^((alpha-1)/alpha)
-    logs = (log_kappa + rdp) * (orders - 1.0) / orders + 4.0 * np.finfo(float).eps * (abs(log_kappa) + rdp + 1.0)
-    i = int(np.argmin(logs))
-    return float(min(0.0, logs[i])), float(orders[i])
+    logs = (lk + rdp) * (orders - 1.0) / orders + 4.0 * np.finfo(float).eps * (np.abs(lk) + rdp + 1.0)
+    i = np.argmin(logs, axis=1)
+    return np.minimum(0.0, logs[np.arange(lk.shape[0]), i]), orders[i]
 
 
 # --------------------------------------------------------------------------- methods
 
 
-def _exact(pld: DpsgdPLD, lk: float) -> dict[str, Any]:
-    log_up, eps_star = _np_upper(pld.upper, lk)
-    up = math.exp(log_up)
-    low = _np_lower(pld.stat_p, pld.stat_q, lk) if pld.stat_p is not None else math.exp(lk)
-    u = pld.upper
-    floor = u.inf_mass + u.tail + u.noise * u.pmf.size
+def exact_power_many(
+    pld: DpsgdPLD, segments: Sequence[Segment], log_kappas: np.ndarray, log_rdp: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
+    """The ``exact`` method at many log kappas from one composed PLD (arrays, one entry per kappa).
+
+    ``log_upper``/``upper``: dominating-PLD bound (:func:`np_upper_many`); ``lower``: certified
+    lower end min(threshold-test bound, upper); ``floor``: the PLD's infinity mass + tail +
+    round-off; ``floored``: floor > 0.1 upper, where the RDP bound (``log_rdp``, computed here
+    for the floored entries if not given) replaces the PLD value when smaller; ``log_value`` /
+    ``value``: the final upper bound (value rounded up); ``eps_star``: threshold loss.
+    :func:`rero_dpsgd` calls this with one kappa, so both give the same numbers.
+    """
+    lks = np.asarray(log_kappas, dtype=float)
+    log_up, eps_star = np_upper_many(pld.upper, lks)
+    up = np.exp(log_up)
+    low = np_lower_many(pld.stat_p, pld.stat_q, lks) if pld.stat_p is not None else np.exp(lks)
+    floor = _allowance(pld.upper)
+    floored = floor > 0.1 * up
+    log_val = log_up
+    used_rdp = np.zeros(lks.shape, dtype=bool)
+    if floored.any():
+        if log_rdp is None:
+            log_rdp = np.full(lks.shape, np.inf)
+            log_rdp[floored] = log_rdp_gamma_many(segments, lks[floored])[0]
+        used_rdp = floored & (log_rdp < log_up)
+        log_val = np.where(used_rdp, log_rdp, log_up)
+    value = np.array([_up(float(x)) for x in log_val])
+    lower_pld = np.minimum(low, up)
     return {
-        "log_upper": log_up,
-        "upper": up,
-        "lower": min(low, up),
-        "h": pld.h,
-        "eps_star": eps_star,
-        "floor": floor,
+        "log_upper": log_up, "upper": up, "lower_pld": lower_pld, "eps_star": eps_star, "floor": floor,
+        "floored": floored, "used_rdp": used_rdp, "log_value": log_val, "value": value,
+        "lower": np.minimum(lower_pld, value),
     }
 
 
@@ -790,6 +855,7 @@ def rero_dpsgd(
     comparisons: bool = True,
     delta: float = 1e-5,
     mc_chunk_elements: int = 1 << 21,
+    membership: bool = False,
     bracket: bool = True,
 ) -> Bound:
     """ReRo bound gamma of DP-SGD (Hayes et al. 2023, Thm 2 / Cor. 3) - see the module docstring.
@@ -804,6 +870,9 @@ def rero_dpsgd(
       mc_samples, seed: Monte Carlo sample count and seed (recorded in ``extras``).
       value_discretization_interval: PLD grid step h (default: rms loss sd / 40, <= 1e-2).
       comparisons: add the RDP-based gamma and the (epsilon, delta) of the schedule to extras.
+      membership: add ``extras['membership']``, the membership-inference risks read off the same
+        composed PLD (certified brackets whatever ``method``; see
+        :meth:`rerokit.bounds.tradeoff.TradeoffCurve.membership_summary`).
       bracket: compute the certified lower end of the exact method (default). ``False`` halves
         the cost and gives the same certified upper ``value`` with the trivial lower end kappa
         (used inside calibration searches, which only compare the upper value with a target).
@@ -822,15 +891,13 @@ def rero_dpsgd(
         seed = check_int("seed", seed, minimum=0)
     delta = check_probability("delta", delta, high_open=True)
     if method == "closed-form":
-        bad = [q for _, q, _ in segs if q != 1.0]
-        if bad:
-            raise ValueError(
-                f"method='closed-form' needs sample_rate = 1 (full batch, Gaussian DP); got sample_rate={bad[0]!r}. "
-                "Use method='exact' for q < 1"
-            )
+        check_full_batch(segs)
     kap = base.kappa
-    if method == "exact" and any(not (SIGMA_EXACT_RANGE[0] <= s <= SIGMA_EXACT_RANGE[1]) for s, _, _ in segs):
-        return _envelope(segs, lk, kap)
+    if method == "exact" and outside_exact_range(segs):
+        b = _envelope(segs, lk, kap)
+        if membership:
+            b.extras["membership"] = _membership(segs, None)
+        return b
     inputs: dict[str, Any] = {"method": method}
     if len(segs) == 1 and segments is None:
         inputs.update(noise_multiplier=segs[0][0], sample_rate=segs[0][1], steps=segs[0][2])
@@ -843,15 +910,18 @@ def rero_dpsgd(
     if comparisons:
         log_rdp, order = _log_rdp_gamma(segs, lk)
     pld = None
-    if comparisons or method == "exact":
+    if comparisons or method == "exact" or membership:
         pld = dpsgd_pld(
-            segs, value_discretization_interval, lower=(method == "exact" and bracket), add_direction=comparisons
+            segs, value_discretization_interval, lower=((method == "exact" and bracket) or membership),
+            add_direction=comparisons,
         )
     if comparisons:
         extras["rdp_gamma"] = _up(log_rdp)
         extras["rdp_order"] = order
         extras["epsilon"] = _epsilon_both(pld, delta)
         extras["delta"] = delta
+    if membership:
+        extras["membership"] = _membership(segs, pld)
 
     if method == "closed-form":
         mu = math.sqrt(sum(T / (s * s) for s, _, T in segs))
@@ -871,32 +941,50 @@ def rero_dpsgd(
         lo, hi = r["interval"]
         return Bound(r["estimate"], (hi - lo) / 2.0, "mc", "estimate", (lo, hi), inputs, extras)
 
-    r = _exact(pld, lk)
-    log_val = r["log_upper"]
-    floored = bool(r["floor"] > 0.1 * r["upper"])
-    if floored and log_rdp is None:
-        log_rdp = _log_rdp_gamma(segs, lk)[0]
+    r = exact_power_many(pld, segs, np.array([lk]), None if log_rdp is None else np.array([log_rdp]))
+    floored = bool(r["floored"][0])
     extras.update(
-        lower=r["lower"], upper=r["upper"], value_discretization_interval=r["h"],
-        threshold_epsilon=r["eps_star"], pld_floor=float(r["floor"]), floored=bool(floored),
+        lower=float(r["lower_pld"][0]), upper=float(r["upper"][0]), value_discretization_interval=pld.h,
+        threshold_epsilon=float(r["eps_star"][0]), pld_floor=float(r["floor"]), floored=floored,
     )
-    if floored and log_rdp is not None and log_rdp < log_val:
-        log_val = log_rdp
+    if r["used_rdp"][0]:
         extras["note"] = (
             "the PLD's infinity mass / round-off floor dominates at this kappa; "
             "value is the (smaller, still valid) RDP bound"
         )
     elif floored:
         extras["note"] = "the PLD's infinity mass / round-off floor dominates at this kappa"
-    extras["log_gamma"] = log_val
-    value = _up(log_val)
-    lower = min(r["lower"], value)
+    extras["log_gamma"] = float(r["log_value"][0])
+    value = float(r["value"][0])
+    lower = float(r["lower"][0])
     return Bound(value, max(0.0, value - lower), "exact", "upper", (lower, value), inputs, extras)
+
+
+def _membership(segs: Sequence[Segment], pld: DpsgdPLD | None) -> dict[str, Any]:
+    """Membership-inference summary from the already composed PLD (no second build)."""
+    from rerokit.bounds.tradeoff import TradeoffCurve
+
+    return TradeoffCurve.from_pld(segs, pld).membership_summary()
 
 
 # The exact PLD is built in double precision; outside this sigma range (no practical DP-SGD run
 # lives there) its grids over/underflow, and rero_dpsgd answers with closed-form envelopes.
 SIGMA_EXACT_RANGE = (1e-4, 1e8)
+
+
+def check_full_batch(segments: Sequence[Segment]) -> None:
+    """Raise unless every segment has q = 1 (what method='closed-form', Gaussian DP, needs)."""
+    bad = [q for _, q, _ in segments if q != 1.0]
+    if bad:
+        raise ValueError(
+            f"method='closed-form' needs sample_rate = 1 (full batch, Gaussian DP); got sample_rate={bad[0]!r}. "
+            "Use method='exact' for q < 1"
+        )
+
+
+def outside_exact_range(segments: Sequence[Segment]) -> bool:
+    """True if a noise multiplier lies outside SIGMA_EXACT_RANGE (closed-form envelopes are used)."""
+    return any(not (SIGMA_EXACT_RANGE[0] <= s <= SIGMA_EXACT_RANGE[1]) for s, _, _ in segments)
 
 
 def envelope_log_gamma(segments: Sequence[Segment], log_kappa: float) -> float:

@@ -29,6 +29,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
         "rerokit.cli.bound_informed",
         "rerokit.cli.bound_uninformed",
         "rerokit.cli.bound_mse",
+        "rerokit.cli.bound_tradeoff",
     ),
     "kappa": ("rerokit.cli.kappa",),
     "calibrate": ("rerokit.cli.calibrate",),

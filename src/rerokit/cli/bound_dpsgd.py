@@ -5,7 +5,9 @@ gamma = sup{mu(E) : nu(E) <= kappa} for nu = N(0, sigma^2)^T and mu the product 
 from the privacy-loss distribution, ``error`` being the width of its certified bracket;
 ``closed-form`` is exact for q = 1; ``mc`` is Hayes et al.'s Algorithm 1 (an estimate; error =
 half-width of its 95% interval). ``comparisons`` holds the RDP-based bound (Balle et al. 2022
-Thm 2) and the (epsilon, delta) of the same schedule.
+Thm 2) and the (epsilon, delta) of the same schedule; ``membership`` the membership-inference
+risks from the same composed PLD (advantage, TPR at FPR 0.001/0.01/0.1, Bayes accuracy at prior
+0.5; certified, upper ends as values; see ``rerokit bound tradeoff``).
 
 Only the standard library is imported at module level; numpy inside the handler (scipy,
 dp-accounting and torch are not imported on this path for ordinary settings).
@@ -78,7 +80,7 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     kw = {"kappa": args.kappa} if args.kappa is not None else {"log_kappa": lk}
     b = rero_dpsgd(
         args.noise_multiplier, args.sample_rate, args.steps, method=args.method,
-        mc_samples=args.mc_samples, seed=args.seed, delta=args.delta, **kw,
+        mc_samples=args.mc_samples, seed=args.seed, delta=args.delta, membership=True, **kw,
     )
     kappa = b.inputs["kappa"]
     log_gamma = b.extras.get("log_gamma", math.log(b.value) if b.value > 0 else -math.inf)
@@ -127,4 +129,6 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         }
     else:  # envelope: sigma outside the range where accounting is computed in double precision
         out["comparisons"] = {"rdp_gamma": None, "rdp_order": None, "epsilon": None, "delta": None}
+    # membership inference read off the same composed PLD (certified brackets; upper ends as values)
+    out["membership"] = x["membership"]
     return out

@@ -1,0 +1,693 @@
+"""The DP-SGD trade-off curve as one certified object: membership, attribute and reconstruction risk.
+
+For DP-SGD with noise multiplier sigma, Poisson sampling rate q and T steps, let
+nu = N(0, sigma^2)^T (the run *without* the target) and mu = prod_t [(1-q) N(0, sigma^2) +
+q N(1, sigma^2)] (the run *with* it), the pair of Hayes et al. 2023, Thm 2. Its trade-off curve
+(Dong, Roth & Su 2022, Def. 2.1) is
+
+    beta(alpha) = inf { 1 - mu(E) : nu(E) <= alpha },    TPR(alpha) = 1 - beta(alpha),
+
+the smallest type-II error of any membership test with false-positive rate alpha (H0: not a
+member, H1: member). Kulynych, Gomez, Kaissis, Hayes, Balle et al. (NeurIPS 2025, "Unifying
+re-identification, attribute inference, and data reconstruction risks", Sec. 3-4) read every
+risk off this one curve:
+
+* membership inference: TPR at FPR alpha <= 1 - beta(alpha); advantage sup(TPR - FPR) =
+  sup_alpha (1 - alpha - beta(alpha)) = TV(mu, nu) = delta(0), where delta(eps) =
+  sup_E mu(E) - e^eps nu(E) is the hockey-stick divergence (privacy profile);
+* Bayes-optimal membership accuracy for a prior pi of membership: (1 - pi) +
+  sup_alpha [pi (1 - beta(alpha)) - (1 - pi) alpha] = (1 - pi) + pi delta(log((1 - pi)/pi))
+  (the profile at a possibly negative eps; Kulynych et al. 2025, Prop. D.1);
+* attribute inference with k equally likely values: success <= 1 - beta(1/k);
+* reconstruction with baseline kappa: success <= 1 - beta(kappa) = gamma of Hayes et al.
+  (:func:`rerokit.bounds.dpsgd.rero_dpsgd`, same computation, same numbers).
+
+Certification (``method="exact"``). :func:`rerokit.bounds.dpsgd.dpsgd_pld` is built once; every
+query is a batch of O(n + m log n) work on its composed arrays.
+
+* Upper end of the power (TPR; lower end of beta): the dominating discrete pair (connect-the-dots
+  split of every loss bucket, pessimistic tails, window and round-off allowances) has a
+  hockey-stick curve above the true one at *every* eps; by the Neyman-Pearson / conjugate
+  duality TPR(alpha) = inf_eps (e^eps alpha + delta(eps)), so its power is an upper bound at
+  every alpha, not only at grid points (:func:`rerokit.bounds.dpsgd.np_upper_many`). Where the
+  PLD's infinity mass / round-off floor dominates (tiny alpha) the RDP bound of Balle et al. 2022
+  Thm 2 (mu(E) <= (nu(E) e^{eps_a})^{(a-1)/a} for every E) replaces it when smaller, exactly as in
+  ``rero_dpsgd``; alpha = 0 gives TPR = 0 exactly (mu << nu).
+* Lower end of the power: actual threshold tests on the bucket statistic S (a function of the
+  output), randomised between adjacent thresholds, with level bounded above and power bounded
+  below by the composed bucket masses minus their window/round-off allowances
+  (:func:`rerokit.bounds.dpsgd.np_lower_many`).
+* ``error`` = upper - lower is the numerical error; the truth lies in the bracket.
+
+For sigma outside :data:`rerokit.bounds.dpsgd.SIGMA_EXACT_RANGE` the closed-form envelope is
+used (``method="envelope"``): TPR(alpha) <= min(Phi(Phi^-1(alpha) + mu_full), 1 - (1 - alpha) P)
+with mu_full = sqrt(sum T_i / sigma_i^2) and P = prod (1 - q_i)^T_i, valid at every alpha; the
+lower end is alpha. With q = 1 everywhere, ``method="closed-form"`` gives the exact Gaussian-DP
+curve TPR(alpha) = Phi(Phi^-1(alpha) + mu), beta(alpha) = Phi(Phi^-1(1 - alpha) - mu)
+(Dong et al. 2022, Eq. 6), rounded outwards.
+
+Two adjacencies.
+
+``adjacency="remove"`` (default) is the pair above (Hayes et al.; H1 = member). Its curve f is
+not symmetric for q < 1: f^-1 (the inverse function) is the curve of the reversed pair (nu
+against mu), the "add" direction.
+
+``adjacency="add_remove"`` is the symmetrised f-DP curve for add-or-remove adjacency (Dong, Roth
+& Su 2022, Def. F.1 / Prop. F.2): the lower convex envelope of min(f, f^-1), i.e. in TPR terms
+the concave envelope of max(TPR_R, TPR_A). Its privacy profile is max(delta_R, delta_A) at every
+eps (a line of slope -e^eps lies below both curves iff its intercept is below both), so
+
+    TPR_sym(alpha) = inf_eps [ e^eps alpha + max(delta_R(eps), delta_A(eps)) ],
+
+computed from the dominating REMOVE and ADD discrete PLDs (both composed by ``dpsgd_pld``) as
+a minimum over all vertices of the piecewise-linear (in e^eps) max: grid points and crossings.
+Why the bracket is certified: (i) a curve and its profile determine each other by this conjugacy
+and each is monotone in the other; (ii) if beta_lo <= f <= beta_hi pointwise then
+beta_lo^-1 <= f^-1 <= beta_hi^-1, and min(., .) and the lower convex envelope are monotone, so
+Symm(beta_lo) <= Symm(f) <= Symm(beta_hi); (iii) upper end of the power: the dominating PLDs'
+profiles are >= delta_R, delta_A at every eps, so the computed infimum is >= TPR_sym (and
+restricting the infimum to some eps only raises it); (iv) lower end: TPR_sym is concave and above
+TPR_R and TPR_A, so it lies above every certified threshold-test point of either direction (the
+A-direction tests are the complements of the R-direction ones) and above every chord between an
+R-point and an A-point; we take the chord at the touching levels of the optimal supporting line.
+For sigma outside the exact range the add_remove envelope is min(Phi(Phi^-1(alpha) + mu_full),
+1 - P + alpha), concave and above both directions' never-sampled bounds. With q = 1 everywhere
+the pair is symmetric and add_remove is the remove curve. Limitation: for q < 1 the add_remove
+upper end has no RDP refinement where the PLD's floor dominates (``floored``; alpha below
+~1e-10 in typical settings), so it stays at that floor (~1e-12) there - valid, but loose.
+
+riskcal 1.5.1 (``get_beta_for_dpsgd``) reports this symmetrised curve. Its TPR therefore
+exceeds the certified upper end of the *remove* curve at large alpha (sigma = 1, q = 0.01,
+T = 1000, alpha = 0.5: riskcal 0.6586 vs remove bracket [0.65687, 0.65688]) - symmetrisation,
+not an error; for alpha <= alpha_bar (where -1 is in the subdifferential of f) both curves
+coincide. riskcal is not certified, and for q < 1 we measured it *below* the certified lower end
+of the symmetrised curve at every alpha tested (e.g. q = 0.004, sigma = 0.8, T = 5000,
+alpha = 0.001: riskcal 0.00553, certified [0.0060419, 0.0060425]; at alpha = 1e-6 it is even
+below alpha, e.g. 8e-14 for sigma = 1, q = 0.01, T = 1000), while dp-accounting's own pessimistic
+PLD read directly by Neyman-Pearson lies inside our remove bracket: the deficit is in riskcal's
+reading of the PLD, not in the PLD. At q = 1 riskcal agrees with our bracket.
+
+Pure numpy; scipy only inside the closed-form/envelope paths. Never imports torch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Sequence
+
+import numpy as np
+from rerokit._validate import check_choice, check_int, check_probability, check_real
+from rerokit.bounds import dpsgd as _d
+from rerokit.bounds.priors import resolve_baseline
+from rerokit.bounds.types import Bound
+
+__all__ = [
+    "TradeoffCurve",
+    "dpsgd_tradeoff",
+    "Bracket",
+    "CurvePoints",
+    "tradeoff_grid",
+    "ADJACENCIES",
+]
+
+ADJACENCIES = ("remove", "add_remove")
+_METHODS = ("exact", "closed-form")
+_EPS = float(np.finfo(float).eps)
+MEMBERSHIP_FPRS = (1e-3, 1e-2, 1e-1)
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class Bracket:
+    """Certified bracket ``lower <= truth <= upper`` (floats for a scalar query, else arrays).
+
+    ``floored``: where the PLD's infinity mass / round-off floor dominates the upper end.
+    """
+
+    lower: Any
+    upper: Any
+    floored: Any = False
+
+    @property
+    def error(self) -> Any:
+        """Width upper - lower: the numerical error of the bracket."""
+        return self.upper - self.lower
+
+
+class CurvePoints(NamedTuple):
+    """Points of a trade-off curve for plotting: alpha (FPR) and the certified beta bracket."""
+
+    alpha: np.ndarray
+    beta_lower: np.ndarray
+    beta_upper: np.ndarray
+
+
+def tradeoff_grid(n_points: int = 100, alpha_min: float = 1e-6) -> np.ndarray:
+    """alpha grid for plotting: n//2 points log-spaced on [alpha_min, 0.1), the rest linear on [0.1, 1].
+
+    Args:
+      n_points: number of points, an integer >= 4.
+      alpha_min: smallest alpha, in (0, 0.1).
+
+    Returns:
+      Increasing float array of ``n_points`` values in (0, 1].
+    """
+    n = check_int("n_points", n_points, minimum=4, maximum=10_000_000)
+    a = check_probability("alpha_min", alpha_min)
+    if not a < 0.1:
+        raise ValueError(f"alpha_min must be a number in (0, 0.1), got {alpha_min!r}")
+    n_log = n // 2
+    log_part = np.logspace(math.log10(a), -1.0, n_log, endpoint=False)
+    return np.concatenate((log_part, np.linspace(0.1, 1.0, n - n_log)))
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _alphas(name: str, value: Any) -> tuple[np.ndarray, bool]:
+    """(flat float array in [0, 1], is_scalar) from a number or an array-like of numbers."""
+    if np.ndim(value) == 0 and not isinstance(value, np.ndarray):
+        return np.array([check_probability(name, value, low_open=False)]), True
+    try:
+        a = np.asarray(value)
+    except Exception as exc:  # ragged nested sequences
+        raise TypeError(f"{name} must be a number or an array of numbers in [0, 1]") from exc
+    if a.ndim == 0:
+        return np.array([check_probability(name, a.item(), low_open=False)]), True
+    if a.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be a number or an array of numbers in [0, 1], got dtype {a.dtype}")
+    a = a.astype(float).ravel()
+    bad = np.nonzero(~((a >= 0.0) & (a <= 1.0)))[0]
+    if bad.size:
+        raise ValueError(f"{name} must contain numbers in [0, 1], got {a[bad[0]]!r} at index {int(bad[0])}")
+    return a, False
+
+
+def _log_alphas(name: str, value: Any) -> tuple[np.ndarray, bool]:
+    """(flat array of finite logs <= 0, is_scalar)."""
+    if np.ndim(value) == 0 and not isinstance(value, np.ndarray):
+        x = check_real(name, value)
+        if x > 0:
+            raise ValueError(f"{name} must be a finite number <= 0, got {value!r}")
+        return np.array([x]), True
+    a = np.asarray(value)
+    if a.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be a number or an array of numbers <= 0, got dtype {a.dtype}")
+    a = a.astype(float).ravel()
+    bad = np.nonzero(~(np.isfinite(a) & (a <= 0.0)))[0]
+    if bad.size:
+        raise ValueError(f"{name} must contain finite numbers <= 0, got {a[bad[0]]!r} at index {int(bad[0])}")
+    return a, a.ndim == 0
+
+
+# --------------------------------------------------------------------------- PLD helpers
+
+
+def _hockey_many(c: _d._Composed, eps: np.ndarray, tops: tuple | None = None) -> np.ndarray:
+    """Upper bound on delta(eps) = sup_E P(E) - e^eps Q(E) for every real eps, from a dominating
+    composed PLD: p_inf + sum_i p_i (1 - e^{eps - l_i})_+ plus the window/round-off allowance
+    (each term is the chord bound of its loss bucket, see :mod:`rerokit.bounds.dpsgd`).
+    ``tops``: ``_top_sums(c)`` if already computed."""
+    l, _, rq, rp = tops if tops is not None else _d._top_sums(c)
+    cnt = l.size - np.searchsorted(l, eps, side="right")  # atoms with loss > eps: the top cnt
+    top = np.maximum(cnt - 1, 0)
+    lp = np.where(cnt > 0, rp[top], -np.inf)
+    lq = np.where(cnt > 0, rq[top], -np.inf)
+    with np.errstate(invalid="ignore", over="ignore"):
+        d = np.exp(lp) * -np.expm1(np.minimum(0.0, eps + lq - lp))
+    return np.where(cnt > 0, d, 0.0) + _d._allowance(c)
+
+
+def _log_q_gt(tops: tuple, eps: np.ndarray, strict: bool = True) -> np.ndarray:
+    """log of the null (Q) mass of atoms with loss > eps (``strict``) or >= eps; ``tops`` =
+    ``_top_sums`` of the composed PLD."""
+    l, _, rq, _ = tops
+    cnt = l.size - np.searchsorted(l, eps, side="right" if strict else "left")
+    return np.where(cnt > 0, rq[np.maximum(cnt - 1, 0)], -np.inf)
+
+
+def _flip(c: _d._Composed) -> _d._Composed:
+    """The distribution of -S (labels negated): tests S <= s become tests -S >= -s."""
+    return _d._Composed(c.h, -(c.offset + c.pmf.size - 1), c.pmf[::-1], c.inf_mass, c.tail, c.noise)
+
+
+def _lower_at(cp: _d._Composed, cq: _d._Composed, alpha: np.ndarray) -> np.ndarray:
+    """Certified lower bound on the power at levels ``alpha`` in [0, 1] (0 at alpha = 0)."""
+    a = np.minimum(alpha, 1.0)
+    with np.errstate(divide="ignore"):
+        la = np.where(a > 0, np.log(np.where(a > 0, a, 1.0)), 0.0)
+    return np.where(a > 0, _d.np_lower_many(cp, cq, la), 0.0)
+
+
+def _threshold_points(cp: _d._Composed, cq: _d._Composed) -> tuple[np.ndarray, np.ndarray]:
+    """For every test "S >= s" (s over the union of both windows, plus the empty test): a lower
+    bound on its power mu(S >= s) and an upper bound on its level nu(S >= s)."""
+    lo = min(cp.offset, cq.offset)
+    hi = max(cp.offset + cp.pmf.size, cq.offset + cq.pmf.size)
+    labels = np.arange(lo, hi + 1)
+
+    def ge(c: _d._Composed) -> np.ndarray:
+        return _d._suffix_sums(c.pmf)[np.clip(labels - c.offset, 0, c.pmf.size)]
+
+    p_lo = np.maximum(0.0, ge(cp) - (cp.tail + cp.noise * cp.pmf.size))
+    q_hi = np.minimum(1.0, ge(cq) + (cq.tail + cq.noise * cq.pmf.size))
+    return p_lo, q_hi
+
+
+def _gdp_profile(mu: float, eps: float) -> tuple[float, float]:
+    """Bracket of the mu-GDP profile delta(eps) at any real eps: rerokit.bounds.gaussian's exact
+    delta (Balle & Wang 2018, Thm 8; rounded up) for eps >= 0, and for eps = -t < 0 the identity
+    delta(-t) = 1 - e^{-t} (1 - delta(t)) of a symmetric pair (sup_E P(E) - e^{-t} Q(E) over
+    complements). Lower end: the upper one minus twice its rounding allowance."""
+    from rerokit.bounds.gaussian import gaussian_delta
+
+    if math.isinf(mu):
+        return 1.0, 1.0
+    t = abs(eps)
+    hi = gaussian_delta(t, mu) if mu > 0 else 0.0
+    lo = max(0.0, hi - 128.0 * _EPS)
+    if eps < 0:
+        w = math.exp(-t)
+        hi, lo = min(1.0, 1.0 - w * (1.0 - hi) + 4.0 * _EPS), max(0.0, 1.0 - w * (1.0 - lo) - 4.0 * _EPS)
+    return lo, hi
+
+
+def _log_never(segments: Sequence[tuple[float, float, int]]) -> float:
+    """log P, P = prod (1 - q_i)^{T_i}: the probability that the target is never sampled."""
+    return sum(T * math.log1p(-q) if q < 1.0 else -math.inf for _, q, T in segments)
+
+
+def _log_sym_envelope(segments: Sequence[tuple[float, float, int]], lk: float) -> float:
+    """log of an upper bound on the symmetrised power at level e^lk valid for every sigma:
+    min(GDP curve of the same schedule at q = 1 (symmetric), 1 - P + alpha). The latter is
+    concave and above both directions' never-sampled bounds, 1 - (1 - alpha) P (remove) and
+    min(1, alpha / P) (add: mu >= P nu), hence above their concave envelope."""
+    env = _d.envelope_log_gamma([(s, 1.0, T) for s, _, T in segments], lk)  # GDP part only
+    never = -math.expm1(_log_never(segments)) + math.exp(lk)
+    return min(0.0, env, math.log(min(1.0, never)) + 4.0 * _EPS)
+
+
+def _never_profile(segments: Sequence[tuple[float, float, int]], eps: float, adjacency: str) -> float:
+    """Upper bound on delta(eps) from mu = P nu + (1 - P) (other), P = never-sampled probability:
+    remove sup mu(E) - e^eps nu(E) <= (1 - P) + (P - e^eps)_+; add sup nu(E) - e^eps mu(E) <=
+    (1 - e^eps P)_+; add_remove: the larger of the two."""
+    P = math.exp(_log_never(segments))
+    s = math.exp(eps) if eps < 700 else math.inf
+    rem = (1.0 - P) + max(0.0, P - s)
+    if adjacency == "remove":
+        return rem
+    return max(rem, max(0.0, 1.0 - s * P) if P > 0 else 1.0)
+
+
+def _ld(x: float) -> float:
+    """One-ulp-down rounding helper for lower ends that are exact up to float rounding."""
+    return float(np.nextafter(x, -np.inf)) if x > 0 else 0.0
+
+
+# --------------------------------------------------------------------------- the curve
+
+
+@dataclass(frozen=True)
+class TradeoffCurve:
+    """The certified trade-off curve of one DP-SGD schedule; build it with :func:`dpsgd_tradeoff`.
+
+    Attributes:
+      segments: the schedule, (sigma, q, T) triples.
+      adjacency: "remove" (Hayes et al. pair; default) or "add_remove" (symmetrised curve).
+      method: "exact" (certified PLD bracket), "closed-form" (q = 1, Gaussian DP) or
+        "envelope" (sigma outside the exact PLD's range; automatic).
+      value_discretization_interval: the PLD grid step h ("exact" only, else None).
+    """
+
+    segments: tuple[tuple[float, float, int], ...]
+    adjacency: str = "remove"
+    method: str = "exact"
+    value_discretization_interval: float | None = None
+    _pld: Any = field(default=None, repr=False, compare=False)
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    # ----------------------------------------------------------------- construction
+
+    @classmethod
+    def from_pld(cls, segments: Sequence[tuple[float, float, int]], pld: Any, adjacency: str = "remove") -> TradeoffCurve:
+        """Wrap an already composed :class:`rerokit.bounds.dpsgd.DpsgdPLD` (with the lower-bound
+        statistic) of validated ``segments`` - no second PLD build. ``pld=None``: envelope."""
+        adjacency = check_choice("adjacency", adjacency, ADJACENCIES)
+        segs = tuple(tuple(s) for s in segments)
+        if pld is None:
+            return cls(segs, adjacency, "envelope", None, None)
+        if pld.stat_p is None:
+            raise ValueError("the PLD must be built with lower=True (threshold-test statistic)")
+        if adjacency == "add_remove" and pld.add is None:
+            raise ValueError("adjacency='add_remove' needs the PLD built with add_direction=True")
+        return cls(segs, adjacency, "exact", pld.h, pld)
+
+    @property
+    def mu_gdp(self) -> float:
+        """sqrt(sum T_i / sigma_i^2): the Gaussian-DP parameter of the same schedule at q = 1."""
+        inv = sum(T / (s * s) if s > 1e-150 else math.inf for s, _, T in self.segments)
+        return math.sqrt(inv) if math.isfinite(inv) else math.inf
+
+    # ----------------------------------------------------------------- power (TPR)
+
+    def _power(self, lks: np.ndarray, alpha: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(lower, upper, floored) of the power at levels ``alpha`` = exp(lks) (given exactly when
+        known: the trivial lower end alpha must not be rounded up), all lks finite and <= 0."""
+        if lks.size == 0:
+            e = np.empty(0)
+            return e, e, np.zeros(0, dtype=bool)
+        no = np.zeros(lks.shape, dtype=bool)
+        alpha = np.exp(lks) if alpha is None else alpha
+        if self.method == "closed-form":
+            from rerokit.bounds.conversions import log_gdp_power
+
+            mu = self.mu_gdp
+            up = np.array([_d._up(log_gdp_power(mu, float(x))) for x in lks])
+            lo = np.array([_ld(math.exp(log_gdp_power(mu, float(x), upward=False))) for x in lks])
+            return np.maximum(lo, np.minimum(alpha, up)), up, no
+        if self.method == "envelope":
+            env = _d.envelope_log_gamma if self.adjacency == "remove" else _log_sym_envelope
+            logs = [env(self.segments, float(x)) for x in lks]
+            up = np.array([_d._up(v) for v in logs])
+            return np.minimum(alpha, up), up, no
+        if self.adjacency == "remove" or all(q == 1.0 for _, q, _ in self.segments):
+            # (q = 1: the Gaussian pair is symmetric, the symmetrised curve is the remove curve)
+            r = _d.exact_power_many(self._pld, self.segments, lks)
+            return r["lower"], r["value"], r["floored"]
+        return self._sym_power(lks, alpha)
+
+    def _sym_tables(self) -> tuple:
+        """Vertices (eps, max profile) of max(delta_R, delta_A) and the slopes between them (cached)."""
+        if "sym" in self._cache:
+            return self._cache["sym"]
+        pld = self._pld
+        cR, cA = pld.upper, pld.add
+        tR, tA = _d._top_sums(cR), _d._top_sums(cA)
+        lo_lab = min(cR.offset, cA.offset) - 1
+        hi_lab = max(cR.offset + cR.pmf.size, cA.offset + cA.pmf.size)
+        grid = np.arange(lo_lab, hi_lab + 1) * pld.h
+        mr, ma = _hockey_many(cR, grid, tR), _hockey_many(cA, grid, tA)
+        # crossings of the two profiles inside a grid interval (both linear in s = e^eps there)
+        d = mr - ma
+        j = np.nonzero(d[:-1] * d[1:] < 0)[0]
+        t = d[j] / (d[j] - d[j + 1])
+        ex = grid[j] + np.log1p(np.expm1(pld.h) * t)
+        mx = np.maximum(mr[j] + t * (mr[j + 1] - mr[j]), ma[j] + t * (ma[j + 1] - ma[j]))
+        eps = np.concatenate((grid, ex))
+        mrc = np.concatenate((mr, mx))
+        mac = np.concatenate((ma, mx))
+        order = np.argsort(eps, kind="stable")
+        eps, mrc, mac = eps[order], mrc[order], mac[order]
+        m = np.maximum(mrc, mac)
+        # slope d max(delta_R, delta_A) / ds on (eps_c, eps_{c+1}) = -(null mass above) of the
+        # active profile: exact, no cancellation; non-decreasing (the max is convex in s)
+        mid = 0.5 * (eps[:-1] + eps[1:])
+        right_r = np.where(mrc[:-1] == mac[:-1], mrc[1:] >= mac[1:], mrc[:-1] > mac[:-1])
+        slope = -np.exp(np.where(right_r, _log_q_gt(tR, mid), _log_q_gt(tA, mid)))
+        slope = np.minimum.accumulate(slope[::-1])[::-1]
+        self._cache["sym"] = (eps, m, slope, tR, tA)
+        return self._cache["sym"]
+
+    def _sym_power(self, lks: np.ndarray, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Power bracket of the symmetrised (add-or-remove) curve; see the module docstring."""
+        pld = self._pld
+        eps, m, slope, tR, tA = self._sym_tables()
+        c0 = np.searchsorted(slope, -alpha, side="left")
+        best = np.full(lks.shape, np.inf)
+        arg = np.zeros(lks.shape, dtype=int)
+        for off in (-1, 0, 1):  # any vertex gives a valid bound; the neighbours absorb rounding
+            c = np.clip(c0 + off, 0, eps.size - 1)
+            with np.errstate(over="ignore"):
+                v = np.exp(np.minimum(eps[c] + lks, 700.0)) + m[c]
+            better = v < best
+            best = np.where(better, v, best)
+            arg = np.where(better, c, arg)
+        upper = np.array([_d._up(math.log(x)) if x < 1.0 else 1.0 for x in best])
+        # lower end: direct threshold tests of both directions, and chords between the two
+        # directions at the touching levels of the optimal supporting line (slope e^eps*)
+        rev = (_flip(pld.stat_q), _flip(pld.stat_p))  # A direction: alternative nu, null mu, tests S <= s
+
+        def r_lo(a: np.ndarray) -> np.ndarray:
+            return _lower_at(pld.stat_p, pld.stat_q, a)
+
+        def a_lo(a: np.ndarray) -> np.ndarray:
+            return _lower_at(*rev, a)
+
+        lower = np.maximum(r_lo(alpha), a_lo(alpha))
+        e_star = eps[arg]
+        a1s = [np.exp(_log_q_gt(tR, e_star, s)) for s in (True, False)]
+        a2s = [np.exp(_log_q_gt(tA, e_star, s)) for s in (True, False)]
+        y1s = [r_lo(a) for a in a1s]
+        y2s = [a_lo(a) for a in a2s]
+        for a1, y1 in zip(a1s, y1s):
+            for a2, y2 in zip(a2s, y2s):
+                ok = (np.minimum(a1, a2) <= alpha) & (alpha <= np.maximum(a1, a2)) & (a1 != a2)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    chord = y1 + (y2 - y1) * (alpha - a1) / (a2 - a1)
+                lower = np.where(ok, np.maximum(lower, chord - 4.0 * _EPS), lower)
+        lower = np.minimum(np.maximum(lower, alpha), upper)
+        floor = max(_d._allowance(pld.upper), _d._allowance(pld.add))
+        return lower, upper, floor > 0.1 * upper
+
+    def _query(self, fpr: Any, log_fpr: Any, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool, Any]:
+        if (fpr is None) == (log_fpr is None):
+            raise ValueError(f"give exactly one of {name} (in [0, 1]) or log_{name} (<= 0)")
+        if fpr is not None:
+            a, scalar = _alphas(name, fpr)
+            shape = np.shape(fpr)
+            lo = np.zeros(a.shape)
+            up = np.zeros(a.shape)
+            fl = np.zeros(a.shape, dtype=bool)
+            pos = a > 0  # alpha = 0: power 0 exactly (mu << nu; the RDP bound is 0 there)
+            with np.errstate(divide="ignore"):
+                lks = np.log(a[pos])
+            lo[pos], up[pos], fl[pos] = self._power(lks, a[pos])
+            return lo, up, fl, scalar, shape
+        lks, scalar = _log_alphas("log_" + name, log_fpr)
+        lo, up, fl = self._power(lks)
+        return lo, up, fl, scalar, np.shape(log_fpr)
+
+    def tpr_at_fpr(self, fpr: Any = None, *, log_fpr: Any = None) -> Bracket:
+        """Certified bracket of the largest TPR (power) of any membership test at FPR ``fpr``.
+
+        Args:
+          fpr: false-positive rate(s) alpha in [0, 1]: a number or an array (vectorised: one
+            pass over the composed PLD for the whole batch).
+          log_fpr: natural log(s) of alpha (<= 0), for levels that underflow; give one of the two.
+
+        Returns:
+          :class:`Bracket` with floats for a scalar query, arrays of the input's shape otherwise.
+          ``upper`` is never below the true 1 - beta(alpha), ``lower`` never above it.
+        """
+        lo, up, fl, scalar, shape = self._query(fpr, log_fpr, "fpr")
+        if scalar:
+            return Bracket(float(lo[0]), float(up[0]), bool(fl[0]))
+        return Bracket(lo.reshape(shape), up.reshape(shape), fl.reshape(shape))
+
+    def beta(self, alpha: Any = None, *, log_alpha: Any = None) -> Bracket:
+        """Certified bracket of the trade-off curve beta(alpha) = 1 - TPR(alpha) (rounded outwards).
+
+        Args:
+          alpha: type-I error(s) in [0, 1] (number or array); or ``log_alpha`` (<= 0).
+
+        Returns:
+          :class:`Bracket` of beta: lower = 1 - TPR upper, upper = 1 - TPR lower.
+        """
+        lo, up, fl, scalar, shape = self._query(alpha, log_alpha, "alpha")
+        b_lo, b_hi = _one_minus(up, down=True), _one_minus(lo, down=False)
+        if scalar:
+            return Bracket(float(b_lo[0]), float(b_hi[0]), bool(fl[0]))
+        return Bracket(b_lo.reshape(shape), b_hi.reshape(shape), fl.reshape(shape))
+
+    def curve(self, n_points: int = 100, alpha_min: float = 1e-6) -> CurvePoints:
+        """(alpha, beta_lower, beta_upper) on :func:`tradeoff_grid` (log part + linear part), for plots."""
+        a = tradeoff_grid(n_points, alpha_min)
+        b = self.beta(a)
+        return CurvePoints(a, b.lower, b.upper)
+
+    # ----------------------------------------------------------------- derived risks
+
+    def _inputs(self, **kw: Any) -> dict[str, Any]:
+        d: dict[str, Any] = {"adjacency": self.adjacency}
+        if len(self.segments) == 1:
+            s, q, T = self.segments[0]
+            d.update(noise_multiplier=s, sample_rate=q, steps=T)
+        else:
+            d["segments"] = [list(x) for x in self.segments]
+        d.update(kw)
+        return d
+
+    def _bound(self, lo: float, hi: float, **kw: Any) -> Bound:
+        lo = min(lo, hi)
+        return Bound(hi, max(0.0, hi - lo), self.method, "upper", (lo, hi), self._inputs(**kw), {})
+
+    def reconstruction_success(
+        self, kappa: float | None = None, *, log_kappa: float | None = None, prior: Any = None
+    ) -> Bound:
+        """Reconstruction success bound gamma = 1 - beta(kappa) for a prior with baseline kappa
+        (Hayes et al. 2023, Thm 2; for ``adjacency="remove"`` and ``method="exact"`` the same
+        computation and numbers as :func:`rerokit.bounds.dpsgd.rero_dpsgd` (value and interval)).
+
+        Args:
+          kappa: baseline success in (0, 1]; or ``log_kappa`` (<= 0) for tiny baselines; or
+            ``prior`` (an int n: uniform over n candidates, or a rerokit prior) - exactly one.
+
+        Returns:
+          :class:`Bound` (value = certified upper end, interval = certified bracket).
+        """
+        base = resolve_baseline(prior, kappa=kappa, log_kappa=log_kappa)
+        lk, kap = base.log_kappa, base.kappa
+        lo, up, fl = self._power(np.array([lk]), np.array([kap]))
+        b = self._bound(float(lo[0]), float(up[0]), kappa=kap, log_kappa=lk)
+        b.extras["floored"] = bool(fl[0])
+        return b
+
+    def attribute_inference_success(self, k: int) -> Bound:
+        """Success bound of attribute inference with ``k`` equally likely values: 1 - beta(1/k)
+        (Kulynych et al. 2025: the reconstruction case with baseline kappa = 1/k).
+
+        Args:
+          k: number of equally likely attribute values, an integer >= 1.
+
+        Returns:
+          :class:`Bound` of the success probability.
+        """
+        k = check_int("k", k, minimum=1)
+        lo, up, fl = self._power(np.array([-math.log(k)]), np.array([1.0 / k]))
+        b = self._bound(float(lo[0]), float(up[0]), k=k)
+        b.extras["floored"] = bool(fl[0])
+        return b
+
+    def advantage(self) -> Bound:
+        """Membership advantage sup_alpha (TPR - FPR) = TV(mu, nu) = delta(0) (Kulynych et al. 2025).
+
+        Upper end: the dominating PLDs' delta(0) with allowances (the smaller of the REMOVE and
+        ADD directions: TV is symmetric). Lower end: the best threshold test on the bucket
+        statistic, max_s mu(S >= s) - nu(S >= s) with window/round-off slack.
+
+        Returns:
+          :class:`Bound` of the advantage in [0, 1].
+        """
+        if self.method != "exact":
+            return self._closed_profile(0.0, "advantage")
+        pld = self._pld
+        zero = np.zeros(1)
+        hi = float(_hockey_many(pld.upper, zero)[0])
+        if pld.add is not None:
+            hi = min(hi, float(_hockey_many(pld.add, zero)[0]))
+        p_lo, q_hi = _threshold_points(pld.stat_p, pld.stat_q)
+        lo = max(0.0, float(np.max(p_lo - q_hi)))
+        return self._bound(lo, min(1.0, float(np.nextafter(hi, 2.0))))
+
+    def bayes_accuracy(self, prior_membership: float = 0.5) -> Bound:
+        """Bayes-optimal membership-inference accuracy for a prior ``prior_membership`` = pi:
+        (1 - pi) + pi delta(log((1 - pi)/pi)) (Kulynych et al. 2025, Prop. D.1), where delta is
+        the profile of the curve (max of both directions for ``add_remove``).
+
+        Args:
+          prior_membership: prior probability pi in (0, 1) that the target is a member.
+
+        Returns:
+          :class:`Bound` of the accuracy in [max(pi, 1 - pi), 1].
+        """
+        pi = check_probability("prior_membership", prior_membership, high_open=True)
+        eps = math.log1p(-pi) - math.log(pi)
+        trivial = max(pi, 1.0 - pi)
+        if self.method != "exact":
+            d = self._closed_profile(eps, "bayes")
+            lo = max(trivial, (1.0 - pi) + pi * d.interval[0])
+            hi = min(1.0, (1.0 - pi) + pi * d.value + 4.0 * _EPS)
+            return self._bound(lo, hi, prior_membership=pi)
+        pld = self._pld
+        e = np.array([eps])
+        delta_hi = float(_hockey_many(pld.upper, e)[0])
+        p_lo, q_hi = _threshold_points(pld.stat_p, pld.stat_q)
+        s = math.exp(eps)
+        delta_lo = float(np.max(p_lo - s * q_hi))
+        if self.adjacency == "add_remove":
+            delta_hi = max(delta_hi, float(_hockey_many(pld.add, e)[0]))
+            # complements of the same tests: level mu(S < s) <= 1 - p_lo, power nu(S < s) >= 1 - q_hi
+            delta_lo = max(delta_lo, float(np.max((1.0 - q_hi) - s * (1.0 - p_lo))))
+        hi = min(1.0, (1.0 - pi) + pi * delta_hi + 4.0 * _EPS)
+        lo = max(trivial, (1.0 - pi) + pi * delta_lo - 4.0 * _EPS)
+        return self._bound(lo, hi, prior_membership=pi)
+
+    def _closed_profile(self, eps: float, what: str) -> Bound:
+        """delta(eps) bracket for "closed-form" (exact GDP) and "envelope" curves."""
+        lo, hi = _gdp_profile(self.mu_gdp, eps)
+        if self.method == "envelope":  # min with the never-sampled bound; lower end trivial
+            hi = min(hi, _never_profile(self.segments, eps, self.adjacency) + 4.0 * _EPS)
+            lo = -math.expm1(eps) if eps < 0 else 0.0
+        if what == "advantage":
+            return self._bound(lo, hi)
+        return Bound(hi, hi - lo, self.method, "upper", (lo, hi), {}, {})
+
+    def membership_summary(self, fprs: Sequence[float] = MEMBERSHIP_FPRS, prior_membership: float = 0.5) -> dict[str, Any]:
+        """JSON-ready membership risks: advantage, TPR at a few FPRs, Bayes accuracy (upper ends as
+        values, certified brackets beside them). Used by ``rerokit bound dpsgd --json``."""
+        adv = self.advantage()
+        tpr = self.tpr_at_fpr(np.asarray(fprs, dtype=float))
+        acc = self.bayes_accuracy(prior_membership)
+        out: dict[str, Any] = {
+            "adjacency": self.adjacency,
+            "method": self.method,
+            "advantage": adv.value,
+            "advantage_interval": list(adv.interval),
+        }
+        for a, lo, hi in zip(fprs, tpr.lower, tpr.upper):
+            out[f"tpr_at_fpr_{a:g}"] = float(hi)
+        out["tpr_at_fpr_intervals"] = {f"{a:g}": [float(lo), float(hi)] for a, lo, hi in zip(fprs, tpr.lower, tpr.upper)}
+        out["bayes_accuracy"] = acc.value
+        out["bayes_accuracy_interval"] = list(acc.interval)
+        out["prior_membership"] = float(prior_membership)
+        return out
+
+
+def _one_minus(x: np.ndarray, *, down: bool) -> np.ndarray:
+    """1 - x rounded down (``down``) or up: nudged by one ulp where the subtraction was inexact."""
+    y = 1.0 - x
+    inexact = (1.0 - y) != x
+    nudged = np.nextafter(y, -np.inf if down else np.inf)
+    return np.clip(np.where(inexact, nudged, y), 0.0, 1.0)
+
+
+def dpsgd_tradeoff(
+    noise_multiplier: float | None = None,
+    sample_rate: float | None = None,
+    steps: int | None = None,
+    *,
+    segments: Any = None,
+    adjacency: str = "remove",
+    method: str = "exact",
+    value_discretization_interval: float | None = None,
+) -> TradeoffCurve:
+    """Build the certified trade-off curve of a DP-SGD schedule once (one composed PLD).
+
+    Args:
+      noise_multiplier, sample_rate, steps: sigma > 0, q in (0, 1], T >= 1; or ``segments``.
+      segments: heterogeneous schedule, a list of (sigma, q, T) or a dp-accounting DpEvent
+        (as :func:`rerokit.bounds.dpsgd.rero_dpsgd`).
+      adjacency: "remove" (default; nu = without, mu = with the target) or "add_remove" (the
+        symmetrised curve of add-or-remove adjacency, Dong et al. 2022 Def. F.1).
+      method: "exact" (certified PLD bracket; closed-form envelope automatically for sigma
+        outside SIGMA_EXACT_RANGE) or "closed-form" (q = 1 only: exact Gaussian-DP curve).
+      value_discretization_interval: PLD grid step h (default as ``rero_dpsgd``).
+
+    Returns:
+      A frozen :class:`TradeoffCurve`. The PLD is built with both directions (as ``rero_dpsgd``
+      with its default ``comparisons=True``), so that ``reconstruction_success`` reproduces
+      ``rero_dpsgd`` exactly.
+    """
+    segs = _d.normalize_segments(noise_multiplier, sample_rate, steps, segments)
+    adjacency = check_choice("adjacency", adjacency, ADJACENCIES)
+    method = check_choice("method", method, _METHODS)
+    if method == "closed-form":
+        _d.check_full_batch(segs)
+        return TradeoffCurve(segs, adjacency, "closed-form", None, None)
+    if _d.outside_exact_range(segs):
+        return TradeoffCurve(segs, adjacency, "envelope", None, None)
+    pld = _d.dpsgd_pld(segs, value_discretization_interval, lower=True, add_direction=True)
+    return TradeoffCurve.from_pld(segs, pld, adjacency)
