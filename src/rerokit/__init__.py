@@ -23,6 +23,7 @@ __version__ = "0.2.0"
 # name -> module that defines it; resolved lazily (PEP 562)
 _EXPORTS = {
     "reconstruction_risk": "rerokit.risk",
+    "reconstruction_risks": "rerokit.risk",
     "ReconstructionRisk": "rerokit.risk",
     "MembershipRisk": "rerokit.risk",
     "dpsgd_tradeoff": "rerokit.bounds.tradeoff",

@@ -31,7 +31,7 @@ from rerokit._validate import check_probability
 from rerokit.bounds.priors import resolve_baseline
 from rerokit.bounds.schedule import Schedule
 
-__all__ = ["ReconstructionRisk", "MembershipRisk", "reconstruction_risk", "as_schedule"]
+__all__ = ["ReconstructionRisk", "MembershipRisk", "reconstruction_risk", "reconstruction_risks", "as_schedule"]
 
 DEFAULT_FPRS = (1e-3, 1e-2, 1e-1)
 
@@ -92,6 +92,8 @@ class ReconstructionRisk:
       membership: :class:`MembershipRisk` of the same curve.
       schedule: the :class:`~rerokit.bounds.schedule.Schedule` evaluated.
       method: "exact" (certified PLD), "closed-form" or "envelope" (sigma outside the PLD's range).
+      curve: the :class:`~rerokit.bounds.tradeoff.TradeoffCurve` (remove adjacency) every number
+        above was read off, for further queries without a second PLD build (not in ``to_dict``).
     """
 
     gamma: float
@@ -108,6 +110,7 @@ class ReconstructionRisk:
     schedule: Schedule
     method: str
     extras: dict[str, Any] = field(default_factory=dict)
+    curve: Any = field(default=None, repr=False, compare=False)
 
     @property
     def gamma_error(self) -> float:
@@ -226,21 +229,62 @@ def reconstruction_risk(
     Returns:
       A frozen :class:`ReconstructionRisk` (``to_dict()`` for JSON).
     """
-    from rerokit.bounds.dpsgd import _epsilon_both
-    from rerokit.bounds.tradeoff import dpsgd_tradeoff
-
     sched = as_schedule(mechanism, noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps)
     if prior is None and kappa is None and log_kappa is None:
         raise ValueError("give the adversary's prior: prior=n for n equally likely candidates (e.g. prior=10), "
                          "a rerokit prior, or kappa= / log_kappa= for its baseline")
     base = resolve_baseline(prior, kappa=kappa, log_kappa=log_kappa, eta=eta)
+    return _risks(sched, [base], delta, fprs, prior_membership, adjacency, value_discretization_interval)[0]
+
+
+def reconstruction_risks(
+    mechanism: Any = None,
+    priors: Sequence[Any] = (10,),
+    *,
+    eta: float | None = None,
+    noise_multiplier: float | None = None,
+    sample_rate: float | None = None,
+    steps: int | None = None,
+    delta: float = 1e-5,
+    fprs: Sequence[float] = DEFAULT_FPRS,
+    prior_membership: float = 0.5,
+    adjacency: str = "remove",
+    value_discretization_interval: float | None = None,
+) -> tuple[ReconstructionRisk, ...]:
+    """:func:`reconstruction_risk` for several priors of one run, from one composed PLD.
+
+    The trade-off curve, epsilon and the membership risks are computed once and shared; each
+    prior adds one query of the curve. ``reconstruction_risks(m, [p])[0]`` equals
+    ``reconstruction_risk(m, p)`` number for number.
+
+    Args:
+      mechanism, noise_multiplier, sample_rate, steps: the run (as :func:`reconstruction_risk`).
+      priors: non-empty sequence of priors: ints n (uniform over n candidates) or rerokit priors
+        (:class:`~rerokit.bounds.priors.BaselinePrior` for a bare kappa).
+      eta, delta, fprs, prior_membership, adjacency, value_discretization_interval: as
+        :func:`reconstruction_risk`.
+
+    Returns:
+      One :class:`ReconstructionRisk` per prior, in order.
+    """
+    sched = as_schedule(mechanism, noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps)
+    if isinstance(priors, (str, bytes)) or not isinstance(priors, Sequence) or not priors:
+        raise ValueError("priors must be a non-empty list of priors (ints n >= 1 or rerokit priors)")
+    bases = [resolve_baseline(p, eta=eta) for p in priors]
+    return _risks(sched, bases, delta, fprs, prior_membership, adjacency, value_discretization_interval)
+
+
+def _risks(sched: Schedule, bases: Sequence[Any], delta: float, fprs: Sequence[float], prior_membership: float,
+           adjacency: str, value_discretization_interval: float | None) -> tuple[ReconstructionRisk, ...]:
+    """The risks of ``sched`` at each resolved baseline, from one curve (one composed PLD)."""
+    from rerokit.bounds.dpsgd import _epsilon_both
+    from rerokit.bounds.tradeoff import dpsgd_tradeoff
+
     delta = check_probability("delta", delta, high_open=True)
     prior_membership = check_probability("prior_membership", prior_membership, high_open=True)
     fprs = tuple(check_probability(f"fprs[{i}]", f, low_open=False) for i, f in enumerate(fprs))
     curve = dpsgd_tradeoff(segments=sched, adjacency="remove",
                            value_discretization_interval=value_discretization_interval)
-    g = curve.reconstruction_success(log_kappa=base.log_kappa)
-    lo, hi = g.interval if g.interval is not None else (base.kappa, g.value)
     mcurve = curve if adjacency == "remove" else dpsgd_tradeoff(
         segments=sched, adjacency=adjacency, value_discretization_interval=value_discretization_interval)
     membership = _membership(mcurve, fprs, prior_membership)
@@ -252,16 +296,21 @@ def reconstruction_risk(
         mu = sched.mu_full_batch
         eps = math.inf if not math.isfinite(mu) else gaussian_epsilon(delta, mu)
     mu_gdp = sched.mu_full_batch if sched.full_batch else None
-    if base.log_kappa >= 0.0 or g.value >= 1.0:
-        mu_eq = 0.0 if base.log_kappa >= 0.0 else math.inf
-    else:
-        mu_eq = max(0.0, _probit_log(math.log(g.value)) - _probit_log(base.log_kappa))
-    adv = 0.0 if base.kappa >= 1.0 else (g.value - base.kappa) / (1.0 - base.kappa)
-    return ReconstructionRisk(
-        gamma=g.value, gamma_interval=(float(lo), float(hi)), kappa=base.kappa, log_kappa=base.log_kappa,
-        prior=base.prior.name, advantage=adv, epsilon=float(eps), delta=delta, mu_gdp=mu_gdp,
-        mu_equivalent=mu_eq, membership=membership, schedule=sched, method=g.method,
-    )
+    out = []
+    for base in bases:
+        g = curve.reconstruction_success(log_kappa=base.log_kappa)
+        lo, hi = g.interval if g.interval is not None else (base.kappa, g.value)
+        if base.log_kappa >= 0.0 or g.value >= 1.0:
+            mu_eq = 0.0 if base.log_kappa >= 0.0 else math.inf
+        else:
+            mu_eq = max(0.0, _probit_log(math.log(g.value)) - _probit_log(base.log_kappa))
+        adv = 0.0 if base.kappa >= 1.0 else (g.value - base.kappa) / (1.0 - base.kappa)
+        out.append(ReconstructionRisk(
+            gamma=g.value, gamma_interval=(float(lo), float(hi)), kappa=base.kappa, log_kappa=base.log_kappa,
+            prior=base.prior.name, advantage=adv, epsilon=float(eps), delta=delta, mu_gdp=mu_gdp,
+            mu_equivalent=mu_eq, membership=membership, schedule=sched, method=g.method, curve=curve,
+        ))
+    return tuple(out)
 
 
 def _membership(curve: Any, fprs: tuple[float, ...], prior_membership: float) -> MembershipRisk:
