@@ -30,7 +30,12 @@ __all__ = [
     "epsilon_pld",
     "epsilon_rdp",
     "rdp_curve",
+    "rdp_epsilon_order2",
+    "ORDER2_RDP_ORDERS",
 ]
+
+ORDER2_RDP_ORDERS = (2.0, 2.5, 3.0, 4.0)
+"""Orders at which :func:`rdp_epsilon_order2` asks dp-accounting for the RDP curve."""
 
 
 def dpsgd_event(noise_multiplier: float, sample_rate: float, steps: int) -> "dp_accounting.DpEvent":
@@ -85,6 +90,26 @@ def rdp_curve(segments: Any, orders: Sequence[float] | None = None) -> tuple[Any
     acc = dp_accounting.rdp.RdpAccountant(orders=orders)
     acc.compose(_as_event(segments))
     return np.asarray(acc._orders, dtype=float).copy(), np.asarray(acc._rdp, dtype=float).copy()
+
+
+def rdp_epsilon_order2(segments_or_event: Any) -> tuple[float, float]:
+    """A (2, eps)-RDP guarantee of a DP-SGD schedule, the input of Guo et al. 2022, Thm 1.
+
+    dp-accounting's RDP curve (Poisson-subsampled Gaussian, Mironov et al. 2019) at
+    :data:`ORDER2_RDP_ORDERS`, read at order 2 by :func:`rerokit.bounds.mse.rdp_epsilon_at_order`
+    (never interpolated). Used by ``rerokit bound mse-rdp`` and ``rerokit report``.
+
+    Args:
+      segments_or_event: a :class:`~rerokit.bounds.schedule.Schedule`, (sigma, q, T) triples or a
+        dp-accounting ``DpEvent``.
+
+    Returns:
+      ``(eps, order)``: the RDP epsilon and the order it was read at (2.0).
+    """
+    from rerokit.bounds.mse import rdp_epsilon_at_order
+
+    orders, rdp = rdp_curve(segments_or_event, ORDER2_RDP_ORDERS)
+    return rdp_epsilon_at_order(orders, rdp, 2.0)
 
 
 def epsilon_rdp(segments_or_event: Any, delta: float, orders: Sequence[float] | None = None) -> float:

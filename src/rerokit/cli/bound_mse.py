@@ -55,12 +55,11 @@ def _mse_rdp(args: argparse.Namespace) -> dict[str, Any]:
         eps = args.epsilon
         source = "epsilon"
     elif dpsgd:
-        from rerokit.accounting.events import dpsgd_event, rdp_curve
+        from rerokit.accounting.events import dpsgd_event, rdp_epsilon_order2
 
         if args.noise_multiplier is None or args.sample_rate is None or args.steps is None:
             raise ValueError("DP-SGD needs --noise-multiplier, --sample-rate and --steps")
-        orders, rdp = rdp_curve(dpsgd_event(args.noise_multiplier, args.sample_rate, args.steps), [2.0, 2.5, 3.0, 4.0])
-        eps, order = mse.rdp_epsilon_at_order(orders, rdp, 2.0)
+        eps, order = rdp_epsilon_order2(dpsgd_event(args.noise_multiplier, args.sample_rate, args.steps))
         source = "DP-SGD RDP curve (dp-accounting, Poisson subsampled Gaussian)"
         extra = {"noise_multiplier": args.noise_multiplier, "sample_rate": args.sample_rate, "steps": args.steps, "order_used": order}
     elif args.n is not None:
