@@ -47,6 +47,9 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     ),
 }
 
+# top-level commands without a group (``rerokit report``): module -> registers on the top level
+TOP_COMMANDS: tuple[str, ...] = ("rerokit.cli.report",)
+
 GROUP_HELP = {
     "bound": "formal bounds on reconstruction success or error",
     "kappa": "baseline success kappa of a prior",
@@ -79,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
         sub = gp.add_subparsers(dest="command", metavar="SUBCOMMAND", parser_class=_Parser)
         for mod in present:
             importlib.import_module(mod).register(sub)
+    for mod in TOP_COMMANDS:
+        if importlib.util.find_spec(mod) is not None:
+            importlib.import_module(mod).register(groups)
     return parser
 
 
@@ -103,7 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         result = func(args)
         if result is not None:
-            emit(result, as_json=getattr(args, "json", False), title=getattr(args, "title", None))
+            emit(result, as_json=getattr(args, "json", False), title=getattr(args, "title", None),
+                 summary=getattr(args, "summary", None))
         return 0
     except (CliError, ValueError, TypeError, OSError) as exc:
         # OSError: a path that cannot be read or written (missing, a directory, no permission)

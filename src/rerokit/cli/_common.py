@@ -47,16 +47,30 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def emit(result: dict[str, Any], *, as_json: bool = False, title: str | None = None, file=None) -> None:
-    """Print ``result`` as one JSON object (with the rerokit version) or as a two-column table.
+def emit(result: dict[str, Any], *, as_json: bool = False, title: str | None = None, file=None,
+         summary=None) -> None:
+    """Print ``result`` as one JSON object (with the rerokit version) or for a human.
 
-    Nested dicts are shown as indented sections in the table.
+    Args:
+      result: the command's JSON-ready dict.
+      as_json: print one JSON object.
+      title: a heading for the human output.
+      file: the stream (default stdout).
+      summary: the command's verdict function, ``result -> rerokit.report.terminal.Summary``;
+        its verdict and tables are printed by :func:`rerokit.report.terminal.render`.
     """
     out = file or sys.stdout
     result = dict(result)
     result.setdefault("rerokit_version", __version__)
     if as_json:
         print(json.dumps(_jsonable(result), sort_keys=False), file=out)
+        return
+    if summary is not None:
+        from rerokit.report.terminal import render
+
+        s = summary(result)
+        render(result, verdict=s.verdict, rows=s.rows, tables=s.tables, notes=s.notes,
+               title=title or s.title, file=out)
         return
     rows: list[tuple[str, str]] = []
 

@@ -1,0 +1,857 @@
+"""``build_report``: every risk of a DP-SGD run in one report (terminal, JSON, HTML card, PNG + CSV).
+
+The input is what :func:`rerokit.reconstruction_risk` takes - the keyword settings, an Opacus
+history, a dp-accounting event or a :class:`~rerokit.bounds.schedule.Schedule` - plus an
+optional description of the data and an optional audit result. Every number comes from the
+library functions the ``bound`` / ``calibrate`` / ``audit`` commands call (no second
+implementation):
+
+* informed adversary, priors of 2 / 10 / 100 equally likely candidates and "any image within
+  the pixel tolerance" (:class:`~rerokit.bounds.priors.PixelTolerancePrior`, Hayes et al. 2023
+  App. I: 32/256 per pixel): gamma of Hayes et al. Thm 2 with its certified bracket,
+  :func:`rerokit.risk.reconstruction_risks` (one composed PLD for all priors);
+* membership inference (TPR at FPR 0.1% / 1% / 10%, advantage), epsilon at delta and the
+  Gaussian-DP mu, from the same curve;
+* the uninformed gradient-inversion adversary of paper 004 (:mod:`rerokit.bounds.uninformed`:
+  ``mse_rero``, ``mse_rero_over_steps``, ``expected_mse``, ``ncc_bound``), as ``rerokit bound
+  uninformed``;
+* Guo et al.'s MSE lower bound (:func:`rerokit.bounds.mse.rdp_mse_lower_bound` of the
+  (2, eps)-RDP from :func:`rerokit.accounting.events.rdp_epsilon_order2`), as ``rerokit bound
+  mse-rdp``, when a data diameter is given;
+* what would change it: sigma (same q, T) and steps (same sigma, q) for gamma <= kappa + 0.05 /
+  0.1 / 0.2 at a prior of 10 (:func:`~rerokit.bounds.calibrate.calibrate_noise_multiplier`,
+  :func:`~rerokit.bounds.calibrate.calibrate_steps`), as ``rerokit calibrate dpsgd``;
+* an audit's measured success with its exact Clopper-Pearson interval against gamma at the
+  audit's kappa, and what it proves (:func:`rerokit.bounds.empirical.audit_lower_bounds`).
+
+**Smallest record norm (uninformed adversary).** Paper 004's bound needs r = the smallest
+non-zero L2 norm of a record. ``min_norm`` gives it; by default r = the clipping norm C, i.e.
+the report assumes every record has norm >= C - 004's own data-independent bound gamma'
+(Prop. 3), which is an upper bound on gamma for every dataset that satisfies the assumption
+(a larger r only lowers the attacker's success). Without ``clip`` and ``min_norm`` the
+uninformed section is left out (the verdict says how to get it).
+
+The over-steps figure evaluates the same :func:`~rerokit.risk.reconstruction_risks` on
+prefixes of the schedule (:data:`STEP_POINTS` points).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from rerokit._validate import check_int, check_positive, check_probability
+from rerokit.bounds.schedule import Schedule, Segment
+from rerokit.report.format import Lead, Num, Sentence, fmt, fmt_bracket, fmt_log10, num
+from rerokit.report.inputs import AuditSummary, load_audit, parse_data_shape
+from rerokit.report.terminal import Row, Summary, Table
+
+__all__ = [
+    "THREATS",
+    "verdict_sentences",
+    "key_numbers",
+    "table_rows",
+    "what_if_table",
+    "schedule_prefix",
+    "step_grid",
+    "Report",
+    "build_report",
+    "report_summary",
+    "DEFAULT_PRIOR_SIZES",
+    "PIXEL_TOLERANCE",
+    "DEFAULT_MSE_THRESHOLD",
+    "WHAT_IF_PRIOR",
+    "WHAT_IF_MARGINS",
+    "DATASET_SHAPES",
+    "STEP_POINTS",
+]
+
+DEFAULT_PRIOR_SIZES = (2, 10, 100)
+"""Prior sizes of the informed adversary (n equally likely candidates: kappa = 1/n)."""
+
+PIXEL_TOLERANCE = 32 / 256
+"""Per-pixel tolerance of "any image within the pixel tolerance" (Hayes et al. 2023, App. I):
+pixels uniform on [0, 1], success when every pixel is within 32/256 (kappa = (2 x 32/256)^d)."""
+
+DEFAULT_MSE_THRESHOLD = 0.01
+"""MSE threshold eta of the uninformed adversary (PSNR >= 20 dB on data in [0, 1])."""
+
+WHAT_IF_PRIOR = 10
+"""Prior size of "what would change it" (and of mu_equivalent when the run is not full batch)."""
+
+WHAT_IF_MARGINS = (0.05, 0.1, 0.2)
+"""Targets of "what would change it": gamma <= kappa + margin (targets outside (kappa, 1) skipped)."""
+
+DATASET_SHAPES = {"digits": (1, 8, 8), "mnist": (1, 28, 28), "cifar10": (3, 32, 32)}
+"""Data shapes of the datasets an audit may name (used when no data shape is given)."""
+
+STEP_POINTS = 25
+"""Points along training at which the over-steps figure evaluates gamma and epsilon."""
+
+_LN10 = math.log(10.0)
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:g}%"
+
+
+def _shape_text(shape: Sequence[int] | None) -> str:
+    return "x".join(str(s) for s in shape) if shape else ""
+
+
+# --------------------------------------------------------------------------- schedule helpers
+
+
+def _schedule_settings(sched: Schedule) -> dict[str, Any]:
+    if len(sched) == 1:
+        s, q, T = sched.segments[0]
+        return {"noise_multiplier": s, "sample_rate": q, "steps": T, "total_steps": T}
+    return {"schedule": sched.as_triples(), "total_steps": sched.total_steps}
+
+
+def schedule_prefix(sched: Schedule, steps: int) -> Schedule:
+    """The first ``steps`` steps of a schedule (segments cut at that step).
+
+    Args:
+      sched: the schedule.
+      steps: an integer in [1, total_steps].
+
+    Returns:
+      The prefix as a :class:`~rerokit.bounds.schedule.Schedule`.
+    """
+    t = check_int("steps", steps, minimum=1, maximum=sched.total_steps)
+    out = []
+    for s, q, T in sched.segments:
+        if t <= 0:
+            break
+        out.append(Segment(s, q, min(T, t)))
+        t -= T
+    return Schedule(tuple(out))
+
+
+def step_grid(total: int, points: int = STEP_POINTS) -> list[int]:
+    """Up to ``points`` distinct step counts from 1 to ``total`` (linear, ``total`` included)."""
+    n = min(points, total)
+    if n <= 1:
+        return [total]
+    return sorted({max(1, round(1 + i * (total - 1) / (n - 1))) for i in range(n)})
+
+
+# --------------------------------------------------------------------------- the report
+
+
+@dataclass
+class Report:
+    """A built report: ``data`` (JSON-ready, :meth:`to_dict`), the verdict and tables
+    (:meth:`summary`), the HTML card (:meth:`to_html`) and the figures (:meth:`write_png`).
+
+    Attributes:
+      data: the JSON-ready dict (see :func:`build_report`).
+      risks: the :class:`~rerokit.risk.ReconstructionRisk` s by key ("prior_10", ...).
+      schedule: the evaluated schedule.
+      audit: the :class:`~rerokit.report.inputs.AuditSummary` or None.
+    """
+
+    data: dict[str, Any]
+    risks: dict[str, Any]
+    schedule: Schedule
+    audit: AuditSummary | None = None
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready dict (a copy)."""
+        import copy
+
+        return copy.deepcopy(self.data)
+
+    def summary(self) -> Summary:
+        """Verdict sentences, the table of quantities, "what would change it" and notes."""
+        return report_summary(self.data)
+
+    @property
+    def verdict(self) -> list[str]:
+        """The verdict sentences as plain text."""
+        return [v["text"] for v in self.data["verdict"]]
+
+    def render_terminal(self, file: Any = None, color: bool | None = None) -> None:
+        """Print the verdict and tables (rich; colour only on a terminal).
+
+        Args:
+          file: the stream (default stdout).
+          color: force colour on/off.
+        """
+        from rerokit.report.terminal import render
+
+        s = self.summary()
+        render(self.data, verdict=s.verdict, rows=s.rows, tables=s.tables, notes=s.notes, title=s.title,
+               file=file, color=color)
+
+    def steps_series(self, points: int = STEP_POINTS) -> dict[str, list]:
+        """gamma (each prior size) and epsilon at ``points`` step counts along the schedule.
+
+        Args:
+          points: number of step counts (at most the total steps).
+
+        Returns:
+          ``{"step": [...], "gamma_prior_n": [...], ..., "epsilon": [...]}``.
+        """
+        key = ("steps", points)
+        if key in self._cache:
+            return self._cache[key]
+        from rerokit.risk import reconstruction_risks
+
+        sizes = self.data["options"]["prior_sizes"]
+        grid = step_grid(self.schedule.total_steps, points)
+        out: dict[str, list] = {"step": grid, **{f"gamma_prior_{n}": [] for n in sizes}, "epsilon": []}
+        delta = self.data["delta"]
+        for t in grid:
+            if t == self.schedule.total_steps:  # the report's own risks: no second PLD build
+                rs = tuple(self.risks[f"prior_{n}"] for n in sizes)
+            else:
+                rs = reconstruction_risks(schedule_prefix(self.schedule, t), list(sizes), delta=delta, fprs=())
+            for n, r in zip(sizes, rs):
+                out[f"gamma_prior_{n}"].append(r.gamma)
+            out["epsilon"].append(rs[0].epsilon)
+        self._cache[key] = out
+        return out
+
+    def to_html(self) -> str:
+        """The self-contained HTML card (inline CSS and SVG; no scripts, nothing from the network)."""
+        from rerokit.report.html import render_html
+
+        return render_html(self)
+
+    def write_html(self, path: Any) -> str:
+        """Write :meth:`to_html` to ``path`` (UTF-8); returns the path."""
+        p = os.fspath(path)
+        text = self.to_html()
+        with open(p, "w", encoding="utf-8") as f:
+            f.write(text)
+        return p
+
+    def write_png(self, directory: Any) -> list[str]:
+        """Write every figure as PNG with the CSV of its plotted numbers beside it.
+
+        Args:
+          directory: folder (created if missing).
+
+        Returns:
+          The paths written (``name.png``, ``name.csv`` pairs).
+        """
+        from rerokit.report.figures import write_png
+
+        return write_png(self, directory)
+
+
+# --------------------------------------------------------------------------- building
+
+
+def _resolve_audit(audit: Any) -> AuditSummary | None:
+    if audit is None:
+        return None
+    if isinstance(audit, AuditSummary):
+        return audit
+    if isinstance(audit, dict):
+        from rerokit.report.inputs import audit_from_dict
+
+        return audit_from_dict(audit)
+    if isinstance(audit, (str, bytes, os.PathLike)):
+        return load_audit(audit)
+    raise TypeError(f"audit must be a path, the dict 'rerokit audit ... --json' prints or an AuditSummary, "
+                    f"got {type(audit).__name__}")
+
+
+def _audit_schedule(a: AuditSummary) -> Schedule:
+    where = f"audit {a.path}" if a.path else "audit"
+    if a.noise_multiplier == 0:
+        raise ValueError(f"{where}: was run without noise (noise_multiplier 0): there is no DP guarantee to report")
+    return Schedule.from_settings(a.noise_multiplier, a.sample_rate, a.steps)
+
+
+def _same_schedule(a: Schedule, b: Schedule) -> bool:
+    if len(a) != len(b):
+        return False
+    for (s1, q1, t1), (s2, q2, t2) in zip(a, b):
+        if t1 != t2 or not math.isclose(s1, s2, rel_tol=1e-9) or not math.isclose(q1, q2, rel_tol=1e-12):
+            return False
+    return True
+
+
+def build_report(
+    mechanism: Any = None,
+    *,
+    noise_multiplier: float | None = None,
+    sample_rate: float | None = None,
+    steps: int | None = None,
+    data_shape: Any = None,
+    dataset_size: int | None = None,
+    clip: float | None = None,
+    min_norm: float | None = None,
+    diameter: float | None = None,
+    mse_threshold: float = DEFAULT_MSE_THRESHOLD,
+    data_range: float = 1.0,
+    delta: float = 1e-5,
+    audit: Any = None,
+    label: str | None = None,
+    source: str | None = None,
+    prior_sizes: Sequence[int] = DEFAULT_PRIOR_SIZES,
+    what_if: bool = True,
+) -> Report:
+    """Build the reconstruction-risk report of a DP-SGD run (see the module docstring).
+
+    Args:
+      mechanism: the run as :func:`rerokit.reconstruction_risk` takes it (Opacus accountant or
+        history, dp-accounting ``DpEvent``, ``Schedule``); or give the keyword settings; or
+        neither, with an ``audit`` (its settings are used).
+      noise_multiplier, sample_rate, steps: sigma > 0, q in (0, 1], T >= 1 of a constant run.
+      data_shape: e.g. ``"1x28x28"`` or ``(3, 32, 32)``: the data dimension of the pixel prior
+        and of the uninformed adversary (default: the audited dataset's shape, if any).
+      dataset_size: number of training records N (shows the expected batch qN and epochs Tq;
+        warns when delta >= 1/N).
+      clip: clipping norm C > 0 (default: the audit's).
+      min_norm: smallest non-zero L2 norm r of a record (default: C, i.e. assume r >= C).
+      diameter: per-coordinate diameter of the data space for Guo et al.'s bound (e.g. 1 for
+        pixels in [0, 1]); None leaves that bound out.
+      mse_threshold: eta of P(MSE <= eta) (default 0.01).
+      data_range: data range R for the PSNR reading of eta, 10 log10(R^2 / eta) dB (default 1).
+      delta: delta of epsilon, in (0, 1).
+      audit: a path to an audit result (JSON or JSON lines), its parsed dict, or an
+        :class:`~rerokit.report.inputs.AuditSummary`.
+      label: a title for the card (e.g. the model's name); shown escaped.
+      source: where the run came from (e.g. "opacus history run.json"); shown escaped.
+      prior_sizes: prior sizes of the informed adversary (integers >= 2; default 2, 10, 100).
+      what_if: compute "what would change it" (six calibrations; False skips them).
+
+    Returns:
+      The :class:`Report`.
+
+    Raises:
+      ValueError / TypeError: naming the parameter and its valid range (or the file and what is
+        wrong with it).
+    """
+    from rerokit.bounds.priors import BaselinePrior, PixelTolerancePrior, UniformDiscretePrior
+    from rerokit.risk import as_schedule, reconstruction_risks
+
+    a = _resolve_audit(audit)
+    settings_given = any(x is not None for x in (noise_multiplier, sample_rate, steps))
+    if mechanism is None and not settings_given and a is not None:
+        sched = _audit_schedule(a)
+        src = source or (f"audit {a.path}" if a.path else "audit settings")
+    else:
+        sched = as_schedule(mechanism, noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps)
+        src = source or ("settings" if mechanism is None else type(mechanism).__name__)
+        if a is not None and not _same_schedule(sched, _audit_schedule(a)):
+            where = f"audit {a.path}" if a.path else "audit"
+            raise ValueError(f"{where}: was run with noise_multiplier={a.noise_multiplier!r}, sample_rate="
+                             f"{a.sample_rate!r}, steps={a.steps}, not the report's settings; report the audited "
+                             "run (omit the settings to take them from the audit)")
+    delta = check_probability("delta", delta, high_open=True)
+    sizes = tuple(check_int(f"prior_sizes[{i}]", n, minimum=2) for i, n in enumerate(prior_sizes))
+    if not sizes:
+        raise ValueError("prior_sizes must list at least one integer >= 2")
+    sizes = tuple(dict.fromkeys(sizes))
+    ref = WHAT_IF_PRIOR if WHAT_IF_PRIOR in sizes else sizes[0]
+    if label is not None and not isinstance(label, str):
+        raise TypeError(f"label must be a string, got {type(label).__name__}")
+    eta = check_positive("mse_threshold", mse_threshold)
+    rng = check_positive("data_range", data_range)
+
+    # ------------------------------------------------------------- data description
+    data_note = None
+    shape = None
+    if data_shape is not None:
+        shape = parse_data_shape(data_shape)
+    elif a is not None and a.dataset in DATASET_SHAPES:
+        shape = DATASET_SHAPES[a.dataset]
+        data_note = f"data shape of the audited dataset {a.dataset}"
+    if clip is None and a is not None and a.clip is not None:
+        clip = a.clip
+    C = None if clip is None else check_positive("clip", clip)
+    r_given = None if min_norm is None else check_positive("min_norm", min_norm)
+    n_data = None if dataset_size is None else check_int("dataset_size", dataset_size, minimum=1)
+    D = None if diameter is None else check_positive("diameter", diameter)
+    dim = math.prod(shape) if shape else None
+
+    # ------------------------------------------------------------- one curve, every prior
+    keys: list[str] = [f"prior_{n}" for n in sizes]
+    priors: list[Any] = [UniformDiscretePrior(n) for n in sizes]
+    if dim is not None:
+        keys.append("pixel_tolerance")
+        priors.append(PixelTolerancePrior(dim, PIXEL_TOLERANCE))
+    audit_key = None
+    if a is not None:
+        audit_key = next((f"prior_{n}" for n in sizes if 1.0 / n == a.kappa), None)
+        if audit_key is None:
+            audit_key = "audit_prior"
+            keys.append(audit_key)
+            priors.append(BaselinePrior(a.kappa))
+    rs = reconstruction_risks(sched, priors, delta=delta)
+    risks = dict(zip(keys, rs))
+    r0 = risks[f"prior_{ref}"]
+
+    informed: dict[str, Any] = {}
+    for k, pr, r in zip(keys, priors, rs):
+        if k == "audit_prior":
+            continue
+        e = {
+            "prior": r.prior,
+            "kappa": r.kappa,
+            "log10_kappa": r.log10_kappa,
+            "gamma": r.gamma,
+            "gamma_interval": list(r.gamma_interval),
+            "gamma_error": r.gamma_error,
+            "advantage": r.advantage,
+            "mu_equivalent": r.mu_equivalent,
+            "method": r.method,
+        }
+        if isinstance(pr, UniformDiscretePrior):
+            e = {"prior_size": pr.n, **e}
+        else:
+            e = {"dim": dim, "data_shape": list(shape), "tolerance_per_pixel": PIXEL_TOLERANCE, **e}
+        informed[k] = e
+
+    if sched.full_batch:
+        gdp = {"mu": r0.mu_gdp, "kind": "mu_gdp", "exact": True,
+               "explanation": "full batch: the run is exactly mu-GDP (mu = sqrt(sum T_i / sigma_i^2))"}
+    else:
+        gdp = {"mu": r0.mu_equivalent, "kind": "mu_equivalent", "exact": False, "kappa": r0.kappa,
+               "explanation": f"Poisson sampling: the mu of the Gaussian mechanism with the same gamma at kappa = "
+                              f"1/{ref} (Phi^-1(gamma) - Phi^-1(kappa)); not a GDP guarantee at other kappa"}
+
+    data = {
+        "title": "DP-SGD reconstruction-risk report",
+        "label": label,
+        "settings": {**_schedule_settings(sched), "source": src},
+        "delta": delta,
+        "epsilon": r0.epsilon,
+        "gdp": gdp,
+        "data": {
+            "shape": list(shape) if shape else None, "dim": dim, "dataset_size": n_data, "clip": C,
+            "diameter": D, "mse_threshold": eta, "data_range": rng, "source": data_note,
+        },
+        "informed": informed,
+        "membership": r0.membership.to_dict(),
+    }
+    if n_data is not None and len(sched) == 1:
+        s, q, T = sched.segments[0]
+        data["data"]["expected_batch_size"] = q * n_data
+        data["data"]["epochs"] = q * T
+    data["uninformed"] = _uninformed(sched, dim, C, r_given, eta, rng)
+    data["guo_mse"] = _guo(sched, D, dim)
+    data["audit"] = _audit_section(a, risks[audit_key], delta, sched) if a is not None else None
+    data["what_would_change"] = _what_if(sched, r0, ref, delta) if what_if else {"skipped": "not requested"}
+    data["options"] = {"prior_sizes": list(sizes), "reference_prior_size": ref, "pixel_tolerance": PIXEL_TOLERANCE,
+                       "what_if_margins": list(WHAT_IF_MARGINS)}
+    notes = []
+    if n_data is not None and delta >= 1.0 / n_data:
+        notes.append(f"delta = {delta:g} is not below 1/N = {1.0 / n_data:.3g}: epsilon at this delta allows "
+                     "leaking a record outright; choose delta < 1/N")
+    if data["uninformed"].get("skipped"):
+        notes.append("uninformed adversary: " + data["uninformed"]["skipped"])
+    data["notes"] = notes
+    rep = Report(data, risks, sched, a)
+    data["verdict"] = [{"threat_model": t, "text": _plain(s)} for t, s in verdict_sentences(data)]
+    data["key_numbers"] = key_numbers(data)
+    from rerokit import __version__
+
+    data["rerokit_version"] = __version__
+    return rep
+
+
+def _plain(s: Sentence) -> str:
+    from rerokit.report.format import plain
+
+    return plain(s)
+
+
+def _uninformed(sched: Schedule, dim: int | None, clip: float | None, min_norm: float | None, eta: float,
+                data_range: float) -> dict[str, Any]:
+    """Paper 004's bounds, as ``rerokit bound uninformed`` computes them."""
+    if dim is None:
+        return {"skipped": "give --data-shape (the data dimension N) for the gradient-inversion bounds"}
+    if min_norm is None and clip is None:
+        return {"skipped": "give --clip (assumes every record has norm >= C) or --min-norm for the "
+                           "gradient-inversion bounds"}
+    from rerokit.bounds import uninformed as U
+
+    r = min_norm if min_norm is not None else clip
+    source = "--min-norm" if min_norm is not None else "clip (assumes C <= min ||X||)"
+    sigma = min(s for s, _, _ in sched.segments)  # the least noisy release is the worst case
+    b = U.mse_rero(eta, sigma, dim, min_norm=r, clip=clip)
+    out: dict[str, Any] = {
+        "noise_multiplier": sigma,
+        "dim": dim,
+        "min_norm": r,
+        "min_norm_source": source,
+        "clip": clip,
+        "mse_threshold": eta,
+        "psnr_threshold_db": 10.0 * math.log10(data_range * data_range / eta),
+        "data_range": data_range,
+        "gamma": b.value,
+        "gamma_error": b.error,
+        "log10_gamma": b.extras["log_value"] / _LN10 if "log_value" in b.extras else None,
+        "expected_mse": U.expected_mse(sigma, r, 1),
+        "ncc_bound": U.ncc_bound(sigma, dim, 1),
+    }
+    if clip is not None:
+        out["optimal_rows"] = U.optimal_rows(clip, r)
+    if len(sched) == 1:
+        _, q, T = sched.segments[0]
+        bt = U.mse_rero_over_steps(eta, sigma, dim, T, q, min_norm=r)
+        out.update(steps=T, sampling_rate=q, gamma_over_steps=bt.value, expected_releases=T * q)
+    else:
+        out["gamma_over_steps"] = None
+        out["over_steps_note"] = "a schedule with several segments: only the least noisy single release is bounded"
+    return out
+
+
+def _guo(sched: Schedule, diameter: float | None, dim: int | None) -> dict[str, Any]:
+    """Guo et al. 2022 Thm 1, as ``rerokit bound mse-rdp`` computes it for DP-SGD."""
+    if diameter is None:
+        return {"skipped": "give --diameter (per-coordinate range of the data) for Guo et al.'s MSE bound"}
+    from rerokit.accounting.events import rdp_epsilon_order2
+    from rerokit.bounds.mse import rdp_mse_lower_bound
+
+    eps, order = rdp_epsilon_order2(sched)
+    b = rdp_mse_lower_bound(eps, diameter, dim)
+    return {"mse_lower_bound": b.value, "error": b.error, "epsilon_rdp2": eps, "order_used": order,
+            "diameter": diameter, "dim": b.inputs["dim"], "attack": "unbiased",
+            "reference": "Guo et al. 2022, Thm 1"}
+
+
+def _audit_section(a: AuditSummary, risk: Any, delta: float, sched: Schedule) -> dict[str, Any]:
+    """The audit against the bound gamma at its kappa, and the empirical lower bounds it proves."""
+    out: dict[str, Any] = {**a.to_dict(), "gamma": risk.gamma, "gamma_interval": list(risk.gamma_interval)}
+    out["consistent"] = a.interval[0] <= risk.gamma
+    d = a.delta if a.delta is not None else delta
+    if a.binomial:
+        from rerokit.bounds.empirical import audit_lower_bounds
+
+        lb = audit_lower_bounds(a.successes, a.trials, a.kappa, delta=d)
+        out["lower_bounds"] = lb
+        out["certified_mu"] = risk.mu_gdp if risk.mu_gdp is not None else risk.mu_equivalent
+        out["certified_mu_kind"] = "mu_gdp" if risk.mu_gdp is not None else "mu_equivalent"
+        if d == delta:
+            out["certified_epsilon"] = risk.epsilon
+        else:
+            from rerokit.bounds.dpsgd import epsilon_dpsgd
+
+            out["certified_epsilon"] = epsilon_dpsgd(segments=sched, delta=d)
+        out["certified_epsilon_delta"] = d
+    else:
+        out["lower_bounds"] = None
+        out["lower_bounds_note"] = ("the gradient audit's success is a mean of per-trial probabilities, not a count "
+                                    "of successes: no Clopper-Pearson lower bound on epsilon")
+    return out
+
+
+def _what_if(sched: Schedule, r0: Any, ref: int, delta: float) -> dict[str, Any]:
+    """sigma (same q, T) and steps (same sigma, q) for gamma <= kappa + margin at a prior of ``ref``."""
+    if len(sched) != 1:
+        return {"skipped": "a schedule with several segments: calibrate one segment with 'rerokit calibrate dpsgd'"}
+    from rerokit.bounds.calibrate import calibrate_noise_multiplier, calibrate_steps
+
+    s, q, T = sched.segments[0]
+    kappa = 1.0 / ref
+    rows = []
+    for m in WHAT_IF_MARGINS:
+        tgt = kappa + m
+        if not kappa < tgt < 1.0:
+            continue
+        row: dict[str, Any] = {"target_gamma": tgt}
+        try:
+            c = calibrate_noise_multiplier(tgt, q, T, prior=ref, delta=delta)
+            row.update(noise_multiplier=c.noise_multiplier, epsilon=c.epsilon, gamma_at_noise_multiplier=c.gamma)
+        except ValueError as exc:
+            row.update(noise_multiplier=None, noise_multiplier_note=str(exc))
+        try:
+            c = calibrate_steps(tgt, s, q, prior=ref, delta=None)
+            row.update(steps=c.steps, steps_capped=c.capped, gamma_at_steps=c.gamma)
+        except ValueError as exc:
+            row.update(steps=None, steps_note=str(exc))
+        rows.append(row)
+    return {"prior_size": ref, "kappa": kappa, "gamma": r0.gamma, "noise_multiplier": s, "sample_rate": q,
+            "steps": T, "targets": rows}
+
+
+# --------------------------------------------------------------------------- words
+
+
+_METHOD = {
+    "exact": "Hayes et al. Thm 2, PLD",
+    "closed-form": "Hayes et al. Thm 2, closed form",
+    "envelope": "Hayes et al. Thm 2, envelope",
+}
+
+
+def _run_words(d: dict[str, Any]) -> str:
+    st = d["settings"]
+    if "schedule" in st:
+        return f"A DP-SGD schedule of {len(st['schedule'])} segments ({st['total_steps']} steps in total)"
+    return f"DP-SGD with \u03c3 = {fmt(st['noise_multiplier'])}, q = {fmt(st['sample_rate'])}, T = {st['steps']} steps"
+
+
+THREATS = {
+    "run": "The run",
+    "informed": "Informed adversary",
+    "pixel_tolerance": "Informed adversary, pixel tolerance",
+    "membership": "Membership inference",
+    "uninformed": "Uninformed gradient inversion",
+    "guo_mse": "Released model, error view",
+    "audit": "Audit",
+}
+"""Verdict ids (``threat_model`` in the JSON verdict, ``data-threat`` in the HTML card) and titles."""
+
+
+def verdict_sentences(d: dict[str, Any]) -> list[tuple[str, Sentence]]:
+    """One sentence per threat model, numbers as :class:`~rerokit.report.format.Num` with their keys.
+
+    Args:
+      d: the report's dict (:meth:`Report.to_dict`).
+
+    Returns:
+      ``(threat_model, sentence)`` pairs (ids of :data:`THREATS`; the first states the run and
+      its (epsilon, delta)).
+    """
+    out: list[tuple[str, Sentence]] = []
+    gdp = d["gdp"]
+    mu_key = "mu_gdp" if gdp["kind"] == "mu_gdp" else "mu_equivalent"
+    out.append(("run", (
+        Lead("The run: "), _run_words(d) + " is (\u03b5 = ", num("epsilon", d["epsilon"]),
+        ", \u03b4 = ", num("delta", d["delta"]), ")-DP"
+        + (" and exactly \u03bc-GDP with \u03bc = " if gdp["exact"] else "; the Gaussian mechanism with the same "
+           f"reconstruction risk at \u03ba = {fmt(gdp.get('kappa'))} has \u03bc = "),
+        num(mu_key, gdp["mu"]), ".",
+    )))
+    inf = d["informed"]
+    discrete = [k for k in inf if k.startswith("prior_")]
+    if discrete:
+        parts: list[Any] = [Lead("Informed adversary: "), "knowing every other training record, the training "
+                            "algorithm and that the target is one of "]
+        parts.append(" / ".join(str(inf[k]["prior_size"]) for k in discrete))
+        parts.append(" equally likely candidates, it reconstructs the target with probability at most ")
+        for i, k in enumerate(discrete):
+            if i:
+                parts.append(" / ")
+            parts.append(num(f"gamma_{k}", inf[k]["gamma"]))
+        parts.append(" (a blind guess: ")
+        for i, k in enumerate(discrete):
+            if i:
+                parts.append(" / ")
+            parts.append(num(f"kappa_{k}", inf[k]["kappa"]))
+        parts.append(").")
+        out.append(("informed", tuple(parts)))
+    if "pixel_tolerance" in inf:
+        e = inf["pixel_tolerance"]
+        out.append(("pixel_tolerance", (
+            Lead("Informed adversary, pixel tolerance: "),
+            f"reconstructing any {_shape_text(e['data_shape'])} image to within 32/256 per pixel (Hayes et al. "
+            "App. I; blind guess ",
+            num("kappa_pixel_tolerance", e["kappa"], log10=e["log10_kappa"]),
+            ") succeeds with probability at most ", num("gamma_pixel_tolerance", e["gamma"]),
+            "." if e["gamma"] > 1e-300 else " (the smallest positive double; the true bound is smaller).",
+        )))
+    m = d["membership"]
+    out.append(("membership", (
+        Lead("Membership inference: "), "at a 1% false-positive rate any test of \"was this record in training?\" "
+        "flags a member with probability at most ", num("membership_tpr_at_fpr_0.01", m["tpr_at_fpr_0.01"]),
+        "; the advantage TPR \u2212 FPR of any test is at most ", num("membership_advantage", m["advantage"]), ".",
+    )))
+    u = d["uninformed"]
+    if not u.get("skipped"):
+        assume = (f"every record has L2 norm \u2265 {fmt(u['min_norm'])}"
+                  + (" = the clip C" if u["min_norm_source"].startswith("clip") else ""))
+        parts = [Lead("Uninformed gradient inversion: "), "a malicious server with no prior (assuming " + assume + "), "]
+        if u.get("gamma_over_steps") is not None:
+            parts += [f"averaging every release over the {u['steps']} steps, reconstructs a record with MSE \u2264 ",
+                      num(None, u["mse_threshold"]), f" (PSNR \u2265 {fmt(u['psnr_threshold_db'], 3)} dB on a data "
+                      f"range of {fmt(u['data_range'])}) with probability at most ",
+                      num("uninformed_p_mse_over_steps", u["gamma_over_steps"]), " (",
+                      num("uninformed_p_mse_one_release", u["gamma"], log10=u["log10_gamma"]), " from one release)"]
+        else:
+            parts += ["from one release, reconstructs a record with MSE \u2264 ", num(None, u["mse_threshold"]),
+                      f" (PSNR \u2265 {fmt(u['psnr_threshold_db'], 3)} dB) with probability at most ",
+                      num("uninformed_p_mse_one_release", u["gamma"], log10=u["log10_gamma"])]
+        parts += ["; one release leaves an expected MSE \u2265 ", num("uninformed_expected_mse", u["expected_mse"]),
+                  " and an NCC \u2264 ", num("uninformed_ncc", u["ncc_bound"]), "."]
+        out.append(("uninformed", tuple(parts)))
+    g = d["guo_mse"]
+    if not g.get("skipped"):
+        out.append(("guo_mse", (
+            Lead("Released model, error view: "), "an unbiased attacker's mean squared error per coordinate is at "
+            "least ", num("guo_mse_lower_bound", g["mse_lower_bound"]),
+            f" (data diameter {fmt(g['diameter'])} per coordinate; (2, {fmt(g['epsilon_rdp2'])})-RDP).",
+        )))
+    au = d.get("audit")
+    if au:
+        parts = [Lead("Audit: "), f"the {au['attack']} attack ({au['trials']} trials, blind guess {fmt(au['kappa'])}) "
+                 "succeeded with rate ",
+                 num("audit_success", au["success"]), " (95% CI ", num("audit_ci_low", au["interval"][0]), "\u2013",
+                 num("audit_ci_high", au["interval"][1]), ") against the certified bound ",
+                 num("audit_gamma", au["gamma"])]
+        if au["consistent"]:
+            parts.append(" \u2014 consistent with the bound")
+        else:
+            parts.append(" \u2014 ABOVE the bound: the audit contradicts the certified guarantee (check that it audited "
+                         "these settings)")
+        lb = au.get("lower_bounds")
+        if lb:
+            parts += ["; it proves \u03b5 \u2265 ", num("audit_epsilon_lower", lb["epsilon_lower"]),
+                      " and \u03bc \u2265 ", num("audit_mu_lower", lb["mu_gdp_lower"]),
+                      " at 95% confidence (certified: \u03b5 \u2264 ", num(None, au["certified_epsilon"]),
+                      ", \u03bc \u2264 ", num(None, au["certified_mu"]), ")."]
+        else:
+            parts.append(".")
+        out.append(("audit", tuple(parts)))
+    return out
+
+
+def key_numbers(d: dict[str, Any]) -> dict[str, Any]:
+    """The numbers the HTML card marks with ``data-key`` (and the verdict shows), by key.
+
+    Args:
+      d: the report's dict.
+
+    Returns:
+      ``{key: value}`` (e.g. ``gamma_prior_10``, ``kappa_prior_10``, ``epsilon``, ``membership_advantage``).
+    """
+    out: dict[str, Any] = {}
+    for _, s in verdict_sentences(d):
+        for p in s:
+            if isinstance(p, Num) and p.key:
+                out[p.key] = p.value
+    for k, e in d["informed"].items():
+        out[f"log10_kappa_{k}"] = e["log10_kappa"]
+    wc = d["what_would_change"]
+    for t in wc.get("targets", ()):
+        tg = f"{t['target_gamma']:.4g}"
+        out[f"noise_multiplier_for_gamma_{tg}"] = t.get("noise_multiplier")
+        out[f"steps_for_gamma_{tg}"] = t.get("steps")
+    return out
+
+
+def report_summary(d: dict[str, Any]) -> Summary:
+    """Verdict, table of quantities, "what would change it" and notes of a report's dict.
+
+    Args:
+      d: the report's dict (:meth:`Report.to_dict`; also what ``rerokit report --json`` prints).
+
+    Returns:
+      The :class:`~rerokit.report.terminal.Summary` the terminal and the HTML card render.
+    """
+    verdict = tuple(s for _, s in verdict_sentences(d))
+    rows = tuple(table_rows(d))
+    tables = []
+    wc = what_if_table(d)
+    if wc is not None:
+        tables.append(wc)
+    title = (d.get("label") + " \u2014 " if d.get("label") else "") + d["title"]
+    return Summary(verdict=verdict, rows=rows, tables=tuple(tables), notes=tuple(d.get("notes", ())), title=title)
+
+
+def table_rows(d: dict[str, Any]) -> list[Row]:
+    """Every number of the report with its method and whether it is certified (see :class:`Row`).
+
+    Args:
+      d: the report's dict.
+
+    Returns:
+      The rows, grouped by threat model (``section`` on the first row of each group).
+    """
+    rows: list[Row] = []
+    inf = d["informed"]
+    first = True
+    for k, e in inf.items():
+        if k.startswith("prior_"):
+            what = f"\u03b3, prior of {e['prior_size']} (\u03ba = {fmt(e['kappa'])})"
+        else:
+            what = (f"\u03b3, any {_shape_text(e['data_shape'])} image \u00b1 32/256 "
+                    f"(\u03ba = {fmt_log10(e['log10_kappa'])})")
+        rows.append(Row(what, ("\u2264 ", num(f"gamma_{k}", e["gamma"])), fmt_bracket(e["gamma_interval"]),
+                        _METHOD.get(e["method"], e["method"]), "certified",
+                        section="Informed adversary: reconstruction success" if first else None))
+        first = False
+    m = d["membership"]
+    first = True
+    for key in (k for k in m if k.startswith("tpr_at_fpr_") and not k.endswith("intervals")):
+        f = float(key[len("tpr_at_fpr_"):])
+        iv = m["tpr_at_fpr_intervals"][f"{f:g}"]
+        rows.append(Row(f"TPR at FPR {_pct(f)}", ("\u2264 ", num(f"membership_{key}", m[key])),
+                        fmt_bracket(iv), "f-DP curve, same PLD", "certified",
+                        section="Membership inference" if first else None))
+        first = False
+    rows.append(Row("advantage (TPR \u2212 FPR)", ("\u2264 ", num("membership_advantage", m["advantage"])),
+                    fmt_bracket(m["advantage_interval"]), "same curve (TV)", "certified"))
+    rows.append(Row("accuracy (Bayes, prior 1/2)", ("\u2264 ", num(None, m["bayes_accuracy"])),
+                    fmt_bracket(m["bayes_accuracy_interval"]), "same curve",
+                    "certified"))
+    rows.append(Row(f"\u03b5 at \u03b4 = {fmt(d['delta'])}", ("\u2264 ", num("epsilon", d["epsilon"])), "",
+                    "PLD, both directions", "certified", section="Differential privacy"))
+    gdp = d["gdp"]
+    if gdp["exact"]:
+        rows.append(Row("\u03bc (Gaussian DP, full batch)", ("= ", num("mu_gdp", gdp["mu"])), "",
+                        "\u221a(\u03a3 T/\u03c3\u00b2), q = 1", "exact"))
+    else:
+        rows.append(Row(f"\u03bc-equivalent at \u03ba = {fmt(gdp['kappa'])}", ("\u2264 ", num("mu_equivalent", gdp["mu"])),
+                        "", "\u03a6\u207b\u00b9(\u03b3) \u2212 \u03a6\u207b\u00b9(\u03ba)", "certified"))
+    u = d["uninformed"]
+    if not u.get("skipped"):
+        sec = f"Uninformed gradient inversion (r = {fmt(u['min_norm'])}, N = {u['dim']})"
+        rows.append(Row(f"P(MSE \u2264 {fmt(u['mse_threshold'])}), one release",
+                        ("\u2264 ", num("uninformed_p_mse_one_release", u["gamma"], log10=u["log10_gamma"])), "",
+                        "004 Prop. 3", "certified", section=sec))
+        if u.get("gamma_over_steps") is not None:
+            rows.append(Row(f"P(MSE \u2264 {fmt(u['mse_threshold'])}), all {u['steps']} steps averaged",
+                            ("\u2264 ", num("uninformed_p_mse_over_steps", u["gamma_over_steps"])), "",
+                            "004 Sec. 4.3 + Prop. 7", "certified"))
+        rows.append(Row("Expected MSE, one release", ("\u2265 ", num("uninformed_expected_mse", u["expected_mse"])), "",
+                        "004 Prop. 2: \u03c3\u00b2 r\u00b2", "certified"))
+        rows.append(Row("NCC, one release", ("\u2264 ", num("uninformed_ncc", u["ncc_bound"])), "",
+                        "004 Prop. 6", "certified"))
+    g = d["guo_mse"]
+    if not g.get("skipped"):
+        rows.append(Row("MSE of an unbiased attacker", ("\u2265 ", num("guo_mse_lower_bound", g["mse_lower_bound"])), "",
+                        f"Guo et al. Thm 1, (2, {fmt(g['epsilon_rdp2'])})-RDP", "certified",
+                        section="Released model, error view"))
+    au = d.get("audit")
+    if au:
+        rows.append(Row(f"Attack success ({au['attack']}, {au['trials']} trials)", num("audit_success", au["success"]),
+                        "95% CI " + fmt_bracket(au["interval"], 4),
+                        "Clopper-Pearson" if au["successes"] is not None else "Student-t on the mean",
+                        "estimate", section=f"Audit (blind guess {fmt(au['kappa'])})"))
+        rows.append(Row(f"Bound at the audit's \u03ba = {fmt(au['kappa'])}", ("\u2264 ", num("audit_gamma", au["gamma"])),
+                        fmt_bracket(au["gamma_interval"]), "Hayes et al. Thm 2, PLD", "certified"))
+        lb = au.get("lower_bounds")
+        if lb:
+            rows.append(Row("\u03b5 proven by the audit", ("\u2265 ", num("audit_epsilon_lower", lb["epsilon_lower"])), "",
+                            "log((s_lo \u2212 \u03b4)/\u03ba)", "empirical (95%)"))
+            rows.append(Row("\u03bc proven by the audit", ("\u2265 ", num("audit_mu_lower", lb["mu_gdp_lower"])), "",
+                            "\u03a6\u207b\u00b9(s_lo) \u2212 \u03a6\u207b\u00b9(\u03ba)", "empirical (95%)"))
+    return rows
+
+
+def what_if_table(d: dict[str, Any]) -> Table | None:
+    """The "what would change it" table (None when skipped)."""
+    wc = d["what_would_change"]
+    if wc.get("skipped") or not wc.get("targets"):
+        return None
+    rows = []
+    for t in wc["targets"]:
+        tg = f"{t['target_gamma']:.4g}"
+        sig = (num(f"noise_multiplier_for_gamma_{tg}", t["noise_multiplier"]) if t.get("noise_multiplier") is not None
+               else "any" if "every noise" in t.get("noise_multiplier_note", "") else "none")
+        eps = fmt(t.get("epsilon")) if t.get("noise_multiplier") is not None else ""
+        if t.get("steps") is not None:
+            st = num(f"steps_for_gamma_{tg}", t["steps"])
+            if t.get("steps_capped"):
+                st = Num(st.key, st.value, "\u2265 " + st.text)
+        else:
+            st = "none"
+        rows.append((f"\u2264 {fmt(t['target_gamma'])}", sig, eps, st))
+    title = (f"Prior of {wc['prior_size']} (now \u03b3 \u2264 {fmt(wc['gamma'])}): the noise multiplier for the same "
+             f"q = {fmt(wc['sample_rate'])} and T = {wc['steps']}, or the steps for the same \u03c3 = "
+             f"{fmt(wc['noise_multiplier'])}, that keep \u03b3 below a target")
+    return Table(title, ("target \u03b3", "\u03c3 needed (same q, T)", "\u03b5 at that \u03c3", "steps allowed (same \u03c3, q)"),
+                 tuple(rows))

@@ -1,0 +1,131 @@
+"""How the report writes numbers, and sentences whose numbers keep their identity.
+
+Precision (documented, the same in the terminal, the HTML card and its ``data-key`` spans):
+
+* :func:`fmt` - :data:`SIGNIFICANT` = 4 significant digits (``0.1942``, ``1.828``, ``9.66e-05``;
+  exponent form below 1e-4 and from 1e6), ``inf`` for infinity, ``0`` for zero;
+* :func:`fmt_log10` - a number given by its log10 (baselines that underflow, e.g. kappa of
+  "any 28x28 image within 32/256 per pixel"): 3 significant digits, ``9.66e-473``;
+* :func:`fmt_bracket` - certified brackets with :data:`BRACKET_DIGITS` = 6 significant digits,
+  enough to show their width.
+
+A value shown with :func:`fmt` equals the JSON value rounded to 4 significant digits; the HTML
+card also carries the full value in ``data-value`` (``repr`` of the float).
+
+A :data:`Sentence` is a tuple of plain strings and :class:`Num` s; the terminal prints its
+:func:`plain` text, the HTML card wraps every :class:`Num` with a key in
+``<span data-key=... data-value=...>``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence, Union
+
+__all__ = ["SIGNIFICANT", "BRACKET_DIGITS", "Num", "Lead", "Sentence", "fmt", "fmt_log10", "fmt_bracket", "plain", "num"]
+
+SIGNIFICANT = 4
+BRACKET_DIGITS = 6
+
+
+def fmt(x: Any, digits: int = SIGNIFICANT) -> str:
+    """A number with ``digits`` significant digits (see the module docstring).
+
+    Args:
+      x: a real number (or None / a string, returned as "n/a" / itself).
+      digits: significant digits.
+
+    Returns:
+      The formatted text.
+    """
+    if x is None:
+        return "n/a"
+    if isinstance(x, str):
+        return x
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    v = float(x)
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if v == 0:
+        return "0"
+    if isinstance(x, int) and abs(x) < 10**15:
+        return str(x)
+    a = abs(v)
+    if 1e-4 <= a < 1e6:
+        s = f"{v:.{digits}g}"
+        if "e" in s:  # e.g. 1.235e+05 for 123456.7 at 4 digits: write it out instead
+            s = f"{v:.{max(0, digits - 1 - int(math.floor(math.log10(a))))}f}"
+        return s
+    m, e = f"{v:.{digits - 1}e}".split("e")
+    if "." in m:
+        m = m.rstrip("0").rstrip(".")
+    return f"{m}e{e}"
+
+
+def fmt_log10(log10_value: float, digits: int = 3) -> str:
+    """The number 10**log10_value written without underflow, e.g. ``-472.0135`` -> ``9.66e-473``.
+
+    Args:
+      log10_value: its base-10 logarithm (finite, or -inf for 0).
+      digits: significant digits of the mantissa.
+
+    Returns:
+      The formatted text (plain :func:`fmt` when the number is representable as a normal float).
+    """
+    if log10_value == -math.inf:
+        return "0"
+    if log10_value > -300:
+        return fmt(10.0**log10_value, digits)
+    e = math.floor(log10_value)
+    m = 10.0 ** (log10_value - e)
+    ms = f"{m:.{digits - 1}f}"
+    if float(ms) >= 10.0:  # rounding carried into the next power
+        e += 1
+        ms = f"{m / 10:.{digits - 1}f}"
+    ms = ms.rstrip("0").rstrip(".") if "." in ms else ms
+    return f"{ms}e-{abs(e):02d}" if e < 0 else f"{ms}e+{e:02d}"
+
+
+def fmt_bracket(interval: Sequence[float] | None, digits: int = BRACKET_DIGITS) -> str:
+    """``[lower, upper]`` with ``digits`` significant digits, or "" for None."""
+    if interval is None:
+        return ""
+    lo, hi = interval
+    return f"[{fmt(lo, digits)}, {fmt(hi, digits)}]"
+
+
+@dataclass(frozen=True)
+class Num:
+    """A number inside a sentence: its ``key`` (``data-key`` in HTML; None: not a key number),
+    its ``value`` (JSON value) and the ``text`` shown."""
+
+    key: str | None
+    value: Any
+    text: str
+    log10: float | None = None
+
+
+class Lead(str):
+    """The leading words of a sentence (its subject, e.g. "Informed adversary: "), shown bold."""
+
+
+Sentence = tuple[Union[str, Num], ...]
+
+
+def num(key: str | None, value: Any, *, log10: float | None = None, digits: int = SIGNIFICANT) -> Num:
+    """A :class:`Num` formatted with :func:`fmt` (or :func:`fmt_log10` when ``log10`` is given
+    and the value underflows)."""
+    if log10 is not None and (value == 0 or (isinstance(value, float) and abs(value) < 1e-300)):
+        return Num(key, value, fmt_log10(log10), log10)
+    return Num(key, value, fmt(value, digits), log10)
+
+
+def plain(sentence: Sentence | str) -> str:
+    """The sentence's text (numbers as shown)."""
+    if isinstance(sentence, str):
+        return sentence
+    return "".join(p if isinstance(p, str) else p.text for p in sentence)
