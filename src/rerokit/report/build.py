@@ -718,17 +718,22 @@ def key_numbers(d: dict[str, Any]) -> dict[str, Any]:
       ``{key: value}`` (e.g. ``gamma_prior_10``, ``kappa_prior_10``, ``epsilon``, ``membership_advantage``).
     """
     out: dict[str, Any] = {}
-    for _, s in verdict_sentences(d):
-        for p in s:
+
+    def take(parts: Any) -> None:
+        for p in parts if isinstance(parts, tuple) else (parts,):
             if isinstance(p, Num) and p.key:
                 out[p.key] = p.value
+
+    for _, s in verdict_sentences(d):
+        take(s)
+    for r in table_rows(d):
+        take(r.value)
+    wc = what_if_table(d)
+    for row in wc.rows if wc is not None else ():
+        for x in row:
+            take(x)
     for k, e in d["informed"].items():
         out[f"log10_kappa_{k}"] = e["log10_kappa"]
-    wc = d["what_would_change"]
-    for t in wc.get("targets", ()):
-        tg = f"{t['target_gamma']:.4g}"
-        out[f"noise_multiplier_for_gamma_{tg}"] = t.get("noise_multiplier")
-        out[f"steps_for_gamma_{tg}"] = t.get("steps")
     return out
 
 

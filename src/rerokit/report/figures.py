@@ -340,6 +340,7 @@ def render_svg(fd: FigureData, prefix: str) -> str:
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     s = buf.getvalue()
     s = s[s.index("<svg"):]
+    s = re.sub(r"<metadata>.*?</metadata>\s*", "", s, count=1, flags=re.S)  # RDF block: namespace URLs only
     s = re.sub(r'\sid="([^"]+)"', lambda m: f' id="{prefix}-{m.group(1)}"', s)
     s = re.sub(r'url\(#([^)]+)\)', lambda m: f"url(#{prefix}-{m.group(1)})", s)
     s = re.sub(r'xlink:href="#([^"]+)"', lambda m: f'xlink:href="#{prefix}-{m.group(1)}"', s)

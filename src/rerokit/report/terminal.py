@@ -209,8 +209,9 @@ def render(
         con.print(tab)
     for t in tables:
         con.print()
-        tab = RTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold",
-                     title=t.title, title_justify="left", title_style="bold")
+        if t.title:  # above the table, wrapped at the page width (a rich title wraps at the table's)
+            con.print(Text(t.title, style="bold"))
+        tab = RTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
         for c in t.columns:
             tab.add_column(c, overflow="fold")
         for r in t.rows:

@@ -1,0 +1,141 @@
+"""The terminal renderer (rerokit.report.terminal) and the number formats (rerokit.report.format)."""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+
+import pytest
+
+from rerokit.report.format import Lead, Num, fmt, fmt_bracket, fmt_log10, num, plain
+from rerokit.report.terminal import FIELD_HELP, HIDDEN_FIELDS, Row, Table, generic_rows, render
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+# --------------------------------------------------------------------------- formats
+
+
+def test_fmt_is_four_significant_digits():
+    # documented precision (rerokit.report.format.SIGNIFICANT = 4): Python's '.4g' in [1e-4, 1e6)
+    assert fmt(0.19420680184827102) == "0.1942"
+    assert fmt(1.8283115563471366) == "1.828"
+    assert fmt(0.02914037545598554) == "0.02914"
+    assert fmt(123456.7) == "123457"  # no exponent below 1e6
+    assert fmt(2.5e7) == "2.5e+07"
+    assert fmt(9.66e-5) == "9.66e-05"
+    assert fmt(5e-324) == "4.941e-324"  # the smallest double, written with its 4 digits
+    assert (fmt(0.0), fmt(math.inf), fmt(None), fmt(1000)) == ("0", "inf", "n/a", "1000")
+
+
+def test_fmt_log10_writes_underflowing_baselines():
+    # kappa of "any 28x28 image within 32/256 per pixel" is 9.66e-473 (Hayes et al. App. I; README table):
+    # PixelTolerancePrior(784, 32/256).log_kappa() / ln 10 = -472.01503...
+    from rerokit.bounds.priors import PixelTolerancePrior
+
+    l10 = PixelTolerancePrior(784, 32 / 256).log_kappa() / math.log(10)
+    assert fmt_log10(l10) == "9.66e-473"
+    # CIFAR-10 (d = 3072): 2.96e-1850 (Hayes et al. App. I)
+    assert fmt_log10(PixelTolerancePrior(3072, 32 / 256).log_kappa() / math.log(10)) == "2.96e-1850"
+    assert fmt_log10(-2.0) == "0.01"  # representable: plain fmt
+    # the mantissa rounds up into the next power: 9.9996e-401 -> 1e-400
+    assert fmt_log10(math.log10(9.9996) - 401) == "1e-400"
+
+
+def test_num_uses_log10_only_when_the_value_underflows():
+    assert num("k", 0.0, log10=-472.0150332).text == "9.66e-473"
+    assert num("k", 0.25, log10=math.log10(0.25)).text == "0.25"
+    assert fmt_bracket([0.19419829486088294, 0.19420680184827102]) == "[0.194198, 0.194207]"
+    assert plain((Lead("A: "), "b ", Num("x", 1.0, "1"), ".")) == "A: b 1."
+
+
+# --------------------------------------------------------------------------- render
+
+
+def test_render_prints_the_verdict_first_then_the_table_without_colour_in_a_file():
+    out = io.StringIO()
+    render(verdict=[(Lead("Informed adversary: "), "at most ", Num("g", 0.1942, "0.1942"), ".")],
+           rows=[Row("gamma, prior of 10", "<= 0.1942", "[0.194198, 0.194207]", "Hayes et al. Thm 2", "certified",
+                     section="Informed adversary")],
+           tables=[Table("What would change it", ("target", "sigma"), (("0.2", "0.9696"),))],
+           notes=["a note"], title="Title", file=out)
+    text = out.getvalue()
+    assert not ANSI.search(text)  # StringIO is not a terminal: no colour codes
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    assert lines[0] == "Title"
+    assert lines[1].startswith("\u2022 Informed adversary: at most 0.1942.")
+    head = next(i for i, ln in enumerate(lines) if ln.startswith("Quantity"))
+    assert head > 1  # the table comes after the verdict
+    assert "Kind" in lines[head] and "Method" in lines[head]
+    assert any("gamma, prior of 10" in ln and "[0.194198, 0.194207]" in ln for ln in lines)
+    assert "What would change it" in text and "0.9696" in text and lines[-1] == "a note"
+
+
+def test_render_colours_only_when_asked_or_on_a_terminal():
+    out = io.StringIO()
+    render(verdict=[("x ", Num("g", 1.0, "1"))], rows=[Row("a", "1")], file=out, color=True)
+    assert ANSI.search(out.getvalue())
+
+
+def test_render_drops_empty_columns():
+    out = io.StringIO()
+    render(rows=[Row("a", "1"), Row("b", "2")], file=out)
+    head = out.getvalue().splitlines()[0]
+    assert "Quantity" in head and "Value" in head and "Method" not in head and "Kind" not in head
+
+
+def test_generic_rows_hide_internal_fields_and_explain_names():
+    d = {"gamma": 0.19, "interval": [0.18, 0.19], "direction": "upper", "method": "exact",
+         "details": {"lower": 0.18, "value_discretization_interval": 3e-4, "threshold_epsilon": 0.4, "floored": False},
+         "mean_target_clipped_fraction": 0.9, "settings": {"noise_multiplier": 1.0, "sample_rate": 0.01, "steps": 10}}
+    rows = generic_rows(d)
+    labels = [r.label for r in rows]
+    for hidden in ("direction", "floored", "threshold_epsilon", "value_discretization_interval"):
+        assert hidden in HIDDEN_FIELDS and not any(hidden in lab for lab in labels)
+    assert FIELD_HELP["mean_target_clipped_fraction"] in labels
+    g = rows[labels.index(FIELD_HELP["gamma"])]
+    assert g.value == "0.19" and g.detail == "[0.18, 0.19]"  # the interval beside its value, not a second row
+    assert [r.section for r in rows if r.section] == ["settings"]  # "details" is all internal: no section
+
+
+# --------------------------------------------------------------------------- the report's terminal output
+
+
+@pytest.fixture(scope="module")
+def settings_report():
+    from rerokit.report import build_report
+
+    # sigma = 1, q = 0.01, T = 1000: the README's example setting
+    return build_report(noise_multiplier=1.0, sample_rate=0.01, steps=1000, data_shape="1x8x8", clip=0.5,
+                        what_if=False)
+
+
+def test_report_terminal_has_one_sentence_per_threat_model_with_the_json_numbers(settings_report):
+    out = io.StringIO()
+    settings_report.render_terminal(file=out)
+    text = out.getvalue()
+    d = settings_report.to_dict()
+    bullets = [ln for ln in text.splitlines() if ln.startswith("\u2022 ")]
+    assert [v["threat_model"] for v in d["verdict"]] == ["run", "informed", "pixel_tolerance", "membership",
+                                                          "uninformed"]
+    assert len(bullets) == len(d["verdict"])
+    flat = " ".join(text.split())
+    for v in d["verdict"]:
+        assert " ".join(v["text"].split()) in flat  # the JSON verdict text is what the terminal shows
+    # the numbers of the verdict are the JSON's, rounded to 4 significant digits (format.SIGNIFICANT)
+    kn = d["key_numbers"]
+    for key in ("gamma_prior_2", "gamma_prior_10", "gamma_prior_100", "epsilon", "membership_advantage",
+                "membership_tpr_at_fpr_0.01", "uninformed_p_mse_over_steps"):
+        assert fmt(kn[key]) in flat
+    assert "The run: DP-SGD with \u03c3 = 1, q = 0.01, T = 1000 steps" in flat
+    # a verdict first, then the table
+    assert text.index("\u2022 ") < text.index("Quantity")
+
+
+def test_report_terminal_shows_no_internal_field_names(settings_report):
+    out = io.StringIO()
+    settings_report.render_terminal(file=out)
+    text = out.getvalue()
+    for name in ("direction", "floored", "threshold_epsilon", "value_discretization_interval", "log10_gamma"):
+        assert not re.search(rf"\b{name}\b", text)
