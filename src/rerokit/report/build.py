@@ -590,7 +590,8 @@ def _run_words(d: dict[str, Any]) -> str:
     st = d["settings"]
     if "schedule" in st:
         return f"A DP-SGD schedule of {len(st['schedule'])} segments ({st['total_steps']} steps in total)"
-    return f"DP-SGD with \u03c3 = {fmt(st['noise_multiplier'])}, q = {fmt(st['sample_rate'])}, T = {st['steps']} steps"
+    return (f"DP-SGD with \u03c3 = {fmt(st['noise_multiplier'])}, q = {fmt(st['sample_rate'])}, T = {st['steps']} "
+            + ("step" if st["steps"] == 1 else "steps"))
 
 
 THREATS = {
