@@ -65,20 +65,23 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     settings = {"dataset": args.dataset, "noise_multiplier": args.noise_multiplier, "clip": args.clip,
                 "rows": args.rows, "targets": k, "seed": seed, "mse_threshold": args.mse_threshold,
                 "backend": args.backend}
+    from rerokit.attacks.analytic import run_analytic_attack, trial_schema
+
     log = None
     if args.out is not None:
         from rerokit.experiments.records import TrialLog
 
-        log = TrialLog(args.out, settings, resume=args.resume)
-
-    from rerokit.attacks.analytic import run_analytic_attack
-
-    out = run_analytic_attack(
-        X[idx], noise_multiplier=args.noise_multiplier, clip=args.clip, rows=args.rows, seed=seed,
-        data_range=ds.data_range, image_shape=image_shape, min_norm=min_nonzero_norm(X),
-        mse_threshold=args.mse_threshold, backend=args.backend, indices=idx, log=log,
-        progress=not args.no_progress,
-    )
+        log = TrialLog(args.out, settings, resume=args.resume, trials=k, schema=trial_schema(), name="out")
+    try:
+        out = run_analytic_attack(
+            X[idx], noise_multiplier=args.noise_multiplier, clip=args.clip, rows=args.rows, seed=seed,
+            data_range=ds.data_range, image_shape=image_shape, min_norm=min_nonzero_norm(X),
+            mse_threshold=args.mse_threshold, backend=args.backend, indices=idx, log=log,
+            progress=not args.no_progress,
+        )
+    finally:
+        if log is not None:
+            log.close()
     out["settings"]["dataset"] = args.dataset
     if args.out is not None:
         out["settings"]["out"] = args.out

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from rerokit._validate import check_int, check_positive
-from rerokit.experiments.records import TrialLog
+from rerokit.experiments.records import Int, ListOf, Num, TrialLog
 
 __all__ = ["fil_glm_setup", "run_fil_glm", "register_cli", "main"]
 
@@ -106,32 +106,37 @@ def run_fil_glm(
         "experiment": "fil_glm", "dataset": dataset, "classes": list(classes), "lam": lam, "noise_std": noise_std,
         "draws": draws, "block": block, "seed": seed,
     }
-    log = TrialLog(out / "fil_glm.jsonl", settings, resume=resume)
     blocks = list(range(math.ceil(draws / block)))
-    it = [b for b in blocks if b not in log.done]
-    if progress:
-        from tqdm import tqdm
+    schema = {"draws": Int(minimum=1), "sum_mse": ListOf(Num(minimum=0), length=n),
+              "failures": ListOf(Int(minimum=0), length=n), "seed": ListOf(Int(minimum=0), length=2)}
+    log = TrialLog(out / "fil_glm.jsonl", settings, resume=resume, trials=len(blocks), schema=schema)
+    try:
+        it = [b for b in blocks if b not in log.done]
+        if progress:
+            from tqdm import tqdm
 
-        it = tqdm(it, desc="GLM attack draws", file=sys.stderr, unit="block")
-    for b in it:
-        m = min(block, draws - b * block)
-        rng = np.random.default_rng([seed, b])
-        sums = np.zeros(n)
-        fails = np.zeros(n, dtype=int)
-        for _ in range(m):
-            Xh, _ = glm_reconstruct_all(output_perturbation(model, noise_std, rng), X, y)
-            e = np.mean((Xh - X) ** 2, axis=1)
-            bad = ~np.isfinite(e)
-            fails += bad
-            sums += np.where(bad, 0.0, e)
-        log.append(b, {"draws": m, "sum_mse": sums.tolist(), "failures": fails.tolist(), "seed": [seed, b]})
-    tot = np.zeros(n)
-    cnt = np.zeros(n)
-    for b in blocks:
-        rec = log.trials[b]
-        fails = np.asarray(rec["failures"])
-        tot += np.asarray(rec["sum_mse"])
-        cnt += rec["draws"] - fails
+            it = tqdm(it, desc="GLM attack draws", file=sys.stderr, unit="block")
+        for b in it:
+            m = min(block, draws - b * block)
+            rng = np.random.default_rng([seed, b])
+            sums = np.zeros(n)
+            fails = np.zeros(n, dtype=int)
+            for _ in range(m):
+                Xh, _ = glm_reconstruct_all(output_perturbation(model, noise_std, rng), X, y)
+                e = np.mean((Xh - X) ** 2, axis=1)
+                bad = ~np.isfinite(e)
+                fails += bad
+                sums += np.where(bad, 0.0, e)
+            log.append(b, {"draws": m, "sum_mse": sums.tolist(), "failures": fails.tolist(), "seed": [seed, b]})
+        tot = np.zeros(n)
+        cnt = np.zeros(n)
+        for b in blocks:
+            rec = log.trials[b]
+            fails = np.asarray(rec["failures"])
+            tot += np.asarray(rec["sum_mse"])
+            cnt += rec["draws"] - fails
+    finally:
+        log.close()
     with np.errstate(invalid="ignore", divide="ignore"):
         attack = np.where(cnt > 0, tot / np.maximum(cnt, 1), np.nan)
     bound = st["bound"]
