@@ -19,6 +19,7 @@ __all__ = [
     "check_int",
     "check_choice",
     "check_real_array",
+    "check_distinct",
 ]
 
 
@@ -93,6 +94,18 @@ def check_choice(name: str, value: Any, choices: tuple[str, ...] | list[str]) ->
     if not ok:
         raise ValueError(f"{name} must be one of {opts}; got {value!r}")
     return value
+
+
+def check_distinct(name: str, values: Any) -> list:
+    """``values`` as a list with no value twice (a repeated cell of a sweep would be run twice and
+    share its result file)."""
+    vals = list(values)
+    seen: set = set()
+    for v in vals:
+        if v in seen:
+            raise ValueError(f"{name} must not repeat a value, got {v!r} twice")
+        seen.add(v)
+    return vals
 
 
 def check_real_array(name: str, value: Any):
