@@ -65,7 +65,7 @@ def format_bytes(n: float) -> str:
     """``1.5 GB``-style text (decimal units) of a byte count."""
     if not math.isfinite(n):
         return "an unbounded amount"
-    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+    for unit, size in (("EB", 1e18), ("PB", 1e15), ("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if n >= size:
             return f"{n / size:.3g} {unit}"
     return f"{int(n)} bytes"

@@ -60,8 +60,10 @@ FIELDS = [
     ("sampling_rate", "the --sampling-rate q"),
     ("gamma_over_steps", "bound on success when the attacker matches and averages every release of the "
                          "record over T steps (Sec. 4.3)"),
-    ("log10_expected_mse", "exact log10 of an expected MSE beyond the largest double (also for the "
-                           "_one_row / _data_independent variants)"),
+    ("log10_expected_mse", "exact log10 of expected_mse when it exceeds the largest double"),
+    ("log10_expected_mse_one_row", "exact log10 of expected_mse_one_row when it exceeds the largest double"),
+    ("log10_expected_mse_data_independent", "exact log10 of expected_mse_data_independent when it exceeds the "
+                                            "largest double"),
     ("note", "why a value was replaced by the largest double or is inf"),
 ]
 

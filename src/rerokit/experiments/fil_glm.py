@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from rerokit._files import check_output_dir
 from rerokit._validate import check_int, check_positive
 from rerokit.experiments.records import Int, ListOf, Num, TrialLog
 
@@ -103,7 +104,7 @@ def run_fil_glm(
     draws = check_int("draws", draws, minimum=1)
     block = check_int("block", block, minimum=1)
     seed = check_int("seed", seed, minimum=0)
-    out = Path(out_dir)
+    out = check_output_dir("out_dir", out_dir)  # not "", not a file (Path("") would be the current folder)
     out.mkdir(parents=True, exist_ok=True)
     st = fil_glm_setup(dataset=dataset, classes=classes, lam=lam, noise_std=noise_std, data_path=data_path)
     X, y, model, n, d = st["X"], st["y"], st["model"], st["n"], st["dim"]
@@ -246,8 +247,6 @@ def register_cli(sub: Any) -> None:
 
 
 def _cli_handler(args: Any) -> dict[str, Any]:
-    from rerokit._files import check_output_dir
-
     check_output_dir("out_dir", args.out_dir, files=("fil_glm.jsonl", "fil_glm.csv", "fil_glm.png"))
     try:
         cls = tuple(int(c) for c in args.classes.split(","))

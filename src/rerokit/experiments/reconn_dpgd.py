@@ -28,6 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from rerokit._files import check_output_dir
 from rerokit._validate import check_int, check_positive, check_probability
 
 __all__ = ["run_dpgd_sweep", "CSV_FIELDS", "DEFAULT_EPSILONS"]
@@ -69,7 +70,7 @@ def run_dpgd_sweep(
     delta = check_probability("delta", delta, high_open=True)
     clip = check_positive("clip", clip)
     seed = check_int("seed", seed, minimum=0)
-    out = Path(out_dir)
+    out = check_output_dir("out_dir", out_dir)  # not "", not a file (Path("") would be the current folder)
     out.mkdir(parents=True, exist_ok=True)
     if isinstance(dataset, str):
         from rerokit.data import load_dataset

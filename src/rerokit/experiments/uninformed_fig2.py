@@ -33,6 +33,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from rerokit._files import check_output_dir
 from rerokit._validate import check_choice, check_int, check_positive
 from rerokit.bounds import uninformed as U
 
@@ -105,7 +106,7 @@ def run_uninformed_fig2(
     if not datasets:
         raise ValueError("datasets must name at least one of synthetic, digits")
     data = _datasets(datasets, points, dim, digits_targets, seed)
-    out = Path(out_dir)
+    out = check_output_dir("out_dir", out_dir)  # not "", not a file (Path("") would be the current folder)
     out.mkdir(parents=True, exist_ok=True)
     settings = {"sigmas": sig, "seed": seed, "points": points, "dim": dim, "rows": rows,
                 "digits_targets": digits_targets, "datasets": list(datasets), "backend": backend}
