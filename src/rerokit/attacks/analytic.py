@@ -69,6 +69,7 @@ def trial_schema() -> dict[str, Any]:
     return {"index": Int(minimum=0), "mse": Num(minimum=0), "ncc": Num(), "variance": Num(minimum=0),
             "clip_factor": Num(minimum=0)}
 
+
 #: Opacus adds this to the per-sample norm before dividing (DPOptimizer.clip_and_accumulate).
 OPACUS_NORM_EPS = 1e-6
 

@@ -128,7 +128,8 @@ def _glm(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("glm", help="closed-form reconstruction attack on a GLM trained to optimality (Balle et al. Thm 1)",
+    p = sub.add_parser("glm",
+                       help="closed-form reconstruction attack on a GLM trained to optimality (Balle et al. Thm 1)",
                        **help_kw(DESCRIPTION, FIELDS))
     p.add_argument("--dataset", default="digits", help="digits (default), mnist, cifar10 or synthetic")
     p.add_argument("--data-path", default=None, help="local files of mnist/cifar10")

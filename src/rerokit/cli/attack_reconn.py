@@ -158,8 +158,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--delta", type=float, default=1e-5, help="delta in (0, 1) of the DP-GD guarantee (default 1e-5)")
     p.add_argument("--clip", type=float, default=1.0, help="DP-GD clipping norm C (Sec. VI-D: 1)")
     p.add_argument("--reconstructor-hidden", default="512,512", help="reconstructor hidden widths (paper: 1000,1000)")
-    p.add_argument("--reconstructor-epochs", type=int, default=60, help="training epochs of the reconstructor (default 60)")
-    p.add_argument("--optimizer", default="adam", choices=("adam", "rmsprop"), help="reconstructor optimizer (default adam)")
+    p.add_argument("--reconstructor-epochs", type=int, default=60,
+                   help="training epochs of the reconstructor (default 60)")
+    p.add_argument("--optimizer", default="adam", choices=("adam", "rmsprop"),
+                   help="reconstructor optimizer (default adam)")
     p.add_argument("--compile", action="store_true", help="torch.compile the shadow-model step (needs a C++ compiler)")
     p.add_argument("--threads", type=int, default=0,
                    help="torch CPU threads (0: torch's default; 1 is often faster on a busy shared machine)")

@@ -217,7 +217,7 @@ def _gradient(args: argparse.Namespace) -> dict[str, Any]:
 _SHAPES = {"digits": (1, 8, 8), "mnist": (1, 28, 28), "cifar10": (3, 32, 32)}
 
 
-def check_audit_memory(cfg, trials: int, chunk_size: int, *, full: bool = False, gradient_chunk: int | None = None) -> None:
+def check_audit_memory(cfg, trials: int, chunk_size: int, *, full: bool = False) -> None:
     """Refuse --trials / --chunk-size / --steps / --hidden whose DP-SGD transcripts (chunk x steps x
     parameters) or per-trial records do not fit in memory. ``cfg``: an AuditConfig (dataset, model,
     hidden, steps, n_known); ``full``: the noisy sums are recorded too (attack alg2_nosub)."""

@@ -280,7 +280,8 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("mse-rdp", help="MSE lower bound of unbiased attacks on a (2, eps)-RDP learner (Guo et al. Thm 1)",
+    p = sub.add_parser("mse-rdp",
+                       help="MSE lower bound of unbiased attacks on a (2, eps)-RDP learner (Guo et al. Thm 1)",
                        **help_kw(MSE_RDP_DESCRIPTION, MSE_RDP_FIELDS))
     p.add_argument("--epsilon", type=float, help="RDP epsilon at order 2")
     p.add_argument("--orders", help="comma-separated RDP orders (with --rdp)")

@@ -184,7 +184,8 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     if not math.isfinite(eta):
         out["note"] = ((out["note"] + "; ") if "note" in out else "") + (
             "mse_threshold = 10^(-psnr_threshold/10) x data_range^2 exceeds the largest double (shown as inf); "
-            "gamma is computed from its logarithm" + (" and gamma_over_steps is 1" if "gamma_over_steps" in out else ""))
+            "gamma is computed from its logarithm"
+            + (" and gamma_over_steps is 1" if "gamma_over_steps" in out else ""))
     return out
 
 

@@ -87,7 +87,8 @@ def _samples(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError(f"samples must hold numbers for metric {metric}, got an array of dtype {x.dtype}")
     n = int(x.shape[0])
     d = max(1, int(np.prod(x.shape[1:])))
-    check_memory("--samples", kappa_samples_bytes(n, d, metric, x.dtype.itemsize), f"kappa from {n} samples of dimension {d} (metric {metric})",
+    check_memory("--samples", kappa_samples_bytes(n, d, metric, x.dtype.itemsize),
+                 f"kappa from {n} samples of dimension {d} (metric {metric})",
                  hint="use fewer samples (a random subset of the file)")
     b = kappa_from_samples(x, args.eta, metric=metric, confidence=args.confidence, method=args.method)
     return _out(

@@ -147,8 +147,8 @@ class DictOf(_Check):
             self.desc = "an object with the keys " + ", ".join(self.fields)
         else:
             assert value is not None
-            self.desc = ("an object with the keys " + ", ".join(self.keys) if self.keys is not None else "an object") + \
-                f", values {value.desc}"
+            keys_text = "an object with the keys " + ", ".join(self.keys) if self.keys is not None else "an object"
+            self.desc = f"{keys_text}, values {value.desc}"
 
     def __call__(self, v: Any) -> str | None:
         if not isinstance(v, dict):

@@ -28,7 +28,6 @@ from __future__ import annotations
 import csv
 import math
 import os
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
