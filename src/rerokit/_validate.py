@@ -18,6 +18,8 @@ __all__ = [
     "check_probability",
     "check_int",
     "check_choice",
+    "check_real_array",
+    "check_distinct",
 ]
 
 
@@ -80,10 +82,51 @@ def check_int(name: str, value: Any, *, minimum: int | None = None, maximum: int
 
 
 def check_choice(name: str, value: Any, choices: tuple[str, ...] | list[str]) -> str:
-    """One of ``choices``."""
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(str, choices))}; got {value!r}")
+    """One of ``choices`` (a string when the choices are strings: an array or a number is a
+    ``TypeError`` naming ``name``, not numpy's "truth value of an array is ambiguous")."""
+    opts = ", ".join(map(str, choices))
+    if all(isinstance(c, str) for c in choices) and not isinstance(value, str):
+        raise TypeError(f"{name} must be one of {opts} (a string); got {type(value).__name__}")
+    try:
+        ok = value in choices
+    except Exception:  # noqa: BLE001 - an object whose == is not a plain bool
+        ok = False
+    if not ok:
+        raise ValueError(f"{name} must be one of {opts}; got {value!r}")
     return value
+
+
+def check_distinct(name: str, values: Any) -> list:
+    """``values`` as a list with no value twice (a repeated cell of a sweep would be run twice and
+    share its result file)."""
+    vals = list(values)
+    seen: set = set()
+    for v in vals:
+        if v in seen:
+            raise ValueError(f"{name} must not repeat a value, got {v!r} twice")
+        seen.add(v)
+    return vals
+
+
+def check_real_array(name: str, value: Any):
+    """``value`` (a real number or an array-like of real numbers) as a float numpy array.
+
+    Strings, bytes, booleans and arrays of non-numbers (strings, objects) are a ``TypeError``
+    naming ``name``; ``np.asarray("1", dtype=float)`` would silently accept ``"1"``. Finiteness
+    and range are left to the caller (some parameters allow inf).
+    """
+    import numpy as np
+
+    if isinstance(value, (str, bytes, bool, np.bool_)):
+        raise TypeError(f"{name} must be a real number or an array of real numbers, got {type(value).__name__}")
+    try:
+        arr = np.asarray(value)
+    except Exception as exc:  # noqa: BLE001 - ragged nested sequences etc.
+        raise TypeError(f"{name} must be a real number or an array of real numbers ({exc})") from None
+    if arr.dtype.kind not in "iuf":
+        what = "booleans" if arr.dtype.kind == "b" else f"dtype {arr.dtype}"
+        raise TypeError(f"{name} must be a real number or an array of real numbers, got an array of {what}")
+    return arr.astype(float)
 
 
 def _finite(name: str, value: Any, rng: str) -> float:

@@ -56,7 +56,18 @@ __all__ = [
     "nonprivate_division_attack",
     "reconstruction_metrics",
     "run_analytic_attack",
+    "trial_schema",
 ]
+
+
+def trial_schema() -> dict[str, Any]:
+    """Keys and types of one record (one target) that :func:`run_analytic_attack` appends to its
+    :class:`~rerokit.experiments.records.TrialLog` (``psnr``/``ssim`` may be inf or absent)."""
+    from rerokit.experiments.records import Int, Num
+
+    return {"index": Int(minimum=0), "mse": Num(minimum=0), "ncc": Num(), "variance": Num(minimum=0),
+            "clip_factor": Num(minimum=0)}
+
 
 #: Opacus adds this to the per-sample norm before dividing (DPOptimizer.clip_and_accumulate).
 OPACUS_NORM_EPS = 1e-6

@@ -725,60 +725,67 @@ def run_reconn(
     )
     log = None
     if log_path is not None:
-        from rerokit.experiments.records import TrialLog
+        from rerokit.experiments.records import Bool, Int, Num, TrialLog
 
-        # opened before any training: an existing file without ``resume``, or one written with
-        # other settings, is refused at once (ValueError), not after minutes of work
-        log = TrialLog(log_path, settings, resume=resume)
-    Xs, ys, n_shift = shadow_targets(split.X_pool, split.y_pool, shadow_models, split.shape, seed)
-    kw = dict(hidden=hidden, activation=activation, num_classes=split.num_classes, epochs=epochs, lr=lr,
-              momentum=momentum, init=init, init_seed=seed, noise_multiplier=sigma,
-              clip=clip if epsilon is not None else None, chunk_size=chunk_size, compile=compile, progress=progress)
-    _log(f"training {shadow_models} shadow models (|D-|={split.X_fixed.shape[0]}, {epochs} epochs, init={init}, "
-         f"sigma={sigma:.4g})", progress)
-    # shadow and released models: different seeds for random init / DP noise (the adversary
-    # does not know the released model's randomness)
-    ss = np.random.SeedSequence([seed, 4]).generate_state(2, np.uint64) >> np.uint64(1)
-    th_shadow = train_models(split.X_fixed, split.y_fixed, Xs, ys, seed=int(ss[0]), **kw)
-    _log(f"training {split.X_eval.shape[0]} released models", progress)
-    th_rel = train_models(split.X_fixed, split.y_fixed, split.X_eval, split.y_eval, seed=int(ss[1]), **kw)
-    _log("training the reconstructor", progress)
-    phi = train_reconstructor(th_shadow, torch.as_tensor(Xs), hidden=reconstructor_hidden,
-                              epochs=reconstructor_epochs, batch_size=reconstructor_batch_size,
-                              lr=reconstructor_lr, optimizer=optimizer, seed=seed, progress=progress)
-    with torch.no_grad():
-        rec = phi(th_rel).numpy().astype(np.float64)
-        rec_train = phi(th_shadow[: min(1000, shadow_models)]).numpy()
-    Z = split.X_eval.astype(np.float64)
-    mse = ((rec - Z) ** 2).mean(1)
-    train_mse = float(((rec_train - Xs[: rec_train.shape[0]]) ** 2).mean())
-    pool = np.concatenate([split.X_fixed, split.X_pool, Xs[shadow_models - n_shift :]])
-    orc = nn_oracle(Z, pool)
-    clf_X = np.concatenate([split.X_fixed, split.X_pool])
-    clf_y = np.concatenate([split.y_fixed, split.y_pool])
-    clf = train_kl_classifier(clf_X, clf_y, split.num_classes, seed=seed)
-    with torch.no_grad():
-        clf_acc = float((clf(torch.as_tensor(split.X_eval)).argmax(-1).numpy() == split.y_eval).mean())
-    kl = kl_metric(clf, Z, rec)
-    kl_orc = kl_metric(clf, Z, pool[orc.index])
-    succ = mse < orc.mse
-    per = dict(mse=mse, nn_oracle_mse=orc.mse, success=succ, kl=kl, nn_oracle_kl=kl_orc, nn_index=orc.index)
-    if log is not None:
-        for i in range(Z.shape[0]):
-            if i in log.done:
-                continue
-            log.append(i, {"label": int(split.y_eval[i]), "mse": float(mse[i]), "nn_oracle_mse": float(orc.mse[i]),
-                           "success": bool(succ[i]), "kl": float(kl[i]), "nn_oracle_kl": float(kl_orc[i])})
-    extras = dict(noise_multiplier=sigma, shadow_shifted=n_shift, shadow_train_mse=train_mse,
-                  classifier_accuracy=clf_acc, released_model_accuracy=_accuracy(th_rel, split, hidden, activation))
-    res = ReconnResult(
-        mse=float(mse.mean()), nn_oracle_mse=orc.mean, success=bool(mse.mean() < orc.mean),
-        success_rate=float(succ.mean()), kl=float(kl.mean()), nn_oracle_kl=float(kl_orc.mean()), per_target=per,
-        targets=split.X_eval, reconstructions=rec.astype(np.float32), shape=split.shape, settings=settings,
-        extras=extras,
-    )
-    _log(f"mse={res.mse:.5f} nn_oracle_mse={res.nn_oracle_mse:.5f} success={res.success}", progress)
-    return res
+        # opened before any training: an existing file without ``resume``, one written with other
+        # settings, or one with records that are not targets of this run, is refused at once
+        # (ValueError), not after minutes of work; the log holds its lock until the run ends
+        schema = {"label": Int(minimum=0), "mse": Num(minimum=0), "nn_oracle_mse": Num(minimum=0),
+                  "success": Bool, "kl": Num(), "nn_oracle_kl": Num()}
+        log = TrialLog(log_path, settings, resume=resume, trials=settings["targets"], schema=schema)
+    try:
+        Xs, ys, n_shift = shadow_targets(split.X_pool, split.y_pool, shadow_models, split.shape, seed)
+        kw = dict(hidden=hidden, activation=activation, num_classes=split.num_classes, epochs=epochs, lr=lr,
+                  momentum=momentum, init=init, init_seed=seed, noise_multiplier=sigma,
+                  clip=clip if epsilon is not None else None, chunk_size=chunk_size, compile=compile, progress=progress)
+        _log(f"training {shadow_models} shadow models (|D-|={split.X_fixed.shape[0]}, {epochs} epochs, init={init}, "
+             f"sigma={sigma:.4g})", progress)
+        # shadow and released models: different seeds for random init / DP noise (the adversary
+        # does not know the released model's randomness)
+        ss = np.random.SeedSequence([seed, 4]).generate_state(2, np.uint64) >> np.uint64(1)
+        th_shadow = train_models(split.X_fixed, split.y_fixed, Xs, ys, seed=int(ss[0]), **kw)
+        _log(f"training {split.X_eval.shape[0]} released models", progress)
+        th_rel = train_models(split.X_fixed, split.y_fixed, split.X_eval, split.y_eval, seed=int(ss[1]), **kw)
+        _log("training the reconstructor", progress)
+        phi = train_reconstructor(th_shadow, torch.as_tensor(Xs), hidden=reconstructor_hidden,
+                                  epochs=reconstructor_epochs, batch_size=reconstructor_batch_size,
+                                  lr=reconstructor_lr, optimizer=optimizer, seed=seed, progress=progress)
+        with torch.no_grad():
+            rec = phi(th_rel).numpy().astype(np.float64)
+            rec_train = phi(th_shadow[: min(1000, shadow_models)]).numpy()
+        Z = split.X_eval.astype(np.float64)
+        mse = ((rec - Z) ** 2).mean(1)
+        train_mse = float(((rec_train - Xs[: rec_train.shape[0]]) ** 2).mean())
+        pool = np.concatenate([split.X_fixed, split.X_pool, Xs[shadow_models - n_shift :]])
+        orc = nn_oracle(Z, pool)
+        clf_X = np.concatenate([split.X_fixed, split.X_pool])
+        clf_y = np.concatenate([split.y_fixed, split.y_pool])
+        clf = train_kl_classifier(clf_X, clf_y, split.num_classes, seed=seed)
+        with torch.no_grad():
+            clf_acc = float((clf(torch.as_tensor(split.X_eval)).argmax(-1).numpy() == split.y_eval).mean())
+        kl = kl_metric(clf, Z, rec)
+        kl_orc = kl_metric(clf, Z, pool[orc.index])
+        succ = mse < orc.mse
+        per = dict(mse=mse, nn_oracle_mse=orc.mse, success=succ, kl=kl, nn_oracle_kl=kl_orc, nn_index=orc.index)
+        if log is not None:
+            for i in range(Z.shape[0]):
+                if i in log.done:
+                    continue
+                log.append(i, {"label": int(split.y_eval[i]), "mse": float(mse[i]), "nn_oracle_mse": float(orc.mse[i]),
+                               "success": bool(succ[i]), "kl": float(kl[i]), "nn_oracle_kl": float(kl_orc[i])})
+        extras = dict(noise_multiplier=sigma, shadow_shifted=n_shift, shadow_train_mse=train_mse,
+                      classifier_accuracy=clf_acc, released_model_accuracy=_accuracy(th_rel, split, hidden, activation))
+        res = ReconnResult(
+            mse=float(mse.mean()), nn_oracle_mse=orc.mean, success=bool(mse.mean() < orc.mean),
+            success_rate=float(succ.mean()), kl=float(kl.mean()), nn_oracle_kl=float(kl_orc.mean()), per_target=per,
+            targets=split.X_eval, reconstructions=rec.astype(np.float32), shape=split.shape, settings=settings,
+            extras=extras,
+        )
+        _log(f"mse={res.mse:.5f} nn_oracle_mse={res.nn_oracle_mse:.5f} success={res.success}", progress)
+        return res
+    finally:
+        if log is not None:
+            log.close()
 
 
 def _accuracy(thetas: torch.Tensor, split: ReconSplit, hidden, activation) -> float:

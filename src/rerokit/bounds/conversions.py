@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from rerokit._validate import check_nonnegative, check_probability, check_real
+from rerokit._validate import check_nonnegative, check_probability, check_real, check_real_array
 from rerokit.bounds.priors import check_log_kappa, resolve_baseline
 from rerokit.bounds.types import Bound
 
@@ -94,8 +94,8 @@ def rero_from_rdp_curve(
     import numpy as np
 
     lk = resolve_baseline(kappa=kappa, log_kappa=log_kappa).log_kappa
-    a = np.asarray(orders, dtype=float)
-    e = np.asarray(rdp, dtype=float)
+    a = check_real_array("orders", orders)
+    e = check_real_array("rdp", rdp)
     if a.shape != e.shape or a.ndim != 1 or a.size == 0:
         raise ValueError("orders and rdp must be 1-D sequences of the same non-zero length")
     if np.any(~(a > 1)) or np.any(np.isnan(a)):
@@ -149,7 +149,7 @@ def rero_from_rdp_event(
         raise ValueError(f"neighboring_relation must be one of {', '.join(rels)}; got {neighboring_relation!r}")
     lk = resolve_baseline(kappa=kappa, log_kappa=log_kappa).log_kappa
     if orders is not None:
-        o = np.asarray(orders, dtype=float)
+        o = check_real_array("orders", orders)
         if o.ndim != 1 or o.size == 0 or np.any(np.isnan(o)) or np.any(~(o > 1)):
             raise ValueError("orders must be a non-empty 1-D sequence of numbers > 1")
     acc = _rdp.RdpAccountant(None if orders is None else list(orders), rels[neighboring_relation])

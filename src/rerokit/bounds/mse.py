@@ -19,6 +19,7 @@ Pure numpy/scipy (no torch): the FIL itself is computed in :mod:`rerokit.trainin
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Sequence
 
 import numpy as np
@@ -30,6 +31,7 @@ from rerokit._validate import (
     check_positive,
     check_probability,
     check_real,
+    check_real_array,
 )
 from rerokit.bounds.types import Bound
 
@@ -54,7 +56,7 @@ GELU_CLIP_FACTOR = 1.1153
 
 
 def _per_coordinate(name: str, value: float | Sequence[float] | np.ndarray, dim: int | None) -> np.ndarray:
-    arr = np.asarray(value, dtype=float)
+    arr = check_real_array(name, value)
     if arr.ndim == 0:
         if dim is None:
             dim = 1
@@ -81,8 +83,8 @@ def rdp_epsilon_at_order(orders: Sequence[float] | np.ndarray, rdp: Sequence[flo
     a = check_real("alpha", alpha)
     if a <= 1:
         raise ValueError(f"alpha must be a finite number > 1, got {alpha!r}")
-    o = np.asarray(orders, dtype=float).reshape(-1)
-    r = np.asarray(rdp, dtype=float).reshape(-1)
+    o = check_real_array("orders", orders).reshape(-1)
+    r = check_real_array("rdp", rdp).reshape(-1)
     if o.size == 0 or o.size != r.size:
         raise ValueError(f"orders and rdp must be non-empty and of equal length, got {o.size} and {r.size}")
     if np.any(np.isnan(o)) or np.any(np.isnan(r)) or np.any(r < 0):
@@ -219,7 +221,7 @@ def cramer_rao_mse_lower_bound(dfil: float | Sequence[float] | np.ndarray) -> np
     (scalar or per-sample array). dFIL = 0 gives +inf (no information, no finite-variance
     unbiased estimator).
     """
-    arr = np.asarray(dfil, dtype=float)
+    arr = check_real_array("dfil", dfil)
     if not np.all(np.isfinite(arr)) or np.any(arr < 0):
         raise ValueError("dfil must contain finite numbers >= 0")
     with np.errstate(divide="ignore"):
@@ -235,13 +237,13 @@ def cramer_rao_mse_lower_bound_matrix(
     ``fim`` is the d x d Fisher information matrix I_h(z) (must be positive definite),
     ``jacobian`` J_mu = d mu/dz (identity for an unbiased attack), ``bias`` = mu(z) - z.
     """
-    F = np.asarray(fim, dtype=float)
+    F = check_real_array("fim", fim)
     if F.ndim != 2 or F.shape[0] != F.shape[1] or not np.all(np.isfinite(F)):
         raise ValueError(f"fim must be a finite square matrix, got shape {F.shape}")
     d = F.shape[0]
-    J = np.eye(d) if jacobian is None else np.asarray(jacobian, dtype=float)
-    if J.shape != (d, d):
-        raise ValueError(f"jacobian must have shape ({d}, {d}), got {J.shape}")
+    J = np.eye(d) if jacobian is None else check_real_array("jacobian", jacobian)
+    if J.shape != (d, d) or not np.all(np.isfinite(J)):
+        raise ValueError(f"jacobian must be a finite matrix of shape ({d}, {d}), got shape {J.shape}")
     try:
         Lc = np.linalg.cholesky((F + F.T) / 2)
     except np.linalg.LinAlgError:
@@ -251,7 +253,13 @@ def cramer_rao_mse_lower_bound_matrix(
 
     Y = solve_triangular(Lc, J.T, lower=True)
     var = float(np.sum(Y**2)) / d
-    b2 = 0.0 if bias is None else float(np.sum(np.asarray(bias, dtype=float) ** 2)) / d
+    if bias is None:
+        b2 = 0.0
+    else:
+        bv = check_real_array("bias", bias).reshape(-1)
+        if bv.size != d or not np.all(np.isfinite(bv)):
+            raise ValueError(f"bias must be {d} finite numbers, got {bv.size} values")
+        b2 = float(np.sum(bv**2)) / d
     return var + b2
 
 
@@ -288,6 +296,8 @@ def fil_subsampling_factor(sample_rate: float, epsilon: float) -> float:
     always-valid convexity bound (Eq. 2). eps = inf gives kappa = 1.
     """
     q = check_probability("sample_rate", sample_rate)
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+        raise TypeError(f"epsilon must be a real number >= 0 (inf allowed), got {type(epsilon).__name__}")
     e = float(epsilon)
     if math.isnan(e) or e < 0:
         raise ValueError(f"epsilon must be a number >= 0 (inf allowed), got {epsilon!r}")

@@ -26,6 +26,8 @@ from rerokit._validate import (
     check_nonnegative,
     check_positive,
     check_probability,
+    check_real,
+    check_real_array,
 )
 from rerokit.bounds.types import Bound
 
@@ -52,7 +54,9 @@ _LN10 = math.log(10.0)
 
 def log10_kappa(log_kappa: float) -> float:
     """log10(kappa) from the natural log ``log_kappa`` (for printing values like 9.66e-473)."""
-    return float(log_kappa) / _LN10
+    if isinstance(log_kappa, (int, float)) and not isinstance(log_kappa, bool) and math.isinf(log_kappa):
+        return float(log_kappa)  # kappa = 0 (or an overflowed log): -inf stays -inf
+    return check_real("log_kappa", log_kappa) / _LN10
 
 
 def _exact_eta(eta: float | None) -> float:
@@ -234,10 +238,7 @@ class DiscretePrior:
     log_weights: tuple[float, ...]
 
     def __init__(self, weights: Sequence[float]) -> None:
-        try:
-            w = np.asarray(weights, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"weights must be a sequence of real numbers: {exc}") from None
+        w = check_real_array("weights", weights)
         if w.ndim != 1 or w.size == 0:
             raise ValueError("weights must be a non-empty 1-D sequence of finite numbers >= 0")
         if not np.all(np.isfinite(w)) or np.any(w < 0):
@@ -399,6 +400,11 @@ def log_binom_sf(k: int, n: int, log_p: float, log_1mp: float) -> float:
     """
     from scipy.special import gammaln, logsumexp
 
+    k = check_int("k", k)
+    n = check_int("n", n, minimum=0)
+    for name, v in (("log_p", log_p), ("log_1mp", log_1mp)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)) or math.isnan(v) or v > 0:
+            raise ValueError(f"{name} must be a log probability (a number <= 0, -inf allowed), got {v!r}")
     if k <= 0:
         return 0.0
     if k > n:
@@ -590,7 +596,14 @@ def kappa_from_samples(
     metric = check_choice("metric", metric, _METRICS)
     method = check_choice("method", method, ("chernoff", "clopper_pearson"))
     conf = check_probability("confidence", confidence, high_open=True)
-    x = np.asarray(samples)
+    if isinstance(samples, (str, bytes)):
+        raise TypeError(f"samples must be an array of shape (N, ...), got {type(samples).__name__}")
+    try:
+        x = np.asarray(samples)
+    except Exception as exc:  # noqa: BLE001 - ragged nested sequences
+        raise TypeError(f"samples must be an array of shape (N, ...) ({exc})") from None
+    if metric != "exact" and x.dtype.kind not in "biuf":
+        raise TypeError(f"samples must hold numbers for metric {metric}, got an array of dtype {x.dtype}")
     if x.ndim == 0 or x.shape[0] < 1:
         raise ValueError("samples must be an array with at least one sample (shape (N, ...))")
     n = int(x.shape[0])

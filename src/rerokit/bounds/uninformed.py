@@ -44,7 +44,14 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from rerokit._validate import check_int, check_nonnegative, check_positive, check_probability, check_real
+from rerokit._validate import (
+    check_int,
+    check_nonnegative,
+    check_positive,
+    check_probability,
+    check_real,
+    check_real_array,
+)
 from rerokit.bounds.solve import AllFeasible, NoFeasibleValue, calibrate_monotone
 from rerokit.bounds.types import Bound
 
@@ -90,7 +97,7 @@ _TINY = 5e-324
 def clipping_factor(grad_norm: float | np.ndarray, clip: float) -> float | np.ndarray:
     """beta_C(X) = 1 / max(1, ||G_X||_2 / C) (004, Eq. 10)."""
     c = check_positive("clip", clip)
-    g = np.asarray(grad_norm, dtype=float)
+    g = check_real_array("grad_norm", grad_norm)
     if np.any(~np.isfinite(g)) or np.any(g < 0):
         raise ValueError("grad_norm must be finite numbers >= 0")
     out = 1.0 / np.maximum(1.0, g / c)
@@ -126,7 +133,7 @@ def estimator_variance(
     c = check_positive("clip", clip)
     m = check_int("rows", rows, minimum=1)
     rest = check_nonnegative("rest_norm", rest_norm)
-    d = np.ones(m) if output_grads is None else np.asarray(output_grads, dtype=float).reshape(-1)
+    d = np.ones(m) if output_grads is None else check_real_array("output_grads", output_grads).reshape(-1)
     if d.size != m:
         raise ValueError(f"output_grads must have length rows={m}, got {d.size}")
     if np.any(~np.isfinite(d)) or np.any(d == 0):
@@ -141,10 +148,13 @@ def estimate_from_gradients(noisy_weight_grads: np.ndarray, scales: np.ndarray |
     """The attacker's estimator (004, Eq. 16): X_hat_M = (1/M) sum_j grad~_{W_j} / s_j, where
     ``noisy_weight_grads`` is the (M, N) privatized weight gradient and ``scales`` the known
     s_j = beta_C(X) dL/df(X)_j (a scalar beta_C for Cor. 1's loss)."""
-    g = np.asarray(noisy_weight_grads, dtype=float)
+    g = check_real_array("noisy_weight_grads", noisy_weight_grads)
     if g.ndim != 2:
         raise ValueError(f"noisy_weight_grads must be a 2-d (M, N) array, got shape {g.shape}")
-    s = np.broadcast_to(np.asarray(scales, dtype=float).reshape(-1), (g.shape[0],))
+    s = check_real_array("scales", scales).reshape(-1)
+    if s.size not in (1, g.shape[0]):
+        raise ValueError(f"scales must be a number or one number per row ({g.shape[0]}), got {s.size} values")
+    s = np.broadcast_to(s, (g.shape[0],))
     if np.any(~np.isfinite(s)) or np.any(s == 0):
         raise ValueError("scales must be finite and non-zero")
     return (g / s[:, None]).mean(axis=0)
@@ -186,7 +196,7 @@ def reconstruction_std(noise_multiplier: float, norm_x: float) -> float:
 
 def min_nonzero_norm(X: np.ndarray) -> float:
     """min_{X in D \\ {0_N}} ||X||_2 over the rows of ``X`` (n, ...) (004, Prop. 1, 3)."""
-    a = np.asarray(X, dtype=float)
+    a = check_real_array("X", X)
     if a.ndim < 1 or a.shape[0] == 0:
         raise ValueError("X must hold at least one record")
     norms = np.sqrt(np.sum(a.reshape(a.shape[0], -1) ** 2, axis=1))
@@ -232,7 +242,7 @@ def mse_cdf(eta: float | np.ndarray, noise_multiplier: float, norm: float, dim: 
     """P(MSE(X, X_hat) <= eta) = Gamma_R(N/2, N k eta / (2 sigma^2 ||X||^2)) (004, Thm 2, Eq. 23)."""
     n = check_int("dim", dim, minimum=1)
     v = _scale(noise_multiplier, norm, releases)
-    e = np.asarray(eta, dtype=float)
+    e = check_real_array("eta", eta)
     if np.any(np.isnan(e)) or np.any(e < 0):
         raise ValueError("eta must be numbers >= 0")
     out = special.gammainc(n / 2.0, n * e / (2.0 * v))
@@ -243,7 +253,7 @@ def mse_quantile(p: float | np.ndarray, noise_multiplier: float, norm: float, di
     """The p-quantile of MSE(X, X_hat): (2 sigma^2 ||X||^2 / (N k)) Gamma_R^{-1}(N/2, p) (Thm 2)."""
     n = check_int("dim", dim, minimum=1)
     v = _scale(noise_multiplier, norm, releases)
-    pa = np.asarray(p, dtype=float)
+    pa = check_real_array("p", p)
     if np.any(np.isnan(pa)) or np.any(pa < 0) or np.any(pa > 1):
         raise ValueError("p must be numbers in [0, 1]")
     out = 2.0 * v / n * special.gammaincinv(n / 2.0, pa)
@@ -256,7 +266,9 @@ def mse_normal_limit_cdf(eta: float | np.ndarray, noise_multiplier: float, norm:
     An approximation for large N, not a bound."""
     n = check_int("dim", dim, minimum=1)
     v = _scale(noise_multiplier, norm, releases)
-    e = np.asarray(eta, dtype=float)
+    e = check_real_array("eta", eta)
+    if np.any(np.isnan(e)):
+        raise ValueError("eta must be numbers (not nan)")
     out = special.ndtr(math.sqrt(n / 2.0) * (e / v - 1.0))
     return float(out) if out.ndim == 0 else out
 
@@ -432,7 +444,9 @@ def psnr_sf(psnr_threshold: float | np.ndarray, peak: float, noise_multiplier: f
     """P(PSNR(X, X_hat) >= eta) = P(MSE <= 10^(-eta/10) peak^2) for one target of norm ||X|| and
     peak = max(X) - min(X) (or the data range) (004, proof of Prop. 4, Eq. 63)."""
     pk = check_positive("peak", peak)
-    t = np.asarray(psnr_threshold, dtype=float)
+    t = check_real_array("psnr_threshold", psnr_threshold)
+    if np.any(np.isnan(t)):
+        raise ValueError("psnr_threshold must be numbers (not nan)")
     return mse_cdf(10.0 ** (-t / 10.0) * pk * pk, noise_multiplier, norm, dim, releases)
 
 
@@ -440,7 +454,10 @@ def psnr_pdf(psnr: float | np.ndarray, peak: float, noise_multiplier: float, nor
     """Density of PSNR = 10 log10(peak^2 / MSE) under Thm 2: f_MSE(m) * m ln(10) / 10 at
     m = peak^2 10^(-psnr/10) (change of variables)."""
     pk = check_positive("peak", peak)
-    m = pk * pk * 10.0 ** (-np.asarray(psnr, dtype=float) / 10.0)
+    ps = check_real_array("psnr", psnr)
+    if np.any(np.isnan(ps)):
+        raise ValueError("psnr must be numbers (not nan)")
+    m = pk * pk * 10.0 ** (-ps / 10.0)
     out = mse_distribution(noise_multiplier, norm, dim, releases).pdf(m) * m * math.log(10.0) / 10.0
     return float(out) if np.ndim(out) == 0 else out
 
@@ -474,7 +491,10 @@ def prob_used_k_times(k: int | np.ndarray, steps: int, sampling_rate: float):
 
     t = check_int("steps", steps, minimum=1)
     q = check_probability("sampling_rate", sampling_rate)
-    out = stats.binom.pmf(np.asarray(k), t, q)
+    ka = check_real_array("k", k)
+    if np.any(~np.isfinite(ka)) or np.any(ka != np.round(ka)):
+        raise ValueError("k must be integers (release counts)")
+    out = stats.binom.pmf(ka, t, q)
     return float(out) if np.ndim(out) == 0 else out
 
 

@@ -122,6 +122,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {type(exc).__name__} for these inputs ({_one_line(exc)}); the values are too extreme "
               "to compute in double precision", file=sys.stderr)
         return 2
+    except MemoryError as exc:
+        # a size no up-front estimate caught (the estimates in rerokit._resources refuse the known ones)
+        print(f"error: not enough memory for these inputs ({_one_line(exc)}); use smaller sizes", file=sys.stderr)
+        return 2
+    except RuntimeError as exc:
+        if "allocate" not in str(exc):  # torch's out-of-memory is a RuntimeError; anything else is a bug
+            raise
+        print(f"error: not enough memory for these inputs ({_one_line(exc)}); use smaller sizes", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("error: interrupted (results written so far are kept; use --resume)", file=sys.stderr)
         return 130

@@ -15,6 +15,44 @@ class CliError(Exception):
     """A usage error: printed as one line, exit code 2."""
 
 
+def describe(text: str, width: int = 92) -> str:
+    """A help description from plain text: paragraphs (separated by blank lines) filled to
+    ``width``; a paragraph whose lines start with "  " is kept as it is (a formula or a list)."""
+    import textwrap
+
+    out = []
+    for para in textwrap.dedent(text).strip().split("\n\n"):
+        if para.startswith("  "):
+            out.append(para)
+        else:
+            out.append(textwrap.fill(" ".join(para.split()), width, break_on_hyphens=False))
+    return "\n\n".join(out)
+
+
+def output_fields(fields: list[tuple[str, str]], *, width: int = 92) -> str:
+    """The ``--help`` epilog listing every output field (table row / JSON key) with its meaning."""
+    import textwrap
+
+    fields = [*fields, ("rerokit_version", "version of rerokit that computed the result")]
+    kw = min(24, max(len(k) for k, _ in fields))
+    lines = ["output fields (one table row each; the same keys with --json; nested fields as parent.key):"]
+    for k, d in fields:
+        wrapped = textwrap.wrap(" ".join(d.split()), max(30, width - kw - 4), break_on_hyphens=False) or [""]
+        if len(k) > kw:
+            lines.append(f"  {k}")
+            lines.extend(" " * (kw + 4) + w for w in wrapped)
+        else:
+            lines.append(f"  {k.ljust(kw)}  {wrapped[0]}")
+            lines.extend(" " * (kw + 4) + w for w in wrapped[1:])
+    return "\n".join(lines)
+
+
+def help_kw(description: str, fields: list[tuple[str, str]]) -> dict:
+    """``add_parser`` keyword arguments: a plain description and the output-fields epilog."""
+    return {"description": describe(description), "epilog": output_fields(fields),
+            "formatter_class": argparse.RawDescriptionHelpFormatter}
+
+
 def add_json_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
 

@@ -14,15 +14,46 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_json_flag
+from rerokit.cli._common import add_json_flag, help_kw
+
+
+DESCRIPTION = """
+The optimal analytic gradient-inversion attack (paper 004, Cor. 1) on real DP-SGD with batch size
+1 (Opacus), one step per target, compared with the paper's predictions.
+
+The targets are --targets K distinct records of the dataset drawn with --seed; the attacker's
+linear layer has --rows M rows (default: the optimal number for the dataset's smallest non-zero
+norm and --clip). Reports the reconstruction quality per target and on average, the predicted
+expected MSE (Eq. 17 / Prop. 2) and the predicted success P(MSE <= eta) next to the bound
+gamma(eta) of Prop. 3. --out FILE.jsonl records one line per target; --resume continues it.
+"""
+
+FIELDS = [
+    ("settings", "the inputs as used (noise_multiplier, clip, rows, optimal_rows, dim, targets, seed, backend, "
+                 "data_range, min_norm, mse_threshold, dataset, out)"),
+    ("mean_mse", "mean reconstruction MSE ||x_hat - x||^2 / N over the targets"),
+    ("mean_psnr", "mean PSNR in dB (data range of the dataset)"),
+    ("mean_ncc", "mean normalised cross-correlation (records with constant values are left out)"),
+    ("mean_ssim", "mean structural similarity (image datasets)"),
+    ("predicted_expected_mse", "the mean MSE predicted for the attack as run (Eq. 17)"),
+    ("predicted_expected_mse_optimal", "the mean MSE of the optimal attack, mean of sigma^2 ||x||^2 (Prop. 2)"),
+    ("ncc_bound", "upper bound on the NCC of any reconstruction (Prop. 6)"),
+    ("empirical_success", "fraction of targets with MSE <= --mse-threshold"),
+    ("empirical_success_ci", "its 95% Clopper-Pearson interval"),
+    ("predicted_success", "the success rate predicted by Thm 2"),
+    ("predicted_gamma", "the ReRo bound gamma(eta) of Prop. 3 (an upper bound on the success of any attack)"),
+    ("clipped_fraction", "fraction of targets whose gradient was clipped"),
+    ("per_target", "per-target lists: index (in the dataset), mse, psnr, ncc, ssim, variance (Eq. 17), "
+                   "clip_factor"),
+    ("ncc_undefined", "targets whose NCC is undefined (constant records), when there are any"),
+]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "analytic",
         help="optimal analytic gradient-inversion attack on Opacus DP-SGD (batch size 1; paper 004)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **help_kw(DESCRIPTION, FIELDS),
     )
     p.add_argument("--dataset", default="digits", help="digits (default), mnist, cifar10 or synthetic")
     p.add_argument("--data-path", default=None, help="local files of mnist/cifar10")
@@ -57,29 +88,64 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     seed = check_int("seed", args.seed, minimum=0)
     if args.rows is not None:
         check_int("rows", args.rows, minimum=1)
+    if args.out is not None:
+        from rerokit._files import check_output_file
+
+        check_output_file("out", args.out)
+    elif args.resume:
+        raise ValueError("resume needs --out (the JSONL file of the run to continue)")
+    from rerokit._files import check_data_path
+
+    check_data_path(args.data_path)
     ds = load_dataset(args.dataset, args.data_path, seed=seed)
     k = check_int("targets", args.targets, minimum=1, maximum=ds.n)
     idx = np.sort(np.random.default_rng(seed).choice(ds.n, size=k, replace=False))
     X = ds.flat.astype(np.float64)
+    _check_memory(args, X, k)
     image_shape = ds.sample_shape if len(ds.sample_shape) == 3 else None
     settings = {"dataset": args.dataset, "noise_multiplier": args.noise_multiplier, "clip": args.clip,
                 "rows": args.rows, "targets": k, "seed": seed, "mse_threshold": args.mse_threshold,
                 "backend": args.backend}
+    from rerokit.attacks.analytic import run_analytic_attack, trial_schema
+
     log = None
     if args.out is not None:
         from rerokit.experiments.records import TrialLog
 
-        log = TrialLog(args.out, settings, resume=args.resume)
-
-    from rerokit.attacks.analytic import run_analytic_attack
-
-    out = run_analytic_attack(
-        X[idx], noise_multiplier=args.noise_multiplier, clip=args.clip, rows=args.rows, seed=seed,
-        data_range=ds.data_range, image_shape=image_shape, min_norm=min_nonzero_norm(X),
-        mse_threshold=args.mse_threshold, backend=args.backend, indices=idx, log=log,
-        progress=not args.no_progress,
-    )
+        log = TrialLog(args.out, settings, resume=args.resume, trials=k, schema=trial_schema(), name="out")
+    try:
+        out = run_analytic_attack(
+            X[idx], noise_multiplier=args.noise_multiplier, clip=args.clip, rows=args.rows, seed=seed,
+            data_range=ds.data_range, image_shape=image_shape, min_norm=min_nonzero_norm(X),
+            mse_threshold=args.mse_threshold, backend=args.backend, indices=idx, log=log,
+            progress=not args.no_progress,
+        )
+    finally:
+        if log is not None:
+            log.close()
     out["settings"]["dataset"] = args.dataset
     if args.out is not None:
         out["settings"]["out"] = args.out
     return out
+
+
+def _check_memory(args: argparse.Namespace, X, k: int) -> None:
+    """Refuse --rows (or the default rows that --clip implies) whose attack layer does not fit."""
+    from rerokit._resources import analytic_attack_bytes, check_memory, memory_limit
+    from rerokit.bounds.uninformed import min_nonzero_norm, optimal_rows
+
+    n = X.shape[1]
+    if args.rows is not None:
+        m, option, what = args.rows, "--rows", f"the attacker's layer of {args.rows} x {n} weights"
+    else:
+        r = min_nonzero_norm(X)
+        m = optimal_rows(args.clip, r)
+        option = "--clip"
+        what = (f"the attacker's layer with the optimal {m} rows for --clip {args.clip:g} (ceil((C/r)^2), smallest "
+                f"record norm r = {r:.3g}) x {n} weights")
+    opacus = analytic_attack_bytes(m, n, k, "opacus")
+    need = analytic_attack_bytes(m, n, k, args.backend)
+    hint = f"use a smaller {option}" if args.rows is not None else "use a smaller --clip or give a smaller --rows"
+    if args.backend == "vmap" and opacus <= memory_limit():
+        hint += " or --backend opacus (one target at a time)"
+    check_memory(option, need, what + f" ({args.backend} backend)", hint=hint)

@@ -13,7 +13,34 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_json_flag
+from rerokit.cli._common import add_json_flag, help_kw
+
+DESCRIPTION = """
+The closed-form attack of Balle et al. 2022 (Thm 1) on a generalised linear model trained to
+optimality. The model (with intercept; objective (1/n) sum_i l_i + (lam/2) ||theta||^2) is fitted
+on the records of the dataset with the labels --classes, optionally released with output
+perturbation N(0, noise^2 I) (--noise), and every training record is attacked in turn by the
+informed adversary, who knows all other records.
+"""
+
+FIELDS = [
+    ("mse", "mean over targets of the reconstruction MSE ||x_hat - x||^2 / d (averaged over --draws noise "
+            "draws per target)"),
+    ("ci_low", "lower end of the 95% interval of mse (over targets)"),
+    ("ci_high", "upper end of that interval"),
+    ("confidence", "level of the interval (0.95)"),
+    ("trials", "number of targets the interval is over"),
+    ("seed", "the --seed of the noise draws"),
+    ("settings", "dataset, model (logistic, multinomial, linear or ridge), classes, lam, noise, draws, n "
+                 "(records), dim"),
+    ("mse_median", "median of the per-target MSE"),
+    ("mse_max", "largest per-target MSE"),
+    ("targets", "records attacked (all training records)"),
+    ("non_identifiable", "targets never reconstructed (their gradient vanished in every draw); left out of mse"),
+    ("exact", "true when every target was recovered to machine precision (no noise)"),
+    ("reference", "the paper and result"),
+    ("label_accuracy", "how often the label was recovered too (classifiers)"),
+]
 
 
 def _glm(args: argparse.Namespace) -> dict[str, Any]:
@@ -29,16 +56,22 @@ def _glm(args: argparse.Namespace) -> dict[str, Any]:
     lam = check_nonnegative("lam", args.lam)
     draws = check_int("draws", args.draws, minimum=1)
     seed = check_int("seed", args.seed, minimum=0)
+    from rerokit._files import check_data_path
+
+    check_data_path(args.data_path)
     ds = load_dataset(args.dataset, args.data_path) if args.data_path else load_dataset(args.dataset)
     X = np.asarray(ds.flat, dtype=float)
     y = np.asarray(ds.y)
     if args.classes is None:
         cls = (0, 1) if args.model == "logistic" else tuple(int(c) for c in np.unique(y))
+        if args.model == "logistic":
+            _classes("0,1", np.unique(y), args.dataset)  # the default classes must occur too
     else:
-        cls = _classes(args.classes)
+        cls = _classes(args.classes, np.unique(y), args.dataset)
+    if len(set(cls)) < 2:
+        raise ValueError(f"dataset {args.dataset} must hold at least 2 distinct labels for the {args.model} model, "
+                         f"got {len(set(cls))}")
     keep = np.isin(y, cls)
-    if not keep.any():
-        raise ValueError(f"classes {list(cls)} do not occur in {args.dataset}")
     X, y = X[keep], y[keep]
     n = len(y)
     if args.model == "logistic":
@@ -95,14 +128,19 @@ def _glm(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("glm", help="closed-form reconstruction attack on a GLM trained to optimality (Balle et al. Thm 1)")
-    p.add_argument("--dataset", default="digits")
-    p.add_argument("--data-path", default=None)
-    p.add_argument("--model", default="logistic", choices=("logistic", "linear", "ridge"))
-    p.add_argument("--classes", default=None, help="labels kept, comma-separated (logistic default 0,1; >2 = multinomial)")
+    p = sub.add_parser("glm",
+                       help="closed-form reconstruction attack on a GLM trained to optimality (Balle et al. Thm 1)",
+                       **help_kw(DESCRIPTION, FIELDS))
+    p.add_argument("--dataset", default="digits", help="digits (default), mnist, cifar10 or synthetic")
+    p.add_argument("--data-path", default=None, help="local files of mnist/cifar10")
+    p.add_argument("--model", default="logistic", choices=("logistic", "linear", "ridge"),
+                   help="logistic (default; multinomial for more than 2 classes), linear or ridge regression")
+    p.add_argument("--classes", default=None,
+                   help="labels of the dataset kept, comma-separated, at least 2 distinct (logistic: default 0,1; more "
+                   "than 2 = multinomial; linear/ridge: default all)")
     p.add_argument("--lam", type=float, default=1e-2, help="L2 coefficient lam of (1/n) sum l + lam/2 ||theta||^2 (not linear)")
     p.add_argument("--noise", type=float, default=0.0, help="output perturbation noise standard deviation")
     p.add_argument("--draws", type=int, default=100, help="noise draws averaged per target (with --noise)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed >= 0 of the noise draws (default 0)")
     add_json_flag(p)
     p.set_defaults(func=_glm)

@@ -14,7 +14,39 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_json_flag
+from rerokit.cli._common import add_json_flag, help_kw
+
+DESCRIPTION = """
+The reconstructor-network attack of Balle et al. 2022 (Sec. IV-V). Trains --shadow-models shadow
+models on a fixed set D- (--fixed-size records) plus one shadow target each, a reconstructor
+network from model parameters to the target, and evaluates it on --targets held-out released
+models against the nearest-neighbour oracle (Sec. V-B). --epochs is the number of full-batch
+gradient steps of the released and shadow models (Table V: 100). With --epsilon they are trained
+with DP-GD (clip --clip, delta --delta; Sec. VI-D). Writes a PNG of targets (top row) above their
+reconstructions (bottom row) unless --no-png.
+"""
+
+FIELDS = [
+    ("mse", "mean reconstruction MSE over the evaluation targets"),
+    ("mse_ci", "95% interval of mse"),
+    ("nn_oracle_mse", "mean MSE of the nearest-neighbour oracle (the closest record the attacker could "
+                      "know); the attack succeeds (Table II) when mse is below it"),
+    ("success", "true when mse < nn_oracle_mse"),
+    ("success_rate", "fraction of targets reconstructed better than by the oracle"),
+    ("success_rate_ci", "95% Clopper-Pearson interval of success_rate"),
+    ("kl", "mean KL divergence between a classifier's outputs on target and reconstruction (Sec. V-B)"),
+    ("nn_oracle_kl", "the same for the oracle's guess"),
+    ("targets", "evaluation targets (released models)"),
+    ("noise_multiplier", "DP-GD noise multiplier for (--epsilon, --delta) (0 without --epsilon)"),
+    ("shadow_shifted", "shadow targets shifted to keep them out of the evaluation set"),
+    ("shadow_train_mse", "reconstructor MSE on (up to 1000) shadow models it was trained on"),
+    ("classifier_accuracy", "accuracy of the classifier used for kl"),
+    ("released_model_accuracy", "mean test accuracy of the released models"),
+    ("settings", "the inputs as used (seed included)"),
+    ("png", "the PNG written (without --no-png)"),
+    ("jsonl", "the --out file"),
+    ("reference", "the paper and result"),
+]
 
 
 def _int_list(name: str, s: str) -> tuple[int, ...]:
@@ -27,6 +59,30 @@ def _int_list(name: str, s: str) -> tuple[int, ...]:
     return vals
 
 
+def _dataset_for_memory_check(args: argparse.Namespace, hidden, reconstructor_hidden):
+    """Load the dataset (passed on to the attack) and refuse sizes whose models do not fit in memory."""
+    from rerokit._resources import check_memory, mlp_num_params, reconn_bytes
+    from rerokit._validate import check_int
+    from rerokit.data import load_dataset
+
+    from rerokit._files import check_data_path
+
+    check_data_path(args.data_path)
+    ds = load_dataset(args.dataset, path=args.data_path)
+    k = check_int("shadow_models", args.shadow_models, minimum=2)
+    t = check_int("targets", args.targets, minimum=1)
+    need = reconn_bytes(ds.dim, int(ds.num_classes), hidden, reconstructor_hidden, k, t)
+    models_only = reconn_bytes(ds.dim, int(ds.num_classes), hidden, (), k, t)
+    P = mlp_num_params([ds.dim, *hidden, int(ds.num_classes)])
+    # name the option that makes the estimate large
+    option = "--hidden" if P > 10**6 else ("--shadow-models" if models_only >= need / 2 else "--reconstructor-hidden")
+    check_memory(option, need,
+                 f"{k} shadow and {t} released models (hidden {args.hidden}) and the reconstructor (hidden "
+                 f"{args.reconstructor_hidden})",
+                 hint="use fewer --shadow-models or smaller --hidden / --reconstructor-hidden")
+    return ds
+
+
 def _reconn(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit._validate import check_int
 
@@ -37,16 +93,21 @@ def _reconn(args: argparse.Namespace) -> dict[str, Any]:
 
     if threads:
         torch.set_num_threads(threads)
-    if not args.no_png:
-        # a PNG path that cannot be written fails now, not after the attack has run
-        from pathlib import Path
+    from rerokit._files import check_output_file
 
-        png = Path(args.png)
-        if png.is_dir():
-            raise ValueError(f"png must be a file path, got the directory {png}")
+    # paths that cannot be written fail now, not after the attack has run
+    if args.out is not None:
+        check_output_file("out", args.out)
+    elif args.resume:
+        raise ValueError("resume needs --out (the JSONL file of the run to continue)")
+    if not args.no_png:
+        png = check_output_file("png", args.png)
         png.parent.mkdir(parents=True, exist_ok=True)
+    hidden = _int_list("hidden", args.hidden)
+    reconstructor_hidden = _int_list("reconstructor_hidden", args.reconstructor_hidden)
+    ds = _dataset_for_memory_check(args, hidden, reconstructor_hidden)
     res = run_reconn(
-        args.dataset,
+        ds,
         shadow_models=args.shadow_models,
         fixed_size=args.fixed_size,
         targets=args.targets,
@@ -56,10 +117,10 @@ def _reconn(args: argparse.Namespace) -> dict[str, Any]:
         epsilon=args.epsilon,
         delta=args.delta,
         clip=args.clip,
-        hidden=_int_list("hidden", args.hidden),
+        hidden=hidden,
         lr=args.lr,
         momentum=args.momentum,
-        reconstructor_hidden=_int_list("reconstructor_hidden", args.reconstructor_hidden),
+        reconstructor_hidden=reconstructor_hidden,
         reconstructor_epochs=args.reconstructor_epochs,
         optimizer=args.optimizer,
         compile=args.compile,
@@ -81,9 +142,10 @@ def _reconn(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("reconn", help="reconstructor-network attack with shadow models (Balle et al. 2022 Sec. IV)")
+    p = sub.add_parser("reconn", help="reconstructor-network attack with shadow models (Balle et al. 2022 Sec. IV)",
+                       **help_kw(DESCRIPTION, FIELDS))
     p.add_argument("--dataset", default="digits", help="digits, mnist or cifar10 (local files, --data-path)")
-    p.add_argument("--data-path", default=None)
+    p.add_argument("--data-path", default=None, help="local files of mnist/cifar10")
     p.add_argument("--shadow-models", type=int, default=2000, help="number of shadow models k")
     p.add_argument("--fixed-size", type=int, default=500, help="|D-|, the fixed training set")
     p.add_argument("--targets", type=int, default=100, help="held-out released models / evaluation targets")
@@ -93,17 +155,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--hidden", default="10", help="hidden widths of the released MLP (ELU), comma-separated")
     p.add_argument("--random-init", action="store_true", help="adversary does not know the initialisation (Sec. VI-B)")
     p.add_argument("--epsilon", type=float, default=None, help="train with (epsilon, delta)-DP full-batch DP-GD")
-    p.add_argument("--delta", type=float, default=1e-5)
+    p.add_argument("--delta", type=float, default=1e-5, help="delta in (0, 1) of the DP-GD guarantee (default 1e-5)")
     p.add_argument("--clip", type=float, default=1.0, help="DP-GD clipping norm C (Sec. VI-D: 1)")
     p.add_argument("--reconstructor-hidden", default="512,512", help="reconstructor hidden widths (paper: 1000,1000)")
-    p.add_argument("--reconstructor-epochs", type=int, default=60)
-    p.add_argument("--optimizer", default="adam", choices=("adam", "rmsprop"))
+    p.add_argument("--reconstructor-epochs", type=int, default=60,
+                   help="training epochs of the reconstructor (default 60)")
+    p.add_argument("--optimizer", default="adam", choices=("adam", "rmsprop"),
+                   help="reconstructor optimizer (default adam)")
     p.add_argument("--compile", action="store_true", help="torch.compile the shadow-model step (needs a C++ compiler)")
     p.add_argument("--threads", type=int, default=0,
                    help="torch CPU threads (0: torch's default; 1 is often faster on a busy shared machine)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--png", default="reconn.png", help="PNG of targets above reconstructions")
-    p.add_argument("--no-png", action="store_true")
+    p.add_argument("--seed", type=int, default=0, help="seed >= 0 (data split, initialisation, noise; default 0)")
+    p.add_argument("--png", default="reconn.png", help="PNG of targets above reconstructions (default reconn.png)")
+    p.add_argument("--no-png", action="store_true", help="write no PNG")
     p.add_argument("--out", default=None,
                    help="JSONL file: a header with the settings (seed included), then one line per evaluation target, "
                    "written when the attack is evaluated (the unit of resumption is the whole attack run)")

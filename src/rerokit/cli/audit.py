@@ -9,7 +9,20 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_json_flag
+from rerokit.cli._common import add_json_flag, help_kw
+
+_COMMON_FIELDS = [
+    ("gamma", "the ReRo bound of DP-SGD at kappa (Hayes et al. 2023, Thm 2): no attack succeeds with a higher "
+              "probability; 1 without noise"),
+    ("kappa", "baseline success of the prior (1/N, or the largest --prior-weights)"),
+    ("noise_multiplier", "sigma used (calibrated for --epsilon, or given)"),
+    ("trials", "trials summarised (0..trials-1)"),
+    ("seed", "the --seed; trial i depends on (seed, i) only"),
+    ("epsilon", "the --epsilon sigma was calibrated for (null with --noise-multiplier)"),
+    ("delta", "the --delta of that calibration"),
+    ("settings", "the audit settings as used (dataset, model, prior, steps, sample rate, clip, ...)"),
+    ("out", "the --out file"),
+]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -50,9 +63,20 @@ def _register_prior_aware(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "prior-aware",
         help="prior-aware attack (Hayes et al. 2023 Alg. 2/3, App. G) vs the ReRo bound",
-        description="Train K models with DP-SGD on D- + {z*}, z* drawn from a prior of N dataset points, "
-        "attack each transcript and report the success rate with a 95%% Clopper-Pearson interval next to "
-        "the bound gamma at kappa (Hayes et al. 2023 Thm 2).",
+        **help_kw(
+            "Train --trials models with DP-SGD on D- + {z*}, with z* drawn from a prior of N dataset records, "
+            "attack each training transcript with the prior-aware attack and report the success rate with a 95% "
+            "Clopper-Pearson interval next to the bound gamma at kappa (Hayes et al. 2023, Thm 2). --out "
+            "records one line per trial; --resume continues that file.",
+            [("success", "fraction of trials in which the attack (--attack) picked the target"),
+             ("ci_low", "lower end of its 95% Clopper-Pearson interval"),
+             ("ci_high", "upper end of that interval"),
+             *_COMMON_FIELDS[:5],
+             ("attacks", "per attack run: metric, value, ci_low, ci_high"),
+             ("attack", "the attack run (auto resolves to alg2 for full batches, else alg3)"),
+             *_COMMON_FIELDS[5:7],
+             ("mean_target_clipped_fraction", "mean fraction of steps whose target gradient was clipped"),
+             *_COMMON_FIELDS[7:]]),
     )
     _common(p, trials=100, chunk=64)
     p.add_argument("--attack", default="auto",
@@ -65,9 +89,20 @@ def _register_gradient(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "gradient",
         help="gradient-based attack (Hayes et al. 2023 Eq. 1): MSE and App. D prior-matching success",
-        description="Train K models with DP-SGD, reconstruct z* by minimising Eq. (1) from uniform noise "
-        "(label known, restarts), report the MSE and the probability that z* is nearest to the "
-        "reconstruction among N random dataset points (App. D), next to the bound at kappa = 1/N.",
+        **help_kw(
+            "Train --trials models with DP-SGD, reconstruct the target z* by minimising Eq. (1) from uniform "
+            "noise (label known, --restarts restarts) and report the reconstruction MSE and the probability that "
+            "z* is the nearest to the reconstruction among N random dataset records (App. D), next to the bound "
+            "at kappa = 1/N. --out records one line per trial; --resume continues that file.",
+            [("mse", "mean reconstruction MSE over the trials"),
+             ("mse_ci_low", "lower end of the 95% interval of mse"),
+             ("mse_ci_high", "upper end of that interval"),
+             ("success", "mean prior-matching success (App. D) at prior size --prior-size"),
+             ("ci_low", "lower end of its 95% interval"),
+             ("ci_high", "upper end of that interval"),
+             *_COMMON_FIELDS[:5],
+             ("attacks", "per summary (mse, prior_success_N): metric, value, ci_low, ci_high"),
+             *_COMMON_FIELDS[5:]]),
     )
     _common(p, trials=10, chunk=8)
     p.add_argument("--iterations", type=int, default=200, help="Adam steps per restart (default 200)")
@@ -83,6 +118,9 @@ def _config(args: argparse.Namespace):
     from rerokit._validate import check_int, check_probability
     from rerokit.experiments.audit import AuditConfig
 
+    from rerokit._files import check_data_path
+
+    check_data_path(args.data_path)
     n_known = args.n_known
     n_data = None
     if args.dataset == "digits":
@@ -103,6 +141,13 @@ def _config(args: argparse.Namespace):
     check_int("trials", args.trials, minimum=1)
     check_int("seed", args.seed, minimum=0)
     check_int("chunk_size", args.chunk_size, minimum=1)
+    if args.out is not None:
+        from rerokit._files import check_output_file
+
+        check_output_file("out", args.out)
+    elif args.resume:
+        raise ValueError("resume needs --out (the JSONL file of the run to continue)")
+    check_audit_memory(base, args.trials, args.chunk_size, full=getattr(args, "attack", None) == "alg2_nosub")
     delta = check_probability("delta", args.delta, high_open=True)
     info: dict[str, Any] = {"delta": delta}
     if args.noise_multiplier is not None:
@@ -166,3 +211,40 @@ def _gradient(args: argparse.Namespace) -> dict[str, Any]:
     if args.out:
         d["out"] = args.out
     return d
+
+
+# sample shape of each dataset an audit can use (the data need not be loaded for the estimate)
+_SHAPES = {"digits": (1, 8, 8), "mnist": (1, 28, 28), "cifar10": (3, 32, 32)}
+
+
+def check_audit_memory(cfg, trials: int, chunk_size: int, *, full: bool = False) -> None:
+    """Refuse --trials / --chunk-size / --steps / --hidden whose DP-SGD transcripts (chunk x steps x
+    parameters) or per-trial records do not fit in memory. ``cfg``: an AuditConfig (dataset, model,
+    hidden, steps, n_known); ``full``: the noisy sums are recorded too (attack alg2_nosub)."""
+    import math
+
+    import torch
+
+    from rerokit._resources import check_memory, dpsgd_trials_bytes, memory_limit, trial_records_bytes
+    from rerokit.experiments.audit import build_model
+
+    shape = _SHAPES.get(cfg.dataset, (1, 8, 8))
+    with torch.device("meta"):  # count the parameters without allocating them
+        P = build_model(cfg, shape, 10).num_params
+    dim = math.prod(shape)
+    n_train = cfg.n_known + 1
+    chunk = min(int(chunk_size), int(trials))
+    need = dpsgd_trials_bytes(chunk, cfg.steps, P, n_train, dim, full=full) + trial_records_bytes(trials)
+    if need <= memory_limit():
+        return
+    one = dpsgd_trials_bytes(1, cfg.steps, P, n_train, dim, full=full)
+    what = (f"{chunk} DP-SGD trials trained together x {cfg.steps} steps x {P} parameters "
+            f"({cfg.model}, hidden {list(cfg.hidden)}) plus the records of {trials} trials")
+    if trial_records_bytes(trials) > memory_limit() / 2:
+        check_memory("--trials", need, what, hint="use fewer --trials")
+    elif P > 10**7:
+        check_memory("--hidden", need, what, hint="use a smaller model (--hidden)")
+    elif chunk > 1 and one + trial_records_bytes(trials) <= memory_limit():
+        check_memory("--chunk-size", need, what, hint="use a smaller --chunk-size (trials trained together)")
+    else:
+        check_memory("--steps", need, what, hint="use fewer --steps or a smaller model")

@@ -19,9 +19,63 @@ import argparse
 import math
 from typing import Any
 
-from rerokit.cli._common import add_json_flag
+from rerokit.cli._common import add_json_flag, help_kw
 
 _LN10 = math.log(10.0)
+
+EPSILON_INF_NOTE = (
+    "epsilon is inf: no finite epsilon is certified at delta = {delta:.3g}, which is at or below the privacy-loss "
+    "mass the pessimistic PLD accountant leaves at infinity (discretisation and tail truncation, typically about "
+    "1e-13 or more); use a larger --delta for a finite epsilon (gamma does not depend on --delta)"
+)
+
+
+DESCRIPTION = """
+Upper bound gamma on the probability that any reconstruction attack recovers a training record of
+DP-SGD (Hayes et al. 2023, Thm 2 / Cor. 3), for a prior whose baseline success (the best guess
+without the model) is kappa. DP-SGD here: T steps, Poisson sampling rate q, noise multiplier sigma.
+
+  gamma = sup{ mu(E) : nu(E) <= kappa },  nu = N(0, sigma^2)^T,
+  mu = product of T mixtures (1 - q) N(0, sigma^2) + q N(1, sigma^2)
+
+--method exact (default): a certified upper bound from the privacy-loss distribution (for noise
+multipliers outside [1e-4, 1e8], where that is not computed in double precision, a certified
+closed-form envelope: method envelope). closed-form: exact for q = 1 (Gaussian DP). mc: Hayes et
+al.'s Algorithm 1, a Monte Carlo estimate with a 95% interval.
+"""
+
+FIELDS = [
+    ("gamma", "bound on the success probability of any attack (an estimate for --method mc)"),
+    ("kappa", "baseline success of the prior (1/N for --prior-size N)"),
+    ("advantage", "(gamma - kappa) / (1 - kappa): how much of the room above the baseline the bound allows "
+                  "(0 when kappa = 1)"),
+    ("method", "exact, closed-form, mc or envelope (see above)"),
+    ("direction", "upper: gamma is a certified upper bound; estimate: a Monte Carlo estimate"),
+    ("error", "exact/envelope: width of the certified bracket [lower, gamma]; mc: half-width of the 95% "
+              "interval; closed-form: 0"),
+    ("interval", "the bracket [lower, gamma] (exact, envelope) or the 95% interval (mc)"),
+    ("log10_gamma", "log10 of gamma (exact even where gamma underflows to 0)"),
+    ("log10_kappa", "log10 of kappa"),
+    ("settings", "the inputs as used: noise_multiplier, sample_rate, steps and the kappa option given"),
+    ("details.lower", "certified lower end of the bracket (exact, envelope)"),
+    ("details.value_discretization_interval", "grid step of the privacy-loss distribution (exact)"),
+    ("details.threshold_epsilon", "the epsilon attaining gamma = min over epsilon of e^epsilon kappa + "
+                                  "delta(epsilon) (exact)"),
+    ("details.floored", "true when the accountant's round-off floor dominates at this kappa (exact; see "
+                        "details.note)"),
+    ("details.note", "why the value is what it is (floored accounting, envelope)"),
+    ("details.seed", "seed of the Monte Carlo sampler (mc)"),
+    ("details.mc_samples", "Monte Carlo samples (mc)"),
+    ("details.standard_error", "standard error of the estimate (mc)"),
+    ("details.mu_gdp", "mu of the equivalent mu-Gaussian-DP guarantee (closed-form)"),
+    ("comparisons.rdp_gamma", "the RDP-based bound of Balle et al. 2022, Thm 2, for the same schedule "
+                              "(null under envelope)"),
+    ("comparisons.rdp_order", "RDP order at which rdp_gamma is attained"),
+    ("comparisons.epsilon", "epsilon of (epsilon, delta)-DP of the schedule at --delta (PLD accountant); inf "
+                            "when none is certified (see comparisons.note)"),
+    ("comparisons.delta", "the --delta of that comparison"),
+    ("comparisons.note", "why comparisons.epsilon is inf, when it is"),
+]
 
 
 def add_kappa_args(p: argparse.ArgumentParser) -> None:
@@ -58,8 +112,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "dpsgd",
         help="ReRo bound gamma of DP-SGD (Hayes et al. 2023, Thm 2 / Cor. 3)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **help_kw(DESCRIPTION, FIELDS),
     )
     p.add_argument("--noise-multiplier", type=float, required=True, help="noise multiplier sigma > 0")
     p.add_argument("--sample-rate", type=float, required=True, help="Poisson sampling rate q in (0, 1]")
@@ -127,6 +180,8 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
             "epsilon": x["epsilon"],
             "delta": x["delta"],
         }
+        if not math.isfinite(x["epsilon"]):
+            out["comparisons"]["note"] = EPSILON_INF_NOTE.format(delta=x["delta"])
     else:  # envelope: sigma outside the range where accounting is computed in double precision
         out["comparisons"] = {"rdp_gamma": None, "rdp_order": None, "epsilon": None, "delta": None}
     # membership inference read off the same composed PLD (certified brackets; upper ends as values)

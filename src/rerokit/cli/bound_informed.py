@@ -12,7 +12,21 @@ import argparse
 import math
 from typing import Any
 
-from rerokit.cli._common import add_json_flag
+from rerokit.cli._common import add_json_flag, help_kw
+
+_GAMMA_FIELDS = [
+    ("bound", "which conversion this is"),
+    ("kappa", "baseline success of the prior (the best guess without the model)"),
+    ("log10_kappa", "log10 of kappa"),
+    ("gamma", "upper bound on the probability that any attack reconstructs the target (ReRo)"),
+    ("log10_gamma", "log10 of gamma, exact also where gamma underflows"),
+    ("advantage", "(gamma - kappa) / (1 - kappa): the bound's gain over the baseline, in [0, 1] (0 when "
+                  "kappa = 1)"),
+]
+
+
+def _kw(description: str, params: list[tuple[str, str]]) -> dict:
+    return help_kw(description, [_GAMMA_FIELDS[0], *params, *_GAMMA_FIELDS[1:]])
 
 _LN10 = math.log(10.0)
 
@@ -106,32 +120,60 @@ def _fano(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("dp", help="eps-DP -> ReRo: gamma = kappa e^eps (Balle et al. 2022, Cor. 3)")
+    p = sub.add_parser("dp", help="eps-DP -> ReRo: gamma = kappa e^eps (Balle et al. 2022, Cor. 3)",
+                       **_kw("Reconstruction-risk bound of an epsilon-DP mechanism (Balle et al. 2022, Cor. 3): "
+                             "gamma = min(1, kappa e^epsilon). Give the baseline as --kappa or, for baselines "
+                             "that underflow, --log10-kappa.", [("epsilon", "the --epsilon")]))
     p.add_argument("--epsilon", type=float, required=True, help="DP epsilon >= 0")
     _add_kappa(p)
     add_json_flag(p)
     p.set_defaults(func=_dp)
 
-    p = sub.add_parser("rdp", help="(alpha, eps)-RDP -> ReRo (Balle et al. 2022, Thm 2)")
+    p = sub.add_parser("rdp", help="(alpha, eps)-RDP -> ReRo (Balle et al. 2022, Thm 2)",
+                       **_kw("Reconstruction-risk bound of an (alpha, epsilon)-RDP mechanism (Balle et al. 2022, "
+                             "Thm 2): gamma = min(1, (kappa e^epsilon)^((alpha - 1) / alpha)).",
+                             [("alpha", "the --alpha"), ("epsilon", "the --epsilon")]))
     p.add_argument("--alpha", type=float, required=True, help="RDP order > 1")
     p.add_argument("--epsilon", type=float, required=True, help="RDP epsilon >= 0 at that order")
     _add_kappa(p)
     add_json_flag(p)
     p.set_defaults(func=_rdp)
 
-    p = sub.add_parser("zcdp", help="rho-zCDP -> ReRo (Balle et al. 2022, Cor. 4)")
+    p = sub.add_parser("zcdp", help="rho-zCDP -> ReRo (Balle et al. 2022, Cor. 4)",
+                       **_kw("Reconstruction-risk bound of a rho-zCDP mechanism (Balle et al. 2022, Cor. 4): "
+                             "gamma = exp(-(sqrt(log 1/kappa) - sqrt(rho))^2) for rho < log(1/kappa), else 1.",
+                             [("rho", "the --rho")]))
     p.add_argument("--rho", type=float, required=True, help="zCDP rho >= 0")
     _add_kappa(p)
     add_json_flag(p)
     p.set_defaults(func=_zcdp)
 
-    p = sub.add_parser("gdp", help="mu-GDP -> ReRo: gamma = Phi(Phi^-1(kappa) + mu)")
+    p = sub.add_parser("gdp", help="mu-GDP -> ReRo: gamma = Phi(Phi^-1(kappa) + mu)",
+                       **_kw("Reconstruction-risk bound of a mu-Gaussian-DP mechanism (Kaissis et al. 2023): "
+                             "gamma = Phi(Phi^-1(kappa) + mu), exact (attained by the Gaussian mechanism).",
+                             [("mu", "the --mu")]))
     p.add_argument("--mu", type=float, required=True, help="Gaussian DP mu >= 0")
     _add_kappa(p)
     add_json_flag(p)
     p.set_defaults(func=_gdp)
 
-    p = sub.add_parser("fano", help="Guo et al. 2022b Fano bound on the advantage, uniform prior")
+    p = sub.add_parser(
+        "fano", help="Guo et al. 2022b Fano bound on the advantage, uniform prior",
+        **help_kw("Fano bound on the advantage of any attack against a uniform prior of --prior-size candidates "
+                  "(Guo et al. 2022b; Hayes et al. 2023, App. H), from a bound on the mutual information between "
+                  "the target and the released model: given directly, as an RDP epsilon (I <= epsilon), or "
+                  "for the Gaussian mechanism with --noise-multiplier and --sensitivity.",
+                  [("bound", "which bound this is"),
+                   ("noise_multiplier", "the --noise-multiplier (Gaussian mechanism)"),
+                   ("mutual_information", "the --mutual-information"),
+                   ("epsilon", "the --rdp-epsilon"),
+                   ("prior_size", "the --prior-size"),
+                   ("sensitivity", "the --sensitivity (Gaussian mechanism)"),
+                   ("advantage", "upper bound on (gamma - kappa) / (1 - kappa)"),
+                   ("gamma", "the corresponding bound on the success probability"),
+                   ("kappa", "baseline success 1 / prior_size"),
+                   ("error", "numerical width of the bound"),
+                   ("mutual_information_bound", "the mutual-information bound of the Gaussian mechanism used")]))
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--noise-multiplier", type=float, help="Gaussian noise std / sensitivity scale, > 0")
     g.add_argument("--mutual-information", type=float,

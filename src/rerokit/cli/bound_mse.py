@@ -17,7 +17,67 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_json_flag
+from rerokit.cli._common import add_json_flag, help_kw
+
+MSE_RDP_DESCRIPTION = """
+Lower bound on the mean squared error of any unbiased reconstruction attack on a learner that is
+(2, epsilon)-RDP (Guo et al. 2022, Thm 1): MSE >= sum_i diam_i^2 / (4 d) / (e^epsilon - 1). The
+guarantee is given as --epsilon, as an RDP curve (--orders with --rdp: the value at the smallest
+order >= 2 is used), as DP-SGD (--noise-multiplier, --sample-rate, --steps) or as output
+perturbation of L2-regularised logistic regression (--n, --lam, --noise-std).
+"""
+
+MSE_RDP_FIELDS = [
+    ("mse_lower_bound", "the lower bound on the MSE of any unbiased attack (inf when epsilon_rdp2 is 0: see note)"),
+    ("error", "floating-point margin subtracted from the bound"),
+    ("epsilon_rdp2", "the RDP epsilon at order 2 used"),
+    ("source", "where epsilon_rdp2 comes from"),
+    ("note", "why mse_lower_bound is inf, when it is"),
+    ("noise_multiplier", "DP-SGD: the --noise-multiplier"),
+    ("sample_rate", "DP-SGD: the --sample-rate"),
+    ("steps", "DP-SGD: the --steps"),
+    ("order_used", "the RDP order whose epsilon was used (the smallest listed order >= 2)"),
+    ("n", "output perturbation: the --n"),
+    ("lam", "output perturbation: the --lam"),
+    ("noise_std", "output perturbation: the --noise-std"),
+    ("lipschitz", "output perturbation: the --lipschitz"),
+    ("adjacency", "output perturbation: the --adjacency"),
+    ("gdp_mu", "output perturbation: mu of its mu-Gaussian-DP guarantee (sensitivity / noise_std)"),
+    ("dim", "data dimension d"),
+    ("diameter", "the --diameter"),
+    ("attack", "the attack class bounded (unbiased)"),
+    ("reference", "the paper and result"),
+]
+
+FIL_DESCRIPTION = """
+Per-sample diagonal Fisher information leakage (dFIL) and the Cramer-Rao lower bound 1 / dFIL on
+the MSE of any unbiased attack (Guo et al. 2022, Thm 2), for a model trained on the records of
+--dataset with the labels --classes: output perturbation of a GLM fitted to optimality (default,
+needs --noise-std), or DP-SGD on an MLP with FIL accounting (--dpsgd, Alg. 1). Reports the
+minimum, median and maximum over the records.
+"""
+
+FIL_FIELDS = [
+    ("mechanism", "output perturbation or DP-SGD"),
+    ("model", "the model trained"),
+    ("n", "records (output perturbation)"),
+    ("dim", "data dimension (output perturbation)"),
+    ("dfil_min", "smallest per-record dFIL (output perturbation)"),
+    ("dfil_median", "median per-record dFIL"),
+    ("dfil_max", "largest per-record dFIL"),
+    ("mse_lower_bound_min", "smallest per-record MSE lower bound 1 / dFIL"),
+    ("mse_lower_bound_median", "median of the bound"),
+    ("mse_lower_bound_max", "largest bound (inf when a record was never sampled: see note)"),
+    ("epsilon_rdp2", "RDP epsilon at order 2 of the output perturbation (logistic)"),
+    ("rdp_mse_lower_bound", "the RDP-based bound of Thm 1 for comparison (logistic)"),
+    ("lipschitz", "Lipschitz constant used for epsilon_rdp2 (max ||[1, x]||)"),
+    ("samples_never_sampled", "DP-SGD: records never in a batch (dFIL 0, no finite bound)"),
+    ("kappa", "DP-SGD: the subsampling factor of the FIL accounting (1: convexity bound)"),
+    ("epsilon_step", "DP-SGD: per-step epsilon used by --subsampling amplified"),
+    ("note", "why a bound is inf, when one is"),
+    ("settings", "the inputs as used"),
+    ("reference", "the paper and result"),
+]
 
 
 def _floats(name: str, text: str) -> list[float]:
@@ -27,13 +87,22 @@ def _floats(name: str, text: str) -> list[float]:
         raise ValueError(f"{name} must be a comma-separated list of numbers, got {text!r}") from None
 
 
-def _classes(text: str) -> tuple[int, ...]:
+def _classes(text: str, labels=None, dataset: str | None = None) -> tuple[int, ...]:
+    """The labels of ``--classes`` (comma-separated, at least 2 distinct); with ``labels`` (the
+    labels of the dataset) every listed label must occur in it."""
     try:
         cls = tuple(int(t) for t in text.split(","))
     except ValueError:
         raise ValueError(f"classes must be a comma-separated list of integer labels, got {text!r}") from None
     if len(cls) < 2 or len(set(cls)) != len(cls):
         raise ValueError(f"classes must list at least 2 distinct labels, got {text!r}")
+    if labels is not None:
+        present = sorted({int(v) for v in labels})
+        missing = [c for c in cls if c not in present]
+        if missing:
+            shown = ",".join(map(str, present)) if len(present) <= 20 else f"{present[0]}..{present[-1]}"
+            raise ValueError(f"classes must be labels of dataset {dataset}, which has the labels {shown}; "
+                             f"got {', '.join(map(str, missing))} (in {text!r})")
     return cls
 
 
@@ -78,6 +147,10 @@ def _mse_rdp(args: argparse.Namespace) -> dict[str, Any]:
         source = "rdp curve"
         extra = {"order_used": order}
     b = mse.rdp_mse_lower_bound(eps, diam, args.dim)
+    if b.value == float("inf"):
+        extra["note"] = ("mse_lower_bound is inf: epsilon_rdp2 is 0 (to double precision), so the mechanism reveals "
+                         "nothing measurable at order 2 and no unbiased attack has a finite MSE (Thm 1: "
+                         "diameter^2 / 4 / (e^epsilon - 1))")
     return {
         "mse_lower_bound": b.value,
         "error": b.error,
@@ -107,6 +180,9 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
         for name in ("noise_multiplier", "sample_rate", "steps"):
             if getattr(args, name) is None:
                 raise ValueError(f"--dpsgd needs --{name.replace('_', '-')}")
+    from rerokit._files import check_data_path
+
+    check_data_path(args.data_path)
     ds = load_dataset(args.dataset, args.data_path) if args.data_path else load_dataset(args.dataset)
     if args.dpsgd:
         import torch
@@ -120,6 +196,12 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
             hidden = [int(h) for h in args.hidden.split(",")] if args.hidden else []
         except ValueError:
             raise ValueError(f"hidden must be comma-separated integers >= 1, got {args.hidden!r}") from None
+        if any(h < 1 for h in hidden):
+            raise ValueError(f"hidden must be comma-separated integers >= 1, got {args.hidden!r}")
+        from rerokit._resources import check_memory, dpsgd_fil_bytes, mlp_num_params
+
+        P = mlp_num_params([X.shape[1], *hidden, int(ds.num_classes)])
+        check_memory("--hidden", dpsgd_fil_bytes(X.shape[0], P), f"an MLP of {P} parameters and per-sample gradients")
         torch.manual_seed(args.seed)
         module = make_mlp(X.shape[1], hidden, int(ds.num_classes), activation="tanh")
         res = dpsgd_fil(
@@ -127,11 +209,16 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
             clip=args.clip, lr=args.lr, seed=args.seed, coords=args.coords, subsampling=args.subsampling,
             delta=args.delta, progress=not args.json, repeats=args.repeats,
         )
+        extra_note = {}
+        if res.summary()["samples_never_sampled"] > 0:
+            extra_note["note"] = ("records never in a batch have dFIL 0 and an infinite MSE lower bound (nothing about "
+                                  "them is released), so mse_lower_bound_max is inf")
         return {
             "mechanism": "DP-SGD, GELU clipping (Guo et al. 2022, Alg. 1)",
             "model": f"mlp {X.shape[1]}-{'-'.join(map(str, hidden))}-{int(ds.num_classes)} tanh".replace("--", "-"),
             **res.summary(),
             **_summary("mse_lower_bound", res.mse_lower_bound),
+            **extra_note,
             "settings": res.settings,
             "reference": "Guo et al. 2022, Thm 2-4, Alg. 1, Eq. 5",
         }
@@ -147,10 +234,8 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
     check_nonnegative("lam", args.lam)
     X = np.asarray(ds.flat, dtype=float)
     y = np.asarray(ds.y)
-    cls = _classes(args.classes)
+    cls = _classes(args.classes, np.unique(y), args.dataset)
     keep = np.isin(y, cls)
-    if not keep.any():
-        raise ValueError(f"classes {list(cls)} do not occur in {args.dataset}")
     X, y = X[keep], y[keep]
     n = len(y)
     lam = args.lam
@@ -194,7 +279,9 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("mse-rdp", help="MSE lower bound of unbiased attacks on a (2, eps)-RDP learner (Guo et al. Thm 1)")
+    p = sub.add_parser("mse-rdp",
+                       help="MSE lower bound of unbiased attacks on a (2, eps)-RDP learner (Guo et al. Thm 1)",
+                       **help_kw(MSE_RDP_DESCRIPTION, MSE_RDP_FIELDS))
     p.add_argument("--epsilon", type=float, help="RDP epsilon at order 2")
     p.add_argument("--orders", help="comma-separated RDP orders (with --rdp)")
     p.add_argument("--rdp", help="comma-separated RDP epsilons at --orders")
@@ -205,30 +292,36 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--lam", type=float, help="output perturbation: L2 coefficient of (1/n) sum l + lam/2 ||w||^2")
     p.add_argument("--noise-std", type=float, help="output perturbation: Gaussian noise standard deviation")
     p.add_argument("--lipschitz", type=float, default=1.0, help="Lipschitz constant of the loss (max ||x||), default 1")
-    p.add_argument("--adjacency", default="replace", choices=("replace", "add_remove"))
+    p.add_argument("--adjacency", default="replace", choices=("replace", "add_remove"),
+                   help="neighbouring datasets: replace one record (default) or add/remove one")
     p.add_argument("--diameter", default="1", help="diameter of the data space per coordinate (number or comma list)")
     p.add_argument("--dim", type=int, help="data dimension d (with a scalar diameter)")
     add_json_flag(p)
     p.set_defaults(func=_mse_rdp)
 
-    p = sub.add_parser("fil", help="per-sample FIL and Cramer-Rao MSE bound of a trained model (Guo et al. Thm 2)")
-    p.add_argument("--dataset", default="digits")
-    p.add_argument("--data-path", default=None)
-    p.add_argument("--model", default="logistic", choices=("logistic", "linear", "ridge"))
-    p.add_argument("--classes", default="0,1", help="labels kept (output perturbation); 2 = binary, more = multinomial")
+    p = sub.add_parser("fil", help="per-sample FIL and Cramer-Rao MSE bound of a trained model (Guo et al. Thm 2)",
+                       **help_kw(FIL_DESCRIPTION, FIL_FIELDS))
+    p.add_argument("--dataset", default="digits", help="digits (default), mnist, cifar10 or synthetic")
+    p.add_argument("--data-path", default=None, help="local files of mnist/cifar10")
+    p.add_argument("--model", default="logistic", choices=("logistic", "linear", "ridge"),
+                   help="GLM of the output perturbation (default logistic)")
+    p.add_argument("--classes", default="0,1",
+                   help="labels of the dataset kept, comma-separated (output perturbation); 2 = binary, more = "
+                   "multinomial")
     p.add_argument("--lam", type=float, default=1e-2, help="L2 coefficient lam of (1/n) sum l + lam/2 ||theta||^2")
     p.add_argument("--noise-std", type=float, help="output perturbation noise standard deviation")
     p.add_argument("--dpsgd", action="store_true", help="DP-SGD with FIL accounting (Alg. 1) instead")
-    p.add_argument("--noise-multiplier", type=float)
-    p.add_argument("--sample-rate", type=float)
-    p.add_argument("--steps", type=int)
-    p.add_argument("--clip", type=float, default=1.0)
-    p.add_argument("--lr", type=float, default=0.5)
+    p.add_argument("--noise-multiplier", type=float, help="DP-SGD: noise multiplier sigma > 0")
+    p.add_argument("--sample-rate", type=float, help="DP-SGD: Poisson sampling rate q in (0, 1]")
+    p.add_argument("--steps", type=int, help="DP-SGD: number of steps T >= 1")
+    p.add_argument("--clip", type=float, default=1.0, help="DP-SGD: clipping norm C > 0 (default 1)")
+    p.add_argument("--lr", type=float, default=0.5, help="DP-SGD: learning rate (default 0.5)")
     p.add_argument("--hidden", default="10", help="MLP hidden widths, comma-separated (digits: 64-10-10)")
     p.add_argument("--coords", type=int, default=None, help="coordinates sampled per step for the trace (Eq. 5); default all")
-    p.add_argument("--subsampling", default="convexity", choices=("convexity", "amplified"))
+    p.add_argument("--subsampling", default="convexity", choices=("convexity", "amplified"),
+                   help="FIL accounting of subsampling: convexity bound (default) or amplified (Thm 4)")
     p.add_argument("--delta", type=float, default=None, help="per-step delta of the amplified subsampling factor")
     p.add_argument("--repeats", type=int, default=1, help="DP-SGD runs averaged (Monte Carlo of Eq. 4; paper: 10)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed >= 0 (DP-SGD; default 0)")
     add_json_flag(p)
     p.set_defaults(func=_fil)

@@ -14,15 +14,65 @@ import argparse
 import math
 from typing import Any
 
-from rerokit.cli._common import add_json_flag
+from rerokit.cli._common import add_json_flag, help_kw
+
+
+DESCRIPTION = """
+Reconstruction-risk (ReRo), expected-MSE and NCC bounds for DP-SGD against an adversary without
+a data prior, who runs the optimal analytic gradient-inversion attack (paper 004, "From Mean to
+Extreme", Props. 2-7).
+
+The dataset enters through its smallest non-zero record norm r: give --min-norm r (with --dim),
+or --dataset to compute it. --clip C adds the attacker's optimal number of rows and, when C <= r,
+the data-independent bound of Prop. 3 / Prop. 5. --releases K: the attacker averages K matched
+releases (Prop. 7). --steps T with --sampling-rate q adds the worst case over T Poisson-sampled
+steps (Sec. 4.3).
+"""
+
+FIELDS = [
+    ("bound", "which bound this is"),
+    ("noise_multiplier", "the noise multiplier sigma"),
+    ("dim", "data dimension N"),
+    ("min_norm", "smallest non-zero record norm r used"),
+    ("min_norm_source", "where r comes from (--min-norm or the dataset)"),
+    ("clip", "the clipping norm C (null without --clip)"),
+    ("releases", "matched releases K averaged by the attacker"),
+    ("metric", "mse or psnr: the success criterion"),
+    ("mse_threshold", "MSE threshold eta: success means MSE <= eta (for psnr: the MSE of the PSNR "
+                      "threshold, 10^(-psnr/10) R^2; may be inf for an extreme --data-range, see note)"),
+    ("psnr_threshold_db", "the --psnr-threshold (psnr metric)"),
+    ("data_range", "data range R of the PSNR (psnr metric)"),
+    ("gamma", "upper bound on P(success) of any reconstruction (Prop. 3 / Prop. 5); the smallest positive "
+              "double when it underflows (then see log10_gamma)"),
+    ("gamma_error", "safety margin added to gamma for floating-point error"),
+    ("log10_gamma", "log10 of gamma, exact also where gamma underflows"),
+    ("expected_mse", "expected MSE of the optimal analytic attack on a record of the smallest norm r, "
+                     "sigma^2 r^2 / K (Prop. 2; larger for larger norms; see note when it exceeds the largest "
+                     "double)"),
+    ("ncc_bound", "upper bound on the normalised cross-correlation of any reconstruction (Prop. 6)"),
+    ("optimal_rows", "rows M of the attacker's layer that minimise its MSE, ceil((C / r)^2) (with --clip)"),
+    ("expected_mse_one_row", "expected MSE of the attack with a single row, sigma^2 max(r, C)^2 / K: what "
+                             "choosing M gains (with --clip)"),
+    ("gamma_data_independent", "Prop. 3's bound with C in place of r, valid without knowing the data when "
+                               "C <= r (null when C > r)"),
+    ("expected_mse_data_independent", "sigma^2 C^2 / K, the data-independent expected MSE (when C <= r)"),
+    ("steps", "the --steps T"),
+    ("sampling_rate", "the --sampling-rate q"),
+    ("gamma_over_steps", "bound on success when the attacker matches and averages every release of the "
+                         "record over T steps (Sec. 4.3)"),
+    ("log10_expected_mse", "exact log10 of expected_mse when it exceeds the largest double"),
+    ("log10_expected_mse_one_row", "exact log10 of expected_mse_one_row when it exceeds the largest double"),
+    ("log10_expected_mse_data_independent", "exact log10 of expected_mse_data_independent when it exceeds the "
+                                            "largest double"),
+    ("note", "why a value was replaced by the largest double or is inf"),
+]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "uninformed",
         help="bounds against the optimal analytic gradient-inversion attack (no data prior; paper 004)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **help_kw(DESCRIPTION, FIELDS),
     )
     p.add_argument("--noise-multiplier", type=float, required=True, help="DP-SGD noise multiplier sigma > 0")
     p.add_argument("--dim", type=int, default=None, help="data dimension N >= 1 (taken from --dataset if omitted)")
@@ -51,6 +101,9 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     if args.dataset is not None:
         from rerokit.data import load_dataset
 
+        from rerokit._files import check_data_path
+
+        check_data_path(args.data_path)
         ds = load_dataset(args.dataset, args.data_path)
         r = U.min_nonzero_norm(ds.flat)
         if args.dim is not None and check_int("dim", args.dim, minimum=1) != ds.dim:
@@ -97,10 +150,16 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         "ncc_bound": U.ncc_bound(sigma, n, k),
     }
     if clip is not None:
+        if clip / r > 1e150:
+            raise ValueError(f"clip / min_norm must be <= 1e150, got {clip / r:.3g}: the attacker's optimal number of "
+                             "rows (clip / min_norm)^2 would exceed the largest double")
         out["optimal_rows"] = U.optimal_rows(clip, r)
         # what choosing M gains the attacker: E[MSE] of the smallest-norm record with one row
         # (Eq. 17: sigma^2 max(r^2, C^2)) versus expected_mse at optimal_rows (Prop. 1)
-        out["expected_mse_one_row"] = U.estimator_variance(r, sigma, clip, 1) / k
+        try:
+            out["expected_mse_one_row"] = U.estimator_variance(r, sigma, clip, 1) / k
+        except OverflowError:  # beyond the largest double: explained by _explain_overflow below
+            out["expected_mse_one_row"] = math.inf
         if clip <= r:
             out["gamma_data_independent"] = b.extras["gamma_data_independent"]
             out["expected_mse_data_independent"] = U.expected_mse(sigma, clip, k)
@@ -109,8 +168,43 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     if args.steps is not None or args.sampling_rate is not None:
         if args.steps is None or args.sampling_rate is None:
             raise ValueError("steps and sampling_rate must be given together (steps >= 1, sampling_rate in (0, 1])")
-        bt = U.mse_rero_over_steps(eta, sigma, n, args.steps, args.sampling_rate, min_norm=r)
-        out["steps"] = bt.inputs["steps"]
-        out["sampling_rate"] = bt.inputs["sampling_rate"]
-        out["gamma_over_steps"] = bt.value
+        from rerokit._resources import check_memory, release_mixture_bytes
+        from rerokit._validate import check_probability
+
+        t = check_int("steps", args.steps, minimum=1)
+        q = check_probability("sampling_rate", args.sampling_rate)
+        check_memory("--steps", release_mixture_bytes(t, q),
+                     f"the mixture over the likely release counts of Binomial({t}, {q:g})")
+        out["steps"] = t
+        out["sampling_rate"] = q
+        # an MSE threshold beyond the largest double: every reconstruction succeeds, gamma 1
+        out["gamma_over_steps"] = U.mse_rero_over_steps(eta, sigma, n, t, q, min_norm=r).value if math.isfinite(eta) \
+            else 1.0
+    _explain_overflow(out, sigma, r, clip, k)
+    if not math.isfinite(eta):
+        out["note"] = ((out["note"] + "; ") if "note" in out else "") + (
+            "mse_threshold = 10^(-psnr_threshold/10) x data_range^2 exceeds the largest double (shown as inf); "
+            "gamma is computed from its logarithm"
+            + (" and gamma_over_steps is 1" if "gamma_over_steps" in out else ""))
     return out
+
+
+def _explain_overflow(out: dict[str, Any], sigma: float, r: float, clip: float | None, k: int) -> None:
+    """An expected MSE sigma^2 x^2 / K beyond the largest double is shown as that largest double
+    (a valid lower bound: the true value is larger) with its exact log10 and a note, not as inf."""
+    import sys
+
+    l10 = math.log10
+    logs = {"expected_mse": 2 * l10(sigma) + 2 * l10(r) - l10(k)}
+    if clip is not None:
+        logs["expected_mse_one_row"] = 2 * l10(sigma) + 2 * l10(max(r, clip)) - l10(k)
+        if out.get("expected_mse_data_independent") is not None:
+            logs["expected_mse_data_independent"] = 2 * l10(sigma) + 2 * l10(clip) - l10(k)
+    over = [key for key in logs if key in out and not math.isfinite(out[key])]
+    for key in over:
+        out[key] = sys.float_info.max
+        out[f"log10_{key}"] = logs[key]
+    if over:
+        out["note"] = (f"{', '.join(over)} = sigma^2 x norm^2 / releases exceeds the largest double (1.8e308): shown "
+                       "as that largest double, a lower bound on the true value; log10_" + over[0]
+                       + " holds the exact order of magnitude")

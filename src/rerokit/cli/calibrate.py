@@ -14,16 +14,39 @@ import argparse
 import math
 from typing import Any
 
-from rerokit.cli._common import add_json_flag
+from rerokit.cli._common import add_json_flag, help_kw
 from rerokit.cli.bound_dpsgd import add_kappa_args, log_kappa_from_args
+
+
+DESCRIPTION = """
+DP-SGD settings for a target reconstruction risk. With --steps T: the smallest noise multiplier
+sigma whose certified ReRo bound gamma (the one of 'rerokit bound dpsgd --method exact') is at
+most --target-gamma. With --noise-multiplier sigma instead: the largest number of steps. Also
+reports the (epsilon, delta)-DP of the result at --delta (PLD accountant).
+"""
+
+FIELDS = [
+    ("noise_multiplier", "the calibrated noise multiplier sigma (with --steps)"),
+    ("steps", "the calibrated largest number of steps T (with --noise-multiplier)"),
+    ("note", "remarks: steps capped at --max-steps; why epsilon is inf, when it is"),
+    ("target_gamma", "the --target-gamma asked for"),
+    ("gamma", "the certified bound gamma at the calibrated setting (<= target_gamma)"),
+    ("error", "width of gamma's certified bracket"),
+    ("kappa", "baseline success of the prior"),
+    ("log10_kappa", "log10 of kappa"),
+    ("epsilon", "epsilon of (epsilon, delta)-DP at the calibrated setting; inf when none is certified"),
+    ("delta", "the --delta of epsilon"),
+    ("settings", "the DP-SGD setting found: noise_multiplier, sample_rate, steps and the kappa option"),
+    ("search.bracket", "the last bracket of the search (sigma or steps)"),
+    ("search.evaluations", "bounds evaluated during the search"),
+]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "dpsgd",
         help="noise multiplier (or steps) of DP-SGD for a target ReRo bound gamma",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **help_kw(DESCRIPTION, FIELDS),
     )
     p.add_argument("--target-gamma", type=float, required=True, help="target bound gamma in (kappa, 1)")
     p.add_argument("--sample-rate", type=float, required=True, help="Poisson sampling rate q in (0, 1]")
@@ -63,6 +86,10 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         solved = {"steps": r.steps}
         if r.capped:
             solved["note"] = f"target holds up to --max-steps={args.max_steps}; steps capped there"
+    if not math.isfinite(r.epsilon):
+        from rerokit.cli.bound_dpsgd import EPSILON_INF_NOTE
+
+        solved["note"] = (solved["note"] + "; " if "note" in solved else "") + EPSILON_INF_NOTE.format(delta=r.delta)
     return {
         **solved,
         "target_gamma": r.target_gamma,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_json_flag
+from rerokit.cli._common import add_json_flag, help_kw
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,9 +21,13 @@ def _register_uninformed_fig2(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "uninformed-fig2",
         help="004 Fig. 2: MSE / PSNR / NCC of the analytic attack against sigma in three regimes",
-        description="Reproduce Fig. 2 of paper 004 on 100 U(0,1) points of dimension 4 (M = 100) and on "
-        "the digits; writes uninformed_fig2.png, uninformed_fig2.csv, uninformed_fig2_summary.csv and "
-        "a resumable uninformed_fig2.jsonl into --out-dir.",
+        **help_kw(
+            "Reproduce Fig. 2 of paper 004 on 100 U(0,1) points of dimension 4 (M = 100) and on the digits; "
+            "writes uninformed_fig2.png, uninformed_fig2.csv (one row per record and cell), "
+            "uninformed_fig2_summary.csv (one row per cell) and a resumable uninformed_fig2.jsonl into --out-dir.",
+            [("settings", "the inputs as used (seed included)"), ("png", "the figure written"),
+             ("csv", "the per-record CSV"), ("summary_csv", "the per-cell CSV"), ("jsonl", "the resumable record file"),
+             ("cells", "cells computed (dataset x regime x sigma)")]),
     )
     p.add_argument("--out-dir", required=True, help="output folder")
     p.add_argument("--seed", type=int, default=0,
@@ -45,7 +49,30 @@ def _register_uninformed_fig2(sub: argparse._SubParsersAction) -> None:
 
 
 def _uninformed_fig2(args: argparse.Namespace) -> dict[str, Any]:
+    from rerokit._files import check_output_dir
+    from rerokit._resources import analytic_attack_bytes, check_memory
+    from rerokit._validate import check_choice, check_distinct, check_int
     from rerokit.experiments.uninformed_fig2 import DEFAULT_SIGMAS, run_uninformed_fig2
+
+    check_output_dir("out_dir", args.out_dir, files=("uninformed_fig2.jsonl", "uninformed_fig2.png",
+                                                     "uninformed_fig2.csv", "uninformed_fig2_summary.csv"))
+    check_distinct("sigmas", args.sigmas or ())
+    check_distinct("datasets", args.datasets)
+    backend = check_choice("backend", args.backend, ("opacus", "vmap"))
+    rows = check_int("rows", args.rows, minimum=1)
+    for name in args.datasets:  # every cell attacks all records of a dataset at once (vmap)
+        if name == "synthetic":
+            k, n = check_int("points", args.points, minimum=2), check_int("dim", args.dim, minimum=2)
+            option = "--points" if k >= n else "--dim"
+        elif name == "digits":
+            k, n, option = check_int("digits_targets", args.digits_targets, minimum=1), 64, "--digits-targets"
+        else:
+            continue  # refused with its own message below
+        need = analytic_attack_bytes(rows, n, k, backend, chunk=4096)
+        if need > analytic_attack_bytes(1, n, k, backend, chunk=4096) * 64 and rows > 1:
+            option = "--rows"
+        check_memory(option, need, f"the analytic attack on {k} {name} records of dimension {n} with {rows} rows "
+                     f"({backend} backend)")
 
     res = run_uninformed_fig2(
         args.out_dir, sigmas=tuple(args.sigmas) if args.sigmas else DEFAULT_SIGMAS, seed=args.seed,

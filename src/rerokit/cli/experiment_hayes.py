@@ -8,13 +8,23 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_json_flag
+from rerokit.cli._common import add_json_flag, help_kw
+
+_FIELDS = [
+    ("png", "the figure written"),
+    ("csv", "the CSV of all plotted numbers"),
+    ("points", "rows of the figure (points x attacks)"),
+    ("trials", "the --trials per point"),
+    ("seed", "the --seed"),
+    ("rows", "one row per point: x (epsilon or sampling rate), prior_size, attack, metric (success or mse), "
+             "value, ci_low, ci_high (95% interval), gamma (the ReRo bound; null for mse)"),
+]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("hayes-fig3", help="Hayes et al. Fig. 3: prior-aware success vs epsilon with the bound",
-                       description="Prior size N (default 10), full batch, T = 100, C = 0.1; one audit per "
-                       "epsilon; writes fig3.png, fig3.csv and fig3_eps<E>.jsonl into --out-dir.")
+                       **help_kw("Prior size N (default 10), full batch, T = 100, C = 0.1; one prior-aware audit per "
+                                 "epsilon; writes fig3.png, fig3.csv and fig3_eps<E>.jsonl into --out-dir.", _FIELDS))
     _common(p, trials=100)
     p.add_argument("--epsilons", type=float, nargs="+", default=[1, 2, 4, 8, 16], help="epsilons > 0")
     p.add_argument("--prior-size", type=int, default=10, help="prior size N >= 2 (default 10)")
@@ -23,8 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_fig3)
 
     p = sub.add_parser("hayes-fig5", help="Hayes et al. Fig. 5: success vs sampling rate q at epsilon = 4",
-                       description="T = 100, C = 1, prior size 10; sigma calibrated per q; Alg. 3 and the "
-                       "log-likelihood attack; writes fig5.png, fig5.csv and fig5_q<Q>.jsonl into --out-dir.")
+                       **help_kw("T = 100, C = 1, prior size 10; sigma calibrated per q; Alg. 3 and the "
+                                 "log-likelihood attack; writes fig5.png, fig5.csv and fig5_q<Q>.jsonl into --out-dir.",
+                                 _FIELDS))
     _common(p, trials=100)
     p.add_argument("--sample-rates", type=float, nargs="+", default=[0.01, 0.05, 0.1, 0.25, 0.5, 1.0],
                    help="sampling rates q in (0, 1]")
@@ -35,9 +46,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_fig5)
 
     p = sub.add_parser("hayes-fig8", help="Hayes et al. Fig. 8: gradient-based vs prior-aware attack, prior sizes 2, 8, 128",
-                       description="Full batch, T = 100, C = 0.1; per epsilon: one prior-aware audit per prior "
-                       "size and one gradient-attack audit whose reconstructions are matched against priors of "
-                       "every size (App. D); writes fig8.png, fig8.csv and JSONL files into --out-dir.")
+                       **help_kw("Full batch, T = 100, C = 0.1; per epsilon: one prior-aware audit per prior size "
+                                 "and one gradient-attack audit whose reconstructions are matched against priors of "
+                                 "every size (App. D); writes fig8.png, fig8.csv and JSONL files into --out-dir.",
+                                 _FIELDS))
     _common(p, trials=50)
     p.add_argument("--gradient-trials", type=int, default=4, help="gradient-attack trials per epsilon (default 4)")
     p.add_argument("--epsilons", type=float, nargs="+", default=[1, 4, 16, 64], help="epsilons > 0")
@@ -76,8 +88,46 @@ def _kw(args: argparse.Namespace) -> dict[str, Any]:
                 n_known=args.n_known, resume=args.resume, progress=not args.no_progress, clip=args.clip)
 
 
+def _distinct_g(name: str, values) -> None:
+    """Values of a sweep name its result files with 6 significant digits (``fig3_eps4.jsonl``): two
+    values that print alike would share one file."""
+    from rerokit._validate import check_distinct
+
+    try:
+        check_distinct(name, [f"{float(v):g}" for v in values])
+    except ValueError:
+        raise ValueError(f"{name} must be distinct (to 6 significant digits: they name the result files), "
+                         f"got {' '.join(f'{float(v):g}' for v in values)}") from None
+
+
+def _precheck(args: argparse.Namespace, figure: str, files: list[str], *, prior_sizes=(10,), full: bool = False,
+              gradient: bool = False) -> None:
+    """Output folder, repeated sweep values and the memory of one chunk of trials, before any work."""
+    from rerokit._files import check_output_dir
+    from rerokit._validate import check_int
+    from rerokit.cli.audit import check_audit_memory
+    from rerokit.experiments.audit import AuditConfig
+
+    check_output_dir("out_dir", args.out_dir, files=[f"{figure}.png", f"{figure}.csv", *files])
+    steps = check_int("steps", args.steps, minimum=1)
+    n_known = check_int("n_known", args.n_known, minimum=0)
+    trials = check_int("trials", args.trials, minimum=1)
+    name = "prior_sizes" if gradient else "prior_size"
+    for n in prior_sizes:
+        cfg = AuditConfig(noise_multiplier=0.0, prior_size=check_int(name, n, minimum=2), steps=steps,
+                          n_known=n_known, clip=1.0, lr=1.0)
+        check_audit_memory(cfg, trials, 32, full=full)  # hayes_figures trains 32 prior-aware trials at once
+    if gradient:
+        gt = check_int("gradient_trials", args.gradient_trials, minimum=1)
+        check_audit_memory(cfg, gt, 8)
+
+
 def _fig3(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit.experiments.hayes_figures import fig3
+
+    _distinct_g("epsilons", args.epsilons)
+    _precheck(args, "fig3", [f"fig3_eps{float(e):g}.jsonl" for e in args.epsilons], prior_sizes=(args.prior_size,),
+              full="alg2_nosub" in args.attacks)
 
     return _summary(fig3(args.out_dir, epsilons=args.epsilons, prior_size=args.prior_size,
                          attacks=tuple(args.attacks), **_kw(args)), args)
@@ -86,12 +136,22 @@ def _fig3(args: argparse.Namespace) -> dict[str, Any]:
 def _fig5(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit.experiments.hayes_figures import fig5
 
+    _distinct_g("sample_rates", args.sample_rates)
+    _precheck(args, "fig5", [f"fig5_q{float(q):g}.jsonl" for q in args.sample_rates], prior_sizes=(args.prior_size,),
+              full="alg2_nosub" in args.attacks)
+
     return _summary(fig5(args.out_dir, sample_rates=args.sample_rates, epsilon=args.epsilon,
                          prior_size=args.prior_size, attacks=tuple(args.attacks), **_kw(args)), args)
 
 
 def _fig8(args: argparse.Namespace) -> dict[str, Any]:
+    from rerokit._validate import check_distinct
     from rerokit.experiments.hayes_figures import fig8
+
+    _distinct_g("epsilons", args.epsilons)
+    check_distinct("prior_sizes", args.prior_sizes)
+    _precheck(args, "fig8", [f"fig8_gradient_eps{float(e):g}.jsonl" for e in args.epsilons],
+              prior_sizes=args.prior_sizes, gradient=True)
 
     return _summary(fig8(args.out_dir, epsilons=args.epsilons, prior_sizes=args.prior_sizes,
                          gradient_trials=args.gradient_trials, iterations=args.iterations,

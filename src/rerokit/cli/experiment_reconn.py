@@ -8,13 +8,22 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_json_flag
+from rerokit.cli._common import add_json_flag, help_kw
 
 
 def _dpgd(args: argparse.Namespace) -> dict[str, Any]:
-    from rerokit._validate import check_int
+    from rerokit._files import check_output_dir
+    from rerokit._resources import check_memory, reconn_bytes
+    from rerokit._validate import check_distinct, check_int
 
     threads = check_int("threads", args.threads, minimum=0)
+    check_output_dir("out_dir", args.out_dir, files=("reconn_dpgd.jsonl", "reconn_dpgd.csv", "reconn_dpgd.png"))
+    check_distinct("epsilons", args.epsilons)
+    if args.dataset == "digits":  # other datasets are refused by the sweep with their own message
+        k = check_int("shadow_models", args.shadow_models, minimum=2)
+        t = check_int("targets", args.targets, minimum=1)
+        check_memory("--shadow-models", reconn_bytes(64, 10, (10,), (512, 512), k, t),
+                     f"{k} shadow and {t} released models and the reconstructor (one RecoNN attack per epsilon)")
     import torch
 
     from rerokit.experiments.reconn_dpgd import run_dpgd_sweep
@@ -39,21 +48,28 @@ def _dpgd(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("reconn-dpgd", help="Balle et al. Fig. 9: RecoNN MSE vs epsilon of DP-GD",
-                       description="One RecoNN attack per epsilon (released and shadow models trained with "
-                       "full-batch DP-GD, clip --clip, delta --delta) plus the non-private run; writes "
-                       "reconn_dpgd.png, reconn_dpgd.csv and reconn_dpgd.jsonl into --out-dir.")
-    p.add_argument("--out-dir", default="reconn_dpgd")
-    p.add_argument("--epsilons", type=float, nargs="+", default=[1, 10, 100, 1000, 10000])
+    p = sub.add_parser(
+        "reconn-dpgd", help="Balle et al. Fig. 9: RecoNN MSE vs epsilon of DP-GD",
+        **help_kw("One RecoNN attack (see 'rerokit attack reconn') per epsilon, with released and shadow models "
+                  "trained by full-batch DP-GD (clip --clip, delta --delta), plus the non-private run; writes "
+                  "reconn_dpgd.png, reconn_dpgd.csv and reconn_dpgd.jsonl into --out-dir.",
+                  [("rows", "one row per epsilon (inf: no DP): epsilon, noise_multiplier, mse (mean RecoNN MSE), "
+                            "nn_oracle_mse (nearest-neighbour oracle), success (mse below the oracle), "
+                            "released_model_accuracy"),
+                   ("seed", "the --seed"), ("jsonl", "the resumable record file"), ("csv", "the CSV of all rows"),
+                   ("png", "the figure"), ("reference", "the paper and figure")]))
+    p.add_argument("--out-dir", default="reconn_dpgd", help="output folder (default reconn_dpgd)")
+    p.add_argument("--epsilons", type=float, nargs="+", default=[1, 10, 100, 1000, 10000],
+                   help="epsilons > 0 (default 1 10 100 1000 10000)")
     p.add_argument("--no-nonprivate", action="store_true", help="skip the epsilon = inf reference run")
-    p.add_argument("--dataset", default="digits")
-    p.add_argument("--shadow-models", type=int, default=2000)
-    p.add_argument("--fixed-size", type=int, default=500)
-    p.add_argument("--epochs", type=int, default=100)
-    p.add_argument("--targets", type=int, default=100)
-    p.add_argument("--reconstructor-epochs", type=int, default=60)
-    p.add_argument("--delta", type=float, default=1e-5)
-    p.add_argument("--clip", type=float, default=1.0)
+    p.add_argument("--dataset", default="digits", help="dataset (default digits)")
+    p.add_argument("--shadow-models", type=int, default=2000, help="shadow models per attack (default 2000)")
+    p.add_argument("--fixed-size", type=int, default=500, help="|D-|, the fixed training set (default 500)")
+    p.add_argument("--epochs", type=int, default=100, help="full-batch DP-GD steps per model (default 100)")
+    p.add_argument("--targets", type=int, default=100, help="evaluation targets per attack (default 100)")
+    p.add_argument("--reconstructor-epochs", type=int, default=60, help="reconstructor training epochs (default 60)")
+    p.add_argument("--delta", type=float, default=1e-5, help="delta in (0, 1) of the DP-GD guarantee (default 1e-5)")
+    p.add_argument("--clip", type=float, default=1.0, help="DP-GD clipping norm (default 1)")
     p.add_argument("--seed", type=int, default=0, help="seed >= 0 (recorded in the JSONL header and the output)")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     p.add_argument("--resume", action="store_true",

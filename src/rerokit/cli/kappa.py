@@ -11,7 +11,15 @@ import argparse
 import math
 from typing import Any
 
-from rerokit.cli._common import add_json_flag
+from rerokit.cli._common import add_json_flag, help_kw
+
+_K = [("kappa", "baseline success: the probability that the best guess made without the model is a "
+                "successful reconstruction (may underflow to 0; then see log10_kappa)"),
+      ("log10_kappa", "log10 of kappa, exact also where kappa underflows")]
+
+
+def _kw(description: str, params: list[tuple[str, str]], extra: list[tuple[str, str]] = ()) -> dict:
+    return help_kw(description, [("prior", "the prior and the paper it comes from"), *params, *_K, *extra])
 
 _LN10 = math.log(10.0)
 
@@ -65,18 +73,24 @@ def _gaussian(args: argparse.Namespace) -> dict[str, Any]:
 def _samples(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
 
+    from rerokit._files import load_array
+    from rerokit._resources import check_memory, kappa_samples_bytes
+    from rerokit._validate import check_choice
     from rerokit.bounds.priors import kappa_from_samples
 
-    try:
-        x = np.load(args.samples, allow_pickle=False)
-    except FileNotFoundError:
-        raise
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"samples must be a readable .npy file of shape (N, ...): {args.samples}: "
-                         f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
-    if args.metric in ("l2", "linf", "l1") and not (np.issubdtype(x.dtype, np.number) or x.dtype == bool):
-        raise ValueError(f"samples must hold numbers for metric {args.metric}, got an array of dtype {x.dtype}")
-    b = kappa_from_samples(x, args.eta, metric=args.metric, confidence=args.confidence, method=args.method)
+    metric = check_choice("metric", args.metric, ("exact", "l2", "linf", "l1"))
+    x = load_array("samples", args.samples)
+    if x.ndim == 0 or x.shape[0] < 1:
+        raise ValueError(f"samples: {args.samples} must hold an array of shape (N, ...) with N >= 1 samples, "
+                         f"got shape {x.shape}")
+    if metric in ("l2", "linf", "l1") and not (np.issubdtype(x.dtype, np.number) or x.dtype == bool):
+        raise ValueError(f"samples must hold numbers for metric {metric}, got an array of dtype {x.dtype}")
+    n = int(x.shape[0])
+    d = max(1, int(np.prod(x.shape[1:])))
+    check_memory("--samples", kappa_samples_bytes(n, d, metric, x.dtype.itemsize),
+                 f"kappa from {n} samples of dimension {d} (metric {metric})",
+                 hint="use fewer samples (a random subset of the file)")
+    b = kappa_from_samples(x, args.eta, metric=metric, confidence=args.confidence, method=args.method)
     return _out(
         "samples (Hayes et al. 2023, App. J, Prop. 5): upper confidence bound",
         {"n_samples": b.inputs["n_samples"], "eta": b.inputs["eta"], "metric": args.metric,
@@ -102,28 +116,49 @@ def _pixels(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("discrete", help="discrete prior, exact matching: kappa = max_i p_i")
+    p = sub.add_parser("discrete", help="discrete prior, exact matching: kappa = max_i p_i",
+                       **_kw("Baseline kappa of a discrete prior with exact matching (0/1 error): the largest "
+                             "prior probability, 1/N for a uniform prior (Balle et al. 2022, Sec. VII-B).",
+                             [("prior_size", "number of candidates N")]))
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--prior-size", type=int, help="uniform prior on N >= 1 candidates (kappa = 1/N)")
     g.add_argument("--weights", type=str, help="comma-separated non-negative weights w1,w2,...")
     add_json_flag(p)
     p.set_defaults(func=_discrete)
 
-    p = sub.add_parser("ball", help="uniform prior on the l2 unit ball: kappa = min(1, eta)^d")
+    p = sub.add_parser("ball", help="uniform prior on the l2 unit ball: kappa = min(1, eta)^d",
+                       **_kw("Baseline kappa of the uniform prior on the unit ball in d dimensions with l2 error: "
+                             "kappa = min(1, eta)^d (Balle et al. 2022, Prop. 6).",
+                             [("dim", "dimension d"), ("eta", "l2 error threshold")]))
     p.add_argument("--dim", type=int, required=True, help="dimension d >= 1")
     p.add_argument("--eta", type=float, required=True, help="l2 error threshold > 0")
     add_json_flag(p)
     p.set_defaults(func=_ball)
 
-    p = sub.add_parser("gaussian", help="N(w, sigma^2 I_d), l2: kappa = P(chi2_d <= (eta/sigma)^2)")
+    p = sub.add_parser("gaussian", help="N(w, sigma^2 I_d), l2: kappa = P(chi2_d <= (eta/sigma)^2)",
+                       **_kw("Baseline kappa of an isotropic Gaussian prior N(w, sigma^2 I_d) with l2 error: "
+                             "kappa = P(chi2_d <= (eta / sigma)^2) (Balle et al. 2022, Prop. 7).",
+                             [("dim", "dimension d"), ("sigma", "prior standard deviation"),
+                              ("eta", "l2 error threshold")]))
     p.add_argument("--dim", type=int, required=True, help="dimension d >= 1")
     p.add_argument("--sigma", type=float, required=True, help="prior standard deviation > 0")
     p.add_argument("--eta", type=float, required=True, help="l2 error threshold > 0")
     add_json_flag(p)
     p.set_defaults(func=_gaussian)
 
-    p = sub.add_parser("samples", help="upper confidence bound on kappa from prior samples (.npy)")
-    p.add_argument("--samples", type=str, required=True, help=".npy file, array of shape (N, ...)")
+    p = sub.add_parser(
+        "samples", help="upper confidence bound on kappa from prior samples (.npy)",
+        **_kw("Upper confidence bound on the baseline kappa of a prior known only through N samples (Hayes et "
+              "al. 2023, App. J, Prop. 5). The samples are an array of shape (N, ...) saved with numpy.save "
+              "(.npy), or the single array of an .npz file; each sample is flattened to a vector. Success means "
+              "an exact match (--metric exact) or an error within --eta (l2, linf, l1).",
+              [("n_samples", "number of samples N"), ("eta", "error threshold"), ("metric", "the --metric"),
+               ("confidence", "confidence level of the bound"), ("method", "chernoff or clopper_pearson")],
+              [("kappa_hat", "empirical estimate the bound starts from (an upper estimate for l2/linf/l1)"),
+               ("kappa_hat_plugin", "plug-in estimate with centres at the samples (a lower estimate)"),
+               ("direction", "upper: kappa is an upper confidence bound")]))
+    p.add_argument("--samples", type=str, required=True,
+                   help=".npy file with an array of shape (N, ...), or an .npz file holding one such array")
     p.add_argument("--eta", type=float, default=0.0, help="error threshold >= 0 (ignored for exact)")
     p.add_argument("--metric", type=str, default="exact", help="exact (0/1 error), l2, linf or l1")
     p.add_argument("--confidence", type=float, default=0.95, help="confidence level in (0, 1)")
@@ -131,7 +166,16 @@ def register(sub: Any) -> None:
     add_json_flag(p)
     p.set_defaults(func=_samples)
 
-    p = sub.add_parser("pixels", help="uniform pixels; success if a fraction rho is within delta")
+    p = sub.add_parser(
+        "pixels", help="uniform pixels; success if a fraction rho is within delta",
+        **_kw("Baseline kappa of independent uniform pixels when success means that at least a fraction rho of "
+              "the d coordinates lies within delta of the target (Hayes et al. 2023, App. I): "
+              "kappa = P(Binomial(d, p) >= ceil(rho d)), p the per-coordinate success of the best guess.",
+              [("dim", "number of coordinates d"), ("delta", "per-coordinate tolerance"),
+               ("rho", "required fraction of coordinates"), ("levels", "grid levels L (null: continuous [0, 1])"),
+               ("strict", "true: |z_i - zhat_i| < delta; false: <=")],
+              [("per_coordinate_p", "per-coordinate success probability p of the best guess"),
+               ("required_coordinates", "coordinates that must match, ceil(rho d)")]))
     p.add_argument("--dim", type=int, required=True, help="number of coordinates d >= 1")
     p.add_argument("--delta", type=float, required=True, help="per-coordinate tolerance > 0")
     p.add_argument("--rho", type=float, default=1.0, help="required fraction in [0, 1] (default 1)")

@@ -370,14 +370,16 @@ def _train_chunk(cfg: AuditConfig, fm, ds, trials: list[Trial], record: str):
     return res
 
 
-def _trials_setup(cfg: AuditConfig, trials: int, seed: int, out, resume: bool, extra: dict[str, Any]):
+def _trials_setup(cfg: AuditConfig, trials: int, seed: int, out, resume: bool, extra: dict[str, Any],
+                  schema: dict[str, Any]):
     from rerokit.experiments.records import TrialLog
     from rerokit.training import trial_seeds
 
     K = check_int("trials", trials, minimum=1, maximum=_MAX_TRIAL_ID)
     seed = check_int("seed", seed, minimum=0)
     settings = dict(cfg.to_dict(), seed=seed, **extra)
-    log = TrialLog(out, settings, resume=resume)
+    # every record of the file must be a trial 0..K-1 of this run with the keys it writes
+    log = TrialLog(out, settings, resume=resume, trials=K, schema=schema, name="out")
     seeds = trial_seeds(seed, K)
     todo = [i for i in range(K) if i not in log.done]
     return K, seed, settings, log, seeds, todo
@@ -400,15 +402,29 @@ def run_prior_aware_audit(
     at ``cfg.kappa``. ``loglik`` needs sigma > 0. Trials already in ``out`` (with ``resume``) are
     not repeated; the summary covers trials 0..trials-1 from the file and this run.
     """
-    from rerokit.attacks import prior_aware as pa
-
     attacks = tuple(check_choice("attack", a, PRIOR_AWARE_ATTACKS) for a in attacks)
     if not attacks:
         raise ValueError("attacks must name at least one of " + ", ".join(PRIOR_AWARE_ATTACKS))
     if "loglik" in attacks and cfg.noise_multiplier == 0:
         raise ValueError("attack loglik needs noise_multiplier > 0")
     chunk_size = check_int("chunk_size", chunk_size, minimum=1)
-    K, seed, settings, log, seeds, todo = _trials_setup(cfg, trials, seed, out, resume, {"attacks": list(attacks)})
+    from rerokit.experiments.records import Bool, DictOf, Int, ListOf, Num
+
+    schema = {"seed": Int(minimum=0), "prior": ListOf(Int(minimum=0), length=cfg.prior_size),
+              "target": Int(minimum=0), "guess": DictOf(Int(minimum=0), keys=attacks),
+              "success": DictOf(Bool, keys=attacks), "target_clipped_fraction": Num(minimum=0)}
+    K, seed, settings, log, seeds, todo = _trials_setup(cfg, trials, seed, out, resume, {"attacks": list(attacks)},
+                                                        schema)
+    try:
+        return _prior_aware_trials(cfg, attacks, K, seed, settings, log, seeds, todo, chunk_size, progress)
+    finally:
+        log.close()
+
+
+def _prior_aware_trials(cfg: AuditConfig, attacks: tuple[str, ...], K: int, seed: int, settings: dict[str, Any],
+                        log, seeds, todo: list[int], chunk_size: int, progress: bool) -> AuditReport:
+    from rerokit.attacks import prior_aware as pa
+
     ds = _load(cfg)
     fm = build_model(cfg, ds.sample_shape, ds.num_classes)
     # validate the trial construction before any work
@@ -480,8 +496,6 @@ def run_gradient_audit(
     (interval: Student-t on the mean of the per-trial probabilities). The prior drawn by the
     trial is not used by this attack (only its target). Eq. (1) is stated for full batches; for
     q < 1 every step's g-bar_t enters the objective (steps without the target add only noise)."""
-    from rerokit.attacks.gradient import gradient_attack, mse, prior_match_success
-
     sizes = tuple(check_int("prior_sizes", n, minimum=2) for n in (prior_sizes or (cfg.prior_size,)))
     chunk_size = check_int("chunk_size", chunk_size, minimum=1)
     extra = {"attack": "gradient", "iterations": iterations, "restarts": restarts, "attack_lr": attack_lr,
@@ -489,7 +503,23 @@ def run_gradient_audit(
     check_int("iterations", iterations, minimum=1)
     check_int("restarts", restarts, minimum=1)
     check_positive("attack_lr", attack_lr)
-    K, seed, settings, log, seeds, todo = _trials_setup(cfg, trials, seed, out, resume, extra)
+    from rerokit.experiments.records import DictOf, Int, Num
+
+    schema = {"seed": Int(minimum=0), "target_index": Int(minimum=0), "mse": Num(minimum=0), "objective": Num(),
+              "prior_success": DictOf(Num(minimum=0), keys=sizes)}
+    K, seed, settings, log, seeds, todo = _trials_setup(cfg, trials, seed, out, resume, extra, schema)
+    try:
+        return _gradient_trials(cfg, sizes, K, seed, settings, log, seeds, todo, chunk_size, progress,
+                                iterations, restarts, attack_lr)
+    finally:
+        log.close()
+
+
+def _gradient_trials(cfg: AuditConfig, sizes: tuple[int, ...], K: int, seed: int, settings: dict[str, Any], log,
+                     seeds, todo: list[int], chunk_size: int, progress: bool, iterations: int, restarts: int,
+                     attack_lr: float) -> AuditReport:
+    from rerokit.attacks.gradient import gradient_attack, mse, prior_match_success
+
     ds = _load(cfg)
     if max(sizes) > ds.n:
         raise ValueError(f"prior_sizes must be <= dataset size {ds.n}, got {max(sizes)}")

@@ -26,8 +26,9 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from rerokit._files import check_output_dir
 from rerokit._validate import check_int, check_positive
-from rerokit.experiments.records import TrialLog
+from rerokit.experiments.records import Int, ListOf, Num, TrialLog
 
 __all__ = ["fil_glm_setup", "run_fil_glm"]
 
@@ -50,6 +51,11 @@ def fil_glm_setup(
     ds = load_dataset(dataset, data_path) if data_path else load_dataset(dataset)
     X = np.asarray(ds.flat, dtype=float)
     y = np.asarray(ds.y)
+    present = sorted({int(v) for v in np.unique(y)})
+    missing = [c for c in classes if c not in present]
+    if missing:  # a label that does not occur would leave a one-class problem
+        raise ValueError(f"classes must be labels of dataset {dataset} ({', '.join(map(str, present[:20]))}"
+                         f"{', ...' if len(present) > 20 else ''}); got {', '.join(map(str, missing))}")
     keep = (y == classes[0]) | (y == classes[1])
     X, y = X[keep], (y[keep] == classes[1]).astype(int)
     n, d = X.shape
@@ -98,7 +104,7 @@ def run_fil_glm(
     draws = check_int("draws", draws, minimum=1)
     block = check_int("block", block, minimum=1)
     seed = check_int("seed", seed, minimum=0)
-    out = Path(out_dir)
+    out = check_output_dir("out_dir", out_dir)  # not "", not a file (Path("") would be the current folder)
     out.mkdir(parents=True, exist_ok=True)
     st = fil_glm_setup(dataset=dataset, classes=classes, lam=lam, noise_std=noise_std, data_path=data_path)
     X, y, model, n, d = st["X"], st["y"], st["model"], st["n"], st["dim"]
@@ -106,32 +112,37 @@ def run_fil_glm(
         "experiment": "fil_glm", "dataset": dataset, "classes": list(classes), "lam": lam, "noise_std": noise_std,
         "draws": draws, "block": block, "seed": seed,
     }
-    log = TrialLog(out / "fil_glm.jsonl", settings, resume=resume)
     blocks = list(range(math.ceil(draws / block)))
-    it = [b for b in blocks if b not in log.done]
-    if progress:
-        from tqdm import tqdm
+    schema = {"draws": Int(minimum=1), "sum_mse": ListOf(Num(minimum=0), length=n),
+              "failures": ListOf(Int(minimum=0), length=n), "seed": ListOf(Int(minimum=0), length=2)}
+    log = TrialLog(out / "fil_glm.jsonl", settings, resume=resume, trials=len(blocks), schema=schema)
+    try:
+        it = [b for b in blocks if b not in log.done]
+        if progress:
+            from tqdm import tqdm
 
-        it = tqdm(it, desc="GLM attack draws", file=sys.stderr, unit="block")
-    for b in it:
-        m = min(block, draws - b * block)
-        rng = np.random.default_rng([seed, b])
-        sums = np.zeros(n)
-        fails = np.zeros(n, dtype=int)
-        for _ in range(m):
-            Xh, _ = glm_reconstruct_all(output_perturbation(model, noise_std, rng), X, y)
-            e = np.mean((Xh - X) ** 2, axis=1)
-            bad = ~np.isfinite(e)
-            fails += bad
-            sums += np.where(bad, 0.0, e)
-        log.append(b, {"draws": m, "sum_mse": sums.tolist(), "failures": fails.tolist(), "seed": [seed, b]})
-    tot = np.zeros(n)
-    cnt = np.zeros(n)
-    for b in blocks:
-        rec = log.trials[b]
-        fails = np.asarray(rec["failures"])
-        tot += np.asarray(rec["sum_mse"])
-        cnt += rec["draws"] - fails
+            it = tqdm(it, desc="GLM attack draws", file=sys.stderr, unit="block")
+        for b in it:
+            m = min(block, draws - b * block)
+            rng = np.random.default_rng([seed, b])
+            sums = np.zeros(n)
+            fails = np.zeros(n, dtype=int)
+            for _ in range(m):
+                Xh, _ = glm_reconstruct_all(output_perturbation(model, noise_std, rng), X, y)
+                e = np.mean((Xh - X) ** 2, axis=1)
+                bad = ~np.isfinite(e)
+                fails += bad
+                sums += np.where(bad, 0.0, e)
+            log.append(b, {"draws": m, "sum_mse": sums.tolist(), "failures": fails.tolist(), "seed": [seed, b]})
+        tot = np.zeros(n)
+        cnt = np.zeros(n)
+        for b in blocks:
+            rec = log.trials[b]
+            fails = np.asarray(rec["failures"])
+            tot += np.asarray(rec["sum_mse"])
+            cnt += rec["draws"] - fails
+    finally:
+        log.close()
     with np.errstate(invalid="ignore", divide="ignore"):
         attack = np.where(cnt > 0, tot / np.maximum(cnt, 1), np.nan)
     bound = st["bound"]

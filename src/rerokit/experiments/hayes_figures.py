@@ -24,6 +24,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Sequence
 
+from rerokit._files import check_output_dir
 from rerokit._validate import check_choice, check_int, check_positive, check_probability
 from rerokit.experiments.audit import (
     PRIOR_AWARE_ATTACKS,
@@ -80,7 +81,7 @@ def _check_trial(cfg: AuditConfig) -> None:
 
 
 def _prepare(out_dir: str | Path) -> Path:
-    p = Path(out_dir)
+    p = check_output_dir("out_dir", out_dir)  # not "", not a file (Path("") would be the current folder)
     p.mkdir(parents=True, exist_ok=True)
     return p
 

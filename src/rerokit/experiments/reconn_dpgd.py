@@ -28,6 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from rerokit._files import check_output_dir
 from rerokit._validate import check_int, check_positive, check_probability
 
 __all__ = ["run_dpgd_sweep", "CSV_FIELDS", "DEFAULT_EPSILONS"]
@@ -61,7 +62,7 @@ def run_dpgd_sweep(
     (e.g. ``reconstructor_epochs``). Every epsilon uses the same ``seed``: the same split,
     shadow targets and initialisation (common random numbers across epsilon)."""
     from rerokit.attacks.reconn import run_reconn
-    from rerokit.experiments.records import TrialLog
+    from rerokit.experiments.records import Bool, DictOf, Int, Nullable, Num, TrialLog
 
     eps_list = [check_positive(f"epsilons[{i}]", e) for i, e in enumerate(epsilons)]
     if not eps_list and not include_nonprivate:
@@ -69,7 +70,7 @@ def run_dpgd_sweep(
     delta = check_probability("delta", delta, high_open=True)
     clip = check_positive("clip", clip)
     seed = check_int("seed", seed, minimum=0)
-    out = Path(out_dir)
+    out = check_output_dir("out_dir", out_dir)  # not "", not a file (Path("") would be the current folder)
     out.mkdir(parents=True, exist_ok=True)
     if isinstance(dataset, str):
         from rerokit.data import load_dataset
@@ -79,27 +80,34 @@ def run_dpgd_sweep(
                     include_nonprivate=bool(include_nonprivate), shadow_models=shadow_models, fixed_size=fixed_size,
                     epochs=epochs, targets=targets, delta=delta, clip=clip, seed=seed,
                     reconn_kwargs={k: (list(v) if isinstance(v, tuple) else v) for k, v in reconn_kwargs.items()})
-    log = TrialLog(out / "reconn_dpgd.jsonl", settings, resume=resume)
     cells: list[float | None] = ([None] if include_nonprivate else []) + eps_list
-    rows: list[dict[str, Any]] = []
-    for i, eps in enumerate(cells):
-        if i in log.done:
-            rows.append(log.trials[i]["row"])
-            continue
-        if progress:
-            print(f"[reconn_dpgd] epsilon = {'inf' if eps is None else eps} ({i + 1}/{len(cells)})", file=sys.stderr,
-                  flush=True)
-        res = run_reconn(dataset, shadow_models=shadow_models, fixed_size=fixed_size, epochs=epochs, targets=targets,
-                         seed=seed, epsilon=eps, delta=delta, clip=clip, progress=progress, **reconn_kwargs)
-        d = res.to_dict()
-        row = dict(epsilon=math.inf if eps is None else eps, delta=delta if eps is not None else None,
-                   clip=clip if eps is not None else None, noise_multiplier=d["noise_multiplier"], mse=d["mse"],
-                   mse_ci_low=d["mse_ci"][0], mse_ci_high=d["mse_ci"][1], nn_oracle_mse=d["nn_oracle_mse"],
-                   success=d["success"], success_rate=d["success_rate"], kl=d["kl"], nn_oracle_kl=d["nn_oracle_kl"],
-                   released_model_accuracy=d["released_model_accuracy"], shadow_models=shadow_models,
-                   fixed_size=fixed_size, epochs=epochs, targets=targets, seed=seed)
-        log.append(i, {"row": {k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in row.items()}})
-        rows.append(row)
+    num = Nullable(Num())  # inf is written as null
+    row_schema = DictOf(fields={**{k: num for k in CSV_FIELDS}, "success": Bool,
+                                **{k: Int(minimum=0) for k in ("shadow_models", "fixed_size", "epochs", "targets",
+                                                               "seed")}})
+    log = TrialLog(out / "reconn_dpgd.jsonl", settings, resume=resume, trials=len(cells), schema={"row": row_schema})
+    try:
+        rows: list[dict[str, Any]] = []
+        for i, eps in enumerate(cells):
+            if i in log.done:
+                rows.append(log.trials[i]["row"])
+                continue
+            if progress:
+                print(f"[reconn_dpgd] epsilon = {'inf' if eps is None else eps} ({i + 1}/{len(cells)})", file=sys.stderr,
+                      flush=True)
+            res = run_reconn(dataset, shadow_models=shadow_models, fixed_size=fixed_size, epochs=epochs, targets=targets,
+                             seed=seed, epsilon=eps, delta=delta, clip=clip, progress=progress, **reconn_kwargs)
+            d = res.to_dict()
+            row = dict(epsilon=math.inf if eps is None else eps, delta=delta if eps is not None else None,
+                       clip=clip if eps is not None else None, noise_multiplier=d["noise_multiplier"], mse=d["mse"],
+                       mse_ci_low=d["mse_ci"][0], mse_ci_high=d["mse_ci"][1], nn_oracle_mse=d["nn_oracle_mse"],
+                       success=d["success"], success_rate=d["success_rate"], kl=d["kl"], nn_oracle_kl=d["nn_oracle_kl"],
+                       released_model_accuracy=d["released_model_accuracy"], shadow_models=shadow_models,
+                       fixed_size=fixed_size, epochs=epochs, targets=targets, seed=seed)
+            log.append(i, {"row": {k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in row.items()}})
+            rows.append(row)
+    finally:
+        log.close()
     rows = [{**r, "epsilon": math.inf if r["epsilon"] is None else r["epsilon"]} for r in rows]
     with open(out / "reconn_dpgd.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(CSV_FIELDS))

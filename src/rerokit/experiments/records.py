@@ -2,16 +2,195 @@
 
 An interrupted run loses at most the trial in flight; ``resume`` reads the trials already done
 (and checks that the run settings match) so that a restarted run skips them.
+
+A resumed file is checked line by line before any work: every record must be a trial of this
+run (``0 <= trial < trials``, no trial twice) with the keys and types its run writes (the
+caller's ``schema``). Anything else - a line that is not JSON in the middle of the file, a
+missing key, a string where a number belongs, trial -1, bytes that are not UTF-8 - is a
+``ValueError`` naming the file and the line. Only a cut *last* line (an interruption while it
+was written) is repaired, by dropping it.
+
+While a ``TrialLog`` is open it holds an exclusive lock ``<file>.lock`` (``filelock``), so a
+second run on the same file is refused at once instead of redoing the same trials; the lock is
+released by :meth:`TrialLog.close` (or leaving a ``with`` block, or the process ending, also by
+a kill). The lock file itself stays beside the results (removing it could let two runs race).
+Within one process a new log of the same file takes the lock over from an earlier one that was
+not closed (an interrupted run): the lock guards against concurrent processes.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
-__all__ = ["TrialLog"]
+__all__ = [
+    "TrialLog",
+    "Num",
+    "Int",
+    "Bool",
+    "Str",
+    "ListOf",
+    "DictOf",
+    "Nullable",
+    "OneOf",
+]
+
+
+# --------------------------------------------------------------------------- record schemas
+# A schema maps each required key of a trial record to a check; a check is a callable
+# ``check(value) -> None or an error text`` with a ``desc`` attribute used in messages.
+
+
+class _Check:
+    desc = "a value"
+
+    def __call__(self, v: Any) -> str | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _bad(self, v: Any) -> str:
+        return f"must be {self.desc}, got {_show(v)}"
+
+
+class _Num(_Check):
+    """A JSON number (NaN allowed: undefined metrics such as NCC of a constant record)."""
+
+    def __init__(self, *, minimum: float | None = None, finite: bool = False):
+        self.minimum, self.finite = minimum, finite
+        self.desc = "a number" + ("" if minimum is None else f" >= {minimum:g}") + (" (finite)" if finite else "")
+
+    def __call__(self, v: Any) -> str | None:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return self._bad(v)
+        if self.finite and not math.isfinite(v):
+            return self._bad(v)
+        if self.minimum is not None and v < self.minimum:
+            return self._bad(v)
+        return None
+
+
+class _Int(_Check):
+    def __init__(self, *, minimum: int | None = None):
+        self.minimum = minimum
+        self.desc = "an integer" + ("" if minimum is None else f" >= {minimum}")
+
+    def __call__(self, v: Any) -> str | None:
+        if isinstance(v, bool) or not isinstance(v, int) or (self.minimum is not None and v < self.minimum):
+            return self._bad(v)
+        return None
+
+
+class _Bool(_Check):
+    desc = "true or false"
+
+    def __call__(self, v: Any) -> str | None:
+        return None if isinstance(v, bool) else self._bad(v)
+
+
+class _Str(_Check):
+    desc = "a string"
+
+    def __call__(self, v: Any) -> str | None:
+        return None if isinstance(v, str) else self._bad(v)
+
+
+class OneOf(_Check):
+    """One of the given JSON values (e.g. a dataset name of this run)."""
+
+    def __init__(self, *values: Any):
+        self.values = values
+        self.desc = "one of " + ", ".join(json.dumps(x) for x in values)
+
+    def __call__(self, v: Any) -> str | None:
+        return None if any(type(v) is type(x) and v == x for x in self.values) else self._bad(v)
+
+
+class Nullable(_Check):
+    """``null`` or a value passing ``check``."""
+
+    def __init__(self, check: _Check):
+        self.check = check
+        self.desc = f"null or {check.desc}"
+
+    def __call__(self, v: Any) -> str | None:
+        return None if v is None or self.check(v) is None else self._bad(v)
+
+
+class ListOf(_Check):
+    """A JSON list of items passing ``item``, of length ``length`` when given."""
+
+    def __init__(self, item: _Check, *, length: int | None = None):
+        self.item, self.length = item, length
+        self.desc = "a list" + ("" if length is None else f" of {length}") + f" items, each {item.desc}"
+
+    def __call__(self, v: Any) -> str | None:
+        if not isinstance(v, list) or (self.length is not None and len(v) != self.length):
+            n = f"a list of {len(v)} items" if isinstance(v, list) else _show(v)
+            return f"must be {self.desc}, got {n}"
+        for i, x in enumerate(v):
+            if self.item(x) is not None:
+                return f"item {i} must be {self.item.desc}, got {_show(x)}"
+        return None
+
+
+class DictOf(_Check):
+    """A JSON object with exactly the keys ``keys`` (all string keys when None) whose values pass
+    ``value``; or, with ``fields``, an object with at least those keys, each with its own check."""
+
+    def __init__(self, value: _Check | None = None, *, keys: Any = None, fields: Mapping[str, _Check] | None = None):
+        self.value, self.fields = value, dict(fields or {})
+        self.keys = None if keys is None else [str(k) for k in keys]
+        if fields is not None:
+            self.desc = "an object with the keys " + ", ".join(self.fields)
+        else:
+            assert value is not None
+            keys_text = "an object with the keys " + ", ".join(self.keys) if self.keys is not None else "an object"
+            self.desc = f"{keys_text}, values {value.desc}"
+
+    def __call__(self, v: Any) -> str | None:
+        if not isinstance(v, dict):
+            return self._bad(v)
+        if self.fields:
+            for k, chk in self.fields.items():
+                if k not in v:
+                    return f"has no key {k!r}"
+                err = chk(v[k])
+                if err is not None:
+                    return f"[{k!r}] {err}"
+            return None
+        if self.keys is not None and sorted(v) != sorted(self.keys):
+            return f"must have the keys {', '.join(self.keys)}, got {', '.join(map(str, v)) or 'none'}"
+        assert self.value is not None
+        for k, x in v.items():
+            if self.value(x) is not None:
+                return f"[{k!r}] must be {self.value.desc}, got {_show(x)}"
+        return None
+
+
+def Num(*, minimum: float | None = None, finite: bool = False) -> _Check:  # noqa: N802 - schema vocabulary
+    return _Num(minimum=minimum, finite=finite)
+
+
+def Int(*, minimum: int | None = None) -> _Check:  # noqa: N802
+    return _Int(minimum=minimum)
+
+
+Bool = _Bool()
+Str = _Str()
+
+
+def _show(v: Any) -> str:
+    s = json.dumps(v) if not isinstance(v, float) or math.isfinite(v) else repr(v)
+    return s if len(s) <= 40 else s[:37] + "..."
+
+
+# --------------------------------------------------------------------------- the log
+
+# lock file (real path) -> (its FileLock, id of the TrialLog that owns it), for this process
+_HELD: dict[str, tuple[Any, int]] = {}
 
 
 class TrialLog:
@@ -21,57 +200,211 @@ class TrialLog:
     ``TrialLog(path, settings, resume=True)`` re-opens an existing file if its header settings
     equal ``settings`` (else raises ``ValueError``), and ``done`` lists the finished trial ids.
     Without ``resume`` an existing non-empty file is an error, never silently overwritten.
+
+    ``trials``: the run's trial count K; every record (read or appended) must have an integer
+    ``0 <= trial < K``. ``schema``: key -> check (:class:`Num`, :class:`Int`, :data:`Bool`,
+    :data:`Str`, :class:`ListOf`, :class:`DictOf`, :class:`Nullable`, :class:`OneOf`) of every key
+    a trial record of this run must have. ``name``: the option or parameter that gave ``path``,
+    used in messages. The log locks ``<path>.lock`` until :meth:`close` (also a context manager).
     """
 
-    def __init__(self, path: str | os.PathLike | None, settings: dict[str, Any], *, resume: bool = False):
+    def __init__(
+        self,
+        path: str | os.PathLike | None,
+        settings: dict[str, Any],
+        *,
+        resume: bool = False,
+        trials: int | None = None,
+        schema: Mapping[str, Callable[[Any], str | None]] | None = None,
+        name: str = "out",
+    ):
         self.path = Path(path) if path is not None else None
         self.settings = json.loads(json.dumps(settings))
         self.trials: dict[int, dict[str, Any]] = {}
+        self.limit = None if trials is None else int(trials)
+        self.schema = dict(schema or {})
+        self.name = name
+        self._lock: Any = None
         if self.path is None:
             return
+        if str(path) == "":
+            raise ValueError(f"{name} must be a file path, got an empty string")
         if self.path.is_dir():
-            raise ValueError(f"out must be a file path, got the directory {self.path}")
-        if self.path.exists() and self.path.stat().st_size > 0:
-            if not resume:
-                raise ValueError(f"out file {self.path} exists; pass resume to continue it or choose another path")
-            self._load()
-        else:
-            if self.path.parent and not self.path.parent.exists():
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._write({"kind": "header", "settings": self.settings})
+            raise ValueError(f"{name} must be a file path, got the directory {self.path}")
+        if self.path.exists() and not self.path.is_file():
+            raise ValueError(f"{name} must be a regular file, got {self.path} (a device, pipe or socket)")
+        if self.path.parent and not self.path.parent.exists():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._acquire()
+        try:
+            if self.path.exists() and self.path.stat().st_size > 0:
+                if not resume:
+                    raise ValueError(f"{name} file {self.path} exists; pass resume to continue it or choose another path")
+                self._load()
+            else:
+                self._write({"kind": "header", "settings": self.settings})
+        except BaseException:
+            self.close()
+            raise
+
+    # -- lock
+    def _acquire(self) -> None:
+        from filelock import FileLock, Timeout
+
+        assert self.path is not None
+        lock_path = str(self.path) + ".lock"
+        key = os.path.realpath(lock_path)
+        held = _HELD.get(key)
+        if held is not None:
+            # this process already holds the lock through an earlier log of the same file that was
+            # not closed (a run interrupted in-process, e.g. by KeyboardInterrupt in a notebook or
+            # a test): runs in one process are sequential, so the new log takes the lock over
+            self._lock = held[0]
+            _HELD[key] = (held[0], id(self))
+            self._key = key
+            return
+        lock = FileLock(lock_path, thread_local=False)
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            raise ValueError(f"{self.name} file {self.path} is in use by another rerokit run (lock {lock_path}); "
+                             "wait for it to finish or use another file") from None
+        except OSError as exc:
+            raise ValueError(f"{self.name}: cannot create the lock file {lock_path}: "
+                             f"{exc.strerror or type(exc).__name__}") from None
+        self._lock = lock
+        self._key = key
+        _HELD[key] = (lock, id(self))
+
+    def close(self) -> None:
+        """Release the lock (idempotent). The records stay readable in :attr:`trials`."""
+        lock, self._lock = self._lock, None
+        if lock is None:
+            return
+        held = _HELD.get(self._key)
+        if held is not None and held[1] == id(self):  # not taken over by a later log of the file
+            del _HELD[self._key]
+            lock.release(force=True)
+
+    def __enter__(self) -> "TrialLog":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # a log that is dropped without close() still frees its lock
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+    # -- reading
+    def _fail(self, line: int, what: str) -> ValueError:
+        return ValueError(f"{self.name} file {self.path}, line {line}: {what}; this is not a record this run "
+                          "writes (edit or remove that line, or use a new file)")
 
     def _load(self) -> None:
         assert self.path is not None
-        lines = self.path.read_text().splitlines()
+        data = self.path.read_bytes()
         try:
-            header = json.loads(lines[0]) if lines else None
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            raise ValueError(f"{self.name} file {self.path} is not a rerokit results file (not UTF-8 text: "
+                             f"byte {exc.start}, line {line}); use a new file") from None
+        lines = text.split("\n")
+        # the last element has no newline after it: "" for a complete file, else a line that an
+        # interruption may have cut (repaired by dropping it when it is not valid JSON)
+        tail = lines.pop()
+        header_text = json.dumps({"kind": "header", "settings": self.settings})
+        if not lines:  # only an unterminated first line
+            if header_text.startswith(tail):  # the header itself was cut: start again
+                self._rewrite({"kind": "header", "settings": self.settings}, [])
+                return
+            lines, tail = [tail], ""
+        try:
+            header = json.loads(lines[0])
         except json.JSONDecodeError:
             header = None
-        if not isinstance(header, dict) or header.get("kind") != "header":
-            raise ValueError(f"out file {self.path} is not a rerokit results file (no header line); "
+        if not isinstance(header, dict) or header.get("kind") != "header" or "settings" not in header:
+            raise ValueError(f"{self.name} file {self.path} is not a rerokit results file (no header line); "
                              "use a new file")
         if header.get("settings") != self.settings:
             raise ValueError(
-                f"out file {self.path} was written with other settings; use a new file or the same settings"
+                f"{self.name} file {self.path} was written with other settings; use a new file or the same settings"
             )
-        for ln in lines[1:]:
+        keep: list[dict[str, Any]] = []
+        first_line: dict[int, int] = {}
+        body = [(i + 2, ln, True) for i, ln in enumerate(lines[1:])]
+        if tail:
+            body.append((len(lines) + 1, tail, False))
+        repaired = False
+        for lineno, ln, terminated in body:
             try:
                 rec = json.loads(ln)
             except json.JSONDecodeError:
-                continue  # a line cut by an interruption: that trial is redone
-            if isinstance(rec, dict) and rec.get("kind") == "trial" and "trial" in rec:
-                self.trials[int(rec["trial"])] = rec
-        # Rewrite without a possibly truncated last line: into a temporary file that replaces the
-        # original atomically, so an interruption here never loses the finished trials.
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        with open(tmp, "w") as f:
-            f.write(json.dumps({"kind": "header", "settings": self.settings}) + "\n")
-            for i in sorted(self.trials):
-                f.write(json.dumps(self.trials[i]) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
+                if not terminated:  # a line cut by an interruption: that trial is redone
+                    repaired = True
+                    continue
+                raise self._fail(lineno, "not valid JSON" if ln.strip() else "an empty line") from None
+            err = self._check(rec)
+            if err is not None:
+                raise self._fail(lineno, err)
+            t = rec["trial"]
+            if t in first_line:
+                raise self._fail(lineno, f"trial {t} appears twice (first on line {first_line[t]})")
+            first_line[t] = lineno
+            self.trials[t] = rec
+            keep.append(rec)
+            if not terminated:
+                repaired = True  # complete but without its newline: rewrite to add it
+        if repaired:
+            self._rewrite(header, keep)
 
+    def _check(self, rec: Any) -> str | None:
+        """None if ``rec`` is a valid trial record of this run, else what is wrong."""
+        if not isinstance(rec, dict):
+            return f"a trial record must be a JSON object, got {_show(rec)}"
+        if rec.get("kind") != "trial":
+            return f"\"kind\" must be \"trial\", got {_show(rec.get('kind'))}"
+        if "trial" not in rec:
+            return "has no \"trial\" number"
+        t = rec["trial"]
+        if isinstance(t, bool) or not isinstance(t, int):
+            return f"\"trial\" must be an integer, got {_show(t)}"
+        if t < 0 or (self.limit is not None and t >= self.limit):
+            rng = f"0..{self.limit - 1}" if self.limit is not None else ">= 0"
+            extra = f" (this run has {self.limit} trials)" if self.limit is not None else ""
+            return f"trial {t} is outside {rng}{extra}"
+        for key, chk in self.schema.items():
+            if key not in rec:
+                return f"trial {t} has no {key!r}"
+            err = chk(rec[key])
+            if err is not None:
+                return f"trial {t}: {key!r} {err}"
+        return None
+
+    def _rewrite(self, header: dict[str, Any], records: list[dict[str, Any]]) -> None:
+        """Replace the file by ``header`` and ``records`` atomically: a unique temporary file in the same folder
+        (two processes never share it), fsynced, then ``os.replace``; an interruption before the
+        replace leaves the original untouched."""
+        assert self.path is not None
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name + ".", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w") as f:
+                for obj in (header, *records):
+                    f.write(json.dumps(obj) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+    # -- writing
     @property
     def done(self) -> set[int]:
         return set(self.trials)
@@ -79,6 +412,11 @@ class TrialLog:
     def append(self, trial: int, record: dict[str, Any]) -> None:
         rec = {"kind": "trial", "trial": int(trial), **record}
         rec = json.loads(json.dumps(rec, default=_default))
+        err = self._check(rec)
+        if err is None and rec["trial"] in self.trials:
+            err = f"trial {rec['trial']} is already in the log"
+        if err is not None:  # a programming error: the record does not match the declared schema
+            raise ValueError(f"{self.name}: record not written: {err}")
         self.trials[int(trial)] = rec
         if self.path is not None:
             self._write(rec)

@@ -28,11 +28,11 @@ from __future__ import annotations
 import csv
 import math
 import os
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
+from rerokit._files import check_output_dir
 from rerokit._validate import check_choice, check_int, check_positive
 from rerokit.bounds import uninformed as U
 
@@ -89,7 +89,7 @@ def run_uninformed_fig2(
     """Run the Fig. 2 experiment and write PNG, CSVs and JSONL into ``out_dir``; returns the
     paths and the per-cell summary."""
     from rerokit.attacks.analytic import OpacusAnalyticAttack, reconstruction_metrics, vectorized_analytic_attack
-    from rerokit.experiments.records import TrialLog
+    from rerokit.experiments.records import Int, ListOf, Num, OneOf, TrialLog
 
     sig = [check_positive("sigmas", s) for s in sigmas]
     if any(s > 1e100 for s in sig):
@@ -105,39 +105,47 @@ def run_uninformed_fig2(
     if not datasets:
         raise ValueError("datasets must name at least one of synthetic, digits")
     data = _datasets(datasets, points, dim, digits_targets, seed)
-    out = Path(out_dir)
+    out = check_output_dir("out_dir", out_dir)  # not "", not a file (Path("") would be the current folder)
     out.mkdir(parents=True, exist_ok=True)
     settings = {"sigmas": sig, "seed": seed, "points": points, "dim": dim, "rows": rows,
                 "digits_targets": digits_targets, "datasets": list(datasets), "backend": backend}
-    log = TrialLog(out / "uninformed_fig2.jsonl", settings, resume=resume)
     cells = [(d, ri, si) for d in data for ri in range(len(REGIMES)) for si in range(len(sig))]
-    bar = None
-    if progress:
-        import sys
+    sizes = {len(X) for X in data.values()}
+    vec = ListOf(Num()) if len(sizes) > 1 else ListOf(Num(), length=sizes.pop())  # one value per record
+    schema = {"dataset": OneOf(*data), "regime": OneOf(*REGIMES), "sigma": Num(minimum=0), "clip": Num(minimum=0),
+              "rows": Int(minimum=1), "cell_seed": Int(minimum=0), "norm": vec, "mse": vec, "psnr": vec, "ncc": vec,
+              "variance": vec}
+    log = TrialLog(out / "uninformed_fig2.jsonl", settings, resume=resume, trials=len(cells), schema=schema)
+    try:
+        bar = None
+        if progress:
+            import sys
 
-        from tqdm import tqdm
+            from tqdm import tqdm
 
-        bar = tqdm(total=len(cells), initial=len(log.done), desc="uninformed fig2", file=sys.stderr, leave=False)
-    for cid, (name, ri, si) in enumerate(cells):
-        if cid in log.done:
-            continue
-        X = data[name]
-        norms = np.linalg.norm(X, axis=1)
-        clip, m = regime_settings(REGIMES[ri], float(norms[norms > 0].min()), float(norms.max()), rows)
-        cell_seed = seed * 1009 + cid  # independent noise per cell
-        if backend == "vmap":
-            res = vectorized_analytic_attack(X, m, sig[si], clip, seed=cell_seed)
-        else:
-            res = OpacusAnalyticAttack(X.shape[1], m, sig[si], clip, seed=cell_seed).run(X)
-        met = reconstruction_metrics(X, res.reconstructions, data_range=_DATA_RANGE)
-        log.append(cid, {"dataset": name, "regime": REGIMES[ri], "sigma": sig[si], "clip": clip, "rows": m,
-                         "cell_seed": cell_seed, "norm": norms, "mse": met["mse"], "psnr": met["psnr"],
-                         "ncc": met["ncc"], "variance": res.variances})
+            bar = tqdm(total=len(cells), initial=len(log.done), desc="uninformed fig2", file=sys.stderr, leave=False)
+        for cid, (name, ri, si) in enumerate(cells):
+            if cid in log.done:
+                continue
+            X = data[name]
+            norms = np.linalg.norm(X, axis=1)
+            clip, m = regime_settings(REGIMES[ri], float(norms[norms > 0].min()), float(norms.max()), rows)
+            cell_seed = seed * 1009 + cid  # independent noise per cell
+            if backend == "vmap":
+                res = vectorized_analytic_attack(X, m, sig[si], clip, seed=cell_seed)
+            else:
+                res = OpacusAnalyticAttack(X.shape[1], m, sig[si], clip, seed=cell_seed).run(X)
+            met = reconstruction_metrics(X, res.reconstructions, data_range=_DATA_RANGE)
+            log.append(cid, {"dataset": name, "regime": REGIMES[ri], "sigma": sig[si], "clip": clip, "rows": m,
+                             "cell_seed": cell_seed, "norm": norms, "mse": met["mse"], "psnr": met["psnr"],
+                             "ncc": met["ncc"], "variance": res.variances})
+            if bar is not None:
+                bar.update(1)
         if bar is not None:
-            bar.update(1)
-    if bar is not None:
-        bar.close()
-    recs = [log.trials[c] for c in range(len(cells))]
+            bar.close()
+        recs = [log.trials[c] for c in range(len(cells))]
+    finally:
+        log.close()
     summary = _summaries(recs, data)
     paths = {"png": str(out / "uninformed_fig2.png"), "csv": str(out / "uninformed_fig2.csv"),
              "summary_csv": str(out / "uninformed_fig2_summary.csv"), "jsonl": str(out / "uninformed_fig2.jsonl")}

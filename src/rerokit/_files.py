@@ -1,0 +1,150 @@
+"""Checks of input and output paths, done before any work, and a safe array loader.
+
+Every problem is one ``ValueError`` naming the parameter (the CLI option's dest name, e.g.
+``samples``, ``out_dir``) and the path: an empty string, a folder where a file is expected (or the
+reverse), a missing file, a device such as ``/dev/null``, a folder that cannot be written, a file
+that is not what it should be. The CLI prints it as its one line on stderr (exit code 2).
+
+Arrays are read with ``numpy.load(..., allow_pickle=False)`` only: no code in a crafted file runs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+__all__ = ["check_input_file", "check_output_file", "check_output_dir", "check_data_path", "load_array"]
+
+
+def _path(name: str, path: Any, kind: str) -> Path:
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if not isinstance(path, str):
+        raise TypeError(f"{name} must be a {kind} path (a string), got {type(path).__name__}")
+    if path.strip() == "":
+        raise ValueError(f"{name} must be a {kind} path, got an empty string")
+    if "\0" in path:
+        raise ValueError(f"{name} must be a {kind} path without NUL characters, got {path!r}")
+    return Path(path)
+
+
+def _writable_ancestor(name: str, p: Path) -> None:
+    """The nearest existing ancestor of ``p`` must be a folder this process can write into."""
+    a = p.parent if str(p.parent) else Path(".")
+    while not a.exists():
+        if a.parent == a:
+            break
+        a = a.parent
+    if not a.is_dir():
+        raise ValueError(f"{name}: cannot create {p}: {a} is not a folder")
+    if not os.access(a, os.W_OK | os.X_OK):
+        raise ValueError(f"{name}: cannot write into the folder {a} (permission denied)")
+
+
+def check_data_path(path: Any) -> None:
+    """``--data-path``: None (not given) or a non-empty path; what it holds is checked by the loader
+    (:func:`rerokit.data.load_dataset`)."""
+    if path is not None:
+        _path("data_path", path, "file or folder")
+
+
+def check_input_file(name: str, path: Any) -> Path:
+    """An existing regular file (or a device such as /dev/null, left to the reader) that can be read."""
+    p = _path(name, path, "file")
+    if not p.exists():
+        raise ValueError(f"{name}: No such file or directory: {p}")
+    if p.is_dir():
+        raise ValueError(f"{name} must be a file, got the directory {p}")
+    if not os.access(p, os.R_OK):
+        raise ValueError(f"{name}: cannot read {p} (permission denied)")
+    return p
+
+
+def check_output_file(name: str, path: Any) -> Path:
+    """A path where a regular file can be written: not a folder, not a device, in a writable folder
+    (missing folders are created later by the writer)."""
+    p = _path(name, path, "file")
+    if p.is_dir():
+        raise ValueError(f"{name} must be a file path, got the directory {p}")
+    if p.exists():
+        if not p.is_file():
+            raise ValueError(f"{name} must be a regular file, got {p} (a device, pipe or socket)")
+        if not os.access(p, os.W_OK):
+            raise ValueError(f"{name}: cannot write {p} (permission denied)")
+    _writable_ancestor(name, p)
+    return p
+
+
+def check_output_dir(name: str, path: Any, files: Sequence[str] = ()) -> Path:
+    """A folder that exists and is writable, or can be created; ``files`` (names the command will
+    write inside it) must not be folders or unwritable."""
+    p = _path(name, path, "folder")
+    if p.exists():
+        if not p.is_dir():
+            raise ValueError(f"{name} must be a folder, got the file {p}")
+        if not os.access(p, os.W_OK | os.X_OK):
+            raise ValueError(f"{name}: cannot write into the folder {p} (permission denied)")
+        for f in files:
+            q = p / f
+            if q.is_dir():
+                raise ValueError(f"{name}: {q} is a folder, but this command writes a file of that name there; "
+                                 "remove or rename it, or use another folder")
+            check_output_file(name, q)
+    else:
+        _writable_ancestor(name, p)
+    return p
+
+
+def load_array(name: str, path: Any):
+    """The array in a ``.npy`` file, or in an ``.npz`` archive holding exactly one array.
+
+    Read with ``allow_pickle=False``. Anything else - an empty file, text, a truncated or damaged
+    file, an archive with several arrays, pickled Python objects - is one ``ValueError`` naming
+    ``name`` and the file.
+    """
+    import zipfile
+
+    import numpy as np
+
+    p = check_input_file(name, path)
+    try:
+        with open(p, "rb") as f:
+            magic = f.read(6)
+    except OSError as exc:
+        raise ValueError(f"{name}: cannot read {p} ({exc.strerror or type(exc).__name__})") from None
+    what = "an array saved with numpy.save (.npy) or numpy.savez (.npz with one array)"
+    if not magic:
+        raise ValueError(f"{name}: {p} is empty; expected {what}")
+
+    def bad(exc: BaseException) -> ValueError:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if "allow_pickle" in msg or "pickle" in msg.lower():
+            return ValueError(f"{name}: {p} holds Python objects (pickled data), which rerokit does not load; "
+                              "save a numeric array")
+        return ValueError(f"{name}: {p} is damaged or truncated ({msg}); expected {what}")
+
+    if magic == b"\x93NUMPY":
+        try:
+            arr = np.load(p, allow_pickle=False)
+        except (ValueError, OSError, EOFError, TypeError) as exc:
+            raise bad(exc) from None
+        return arr
+    if magic[:4] == b"PK\x03\x04":
+        try:
+            with np.load(p, allow_pickle=False) as z:
+                keys = list(z.files)
+                if len(keys) != 1:
+                    shown = ", ".join(keys[:5]) + (", ..." if len(keys) > 5 else "")
+                    raise ValueError(f"{name}: {p} is an .npz archive with {len(keys)} arrays"
+                                     f"{' (' + shown + ')' if keys else ''}; give an .npy file or an .npz "
+                                     "with exactly one array")
+                arr = z[keys[0]]
+        except ValueError as exc:
+            if str(exc).startswith(f"{name}: "):
+                raise
+            raise bad(exc) from None
+        except (OSError, EOFError, TypeError, zipfile.BadZipFile, KeyError) as exc:
+            raise bad(exc) from None
+        return arr
+    raise ValueError(f"{name}: {p} is not a .npy or .npz file (no numpy header); expected {what}")

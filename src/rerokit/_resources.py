@@ -1,0 +1,154 @@
+"""Memory estimates checked before a command allocates (one place for every command).
+
+A size option (rows of a layer, trials x steps x parameters, shadow models, samples) can ask for
+more memory than the machine has; allocating it fails late with a ``RuntimeError`` or the kernel's
+OOM killer. Commands compute the bytes they will hold at once and call :func:`check_memory`
+first, which raises one ``ValueError`` naming the option, the estimate and the limit.
+
+The limit is the physical memory of the machine (``os.sysconf``), or the cgroup memory limit
+when one is set and smaller (containers). Only the standard library is imported here.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Iterable
+
+__all__ = [
+    "memory_limit",
+    "check_memory",
+    "format_bytes",
+    "mlp_num_params",
+    "analytic_attack_bytes",
+    "kappa_samples_bytes",
+    "dpsgd_trials_bytes",
+    "trial_records_bytes",
+    "reconn_bytes",
+    "release_mixture_bytes",
+    "dpsgd_fil_bytes",
+]
+
+
+def _cgroup_limit() -> int | None:
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(path) as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            v = int(text)
+            if 0 < v < 1 << 60:  # "max" or a huge sentinel means no limit
+                return v
+    return None
+
+
+def memory_limit() -> int:
+    """Bytes of memory a command may plan to use: physical memory, or a smaller cgroup limit."""
+    try:
+        phys = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not a POSIX system
+        phys = 0
+    if phys <= 0:  # pragma: no cover
+        try:
+            import psutil  # type: ignore[import-not-found]
+
+            phys = int(psutil.virtual_memory().total)
+        except Exception:  # noqa: BLE001 - no way to know: do not refuse anything
+            return 1 << 62
+    cg = _cgroup_limit()
+    return min(phys, cg) if cg else phys
+
+
+def format_bytes(n: float) -> str:
+    """``1.5 GB``-style text (decimal units) of a byte count."""
+    if not math.isfinite(n):
+        return "an unbounded amount"
+    for unit, size in (("EB", 1e18), ("PB", 1e15), ("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{int(n)} bytes"
+
+
+def check_memory(option: str, nbytes: float, what: str, *, hint: str | None = None) -> None:
+    """Raise ``ValueError`` when ``nbytes`` (the estimate of what the command holds at once)
+    exceeds :func:`memory_limit`. ``option``: the option to make smaller (``--rows``);
+    ``what``: what needs the memory; ``hint``: how to fix it (default: a smaller ``option``)."""
+    limit = memory_limit()
+    if nbytes > limit:
+        fix = hint or f"use a smaller {option}"
+        raise ValueError(f"{option}: {what} needs about {format_bytes(nbytes)} of memory, more than the "
+                         f"{format_bytes(limit)} of this machine; {fix}")
+
+
+def mlp_num_params(sizes: Iterable[int]) -> int:
+    """Parameters of a fully connected network with layer widths ``sizes`` (input, hidden...,
+    output), each layer with a bias: sum (a + 1) b over consecutive widths (a, b)."""
+    s = [int(x) for x in sizes]
+    return sum((a + 1) * b for a, b in zip(s[:-1], s[1:]))
+
+
+# --------------------------------------------------------------------------- estimates per workload
+# Each returns the bytes held at once (the largest arrays, a small constant factor for temporaries).
+
+
+def analytic_attack_bytes(rows: int, dim: int, targets: int, backend: str, *, chunk: int = 100) -> float:
+    """The analytic attack's layer W (rows x dim, float64): Opacus keeps about 8 copies (weight, its
+    clone, per-sample grad, grad, noise, released copy, estimate); vmap about 5 per target of a chunk
+    of <= ``chunk`` targets (per-sample grads, noise, released gradient, estimate) plus 2; and about 12
+    arrays of the targets' size (the data, reconstructions, metrics and their temporaries)."""
+    layer = 8.0 * rows * dim
+    data = 12 * 8.0 * targets * dim
+    if backend == "opacus":
+        return 8 * layer + data
+    return (5 * min(chunk, targets) + 2) * layer + data
+
+
+def kappa_samples_bytes(n: int, dim: int, metric: str, itemsize: int = 8) -> float:
+    """:func:`rerokit.bounds.priors.kappa_from_samples` on ``n`` samples of ``dim`` values."""
+    if metric == "exact":
+        return 4.0 * n * dim * itemsize  # np.unique over rows: sorted copies and an index
+    if metric == "l2":
+        return 8.0 * (n * dim + 4 * min(512, n) * n)  # float copy + (512, n) distance block, its masks
+    block = max(1, min(512, 16_000_000 // max(1, n * dim)))
+    return 8.0 * (n * dim + 3 * block * n * dim)  # (block, n, dim) differences
+
+
+def dpsgd_trials_bytes(chunk: int, steps: int, params: int, n_train: int, dim: int, *, itemsize: int = 4,
+                       full: bool = False) -> float:
+    """One chunk of ``chunk`` DP-SGD trials recorded by :func:`rerokit.training.train_dpsgd_many`:
+    the transcript (thetas and g-bar, plus noisy sums when ``full``: chunk x steps x params), the batch
+    masks (chunk x steps x n_train), a noise block (chunk x 64 x params), the training sets
+    (chunk x n_train x dim) and the candidate statistics' working set (2^24 gradient entries)."""
+    per = (3 if full else 2) * steps * params * itemsize + steps * n_train + 64 * params * itemsize
+    per += n_train * dim * 8 + 8 * params * itemsize
+    return float(chunk) * per + 4.0 * (1 << 24) * itemsize
+
+
+def trial_records_bytes(trials: int) -> float:
+    """Bookkeeping of a run of ``trials`` trials: seeds, the list of trials to do and one result
+    record (a small dict, about 1.5 kB in Python) per trial kept for the summary."""
+    return 1600.0 * trials
+
+
+def reconn_bytes(dim: int, classes: int, hidden, reconstructor_hidden, shadow_models: int, targets: int) -> float:
+    """RecoNN: the parameters of every shadow and released model (float32, with the momentum and
+    the final copy), their targets, and the reconstructor (params -> hidden... -> dim) with Adam."""
+    P = mlp_num_params([dim, *hidden, classes])
+    models = shadow_models + targets
+    recon = mlp_num_params([P, *reconstructor_hidden, dim])
+    return 4.0 * (4 * models * P + 2 * models * dim + 4 * recon)
+
+
+def release_mixture_bytes(steps: int, sampling_rate: float) -> float:
+    """:func:`rerokit.bounds.uninformed.mse_rero_over_steps`: arrays over the central range of
+    Binomial(T, q) holding all but 1e-15 of its mass (about 2 x 9 standard deviations wide)."""
+    width = min(float(steps) + 1.0, 18.0 * math.sqrt(steps * sampling_rate * (1.0 - sampling_rate)) + 3.0)
+    return 8.0 * 8 * width
+
+
+def dpsgd_fil_bytes(n: int, params: int, *, chunk: int = 512) -> float:
+    """DP-SGD with FIL accounting (:func:`rerokit.training.fil.dpsgd_fil`): the model, the dataset's
+    per-sample clipped gradients of a chunk of <= ``chunk`` samples (float32) and their sum."""
+    return 4.0 * (8 * params + 3 * min(n, chunk) * params)
