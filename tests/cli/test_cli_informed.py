@@ -53,7 +53,9 @@ def test_bound_fano_reproduces_table2_entry(cli, capsys):
 def test_table_output_is_readable(capsys):
     assert main(["bound", "gdp", "--mu", "1", "--kappa", "0.1"]) == 0
     out = capsys.readouterr().out
-    assert "gamma" in out and "{" not in out
+    # a verdict in words first, then the table; gamma = Phi(Phi^-1(0.1) + 1) = 0.3891 (Kaissis et al. closed form)
+    assert out.startswith("\u2022 Reconstruction:") and "above 0.3891" in out
+    assert "\u03b3: success of any reconstruction attack" in out and "\u2264 0.3891" in out and "{" not in out
 
 
 @pytest.mark.parametrize(

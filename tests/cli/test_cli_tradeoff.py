@@ -45,7 +45,9 @@ def test_grid_matches_library(cli):
 
 def test_table_output(cli):
     code, out, _ = cli.run(BASE + ["--fpr", "0.01"])
-    assert code == 0 and "advantage" in out and "points" in out
+    # a verdict first, then one row per FPR with its certified bracket, then the derived risks
+    assert code == 0 and out.startswith("\u2022 Membership inference:")
+    assert "TPR at FPR 0.01" in out and "advantage (TPR \u2212 FPR)" in out and "certified" in out
 
 
 def test_bound_dpsgd_membership_from_the_same_pld(cli):

@@ -109,8 +109,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         result = func(args)
         if result is not None:
+            command = " ".join(x for x in (getattr(args, "group", None), getattr(args, "command", None)) if x)
             emit(result, as_json=getattr(args, "json", False), title=getattr(args, "title", None),
-                 summary=getattr(args, "summary", None))
+                 summary=getattr(args, "summary", None), command=command)
         return 0
     except (CliError, ValueError, TypeError, OSError) as exc:
         # OSError: a path that cannot be read or written (missing, a directory, no permission)

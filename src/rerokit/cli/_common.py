@@ -35,7 +35,8 @@ def output_fields(fields: list[tuple[str, str]], *, width: int = 92) -> str:
 
     fields = [*fields, ("rerokit_version", "version of rerokit that computed the result")]
     kw = min(24, max(len(k) for k, _ in fields))
-    lines = ["output fields (one table row each; the same keys with --json; nested fields as parent.key):"]
+    lines = ["output fields (the keys of --json, nested ones as parent.key; the table shows them after a verdict "
+             "in plain words, with their method and whether each is certified or an estimate):"]
     for k, d in fields:
         wrapped = textwrap.wrap(" ".join(d.split()), max(30, width - kw - 4), break_on_hyphens=False) or [""]
         if len(k) > kw:
@@ -71,31 +72,23 @@ def _jsonable(x: Any) -> Any:
     return x
 
 
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        if v == 0 or (1e-4 <= abs(v) < 1e6):
-            return f"{v:.6g}"
-        return f"{v:.4e}"
-    if isinstance(v, dict):
-        return ", ".join(f"{k}={_fmt(x)}" for k, x in v.items())
-    if isinstance(v, (list, tuple)):
-        if len(v) > 8:
-            return f"[{len(v)} values]"
-        return "[" + ", ".join(_fmt(x) for x in v) + "]"
-    return str(v)
-
-
 def emit(result: dict[str, Any], *, as_json: bool = False, title: str | None = None, file=None,
-         summary=None) -> None:
+         summary=None, command: str | None = None) -> None:
     """Print ``result`` as one JSON object (with the rerokit version) or for a human.
+
+    The human output is one renderer for every command (:func:`rerokit.report.terminal.render`):
+    the command's verdict in plain words first, then a table of its numbers (value, bracket or
+    interval, method, certified or estimate), then notes.
 
     Args:
       result: the command's JSON-ready dict.
-      as_json: print one JSON object.
+      as_json: print one JSON object (keys unchanged).
       title: a heading for the human output.
       file: the stream (default stdout).
-      summary: the command's verdict function, ``result -> rerokit.report.terminal.Summary``;
-        its verdict and tables are printed by :func:`rerokit.report.terminal.render`.
+      summary: the command's verdict function ``result -> rerokit.report.terminal.Summary``; default
+        the one registered for ``command`` in :data:`rerokit.report.verdicts.VERDICTS` (or the
+        generic one).
+      command: "group subcommand" (e.g. "bound dpsgd"), to look the verdict function up.
     """
     out = file or sys.stdout
     result = dict(result)
@@ -103,30 +96,13 @@ def emit(result: dict[str, Any], *, as_json: bool = False, title: str | None = N
     if as_json:
         print(json.dumps(_jsonable(result), sort_keys=False), file=out)
         return
+    from rerokit.report.terminal import render
+
+    data = _jsonable(result)
     if summary is not None:
-        from rerokit.report.terminal import render
+        s = summary(data)
+    else:
+        from rerokit.report.verdicts import summary_for
 
-        s = summary(result)
-        render(result, verdict=s.verdict, rows=s.rows, tables=s.tables, notes=s.notes,
-               title=title or s.title, file=out)
-        return
-    rows: list[tuple[str, str]] = []
-
-    def walk(d: dict[str, Any], indent: str) -> None:
-        for k, v in d.items():
-            if isinstance(v, dict) and v and all(not isinstance(x, dict) for x in v.values()) and len(v) > 3:
-                rows.append((indent + k, ""))
-                walk(v, indent + "  ")
-            elif isinstance(v, dict) and any(isinstance(x, dict) for x in v.values()):
-                rows.append((indent + k, ""))
-                walk(v, indent + "  ")
-            else:
-                rows.append((indent + k, _fmt(_jsonable(v))))
-
-    walk(result, "")
-    width = max(len(k) for k, _ in rows) if rows else 0
-    if title:
-        print(title, file=out)
-        print("-" * max(len(title), width + 20), file=out)
-    for k, v in rows:
-        print(f"{k.ljust(width)}  {v}", file=out)
+        s = summary_for(command or "", data)
+    render(data, verdict=s.verdict, rows=s.rows, tables=s.tables, notes=s.notes, title=title or s.title, file=out)

@@ -524,7 +524,8 @@ def _guo(sched: Schedule, diameter: float | None, dim: int | None) -> dict[str, 
 def _audit_section(a: AuditSummary, risk: Any, delta: float, sched: Schedule) -> dict[str, Any]:
     """The audit against the bound gamma at its kappa, and the empirical lower bounds it proves."""
     out: dict[str, Any] = {**a.to_dict(), "gamma": risk.gamma, "gamma_interval": list(risk.gamma_interval)}
-    out["consistent"] = a.interval[0] <= risk.gamma
+    # a mean of a single per-trial probability has no interval: no verdict on consistency then
+    out["consistent"] = None if (not a.binomial and a.trials < 2) else bool(a.interval[0] <= risk.gamma)
     d = a.delta if a.delta is not None else delta
     if a.binomial:
         from rerokit.bounds.empirical import audit_lower_bounds
@@ -694,6 +695,8 @@ def verdict_sentences(d: dict[str, Any]) -> list[tuple[str, Sentence]]:
                  num("audit_gamma", au["gamma"])]
         if au["consistent"]:
             parts.append(" \u2014 consistent with the bound")
+        elif au["consistent"] is None:
+            parts.append(" (one trial: no interval, no verdict)")
         else:
             parts.append(" \u2014 ABOVE the bound: the audit contradicts the certified guarantee (check that it audited "
                          "these settings)")

@@ -116,6 +116,8 @@ class Summary:
 
 
 def _text(v: Any) -> str:
+    if isinstance(v, bool):
+        return "yes" if v else "no"
     if isinstance(v, Num):
         return v.text
     if isinstance(v, tuple):
@@ -254,20 +256,27 @@ def generic_rows(result: dict[str, Any], *, hidden: Iterable[str] = HIDDEN_FIELD
         return _text(v)
 
     def walk(d: dict[str, Any], section: str | None) -> None:
+        from rerokit.report.format import fmt_bracket
+
         first = True
         nested = []
+        # a confidence interval given as ci_low / ci_high belongs to the level's main metric
+        main = next((k for k in ("success", "mse", "value", "success_rate") if k in d), None)
+        ci = [d.get("ci_low"), d.get("ci_high")] if "ci_low" in d and "ci_high" in d and main else None
         for k, v in d.items():
-            if k in hide or k.endswith("_interval") or k.endswith("_intervals"):
+            if k in hide or k.endswith("_interval") or k.endswith("_intervals") or (ci and k in ("ci_low", "ci_high")):
                 continue
+            if k.endswith("_ci") and k[:-3] in d:
+                continue  # shown beside its metric
             if isinstance(v, dict) and v and len(v) > 2:
                 nested.append((k, v))
                 continue
-            iv = d.get(f"{k}_interval") or (d.get("interval") if k in ("gamma", "value") else None)
+            iv = d.get(f"{k}_interval") or d.get(f"{k}_ci") or (d.get("interval") if k in ("gamma", "value") else None)
+            if k == main and ci:
+                iv = ci
             detail = ""
-            if isinstance(iv, (list, tuple)) and len(iv) == 2:
-                from rerokit.report.format import fmt_bracket
-
-                detail = fmt_bracket(iv)
+            if isinstance(iv, (list, tuple)) and len(iv) == 2 and all(isinstance(x, (int, float)) for x in iv):
+                detail = ("95% CI " if (k == main and ci) or f"{k}_ci" in d else "") + fmt_bracket(iv)
             out.append(Row(_label(k), short(v), detail, section=section if first else None))
             first = False
         for k, v in nested:

@@ -1,0 +1,456 @@
+"""Per-command verdict functions: what each command's result means, in words, then its numbers.
+
+:data:`VERDICTS` maps a command ("bound dpsgd", "calibrate dpsgd", ...) to a function
+``result dict -> Summary`` (:class:`rerokit.report.terminal.Summary`: verdict sentences, the rows
+of the table, notes). ``rerokit.cli._common.emit`` looks the command up here
+(:func:`summary_for`) and prints it with :func:`rerokit.report.terminal.render`; a command
+without an entry gets :func:`generic_summary` (a verdict from the fields it recognises, the
+other fields as a table with internal names hidden or explained).
+
+Rules every function follows: a verdict sentence first; each number once (a bracket beside its
+value, not in a second row); bounds say their direction in the value ("<= 0.1942"); each row says
+its method and whether it is certified or an estimate; internal fields (``direction``,
+``floored``, ``threshold_epsilon``, ``value_discretization_interval``, ``log10_*`` when the
+value is representable) are left to ``--json``. Only the standard library and
+:mod:`rerokit.report.format` are used (the ``bound dpsgd`` path imports no scipy).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from rerokit.report.format import Lead, fmt, fmt_bracket, fmt_log10
+from rerokit.report.terminal import HIDDEN_FIELDS, Row, Summary, generic_rows
+
+__all__ = ["VERDICTS", "summary_for", "generic_summary"]
+
+
+def _le(v: Any) -> str:
+    return "\u2264 " + fmt(v)
+
+
+def _ge(v: Any) -> str:
+    return "\u2265 " + fmt(v)
+
+
+def _kappa_text(d: dict[str, Any]) -> str:
+    k = d.get("kappa")
+    l10 = d.get("log10_kappa")
+    if (k is None or k == 0 or (isinstance(k, float) and k < 1e-300)) and l10 is not None:
+        return fmt_log10(l10)
+    return fmt(k)
+
+
+def _gamma_text(d: dict[str, Any]) -> str:
+    g = d.get("gamma")
+    l10 = d.get("log10_gamma")
+    if isinstance(g, (int, float)) and g < 1e-300 and l10 is not None:
+        return fmt_log10(l10)
+    return fmt(g)
+
+
+def _notes(d: dict[str, Any]) -> tuple[str, ...]:
+    out = []
+    for k in ("note",):
+        if d.get(k):
+            out.append(str(d[k]))
+    det = d.get("details")
+    if isinstance(det, dict) and det.get("note"):
+        out.append(str(det["note"]))
+    if isinstance(d.get("comparisons"), dict) and d["comparisons"].get("note"):
+        out.append(str(d["comparisons"]["note"]))
+    return tuple(out)
+
+
+def _settings_text(s: dict[str, Any] | None) -> str:
+    if not isinstance(s, dict):
+        return ""
+    parts = []
+    for k, sym in (("noise_multiplier", "\u03c3"), ("sample_rate", "q"), ("sampling_rate", "q"), ("steps", "T")):
+        if s.get(k) is not None:
+            parts.append(f"{sym} = {fmt(s[k])}")
+    return ", ".join(parts)
+
+
+def _membership_rows(m: dict[str, Any], section: str = "Membership inference (same run)") -> list[Row]:
+    rows = []
+    first = True
+    for key in [k for k in m if k.startswith("tpr_at_fpr_") and not k.endswith("intervals")]:
+        f = key[len("tpr_at_fpr_"):]
+        iv = (m.get("tpr_at_fpr_intervals") or {}).get(f)
+        rows.append(Row(f"TPR at FPR {float(f) * 100:g}%", _le(m[key]), fmt_bracket(iv), "f-DP curve, same PLD",
+                        "certified", section=section if first else None))
+        first = False
+    if "advantage" in m:
+        rows.append(Row("advantage (TPR \u2212 FPR)", _le(m["advantage"]), fmt_bracket(m.get("advantage_interval")),
+                        "same curve", "certified", section=section if first else None))
+    if "bayes_accuracy" in m:
+        rows.append(Row(f"accuracy (Bayes, prior {fmt(m.get('prior_membership', 0.5))})", _le(m["bayes_accuracy"]),
+                        fmt_bracket(m.get("bayes_accuracy_interval")), "same curve", "certified"))
+    return rows
+
+
+# --------------------------------------------------------------------------- bound dpsgd
+
+
+_DPSGD_METHOD = {
+    "exact": ("Hayes et al. Thm 2, certified PLD", "certified"),
+    "closed-form": ("Hayes et al. Thm 2, closed form (q = 1)", "exact"),
+    "envelope": ("closed-form envelope (\u03c3 outside the PLD range)", "certified"),
+    "mc": ("Hayes et al. Alg. 1 (Monte Carlo)", "estimate (95% CI)"),
+}
+
+
+def _bound_dpsgd(d: dict[str, Any]) -> Summary:
+    s = d.get("settings", {})
+    method, status = _DPSGD_METHOD.get(d.get("method"), (str(d.get("method")), ""))
+    est = d.get("method") == "mc"
+    verdict = [(Lead("Reconstruction: "), f"with a prior whose blind guess succeeds with probability "
+                f"\u03ba = {_kappa_text(d)}, "
+                + ("Monte Carlo estimates" if est else "no attack on DP-SGD")
+                + f" ({_settings_text(s)})"
+                + (f" the best attack's success at about {_gamma_text(d)} (an estimate, not a bound)." if est else
+                   f" succeeds with probability above {_gamma_text(d)} (certified).")),]
+    m = d.get("membership")
+    if isinstance(m, dict) and "tpr_at_fpr_0.01" in m:
+        verdict.append((Lead("Membership inference: "), f"on the same run, TPR at 1% FPR \u2264 "
+                        f"{fmt(m['tpr_at_fpr_0.01'])}; advantage \u2264 {fmt(m['advantage'])} (certified)."))
+    g = d.get("gamma")
+    # a gamma below the smallest double is shown by its log10; its float bracket would only show the rounding
+    detail = "" if isinstance(g, float) and g < 1e-300 else fmt_bracket(d.get("interval"))
+    rows = [
+        Row("\u03b3: success of any reconstruction attack", ("\u2248 " if est else "\u2264 ") + _gamma_text(d),
+            ("95% CI " if est else "") + detail, method, status, section="Reconstruction"),
+        Row("\u03ba: success of a blind guess (the prior)", "= " + _kappa_text(d), "", "prior", "exact"),
+        Row("advantage (\u03b3 \u2212 \u03ba) / (1 \u2212 \u03ba)", ("\u2248 " if est else "\u2264 ") + fmt(d.get("advantage")),
+            "", "Hayes et al. App. H, Eq. 4", status),
+    ]
+    det = d.get("details") or {}
+    if est:
+        rows.append(Row("Monte Carlo samples (seed)", f"{det.get('mc_samples')} ({det.get('seed')})",
+                        f"standard error {fmt(det.get('standard_error'))}", "", ""))
+    c = d.get("comparisons") or {}
+    if c.get("rdp_gamma") is not None:
+        rows.append(Row("\u03b3 from RDP (looser, for comparison)", _le(c["rdp_gamma"]), "",
+                        f"Balle et al. Thm 2, order {fmt(c.get('rdp_order'))}", "certified", section="Comparisons"))
+    if c.get("epsilon") is not None:
+        rows.append(Row(f"\u03b5 at \u03b4 = {fmt(c.get('delta'))}", _le(c["epsilon"]) if c["epsilon"] != "inf" else "inf",
+                        "", "PLD, add-or-remove", "certified"))
+    if isinstance(m, dict):
+        rows += _membership_rows(m)
+    notes = list(_notes(d))
+    if det.get("floored") and not det.get("note"):
+        notes.append("the PLD's infinity mass / round-off floor dominates at this kappa (the value stays valid)")
+    return Summary(tuple(verdict), tuple(rows), (), tuple(notes))
+
+
+# --------------------------------------------------------------------------- bound dp / rdp / zcdp / gdp / fano
+
+
+def _bound_guarantee(d: dict[str, Any]) -> Summary:
+    name = str(d.get("bound", "bound"))
+    given = [(k, sym) for k, sym in (("epsilon", "\u03b5"), ("alpha", "\u03b1"), ("rho", "\u03c1"), ("mu", "\u03bc"),
+                                     ("noise_multiplier", "\u03c3"), ("mutual_information_bound", "I"))
+             if d.get(k) is not None and k != "mutual_information_bound"]
+    if d.get("mutual_information") is not None:
+        given.append(("mutual_information", "mutual information I"))
+    g = ", ".join(f"{sym} = {fmt(d[k])}" for k, sym in given) or "this guarantee"
+    verdict = [(Lead("Reconstruction: "), f"a mechanism with {g} lets no attack reconstruct a target from a prior "
+                f"with blind guess \u03ba = {_kappa_text(d)} with probability above {_gamma_text(d)} "
+                f"({name}).")]
+    rows = [Row("\u03b3: success of any reconstruction attack", "\u2264 " + _gamma_text(d),
+                "", name, "certified"),
+            Row("\u03ba: success of a blind guess (the prior)", "= " + _kappa_text(d), "", "prior", "exact"),
+            Row("advantage (\u03b3 \u2212 \u03ba) / (1 \u2212 \u03ba)", _le(d.get("advantage")), "", "", "certified")]
+    if d.get("mutual_information_bound") is not None:
+        rows.append(Row("mutual information bound (nats)", _le(d["mutual_information_bound"]), "", "Guo et al. 2022b",
+                        "certified"))
+    for k, lab in (("sensitivity", "sensitivity"), ("prior_size", "prior size")):
+        if d.get(k) is not None:
+            rows.append(Row(lab, fmt(d[k])))
+    return Summary(tuple(verdict), tuple(rows), (), _notes(d))
+
+
+# --------------------------------------------------------------------------- bound tradeoff
+
+
+def _bound_tradeoff(d: dict[str, Any]) -> Summary:
+    s = d.get("settings", {})
+    adj = s.get("adjacency", "remove")
+    verdict = [(Lead("Membership inference: "), f"on DP-SGD ({_settings_text(s)}; {adj.replace('_', '-')} adjacency) "
+                f"no test's advantage TPR \u2212 FPR exceeds {fmt(d.get('advantage'))} and no test's TPR exceeds the "
+                "values below at each FPR (certified brackets).")]
+    rows: list[Row] = []
+    for i, p in enumerate(d.get("points") or ()):
+        rows.append(Row(f"TPR at FPR {fmt(p['fpr'])}", _le(p["tpr"][1]), fmt_bracket(p["tpr"]),
+                        f"\u03b2 in {fmt_bracket(p['beta'])}", "certified", section="Trade-off curve" if i == 0 else None))
+    cur = d.get("curve")
+    if isinstance(cur, dict):
+        n = len(cur.get("alpha", ()))
+        rows.append(Row("curve points (FPR, \u03b2 bracket, TPR bracket)", f"{n} points", "", "see --json",
+                        "certified", section="Trade-off curve"))
+    rows.append(Row("largest bracket width", fmt(d.get("max_error")), "", "numerical error", ""))
+    rows.append(Row("advantage (TPR \u2212 FPR)", _le(d.get("advantage")), fmt_bracket(d.get("advantage_interval")),
+                    "same curve (TV)", "certified", section="Derived risks"))
+    rows.append(Row(f"accuracy (Bayes, prior {fmt(d.get('prior_membership'))})", _le(d.get("bayes_accuracy")),
+                    fmt_bracket(d.get("bayes_accuracy_interval")), "same curve", "certified"))
+    return Summary(tuple(verdict), tuple(rows), (), _notes(d))
+
+
+# --------------------------------------------------------------------------- bound uninformed
+
+
+def _bound_uninformed(d: dict[str, Any]) -> Summary:
+    thr = (f"PSNR \u2265 {fmt(d['psnr_threshold_db'])} dB" if d.get("metric") == "psnr"
+           else f"MSE \u2264 {fmt(d.get('mse_threshold'))}")
+    g = d.get("gamma")
+    gt = fmt_log10(d["log10_gamma"]) if isinstance(g, float) and g < 1e-300 and d.get("log10_gamma") is not None \
+        else fmt(g)
+    text = (f"the best gradient inversion (no prior; smallest record norm r = {fmt(d.get('min_norm'))}, "
+            f"\u03c3 = {fmt(d.get('noise_multiplier'))}, N = {d.get('dim')}) reaches {thr} with probability at most "
+            f"{gt} from {'one release' if d.get('releases', 1) == 1 else str(d['releases']) + ' averaged releases'}")
+    if d.get("gamma_over_steps") is not None:
+        text += f", {fmt(d['gamma_over_steps'])} averaging every release over {d.get('steps')} steps"
+    verdict = [(Lead("Uninformed adversary: "), text + f"; expected MSE \u2265 {fmt(d.get('expected_mse'))}, "
+                f"NCC \u2264 {fmt(d.get('ncc_bound'))}.")]
+    rows = [Row(f"P({thr})", "\u2264 " + gt, "", "004 Prop. 3" if d.get("metric") != "psnr" else "004 Props. 4-5",
+                "certified", section="Reconstruction success")]
+    if d.get("gamma_over_steps") is not None:
+        rows.append(Row(f"P({thr}) over {d.get('steps')} steps (q = {fmt(d.get('sampling_rate'))})",
+                        _le(d["gamma_over_steps"]), "", "004 Sec. 4.3 + Prop. 7", "certified"))
+    if d.get("gamma_data_independent") is not None:
+        rows.append(Row("data-independent version (C \u2264 r)", _le(d["gamma_data_independent"]), "",
+                        "004 Prop. 3 with r = C", "certified"))
+    rows.append(Row("expected MSE", _ge(d.get("expected_mse")), "", "004 Prop. 2: \u03c3\u00b2 r\u00b2 / K", "exact",
+                    section="Error"))
+    if d.get("expected_mse_one_row") is not None:
+        rows.append(Row("expected MSE with one row (not optimal)", "= " + fmt(d["expected_mse_one_row"]), "",
+                        "004 Eq. 17", "exact"))
+    rows.append(Row("NCC", _le(d.get("ncc_bound")), "", "004 Prop. 6", "certified"))
+    if d.get("optimal_rows") is not None:
+        rows.append(Row("attacker's optimal rows M", fmt(d["optimal_rows"]), "", "\u2308(C / r)\u00b2\u2309", "exact",
+                        section="Attack"))
+    rows.append(Row("smallest record norm r", fmt(d.get("min_norm")), "", str(d.get("min_norm_source", "")), "input",
+                    section="Inputs"))
+    if d.get("mse_threshold") is not None and d.get("metric") == "psnr":
+        rows.append(Row("MSE threshold of the PSNR threshold", fmt(d["mse_threshold"]), "", "10^(\u2212PSNR/10) R\u00b2",
+                        "exact"))
+    return Summary(tuple(verdict), tuple(rows), (), _notes(d))
+
+
+# --------------------------------------------------------------------------- bound mse-rdp / fil
+
+
+def _bound_mse_rdp(d: dict[str, Any]) -> Summary:
+    verdict = [(Lead("Released model, error view: "), f"an unbiased attacker's mean squared error per coordinate is "
+                f"at least {fmt(d.get('mse_lower_bound'))} (Guo et al. 2022, Thm 1, from (2, {fmt(d.get('epsilon_rdp2'))})"
+                "-RDP).")]
+    rows = [Row("MSE of an unbiased attacker", _ge(d.get("mse_lower_bound")), "", str(d.get("reference", "")),
+                "certified"),
+            Row("(2, \u03b5)-RDP \u03b5", "= " + fmt(d.get("epsilon_rdp2")), "",
+                str(d.get("source", "")) + (f", order {fmt(d['order_used'])}" if d.get("order_used") else ""), "input"),
+            Row("diameter per coordinate", fmt(d.get("diameter")), "", "input", ""),
+            Row("data dimension d", fmt(d.get("dim")), "", "input", "")]
+    if d.get("gdp_mu") is not None:
+        rows.append(Row("\u03bc of the output perturbation (GDP)", fmt(d["gdp_mu"]), "", "\u0394 / \u03c3", "exact"))
+    return Summary(tuple(verdict), tuple(rows), (), _notes(d))
+
+
+# --------------------------------------------------------------------------- kappa
+
+
+def _kappa(d: dict[str, Any]) -> Summary:
+    verdict = [(Lead("Baseline: "), f"without the model, the best guess from this prior ({d.get('prior')}) succeeds "
+                f"with probability \u03ba = {_kappa_text(d)}; every reconstruction bound starts from it.")]
+    rows = [Row("\u03ba: success of a blind guess", "= " + _kappa_text(d), "", str(d.get("prior", "")),
+                "upper confidence bound" if "confidence" in d else "exact")]
+    skip = {"prior", "kappa", "log10_kappa", "rerokit_version", "note"} | set(HIDDEN_FIELDS)
+    rows += [dict_row(k, v, _KAPPA_HELP) for k, v in d.items() if k not in skip and not isinstance(v, (dict, list))]
+    return Summary(tuple(verdict), tuple(rows), (), _notes(d))
+
+
+_KAPPA_HELP = {
+    "delta": "per-pixel tolerance \u03b4", "rho": "fraction \u03c1 of pixels that must match",
+    "levels": "grey levels per pixel", "strict": "strict |z \u2212 \u1e91| < \u03b4",
+    "per_coordinate_p": "per-pixel success of the best guess", "required_coordinates": "pixels that must match",
+    "eta": "error threshold \u03b7", "sigma": "prior standard deviation", "dim": "dimension d",
+    "prior_size": "candidates n", "n_samples": "samples N", "kappa_hat": "empirical \u03ba (covering bound)",
+    "kappa_hat_plugin": "empirical \u03ba (plug-in, a lower bound)", "confidence": "confidence",
+    "method": "confidence bound", "metric": "distance",
+}
+
+
+def dict_row(k: str, v: Any, help: dict[str, str] | None = None) -> Row:
+    """A plain row ``label: value`` for field ``k`` (label from ``help``, else FIELD_HELP, else the key)."""
+    from rerokit.report.terminal import FIELD_HELP
+
+    label = (help or {}).get(k) or FIELD_HELP.get(k, k.replace("_", " "))
+    return Row(label, fmt(v) if not isinstance(v, str) else v)
+
+
+# --------------------------------------------------------------------------- calibrate
+
+
+def _calibrate(d: dict[str, Any]) -> Summary:
+    s = d.get("settings", {})
+    if "steps" in d and "noise_multiplier" not in {k for k in d if k != "settings"}:
+        solved = (f"at most {d['steps']} steps (\u03c3 = {fmt(s.get('noise_multiplier'))}, q = "
+                  f"{fmt(s.get('sample_rate'))})")
+    else:
+        solved = f"a noise multiplier \u03c3 \u2265 {fmt(d.get('noise_multiplier'))} (q = {fmt(s.get('sample_rate'))}, T = {s.get('steps')})"
+    verdict = [(Lead("Calibration: "), f"to keep every reconstruction attack below {fmt(d.get('target_gamma'))} "
+                f"(prior with blind guess \u03ba = {_kappa_text(d)}), use {solved}; there \u03b3 \u2264 {fmt(d.get('gamma'))}"
+                + (f" and \u03b5 = {fmt(d['epsilon'])} at \u03b4 = {fmt(d.get('delta'))}." if d.get("epsilon") is not None
+                   else "."))]
+    rows = []
+    if "steps" in d and "noise_multiplier" not in d:
+        rows.append(Row("steps T allowed", "\u2264 " + str(d["steps"]), "", "largest T with \u03b3 \u2264 target",
+                        "certified"))
+    else:
+        rows.append(Row("noise multiplier \u03c3 needed", "\u2265 " + fmt(d.get("noise_multiplier")), "",
+                        "smallest \u03c3 with \u03b3 \u2264 target (rtol 1e-4)", "certified"))
+    g = d.get("gamma")
+    err = d.get("error")
+    rows.append(Row("\u03b3 there", _le(g), fmt_bracket([g - err, g]) if isinstance(g, float) and
+                    isinstance(err, float) else "", "Hayes et al. Thm 2, PLD", "certified"))
+    rows.append(Row("target \u03b3", fmt(d.get("target_gamma")), "", "input", ""))
+    rows.append(Row("\u03ba: success of a blind guess", "= " + _kappa_text(d), "", "prior", "exact"))
+    if d.get("epsilon") is not None:
+        rows.append(Row(f"\u03b5 at \u03b4 = {fmt(d.get('delta'))}", _le(d["epsilon"]), "", "PLD, add-or-remove",
+                        "certified"))
+    se = d.get("search") or {}
+    if se:
+        rows.append(Row("search", f"{se.get('evaluations')} evaluations", f"bracket {fmt_bracket(se.get('bracket'))}",
+                        "one monotone solver", ""))
+    return Summary(tuple(verdict), tuple(rows), (), _notes(d))
+
+
+# --------------------------------------------------------------------------- audits
+
+
+def _audit(d: dict[str, Any]) -> Summary:
+    s = d.get("settings", {})
+    grad = "mse" in d and "attack" not in d
+    metric = "success"
+    succ = d.get(metric)
+    lo, hi = d.get("ci_low"), d.get("ci_high")
+    attack = d.get("attack", "gradient" if grad else "prior-aware")
+    n = d.get("trials") or 0
+    judged = not grad or n >= 2  # a mean of one per-trial probability has no interval
+    above = judged and isinstance(lo, (int, float)) and isinstance(d.get("gamma"), (int, float)) and lo > d["gamma"]
+    eps = d.get("epsilon")
+    run = _settings_text(s) + (f"; calibrated for \u03b5 = {fmt(eps)} at \u03b4 = {fmt(d.get('delta'))}" if eps else "")
+    did = ("picked the target among the prior's candidates with mean probability" if grad else
+           "reconstructed the target with rate")
+    ci = f"95% CI [{fmt(lo)}, {fmt(hi)}]" if judged else "one trial: no interval"
+    verdict = [(Lead("Audit: "), f"the {attack} attack on {n} DP-SGD model{'s' if n != 1 else ''} ({run}) "
+                f"{did} {fmt(succ)} ({ci}); the certified bound at the prior's blind guess "
+                f"\u03ba = {fmt(d.get('kappa'))} is {fmt(d.get('gamma'))}"
+                + (" \u2014 the attack is ABOVE the bound: check the settings." if above else
+                   " \u2014 consistent." if judged else "."))]
+    rows = [Row(f"attack success ({attack})", fmt(succ), f"95% CI {fmt_bracket([lo, hi], 4)}" if judged else ci,
+                "Student-t on the mean" if grad else "Clopper-Pearson", "estimate", section="Attack"),
+            Row("\u03b3: certified bound at \u03ba", _le(d.get("gamma")), "", "Hayes et al. Thm 2, PLD", "certified"),
+            Row("\u03ba: success of a blind guess", "= " + fmt(d.get("kappa")), "", "prior", "exact")]
+    if grad:
+        rows.append(Row("reconstruction MSE", fmt(d.get("mse")),
+                        f"95% CI {fmt_bracket([d.get('mse_ci_low'), d.get('mse_ci_high')], 4)}", "Student-t on the mean",
+                        "estimate"))
+    others = {k: v for k, v in (d.get("attacks") or {}).items() if k != attack and k != "mse"
+              and not k.startswith("prior_success")}
+    for k, v in others.items():
+        rows.append(Row(f"attack success ({k})", fmt(v.get("value")), f"95% CI {fmt_bracket([v['ci_low'], v['ci_high']], 4)}",
+                        "Clopper-Pearson", "estimate"))
+    if d.get("mean_target_clipped_fraction") is not None:
+        rows.append(Row("steps where the target's gradient was clipped", f"{d['mean_target_clipped_fraction'] * 100:.3g}%",
+                        "", "mean over trials", "measured"))
+    rows.append(Row("noise multiplier \u03c3", fmt(d.get("noise_multiplier")), "",
+                    "calibrated for \u03b5" if eps else "given", "input", section="Run"))
+    rows.append(Row("trials (seed)", f"{d.get('trials')} ({d.get('seed')})", "", "", ""))
+    notes = list(_notes(d))
+    if d.get("out"):
+        notes.append(f"per-trial results in {d['out']} (rerokit report --audit {d['out']} for the full card)")
+    return Summary(tuple(verdict), tuple(rows), (), tuple(notes))
+
+
+# --------------------------------------------------------------------------- generic
+
+
+def generic_summary(command: str, d: dict[str, Any]) -> Summary:
+    """Verdict from recognised fields and the rest as a table (commands without their own function).
+
+    Args:
+      command: the command ("attack glm", ...).
+      d: its JSON-ready result.
+
+    Returns:
+      The :class:`~rerokit.report.terminal.Summary`.
+    """
+    parts = []
+    if isinstance(d.get("gamma"), (int, float)):
+        parts.append(f"reconstruction success at most {fmt(d['gamma'])}"
+                     + (f" (blind guess {fmt(d['kappa'])})" if isinstance(d.get("kappa"), (int, float)) else ""))
+    for key, lab in (("success", "measured success"), ("success_rate", "measured success"),
+                     ("empirical_success", "measured success"), ("mse", "mean MSE"), ("mean_mse", "mean MSE")):
+        v = d.get(key)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            lo = d.get("ci_low") if key in ("success", "mse") else None
+            hi = d.get("ci_high") if key in ("success", "mse") else None
+            ci = d.get(f"{key}_ci")
+            if isinstance(ci, list) and len(ci) == 2:
+                lo, hi = ci
+            parts.append(f"{lab} {fmt(v)}" + (f" (95% CI [{fmt(lo)}, {fmt(hi)}])" if lo is not None else ""))
+            break
+    if isinstance(d.get("mse_lower_bound_min"), (int, float)):
+        parts.append(f"MSE lower bound {fmt(d['mse_lower_bound_min'])} to {fmt(d.get('mse_lower_bound_max'))} over "
+                     "samples")
+    files = [v for k, v in d.items() if k in ("png", "csv", "jsonl", "out", "files") and v]
+    if files:
+        parts.append("files written: " + ", ".join(str(f) if not isinstance(f, (list, dict)) else
+                                                   f"{len(f)} files" for f in files))
+    text = "; ".join(parts) + "." if parts else "done; the results follow."
+    verdict = [(Lead(f"rerokit {command}: "), text)]
+    return Summary(tuple(verdict), generic_rows(d), (), _notes(d))
+
+
+VERDICTS: dict[str, Callable[[dict[str, Any]], Summary]] = {
+    "bound dpsgd": _bound_dpsgd,
+    "bound dp": _bound_guarantee,
+    "bound rdp": _bound_guarantee,
+    "bound zcdp": _bound_guarantee,
+    "bound gdp": _bound_guarantee,
+    "bound fano": _bound_guarantee,
+    "bound tradeoff": _bound_tradeoff,
+    "bound uninformed": _bound_uninformed,
+    "bound mse-rdp": _bound_mse_rdp,
+    "kappa discrete": _kappa,
+    "kappa ball": _kappa,
+    "kappa gaussian": _kappa,
+    "kappa samples": _kappa,
+    "kappa pixels": _kappa,
+    "calibrate dpsgd": _calibrate,
+    "audit prior-aware": _audit,
+    "audit gradient": _audit,
+}
+"""command -> verdict function (others: :func:`generic_summary`)."""
+
+
+def summary_for(command: str, result: dict[str, Any]) -> Summary:
+    """The :class:`~rerokit.report.terminal.Summary` of ``command``'s result.
+
+    Args:
+      command: "group subcommand", e.g. "bound dpsgd".
+      result: the JSON-ready dict the command returned.
+
+    Returns:
+      Its verdict and rows (the registered function's, else :func:`generic_summary`); a verdict
+      function that cannot read an unusual result falls back to the generic summary.
+    """
+    fn = VERDICTS.get(command)
+    if fn is not None:
+        try:
+            return fn(result)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+            pass
+    return generic_summary(command, result)
