@@ -1,34 +1,52 @@
-"""``rerokit bound tradeoff``: the certified trade-off curve of DP-SGD and the risks read off it.
-
-beta(alpha) = inf{1 - mu(E) : nu(E) <= alpha} for nu = N(0, sigma^2)^T (trained without the
-target) and mu = prod_t [(1-q) N(0, sigma^2) + q N(1, sigma^2)] (trained with it) (Hayes et al.
-2023, Thm 2): TPR at FPR alpha of any membership test is at most 1 - beta(alpha); the advantage
-is sup(1 - alpha - beta(alpha)); Bayes accuracy, attribute inference (alpha = 1/k) and
-reconstruction (alpha = kappa) follow from the same curve (Kulynych et al. 2025). Every number
-is a certified bracket [lower, upper] from one composed privacy-loss distribution.
-
-``--fpr F [F ...]`` prints the bracket at each FPR; ``--grid N`` prints N points (log-spaced
-from --alpha-min to 0.1, then linear to 1) for plotting. ``--adjacency add-remove`` gives the
-symmetrised curve of add-or-remove adjacency (Dong, Roth & Su 2022, Def. F.1; what riskcal
-reports), ``remove`` (default) the Hayes et al. pair.
-
-Only the standard library is imported at module level; numpy inside the handler.
-"""
+"""``rerokit bound tradeoff``: the certified trade-off curve of DP-SGD and the risks read off it
+(Hayes et al. 2023 Thm 2 pair; Kulynych et al. 2025). Stdlib only at import; numpy in the handler."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_json_flag
+from rerokit.cli._common import add_json_flag, help_kw
+
+
+_DESCRIPTION = """
+The trade-off curve beta(alpha) of a DP-SGD run: the smallest miss rate (1 - TPR) of any test that
+tells "trained with the target" from "trained without it" at false-positive rate alpha (Hayes et
+al. 2023, Thm 2). Every membership, attribute and reconstruction risk is read off this one curve
+(Kulynych et al. 2025): the TPR of any membership-inference attack at FPR alpha is at most
+1 - beta(alpha); its advantage TPR - FPR is at most max(1 - alpha - beta(alpha)); attribute
+inference with k equally likely values and reconstruction with baseline kappa succeed at most
+with 1 - beta(1/k) and 1 - beta(kappa). Every number is a certified bracket [lower, upper].
+
+--fpr F [F ...] gives the bracket at each false-positive rate; --grid N gives N points
+(log-spaced from --alpha-min to 0.1, then linear to 1) for plotting. --adjacency add-remove gives
+the symmetrised curve of add-or-remove adjacency (Dong, Roth and Su 2022, Def. F.1; what riskcal
+reports); remove (default) is the pair of the reconstruction bound.
+"""
+
+_FIELDS = [
+    ("points", "with --fpr: per false-positive rate, the bracket of beta (miss rate) and of the TPR, "
+               "and the bracket width (error)"),
+    ("curve", "with --grid: alpha and the lower/upper ends of beta and of the TPR at each point"),
+    ("max_error", "largest bracket width of the TPR over the points"),
+    ("advantage", "upper bound on TPR - FPR of any membership test (total variation)"),
+    ("advantage_interval", "certified bracket of the advantage"),
+    ("bayes_accuracy", "upper bound on the accuracy of the best membership guess when the target is a member "
+                       "with probability --prior-membership"),
+    ("bayes_accuracy_interval", "certified bracket of the Bayes accuracy"),
+    ("prior_membership", "the prior probability of membership used"),
+    ("method", "exact (certified privacy-loss distribution), closed-form (q = 1) or envelope (noise "
+               "multiplier outside [1e-4, 1e8])"),
+    ("value_discretization_interval", "grid step of the privacy-loss distribution (null for closed forms)"),
+    ("settings", "the inputs as used"),
+]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "tradeoff",
         help="certified trade-off curve of DP-SGD: TPR at FPR, advantage, Bayes accuracy",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **help_kw(_DESCRIPTION, _FIELDS),
     )
     p.add_argument("--noise-multiplier", type=float, required=True, help="noise multiplier sigma > 0")
     p.add_argument("--sample-rate", type=float, required=True, help="Poisson sampling rate q in (0, 1]")
