@@ -38,7 +38,10 @@ def test_reconn_json_keys_png_and_jsonl(capsys, tmp_path):
 def test_reconn_dp_random_init_table(capsys):
     assert main(["attack", "reconn", *_SMALL, "--epsilon", "10", "--random-init", "--no-png"]) == 0  # table output
     txt = capsys.readouterr().out
-    for k in ("mse", "nn_oracle_mse", "success", "noise_multiplier", "random"):
+    # a verdict in words first, then the numbers with their intervals and whether they are estimates
+    assert txt.startswith("\u2022 Reconstructor network")
+    for k in ("mean MSE", "nearest-neighbour oracle MSE", "targets beaten the oracle on", "noise multiplier",
+              "estimate"):
         assert k in txt
 
 

@@ -120,7 +120,8 @@ def test_attack_analytic_progress_on_stderr_and_table(capsys):
     assert main(["attack", "analytic", "--noise-multiplier", "0.1", "--clip", "1", "--targets", "5",
                  "--seed", "0"]) == 0
     cap = capsys.readouterr()
-    assert "mean_mse" in cap.out and "predicted_expected_mse" in cap.out
+    assert cap.out.startswith("\u2022 Uninformed gradient inversion, measured:")
+    assert "mean MSE, measured" in cap.out and "expected MSE, predicted" in cap.out
     assert "analytic attack" in cap.err
 
 

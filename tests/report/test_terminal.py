@@ -139,3 +139,85 @@ def test_report_terminal_shows_no_internal_field_names(settings_report):
     text = out.getvalue()
     for name in ("direction", "floored", "threshold_epsilon", "value_discretization_interval", "log10_gamma"):
         assert not re.search(rf"\b{name}\b", text)
+
+
+# --------------------------------------------------------------------------- every command's human output
+
+
+CHEAP = [
+    ["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "1000", "--prior-size", "10"],
+    ["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.5", "--steps", "2", "--prior-size", "10",
+     "--method", "mc", "--mc-samples", "1000", "--seed", "0"],
+    ["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "1", "--steps", "1", "--prior-size", "10",
+     "--method", "closed-form"],
+    ["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "1000", "--log10-kappa", "-472"],
+    ["bound", "dp", "--epsilon", "1", "--kappa", "0.1"],
+    ["bound", "rdp", "--alpha", "2", "--epsilon", "1", "--kappa", "0.1"],
+    ["bound", "zcdp", "--rho", "1", "--kappa", "0.1"],
+    ["bound", "gdp", "--mu", "1", "--kappa", "0.1"],
+    ["bound", "fano", "--noise-multiplier", "1", "--prior-size", "10"],
+    ["bound", "fano", "--mutual-information", "1", "--prior-size", "10"],
+    ["bound", "tradeoff", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "100", "--fpr", "0.01", "0.1"],
+    ["bound", "tradeoff", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "100", "--grid", "8"],
+    ["bound", "uninformed", "--noise-multiplier", "1", "--min-norm", "1", "--dim", "4", "--mse-threshold", "0.1",
+     "--clip", "0.5", "--steps", "10", "--sampling-rate", "0.1"],
+    ["bound", "uninformed", "--noise-multiplier", "1", "--min-norm", "1", "--dim", "4", "--psnr-threshold", "20",
+     "--data-range", "1"],
+    ["bound", "mse-rdp", "--epsilon", "1", "--dim", "4"],
+    ["kappa", "discrete", "--prior-size", "10"],
+    ["kappa", "ball", "--dim", "4", "--eta", "0.5"],
+    ["kappa", "gaussian", "--dim", "4", "--sigma", "1", "--eta", "1"],
+    ["kappa", "pixels", "--dim", "784", "--delta", "0.125"],
+    ["calibrate", "dpsgd", "--target-gamma", "0.5", "--sample-rate", "1", "--steps", "10", "--prior-size", "10"],
+    ["calibrate", "dpsgd", "--target-gamma", "0.5", "--sample-rate", "1", "--noise-multiplier", "3", "--prior-size",
+     "10"],
+]
+
+
+@pytest.mark.parametrize("argv", CHEAP, ids=[" ".join(a[:2]) + f" #{i}" for i, a in enumerate(CHEAP)])
+def test_every_command_prints_a_verdict_then_a_table(argv, cli):
+    from rerokit.report.verdicts import VERDICTS
+
+    d = cli.json(argv)
+    fn = VERDICTS[" ".join(argv[:2])]
+    s = fn(d)  # the registered function itself reads the real output (no generic fallback)
+    assert s.verdict and s.rows
+    code, out, err = cli.run(argv)
+    assert code == 0
+    lines = [ln for ln in out.splitlines() if ln.strip()]
+    assert lines[0].startswith("\u2022 ")  # a verdict in plain words first
+    assert any(ln.startswith("Quantity") for ln in lines)
+    # internal field names never reach the human output; JSON keys are unchanged (cli.json above)
+    for name in ("direction", "floored", "threshold_epsilon", "value_discretization_interval", "log10_gamma",
+                 "log10_kappa", "rerokit_version"):
+        assert not re.search(rf"\b{name}\b", out), name
+    # no number twice as two rows: each row label is unique
+    labels = [r.label for r in s.rows]
+    assert len(labels) == len(set(labels))
+
+
+def test_bound_dpsgd_table_shows_gamma_once_with_its_bracket(cli):
+    argv = CHEAP[0]
+    d = cli.json(argv)
+    out = cli.run(argv)[1]
+    # gamma (rero_dpsgd, exact) as its value and its certified bracket on one row; the old duplicate rows
+    # 'lower' (= interval[0]) and 'log10_gamma' are gone
+    row = next(ln for ln in out.splitlines() if ln.startswith("\u03b3: success"))
+    assert f"\u2264 {fmt(d['gamma'])}" in row and fmt_bracket(d["interval"]) in row
+    assert out.count(fmt_bracket(d["interval"])) == 2  # gamma's row and TPR at FPR = kappa = 0.1 (same number)
+    assert "lower" not in out.split("Quantity")[1]
+
+
+def test_generic_summary_for_commands_without_a_verdict_function():
+    from rerokit.report.verdicts import generic_summary, summary_for
+
+    d = {"mse": 0.5, "ci_low": 0.4, "ci_high": 0.6, "confidence": 0.95, "direction": "upper",
+         "png": "x.png", "settings": {"seed": 0, "noise_multiplier": 1.0, "clip": 1.0}}
+    s = summary_for("experiment something", d)
+    assert s == generic_summary("experiment something", d)
+    assert plain(s.verdict[0]) == "rerokit experiment something: mean MSE 0.5 (95% CI [0.4, 0.6]); files written: x.png."
+    mse = next(r for r in s.rows if r.label == "mse")
+    assert mse.detail == "95% CI [0.4, 0.6]"  # the interval beside its metric, not as two more rows
+    assert not [r for r in s.rows if r.label in ("ci low", "ci high", "direction")]
+    # a registered function that cannot read an unusual result falls back to the generic summary
+    assert plain(summary_for("bound dpsgd", {"odd": 1}).verdict[0]).startswith("rerokit bound dpsgd:")

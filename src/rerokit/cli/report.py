@@ -1,27 +1,4 @@
-"""``rerokit report``: every risk of a DP-SGD run in one report - verdict, table, HTML card, figures.
-
-The run is given as settings (``--noise-multiplier --sample-rate --steps``), as an Opacus
-accountant history saved as JSON (``--opacus-history FILE``: a list of [sigma, q, steps], or
-the accountant's state_dict ``{"history": [...]}``), as a dp-accounting event saved as JSON
-(``--event FILE``, e.g. ``{"SelfComposedDpEvent": {"count": 1000, "event":
-{"PoissonSampledDpEvent": {"sampling_probability": 0.01, "event": {"GaussianDpEvent":
-{"noise_multiplier": 1.0}}}}}}``; ``ComposedDpEvent: {"events": [...]}`` for schedules), or
-taken from an audit (``--audit FILE`` alone: the JSON ``rerokit audit ... --json`` prints or the
-JSON lines of its ``--out``).
-
-Printed: one sentence per threat model (informed adversary with priors of 2 / 10 / 100
-candidates and "any image within 32/256 per pixel" of ``--data-shape``; membership inference;
-the uninformed gradient-inversion adversary of paper 004 for ``--data-shape`` and ``--clip``,
-assuming every record has L2 norm >= C unless ``--min-norm`` says otherwise; Guo et al.'s MSE
-bound with ``--diameter``; the audit), then every number with its method and whether it is a
-certified bound or an estimate, then the noise multiplier / steps that would bring gamma (prior
-of 10) to 0.15 / 0.2 / 0.3. ``--html PATH`` writes a self-contained card (inline CSS and SVG,
-no scripts, opens offline, prints to PDF); ``--png DIR`` the figures as PNG with a CSV of their
-numbers beside each. Numbers are the ones ``rerokit bound dpsgd / tradeoff / uninformed /
-mse-rdp`` and ``rerokit calibrate dpsgd`` print for the same settings.
-
-Only the standard library at module level; matplotlib only with --html/--png; torch never.
-"""
+"""``rerokit report``: every risk of a DP-SGD run in one report (see DESCRIPTION)."""
 
 from __future__ import annotations
 
@@ -29,15 +6,67 @@ import argparse
 import os
 from typing import Any
 
-from rerokit.cli._common import add_json_flag
+from rerokit.cli._common import add_json_flag, help_kw
+
+DESCRIPTION = """
+Every risk of a DP-SGD run in one report: a verdict in plain words (one sentence per threat
+model), every number with its method and whether it is a certified bound or an estimate, and the
+noise multiplier or steps that would bring the reconstruction bound (prior of 10) to 0.15, 0.2
+or 0.3. The numbers are those of 'rerokit bound dpsgd / tradeoff / uninformed / mse-rdp' and
+'rerokit calibrate dpsgd' for the same settings.
+
+The run: --noise-multiplier, --sample-rate and --steps; or --opacus-history FILE, a JSON list of
+[noise_multiplier, sample_rate, steps] as Opacus' accountant.history (or its state_dict,
+{"history": [...]}); or --event FILE, a dp-accounting event as JSON, for example
+
+  {"SelfComposedDpEvent": {"count": 1000, "event": {"PoissonSampledDpEvent":
+    {"sampling_probability": 0.01, "event": {"GaussianDpEvent": {"noise_multiplier": 1.0}}}}}}
+
+(ComposedDpEvent {"events": [...]} for schedules; only these classes and NoOpDpEvent are read);
+or --audit FILE alone, which takes the audited settings.
+
+Threat models: an informed adversary with priors of 2, 10 and 100 equally likely candidates and
+"any image within 32/256 per pixel" of --data-shape (Hayes et al. 2023, App. I); membership
+inference (TPR at FPR 0.1/1/10%, advantage); an uninformed server inverting gradients (paper
+004) for --data-shape, assuming every record has L2 norm >= --clip unless --min-norm says
+otherwise; Guo et al.'s MSE bound with --diameter; and an audit's measured success with what it
+proves (--audit: the JSON of 'rerokit audit ... --json' or its --out file).
+
+--html PATH writes a self-contained card (inline styles and figures, no scripts, opens offline,
+prints to PDF); --png DIR writes each figure as PNG with a CSV of its numbers beside it.
+"""
+
+FIELDS = [
+    ("title", "the report's title"),
+    ("label", "the --label (or null)"),
+    ("settings", "the run: noise_multiplier, sample_rate, steps (or schedule), total_steps, source"),
+    ("delta", "the --delta of epsilon"),
+    ("epsilon", "certified epsilon at delta (add-or-remove adjacency; the PLD of 'bound dpsgd')"),
+    ("gdp", "mu: Gaussian-DP parameter (exact for full batch: kind mu_gdp) or the mu-equivalent at kappa = 1/10"),
+    ("data", "the data description: shape, dim, dataset_size, clip, diameter, mse_threshold, data_range"),
+    ("informed", "per prior (prior_2, prior_10, prior_100, pixel_tolerance): gamma (certified upper bound), "
+                 "gamma_interval (certified bracket), kappa, log10_kappa, advantage, mu_equivalent, method"),
+    ("membership", "membership-inference risks of the same curve: advantage, tpr_at_fpr_*, brackets, Bayes accuracy"),
+    ("uninformed", "paper 004: gamma (one release), gamma_over_steps, expected_mse, ncc_bound, min_norm and its "
+                   "source; or skipped with the reason"),
+    ("guo_mse", "Guo et al. Thm 1: mse_lower_bound from epsilon_rdp2; or skipped with the reason"),
+    ("audit", "the audit: success, interval, successes, trials, kappa, gamma at kappa, consistent, lower_bounds "
+              "(mu_gdp_lower, epsilon_lower), certified_mu, certified_epsilon; null without --audit"),
+    ("what_would_change", "targets: noise_multiplier (same q, T) and steps (same sigma, q) for gamma <= each "
+                          "target at a prior of 10, with epsilon at that noise multiplier"),
+    ("options", "prior sizes, pixel tolerance and what-if margins used"),
+    ("notes", "warnings (e.g. delta not below 1/N, a section left out)"),
+    ("verdict", "the verdict sentences: threat_model and text"),
+    ("key_numbers", "every number of the verdict and the tables by key (the data-key of the HTML card)"),
+    ("written", "files written by --html / --png"),
+]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report",
         help="one report of every risk of a DP-SGD run: verdict, table, HTML card (--html), figures (--png)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **help_kw(DESCRIPTION, FIELDS),
     )
     run = p.add_argument_group("the run (settings, --opacus-history, --event, or --audit alone)")
     run.add_argument("--noise-multiplier", type=float, default=None, help="noise multiplier sigma > 0")
@@ -100,10 +129,15 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
                                   ("--steps", args.steps)) if v is None]
         if missing:
             raise ValueError(f"settings need --noise-multiplier, --sample-rate and --steps (missing {', '.join(missing)})")
-    if args.html is not None and os.path.isdir(args.html):
-        raise ValueError(f"html must be a file path, got the directory {args.html}")
-    if args.png is not None and os.path.exists(args.png) and not os.path.isdir(args.png):
-        raise ValueError(f"png must be a folder, got the file {args.png}")
+    # output paths are checked before any work (one line naming the option and the path)
+    from rerokit._files import check_output_dir, check_output_file
+
+    if args.html is not None:
+        check_output_file("html", args.html)
+    if args.png is not None:
+        from rerokit.report.figures import FIGURE_NAMES
+
+        check_output_dir("png", args.png, [f"{n}.{e}" for n in FIGURE_NAMES for e in ("png", "csv")])
     rep = build_report(
         mechanism, noise_multiplier=args.noise_multiplier, sample_rate=args.sample_rate, steps=args.steps,
         data_shape=args.data_shape, dataset_size=args.dataset_size, clip=args.clip, min_norm=args.min_norm,

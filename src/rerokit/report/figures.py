@@ -24,7 +24,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["FigureData", "figures", "render_svg", "write_png", "PALETTE"]
+__all__ = ["FigureData", "FIGURE_NAMES", "figures", "render_svg", "write_png", "PALETTE"]
+
+FIGURE_NAMES = ("gamma_vs_kappa", "over_steps", "tradeoff", "uninformed_mse_cdf", "audit")
+"""File stems of the figures (``name.png`` and ``name.csv`` in ``--png DIR``), in the card's order."""
 
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies, readable in print
 KAPPA_MIN = 1e-8

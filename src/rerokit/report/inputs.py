@@ -40,6 +40,7 @@ import json
 import math
 import os
 import re
+import stat
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,9 +84,12 @@ def _reject_constant(name: str) -> Any:
 def _read_text(path: Any, what: str) -> str:
     p = os.fspath(path)
     try:
-        size = os.path.getsize(p)
+        st = os.stat(p)
         if os.path.isdir(p):
             raise ValueError(f"{what} {p}: is a directory, not a file")
+        if not stat.S_ISREG(st.st_mode):  # a pipe or device could block or never end
+            raise ValueError(f"{what} {p}: is not a regular file (a device, pipe or socket)")
+        size = st.st_size
         if size > MAX_FILE_BYTES:
             raise ValueError(f"{what} {p}: {size} bytes is larger than the {MAX_FILE_BYTES} bytes read")
         with open(p, "rb") as f:

@@ -374,6 +374,87 @@ def _audit(d: dict[str, Any]) -> Summary:
     return Summary(tuple(verdict), tuple(rows), (), tuple(notes))
 
 
+# --------------------------------------------------------------------------- attacks
+
+
+def _ci(v: Any) -> str:
+    return f"95% CI {fmt_bracket(v, 4)}" if isinstance(v, (list, tuple)) and len(v) == 2 else ""
+
+
+def _attack_analytic(d: dict[str, Any]) -> Summary:
+    s = d.get("settings", {})
+    eta = s.get("mse_threshold")
+    verdict = [(Lead("Uninformed gradient inversion, measured: "),
+                f"the optimal analytic attack (004 Cor. 1; \u03c3 = {fmt(s.get('noise_multiplier'))}, C = "
+                f"{fmt(s.get('clip'))}, M = {s.get('rows')} rows) on {s.get('targets')} {s.get('dataset', '')} targets "
+                f"reached MSE \u2264 {fmt(eta)} in a fraction {fmt(d.get('empirical_success'))} of them "
+                f"({_ci(d.get('empirical_success_ci'))}); Thm 2 predicts {fmt(d.get('predicted_success'))}, and no "
+                f"analytic attack exceeds {fmt(d.get('predicted_gamma'))} (Prop. 3). Mean MSE {fmt(d.get('mean_mse'))}, "
+                f"predicted {fmt(d.get('predicted_expected_mse'))}.")]
+    rows = [
+        Row(f"P(MSE \u2264 {fmt(eta)}), measured", fmt(d.get("empirical_success")), _ci(d.get("empirical_success_ci")),
+            "Clopper-Pearson", "estimate", section="Success"),
+        Row(f"P(MSE \u2264 {fmt(eta)}), predicted", "= " + fmt(d.get("predicted_success")), "",
+            "004 Thm 2 at these targets' norms", "exact"),
+        Row("bound over the dataset", _le(d.get("predicted_gamma")), "", "004 Prop. 3 with r = min norm", "certified"),
+        Row("mean MSE, measured", fmt(d.get("mean_mse")), "", "mean over targets", "estimate", section="Error"),
+        Row("expected MSE, predicted (these rows)", "= " + fmt(d.get("predicted_expected_mse")), "",
+            "004 Eq. 17", "exact"),
+        Row("expected MSE, optimal rows", "= " + fmt(d.get("predicted_expected_mse_optimal")), "",
+            "004 Prop. 1-2: \u03c3\u00b2\u2016X\u2016\u00b2", "exact"),
+        Row("mean PSNR (dB)", fmt(d.get("mean_psnr")), "", "mean over targets", "estimate"),
+        Row("mean NCC", fmt(d.get("mean_ncc")), "", "mean over targets", "estimate"),
+        Row("NCC bound", _le(d.get("ncc_bound")), "", "004 Prop. 6", "certified"),
+        Row("mean SSIM", fmt(d.get("mean_ssim")), "", "mean over targets", "estimate"),
+        Row("targets whose gradient was clipped", f"{fmt(100 * d['clipped_fraction'])}%"
+            if isinstance(d.get("clipped_fraction"), (int, float)) else "n/a", "", "", "measured"),
+    ]
+    notes = list(_notes(d))
+    if d.get("ncc_undefined"):
+        notes.append(f"NCC undefined for {d['ncc_undefined']} constant targets (left out of mean_ncc)")
+    notes.append("per-target values (index, mse, psnr, ncc, ssim, variance, clip factor): --json")
+    return Summary(tuple(verdict), tuple(rows), (), tuple(notes))
+
+
+def _attack_glm(d: dict[str, Any]) -> Summary:
+    s = d.get("settings", {})
+    verdict = [(Lead("GLM attack (Balle et al. 2022, Thm 1): "),
+                f"from a {s.get('model', '')} model fitted on {s.get('dataset', '')} with output noise "
+                f"{fmt(s.get('noise'))}, the closed-form attack reconstructs the missing record with mean MSE "
+                f"{fmt(d.get('mse'))} (95% CI [{fmt(d.get('ci_low'))}, {fmt(d.get('ci_high'))}], {d.get('trials')} "
+                "trials)" + (" - exactly, as without noise." if d.get("exact") else "."))]
+    rows = [Row("mean MSE", fmt(d.get("mse")), f"95% CI {fmt_bracket([d.get('ci_low'), d.get('ci_high')], 4)}",
+                "Student-t on the mean", "estimate"),
+            Row("median / largest MSE", f"{fmt(d.get('mse_median'))} / {fmt(d.get('mse_max'))}", "", "over trials",
+                "estimate"),
+            Row("targets (not identifiable)", f"{d.get('targets')} ({d.get('non_identifiable')})", "", "", "")]
+    if d.get("label_accuracy") is not None:
+        rows.append(Row("label recovered", f"{fmt(100 * d['label_accuracy'])}%", "", "", "estimate"))
+    return Summary(tuple(verdict), tuple(rows), (), _notes(d))
+
+
+def _attack_reconn(d: dict[str, Any]) -> Summary:
+    verdict = [(Lead("Reconstructor network (Balle et al. 2022, Sec. IV-V): "),
+                f"on {d.get('targets')} released models (\u03c3 = {fmt(d.get('noise_multiplier'))}) it reconstructs "
+                f"targets with mean MSE {fmt(d.get('mse'))} against {fmt(d.get('nn_oracle_mse'))} for the nearest-"
+                f"neighbour oracle, beating the oracle on {fmt(d.get('success_rate'))} of them "
+                f"({_ci(d.get('success_rate_ci'))}).")]
+    rows = [Row("mean MSE", fmt(d.get("mse")), _ci(d.get("mse_ci")), "Student-t on the mean", "estimate",
+                section="Reconstruction"),
+            Row("nearest-neighbour oracle MSE", fmt(d.get("nn_oracle_mse")), "", "Balle et al. Table II", "estimate"),
+            Row("targets beaten the oracle on", fmt(d.get("success_rate")), _ci(d.get("success_rate_ci")),
+                "Clopper-Pearson", "estimate"),
+            Row("KL (attack / oracle)", f"{fmt(d.get('kl'))} / {fmt(d.get('nn_oracle_kl'))}", "", "Sec. V-B", "estimate"),
+            Row("shadow-model MSE (training)", fmt(d.get("shadow_train_mse")), "", "", "estimate", section="Models"),
+            Row("released models' test accuracy", fmt(d.get("released_model_accuracy")), "", "", "measured"),
+            Row("noise multiplier \u03c3", fmt(d.get("noise_multiplier")), "", "for (--epsilon, --delta)", "input")]
+    notes = list(_notes(d))
+    for k in ("png", "jsonl"):
+        if d.get(k):
+            notes.append(f"{k}: {d[k]}")
+    return Summary(tuple(verdict), tuple(rows), (), tuple(notes))
+
+
 # --------------------------------------------------------------------------- generic
 
 
@@ -432,8 +513,26 @@ VERDICTS: dict[str, Callable[[dict[str, Any]], Summary]] = {
     "calibrate dpsgd": _calibrate,
     "audit prior-aware": _audit,
     "audit gradient": _audit,
+    "attack analytic": _attack_analytic,
+    "attack glm": _attack_glm,
+    "attack reconn": _attack_reconn,
 }
 """command -> verdict function (others: :func:`generic_summary`)."""
+
+_REQUIRES: dict[Callable[[dict[str, Any]], Summary], tuple[str, ...]] = {
+    _bound_dpsgd: ("gamma", "kappa", "method"),
+    _bound_guarantee: ("gamma", "kappa"),
+    _bound_tradeoff: ("advantage",),
+    _bound_uninformed: ("gamma", "expected_mse", "ncc_bound"),
+    _bound_mse_rdp: ("mse_lower_bound",),
+    _kappa: ("kappa",),
+    _calibrate: ("target_gamma", "gamma"),
+    _audit: ("gamma", "kappa", "trials"),
+    _attack_analytic: ("mean_mse", "empirical_success"),
+    _attack_glm: ("mse",),
+    _attack_reconn: ("mse", "nn_oracle_mse"),
+}
+"""Fields a verdict function reads; a result without them gets the generic summary."""
 
 
 def summary_for(command: str, result: dict[str, Any]) -> Summary:
@@ -448,7 +547,7 @@ def summary_for(command: str, result: dict[str, Any]) -> Summary:
       function that cannot read an unusual result falls back to the generic summary.
     """
     fn = VERDICTS.get(command)
-    if fn is not None:
+    if fn is not None and all(k in result for k in _REQUIRES.get(fn, ())):
         try:
             return fn(result)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
