@@ -126,3 +126,18 @@ def test_min_norm_and_dataset_size():
     d = build_report(noise_multiplier=2.0, sample_rate=0.1, steps=50, dataset_size=10, delta=0.2,
                      what_if=False).to_dict()
     assert any("is not below 1/N" in n for n in d["notes"])  # delta = 0.2 >= 1/10 is flagged
+
+
+def test_every_number_appears_once_in_the_table(audit_files):
+    from rerokit.report.build import table_rows
+
+    d = build_report(audit=audit_files[1], diameter=1.0, what_if=False).to_dict()
+    rows = table_rows(d)
+    labels = [r.label for r in rows]
+    assert len(labels) == len(set(labels))
+    # the audit's kappa is 1/10: its bound is the prior-of-10 row, not a second row with the same number
+    assert not any(lab.startswith("Bound at the audit") for lab in labels)
+    d2 = build_report(audit=audit_files[1], prior_sizes=(2, 100), what_if=False).to_dict()
+    assert any(r.label.startswith("Bound at the audit") for r in table_rows(d2))
+    # same curve, same kappa; log(0.1) (BaselinePrior) and -log(10) (prior of 10) differ by an ulp: rel 1e-12
+    assert d2["audit"]["gamma"] == pytest.approx(d["informed"]["prior_10"]["gamma"], rel=1e-12)

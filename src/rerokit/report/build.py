@@ -780,7 +780,7 @@ def table_rows(d: dict[str, Any]) -> list[Row]:
                     f"(\u03ba = {fmt_log10(e['log10_kappa'])})")
         rows.append(Row(what, ("\u2264 ", num(f"gamma_{k}", e["gamma"])), fmt_bracket(e["gamma_interval"]),
                         _METHOD.get(e["method"], e["method"]), "certified",
-                        section="Informed adversary: reconstruction success" if first else None))
+                        section="Informed adversary" if first else None))
         first = False
     m = d["membership"]
     first = True
@@ -807,7 +807,7 @@ def table_rows(d: dict[str, Any]) -> list[Row]:
                         "", "\u03a6\u207b\u00b9(\u03b3) \u2212 \u03a6\u207b\u00b9(\u03ba)", "certified"))
     u = d["uninformed"]
     if not u.get("skipped"):
-        sec = f"Uninformed gradient inversion (r = {fmt(u['min_norm'])}, N = {u['dim']})"
+        sec = f"Uninformed adversary (r = {fmt(u['min_norm'])}, N = {u['dim']})"
         rows.append(Row(f"P(MSE \u2264 {fmt(u['mse_threshold'])}), one release",
                         ("\u2264 ", num("uninformed_p_mse_one_release", u["gamma"], log10=u["log10_gamma"])), "",
                         "004 Prop. 3", "certified", section=sec))
@@ -823,15 +823,18 @@ def table_rows(d: dict[str, Any]) -> list[Row]:
     if not g.get("skipped"):
         rows.append(Row("MSE of an unbiased attacker", ("\u2265 ", num("guo_mse_lower_bound", g["mse_lower_bound"])), "",
                         f"Guo et al. Thm 1, (2, {fmt(g['epsilon_rdp2'])})-RDP", "certified",
-                        section="Released model, error view"))
+                        section="Released model (error view)"))
     au = d.get("audit")
     if au:
         rows.append(Row(f"Attack success ({au['attack']}, {au['trials']} trials)", num("audit_success", au["success"]),
                         "95% CI " + fmt_bracket(au["interval"], 4),
                         "Clopper-Pearson" if au["successes"] is not None else "Student-t on the mean",
-                        "estimate", section=f"Audit (blind guess {fmt(au['kappa'])})"))
-        rows.append(Row(f"Bound at the audit's \u03ba = {fmt(au['kappa'])}", ("\u2264 ", num("audit_gamma", au["gamma"])),
-                        fmt_bracket(au["gamma_interval"]), "Hayes et al. Thm 2, PLD", "certified"))
+                        "estimate", section=f"Audit (\u03ba = {fmt(au['kappa'])})"))
+        same = next((k for k, e in d["informed"].items() if e["kappa"] == au["kappa"]), None)
+        if same is None:  # else it is the informed row of that prior (the same number, shown once)
+            rows.append(Row(f"Bound at the audit's \u03ba = {fmt(au['kappa'])}",
+                            ("\u2264 ", num("audit_gamma", au["gamma"])), fmt_bracket(au["gamma_interval"]),
+                            "Hayes et al. Thm 2, PLD", "certified"))
         lb = au.get("lower_bounds")
         if lb:
             rows.append(Row("\u03b5 proven by the audit", ("\u2265 ", num("audit_epsilon_lower", lb["epsilon_lower"])), "",
