@@ -70,6 +70,11 @@ def page_data(card):
                 page.wait_for_load_state("load")
                 out[f"shot_{scheme}"] = page.screenshot(full_page=True)
                 out[f"bg_{scheme}"] = page.evaluate("getComputedStyle(document.body).backgroundColor")
+                if scheme == "dark":  # printing from a dark-mode browser still gives black on white
+                    page.emulate_media(media="print")
+                    out["print_dark"] = page.evaluate(
+                        "[getComputedStyle(document.querySelector('main')).backgroundColor, "
+                        "getComputedStyle(document.querySelector('main')).color]")
                 if scheme == "light":
                     out["keys"] = page.eval_on_selector_all(
                         "[data-key]", "els => els.map(e => [e.dataset.key, e.dataset.value, e.dataset.log10 || null, "
@@ -166,5 +171,6 @@ def test_user_strings_are_shown_literally_and_never_run(page_data, card):
 
 
 def test_card_prints_to_pdf(page_data):
+    assert page_data["print_dark"] == ["rgb(255, 255, 255)", "rgb(0, 0, 0)"]
     pdf = page_data["pdf"]
     assert pdf[:5] == b"%PDF-" and len(pdf) > 20_000

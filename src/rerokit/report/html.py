@@ -83,11 +83,12 @@ dl.inputs dd { margin: 0; overflow-wrap: anywhere; }
 footer { margin-top: 2rem; color: var(--muted); font-size: 0.8rem; }
 @media (max-width: 640px) { main { padding: 18px 14px; } .figs { grid-template-columns: 1fr; } }
 @media print {
-  html, body { background: #fff !important; color: #000; }
+  :root { color-scheme: light; --bg: #fff; --card: #fff; --fg: #000; --muted: #444; --accent: #000; --num: #000;
+    --line: #bbb; --tile: #fff; --ok-bg: #fff; --ok-fg: #000; --est-bg: #fff; --est-fg: #000; --emp-bg: #fff;
+    --emp-fg: #000; --warn: #000; }
+  html, body, main { background: #fff !important; color: #000 !important; }
   body { padding: 0; font-size: 11pt; }
   main { border: none; border-radius: 0; padding: 0; max-width: none; }
-  :root { --fg: #000; --muted: #444; --num: #000; --line: #bbb; --tile: #fff; --ok-bg: #fff; --ok-fg: #000;
-    --est-bg: #fff; --est-fg: #000; --emp-bg: #fff; --emp-fg: #000; }
   .badge { border: 1px solid #888; }
   h2 { break-after: avoid; }
   figure, tr, .tile, ul.verdict li { break-inside: avoid; }
