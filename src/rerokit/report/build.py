@@ -132,7 +132,15 @@ def schedule_prefix(sched: Schedule, steps: int) -> Schedule:
 
 
 def step_grid(total: int, points: int = STEP_POINTS) -> list[int]:
-    """Up to ``points`` distinct step counts from 1 to ``total`` (linear, ``total`` included)."""
+    """Up to ``points`` distinct step counts from 1 to ``total`` (linear, ``total`` included).
+
+    Args:
+      total: the run's total steps (>= 1).
+      points: how many step counts at most.
+
+    Returns:
+      Increasing step counts, the last one ``total``.
+    """
     n = min(points, total)
     if n <= 1:
         return [total]
@@ -161,13 +169,21 @@ class Report:
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON-ready dict (a copy)."""
+        """The JSON-ready dict (what ``rerokit report --json`` prints).
+
+        Returns:
+          A deep copy of :attr:`data`.
+        """
         import copy
 
         return copy.deepcopy(self.data)
 
     def summary(self) -> Summary:
-        """Verdict sentences, the table of quantities, "what would change it" and notes."""
+        """Verdict sentences, the table of quantities, "what would change it" and notes.
+
+        Returns:
+          The :class:`~rerokit.report.terminal.Summary` (:func:`report_summary` of :attr:`data`).
+        """
         return report_summary(self.data)
 
     @property
@@ -218,13 +234,24 @@ class Report:
         return out
 
     def to_html(self) -> str:
-        """The self-contained HTML card (inline CSS and SVG; no scripts, nothing from the network)."""
+        """The self-contained HTML card (inline CSS and SVG; no scripts, nothing from the network).
+
+        Returns:
+          The HTML text (:func:`rerokit.report.html.render_html`).
+        """
         from rerokit.report.html import render_html
 
         return render_html(self)
 
     def write_html(self, path: Any) -> str:
-        """Write :meth:`to_html` to ``path`` (UTF-8); returns the path."""
+        """Write :meth:`to_html` to ``path`` (UTF-8).
+
+        Args:
+          path: the file to write.
+
+        Returns:
+          The path written.
+        """
         p = os.fspath(path)
         text = self.to_html()
         with open(p, "w", encoding="utf-8") as f:
@@ -845,7 +872,14 @@ def table_rows(d: dict[str, Any]) -> list[Row]:
 
 
 def what_if_table(d: dict[str, Any]) -> Table | None:
-    """The "what would change it" table (None when skipped)."""
+    """The "what would change it" table.
+
+    Args:
+      d: the report's dict.
+
+    Returns:
+      The :class:`~rerokit.report.terminal.Table`, or None when it was skipped.
+    """
     wc = d["what_would_change"]
     if wc.get("skipped") or not wc.get("targets"):
         return None

@@ -91,7 +91,15 @@ def fmt_log10(log10_value: float, digits: int = 3) -> str:
 
 
 def fmt_bracket(interval: Sequence[float] | None, digits: int = BRACKET_DIGITS) -> str:
-    """``[lower, upper]`` with ``digits`` significant digits, or "" for None."""
+    """``[lower, upper]`` with ``digits`` significant digits.
+
+    Args:
+      interval: (lower, upper), or None.
+      digits: significant digits (default :data:`BRACKET_DIGITS`).
+
+    Returns:
+      The text, or "" for None.
+    """
     if interval is None:
         return ""
     lo, hi = interval
@@ -118,14 +126,31 @@ Sentence = tuple[Union[str, Num], ...]
 
 def num(key: str | None, value: Any, *, log10: float | None = None, digits: int = SIGNIFICANT) -> Num:
     """A :class:`Num` formatted with :func:`fmt` (or :func:`fmt_log10` when ``log10`` is given
-    and the value underflows)."""
+    and the value underflows).
+
+    Args:
+      key: its ``data-key`` (None: not a key number).
+      value: the JSON value.
+      log10: its log10, used for the text when the value is 0 or below 1e-300.
+      digits: significant digits.
+
+    Returns:
+      The :class:`Num`.
+    """
     if log10 is not None and (value == 0 or (isinstance(value, float) and abs(value) < 1e-300)):
         return Num(key, value, fmt_log10(log10), log10)
     return Num(key, value, fmt(value, digits), log10)
 
 
 def plain(sentence: Sentence | str) -> str:
-    """The sentence's text (numbers as shown)."""
+    """The sentence's text (numbers as shown).
+
+    Args:
+      sentence: a :data:`Sentence` or a plain string.
+
+    Returns:
+      The text.
+    """
     if isinstance(sentence, str):
         return sentence
     return "".join(p if isinstance(p, str) else p.text for p in sentence)

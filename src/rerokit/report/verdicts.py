@@ -266,7 +266,7 @@ def _kappa(d: dict[str, Any]) -> Summary:
     rows = [Row("\u03ba: success of a blind guess", "= " + _kappa_text(d), "", str(d.get("prior", "")),
                 "upper confidence bound" if "confidence" in d else "exact")]
     skip = {"prior", "kappa", "log10_kappa", "rerokit_version", "note"} | set(HIDDEN_FIELDS)
-    rows += [dict_row(k, v, _KAPPA_HELP) for k, v in d.items() if k not in skip and not isinstance(v, (dict, list))]
+    rows += [_dict_row(k, v, _KAPPA_HELP) for k, v in d.items() if k not in skip and not isinstance(v, (dict, list))]
     return Summary(tuple(verdict), tuple(rows), (), _notes(d))
 
 
@@ -281,7 +281,7 @@ _KAPPA_HELP = {
 }
 
 
-def dict_row(k: str, v: Any, help: dict[str, str] | None = None) -> Row:
+def _dict_row(k: str, v: Any, help: dict[str, str] | None = None) -> Row:
     """A plain row ``label: value`` for field ``k`` (label from ``help``, else FIELD_HELP, else the key)."""
     from rerokit.report.terminal import FIELD_HELP
 
