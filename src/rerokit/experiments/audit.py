@@ -324,13 +324,41 @@ class AuditReport:
     settings: dict[str, Any] = field(default_factory=dict)
     seed: int = 0
 
-    def to_dict(self, primary: str | None = None) -> dict[str, Any]:
+    def empirical_lower_bounds(self, attack: str, *, delta: float = 1e-5, confidence: float = 0.95) -> dict[str, Any]:
+        """What the attack's successes prove about the mechanism (:func:`rerokit.bounds.empirical.audit_lower_bounds`).
+
+        With k successes of ``attack`` in n trials at baseline kappa, the one-sided Clopper-Pearson
+        lower end s_lo (at ``confidence``) refutes mu-GDP for every mu < Phi^-1(s_lo) - Phi^-1(kappa)
+        and (eps, delta)-DP for every eps < log((s_lo - delta)/kappa) (Balle et al. 2022 Cor. 3 with
+        delta; Hayes et al. 2023; Nasr et al. 2021 for the audit framing), at that confidence.
+
+        Args:
+          attack: a prior-aware attack name (its records hold one bool success per trial).
+          delta: delta of the refuted (eps, delta)-DP guarantees.
+          confidence: one-sided confidence.
+
+        Returns:
+          ``audit_lower_bounds``' dict (success_lower, mu_gdp_lower, epsilon_lower, ...).
+        """
+        from rerokit.bounds.empirical import audit_lower_bounds
+
+        k = sum(bool(r["success"][attack]) for r in self.records)
+        return audit_lower_bounds(k, len(self.records), self.kappa, confidence=confidence, delta=delta)
+
+    def to_dict(self, primary: str | None = None, *, delta: float | None = None) -> dict[str, Any]:
         """JSON-ready summary; ``primary`` (an attack name) is flattened to the top level as
-        success, ci_low, ci_high."""
+        success, ci_low, ci_high; for a success-rate attack with ``delta`` given, the empirical
+        lower bounds it proves are added (``empirical_mu_lower``, ``empirical_epsilon_lower``,
+        ``empirical_success_lower`` at ``empirical_confidence``)."""
         d: dict[str, Any] = {}
         if primary is not None:
             r = self.results[primary]
             d.update({r.metric: r.value, "ci_low": r.interval[0], "ci_high": r.interval[1]})
+            if delta is not None and r.metric == "success" and self.records and isinstance(
+                    self.records[0].get("success"), dict):
+                e = self.empirical_lower_bounds(primary, delta=delta)
+                d.update(empirical_success_lower=e["success_lower"], empirical_mu_lower=e["mu_gdp_lower"],
+                         empirical_epsilon_lower=e["epsilon_lower"], empirical_confidence=e["confidence"])
         d.update(gamma=self.gamma, kappa=self.kappa, noise_multiplier=self.noise_multiplier,
                  trials=len(self.records), seed=self.seed)
         d["attacks"] = {
