@@ -104,6 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = func(args)
         if result is not None:
             emit(result, as_json=getattr(args, "json", False), title=getattr(args, "title", None))
+        for note in getattr(args, "_deprecation_notes", ()):
+            print(note, file=sys.stderr)
         return 0
     except (CliError, ValueError, TypeError, OSError) as exc:
         # OSError: a path that cannot be read or written (missing, a directory, no permission)
