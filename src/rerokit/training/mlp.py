@@ -83,21 +83,29 @@ class _Block:
 
 @dataclass
 class MLPInputs:
-    """Inputs of ``K`` models: blocks of columns (see the module docstring), ``n`` columns in all."""
+    """Inputs of ``K`` models: blocks of columns (see the module docstring), ``n`` columns in all;
+    ``Y`` the one-hot labels of every column, (K, classes, n) or (1, classes, n) when shared."""
 
     blocks: list[_Block]
     K: int
     n: int
+    Y: torch.Tensor | None = None
     _sq0: torch.Tensor | None = field(default=None, repr=False)
+
+    def per_model(self, name: str) -> torch.Tensor:
+        """A per-block tensor (G, ..., n_b) as (K, ..., n) over all columns (shared blocks broadcast)."""
+        if len(self.blocks) == 1 and self.blocks[0].groups in (1, self.K):
+            return getattr(self.blocks[0], name)
+        parts = []
+        for b in self.blocks:
+            t = getattr(b, name)
+            parts.append(t.unsqueeze(1).expand(b.groups, self.K // b.groups, *t.shape[1:]).reshape(self.K, *t.shape[1:]))
+        return torch.cat(parts, -1)
 
     def sq0(self) -> torch.Tensor:
         """(K, n): ||a_i||^2 (+ 1 with bias) of the first Linear's input, per model and column."""
         if self._sq0 is None:
-            parts = []
-            for b in self.blocks:
-                M = self.K // b.groups
-                parts.append(b.sq.unsqueeze(1).expand(b.groups, M, b.n).reshape(self.K, b.n))
-            self._sq0 = parts[0] if len(parts) == 1 else torch.cat(parts, 1)
+            self._sq0 = self.per_model("sq")
         return self._sq0
 
 
@@ -216,7 +224,10 @@ class MLPPlan:
                 raise ValueError(f"a block of {b.groups} groups cannot serve K={K} models")
             out.append(_Block(b.X, b.XT, b.sq, b.Y, start))
             start += b.n
-        return MLPInputs(out, int(K), start)
+        inp = MLPInputs(out, int(K), start)
+        if all(b.Y is not None for b in out):
+            inp.Y = inp.per_model("Y")
+        return inp
 
     # ------------------------------------------------------------------ forward / backward
 
@@ -226,26 +237,31 @@ class MLPPlan:
 
     def _first_affine(self, theta: torch.Tensor, inp: MLPInputs) -> torch.Tensor:
         """(K, out, n): the first Linear of the K models (rows of ``theta``) on all columns; per
-        block one (batched) matrix product, bias folded in, written in place into the output."""
+        block one (batched) matrix product, bias folded in, written in place into the output
+        (under ``torch.compile``, which has no strided ``out=``, concatenated instead)."""
         lin, K = self.linears[0], theta.shape[0]
         Wa = self._weight(lin, theta)
         if lin.bias:
             Wa = torch.cat([Wa, theta[:, lin.b0 : lin.b1].unsqueeze(2)], 2)
         o, d1 = lin.out, Wa.shape[2]
-        if len(inp.blocks) == 1:
-            b = inp.blocks[0]
+
+        def product(b: _Block, out: torch.Tensor | None = None) -> torch.Tensor:
             G = b.groups
             if G == 1:
-                return torch.mm(Wa.reshape(K * o, d1), b.XT[0]).view(K, o, b.n)
-            return torch.bmm(Wa.reshape(G, (K // G) * o, d1), b.XT).view(K, o, b.n)
+                return torch.mm(Wa.reshape(K * o, d1), b.XT[0], out=out)
+            return torch.bmm(Wa.reshape(G, (K // G) * o, d1), b.XT, out=out)
+
+        if len(inp.blocks) == 1:
+            return product(inp.blocks[0]).view(K, o, inp.n)
+        if torch.compiler.is_compiling():
+            return torch.cat([product(b).view(K, o, b.n) for b in inp.blocks], 2)
         out = theta.new_empty((K, o, inp.n))
         for b in inp.blocks:
-            G = b.groups
             dst = out[:, :, b.start : b.start + b.n]
-            if G == 1:
-                torch.mm(Wa.reshape(K * o, d1), b.XT[0], out=dst.view(K * o, b.n))
+            if b.groups == 1:
+                product(b, out=dst.view(K * o, b.n))  # a strided out= costs no copy
             else:
-                dst.view(G, (K // G) * o, b.n).copy_(torch.bmm(Wa.reshape(G, (K // G) * o, d1), b.XT))
+                dst.copy_(product(b).view(K, o, b.n))
         return out
 
     def _affine(self, lin: _Linear, theta: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
@@ -270,14 +286,7 @@ class MLPPlan:
     def backward(self, theta: torch.Tensor, tape: _Tape, inp: MLPInputs) -> list[torch.Tensor]:
         """delta = dl_i/dz (K, out, n) of every Linear (in layer order) for the per-sample
         cross-entropy l_i; the logits' delta is softmax - onehot (labels from the blocks)."""
-        K = theta.shape[0]
-        u = torch.softmax(tape.logits, dim=1)
-        for b in inp.blocks:
-            cols = u[:, :, b.start : b.start + b.n]
-            if b.groups == 1:
-                cols.sub_(b.Y[0])
-            else:
-                cols.view(b.groups, K // b.groups, self.num_classes, b.n).sub_(b.Y.unsqueeze(1))
+        u = torch.softmax(tape.logits, dim=1).sub_(inp.Y)
         deltas: list[torch.Tensor] = [None] * len(self.linears)  # type: ignore[list-item]
         li, ai = len(self.linears), len(tape.acts)
         for op in reversed(self.ops):
