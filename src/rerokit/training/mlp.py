@@ -32,7 +32,7 @@ Blocks are concatenated along the columns (:meth:`MLPPlan.inputs`). Checked agai
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -83,14 +83,18 @@ class _Block:
 
 @dataclass
 class MLPInputs:
-    """Inputs of ``K`` models: blocks of columns (see the module docstring), ``n`` columns in all;
-    ``Y`` the one-hot labels of every column, (K, classes, n) or (1, classes, n) when shared."""
+    """Inputs of ``K`` models: blocks of columns (see the module docstring), ``n`` columns in all.
+
+    Over all columns, per model ((K, ..., n), or (1, ..., n) when one block serves every model):
+    ``sq0`` the squared norms ||a_i||^2 (+ 1 with bias) of the first Linear's input, ``Y`` the
+    one-hot labels (None without labels).
+    """
 
     blocks: list[_Block]
     K: int
     n: int
+    sq0: torch.Tensor | None = None
     Y: torch.Tensor | None = None
-    _sq0: torch.Tensor | None = field(default=None, repr=False)
 
     def per_model(self, name: str) -> torch.Tensor:
         """A per-block tensor (G, ..., n_b) as (K, ..., n) over all columns (shared blocks broadcast)."""
@@ -101,12 +105,6 @@ class MLPInputs:
             t = getattr(b, name)
             parts.append(t.unsqueeze(1).expand(b.groups, self.K // b.groups, *t.shape[1:]).reshape(self.K, *t.shape[1:]))
         return torch.cat(parts, -1)
-
-    def sq0(self) -> torch.Tensor:
-        """(K, n): ||a_i||^2 (+ 1 with bias) of the first Linear's input, per model and column."""
-        if self._sq0 is None:
-            self._sq0 = self.per_model("sq")
-        return self._sq0
 
 
 class _Tape:
@@ -143,7 +141,7 @@ def _act_backward(act: nn.Module, z: torch.Tensor, h: torch.Tensor, u: torch.Ten
     return g
 
 
-def clip_factors_from_sq(sq: torch.Tensor, C: float) -> torch.Tensor:
+def _clip_factors_from_sq(sq: torch.Tensor, C: float) -> torch.Tensor:
     """min(1, C / (||g|| + CLIP_EPS)) from squared norms (Opacus' factor, as ``grads.clip_factors``)."""
     return (C / (sq.sqrt() + CLIP_EPS)).clamp(max=1.0)
 
@@ -197,10 +195,17 @@ class MLPPlan:
     # ------------------------------------------------------------------ inputs
 
     def block(self, X: torch.Tensor, y: torch.Tensor | None = None) -> _Block:
-        """Prepare ``X`` (G, n, ...) with labels ``y`` (G, n) as one block of columns.
+        """Prepare samples as one block of columns (once; reused at every step).
 
         Flattens (leading Flatten) or requires vectors, applies the parameter-free activations
         before the first Linear, appends a column of ones when the first Linear has a bias.
+
+        Args:
+            X: (G, n, ...) samples of G groups (G = 1: shared by every model).
+            y: (G, n) integer labels, or None (then no gradients, only forward).
+
+        Returns:
+            The block, for :meth:`inputs`.
         """
         G, nb = int(X.shape[0]), int(X.shape[1])
         h = X.reshape(G, nb, -1) if self.has_flatten else X
@@ -217,7 +222,16 @@ class MLPPlan:
         return _Block(X=Xa, XT=Xa.transpose(1, 2).contiguous(), sq=sq, Y=Y)
 
     def inputs(self, K: int, *blocks: _Block) -> MLPInputs:
-        """The columns of ``K`` models: ``blocks`` concatenated; each block's group count divides K."""
+        """The columns of ``K`` models: the blocks concatenated along the samples.
+
+        Args:
+            K: number of models; each block's group count G divides K, and model k uses group
+                ``k // (K / G)`` of every block.
+            *blocks: from :meth:`block`.
+
+        Returns:
+            The inputs of the K models (n = total columns).
+        """
         out, start = [], 0
         for b in blocks:
             if K % b.groups:
@@ -225,6 +239,7 @@ class MLPPlan:
             out.append(_Block(b.X, b.XT, b.sq, b.Y, start))
             start += b.n
         inp = MLPInputs(out, int(K), start)
+        inp.sq0 = inp.per_model("sq")
         if all(b.Y is not None for b in out):
             inp.Y = inp.per_model("Y")
         return inp
@@ -271,7 +286,15 @@ class MLPPlan:
         return torch.bmm(W, a)
 
     def forward(self, theta: torch.Tensor, inp: MLPInputs) -> _Tape:
-        """Logits (K, classes, n) of the K models ``theta`` (K, P) on ``inp``, with the tape."""
+        """Batched forward of K models, recording what :meth:`backward` needs.
+
+        Args:
+            theta: (K, P) flat parameters (``FunctionalModel`` layout).
+            inp: the models' columns (:meth:`inputs`).
+
+        Returns:
+            The tape; ``tape.logits`` is (K, classes, n).
+        """
         ins, acts, h = [], [], None
         for op in self.ops:
             if isinstance(op, _Linear):
@@ -284,8 +307,19 @@ class MLPPlan:
         return _Tape(ins, acts, h)
 
     def backward(self, theta: torch.Tensor, tape: _Tape, inp: MLPInputs) -> list[torch.Tensor]:
-        """delta = dl_i/dz (K, out, n) of every Linear (in layer order) for the per-sample
-        cross-entropy l_i; the logits' delta is softmax - onehot (labels from the blocks)."""
+        """Per-sample deltas of every Linear, for the per-sample cross-entropy l_i.
+
+        Starts from dl_i/dlogits = softmax - onehot; activations by closed-form derivatives
+        (elu, relu, tanh, sigmoid) or autograd (others, e.g. GELU).
+
+        Args:
+            theta: (K, P) the parameters of the forward.
+            tape: from :meth:`forward`.
+            inp: the same inputs, with labels.
+
+        Returns:
+            ``[delta_1, ...]`` in layer order, each (K, out, n): dl_i/dz of that layer.
+        """
         u = torch.softmax(tape.logits, dim=1).sub_(inp.Y)
         deltas: list[torch.Tensor] = [None] * len(self.linears)  # type: ignore[list-item]
         li, ai = len(self.linears), len(tape.acts)
@@ -306,7 +340,7 @@ class MLPPlan:
         sq = None
         for i in range(len(self.linears) - 1, -1, -1):
             lin, a, d = self.linears[i], tape.ins[i], deltas[i]
-            a2 = inp.sq0() if i == 0 else (a * a).sum(1) + (1.0 if lin.bias else 0.0)
+            a2 = inp.sq0 if i == 0 else (a * a).sum(1) + (1.0 if lin.bias else 0.0)
             term = (d * d).sum(1) * a2
             sq = term if sq is None else sq + term
         return sq
@@ -399,7 +433,7 @@ class MLPPlan:
         deltas = self.backward(theta, tape, inp)
         v = w
         if C is not None:
-            c = clip_factors_from_sq(self._sq_norms(tape, deltas, inp), C)
+            c = _clip_factors_from_sq(self._sq_norms(tape, deltas, inp), C)
             v = c if w is None else w * c
         s = self._weighted_sum(tape, deltas, inp, v)
         return s, None if target is None else self._sample_grad(tape, deltas, inp, v, target)
@@ -459,7 +493,7 @@ class MLPPlan:
                 p = self._first_affine(gb, inp) if i == 0 else self._affine(lin, gb, tape.ins[i])
                 term = (d * p).sum(1)
                 raw = term if raw is None else raw + term
-            c = clip_factors_from_sq(sq, C)
+            c = _clip_factors_from_sq(sq, C)
             inners.append((c * raw / (C * C)).reshape(kk, T, N))
             sqs.append((c * c * sq / (C * C)).reshape(kk, T, N))
         return torch.cat(inners), torch.cat(sqs)
