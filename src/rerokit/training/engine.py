@@ -37,7 +37,7 @@ import torch
 from torch.func import vmap
 
 from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive, check_probability
-from rerokit.training.grads import CLIP_EPS, _check_batch, _check_labels, _psg, clip_rows
+from rerokit.training.grads import _check_batch, _check_labels, _psg, clip_rows
 from rerokit.training.mlp import MLPInputs, MLPPlan, mlp_plan
 from rerokit.training.models import FunctionalModel
 from rerokit.training.transcript import Transcript
