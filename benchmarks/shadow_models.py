@@ -6,15 +6,14 @@ by every model plus one shadow target each, 10,000 shadow models, 100 full-batch
 with momentum (lr 0.2, momentum 0.9), known initialisation (one theta_0 for all).
 
 Measured in the same run:
-  * vectorised: :func:`rerokit.attacks.reconn.gd_many` over all K models (D- one shared tensor,
-    first layer of all models as one matrix product, backward written out; optionally
-    ``--compile``);
+  * vectorised: :func:`rerokit.attacks.reconn.gd_many` over all K models, i.e. the non-private
+    case of ``rerokit.training.train_dpsgd_many`` on the MLP engine (D- one shared block, first
+    layer of all models as one matrix product, backward written out; optionally ``--compile``);
   * baseline, a per-model Python loop: ``torch.func.grad`` of the model's mean cross-entropy on
     D- u {z} (functional_call), 100 momentum steps, one model at a time; timed on
     ``--loop-models`` models and EXTRAPOLATED linearly to K (said in the output);
-  * optionally (``--engine-models M``) the generic training engine
-    ``rerokit.training.train_dpsgd_many`` (non-private, ghost-norm MLP path) on M models,
-    extrapolated to K.
+  * optionally (``--engine-models M``) ``rerokit.training.train_dpsgd_many`` called directly
+    (non-private, ``shared=`` D-) on M models, extrapolated to K.
 It checks that the loop's models equal the vectorised ones (max abs difference printed).
 The machine is shared (2 cores, other jobs): the load average before and after is printed.
 Default ``--threads 1``: with torch's 2 threads on the shared machine the same run was 5-10x

@@ -75,3 +75,23 @@ def test_cli_extreme_sigma_answers_without_traceback(sigma, capsys):
     d = json.loads(cap.out)
     assert d["method"] == "envelope" and 0.1 <= d["gamma"] <= 1.0
     assert d["comparisons"]["epsilon"] is None
+
+
+def test_astronomical_schedules_get_the_envelope_not_an_error():
+    """More than MAX_EXACT_STEPS steps (1e18 used to ask for a 12 TiB FFT buffer): every entry point
+    answers with the closed-form envelope, an upper bound valid for every schedule; it is never
+    below the certified exact value of the shorter schedule at the cap (gamma grows with T)."""
+    import rerokit
+    from rerokit.bounds.dpsgd import MAX_EXACT_STEPS, epsilon_dpsgd, rero_dpsgd
+    from rerokit.bounds.gaussian import gaussian_epsilon
+
+    for T in (MAX_EXACT_STEPS + 1, 10**18):
+        b = rero_dpsgd(100.0, 1e-6, T, kappa=0.01)
+        assert b.method == "envelope" and "too long" in b.extras["note"] and 0.01 <= b.value <= 1.0
+        r = rerokit.reconstruction_risk(noise_multiplier=100.0, sample_rate=1e-6, steps=T, prior=100)
+        assert r.gamma == b.value and r.method == "envelope"
+        # epsilon: the exact q = 1 value, an upper bound for any q (subsampling never increases it)
+        assert epsilon_dpsgd(100.0, 1e-6, T, 1e-5) == gaussian_epsilon(1e-5, math.sqrt(T) / 100.0)
+    exact = rero_dpsgd(100.0, 1e-6, MAX_EXACT_STEPS, kappa=0.01)
+    assert exact.method == "exact"
+    assert rero_dpsgd(100.0, 1e-6, MAX_EXACT_STEPS + 1, kappa=0.01).value >= exact.interval[0]

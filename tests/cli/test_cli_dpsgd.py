@@ -78,7 +78,6 @@ def test_calibrate_dpsgd_noise_and_steps(cli, capsys):
         (["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "10", "--kappa", "1.5"], "kappa"),
         (["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "10", "--kappa", "0"], "kappa"),
         (["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "10", "--kappa", "0.1", "--method", "x"], "method"),
-        (["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "10"], "prior-size"),
         (["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "10", "--kappa", "0.1", "--prior-size", "10"], "prior-size"),
         (["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.5", "--steps", "10", "--kappa", "0.1", "--method", "closed-form"], "sample_rate"),
         (["calibrate", "dpsgd", "--target-gamma", "0.05", "--sample-rate", "0.1", "--steps", "10", "--kappa", "0.1"], "target_gamma"),
@@ -102,3 +101,26 @@ def test_cli_bound_path_imports_neither_torch_nor_dp_accounting_nor_scipy():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["0", "False", "False", "False"]
+
+
+def test_bound_dpsgd_without_prior_gives_epsilon_and_membership(cli):
+    """A prior is needed only for gamma (issue: 'bound dpsgd demands kappa even when only epsilon is
+    wanted'): without one, epsilon and the membership risks come from the same composed PLD."""
+    d = cli.json(BASE)
+    assert "gamma" not in d and "prior" in d["note"]
+    with_prior = cli.json(BASE + ["--prior-size", "10"])
+    assert d["epsilon"] == with_prior["comparisons"]["epsilon"]
+    assert d["membership"] == with_prior["membership"]
+
+
+def test_prior_options_are_the_same_on_every_prior_command(cli):
+    """--prior-size works wherever a prior applies (it was refused by 'bound dp'), kappa of a prior of
+    10 is exactly 0.1 (it printed 0.09999999999999998), and two prior options are one clear error."""
+    for argv in (["bound", "dp", "--epsilon", "1"], ["bound", "rdp", "--alpha", "2", "--epsilon", "1"],
+                 ["bound", "zcdp", "--rho", "0.5"], ["bound", "gdp", "--mu", "1"], BASE,
+                 ["calibrate", "dpsgd", "--target-gamma", "0.3", "--sample-rate", "0.01", "--steps", "100"]):
+        a = cli.json(argv + ["--prior-size", "10"])
+        b = cli.json(argv + ["--kappa", "0.1"])
+        assert a["kappa"] == 0.1 and b["kappa"] == 0.1
+        assert a["gamma"] == pytest.approx(b["gamma"], rel=1e-14)  # log(1/10) vs log(0.1): one ulp apart
+        assert "exactly one" in cli.error(argv + ["--prior-size", "10", "--kappa", "0.1"])

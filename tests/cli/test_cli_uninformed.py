@@ -67,7 +67,7 @@ def test_bound_uninformed_table_and_steps(capsys):
         (["--noise-multiplier", "1", "--dim", "3", "--min-norm", "1", "--psnr-threshold", "10"], "data_range"),
         (["--noise-multiplier", "1", "--dim", "3", "--min-norm", "1", "--mse-threshold", "0.1", "--releases", "0"], "releases"),
         (["--noise-multiplier", "1", "--dim", "3", "--dataset", "digits", "--mse-threshold", "0.1"], "dim"),
-        (["--noise-multiplier", "1", "--dim", "3", "--min-norm", "1", "--mse-threshold", "0.1", "--steps", "3"], "sampling_rate"),
+        (["--noise-multiplier", "1", "--dim", "3", "--min-norm", "1", "--mse-threshold", "0.1", "--steps", "3"], "sample_rate"),
         (["--noise-multiplier", "1", "--dim", "3", "--mse-threshold", "0.1"], "min-norm"),
     ],
 )
@@ -141,3 +141,14 @@ def test_attack_analytic_bad_input(capsys, extra, name):
     assert main(["attack", "analytic", *extra]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error:") and "\n" not in err and name in err
+
+
+def test_old_sampling_rate_spelling_is_accepted_with_a_note(cli):
+    """--sample-rate is the one spelling across commands; --sampling-rate stays accepted for one
+    release with a deprecation note on stderr, and gives the same numbers."""
+    base = ["bound", "uninformed", "--noise-multiplier", "0.1", "--dim", "100", "--min-norm", "1",
+            "--mse-threshold", "0.02", "--steps", "10"]
+    new = cli.json(base + ["--sample-rate", "0.2"])
+    old, err = cli.json_and_stderr(base + ["--sampling-rate", "0.2"])
+    assert old == new and new["sample_rate"] == 0.2
+    assert "--sampling-rate is deprecated, use --sample-rate" in err

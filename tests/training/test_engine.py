@@ -18,7 +18,8 @@ from rerokit.training import (
     train_dpsgd_many,
     trial_seeds,
 )
-from rerokit.training.engine import _LinearPlan, _vmap_clipped_sums
+from rerokit.training.engine import _VmapSums
+from rerokit.training.mlp import MLPPlan
 
 
 def _data(K, n, d=6, classes=3, seed=0, dtype=torch.float32):
@@ -77,8 +78,9 @@ def test_linear_plan_equals_vmap_clipped_sums():
         w = (torch.rand(3, 9) < 0.6).double()
         w[:, 2] = 1.0
         tgt = torch.tensor([2, 0, 8])
-        a = _LinearPlan(fm).clipped_sums(theta, X, y, clip, w, tgt)
-        b = _vmap_clipped_sums(fm, clip)(theta, X, y, clip, w, tgt)
+        plan = MLPPlan(fm)
+        a = plan.clipped_sums(theta, plan.inputs(3, plan.block(X, y)), clip, w, tgt)
+        b = _VmapSums(fm).sums(theta, (X, y), clip, w, tgt)
         for u, v in zip(a, b):
             assert torch.allclose(u, v, atol=1e-12, rtol=1e-10), module
     assert not linear_plan_supported(FunctionalModel(SmallCNN(width=2)))

@@ -20,18 +20,20 @@ classifier trained here (the paper uses a LeNet on MNIST; we train a small MLP o
 part of the dataset). The attack succeeds (Table II) when the mean reconstruction MSE is below
 the mean oracle MSE; we also report the fraction of targets reconstructed below their own oracle.
 
-Released/shadow model training. Non-private GD (the default) uses :func:`gd_many`, a batched
-full-batch GD for MLPs written for this attack: the fixed set D_- is one shared tensor (never
-copied per model), the first layer for all K models is one matrix product
-``(K*h, d+1) @ (d+1, n)`` (bias folded in), and the backward pass is written out (softmax - onehot; closed-form
-activation derivatives), so no per-sample gradients are formed. Checked against a per-model
-``torch.func.grad`` loop and against :func:`rerokit.training.train_dpsgd_many` in the tests.
-DP-GD (Sec. VI-D: per-sample clipping to C = 1, Gaussian noise for (epsilon, 1e-5)-DP, fresh noise
-for every released and shadow model, unknown to the adversary) uses the training engine
-:func:`rerokit.training.train_dpsgd_many` with ``sample_rate=1`` and the exact full-batch noise
-multiplier :func:`noise_multiplier_full_batch` (T Gaussian steps = one Gaussian mechanism with
-mu = sqrt(T)/sigma; cross-checked against the PLD accountant of
-:func:`rerokit.bounds.calibrate.noise_multiplier_for_epsilon`, add/remove adjacency).
+Released/shadow model training. Every model, private or not, is trained by the one DP-SGD
+trainer :func:`rerokit.training.train_dpsgd_many` with ``sample_rate=1`` on the MLP engine
+(:mod:`rerokit.training.mlp`): the fixed set D_- is one block of columns shared by all models
+(never copied per model; its first layer for all K models is one matrix product
+``(K*h, d+1) @ (d+1, n)``, bias folded in), each model's own target one more column, and the
+backward pass is written out (softmax - onehot; closed-form activation derivatives), so no
+per-sample gradients are formed. Non-private GD (the default, :func:`gd_many`) is the case
+``clip=None``, ``noise_multiplier=0``; checked against a per-model ``torch.func.grad`` loop in
+the tests. DP-GD (Sec. VI-D: per-sample clipping to C = 1, Gaussian noise for
+(epsilon, 1e-5)-DP, fresh noise for every released and shadow model, unknown to the adversary)
+uses the exact full-batch noise multiplier :func:`noise_multiplier_full_batch` (T Gaussian
+steps = one Gaussian mechanism with mu = sqrt(T)/sigma; cross-checked against the PLD
+accountant of :func:`rerokit.bounds.calibrate.noise_multiplier_for_epsilon`, add/remove
+adjacency).
 
 Deviations from the paper, scaled for CPU and the 8x8 digits: the released model is the digits
 MLP 64-10-10 (ELU) instead of 784-10-10, initialised with PyTorch's default (not Haiku's LeCun
@@ -50,7 +52,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -60,6 +62,8 @@ from torch import nn
 
 from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive, check_probability
 from rerokit.attacks.nn_oracle import nn_oracle
+from rerokit.training.engine import train_dpsgd_many
+from rerokit.training.models import ACTIVATIONS
 
 __all__ = [
     "ReconSplit",
@@ -74,14 +78,9 @@ __all__ = [
     "ReconnResult",
     "run_reconn",
     "save_reconstructions_png",
-    "ACTIVATIONS_FAST",
     "gaussian_delta",
     "noise_multiplier_full_batch",
 ]
-
-ACTIVATIONS_FAST = ("elu", "relu", "tanh", "sigmoid")
-"""Activations of the released MLP supported by :func:`gd_many` (closed-form derivatives)."""
-
 
 def _log(msg: str, progress: bool) -> None:
     if progress:
@@ -175,102 +174,6 @@ def shadow_targets(X_pool: np.ndarray, y_pool: np.ndarray, k: int, shape: Sequen
 # released / shadow model training
 
 
-def _mlp_layout(d: int, hidden: Sequence[int], c: int) -> list[tuple[int, int, int, int]]:
-    """[(w_offset, b_offset, out, in)] per Linear layer, in ``make_mlp``'s flat layout
-    (``rerokit.training.FunctionalModel``: weight (out, in) row-major, then bias)."""
-    dims = [d, *hidden, c]
-    out, off = [], 0
-    for i in range(len(dims) - 1):
-        o, inp = dims[i + 1], dims[i]
-        out.append((off, off + o * inp, o, inp))
-        off += o * inp + o
-    return out
-
-
-def _act(name: str, z: torch.Tensor) -> torch.Tensor:
-    if name == "elu":
-        return F.elu(z)
-    if name == "relu":
-        return torch.relu(z)
-    if name == "tanh":
-        return torch.tanh(z)
-    return torch.sigmoid(z)
-
-
-def _act_grad(name: str, z: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
-    """act'(z) from z and h = act(z)."""
-    if name == "elu":  # z > 0: 1; z <= 0: e^z = h + 1 (<= 1)
-        return (h + 1.0).clamp(max=1.0)
-    if name == "relu":
-        return (z > 0).to(z.dtype)
-    if name == "tanh":
-        return 1.0 - h * h
-    return h * (1.0 - h)
-
-
-def _gd_grads(theta, XaT, Xa, Yf, xt, yt1, layout, act: str, n_total: int):
-    """Full-batch gradient of the mean cross-entropy over D_- u {z_k} for K models at once.
-
-    theta (K, P); ``Xa`` (n, d + 1) the shared D_- with a column of ones (so the first layer's
-    bias rides in the matrix product) and ``XaT`` its transpose; ``Yf`` (c, n) one-hot labels of
-    D_-; ``xt`` (K, d) and ``yt1`` (K, c) each model's own target, handled as a separate column.
-    D_- activations are laid out (K, width, n). Returns (K, P).
-    """
-    K = theta.shape[0]
-    n = Xa.shape[0]
-    Ws = [theta[:, w:b].reshape(K, o, i) for (w, b, o, i) in layout]
-    bs = [theta[:, b : b + o] for (w, b, o, i) in layout]
-    w0, b0, o1, d = layout[0]
-    W1a = torch.cat([Ws[0], bs[0].unsqueeze(2)], 2).reshape(K * o1, d + 1)
-    zs = [(W1a @ XaT).view(K, o1, n)]
-    zts = [torch.baddbmm(bs[0].unsqueeze(2), Ws[0], xt.unsqueeze(2)).squeeze(2)]
-    hs, hts = [], []
-    for layer in range(1, len(layout)):
-        h, ht = _act(act, zs[-1]), _act(act, zts[-1])
-        hs.append(h)
-        hts.append(ht)
-        bias = bs[layer].unsqueeze(2)
-        zs.append(torch.baddbmm(bias, Ws[layer], h))
-        zts.append(torch.baddbmm(bias, Ws[layer], ht.unsqueeze(2)).squeeze(2))
-    u = torch.softmax(zs[-1], dim=1).sub_(Yf)  # dl/dlogits = softmax - onehot, (K, c, n)
-    ut = torch.softmax(zts[-1], dim=1).sub_(yt1)  # (K, c)
-    G = torch.empty_like(theta)
-    for layer in range(len(layout) - 1, 0, -1):
-        w, b, o, i = layout[layer]
-        h, ht = hs[layer - 1], hts[layer - 1]
-        G[:, w:b] = torch.baddbmm(ut.unsqueeze(2) * ht.unsqueeze(1), u, h.transpose(1, 2)).reshape(K, -1)
-        G[:, b : b + o] = u.sum(2).add_(ut)
-        WT = Ws[layer].transpose(1, 2)
-        u = torch.bmm(WT, u).mul_(_act_grad(act, zs[layer - 1], h))
-        ut = torch.bmm(WT, ut.unsqueeze(2)).squeeze(2).mul_(_act_grad(act, zts[layer - 1], ht))
-    gWa = (u.view(K * o1, n) @ Xa).view(K, o1, d + 1)  # weights and bias of layer 1 in one product
-    G[:, w0:b0] = gWa[:, :, :d].add(ut.unsqueeze(2) * xt.unsqueeze(1)).reshape(K, -1)
-    G[:, b0 : b0 + o1] = gWa[:, :, d].add(ut)
-    return G.mul_(1.0 / n_total)
-
-
-def _compiled(fn):
-    """``torch.compile(fn)``, falling back to eager ``fn`` (with a warning) if compilation fails
-    on the first call (e.g. no C++ compiler): eager is exact, only slower."""
-    state: dict[str, Any] = {}
-
-    def run(*args):
-        if "fn" not in state:
-            try:
-                cfn = torch.compile(fn, dynamic=False)
-                out = cfn(*args)
-                state["fn"] = cfn
-                return out
-            except Exception as e:  # pragma: no cover - depends on the platform's toolchain
-                import warnings
-
-                warnings.warn(f"torch.compile failed ({type(e).__name__}); running eagerly", RuntimeWarning)
-                state["fn"] = fn
-        return state["fn"](*args)
-
-    return run
-
-
 def gd_many(
     theta0: torch.Tensor,
     X_fixed: torch.Tensor,
@@ -289,26 +192,36 @@ def gd_many(
     progress: bool = False,
 ) -> torch.Tensor:
     """K released/shadow models theta_k = A(D_- u {z_k}) by full-batch GD with momentum
-    (Balle et al. Sec. V-A(b), Table V: cross-entropy, lr 0.2, momentum 0.9, 100 epochs),
-    vectorised over models.
-
-    ``theta0``: (P,) known initialisation shared by all models, or (K, P) one per model, in the
-    flat layout of ``rerokit.training.FunctionalModel(make_mlp(d, hidden, c, activation))``.
-    ``X_fixed`` (n, d) and ``y_fixed`` (n,) are D_-, shared (never copied per model);
-    ``X_targets`` (K, d), ``y_targets`` (K,) the per-model points. Update (torch SGD convention):
+    (Balle et al. 2022, Sec. V-A(b), Table V: cross-entropy, lr 0.2, momentum 0.9, 100 epochs),
+    vectorised over models: the non-private case (``clip=None``, ``noise_multiplier=0``,
+    ``sample_rate=1``) of :func:`rerokit.training.train_dpsgd_many` on the MLP engine, D_- one
+    block shared by all models. Update (torch SGD convention):
     ``g = (1/(n+1)) sum_{z in D_- u {z_k}} grad l(theta, z)``, ``v <- momentum v + g``,
-    ``theta <- theta - lr v``. Returns (K, P). ``compile``: ``torch.compile`` the step (fuses the
-    elementwise work; same result to float round-off). Raises ``ValueError`` naming ``lr`` if a
-    model diverges.
+    ``theta <- theta - lr v``.
+
+    Args:
+        theta0: (P,) known initialisation shared by all models, or (K, P) one per model, in the
+            flat layout of ``rerokit.training.FunctionalModel(make_mlp(d, hidden, c, activation))``.
+        X_fixed: (n, d) D_-, shared (never copied per model); y_fixed: (n,) its labels.
+        X_targets: (K, d) the per-model points; y_targets: (K,) their labels.
+        hidden, activation, num_classes: the MLP (activation: a name of ``training.ACTIVATIONS``).
+        steps, lr, momentum: the GD schedule.
+        chunk_size: models trained together (default: about 2^21 activations at a time).
+        compile: ``torch.compile`` the step (fuses the elementwise work; same result to float
+            round-off).
+        progress: show a progress bar.
+
+    Returns:
+        (K, P) float32 parameters. Raises ``ValueError`` naming ``lr`` if a model diverges.
     """
-    check_choice("activation", activation, ACTIVATIONS_FAST)
+    check_choice("activation", activation, tuple(ACTIVATIONS))
     steps = check_int("steps", steps, minimum=1)
     lr = check_positive("lr", lr)
     momentum = check_nonnegative("momentum", momentum)
     if not momentum < 1.0:
         raise ValueError(f"momentum must be a number in [0, 1), got {momentum!r}")
     X_fixed = torch.as_tensor(X_fixed, dtype=torch.float32)
-    X_fixed = X_fixed.reshape(X_fixed.shape[0], -1).contiguous()
+    X_fixed = X_fixed.reshape(X_fixed.shape[0], -1)
     y_fixed = torch.as_tensor(y_fixed, dtype=torch.long).reshape(-1)
     X_targets = torch.as_tensor(X_targets, dtype=torch.float32)
     X_targets = X_targets.reshape(X_targets.shape[0], -1)
@@ -323,49 +236,13 @@ def gd_many(
     for nm, yy in (("y_fixed", y_fixed), ("y_targets", y_targets)):
         if yy.numel() and (int(yy.min()) < 0 or int(yy.max()) >= num_classes):
             raise ValueError(f"{nm} must hold labels in [0, {num_classes - 1}]")
-    layout = _mlp_layout(d, [check_int(f"hidden[{i}]", h, minimum=1) for i, h in enumerate(hidden)], num_classes)
-    P = layout[-1][1] + layout[-1][2]
+    hidden = [check_int(f"hidden[{i}]", h, minimum=1) for i, h in enumerate(hidden)]
+    fm = _functional_model(d, hidden, num_classes, activation)
     theta0 = torch.as_tensor(theta0, dtype=torch.float32)
-    if theta0.shape not in ((P,), (K, P)):
-        raise ValueError(f"theta0 must have shape (P,)=({P},) or (K, P)=({K}, {P}); got {tuple(theta0.shape)}")
-    if chunk_size is None:
-        chunk_size = max(1, min(K, 2**21 // max(1, (n + 1) * max([*hidden, num_classes]))))
-    chunk_size = check_int("chunk_size", chunk_size, minimum=1)
-    Xa = torch.cat([X_fixed, torch.ones(n, 1)], 1).contiguous()
-    XaT = Xa.T.contiguous()
-    Yf = F.one_hot(y_fixed, num_classes).T.to(torch.float32).contiguous()
-    Yt = F.one_hot(y_targets, num_classes).to(torch.float32)
-    out = torch.empty((K, P), dtype=torch.float32)
-
-    def step(theta, v, xt, yt1):
-        g = _gd_grads(theta, XaT, Xa, Yf, xt, yt1, layout, activation, n + 1)
-        v = momentum * v + g
-        return theta - lr * v, v
-
-    step_fn = _compiled(step) if compile else step
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=K, desc="train models", unit="model", leave=False, file=sys.stderr)
-    with torch.no_grad():
-        for a in range(0, K, chunk_size):
-            b_ = min(K, a + chunk_size)
-            th = (theta0.expand(b_ - a, P) if theta0.dim() == 1 else theta0[a:b_]).clone()
-            v = torch.zeros_like(th)
-            xt, yt1 = X_targets[a:b_].contiguous(), Yt[a:b_].contiguous()
-            for _ in range(steps):
-                th, v = step_fn(th, v, xt, yt1)
-            bad = ~torch.isfinite(th).all(1)
-            if bool(bad.any()):
-                raise ValueError(f"lr={lr!r} made training diverge (non-finite parameters in model(s) "
-                                 f"{(bad.nonzero().reshape(-1) + a).tolist()[:10]}); use a smaller lr")
-            out[a:b_] = th
-            if bar is not None:
-                bar.update(b_ - a)
-    if bar is not None:
-        bar.close()
-    return out
+    r = train_dpsgd_many(fm, theta0, X_targets[:, None], y_targets[:, None], noise_multiplier=0.0, clip=None,
+                         steps=steps, lr=lr, sample_rate=1.0, momentum=momentum, seed=0, shared=(X_fixed, y_fixed),
+                         chunk_size=chunk_size, method="linear", progress=progress, compile=compile)
+    return r.theta
 
 
 def _functional_model(d: int, hidden: Sequence[int], c: int, activation: str):
@@ -419,15 +296,13 @@ def train_models(
         return gd_many(theta0, X_fixed, y_fixed, X_targets, y_targets, hidden=hidden, activation=activation,
                        num_classes=num_classes, steps=epochs, lr=lr, momentum=momentum, chunk_size=chunk_size,
                        compile=compile, progress=progress)
-    from rerokit.training import train_dpsgd_many
-
     Xf = torch.as_tensor(np.asarray(X_fixed, dtype=np.float32)).reshape(len(X_fixed), -1)
     Xt = torch.as_tensor(np.asarray(X_targets, dtype=np.float32)).reshape(K, 1, -1)
     r = train_dpsgd_many(
         fm, theta0, Xt, torch.as_tensor(np.asarray(y_targets, dtype=np.int64)).reshape(K, 1),
         noise_multiplier=sigma, clip=clip, steps=epochs, lr=lr, sample_rate=1.0, momentum=momentum,
         seed=check_int("seed", seed, minimum=0), shared=(Xf, torch.as_tensor(np.asarray(y_fixed, dtype=np.int64))),
-        chunk_size=chunk_size, progress=progress,
+        chunk_size=chunk_size, progress=progress, compile=compile,
     )
     return r.theta
 
@@ -692,7 +567,7 @@ def run_reconn(
     shadow_models = check_int("shadow_models", shadow_models, minimum=2)
     epochs = check_int("epochs", epochs, minimum=1)
     check_choice("init", init, ("known", "random"))
-    check_choice("activation", activation, ACTIVATIONS_FAST)
+    check_choice("activation", activation, tuple(ACTIVATIONS))
     check_choice("optimizer", optimizer, ("adam", "rmsprop"))
     lr = check_positive("lr", lr)
     momentum = check_nonnegative("momentum", momentum)

@@ -252,8 +252,16 @@ def dp_from_rero(gamma: float, epsilon: float) -> float:
 def advantage(gamma: float, kappa: float) -> float:
     """Normalised advantage (gamma - kappa) / (1 - kappa) (Guo et al. 2022b; Hayes et al. 2023 App. H).
 
-    Defined as 0 when kappa = 1.
+    Defined as 0 when kappa = 1. ``kappa`` may be 0 (a baseline that underflows, e.g. 9.66e-473);
+    the result is clipped to [0, 1] (a bound computed in floating point may sit an ulp below kappa).
+
+    Args:
+      gamma: the success bound, in [0, 1].
+      kappa: the baseline success, in [0, 1].
+
+    Returns:
+      (gamma - kappa) / (1 - kappa) in [0, 1].
     """
-    k = check_kappa(kappa)
+    k = check_probability("kappa", kappa, low_open=False)
     g = check_probability("gamma", gamma, low_open=False)
-    return 0.0 if k == 1.0 else (g - k) / (1.0 - k)
+    return 0.0 if k == 1.0 else min(1.0, max(0.0, (g - k) / (1.0 - k)))

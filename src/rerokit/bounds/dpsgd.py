@@ -90,6 +90,8 @@ __all__ = [
     "np_lower_many",
     "log_rdp_gamma_many",
     "epsilon_dpsgd",
+    "PLDTooWide",
+    "MAX_EXACT_STEPS",
     "RDP_ORDERS",
     "METHODS",
 ]
@@ -254,6 +256,11 @@ class _TooWide(Exception):
     """The grid for this h would be too large; dpsgd_pld retries with a coarser h."""
 
 
+class PLDTooWide(ValueError):
+    """No grid step makes this schedule's privacy-loss distribution fit the size limits (an
+    astronomically long schedule); callers answer with the closed-form envelope instead."""
+
+
 @dataclass(frozen=True)
 class _StepPLD:
     """One step's discretisation on the grid l_j = j h.
@@ -376,7 +383,7 @@ def _compose(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_tau: fl
     """
     A, B = window if window is not None else _window(parts, h, log_tau)
     n = B - A + 1
-    if n > _MAX_FFT:
+    if n > _MAX_FFT or n < 1:  # n < 1: the window's ends lost precision (astronomical T)
         raise _TooWide(f"the composed privacy-loss window needs {n} points (max {_MAX_FFT})")
     nfft = _fft_size(n)
     spec = np.ones(nfft // 2 + 1, dtype=complex)
@@ -555,7 +562,7 @@ def dpsgd_pld(
             return _dpsgd_pld(segments, h, lower, add_direction, log_tau)
         except _TooWide:
             h *= 4.0
-    raise ValueError("the privacy-loss distribution of this schedule is too wide to discretise")
+    raise PLDTooWide("the privacy-loss distribution of this schedule is too wide to discretise")
 
 
 def _dpsgd_pld(segments, h, lower, add_direction, log_tau) -> DpsgdPLD:
@@ -643,8 +650,17 @@ def epsilon_dpsgd(
     """
     segs = normalize_segments(noise_multiplier, sample_rate, steps, segments)
     d = check_probability("delta", delta, high_open=True)
-    pld = dpsgd_pld(segs, value_discretization_interval, lower=False, add_direction=True)
-    return _epsilon_both(pld, d)
+    if not outside_exact_range(segs):
+        try:
+            pld = dpsgd_pld(segs, value_discretization_interval, lower=False, add_direction=True)
+            return _epsilon_both(pld, d)
+        except PLDTooWide:
+            pass
+    # the exact epsilon of the same schedule at q = 1 (subsampling never increases epsilon)
+    from rerokit.bounds.gaussian import gaussian_epsilon
+
+    mu = Schedule(tuple(segs)).mu_full_batch
+    return math.inf if not math.isfinite(mu) or mu > 1e150 else gaussian_epsilon(d, mu)
 
 
 # --------------------------------------------------------------------------- RDP
@@ -911,10 +927,18 @@ def rero_dpsgd(
         log_rdp, order = _log_rdp_gamma(segs, lk)
     pld = None
     if comparisons or method == "exact" or membership:
-        pld = dpsgd_pld(
-            segs, value_discretization_interval, lower=((method == "exact" and bracket) or membership),
-            add_direction=comparisons,
-        )
+        try:
+            pld = dpsgd_pld(
+                segs, value_discretization_interval, lower=((method == "exact" and bracket) or membership),
+                add_direction=comparisons,
+            )
+        except PLDTooWide:
+            if method != "exact":
+                raise
+            b = _envelope(segs, lk, kap)
+            if membership:
+                b.extras["membership"] = _membership(segs, None)
+            return b
     if comparisons:
         extras["rdp_gamma"] = _up(log_rdp)
         extras["rdp_order"] = order
@@ -971,6 +995,10 @@ def _membership(segs: Sequence[Segment], pld: DpsgdPLD | None) -> dict[str, Any]
 # lives there) its grids over/underflow, and rero_dpsgd answers with closed-form envelopes.
 SIGMA_EXACT_RANGE = (1e-4, 1e8)
 
+# Beyond this many steps the composed PLD's window loses double precision (measured: 1e13-1e14 steps
+# fail to discretise; 1e12 gives a bracket of width 0.1); such schedules get the envelope.
+MAX_EXACT_STEPS = 10**10
+
 
 def check_full_batch(segments: Sequence[Segment]) -> None:
     """Raise unless every segment has q = 1 (what method='closed-form', Gaussian DP, needs)."""
@@ -983,8 +1011,21 @@ def check_full_batch(segments: Sequence[Segment]) -> None:
 
 
 def outside_exact_range(segments: Sequence[Segment]) -> bool:
-    """True if a noise multiplier lies outside SIGMA_EXACT_RANGE (closed-form envelopes are used)."""
-    return any(not (SIGMA_EXACT_RANGE[0] <= s <= SIGMA_EXACT_RANGE[1]) for s, _, _ in segments)
+    """True if a noise multiplier lies outside SIGMA_EXACT_RANGE or the schedule has more than
+    MAX_EXACT_STEPS steps (closed-form envelopes are used)."""
+    return any(not (SIGMA_EXACT_RANGE[0] <= s <= SIGMA_EXACT_RANGE[1]) for s, _, _ in segments) or (
+        sum(T for _, _, T in segments) > MAX_EXACT_STEPS
+    )
+
+
+def envelope_note(segments: Sequence[Segment]) -> str:
+    """Why the closed-form envelope answers for this schedule (for ``extras['note']``)."""
+    why = (f"a noise multiplier outside [{SIGMA_EXACT_RANGE[0]:g}, {SIGMA_EXACT_RANGE[1]:g}]"
+           if any(not (SIGMA_EXACT_RANGE[0] <= s <= SIGMA_EXACT_RANGE[1]) for s, _, _ in segments)
+           else "a schedule too long for the privacy-loss distribution (more than "
+                f"{MAX_EXACT_STEPS:.0e} steps, or a grid beyond its size limits)")
+    return (f"{why}: value is the minimum of two closed-form upper bounds (same schedule at q = 1; target never "
+            "sampled), error = value - kappa")
 
 
 def envelope_log_gamma(segments: Sequence[Segment], log_kappa: float) -> float:
@@ -1023,6 +1064,7 @@ def log_sup_gamma(segments: Sequence[Segment], log_kappa: float) -> float:
 
 
 def _envelope(segs: Sequence[Segment], lk: float, kap: float) -> Bound:
+    """The closed-form envelope (:func:`envelope_log_gamma`) as a Bound, bracket [kappa, value]."""
     log_val = envelope_log_gamma(segs, lk)
     value = _up(log_val)
     lower = min(kap, value)  # gamma >= kappa always: the attacker may ignore the release
@@ -1033,11 +1075,7 @@ def _envelope(segs: Sequence[Segment], lk: float, kap: float) -> Bound:
         inputs["segments"] = [list(x) for x in segs]
     extras = {
         "lower": lower, "upper": value, "log_gamma": log_val, "floored": False,
-        "note": (
-            f"a noise multiplier outside [{SIGMA_EXACT_RANGE[0]:g}, {SIGMA_EXACT_RANGE[1]:g}]: value is the "
-            "minimum of two closed-form upper bounds (same schedule at q = 1; target never sampled), "
-            "error = value - kappa"
-        ),
+        "note": envelope_note(segs),
     }
     return Bound(value, max(0.0, value - lower), "envelope", "upper", (lower, value), inputs, extras)
 

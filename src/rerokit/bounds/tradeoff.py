@@ -689,5 +689,8 @@ def dpsgd_tradeoff(
         return TradeoffCurve(segs, adjacency, "closed-form", None, None)
     if _d.outside_exact_range(segs):
         return TradeoffCurve(segs, adjacency, "envelope", None, None)
-    pld = _d.dpsgd_pld(segs, value_discretization_interval, lower=True, add_direction=True)
+    try:
+        pld = _d.dpsgd_pld(segs, value_discretization_interval, lower=True, add_direction=True)
+    except _d.PLDTooWide:
+        return TradeoffCurve(segs, adjacency, "envelope", None, None)
     return TradeoffCurve.from_pld(segs, pld, adjacency)

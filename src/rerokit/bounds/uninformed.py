@@ -138,10 +138,12 @@ def estimator_variance(
         raise ValueError(f"output_grads must have length rows={m}, got {d.size}")
     if np.any(~np.isfinite(d)) or np.any(d == 0):
         raise ValueError("output_grads must be finite and non-zero (a zero row carries no signal)")
-    g = math.sqrt(float(np.sum(d**2)) * nx**2 + rest**2)
+    # ||G|| = hypot(||d|| ||X||, rest) without squaring ||X|| (no OverflowError for ||X|| ~ 1e200)
+    g = math.hypot(float(np.sqrt(np.sum(d * d))) * nx, rest)
     # C / beta_C = C max(1, ||G|| / C) = max(C, ||G||): no 0/0 when beta underflows (tiny C).
     scale = max(c, g)
-    return float(np.sum(scale**2 * s**2 / d**2) / m**2)
+    with np.errstate(over="ignore"):  # a variance beyond 1.8e308 is reported as inf, never an error
+        return float(np.sum(np.square(scale * s / d)) / (float(m) * m))
 
 
 def estimate_from_gradients(noisy_weight_grads: np.ndarray, scales: np.ndarray | float) -> np.ndarray:
@@ -169,6 +171,9 @@ def optimal_rows(clip: float, min_norm: float) -> int:
     """
     c = check_positive("clip", clip)
     r = check_positive("min_norm", min_norm)
+    if c / r > 1e150:
+        raise ValueError(f"clip / min_norm must be <= 1e150 (the optimal layer would need (C / r)^2 > 1e300 rows), "
+                         f"got clip={clip!r}, min_norm={min_norm!r}")
     # smallest m with m r^2 >= c^2, up to a relative 1e-12 that absorbs the rounding of (c/r)^2
     # (at the threshold the variance is sigma^2 max(r^2, C^2/M) = sigma^2 r^2 (1 + O(1e-12)))
     target = (c * c) * (1.0 - 1e-12)

@@ -112,6 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             command = " ".join(x for x in (getattr(args, "group", None), getattr(args, "command", None)) if x)
             emit(result, as_json=getattr(args, "json", False), title=getattr(args, "title", None),
                  summary=getattr(args, "summary", None), command=command)
+        for note in getattr(args, "_deprecation_notes", ()):
+            print(note, file=sys.stderr)
         return 0
     except (CliError, ValueError, TypeError, OSError) as exc:
         # OSError: a path that cannot be read or written (missing, a directory, no permission)

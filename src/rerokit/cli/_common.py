@@ -58,6 +58,92 @@ def add_json_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
 
 
+# --------------------------------------------------------------------------- options shared by commands
+# One spelling per concept across every command: --noise-multiplier, --sample-rate, --steps,
+# --prior-size | --kappa | --log10-kappa, --delta. Old spellings stay accepted for one release
+# (hidden from --help) and print a one-line deprecation note.
+
+DEPRECATION_RELEASE = "0.3"
+
+
+class _DeprecatedSpelling(argparse.Action):
+    """Stores into the new option's ``dest`` and notes on stderr that the spelling is deprecated."""
+
+    def __init__(self, option_strings, dest, *, new: str, **kw):
+        self.new = new
+        super().__init__(option_strings, dest, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        # printed by main() after a successful run, so that an error stays one line
+        notes = getattr(namespace, "_deprecation_notes", [])
+        notes.append(f"note: {option_string} is deprecated, use {self.new} (the old spelling is accepted until "
+                     f"rerokit {DEPRECATION_RELEASE})")
+        setattr(namespace, "_deprecation_notes", notes)
+        setattr(namespace, self.dest, values)
+
+
+def add_deprecated_spelling(p: argparse.ArgumentParser, old: str, new: str, **kw) -> None:
+    """Accept ``old`` as a hidden alias of the option ``new`` (same dest and type)."""
+    dest = new.lstrip("-").replace("-", "_")
+    p.add_argument(old, dest=dest, action=_DeprecatedSpelling, new=new, help=argparse.SUPPRESS, **kw)
+
+
+def add_prior_args(p: argparse.ArgumentParser, *, what: str = "the prior") -> None:
+    """--prior-size N | --kappa K | --log10-kappa L (exactly one; see :func:`baseline_from_args`)."""
+    p.add_argument("--prior-size", type=int, default=None,
+                   help=f"{what}: N >= 1 equally likely candidates (exact match), kappa = 1/N")
+    p.add_argument("--kappa", type=float, default=None, help=f"{what} given by its baseline success kappa in (0, 1]")
+    p.add_argument("--log10-kappa", type=float, default=None,
+                   help="log10 of kappa (<= 0), for baselines that underflow (e.g. -472.015)")
+
+
+def baseline_from_args(args: argparse.Namespace, *, required: bool = True):
+    """The :class:`rerokit.bounds.priors.Baseline` of --prior-size / --kappa / --log10-kappa
+    (None when none is given and ``required`` is False). kappa is exactly 1/N for --prior-size N."""
+    from rerokit._validate import check_int, check_real
+    from rerokit.bounds.priors import resolve_baseline
+
+    given = [n for n in ("prior_size", "kappa", "log10_kappa") if getattr(args, n, None) is not None]
+    if not given and not required:
+        return None
+    if len(given) != 1:
+        raise ValueError(
+            ("a prior is required: " if not given else "")
+            + "give exactly one of --prior-size (integer >= 1), --kappa (in (0, 1]) or --log10-kappa (<= 0)"
+            + (f"; got {', '.join('--' + g.replace('_', '-') for g in given)}" if given else "")
+        )
+    if args.prior_size is not None:
+        return resolve_baseline(check_int("prior_size", args.prior_size, minimum=1))
+    if args.kappa is not None:
+        return resolve_baseline(kappa=args.kappa)
+    l10 = check_real("log10_kappa", args.log10_kappa)
+    if l10 > 0:
+        raise ValueError(f"log10_kappa must be a finite number <= 0, got {args.log10_kappa!r}")
+    return resolve_baseline(log_kappa=l10 * math.log(10.0))
+
+
+def prior_echo(args: argparse.Namespace) -> dict[str, Any]:
+    """The prior option the user gave, for the settings echo."""
+    if getattr(args, "prior_size", None) is not None:
+        return {"prior_size": args.prior_size}
+    if getattr(args, "log10_kappa", None) is not None:
+        return {"log10_kappa": args.log10_kappa}
+    return {}
+
+
+def add_schedule_args(p: argparse.ArgumentParser, *, steps: bool = True, sample_rate_required: bool = True) -> None:
+    """--noise-multiplier S --sample-rate Q [--steps T] of a constant DP-SGD run."""
+    p.add_argument("--noise-multiplier", type=float, required=True, help="noise multiplier sigma > 0")
+    p.add_argument("--sample-rate", type=float, required=sample_rate_required,
+                   help="Poisson sampling rate q in (0, 1] (batch size / dataset size; 1 = full batch)")
+    if steps:
+        p.add_argument("--steps", type=int, required=True, help="number of steps T >= 1")
+
+
+def add_delta_arg(p: argparse.ArgumentParser, what: str = "of the reported epsilon") -> None:
+    p.add_argument("--delta", type=float, default=1e-5, help=f"delta in (0, 1) {what} (default 1e-5)")
+
+
 def _jsonable(x: Any) -> Any:
     if isinstance(x, dict):
         return {str(k): _jsonable(v) for k, v in x.items()}

@@ -71,6 +71,13 @@ def _register_prior_aware(sub: argparse._SubParsersAction) -> None:
             [("success", "fraction of trials in which the attack (--attack) picked the target"),
              ("ci_low", "lower end of its 95% Clopper-Pearson interval"),
              ("ci_high", "upper end of that interval"),
+             ("empirical_success_lower", "one-sided lower confidence end of the success rate (at "
+                                         "empirical_confidence), the basis of the two lower bounds below"),
+             ("empirical_mu_lower", "what the attack proves: the mechanism is not mu-GDP for any mu below this "
+                                    "(Phi^-1(success_lower) - Phi^-1(kappa); 0 = nothing proved)"),
+             ("empirical_epsilon_lower", "the mechanism is not (eps, delta)-DP for any eps below this "
+                                         "(log((success_lower - delta) / kappa)); compare with epsilon"),
+             ("empirical_confidence", "confidence of those two statements (one-sided)"),
              *_COMMON_FIELDS[:5],
              ("attacks", "per attack run: metric, value, ci_low, ci_high"),
              ("attack", "the attack run (auto resolves to alg2 for full batches, else alg3)"),
@@ -179,7 +186,7 @@ def _prior_aware(args: argparse.Namespace) -> dict[str, Any]:
         attack = "alg2" if cfg.sample_rate == 1.0 else "alg3"
     rep = run_prior_aware_audit(cfg, args.trials, args.seed, attacks=(attack,), out=args.out, resume=args.resume,
                                 chunk_size=args.chunk_size, progress=not args.no_progress)
-    d = rep.to_dict(primary=attack)
+    d = rep.to_dict(primary=attack, delta=info["delta"])
     d.update(
         attack=attack,
         epsilon=info["epsilon"],

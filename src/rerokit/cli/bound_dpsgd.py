@@ -19,7 +19,15 @@ import argparse
 import math
 from typing import Any
 
-from rerokit.cli._common import add_json_flag, help_kw
+from rerokit.cli._common import (
+    add_delta_arg,
+    add_json_flag,
+    add_prior_args,
+    add_schedule_args,
+    baseline_from_args,
+    help_kw,
+    prior_echo,
+)
 
 _LN10 = math.log(10.0)
 
@@ -56,6 +64,10 @@ FIELDS = [
     ("interval", "the bracket [lower, gamma] (exact, envelope) or the 95% interval (mc)"),
     ("log10_gamma", "log10 of gamma (exact even where gamma underflows to 0)"),
     ("log10_kappa", "log10 of kappa"),
+    ("epsilon", "without a prior: epsilon of (epsilon, delta)-DP at --delta (certified PLD accountant)"),
+    ("delta", "without a prior: the --delta"),
+    ("note", "without a prior: why gamma is not reported"),
+    ("epsilon_note", "without a prior: why epsilon is inf, when it is"),
     ("settings", "the inputs as used: noise_multiplier, sample_rate, steps and the kappa option given"),
     ("details.lower", "certified lower end of the bracket (exact, envelope)"),
     ("details.value_discretization_interval", "grid step of the privacy-loss distribution (exact)"),
@@ -91,71 +103,40 @@ FIELDS = [
 ]
 
 
-def add_kappa_args(p: argparse.ArgumentParser) -> None:
-    """--prior-size N | --kappa K | --log10-kappa L (exactly one; checked by :func:`log_kappa_from_args`)."""
-    p.add_argument("--prior-size", type=int, default=None,
-                   help="size N >= 1 of a uniform discrete prior (exact match): kappa = 1/N")
-    p.add_argument("--kappa", type=float, default=None, help="baseline kappa in (0, 1]")
-    p.add_argument("--log10-kappa", type=float, default=None,
-                   help="log10 of kappa (<= 0), for baselines that underflow (e.g. -472.0)")
-
-
-def log_kappa_from_args(args: argparse.Namespace) -> tuple[float, dict[str, Any]]:
-    """(natural log kappa, echo of the given option) from --prior-size / --kappa / --log10-kappa."""
-    from rerokit._validate import check_int, check_probability, check_real
-
-    given = [n for n in ("prior_size", "kappa", "log10_kappa") if getattr(args, n, None) is not None]
-    if len(given) != 1:
-        raise ValueError(
-            "give exactly one of --prior-size (integer >= 1), --kappa (in (0, 1]) or --log10-kappa (<= 0)"
-            + (f"; got {', '.join('--' + g.replace('_', '-') for g in given)}" if given else "")
-        )
-    if args.prior_size is not None:
-        n = check_int("prior_size", args.prior_size, minimum=1)
-        return -math.log(n), {"prior_size": n}
-    if args.kappa is not None:
-        return math.log(check_probability("kappa", args.kappa)), {}
-    l10 = check_real("log10_kappa", args.log10_kappa)
-    if l10 > 0:
-        raise ValueError(f"log10_kappa must be a finite number <= 0, got {args.log10_kappa!r}")
-    return l10 * _LN10, {"log10_kappa": l10}
-
-
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "dpsgd",
         help="ReRo bound gamma of DP-SGD (Hayes et al. 2023, Thm 2 / Cor. 3)",
         **help_kw(DESCRIPTION, FIELDS),
     )
-    p.add_argument("--noise-multiplier", type=float, required=True, help="noise multiplier sigma > 0")
-    p.add_argument("--sample-rate", type=float, required=True, help="Poisson sampling rate q in (0, 1]")
-    p.add_argument("--steps", type=int, required=True, help="number of steps T >= 1")
-    add_kappa_args(p)
+    add_schedule_args(p)
+    add_prior_args(p, what="the prior (omit it for epsilon and the membership risks only)")
     p.add_argument("--method", default="exact", help="exact (default), closed-form (q = 1 only) or mc")
     p.add_argument("--mc-samples", type=int, default=1_000_000, help="Monte Carlo samples (method mc)")
     p.add_argument("--seed", type=int, default=None, help="seed of the Monte Carlo sampler (recorded)")
-    p.add_argument("--delta", type=float, default=1e-5, help="delta of the (epsilon, delta) comparison")
+    add_delta_arg(p, "of the (epsilon, delta) comparison")
     add_json_flag(p)
     p.set_defaults(func=handle)
 
 
 def handle(args: argparse.Namespace) -> dict[str, Any]:
+    base = baseline_from_args(args, required=False)
+    if base is None:
+        return _without_prior(args)
+    from rerokit.bounds.conversions import advantage
     from rerokit.bounds.dpsgd import rero_dpsgd
 
-    lk, echo = log_kappa_from_args(args)
-    kw = {"kappa": args.kappa} if args.kappa is not None else {"log_kappa": lk}
+    lk = base.log_kappa
     b = rero_dpsgd(
-        args.noise_multiplier, args.sample_rate, args.steps, method=args.method,
-        mc_samples=args.mc_samples, seed=args.seed, delta=args.delta, membership=True, **kw,
+        args.noise_multiplier, args.sample_rate, args.steps, log_kappa=lk, method=args.method,
+        mc_samples=args.mc_samples, seed=args.seed, delta=args.delta, membership=True,
     )
-    kappa = b.inputs["kappa"]
+    kappa = base.kappa
     log_gamma = b.extras.get("log_gamma", math.log(b.value) if b.value > 0 else -math.inf)
     out: dict[str, Any] = {
         "gamma": b.value,
         "kappa": kappa,
-        # (gamma - kappa) / (1 - kappa) (Hayes et al. App. H, Eq. 4); = conversions.advantage,
-        # inlined so that this path does not import scipy
-        "advantage": 0.0 if kappa >= 1.0 else (b.value - kappa) / (1.0 - kappa),
+        "advantage": advantage(b.value, kappa),
         "method": b.method,
         "direction": b.direction,
         "error": b.error,
@@ -168,7 +149,7 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         "noise_multiplier": b.inputs["noise_multiplier"],
         "sample_rate": b.inputs["sample_rate"],
         "steps": b.inputs["steps"],
-        **echo,
+        **prior_echo(args),
     }
     x = b.extras
     if b.method == "exact":
@@ -186,17 +167,36 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         out["details"] = {"mu_gdp": x["mu_gdp"]}
     elif b.method == "envelope":
         out["details"] = {"lower": x["lower"], "note": x["note"]}
-    if "rdp_gamma" in x:
-        out["comparisons"] = {
-            "rdp_gamma": x["rdp_gamma"],
-            "rdp_order": x["rdp_order"],
-            "epsilon": x["epsilon"],
-            "delta": x["delta"],
-        }
-        if not math.isfinite(x["epsilon"]):
-            out["comparisons"]["note"] = EPSILON_INF_NOTE.format(delta=x["delta"])
-    else:  # envelope: sigma outside the range where accounting is computed in double precision
-        out["comparisons"] = {"rdp_gamma": None, "rdp_order": None, "epsilon": None, "delta": None}
+    out["comparisons"] = _comparisons(x)
     # membership inference read off the same composed PLD (certified brackets; upper ends as values)
     out["membership"] = x["membership"]
+    return out
+
+
+def _comparisons(x: dict[str, Any]) -> dict[str, Any]:
+    if "rdp_gamma" not in x:  # envelope: sigma outside the range where accounting is computed in double precision
+        return {"rdp_gamma": None, "rdp_order": None, "epsilon": None, "delta": None}
+    c = {"rdp_gamma": x["rdp_gamma"], "rdp_order": x["rdp_order"], "epsilon": x["epsilon"], "delta": x["delta"]}
+    if not math.isfinite(x["epsilon"]):
+        c["note"] = EPSILON_INF_NOTE.format(delta=x["delta"])
+    return c
+
+
+def _without_prior(args: argparse.Namespace) -> dict[str, Any]:
+    """No prior given: the run's epsilon and membership risks (gamma needs a prior's kappa)."""
+    from rerokit.bounds.dpsgd import rero_dpsgd
+
+    # kappa = 1 costs nothing extra: the same composed PLD gives epsilon and the membership curve
+    b = rero_dpsgd(args.noise_multiplier, args.sample_rate, args.steps, kappa=1.0, delta=args.delta,
+                   membership=True)
+    c = _comparisons(b.extras)
+    out: dict[str, Any] = {
+        "epsilon": c["epsilon"],
+        "delta": args.delta,
+        "membership": b.extras["membership"],
+        "note": "no prior given: gamma needs the adversary's prior (--prior-size, --kappa or --log10-kappa)",
+        "settings": {"noise_multiplier": args.noise_multiplier, "sample_rate": args.sample_rate, "steps": args.steps},
+    }
+    if "note" in c:
+        out["epsilon_note"] = c["note"]
     return out

@@ -1,7 +1,7 @@
 """``rerokit bound dp|rdp|zcdp|gdp|fano``: ReRo bounds from a privacy guarantee and a baseline.
 
-dp/rdp/zcdp/gdp take the baseline as ``--kappa K`` (in (0, 1]) or ``--log10-kappa L`` (<= 0,
-for baselines that underflow, e.g. -472.015) and print ``gamma`` (Balle et al. 2022, Cor. 3,
+dp/rdp/zcdp/gdp take the prior as ``--prior-size N``, ``--kappa K`` (in (0, 1]) or
+``--log10-kappa L`` (<= 0, for baselines that underflow, e.g. -472.015) and print ``gamma`` (Balle et al. 2022, Cor. 3,
 Thm 2, Cor. 4; Gaussian DP: Kaissis et al. 2023). ``fano`` prints the Guo et al. 2022b advantage
 bound for a uniform prior. Library imports live inside the handlers so the CLI starts fast.
 """
@@ -12,7 +12,7 @@ import argparse
 import math
 from typing import Any
 
-from rerokit.cli._common import add_json_flag, help_kw
+from rerokit.cli._common import add_json_flag, add_prior_args, baseline_from_args, help_kw
 
 _GAMMA_FIELDS = [
     ("bound", "which conversion this is"),
@@ -31,69 +31,50 @@ def _kw(description: str, params: list[tuple[str, str]]) -> dict:
 _LN10 = math.log(10.0)
 
 
-def _add_kappa(p: argparse.ArgumentParser) -> None:
-    g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--kappa", type=float, help="baseline success kappa of the prior, in (0, 1]")
-    g.add_argument("--log10-kappa", type=float, help="log10(kappa) <= 0, for tiny baselines")
+def _result(name: str, params: dict[str, Any], log_gamma: float, base: Any) -> dict[str, Any]:
+    from rerokit.bounds.conversions import advantage
 
-
-def _log_kappa(args: argparse.Namespace) -> float:
-    from rerokit.bounds.conversions import check_kappa, check_log_kappa
-
-    if args.kappa is not None:
-        return math.log(check_kappa(args.kappa))
-    lk = args.log10_kappa
-    if not isinstance(lk, float) or not math.isfinite(lk) or lk > 0:
-        raise ValueError(f"log10_kappa must be a finite number <= 0, got {lk!r}")
-    return check_log_kappa(lk * _LN10)
-
-
-def _result(
-    name: str, params: dict[str, Any], log_gamma: float, log_kappa: float, exact_kappa: float | None = None
-) -> dict[str, Any]:
-    gamma = math.exp(log_gamma)
-    kappa = exact_kappa if exact_kappa is not None else math.exp(log_kappa)
-    gamma = max(gamma, kappa)  # every bound here has gamma >= kappa; undo exp/log round-off
-    # Adv = (gamma - kappa) / (1 - kappa) (Hayes et al. 2023, Eq. 4); 0 when kappa = 1.
-    adv = 0.0 if kappa >= 1.0 else min(1.0, max(0.0, (gamma - kappa) / (1.0 - kappa)))
+    gamma = max(math.exp(log_gamma), base.kappa)  # every bound here has gamma >= kappa; undo exp/log round-off
     return {
         "bound": name,
         **params,
-        "kappa": kappa,
-        "log10_kappa": log_kappa / _LN10,
+        "kappa": base.kappa,
+        "log10_kappa": base.log10_kappa,
         "gamma": gamma,
         "log10_gamma": log_gamma / _LN10,
-        "advantage": adv,
+        "advantage": advantage(gamma, base.kappa),
     }
 
 
 def _dp(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit.bounds.conversions import log_rero_from_dp
 
-    lk = _log_kappa(args)
-    return _result("dp (Balle et al. 2022, Cor. 3)", {"epsilon": args.epsilon}, log_rero_from_dp(args.epsilon, lk), lk, args.kappa)
+    base = baseline_from_args(args)
+    return _result("dp (Balle et al. 2022, Cor. 3)", {"epsilon": args.epsilon},
+                   log_rero_from_dp(args.epsilon, base.log_kappa), base)
 
 
 def _rdp(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit.bounds.conversions import log_rero_from_rdp
 
-    lk = _log_kappa(args)
-    lg = log_rero_from_rdp(args.alpha, args.epsilon, lk)
-    return _result("rdp (Balle et al. 2022, Thm 2)", {"alpha": args.alpha, "epsilon": args.epsilon}, lg, lk, args.kappa)
+    base = baseline_from_args(args)
+    lg = log_rero_from_rdp(args.alpha, args.epsilon, base.log_kappa)
+    return _result("rdp (Balle et al. 2022, Thm 2)", {"alpha": args.alpha, "epsilon": args.epsilon}, lg, base)
 
 
 def _zcdp(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit.bounds.conversions import log_rero_from_zcdp
 
-    lk = _log_kappa(args)
-    return _result("zcdp (Balle et al. 2022, Cor. 4)", {"rho": args.rho}, log_rero_from_zcdp(args.rho, lk), lk, args.kappa)
+    base = baseline_from_args(args)
+    return _result("zcdp (Balle et al. 2022, Cor. 4)", {"rho": args.rho}, log_rero_from_zcdp(args.rho, base.log_kappa),
+                   base)
 
 
 def _gdp(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit.bounds.conversions import log_rero_from_gdp
 
-    lk = _log_kappa(args)
-    return _result("gdp (Kaissis et al. 2023)", {"mu": args.mu}, log_rero_from_gdp(args.mu, lk), lk, args.kappa)
+    base = baseline_from_args(args)
+    return _result("gdp (Kaissis et al. 2023)", {"mu": args.mu}, log_rero_from_gdp(args.mu, base.log_kappa), base)
 
 
 def _fano(args: argparse.Namespace) -> dict[str, Any]:
@@ -122,10 +103,10 @@ def _fano(args: argparse.Namespace) -> dict[str, Any]:
 def register(sub: Any) -> None:
     p = sub.add_parser("dp", help="eps-DP -> ReRo: gamma = kappa e^eps (Balle et al. 2022, Cor. 3)",
                        **_kw("Reconstruction-risk bound of an epsilon-DP mechanism (Balle et al. 2022, Cor. 3): "
-                             "gamma = min(1, kappa e^epsilon). Give the baseline as --kappa or, for baselines "
-                             "that underflow, --log10-kappa.", [("epsilon", "the --epsilon")]))
+                             "gamma = min(1, kappa e^epsilon). Give the prior as --prior-size N, its baseline "
+                             "as --kappa or, for baselines that underflow, --log10-kappa.", [("epsilon", "the --epsilon")]))
     p.add_argument("--epsilon", type=float, required=True, help="DP epsilon >= 0")
-    _add_kappa(p)
+    add_prior_args(p)
     add_json_flag(p)
     p.set_defaults(func=_dp)
 
@@ -135,7 +116,7 @@ def register(sub: Any) -> None:
                              [("alpha", "the --alpha"), ("epsilon", "the --epsilon")]))
     p.add_argument("--alpha", type=float, required=True, help="RDP order > 1")
     p.add_argument("--epsilon", type=float, required=True, help="RDP epsilon >= 0 at that order")
-    _add_kappa(p)
+    add_prior_args(p)
     add_json_flag(p)
     p.set_defaults(func=_rdp)
 
@@ -144,7 +125,7 @@ def register(sub: Any) -> None:
                              "gamma = exp(-(sqrt(log 1/kappa) - sqrt(rho))^2) for rho < log(1/kappa), else 1.",
                              [("rho", "the --rho")]))
     p.add_argument("--rho", type=float, required=True, help="zCDP rho >= 0")
-    _add_kappa(p)
+    add_prior_args(p)
     add_json_flag(p)
     p.set_defaults(func=_zcdp)
 
@@ -153,7 +134,7 @@ def register(sub: Any) -> None:
                              "gamma = Phi(Phi^-1(kappa) + mu), exact (attained by the Gaussian mechanism).",
                              [("mu", "the --mu")]))
     p.add_argument("--mu", type=float, required=True, help="Gaussian DP mu >= 0")
-    _add_kappa(p)
+    add_prior_args(p)
     add_json_flag(p)
     p.set_defaults(func=_gdp)
 

@@ -4,7 +4,7 @@ gradient-inversion attack of an adversary without data prior (paper 004, Props. 
 The dataset enters through its smallest non-zero norm r (``--min-norm`` or ``--dataset``, which
 computes it). ``--clip C`` adds the attacker's optimal number of rows and, when C <= r, the
 data-independent gamma' of Prop. 3 / Prop. 5. ``--releases K`` averages K matched releases
-(Prop. 7); ``--steps T --sampling-rate q`` adds the worst case over T Poisson-sampled steps.
+(Prop. 7); ``--steps T --sample-rate q`` adds the worst case over T Poisson-sampled steps.
 Only the standard library is imported at module level; numpy/scipy inside the handler.
 """
 
@@ -14,7 +14,7 @@ import argparse
 import math
 from typing import Any
 
-from rerokit.cli._common import add_json_flag, help_kw
+from rerokit.cli._common import add_deprecated_spelling, add_json_flag, help_kw
 
 
 DESCRIPTION = """
@@ -25,7 +25,7 @@ Extreme", Props. 2-7).
 The dataset enters through its smallest non-zero record norm r: give --min-norm r (with --dim),
 or --dataset to compute it. --clip C adds the attacker's optimal number of rows and, when C <= r,
 the data-independent bound of Prop. 3 / Prop. 5. --releases K: the attacker averages K matched
-releases (Prop. 7). --steps T with --sampling-rate q adds the worst case over T Poisson-sampled
+releases (Prop. 7). --steps T with --sample-rate q adds the worst case over T Poisson-sampled
 steps (Sec. 4.3).
 """
 
@@ -57,7 +57,8 @@ FIELDS = [
                                "C <= r (null when C > r)"),
     ("expected_mse_data_independent", "sigma^2 C^2 / K, the data-independent expected MSE (when C <= r)"),
     ("steps", "the --steps T"),
-    ("sampling_rate", "the --sampling-rate q"),
+    ("sample_rate", "the --sample-rate q"),
+    ("sampling_rate", "the same (the key before rerokit 0.2; kept until 0.3)"),
     ("gamma_over_steps", "bound on success when the attacker matches and averages every release of the "
                          "record over T steps (Sec. 4.3)"),
     ("log10_expected_mse", "exact log10 of expected_mse when it exceeds the largest double"),
@@ -87,7 +88,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--data-range", type=float, default=None, help="data range R > 0 for PSNR (default: the dataset's)")
     p.add_argument("--releases", type=int, default=1, help="matched releases averaged by the attacker, K >= 1")
     p.add_argument("--steps", type=int, default=None, help="DP-SGD steps T >= 1 (worst case over all steps)")
-    p.add_argument("--sampling-rate", type=float, default=None, help="Poisson sampling rate q in (0, 1]")
+    p.add_argument("--sample-rate", type=float, default=None, help="Poisson sampling rate q in (0, 1] (with --steps)")
+    add_deprecated_spelling(p, "--sampling-rate", "--sample-rate", type=float)
     add_json_flag(p)
     p.set_defaults(func=handle)
 
@@ -165,18 +167,19 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
             out["expected_mse_data_independent"] = U.expected_mse(sigma, clip, k)
         else:
             out["gamma_data_independent"] = None  # Prop. 3's gamma' needs C <= min ||X||
-    if args.steps is not None or args.sampling_rate is not None:
-        if args.steps is None or args.sampling_rate is None:
-            raise ValueError("steps and sampling_rate must be given together (steps >= 1, sampling_rate in (0, 1])")
+    if args.steps is not None or args.sample_rate is not None:
+        if args.steps is None or args.sample_rate is None:
+            raise ValueError("steps and sample_rate must be given together (steps >= 1, sample_rate in (0, 1])")
         from rerokit._resources import check_memory, release_mixture_bytes
         from rerokit._validate import check_probability
 
         t = check_int("steps", args.steps, minimum=1)
-        q = check_probability("sampling_rate", args.sampling_rate)
+        q = check_probability("sample_rate", args.sample_rate)
         check_memory("--steps", release_mixture_bytes(t, q),
                      f"the mixture over the likely release counts of Binomial({t}, {q:g})")
         out["steps"] = t
-        out["sampling_rate"] = q
+        out["sample_rate"] = q
+        out["sampling_rate"] = q  # the JSON key before 0.2, kept for one release
         # an MSE threshold beyond the largest double: every reconstruction succeeds, gamma 1
         out["gamma_over_steps"] = U.mse_rero_over_steps(eta, sigma, n, t, q, min_norm=r).value if math.isfinite(eta) \
             else 1.0

@@ -14,8 +14,7 @@ import argparse
 import math
 from typing import Any
 
-from rerokit.cli._common import add_json_flag, help_kw
-from rerokit.cli.bound_dpsgd import add_kappa_args, log_kappa_from_args
+from rerokit.cli._common import add_delta_arg, add_json_flag, add_prior_args, baseline_from_args, help_kw, prior_echo
 
 
 DESCRIPTION = """
@@ -52,8 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sample-rate", type=float, required=True, help="Poisson sampling rate q in (0, 1]")
     p.add_argument("--steps", type=int, default=None, help="number of steps T >= 1 (calibrates sigma)")
     p.add_argument("--noise-multiplier", type=float, default=None, help="noise multiplier sigma > 0 (calibrates T)")
-    add_kappa_args(p)
-    p.add_argument("--delta", type=float, default=1e-5, help="delta for the reported epsilon (default 1e-5)")
+    add_prior_args(p)
+    add_delta_arg(p)
     p.add_argument("--max-steps", type=int, default=10_000_000, help="search limit when calibrating steps")
     add_json_flag(p)
     p.set_defaults(func=handle)
@@ -67,14 +66,15 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
             "give exactly one of --steps (integer >= 1; calibrates the noise multiplier) or "
             "--noise-multiplier (number > 0; calibrates the steps)"
         )
-    lk, echo = log_kappa_from_args(args)
+    base = baseline_from_args(args)
+    lk, echo = base.log_kappa, prior_echo(args)
     if lk >= 0.0:
         # kappa = 1 leaves no target gamma in (kappa, 1); name the option that set it
         opt = "prior_size" if "prior_size" in echo else ("log10_kappa" if "log10_kappa" in echo else "kappa")
         rng = {"prior_size": "an integer >= 2", "log10_kappa": "a finite number < 0", "kappa": "a number in (0, 1)"}[opt]
         raise ValueError(f"{opt} must be {rng} to calibrate (target_gamma must lie in (kappa, 1)), "
                          f"got {getattr(args, opt)!r}")
-    kw = {"kappa": args.kappa} if args.kappa is not None else {"log_kappa": lk}
+    kw = {"prior": base.prior}
     if args.steps is not None:
         r = calibrate_noise_multiplier(args.target_gamma, args.sample_rate, args.steps, delta=args.delta, **kw)
         solved = {"noise_multiplier": r.noise_multiplier}

@@ -115,6 +115,10 @@ def _find(path: Path, stems: tuple[str, ...]) -> Path:
 def _load_npz(path: Path, name: str, num_classes: int, shape: tuple[int, ...], split: str) -> Dataset:
     """Arrays from an ``.npz`` (never with pickled objects: ``allow_pickle=False``)."""
     what = f"data_path {path} must be a readable .npz file (or a folder of the {name} files)"
+    with open(path, "rb") as fh:
+        magic = fh.read(6)
+    if magic[:2] != b"PK" and magic != b"\x93NUMPY":  # neither a zip (.npz) nor an .npy file
+        raise ValueError(f"{what}: its content is not an .npz archive" + (" (the file is empty)" if not magic else ""))
     try:
         z = np.load(path, allow_pickle=False)
         if not isinstance(z, np.lib.npyio.NpzFile):

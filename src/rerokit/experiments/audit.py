@@ -186,19 +186,22 @@ def candidate_statistics_many(
     :func:`rerokit.training.per_sample_clipped_grads`, vmapped over steps and trials; work is
     split so that at most ``max_elements`` gradient entries exist at once.
 
-    ``method``: "vmap" (generic, above), "mlp" (exact fast path for ``nn.Sequential`` MLPs: with
-    z = a W^T + b per layer and delta = dl/dz, <g, g-bar> = sum_layers delta^T G-bar_W a + delta . g-bar_b
-    and ||g||^2 = sum_layers ||delta||^2 (||a||^2 + 1), so no (T, N, P) gradient tensor is
-    formed; clip factor min(1, C / (||g|| + CLIP_EPS)) as in the engine), or "auto" (mlp when
-    the model supports it). Both paths agree to rounding (tested).
+    ``method``: "vmap" (generic, above), "mlp" (the MLP engine for ``nn.Sequential`` MLPs,
+    :meth:`rerokit.training.mlp.MLPPlan.candidate_statistics`: with z = W a + b per layer and
+    delta = dl/dz, <g, g-bar> = sum_layers delta . (G-bar_W a + g-bar_b) and
+    ||g||^2 = sum_layers ||delta||^2 (||a||^2 + 1), so no (T, N, P) gradient tensor is formed;
+    clip factor min(1, C / (||g|| + CLIP_EPS)) as in the engine), or "auto" (mlp when the model
+    and the candidates' shape allow it). Both paths agree to rounding (tested).
     """
     from rerokit.attacks.prior_aware import step_statistics_from_grads
     from rerokit.training import per_sample_clipped_grads
+    from rerokit.training.mlp import mlp_plan
 
     if method not in ("auto", "vmap", "mlp"):
         raise ValueError(f"method must be one of auto, vmap, mlp; got {method!r}")
-    if method != "vmap" and _mlp_layers(fm) is not None:
-        return _mlp_candidate_statistics(fm, thetas, gbar, Xc, yc, clip, max_elements=max_elements)
+    plan = None if method == "vmap" else mlp_plan(fm)
+    if plan is not None and (plan.has_flatten or Xc.dim() == 3):
+        return plan.candidate_statistics(thetas, gbar, Xc, yc, check_positive("clip", clip), max_elements=max_elements)
     if method == "mlp":
         raise ValueError("method='mlp' needs an nn.Sequential of Flatten/Linear/activation layers")
     k, T, P = thetas.shape
@@ -231,86 +234,6 @@ def candidate_statistics_many(
     return torch.cat(inners), torch.cat(sqs)
 
 
-def _mlp_layers(fm) -> list[tuple[str, Any]] | None:
-    from torch import nn
-
-    from rerokit.training import ACTIVATIONS
-
-    mod = fm.module
-    if not isinstance(mod, nn.Sequential):
-        return None
-    layers: list[tuple[str, Any]] = []
-    for i, (name, child) in enumerate(mod.named_children()):
-        if isinstance(child, nn.Flatten) and i == 0 and child.start_dim == 1 and child.end_dim == -1:
-            layers.append(("flatten", None))
-        elif isinstance(child, nn.Linear):
-            layers.append(("linear", (f"{name}.weight", f"{name}.bias" if child.bias is not None else None)))
-        elif isinstance(child, tuple(ACTIVATIONS.values())):
-            layers.append(("act", child))
-        else:
-            return None
-    if not any(kind == "linear" for kind, _ in layers) or layers[0][0] != "flatten":
-        return None
-    return layers
-
-
-def _mlp_candidate_statistics(fm, thetas, gbar, Xc, yc, clip, *, max_elements: int):
-    import torch.nn.functional as F
-
-    from rerokit.training.grads import CLIP_EPS
-
-    C = check_positive("clip", clip)
-    layers = _mlp_layers(fm)
-    k, T, P = thetas.shape
-    N = Xc.shape[1]
-    dtype = thetas.dtype
-    Xf = Xc.reshape(k, N, -1).to(dtype)
-    width = max(P // max(1, Xf.shape[-1]), Xf.shape[-1])
-    step = max(1, max_elements // max(1, T * N * width))
-    inners, sqs = [], []
-    for a0 in range(0, k, step):
-        kk = min(k, a0 + step) - a0
-        B = kk * T
-        th = thetas[a0 : a0 + kk].reshape(B, P)
-        gb = gbar[a0 : a0 + kk].reshape(B, P)
-        params = fm.unflatten(th)
-        gparams = fm.unflatten(gb)
-        h = Xf[a0 : a0 + kk, None].expand(kk, T, N, Xf.shape[-1]).reshape(B, N, -1)
-        yy = yc[a0 : a0 + kk, None].expand(kk, T, N).reshape(B * N)
-        acts, zs, names = [], [], []
-        with torch.enable_grad():
-            for kind, obj in layers:
-                if kind == "flatten":
-                    continue
-                if kind == "linear":
-                    wn, bn = obj
-                    z = torch.bmm(h, params[wn].transpose(1, 2))
-                    if bn is not None:
-                        z = z + params[bn].unsqueeze(1)
-                    if not z.requires_grad:
-                        z = z.detach().requires_grad_(True)
-                    acts.append(h.detach())
-                    zs.append(z)
-                    names.append(obj)
-                    h = z
-                else:
-                    h = obj(h)
-            loss = F.cross_entropy(h.reshape(B * N, -1), yy, reduction="sum")
-            deltas = torch.autograd.grad(loss, zs)
-        with torch.no_grad():
-            sq = torch.zeros((B, N), dtype=dtype)
-            raw = torch.zeros((B, N), dtype=dtype)
-            for a, d, (wn, bn) in zip(acts, deltas, names):
-                sq = sq + (d * d).sum(-1) * ((a * a).sum(-1) + (1.0 if bn is not None else 0.0))
-                raw = raw + torch.einsum("bno,bni,boi->bn", d, a, gparams[wn])
-                if bn is not None:
-                    raw = raw + torch.einsum("bno,bo->bn", d, gparams[bn])
-            c = (C / (sq.sqrt() + CLIP_EPS)).clamp(max=1.0)
-            inners.append((c * raw / (C * C)).reshape(kk, T, N))
-            sqs.append((c * c * sq / (C * C)).reshape(kk, T, N))
-    return torch.cat(inners), torch.cat(sqs)
-
-
 @dataclass
 class AuditReport:
     """Outcome of an audit: one :class:`AttackResult` per attack (or metric), the bound gamma
@@ -324,13 +247,41 @@ class AuditReport:
     settings: dict[str, Any] = field(default_factory=dict)
     seed: int = 0
 
-    def to_dict(self, primary: str | None = None) -> dict[str, Any]:
+    def empirical_lower_bounds(self, attack: str, *, delta: float = 1e-5, confidence: float = 0.95) -> dict[str, Any]:
+        """What the attack's successes prove about the mechanism (:func:`rerokit.bounds.empirical.audit_lower_bounds`).
+
+        With k successes of ``attack`` in n trials at baseline kappa, the one-sided Clopper-Pearson
+        lower end s_lo (at ``confidence``) refutes mu-GDP for every mu < Phi^-1(s_lo) - Phi^-1(kappa)
+        and (eps, delta)-DP for every eps < log((s_lo - delta)/kappa) (Balle et al. 2022 Cor. 3 with
+        delta; Hayes et al. 2023; Nasr et al. 2021 for the audit framing), at that confidence.
+
+        Args:
+          attack: a prior-aware attack name (its records hold one bool success per trial).
+          delta: delta of the refuted (eps, delta)-DP guarantees.
+          confidence: one-sided confidence.
+
+        Returns:
+          ``audit_lower_bounds``' dict (success_lower, mu_gdp_lower, epsilon_lower, ...).
+        """
+        from rerokit.bounds.empirical import audit_lower_bounds
+
+        k = sum(bool(r["success"][attack]) for r in self.records)
+        return audit_lower_bounds(k, len(self.records), self.kappa, confidence=confidence, delta=delta)
+
+    def to_dict(self, primary: str | None = None, *, delta: float | None = None) -> dict[str, Any]:
         """JSON-ready summary; ``primary`` (an attack name) is flattened to the top level as
-        success, ci_low, ci_high."""
+        success, ci_low, ci_high; for a success-rate attack with ``delta`` given, the empirical
+        lower bounds it proves are added (``empirical_mu_lower``, ``empirical_epsilon_lower``,
+        ``empirical_success_lower`` at ``empirical_confidence``)."""
         d: dict[str, Any] = {}
         if primary is not None:
             r = self.results[primary]
             d.update({r.metric: r.value, "ci_low": r.interval[0], "ci_high": r.interval[1]})
+            if delta is not None and r.metric == "success" and self.records and isinstance(
+                    self.records[0].get("success"), dict):
+                e = self.empirical_lower_bounds(primary, delta=delta)
+                d.update(empirical_success_lower=e["success_lower"], empirical_mu_lower=e["mu_gdp_lower"],
+                         empirical_epsilon_lower=e["epsilon_lower"], empirical_confidence=e["confidence"])
         d.update(gamma=self.gamma, kappa=self.kappa, noise_multiplier=self.noise_multiplier,
                  trials=len(self.records), seed=self.seed)
         d["attacks"] = {

@@ -37,11 +37,12 @@ gbar_t = noisy_sum_t - sum_{i in B_t, i != target} clip_C(g_i(theta_t)); update
 theta_{t+1} = theta_t - lr * noisy_sum_t / (q n) (momentum: torch SGD convention). B_t is Poisson
 sampled with rate q (q = 1: full batch); the transcript records the true batch (Hayes et al.'s
 threat model gives it to the adversary). Clip factor min(1, C / (||g|| + 1e-6)) as in Opacus.
-``train_dpsgd`` and ``train_dpsgd_many`` use an exact fast path for nn.Sequential MLPs
-(method="linear": ghost norms, no (n, P) per-sample tensor) and vmap(grad) otherwise
-(method="vmap"); ``chunk_size`` bounds memory. Speed (benchmarks/trials_vmap.py, 2 shared cores):
-1,000 digits-MLP trials, n = 1000, T = 100, record="gbar_only" in ~47 s (vs ~2,200 s for a
-per-trial loop, extrapolated).
+``train_dpsgd`` is the K = 1 case of ``train_dpsgd_many`` (one loop). For nn.Sequential MLPs both
+use the MLP engine (``rerokit.training.mlp.MLPPlan``, method="linear": ghost norms, no (n, P)
+per-sample tensor; the same engine trains RecoNN's shadow models and scores the audit's
+candidates) and vmap(grad) otherwise (method="vmap"); ``chunk_size`` bounds memory. Speed
+(benchmarks/trials_vmap.py, 2 shared cores): 1,000 digits-MLP trials, n = 1000, T = 100,
+record="gbar_only" in ~47 s (vs ~2,200 s for a per-trial loop, extrapolated).
 """
 
 # Names are imported on first use (PEP 562), so that numpy-only modules of this package (e.g.

@@ -34,12 +34,12 @@ from typing import Any, Sequence
 
 import numpy as np
 import torch
-from torch import nn
 from torch.func import vmap
 
 from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive, check_probability
-from rerokit.training.grads import CLIP_EPS, _check_batch, _check_labels, _psg, clip_rows
-from rerokit.training.models import ACTIVATIONS, FunctionalModel
+from rerokit.training.grads import _check_batch, _check_labels, _psg, clip_rows
+from rerokit.training.mlp import MLPInputs, MLPPlan, mlp_plan
+from rerokit.training.models import FunctionalModel
 from rerokit.training.transcript import Transcript
 
 __all__ = ["Result", "train_dpsgd", "train_dpsgd_many", "trial_seeds", "NOISE_BLOCK", "linear_plan_supported"]
@@ -123,6 +123,191 @@ def _record_mode(record) -> str | None:
     return "gbar_only" if record == "gbar_only" else "full"
 
 
+class _VmapSums:
+    """Generic clipped sums for any model: (k, n, P) per-sample clipped gradients by ``vmap`` over
+    trials of ``vmap(grad)`` over samples (``per_sample_clipped_grads``), then weighted sums."""
+
+    name = "vmap"
+
+    def __init__(self, fm: FunctionalModel, shared: tuple[torch.Tensor, torch.Tensor] | None = None):
+        self.fm, self.shared = fm, shared
+        self._one = vmap(lambda th, x, yy, C: clip_rows(_psg(fm, th, x, yy), C), in_dims=(0, 0, 0, None))
+
+    def prepare(self, X: torch.Tensor, y: torch.Tensor):
+        """Trial data (k, r, ...), (k, r) -> the (k, n, ...) datasets, shared points first."""
+        if self.shared is None:
+            return X, y
+        Xs, ys = self.shared
+        k = X.shape[0]
+        return torch.cat([Xs.unsqueeze(0).expand(k, *Xs.shape), X], 1), torch.cat([ys.unsqueeze(0).expand(k, -1), y], 1)
+
+    def sums(self, theta, data, C, w=None, target=None):
+        """Same contract as :meth:`rerokit.training.mlp.MLPPlan.clipped_sums` (``data`` from :meth:`prepare`)."""
+        X, y = data
+        G = self._one(theta, X, y, C)  # (k, n, P)
+        if w is None:
+            w = torch.ones(G.shape[:2], dtype=G.dtype, device=G.device)
+        s = torch.einsum("kn,knp->kp", w, G)
+        if target is None:
+            return s, None
+        ar = torch.arange(G.shape[0], device=G.device)
+        return s, G[ar, target] * w[ar, target].unsqueeze(-1)
+
+
+class _MLPSums:
+    """Clipped sums of an ``nn.Sequential`` MLP by the MLP engine (:mod:`rerokit.training.mlp`):
+    shared points are one block used by every trial (never copied per trial)."""
+
+    name = "linear"
+
+    def __init__(self, plan: MLPPlan, shared: tuple[torch.Tensor, torch.Tensor] | None = None):
+        self.plan = plan
+        self.shared = None if shared is None else plan.block(shared[0].unsqueeze(0), shared[1].unsqueeze(0))
+
+    def prepare(self, X: torch.Tensor, y: torch.Tensor) -> MLPInputs:
+        blocks = [] if self.shared is None else [self.shared]
+        if X.shape[1] > 0:
+            blocks.append(self.plan.block(X, y))
+        return self.plan.inputs(X.shape[0], *blocks)
+
+    def sums(self, theta, data, C, w=None, target=None):
+        return self.plan.clipped_sums(theta, data, C, w, target)
+
+
+def _select_sums(fm: FunctionalModel, method: str, X: torch.Tensor, shared=None) -> _VmapSums | _MLPSums:
+    """The clipped-sum backend: the MLP engine for method auto/linear (auto: when supported), else vmap.
+
+    ``X``: the per-trial data (K, r, ...), whose samples must be vectors when the MLP has no Flatten.
+    """
+    if method != "vmap":
+        try:
+            plan = MLPPlan(fm)
+            if not plan.has_flatten and X.dim() != 3:
+                raise ValueError("inputs are not vectors and the model has no leading Flatten")
+            return _MLPSums(plan, shared)
+        except ValueError as e:
+            if method == "linear":
+                raise ValueError(f"method='linear' needs an nn.Sequential MLP of Flatten/Linear/activation layers: {e}") from None
+    return _VmapSums(fm, shared)
+
+
+def linear_plan_supported(fm: FunctionalModel) -> bool:
+    """True if ``train_dpsgd_many(method='auto')`` uses the MLP engine for this model.
+
+    Args:
+        fm: the model.
+
+    Returns:
+        Whether ``fm`` is an ``nn.Sequential`` MLP the engine supports (:class:`rerokit.training.mlp.MLPPlan`).
+    """
+    return mlp_plan(fm) is not None
+
+
+def _compiled(fn):
+    """``torch.compile(fn)``, falling back to eager ``fn`` (with a warning) if compilation fails
+    on the first call (e.g. no C++ compiler): eager is exact, only slower."""
+    state: dict[str, Any] = {}
+
+    def run(*args):
+        if "fn" not in state:
+            try:
+                cfn = torch.compile(fn, dynamic=False)
+                out = cfn(*args)
+                state["fn"] = cfn
+                return out
+            except Exception as e:  # pragma: no cover - depends on the platform's toolchain
+                import warnings
+
+                warnings.warn(f"torch.compile failed ({type(e).__name__}); running eagerly", RuntimeWarning)
+                state["fn"] = fn
+        return state["fn"](*args)
+
+    return run
+
+
+@dataclass
+class _Runs:
+    """Raw outputs of :func:`_train`: final parameters (K, P) and, when recording, (K, T, ...) tensors."""
+
+    final: torch.Tensor
+    thetas: torch.Tensor | None = None
+    gbar: torch.Tensor | None = None
+    masks: torch.Tensor | None = None
+    sums: torch.Tensor | None = None
+
+
+def _train(backend, theta0: torch.Tensor, X: torch.Tensor, y: torch.Tensor, cfg: dict, n: int, seeds: list[int],
+           tgt: torch.Tensor | None, mode: str | None, chunk_size: int, progress: bool = False,
+           compile: bool = False) -> _Runs:
+    """The one DP-SGD loop (module docstring) for K runs in chunks of ``chunk_size`` trials.
+
+    ``theta0`` (K, P); ``X`` (K, r, ...), ``y`` (K, r) each trial's own points (the backend adds
+    shared ones: n in all); ``tgt`` (K,) or None. Nothing is drawn, and no mask or noise tensor is
+    formed, when q = 1 (masks) or sigma = 0 (noise): the random streams are those of ``_RunRandom``.
+    """
+    K, P = theta0.shape
+    dtype, dev = theta0.dtype, theta0.device
+    sigma, C, T, q, lr, mom = (cfg[k] for k in ("noise_multiplier", "clip", "steps", "sample_rate", "lr", "momentum"))
+    ebs = q * n
+    scale = sigma * (C if C is not None else 0.0)
+    out = _Runs(final=torch.empty((K, P), dtype=dtype, device=dev))
+    if mode:
+        out.thetas = torch.empty((K, T, P), dtype=dtype, device=dev)
+        out.gbar = torch.empty((K, T, P), dtype=dtype, device=dev)
+        out.masks = (torch.ones if q >= 1.0 else torch.empty)((K, T, n), dtype=torch.bool, device=dev)
+        out.sums = torch.empty((K, T, P), dtype=dtype, device=dev) if mode == "full" else None
+
+    def step(theta, v, w, z, data, tgt_c):
+        s_b, s_t = backend.sums(theta, data, C, w, tgt_c)
+        noisy = s_b if z is None else s_b + scale * z
+        upd = noisy / ebs
+        if mom > 0:
+            v = mom * v + upd
+            upd = v
+        return theta - lr * upd, v, noisy, s_b, s_t
+
+    step_fn = _compiled(step) if compile else step
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=K * T, desc="dpsgd trials x steps", unit="step", leave=False)
+    with torch.no_grad():
+        for a in range(0, K, chunk_size):
+            b_ = min(K, a + chunk_size)
+            k = b_ - a
+            rngs = [_RunRandom(s) for s in seeds[a:b_]] if (q < 1.0 or sigma > 0.0) else None
+            theta = theta0[a:b_].detach().clone()
+            v = torch.zeros_like(theta)
+            data = backend.prepare(X[a:b_], y[a:b_])
+            tgt_c = None if (tgt is None or not mode) else tgt[a:b_].to(dev)
+            for t0 in range(0, T, NOISE_BLOCK):
+                bl = min(NOISE_BLOCK, T - t0)
+                mblk = None if q >= 1.0 else torch.stack([r.masks(bl, n, q) for r in rngs]).to(dev)  # (k, bl, n)
+                zblk = None if sigma == 0.0 else torch.stack([r.noise(bl, P, sigma, dtype) for r in rngs]).to(dev)
+                for j in range(bl):
+                    t = t0 + j
+                    w = None if mblk is None else mblk[:, j].to(dtype)
+                    z = None if zblk is None else zblk[:, j]
+                    if mode:
+                        out.thetas[a:b_, t] = theta
+                    theta, v, noisy, s_b, s_t = step_fn(theta, v, w, z, data, tgt_c)
+                    if mode:
+                        # gbar = noisy - sum over known points in B_t = noise + w_target clip_C(g_target)
+                        out.gbar[a:b_, t] = noisy - s_b if s_t is None else noisy - (s_b - s_t)
+                        if mblk is not None:
+                            out.masks[a:b_, t] = mblk[:, j]
+                        if out.sums is not None:
+                            out.sums[a:b_, t] = noisy
+                if bar is not None:
+                    bar.update(k * bl)
+            _check_finite(theta, lr, a)
+            out.final[a:b_] = theta
+    if bar is not None:
+        bar.close()
+    return out
+
+
 def train_dpsgd(
     fm: FunctionalModel,
     theta0: torch.Tensor,
@@ -140,14 +325,28 @@ def train_dpsgd(
     momentum: float = 0.0,
     method: str = "auto",
 ) -> Result:
-    """One run of DP-SGD (DP-GD for ``sample_rate=1``) from ``theta0`` (P,) on ``X`` (n, ...), ``y`` (n,).
+    """One run of DP-SGD (DP-GD for ``sample_rate=1``): the K = 1 case of :func:`train_dpsgd_many`.
 
-    See the module docstring for the step. ``record``: False; True/"full" (thetas, noisy_sums,
-    gbar, batch_masks); "gbar_only" (no noisy_sums). ``target_index``: index of z* in ``X`` (the
-    point the informed adversary does not know; None = all known, gbar is then pure noise).
-    ``method``: "vmap" (reference: per step, the (n, P) per-sample clipped gradients of all n
-    points by ``per_sample_clipped_grads``), "linear" (exact ghost-clipping path for Sequential
-    MLPs, see ``_LinearPlan``), "auto" (linear when supported).
+    See the module docstring for the step and the random streams.
+
+    Args:
+        fm: the model.
+        theta0: (P,) initial parameters.
+        X: (n, ...) training points; y: (n,) integer labels.
+        noise_multiplier: sigma (noise std sigma * clip on the sum).
+        clip: clipping norm C; None = no clipping (then noise_multiplier must be 0).
+        steps: T; lr: learning rate; sample_rate: q (1 = full batch); momentum: torch SGD momentum.
+        seed: the run's seed (masks and noise streams).
+        target_index: index of z* in ``X`` (the point the informed adversary does not know;
+            None = all known, gbar is then pure noise).
+        record: False; True/"full" (thetas, noisy_sums, gbar, batch_masks); "gbar_only" (no noisy_sums).
+        method: "vmap" (reference: per step, the (n, P) per-sample clipped gradients of all n
+            points by ``per_sample_clipped_grads``), "linear" (the MLP engine for Sequential MLPs,
+            :class:`rerokit.training.mlp.MLPPlan`: exact, no per-sample gradient tensor), "auto"
+            (linear when supported).
+
+    Returns:
+        A :class:`Result` with ``theta`` (P,) and, with ``record``, a single-run :class:`Transcript`.
     """
     cfg = _validate_settings(noise_multiplier, clip, steps, lr, sample_rate, momentum, record)
     if not isinstance(fm, FunctionalModel):
@@ -161,242 +360,20 @@ def train_dpsgd(
         raise ValueError("X must hold at least one training point (n >= 1), got n = 0")
     if target_index is not None:
         target_index = check_int("target_index", target_index, minimum=0, maximum=n - 1)
-    dtype = theta0.dtype
-    dev = theta0.device
+    dtype, dev = theta0.dtype, theta0.device
     X, y = X.to(device=dev, dtype=dtype), y.to(device=dev, dtype=torch.long)
-    sigma, C, T, q, mom = cfg["noise_multiplier"], cfg["clip"], cfg["steps"], cfg["sample_rate"], cfg["momentum"]
-    ebs = q * n
-    scale = sigma * (C if C is not None else 0.0)
     mode = _record_mode(record)
-    rng = _RunRandom(seed)
-    plan = _select_plan(fm, method, X.dim() + 1)
-    if plan is not None:
-        inputs = plan.inputs(X[None])
-        tgt1 = None if target_index is None else torch.tensor([target_index], device=dev)
-
-    theta = theta0.detach().clone()
-    v = torch.zeros_like(theta)
-    if mode:
-        thetas = torch.empty((T, P), dtype=dtype, device=dev)
-        gbars = torch.empty((T, P), dtype=dtype, device=dev)
-        masks_all = torch.empty((T, n), dtype=torch.bool, device=dev)
-        sums = torch.empty((T, P), dtype=dtype, device=dev) if mode == "full" else None
-    for t0 in range(0, T, NOISE_BLOCK):
-        b = min(NOISE_BLOCK, T - t0)
-        mblk = rng.masks(b, n, q).to(dev)
-        zblk = rng.noise(b, P, sigma, dtype).to(dev)
-        for j in range(b):
-            t = t0 + j
-            w = mblk[j].to(dtype)
-            known = w.clone()
-            if target_index is not None:
-                known[target_index] = 0.0
-            if plan is None:
-                G = clip_rows(_psg(fm, theta, X, y), C).detach()  # per_sample_clipped_grads, checks done
-                s_batch, s_known = w @ G, known @ G
-            else:
-                with torch.no_grad():
-                    s_b, s_t = plan.clipped_sums(theta[None], X[None], y[None], C, w[None], tgt1, inputs=inputs)
-                s_batch = s_b[0]
-                s_known = s_batch if s_t is None else s_batch - s_t[0]
-            noisy = s_batch + scale * zblk[j]
-            if mode:
-                thetas[t] = theta
-                gbars[t] = noisy - s_known
-                masks_all[t] = mblk[j]
-                if sums is not None:
-                    sums[t] = noisy
-            upd = noisy / ebs
-            if mom > 0:
-                v = mom * v + upd
-                upd = v
-            theta = theta - lr * upd
-    _check_finite(theta[None], lr, 0)
-    settings = dict(cfg, expected_batch_size=ebs, n=n, P=P, record=mode or False,
-                    method="linear" if plan is not None else "vmap")
+    backend = _select_sums(fm, method, X[None])
+    tgt = None if target_index is None else torch.tensor([target_index], device=dev)
+    runs = _train(backend, theta0.detach()[None], X[None], y[None], cfg, n, [seed], tgt, mode, 1)
+    theta = runs.final[0]
+    settings = dict(cfg, expected_batch_size=cfg["sample_rate"] * n, n=n, P=P, record=mode or False, method=backend.name)
     tr = None
     if mode:
-        tr = Transcript(thetas=thetas, gbar=gbars, batch_masks=masks_all, final_theta=theta.clone(), noisy_sums=sums,
-                        target_index=target_index, settings=settings, seed=seed, batched=False)
+        tr = Transcript(thetas=runs.thetas[0], gbar=runs.gbar[0], batch_masks=runs.masks[0], final_theta=theta.clone(),
+                        noisy_sums=None if runs.sums is None else runs.sums[0], target_index=target_index,
+                        settings=settings, seed=seed, batched=False)
     return Result(theta=theta, transcript=tr, seed=seed, settings=settings)
-
-
-# ---------------------------------------------------------------------------------------------
-# Vectorised trials
-
-
-class _LinearPlan:
-    """Fast exact per-sample clipped sums for ``nn.Sequential`` MLPs ([Flatten], Linear, activation, ...).
-
-    For a linear layer z = a W^T + b the per-sample gradient is ``delta_i a_i^T`` (and ``delta_i``
-    for the bias), with ``delta_i = dl_i/dz_i``, so ``||g_i||^2 = sum_layers ||delta_i||^2 (||a_i||^2 + 1)``
-    and ``sum_i v_i clip_C(g_i)`` is ``(v c delta)^T a`` per layer ("ghost clipping", Goodfellow 2015;
-    Li et al. 2022): no (n, P) per-sample gradient tensor is formed. The backward pass is written
-    out (cross-entropy: dl/dlogits = softmax - onehot; activations by closed-form derivatives, GELU
-    and others by autograd), batched over K trials with bmm. Checked against the generic vmap
-    path in tests.
-    """
-
-    def __init__(self, fm: FunctionalModel):
-        mod = fm.module
-        if not isinstance(mod, nn.Sequential):
-            raise ValueError("module is not an nn.Sequential")
-        self.layers: list[tuple[str, Any]] = []
-        pos = {n: i for i, n in enumerate(fm.names)}
-        for i, (name, child) in enumerate(mod.named_children()):
-            if isinstance(child, nn.Flatten):
-                if i != 0 or child.start_dim != 1 or child.end_dim != -1:
-                    raise ValueError("unsupported Flatten")
-                self.layers.append(("flatten", None))
-            elif isinstance(child, nn.Linear):
-                wn, bn = f"{name}.weight", f"{name}.bias"
-                self.layers.append(("linear", (pos[wn], pos[bn] if child.bias is not None else None)))
-            elif isinstance(child, tuple(ACTIVATIONS.values())):
-                self.layers.append(("act", child))
-            else:
-                raise ValueError(f"unsupported layer {type(child).__name__}")
-        if len(pos) != 2 * sum(1 for k, o in self.layers if k == "linear" and o[1] is not None) + sum(
-            1 for k, o in self.layers if k == "linear" and o[1] is None
-        ):
-            raise ValueError("module has parameters outside its Linear layers")
-        self.has_flatten = bool(self.layers) and self.layers[0][0] == "flatten"
-        self.fm = fm
-
-    def inputs(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(k, n, d) input vectors and their squared norms (k, n), reusable across steps."""
-        k, n = X.shape[:2]
-        h = X.reshape(k, n, -1) if self.has_flatten else X
-        if h.dim() != 3:
-            raise ValueError("linear plan needs per-sample vector inputs")
-        return h, (h * h).sum(-1)
-
-    @staticmethod
-    def _act_backward(act: nn.Module, z: torch.Tensor, h: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-        """u * act'(z) (h = act(z))."""
-        if isinstance(act, nn.ELU) and not act.inplace:
-            if act.alpha == 1.0:  # z > 0: h + 1 = z + 1 > 1 -> 1; z <= 0: h + 1 = e^z <= 1
-                return u * (h + 1.0).clamp_(max=1.0)
-            return u * torch.where(z > 0, torch.ones_like(z), h + act.alpha)
-        if isinstance(act, nn.ReLU):
-            return u * (z > 0).to(u.dtype)
-        if isinstance(act, nn.Tanh):
-            return u * (1 - h * h)
-        if isinstance(act, nn.Sigmoid):
-            return u * (h * (1 - h))
-        with torch.enable_grad():
-            zz = z.detach().requires_grad_(True)
-            (g,) = torch.autograd.grad(act(zz), zz, grad_outputs=u)
-        return g
-
-    def clipped_sums(self, theta: torch.Tensor, X: torch.Tensor, y: torch.Tensor, C: float | None,
-                     w: torch.Tensor, target: torch.Tensor | None = None, inputs=None):
-        """theta (k, P), X (k, n, ...), y (k, n), w (k, n) batch weights; target (k,) or None.
-
-        Returns ``(s, s_target)``: ``s[k] = sum_i w[k, i] clip_C(g_{k,i})`` (k, P) and
-        ``s_target[k] = w[k, t_k] clip_C(g_{k, t_k})`` (or None). ``inputs``: ``self.inputs(X)``.
-        """
-        fm = self.fm
-        k, n = y.shape
-        params = fm.unflatten(theta)
-        plist = [params[nm] for nm in fm.names]
-        h, a0_sq = self.inputs(X) if inputs is None else inputs
-        tape = []
-        for kind, obj in self.layers:
-            if kind == "flatten":
-                continue
-            if kind == "linear":
-                wi, bi = obj
-                W = plist[wi]
-                z = torch.bmm(h, W.transpose(1, 2)) if bi is None else torch.baddbmm(plist[bi].unsqueeze(1), h, W.transpose(1, 2))
-                tape.append(("linear", h, W, obj))
-                h = z
-            else:
-                out = obj(h)
-                tape.append(("act", h, out, obj))
-                h = out
-        # d l_i / d logits = softmax - onehot (cross-entropy of each sample)
-        e = (h - h.amax(-1, keepdim=True)).exp()
-        u = e / e.sum(-1, keepdim=True)
-        u.scatter_add_(-1, y.unsqueeze(-1), torch.full((k, n, 1), -1.0, dtype=u.dtype, device=u.device))
-        first_lin = next(i for i, t in enumerate(tape) if t[0] == "linear")
-        grads = []  # (a, delta, (wi, bi)) per linear layer
-        for i in range(len(tape) - 1, first_lin - 1, -1):
-            kind, a, W_or_out, obj = tape[i]
-            if kind == "linear":
-                grads.append((a, u, obj, i == 0))  # i == 0: its input is X itself (cached norms)
-                if i > first_lin:
-                    u = torch.bmm(u, W_or_out)
-            else:
-                u = self._act_backward(obj, a, W_or_out, u)
-        sq = torch.zeros((k, n), dtype=theta.dtype, device=theta.device)
-        for a, d, (wi, bi), first in grads:
-            a2 = (a0_sq if first else (a * a).sum(-1)) + (1.0 if bi is not None else 0.0)
-            sq = sq + (d * d).sum(-1) * a2
-        if C is None:
-            c = torch.ones_like(sq)
-        else:
-            c = (C / (sq.sqrt() + CLIP_EPS)).clamp(max=1.0)
-        vc = w * c
-        s = torch.empty((k, fm.num_params), dtype=theta.dtype, device=theta.device)
-        st = None if target is None else torch.empty((k, fm.num_params), dtype=theta.dtype, device=theta.device)
-        ar = torch.arange(k, device=theta.device)
-        for a, d, (wi, bi), _ in grads:
-            dv = d * vc.unsqueeze(-1)
-            o0, o1 = fm.offsets[wi], fm.offsets[wi + 1]
-            s[:, o0:o1] = torch.bmm(dv.transpose(1, 2), a).reshape(k, -1)
-            if bi is not None:
-                s[:, fm.offsets[bi]:fm.offsets[bi + 1]] = dv.sum(1)
-            if st is not None:
-                dt, at = dv[ar, target], a[ar, target]  # (k, o), (k, i)
-                st[:, o0:o1] = (dt.unsqueeze(-1) * at.unsqueeze(1)).reshape(k, -1)
-                if bi is not None:
-                    st[:, fm.offsets[bi]:fm.offsets[bi + 1]] = dt
-        return s, st
-
-
-def _select_plan(fm: FunctionalModel, method: str, batched_x_dim: int) -> "_LinearPlan | None":
-    """The fast MLP plan for method auto/linear (None for vmap or when unsupported under auto)."""
-    if method == "vmap":
-        return None
-    try:
-        plan = _LinearPlan(fm)
-        if not any(kind == "linear" for kind, _ in plan.layers):
-            raise ValueError("no Linear layer")
-        if (not plan.has_flatten) and batched_x_dim != 3:
-            raise ValueError("inputs are not vectors and the model has no leading Flatten")
-    except (ValueError, KeyError) as e:
-        if method == "linear":
-            raise ValueError(f"method='linear' needs an nn.Sequential MLP of Flatten/Linear/activation layers: {e}") from None
-        return None
-    return plan
-
-
-def linear_plan_supported(fm: FunctionalModel) -> bool:
-    """True if ``train_dpsgd_many(method='auto')`` uses the fast MLP path for this model."""
-    try:
-        p = _LinearPlan(fm)
-    except (ValueError, KeyError):
-        return False
-    return any(kind == "linear" for kind, _ in p.layers)
-
-
-def _vmap_clipped_sums(fm, C):
-    """Same contract as ``_LinearPlan.clipped_sums``, from (k, n, P) per-sample gradients (vmap of vmap(grad))."""
-
-    def one(theta, X, y):
-        return clip_rows(_psg(fm, theta, X, y), C)
-
-    batched = vmap(one, in_dims=(0, 0, 0))
-
-    def run(theta, X, y, C_, w, target=None, inputs=None):
-        G = batched(theta, X, y)  # (k, n, P)
-        s = torch.einsum("kn,knp->kp", w, G)
-        if target is None:
-            return s, None
-        ar = torch.arange(G.shape[0], device=G.device)
-        return s, G[ar, target] * w[ar, target].unsqueeze(-1)
-
-    return run
 
 
 def _as_target_array(target_index, K: int, n: int) -> torch.Tensor | None:
@@ -435,6 +412,7 @@ def train_dpsgd_many(
     progress: bool = False,
     shared: tuple[torch.Tensor, torch.Tensor] | None = None,
     num_threads: int | None = None,
+    compile: bool = False,
 ) -> Result:
     """K independent DP-SGD runs, vectorised over trials (no Python loop over trials in the math).
 
@@ -450,9 +428,14 @@ def train_dpsgd_many(
     Exactly one of ``seeds`` (K ints) or ``seed`` (then ``seeds = trial_seeds(seed, K)``).
     ``target_index``: None, one int for all trials, or K ints. ``record``: as in
     :func:`train_dpsgd` (tensors get a leading K). ``chunk_size``: trials processed together
-    (default: bounded memory, see below). ``method``: "vmap" (``vmap`` over trials of
-    ``vmap(grad)`` over samples: forms (chunk, n, P) per-sample gradients), "linear" (exact fast
-    path for Sequential MLPs, see ``_LinearPlan``), or "auto" (linear when supported).
+    (default: bounded memory; larger with ``shared``). ``method``: "vmap" (``vmap`` over trials of
+    ``vmap(grad)`` over samples: forms (chunk, n, P) per-sample gradients), "linear" (the MLP
+    engine for Sequential MLPs, :class:`rerokit.training.mlp.MLPPlan`: exact ghost clipping, the
+    shared points one block for all trials), or "auto" (linear when supported). ``compile``:
+    ``torch.compile`` the step (same result to float round-off; falls back to eager with a
+    warning where compilation fails). Non-private GD (``clip=None``, ``noise_multiplier=0``,
+    ``sample_rate=1``) draws nothing: it is RecoNN's shadow-model training
+    (:func:`rerokit.attacks.reconn.gd_many`).
     Trial k equals ``train_dpsgd(fm, theta0[k], X[k], y[k], ..., seed=seeds[k])`` up to rounding.
     Returns a :class:`Result` with ``theta`` (K, P) and a batched transcript.
     """
@@ -465,6 +448,7 @@ def train_dpsgd_many(
                 fm, theta0, X, y, noise_multiplier=noise_multiplier, clip=clip, steps=steps, lr=lr,
                 sample_rate=sample_rate, seeds=seeds, seed=seed, target_index=target_index, record=record,
                 momentum=momentum, chunk_size=chunk_size, method=method, progress=progress, shared=shared,
+                compile=compile,
             )
         finally:
             torch.set_num_threads(before)
@@ -514,78 +498,29 @@ def train_dpsgd_many(
     if shared is not None:
         Xs, ys = shared[0].to(device=dev, dtype=dtype), shared[1].to(device=dev, dtype=torch.long)
 
-    plan = _select_plan(fm, method, X.dim())
-    if plan is not None:
-        sums_fn = plan.clipped_sums
-        # small chunks keep the (chunk, n, width) activations in cache; 64 was fastest on 2 cores
-        default_chunk = max(1, min(K, 64, 2**24 // max(1, n * X[0, 0].numel())))
+    shared_t = None if shared is None else (Xs, ys)
+    backend = _select_sums(fm, method, X, shared_t)
+    if backend.name == "linear":
+        if shared is None:
+            # small chunks keep the (chunk, width, n) activations in cache; 64 was fastest on 2 cores
+            default_chunk = max(1, min(K, 64, 2**24 // max(1, n * X[0, 0].numel())))
+        else:
+            # shared points: one matrix product for the whole chunk, so larger chunks pay (as RecoNN's gd_many)
+            widest = max(lin.out for lin in backend.plan.linears)
+            default_chunk = max(1, min(K, 2**21 // max(1, n * widest)))
     else:
-        sums_fn = _vmap_clipped_sums(fm, cfg["clip"])
         default_chunk = max(1, min(K, 2**24 // max(1, n * P)))
     if chunk_size is None:
         chunk_size = default_chunk
     chunk_size = check_int("chunk_size", chunk_size, minimum=1)
-
-    sigma, C, T, q, lr, mom = (cfg[k] for k in ("noise_multiplier", "clip", "steps", "sample_rate", "lr", "momentum"))
-    ebs = q * n
-    scale = sigma * (C if C is not None else 0.0)
     mode = _record_mode(record)
-    if mode:
-        thetas = torch.empty((K, T, P), dtype=dtype, device=dev)
-        gbars = torch.empty((K, T, P), dtype=dtype, device=dev)
-        masks_all = torch.empty((K, T, n), dtype=torch.bool, device=dev)
-        sums_rec = torch.empty((K, T, P), dtype=dtype, device=dev) if mode == "full" else None
-    final = torch.empty((K, P), dtype=dtype, device=dev)
-
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=K * T, desc="dpsgd trials x steps", unit="step", leave=False)
-    with torch.no_grad():
-        for a in range(0, K, chunk_size):
-            b_ = min(K, a + chunk_size)
-            k = b_ - a
-            rngs = [_RunRandom(s) for s in seeds[a:b_]]
-            theta = theta0[a:b_].detach().clone()
-            v = torch.zeros_like(theta)
-            Xc, yc = X[a:b_], y[a:b_]
-            if shared is not None:
-                Xc = torch.cat([Xs.unsqueeze(0).expand(k, *Xs.shape), Xc], 1)
-                yc = torch.cat([ys.unsqueeze(0).expand(k, -1), yc], 1)
-            tgt_c = None if tgt is None else tgt[a:b_].to(dev)
-            inputs = None if plan is None else plan.inputs(Xc)
-            for t0 in range(0, T, NOISE_BLOCK):
-                bl = min(NOISE_BLOCK, T - t0)
-                mblk = torch.stack([r.masks(bl, n, q) for r in rngs]).to(dev)  # (k, bl, n)
-                zblk = torch.stack([r.noise(bl, P, sigma, dtype) for r in rngs]).to(dev)  # (k, bl, P)
-                for j in range(bl):
-                    t = t0 + j
-                    w = mblk[:, j].to(dtype)
-                    s_b, s_t = sums_fn(theta, Xc, yc, C, w, tgt_c if mode else None, inputs=inputs)
-                    noisy = s_b + scale * zblk[:, j]
-                    if mode:
-                        thetas[a:b_, t] = theta
-                        # gbar = noisy - sum over known points in B_t = noise + w_target clip_C(g_target)
-                        gbars[a:b_, t] = noisy - s_b if s_t is None else noisy - (s_b - s_t)
-                        masks_all[a:b_, t] = mblk[:, j]
-                        if sums_rec is not None:
-                            sums_rec[a:b_, t] = noisy
-                    upd = noisy / ebs
-                    if mom > 0:
-                        v = mom * v + upd
-                        upd = v
-                    theta = theta - lr * upd
-                if bar is not None:
-                    bar.update(k * bl)
-            _check_finite(theta, lr, a)
-            final[a:b_] = theta
-    if bar is not None:
-        bar.close()
+    ebs = cfg["sample_rate"] * n
+    runs = _train(backend, theta0, X, y, cfg, n, seeds, tgt, mode, chunk_size, progress=progress, compile=compile)
+    final = runs.final
     settings = dict(cfg, expected_batch_size=ebs, n=n, P=P, K=K, record=mode or False,
-                    method="linear" if plan is not None else "vmap")
+                    method=backend.name)
     tr = None
     if mode:
-        tr = Transcript(thetas=thetas, gbar=gbars, batch_masks=masks_all, final_theta=final.clone(), noisy_sums=sums_rec,
-                        target_index=tgt, settings=settings, seed=list(seeds), batched=True)
+        tr = Transcript(thetas=runs.thetas, gbar=runs.gbar, batch_masks=runs.masks, final_theta=final.clone(),
+                        noisy_sums=runs.sums, target_index=tgt, settings=settings, seed=list(seeds), batched=True)
     return Result(theta=final, transcript=tr, seed=list(seeds), settings=settings)
