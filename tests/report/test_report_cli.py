@@ -100,7 +100,7 @@ def test_uninformed_equals_bound_uninformed(report_json, cli):
     u = report_json["uninformed"]
     assert u["min_norm"] == 0.5 and u["min_norm_source"].startswith("clip")
     b = cli.json("bound", "uninformed", "--noise-multiplier", 1, "--dim", 64, "--min-norm", 0.5, "--clip", 0.5,
-                 "--mse-threshold", 0.01, "--steps", 1000, "--sampling-rate", 0.01)
+                 "--mse-threshold", 0.01, "--steps", 1000, "--sample-rate", 0.01)
     for k in ("gamma", "gamma_error", "log10_gamma", "expected_mse", "ncc_bound", "optimal_rows", "gamma_over_steps"):
         assert u[k] == b[k], k
     # PSNR reading of eta = 0.01 on data range 1: 10 log10(1 / 0.01) = 20 dB; 'bound uninformed --psnr-threshold 20'
@@ -257,6 +257,9 @@ def test_real_audit_output_is_read(cli, tmp_path):
     assert a["successes"] == b["successes"] == round(printed["success"] * 3)
     assert a["interval"] == [printed["ci_low"], printed["ci_high"]] == b["interval"]
     assert a["gamma"] == pytest.approx(printed["gamma"], rel=1e-12)  # same rero bound (kappa 0.1 vs 1/10: ulps)
+    # what the attack proves: the audit's own numbers (bounds.empirical.audit_lower_bounds), exact
+    assert a["lower_bounds"]["mu_gdp_lower"] == printed["empirical_mu_lower"]
+    assert a["lower_bounds"]["epsilon_lower"] == printed["empirical_epsilon_lower"]
 
 
 # --------------------------------------------------------------------------- bad input

@@ -160,7 +160,7 @@ CHEAP = [
     ["bound", "tradeoff", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "100", "--fpr", "0.01", "0.1"],
     ["bound", "tradeoff", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "100", "--grid", "8"],
     ["bound", "uninformed", "--noise-multiplier", "1", "--min-norm", "1", "--dim", "4", "--mse-threshold", "0.1",
-     "--clip", "0.5", "--steps", "10", "--sampling-rate", "0.1"],
+     "--clip", "0.5", "--steps", "10", "--sample-rate", "0.1"],
     ["bound", "uninformed", "--noise-multiplier", "1", "--min-norm", "1", "--dim", "4", "--psnr-threshold", "20",
      "--data-range", "1"],
     ["bound", "mse-rdp", "--epsilon", "1", "--dim", "4"],

@@ -6,7 +6,7 @@ import argparse
 import os
 from typing import Any
 
-from rerokit.cli._common import add_json_flag, help_kw
+from rerokit.cli._common import add_delta_arg, add_json_flag, help_kw
 
 DESCRIPTION = """
 Every risk of a DP-SGD run in one report: a verdict in plain words (one sentence per threat
@@ -76,7 +76,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="JSON list of [noise_multiplier, sample_rate, steps] (Opacus accountant.history), "
                      "or {\"history\": [...]}")
     run.add_argument("--event", default=None, metavar="FILE", help="dp-accounting event as JSON (see above)")
-    run.add_argument("--delta", type=float, default=1e-5, help="delta of epsilon, in (0, 1) (default 1e-5)")
+    add_delta_arg(run)
     data = p.add_argument_group("the data (optional)")
     data.add_argument("--data-shape", default=None, help="record shape, e.g. 1x28x28, 3x32x32, 1x8x8 "
                       "(default: the audited dataset's)")

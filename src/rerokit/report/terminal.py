@@ -201,8 +201,11 @@ def render(
                 ("Kind", "status")]
         used = [(h, a) for h, a in cols if a in ("label", "value") or any(_text(getattr(r, a)) for r in rows)]
         tab = RTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
+        longest = {a: max(len(_text(getattr(r, a))) for r in rows) for _, a in used}
         for h, a in used:
-            tab.add_column(h, overflow="fold", no_wrap=a in ("value",),
+            # labels keep a readable width; a short value column never wraps (numbers), a long one folds
+            tab.add_column(h, overflow="fold", no_wrap=a == "value" and longest[a] <= 24,
+                           min_width=min(28, longest[a]) if a == "label" else None,
                            justify="left", style="cyan" if a == "value" else None)
         for r in rows:
             if r.section:
@@ -264,7 +267,8 @@ def generic_rows(result: dict[str, Any], *, hidden: Iterable[str] = HIDDEN_FIELD
         main = next((k for k in ("success", "mse", "value", "success_rate") if k in d), None)
         ci = [d.get("ci_low"), d.get("ci_high")] if "ci_low" in d and "ci_high" in d and main else None
         for k, v in d.items():
-            if k in hide or k.endswith("_interval") or k.endswith("_intervals") or (ci and k in ("ci_low", "ci_high")):
+            if k in hide or k == "note" or k.endswith("_interval") or k.endswith("_intervals") \
+                    or (ci and k in ("ci_low", "ci_high")):
                 continue
             if k.endswith("_ci") and k[:-3] in d:
                 continue  # shown beside its metric

@@ -102,7 +102,22 @@ _DPSGD_METHOD = {
 }
 
 
+def _bound_dpsgd_no_prior(d: dict[str, Any]) -> Summary:
+    s = d.get("settings", {})
+    m = d["membership"]
+    verdict = [(Lead("Membership inference: "), f"on DP-SGD ({_settings_text(s)}) any test of \"was this record in "
+                f"training?\" has TPR \u2264 {fmt(m.get('tpr_at_fpr_0.01'))} at 1% FPR and advantage \u2264 "
+                f"{fmt(m.get('advantage'))} (certified); the run is (\u03b5 = {fmt(d.get('epsilon'))}, \u03b4 = "
+                f"{fmt(d.get('delta'))})-DP. Give a prior (--prior-size) for the reconstruction bound.")]
+    rows = [Row(f"\u03b5 at \u03b4 = {fmt(d.get('delta'))}", _le(d.get("epsilon")), "", "PLD, add-or-remove", "certified",
+                section="Differential privacy")]
+    rows += _membership_rows(m, section="Membership inference")
+    return Summary(tuple(verdict), tuple(rows), (), ())
+
+
 def _bound_dpsgd(d: dict[str, Any]) -> Summary:
+    if "gamma" not in d:
+        return _bound_dpsgd_no_prior(d)
     s = d.get("settings", {})
     method, status = _DPSGD_METHOD.get(d.get("method"), (str(d.get("method")), ""))
     est = d.get("method") == "mc"
@@ -348,7 +363,10 @@ def _audit(d: dict[str, Any]) -> Summary:
                 f"{did} {fmt(succ)} ({ci}); the certified bound at the prior's blind guess "
                 f"\u03ba = {fmt(d.get('kappa'))} is {fmt(d.get('gamma'))}"
                 + (" \u2014 the attack is ABOVE the bound: check the settings." if above else
-                   " \u2014 consistent." if judged else "."))]
+                   " \u2014 consistent." if judged else ".")
+                + (f" It proves \u03b5 \u2265 {fmt(d['empirical_epsilon_lower'])} and \u03bc \u2265 "
+                   f"{fmt(d['empirical_mu_lower'])} ({fmt(100 * d.get('empirical_confidence', 0.95))}% confidence)."
+                   if d.get("empirical_mu_lower") is not None else ""))]
     rows = [Row(f"attack success ({attack})", fmt(succ), f"95% CI {fmt_bracket([lo, hi], 4)}" if judged else ci,
                 "Student-t on the mean" if grad else "Clopper-Pearson", "estimate", section="Attack"),
             Row("\u03b3: certified bound at \u03ba", _le(d.get("gamma")), "", "Hayes et al. Thm 2, PLD", "certified"),
@@ -361,6 +379,14 @@ def _audit(d: dict[str, Any]) -> Summary:
               and not k.startswith("prior_success")}
     for k, v in others.items():
         rows.append(Row(f"attack success ({k})", fmt(v.get("value")), f"95% CI {fmt_bracket([v['ci_low'], v['ci_high']], 4)}",
+                        "Clopper-Pearson", "estimate"))
+    if d.get("empirical_mu_lower") is not None:
+        conf = fmt(100 * d.get("empirical_confidence", 0.95))
+        rows.append(Row("\u03b5 proven by the audit", _ge(d.get("empirical_epsilon_lower")), "",
+                        "log((s_lo \u2212 \u03b4)/\u03ba)", f"empirical ({conf}%)", section="What the attack proves"))
+        rows.append(Row("\u03bc proven by the audit", _ge(d["empirical_mu_lower"]), "",
+                        "\u03a6\u207b\u00b9(s_lo) \u2212 \u03a6\u207b\u00b9(\u03ba)", f"empirical ({conf}%)"))
+        rows.append(Row("success, one-sided lower end s_lo", fmt(d.get("empirical_success_lower")), "",
                         "Clopper-Pearson", "estimate"))
     if d.get("mean_target_clipped_fraction") is not None:
         rows.append(Row("steps where the target's gradient was clipped", f"{d['mean_target_clipped_fraction'] * 100:.3g}%",
@@ -520,7 +546,7 @@ VERDICTS: dict[str, Callable[[dict[str, Any]], Summary]] = {
 """command -> verdict function (others: :func:`generic_summary`)."""
 
 _REQUIRES: dict[Callable[[dict[str, Any]], Summary], tuple[str, ...]] = {
-    _bound_dpsgd: ("gamma", "kappa", "method"),
+    _bound_dpsgd: ("membership",),
     _bound_guarantee: ("gamma", "kappa"),
     _bound_tradeoff: ("advantage",),
     _bound_uninformed: ("gamma", "expected_mse", "ncc_bound"),
