@@ -25,7 +25,7 @@ from rerokit.report.format import Lead, Num, Sentence, fmt, plain
 
 __all__ = ["Row", "Table", "Summary", "render", "generic_rows", "FIELD_HELP", "HIDDEN_FIELDS", "PIPE_WIDTH"]
 
-PIPE_WIDTH = 110
+PIPE_WIDTH = 120
 """Text width when stdout is not a terminal (tables are not wrapped at 80 columns in files)."""
 
 HIDDEN_FIELDS = frozenset({
@@ -204,8 +204,10 @@ def render(
         longest = {a: max(len(_text(getattr(r, a))) for r in rows) for _, a in used}
         for h, a in used:
             # labels keep a readable width; a short value column never wraps (numbers), a long one folds
-            tab.add_column(h, overflow="fold", no_wrap=a == "value" and longest[a] <= 24,
-                           min_width=min(28, longest[a]) if a == "label" else None,
+            # the kind column (certified / estimate / exact ...) is one short word: never fold it
+            tab.add_column(h, overflow="fold", no_wrap=(a == "value" and longest[a] <= 24) or a == "status",
+                           min_width=min(28, longest[a]) if a == "label" else (longest[a] if a == "status" else None),
+                           max_width=30 if a in ("method", "detail") else None,
                            justify="left", style="cyan" if a == "value" else None)
         for r in rows:
             if r.section:
