@@ -43,14 +43,35 @@ def _writable_ancestor(name: str, p: Path) -> None:
 
 
 def check_data_path(path: Any) -> None:
-    """``--data-path``: None (not given) or a non-empty path; what it holds is checked by the loader
-    (:func:`rerokit.data.load_dataset`)."""
+    """Check ``--data-path``: None (not given) or a non-empty path.
+
+    What it holds is checked by the loader (:func:`rerokit.data.load_dataset`).
+
+    Args:
+      path: the path (str or ``os.PathLike``), or None.
+
+    Raises:
+      TypeError: if ``path`` is neither None, a string nor a path-like.
+      ValueError: if it is empty or contains a NUL character.
+    """
     if path is not None:
         _path("data_path", path, "file or folder")
 
 
 def check_input_file(name: str, path: Any) -> Path:
-    """An existing regular file (or a device such as /dev/null, left to the reader) that can be read."""
+    """An existing regular file (or a device such as /dev/null, left to the reader) that can be read.
+
+    Args:
+      name: the parameter's name, used in the error message.
+      path: the path (str or ``os.PathLike``).
+
+    Returns:
+      The path as a :class:`~pathlib.Path`.
+
+    Raises:
+      TypeError: if ``path`` is not a string or path-like.
+      ValueError: if it is empty, contains NUL, does not exist, is a folder, or cannot be read.
+    """
     p = _path(name, path, "file")
     if not p.exists():
         raise ValueError(f"{name}: No such file or directory: {p}")
@@ -62,8 +83,22 @@ def check_input_file(name: str, path: Any) -> Path:
 
 
 def check_output_file(name: str, path: Any) -> Path:
-    """A path where a regular file can be written: not a folder, not a device, in a writable folder
-    (missing folders are created later by the writer)."""
+    """A path where a regular file can be written: not a folder, not a device, in a writable folder.
+
+    Missing folders are created later by the writer.
+
+    Args:
+      name: the parameter's name, used in the error message.
+      path: the path (str or ``os.PathLike``).
+
+    Returns:
+      The path as a :class:`~pathlib.Path`.
+
+    Raises:
+      TypeError: if ``path`` is not a string or path-like.
+      ValueError: if it is empty, contains NUL, is a folder, an existing non-regular or unwritable
+        file, or its nearest existing ancestor is not a writable folder.
+    """
     p = _path(name, path, "file")
     if p.is_dir():
         raise ValueError(f"{name} must be a file path, got the directory {p}")
@@ -77,8 +112,22 @@ def check_output_file(name: str, path: Any) -> Path:
 
 
 def check_output_dir(name: str, path: Any, files: Sequence[str] = ()) -> Path:
-    """A folder that exists and is writable, or can be created; ``files`` (names the command will
-    write inside it) must not be folders or unwritable."""
+    """A folder that exists and is writable, or can be created.
+
+    Args:
+      name: the parameter's name, used in the error message.
+      path: the path (str or ``os.PathLike``).
+      files: names of the files the command will write inside it; each must not be a folder or
+        unwritable (default none).
+
+    Returns:
+      The path as a :class:`~pathlib.Path`.
+
+    Raises:
+      TypeError: if ``path`` is not a string or path-like.
+      ValueError: if it is empty, contains NUL, is an existing file, cannot be written or created,
+        or one of ``files`` is a folder or cannot be written.
+    """
     p = _path(name, path, "folder")
     if p.exists():
         if not p.is_dir():
@@ -99,9 +148,20 @@ def check_output_dir(name: str, path: Any, files: Sequence[str] = ()) -> Path:
 def load_array(name: str, path: Any):
     """The array in a ``.npy`` file, or in an ``.npz`` archive holding exactly one array.
 
-    Read with ``allow_pickle=False``. Anything else - an empty file, text, a truncated or damaged
-    file, an archive with several arrays, pickled Python objects - is one ``ValueError`` naming
-    ``name`` and the file.
+    Read with ``allow_pickle=False``.
+
+    Args:
+      name: the parameter's name, used in the error message.
+      path: the file (str or ``os.PathLike``).
+
+    Returns:
+      The numpy array.
+
+    Raises:
+      TypeError: if ``path`` is not a string or path-like.
+      ValueError: for anything else than such an array - a missing or unreadable file, an empty
+        file, text, a truncated or damaged file, an archive with several arrays, pickled Python
+        objects; the message names ``name`` and the file.
     """
     import zipfile
 

@@ -62,7 +62,14 @@ def memory_limit() -> int:
 
 
 def format_bytes(n: float) -> str:
-    """``1.5 GB``-style text (decimal units) of a byte count."""
+    """``1.5 GB``-style text (decimal units) of a byte count.
+
+    Args:
+      n: the byte count (inf/nan allowed).
+
+    Returns:
+      The text, e.g. ``"1.5 GB"`` or ``"512 bytes"``; ``"an unbounded amount"`` if ``n`` is not finite.
+    """
     if not math.isfinite(n):
         return "an unbounded amount"
     for unit, size in (("EB", 1e18), ("PB", 1e15), ("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
@@ -72,9 +79,20 @@ def format_bytes(n: float) -> str:
 
 
 def check_memory(option: str, nbytes: float, what: str, *, hint: str | None = None) -> None:
-    """Raise ``ValueError`` when ``nbytes`` (the estimate of what the command holds at once)
-    exceeds :func:`memory_limit`. ``option``: the option to make smaller (``--rows``);
-    ``what``: what needs the memory; ``hint``: how to fix it (default: a smaller ``option``)."""
+    """Raise ``ValueError`` when ``nbytes`` exceeds :func:`memory_limit`.
+
+    ``nbytes`` is the estimate of what the command holds at once.
+
+    Args:
+      option: the option to make smaller (e.g. ``--rows``), named in the message.
+      nbytes: the estimated bytes held at once.
+      what: what needs the memory, for the message.
+      hint: how to fix it; None (default) says to use a smaller ``option``.
+
+    Raises:
+      ValueError: if ``nbytes`` exceeds the memory limit; the message names the option, the
+        estimate and the limit.
+    """
     limit = memory_limit()
     if nbytes > limit:
         fix = hint or f"use a smaller {option}"
@@ -83,8 +101,16 @@ def check_memory(option: str, nbytes: float, what: str, *, hint: str | None = No
 
 
 def mlp_num_params(sizes: Iterable[int]) -> int:
-    """Parameters of a fully connected network with layer widths ``sizes`` (input, hidden...,
-    output), each layer with a bias: sum (a + 1) b over consecutive widths (a, b)."""
+    """Parameters of a fully connected network with layer widths ``sizes``, each layer with a bias.
+
+    sum (a + 1) b over consecutive widths (a, b).
+
+    Args:
+      sizes: layer widths (input, hidden..., output), integers.
+
+    Returns:
+      The number of parameters (0 for fewer than two widths).
+    """
     s = [int(x) for x in sizes]
     return sum((a + 1) * b for a, b in zip(s[:-1], s[1:]))
 
@@ -94,10 +120,23 @@ def mlp_num_params(sizes: Iterable[int]) -> int:
 
 
 def analytic_attack_bytes(rows: int, dim: int, targets: int, backend: str, *, chunk: int = 100) -> float:
-    """The analytic attack's layer W (rows x dim, float64): Opacus keeps about 8 copies (weight, its
-    clone, per-sample grad, grad, noise, released copy, estimate); vmap about 5 per target of a chunk
-    of <= ``chunk`` targets (per-sample grads, noise, released gradient, estimate) plus 2; and about 12
-    arrays of the targets' size (the data, reconstructions, metrics and their temporaries)."""
+    """Memory estimate of the analytic attack: copies of its layer W (rows x dim, float64) and the targets' arrays.
+
+    Opacus keeps about 8 copies of W (weight, its clone, per-sample grad, grad, noise, released copy,
+    estimate); vmap about 5 per target of a chunk of <= ``chunk`` targets (per-sample grads, noise,
+    released gradient, estimate) plus 2; and about 12 arrays of the targets' size (the data,
+    reconstructions, metrics and their temporaries).
+
+    Args:
+      rows: M, the rows of the attacker's layer.
+      dim: N, the dimension of a target.
+      targets: number of targets attacked.
+      backend: "opacus" or anything else for the vmap backend.
+      chunk: targets per vmap chunk (default 100).
+
+    Returns:
+      The estimated bytes held at once (a float).
+    """
     layer = 8.0 * rows * dim
     data = 12 * 8.0 * targets * dim
     if backend == "opacus":
@@ -106,7 +145,17 @@ def analytic_attack_bytes(rows: int, dim: int, targets: int, backend: str, *, ch
 
 
 def kappa_samples_bytes(n: int, dim: int, metric: str, itemsize: int = 8) -> float:
-    """:func:`rerokit.bounds.priors.kappa_from_samples` on ``n`` samples of ``dim`` values."""
+    """Memory estimate of :func:`rerokit.bounds.priors.kappa_from_samples` on ``n`` samples of ``dim`` values.
+
+    Args:
+      n: number of samples.
+      dim: values per (flattened) sample.
+      metric: "exact", "l2", or another distance ("linf"/"l1").
+      itemsize: bytes per value of the samples (default 8; used for "exact").
+
+    Returns:
+      The estimated bytes held at once (a float).
+    """
     if metric == "exact":
         return 4.0 * n * dim * itemsize  # np.unique over rows: sorted copies and an index
     if metric == "l2":
@@ -117,24 +166,61 @@ def kappa_samples_bytes(n: int, dim: int, metric: str, itemsize: int = 8) -> flo
 
 def dpsgd_trials_bytes(chunk: int, steps: int, params: int, n_train: int, dim: int, *, itemsize: int = 4,
                        full: bool = False) -> float:
-    """One chunk of ``chunk`` DP-SGD trials recorded by :func:`rerokit.training.train_dpsgd_many`:
-    the transcript (thetas and g-bar, plus noisy sums when ``full``: chunk x steps x params), the batch
-    masks (chunk x steps x n_train), a noise block (chunk x 64 x params), the training sets
-    (chunk x n_train x dim) and the candidate statistics' working set (2^24 gradient entries)."""
+    """Memory estimate of one chunk of DP-SGD trials recorded by :func:`rerokit.training.train_dpsgd_many`.
+
+    The transcript (thetas and g-bar, plus noisy sums when ``full``: chunk x steps x params), the
+    batch masks (chunk x steps x n_train), a noise block (chunk x 64 x params), the training sets
+    (chunk x n_train x dim) and the candidate statistics' working set (2^24 gradient entries).
+
+    Args:
+      chunk: trials run at once.
+      steps: DP-SGD steps per trial.
+      params: model parameters.
+      n_train: training-set size.
+      dim: input dimension.
+      itemsize: bytes per transcript value (default 4, float32).
+      full: also record the noisy sums (default False).
+
+    Returns:
+      The estimated bytes held at once (a float).
+    """
     per = (3 if full else 2) * steps * params * itemsize + steps * n_train + 64 * params * itemsize
     per += n_train * dim * 8 + 8 * params * itemsize
     return float(chunk) * per + 4.0 * (1 << 24) * itemsize
 
 
 def trial_records_bytes(trials: int) -> float:
-    """Bookkeeping of a run of ``trials`` trials: seeds, the list of trials to do and one result
-    record (a small dict, about 1.5 kB in Python) per trial kept for the summary."""
+    """Bookkeeping of a run of ``trials`` trials.
+
+    Seeds, the list of trials to do and one result record (a small dict, about 1.5 kB in Python)
+    per trial kept for the summary.
+
+    Args:
+      trials: number of trials.
+
+    Returns:
+      The estimated bytes (1600 per trial).
+    """
     return 1600.0 * trials
 
 
 def reconn_bytes(dim: int, classes: int, hidden, reconstructor_hidden, shadow_models: int, targets: int) -> float:
-    """RecoNN: the parameters of every shadow and released model (float32, with the momentum and
-    the final copy), their targets, and the reconstructor (params -> hidden... -> dim) with Adam."""
+    """Memory estimate of RecoNN: every shadow and released model, their targets, and the reconstructor.
+
+    The parameters of every shadow and released model (float32, with the momentum and the final
+    copy), their targets, and the reconstructor (params -> hidden... -> dim) with Adam.
+
+    Args:
+      dim: input dimension.
+      classes: number of classes (output width of the models).
+      hidden: hidden widths of the shadow/released models.
+      reconstructor_hidden: hidden widths of the reconstructor.
+      shadow_models: number of shadow models.
+      targets: number of released (target) models.
+
+    Returns:
+      The estimated bytes held at once (a float).
+    """
     P = mlp_num_params([dim, *hidden, classes])
     models = shadow_models + targets
     recon = mlp_num_params([P, *reconstructor_hidden, dim])
@@ -142,13 +228,34 @@ def reconn_bytes(dim: int, classes: int, hidden, reconstructor_hidden, shadow_mo
 
 
 def release_mixture_bytes(steps: int, sampling_rate: float) -> float:
-    """:func:`rerokit.bounds.uninformed.mse_rero_over_steps`: arrays over the central range of
-    Binomial(T, q) holding all but 1e-15 of its mass (about 2 x 9 standard deviations wide)."""
+    """Memory estimate of :func:`rerokit.bounds.uninformed.mse_rero_over_steps`.
+
+    Arrays over the central range of Binomial(T, q) holding all but 1e-15 of its mass (about 2 x 9
+    standard deviations wide).
+
+    Args:
+      steps: T, the number of steps.
+      sampling_rate: q in (0, 1].
+
+    Returns:
+      The estimated bytes held at once (a float).
+    """
     width = min(float(steps) + 1.0, 18.0 * math.sqrt(steps * sampling_rate * (1.0 - sampling_rate)) + 3.0)
     return 8.0 * 8 * width
 
 
 def dpsgd_fil_bytes(n: int, params: int, *, chunk: int = 512) -> float:
-    """DP-SGD with FIL accounting (:func:`rerokit.training.fil.dpsgd_fil`): the model, the dataset's
-    per-sample clipped gradients of a chunk of <= ``chunk`` samples (float32) and their sum."""
+    """Memory estimate of DP-SGD with FIL accounting (:func:`rerokit.training.fil.dpsgd_fil`).
+
+    The model, the dataset's per-sample clipped gradients of a chunk of <= ``chunk`` samples
+    (float32) and their sum.
+
+    Args:
+      n: number of training samples.
+      params: model parameters.
+      chunk: samples per chunk of per-sample gradients (default 512).
+
+    Returns:
+      The estimated bytes held at once (a float).
+    """
     return 4.0 * (8 * params + 3 * min(n, chunk) * params)

@@ -24,7 +24,19 @@ __all__ = [
 
 
 def check_real(name: str, value: Any) -> float:
-    """Return ``value`` as a finite float, or raise naming ``name``."""
+    """Return ``value`` as a finite float, or raise naming ``name``.
+
+    Args:
+      name: the parameter's name, used in the error message.
+      value: the value to check (a real number; numpy scalars included, bools not).
+
+    Returns:
+      ``value`` as a finite float.
+
+    Raises:
+      TypeError: if ``value`` is not a real number (a bool counts as not a number).
+      ValueError: if it is nan or infinite.
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
     x = float(value)
@@ -34,7 +46,19 @@ def check_real(name: str, value: Any) -> float:
 
 
 def check_positive(name: str, value: Any) -> float:
-    """A finite float > 0."""
+    """A finite float > 0.
+
+    Args:
+      name: the parameter's name, used in the error message.
+      value: the value to check.
+
+    Returns:
+      ``value`` as a float.
+
+    Raises:
+      TypeError: if ``value`` is not a real number (or is a bool).
+      ValueError: if it is not finite or not > 0.
+    """
     x = _finite(name, value, "> 0")
     if not x > 0:
         raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
@@ -42,7 +66,19 @@ def check_positive(name: str, value: Any) -> float:
 
 
 def check_nonnegative(name: str, value: Any) -> float:
-    """A finite float >= 0."""
+    """A finite float >= 0.
+
+    Args:
+      name: the parameter's name, used in the error message.
+      value: the value to check.
+
+    Returns:
+      ``value`` as a float.
+
+    Raises:
+      TypeError: if ``value`` is not a real number (or is a bool).
+      ValueError: if it is not finite or is negative.
+    """
     x = _finite(name, value, ">= 0")
     if not x >= 0:
         raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
@@ -52,7 +88,21 @@ def check_nonnegative(name: str, value: Any) -> float:
 def check_probability(
     name: str, value: Any, *, low_open: bool = True, high_open: bool = False
 ) -> float:
-    """A float in the interval (0, 1] by default; ``low_open``/``high_open`` choose the ends."""
+    """A float in the interval (0, 1] by default; ``low_open``/``high_open`` choose the ends.
+
+    Args:
+      name: the parameter's name, used in the error message.
+      value: the value to check.
+      low_open: exclude 0 (default True); False allows 0.
+      high_open: exclude 1 (default False); True requires a value < 1.
+
+    Returns:
+      ``value`` as a float.
+
+    Raises:
+      TypeError: if ``value`` is not a real number (or is a bool).
+      ValueError: if it is not finite or outside the chosen interval.
+    """
     lo, hi = ("(" if low_open else "["), (")" if high_open else "]")
     rng = f"in {lo}0, 1{hi}"
     x = _finite(name, value, rng)
@@ -64,7 +114,21 @@ def check_probability(
 
 
 def check_int(name: str, value: Any, *, minimum: int | None = None, maximum: int | None = None) -> int:
-    """An integer (Python or numpy integer, or an integral float) within [minimum, maximum]."""
+    """An integer (Python or numpy integer, or an integral float) within [minimum, maximum].
+
+    Args:
+      name: the parameter's name, used in the error message.
+      value: the value to check.
+      minimum: smallest allowed value; None (default) for no lower limit.
+      maximum: largest allowed value; None (default) for no upper limit.
+
+    Returns:
+      ``value`` as a Python int.
+
+    Raises:
+      TypeError: if ``value`` is a bool, or neither an integer nor a finite integral float.
+      ValueError: if it lies outside [minimum, maximum].
+    """
     if isinstance(value, bool):
         raise TypeError(f"{name} must be an integer, got bool")
     if isinstance(value, numbers.Integral):
@@ -82,8 +146,23 @@ def check_int(name: str, value: Any, *, minimum: int | None = None, maximum: int
 
 
 def check_choice(name: str, value: Any, choices: tuple[str, ...] | list[str]) -> str:
-    """One of ``choices`` (a string when the choices are strings: an array or a number is a
-    ``TypeError`` naming ``name``, not numpy's "truth value of an array is ambiguous")."""
+    """One of ``choices`` (a string when the choices are strings).
+
+    An array or a number is then a ``TypeError`` naming ``name``, not numpy's "truth value of an
+    array is ambiguous".
+
+    Args:
+      name: the parameter's name, used in the error message.
+      value: the value to check.
+      choices: the allowed values.
+
+    Returns:
+      ``value`` unchanged.
+
+    Raises:
+      TypeError: if the choices are strings and ``value`` is not a string.
+      ValueError: if ``value`` is not one of ``choices``.
+    """
     opts = ", ".join(map(str, choices))
     if all(isinstance(c, str) for c in choices) and not isinstance(value, str):
         raise TypeError(f"{name} must be one of {opts} (a string); got {type(value).__name__}")
@@ -97,8 +176,20 @@ def check_choice(name: str, value: Any, choices: tuple[str, ...] | list[str]) ->
 
 
 def check_distinct(name: str, values: Any) -> list:
-    """``values`` as a list with no value twice (a repeated cell of a sweep would be run twice and
-    share its result file)."""
+    """``values`` as a list with no value twice.
+
+    A repeated cell of a sweep would be run twice and share its result file.
+
+    Args:
+      name: the parameter's name, used in the error message.
+      values: an iterable of hashable values.
+
+    Returns:
+      The values as a list, in order.
+
+    Raises:
+      ValueError: if a value occurs twice.
+    """
     vals = list(values)
     seen: set = set()
     for v in vals:
@@ -114,6 +205,17 @@ def check_real_array(name: str, value: Any):
     Strings, bytes, booleans and arrays of non-numbers (strings, objects) are a ``TypeError``
     naming ``name``; ``np.asarray("1", dtype=float)`` would silently accept ``"1"``. Finiteness
     and range are left to the caller (some parameters allow inf).
+
+    Args:
+      name: the parameter's name, used in the error message.
+      value: a real number or an array-like of real numbers (integer or float dtype).
+
+    Returns:
+      A float64 numpy array of ``value``'s shape (0-d for a number).
+
+    Raises:
+      TypeError: if ``value`` is a string, bytes or a bool, a ragged sequence, or an array whose
+        dtype is not integer or float.
     """
     import numpy as np
 

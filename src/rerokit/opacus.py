@@ -49,14 +49,18 @@ MECHANISM = "rerokit"
 class RiskAccountant(IAccountant):
     """Opacus accountant that also reports the certified reconstruction risk of the run so far.
 
+    ``history`` is Opacus' list of ``(noise_multiplier, sample_rate, num_steps)`` (consecutive
+    equal settings merged, as Opacus' PRV accountant does).
+
     Args:
       prior: default prior of :meth:`get_risk` / :meth:`get_gamma` (an int n = n equally likely
         candidates, or a rerokit prior); or give ``kappa`` / ``log_kappa``. May be left unset and
         passed to each call instead.
-      kappa, log_kappa: the prior's baseline instead of ``prior``.
+      kappa: the prior's baseline success in (0, 1], instead of ``prior``.
+      log_kappa: natural log of the baseline (<= 0), instead of ``prior``.
 
-    ``history`` is Opacus' list of ``(noise_multiplier, sample_rate, num_steps)`` (consecutive
-    equal settings merged, as Opacus' PRV accountant does).
+    Raises:
+      ValueError: if more than one of ``prior`` / ``kappa`` / ``log_kappa`` is given.
     """
 
     def __init__(self, prior: Any = None, *, kappa: float | None = None, log_kappa: float | None = None):
@@ -68,10 +72,16 @@ class RiskAccountant(IAccountant):
 
     @classmethod
     def mechanism(cls) -> str:
+        """The accountant's registry name, ``"rerokit"`` (``PrivacyEngine(accountant="rerokit")``)."""
         return MECHANISM
 
     def step(self, *, noise_multiplier: float, sample_rate: float) -> None:
-        """Record one optimisation step (called by Opacus' DPOptimizer hook)."""
+        """Record one optimisation step (called by Opacus' DPOptimizer hook).
+
+        Args:
+          noise_multiplier: the step's noise multiplier sigma.
+          sample_rate: the step's sampling rate q.
+        """
         if self.history and self.history[-1][0] == noise_multiplier and self.history[-1][1] == sample_rate:
             s, q, n = self.history[-1]
             self.history[-1] = (s, q, n + 1)
@@ -93,7 +103,18 @@ class RiskAccountant(IAccountant):
         """Certified epsilon at ``delta`` of the steps so far (rerokit's PLD, add-or-remove adjacency).
 
         Extra keyword arguments of other accountants (``eps_error``, ``alphas``, ...) are ignored.
-        A history with non-private steps (noise multiplier 0) gives ``inf``.
+        A history with non-private steps (noise multiplier 0) gives ``inf``. Results are cached per
+        history and delta.
+
+        Args:
+          delta: delta in (0, 1).
+          **kwargs: ignored (accepted for compatibility with Opacus' accountants).
+
+        Returns:
+          epsilon >= 0, an upper bound (:func:`rerokit.bounds.dpsgd.epsilon_dpsgd`).
+
+        Raises:
+          ValueError: if ``delta`` is not in (0, 1), or no step has been recorded yet.
         """
         from rerokit.bounds.dpsgd import epsilon_dpsgd
 
@@ -109,10 +130,22 @@ class RiskAccountant(IAccountant):
                  delta: float = 1e-5, **kwargs: Any):
         """:func:`rerokit.reconstruction_risk` of the steps so far (a :class:`rerokit.ReconstructionRisk`).
 
+        Results are cached per history and arguments.
+
         Args:
-          prior, kappa, log_kappa: the prior (default: the accountant's).
-          delta: delta of the reported epsilon.
+          prior: the prior (an int n or a rerokit prior); if none of ``prior`` / ``kappa`` /
+            ``log_kappa`` is given, the accountant's.
+          kappa: the baseline success in (0, 1], instead of ``prior``.
+          log_kappa: natural log of the baseline (<= 0), instead of ``prior``.
+          delta: delta of the reported epsilon (default 1e-5).
           **kwargs: further arguments of :func:`rerokit.reconstruction_risk` (``fprs``, ...).
+
+        Returns:
+          The :class:`rerokit.ReconstructionRisk`.
+
+        Raises:
+          ValueError: if no prior is known, no step has been recorded, a step had noise multiplier 0, or
+            :func:`rerokit.reconstruction_risk` rejects an argument.
         """
         from rerokit.risk import reconstruction_risk
 
@@ -128,10 +161,27 @@ class RiskAccountant(IAccountant):
         return self._cache[key]
 
     def get_gamma(self, prior: Any = None, *, kappa: float | None = None, log_kappa: float | None = None) -> float:
-        """Certified upper bound gamma on the reconstruction success so far (Hayes et al. 2023 Thm 2)."""
+        """Certified upper bound gamma on the reconstruction success so far (Hayes et al. 2023 Thm 2).
+
+        Args:
+          prior: the prior (an int n or a rerokit prior); if none is given, the accountant's.
+          kappa: the baseline success in (0, 1], instead of ``prior``.
+          log_kappa: natural log of the baseline (<= 0), instead of ``prior``.
+
+        Returns:
+          gamma, the ``gamma`` of :meth:`get_risk`.
+
+        Raises:
+          ValueError: as :meth:`get_risk`.
+        """
         return self.get_risk(prior, kappa=kappa, log_kappa=log_kappa).gamma
 
     def load_state_dict(self, state_dict: Any) -> None:
+        """Restore the history from an Opacus ``state_dict`` (entries made tuples; the cache cleared).
+
+        Args:
+          state_dict: the dict saved by ``state_dict()``.
+        """
         super().load_state_dict(state_dict)
         self.history = [tuple(h) for h in self.history]
         self._cache.clear()
@@ -165,22 +215,34 @@ def make_private_with_reconstruction_risk(
     ``target_gamma``; with ``target_epsilon``, also the smallest sigma meeting (target_epsilon,
     target_delta) (:func:`rerokit.bounds.calibrate.noise_multiplier_for_epsilon`), and the larger
     of the two is used. The engine's accountant becomes a :class:`RiskAccountant` with this prior
-    (keeping any history it already had), so ``privacy_engine.accountant.get_risk()`` reports the
-    run's risk at any time.
+    (keeping any history it already had, with a ``RuntimeWarning``: the calibration assumes a
+    fresh run), so ``privacy_engine.accountant.get_risk()`` reports the run's risk at any time.
 
     Args:
       privacy_engine: an ``opacus.PrivacyEngine``.
-      module, optimizer, data_loader: as for ``PrivacyEngine.make_private``.
+      module: the model, as for ``PrivacyEngine.make_private``.
+      optimizer: its optimizer, as for ``PrivacyEngine.make_private``.
+      data_loader: the training data loader (must have a length: batches per epoch).
       target_gamma: the reconstruction success not to exceed, in (kappa, 1).
-      prior, kappa, log_kappa: the adversary's prior (exactly one; e.g. ``prior=10``).
+      prior: the adversary's prior (e.g. ``prior=10``). Give exactly one of ``prior`` / ``kappa`` /
+        ``log_kappa``.
+      kappa: the baseline success in (0, 1], instead of ``prior``.
+      log_kappa: natural log of the baseline (<= 0), instead of ``prior``.
       epochs: number of epochs that will be trained (>= 1).
-      max_grad_norm: the clipping norm C.
-      target_epsilon, target_delta: optional (epsilon, delta) target honoured as well.
+      max_grad_norm: the clipping norm C > 0.
+      target_epsilon: optional epsilon > 0 honoured as well (None: gamma only).
+      target_delta: the delta of ``target_epsilon``, in (0, 1) (default 1e-5).
       **make_private_kwargs: passed to ``make_private`` (``poisson_sampling``, ``criterion``, ...).
 
     Returns:
       What ``make_private`` returns (module, optimizer, data_loader [, criterion]); the chosen
       noise multiplier is ``optimizer.noise_multiplier``.
+
+    Raises:
+      TypeError: if ``data_loader`` has no length, or a setting has the wrong type.
+      ValueError: if ``data_loader`` is empty, ``epochs``/``max_grad_norm`` is out of range, the
+        prior is not given exactly once, or the target cannot be met (see
+        :func:`rerokit.bounds.calibrate.calibrate_noise_multiplier`).
     """
     from rerokit.bounds.calibrate import calibrate_noise_multiplier, noise_multiplier_for_epsilon
 

@@ -78,10 +78,21 @@ def _finish(model: GLMModel, M: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.
 def glm_reconstruct(model: GLMModel, X_known: np.ndarray, y_known: np.ndarray) -> tuple[np.ndarray, np.ndarray | float]:
     """Balle et al. 2022, Thm 1: reconstruct the missing point (x, y) from theta and D_-.
 
-    Returns ``(x_hat, y_hat)``: x_hat of shape (d,) without the intercept coordinate; y_hat the
-    real label (K = 1) or the one-hot vector softmax(theta x_hat) - m (softmax; the class is
-    its argmax). Raises ValueError if m = 0 (the target's gradient vanishes: it is not
-    identifiable from theta) or the model has no intercept (use Thm 8).
+    Args:
+      model: the released :class:`GLMModel` (with an intercept), fitted to optimality on D_- plus
+        the target.
+      X_known: features of D_-, shape (n - 1, d) (or (n - 1, ...), flattened per row).
+      y_known: labels of D_-, shape (n - 1,).
+
+    Returns:
+      ``(x_hat, y_hat)``: x_hat of shape (d,) without the intercept coordinate; y_hat the
+      real label (K = 1, a float) or the one-hot vector softmax(theta x_hat) - m (softmax; the class
+      is its argmax).
+
+    Raises:
+      ValueError: if m = 0 (the target's gradient vanishes: it is not identifiable from theta), the
+        model has no intercept (use Thm 8), ``X_known`` has the wrong number of features or
+        non-finite values, or a label is not one of the model's classes.
     """
     if not model.intercept:
         raise ValueError("model must be fitted with an intercept for Thm 1; use linear_no_intercept_reconstruct")
@@ -98,8 +109,21 @@ def glm_reconstruct_all(model: GLMModel, X: np.ndarray, y: np.ndarray) -> tuple[
     For target t the informed adversary knows D_- = D minus t; M_t = -(sum_{i != t} r_i x_i^T +
     theta diag(l2)) = G + r_t x_t^T with G the same sum over all of D. This computes exactly the
     n separate attacks (each only a function of theta and D_-), in O(n K d') instead of
-    O(n^2 K d'). Returns ``(X_hat (n, d), y_hat)``; rows of non-identifiable
-    targets (||m_t|| <= 1e-8 max_i |r_i|: the target's gradient vanishes) are NaN.
+    O(n^2 K d').
+
+    Args:
+      model: the released :class:`GLMModel` (with an intercept), fitted to optimality on (X, y).
+      X: all n training features, shape (n, d) (or (n, ...), flattened per row).
+      y: all n training labels, shape (n,).
+
+    Returns:
+      ``(X_hat (n, d), y_hat)`` with y_hat of shape (n,) (K = 1) or (n, K) (softmax). Rows of
+      X_hat of non-identifiable targets (||m_t|| <= 1e-8 max_i |r_i|: the target's gradient
+      vanishes) are NaN; their y_hat is left as computed.
+
+    Raises:
+      ValueError: if the model has no intercept, ``X`` holds non-finite values, or a label is not one
+        of the model's classes.
     """
     if not model.intercept:
         raise ValueError("model must be fitted with an intercept for Thm 1")
@@ -125,8 +149,23 @@ def linear_no_intercept_reconstruct(
 
     theta minimises (1/2)||X theta - Y||^2 + (l2/2)||theta||^2 over D_- plus (x, y), the label
     y is known. With v = X_bar^T (X_bar theta - Y_bar) + l2 theta, x = alpha v where
-    alpha = (y +- sqrt(y^2 - 4 <v, theta>)) / (2 <v, theta>). Returns the two candidates, shape
-    (2, d) ("+" first). A slightly negative discriminant (noise, rounding) is clipped to 0.
+    alpha = (y +- sqrt(y^2 - 4 <v, theta>)) / (2 <v, theta>). A slightly negative discriminant
+    (noise, rounding) is clipped to 0.
+
+    Args:
+      theta: the released parameters, d values.
+      X_known: features of D_- (X_bar), shape (n - 1, d).
+      y_known: targets of D_- (Y_bar), shape (n - 1,).
+      y: the target's known label, a finite number.
+      l2: the ridge coefficient >= 0 (default 0: linear regression).
+
+    Returns:
+      The two candidates, shape (2, d) ("+" first; both 1/y v when <v, theta> = 0).
+
+    Raises:
+      ValueError: if ``X_known`` does not have d features or holds non-finite values, ``y`` is not
+        finite, ``l2`` is negative, or the target is not identifiable (<v, theta> = 0 and y = 0).
+      TypeError: if ``y``/``l2`` is not a number.
     """
     th = np.asarray(theta, dtype=float).reshape(-1)
     Xb = design_matrix(X_known, False)
@@ -149,7 +188,20 @@ def linear_no_intercept_reconstruct(
 
 
 def output_perturbation(model: GLMModel, noise_std: float, rng: np.random.Generator) -> GLMModel:
-    """Release theta + N(0, noise_std^2 I) (Chaudhuri et al. 2011; Guo et al. 2022 Sec. 7.1)."""
+    """Release theta + N(0, noise_std^2 I) (Chaudhuri et al. 2011; Guo et al. 2022 Sec. 7.1).
+
+    Args:
+      model: the :class:`GLMModel` to release.
+      noise_std: standard deviation of the Gaussian noise, >= 0.
+      rng: the numpy ``Generator`` that draws the noise.
+
+    Returns:
+      A new :class:`GLMModel` with the noisy theta (link, l2, intercept, classes and a copy of extras
+      kept).
+
+    Raises:
+      ValueError: if ``noise_std`` is negative or not finite (TypeError if not a number).
+    """
     s = check_nonnegative("noise_std", noise_std)
     th = model.theta + s * rng.standard_normal(model.theta.shape)
     return GLMModel(th, model.link, model.l2, model.intercept, model.classes, dict(model.extras))

@@ -39,8 +39,13 @@ __all__ = ["GradientAttackOutput", "gradient_objective", "gradient_attack", "pri
 
 @dataclass(frozen=True)
 class GradientAttackOutput:
-    """``z_hat`` (sample shape), its objective value ``loss`` (Eq. 1 / C^2), and the final
-    objective of every restart ``restart_losses`` (R,)."""
+    """Result of :func:`gradient_attack`.
+
+    Attributes:
+      z_hat: the reconstruction, of the sample shape.
+      loss: its objective value (Eq. 1 / C^2).
+      restart_losses: the final objective of every restart, shape (R,) (inf where not finite).
+    """
 
     z_hat: torch.Tensor
     loss: float
@@ -50,12 +55,27 @@ class GradientAttackOutput:
 def gradient_objective(
     fm, thetas: torch.Tensor, gbar: torch.Tensor, Z: torch.Tensor, y: torch.Tensor | int, clip: float
 ) -> torch.Tensor:
-    """Eq. (1) objective for R candidate reconstructions ``Z`` (R, *sample_shape):
+    """Eq. (1) objective for R candidate reconstructions ``Z`` (R, *sample_shape).
+
     ``L(z_r) = sum_t ||clip_C(grad_theta l(theta_t, (z_r, y))) - g-bar_t||^2 / C^2``, shape (R,).
 
     Differentiable in ``Z`` (double backward): the R x T per-sample gradients are computed in one
     autograd call on a leaf copy of the parameters expanded to (R, T, P), since each
     (r, t) loss depends only on its own copy; the forward pass is ``vmap``-ed ``fm.logits``.
+
+    Args:
+      fm: the :class:`~rerokit.training.models.FunctionalModel`.
+      thetas: parameters theta_t of the T steps, shape (T, P).
+      gbar: the g-bar_t vectors, shape (T, P).
+      Z: candidate reconstructions, shape (R, *sample_shape).
+      y: the target's known label (an int or a 0-d/1-element tensor).
+      clip: clipping norm C > 0.
+
+    Returns:
+      Tensor of shape (R,), differentiable in ``Z``.
+
+    Raises:
+      ValueError: if ``clip`` is not a finite number > 0, or ``thetas``/``gbar`` are not both (T, P).
     """
     import torch.nn.functional as F
 
@@ -91,10 +111,32 @@ def gradient_attack(
     restarts: int = 2,
     seed: int = 0,
 ) -> GradientAttackOutput:
-    """Minimise Eq. (1) over z in [0, data_range]^d from ``restarts`` uniform-noise starts
-    (Adam with step ``lr`` times ``data_range`` for ``iterations`` steps, all restarts at once,
-    projected onto the box after each step) and return the restart with the smallest final
-    objective. ``seed`` fixes the starting points (local generator; global RNG untouched).
+    """Minimise Eq. (1) over z in [0, data_range]^d from ``restarts`` uniform-noise starts.
+
+    Adam with step ``lr`` times ``data_range`` for ``iterations`` steps, all restarts at once,
+    projected onto the box after each step (non-finite gradient entries are zeroed); the restart
+    with the smallest final objective is returned. ``seed`` fixes the starting points (local
+    generator; global RNG untouched).
+
+    Args:
+      fm: the :class:`~rerokit.training.models.FunctionalModel` of the trained model.
+      thetas: parameters theta_t of the T steps, shape (T, P).
+      gbar: the g-bar_t vectors (or the noisy sums), shape (T, P).
+      y: the target's known label (an int or a 0-d tensor).
+      clip: clipping norm C > 0.
+      sample_shape: shape of one sample, e.g. (1, 8, 8).
+      data_range: upper end of the box [0, data_range]^d, > 0 (default 1).
+      iterations: Adam steps, an integer >= 1 (default 200).
+      lr: Adam step size relative to ``data_range``, > 0 (default 0.05).
+      restarts: random starts R, an integer >= 1 (default 2).
+      seed: seed of the starting points, an integer >= 0 (default 0).
+
+    Returns:
+      :class:`GradientAttackOutput` with the best restart.
+
+    Raises:
+      ValueError: if a setting is out of range, or ``thetas``/``gbar`` are not both (T, P).
+      TypeError: if a setting has the wrong type.
     """
     iterations = check_int("iterations", iterations, minimum=1)
     restarts = check_int("restarts", restarts, minimum=1)
@@ -119,7 +161,18 @@ def gradient_attack(
 
 
 def mse(z_hat: torch.Tensor | np.ndarray, z: torch.Tensor | np.ndarray) -> float:
-    """Mean squared error (1/d) ||z-hat - z||^2 over the d coordinates."""
+    """Mean squared error (1/d) ||z-hat - z||^2 over the d coordinates.
+
+    Args:
+      z_hat: the reconstruction (any shape; flattened).
+      z: the target, with the same number of values.
+
+    Returns:
+      The MSE as a float.
+
+    Raises:
+      ValueError: if the two have different sizes.
+    """
     a = np.asarray(z_hat, dtype=np.float64).reshape(-1)
     b = np.asarray(z, dtype=np.float64).reshape(-1)
     if a.shape != b.shape:
@@ -133,11 +186,24 @@ def prior_match_success(
     pool: torch.Tensor | np.ndarray,
     prior_size: int,
 ) -> float:
-    """Exact probability (over a uniformly random prior {z*} + (n-1) pool points) that z* is the
-    strictly nearest prior point to z-hat in L2 (Hayes et al. 2023 App. D post-processing).
+    """Exact probability that z* is the strictly nearest prior point to z-hat (Hayes et al. 2023 App. D).
 
-    ``pool`` (M, ...) must not contain the target. Returns C(M - m, n - 1) / C(M, n - 1) with
-    m = #{pool points z : ||z-hat - z|| <= ||z-hat - z*||}.
+    The prior is {z*} plus (n-1) pool points drawn uniformly without replacement; distances are L2.
+    Returns C(M - m, n - 1) / C(M, n - 1) with m = #{pool points z : ||z-hat - z|| <= ||z-hat - z*||}
+    (ties count as failure).
+
+    Args:
+      z_hat: the reconstruction (any shape; flattened).
+      z_target: the target z* (same number of values).
+      pool: M other data points, shape (M, ...); must not contain the target.
+      prior_size: n, the size of the prior, an integer in [2, M + 1].
+
+    Returns:
+      The success probability in [0, 1].
+
+    Raises:
+      ValueError: if ``prior_size`` < 2 or > M + 1.
+      TypeError: if ``prior_size`` is not an integer.
     """
     n = check_int("prior_size", prior_size, minimum=2)
     P = np.asarray(pool, dtype=np.float64)

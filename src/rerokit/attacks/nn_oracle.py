@@ -21,14 +21,17 @@ __all__ = ["NNOracle", "nn_oracle", "pairwise_mse"]
 
 @dataclass(frozen=True)
 class NNOracle:
-    """Per-target nearest-neighbour MSE ``mse`` (m,) and the index ``index`` (m,) of the nearest
-    pool point; ``mean`` is the average over targets (the paper's oracle number)."""
+    """Per-target nearest-neighbour MSE ``mse`` (m,) and the index ``index`` (m,) of the nearest pool point.
+
+    ``mean`` is the average over targets (the paper's oracle number).
+    """
 
     mse: np.ndarray
     index: np.ndarray
 
     @property
     def mean(self) -> float:
+        """Average nearest-neighbour MSE over the targets (the paper's oracle number)."""
         return float(np.mean(self.mse))
 
 
@@ -45,20 +48,45 @@ def _as_2d(name: str, a, d: int | None = None) -> np.ndarray:
 
 
 def pairwise_mse(A, B) -> np.ndarray:
-    """``M[i, j] = mean_k (A[i, k] - B[j, k])^2`` for A (m, d), B (N, d), computed directly
-    (differences, not the ||a||^2 + ||b||^2 - 2ab expansion, so no cancellation)."""
+    """``M[i, j] = mean_k (A[i, k] - B[j, k])^2`` for A (m, d), B (N, d).
+
+    Computed directly (differences, not the ||a||^2 + ||b||^2 - 2ab expansion, so no cancellation).
+
+    Args:
+      A: m points, shape (m, ...) (each flattened; a 1-D array is one point).
+      B: N points with the same number d of values per point.
+
+    Returns:
+      Float64 array of shape (m, N).
+
+    Raises:
+      ValueError: if an array is empty, holds nan/inf, or ``B`` has another d than ``A``.
+    """
     A = _as_2d("A", A)
     B = _as_2d("B", B, A.shape[1])
     return ((A[:, None, :] - B[None, :, :]) ** 2).mean(-1)
 
 
 def nn_oracle(targets, pool, *, chunk_size: int = 256) -> NNOracle:
-    """Nearest-neighbour oracle (Balle et al. 2022, Sec. V-B): for each target z (row of
-    ``targets``, any shape per point, flattened) the smallest MSE to a point of ``pool``
-    (= D_- u D_bar, the adversary's data), and that point's index.
+    """Nearest-neighbour oracle (Balle et al. 2022, Sec. V-B): the smallest MSE of each target to a pool point.
+
+    For each target z (row of ``targets``, any shape per point, flattened) the smallest MSE to a
+    point of ``pool`` (= D_- u D_bar, the adversary's data), and that point's index.
 
     Exact: candidates are screened with the expansion ||z||^2 + ||z'||^2 - 2 z.z' in float64 and
     the MSE of the chosen point is recomputed from differences.
+
+    Args:
+      targets: m targets, shape (m, ...) (a 1-D array is one target).
+      pool: the adversary's N points, same number of values per point.
+      chunk_size: targets screened at once, an integer >= 1 (default 256).
+
+    Returns:
+      :class:`NNOracle` with ``mse`` and ``index`` of shape (m,).
+
+    Raises:
+      ValueError: if an array is empty, holds nan/inf, the dimensions differ, or ``chunk_size`` < 1.
+      TypeError: if ``chunk_size`` is not an integer.
     """
     T = _as_2d("targets", targets)
     Pm = _as_2d("pool", pool, T.shape[1])

@@ -67,8 +67,20 @@ ATTACKS = ("alg2", "alg3", "loglik")
 def step_statistics_from_grads(
     cand_grads: torch.Tensor, gbar: torch.Tensor, clip: float
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(inner, sqnorm)`` of shape ``(..., T, N)`` from clipped candidate gradients
-    ``cand_grads`` ``(..., T, N, P)`` and ``gbar`` ``(..., T, P)``: s_{t,i} and n_{t,i} above."""
+    """``(inner, sqnorm)`` of shape ``(..., T, N)`` from clipped candidate gradients: s_{t,i} and n_{t,i} above.
+
+    Args:
+      cand_grads: clipped candidate gradients clip_C(grad_theta l(theta_t, z_i)), shape
+        ``(..., T, N, P)``.
+      gbar: the g-bar_t vectors, shape ``(..., T, P)``.
+      clip: clipping norm C > 0 (the statistics are divided by C^2).
+
+    Returns:
+      ``(inner, sqnorm)``, each of shape ``(..., T, N)``.
+
+    Raises:
+      ValueError: if ``clip`` is not a finite number > 0, or the shapes disagree.
+    """
     c = check_positive("clip", clip)
     if cand_grads.shape[-1] != gbar.shape[-1] or cand_grads.shape[:-2] != gbar.shape[:-1]:
         raise ValueError(
@@ -89,11 +101,24 @@ def candidate_statistics(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-step statistics ``(inner, sqnorm)``, each ``(T, N)``, of the prior candidates.
 
-    ``clipped_grads_fn(flat_params, X, y, C) -> (n, P)`` returns the clipped per-sample gradients
-    clip_C(grad_theta l(theta, z)) (e.g. ``functools.partial(per_sample_clipped_grads, fm)``);
-    it is vmapped over the T parameter vectors ``thetas`` ``(T, P)``, so the clipped gradients
-    of all N candidates at all steps are computed at once as a ``(T, N, P)`` tensor and dotted
-    with ``gbar`` ``(T, P)``.
+    The clipped gradients of all N candidates at all T steps are computed at once as a
+    ``(T, N, P)`` tensor (``clipped_grads_fn`` vmapped over ``thetas``) and dotted with ``gbar``.
+
+    Args:
+      clipped_grads_fn: ``clipped_grads_fn(flat_params, X, y, C) -> (n, P)``, the clipped
+        per-sample gradients clip_C(grad_theta l(theta, z)) (e.g.
+        ``functools.partial(per_sample_clipped_grads, fm)``); must be vmappable.
+      thetas: parameters theta_t of the T steps, shape (T, P).
+      Xc: the N candidates, shape (N, ...).
+      yc: their labels, shape (N,).
+      gbar: the g-bar_t vectors (or the noisy sums, App. E), shape (T, P).
+      clip: clipping norm C > 0.
+
+    Returns:
+      ``(inner, sqnorm)``, each of shape (T, N).
+
+    Raises:
+      ValueError: if ``thetas``/``gbar`` are not both (T, P), or ``clip`` is not a finite number > 0.
     """
     if thetas.ndim != 2 or gbar.shape != thetas.shape:
         raise ValueError(f"thetas and gbar must both be (T, P); got {tuple(thetas.shape)} and {tuple(gbar.shape)}")
@@ -102,19 +127,49 @@ def candidate_statistics(
 
 
 def alg2_scores(inner: torch.Tensor) -> torch.Tensor:
-    """Algorithm 2 (Hayes et al. 2023): O_i = sum_t <clip_C(g_{t,i}), g-bar_t> / C^2."""
+    """Algorithm 2 (Hayes et al. 2023): O_i = sum_t <clip_C(g_{t,i}), g-bar_t> / C^2.
+
+    Args:
+      inner: the statistics s_{t,i}, shape ``(..., T, N)``.
+
+    Returns:
+      Scores of shape ``(..., N)``.
+    """
     return inner.sum(-2)
 
 
 def top_k_steps(q: float, T: int) -> int:
-    """Number of steps Algorithm 3 keeps: round(q T), at least 1 and at most T."""
+    """Number of steps Algorithm 3 keeps: round(q T), at least 1 and at most T.
+
+    Args:
+      q: Poisson sampling rate in (0, 1].
+      T: number of steps.
+
+    Returns:
+      The number of steps k as an int.
+
+    Raises:
+      ValueError: if ``q`` is not in (0, 1] (the message names it ``sample_rate``).
+    """
     return int(min(T, max(1, round(check_probability("sample_rate", q) * T))))
 
 
 def alg3_scores(inner: torch.Tensor, sample_rate: float) -> torch.Tensor:
-    """Algorithm 3 (Hayes et al. 2023 App. F): for each candidate, the sum of its
-    ``top_k_steps(q, T)`` largest per-step inner products (the steps most likely to have
-    contained the target). Equals :func:`alg2_scores` for q = 1."""
+    """Algorithm 3 (Hayes et al. 2023 App. F): each candidate's sum of its ``top_k_steps(q, T)`` largest inner products.
+
+    Those are the steps most likely to have contained the target. Equals :func:`alg2_scores` for
+    q = 1.
+
+    Args:
+      inner: the statistics s_{t,i}, shape ``(..., T, N)``.
+      sample_rate: Poisson sampling rate q in (0, 1].
+
+    Returns:
+      Scores of shape ``(..., N)``.
+
+    Raises:
+      ValueError: if ``sample_rate`` is not in (0, 1].
+    """
     T = inner.shape[-2]
     k = top_k_steps(sample_rate, T)
     if k == T:
@@ -129,12 +184,24 @@ def loglik_scores(
     sample_rate: float,
     log_prior: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """Log posterior (up to a constant) of each candidate (Hayes et al. 2023 App. G):
-    sum_t ln(1 - q + q exp((2 s_{t,i} - n_{t,i}) / (2 sigma^2))) + ln p_i.
+    """Log posterior (up to a constant) of each candidate (Hayes et al. 2023 App. G).
 
-    Computed stably as logaddexp(ln(1-q), ln q + a) (``a`` the exponent); ``log_prior`` (shape
-    ``(..., N)``) defaults to uniform (a constant, dropped). ``sigma = 0`` is not allowed
-    (the likelihood is degenerate); use Algorithm 2 there.
+    sum_t ln(1 - q + q exp((2 s_{t,i} - n_{t,i}) / (2 sigma^2))) + ln p_i, computed stably as
+    logaddexp(ln(1-q), ln q + a) (``a`` the exponent). ``sigma = 0`` is not allowed (the
+    likelihood is degenerate); use Algorithm 2 there.
+
+    Args:
+      inner: the statistics s_{t,i}, shape ``(..., T, N)``.
+      sqnorm: the statistics n_{t,i}, same shape.
+      noise_multiplier: sigma > 0.
+      sample_rate: Poisson sampling rate q in (0, 1].
+      log_prior: ln p_i, shape ``(..., N)``; None (default) for a uniform prior (a constant, dropped).
+
+    Returns:
+      Scores of shape ``(..., N)``.
+
+    Raises:
+      ValueError: if ``noise_multiplier`` is not a finite number > 0 or ``sample_rate`` not in (0, 1].
     """
     s = check_positive("noise_multiplier", noise_multiplier)
     q = check_probability("sample_rate", sample_rate)
@@ -158,7 +225,24 @@ def scores(
     sample_rate: float = 1.0,
     log_prior: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """Scores ``(..., N)`` of attack ``alg2`` | ``alg3`` | ``loglik`` (see module docstring)."""
+    """Scores ``(..., N)`` of attack ``alg2`` | ``alg3`` | ``loglik`` (see module docstring).
+
+    Args:
+      attack: "alg2", "alg3" or "loglik" (see :data:`ATTACKS`).
+      inner: the statistics s_{t,i}, shape ``(..., T, N)``.
+      sqnorm: the statistics n_{t,i} (needed by "loglik").
+      noise_multiplier: sigma > 0 (needed by "loglik").
+      sample_rate: Poisson sampling rate q in (0, 1] (default 1; used by "alg3" and "loglik").
+      log_prior: ln p_i for "loglik"; None (default) for a uniform prior.
+
+    Returns:
+      Scores of shape ``(..., N)``.
+
+    Raises:
+      ValueError: if ``attack`` is unknown, "loglik" lacks ``sqnorm``/``noise_multiplier``, or a
+        setting is out of range.
+      TypeError: if ``attack`` is not a string.
+    """
     check_choice("attack", attack, ATTACKS)
     if attack == "alg2":
         return alg2_scores(inner)
@@ -170,7 +254,17 @@ def scores(
 
 
 def guess(score: torch.Tensor) -> torch.Tensor:
-    """Index of the reconstruction guess z-hat = argmax_i O_i (first index on ties)."""
+    """Index of the reconstruction guess z-hat = argmax_i O_i (first index on ties).
+
+    Args:
+      score: scores of shape ``(..., N)``.
+
+    Returns:
+      Long tensor of shape ``(...)``: the index of the guessed candidate.
+
+    Raises:
+      ValueError: if a score is not finite (check the transcript for NaN/inf).
+    """
     if not torch.isfinite(score).all():
         raise ValueError("attack scores are not finite (check the transcript for NaN/inf)")
     return torch.argmax(score, dim=-1)

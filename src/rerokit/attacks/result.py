@@ -48,7 +48,23 @@ class AttackResult:
         confidence: float = 0.95,
         extras: dict[str, Any] | None = None,
     ) -> "AttackResult":
-        """Success rate k/n of 0/1 outcomes with the exact Clopper-Pearson interval."""
+        """Success rate k/n of 0/1 outcomes with the exact two-sided Clopper-Pearson interval.
+
+        Args:
+          successes: per-trial outcomes (anything numpy converts to bool), n >= 1 of them.
+          seed: the seed that reproduces the run, or None.
+          settings: the settings of the run (copied; default empty).
+          metric: the metric's name (default "success").
+          confidence: two-sided confidence level in (0, 1) (default 0.95).
+          extras: secondary numbers (copied; default empty).
+
+        Returns:
+          The :class:`AttackResult` with value k/n and the Clopper-Pearson interval.
+
+        Raises:
+          ValueError: if there is no outcome or ``confidence`` is not in (0, 1).
+          TypeError: if ``confidence`` is not a number.
+        """
         from rerokit.stats import clopper_pearson
 
         s = np.asarray(successes, dtype=bool).reshape(-1)
@@ -69,9 +85,28 @@ class AttackResult:
         extras: dict[str, Any] | None = None,
         support: tuple[float, float] | None = None,
     ) -> "AttackResult":
-        """Mean of real-valued per-trial metrics with a Student-t interval on the mean
-        (degenerate ``(mean, mean)`` for a single trial or zero spread), intersected with
-        ``support`` (e.g. ``(0, 1)`` for per-trial probabilities, ``(0, inf)`` for an MSE)."""
+        """Mean of real-valued per-trial metrics with a Student-t interval on the mean.
+
+        The interval is degenerate, ``(mean, mean)``, for a single trial or zero spread, and is
+        intersected with ``support`` (e.g. ``(0, 1)`` for per-trial probabilities, ``(0, inf)`` for an
+        MSE).
+
+        Args:
+          values: per-trial metric values, finite, n >= 1 of them.
+          seed: the seed that reproduces the run, or None.
+          metric: the metric's name (e.g. "mse").
+          settings: the settings of the run (copied; default empty).
+          confidence: two-sided confidence level in (0, 1) (default 0.95).
+          extras: secondary numbers (copied; default empty).
+          support: ``(low, high)`` range of the metric to clip the interval to; None (default) for none.
+
+        Returns:
+          The :class:`AttackResult` with value the mean and the t interval.
+
+        Raises:
+          ValueError: if there is no value, a value is not finite, or ``confidence`` is not in (0, 1).
+          TypeError: if ``confidence`` is not a number.
+        """
         from scipy import stats as st
 
         v = np.asarray(values, dtype=float).reshape(-1)

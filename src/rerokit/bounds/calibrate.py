@@ -60,7 +60,11 @@ class CalibrationResult:
       target_gamma: the target; ``gamma`` (<= target) is the certified upper bound at the setting
         and ``gamma_error`` the width of its certified bracket.
       epsilon: certified epsilon at ``delta`` of the setting (None when ``delta`` was None).
-      bracket: the last search interval (infeasible end, feasible end) in the solved parameter.
+      delta: the delta of ``epsilon`` (nan when ``delta`` was None).
+      bracket: the last search interval ``(lo, hi)`` in the solved parameter: one end the returned
+        value, the other an evaluated infeasible one - ``(sigma', sigma)`` with sigma' < sigma
+        infeasible for the noise multiplier, ``(T, T + 1)`` (or ``(max_steps, max_steps)`` when
+        capped) for the steps.
       evaluations: bound evaluations used by the search.
       capped: steps only - the target still held at ``max_steps``.
     """
@@ -80,6 +84,7 @@ class CalibrationResult:
     capped: bool = False
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict of the fields (``bracket`` as a list)."""
         d = asdict(self)
         d["bracket"] = list(self.bracket)
         return d
@@ -160,10 +165,12 @@ def calibrate_noise_multiplier(
       target_gamma: target bound on the reconstruction success, in (kappa, 1).
       sample_rate: Poisson sampling rate q in (0, 1].
       steps: number of steps T >= 1.
-      kappa, log_kappa, prior: the prior's baseline (exactly one; see
-        :func:`rerokit.bounds.priors.resolve_baseline`).
-      delta: delta of the reported epsilon; None skips it.
-      rtol: relative precision of sigma.
+      kappa: the prior's baseline in (0, 1]. Give exactly one of ``kappa`` / ``log_kappa`` /
+        ``prior`` (see :func:`rerokit.bounds.priors.resolve_baseline`).
+      log_kappa: natural log of kappa (<= 0), for tiny baselines.
+      prior: a prior (an int n = uniform over n, or a rerokit ``Prior``).
+      delta: delta of the reported epsilon, in (0, 1) (default 1e-5); None skips it.
+      rtol: relative precision of sigma, > 0 (default 1e-4).
       value_discretization_interval: PLD grid step (default automatic).
 
     Returns:
@@ -171,7 +178,10 @@ def calibrate_noise_multiplier(
 
     Raises:
       ValueError: the target is outside (kappa, 1), or met by every sigma (at or above the
-        never-sampled supremum 1 - (1-q)^T (1-kappa)), or by none in ``SIGMA_SEARCH_RANGE``.
+        never-sampled supremum 1 - (1-q)^T (1-kappa), or already at the bottom of
+        ``SIGMA_SEARCH_RANGE``), or by none in ``SIGMA_SEARCH_RANGE``; or another argument is out
+        of range.
+      TypeError: if an argument has the wrong type.
     """
     base = resolve_baseline(prior, kappa=kappa, log_kappa=log_kappa)
     lk = base.log_kappa
@@ -226,16 +236,22 @@ def calibrate_steps(
       target_gamma: target bound, in (kappa, 1).
       noise_multiplier: sigma > 0.
       sample_rate: q in (0, 1].
-      kappa, log_kappa, prior: the prior's baseline (exactly one).
-      delta: delta of the reported epsilon; None skips it.
-      max_steps: search limit; the result has ``capped=True`` if the target holds there.
+      kappa: the prior's baseline in (0, 1]. Give exactly one of ``kappa`` / ``log_kappa`` /
+        ``prior`` (see :func:`rerokit.bounds.priors.resolve_baseline`).
+      log_kappa: natural log of kappa (<= 0), for tiny baselines.
+      prior: a prior (an int n = uniform over n, or a rerokit ``Prior``).
+      delta: delta of the reported epsilon, in (0, 1) (default 1e-5); None skips it.
+      max_steps: search limit, an integer >= 1 (default 1e7); the result has ``capped=True`` if the
+        target holds there.
       value_discretization_interval: PLD grid step (default automatic).
 
     Returns:
       :class:`CalibrationResult` with ``bracket = (T, T + 1)`` (or ``(max_steps, max_steps)`` capped).
 
     Raises:
-      ValueError: even T = 1 exceeds the target.
+      ValueError: even T = 1 exceeds the target, or the target is outside (kappa, 1), or another
+        argument is out of range.
+      TypeError: if an argument has the wrong type.
     """
     base = resolve_baseline(prior, kappa=kappa, log_kappa=log_kappa)
     lk = base.log_kappa
@@ -273,8 +289,7 @@ def noise_multiplier_for_epsilon(
     tol: float = 1e-4,
     value_discretization_interval: float | None = None,
 ) -> float:
-    """Smallest sigma (to relative ``tol``) such that DP-SGD(sigma, q, T) is (epsilon, delta)-DP
-    under add-or-remove adjacency.
+    """Smallest sigma (to relative ``tol``) such that DP-SGD(sigma, q, T) is (epsilon, delta)-DP (add-or-remove).
 
     q = 1: exact (T Gaussian steps are one mu-GDP mechanism with mu = sqrt(T)/sigma; Balle & Wang
     2018 Thm 8 inverted, :func:`rerokit.bounds.gaussian.noise_multiplier_full_batch`). q < 1:
@@ -286,7 +301,7 @@ def noise_multiplier_for_epsilon(
       delta: delta in (0, 1).
       sample_rate: q in (0, 1].
       steps: T >= 1.
-      tol: relative precision of sigma.
+      tol: relative precision of sigma, > 0 (default 1e-4).
       value_discretization_interval: PLD grid step for q < 1 (default automatic).
 
     Returns:
@@ -295,6 +310,7 @@ def noise_multiplier_for_epsilon(
     Raises:
       ValueError: an argument is out of range, or the target needs sigma below
         ``MIN_MEANINGFUL_NOISE_MULTIPLIER`` (effectively non-private training).
+      TypeError: if an argument has the wrong type.
     """
     from rerokit.bounds.gaussian import gdp_mu
 

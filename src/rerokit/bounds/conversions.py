@@ -51,24 +51,73 @@ def _round_up(log_kappa: float, epsilon: float) -> float:
 
 
 def check_kappa(kappa: float) -> float:
-    """kappa must lie in (0, 1]."""
+    """Check that a baseline kappa lies in (0, 1].
+
+    Args:
+      kappa: the baseline success probability kappa_{pi,l}(eta) of the best oblivious guess.
+
+    Returns:
+      ``kappa`` as a float.
+
+    Raises:
+      TypeError: if ``kappa`` is not a real number (a bool counts as not a number).
+      ValueError: if ``kappa`` is not finite or not in (0, 1].
+    """
     return check_probability("kappa", kappa)
 
 
 def log_rero_from_dp(epsilon: float, log_kappa: float) -> float:
-    """log gamma for eps-DP: gamma = kappa * e^eps (Balle et al. 2022, Cor. 3)."""
+    """log gamma for eps-DP: gamma = kappa * e^eps (Balle et al. 2022, Cor. 3).
+
+    Args:
+      epsilon: the pure-DP parameter eps >= 0 (finite).
+      log_kappa: natural log of the baseline kappa, a finite number <= 0.
+
+    Returns:
+      log gamma = min(0, log kappa + eps), rounded up by a few ulps (never below the exact value).
+
+    Raises:
+      TypeError: if an argument is not a real number.
+      ValueError: if ``epsilon`` is negative or not finite, or ``log_kappa`` is > 0 or not finite.
+    """
     eps = check_nonnegative("epsilon", epsilon)
     lk = check_log_kappa(log_kappa)
     return min(0.0, lk + eps + _round_up(lk, eps))
 
 
 def rero_from_dp(epsilon: float, kappa: float) -> float:
-    """gamma = min(1, kappa * e^eps) for an eps-DP mechanism (Balle et al. 2022, Cor. 3)."""
+    """gamma = min(1, kappa * e^eps) for an eps-DP mechanism (Balle et al. 2022, Cor. 3).
+
+    Args:
+      epsilon: the pure-DP parameter eps >= 0 (finite).
+      kappa: the baseline success, in (0, 1].
+
+    Returns:
+      The ReRo bound gamma in (0, 1], rounded up (an upper bound on the exact value).
+
+    Raises:
+      TypeError: if an argument is not a real number.
+      ValueError: if ``epsilon`` is negative or not finite, or ``kappa`` is not in (0, 1].
+    """
     return math.exp(log_rero_from_dp(epsilon, math.log(check_kappa(kappa))))
 
 
 def log_rero_from_rdp(alpha: float, epsilon: float, log_kappa: float) -> float:
-    """log gamma for (alpha, eps)-RDP: gamma = (kappa e^eps)^((alpha-1)/alpha) (Balle et al. 2022, Thm 2)."""
+    """log gamma for (alpha, eps)-RDP: gamma = (kappa e^eps)^((alpha-1)/alpha) (Balle et al. 2022, Thm 2).
+
+    Args:
+      alpha: the Renyi order, a finite number > 1.
+      epsilon: the RDP parameter eps(alpha) >= 0 (finite).
+      log_kappa: natural log of the baseline kappa, a finite number <= 0.
+
+    Returns:
+      log gamma = min(0, (log kappa + eps) (alpha - 1)/alpha), rounded up by a few ulps.
+
+    Raises:
+      TypeError: if an argument is not a real number.
+      ValueError: if ``alpha`` is not a finite number > 1, ``epsilon`` is negative or not finite, or
+        ``log_kappa`` is > 0 or not finite.
+    """
     a = check_real("alpha", alpha)
     if not a > 1:
         raise ValueError(f"alpha must be a finite number > 1, got {alpha!r}")
@@ -78,7 +127,21 @@ def log_rero_from_rdp(alpha: float, epsilon: float, log_kappa: float) -> float:
 
 
 def rero_from_rdp(alpha: float, epsilon: float, kappa: float) -> float:
-    """gamma = min(1, (kappa e^eps)^((alpha-1)/alpha)) (Balle et al. 2022, Thm 2)."""
+    """gamma = min(1, (kappa e^eps)^((alpha-1)/alpha)) (Balle et al. 2022, Thm 2).
+
+    Args:
+      alpha: the Renyi order, a finite number > 1.
+      epsilon: the RDP parameter eps(alpha) >= 0 (finite).
+      kappa: the baseline success, in (0, 1].
+
+    Returns:
+      The ReRo bound gamma in (0, 1], rounded up (an upper bound on the exact value).
+
+    Raises:
+      TypeError: if an argument is not a real number.
+      ValueError: if ``alpha`` is not a finite number > 1, ``epsilon`` is negative or not finite, or
+        ``kappa`` is not in (0, 1].
+    """
     return math.exp(log_rero_from_rdp(alpha, epsilon, math.log(check_kappa(kappa))))
 
 
@@ -87,9 +150,27 @@ def rero_from_rdp_curve(
 ) -> tuple[float, float]:
     """Best Thm-2 bound over an RDP curve: min over alpha of (kappa e^{eps(alpha)})^((alpha-1)/alpha).
 
-    ``orders``/``rdp`` as produced by dp-accounting's ``RdpAccountant`` (orders > 1; infinite
-    RDP values are allowed and skipped). Give ``kappa`` or ``log_kappa``. Returns
-    ``(gamma, best_alpha)``; gamma is 1 when no order gives a non-trivial bound.
+    Balle et al. 2022, Thm 2, evaluated at every order of the curve. An order alpha = inf is read as
+    eps-DP (exponent 1, Cor. 3). Each candidate is rounded up by a few ulps, as the single-order
+    functions.
+
+    Args:
+      orders: RDP orders alpha, a non-empty 1-D sequence of numbers > 1 (as produced by dp-accounting's
+        ``RdpAccountant``; inf allowed).
+      rdp: RDP values eps(alpha) >= 0 for each order, same length as ``orders``; infinite values are
+        allowed and skipped.
+      kappa: the baseline success, in (0, 1].
+      log_kappa: natural log of kappa (<= 0), for baselines that underflow. Give exactly one of
+        ``kappa`` / ``log_kappa``.
+
+    Returns:
+      ``(gamma, best_alpha)``: the smallest bound (an upper bound on the success, capped at 1) and
+      the order that attains it; gamma is 1 when no order gives a non-trivial bound.
+
+    Raises:
+      TypeError: if ``orders``/``rdp`` are not arrays of real numbers, or the baseline is not a number.
+      ValueError: if the shapes differ or are not 1-D and non-empty, an order is not > 1 (or nan), an
+        RDP value is negative or nan, or not exactly one valid ``kappa``/``log_kappa`` is given.
     """
     import numpy as np
 
@@ -119,19 +200,34 @@ def rero_from_rdp_event(
     log_kappa: float | None = None,
     neighboring_relation: str = "add_or_remove_one",
 ) -> Bound:
-    """Thm-2 bound for any dp-accounting ``DpEvent``: compose it in an ``RdpAccountant`` and take
-    the best order, gamma = min_alpha (kappa e^{eps(alpha)})^((alpha-1)/alpha).
+    """Thm-2 bound for any dp-accounting ``DpEvent``: gamma = min_alpha (kappa e^{eps(alpha)})^((alpha-1)/alpha).
+
+    The event is composed in an ``RdpAccountant`` and the best order taken.
 
     Thm 2 (Balle et al. 2022) only needs E_{theta~Q}[(p(theta|z)/q(theta))^alpha] <=
     e^{(alpha-1) eps} for a reference distribution Q that does not depend on the target: its
     proof uses Q = M(D_- u {z0}) (replace-one adjacency), and the same steps hold with
     Q = M(D_-) (add/remove adjacency, the default of dp-accounting and of DP-SGD accounting; this
-    is the reference Hayes et al. 2023 use). ``neighboring_relation`` is passed to the accountant
-    ("add_or_remove_one", "replace_one" or "replace_special").
+    is the reference Hayes et al. 2023 use).
 
-    ``orders``: RDP orders (> 1; default dp-accounting's DEFAULT_RDP_ORDERS). Give ``kappa`` or
-    ``log_kappa``. Returns a Bound (value gamma, ``extras``: best_alpha, rdp_at_best_alpha).
-    Raises ValueError for events the RDP accountant cannot handle.
+    Args:
+      event: a dp-accounting ``DpEvent`` describing the mechanism (e.g. a ``SelfComposedDpEvent`` of a
+        ``PoissonSampledDpEvent``).
+      kappa: the baseline success, in (0, 1].
+      orders: RDP orders (each > 1); None (default) uses dp-accounting's DEFAULT_RDP_ORDERS.
+      log_kappa: natural log of kappa (<= 0), for baselines that underflow. Give exactly one of
+        ``kappa`` / ``log_kappa``.
+      neighboring_relation: adjacency passed to the accountant: "add_or_remove_one" (default),
+        "replace_one" or "replace_special".
+
+    Returns:
+      A :class:`Bound` with ``value`` gamma (an upper bound, capped at 1; ``direction="upper"``) and
+      ``extras`` best_alpha, rdp_at_best_alpha and kappa.
+
+    Raises:
+      TypeError: if ``event`` is not a dp-accounting ``DpEvent``.
+      ValueError: if ``neighboring_relation`` is unknown, ``orders`` is not a non-empty 1-D sequence of
+        numbers > 1, the baseline is invalid, or the RDP accountant cannot handle the event.
     """
     import numpy as np
     from dp_accounting import dp_event as _dpe
@@ -170,8 +266,21 @@ def rero_from_rdp_event(
 
 
 def log_rero_from_zcdp(rho: float, log_kappa: float) -> float:
-    """log gamma for rho-zCDP: gamma = exp(-(sqrt(log 1/kappa) - sqrt(rho))^2) when
-    rho < log(1/kappa), else 1 (Balle et al. 2022, Cor. 4)."""
+    """log gamma for rho-zCDP: gamma = exp(-(sqrt(log 1/kappa) - sqrt(rho))^2) (Balle et al. 2022, Cor. 4).
+
+    The bound holds when rho < log(1/kappa); otherwise gamma = 1.
+
+    Args:
+      rho: the zCDP parameter rho >= 0 (finite).
+      log_kappa: natural log of the baseline kappa, a finite number <= 0.
+
+    Returns:
+      log gamma (<= 0), rounded up by a few ulps; 0 when rho >= log(1/kappa).
+
+    Raises:
+      TypeError: if an argument is not a real number.
+      ValueError: if ``rho`` is negative or not finite, or ``log_kappa`` is > 0 or not finite.
+    """
     r = check_nonnegative("rho", rho)
     lk = check_log_kappa(log_kappa)
     if r >= -lk:
@@ -180,26 +289,69 @@ def log_rero_from_zcdp(rho: float, log_kappa: float) -> float:
 
 
 def rero_from_zcdp(rho: float, kappa: float) -> float:
-    """gamma for a rho-zCDP mechanism (Balle et al. 2022, Cor. 4)."""
+    """gamma for a rho-zCDP mechanism (Balle et al. 2022, Cor. 4).
+
+    gamma = exp(-(sqrt(log 1/kappa) - sqrt(rho))^2) when rho < log(1/kappa), else 1.
+
+    Args:
+      rho: the zCDP parameter rho >= 0 (finite).
+      kappa: the baseline success, in (0, 1].
+
+    Returns:
+      The ReRo bound gamma in (0, 1], rounded up (an upper bound on the exact value).
+
+    Raises:
+      TypeError: if an argument is not a real number.
+      ValueError: if ``rho`` is negative or not finite, or ``kappa`` is not in (0, 1].
+    """
     return math.exp(log_rero_from_zcdp(rho, math.log(check_kappa(kappa))))
 
 
 def log_rero_from_gdp(mu: float, log_kappa: float) -> float:
-    """log gamma for mu-GDP: gamma = Phi(Phi^{-1}(kappa) + mu), the power at level kappa of the
-    optimal test between N(0,1) and N(mu,1) (Dong et al. 2022; Kaissis et al. 2023). Exact, not
+    """log gamma for mu-GDP: gamma = Phi(Phi^{-1}(kappa) + mu) (Dong et al. 2022; Kaissis et al. 2023).
+
+    gamma is the power at level kappa of the optimal test between N(0,1) and N(mu,1). Exact, not
     just an upper bound: it is attained by the Gaussian mechanism. Stable for tiny kappa.
 
     Rounded up: z = Phi^{-1}(kappa) is nudged until log Phi(z) >= log kappa beyond log_ndtr's
     round-off (scipy's ndtri_exp alone was measured up to 3.7e-10 low in log gamma at
     log kappa = -1e4, 4.6e-13 at -1000), and the result gets the rounding of z + mu and of
-    log_ndtr on top, so the value is never below Phi(Phi^{-1}(kappa) + mu)."""
+    log_ndtr on top, so the value is never below Phi(Phi^{-1}(kappa) + mu).
+
+    Args:
+      mu: the GDP parameter mu >= 0 (finite).
+      log_kappa: natural log of the baseline kappa, a finite number <= 0.
+
+    Returns:
+      log gamma (<= 0), never below the exact value.
+
+    Raises:
+      TypeError: if an argument is not a real number.
+      ValueError: if ``mu`` is negative or not finite, or ``log_kappa`` is > 0 or not finite.
+    """
     return log_gdp_power(mu, log_kappa, upward=True)
 
 
 def log_gdp_power(mu: float, log_kappa: float, *, upward: bool = True) -> float:
-    """log Phi(Phi^{-1}(kappa) + mu) rounded up (``upward=True``, :func:`log_rero_from_gdp`) or
-    down (``upward=False``: z nudged until log Phi(z) <= log kappa beyond round-off, result minus
-    its rounding; never above the exact value, never below log kappa)."""
+    """log Phi(Phi^{-1}(kappa) + mu), rounded up or down: the power of the mu-GDP test at level kappa.
+
+    With ``upward=True`` this is :func:`log_rero_from_gdp`. With ``upward=False`` z is nudged until
+    log Phi(z) <= log kappa beyond round-off and the result loses its rounding: never above the
+    exact value, never below log kappa.
+
+    Args:
+      mu: the GDP parameter mu >= 0 (finite).
+      log_kappa: natural log of the level kappa, a finite number <= 0.
+      upward: True (default) to round up (for upper bounds), False to round down (for lower bounds).
+
+    Returns:
+      log Phi(Phi^{-1}(kappa) + mu) in [log kappa, 0] (0 when log_kappa = 0), on the side chosen by
+      ``upward``.
+
+    Raises:
+      TypeError: if an argument is not a real number.
+      ValueError: if ``mu`` is negative or not finite, or ``log_kappa`` is > 0 or not finite.
+    """
     from scipy.special import log_ndtr, ndtri_exp
 
     m = check_nonnegative("mu", mu)
@@ -233,13 +385,41 @@ def log_gdp_power(mu: float, log_kappa: float, *, upward: bool = True) -> float:
 
 
 def rero_from_gdp(mu: float, kappa: float) -> float:
-    """gamma = Phi(Phi^{-1}(kappa) + mu) for a mu-GDP mechanism."""
+    """gamma = Phi(Phi^{-1}(kappa) + mu) for a mu-GDP mechanism (Dong et al. 2022; Kaissis et al. 2023).
+
+    Exact (attained by the Gaussian mechanism) and rounded up; see :func:`log_rero_from_gdp`.
+
+    Args:
+      mu: the GDP parameter mu >= 0 (finite).
+      kappa: the baseline success, in (0, 1].
+
+    Returns:
+      The ReRo bound gamma in (0, 1], never below the exact value.
+
+    Raises:
+      TypeError: if an argument is not a real number.
+      ValueError: if ``mu`` is negative or not finite, or ``kappa`` is not in (0, 1].
+    """
     return math.exp(log_rero_from_gdp(mu, math.log(check_kappa(kappa))))
 
 
 def dp_from_rero(gamma: float, epsilon: float) -> float:
-    """delta = max(0, (e^eps + 1) gamma - e^eps): (eta, gamma)-ReRo against all two-point priors
-    with p = 1/(e^eps + 1) implies (eps, delta)-DP (Balle et al. 2022, Thm 5)."""
+    """delta = max(0, (e^eps + 1) gamma - e^eps): ReRo back to (eps, delta)-DP (Balle et al. 2022, Thm 5).
+
+    (eta, gamma)-ReRo against all two-point priors with p = 1/(e^eps + 1) implies (eps, delta)-DP.
+    Computed as gamma - e^eps (1 - gamma) (no cancellation, no overflow).
+
+    Args:
+      gamma: the ReRo success bound, in [0, 1].
+      epsilon: the DP parameter eps >= 0 (finite).
+
+    Returns:
+      delta in [0, 1] (1 when gamma = 1).
+
+    Raises:
+      TypeError: if an argument is not a real number.
+      ValueError: if ``gamma`` is not in [0, 1] or ``epsilon`` is negative or not finite.
+    """
     g = check_probability("gamma", gamma, low_open=False)
     eps = check_nonnegative("epsilon", epsilon)
     # (e^eps + 1) gamma - e^eps = gamma - e^eps (1 - gamma): no cancellation, no overflow.
@@ -261,6 +441,10 @@ def advantage(gamma: float, kappa: float) -> float:
 
     Returns:
       (gamma - kappa) / (1 - kappa) in [0, 1].
+
+    Raises:
+      TypeError: if an argument is not a real number.
+      ValueError: if ``gamma`` or ``kappa`` is not in [0, 1].
     """
     k = check_probability("kappa", kappa, low_open=False)
     g = check_probability("gamma", gamma, low_open=False)

@@ -120,11 +120,27 @@ def normalize_segments(
     steps: int | None,
     segments: Any = None,
 ) -> tuple[Segment, ...]:
-    """Validated schedule as a tuple of (sigma, q, T) segments (:class:`rerokit.bounds.schedule.Segment`).
+    """Validated DP-SGD schedule as a tuple of (sigma, q, T) segments (:class:`~rerokit.bounds.schedule.Segment`).
 
-    Give either (noise_multiplier, sample_rate, steps) or ``segments``: a
-    :class:`~rerokit.bounds.schedule.Schedule`, a sequence of (sigma, q, T) triples or a
-    dp-accounting ``DpEvent`` of Poisson-sampled Gaussians.
+    Give either (noise_multiplier, sample_rate, steps) or ``segments``.
+
+    Args:
+      noise_multiplier: sigma, a finite number > 0 (with ``sample_rate`` and ``steps``).
+      sample_rate: Poisson sampling rate q in (0, 1].
+      steps: number of steps T, an integer >= 1.
+      segments: a :class:`~rerokit.bounds.schedule.Schedule`, a sequence of (sigma, q, T) triples or
+        a dp-accounting ``DpEvent`` of Poisson-sampled Gaussians; None (default) to use the three
+        settings above.
+
+    Returns:
+      The non-empty tuple of validated segments, in order.
+
+    Raises:
+      TypeError: if ``noise_multiplier`` is a schedule-like object (a list, a ``Schedule``, an
+        accountant or a ``DpEvent``: pass it as ``segments``) or a value has the wrong type.
+      ValueError: if both or neither of the two forms are given (or only some of the three
+        settings), a value is out of range, or the event holds anything but Gaussian /
+        Poisson-sampled Gaussian steps.
     """
     if segments is None:
         if isinstance(noise_multiplier, (list, tuple, Schedule)) or hasattr(noise_multiplier, "history") or (
@@ -433,7 +449,9 @@ def _top_sums(c: _Composed) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
 
 
 def np_upper_many(c: _Composed, log_kappas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each log kappa: log of inf_s (s kappa + p_inf + sum_i p_i (1 - s e^{-l_i})_+) - the
+    """Upper bounds on log gamma at many levels kappa: the Neyman-Pearson power of the dominating discrete pair.
+
+    For each log kappa: log of inf_s (s kappa + p_inf + sum_i p_i (1 - s e^{-l_i})_+) - the
     Neyman-Pearson power at level kappa of the dominating discrete pair - plus the window tail
     bound and the round-off estimate (each p_i may be low by ``noise``), and the optimal
     eps = log s (threshold loss).
@@ -442,6 +460,15 @@ def np_upper_many(c: _Composed, log_kappas: np.ndarray) -> tuple[np.ndarray, np.
     (not only at the pmf's breakpoints) is an upper bound on the true power: it is
     f(s) = s kappa + p_inf + sum_i p_i (1 - s e^{-l_i})_+ at s = e^{l_k}, and f(s) bounds the
     power of every test at level kappa for every s > 0 (Neyman-Pearson / hockey-stick duality).
+
+    Args:
+      c: the composed dominating (pessimistic) REMOVE-direction PLD, ``DpsgdPLD.upper``.
+      log_kappas: natural logs of the levels kappa (<= 0), a 1-D array (not validated here).
+
+    Returns:
+      ``(log_gamma, eps_star)``: arrays of the same shape as ``log_kappas``; log_gamma (<= 0) is an
+      upper bound on the log power (0 where the total nu-mass is below kappa), eps_star the
+      threshold loss (-inf there).
     """
     lk = np.asarray(log_kappas, dtype=float)
     l, _, rq, rp = _top_sums(c)
@@ -469,13 +496,20 @@ def _suffix_sums(pmf: np.ndarray) -> np.ndarray:
 
 
 def np_lower_many(cp: _Composed, cq: _Composed, log_kappas: np.ndarray) -> np.ndarray:
-    """Certified lower bounds on gamma (the power) at many levels kappa from threshold tests on
-    the bucket statistic S.
+    """Certified lower bounds on gamma (the power) at many levels kappa from threshold tests on the bucket statistic S.
 
-    ``cp``/``cq``: mu- and nu-distributions of S, each on its own Chernoff window. The test
-    rejects nu on S >= s and on S = s-1 with probability f. Its level is bounded above by the
-    in-window nu-mass plus the window's tail bound and round-off (and by the tail bound alone
+    The test rejects nu on S >= s and on S = s-1 with probability f. Its level is bounded above by
+    the in-window nu-mass plus the window's tail bound and round-off (and by the tail bound alone
     above the window); its power below by the in-window mu-mass minus the same allowances.
+
+    Args:
+      cp: the mu-distribution of S on its own Chernoff window (``DpsgdPLD.stat_p``).
+      cq: the nu-distribution of S on its own Chernoff window (``DpsgdPLD.stat_q``).
+      log_kappas: natural logs of the levels kappa (<= 0), a 1-D array (not validated here).
+
+    Returns:
+      Array of lower bounds on gamma, same shape as ``log_kappas``, each in [kappa, 1] (kappa, the
+      trivial lower end, where no threshold test fits the level).
     """
     kappa = np.exp(np.asarray(log_kappas, dtype=float))
     Q, qoff = cq.pmf, cq.offset
@@ -523,8 +557,8 @@ class DpsgdPLD:
     """Composed discrete PLDs of a DP-SGD schedule (see module docstring).
 
     ``upper``: dominating (pessimistic) REMOVE-direction PLD; ``stat_p``/``stat_q``: mu- and
-    nu-distributions of the bucket statistic (lower bound); ``add``: pessimistic ADD-direction
-    PLD (only for epsilon), or None.
+    nu-distributions of the bucket statistic (lower bound), or None; ``add``: pessimistic
+    ADD-direction PLD (only for epsilon), or None; ``h``: the grid step used.
     """
 
     h: float
@@ -544,9 +578,27 @@ def dpsgd_pld(
 ) -> DpsgdPLD:
     """Build and compose the discrete PLDs of ``segments`` (validated (sigma, q, T) triples).
 
-    The grid step h defaults to :func:`_default_h`; when the grid would exceed the size limits
+    The grid step h defaults to :func:`_default_h`, and is raised where needed to keep one step's
+    grid within its size limit; when the composed grid would still exceed the size limits
     (very small sigma, very many steps) h is coarsened by 4x until it fits - the result is then
     still certified, only its bracket (``error``) is wider.
+
+    Args:
+      segments: validated (sigma, q, T) segments (:func:`normalize_segments`).
+      value_discretization_interval: grid step h of the privacy loss, > 0; None (default) for the
+        automatic choice (rms loss sd / 40, within [1e-7, 1e-2]).
+      lower: also compose the bucket statistic's mu- and nu-distributions (``stat_p``/``stat_q``,
+        for the certified lower end; default True).
+      add_direction: also compose the ADD-direction PLD (``add``, needed for epsilon; default False).
+      log_tau: natural log of the tail mass tau allowed outside the truncations (default log 1e-17).
+
+    Returns:
+      The :class:`DpsgdPLD`.
+
+    Raises:
+      ValueError: if ``value_discretization_interval`` is not a finite number > 0 (TypeError if not
+        a number).
+      PLDTooWide: (a ValueError) if no grid step fits the size limits.
     """
     h = _default_h(segments) if value_discretization_interval is None else check_positive(
         "value_discretization_interval", value_discretization_interval
@@ -593,6 +645,15 @@ def epsilon_from_pld(c: _Composed, delta: float) -> float:
 
     delta(eps) is linear in e^eps between grid points; we find the grid interval by the delta
     values at the grid points and solve inside it (as dp-accounting's get_epsilon_for_delta).
+    The infinity mass, window tails and round-off estimate count as p_inf, so the result is an
+    upper bound for a dominating (pessimistic) PLD.
+
+    Args:
+      c: a composed pessimistic PLD (``DpsgdPLD.upper`` or ``DpsgdPLD.add``).
+      delta: the target delta, in (0, 1) (not validated here).
+
+    Returns:
+      eps >= 0 as a float; inf if the infinity mass (with tails and round-off) is >= ``delta``.
     """
     inf = c.inf_mass + c.tail + c.noise * c.pmf.size
     if inf >= delta:
@@ -633,20 +694,31 @@ def epsilon_dpsgd(
     segments: Any = None,
     value_discretization_interval: float | None = None,
 ) -> float:
-    """Certified upper bound on the epsilon at ``delta`` of a DP-SGD schedule (add-or-remove
-    adjacency, both directions), from the pessimistic PLDs of this module.
+    """Certified upper bound on the epsilon at ``delta`` of a DP-SGD schedule (add-or-remove adjacency).
 
-    The same number as ``rero_dpsgd(...).extras["epsilon"]``; cross-checked against
-    dp-accounting's PLD accountant in the tests (agreement within its discretisation).
+    Both directions, from the pessimistic PLDs of this module. The same number as
+    ``rero_dpsgd(...).extras["epsilon"]``; cross-checked against dp-accounting's PLD accountant
+    in the tests (agreement within its discretisation). Schedules outside the exact range
+    (:func:`outside_exact_range`) or whose PLD is too wide get the exact epsilon of the same
+    schedule at q = 1 (Gaussian DP with mu = sqrt(sum_i T_i / sigma_i^2); subsampling never
+    increases epsilon), still an upper bound.
 
     Args:
-      noise_multiplier, sample_rate, steps: sigma > 0, q in (0, 1], T >= 1 (or ``segments``).
-      delta: delta in (0, 1).
+      noise_multiplier: sigma > 0 (with ``sample_rate`` and ``steps``, or give ``segments``).
+      sample_rate: Poisson sampling rate q in (0, 1].
+      steps: number of steps T >= 1.
+      delta: delta in (0, 1) (default 1e-5).
       segments: a heterogeneous schedule (see :func:`normalize_segments`).
       value_discretization_interval: PLD grid step h (default automatic).
 
     Returns:
-      epsilon >= 0 (inf if even the infinity mass exceeds ``delta``).
+      epsilon >= 0 (inf if even the infinity mass exceeds ``delta``, or mu of the q = 1 envelope
+      overflows).
+
+    Raises:
+      ValueError: if the schedule is invalid (see :func:`normalize_segments`), ``delta`` is not in
+        (0, 1), or ``value_discretization_interval`` is not > 0.
+      TypeError: if a value has the wrong type.
     """
     segs = normalize_segments(noise_multiplier, sample_rate, steps, segments)
     d = check_probability("delta", delta, high_open=True)
@@ -691,6 +763,19 @@ def rdp_poisson_gaussian(
     (smooth, Gaussian-decaying integrand: relative error far below 1e-9; cross-checked against
     dp-accounting's series in the tests). Both add their float round-off to log A_alpha, so that
     tiny values are not rounded below the truth. q = 1: alpha / (2 sigma^2).
+
+    Args:
+      noise_multiplier: sigma, a finite number > 0.
+      sample_rate: Poisson sampling rate q in (0, 1].
+      orders: RDP orders alpha, each a finite number > 1 (default :data:`RDP_ORDERS`).
+
+    Returns:
+      Float array of eps(alpha), one per order, each >= 0 and rounded up.
+
+    Raises:
+      ValueError: if ``noise_multiplier``/``sample_rate`` is out of range, or an order is not a
+        finite number > 1.
+      TypeError: if ``noise_multiplier``/``sample_rate`` is not a number.
     """
     sigma = check_positive("noise_multiplier", noise_multiplier)
     q = check_probability("sample_rate", sample_rate)
@@ -723,7 +808,19 @@ def rdp_poisson_gaussian(
 def rdp_curve_subsampled_gaussian(
     segments: Sequence[Segment], orders: Sequence[float] = RDP_ORDERS
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(orders, composed RDP) of a schedule: sum_i T_i eps_i(alpha) (RDP composition)."""
+    """(orders, composed RDP) of a schedule: sum_i T_i eps_i(alpha) (RDP composition).
+
+    Args:
+      segments: (sigma, q, T) segments (:func:`normalize_segments`).
+      orders: RDP orders alpha, each a finite number > 1 (default :data:`RDP_ORDERS`).
+
+    Returns:
+      ``(orders, rdp)``: two float arrays of the same length; rdp >= 0, rounded up per step as in
+      :func:`rdp_poisson_gaussian`.
+
+    Raises:
+      ValueError: as :func:`rdp_poisson_gaussian`.
+    """
     tot = np.zeros(len(orders))
     for s, q, T in segments:
         tot += T * rdp_poisson_gaussian(s, q, orders)
@@ -739,7 +836,17 @@ def log_rdp_gamma_many(segments: Sequence[Segment], log_kappas: np.ndarray) -> t
     """(log gamma, best order) of Balle et al. 2022 Thm 2 on the schedule's RDP curve, per log kappa.
 
     Thm 2 bounds mu(E) <= (nu(E) e^{eps(alpha)})^{(alpha-1)/alpha} for every event E, so it is also
-    an upper bound on the power (TPR) of every test at level (FPR) kappa.
+    an upper bound on the power (TPR) of every test at level (FPR) kappa. The curve is the
+    exact-integer/trapezoid RDP of :func:`rdp_curve_subsampled_gaussian` at :data:`RDP_ORDERS`;
+    each value gets a few ulps so that it is never below the float-exact bound.
+
+    Args:
+      segments: validated (sigma, q, T) segments (:func:`normalize_segments`).
+      log_kappas: natural logs of the baselines kappa (<= 0), a 1-D array (not validated here).
+
+    Returns:
+      ``(log_gamma, best_order)``: arrays with one entry per log kappa; log_gamma <= 0 is an upper
+      bound.
     """
     orders, rdp = rdp_curve_subsampled_gaussian(segments)
     lk = np.asarray(log_kappas, dtype=float)[:, None]
@@ -757,12 +864,23 @@ def exact_power_many(
 ) -> dict[str, np.ndarray]:
     """The ``exact`` method at many log kappas from one composed PLD (arrays, one entry per kappa).
 
-    ``log_upper``/``upper``: dominating-PLD bound (:func:`np_upper_many`); ``lower``: certified
-    lower end min(threshold-test bound, upper); ``floor``: the PLD's infinity mass + tail +
-    round-off; ``floored``: floor > 0.1 upper, where the RDP bound (``log_rdp``, computed here
-    for the floored entries if not given) replaces the PLD value when smaller; ``log_value`` /
-    ``value``: the final upper bound (value rounded up); ``eps_star``: threshold loss.
     :func:`rero_dpsgd` calls this with one kappa, so both give the same numbers.
+
+    Args:
+      pld: the composed PLDs of the schedule (:func:`dpsgd_pld`); without ``stat_p``/``stat_q``
+        (``lower=False``) the lower end is the trivial kappa.
+      segments: the same schedule's validated segments (for the RDP fallback).
+      log_kappas: natural logs of the baselines kappa (<= 0), a 1-D array (not validated here).
+      log_rdp: precomputed RDP bounds on log gamma for the same log kappas (optional); if None,
+        they are computed here for the floored entries only.
+
+    Returns:
+      A dict of arrays (one entry per kappa, except the scalar ``floor``):
+      ``log_upper``/``upper``: dominating-PLD bound (:func:`np_upper_many`); ``lower_pld``:
+      min(threshold-test bound, upper); ``eps_star``: threshold loss; ``floor``: the PLD's infinity
+      mass + tail + round-off; ``floored``: floor > 0.1 upper, where the RDP bound replaces the PLD
+      value when smaller (``used_rdp``); ``log_value``/``value``: the final upper bound (value
+      rounded up, never below the truth); ``lower``: min(lower_pld, value), the certified lower end.
     """
     lks = np.asarray(log_kappas, dtype=float)
     log_up, eps_star = np_upper_many(pld.upper, lks)
@@ -876,16 +994,34 @@ def rero_dpsgd(
 ) -> Bound:
     """ReRo bound gamma of DP-SGD (Hayes et al. 2023, Thm 2 / Cor. 3) - see the module docstring.
 
+    gamma = sup { mu(E) : nu(E) <= kappa } for nu = N(0, sigma^2)^T and
+    mu = prod_t [(1-q) N(0, sigma^2) + q N(1, sigma^2)] (per segment for heterogeneous schedules).
+    Schedules outside the exact method's range (a noise multiplier outside
+    :data:`SIGMA_EXACT_RANGE`, more than :data:`MAX_EXACT_STEPS` steps, or a PLD beyond its size
+    limits) get the certified closed-form envelope (:func:`envelope_log_gamma`, ``method="envelope"``)
+    for ``method="exact"``.
+
     Args:
-      noise_multiplier, sample_rate, steps: sigma, q in (0, 1], T >= 1 (or ``segments``).
-      kappa / log_kappa / prior: the prior's baseline success (exactly one): kappa, its natural
-        log (tiny baselines), or a prior (an int n = uniform over n, or a rerokit ``Prior``).
+      noise_multiplier: sigma > 0 (with ``sample_rate`` and ``steps``, or give ``segments``).
+      sample_rate: Poisson sampling rate q in (0, 1].
+      steps: number of steps T >= 1.
+      kappa: the prior's baseline success in (0, 1]. Give exactly one of ``kappa`` / ``log_kappa`` /
+        ``prior``.
+      log_kappa: natural log of kappa (<= 0), for tiny baselines.
+      prior: a prior (an int n = uniform over n, or a rerokit ``Prior``).
       method: "exact" (certified PLD bracket, default), "closed-form" (q = 1 only), "mc"
         (Hayes et al. Alg. 1 estimate with 95% CI).
       segments: heterogeneous schedule, list of (sigma, q, T) or a dp-accounting DpEvent.
-      mc_samples, seed: Monte Carlo sample count and seed (recorded in ``extras``).
+      mc_samples: Monte Carlo sample count N, an integer in [1, 1e9] and >= 1/kappa for "mc"
+        (recorded in ``extras``; default 1e6).
+      seed: Monte Carlo seed, an integer >= 0; None (default) draws a fresh one (recorded in
+        ``extras``).
       value_discretization_interval: PLD grid step h (default: rms loss sd / 40, <= 1e-2).
-      comparisons: add the RDP-based gamma and the (epsilon, delta) of the schedule to extras.
+      comparisons: add the RDP-based gamma and the (epsilon, delta) of the schedule to extras
+        (default True).
+      delta: the delta of that (epsilon, delta), in (0, 1) (default 1e-5).
+      mc_chunk_elements: Monte Carlo memory budget, about this many normal draws per chunk
+        (default 2^21).
       membership: add ``extras['membership']``, the membership-inference risks read off the same
         composed PLD (certified brackets whatever ``method``; see
         :meth:`rerokit.bounds.tradeoff.TradeoffCurve.membership_summary`).
@@ -893,10 +1029,20 @@ def rero_dpsgd(
         the cost and gives the same certified upper ``value`` with the trivial lower end kappa
         (used inside calibration searches, which only compare the upper value with a target).
 
-    Returns a :class:`Bound`: ``value`` = gamma (upper bound for exact/closed-form, estimate for
-    mc), ``error`` = certified bracket width (exact), 0 (closed-form) or CI half-width (mc).
-    For tiny kappa where the PLD's infinity mass / round-off floors the exact value,
-    ``extras['floored']`` is True and the value is min(PLD bound, RDP bound) - still valid.
+    Returns:
+      A :class:`Bound`: ``value`` = gamma (upper bound for exact/closed-form, estimate for mc),
+      ``error`` = certified bracket width (exact), 0 (closed-form) or CI half-width (mc);
+      ``interval`` = the certified bracket (exact) or the 95% CI (mc).
+      For tiny kappa where the PLD's infinity mass / round-off floors the exact value,
+      ``extras['floored']`` is True and the value is min(PLD bound, RDP bound) - still valid.
+
+    Raises:
+      ValueError: if the schedule or baseline is invalid, ``method`` is unknown, ``mc_samples``,
+        ``seed`` or ``delta`` is out of range, ``method="closed-form"`` is asked for q < 1, or
+        ``mc_samples`` < 1/kappa for ``method="mc"``.
+      PLDTooWide: (a ValueError) for ``method="closed-form"``/``"mc"`` when ``comparisons`` or
+        ``membership`` needs a PLD that cannot be discretised.
+      TypeError: if a value has the wrong type.
     """
     segs = normalize_segments(noise_multiplier, sample_rate, steps, segments)
     base = resolve_baseline(prior, kappa=kappa, log_kappa=log_kappa)
@@ -1001,7 +1147,14 @@ MAX_EXACT_STEPS = 10**10
 
 
 def check_full_batch(segments: Sequence[Segment]) -> None:
-    """Raise unless every segment has q = 1 (what method='closed-form', Gaussian DP, needs)."""
+    """Raise unless every segment has q = 1 (what method='closed-form', Gaussian DP, needs).
+
+    Args:
+      segments: (sigma, q, T) segments.
+
+    Raises:
+      ValueError: if some segment has a sample rate other than 1.
+    """
     bad = [q for _, q, _ in segments if q != 1.0]
     if bad:
         raise ValueError(
@@ -1011,15 +1164,30 @@ def check_full_batch(segments: Sequence[Segment]) -> None:
 
 
 def outside_exact_range(segments: Sequence[Segment]) -> bool:
-    """True if a noise multiplier lies outside SIGMA_EXACT_RANGE or the schedule has more than
-    MAX_EXACT_STEPS steps (closed-form envelopes are used)."""
+    """True if the schedule is outside the exact PLD method's range (closed-form envelopes are used).
+
+    That is: a noise multiplier outside SIGMA_EXACT_RANGE or more than MAX_EXACT_STEPS steps in all.
+
+    Args:
+      segments: (sigma, q, T) segments.
+
+    Returns:
+      Whether the exact method is skipped for this schedule.
+    """
     return any(not (SIGMA_EXACT_RANGE[0] <= s <= SIGMA_EXACT_RANGE[1]) for s, _, _ in segments) or (
         sum(T for _, _, T in segments) > MAX_EXACT_STEPS
     )
 
 
 def envelope_note(segments: Sequence[Segment]) -> str:
-    """Why the closed-form envelope answers for this schedule (for ``extras['note']``)."""
+    """Why the closed-form envelope answers for this schedule (for ``extras['note']``).
+
+    Args:
+      segments: (sigma, q, T) segments.
+
+    Returns:
+      A one-sentence note naming the reason and what the value is.
+    """
     why = (f"a noise multiplier outside [{SIGMA_EXACT_RANGE[0]:g}, {SIGMA_EXACT_RANGE[1]:g}]"
            if any(not (SIGMA_EXACT_RANGE[0] <= s <= SIGMA_EXACT_RANGE[1]) for s, _, _ in segments)
            else "a schedule too long for the privacy-loss distribution (more than "
@@ -1036,6 +1204,14 @@ def envelope_log_gamma(segments: Sequence[Segment], log_kappa: float) -> float:
       use the target of products P_S with N(1, sigma^2) on S, and P_S(E) <= g_full for every E
       with nu(E) <= kappa (fewer Gaussian steps are a post-processing of more).
     * g_sup = 1 - (1 - kappa) prod_i (1 - q_i)^{T_i} (:func:`log_sup_gamma`).
+
+    Args:
+      segments: (sigma, q, T) segments.
+      log_kappa: natural log of the baseline kappa (<= 0; not validated here).
+
+    Returns:
+      log gamma (<= 0), an upper bound (g_full is rounded up as in
+      :func:`~rerokit.bounds.conversions.log_rero_from_gdp`).
     """
     lk = float(log_kappa)
     inv = sum(T / (s * s) if s > 1e-150 else math.inf for s, _, T in segments)
@@ -1055,6 +1231,13 @@ def log_sup_gamma(segments: Sequence[Segment], log_kappa: float) -> float:
     With probability prod (1-q_i)^{T_i} the target is never sampled; mu and nu then coincide and
     no test beats kappa there, so mu(E) <= (1 - prod) + prod nu(E) for every E (sigma -> 0
     attains it). Used as an envelope and to reject unreachable calibration targets at once.
+
+    Args:
+      segments: (sigma, q, T) segments (only q and T matter).
+      log_kappa: natural log of the baseline kappa (<= 0; not validated here).
+
+    Returns:
+      log of the supremum (<= 0; 0 when log_kappa >= 0 or some q = 1).
     """
     lk = float(log_kappa)
     if lk >= 0.0:

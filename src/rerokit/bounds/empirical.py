@@ -43,10 +43,16 @@ def mu_gdp_lower(success_lower: float, kappa: float | None = None, *, log_kappa:
 
     Args:
       success_lower: lower confidence end s_lo of the attack's success probability, in [0, 1].
-      kappa: the attack's baseline success in (0, 1]; or ``log_kappa`` (<= 0) for tiny baselines.
+      kappa: the attack's baseline success in (0, 1]. Give exactly one of ``kappa`` / ``log_kappa``.
+      log_kappa: natural log of kappa (<= 0), for tiny baselines.
 
     Returns:
-      mu_lo >= 0 (``inf`` when s_lo = 1 > kappa: no finite mu allows certain success), rounded down.
+      mu_lo >= 0 (``inf`` when s_lo = 1 > kappa: no finite mu allows certain success), rounded down;
+      0 when s_lo <= kappa.
+
+    Raises:
+      ValueError: if ``success_lower`` is not in [0, 1], or not exactly one valid baseline is given.
+      TypeError: if a value is not a real number.
     """
     from scipy.special import ndtri, ndtri_exp
 
@@ -69,11 +75,17 @@ def epsilon_lower(
 
     Args:
       success_lower: lower confidence end s_lo of the attack's success probability, in [0, 1].
-      kappa: the attack's baseline success in (0, 1]; or ``log_kappa`` (<= 0).
-      delta: the delta of the refuted guarantees, in [0, 1).
+      kappa: the attack's baseline success in (0, 1]. Give exactly one of ``kappa`` / ``log_kappa``.
+      delta: the delta of the refuted guarantees, in [0, 1) (default 0: pure DP).
+      log_kappa: natural log of kappa (<= 0), for tiny baselines.
 
     Returns:
-      eps_lo >= 0, rounded down.
+      eps_lo >= 0, rounded down (0 when s_lo - delta <= kappa).
+
+    Raises:
+      ValueError: if ``success_lower`` is not in [0, 1], ``delta`` not in [0, 1), or not exactly one
+        valid baseline is given.
+      TypeError: if a value is not a real number.
     """
     s = check_probability("success_lower", success_lower, low_open=False)
     d = check_probability("delta", delta, low_open=False, high_open=True)
@@ -97,14 +109,21 @@ def audit_lower_bounds(
     """mu_lo and eps_lo from k successes in n independent attack trials at baseline kappa.
 
     Args:
-      successes, trials: k and n (0 <= k <= n, n >= 1).
-      kappa / log_kappa: the baseline success (exactly one).
-      confidence: one-sided confidence c in (0, 1) of the Clopper-Pearson lower end.
-      delta: delta of the refuted (eps, delta)-DP guarantees.
+      successes: k, the number of successful trials (0 <= k <= n).
+      trials: n, the number of independent trials (n >= 1).
+      kappa: the baseline success in (0, 1]. Give exactly one of ``kappa`` / ``log_kappa``.
+      log_kappa: natural log of kappa (<= 0), for tiny baselines.
+      confidence: one-sided confidence c in (0, 1) of the Clopper-Pearson lower end (default 0.95).
+      delta: delta of the refuted (eps, delta)-DP guarantees, in [0, 1) (default 1e-5).
 
     Returns:
       JSON-ready dict: ``success_lower`` (one-sided Clopper-Pearson), ``mu_gdp_lower``,
-      ``epsilon_lower`` (at ``delta``), with the inputs echoed.
+      ``epsilon_lower`` (at ``delta``), with the inputs echoed (``successes``, ``trials``,
+      ``confidence``, ``log_kappa``, ``delta``). Both lower bounds hold with probability >= c.
+
+    Raises:
+      ValueError: if a count, ``confidence``, ``delta`` or the baseline is out of range.
+      TypeError: if a count is not an integer or a value is not a number.
     """
     from rerokit.stats import clopper_pearson_lower
 

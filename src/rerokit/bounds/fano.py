@@ -56,6 +56,17 @@ def fano_min_error(mutual_information: float, prior_size: int) -> tuple[float, f
 
     ``t_lo`` is certified from below (f(t_lo) > 0, or t_lo = 0), so 1 - t_lo upper-bounds the
     success probability; ``t_hi - t_lo`` is the numerical width (<= ~1e-13).
+
+    Args:
+      mutual_information: a bound I on I(pi; w) in nats, a finite number >= 0.
+      prior_size: n, the number of equally likely candidates, an integer >= 2.
+
+    Returns:
+      ``(t_lo, t_hi)`` in [0, 1 - 1/n]: (0, 0) when I >= log n, (1 - 1/n, 1 - 1/n) when I = 0.
+
+    Raises:
+      ValueError: if ``mutual_information`` is negative or not finite, or ``prior_size`` < 2.
+      TypeError: if ``prior_size`` is not an integer or ``mutual_information`` not a number.
     """
     i = check_nonnegative("mutual_information", mutual_information)
     n = check_int("prior_size", prior_size, minimum=2)
@@ -88,12 +99,23 @@ def fano_min_error(mutual_information: float, prior_size: int) -> tuple[float, f
 
 
 def fano_advantage_from_mi(mutual_information: float, prior_size: int) -> Bound:
-    """Upper bound on the advantage (Eq. 4) of any attack against a uniform prior of size n from
-    a bound I on the mutual information I(pi; w) (Guo et al. 2022b; Hayes et al. 2023, Eq. 5).
+    """Upper bound on the advantage (Eq. 4) of any attack against a uniform prior of size n, from I(pi; w).
 
-    Pass an RDP epsilon (any order) as ``mutual_information`` for an RDP mechanism (I <= eps).
-    Returns a Bound whose value is computed from the certified lower end of t*; ``error`` is the
-    numerical width. ``extras`` has ``gamma`` = 1 - t* (success bound), ``kappa`` = 1/n, ``t``.
+    Guo et al. 2022b; Hayes et al. 2023, Eq. 5. Pass an RDP epsilon (any order) as
+    ``mutual_information`` for an RDP mechanism (I <= eps).
+
+    Args:
+      mutual_information: a bound I on the mutual information I(pi; w) in nats, >= 0.
+      prior_size: n, the number of equally likely candidates, an integer >= 2.
+
+    Returns:
+      A :class:`Bound` whose value (in [0, 1]) is computed from the certified lower end t_lo of t*
+      (an upper bound); ``error`` is the numerical width. ``extras`` has ``gamma`` = 1 - t_lo
+      (success bound), ``kappa`` = 1/n, ``t`` = t_lo.
+
+    Raises:
+      ValueError: if ``mutual_information`` is negative or not finite, or ``prior_size`` < 2.
+      TypeError: if ``prior_size`` is not an integer or ``mutual_information`` not a number.
     """
     n = check_int("prior_size", prior_size, minimum=2)
     lo, hi = fano_min_error(mutual_information, n)
@@ -110,8 +132,21 @@ def fano_advantage_from_mi(mutual_information: float, prior_size: int) -> Bound:
 
 
 def fano_advantage_rdp(epsilon: float, prior_size: int) -> Bound:
-    """Fano advantage bound for an (alpha, eps)-RDP mechanism (any alpha > 1): I(pi; w) <= eps
-    (Hayes et al. 2023, App. H), so this is :func:`fano_advantage_from_mi` with I = eps."""
+    """Fano advantage bound for an (alpha, eps)-RDP mechanism (any alpha > 1): I(pi; w) <= eps.
+
+    Hayes et al. 2023, App. H; this is :func:`fano_advantage_from_mi` with I = eps.
+
+    Args:
+      epsilon: the RDP epsilon at any order, a finite number >= 0.
+      prior_size: n, the number of equally likely candidates, an integer >= 2.
+
+    Returns:
+      A :class:`Bound` (upper bound on the advantage), as :func:`fano_advantage_from_mi`.
+
+    Raises:
+      ValueError: if ``epsilon`` is negative or not finite, or ``prior_size`` < 2.
+      TypeError: if an argument has the wrong type.
+    """
     e = check_nonnegative("epsilon", epsilon)
     b = fano_advantage_from_mi(e, prior_size)
     return Bound(
@@ -125,8 +160,23 @@ def fano_advantage_rdp(epsilon: float, prior_size: int) -> Bound:
 
 
 def gaussian_mutual_information_bound(noise_multiplier: float, prior_size: int, sensitivity: float = 1.0) -> float:
-    """I(pi; w) <= -log(1/n + (1 - 1/n) exp(-Delta^2 / (2 sigma^2))) for the Gaussian mechanism
-    and a uniform prior of size n (Guo et al. 2022b; Hayes et al. 2023, App. H)."""
+    """I(pi; w) <= -log(1/n + (1 - 1/n) exp(-Delta^2 / (2 sigma^2))) for the Gaussian mechanism and a uniform prior.
+
+    Guo et al. 2022b; Hayes et al. 2023, App. H. Rounded up (I is used as an upper bound).
+
+    Args:
+      noise_multiplier: noise std sigma, in units of the sensitivity scale, > 0.
+      prior_size: n, the number of equally likely candidates, an integer >= 2.
+      sensitivity: Delta, the distance between two candidates' outputs, >= 0 (default 1).
+
+    Returns:
+      The bound on I in nats, in [0, log n] up to rounding.
+
+    Raises:
+      ValueError: if ``noise_multiplier`` is not > 0, ``sensitivity`` is negative, either is not
+        finite, or ``prior_size`` < 2.
+      TypeError: if an argument has the wrong type.
+    """
     s = check_positive("noise_multiplier", noise_multiplier)
     n = check_int("prior_size", prior_size, minimum=2)
     d = check_nonnegative("sensitivity", sensitivity)
@@ -144,10 +194,23 @@ def gaussian_mutual_information_bound(noise_multiplier: float, prior_size: int, 
 
 
 def fano_advantage_gaussian(noise_multiplier: float, prior_size: int, sensitivity: float = 1.0) -> Bound:
-    """Fano advantage bound for the Gaussian mechanism (noise std = noise_multiplier, in units of
-    the sensitivity scale) with the closed-form mutual-information bound above.
+    """Fano advantage bound for the Gaussian mechanism with the closed-form mutual-information bound above.
 
-    With ``sensitivity=sqrt(2)`` this reproduces Hayes et al. 2023, Table 2 (Guo et al. rows).
+    The noise std is ``noise_multiplier`` in units of the sensitivity scale. With
+    ``sensitivity=sqrt(2)`` this reproduces Hayes et al. 2023, Table 2 (Guo et al. rows).
+
+    Args:
+      noise_multiplier: noise std sigma, > 0.
+      prior_size: n, the number of equally likely candidates, an integer >= 2.
+      sensitivity: Delta, >= 0 (default 1).
+
+    Returns:
+      A :class:`Bound` (upper bound on the advantage) as :func:`fano_advantage_from_mi`, with
+      ``extras["mutual_information_bound"]``.
+
+    Raises:
+      ValueError: as :func:`gaussian_mutual_information_bound`.
+      TypeError: if an argument has the wrong type.
     """
     i = gaussian_mutual_information_bound(noise_multiplier, prior_size, sensitivity)
     b = fano_advantage_from_mi(i, prior_size)

@@ -36,6 +36,10 @@ def gaussian_delta(epsilon: float, mu: float) -> float:
 
     Returns:
       Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu), plus a few ulps of its two terms, in [0, 1].
+
+    Raises:
+      TypeError: if an argument is not a real number.
+      ValueError: if ``epsilon`` is nan or negative, or ``mu`` is not a finite number > 0.
     """
     from scipy.special import log_ndtr
 
@@ -62,10 +66,14 @@ def gaussian_epsilon(delta: float, mu: float, *, rtol: float = 1e-10) -> float:
     Args:
       delta: target delta in (0, 1).
       mu: mu = sensitivity / noise std > 0.
-      rtol: relative precision of eps.
+      rtol: relative precision of eps, > 0 (default 1e-10).
 
     Returns:
       eps such that the mu-GDP mechanism is (eps, delta)-DP; 0 if delta(0) <= delta.
+
+    Raises:
+      ValueError: if ``delta`` is not in (0, 1), ``mu`` is not a finite number > 0, or ``rtol`` <= 0.
+      TypeError: if an argument is not a real number.
     """
     d = check_probability("delta", delta, high_open=True)
     m = check_positive("mu", mu)
@@ -88,10 +96,15 @@ def gdp_mu(epsilon: float, delta: float, *, rtol: float = 1e-10) -> float:
     Args:
       epsilon: eps >= 0.
       delta: delta in (0, 1).
-      rtol: relative precision of mu.
+      rtol: relative precision of mu, > 0 (default 1e-10).
 
     Returns:
       mu with delta(epsilon; mu) <= delta (the private side).
+
+    Raises:
+      ValueError: if ``epsilon`` is negative or not finite, ``delta`` is not in (0, 1), or
+        ``rtol`` <= 0.
+      TypeError: if an argument is not a real number.
     """
     eps = check_nonnegative("epsilon", epsilon)
     d = check_probability("delta", delta, high_open=True)
@@ -108,21 +121,26 @@ def gdp_mu(epsilon: float, delta: float, *, rtol: float = 1e-10) -> float:
 
 
 def noise_multiplier_full_batch(epsilon: float, delta: float, steps: int, *, rtol: float = 1e-9) -> float:
-    """Smallest noise multiplier sigma (to relative ``rtol``) making ``steps`` full-batch DP-GD
-    steps (sample rate 1, add/remove adjacency) (epsilon, delta)-DP.
+    """Smallest sigma (to relative ``rtol``) making ``steps`` full-batch DP-GD steps (epsilon, delta)-DP.
 
-    T Gaussian steps of sensitivity C and noise sigma C compose exactly into one Gaussian
-    mechanism with mu = sqrt(T) / sigma (Dong et al. 2022, GDP composition), so
-    sigma = sqrt(T) / :func:`gdp_mu` (rounded up), with no accountant discretisation.
+    Sample rate 1, add/remove adjacency. T Gaussian steps of sensitivity C and noise sigma C compose
+    exactly into one Gaussian mechanism with mu = sqrt(T) / sigma (Dong et al. 2022, GDP
+    composition), so sigma = sqrt(T) / :func:`gdp_mu` (rounded up), with no accountant
+    discretisation.
 
     Args:
       epsilon: eps > 0.
       delta: delta in (0, 1).
       steps: T >= 1.
-      rtol: relative precision.
+      rtol: relative precision, > 0 (default 1e-9).
 
     Returns:
       sigma (the private side: never below the exact value).
+
+    Raises:
+      ValueError: if ``epsilon`` is not a finite number > 0, ``delta`` is not in (0, 1), ``steps``
+        < 1, or ``rtol`` <= 0.
+      TypeError: if an argument has the wrong type.
     """
     eps = check_positive("epsilon", epsilon)
     d = check_probability("delta", delta, high_open=True)

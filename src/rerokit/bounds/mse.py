@@ -78,7 +78,21 @@ def rdp_epsilon_at_order(orders: Sequence[float] | np.ndarray, rdp: Sequence[flo
     Renyi divergence is non-decreasing in its order (Guo et al. 2022, Sec. 4, observation 4), so
     eps(alpha) <= eps(beta) for every beta >= alpha: returns ``(eps, beta)`` with the smallest
     eps(beta) over the listed orders beta >= alpha. Never interpolates (an interpolated value
-    could lie below the true eps(alpha)). Raises if no order >= alpha is listed.
+    could lie below the true eps(alpha)).
+
+    Args:
+      orders: the RDP orders of the curve (flattened; inf allowed).
+      rdp: the RDP values eps(order) >= 0, same length as ``orders`` (inf allowed).
+      alpha: the order wanted, a finite number > 1 (default 2, the order of Thm 1).
+
+    Returns:
+      ``(eps, beta)``: a valid eps for order ``alpha`` (never below the true eps(alpha) of the
+      curve) and the listed order beta >= alpha it was read at.
+
+    Raises:
+      ValueError: if ``alpha`` is not a finite number > 1, the arrays are empty or of different
+        lengths, hold nan or a negative RDP value, or no order >= alpha is listed.
+      TypeError: if an argument is not a number / an array of numbers.
     """
     a = check_real("alpha", alpha)
     if a <= 1:
@@ -110,10 +124,30 @@ def rdp_mse_lower_bound(
     where ``bias_sq`` = ||mu(z) - z||^2 and ``gamma_i`` = inf |d mu_i/d z_i| (1 for unbiased).
 
     ``diameter`` and ``gamma`` are per-coordinate (length ``dim``) or scalars (then ``dim``
-    coordinates all share it; the bound per coordinate is independent of ``dim`` in that case).
+    coordinates all share it; the variance term is independent of ``dim`` in that case).
     For Z = [0, 1]^d and eps = 1 the unbiased bound is 0.25/(e - 1) = 0.14549.
     e^eps - 1 is computed with ``expm1`` (accurate for small eps, no overflow for large eps);
     eps = 0 gives +inf.
+
+    Args:
+      epsilon: the (2, eps)-RDP epsilon, a finite number >= 0.
+      diameter: diam_i(Z), the diameter of the data domain per coordinate: a number >= 0 or a 1-D
+        sequence of them (default 1: Z = [0, 1]^d).
+      dim: d, the number of coordinates (an integer >= 1); None (default) takes it from the
+        per-coordinate arrays (1 if both are scalars).
+      gamma: gamma_i = inf_z |d mu_i / d z_i| per coordinate, >= 0: a number or a 1-D sequence
+        (default 1, an unbiased attack).
+      bias_sq: ||mu(z) - z||^2 of the attack, >= 0 (default 0, unbiased).
+
+    Returns:
+      A :class:`Bound` with ``direction="lower"``: ``value`` the MSE lower bound, reduced by its
+      float rounding (``error``) so it never exceeds the exact bound (+inf for eps = 0); ``extras``
+      variance_term, bias_term and the reference.
+
+    Raises:
+      ValueError: if a value is negative or not finite, ``dim`` < 1, an array is empty, not 1-D, or
+        its length differs from ``dim`` (or from the other array's).
+      TypeError: if a value has the wrong type.
     """
     eps = check_nonnegative("epsilon", epsilon)
     if dim is not None:
@@ -150,7 +184,21 @@ def rdp_mse_lower_bound_from_curve(
     diameter: float | Sequence[float] | np.ndarray = 1.0,
     dim: int | None = None,
 ) -> Bound:
-    """Thm 1 (unbiased attack) from any RDP curve: eps_2 from :func:`rdp_epsilon_at_order`."""
+    """Thm 1 (unbiased attack) from any RDP curve: eps_2 from :func:`rdp_epsilon_at_order`.
+
+    Args:
+      orders: the RDP orders of the curve; must include an order >= 2.
+      rdp: the RDP values at ``orders`` (>= 0, inf allowed).
+      diameter: per-coordinate diameter of the data domain, a number or a 1-D sequence (default 1).
+      dim: number of coordinates d; None (default) takes it from ``diameter``.
+
+    Returns:
+      A :class:`Bound` (lower bound on the MSE) as :func:`rdp_mse_lower_bound`, with
+      ``extras`` order_used and epsilon_used.
+
+    Raises:
+      ValueError: as :func:`rdp_epsilon_at_order` and :func:`rdp_mse_lower_bound`.
+    """
     eps, order = rdp_epsilon_at_order(orders, rdp, 2.0)
     b = rdp_mse_lower_bound(eps, diameter, dim)
     extras = dict(b.extras, order_used=order, epsilon_used=eps)
@@ -164,6 +212,19 @@ def output_perturbation_sensitivity(n: int, lam: float, lipschitz: float = 1.0, 
     in w (logistic loss: L = max ||x||, so L = 1 for features in the unit ball, Chaudhuri et al.
     2011). Replace-one: Delta = 2 L / (n lam) (Chaudhuri et al. 2011, Cor. 8). Add/remove with
     n lam held fixed (the regulariser does not rescale with the dataset size): Delta = L/(n lam).
+
+    Args:
+      n: number of training examples, an integer >= 1.
+      lam: L2 regularisation strength lambda > 0.
+      lipschitz: Lipschitz constant L of each loss in w, > 0 (default 1).
+      adjacency: "replace" (default, replace-one) or "add_remove".
+
+    Returns:
+      Delta as a float.
+
+    Raises:
+      ValueError: if a value is out of range or not finite, or ``adjacency`` is unknown.
+      TypeError: if a value has the wrong type.
     """
     n = check_int("n", n, minimum=1)
     lam = check_positive("lam", lam)
@@ -203,6 +264,21 @@ def output_perturbation_rdp(
     rerokit implements alpha Delta^2 / (2 sigma^2). Caveat shared by both: Delta = 2/(n lam)
     needs ||x|| <= 1, while the paper's MNIST pixels in [0, 1]^784 are not normalised; pass
     ``lipschitz`` = max ||x|| (including an intercept coordinate) for such data.
+
+    Args:
+      n: number of training examples, an integer >= 1.
+      lam: L2 regularisation strength lambda > 0.
+      noise_std: standard deviation sigma of the added Gaussian noise, > 0.
+      alpha: the RDP order, a finite number > 1 (default 2).
+      lipschitz: Lipschitz constant L of each loss in w, > 0 (default 1).
+      adjacency: "replace" (default) or "add_remove" (see :func:`output_perturbation_sensitivity`).
+
+    Returns:
+      eps(alpha) >= 0 as a float (+inf where Delta / noise_std overflows).
+
+    Raises:
+      ValueError: if a value is out of range or not finite, or ``adjacency`` is unknown.
+      TypeError: if a value has the wrong type.
     """
     a = check_real("alpha", alpha)
     if a <= 1:
@@ -217,9 +293,18 @@ def output_perturbation_rdp(
 def cramer_rao_mse_lower_bound(dfil: float | Sequence[float] | np.ndarray) -> np.ndarray | float:
     """Guo et al. 2022, Thm 2 (unbiased attack): MSE >= d / Tr(I_h(z)) = 1 / dFIL.
 
-    ``dfil`` = eta_bar^2 = Tr(I_h(z)) / d, the diagonal Fisher information leakage of Sec. 7.1
-    (scalar or per-sample array). dFIL = 0 gives +inf (no information, no finite-variance
-    unbiased estimator).
+    dFIL = 0 gives +inf (no information, no finite-variance unbiased estimator).
+
+    Args:
+      dfil: eta_bar^2 = Tr(I_h(z)) / d, the diagonal Fisher information leakage of Sec. 7.1:
+        a number >= 0 or an array of them (one per sample).
+
+    Returns:
+      1 / dFIL: a float for a scalar input, else an array of the same shape.
+
+    Raises:
+      ValueError: if a value is negative or not finite.
+      TypeError: if ``dfil`` is not a number / an array of numbers.
     """
     arr = check_real_array("dfil", dfil)
     if not np.all(np.isfinite(arr)) or np.any(arr < 0):
@@ -234,8 +319,20 @@ def cramer_rao_mse_lower_bound_matrix(
 ) -> float:
     """Guo et al. 2022, Thm 2 in general: MSE >= Tr(J_mu I^{-1} J_mu^T)/d + ||mu(z) - z||^2/d.
 
-    ``fim`` is the d x d Fisher information matrix I_h(z) (must be positive definite),
-    ``jacobian`` J_mu = d mu/dz (identity for an unbiased attack), ``bias`` = mu(z) - z.
+    Args:
+      fim: the d x d Fisher information matrix I_h(z), finite and positive definite (its symmetric
+        part is used).
+      jacobian: J_mu = d mu/dz, a finite d x d matrix; None (default) for the identity (unbiased
+        attack).
+      bias: mu(z) - z, d finite numbers; None (default) for 0.
+
+    Returns:
+      The lower bound on the MSE as a float.
+
+    Raises:
+      ValueError: if ``fim`` is not a finite square matrix or not positive definite, or
+        ``jacobian``/``bias`` has the wrong shape or non-finite entries.
+      TypeError: if an argument is not an array of numbers.
     """
     F = check_real_array("fim", fim)
     if F.ndim != 2 or F.shape[0] != F.shape[1] or not np.all(np.isfinite(F)):
@@ -276,7 +373,11 @@ def gaussian_dp_epsilon(sensitivity: float, noise_std: float, delta: float) -> f
       delta: delta in (0, 1).
 
     Returns:
-      eps >= 0 (the private side: never below the exact value).
+      eps >= 0 (the private side: never below the exact value); inf when D/s exceeds 1e150.
+
+    Raises:
+      ValueError: if a value is out of range or not finite.
+      TypeError: if a value is not a real number.
     """
     from rerokit.bounds.gaussian import gaussian_epsilon
 
@@ -294,6 +395,17 @@ def fil_subsampling_factor(sample_rate: float, epsilon: float) -> float:
 
     The per-step FIM of a subsampled eps-DP step is at most kappa E_B[I(z|B)]; kappa = 1 is the
     always-valid convexity bound (Eq. 2). eps = inf gives kappa = 1.
+
+    Args:
+      sample_rate: Poisson sampling rate q in (0, 1].
+      epsilon: the eps of one (non-subsampled) step's DP guarantee, >= 0 (inf allowed).
+
+    Returns:
+      kappa in (0, 1].
+
+    Raises:
+      ValueError: if ``sample_rate`` is not in (0, 1] or ``epsilon`` is nan or negative.
+      TypeError: if a value is not a real number.
     """
     q = check_probability("sample_rate", sample_rate)
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):

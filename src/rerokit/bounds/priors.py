@@ -53,7 +53,18 @@ _LN10 = math.log(10.0)
 
 
 def log10_kappa(log_kappa: float) -> float:
-    """log10(kappa) from the natural log ``log_kappa`` (for printing values like 9.66e-473)."""
+    """log10(kappa) from the natural log ``log_kappa`` (for printing values like 9.66e-473).
+
+    Args:
+      log_kappa: natural log of kappa; -inf (kappa = 0, or an overflowed log) is passed through.
+
+    Returns:
+      log_kappa / ln 10 as a float (-inf for -inf).
+
+    Raises:
+      TypeError: if ``log_kappa`` is not a real number.
+      ValueError: if ``log_kappa`` is nan.
+    """
     if isinstance(log_kappa, (int, float)) and not isinstance(log_kappa, bool) and math.isinf(log_kappa):
         return float(log_kappa)  # kappa = 0 (or an overflowed log): -inf stays -inf
     return check_real("log_kappa", log_kappa) / _LN10
@@ -86,11 +97,31 @@ class Prior(Protocol):
     """
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """Short description of the prior for reports."""
+        ...
 
-    def log_kappa(self, eta: float | None = None) -> float: ...
+    def log_kappa(self, eta: float | None = None) -> float:
+        """log kappa_{pi,l}(eta), the natural log of the baseline (never underflows).
 
-    def kappa(self, eta: float | None = None) -> float: ...
+        Args:
+          eta: the reconstruction-error threshold; None means the prior's natural threshold.
+
+        Returns:
+          log kappa (<= 0) as a float; an upper bound where it is not exact.
+        """
+        ...
+
+    def kappa(self, eta: float | None = None) -> float:
+        """kappa_{pi,l}(eta), the baseline success (may underflow to 0; use :meth:`log_kappa` then).
+
+        Args:
+          eta: the reconstruction-error threshold; None means the prior's natural threshold.
+
+        Returns:
+          kappa in [0, 1].
+        """
+        ...
 
 
 @dataclass(frozen=True)
@@ -104,6 +135,7 @@ class Baseline:
 
     @property
     def log10_kappa(self) -> float:
+        """log10(kappa), finite even where ``kappa`` underflows to 0."""
         return self.log_kappa / _LN10
 
     def echo(self) -> dict[str, Any]:
@@ -116,8 +148,18 @@ class Baseline:
 
 @dataclass(frozen=True, init=False)
 class BaselinePrior:
-    """A prior known only through its baseline: ``BaselinePrior(kappa=0.1)`` or
-    ``BaselinePrior(log_kappa=-1087.0)`` (for baselines that underflow, e.g. 9.66e-473)."""
+    """A prior known only through its baseline: ``BaselinePrior(kappa=0.1)`` or ``BaselinePrior(log_kappa=-1087.0)``.
+
+    ``log_kappa`` is for baselines that underflow, e.g. 9.66e-473.
+
+    Args:
+      kappa: the baseline success, in (0, 1].
+      log_kappa: its natural log (<= 0), keyword-only. Give exactly one of the two.
+
+    Raises:
+      TypeError: if the given value is not a real number.
+      ValueError: if both or neither are given, or the value is out of range or not finite.
+    """
 
     _log_kappa: float
     _kappa: float
@@ -136,17 +178,46 @@ class BaselinePrior:
 
     @property
     def name(self) -> str:
+        """Short description for reports (the kappa, or its log10 when kappa underflows)."""
         return f"baseline kappa = {self._kappa:.6g}" if self._kappa > 0 else f"baseline log10 kappa = {log10_kappa(self._log_kappa):.6g}"
 
     def log_kappa(self, eta: float | None = None) -> float:
+        """The stored log kappa, whatever the threshold.
+
+        Args:
+          eta: ignored (the baseline is already resolved at its threshold).
+
+        Returns:
+          log kappa (<= 0, finite).
+        """
         return self._log_kappa
 
     def kappa(self, eta: float | None = None) -> float:
+        """The stored kappa, whatever the threshold.
+
+        Args:
+          eta: ignored (the baseline is already resolved at its threshold).
+
+        Returns:
+          kappa in [0, 1] (0.0 when given as a log that underflows).
+        """
         return self._kappa
 
 
 def check_log_kappa(log_kappa: Any, name: str = "log_kappa") -> float:
-    """log(kappa) must be a finite number <= 0 (kappa in (0, 1])."""
+    """Check that log(kappa) is a finite number <= 0 (kappa in (0, 1]).
+
+    Args:
+      log_kappa: the value to check.
+      name: parameter name used in the error message (default "log_kappa").
+
+    Returns:
+      ``log_kappa`` as a float.
+
+    Raises:
+      TypeError: if ``log_kappa`` is not a real number.
+      ValueError: if ``log_kappa`` is not finite or is > 0.
+    """
     from rerokit._validate import check_real
 
     x = check_real(name, log_kappa)
@@ -158,9 +229,20 @@ def check_log_kappa(log_kappa: Any, name: str = "log_kappa") -> float:
 def as_prior(prior: Any = None, *, kappa: float | None = None, log_kappa: float | None = None) -> Prior:
     """The prior meant by exactly one of ``prior`` / ``kappa`` / ``log_kappa``.
 
-    ``prior`` may be a :class:`Prior` (returned as is) or an int n >= 1 (a uniform prior over n
-    candidates, :class:`UniformDiscretePrior`); ``kappa``/``log_kappa`` give a
-    :class:`BaselinePrior`. Anything else is a ``TypeError`` that says what to pass.
+    Args:
+      prior: a :class:`Prior` (returned as is) or an int n >= 1 (a uniform prior over n candidates,
+        :class:`UniformDiscretePrior`).
+      kappa: a baseline in (0, 1], giving a :class:`BaselinePrior`.
+      log_kappa: the natural log of a baseline (<= 0), giving a :class:`BaselinePrior`.
+
+    Returns:
+      The :class:`Prior`.
+
+    Raises:
+      ValueError: if not exactly one of the three is given, or the value is out of range (n < 1,
+        kappa not in (0, 1], log_kappa > 0 or not finite).
+      TypeError: if ``prior`` is neither an int nor a :class:`Prior` (a bool or a float, say; the
+        message says what to pass), or ``kappa``/``log_kappa`` is not a number.
     """
     given = [n for n, v in (("prior", prior), ("kappa", kappa), ("log_kappa", log_kappa)) if v is not None]
     if len(given) != 1:
@@ -189,6 +271,22 @@ def resolve_baseline(prior: Any = None, *, kappa: float | None = None, log_kappa
 
     The one place where rerokit turns a prior, a kappa or a log kappa into the baseline every
     bound takes. ``kappa`` of a uniform prior of size n is exactly ``1/n`` (not exp(-log n)).
+
+    Args:
+      prior: a :class:`Prior` or an int prior size n >= 1 (see :func:`as_prior`).
+      kappa: a baseline in (0, 1].
+      log_kappa: the natural log of a baseline (<= 0), for baselines that underflow.
+      eta: the reconstruction-error threshold passed to the prior's ``log_kappa``/``kappa``; None
+        (default) means the prior's natural threshold (exact match for discrete priors; continuous
+        priors need an explicit eta > 0).
+
+    Returns:
+      A :class:`Baseline` (kappa, log kappa, prior).
+
+    Raises:
+      ValueError: as :func:`as_prior`, or if ``eta`` is invalid for the prior (negative, or missing
+        for a continuous prior).
+      TypeError: as :func:`as_prior`.
     """
     p = as_prior(prior, kappa=kappa, log_kappa=log_kappa)
     lk = float(p.log_kappa(eta))
@@ -207,6 +305,13 @@ class UniformDiscretePrior:
 
     kappa(eta) = 1/n for eta in [0, 1) (exact reconstruction) and 1 for eta >= 1 (every guess
     has error <= 1). Balle et al. 2022, Sec. VII-B; Hayes et al. 2023 use n = 10, 100.
+
+    Args:
+      n: number of candidates, an integer >= 1.
+
+    Raises:
+      TypeError: if ``n`` is not an integer.
+      ValueError: if ``n`` < 1 (the message names it ``prior_size``).
     """
 
     n: int
@@ -216,14 +321,35 @@ class UniformDiscretePrior:
 
     @property
     def name(self) -> str:
+        """Short description for reports."""
         return f"uniform over {self.n} candidates"
 
     def log_kappa(self, eta: float | None = None) -> float:
-        """log kappa = -log n (eta < 1, default exact match) or 0 (eta >= 1)."""
+        """log kappa = -log n (eta < 1, default exact match) or 0 (eta >= 1).
+
+        Args:
+          eta: the 0/1-error threshold, >= 0; None (default) means exact match (eta = 0).
+
+        Returns:
+          log kappa as a float.
+
+        Raises:
+          ValueError: if ``eta`` is negative or not finite (TypeError if not a number).
+        """
         return 0.0 if _exact_eta(eta) >= 1.0 else -math.log(self.n)
 
     def kappa(self, eta: float | None = None) -> float:
-        """kappa = 1/n exactly (eta < 1, default exact match) or 1 (eta >= 1)."""
+        """kappa = 1/n exactly (eta < 1, default exact match) or 1 (eta >= 1).
+
+        Args:
+          eta: the 0/1-error threshold, >= 0; None (default) means exact match (eta = 0).
+
+        Returns:
+          kappa as a float.
+
+        Raises:
+          ValueError: if ``eta`` is negative or not finite (TypeError if not a number).
+        """
         return 1.0 if _exact_eta(eta) >= 1.0 else 1.0 / self.n
 
 
@@ -233,6 +359,15 @@ class DiscretePrior:
 
     kappa(eta) = max_i w_i / sum_j w_j for eta in [0, 1) (the best oblivious guess is the mode),
     1 for eta >= 1. Weights must be finite, non-negative and not all zero.
+
+    Args:
+      weights: non-negative finite weights, a non-empty 1-D sequence with a finite sum > 0 (stored
+        normalised, as ``log_weights``).
+
+    Raises:
+      TypeError: if ``weights`` is not an array of real numbers.
+      ValueError: if it is not 1-D and non-empty, holds a negative or non-finite weight, or sums to
+        0 or to inf.
     """
 
     log_weights: tuple[float, ...]
@@ -252,23 +387,47 @@ class DiscretePrior:
 
     @property
     def probabilities(self) -> np.ndarray:
+        """The normalised probabilities p_i, shape (n,)."""
         return np.exp(np.asarray(self.log_weights))
 
     @property
     def n(self) -> int:
+        """Number of candidates."""
         return len(self.log_weights)
 
     @property
     def name(self) -> str:
+        """Short description for reports."""
         return f"discrete over {self.n} candidates (max probability {self.kappa():.6g})"
 
     def log_kappa(self, eta: float | None = None) -> float:
-        """log kappa = log max_i p_i (eta < 1, default exact match) or 0 (eta >= 1)."""
+        """log kappa = log max_i p_i (eta < 1, default exact match) or 0 (eta >= 1).
+
+        Args:
+          eta: the 0/1-error threshold, >= 0; None (default) means exact match (eta = 0).
+
+        Returns:
+          log kappa (<= 0) as a float.
+
+        Raises:
+          ValueError: if ``eta`` is negative or not finite (TypeError if not a number).
+        """
         if _exact_eta(eta) >= 1.0:
             return 0.0
         return min(0.0, max(self.log_weights))
 
     def kappa(self, eta: float | None = None) -> float:
+        """kappa = max_i p_i (eta < 1, default exact match) or 1 (eta >= 1).
+
+        Args:
+          eta: the 0/1-error threshold, >= 0; None (default) means exact match (eta = 0).
+
+        Returns:
+          kappa = exp(log_kappa(eta)).
+
+        Raises:
+          ValueError: if ``eta`` is negative or not finite (TypeError if not a number).
+        """
         return math.exp(self.log_kappa(eta))
 
 
@@ -285,6 +444,13 @@ class UniformBallPrior:
     Prop. 6 and its proof). For eta <= 1 the ball B_eta(z0) lies inside B_1 for every
     ||z0|| <= 1 - eta (e.g. the centre), which attains the volume ratio eta^d, and no ball of
     radius eta has more volume; for eta >= 1 the centre's ball covers B_1, so kappa = 1.
+
+    Args:
+      d: dimension, an integer >= 1.
+
+    Raises:
+      TypeError: if ``d`` is not an integer.
+      ValueError: if ``d`` < 1 (the message names it ``dim``).
     """
 
     d: int
@@ -294,14 +460,36 @@ class UniformBallPrior:
 
     @property
     def name(self) -> str:
+        """Short description for reports."""
         return f"uniform on the unit ball in {self.d} dimensions"
 
     def log_kappa(self, eta: float | None = None) -> float:
-        """log kappa = d * log(min(1, eta)), eta > 0 (required)."""
+        """log kappa = d * log(min(1, eta)), eta > 0 (required).
+
+        Args:
+          eta: the l2 reconstruction-error threshold, > 0 (required).
+
+        Returns:
+          log kappa (<= 0) as a float.
+
+        Raises:
+          ValueError: if ``eta`` is None, not finite or not > 0 (TypeError if not a number).
+        """
         e = _required_eta(eta, "UniformBallPrior")
         return 0.0 if e >= 1.0 else self.d * math.log(e)
 
     def kappa(self, eta: float | None = None) -> float:
+        """kappa = min(1, eta)^d (may underflow to 0; use :meth:`log_kappa` then).
+
+        Args:
+          eta: the l2 reconstruction-error threshold, > 0 (required).
+
+        Returns:
+          kappa in [0, 1].
+
+        Raises:
+          ValueError: if ``eta`` is None, not finite or not > 0 (TypeError if not a number).
+        """
         return math.exp(self.log_kappa(eta))
 
 
@@ -313,6 +501,17 @@ def log_chi2_cdf(x: float, df: float) -> float:
     P(a, y) = y^a e^{-y} / Gamma(a+1) * sum_k y^k / ((a+1)...(a+k)) is summed in log space
     (all terms positive; it converges geometrically there because y < a). Both are rounded
     up by their float error (a relative 1e-11 for ``gammainc``): an upper bound on log kappa.
+
+    Args:
+      x: the point, a finite number >= 0.
+      df: degrees of freedom, a finite number > 0.
+
+    Returns:
+      log P(chi2_df <= x) (<= 0), rounded up; -inf for x = 0.
+
+    Raises:
+      TypeError: if an argument is not a real number.
+      ValueError: if ``x`` is negative, ``df`` is not > 0, or either is not finite.
     """
     df = check_positive("df", df)
     x = check_nonnegative("x", x)
@@ -351,6 +550,14 @@ class GaussianPrior:
     Computed exactly in log space (:func:`log_chi2_cdf`). The proof's tail bound
     kappa <= exp(d/2 (1 - eta^2/(s^2 d) + log(eta^2/(s^2 d)))) is available as
     :meth:`log_kappa_tail_bound` (valid for eta^2 <= s^2 d).
+
+    Args:
+      d: dimension, an integer >= 1.
+      sigma: standard deviation s per coordinate, a finite number > 0.
+
+    Raises:
+      TypeError: if ``d`` is not an integer or ``sigma`` not a number.
+      ValueError: if ``d`` < 1 or ``sigma`` is not a finite number > 0.
     """
 
     d: int
@@ -362,10 +569,24 @@ class GaussianPrior:
 
     @property
     def name(self) -> str:
+        """Short description for reports."""
         return f"Gaussian N(w, {self.sigma:g}^2 I) in {self.d} dimensions"
 
     def log_kappa(self, eta: float | None = None) -> float:
-        """log kappa = log P(chi2_d <= (eta/sigma)^2), eta > 0 (required)."""
+        """log kappa = log P(chi2_d <= (eta/sigma)^2), eta > 0 (required).
+
+        Rounded up (an upper bound on log kappa); for eta/sigma below 1e-150 the leading term of the
+        series is used, above 1e150 the value is 0.
+
+        Args:
+          eta: the l2 reconstruction-error threshold, > 0 (required).
+
+        Returns:
+          log kappa (<= 0) as a float.
+
+        Raises:
+          ValueError: if ``eta`` is None, not finite or not > 0 (TypeError if not a number).
+        """
         e = _required_eta(eta, "GaussianPrior")
         r = e / self.sigma
         if r > 1e150:  # (eta/sigma)^2 overflows: P(chi2_d <= x) = 1 to double precision
@@ -379,10 +600,31 @@ class GaussianPrior:
         return min(0.0, log_chi2_cdf(r * r, self.d))
 
     def kappa(self, eta: float | None = None) -> float:
+        """kappa = P(chi2_d <= (eta/sigma)^2) (may underflow to 0; use :meth:`log_kappa` then).
+
+        Args:
+          eta: the l2 reconstruction-error threshold, > 0 (required).
+
+        Returns:
+          kappa in [0, 1].
+
+        Raises:
+          ValueError: if ``eta`` is None, not finite or not > 0 (TypeError if not a number).
+        """
         return math.exp(self.log_kappa(eta))
 
     def log_kappa_tail_bound(self, eta: float) -> float:
-        """Prop. 7's bound d/2 (1 - r + log r), r = eta^2/(sigma^2 d) <= 1 (else 0)."""
+        """Prop. 7's bound d/2 (1 - r + log r), r = eta^2/(sigma^2 d) <= 1 (else 0) (Balle et al. 2022).
+
+        Args:
+          eta: the l2 reconstruction-error threshold, > 0.
+
+        Returns:
+          The tail bound on log kappa (<= 0; an upper bound, never below :meth:`log_kappa`'s exact value).
+
+        Raises:
+          ValueError: if ``eta`` is not a finite number > 0 (TypeError if not a number).
+        """
         e = check_positive("eta", eta)
         r = (e / self.sigma) ** 2 / self.d
         return 0.0 if r >= 1.0 else 0.5 * self.d * (1.0 - r + math.log(r))
@@ -396,7 +638,20 @@ class GaussianPrior:
 def log_binom_sf(k: int, n: int, log_p: float, log_1mp: float) -> float:
     """log P(Binomial(n, p) >= k), summed in log space (exact where scipy's logsf underflows).
 
-    ``log_p``/``log_1mp`` are log p and log(1 - p) (pass -inf for p = 0 or p = 1).
+    Rounded up by a few ulps of the largest terms (the value feeds upper bounds on kappa).
+
+    Args:
+      k: the threshold count, an integer (k <= 0 gives 0, k > n gives -inf).
+      n: number of trials, an integer >= 0.
+      log_p: log p, a number <= 0 (pass -inf for p = 0).
+      log_1mp: log(1 - p), a number <= 0 (pass -inf for p = 1).
+
+    Returns:
+      log P(Binomial(n, p) >= k) in [-inf, 0], never below the exact value.
+
+    Raises:
+      TypeError: if ``k`` or ``n`` is not an integer.
+      ValueError: if ``n`` < 0, or ``log_p``/``log_1mp`` is not a number <= 0 (nan included).
     """
     from scipy.special import gammaln, logsumexp
 
@@ -434,9 +689,9 @@ def _ceil_count(rho: float, d: int) -> int:
 
 @dataclass(frozen=True)
 class PixelTolerancePrior:
-    """Independent uniform pixels; success when at least a fraction rho of the d coordinates lies
-    within delta of the target (Hayes et al. 2023, App. I: (1/d) sum_i 1[|z_i - zhat_i| < delta]
-    >= rho).
+    """Independent uniform pixels; at least a fraction rho of the d coordinates lies within delta of the target.
+
+    Hayes et al. 2023, App. I: (1/d) sum_i 1[|z_i - zhat_i| < delta] >= rho.
 
     Per coordinate the best guess catches the target with probability p:
 
@@ -456,6 +711,20 @@ class PixelTolerancePrior:
     (d = 784) and 2.96e-1850 for CIFAR-10 (d = 3072), the numbers printed in App. I. For rho < 1
     the paper's expression p^{d rho} is the probability that one *fixed* set of rho d pixels
     matches and is smaller than kappa; this class returns the binomial tail (the true kappa).
+
+    Args:
+      d: number of coordinates (pixels), an integer in [1, 1e8].
+      delta: per-coordinate tolerance, a finite number > 0 (pixel values in [0, 1]).
+      rho: fraction of coordinates that must match, in [0, 1] (default 1: all of them).
+      levels: number of grid levels L >= 2 (e.g. 256 for 8-bit images); None (default) for
+        continuous pixels on [0, 1].
+      strict: True (default) for the paper's strict ``|z_i - zhat_i| < delta``, False for ``<=``
+        (matters only on a grid).
+
+    Raises:
+      TypeError: if ``d``/``levels`` is not an integer, ``delta``/``rho`` not a number, or ``strict``
+        not a bool.
+      ValueError: if a value is out of its range.
     """
 
     d: int
@@ -503,6 +772,7 @@ class PixelTolerancePrior:
 
     @property
     def p(self) -> float:
+        """Per-coordinate success probability p of the best guess."""
         return math.exp(self.log_p()[0])
 
     @property
@@ -512,15 +782,31 @@ class PixelTolerancePrior:
 
     @property
     def name(self) -> str:
+        """Short description for reports."""
         return (f"any {self.d}-pixel image within {self.delta:g} per pixel"
                 + ("" if self.rho == 1.0 else f" on a fraction {self.rho:g} of the pixels"))
 
     def log_kappa(self, eta: Any = None) -> float:
-        """log P(Binomial(d, p) >= ceil(rho d)). ``eta`` is unused (the criterion is (delta, rho))."""
+        """log P(Binomial(d, p) >= ceil(rho d)), rounded up (see :func:`log_binom_sf`).
+
+        Args:
+          eta: unused (the criterion is (delta, rho)); accepted for the :class:`Prior` protocol.
+
+        Returns:
+          log kappa (<= 0) as a float.
+        """
         lp, lq = self.log_p()
         return log_binom_sf(self.required, self.d, lp, lq)
 
     def kappa(self, eta: Any = None) -> float:
+        """kappa = P(Binomial(d, p) >= ceil(rho d)) (may underflow to 0; use :meth:`log_kappa` then).
+
+        Args:
+          eta: unused (the criterion is (delta, rho)); accepted for the :class:`Prior` protocol.
+
+        Returns:
+          kappa in [0, 1].
+        """
         return math.exp(self.log_kappa())
 
 
@@ -562,8 +848,7 @@ def kappa_from_samples(
     confidence: float = 0.95,
     method: str = "chernoff",
 ) -> Bound:
-    """Upper confidence bound on kappa from N i.i.d. samples of the prior (Hayes et al. 2023,
-    App. J, Prop. 5).
+    """Upper confidence bound on kappa from N i.i.d. samples of the prior (Hayes et al. 2023, App. J, Prop. 5).
 
     Let pi-hat be the empirical distribution of the samples and kappa-hat = kappa_{pi-hat}(eta).
     Prop. 5 (proof in App. M.3, multiplicative Chernoff bound applied to the maximiser z* of
@@ -591,7 +876,24 @@ def kappa_from_samples(
       estimate with centres at the samples and radius eta (a lower bound on the sup) is returned
       in ``extras["kappa_hat_plugin"]``.
 
-    ``samples``: array (N, ...) ; each sample is flattened to a vector.
+    Args:
+      samples: array (N, ...) of N >= 1 samples of the prior; each sample is flattened to a vector.
+        Must hold finite numbers unless ``metric="exact"``.
+      eta: reconstruction-error threshold, >= 0 (default 0; checked but unused for "exact").
+      metric: "exact" (default), "l2", "linf" or "l1".
+      confidence: probability 1 - beta with which the bound holds, in (0, 1) (default 0.95).
+      method: "chernoff" (default) or "clopper_pearson".
+
+    Returns:
+      A :class:`Bound` with ``value`` the upper confidence bound on kappa (capped at 1),
+      ``error`` = value - kappa-hat, ``interval`` (0, value) and ``extras`` kappa_hat,
+      kappa_hat_plugin, count (the sample count behind kappa-hat) and log10_kappa.
+
+    Raises:
+      TypeError: if ``samples`` is a string or ragged, holds non-numbers for a distance metric, or
+        ``metric``/``method`` is not a string.
+      ValueError: if ``metric``/``method`` is unknown, ``confidence`` is not in (0, 1), ``eta`` is
+        negative or not finite, ``samples`` is empty or 0-d, or it holds nan/inf.
     """
     metric = check_choice("metric", metric, _METRICS)
     method = check_choice("method", method, ("chernoff", "clopper_pearson"))

@@ -29,7 +29,21 @@ class Segment(NamedTuple):
 
     @classmethod
     def checked(cls, noise_multiplier: Any, sample_rate: Any, steps: Any, prefix: str = "") -> "Segment":
-        """A validated segment; errors name ``prefix + parameter`` and the valid range."""
+        """A validated segment; errors name ``prefix + parameter`` and the valid range.
+
+        Args:
+          noise_multiplier: sigma, a finite number > 0.
+          sample_rate: Poisson sampling rate q in (0, 1].
+          steps: number of steps T, an integer >= 1 (an integral float is accepted).
+          prefix: prepended to the parameter names in error messages (e.g. ``"segments[2]."``).
+
+        Returns:
+          The :class:`Segment` (floats and an int).
+
+        Raises:
+          TypeError: if a value has the wrong type.
+          ValueError: if a value is out of range or not finite.
+        """
         return cls(
             check_positive(prefix + "noise_multiplier", noise_multiplier),
             check_probability(prefix + "sample_rate", sample_rate),
@@ -40,6 +54,9 @@ class Segment(NamedTuple):
 @dataclass(frozen=True)
 class Schedule:
     """A validated, non-empty DP-SGD schedule (segments composed in order).
+
+    Build it with the ``from_*`` constructors or :meth:`coerce`, which validate every segment; the
+    plain constructor only checks that there is at least one segment.
 
     Attributes:
       segments: the :class:`Segment` s; consecutive segments with the same (sigma, q) are merged
@@ -56,12 +73,37 @@ class Schedule:
 
     @classmethod
     def from_settings(cls, noise_multiplier: Any, sample_rate: Any, steps: Any) -> "Schedule":
-        """One constant segment (sigma, q, T)."""
+        """One constant segment (sigma, q, T).
+
+        Args:
+          noise_multiplier: sigma, a finite number > 0.
+          sample_rate: Poisson sampling rate q in (0, 1].
+          steps: number of steps T, an integer >= 1.
+
+        Returns:
+          The one-segment :class:`Schedule`.
+
+        Raises:
+          TypeError: if a value has the wrong type.
+          ValueError: if a value is out of range or not finite.
+        """
         return cls((Segment.checked(noise_multiplier, sample_rate, steps),))
 
     @classmethod
     def from_segments(cls, segments: Iterable[Sequence[Any]], *, name: str = "segments") -> "Schedule":
-        """From (sigma, q, T) triples; errors name ``name[i].parameter``."""
+        """From (sigma, q, T) triples; errors name ``name[i].parameter``.
+
+        Args:
+          segments: an iterable of (noise_multiplier, sample_rate, steps) lists or tuples, in order.
+          name: what to call the argument in error messages (default "segments").
+
+        Returns:
+          The :class:`Schedule` (segments kept as given, not merged).
+
+        Raises:
+          TypeError: if ``segments`` is a string or not iterable, or a value has the wrong type.
+          ValueError: if it is empty, an entry is not a triple, or a value is out of range.
+        """
         if isinstance(segments, (str, bytes)) or not isinstance(segments, Iterable):
             raise TypeError(f"{name} must be a list of (noise_multiplier, sample_rate, steps) triples, "
                             f"got {type(segments).__name__}")
@@ -80,6 +122,17 @@ class Schedule:
 
         Consecutive entries with the same (sigma, q) are merged (Opacus appends one entry per
         optimizer step or per epoch, depending on the accountant).
+
+        Args:
+          history: the accountant's history, an iterable of (noise_multiplier, sample_rate, num_steps).
+
+        Returns:
+          The :class:`Schedule`.
+
+        Raises:
+          TypeError: if ``history`` is not an iterable of triples of numbers.
+          ValueError: if it is empty, an entry is not a triple, or a value is out of range (errors name
+            ``history[i].parameter``).
         """
         merged: list[Segment] = []
         for seg in cls.from_segments(history, name="history").segments:
@@ -91,8 +144,21 @@ class Schedule:
 
     @classmethod
     def from_event(cls, event: Any) -> "Schedule":
-        """Flatten a dp-accounting ``DpEvent`` of Gaussian / PoissonSampled(Gaussian) events
-        (SelfComposed and Composed allowed, NoOp skipped); anything else is a ``ValueError``."""
+        """Flatten a dp-accounting ``DpEvent`` of Gaussian / PoissonSampled(Gaussian) events.
+
+        SelfComposed and Composed events are allowed (counts multiply), NoOp events are skipped; a
+        plain Gaussian event is a step with q = 1.
+
+        Args:
+          event: the dp-accounting ``DpEvent``.
+
+        Returns:
+          The :class:`Schedule`, one segment per Gaussian leaf in order.
+
+        Raises:
+          ValueError: if the event holds anything else, no Gaussian step, or an out-of-range value
+            (errors name ``event.parameter``).
+        """
         import dp_accounting as dpa
 
         out: list[Segment] = []
@@ -123,8 +189,17 @@ class Schedule:
     def coerce(cls, mechanism: Any) -> "Schedule":
         """A :class:`Schedule` from any accepted form.
 
-        Accepts a ``Schedule``, a list/tuple of (sigma, q, T) triples (an Opacus ``history``), an
-        object with a ``history`` attribute (an Opacus accountant), or a dp-accounting ``DpEvent``.
+        Args:
+          mechanism: a ``Schedule`` (returned as is), a list/tuple of (sigma, q, T) triples (an Opacus
+            ``history``, merged as in :meth:`from_opacus_history`), an object with a ``history``
+            attribute (an Opacus accountant), or a dp-accounting ``DpEvent``.
+
+        Returns:
+          The :class:`Schedule`.
+
+        Raises:
+          TypeError: if ``mechanism`` is none of these.
+          ValueError: if the accountant's history is empty or a value is invalid.
         """
         if isinstance(mechanism, Schedule):
             return mechanism
@@ -164,7 +239,7 @@ class Schedule:
     @property
     def mu_full_batch(self) -> float:
         """mu = sqrt(sum_i T_i / sigma_i^2): the GDP parameter of the schedule with q = 1, an upper
-        envelope for any q (subsampling never helps the adversary less); exact when ``full_batch``."""
+        envelope for any q (subsampling never helps the adversary); exact when ``full_batch``."""
         inv = sum(s.steps / (s.noise_multiplier * s.noise_multiplier) for s in self.segments)
         return math.sqrt(inv) if math.isfinite(inv) else math.inf
 

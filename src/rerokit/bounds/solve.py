@@ -87,10 +87,11 @@ def calibrate_monotone(
         noise multiplier): returns the smallest feasible ``x`` (to ``rtol``); ``"below"`` when
         small ``x`` are feasible (``f`` non-decreasing, e.g. risk vs steps): the largest.
       start: first parameter tried (a good guess saves evaluations); must lie in the range.
-      lower, upper: the allowed range, ``0 < lower <= upper`` (the search works on ``log x``).
-      rtol: stop when feasible/infeasible ends differ by at most this factor.
+      lower: the lower end of the allowed range, ``0 < lower <= upper`` (the search works on ``log x``).
+      upper: the upper end of the allowed range (finite).
+      rtol: stop when feasible/infeasible ends differ by at most this factor (1 + rtol; default 1e-4).
       integer: search integers (stops when the ends are adjacent).
-      growth: first factor by which the bracket is grown from ``start`` (squared each time).
+      growth: first factor by which the bracket is grown from ``start`` (squared each time; > 1).
       transform: ``"log"`` (default, values in (0, 1]), ``"logit"`` or ``"identity"``: the scale
         on which interpolation happens (only speed depends on it, never the certified side).
       max_evaluations: hard cap; exceeded means ``f`` is not monotone (``RuntimeError``).
@@ -102,6 +103,10 @@ def calibrate_monotone(
       NoFeasibleValue: not even the most favourable end of the range meets the target.
       AllFeasible: the least favourable end already meets it (``at_limit`` results are returned
         instead when ``feasible == "below"`` and ``upper`` is feasible - a capped search).
+      ValueError: ``feasible`` is not "above"/"below", the range is not 0 < lower <= start <= upper
+        (finite), or rtol <= 0 or growth <= 1.
+      KeyError: ``transform`` is not one of the three names.
+      RuntimeError: more than ``max_evaluations`` evaluations.
     """
     if feasible not in ("above", "below"):
         raise ValueError(f"feasible must be 'above' or 'below', got {feasible!r}")

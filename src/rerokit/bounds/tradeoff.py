@@ -39,9 +39,11 @@ query is a batch of O(n + m log n) work on its composed arrays.
   (:func:`rerokit.bounds.dpsgd.np_lower_many`).
 * ``error`` = upper - lower is the numerical error; the truth lies in the bracket.
 
-For sigma outside :data:`rerokit.bounds.dpsgd.SIGMA_EXACT_RANGE` the closed-form envelope is
-used (``method="envelope"``): TPR(alpha) <= min(Phi(Phi^-1(alpha) + mu_full), 1 - (1 - alpha) P)
-with mu_full = sqrt(sum T_i / sigma_i^2) and P = prod (1 - q_i)^T_i, valid at every alpha; the
+For sigma outside :data:`rerokit.bounds.dpsgd.SIGMA_EXACT_RANGE` (and for schedules too long
+for the exact PLD: more than ``MAX_EXACT_STEPS`` steps, or a grid beyond its size limits) the
+closed-form envelope is used (``method="envelope"``):
+TPR(alpha) <= min(Phi(Phi^-1(alpha) + mu_full), 1 - (1 - alpha) P) with
+mu_full = sqrt(sum T_i / sigma_i^2) and P = prod (1 - q_i)^T_i, valid at every alpha; the
 lower end is alpha. With q = 1 everywhere, ``method="closed-form"`` gives the exact Gaussian-DP
 curve TPR(alpha) = Phi(Phi^-1(alpha) + mu), beta(alpha) = Phi(Phi^-1(1 - alpha) - mu)
 (Dong et al. 2022, Eq. 6), rounded outwards.
@@ -149,11 +151,15 @@ def tradeoff_grid(n_points: int = 100, alpha_min: float = 1e-6) -> np.ndarray:
     """alpha grid for plotting: n//2 points log-spaced on [alpha_min, 0.1), the rest linear on [0.1, 1].
 
     Args:
-      n_points: number of points, an integer >= 4.
-      alpha_min: smallest alpha, in (0, 0.1).
+      n_points: number of points, an integer in [4, 1e7] (default 100).
+      alpha_min: smallest alpha, in (0, 0.1) (default 1e-6).
 
     Returns:
       Increasing float array of ``n_points`` values in (0, 1].
+
+    Raises:
+      ValueError: if ``n_points`` or ``alpha_min`` is out of range.
+      TypeError: if ``n_points`` is not an integer or ``alpha_min`` not a number.
     """
     n = check_int("n_points", n_points, minimum=4, maximum=10_000_000)
     a = check_probability("alpha_min", alpha_min)
@@ -318,7 +324,8 @@ class TradeoffCurve:
       segments: the schedule, (sigma, q, T) triples.
       adjacency: "remove" (Hayes et al. pair; default) or "add_remove" (symmetrised curve).
       method: "exact" (certified PLD bracket), "closed-form" (q = 1, Gaussian DP) or
-        "envelope" (sigma outside the exact PLD's range; automatic).
+        "envelope" (automatic where the exact PLD cannot be used: sigma outside its range, more
+        than ``MAX_EXACT_STEPS`` steps, or a PLD beyond its size limits).
       value_discretization_interval: the PLD grid step h ("exact" only, else None).
     """
 
@@ -333,8 +340,22 @@ class TradeoffCurve:
 
     @classmethod
     def from_pld(cls, segments: Sequence[tuple[float, float, int]], pld: Any, adjacency: str = "remove") -> TradeoffCurve:
-        """Wrap an already composed :class:`rerokit.bounds.dpsgd.DpsgdPLD` (with the lower-bound
-        statistic) of validated ``segments`` - no second PLD build. ``pld=None``: envelope."""
+        """Wrap an already composed :class:`~rerokit.bounds.dpsgd.DpsgdPLD` of ``segments`` (no second PLD build).
+
+        Args:
+          segments: the validated (sigma, q, T) segments the PLD was built from.
+          pld: the composed PLD, built with ``lower=True`` (the threshold-test statistic) and, for
+            ``adjacency="add_remove"``, ``add_direction=True``; None gives the envelope curve.
+          adjacency: "remove" (default) or "add_remove".
+
+        Returns:
+          The :class:`TradeoffCurve` (method "exact", or "envelope" for ``pld=None``).
+
+        Raises:
+          ValueError: if ``adjacency`` is unknown, or the PLD lacks the statistic / the ADD direction
+            that the adjacency needs.
+          TypeError: if ``adjacency`` is not a string.
+        """
         adjacency = check_choice("adjacency", adjacency, ADJACENCIES)
         segs = tuple(tuple(s) for s in segments)
         if pld is None:
@@ -476,11 +497,16 @@ class TradeoffCurve:
         Args:
           fpr: false-positive rate(s) alpha in [0, 1]: a number or an array (vectorised: one
             pass over the composed PLD for the whole batch).
-          log_fpr: natural log(s) of alpha (<= 0), for levels that underflow; give one of the two.
+          log_fpr: natural log(s) of alpha (finite, <= 0), for levels that underflow; give exactly one
+            of the two.
 
         Returns:
           :class:`Bracket` with floats for a scalar query, arrays of the input's shape otherwise.
           ``upper`` is never below the true 1 - beta(alpha), ``lower`` never above it.
+
+        Raises:
+          ValueError: if both or neither of ``fpr``/``log_fpr`` are given, or a value is out of range.
+          TypeError: if a value is not a number / an array of numbers.
         """
         lo, up, fl, scalar, shape = self._query(fpr, log_fpr, "fpr")
         if scalar:
@@ -491,10 +517,17 @@ class TradeoffCurve:
         """Certified bracket of the trade-off curve beta(alpha) = 1 - TPR(alpha) (rounded outwards).
 
         Args:
-          alpha: type-I error(s) in [0, 1] (number or array); or ``log_alpha`` (<= 0).
+          alpha: type-I error(s) in [0, 1] (number or array).
+          log_alpha: natural log(s) of alpha (finite, <= 0), for levels that underflow; give exactly
+            one of ``alpha`` / ``log_alpha``.
 
         Returns:
-          :class:`Bracket` of beta: lower = 1 - TPR upper, upper = 1 - TPR lower.
+          :class:`Bracket` of beta: lower = 1 - TPR upper, upper = 1 - TPR lower (floats for a scalar
+          query, arrays of the input's shape otherwise).
+
+        Raises:
+          ValueError: if both or neither are given, or a value is out of range.
+          TypeError: if a value is not a number / an array of numbers.
         """
         lo, up, fl, scalar, shape = self._query(alpha, log_alpha, "alpha")
         b_lo, b_hi = _one_minus(up, down=True), _one_minus(lo, down=False)
@@ -503,7 +536,18 @@ class TradeoffCurve:
         return Bracket(b_lo.reshape(shape), b_hi.reshape(shape), fl.reshape(shape))
 
     def curve(self, n_points: int = 100, alpha_min: float = 1e-6) -> CurvePoints:
-        """(alpha, beta_lower, beta_upper) on :func:`tradeoff_grid` (log part + linear part), for plots."""
+        """(alpha, beta_lower, beta_upper) on :func:`tradeoff_grid` (log part + linear part), for plots.
+
+        Args:
+          n_points: number of grid points, an integer >= 4 (default 100).
+          alpha_min: smallest alpha of the log-spaced part, in (0, 0.1) (default 1e-6).
+
+        Returns:
+          :class:`CurvePoints` of three arrays of length ``n_points``.
+
+        Raises:
+          ValueError: as :func:`tradeoff_grid`.
+        """
         a = tradeoff_grid(n_points, alpha_min)
         b = self.beta(a)
         return CurvePoints(a, b.lower, b.upper)
@@ -527,16 +571,23 @@ class TradeoffCurve:
     def reconstruction_success(
         self, kappa: float | None = None, *, log_kappa: float | None = None, prior: Any = None
     ) -> Bound:
-        """Reconstruction success bound gamma = 1 - beta(kappa) for a prior with baseline kappa
-        (Hayes et al. 2023, Thm 2; for ``adjacency="remove"`` and ``method="exact"`` the same
-        computation and numbers as :func:`rerokit.bounds.dpsgd.rero_dpsgd` (value and interval)).
+        """Reconstruction success bound gamma = 1 - beta(kappa) at baseline kappa (Hayes et al. 2023, Thm 2).
+
+        For ``adjacency="remove"`` and ``method="exact"`` the same computation and numbers as
+        :func:`rerokit.bounds.dpsgd.rero_dpsgd` (value and interval).
 
         Args:
-          kappa: baseline success in (0, 1]; or ``log_kappa`` (<= 0) for tiny baselines; or
-            ``prior`` (an int n: uniform over n candidates, or a rerokit prior) - exactly one.
+          kappa: baseline success in (0, 1]. Give exactly one of ``kappa`` / ``log_kappa`` / ``prior``.
+          log_kappa: natural log of kappa (<= 0), for tiny baselines.
+          prior: an int n (uniform over n candidates) or a rerokit prior.
 
         Returns:
-          :class:`Bound` (value = certified upper end, interval = certified bracket).
+          :class:`Bound` (value = certified upper end, interval = certified bracket; ``extras``
+          floored).
+
+        Raises:
+          ValueError: if not exactly one valid baseline is given.
+          TypeError: if the baseline has the wrong type.
         """
         base = resolve_baseline(prior, kappa=kappa, log_kappa=log_kappa)
         lk, kap = base.log_kappa, base.kappa
@@ -546,14 +597,20 @@ class TradeoffCurve:
         return b
 
     def attribute_inference_success(self, k: int) -> Bound:
-        """Success bound of attribute inference with ``k`` equally likely values: 1 - beta(1/k)
-        (Kulynych et al. 2025: the reconstruction case with baseline kappa = 1/k).
+        """Success bound of attribute inference with ``k`` equally likely values: 1 - beta(1/k).
+
+        Kulynych et al. 2025: the reconstruction case with baseline kappa = 1/k.
 
         Args:
           k: number of equally likely attribute values, an integer >= 1.
 
         Returns:
-          :class:`Bound` of the success probability.
+          :class:`Bound` of the success probability (value = certified upper end, interval =
+          certified bracket; ``extras`` floored).
+
+        Raises:
+          ValueError: if ``k`` < 1.
+          TypeError: if ``k`` is not an integer.
         """
         k = check_int("k", k, minimum=1)
         lo, up, fl = self._power(np.array([-math.log(k)]), np.array([1.0 / k]))
@@ -583,15 +640,20 @@ class TradeoffCurve:
         return self._bound(lo, min(1.0, float(np.nextafter(hi, 2.0))))
 
     def bayes_accuracy(self, prior_membership: float = 0.5) -> Bound:
-        """Bayes-optimal membership-inference accuracy for a prior ``prior_membership`` = pi:
-        (1 - pi) + pi delta(log((1 - pi)/pi)) (Kulynych et al. 2025, Prop. D.1), where delta is
-        the profile of the curve (max of both directions for ``add_remove``).
+        """Bayes-optimal membership accuracy (1 - pi) + pi delta(log((1 - pi)/pi)) (Kulynych et al. 2025, Prop. D.1).
+
+        delta is the profile of the curve (max of both directions for ``add_remove``).
 
         Args:
-          prior_membership: prior probability pi in (0, 1) that the target is a member.
+          prior_membership: prior probability pi in (0, 1) that the target is a member (default 0.5).
 
         Returns:
-          :class:`Bound` of the accuracy in [max(pi, 1 - pi), 1].
+          :class:`Bound` of the accuracy in [max(pi, 1 - pi), 1] (value = certified upper end,
+          interval = certified bracket).
+
+        Raises:
+          ValueError: if ``prior_membership`` is not in (0, 1).
+          TypeError: if it is not a number.
         """
         pi = check_probability("prior_membership", prior_membership, high_open=True)
         eps = math.log1p(-pi) - math.log(pi)
@@ -626,8 +688,22 @@ class TradeoffCurve:
         return Bound(hi, hi - lo, self.method, "upper", (lo, hi), {}, {})
 
     def membership_summary(self, fprs: Sequence[float] = MEMBERSHIP_FPRS, prior_membership: float = 0.5) -> dict[str, Any]:
-        """JSON-ready membership risks: advantage, TPR at a few FPRs, Bayes accuracy (upper ends as
-        values, certified brackets beside them). Used by ``rerokit bound dpsgd --json``."""
+        """JSON-ready membership risks: advantage, TPR at a few FPRs, Bayes accuracy.
+
+        Upper ends as values, certified brackets beside them. Used by ``rerokit bound dpsgd --json``.
+
+        Args:
+          fprs: false-positive rates in [0, 1] at which to report the TPR (default 1e-3, 1e-2, 1e-1).
+          prior_membership: prior pi in (0, 1) for the Bayes accuracy (default 0.5).
+
+        Returns:
+          A dict with adjacency, method, advantage (+ ``advantage_interval``), ``tpr_at_fpr_<a>`` per
+          FPR (+ ``tpr_at_fpr_intervals``), bayes_accuracy (+ ``bayes_accuracy_interval``) and
+          prior_membership.
+
+        Raises:
+          ValueError: if an FPR is not in [0, 1] or ``prior_membership`` not in (0, 1).
+        """
         adv = self.advantage()
         tpr = self.tpr_at_fpr(np.asarray(fprs, dtype=float))
         acc = self.bayes_accuracy(prior_membership)
@@ -667,19 +743,28 @@ def dpsgd_tradeoff(
     """Build the certified trade-off curve of a DP-SGD schedule once (one composed PLD).
 
     Args:
-      noise_multiplier, sample_rate, steps: sigma > 0, q in (0, 1], T >= 1; or ``segments``.
+      noise_multiplier: sigma > 0 (with ``sample_rate`` and ``steps``, or give ``segments``).
+      sample_rate: Poisson sampling rate q in (0, 1].
+      steps: number of steps T >= 1.
       segments: heterogeneous schedule, a list of (sigma, q, T) or a dp-accounting DpEvent
         (as :func:`rerokit.bounds.dpsgd.rero_dpsgd`).
       adjacency: "remove" (default; nu = without, mu = with the target) or "add_remove" (the
         symmetrised curve of add-or-remove adjacency, Dong et al. 2022 Def. F.1).
       method: "exact" (certified PLD bracket; closed-form envelope automatically for sigma
-        outside SIGMA_EXACT_RANGE) or "closed-form" (q = 1 only: exact Gaussian-DP curve).
+        outside SIGMA_EXACT_RANGE, more than MAX_EXACT_STEPS steps, or a PLD beyond its size
+        limits) or "closed-form" (q = 1 only: exact Gaussian-DP curve).
       value_discretization_interval: PLD grid step h (default as ``rero_dpsgd``).
 
     Returns:
       A frozen :class:`TradeoffCurve`. The PLD is built with both directions (as ``rero_dpsgd``
       with its default ``comparisons=True``), so that ``reconstruction_success`` reproduces
       ``rero_dpsgd`` exactly.
+
+    Raises:
+      ValueError: if the schedule is invalid (see :func:`rerokit.bounds.dpsgd.normalize_segments`),
+        ``adjacency``/``method`` is unknown, ``method="closed-form"`` is asked for q < 1, or
+        ``value_discretization_interval`` is not > 0.
+      TypeError: if a value has the wrong type.
     """
     segs = _d.normalize_segments(noise_multiplier, sample_rate, steps, segments)
     adjacency = check_choice("adjacency", adjacency, ADJACENCIES)

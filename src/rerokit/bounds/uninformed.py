@@ -95,7 +95,19 @@ _TINY = 5e-324
 
 
 def clipping_factor(grad_norm: float | np.ndarray, clip: float) -> float | np.ndarray:
-    """beta_C(X) = 1 / max(1, ||G_X||_2 / C) (004, Eq. 10)."""
+    """beta_C(X) = 1 / max(1, ||G_X||_2 / C), the clipping factor (004, Eq. 10).
+
+    Args:
+      grad_norm: per-example gradient norm(s) ||G_X||_2, finite numbers >= 0 (a number or an array).
+      clip: clipping norm C > 0.
+
+    Returns:
+      beta_C in (0, 1]: a float for a scalar ``grad_norm``, else an array of its shape.
+
+    Raises:
+      ValueError: if ``clip`` is not a finite number > 0, or a gradient norm is negative or not finite.
+      TypeError: if an argument is not a number / an array of numbers.
+    """
     c = check_positive("clip", clip)
     g = check_real_array("grad_norm", grad_norm)
     if np.any(~np.isfinite(g)) or np.any(g < 0):
@@ -105,8 +117,21 @@ def clipping_factor(grad_norm: float | np.ndarray, clip: float) -> float | np.nd
 
 
 def gradient_norm(norm_x: float, rows: int) -> float:
-    """||G_X||_2 = sqrt(M) ||X||_2 for f(X) = W X (no bias) with loss 1_M^T W X (Cor. 1, Eq. 19):
-    each row's gradient is X."""
+    """||G_X||_2 = sqrt(M) ||X||_2 for f(X) = W X (no bias) with loss 1_M^T W X (Cor. 1, Eq. 19).
+
+    Each row's gradient is X.
+
+    Args:
+      norm_x: ||X||_2 of the target, a finite number >= 0.
+      rows: M, the number of rows of the attacker's linear layer, an integer >= 1.
+
+    Returns:
+      The gradient norm as a float.
+
+    Raises:
+      ValueError: if ``norm_x`` is negative or not finite, or ``rows`` < 1.
+      TypeError: if an argument has the wrong type.
+    """
     nx = check_nonnegative("norm_x", norm_x)
     m = check_int("rows", rows, minimum=1)
     return math.sqrt(m) * nx
@@ -121,12 +146,29 @@ def estimator_variance(
     output_grads: np.ndarray | None = None,
     rest_norm: float = 0.0,
 ) -> float:
-    """Per-coordinate variance of the estimator X_hat_M (004, Eq. 17):
-    (1/M^2) sum_j C^2 sigma^2 / (beta_C(X)^2 d_j^2), with d_j = dL/df(X)_j (``output_grads``,
-    default all ones = Cor. 1's loss) and ||G_X||^2 = sum_j d_j^2 ||X||^2 + ``rest_norm``^2 (Eq. 35;
-    ``rest_norm`` collects bias gradients and the rest G_{X,P} of the network).
+    """Per-coordinate variance of the estimator X_hat_M (004, Eq. 17): (1/M^2) sum_j C^2 sigma^2 / (beta_C(X)^2 d_j^2).
+
+    Here d_j = dL/df(X)_j (``output_grads``, default all ones = Cor. 1's loss) and
+    ||G_X||^2 = sum_j d_j^2 ||X||^2 + ``rest_norm``^2 (Eq. 35; ``rest_norm`` collects bias gradients
+    and the rest G_{X,P} of the network).
 
     For d_j = 1 and no rest this equals sigma^2 max(||X||^2, C^2 / M) (>= sigma^2 ||X||^2, Prop. B.2).
+
+    Args:
+      norm_x: ||X||_2 of the target, a finite number > 0.
+      noise_multiplier: sigma (noise std sigma C on the clipped gradient), a finite number >= 0.
+      clip: clipping norm C > 0.
+      rows: M, the number of rows of the attacker's linear layer, an integer >= 1 (default 1).
+      output_grads: d_j for each of the M rows, finite and non-zero; None (default) for all ones.
+      rest_norm: norm of the remaining gradient (biases, other layers), >= 0 (default 0).
+
+    Returns:
+      The per-coordinate variance as a float (inf where it exceeds the float range, never an error).
+
+    Raises:
+      ValueError: if a value is out of range or not finite, or ``output_grads`` does not have ``rows``
+        entries or holds a zero.
+      TypeError: if a value has the wrong type.
     """
     nx = check_positive("norm_x", norm_x)
     s = check_nonnegative("noise_multiplier", noise_multiplier)
@@ -147,9 +189,21 @@ def estimator_variance(
 
 
 def estimate_from_gradients(noisy_weight_grads: np.ndarray, scales: np.ndarray | float) -> np.ndarray:
-    """The attacker's estimator (004, Eq. 16): X_hat_M = (1/M) sum_j grad~_{W_j} / s_j, where
-    ``noisy_weight_grads`` is the (M, N) privatized weight gradient and ``scales`` the known
-    s_j = beta_C(X) dL/df(X)_j (a scalar beta_C for Cor. 1's loss)."""
+    """The attacker's estimator (004, Eq. 16): X_hat_M = (1/M) sum_j grad~_{W_j} / s_j.
+
+    Args:
+      noisy_weight_grads: the (M, N) privatized weight gradient grad~_W.
+      scales: the known s_j = beta_C(X) dL/df(X)_j, one per row, or a scalar (beta_C for Cor. 1's
+        loss); finite and non-zero.
+
+    Returns:
+      The estimate X_hat_M, a float array of shape (N,).
+
+    Raises:
+      ValueError: if ``noisy_weight_grads`` is not 2-D, ``scales`` has neither 1 nor M entries, or a
+        scale is zero or not finite.
+      TypeError: if an argument is not an array of numbers.
+    """
     g = check_real_array("noisy_weight_grads", noisy_weight_grads)
     if g.ndim != 2:
         raise ValueError(f"noisy_weight_grads must be a 2-d (M, N) array, got shape {g.shape}")
@@ -163,11 +217,23 @@ def estimate_from_gradients(noisy_weight_grads: np.ndarray, scales: np.ndarray |
 
 
 def optimal_rows(clip: float, min_norm: float) -> int:
-    """Smallest M for which Cor. 1's gradient sqrt(M) ||X|| reaches C for every ||X|| >= r, so that
-    the estimator variance is sigma^2 ||X||^2 (its minimum, Prop. 1): M = max(1, ceil((C / r)^2)).
+    """Smallest M for which Cor. 1's gradient sqrt(M) ||X|| reaches C for every ||X|| >= r: M = max(1, ceil((C / r)^2)).
 
-    This is the rule of the proof of Prop. 1 (Eq. 48) and of Figs. 1-2 of 004; Eq. 18 prints
-    ceil(C / r), see the module docstring.
+    Then the estimator variance is sigma^2 ||X||^2 (its minimum, Prop. 1). This is the rule of the
+    proof of Prop. 1 (Eq. 48) and of Figs. 1-2 of 004; Eq. 18 prints ceil(C / r), see the module
+    docstring. A relative 1e-12 absorbs the rounding of (C / r)^2 at the threshold.
+
+    Args:
+      clip: clipping norm C > 0.
+      min_norm: r, the dataset's smallest non-zero norm, > 0.
+
+    Returns:
+      M as an int >= 1.
+
+    Raises:
+      ValueError: if an argument is not a finite number > 0, or C / r > 1e150 (the layer would need
+        more than 1e300 rows).
+      TypeError: if an argument is not a number.
     """
     c = check_positive("clip", clip)
     r = check_positive("min_norm", min_norm)
@@ -186,21 +252,58 @@ def optimal_rows(clip: float, min_norm: float) -> int:
 
 
 def rows_prop1_as_printed(clip: float, min_norm: float) -> int:
-    """M = max(1, ceil(C / r)) exactly as Eq. 18 of 004 prints it (kept for comparison: it is
-    optimal only when C <= r; use :func:`optimal_rows`)."""
+    """M = max(1, ceil(C / r)) exactly as Eq. 18 of 004 prints it.
+
+    Kept for comparison: it is optimal only when C <= r; use :func:`optimal_rows`.
+
+    Args:
+      clip: clipping norm C > 0.
+      min_norm: r, the dataset's smallest non-zero norm, > 0.
+
+    Returns:
+      M as an int >= 1.
+
+    Raises:
+      ValueError: if an argument is not a finite number > 0.
+      TypeError: if an argument is not a number.
+    """
     c = check_positive("clip", clip)
     r = check_positive("min_norm", min_norm)
     return max(1, math.ceil(c / r))
 
 
 def reconstruction_std(noise_multiplier: float, norm_x: float) -> float:
-    """Per-coordinate std sigma ||X||_2 of the optimal reconstruction X_hat ~ N(X, sigma^2 ||X||^2 I)
-    (004, Eq. 20, Cor. 1)."""
+    """Per-coordinate std sigma ||X||_2 of the optimal reconstruction (004, Eq. 20, Cor. 1).
+
+    X_hat ~ N(X, sigma^2 ||X||^2 I).
+
+    Args:
+      noise_multiplier: sigma, a finite number >= 0.
+      norm_x: ||X||_2 of the target, a finite number >= 0.
+
+    Returns:
+      sigma ||X||_2 as a float.
+
+    Raises:
+      ValueError: if an argument is negative or not finite.
+      TypeError: if an argument is not a number.
+    """
     return check_nonnegative("noise_multiplier", noise_multiplier) * check_nonnegative("norm_x", norm_x)
 
 
 def min_nonzero_norm(X: np.ndarray) -> float:
-    """min_{X in D \\ {0_N}} ||X||_2 over the rows of ``X`` (n, ...) (004, Prop. 1, 3)."""
+    r"""min_{X in D \ {0_N}} ||X||_2 over the rows of ``X`` (n, ...) (004, Prop. 1, 3).
+
+    Args:
+      X: the dataset, an array of n >= 1 records (each record flattened).
+
+    Returns:
+      r, the smallest non-zero l2 norm of a record.
+
+    Raises:
+      ValueError: if ``X`` holds no record, or no record with a non-zero norm.
+      TypeError: if ``X`` is not an array of numbers.
+    """
     a = check_real_array("X", X)
     if a.ndim < 1 or a.shape[0] == 0:
         raise ValueError("X must hold at least one record")
@@ -223,20 +326,60 @@ def _scale(noise_multiplier: float, norm: float, releases: int) -> float:
 
 
 def averaged_variance(noise_multiplier: float, norm: float, releases: int) -> float:
-    """Var[x_hat_{i,avg}] = sigma^2 ||X||^2 / k after averaging k matched reconstructions (Prop. 7)."""
+    """Var[x_hat_{i,avg}] = sigma^2 ||X||^2 / k after averaging k matched reconstructions (Prop. 7).
+
+    Args:
+      noise_multiplier: sigma, a finite number > 0.
+      norm: ||X||_2 of the target, a finite number > 0.
+      releases: k, the number of averaged releases, an integer >= 1.
+
+    Returns:
+      The per-coordinate variance as a float.
+
+    Raises:
+      ValueError: if a value is out of range or not finite.
+      TypeError: if a value has the wrong type.
+    """
     return _scale(noise_multiplier, norm, releases)
 
 
 def expected_mse(noise_multiplier: float, norm: float, releases: int = 1) -> float:
-    """E[MSE(X, X_hat)] = sigma^2 ||X||^2 (004, Prop. 2, Eq. 21), divided by k for k averaged
-    releases (Prop. 7). With ``norm = r`` it is the smallest expected MSE over the dataset; with
-    ``norm = C`` and C <= r, a data-independent lower bound."""
+    """E[MSE(X, X_hat)] = sigma^2 ||X||^2 (004, Prop. 2, Eq. 21), divided by k for k averaged releases (Prop. 7).
+
+    With ``norm = r`` it is the smallest expected MSE over the dataset; with ``norm = C`` and C <= r,
+    a data-independent lower bound.
+
+    Args:
+      noise_multiplier: sigma, a finite number > 0.
+      norm: ||X||_2 (or r, or C), a finite number > 0.
+      releases: k, the number of averaged releases, an integer >= 1 (default 1).
+
+    Returns:
+      The expected MSE as a float.
+
+    Raises:
+      ValueError: if a value is out of range or not finite.
+      TypeError: if a value has the wrong type.
+    """
     return _scale(noise_multiplier, norm, releases)
 
 
 def mse_distribution(noise_multiplier: float, norm: float, dim: int, releases: int = 1) -> Any:
-    """The exact law (sigma^2 ||X||^2 / (N k)) chi^2_N of MSE(X, X_hat) (004, Thm 2, Eq. 22) as a
-    frozen ``scipy.stats.chi2``."""
+    """The exact law (sigma^2 ||X||^2 / (N k)) chi^2_N of MSE(X, X_hat) (004, Thm 2, Eq. 22).
+
+    Args:
+      noise_multiplier: sigma, a finite number > 0.
+      norm: ||X||_2 of the target, a finite number > 0.
+      dim: N, the number of coordinates, an integer >= 1.
+      releases: k, the number of averaged releases, an integer >= 1 (default 1).
+
+    Returns:
+      A frozen ``scipy.stats.chi2`` (df = N, scale = sigma^2 ||X||^2 / (N k)).
+
+    Raises:
+      ValueError: if a value is out of range or not finite.
+      TypeError: if a value has the wrong type.
+    """
     from scipy import stats  # lazy: scipy.stats is slow to import and the CLI path avoids it
 
     n = check_int("dim", dim, minimum=1)
@@ -244,7 +387,24 @@ def mse_distribution(noise_multiplier: float, norm: float, dim: int, releases: i
 
 
 def mse_cdf(eta: float | np.ndarray, noise_multiplier: float, norm: float, dim: int, releases: int = 1):
-    """P(MSE(X, X_hat) <= eta) = Gamma_R(N/2, N k eta / (2 sigma^2 ||X||^2)) (004, Thm 2, Eq. 23)."""
+    """P(MSE(X, X_hat) <= eta) = Gamma_R(N/2, N k eta / (2 sigma^2 ||X||^2)) (004, Thm 2, Eq. 23).
+
+    The exact value as computed by scipy (no safe-side margin; :func:`mse_rero` adds one).
+
+    Args:
+      eta: MSE threshold(s) >= 0, a number or an array.
+      noise_multiplier: sigma, a finite number > 0.
+      norm: ||X||_2 of the target, a finite number > 0.
+      dim: N, the number of coordinates, an integer >= 1.
+      releases: k, the number of averaged releases, an integer >= 1 (default 1).
+
+    Returns:
+      The probability: a float for a scalar ``eta``, else an array of its shape.
+
+    Raises:
+      ValueError: if ``eta`` is negative or nan, or another value is out of range.
+      TypeError: if a value has the wrong type.
+    """
     n = check_int("dim", dim, minimum=1)
     v = _scale(noise_multiplier, norm, releases)
     e = check_real_array("eta", eta)
@@ -255,7 +415,22 @@ def mse_cdf(eta: float | np.ndarray, noise_multiplier: float, norm: float, dim: 
 
 
 def mse_quantile(p: float | np.ndarray, noise_multiplier: float, norm: float, dim: int, releases: int = 1):
-    """The p-quantile of MSE(X, X_hat): (2 sigma^2 ||X||^2 / (N k)) Gamma_R^{-1}(N/2, p) (Thm 2)."""
+    """The p-quantile of MSE(X, X_hat): (2 sigma^2 ||X||^2 / (N k)) Gamma_R^{-1}(N/2, p) (Thm 2).
+
+    Args:
+      p: probability (or probabilities) in [0, 1], a number or an array.
+      noise_multiplier: sigma, a finite number > 0.
+      norm: ||X||_2 of the target, a finite number > 0.
+      dim: N, the number of coordinates, an integer >= 1.
+      releases: k, the number of averaged releases, an integer >= 1 (default 1).
+
+    Returns:
+      The quantile: a float for a scalar ``p``, else an array of its shape.
+
+    Raises:
+      ValueError: if ``p`` is not in [0, 1], or another value is out of range.
+      TypeError: if a value has the wrong type.
+    """
     n = check_int("dim", dim, minimum=1)
     v = _scale(noise_multiplier, norm, releases)
     pa = check_real_array("p", p)
@@ -266,9 +441,25 @@ def mse_quantile(p: float | np.ndarray, noise_multiplier: float, norm: float, di
 
 
 def mse_normal_limit_cdf(eta: float | np.ndarray, noise_multiplier: float, norm: float, dim: int, releases: int = 1):
-    """Normal approximation of P(MSE <= eta) from Prop. B.3: sqrt(N)(MSE - sigma^2||X||^2) ->
-    N(0, 2 sigma^4 ||X||^4), i.e. Phi(sqrt(N/2) (eta / v - 1)) with v = sigma^2 ||X||^2 / k.
-    An approximation for large N, not a bound."""
+    """Normal approximation of P(MSE <= eta) from Prop. B.3: Phi(sqrt(N/2) (eta / v - 1)), v = sigma^2 ||X||^2 / k.
+
+    From sqrt(N)(MSE - sigma^2||X||^2) -> N(0, 2 sigma^4 ||X||^4). An approximation for large N,
+    not a bound.
+
+    Args:
+      eta: MSE threshold(s), a number or an array (not nan).
+      noise_multiplier: sigma, a finite number > 0.
+      norm: ||X||_2 of the target, a finite number > 0.
+      dim: N, the number of coordinates, an integer >= 1.
+      releases: k, the number of averaged releases, an integer >= 1 (default 1).
+
+    Returns:
+      The approximate probability: a float for a scalar ``eta``, else an array of its shape.
+
+    Raises:
+      ValueError: if ``eta`` is nan, or another value is out of range.
+      TypeError: if a value has the wrong type.
+    """
     n = check_int("dim", dim, minimum=1)
     v = _scale(noise_multiplier, norm, releases)
     e = check_real_array("eta", eta)
@@ -279,9 +470,23 @@ def mse_normal_limit_cdf(eta: float | np.ndarray, noise_multiplier: float, norm:
 
 
 def log_regularized_gamma_p(a: float, x: float) -> float:
-    """log Gamma_R(a, x) (lower regularized gamma), accurate where Gamma_R underflows: the series
-    Gamma_R(a, x) = x^a e^-x / Gamma(a+1) * sum_{j>=0} x^j / ((a+1)...(a+j)) in logs for x < a + 1,
-    else log(gammainc)."""
+    """log Gamma_R(a, x) (lower regularized gamma), accurate where Gamma_R underflows.
+
+    Uses log(gammainc) where it is representable (> 1e-300), else the series
+    Gamma_R(a, x) = x^a e^-x / Gamma(a+1) * sum_{j>=0} x^j / ((a+1)...(a+j)) in logs (it converges
+    geometrically there since x < a + 1).
+
+    Args:
+      a: shape parameter, a finite number > 0 (N/2 for the MSE law).
+      x: argument, a finite number >= 0.
+
+    Returns:
+      log Gamma_R(a, x) (<= 0); -inf for x = 0.
+
+    Raises:
+      ValueError: if ``a`` is not > 0, ``x`` is negative, or either is not finite.
+      TypeError: if an argument is not a number.
+    """
     a = check_positive("a", a)
     x = check_nonnegative("x", x)
     if x == 0:
@@ -371,13 +576,33 @@ def mse_rero(
     clip: float | None = None,
     releases: int = 1,
 ) -> Bound:
-    """(eta, gamma)-ReRo w.r.t. the MSE for any (analytic) reconstruction (004, Prop. 3, Eq. 24):
+    """(eta, gamma)-ReRo w.r.t. the MSE for any (analytic) reconstruction (004, Prop. 3, Eq. 24).
+
     gamma(eta) = Gamma_R(N/2, N k eta / (2 sigma^2 r^2)) with r = ``min_norm``, the dataset's smallest
     non-zero norm; k averaged releases divide the variance by k (Prop. 7).
 
     With only ``clip`` the data-independent gamma'(eta) = Gamma_R(N/2, N k eta / (2 sigma^2 C^2)) is
     returned; it holds under the assumption C <= r (stated in ``extras["assumption"]``). With both
     and C <= r, ``extras["gamma_data_independent"]`` also holds gamma' (>= gamma).
+
+    Args:
+      eta: MSE threshold >= 0.
+      noise_multiplier: sigma, a finite number > 0.
+      dim: N, the number of coordinates, an integer >= 1.
+      min_norm: r > 0, the dataset's smallest non-zero norm (see :func:`min_nonzero_norm`).
+      clip: clipping norm C > 0. Give ``min_norm``, ``clip`` or both.
+      releases: k, the number of averaged releases, an integer >= 1 (default 1).
+
+    Returns:
+      A :class:`Bound` (``direction="upper"``) with value gamma rounded up by its relative error
+      (``error``; see the module docstring; the smallest positive float with ``extras["log_value"]``
+      where gamma underflows) and ``extras`` expected_mse, norm_used and, with both norms,
+      optimal_rows.
+
+    Raises:
+      ValueError: if neither ``min_norm`` nor ``clip`` is given, a value is out of range or not
+        finite, or (with both) clip / min_norm > 1e150.
+      TypeError: if a value has the wrong type.
     """
     e = check_nonnegative("eta", eta)
     return _mse_rero(e, math.log(e) if e > 0 else -math.inf, noise_multiplier, dim, min_norm, clip, releases)
@@ -407,8 +632,21 @@ def _mse_rero(
 
 
 def psnr_mse_threshold(psnr_threshold: float, data_range: float) -> float:
-    """eta~(eta) = 10^(-eta/10) R^2, the MSE below which PSNR >= eta dB for data range R
-    (004, Prop. 4; R = max_D max(X) - min_D min(X))."""
+    """eta~(eta) = 10^(-eta/10) R^2, the MSE below which PSNR >= eta dB for data range R (004, Prop. 4).
+
+    R = max_D max(X) - min_D min(X). Computed in logs for extreme thresholds.
+
+    Args:
+      psnr_threshold: eta in dB, a finite number.
+      data_range: R > 0.
+
+    Returns:
+      eta~ as a float (0 or inf where it leaves the float range).
+
+    Raises:
+      ValueError: if ``psnr_threshold`` is not finite or ``data_range`` is not a finite number > 0.
+      TypeError: if an argument is not a number.
+    """
     p = check_real("psnr_threshold", psnr_threshold)
     r = check_positive("data_range", data_range)
     if abs(p) < 3000.0:  # 10^(-p/10) is a normal float (the product may still round to 0/inf)
@@ -432,9 +670,27 @@ def psnr_rero(
     clip: float | None = None,
     releases: int = 1,
 ) -> Bound:
-    """P(PSNR(X, Y_X) >= eta) <= Gamma_R(N/2, N k eta~ / (2 sigma^2 r^2)), eta~ = 10^(-eta/10) R^2,
-    for any reconstruction Y_X: (-eta, gamma~)-ReRo w.r.t. -PSNR (004, Props. 4-5, Eqs. 25-27);
-    with only ``clip`` (C <= r assumed) the data-independent version (Eq. 26)."""
+    """P(PSNR(X, Y_X) >= eta) <= Gamma_R(N/2, N k eta~ / (2 sigma^2 r^2)), eta~ = 10^(-eta/10) R^2 (004, Props. 4-5).
+
+    For any reconstruction Y_X: (-eta, gamma~)-ReRo w.r.t. -PSNR (Eqs. 25-27); with only ``clip``
+    (C <= r assumed) the data-independent version (Eq. 26).
+
+    Args:
+      psnr_threshold: eta in dB, a finite number.
+      data_range: R > 0.
+      noise_multiplier: sigma, a finite number > 0.
+      dim: N, the number of coordinates, an integer >= 1.
+      min_norm: r > 0, the dataset's smallest non-zero norm.
+      clip: clipping norm C > 0. Give ``min_norm``, ``clip`` or both.
+      releases: k, the number of averaged releases, an integer >= 1 (default 1).
+
+    Returns:
+      A :class:`Bound` (upper bound, safe side) as :func:`mse_rero`, with ``extras["mse_threshold"]``.
+
+    Raises:
+      ValueError: as :func:`psnr_mse_threshold` and :func:`mse_rero`.
+      TypeError: if a value has the wrong type.
+    """
     eta_t = psnr_mse_threshold(psnr_threshold, data_range)
     log_eta_t = _log_psnr_mse_threshold(float(psnr_threshold), float(data_range))
     b = _mse_rero(eta_t, log_eta_t, noise_multiplier, dim, min_norm, clip, releases)
@@ -446,8 +702,26 @@ def psnr_rero(
 
 
 def psnr_sf(psnr_threshold: float | np.ndarray, peak: float, noise_multiplier: float, norm: float, dim: int, releases: int = 1):
-    """P(PSNR(X, X_hat) >= eta) = P(MSE <= 10^(-eta/10) peak^2) for one target of norm ||X|| and
-    peak = max(X) - min(X) (or the data range) (004, proof of Prop. 4, Eq. 63)."""
+    """P(PSNR(X, X_hat) >= eta) = P(MSE <= 10^(-eta/10) peak^2) for one target of norm ||X|| (004, Eq. 63).
+
+    peak = max(X) - min(X) (or the data range); proof of Prop. 4. The exact value (no safe-side
+    margin).
+
+    Args:
+      psnr_threshold: eta in dB, a number or an array (not nan).
+      peak: the peak value (range) in the PSNR, > 0.
+      noise_multiplier: sigma, a finite number > 0.
+      norm: ||X||_2 of the target, a finite number > 0.
+      dim: N, the number of coordinates, an integer >= 1.
+      releases: k, the number of averaged releases, an integer >= 1 (default 1).
+
+    Returns:
+      The probability: a float for a scalar threshold, else an array of its shape.
+
+    Raises:
+      ValueError: if a threshold is nan, or another value is out of range.
+      TypeError: if a value has the wrong type.
+    """
     pk = check_positive("peak", peak)
     t = check_real_array("psnr_threshold", psnr_threshold)
     if np.any(np.isnan(t)):
@@ -456,8 +730,25 @@ def psnr_sf(psnr_threshold: float | np.ndarray, peak: float, noise_multiplier: f
 
 
 def psnr_pdf(psnr: float | np.ndarray, peak: float, noise_multiplier: float, norm: float, dim: int, releases: int = 1):
-    """Density of PSNR = 10 log10(peak^2 / MSE) under Thm 2: f_MSE(m) * m ln(10) / 10 at
-    m = peak^2 10^(-psnr/10) (change of variables)."""
+    """Density of PSNR = 10 log10(peak^2 / MSE) under Thm 2: f_MSE(m) * m ln(10) / 10 at m = peak^2 10^(-psnr/10).
+
+    (Change of variables.)
+
+    Args:
+      psnr: PSNR value(s) in dB, a number or an array (not nan).
+      peak: the peak value (range) in the PSNR, > 0.
+      noise_multiplier: sigma, a finite number > 0.
+      norm: ||X||_2 of the target, a finite number > 0.
+      dim: N, the number of coordinates, an integer >= 1.
+      releases: k, the number of averaged releases, an integer >= 1 (default 1).
+
+    Returns:
+      The density: a float for a scalar ``psnr``, else an array of its shape.
+
+    Raises:
+      ValueError: if a PSNR value is nan, or another value is out of range.
+      TypeError: if a value has the wrong type.
+    """
     pk = check_positive("peak", peak)
     ps = check_real_array("psnr", psnr)
     if np.any(np.isnan(ps)):
@@ -471,15 +762,44 @@ def psnr_pdf(psnr: float | np.ndarray, peak: float, noise_multiplier: float, nor
 
 
 def ncc_value(noise_multiplier: float, norm: float, var_x: float, releases: int = 1) -> float:
-    """NCC(x, x_hat) = sqrt(1 / (1 + sigma^2 ||X||^2 / (k Var(x)))) (004, Prop. 6, Eq. 28, left side;
-    k averaged releases)."""
+    """NCC(x, x_hat) = sqrt(1 / (1 + sigma^2 ||X||^2 / (k Var(x)))) (004, Prop. 6, Eq. 28, left side).
+
+    k averaged releases.
+
+    Args:
+      noise_multiplier: sigma, a finite number > 0.
+      norm: ||X||_2 of the target, a finite number > 0.
+      var_x: Var(x), the empirical variance of the target's coordinates, > 0.
+      releases: k, the number of averaged releases, an integer >= 1 (default 1).
+
+    Returns:
+      The NCC in (0, 1).
+
+    Raises:
+      ValueError: if a value is out of range or not finite.
+      TypeError: if a value has the wrong type.
+    """
     v = check_positive("var_x", var_x)
     return math.sqrt(1.0 / (1.0 + _scale(noise_multiplier, norm, releases) / v))
 
 
 def ncc_bound(noise_multiplier: float, dim: int, releases: int = 1) -> float:
-    """NCC(x, x_hat) <= sqrt(1 / (1 + sigma^2 N / k)) (004, Prop. 6, Eq. 28, right side; uses
-    Var(x) <= ||X||^2 / N; k averaged releases divide sigma^2 by k, Prop. 7)."""
+    """NCC(x, x_hat) <= sqrt(1 / (1 + sigma^2 N / k)) (004, Prop. 6, Eq. 28, right side).
+
+    Uses Var(x) <= ||X||^2 / N; k averaged releases divide sigma^2 by k (Prop. 7).
+
+    Args:
+      noise_multiplier: sigma, a finite number >= 0.
+      dim: N, the number of coordinates, an integer >= 1.
+      releases: k, the number of averaged releases, an integer >= 1 (default 1).
+
+    Returns:
+      The upper bound on the NCC, in (0, 1].
+
+    Raises:
+      ValueError: if a value is out of range or not finite.
+      TypeError: if a value has the wrong type.
+    """
     s = check_nonnegative("noise_multiplier", noise_multiplier)
     n = check_int("dim", dim, minimum=1)
     k = check_int("releases", releases, minimum=1)
@@ -490,8 +810,22 @@ def ncc_bound(noise_multiplier: float, dim: int, releases: int = 1) -> float:
 
 
 def prob_used_k_times(k: int | np.ndarray, steps: int, sampling_rate: float):
-    """P(a record is sampled exactly k times in T Poisson-sampled steps) = Binom(k; T, q)
-    (004 Sec. 4.3 writes C(T, k) |D|^-k for q = 1/|D|, omitting the factor (1-q)^(T-k))."""
+    """P(a record is sampled exactly k times in T Poisson-sampled steps) = Binom(k; T, q).
+
+    004 Sec. 4.3 writes C(T, k) |D|^-k for q = 1/|D|, omitting the factor (1-q)^(T-k).
+
+    Args:
+      k: release count(s), integers (a number or an array; values outside [0, T] give 0).
+      steps: T, an integer >= 1.
+      sampling_rate: q in (0, 1].
+
+    Returns:
+      The probability: a float for a scalar ``k``, else an array of its shape.
+
+    Raises:
+      ValueError: if a ``k`` is not a finite integer, ``steps`` < 1 or ``sampling_rate`` not in (0, 1].
+      TypeError: if a value has the wrong type.
+    """
     from scipy import stats
 
     t = check_int("steps", steps, minimum=1)
@@ -515,13 +849,35 @@ def mse_rero_over_steps(
     baseline: float = 0.0,
     tail: float = 1e-15,
 ) -> Bound:
-    """Worst case over all T steps when the adversary matches and averages every release of the
-    target (004, Sec. 4.3 + Prop. 7): gamma = sum_k Binom(k; T, q) gamma_k(eta), with
-    gamma_k = Gamma_R(N/2, N k eta / (2 sigma^2 r^2)) for k >= 1 and gamma_0 = ``baseline`` (the
-    success without any release; 0 for the prior-free adversary, 001 Sec. 3.2).
+    """Worst case over all T steps when the adversary matches and averages every release (004, Sec. 4.3 + Prop. 7).
+
+    gamma = sum_k Binom(k; T, q) gamma_k(eta), with gamma_k = Gamma_R(N/2, N k eta / (2 sigma^2 r^2))
+    for k >= 1 and gamma_0 = ``baseline`` (the success without any release; 0 for the prior-free
+    adversary, 001 Sec. 3.2).
 
     Only k in the central range holding all but ``tail`` of the binomial mass is summed; the mass
-    left out is added to the value (gamma_k <= 1) and reported as ``error``.
+    left out is added to the value (gamma_k <= 1) and counted in ``error`` (with the relative
+    rounding allowance).
+
+    Args:
+      eta: MSE threshold >= 0.
+      noise_multiplier: sigma, a finite number > 0.
+      dim: N, the number of coordinates, an integer >= 1.
+      steps: T, an integer >= 1.
+      sampling_rate: q in (0, 1].
+      min_norm: r > 0, the dataset's smallest non-zero norm.
+      clip: clipping norm C > 0 (used when ``min_norm`` is not given; assumes C <= r).
+      baseline: gamma_0 in [0, 1] (default 0).
+      tail: binomial mass that may be left out, in (0, 1) (default 1e-15).
+
+    Returns:
+      A :class:`Bound` (``direction="upper"``) with ``error`` = value - raw sum, and ``extras``
+      norm_used, k_range, expected_releases and gamma_single_release.
+
+    Raises:
+      ValueError: if neither ``min_norm`` nor ``clip`` is given, or a value is out of range or not
+        finite.
+      TypeError: if a value has the wrong type.
     """
     e = check_nonnegative("eta", eta)
     s = check_positive("noise_multiplier", noise_multiplier)
@@ -567,9 +923,28 @@ def calibrate_noise_mse(
     clip: float | None = None,
     releases: int = 1,
 ) -> Bound:
-    """Smallest noise multiplier sigma with gamma(eta) <= target (Prop. 3 inverted):
+    """Smallest noise multiplier sigma with gamma(eta) <= target (Prop. 3 inverted).
+
     sigma = sqrt(N k eta / (2 r^2 Gamma_R^{-1}(N/2, target))), nudged upward until the safe-side
-    gamma is <= target. ``direction="upper"``: any sigma >= value keeps gamma <= target."""
+    gamma is <= target. ``direction="upper"``: any sigma >= value keeps gamma <= target.
+
+    Args:
+      eta: MSE threshold > 0.
+      target_gamma: target success bound, in (0, 1).
+      dim: N, the number of coordinates, an integer >= 1.
+      min_norm: r > 0, the dataset's smallest non-zero norm.
+      clip: clipping norm C > 0 (used when ``min_norm`` is not given; assumes C <= r).
+      releases: k, the number of averaged releases, an integer >= 1 (default 1).
+
+    Returns:
+      A :class:`Bound` with value sigma, ``error`` = its distance above the closed-form solution,
+      and ``extras`` gamma_at_value (the certified gamma at sigma) and norm_used.
+
+    Raises:
+      ValueError: if neither ``min_norm`` nor ``clip`` is given, a value is out of range, or
+        ``target_gamma`` is too small to invert Gamma_R(N/2, .).
+      TypeError: if a value has the wrong type.
+    """
     e = check_positive("eta", eta)
     g = check_probability("target_gamma", target_gamma, high_open=True)
     n = check_int("dim", dim, minimum=1)
@@ -605,7 +980,24 @@ def calibrate_noise_psnr(
     clip: float | None = None,
     releases: int = 1,
 ) -> Bound:
-    """Smallest sigma with P(PSNR >= eta) <= target (Props. 4-5 inverted through eta~)."""
+    """Smallest sigma with P(PSNR >= eta) <= target (Props. 4-5 inverted through eta~).
+
+    Args:
+      psnr_threshold: eta in dB, a finite number.
+      data_range: R > 0.
+      target_gamma: target success bound, in (0, 1).
+      dim: N, the number of coordinates, an integer >= 1.
+      min_norm: r > 0, the dataset's smallest non-zero norm.
+      clip: clipping norm C > 0 (used when ``min_norm`` is not given; assumes C <= r).
+      releases: k, the number of averaged releases, an integer >= 1 (default 1).
+
+    Returns:
+      A :class:`Bound` as :func:`calibrate_noise_mse` (value sigma), with ``extras["mse_threshold"]``.
+
+    Raises:
+      ValueError: as :func:`psnr_mse_threshold` and :func:`calibrate_noise_mse`.
+      TypeError: if a value has the wrong type.
+    """
     eta_t = psnr_mse_threshold(psnr_threshold, data_range)
     b = calibrate_noise_mse(eta_t, target_gamma, dim, min_norm=min_norm, clip=clip, releases=releases)
     inputs = dict(b.inputs)

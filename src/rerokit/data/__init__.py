@@ -29,7 +29,15 @@ DATASETS = ("digits", "mnist", "cifar10", "synthetic")
 
 @dataclass(frozen=True)
 class Dataset:
-    """An in-memory dataset; ``X`` in ``[0, data_range]``, ``y`` integer labels."""
+    """An in-memory dataset; ``X`` in ``[0, data_range]``, ``y`` integer labels.
+
+    Attributes:
+      name: the dataset's name ("digits", "mnist", "cifar10" or "synthetic").
+      X: float32 array of shape (n, channels, height, width), or (n, d) for tabular data.
+      y: int64 labels of shape (n,), in [0, num_classes).
+      num_classes: number of classes.
+      data_range: upper end R of the values (default 1).
+    """
 
     name: str
     X: np.ndarray
@@ -39,14 +47,17 @@ class Dataset:
 
     @property
     def n(self) -> int:
+        """Number of examples."""
         return int(self.X.shape[0])
 
     @property
     def sample_shape(self) -> tuple[int, ...]:
+        """Shape of one example, ``X.shape[1:]``."""
         return tuple(self.X.shape[1:])
 
     @property
     def dim(self) -> int:
+        """Number of values per example (the product of ``sample_shape``)."""
         return int(np.prod(self.X.shape[1:]))
 
     @property
@@ -55,6 +66,14 @@ class Dataset:
         return self.X.reshape(self.n, -1)
 
     def subset(self, idx: np.ndarray | list[int]) -> "Dataset":
+        """The examples at ``idx`` as a new :class:`Dataset` (same name, classes and range).
+
+        Args:
+          idx: integer indices (or a boolean mask) into the examples.
+
+        Returns:
+          The :class:`Dataset` of the selected examples (copies, by numpy fancy indexing).
+        """
         idx = np.asarray(idx)
         return Dataset(self.name, self.X[idx], self.y[idx], self.num_classes, self.data_range)
 
@@ -167,7 +186,23 @@ def _finish(name: str, X: np.ndarray, y: np.ndarray, num_classes: int, shape: tu
 
 
 def load_mnist(path: str | os.PathLike, split: str = "train") -> Dataset:
-    """MNIST from a local folder of IDX files (``train-images-idx3-ubyte[.gz]`` ...) or an ``.npz``."""
+    """MNIST from a local folder of IDX files (``train-images-idx3-ubyte[.gz]`` ...) or an ``.npz``.
+
+    Args:
+      path: a folder holding the IDX files (optionally gzipped, either spelling of the names) or an
+        ``.npz`` file with arrays ``x_<split>``/``y_<split>``, ``X``/``y``, ``x``/``y`` or
+        ``images``/``labels``.
+      split: "train" (default) or "test" (the ``t10k`` files).
+
+    Returns:
+      A :class:`Dataset` with ``X`` of shape (n, 1, 28, 28) in [0, 1] and 10 classes.
+
+    Raises:
+      FileNotFoundError: if ``path`` or a needed IDX file does not exist.
+      ValueError: if ``split`` is unknown, or a file is damaged, truncated, of the wrong format, or
+        holds arrays of the wrong shape, type or label range.
+      TypeError: if ``split`` is not a string.
+    """
     check_choice("split", split, ("train", "test"))
     p = Path(path)
     if not p.exists():
@@ -181,7 +216,25 @@ def load_mnist(path: str | os.PathLike, split: str = "train") -> Dataset:
 
 
 def load_cifar10(path: str | os.PathLike, split: str = "train") -> Dataset:
-    """CIFAR-10 from the python-pickle folder (``data_batch_1..5``, ``test_batch``) or an ``.npz``."""
+    """CIFAR-10 from the python-pickle folder (``data_batch_1..5``, ``test_batch``) or an ``.npz``.
+
+    The batch files are unpickled without running code (:func:`rerokit.data.safe_pickle.safe_load`).
+
+    Args:
+      path: the folder of the python batch files, or an ``.npz`` file (keys as for
+        :func:`load_mnist`; NHWC images are transposed).
+      split: "train" (default, ``data_batch_1..5``) or "test" (``test_batch``).
+
+    Returns:
+      A :class:`Dataset` with ``X`` of shape (n, 3, 32, 32) in [0, 1] and 10 classes.
+
+    Raises:
+      FileNotFoundError: if ``path`` or a batch file does not exist.
+      ValueError: if ``split`` is unknown, or a file is damaged, not a CIFAR-10 batch (including a
+        pickle naming a global outside the allow-list), or holds arrays of the wrong shape, type or
+        label range.
+      TypeError: if ``split`` is not a string.
+    """
     check_choice("split", split, ("train", "test"))
     p = Path(path)
     if not p.exists():
@@ -233,7 +286,21 @@ def _read_cifar_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
 
 
 def synthetic_uniform(n: int, dim: int, seed: int, num_classes: int = 2) -> Dataset:
-    """``n`` points of dimension ``dim`` drawn i.i.d. from U(0, 1), random labels (seeded)."""
+    """``n`` points of dimension ``dim`` drawn i.i.d. from U(0, 1), random labels (seeded).
+
+    Args:
+      n: number of points, an integer >= 1.
+      dim: dimension, an integer >= 1.
+      seed: seed of numpy's ``default_rng``, an integer >= 0.
+      num_classes: labels are drawn uniformly from [0, num_classes) (default 2).
+
+    Returns:
+      A :class:`Dataset` named "synthetic" with ``X`` float32 of shape (n, dim).
+
+    Raises:
+      ValueError: if ``n``/``dim`` < 1 or ``seed`` < 0.
+      TypeError: if one of them is not an integer.
+    """
     n = check_int("n", n, minimum=1)
     dim = check_int("dim", dim, minimum=1)
     rng = np.random.default_rng(check_int("seed", seed, minimum=0))
@@ -254,8 +321,25 @@ def load_dataset(
 ) -> Dataset:
     """Load ``name`` (``digits``, ``mnist``, ``cifar10`` or ``synthetic``).
 
-    ``mnist`` and ``cifar10`` need ``path``; ``synthetic`` uses ``n``, ``dim`` and ``seed``.
-    ``limit`` keeps the first ``limit`` examples.
+    Nothing is downloaded.
+
+    Args:
+      name: one of :data:`DATASETS`.
+      path: local file or folder, required for ``mnist`` and ``cifar10`` (ignored otherwise).
+      split: "train" (default) or "test", for ``mnist`` and ``cifar10``.
+      limit: keep the first ``limit`` examples (an integer >= 1); None (default) keeps all.
+      seed: seed of ``synthetic`` (default 0).
+      n: number of ``synthetic`` points (default 100).
+      dim: dimension of ``synthetic`` points (default 4).
+
+    Returns:
+      The :class:`Dataset`.
+
+    Raises:
+      ValueError: if ``name`` is unknown, ``path`` is missing for ``mnist``/``cifar10``, ``limit`` < 1,
+        or a loader rejects its input.
+      FileNotFoundError: if a local file or folder is missing.
+      TypeError: if an argument has the wrong type.
     """
     check_choice("dataset", name, DATASETS)
     if name in ("mnist", "cifar10") and path is None:

@@ -66,8 +66,16 @@ class _AllowListUnpickler(pickle.Unpickler):
 def safe_load(file: IO[bytes]) -> Any:
     """Unpickle ``file`` (opened in binary mode) allowing only data, never code.
 
-    Returns the object (bytes keys stay bytes, as ``pickle.load(f, encoding="bytes")`` gives for
-    Python 2 pickles such as CIFAR-10's). Raises :class:`UnsafePickleError` for any global
-    outside the allow-list, and the usual ``pickle.UnpicklingError``/``EOFError`` for a damaged file.
+    Args:
+      file: a binary file object positioned at the pickle.
+
+    Returns:
+      The object (bytes keys stay bytes, as ``pickle.load(f, encoding="bytes")`` gives for
+      Python 2 pickles such as CIFAR-10's).
+
+    Raises:
+      UnsafePickleError: for any global outside the allow-list, or a persistent id (nothing it names
+        is imported or called).
+      pickle.UnpicklingError: for a damaged file (and ``EOFError`` for a truncated one).
     """
     return _AllowListUnpickler(file).load()

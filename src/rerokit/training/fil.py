@@ -57,8 +57,22 @@ __all__ = [
 
 
 def glm_sample_loss(link: str) -> Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]:
-    """l(theta; x, y) = b(theta x') - <y, theta x'> for theta (K, d'), x' = [1, x] (intercept)
-    or x, y a scalar (identity/logistic) or one-hot (softmax). b = t^2/2, log(1+e^t), logsumexp."""
+    """The per-sample GLM loss l(theta; x, y) = b(theta x') - <y, theta x'> as a function.
+
+    theta is (K, d'), x' = [1, x] (intercept) or x, y a scalar (identity/logistic) or one-hot
+    (softmax); b = t^2/2, log(1+e^t), logsumexp.
+
+    Args:
+      link: "identity", "logistic" or "softmax".
+
+    Returns:
+      ``loss(theta, xfull, y) -> 0-d tensor``, with ``xfull`` the design row x' (intercept included)
+      and ``y`` a 1-element tensor (identity/logistic) or a one-hot vector (softmax).
+
+    Raises:
+      ValueError: if ``link`` is unknown.
+      TypeError: if ``link`` is not a string.
+    """
     check_choice("link", link, ("identity", "logistic", "softmax"))
 
     def loss(theta: torch.Tensor, xfull: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -86,8 +100,22 @@ def output_perturbation_jacobians(model, X: np.ndarray, y: np.ndarray, *, chunk:
     """Yield ``(index_slice, J)`` with J[t] = d theta*/d x_t of shape (chunk, K d', d).
 
     ``model`` is a :class:`rerokit.training.glm.GLMModel` fitted to optimality on (X, y) (the
-    optimality condition is what is differentiated). d counts the features only (the intercept
-    coordinate is a constant, the label is public). float64 throughout.
+    optimality condition is what is differentiated: J = -H^{-1} d/dx grad_theta l(theta*; x, y)).
+    d counts the features only (the intercept coordinate is a constant, the label is public).
+    float64 throughout.
+
+    Args:
+      model: the fitted :class:`~rerokit.training.glm.GLMModel`.
+      X: training features, shape (n, d) (or (n, ...), flattened by the design matrix).
+      y: training labels, shape (n,).
+      chunk: samples per yielded block (default 256; the last block may be smaller).
+
+    Yields:
+      ``(slice(a, b), J)`` with J a float64 tensor of shape (b - a, K d', d).
+
+    Raises:
+      ValueError: if the Hessian of the training objective at theta* is singular (raised on the
+        first iteration).
     """
     A, Y, theta, pen = _glm_tensors(model, X, y)
     n, dp = A.shape
@@ -127,6 +155,19 @@ def output_perturbation_dfil(model, X: np.ndarray, y: np.ndarray, noise_std: flo
 
     Guo et al. 2022 Sec. 7.1 (their code: ``J.pow(2).sum(1).mean(1) / sigma^2``); the Cramer-Rao
     MSE bound of each sample is 1/dFIL.
+
+    Args:
+      model: a :class:`~rerokit.training.glm.GLMModel` fitted to optimality on (X, y).
+      X: training features, shape (n, d).
+      y: training labels, shape (n,).
+      noise_std: standard deviation s of the output noise, > 0.
+      chunk: samples per Jacobian block (default 256).
+
+    Returns:
+      Float array of shape (n,): the dFIL of each training sample.
+
+    Raises:
+      ValueError: if ``noise_std`` is not a finite number > 0, or the Hessian is singular.
     """
     s = check_positive("noise_std", noise_std)
     d = model.num_features
@@ -142,6 +183,20 @@ def output_perturbation_trace_inverse_bound(model, X: np.ndarray, y: np.ndarray,
     The tighter Cramer-Rao bound for unbiased attacks, MSE >= Tr(I^{-1})/d >= d/Tr(I) = 1/dFIL
     (the second inequality is Cauchy-Schwarz). +inf where I is singular (some direction of x
     leaves theta* unchanged: no unbiased estimator has finite variance).
+
+    Args:
+      model: a :class:`~rerokit.training.glm.GLMModel` fitted to optimality on (X, y).
+      X: training features, shape (n, d).
+      y: training labels, shape (n,).
+      noise_std: standard deviation s of the output noise, > 0.
+      chunk: samples per Jacobian block (default 256).
+
+    Returns:
+      Float array of shape (n,): the MSE lower bound of each training sample (inf where I is
+      singular up to a relative 10 d eps of its largest eigenvalue).
+
+    Raises:
+      ValueError: if ``noise_std`` is not a finite number > 0, or the Hessian is singular.
     """
     s = check_positive("noise_std", noise_std)
     d = model.num_features
@@ -164,14 +219,35 @@ def gelu_clip(g: torch.Tensor, clip: float) -> torch.Tensor:
 
     A smooth stand-in for g / max(1, ||g||/C); ||result|| <= 1.1153 C. The norm uses
     sqrt(||g||^2 + 1e-30) so that its derivative exists at g = 0.
+
+    Args:
+      g: gradient(s), shape (..., P).
+      clip: clipping norm C > 0 (not validated here).
+
+    Returns:
+      The smoothly clipped gradient(s), same shape as ``g``.
     """
     norm = torch.sqrt((g * g).sum(-1, keepdim=True) + 1e-30)
     return g / (F.gelu(norm / clip - 1.0) + 1.0)
 
 
 def clipped_grad_fn(module: nn.Module, clip: float, loss: str = "cross_entropy") -> Callable:
-    """f(params, x, y) -> g~(x) flat (P,): the GELU-clipped per-sample gradient of one sample
-    x (no batch dim) with label y, params a ``{name: tensor}`` dict of ``module``."""
+    """f(params, x, y) -> g~(x) flat (P,): the GELU-clipped per-sample gradient of one sample.
+
+    x has no batch dimension, y is its label, params a ``{name: tensor}`` dict of ``module``.
+
+    Args:
+      module: the torch module (called with ``torch.func.functional_call``).
+      clip: clipping norm C > 0.
+      loss: the training loss; only "cross_entropy" (default).
+
+    Returns:
+      The function ``f(params, x, y)``, differentiable in x (for the Jacobian traces).
+
+    Raises:
+      ValueError: if ``clip`` is not a finite number > 0 or ``loss`` is unknown.
+      TypeError: if ``clip`` is not a number or ``loss`` not a string.
+    """
     check_positive("clip", clip)
     check_choice("loss", loss, ("cross_entropy",))
 
@@ -201,8 +277,22 @@ def clipped_grad_jacobian_trace(
 
     ``coords=None`` (or >= d) uses all d coordinates (exact); otherwise ``coords`` coordinates
     per sample drawn uniformly without replacement, scaled by d/coords (unbiased).
-    Returns shape (B,); with ``return_outputs`` also fn(params, x_b, y_b) (B, P), the primal
-    outputs the JVPs compute anyway (DP-SGD reuses them as the clipped gradients).
+
+    Args:
+      fn: ``fn(params, x, y) -> (P,)``, e.g. from :func:`clipped_grad_fn`.
+      params: the ``{name: tensor}`` parameters passed to ``fn``.
+      X: inputs, shape (B, ...).
+      Y: labels, shape (B,).
+      coords: coordinates sampled per sample, an integer >= 1; None (default) for all of them.
+      generator: torch generator for the coordinate sampling (default: torch's global one).
+      return_outputs: also return the primal outputs fn(params, x_b, y_b) (default False).
+
+    Returns:
+      Tensor of shape (B,); with ``return_outputs`` also fn(params, x_b, y_b) (B, P), the primal
+      outputs the JVPs compute anyway (DP-SGD reuses them as the clipped gradients).
+
+    Raises:
+      ValueError: if ``coords`` < 1 (TypeError if it is not an integer).
     """
     B = X.shape[0]
     shape = X.shape[1:]
@@ -226,7 +316,17 @@ def clipped_grad_jacobian_trace(
 
 
 def clipped_grad_jacobian_trace_exact(fn: Callable, params: dict[str, torch.Tensor], X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
-    """Tr(J^T J) per sample from the full Jacobian (torch.func.jacrev): the reference for Eq. 5."""
+    """Tr(J^T J) per sample from the full Jacobian (torch.func.jacrev): the reference for Eq. 5.
+
+    Args:
+      fn: ``fn(params, x, y) -> (P,)``, e.g. from :func:`clipped_grad_fn`.
+      params: the ``{name: tensor}`` parameters passed to ``fn``.
+      X: inputs, shape (B, ...).
+      Y: labels, shape (B,).
+
+    Returns:
+      Tensor of shape (B,).
+    """
     J = vmap(jacrev(lambda x, y: fn(params, x, y)), in_dims=(0, 0))(X, Y)  # (B, P, *shape)
     return (J.reshape(J.shape[0], -1) ** 2).sum(-1)
 
@@ -237,6 +337,13 @@ class FILAccountant:
     ``add(indices, traces, noise_std, kappa)`` adds kappa * traces / noise_std^2 to the samples
     in ``indices`` (traces = Tr(J_t^T J_t) of the clipped-gradient Jacobian). ``dfil`` =
     accumulated trace / d; ``mse_lower_bound`` = 1 / dfil (Thm 2, unbiased attacks).
+
+    Args:
+      n: number of training samples, an integer >= 1.
+      dim: d, the number of feature coordinates, an integer >= 1.
+
+    Raises:
+      ValueError: if ``n`` or ``dim`` < 1 (TypeError if not an integer).
     """
 
     def __init__(self, n: int, dim: int):
@@ -246,6 +353,18 @@ class FILAccountant:
         self.steps = 0
 
     def add(self, indices: np.ndarray | torch.Tensor, traces: np.ndarray | torch.Tensor, noise_std: float, kappa: float = 1.0) -> None:
+        """Add one step's FIM traces: trace[i] += kappa * traces / noise_std^2 for i in ``indices``.
+
+        Args:
+          indices: indices of the samples in the step's batch, shape (m,).
+          traces: Tr(J_t^T J_t) of each of them, finite and >= 0, shape (m,) (array or tensor).
+          noise_std: standard deviation of the noise on the clipped sum (sigma C), > 0.
+          kappa: subsampling factor in (0, 1] (default 1, the convexity bound).
+
+        Raises:
+          ValueError: if ``noise_std``/``kappa`` is out of range, the lengths differ, or a trace is
+            negative or not finite.
+        """
         s = check_positive("noise_std", noise_std)
         kap = check_probability("kappa", kappa)
         idx = np.asarray(indices, dtype=np.int64).reshape(-1)
@@ -259,15 +378,27 @@ class FILAccountant:
 
     @property
     def dfil(self) -> np.ndarray:
+        """Per-sample dFIL = accumulated trace / d, shape (n,)."""
         return self.trace / self.dim
 
     def mse_lower_bound(self) -> np.ndarray:
+        """Per-sample Cramer-Rao MSE lower bound 1 / dFIL (inf for never-sampled samples), shape (n,)."""
         return np.asarray(cramer_rao_mse_lower_bound(self.dfil))
 
 
 @dataclass
 class DPSGDFILResult:
-    """Per-sample dFIL and Cramer-Rao MSE bound after DP-SGD with FIL accounting (Alg. 1)."""
+    """Per-sample dFIL and Cramer-Rao MSE bound after DP-SGD with FIL accounting (Alg. 1).
+
+    Attributes:
+      dfil: per-sample dFIL, shape (n,).
+      mse_lower_bound: per-sample 1 / dFIL, shape (n,).
+      kappa: the subsampling factor used.
+      epsilon_step: eps of one step for ``subsampling="amplified"``, else None.
+      settings: the run's settings (noise_multiplier, sample_rate, steps, clip, lr, seed, coords,
+        subsampling, n, dim; repeats when > 1).
+      final_params: the trained parameters (of the last run).
+    """
 
     dfil: np.ndarray
     mse_lower_bound: np.ndarray
@@ -277,6 +408,7 @@ class DPSGDFILResult:
     final_params: dict[str, torch.Tensor] = field(repr=False, default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
+        """JSON-ready summary: dFIL max/median, MSE bound min/median/max (finite), never-sampled count, kappa, eps."""
         b = self.mse_lower_bound
         fin = np.isfinite(b)
         return {
@@ -309,9 +441,10 @@ def dpsgd_fil(
     progress: bool = False,
     repeats: int = 1,
 ) -> DPSGDFILResult:
-    """Train ``module`` with DP-SGD (Poisson sampling at ``sample_rate``, GELU clipping at
-    ``clip``, noise N(0, (noise_multiplier clip)^2 I) on the sum, step lr * sum / (q n)) and
-    account FIL per sample as in Guo et al. 2022, Alg. 1.
+    """Train ``module`` with DP-SGD and account FIL per sample as in Guo et al. 2022, Alg. 1.
+
+    Poisson sampling at ``sample_rate``, GELU clipping at ``clip``, noise
+    N(0, (noise_multiplier clip)^2 I) on the sum, step lr * sum / (q n).
 
     ``subsampling="convexity"``: kappa = 1 (Thm 4 Eq. 2, always valid). ``"amplified"``:
     kappa = q/(q + (1-q) e^{-eps}) (Eq. 3) with eps the exact (eps, delta)-DP of one step:
@@ -328,6 +461,32 @@ def dpsgd_fil(
     Scaling: the noise on the clipped sum has std sigma C, so each step adds
     kappa Tr(J_t^T J_t) / (sigma C)^2 (as the authors' code, which divides by sigma * C; the
     paper's Alg. 1 line 10 writes kappa / sigma^2, i.e. C = 1).
+
+    Args:
+      module: the torch module to train (its parameters are copied, not modified).
+      X: training inputs, shape (n, ...).
+      Y: integer labels, shape (n,).
+      noise_multiplier: sigma > 0.
+      sample_rate: Poisson sampling rate q in (0, 1].
+      steps: number of steps T >= 1.
+      clip: clipping norm C > 0.
+      lr: learning rate > 0 (default 0.1).
+      seed: seed of the batches and noise (an integer >= 0; seed + 1 seeds the coordinate sampling).
+      coords: coordinates sampled per sample and step (an integer >= 1); None (default) for all.
+      subsampling: "convexity" (default, kappa = 1) or "amplified".
+      delta: delta of the per-step eps for "amplified", in (0, 1); None (default) for 1/(n T).
+      chunk: samples per block of per-sample gradients (default 512).
+      progress: show a tqdm progress bar on stderr (default False).
+      repeats: number of runs averaged, an integer >= 1 (default 1).
+
+    Returns:
+      A :class:`DPSGDFILResult` (per-sample dFIL and MSE bound, kappa, epsilon_step, settings,
+      final parameters).
+
+    Raises:
+      ValueError: if a setting is out of range, ``subsampling`` is unknown, or ``X`` and ``Y`` differ
+        in length.
+      TypeError: if a setting has the wrong type.
     """
     repeats = check_int("repeats", repeats, minimum=1)
     if repeats > 1:

@@ -32,9 +32,13 @@ LINKS = ("identity", "logistic", "softmax")
 class GLMModel:
     """Released GLM parameters and the objective they minimise (see module docstring).
 
-    ``theta``: (K, d') with column 0 the intercept when ``intercept``; ``l2``: (d',) per-column
-    L2 coefficients of (1/2) sum_j l2_j ||theta[:, j]||^2; ``classes``: label values of the
-    softmax rows (softmax link only).
+    Attributes:
+      theta: (K, d') parameters, with column 0 the intercept when ``intercept``.
+      link: "identity", "logistic" or "softmax" (see :data:`LINKS`).
+      l2: (d',) per-column L2 coefficients of (1/2) sum_j l2_j ||theta[:, j]||^2.
+      intercept: whether x' = [1, x] (default True).
+      classes: label values of the softmax rows (softmax link only), else None.
+      extras: solver information (e.g. ``grad_norm`` at the returned theta).
     """
 
     theta: np.ndarray
@@ -66,7 +70,15 @@ def _softmax(t: np.ndarray) -> np.ndarray:
 
 
 def glm_mean(link: str, eta: np.ndarray) -> np.ndarray:
-    """The mean function g^{-1}(eta) of ``link`` for eta of shape (..., K)."""
+    """The mean function g^{-1}(eta) of ``link`` for eta of shape (..., K).
+
+    Args:
+      link: "identity", "logistic" (sigmoid) or "softmax" (any other value is treated as softmax).
+      eta: linear predictors, shape (..., K).
+
+    Returns:
+      The means, same shape as ``eta``.
+    """
     if link == "identity":
         return eta
     if link == "logistic":
@@ -75,7 +87,20 @@ def glm_mean(link: str, eta: np.ndarray) -> np.ndarray:
 
 
 def glm_targets(link: str, y: np.ndarray, K: int, classes: np.ndarray | None) -> np.ndarray:
-    """Labels as (n, K): the value itself for K = 1, one-hot for softmax."""
+    """Labels as (n, K): the value itself for K = 1, one-hot for softmax.
+
+    Args:
+      link: the model's link; only "softmax" one-hot encodes.
+      y: labels, shape (n,) (flattened).
+      K: number of rows of theta (classes for softmax).
+      classes: sorted label values of the softmax rows (required for softmax; ignored otherwise).
+
+    Returns:
+      Float array of shape (n, 1), or (n, K) one-hot for softmax.
+
+    Raises:
+      ValueError: if a softmax label is not one of ``classes``.
+    """
     y = np.asarray(y)
     if link != "softmax":
         return y.astype(float).reshape(-1, 1)
@@ -89,7 +114,18 @@ def glm_targets(link: str, y: np.ndarray, K: int, classes: np.ndarray | None) ->
 
 
 def design_matrix(X: np.ndarray, intercept: bool) -> np.ndarray:
-    """Rows of X (flattened to (n, d)) with a leading column of ones when ``intercept``: (n, d')."""
+    """Rows of X (flattened to (n, d)) with a leading column of ones when ``intercept``: (n, d').
+
+    Args:
+      X: features, shape (n, d) or (n, ...) (flattened per row).
+      intercept: prepend a column of ones.
+
+    Returns:
+      Float64 array of shape (n, d + 1) with an intercept, else (n, d).
+
+    Raises:
+      ValueError: if ``X`` holds nan or inf.
+    """
     X = np.asarray(X, dtype=float)
     if X.ndim != 2:
         X = X.reshape(X.shape[0], -1)
@@ -99,7 +135,17 @@ def design_matrix(X: np.ndarray, intercept: bool) -> np.ndarray:
 
 
 def l2_penalty(l2: float, dprime: int, intercept: bool, penalize_intercept: bool) -> np.ndarray:
-    """Per-column L2 coefficients (d',): ``l2`` everywhere, 0 on the intercept unless penalised."""
+    """Per-column L2 coefficients (d',): ``l2`` everywhere, 0 on the intercept unless penalised.
+
+    Args:
+      l2: the L2 coefficient.
+      dprime: d', the number of columns of theta (intercept included).
+      intercept: whether column 0 is the intercept.
+      penalize_intercept: whether the intercept is penalised too.
+
+    Returns:
+      Float array of shape (d',).
+    """
     pen = np.full(dprime, l2)
     if intercept and not penalize_intercept:
         pen[0] = 0.0
@@ -119,12 +165,30 @@ def fit_glm(
 ) -> GLMModel:
     """Fit a GLM to optimality: minimise sum_i l(theta; x_i, y_i) + (l2/2) ||theta||^2.
 
-    ``model``: "linear" (l2 must be 0 or anything: it is ridge if l2 > 0), "ridge", "logistic"
-    (binary labels in {0, 1}) or "multinomial" (integer labels; softmax with one row per class).
     ``penalize_intercept`` follows Balle et al. (True) or scikit-learn (False). Linear and ridge
     regression are solved by least squares; logistic/multinomial by Newton's method with
     backtracking in float64 until the gradient norm is below ``tol`` times its initial value (or
     machine precision is reached). The reference code of Guo et al. uses l2 = n * lam.
+
+    Args:
+      X: features, shape (n, d) (or (n, ...), flattened per row); finite.
+      y: labels or targets, shape (n,).
+      model: "linear" (ridge if l2 > 0: with the default l2 = 1 it is ridge; pass ``l2=0`` for
+        ordinary least squares), "ridge" (l2 > 0), "logistic" (default; binary labels in {0, 1})
+        or "multinomial" (integer labels; softmax with one row per class).
+      l2: L2 coefficient >= 0 (default 1); must be > 0 for ridge, logistic and multinomial.
+      intercept: add an intercept column (default True).
+      penalize_intercept: penalise the intercept too (default True, as Balle et al.).
+      max_iter: maximum Newton iterations, an integer >= 1 (default 100).
+      tol: relative gradient-norm tolerance of the Newton iterations (default 1e-13).
+
+    Returns:
+      The fitted :class:`GLMModel` (``extras["grad_norm"]`` for logistic/multinomial).
+
+    Raises:
+      ValueError: if ``model`` is unknown, ``l2`` is negative or 0 where it must be > 0, ``X``/``y``
+        hold non-finite values or differ in length, or the labels do not fit the model.
+      TypeError: if an argument has the wrong type.
     """
     check_choice("model", model, ("linear", "ridge", "logistic", "multinomial"))
     l2 = check_nonnegative("l2", l2)
@@ -220,6 +284,17 @@ def glm_model_from_sklearn(estimator: Any) -> GLMModel:
     l2 = 1/C, intercept unpenalised; binary, or multinomial with one row per class). The attack
     is exact only if the estimator was solved to optimality (e.g. ``solver="newton-cholesky"``,
     small ``tol``).
+
+    Args:
+      estimator: the fitted scikit-learn estimator.
+
+    Returns:
+      The :class:`GLMModel` of its parameters and objective.
+
+    Raises:
+      TypeError: if ``estimator`` is not one of the supported classes.
+      ValueError: if it is not fitted, a logistic regression uses another penalty than L2 or was
+        fitted on binary labels other than {0, 1}, or a regression has several outputs.
     """
     from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 

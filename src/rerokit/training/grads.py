@@ -30,7 +30,17 @@ CLIP_EPS = 1e-6
 
 
 def sample_loss(fm, theta: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """Cross-entropy ``l(theta, (x, y))`` of ONE sample ``x`` (no batch dim) with label ``y`` (scalar)."""
+    """Cross-entropy ``l(theta, (x, y))`` of ONE sample ``x`` (no batch dim) with label ``y`` (scalar).
+
+    Args:
+      fm: the :class:`~rerokit.training.models.FunctionalModel` (``fm.logits(theta, X)``).
+      theta: flat parameters, shape (P,).
+      x: one input, without the batch dimension.
+      y: its integer class label, a 0-d tensor.
+
+    Returns:
+      The loss, a 0-d tensor (differentiable in ``theta``; unchecked, safe under ``vmap``/``grad``).
+    """
     out = fm.logits(theta, x.unsqueeze(0))
     return F.cross_entropy(out, y.unsqueeze(0))
 
@@ -58,7 +68,25 @@ def _check_labels(fm, theta: torch.Tensor, x1: torch.Tensor, y: torch.Tensor, na
 
 
 def per_sample_grads(fm, theta: torch.Tensor, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """``(n, P)``: row i is ``grad_theta l(theta, (X[i], y[i]))`` (cross-entropy of one sample)."""
+    """``(n, P)``: row i is ``grad_theta l(theta, (X[i], y[i]))`` (cross-entropy of one sample).
+
+    Computed as ``vmap(grad(l))`` (torch.func). Outside a torch.func transform the labels are also
+    checked against the model's number of outputs.
+
+    Args:
+      fm: the :class:`~rerokit.training.models.FunctionalModel`.
+      theta: flat parameters, shape (P,) with P = ``fm.num_params``.
+      X: inputs, shape (n, ...).
+      y: integer class labels, shape (n,).
+
+    Returns:
+      The per-sample gradients, a tensor of shape (n, P) and ``theta``'s dtype.
+
+    Raises:
+      ValueError: if ``theta`` is not of shape (P,), ``X`` and ``y`` disagree on n or ``y`` is not
+        1-D, or a label is outside [0, number of outputs).
+      TypeError: if ``X``/``y`` are not tensors or ``y`` is not an integer dtype.
+    """
     _check_batch(fm, theta, X, y)
     if X.shape[0] and not any(_under_transform(t) for t in (theta, X, y)):
         _check_labels(fm, theta, X[:1], y)  # data-dependent check: skipped under vmap/grad
@@ -81,7 +109,16 @@ def _psg(fm, theta, X, y):
 
 
 def clip_factors(G: torch.Tensor, C: float | None, eps: float = CLIP_EPS) -> torch.Tensor:
-    """``(..., n)`` factors ``min(1, C / (||G[i]|| + eps))`` (all ones if ``C`` is None)."""
+    """``(..., n)`` factors ``min(1, C / (||G[i]|| + eps))`` (all ones if ``C`` is None).
+
+    Args:
+      G: per-sample gradients, shape (..., n, P).
+      C: clipping norm (not validated here), or None for no clipping.
+      eps: guard added to the norm (default :data:`CLIP_EPS`, Opacus' 1e-6).
+
+    Returns:
+      The factors, a tensor of shape ``G.shape[:-1]`` with values in (0, 1].
+    """
     if C is None:
         return torch.ones(G.shape[:-1], dtype=G.dtype, device=G.device)
     norms = torch.linalg.vector_norm(G, dim=-1)
@@ -92,6 +129,18 @@ def clip_rows(G: torch.Tensor, C: float | None, eps: float = CLIP_EPS) -> torch.
     """Clip each row of ``G`` (..., P) to norm at most ``C``: ``G[i] * min(1, C / (||G[i]|| + eps))``.
 
     ``C=None`` returns ``G`` unchanged (non-private training). See the module docstring for the guard.
+
+    Args:
+      G: per-sample gradients, shape (..., P).
+      C: clipping norm C > 0, or None for no clipping.
+      eps: guard added to the norm, >= 0 (default :data:`CLIP_EPS`).
+
+    Returns:
+      The clipped gradients, same shape and dtype as ``G`` (each row of norm at most C).
+
+    Raises:
+      ValueError: if ``C`` is not a finite number > 0 or ``eps`` is negative or not finite.
+      TypeError: if ``C``/``eps`` is not a number.
     """
     if C is not None:
         C = check_positive("C", C)
@@ -100,7 +149,22 @@ def clip_rows(G: torch.Tensor, C: float | None, eps: float = CLIP_EPS) -> torch.
 
 
 def per_sample_clipped_grads(fm, theta: torch.Tensor, X: torch.Tensor, y: torch.Tensor, C: float | None) -> torch.Tensor:
-    """``(n, P)``: ``clip_C(grad_theta l(theta, (X[i], y[i])))`` row by row (``C=None``: unclipped)."""
+    """``(n, P)``: ``clip_C(grad_theta l(theta, (X[i], y[i])))`` row by row (``C=None``: unclipped).
+
+    Args:
+      fm: the :class:`~rerokit.training.models.FunctionalModel`.
+      theta: flat parameters, shape (P,).
+      X: inputs, shape (n, ...).
+      y: integer class labels, shape (n,).
+      C: clipping norm C > 0, or None for no clipping.
+
+    Returns:
+      The clipped per-sample gradients, a tensor of shape (n, P).
+
+    Raises:
+      ValueError: as :func:`per_sample_grads`, or if ``C`` is not a finite number > 0.
+      TypeError: as :func:`per_sample_grads`.
+    """
     if C is not None:
         C = check_positive("C", C)
     return clip_rows(per_sample_grads(fm, theta, X, y), C)

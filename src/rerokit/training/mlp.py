@@ -97,7 +97,15 @@ class MLPInputs:
     Y: torch.Tensor | None = None
 
     def per_model(self, name: str) -> torch.Tensor:
-        """A per-block tensor (G, ..., n_b) as (K, ..., n) over all columns (shared blocks broadcast)."""
+        """A per-block tensor (G, ..., n_b) as (K, ..., n) over all columns (shared blocks broadcast).
+
+        Args:
+          name: the block attribute to gather, e.g. ``"sq"`` or ``"Y"``.
+
+        Returns:
+          The tensor over all n columns: (K, ..., n), or the block's own (1, ..., n) tensor when one
+          block serves every model.
+        """
         if len(self.blocks) == 1 and self.blocks[0].groups in (1, self.K):
             return getattr(self.blocks[0], name)
         parts = []
@@ -150,7 +158,16 @@ class MLPPlan:
     """One parse of an ``nn.Sequential`` of [Flatten], Linear and activation layers.
 
     Activations before the first Linear have no parameters: they are applied to the inputs once,
-    in :meth:`block`. Raises ``ValueError`` for any other module (see :func:`mlp_plan`).
+    in :meth:`block`.
+
+    Args:
+      fm: the :class:`~rerokit.training.models.FunctionalModel` whose module is parsed.
+
+    Raises:
+      TypeError: if ``fm`` is not a ``FunctionalModel``.
+      ValueError: for any other module: not an ``nn.Sequential``, a layer other than a leading
+        ``Flatten(1, -1)``, ``Linear`` and the supported activations, shared or extra parameters, or
+        no Linear layer (see :func:`mlp_plan`).
     """
 
     def __init__(self, fm: FunctionalModel):
@@ -201,11 +218,14 @@ class MLPPlan:
         before the first Linear, appends a column of ones when the first Linear has a bias.
 
         Args:
-            X: (G, n, ...) samples of G groups (G = 1: shared by every model).
-            y: (G, n) integer labels, or None (then no gradients, only forward).
+          X: (G, n, ...) samples of G groups (G = 1: shared by every model).
+          y: (G, n) integer labels, or None (then no gradients, only forward).
 
         Returns:
-            The block, for :meth:`inputs`.
+          The block, for :meth:`inputs`.
+
+        Raises:
+          ValueError: if the samples are not vectors and the model has no leading Flatten.
         """
         G, nb = int(X.shape[0]), int(X.shape[1])
         h = X.reshape(G, nb, -1) if self.has_flatten else X
@@ -225,12 +245,15 @@ class MLPPlan:
         """The columns of ``K`` models: the blocks concatenated along the samples.
 
         Args:
-            K: number of models; each block's group count G divides K, and model k uses group
-                ``k // (K / G)`` of every block.
-            *blocks: from :meth:`block`.
+          K: number of models; each block's group count G divides K, and model k uses group
+            ``k // (K / G)`` of every block.
+          *blocks: from :meth:`block`.
 
         Returns:
-            The inputs of the K models (n = total columns).
+          The inputs of the K models (n = total columns).
+
+        Raises:
+          ValueError: if a block's group count does not divide ``K``.
         """
         out, start = [], 0
         for b in blocks:
@@ -289,11 +312,11 @@ class MLPPlan:
         """Batched forward of K models, recording what :meth:`backward` needs.
 
         Args:
-            theta: (K, P) flat parameters (``FunctionalModel`` layout).
-            inp: the models' columns (:meth:`inputs`).
+          theta: (K, P) flat parameters (``FunctionalModel`` layout).
+          inp: the models' columns (:meth:`inputs`).
 
         Returns:
-            The tape; ``tape.logits`` is (K, classes, n).
+          The tape; ``tape.logits`` is (K, classes, n).
         """
         ins, acts, h = [], [], None
         for op in self.ops:
@@ -313,12 +336,12 @@ class MLPPlan:
         (elu, relu, tanh, sigmoid) or autograd (others, e.g. GELU).
 
         Args:
-            theta: (K, P) the parameters of the forward.
-            tape: from :meth:`forward`.
-            inp: the same inputs, with labels.
+          theta: (K, P) the parameters of the forward.
+          tape: from :meth:`forward`.
+          inp: the same inputs, with labels.
 
         Returns:
-            ``[delta_1, ...]`` in layer order, each (K, out, n): dl_i/dz of that layer.
+          ``[delta_1, ...]`` in layer order, each (K, out, n): dl_i/dz of that layer.
         """
         u = torch.softmax(tape.logits, dim=1).sub_(inp.Y)
         deltas: list[torch.Tensor] = [None] * len(self.linears)  # type: ignore[list-item]
@@ -419,15 +442,15 @@ class MLPPlan:
         """Per-sample clipped weighted sums (ghost clipping, Goodfellow 2015; Li et al. 2022).
 
         Args:
-            theta: (K, P) parameters of the K models.
-            inp: their columns (:meth:`inputs`), n in all.
-            C: clipping norm; None = no clipping.
-            w: (K, n) per-sample weights (DP-SGD's batch mask); None = all ones.
-            target: (K,) one column per model, or None.
+          theta: (K, P) parameters of the K models.
+          inp: their columns (:meth:`inputs`), n in all, with labels.
+          C: clipping norm (> 0, not validated here); None = no clipping.
+          w: (K, n) per-sample weights (DP-SGD's batch mask); None = all ones.
+          target: (K,) one column per model, or None.
 
         Returns:
-            ``(s, s_target)``: ``s[k] = sum_i w[k, i] clip_C(g_{k,i})`` (K, P) and
-            ``s_target[k] = w[k, t_k] clip_C(g_{k, t_k})`` (K, P), or None without ``target``.
+          ``(s, s_target)``: ``s[k] = sum_i w[k, i] clip_C(g_{k,i})`` (K, P) and
+          ``s_target[k] = w[k, t_k] clip_C(g_{k, t_k})`` (K, P), or None without ``target``.
         """
         tape = self.forward(theta, inp)
         deltas = self.backward(theta, tape, inp)
@@ -446,11 +469,11 @@ class MLPPlan:
         Sec. V-A(b), Table V), used through the training engine as ``clipped_sums(C=None) / n``.
 
         Args:
-            theta: (K, P) parameters.
-            inp: the columns of the K models (:meth:`inputs`).
+          theta: (K, P) parameters.
+          inp: the columns of the K models (:meth:`inputs`), with labels.
 
         Returns:
-            (K, P): ``(1/n) sum_i grad l(theta_k, z_i)``.
+          (K, P): ``(1/n) sum_i grad l(theta_k, z_i)``.
         """
         return self.clipped_sums(theta, inp, None)[0] / inp.n
 
@@ -465,15 +488,16 @@ class MLPPlan:
         T steps share its candidates (one block of T models per trial).
 
         Args:
-            thetas: (k, T, P) parameters theta_t of k trials.
-            gbar: (k, T, P) the vectors to score against (g-bar_t, or the noisy sums).
-            Xc: (k, N, ...) each trial's candidates; yc: (k, N) their labels.
-            C: clipping norm (> 0).
-            max_elements: trials are processed in chunks of about this many activations.
+          thetas: (k, T, P) parameters theta_t of k trials.
+          gbar: (k, T, P) the vectors to score against (g-bar_t, or the noisy sums).
+          Xc: (k, N, ...) each trial's candidates.
+          yc: (k, N) their integer labels.
+          C: clipping norm (> 0, not validated here).
+          max_elements: trials are processed in chunks of about this many activations (default 2^24).
 
         Returns:
-            ``(inner, sqnorm)``, each (k, T, N): ``<clip_C(g_{t,i}), gbar_t> / C^2`` and
-            ``||clip_C(g_{t,i})||^2 / C^2``.
+          ``(inner, sqnorm)``, each (k, T, N): ``<clip_C(g_{t,i}), gbar_t> / C^2`` and
+          ``||clip_C(g_{t,i})||^2 / C^2``.
         """
         k, T, P = thetas.shape
         N = int(Xc.shape[1])
@@ -503,10 +527,13 @@ def mlp_plan(fm: FunctionalModel) -> MLPPlan | None:
     """The :class:`MLPPlan` of ``fm``, or None if its module is not a supported MLP.
 
     Args:
-        fm: the model.
+      fm: the model.
 
     Returns:
-        The plan, or None (e.g. a CNN, or a Sequential with other layers).
+      The plan, or None (e.g. a CNN, or a Sequential with other layers).
+
+    Raises:
+      TypeError: if ``fm`` is not a ``FunctionalModel``.
     """
     try:
         return MLPPlan(fm)

@@ -60,12 +60,36 @@ def record_opacus_transcript(
 ) -> Transcript:
     """Train a copy of ``module`` with Opacus DP-SGD on ``X`` (n, ...), ``y`` (n,) and return the transcript.
 
-    ``theta0`` (P,): starting parameters (default: the module's current ones). The module passed
-    in is not modified. Loss: cross-entropy, per-sample gradients of the summed loss.
-    Randomness: the sampler and the noise use ``torch.Generator``s seeded from ``seed`` (Opacus'
-    streams, so the draws differ from :func:`rerokit.training.train_dpsgd`'s for the same seed).
-    Returns a single-run :class:`Transcript` (``record="full"`` layout) whose ``settings``
-    include ``accountant_history`` (also ``transcript.dp_history()``).
+    The module passed in is not modified. Loss: cross-entropy, per-sample gradients of the summed
+    loss. Randomness: the sampler and the noise use ``torch.Generator``s seeded from ``seed``
+    (Opacus' streams, so the draws differ from :func:`rerokit.training.train_dpsgd`'s for the same
+    seed).
+
+    Args:
+      module: the torch module to train (deep-copied).
+      X: training inputs, a tensor of shape (n, ...) with n >= 1 (cast to the module's dtype).
+      y: integer class labels, a tensor of shape (n,), in [0, number of outputs).
+      target_index: index of the target z* in ``X`` (in [0, n)), or None to treat every point as
+        known (``gbar`` is then exactly the noise).
+      noise_multiplier: sigma >= 0 (noise std sigma C on the clipped sum).
+      clip: clipping norm C > 0.
+      steps: number of steps T >= 1.
+      lr: learning rate > 0.
+      sample_rate: Poisson sampling rate q in (0, 1] (default 1: full batch).
+      seed: seed of the sampler and noise generators, an integer >= 0 (default 0).
+      theta0: starting parameters, a tensor of shape (P,) (default: the module's current ones).
+      momentum: SGD momentum in [0, 1) (default 0).
+      secure_mode: passed to Opacus' ``DPOptimizer`` (default False).
+
+    Returns:
+      A single-run :class:`Transcript` (``record="full"`` layout) whose ``settings`` include
+      ``accountant_history`` (also ``transcript.dp_history()``) and ``trainer="opacus"``.
+
+    Raises:
+      ValueError: if a setting is out of range, ``X``/``y`` shapes disagree or n = 0,
+        ``target_index`` is out of range, ``theta0`` has the wrong shape, or a label is out of range.
+      TypeError: if ``X``/``y`` are not tensors, ``y`` is not an integer dtype, or a setting has the
+        wrong type.
     """
     from opacus import GradSampleModule
     from opacus.accountants import RDPAccountant

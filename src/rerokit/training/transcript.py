@@ -55,10 +55,16 @@ class Transcript:
 
     @property
     def steps(self) -> int:
+        """Number of recorded steps T."""
         return int(self.thetas.shape[-2])
 
     @property
     def num_trials(self) -> int:
+        """Number of trials K of a batched transcript.
+
+        Raises:
+          ValueError: if the transcript is not batched.
+        """
         if not self.batched:
             raise ValueError("transcript is not batched (num_trials is only defined for train_dpsgd_many outputs)")
         return int(self.thetas.shape[0])
@@ -67,7 +73,18 @@ class Transcript:
         return self.num_trials if self.batched else self.steps
 
     def trial(self, k: int) -> "Transcript":
-        """The single-run transcript of trial ``k`` of a batched transcript."""
+        """The single-run transcript of trial ``k`` of a batched transcript.
+
+        Args:
+          k: the trial index, an integer in [-K, K) (negative counts from the end).
+
+        Returns:
+          A non-batched :class:`Transcript` (tensor views; ``settings`` copied; its own target index
+          and seed).
+
+        Raises:
+          ValueError: if the transcript is not batched, or ``k`` is out of range.
+        """
         if not self.batched:
             raise ValueError("trial(k) needs a batched transcript")
         K = self.num_trials
@@ -112,7 +129,14 @@ class Transcript:
         return [(float(s["noise_multiplier"]), float(s["sample_rate"]), int(s["steps"]))]
 
     def to(self, dtype: torch.dtype) -> "Transcript":
-        """A copy with the float tensors cast to ``dtype`` (masks stay bool)."""
+        """A copy with the float tensors cast to ``dtype`` (masks stay bool).
+
+        Args:
+          dtype: the torch floating dtype for thetas, gbar, final_theta and noisy_sums.
+
+        Returns:
+          A new :class:`Transcript` (other fields shared).
+        """
         return replace(
             self,
             thetas=self.thetas.to(dtype),
@@ -137,4 +161,15 @@ class Transcript:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Transcript":
+        """The transcript from a :meth:`to_dict` dict (e.g. after ``torch.load``).
+
+        Args:
+          d: the dict, with the dataclass's field names as keys.
+
+        Returns:
+          The :class:`Transcript`.
+
+        Raises:
+          TypeError: if ``d`` has a key that is not a field, or lacks a required one.
+        """
         return cls(**d)
