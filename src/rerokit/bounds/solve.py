@@ -114,6 +114,8 @@ def calibrate_monotone(
         raise ValueError(f"need 0 < lower <= start <= upper (finite), got {lower!r}, {start!r}, {upper!r}")
     if not (rtol > 0 and growth > 1):
         raise ValueError("rtol must be > 0 and growth > 1")
+    if transform not in _TRANSFORMS:
+        raise ValueError(f"transform must be one of {', '.join(_TRANSFORMS)}, got {transform!r}")
     tf = _TRANSFORMS[transform]
     t_target = tf(target)
     up = feasible == "above"  # direction in which feasibility is reached

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Sequence, Union
 
 from rerokit.report.format import Lead, Num, Sentence, fmt, plain

@@ -17,7 +17,6 @@ value is representable) are left to ``--json``. Only the standard library and
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable
 
 from rerokit.report.format import Lead, fmt, fmt_bracket, fmt_log10
