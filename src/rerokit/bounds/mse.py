@@ -24,15 +24,8 @@ from typing import Sequence
 
 import numpy as np
 
-from rerokit._validate import (
-    check_choice,
-    check_int,
-    check_nonnegative,
-    check_positive,
-    check_probability,
-    check_real,
-    check_real_array,
-)
+from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive, check_probability
+from rerokit._validate import check_real, check_real_array
 from rerokit.bounds.types import Bound
 
 __all__ = [

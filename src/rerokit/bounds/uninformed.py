@@ -44,14 +44,8 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from rerokit._validate import (
-    check_int,
-    check_nonnegative,
-    check_positive,
-    check_probability,
-    check_real,
-    check_real_array,
-)
+from rerokit._validate import check_int, check_nonnegative, check_positive, check_probability, check_real
+from rerokit._validate import check_real_array
 from rerokit.bounds.solve import AllFeasible, NoFeasibleValue, calibrate_monotone
 from rerokit.bounds.types import Bound
 

@@ -19,15 +19,8 @@ import argparse
 import math
 from typing import Any
 
-from rerokit.cli._common import (
-    add_delta_arg,
-    add_json_flag,
-    add_prior_args,
-    add_schedule_args,
-    baseline_from_args,
-    help_kw,
-    prior_echo,
-)
+from rerokit.cli._common import add_delta_arg, add_json_flag, add_prior_args, add_schedule_args
+from rerokit.cli._common import baseline_from_args, help_kw, prior_echo
 
 _LN10 = math.log(10.0)
 

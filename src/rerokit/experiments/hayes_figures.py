@@ -26,14 +26,8 @@ from typing import Any, Sequence
 
 from rerokit._files import check_output_dir
 from rerokit._validate import check_choice, check_int, check_positive, check_probability
-from rerokit.experiments.audit import (
-    PRIOR_AWARE_ATTACKS,
-    AuditConfig,
-    make_trial,
-    rero_gamma,
-    run_gradient_audit,
-    run_prior_aware_audit,
-)
+from rerokit.experiments.audit import PRIOR_AWARE_ATTACKS, AuditConfig, make_trial, rero_gamma
+from rerokit.experiments.audit import run_gradient_audit, run_prior_aware_audit
 
 __all__ = ["fig3", "fig5", "fig8", "CSV_FIELDS"]
 
