@@ -62,6 +62,7 @@ class MembershipRisk:
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "advantage": self.advantage,
+            "membership_advantage": self.advantage,  # alias, as in `rerokit bound dpsgd --json`
             "advantage_interval": list(self.advantage_interval),
         }
         for f, v in self.tpr_at_fpr.items():

@@ -711,6 +711,7 @@ class TradeoffCurve:
             "adjacency": self.adjacency,
             "method": self.method,
             "advantage": adv.value,
+            "membership_advantage": adv.value,  # the same number under the name the issue/JSON readers expect
             "advantage_interval": list(adv.interval),
         }
         for a, lo, hi in zip(fprs, tpr.lower, tpr.upper):

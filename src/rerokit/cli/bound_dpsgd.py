@@ -82,6 +82,7 @@ FIELDS = [
     ("comparisons.note", "why comparisons.epsilon is inf, when it is"),
     ("membership.advantage", "upper bound on TPR - FPR of any membership-inference test (the same trade-off "
                              "curve as gamma; Kulynych et al. 2025)"),
+    ("membership.membership_advantage", "the same number as membership.advantage (alias)"),
     ("membership.advantage_interval", "certified bracket of the membership advantage"),
     ("membership.tpr_at_fpr_0.001", "upper bound on the TPR of any membership test at false-positive rate 0.001"),
     ("membership.tpr_at_fpr_0.01", "the same at false-positive rate 0.01"),
