@@ -105,7 +105,7 @@ def _precheck(args: argparse.Namespace, figure: str, files: list[str], *, prior_
     """Output folder, repeated sweep values and the memory of one chunk of trials, before any work."""
     from rerokit._files import check_output_dir
     from rerokit._validate import check_int
-    from rerokit.cli.audit import check_audit_memory
+    from rerokit.experiments.audit import check_audit_memory
     from rerokit.experiments.audit import AuditConfig
 
     check_output_dir("out_dir", args.out_dir, files=[f"{figure}.png", f"{figure}.csv", *files])
