@@ -114,23 +114,24 @@ def fixed_threads(n: int | None) -> Iterator[None]:
     n = check_int("threads", n, minimum=1)
     torch = None
     if "torch" in sys.modules or importlib.util.find_spec("torch") is not None:
-        import torch  # noqa: F811 - optional
+        import torch  # optional
 
         before = torch.get_num_threads()
-        if before != n:
-            torch.set_num_threads(n)
-    with contextlib.ExitStack() as stack:
-        try:
-            from threadpoolctl import threadpool_limits
+    try:
+        with contextlib.ExitStack() as stack:
+            try:
+                from threadpoolctl import threadpool_limits
 
-            stack.enter_context(threadpool_limits(limits=n, user_api="blas"))
-        except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-            pass
-        try:
+                stack.enter_context(threadpool_limits(limits=n, user_api="blas"))
+            except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+                pass
+            if torch is not None:
+                torch.set_num_threads(n)
             yield
-        finally:
-            if torch is not None and torch.get_num_threads() != before:
-                torch.set_num_threads(before)
+    finally:
+        # last: threadpoolctl's own restore (MKL, torch's BLAS) can change torch's count
+        if torch is not None and torch.get_num_threads() != before:
+            torch.set_num_threads(before)
 
 
 BlockFn = Callable[[Any, Block], Iterable[tuple[int, Any]]]
@@ -213,12 +214,28 @@ def _check_address(address: str) -> str:
         raise ValueError(f"address must be host:port of a Ray cluster (e.g. 10.0.0.5:6379, ray://10.0.0.5:10001) or "
                          f"auto, got {address!r}")
     try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=_CONNECT_TIMEOUT_S):
-            pass
+        sock = socket.create_connection((host.strip("[]"), int(port)), timeout=_CONNECT_TIMEOUT_S)
     except OSError as exc:
         reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
         raise ValueError(f"address {address}: cannot reach a Ray cluster there ({reason} within "
                          f"{_CONNECT_TIMEOUT_S:g} s)") from None
+    # Ray's GCS (and Ray Client) are gRPC servers: an HTTP/2 server answers a client preface with a
+    # SETTINGS frame. Anything else (a closed connection, HTTP/1, silence) is not a Ray cluster, and
+    # Ray's own connection attempts would take minutes to give up.
+    try:
+        with sock:
+            sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+            head = b""
+            while len(head) < 9:
+                chunk = sock.recv(9 - len(head))
+                if not chunk:
+                    break
+                head += chunk
+    except OSError:
+        head = b""
+    if len(head) < 9 or head[3] != 0x04:
+        raise ValueError(f"address {address}: the service there is not a Ray cluster (no gRPC answer within "
+                         f"{_CONNECT_TIMEOUT_S:g} s)")
     return address
 
 
@@ -239,6 +256,30 @@ def _worker_pythonpath() -> str:
         if os.path.isdir(p) and os.path.realpath(p) not in own and p not in entries:
             entries.append(p)
     return os.pathsep.join(entries)
+
+
+@contextlib.contextmanager
+def _quiet_connect() -> Iterator[None]:
+    """While connecting to an existing cluster: at most ~5 connection tries of at most 5 s each
+    (unless the user set RAY_gcs_server_port_wait_time_s / RAY_py_gcs_connect_timeout_s) and Ray's
+    native stderr output dropped (fd 2 to /dev/null)."""
+    limits = {"RAY_gcs_server_port_wait_time_s": str(int(_CONNECT_TIMEOUT_S)),
+              "RAY_py_gcs_connect_timeout_s": str(int(_CONNECT_TIMEOUT_S))}
+    set_here = [k for k in limits if k not in os.environ]
+    for k in set_here:
+        os.environ[k] = limits[k]
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+        for k in set_here:
+            os.environ.pop(k, None)
 
 
 class _BlockWorker:
@@ -286,26 +327,35 @@ class RayExecutor(Executor):
         self._actor_key: Any = None
 
     def describe(self) -> str:
-        n = self.workers or (len(self._actors) or "all CPUs as")
-        return f"ray, {n} workers"
+        return "ray" if self.workers is None else f"ray, {self.workers} worker{'s' if self.workers > 1 else ''}"
 
     # -- cluster and actors
     def _connect(self):
         ray = _ray()
-        if not ray.is_initialized():
-            import logging
+        if ray.is_initialized():
+            current = ray.get_runtime_context().gcs_address
+            if self.address not in (None, "auto") and self.address.split("://")[-1] != current:
+                raise ValueError(f"address {self.address}: Ray is already initialised in this process with the "
+                                 f"cluster at {current}; use that address or none")
+            return ray
+        import logging
 
-            kw: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
-            if self.address is None:
-                kw.update(address="local", num_cpus=self.workers or os.cpu_count() or 1)
-            else:
-                kw.update(address=self.address)
-            try:
+        kw: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+        if self.address is None:
+            kw.update(address="local", num_cpus=self.workers or os.cpu_count() or 1)
+            quiet: Any = contextlib.nullcontext()
+        else:
+            kw.update(address=self.address)
+            # something that accepts TCP but is not a Ray cluster: fail after a few tries (Ray's default is
+            # ~20), without Ray's native per-try warnings on stderr (the error is one line)
+            quiet = _quiet_connect()
+        try:
+            with quiet:
                 ray.init(**kw)
-            except (ConnectionError, TimeoutError, RuntimeError) as exc:
-                where = "a local Ray cluster" if self.address is None else f"the Ray cluster at {self.address}"
-                raise ValueError(f"cannot start or connect to {where}: {' '.join(str(exc).split())[:300]}") from None
-            self._started = True
+        except (ConnectionError, TimeoutError, RuntimeError) as exc:
+            where = "a local Ray cluster" if self.address is None else f"the Ray cluster at {self.address}"
+            raise ValueError(f"cannot start or connect to {where}: {' '.join(str(exc).split())[:300]}") from None
+        self._started = True
         return ray
 
     def _pool(self, ray, n: int) -> list[Any]:
