@@ -49,6 +49,7 @@ __all__ = [
     "LocalExecutor",
     "RayExecutor",
     "get_executor",
+    "using_executor",
     "plan_blocks",
     "fixed_threads",
 ]
@@ -476,3 +477,23 @@ def get_executor(executor: "str | Executor | None" = "local", *, workers: int | 
             raise ValueError("address names a Ray cluster: it needs executor ray")
         return LocalExecutor()
     return RayExecutor(workers=workers, address=address)
+
+
+@contextlib.contextmanager
+def using_executor(executor: "str | Executor | None" = "local", **options: Any) -> Iterator[Executor]:
+    """``with using_executor(x) as ex:`` the executor of ``x`` (:func:`get_executor`), closed at
+    the end if it was made here (an Executor passed in is left open for its owner).
+
+    Args:
+        executor: a name or an Executor.
+        **options: ``workers``, ``address`` (with a name).
+
+    Returns:
+        A context manager yielding the executor.
+    """
+    ex = get_executor(executor, **options)
+    try:
+        yield ex
+    finally:
+        if ex is not executor:
+            ex.close()

@@ -44,7 +44,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import torch
 
-from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive
+from rerokit._validate import check_int, check_nonnegative, check_positive
 from rerokit.bounds import uninformed as U
 
 __all__ = [

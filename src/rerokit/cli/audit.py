@@ -48,15 +48,14 @@ def _common(p: argparse.ArgumentParser, *, trials: int, chunk: int) -> None:
     p.add_argument("--sample-rate", type=float, default=1.0, help="Poisson sampling rate q in (0, 1] (default 1: full batch)")
     p.add_argument("--clip", type=float, default=0.1, help="clipping norm C > 0 (default 0.1)")
     p.add_argument("--lr", type=float, default=10.0, help="learning rate on the averaged noisy gradient (default 10: test accuracy ~0.8 at eps 1, ~0.9 at eps 16 on digits)")
-    m = p.add_mutually_exclusive_group()
-    m.add_argument("--model", default=None,
+    p.add_argument("--model", default=None,
                    help="mlp (default; Flatten-Linear-ELU-Linear) or cnn (two convolutions, global pooling and a "
                    "linear layer; any CxHxW input: digits 1x8x8, MNIST 1x28x28, CIFAR-10 3x32x32)")
-    m.add_argument("--model-factory", default=None, metavar="MODULE:FUNCTION",
+    p.add_argument("--model-factory", default=None, metavar="MODULE:FUNCTION",
                    help="audit your own torch.nn.Module: package.module:function is called as "
                    "function(sample_shape, num_classes) and must return a module without buffers (no BatchNorm). "
                    "rerokit IMPORTS that module (it runs your code, from the current folder or PYTHONPATH); "
-                   "per-sample gradients by vmap(grad); recorded as settings.model_factory")
+                   "per-sample gradients by vmap(grad); recorded as settings.model_factory; not with --model")
     p.add_argument("--hidden", type=int, nargs="+", default=[10], help="MLP hidden widths (default 10); cnn: width")
     p.add_argument("--n-known", type=int, default=None,
                    help="|D-|, the known training points (default min(999, dataset size - N))")
@@ -136,6 +135,8 @@ def _run(args: argparse.Namespace, kind: str, **kw: Any) -> dict[str, Any]:
     """One library call (:func:`rerokit.experiments.audit.run_audit`), rendered by its summary."""
     from rerokit.experiments.audit import run_audit
 
+    if args.model is not None and args.model_factory is not None:
+        raise ValueError("give --model or --model-factory, not both")
     rep = run_audit(
         kind, epsilon=args.epsilon, noise_multiplier=args.noise_multiplier, delta=args.delta, trials=args.trials,
         seed=args.seed, out=args.out, resume=args.resume, chunk_size=args.chunk_size, executor=args.executor,
