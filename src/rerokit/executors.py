@@ -146,7 +146,8 @@ class Executor:
     name = "local"
     threads: int | None = 1
 
-    def run(self, fn: BlockFn, job: Any, blocks: Sequence[Block], emit: Callable[[int, Any], None]) -> None:
+    def run(self, fn: BlockFn, job: Any, blocks: Sequence[Block], emit: Callable[[int, Any], None], *,
+            gpu: bool = False) -> None:
         """Compute ``blocks`` with ``fn(job, block)`` and call ``emit(item, result)`` on the caller's side
         for each item a block hands on.
 
@@ -155,6 +156,7 @@ class Executor:
             job: the run's settings, passed to every block (picklable).
             blocks: from :func:`plan_blocks`.
             emit: called in this process for every item, as soon as it is available.
+            gpu: the blocks run on a CUDA device (Ray workers then reserve a share of the GPUs).
         """
         raise NotImplementedError
 
@@ -186,7 +188,8 @@ class LocalExecutor(Executor):
     def __init__(self, threads: int | None = 1):
         self.threads = None if threads is None else check_int("threads", threads, minimum=1)
 
-    def run(self, fn: BlockFn, job: Any, blocks: Sequence[Block], emit: Callable[[int, Any], None]) -> None:
+    def run(self, fn: BlockFn, job: Any, blocks: Sequence[Block], emit: Callable[[int, Any], None], *,
+            gpu: bool = False) -> None:
         for block in blocks:
             with fixed_threads(self.threads):
                 for item, result in fn(job, block):
@@ -308,7 +311,9 @@ class RayExecutor(Executor):
             default None starts a local one (``ray.init(address="local")``), stopped by
             :meth:`close`. Connecting is checked within 5 seconds.
         threads: intra-op threads per block (default 1; must match the local run for equal results).
-        gpus_per_worker: GPUs each actor reserves (for ``device="cuda"``; default 0).
+        gpus_per_worker: GPUs each actor reserves when the blocks run on a GPU (default: the cluster's
+            GPUs shared evenly by the workers, at most 1 each; Ray hides the GPUs from an actor
+            that reserves none).
 
     If Ray is already initialised in this process (e.g. ``ray.init(num_cpus=2)`` by the caller), that
     connection is used and left open.
@@ -317,12 +322,12 @@ class RayExecutor(Executor):
     name = "ray"
 
     def __init__(self, workers: int | None = None, address: str | None = None, *, threads: int | None = 1,
-                 gpus_per_worker: float = 0.0):
+                 gpus_per_worker: float | None = None):
         _ray()  # installed?
         self.workers = None if workers is None else check_int("workers", workers, minimum=1)
         self.address = None if address is None else _check_address(address)
         self.threads = None if threads is None else check_int("threads", threads, minimum=1)
-        self.gpus_per_worker = float(gpus_per_worker)
+        self.gpus_per_worker = gpus_per_worker
         self._started = False
         self._actors: list[Any] = []
         self._actor_key: Any = None
@@ -359,8 +364,14 @@ class RayExecutor(Executor):
         self._started = True
         return ray
 
-    def _pool(self, ray, n: int) -> list[Any]:
-        key = (n, self.threads, self.gpus_per_worker)
+    def _pool(self, ray, n: int, gpu: bool) -> list[Any]:
+        gpus = 0.0
+        if gpu:
+            have = float(ray.cluster_resources().get("GPU", 0))
+            if have <= 0:
+                raise ValueError("device cuda with executor ray: the Ray cluster has no GPU")
+            gpus = float(self.gpus_per_worker) if self.gpus_per_worker is not None else min(1.0, have / n)
+        key = (n, self.threads, gpus)
         if self._actors and self._actor_key == key:
             return self._actors
         self._kill_actors()
@@ -369,8 +380,8 @@ class RayExecutor(Executor):
             raise ValueError(f"workers={self.workers} but the Ray cluster at {self.address} has {cpus} CPUs")
         opts: dict[str, Any] = dict(num_cpus=1, runtime_env={"env_vars": {"PYTHONPATH": _worker_pythonpath()}},
                                     max_restarts=0)
-        if self.gpus_per_worker > 0:
-            opts["num_gpus"] = self.gpus_per_worker
+        if gpus > 0:
+            opts["num_gpus"] = gpus
         cls = ray.remote(_BlockWorker)
         self._actors = [cls.options(**opts).remote(self.threads) for _ in range(n)]
         self._actor_key = key
@@ -393,12 +404,13 @@ class RayExecutor(Executor):
                 ray.shutdown()
 
     # -- running
-    def run(self, fn: BlockFn, job: Any, blocks: Sequence[Block], emit: Callable[[int, Any], None]) -> None:
+    def run(self, fn: BlockFn, job: Any, blocks: Sequence[Block], emit: Callable[[int, Any], None], *,
+            gpu: bool = False) -> None:
         if not blocks:
             return
         ray = self._connect()
         workers = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        actors = self._pool(ray, workers)
+        actors = self._pool(ray, workers, gpu)
         job_ref = ray.put(job)
         queue = list(reversed(blocks))
         pending: dict[Any, tuple[Any, Block]] = {}

@@ -23,8 +23,8 @@ def _lines(path):
 class _Reversed(LocalExecutor):
     """Blocks in reverse order (as Ray workers may finish them): the file must come out the same."""
 
-    def run(self, fn, job, blocks, emit):
-        super().run(fn, job, list(reversed(blocks)), emit)
+    def run(self, fn, job, blocks, emit, **kw):
+        super().run(fn, job, list(reversed(blocks)), emit, **kw)
 
 
 def test_plan_blocks_fixed_boundaries_and_missing_items():

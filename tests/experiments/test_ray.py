@@ -164,3 +164,27 @@ def _boom(job, block):
         yield i, i
 
 
+
+
+def test_user_model_factory_imports_on_the_workers(cluster, cli, tmp_path, monkeypatch):
+    """--model-factory names a module of the current folder: the workers import it there too."""
+    (tmp_path / "ray_user_models.py").write_text(
+        "from torch import nn\n\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self, shape, classes):\n"
+        "        super().__init__()\n"
+        "        self.conv = nn.Conv2d(shape[0], 2, 3, padding=1)\n"
+        "        self.fc = nn.Linear(2 * shape[1] * shape[2], classes)\n\n"
+        "    def forward(self, x):\n"
+        "        return self.fc(self.conv(x).tanh().flatten(1))\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    argv = ["audit", "prior-aware", "--noise-multiplier", "1", "--trials", "6", "--steps", "3", "--n-known", "9",
+            "--prior-size", "4", "--chunk-size", "2", "--no-progress", "--model-factory", "ray_user_models:Net"]
+    try:
+        loc = cli.json([*argv, "--out", "local.jsonl"])
+        ray_ = cli.json([*argv, "--out", "ray.jsonl", "--executor", "ray", "--workers", "2"])
+    finally:
+        sys.modules.pop("ray_user_models", None)
+    assert (tmp_path / "ray.jsonl").read_bytes() == (tmp_path / "local.jsonl").read_bytes()
+    assert ray_["settings"]["model_factory"] == "ray_user_models:Net" and ray_["success"] == loc["success"]

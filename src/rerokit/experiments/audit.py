@@ -707,7 +707,7 @@ def _run_blocks(job: _Job, fn, trials: int, seed: int, chunk_size: int, out, res
             if bar is not None:
                 bar.update(1)
 
-        ex.run(fn, job, blocks, emit)
+        ex.run(fn, job, blocks, emit, gpu=job.device.startswith("cuda"))
         log.sort()
         recs = [r for r in log if r["trial"] < K]
     finally:

@@ -317,7 +317,7 @@ def train_models_in_blocks(X_fixed, y_fixed, X_targets, y_targets, *, block_size
             bar.update(int(theta.shape[0]))
 
     try:
-        ex.run(_models_block, job, blocks, emit)
+        ex.run(_models_block, job, blocks, emit, gpu=job.device.startswith("cuda"))
     finally:
         if bar is not None:
             bar.close()
