@@ -157,7 +157,8 @@ def add_executor_args(p: argparse.ArgumentParser, *, device: bool = False, what:
     if device:
         g.add_argument("--device", default="cpu",
                        help="cpu (default), cuda (a GPU; error without one) or auto (cuda when available): where "
-                       "the vectorised engines run (recorded in the results; same random numbers on every device)")
+                       "the vectorised engines run (the same random numbers on every device; results agree across "
+                       "devices to rounding)")
 
 
 def executor_from_args(args: argparse.Namespace):

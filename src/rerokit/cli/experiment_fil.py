@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="continue fil_glm.jsonl in --out-dir (same settings); one line per block of 100 draws, so "
                    "an interruption loses at most the block in flight")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    add_executor_args(p, what="blocks of 100 draws")
+    add_executor_args(p, device=True, what="blocks of 100 draws")
     add_json_flag(p)
     p.set_defaults(func=_handle)
 
@@ -59,4 +59,4 @@ def _handle(args: argparse.Namespace) -> dict[str, Any]:
     with executor_from_args(args) as ex:
         return run_fil_glm(args.out_dir, dataset=args.dataset, classes=cls, lam=args.lam, noise_std=args.noise_std,
                            draws=args.draws, seed=args.seed, resume=args.resume, progress=not args.no_progress,
-                           executor=ex)
+                           executor=ex, device=args.device)

@@ -35,9 +35,11 @@ __all__ = ["fil_glm_setup", "run_fil_glm"]
 
 
 def fil_glm_setup(
-    *, dataset: str = "digits", classes: Sequence[int] = (0, 1), lam: float = 1e-2, noise_std: float = 1e-4, data_path: str | None = None
+    *, dataset: str = "digits", classes: Sequence[int] = (0, 1), lam: float = 1e-2, noise_std: float = 1e-4,
+    data_path: str | None = None, device: str = "cpu",
 ) -> dict[str, Any]:
-    """Data, fitted model, per-sample dFIL and bound, and the RDP comparison of the setting."""
+    """Data, fitted model, per-sample dFIL and bound (Jacobians computed on ``device``), and the RDP
+    comparison of the setting."""
     import numpy as np
 
     from rerokit.attacks.glm import fit_glm
@@ -61,9 +63,9 @@ def fil_glm_setup(
     X, y = X[keep], (y[keep] == classes[1]).astype(int)
     n, d = X.shape
     model = fit_glm(X, y, "logistic", n * lam, penalize_intercept=True)
-    dfil = output_perturbation_dfil(model, X, y, s)
+    dfil = output_perturbation_dfil(model, X, y, s, device=device)
     bound = 1.0 / dfil
-    bound_trinv = output_perturbation_trace_inverse_bound(model, X, y, s)
+    bound_trinv = output_perturbation_trace_inverse_bound(model, X, y, s, device=device)
     # Lipschitz constant of the logistic loss in theta: max ||[1, x]||.
     lip = float(np.sqrt(1.0 + (X**2).sum(1)).max())
     eps2 = output_perturbation_rdp(n, lam, s, 2.0, lipschitz=lip)
@@ -124,6 +126,7 @@ def run_fil_glm(
     data_path: str | None = None,
     plot: bool = True,
     executor: Any = "local",
+    device: str = "cpu",
 ) -> dict[str, Any]:
     """Run the Fig. 3 experiment; returns the summary (also the CSV/PNG/JSONL in ``out_dir``).
 
@@ -135,6 +138,7 @@ def run_fil_glm(
 
     Blocks of ``block`` draws (block b seeded with [seed, b]) run on ``executor`` (``"local"``,
     ``"ray"`` or a :class:`rerokit.executors.Executor`), the same records whatever the executor.
+    ``device``: where the dFIL Jacobians are computed.
     """
     import numpy as np
 
@@ -145,7 +149,11 @@ def run_fil_glm(
     seed = check_int("seed", seed, minimum=0)
     out = check_output_dir("out_dir", out_dir)  # not "", not a file (Path("") would be the current folder)
     out.mkdir(parents=True, exist_ok=True)
-    st = fil_glm_setup(dataset=dataset, classes=classes, lam=lam, noise_std=noise_std, data_path=data_path)
+    from rerokit.training.devices import resolve_device
+
+    resolve_device(device)
+    st = fil_glm_setup(dataset=dataset, classes=classes, lam=lam, noise_std=noise_std, data_path=data_path,
+                       device=device)
     X, y, model, n, d = st["X"], st["y"], st["model"], st["n"], st["dim"]
     settings = {
         "experiment": "fil_glm", "dataset": dataset, "classes": list(classes), "lam": lam, "noise_std": noise_std,
