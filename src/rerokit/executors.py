@@ -50,6 +50,7 @@ __all__ = [
     "RayExecutor",
     "get_executor",
     "using_executor",
+    "run_blocks",
     "plan_blocks",
     "fixed_threads",
 ]
@@ -509,3 +510,41 @@ def using_executor(executor: "str | Executor | None" = "local", **options: Any) 
     finally:
         if ex is not executor:
             ex.close()
+
+
+def run_blocks(executor: Executor, fn: BlockFn, job: Any, blocks: Sequence[Block], sink: Callable[[int, Any], None], *,
+               progress: bool = False, desc: str = "blocks", unit: str = "trial", total: int | None = None,
+               initial: int = 0, weight: Callable[[Any], int] | None = None, leave: bool = True,
+               gpu: bool = False) -> None:
+    """:meth:`Executor.run` with one progress bar on this process's stderr counting finished items.
+
+    Args:
+        executor: where the blocks run.
+        fn, job, blocks: as for :meth:`Executor.run`.
+        sink: called with every item and its result (e.g. a :class:`TrialLog`'s ``append``).
+        progress: show the bar (tqdm on stderr); ``desc`` its text (the executor is added when not local),
+            ``unit`` its unit, ``total`` its end (default: the items to do), ``initial`` its start,
+            ``weight(result)`` how many units an item counts (default 1), ``leave`` keep it at the end.
+        gpu: the blocks run on a CUDA device.
+    """
+    bar = None
+    if progress:
+        todo = sum(len(b.todo) for b in blocks)
+        if total is None:
+            total = todo
+        if total > 0:
+            from tqdm.auto import tqdm
+
+            text = desc if executor.name == "local" else f"{desc} ({executor.describe()})"
+            bar = tqdm(total=total, initial=initial, desc=text, unit=unit, leave=leave, file=sys.stderr)
+
+    def emit(item: int, result: Any) -> None:
+        sink(item, result)
+        if bar is not None:
+            bar.update(1 if weight is None else weight(result))
+
+    try:
+        executor.run(fn, job, blocks, emit, gpu=gpu)
+    finally:
+        if bar is not None:
+            bar.close()

@@ -8,7 +8,6 @@ boundaries through :mod:`rerokit.executors` (``local`` or ``ray``).
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
@@ -17,7 +16,7 @@ import numpy as np
 from rerokit._validate import check_choice, check_int, check_positive
 from rerokit.attacks import analytic as A
 from rerokit.bounds import uninformed as U
-from rerokit.executors import get_executor, plan_blocks
+from rerokit.executors import get_executor, plan_blocks, run_blocks
 
 __all__ = ["run_analytic_attack", "trial_schema"]
 
@@ -129,28 +128,18 @@ def run_analytic_attack(
                        backend)
     # fixed blocks of ``chunk`` targets; each block carries its rows (and dataset indices)
     blocks = plan_blocks(k, ch, records, payload=lambda lo, hi: (X[lo:hi], idx[lo:hi]))
-    bar = None
-    if progress:
-        from tqdm import tqdm
 
-        bar = tqdm(total=k, initial=k - sum(len(b.todo) for b in blocks),
-                   desc=f"analytic attack ({backend}{'' if ex.name == 'local' else ', ' + ex.describe()})",
-                   file=sys.stderr, leave=False)
-
-    def emit(i: int, rec: dict[str, Any]) -> None:
+    def keep(i: int, rec: dict[str, Any]) -> None:
         records[i] = rec
         if log is not None:
             log.append(i, rec)
-        if bar is not None:
-            bar.update(1)
 
     try:
-        ex.run(_analytic_block, job, blocks, emit)
+        run_blocks(ex, _analytic_block, job, blocks, keep, progress=progress, desc=f"analytic attack ({backend})",
+                   unit="it", total=k, initial=k - sum(len(b.todo) for b in blocks), leave=False)
         if log is not None:
             log.sort()
     finally:
-        if bar is not None:
-            bar.close()
         if ex is not executor:
             ex.close()
     keys = [key for key in ("mse", "psnr", "ncc", "ssim") if key in records[0]]

@@ -682,7 +682,7 @@ def _run_blocks(job: _Job, fn, trials: int, seed: int, chunk_size: int, out, res
                 schema: dict[str, Any], progress: bool, executor, desc: str,
                 validate: Callable[[], None]) -> tuple[int, int, dict[str, Any], list[dict[str, Any]]]:
     """Open the log, run the missing blocks on the executor, append their trials; the records of 0..trials-1."""
-    from rerokit.executors import get_executor, plan_blocks
+    from rerokit.executors import get_executor, plan_blocks, run_blocks
     from rerokit.experiments.records import TrialLog
     from rerokit.training import trial_seeds
 
@@ -694,25 +694,14 @@ def _run_blocks(job: _Job, fn, trials: int, seed: int, chunk_size: int, out, res
     settings = dict(job.cfg.to_dict(), seed=seed, **extra, chunk_size=chunk_size, device=job.device)
     # every record of the file must be a trial 0..K-1 of this run with the keys it writes
     log = TrialLog(out, settings, resume=resume, trials=K, schema=schema, name="out")
-    bar = None
     try:
         validate()  # data, model and trial construction, before any work
         seeds = trial_seeds(seed, K)
         blocks = plan_blocks(K, chunk_size, log.done, payload=lambda lo, hi: seeds[lo:hi])
-        bar = _bar(sum(len(b.todo) for b in blocks), desc if ex.name == "local" else f"{desc} ({ex.describe()})",
-                   progress)
-
-        def emit(i: int, rec: dict[str, Any]) -> None:
-            log.append(i, rec)
-            if bar is not None:
-                bar.update(1)
-
-        ex.run(fn, job, blocks, emit, gpu=job.device.startswith("cuda"))
+        run_blocks(ex, fn, job, blocks, log.append, progress=progress, desc=desc, gpu=job.device.startswith("cuda"))
         log.sort()
         recs = [r for r in log if r["trial"] < K]
     finally:
-        if bar is not None:
-            bar.close()
         log.close()
         if owned:
             ex.close()
@@ -1013,10 +1002,3 @@ def check_audit_memory(cfg: AuditConfig, trials: int, chunk_size: int, *, full: 
     else:
         check_memory("--steps", need, what, hint="use fewer --steps or a smaller model")
 
-
-def _bar(total: int, desc: str, progress: bool):
-    if not progress or total == 0:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, unit="trial", file=sys.stderr)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import csv
 import math
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -142,7 +141,7 @@ def run_fil_glm(
     """
     import numpy as np
 
-    from rerokit.executors import get_executor, plan_blocks
+    from rerokit.executors import get_executor, plan_blocks, run_blocks
 
     draws = check_int("draws", draws, minimum=1)
     block = check_int("block", block, minimum=1)
@@ -166,23 +165,8 @@ def run_fil_glm(
     log = TrialLog(out / "fil_glm.jsonl", settings, resume=resume, trials=len(blocks), schema=schema)
     try:
         todo = plan_blocks(len(blocks), 1, log.done)  # one block of draws per item, seeded [seed, b]
-        bar = None
-        if progress:
-            from tqdm import tqdm
-
-            bar = tqdm(total=len(todo), desc="GLM attack draws" + ("" if ex.name == "local" else f" ({ex.describe()})"),
-                       file=sys.stderr, unit="block")
-
-        def emit(b: int, rec: dict[str, Any]) -> None:
-            log.append(b, rec)
-            if bar is not None:
-                bar.update(1)
-
-        try:
-            ex.run(_draws_block, _DrawsJob(model, X, y, noise_std, seed, block, draws), todo, emit)
-        finally:
-            if bar is not None:
-                bar.close()
+        run_blocks(ex, _draws_block, _DrawsJob(model, X, y, noise_std, seed, block, draws), todo, log.append,
+                   progress=progress, desc="GLM attack draws", unit="block")
         log.sort()
         tot = np.zeros(n)
         cnt = np.zeros(n)

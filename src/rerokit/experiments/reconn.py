@@ -295,7 +295,7 @@ def train_models_in_blocks(X_fixed, y_fixed, X_targets, y_targets, *, block_size
     Returns:
         (K, P) parameters on the CPU.
     """
-    from rerokit.executors import get_executor, plan_blocks
+    from rerokit.executors import get_executor, plan_blocks, run_blocks
 
     K = int(np.asarray(X_targets).shape[0])
     B = check_int("chunk_size", block_size, minimum=1)
@@ -304,23 +304,10 @@ def train_models_in_blocks(X_fixed, y_fixed, X_targets, y_targets, *, block_size
     blocks = plan_blocks(K, B)
     out: dict[int, torch.Tensor] = {}
     ex = get_executor(executor)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=K, desc=desc if ex.name == "local" else f"{desc} ({ex.describe()})", unit="model",
-                   leave=False, file=sys.stderr)
-
-    def emit(b: int, theta: torch.Tensor) -> None:
-        out[b] = theta
-        if bar is not None:
-            bar.update(int(theta.shape[0]))
-
     try:
-        ex.run(_models_block, job, blocks, emit, gpu=job.device.startswith("cuda"))
+        run_blocks(ex, _models_block, job, blocks, out.__setitem__, progress=progress, desc=desc, unit="model",
+                   total=K, weight=lambda theta: int(theta.shape[0]), leave=False, gpu=job.device.startswith("cuda"))
     finally:
-        if bar is not None:
-            bar.close()
         if ex is not executor:
             ex.close()
     return torch.cat([out[b.index] for b in blocks])

@@ -123,7 +123,7 @@ def run_uninformed_fig2(
     """Run the Fig. 2 experiment and write PNG, CSVs and JSONL into ``out_dir``; returns the
     paths and the per-cell summary. The cells run on ``executor`` (``"local"``, ``"ray"`` or a
     :class:`rerokit.executors.Executor`; each cell draws its own noise: the same records anywhere)."""
-    from rerokit.executors import get_executor, plan_blocks
+    from rerokit.executors import get_executor, plan_blocks, run_blocks
     from rerokit.experiments.records import Int, ListOf, Num, OneOf, TrialLog
 
     sig = [check_positive("sigmas", s) for s in sigmas]
@@ -154,26 +154,9 @@ def run_uninformed_fig2(
     log = TrialLog(out / "uninformed_fig2.jsonl", settings, resume=resume, trials=len(cells), schema=schema)
     try:
         todo = plan_blocks(len(cells), 1, log.done)  # one cell per item, its noise seeded seed * 1009 + cell
-        bar = None
-        if progress:
-            import sys
-
-            from tqdm import tqdm
-
-            bar = tqdm(total=len(cells), initial=len(cells) - len(todo),
-                       desc="uninformed fig2" + ("" if ex.name == "local" else f" ({ex.describe()})"), file=sys.stderr,
-                       leave=False)
-
-        def emit(cid: int, rec: dict[str, Any]) -> None:
-            log.append(cid, rec)
-            if bar is not None:
-                bar.update(1)
-
-        try:
-            ex.run(_cell_block, _Fig2Job(data, tuple(sig), rows, seed, backend, tuple(cells)), todo, emit)
-        finally:
-            if bar is not None:
-                bar.close()
+        run_blocks(ex, _cell_block, _Fig2Job(data, tuple(sig), rows, seed, backend, tuple(cells)), todo, log.append,
+                   progress=progress, desc="uninformed fig2", unit="it", total=len(cells),
+                   initial=len(cells) - len(todo), leave=False)
         log.sort()
         recs = [log.trials[c] for c in range(len(cells))]
     finally:
