@@ -131,8 +131,10 @@ def fixed_threads(n: int | None) -> Iterator[None]:
                 torch.set_num_threads(n)
             yield
     finally:
-        # last: threadpoolctl's own restore (MKL, torch's BLAS) can change torch's count
-        if torch is not None and torch.get_num_threads() != before:
+        # last, and always: threadpoolctl's restore resets OpenMP's count but not MKL's (set to n by
+        # torch above), and torch.set_num_threads restores both; without it later work in this
+        # process (e.g. RecoNN's reconstructor) would run with other MKL threads than in a fresh one
+        if torch is not None:
             torch.set_num_threads(before)
 
 
