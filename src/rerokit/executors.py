@@ -109,7 +109,14 @@ def plan_blocks(total: int, block_size: int, done: Iterable[int] = (),
 @contextlib.contextmanager
 def fixed_threads(n: int | None) -> Iterator[None]:
     """Run the body with ``n`` intra-op threads in torch (if installed) and in numpy's BLAS
-    (through threadpoolctl, if installed), restored afterwards; ``None``: unchanged."""
+    (through threadpoolctl, if installed), restored afterwards.
+
+    Args:
+        n: threads (>= 1); None leaves the process's settings unchanged.
+
+    Returns:
+        A context manager.
+    """
     if n is None:
         yield
         return
@@ -374,15 +381,15 @@ class RayExecutor(Executor):
             if have <= 0:
                 raise ValueError("device cuda with executor ray: the Ray cluster has no GPU")
             gpus = float(self.gpus_per_worker) if self.gpus_per_worker is not None else min(1.0, have / n)
-        key = (n, self.threads, gpus)
+        path = _worker_pythonpath()
+        key = (n, self.threads, gpus, path)
         if self._actors and self._actor_key == key:
             return self._actors
         self._kill_actors()
         cpus = int(ray.cluster_resources().get("CPU", 0))
         if self.address is not None and self.workers is not None and self.workers > cpus:
             raise ValueError(f"workers={self.workers} but the Ray cluster at {self.address} has {cpus} CPUs")
-        opts: dict[str, Any] = dict(num_cpus=1, runtime_env={"env_vars": {"PYTHONPATH": _worker_pythonpath()}},
-                                    max_restarts=0)
+        opts: dict[str, Any] = dict(num_cpus=1, runtime_env={"env_vars": {"PYTHONPATH": path}}, max_restarts=0)
         if gpus > 0:
             opts["num_gpus"] = gpus
         cls = ray.remote(_BlockWorker)
@@ -429,10 +436,11 @@ class RayExecutor(Executor):
                 actor, block = pending.pop(ref)
                 try:
                     items = ray.get(ref)
-                except ray.exceptions.RayTaskError as exc:
-                    raise _block_error(block, exc) from None
-                except ray.exceptions.RayError as exc:  # the worker died (killed, out of memory, ...)
-                    msg = " ".join(str(exc).split())[:300]
+                except ray.exceptions.RayError as exc:
+                    self._keep_finished(ray, pending, emit)
+                    if isinstance(exc, ray.exceptions.RayTaskError):
+                        raise _block_error(block, exc) from None
+                    msg = " ".join(str(exc).split())[:300]  # the worker died (killed, out of memory, ...)
                     raise BlockFailed(f"{block.describe()} failed: its Ray worker died ({type(exc).__name__}: "
                                       f"{msg})") from None
                 if queue:
@@ -444,6 +452,21 @@ class RayExecutor(Executor):
         finally:
             if not ok:  # interrupted or failed: stop the blocks in flight (their work is lost)
                 self._kill_actors()
+
+
+    @staticmethod
+    def _keep_finished(ray, pending: dict[Any, tuple[Any, Block]], emit: Callable[[int, Any], None]) -> None:
+        """After a block failed: hand on the blocks that have finished meanwhile (nothing done is lost)."""
+        if not pending:
+            return
+        done, _ = ray.wait(list(pending), num_returns=len(pending), timeout=0)
+        for ref in done:
+            try:
+                items = ray.get(ref)
+            except ray.exceptions.RayError:
+                continue
+            for item, result in items:
+                emit(item, result)
 
 
 _KEEP_TYPE = (ValueError, TypeError, ArithmeticError, OSError, MemoryError)

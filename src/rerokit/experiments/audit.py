@@ -931,6 +931,8 @@ def run_audit(
                 raise ValueError(f"give the settings in config or as arguments, not both (got config and {given})")
             if not isinstance(config, AuditConfig):
                 raise TypeError(f"config must be an AuditConfig, got {type(config).__name__}")
+            if config.delta is None:  # the delta of the empirical lower bounds, as the command's --delta
+                config = dataclasses.replace(config, delta=check_probability("delta", delta, high_open=True))
             base = config
         trials = DEFAULT_TRIALS[kind] if trials is None else trials
         chunk_size = DEFAULT_CHUNK_SIZE[kind] if chunk_size is None else chunk_size

@@ -272,7 +272,16 @@ def _models_block(job: _ModelsJob, block) -> Any:
 
 def default_models_block(fixed_size: int, hidden: Sequence[int], num_classes: int) -> int:
     """The default block of models (``chunk_size``): the MLP engine's chunk for a shared D- of
-    ``fixed_size`` points (:func:`rerokit.training.engine.shared_chunk_size`)."""
+    ``fixed_size`` points (:func:`rerokit.training.engine.shared_chunk_size`).
+
+    Args:
+        fixed_size: |D-|.
+        hidden: hidden widths of the released MLP.
+        num_classes: its outputs.
+
+    Returns:
+        Models per block (>= 1), e.g. 418 for |D-| = 500 and hidden (10,).
+    """
     from rerokit.training.engine import shared_chunk_size
 
     return shared_chunk_size(int(fixed_size) + 1, max([*hidden, int(num_classes)]))
