@@ -703,6 +703,7 @@ def _run_blocks(job: _Job, fn, trials: int, seed: int, chunk_size: int, out, res
         recs = [r for r in log if r["trial"] < K]
     finally:
         log.close()
+        _STATE.clear()  # the dataset is not kept in this process after the run
         if owned:
             ex.close()
     return K, seed, settings, recs
