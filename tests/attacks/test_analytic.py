@@ -10,6 +10,7 @@ import torch
 from scipy import stats
 
 from rerokit.attacks import analytic as A
+from rerokit.experiments.analytic import run_analytic_attack  # moved from rerokit.attacks.analytic
 from rerokit.bounds import uninformed as U
 from rerokit.data import load_dataset
 
@@ -145,7 +146,7 @@ def test_run_analytic_attack_matches_predictions(digits):
     r0 = U.min_nonzero_norm(digits.flat)
     sigma, C = 0.05, 1.0
     eta = float(np.median(sigma**2 * np.linalg.norm(X, axis=1) ** 2))
-    out = A.run_analytic_attack(X, noise_multiplier=sigma, clip=C, seed=2, image_shape=(1, 8, 8),
+    out = run_analytic_attack(X, noise_multiplier=sigma, clip=C, seed=2, image_shape=(1, 8, 8),
                                 min_norm=r0, mse_threshold=eta, backend="vmap")
     assert out["settings"]["rows"] == U.optimal_rows(C, r0) == 1
     # mean MSE against the predicted expectation (Prop. 2), 5 standard errors
@@ -165,5 +166,5 @@ def test_bad_input_is_rejected():
     with pytest.raises(ValueError, match="rows"):
         A.vectorized_analytic_attack(np.ones((2, 4)), 0, 0.1, 1.0)
     with pytest.raises(ValueError, match="backend"):
-        A.run_analytic_attack(np.ones((2, 4)), noise_multiplier=0.1, clip=1.0, backend="jax")
+        run_analytic_attack(np.ones((2, 4)), noise_multiplier=0.1, clip=1.0, backend="jax")
     assert isinstance(A.target_generator(1, 2), torch.Generator)

@@ -18,7 +18,6 @@ from rerokit.attacks.reconn import (
     kl_metric,
     noise_multiplier_full_batch,
     reconstruction_loss,
-    run_reconn,
     shadow_targets,
     split_dataset,
     train_kl_classifier,
@@ -26,6 +25,7 @@ from rerokit.attacks.reconn import (
     train_reconstructor,
 )
 from rerokit.data import load_dataset
+from rerokit.experiments.reconn import run_reconn
 from rerokit.training import train_dpsgd_many
 
 

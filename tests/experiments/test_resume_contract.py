@@ -150,20 +150,21 @@ def test_analytic_chunks_interrupt_resume_and_cli_refusals(cli, capsys, tmp_path
 
     import rerokit.attacks.analytic as AN
     from rerokit.data import load_dataset
+    from rerokit.experiments.analytic import run_analytic_attack  # moved from rerokit.attacks.analytic
     from rerokit.experiments.records import TrialLog
 
     X = load_dataset("digits").flat[:7].astype(np.float64)
     kw = dict(noise_multiplier=0.5, clip=1.0, seed=4, backend="vmap", chunk=3)
-    straight = AN.run_analytic_attack(X, **kw)
+    straight = run_analytic_attack(X, **kw)
     p = tmp_path / "an.jsonl"
     orig = AN.vectorized_analytic_attack
     monkeypatch.setattr(AN, "vectorized_analytic_attack", _Interrupt(orig, ok=1))
     with pytest.raises(KeyboardInterrupt):
-        AN.run_analytic_attack(X, log=TrialLog(p, {"seed": 4}), **kw)
+        run_analytic_attack(X, log=TrialLog(p, {"seed": 4}), **kw)
     assert sorted(_records(p)[1]) == [0, 1, 2]
     cnt = _Count(orig, size=lambda a, k: len(a[0]))
     monkeypatch.setattr(AN, "vectorized_analytic_attack", cnt)
-    resumed = AN.run_analytic_attack(X, log=TrialLog(p, {"seed": 4}, resume=True), **kw)
+    resumed = run_analytic_attack(X, log=TrialLog(p, {"seed": 4}, resume=True), **kw)
     assert cnt.n == 4
     assert resumed["per_target"] == straight["per_target"]  # per-target noise streams: exactly equal
 
@@ -279,7 +280,7 @@ def test_experiment_hayes_fig3_interrupt_resume(cli, capsys, tmp_path, monkeypat
 
 
 def test_experiment_reconn_dpgd_interrupt_resume(cli, capsys, tmp_path, monkeypatch):
-    import rerokit.attacks.reconn as R
+    import rerokit.experiments.reconn as R  # run_reconn moved here from rerokit.attacks.reconn
 
     argv = ["experiment", "reconn-dpgd", "--epsilons", "10", "--shadow-models", "30", "--fixed-size", "20",
             "--epochs", "2", "--targets", "4", "--reconstructor-epochs", "1", "--seed", "5", "--quiet"]

@@ -29,6 +29,9 @@ Pearson correlation with population standard deviations) and SSIM from scikit-im
 (``skimage.metrics.structural_similarity``) on the image shape with a uniform window of size
 ``min(7, largest odd number <= min(H, W))`` (7 for 8x8 digits: skimage's default window, which
 must not exceed the image side), ``data_range=R``; SSIM is omitted for non-image data.
+
+The attack run end to end over many targets (blocks of targets on any executor, the resumable
+per-target log, the comparison with 004's laws) is :func:`rerokit.experiments.analytic.run_analytic_attack`.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import torch
 
-from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive
+from rerokit._validate import check_int, check_nonnegative, check_positive
 from rerokit.bounds import uninformed as U
 
 __all__ = [
@@ -55,18 +58,7 @@ __all__ = [
     "division_attack",
     "nonprivate_division_attack",
     "reconstruction_metrics",
-    "run_analytic_attack",
-    "trial_schema",
 ]
-
-
-def trial_schema() -> dict[str, Any]:
-    """Keys and types of one record (one target) that :func:`run_analytic_attack` appends to its
-    :class:`~rerokit.experiments.records.TrialLog` (``psnr``/``ssim`` may be inf or absent)."""
-    from rerokit.experiments.records import Int, Num
-
-    return {"index": Int(minimum=0), "mse": Num(minimum=0), "ncc": Num(), "variance": Num(minimum=0),
-            "clip_factor": Num(minimum=0)}
 
 
 #: Opacus adds this to the per-sample norm before dividing (DPOptimizer.clip_and_accumulate).
@@ -329,117 +321,3 @@ def _progress(it: Iterable, enabled: bool, desc: str) -> Iterable:
     from tqdm import tqdm
 
     return tqdm(it, desc=desc, file=sys.stderr, leave=False)
-
-
-# --------------------------------------------------------------------------- end to end
-
-
-def run_analytic_attack(
-    X: np.ndarray,
-    *,
-    noise_multiplier: float,
-    clip: float,
-    rows: int | None = None,
-    seed: int = 0,
-    data_range: float = 1.0,
-    image_shape: Sequence[int] | None = None,
-    min_norm: float | None = None,
-    mse_threshold: float = 0.01,
-    backend: str = "opacus",
-    indices: Sequence[int] | None = None,
-    log: Any = None,
-    chunk: int = 100,
-    progress: bool = False,
-) -> dict[str, Any]:
-    """Attack each row of ``X`` with one DP-SGD step (batch size 1) and compare with 004's laws.
-
-    ``rows`` defaults to :func:`rerokit.bounds.uninformed.optimal_rows` for ``min_norm`` (the
-    dataset's smallest non-zero norm; default: that of ``X``). ``indices`` name the targets (their
-    dataset indices; target i's noise comes from ``target_generator(seed, indices[i])``). With a
-    :class:`rerokit.experiments.records.TrialLog` as ``log``, one record per target is appended as
-    soon as its chunk is done and targets already in the log are skipped (resume).
-
-    Returns per-target metrics, their means, the predicted expected MSE of the attack as run
-    (mean of v_i, Eq. 17) and of the optimal attack (mean sigma^2 ||X_i||^2, Prop. 2), the
-    empirical P(MSE <= eta) with its Clopper-Pearson interval, its prediction
-    mean_i Gamma_R(N/2, N eta / (2 v_i)) (Thm 2) and the ReRo bound gamma(eta) of Prop. 3 for
-    ``min_norm``.
-    """
-    from scipy import special
-
-    from rerokit.stats import clopper_pearson
-
-    X = np.asarray(X, dtype=np.float64).reshape(len(X), -1)
-    if len(X) == 0:
-        raise ValueError("targets must be >= 1")
-    s = check_positive("noise_multiplier", noise_multiplier)
-    c = check_positive("clip", clip)
-    if s * c > 1e100:
-        # beyond this the noise's squares overflow: MSE inf and SSIM NaN instead of numbers
-        raise ValueError(f"noise_multiplier * clip must be <= 1e100 (noise std of the gradient), got {s * c:g}")
-    check_choice("backend", backend, ("opacus", "vmap"))
-    eta = check_positive("mse_threshold", mse_threshold)
-    seed = check_int("seed", seed, minimum=0)
-    ch = check_int("chunk", chunk, minimum=1)
-    r = U.min_nonzero_norm(X) if min_norm is None else check_positive("min_norm", min_norm)
-    m = U.optimal_rows(c, r) if rows is None else check_int("rows", rows, minimum=1)
-    k, n = X.shape
-    idx = np.arange(k) if indices is None else np.asarray(indices, dtype=np.int64)
-    if idx.shape != (k,):
-        raise ValueError(f"indices must have one entry per target ({k}), got shape {idx.shape}")
-    records: dict[int, dict[str, Any]] = {}
-    if log is not None:
-        records.update({int(t): rec for t, rec in log.trials.items() if int(t) < k})
-    todo = np.array([i for i in range(k) if i not in records], dtype=np.int64)
-    opacus_attack = OpacusAnalyticAttack(n, m, s, c, seed=seed) if backend == "opacus" and todo.size else None
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=k, initial=k - todo.size, desc=f"analytic attack ({backend})", file=sys.stderr, leave=False)
-    for lo in range(0, todo.size, ch):
-        part = todo[lo : lo + ch]
-        if opacus_attack is not None:
-            res = opacus_attack.run(X[part], indices=idx[part])
-        else:
-            res = vectorized_analytic_attack(X[part], m, s, c, seed=seed, indices=idx[part])
-        met = reconstruction_metrics(X[part], res.reconstructions, data_range=data_range, image_shape=image_shape)
-        for j, i in enumerate(part):
-            rec = {"index": int(idx[i]), **{key: float(v[j]) for key, v in met.items()},
-                   "variance": float(res.variances[j]), "clip_factor": float(res.clip_factors[j])}
-            records[int(i)] = rec
-            if log is not None:
-                log.append(int(i), rec)
-        if bar is not None:
-            bar.update(part.size)
-    if bar is not None:
-        bar.close()
-    keys = [key for key in ("mse", "psnr", "ncc", "ssim") if key in records[0]]
-    met = {key: np.array([records[i][key] for i in range(k)], dtype=float) for key in keys}
-    variances = np.array([records[i]["variance"] for i in range(k)])
-    betas = np.array([records[i]["clip_factor"] for i in range(k)])
-    norms = np.linalg.norm(X, axis=1)
-    hit = met["mse"] <= eta
-    lo_ci, hi_ci = clopper_pearson(int(hit.sum()), k, 0.95)
-    pred_rate = float(np.mean(special.gammainc(n / 2.0, n * eta / (2.0 * variances))))
-    bound = U.mse_rero(eta, s, n, min_norm=r)
-    out: dict[str, Any] = {
-        "settings": {"noise_multiplier": s, "clip": c, "rows": m, "optimal_rows": U.optimal_rows(c, r), "dim": n,
-                     "targets": k, "seed": seed, "backend": backend, "data_range": float(data_range),
-                     "min_norm": r, "mse_threshold": eta},
-        **{f"mean_{key}": float(np.nanmean(v)) for key, v in met.items()},
-        "predicted_expected_mse": float(variances.mean()),
-        "predicted_expected_mse_optimal": float(np.mean(s * s * norms**2)),
-        "ncc_bound": U.ncc_bound(s, n),
-        "empirical_success": float(hit.mean()),
-        "empirical_success_ci": [lo_ci, hi_ci],
-        "predicted_success": pred_rate,
-        "predicted_gamma": bound.value,
-        "clipped_fraction": float(np.mean(betas < 1.0)),
-        "per_target": {"index": [int(records[i]["index"]) for i in range(k)],
-                       **{key: v.tolist() for key, v in met.items()},
-                       "variance": variances.tolist(), "clip_factor": betas.tolist()},
-    }
-    if np.isnan(met["ncc"]).any():
-        out["ncc_undefined"] = int(np.isnan(met["ncc"]).sum())
-    return out

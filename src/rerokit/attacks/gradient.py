@@ -86,7 +86,7 @@ def gradient_objective(
         raise ValueError(f"thetas and gbar must both be (T, P); got {tuple(thetas.shape)} and {tuple(gbar.shape)}")
     R = Z.shape[0]
     T, P = thetas.shape
-    yy = torch.as_tensor(y, dtype=torch.long).reshape(())
+    yy = torch.as_tensor(y, dtype=torch.long, device=Z.device).reshape(())
     th = thetas.detach().to(Z.dtype).expand(R, T, P).clone().requires_grad_(True)
     with torch.enable_grad():
         f = lambda t, z: fm.logits(t, z.unsqueeze(0))[0]  # noqa: E731
@@ -145,7 +145,9 @@ def gradient_attack(
     seed = check_int("seed", seed, minimum=0)
     thetas, gbar = thetas.detach(), gbar.detach()
     gen = torch.Generator().manual_seed(seed)
-    Z = (torch.rand((restarts, *sample_shape), generator=gen, dtype=thetas.dtype) * rng_max).requires_grad_(True)
+    # starting points drawn on the CPU (the same on every device), then moved to the transcript's device
+    Z = (torch.rand((restarts, *sample_shape), generator=gen, dtype=thetas.dtype) * rng_max).to(thetas.device)
+    Z.requires_grad_(True)
     opt = torch.optim.Adam([Z], lr=lr * rng_max)
     for _ in range(iterations):
         obj = gradient_objective(fm, thetas, gbar, Z, y, clip)

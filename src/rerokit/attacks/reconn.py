@@ -30,10 +30,15 @@ per-sample gradients are formed. Non-private GD (the default, :func:`gd_many`) i
 ``clip=None``, ``noise_multiplier=0``; checked against a per-model ``torch.func.grad`` loop in
 the tests. DP-GD (Sec. VI-D: per-sample clipping to C = 1, Gaussian noise for
 (epsilon, 1e-5)-DP, fresh noise for every released and shadow model, unknown to the adversary)
-uses the exact full-batch noise multiplier :func:`noise_multiplier_full_batch` (T Gaussian
-steps = one Gaussian mechanism with mu = sqrt(T)/sigma; cross-checked against the PLD
-accountant of :func:`rerokit.bounds.calibrate.noise_multiplier_for_epsilon`, add/remove
-adjacency).
+uses the exact full-batch noise multiplier
+:func:`rerokit.bounds.gaussian.noise_multiplier_full_batch` (T Gaussian steps = one Gaussian
+mechanism with mu = sqrt(T)/sigma; cross-checked against the PLD accountant of
+:func:`rerokit.bounds.calibrate.noise_multiplier_for_epsilon`, add/remove adjacency; re-exported
+here with :func:`gaussian_delta`).
+
+This module holds the attack's pieces; the experiment end to end (dataset split, shadow and
+released models - in blocks, on any executor -, reconstructor, evaluation, the resumable
+per-target log) is :func:`rerokit.experiments.reconn.run_reconn`.
 
 Deviations from the paper, scaled for CPU and the 8x8 digits: the released model is the digits
 MLP 64-10-10 (ELU) instead of 784-10-10, initialised with PyTorch's default (not Haiku's LeCun
@@ -52,16 +57,16 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass, field
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive, check_probability
-from rerokit.attacks.nn_oracle import nn_oracle
+from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive
+from rerokit.bounds.gaussian import gaussian_delta, noise_multiplier_full_batch  # noqa: F401 - re-exported
 from rerokit.training.engine import train_dpsgd_many
 from rerokit.training.models import ACTIVATIONS
 
@@ -75,17 +80,10 @@ __all__ = [
     "train_reconstructor",
     "train_kl_classifier",
     "kl_metric",
-    "ReconnResult",
-    "run_reconn",
     "save_reconstructions_png",
     "gaussian_delta",
     "noise_multiplier_full_batch",
 ]
-
-def _log(msg: str, progress: bool) -> None:
-    if progress:
-        print(f"[reconn] {msg}", file=sys.stderr, flush=True)
-
 
 # --------------------------------------------------------------------------------------------
 # data: D_-, shadow pool D_bar, evaluation targets
@@ -190,6 +188,7 @@ def gd_many(
     chunk_size: int | None = None,
     compile: bool = False,
     progress: bool = False,
+    device: str | torch.device = "cpu",
 ) -> torch.Tensor:
     """K released/shadow models theta_k = A(D_- u {z_k}) by full-batch GD with momentum
     (Balle et al. 2022, Sec. V-A(b), Table V: cross-entropy, lr 0.2, momentum 0.9, 100 epochs),
@@ -210,6 +209,7 @@ def gd_many(
         compile: ``torch.compile`` the step (fuses the elementwise work; same result to float
             round-off).
         progress: show a progress bar.
+        device: where the models train (a torch device or its name; the result is on the CPU).
 
     Returns:
         (K, P) float32 parameters. Raises ``ValueError`` naming ``lr`` if a model diverges.
@@ -238,11 +238,11 @@ def gd_many(
             raise ValueError(f"{nm} must hold labels in [0, {num_classes - 1}]")
     hidden = [check_int(f"hidden[{i}]", h, minimum=1) for i, h in enumerate(hidden)]
     fm = _functional_model(d, hidden, num_classes, activation)
-    theta0 = torch.as_tensor(theta0, dtype=torch.float32)
+    theta0 = torch.as_tensor(theta0, dtype=torch.float32).to(device)
     r = train_dpsgd_many(fm, theta0, X_targets[:, None], y_targets[:, None], noise_multiplier=0.0, clip=None,
                          steps=steps, lr=lr, sample_rate=1.0, momentum=momentum, seed=0, shared=(X_fixed, y_fixed),
                          chunk_size=chunk_size, method="linear", progress=progress, compile=compile)
-    return r.theta
+    return r.theta.cpu()
 
 
 def _functional_model(d: int, hidden: Sequence[int], c: int, activation: str):
@@ -271,6 +271,8 @@ def train_models(
     chunk_size: int | None = None,
     compile: bool = False,
     progress: bool = False,
+    models: tuple[int, int] | None = None,
+    device: str | torch.device = "cpu",
 ) -> torch.Tensor:
     """theta_k = A(D_- u {z_k}) for every row z_k of ``X_targets``: (K, P).
 
@@ -279,68 +281,42 @@ def train_models(
     ``init_flat(s_k)`` with s_k drawn from ``seed`` (Sec. VI-B(e)). ``noise_multiplier > 0``
     (with ``clip``): full-batch DP-GD through :func:`rerokit.training.train_dpsgd_many` with
     per-model noise seeds from ``seed`` (Sec. VI-D); otherwise :func:`gd_many`.
+
+    ``models=(lo, hi)``: train only models lo..hi-1 of the K (a block; rows (hi - lo, P)), with the
+    initialisations and noise they have in the whole run: model k's randomness depends on
+    (seed, k) only. ``device``: where they train (the result is on the CPU).
     """
     check_choice("init", init, ("known", "random"))
     K = int(np.asarray(X_targets).shape[0])
+    lo, hi = (0, K) if models is None else (check_int("models[0]", models[0], minimum=0, maximum=K - 1),
+                                            check_int("models[1]", models[1], minimum=models[0] + 1, maximum=K))
     d = int(np.asarray(X_fixed).reshape(len(X_fixed), -1).shape[1])
     fm = _functional_model(d, hidden, num_classes, activation)
     if init == "known":
         theta0 = fm.init_flat(check_int("init_seed", init_seed, minimum=0))
     else:
         ss = np.random.SeedSequence([check_int("seed", seed, minimum=0), 3]).generate_state(K, np.uint64) >> np.uint64(1)
-        theta0 = fm.init_flat_many([int(s) for s in ss])
+        theta0 = fm.init_flat_many([int(s) for s in ss[lo:hi]])
     sigma = float(noise_multiplier)
     if sigma < 0 or not math.isfinite(sigma):
         raise ValueError(f"noise_multiplier must be a finite number >= 0, got {noise_multiplier!r}")
+    X_targets, y_targets = np.asarray(X_targets)[lo:hi], np.asarray(y_targets)[lo:hi]
     if sigma == 0.0 and clip is None:
         return gd_many(theta0, X_fixed, y_fixed, X_targets, y_targets, hidden=hidden, activation=activation,
                        num_classes=num_classes, steps=epochs, lr=lr, momentum=momentum, chunk_size=chunk_size,
-                       compile=compile, progress=progress)
+                       compile=compile, progress=progress, device=device)
+    from rerokit.training.engine import trial_seeds
+
     Xf = torch.as_tensor(np.asarray(X_fixed, dtype=np.float32)).reshape(len(X_fixed), -1)
-    Xt = torch.as_tensor(np.asarray(X_targets, dtype=np.float32)).reshape(K, 1, -1)
+    Xt = torch.as_tensor(np.asarray(X_targets, dtype=np.float32)).reshape(hi - lo, 1, -1)
     r = train_dpsgd_many(
-        fm, theta0, Xt, torch.as_tensor(np.asarray(y_targets, dtype=np.int64)).reshape(K, 1),
+        fm, theta0.to(device), Xt, torch.as_tensor(np.asarray(y_targets, dtype=np.int64)).reshape(hi - lo, 1),
         noise_multiplier=sigma, clip=clip, steps=epochs, lr=lr, sample_rate=1.0, momentum=momentum,
-        seed=check_int("seed", seed, minimum=0), shared=(Xf, torch.as_tensor(np.asarray(y_fixed, dtype=np.int64))),
+        seeds=trial_seeds(check_int("seed", seed, minimum=0), K)[lo:hi],
+        shared=(Xf, torch.as_tensor(np.asarray(y_fixed, dtype=np.int64))),
         chunk_size=chunk_size, progress=progress, compile=compile,
     )
-    return r.theta
-
-
-def gaussian_delta(epsilon: float, mu: float) -> float:
-    """Exact delta(epsilon) of a Gaussian mechanism with sensitivity/std ratio ``mu``
-    (Balle & Wang 2018, Thm 8; Dong et al. mu-GDP): Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)."""
-    from scipy.special import log_ndtr, ndtr
-
-    a = -epsilon / mu
-    return float(max(0.0, ndtr(a + mu / 2) - math.exp(epsilon + float(log_ndtr(a - mu / 2)))))
-
-
-def noise_multiplier_full_batch(epsilon: float, delta: float, steps: int, *, rtol: float = 1e-6) -> float:
-    """Smallest noise multiplier sigma (to relative ``rtol``, rounded up: the private side) with
-    which ``steps`` full-batch DP-GD steps (sample rate 1, clip C, noise N(0, sigma^2 C^2),
-    add/remove adjacency) are (epsilon, delta)-DP.
-
-    With q = 1 the T Gaussian steps compose exactly into one Gaussian mechanism with
-    mu = sqrt(T) / sigma (Dong et al. 2022, GDP composition), so this is exact (no accountant
-    discretisation); it agrees with ``rerokit.bounds.calibrate.noise_multiplier_for_epsilon``
-    (dp-accounting PLD, slightly pessimistic) to within its tolerance (tested).
-    """
-    eps = check_positive("epsilon", epsilon)
-    delta = check_probability("delta", delta, high_open=True)
-    T = check_int("steps", steps, minimum=1)
-    f = lambda sig: gaussian_delta(eps, math.sqrt(T) / sig)  # noqa: E731 - decreasing in sig
-    lo, hi = 1e-3, 1.0
-    while f(hi) > delta:
-        lo, hi = hi, hi * 2.0
-        if hi > 1e8:
-            raise ValueError(f"epsilon={eps!r}, delta={delta!r}: no noise multiplier below 1e8 suffices")
-    if f(lo) <= delta:
-        return lo
-    while hi - lo > rtol * hi:
-        mid = 0.5 * (lo + hi)
-        lo, hi = (lo, mid) if f(mid) <= delta else (mid, hi)
-    return hi
+    return r.theta.cpu()
 
 
 # --------------------------------------------------------------------------------------------
@@ -466,211 +442,6 @@ def kl_metric(clf: nn.Module, x: np.ndarray | torch.Tensor, x_hat: np.ndarray | 
         lq = F.log_softmax(clf(x_hat), -1)
         kl = (lp.exp() * (lp - lq)).sum(-1).clamp_min(0.0)
     return kl.numpy().astype(np.float64)
-
-
-# --------------------------------------------------------------------------------------------
-# the attack end to end
-
-
-@dataclass
-class ReconnResult:
-    """Outcome of :func:`run_reconn` on held-out released models.
-
-    ``mse``: mean over evaluation targets of the reconstruction MSE; ``nn_oracle_mse``: mean of
-    the nearest-neighbour oracle MSE (Sec. V-B(d)); ``success``: ``mse < nn_oracle_mse``
-    (Table II's criterion); ``success_rate``: fraction of targets with MSE below their own oracle
-    MSE; ``kl`` / ``nn_oracle_kl``: mean KL metric of the reconstructions / of the oracle's
-    guesses. Per-target arrays in ``per_target``; ``reconstructions`` (m, d) and ``targets``.
-    """
-
-    mse: float
-    nn_oracle_mse: float
-    success: bool
-    success_rate: float
-    kl: float
-    nn_oracle_kl: float
-    per_target: dict[str, np.ndarray]
-    targets: np.ndarray
-    reconstructions: np.ndarray
-    shape: tuple[int, ...]
-    settings: dict[str, Any]
-    extras: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready summary (no per-target arrays)."""
-        from rerokit.attacks.result import AttackResult
-
-        m = AttackResult.from_values(self.per_target["mse"], seed=self.settings.get("seed"), metric="mse", support=(0.0, math.inf))
-        s = AttackResult.from_successes(self.per_target["success"], seed=self.settings.get("seed"))
-        return {
-            "mse": self.mse,
-            "mse_ci": [m.interval[0], m.interval[1]],
-            "nn_oracle_mse": self.nn_oracle_mse,
-            "success": bool(self.success),
-            "success_rate": self.success_rate,
-            "success_rate_ci": [s.interval[0], s.interval[1]],
-            "kl": self.kl,
-            "nn_oracle_kl": self.nn_oracle_kl,
-            "targets": int(self.targets.shape[0]),
-            **self.extras,
-            "settings": dict(self.settings),
-        }
-
-
-def run_reconn(
-    dataset="digits",
-    *,
-    shadow_models: int = 2000,
-    fixed_size: int = 500,
-    targets: int = 100,
-    epochs: int = 100,
-    seed: int = 0,
-    init: str = "known",
-    epsilon: float | None = None,
-    delta: float = 1e-5,
-    clip: float = 1.0,
-    hidden: Sequence[int] = (10,),
-    activation: str = "elu",
-    lr: float = 0.2,
-    momentum: float = 0.9,
-    reconstructor_hidden: Sequence[int] = (512, 512),
-    reconstructor_epochs: int = 60,
-    reconstructor_lr: float = 1e-3,
-    reconstructor_batch_size: int = 128,
-    optimizer: str = "adam",
-    chunk_size: int | None = None,
-    compile: bool = False,
-    data_path: str | None = None,
-    log_path: str | None = None,
-    resume: bool = False,
-    progress: bool = False,
-) -> ReconnResult:
-    """The RecoNN attack (Balle et al. 2022, Sec. IV) and its evaluation (Sec. V-B).
-
-    Splits ``dataset`` (a name for :func:`rerokit.data.load_dataset` or a ``Dataset``) into D_-
-    (``fixed_size``), ``targets`` held-out evaluation targets and a shadow pool; trains
-    ``shadow_models`` shadow models and one released model per evaluation target with the same
-    algorithm (``epochs`` full-batch GD steps, ``lr``, ``momentum``; ``init`` known or random;
-    with ``epsilon``: DP-GD with ``clip`` and the noise multiplier for (epsilon, delta)-DP over
-    ``epochs`` full-batch steps, fresh noise per model); trains the reconstructor on the shadow
-    models and evaluates it on the released models against the nearest-neighbour oracle over
-    D_- u D_bar (all shadow targets used, shifted ones included) and with the KL metric.
-    ``log_path``: one JSON line per evaluation target (:class:`TrialLog`, header = the settings
-    incl. ``seed``), opened (and checked against ``resume``/the settings) before any training but
-    written only once the reconstructor is evaluated: the unit of resumption is the whole attack
-    (the reconstructor needs every shadow model). The run is deterministic given ``seed``, so a
-    resumed run recomputes everything and appends only the targets missing from the file.
-    """
-    from rerokit.data import load_dataset
-
-    seed = check_int("seed", seed, minimum=0)
-    shadow_models = check_int("shadow_models", shadow_models, minimum=2)
-    epochs = check_int("epochs", epochs, minimum=1)
-    check_choice("init", init, ("known", "random"))
-    check_choice("activation", activation, tuple(ACTIVATIONS))
-    check_choice("optimizer", optimizer, ("adam", "rmsprop"))
-    lr = check_positive("lr", lr)
-    momentum = check_nonnegative("momentum", momentum)
-    if not momentum < 1.0:
-        raise ValueError(f"momentum must be a number in [0, 1), got {momentum!r}")
-    hidden = tuple(check_int(f"hidden[{i}]", h, minimum=1) for i, h in enumerate(hidden))
-    reconstructor_hidden = tuple(check_int(f"reconstructor_hidden[{i}]", h, minimum=1)
-                                 for i, h in enumerate(reconstructor_hidden))
-    reconstructor_epochs = check_int("reconstructor_epochs", reconstructor_epochs, minimum=1)
-    reconstructor_lr = check_positive("reconstructor_lr", reconstructor_lr)
-    reconstructor_batch_size = check_int("reconstructor_batch_size", reconstructor_batch_size, minimum=1)
-    if chunk_size is not None:
-        chunk_size = check_int("chunk_size", chunk_size, minimum=1)
-    sigma = 0.0
-    if epsilon is not None:
-        eps = check_positive("epsilon", epsilon)
-        delta = check_probability("delta", delta, high_open=True)
-        clip = check_positive("clip", clip)
-        sigma = noise_multiplier_full_batch(eps, delta, epochs)
-    ds = load_dataset(dataset, path=data_path) if isinstance(dataset, str) else dataset
-    split = split_dataset(ds, fixed_size, targets, seed)
-    settings = dict(
-        dataset=ds.name, shadow_models=shadow_models, fixed_size=int(split.X_fixed.shape[0]),
-        targets=int(split.X_eval.shape[0]), epochs=epochs, seed=seed, init=init, epsilon=epsilon,
-        delta=delta if epsilon is not None else None, clip=clip if epsilon is not None else None,
-        noise_multiplier=sigma, hidden=list(hidden), activation=activation, lr=lr, momentum=momentum,
-        reconstructor_hidden=list(reconstructor_hidden), reconstructor_epochs=reconstructor_epochs,
-        reconstructor_lr=reconstructor_lr, reconstructor_batch_size=reconstructor_batch_size,
-        optimizer=optimizer, init_seed=seed,
-    )
-    log = None
-    if log_path is not None:
-        from rerokit.experiments.records import Bool, Int, Num, TrialLog
-
-        # opened before any training: an existing file without ``resume``, one written with other
-        # settings, or one with records that are not targets of this run, is refused at once
-        # (ValueError), not after minutes of work; the log holds its lock until the run ends
-        schema = {"label": Int(minimum=0), "mse": Num(minimum=0), "nn_oracle_mse": Num(minimum=0),
-                  "success": Bool, "kl": Num(), "nn_oracle_kl": Num()}
-        log = TrialLog(log_path, settings, resume=resume, trials=settings["targets"], schema=schema)
-    try:
-        Xs, ys, n_shift = shadow_targets(split.X_pool, split.y_pool, shadow_models, split.shape, seed)
-        kw = dict(hidden=hidden, activation=activation, num_classes=split.num_classes, epochs=epochs, lr=lr,
-                  momentum=momentum, init=init, init_seed=seed, noise_multiplier=sigma,
-                  clip=clip if epsilon is not None else None, chunk_size=chunk_size, compile=compile, progress=progress)
-        _log(f"training {shadow_models} shadow models (|D-|={split.X_fixed.shape[0]}, {epochs} epochs, init={init}, "
-             f"sigma={sigma:.4g})", progress)
-        # shadow and released models: different seeds for random init / DP noise (the adversary
-        # does not know the released model's randomness)
-        ss = np.random.SeedSequence([seed, 4]).generate_state(2, np.uint64) >> np.uint64(1)
-        th_shadow = train_models(split.X_fixed, split.y_fixed, Xs, ys, seed=int(ss[0]), **kw)
-        _log(f"training {split.X_eval.shape[0]} released models", progress)
-        th_rel = train_models(split.X_fixed, split.y_fixed, split.X_eval, split.y_eval, seed=int(ss[1]), **kw)
-        _log("training the reconstructor", progress)
-        phi = train_reconstructor(th_shadow, torch.as_tensor(Xs), hidden=reconstructor_hidden,
-                                  epochs=reconstructor_epochs, batch_size=reconstructor_batch_size,
-                                  lr=reconstructor_lr, optimizer=optimizer, seed=seed, progress=progress)
-        with torch.no_grad():
-            rec = phi(th_rel).numpy().astype(np.float64)
-            rec_train = phi(th_shadow[: min(1000, shadow_models)]).numpy()
-        Z = split.X_eval.astype(np.float64)
-        mse = ((rec - Z) ** 2).mean(1)
-        train_mse = float(((rec_train - Xs[: rec_train.shape[0]]) ** 2).mean())
-        pool = np.concatenate([split.X_fixed, split.X_pool, Xs[shadow_models - n_shift :]])
-        orc = nn_oracle(Z, pool)
-        clf_X = np.concatenate([split.X_fixed, split.X_pool])
-        clf_y = np.concatenate([split.y_fixed, split.y_pool])
-        clf = train_kl_classifier(clf_X, clf_y, split.num_classes, seed=seed)
-        with torch.no_grad():
-            clf_acc = float((clf(torch.as_tensor(split.X_eval)).argmax(-1).numpy() == split.y_eval).mean())
-        kl = kl_metric(clf, Z, rec)
-        kl_orc = kl_metric(clf, Z, pool[orc.index])
-        succ = mse < orc.mse
-        per = dict(mse=mse, nn_oracle_mse=orc.mse, success=succ, kl=kl, nn_oracle_kl=kl_orc, nn_index=orc.index)
-        if log is not None:
-            for i in range(Z.shape[0]):
-                if i in log.done:
-                    continue
-                log.append(i, {"label": int(split.y_eval[i]), "mse": float(mse[i]), "nn_oracle_mse": float(orc.mse[i]),
-                               "success": bool(succ[i]), "kl": float(kl[i]), "nn_oracle_kl": float(kl_orc[i])})
-        extras = dict(noise_multiplier=sigma, shadow_shifted=n_shift, shadow_train_mse=train_mse,
-                      classifier_accuracy=clf_acc, released_model_accuracy=_accuracy(th_rel, split, hidden, activation))
-        res = ReconnResult(
-            mse=float(mse.mean()), nn_oracle_mse=orc.mean, success=bool(mse.mean() < orc.mean),
-            success_rate=float(succ.mean()), kl=float(kl.mean()), nn_oracle_kl=float(kl_orc.mean()), per_target=per,
-            targets=split.X_eval, reconstructions=rec.astype(np.float32), shape=split.shape, settings=settings,
-            extras=extras,
-        )
-        _log(f"mse={res.mse:.5f} nn_oracle_mse={res.nn_oracle_mse:.5f} success={res.success}", progress)
-        return res
-    finally:
-        if log is not None:
-            log.close()
-
-
-def _accuracy(thetas: torch.Tensor, split: ReconSplit, hidden, activation) -> float:
-    """Mean test accuracy of the released models on the shadow pool (points none of them saw)."""
-    fm = _functional_model(split.X_fixed.shape[1], hidden, split.num_classes, activation)
-    X = torch.as_tensor(split.X_pool[:1000])
-    y = torch.as_tensor(split.y_pool[:1000])
-    with torch.no_grad():
-        acc = [float((fm.logits(t, X).argmax(-1) == y).float().mean()) for t in thetas[:50]]
-    return float(np.mean(acc))
 
 
 def save_reconstructions_png(targets: np.ndarray, reconstructions: np.ndarray, shape: Sequence[int], path,

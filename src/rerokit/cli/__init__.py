@@ -8,7 +8,9 @@ namespace and returns a JSON-ready dict (printed as a table, or as one JSON obje
 
 Bad input: every ``ValueError``/``TypeError`` raised by the library, every ``OSError`` (a path
 that cannot be read or written) and every argparse error is printed as one line on stderr, and
-the exit code is 2.
+the exit code is 2. A block that fails on a Ray worker for another reason
+(:class:`rerokit.executors.BlockFailed`: a bug, a worker that died) is one line naming the block,
+exit code 1.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Sequence
 
 from rerokit import __version__
 from rerokit.cli._common import CliError, emit
+from rerokit.executors import BlockFailed
 
 # group -> modules that register sub-commands in it. A module not yet present is skipped.
 COMMAND_MODULES: dict[str, tuple[str, ...]] = {
@@ -129,6 +132,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # a size no up-front estimate caught (the estimates in rerokit._resources refuse the known ones)
         print(f"error: not enough memory for these inputs ({_one_line(exc)}); use smaller sizes", file=sys.stderr)
         return 2
+    except BlockFailed as exc:
+        # a block failed on a Ray worker for another reason than bad input (a bug, a dead worker):
+        # finished blocks are in the results file; one line, exit code 1
+        print(f"error: {_one_line(exc)} (finished blocks are kept; fix the cause and use --resume)", file=sys.stderr)
+        return 1
     except RuntimeError as exc:
         if "allocate" not in str(exc):  # torch's out-of-memory is a RuntimeError; anything else is a bug
             raise

@@ -144,6 +144,31 @@ def add_delta_arg(p: argparse.ArgumentParser, what: str = "of the reported epsil
     p.add_argument("--delta", type=float, default=1e-5, help=f"delta in (0, 1) {what} (default 1e-5)")
 
 
+def add_executor_args(p: argparse.ArgumentParser, *, device: bool = False, what: str = "blocks") -> None:
+    """--executor local|ray, --workers N, --address HOST:PORT [, --device cpu|cuda|auto] of a trial runner."""
+    g = p.add_argument_group("execution (the same results, bit for bit, with any executor and number of workers)")
+    g.add_argument("--executor", default="local",
+                   help=f"local (default: {what} one after another in this process, 1 thread each) or ray (the "
+                   f"{what} on Ray workers, one CPU each; needs pip install \"rerokit[ray]\")")
+    g.add_argument("--workers", type=int, default=None,
+                   help="Ray workers >= 1 (default: every CPU of the cluster); needs --executor ray")
+    g.add_argument("--address", default=None,
+                   help="an existing Ray cluster, host:port or ray://host:port (or auto); default: start a local "
+                   "one for this run; needs --executor ray")
+    if device:
+        g.add_argument("--device", default="cpu",
+                       help="cpu (default), cuda (a GPU; error without one) or auto (cuda when available): where "
+                       "the vectorised engines run (the same random numbers on every device; results agree across "
+                       "devices to rounding)")
+
+
+def executor_from_args(args: argparse.Namespace):
+    """The :class:`rerokit.executors.Executor` of --executor/--workers/--address (checked; one-line errors)."""
+    from rerokit.executors import get_executor
+
+    return get_executor(args.executor, workers=args.workers, address=args.address)
+
+
 def _jsonable(x: Any) -> Any:
     if isinstance(x, dict):
         return {str(k): _jsonable(v) for k, v in x.items()}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_json_flag, help_kw
+from rerokit.cli._common import add_executor_args, add_json_flag, executor_from_args, help_kw
 
 
 DESCRIPTION = """
@@ -70,6 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--resume", action="store_true",
                    help="continue the run in --out (same settings, --targets included) without repeating its targets")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    add_executor_args(p, what="blocks of 100 targets")
     add_json_flag(p)
     p.set_defaults(func=handle)
 
@@ -97,6 +98,7 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit._files import check_data_path
 
     check_data_path(args.data_path)
+    executor = executor_from_args(args)
     ds = load_dataset(args.dataset, args.data_path, seed=seed)
     k = check_int("targets", args.targets, minimum=1, maximum=ds.n)
     idx = np.sort(np.random.default_rng(seed).choice(ds.n, size=k, replace=False))
@@ -106,7 +108,7 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     settings = {"dataset": args.dataset, "noise_multiplier": args.noise_multiplier, "clip": args.clip,
                 "rows": args.rows, "targets": k, "seed": seed, "mse_threshold": args.mse_threshold,
                 "backend": args.backend}
-    from rerokit.attacks.analytic import run_analytic_attack, trial_schema
+    from rerokit.experiments.analytic import run_analytic_attack, trial_schema
 
     log = None
     if args.out is not None:
@@ -118,9 +120,10 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
             X[idx], noise_multiplier=args.noise_multiplier, clip=args.clip, rows=args.rows, seed=seed,
             data_range=ds.data_range, image_shape=image_shape, min_norm=min_nonzero_norm(X),
             mse_threshold=args.mse_threshold, backend=args.backend, indices=idx, log=log,
-            progress=not args.no_progress,
+            progress=not args.no_progress, executor=executor,
         )
     finally:
+        executor.close()  # a local Ray cluster started for this run
         if log is not None:
             log.close()
     out["settings"]["dataset"] = args.dataset

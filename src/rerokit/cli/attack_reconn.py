@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_json_flag, help_kw
+from rerokit.cli._common import add_executor_args, add_json_flag, executor_from_args, help_kw
 
 DESCRIPTION = """
 The reconstructor-network attack of Balle et al. 2022 (Sec. IV-V). Trains --shadow-models shadow
@@ -89,7 +89,8 @@ def _reconn(args: argparse.Namespace) -> dict[str, Any]:
     threads = check_int("threads", args.threads, minimum=0)
     import torch
 
-    from rerokit.attacks.reconn import run_reconn, save_reconstructions_png
+    from rerokit.attacks.reconn import save_reconstructions_png
+    from rerokit.experiments.reconn import run_reconn
 
     if threads:
         torch.set_num_threads(threads)
@@ -105,30 +106,37 @@ def _reconn(args: argparse.Namespace) -> dict[str, Any]:
         png.parent.mkdir(parents=True, exist_ok=True)
     hidden = _int_list("hidden", args.hidden)
     reconstructor_hidden = _int_list("reconstructor_hidden", args.reconstructor_hidden)
+    executor = executor_from_args(args)  # checked before the data are read
     ds = _dataset_for_memory_check(args, hidden, reconstructor_hidden)
-    res = run_reconn(
-        ds,
-        shadow_models=args.shadow_models,
-        fixed_size=args.fixed_size,
-        targets=args.targets,
-        epochs=args.epochs,
-        seed=args.seed,
-        init="random" if args.random_init else "known",
-        epsilon=args.epsilon,
-        delta=args.delta,
-        clip=args.clip,
-        hidden=hidden,
-        lr=args.lr,
-        momentum=args.momentum,
-        reconstructor_hidden=reconstructor_hidden,
-        reconstructor_epochs=args.reconstructor_epochs,
-        optimizer=args.optimizer,
-        compile=args.compile,
-        data_path=args.data_path,
-        log_path=args.out,
-        resume=args.resume,
-        progress=not args.quiet,
-    )
+    try:
+        res = run_reconn(
+            ds,
+            shadow_models=args.shadow_models,
+            fixed_size=args.fixed_size,
+            targets=args.targets,
+            epochs=args.epochs,
+            seed=args.seed,
+            init="random" if args.random_init else "known",
+            epsilon=args.epsilon,
+            delta=args.delta,
+            clip=args.clip,
+            hidden=hidden,
+            lr=args.lr,
+            momentum=args.momentum,
+            reconstructor_hidden=reconstructor_hidden,
+            reconstructor_epochs=args.reconstructor_epochs,
+            optimizer=args.optimizer,
+            compile=args.compile,
+            data_path=args.data_path,
+            log_path=args.out,
+            resume=args.resume,
+            progress=not args.quiet,
+            chunk_size=args.chunk_size,
+            executor=executor,
+            device=args.device,
+        )
+    finally:
+        executor.close()  # a local Ray cluster started for this run
     out = res.to_dict()
     if not args.no_png:
         out["png"] = save_reconstructions_png(
@@ -175,5 +183,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="continue --out written with the same settings (recomputes deterministically, appends the "
                    "missing targets); checked before any training")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--chunk-size", type=int, default=None,
+                   help="models per block (shadow and released models; default: about 2^21 activations per block, "
+                   "e.g. 418 for |D-| = 500 and hidden 10); recorded in the settings")
+    add_executor_args(p, device=True, what="blocks of shadow models")
     add_json_flag(p)
     p.set_defaults(func=_reconn)

@@ -181,8 +181,10 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
             if getattr(args, name) is None:
                 raise ValueError(f"--dpsgd needs --{name.replace('_', '-')}")
     from rerokit._files import check_data_path
+    from rerokit.training.devices import resolve_device
 
     check_data_path(args.data_path)
+    resolve_device(args.device)
     ds = load_dataset(args.dataset, args.data_path) if args.data_path else load_dataset(args.dataset)
     if args.dpsgd:
         import torch
@@ -207,7 +209,7 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
         res = dpsgd_fil(
             module, X, Y, noise_multiplier=args.noise_multiplier, sample_rate=args.sample_rate, steps=args.steps,
             clip=args.clip, lr=args.lr, seed=args.seed, coords=args.coords, subsampling=args.subsampling,
-            delta=args.delta, progress=not args.json, repeats=args.repeats,
+            delta=args.delta, progress=not args.json, repeats=args.repeats, device=args.device,
         )
         extra_note = {}
         if res.summary()["samples_never_sampled"] > 0:
@@ -258,7 +260,7 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
             raise ValueError(f"lam and noise_std are too small: the (2, eps)-RDP of output perturbation is infinite "
                              f"(lam={lam:g}, noise_std={args.noise_std:g}); use lam * noise_std >= 1e-150")
     model = fit_glm(X, yy, kind, n * lam)
-    dfil = output_perturbation_dfil(model, X, yy, args.noise_std)
+    dfil = output_perturbation_dfil(model, X, yy, args.noise_std, device=args.device)
     out: dict[str, Any] = {
         "mechanism": "output perturbation theta* + N(0, noise_std^2 I)",
         "model": kind,
@@ -323,5 +325,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--delta", type=float, default=None, help="per-step delta of the amplified subsampling factor")
     p.add_argument("--repeats", type=int, default=1, help="DP-SGD runs averaged (Monte Carlo of Eq. 4; paper: 10)")
     p.add_argument("--seed", type=int, default=0, help="seed >= 0 (DP-SGD; default 0)")
+    p.add_argument("--device", default="cpu",
+                   help="cpu (default), cuda or auto: where the Jacobians (and DP-SGD) are computed; the same random "
+                   "draws on every device")
     add_json_flag(p)
     p.set_defaults(func=_fil)

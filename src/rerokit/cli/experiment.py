@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_json_flag, help_kw
+from rerokit.cli._common import add_executor_args, add_json_flag, executor_from_args, help_kw
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,6 +44,7 @@ def _register_uninformed_fig2(sub: argparse._SubParsersAction) -> None:
                    help="continue uninformed_fig2.jsonl in --out-dir (same settings); one line per finished cell "
                    "(dataset, regime, sigma; all points attacked at once), so an interruption loses at most that cell")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    add_executor_args(p, what="cells")
     add_json_flag(p)
     p.set_defaults(func=_uninformed_fig2)
 
@@ -74,9 +75,11 @@ def _uninformed_fig2(args: argparse.Namespace) -> dict[str, Any]:
         check_memory(option, need, f"the analytic attack on {k} {name} records of dimension {n} with {rows} rows "
                      f"({backend} backend)")
 
-    res = run_uninformed_fig2(
-        args.out_dir, sigmas=tuple(args.sigmas) if args.sigmas else DEFAULT_SIGMAS, seed=args.seed,
-        points=args.points, dim=args.dim, rows=args.rows, digits_targets=args.digits_targets,
-        datasets=tuple(args.datasets), backend=args.backend, resume=args.resume, progress=not args.no_progress,
-    )
+    with executor_from_args(args) as ex:
+        res = run_uninformed_fig2(
+            args.out_dir, sigmas=tuple(args.sigmas) if args.sigmas else DEFAULT_SIGMAS, seed=args.seed,
+            points=args.points, dim=args.dim, rows=args.rows, digits_targets=args.digits_targets,
+            datasets=tuple(args.datasets), backend=args.backend, resume=args.resume, progress=not args.no_progress,
+            executor=ex,
+        )
     return {"settings": res["settings"], **res["paths"], "cells": len(res["summary"])}

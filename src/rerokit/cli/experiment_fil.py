@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_json_flag, help_kw
+from rerokit.cli._common import add_executor_args, add_json_flag, executor_from_args, help_kw
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -42,6 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="continue fil_glm.jsonl in --out-dir (same settings); one line per block of 100 draws, so "
                    "an interruption loses at most the block in flight")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    add_executor_args(p, device=True, what="blocks of 100 draws")
     add_json_flag(p)
     p.set_defaults(func=_handle)
 
@@ -55,5 +56,7 @@ def _handle(args: argparse.Namespace) -> dict[str, Any]:
         cls = tuple(int(c) for c in args.classes.split(","))
     except ValueError:
         raise ValueError(f"classes must be two comma-separated integer labels, got {args.classes!r}") from None
-    return run_fil_glm(args.out_dir, dataset=args.dataset, classes=cls, lam=args.lam, noise_std=args.noise_std,
-                       draws=args.draws, seed=args.seed, resume=args.resume, progress=not args.no_progress)
+    with executor_from_args(args) as ex:
+        return run_fil_glm(args.out_dir, dataset=args.dataset, classes=cls, lam=args.lam, noise_std=args.noise_std,
+                           draws=args.draws, seed=args.seed, resume=args.resume, progress=not args.no_progress,
+                           executor=ex, device=args.device)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_json_flag, help_kw
+from rerokit.cli._common import add_executor_args, add_json_flag, executor_from_args, help_kw
 
 _FIELDS = [
     ("png", "the figure written"),
@@ -71,9 +71,10 @@ def _common(p: argparse.ArgumentParser, *, trials: int) -> None:
     p.add_argument("--n-known", type=int, default=999, help="|D-| (default 999)")
     p.add_argument("--resume", action="store_true",
                    help="continue the JSONL files in --out-dir (same settings; --trials may grow). Trials are "
-                   "trained and logged in chunks (32 prior-aware, 8 gradient-attack trials): an interruption "
-                   "loses at most the chunk in flight")
+                   "trained and logged in blocks (32 prior-aware, 8 gradient-attack trials): an interruption "
+                   "loses at most the blocks in flight")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    add_executor_args(p, device=True, what="blocks of trials")
     add_json_flag(p)
 
 
@@ -85,7 +86,8 @@ def _summary(res: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
 
 def _kw(args: argparse.Namespace) -> dict[str, Any]:
     return dict(trials=args.trials, seed=args.seed, delta=args.delta, steps=args.steps, lr=args.lr,
-                n_known=args.n_known, resume=args.resume, progress=not args.no_progress, clip=args.clip)
+                n_known=args.n_known, resume=args.resume, progress=not args.no_progress, clip=args.clip,
+                device=args.device)
 
 
 def _distinct_g(name: str, values) -> None:
@@ -105,7 +107,7 @@ def _precheck(args: argparse.Namespace, figure: str, files: list[str], *, prior_
     """Output folder, repeated sweep values and the memory of one chunk of trials, before any work."""
     from rerokit._files import check_output_dir
     from rerokit._validate import check_int
-    from rerokit.cli.audit import check_audit_memory
+    from rerokit.experiments.audit import check_audit_memory
     from rerokit.experiments.audit import AuditConfig
 
     check_output_dir("out_dir", args.out_dir, files=[f"{figure}.png", f"{figure}.csv", *files])
@@ -126,22 +128,22 @@ def _fig3(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit.experiments.hayes_figures import fig3
 
     _distinct_g("epsilons", args.epsilons)
-    _precheck(args, "fig3", [f"fig3_eps{float(e):g}.jsonl" for e in args.epsilons], prior_sizes=(args.prior_size,),
-              full="alg2_nosub" in args.attacks)
-
-    return _summary(fig3(args.out_dir, epsilons=args.epsilons, prior_size=args.prior_size,
-                         attacks=tuple(args.attacks), **_kw(args)), args)
+    with executor_from_args(args) as ex:
+        _precheck(args, "fig3", [f"fig3_eps{float(e):g}.jsonl" for e in args.epsilons],
+                  prior_sizes=(args.prior_size,), full="alg2_nosub" in args.attacks)
+        return _summary(fig3(args.out_dir, epsilons=args.epsilons, prior_size=args.prior_size,
+                             attacks=tuple(args.attacks), executor=ex, **_kw(args)), args)
 
 
 def _fig5(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit.experiments.hayes_figures import fig5
 
     _distinct_g("sample_rates", args.sample_rates)
-    _precheck(args, "fig5", [f"fig5_q{float(q):g}.jsonl" for q in args.sample_rates], prior_sizes=(args.prior_size,),
-              full="alg2_nosub" in args.attacks)
-
-    return _summary(fig5(args.out_dir, sample_rates=args.sample_rates, epsilon=args.epsilon,
-                         prior_size=args.prior_size, attacks=tuple(args.attacks), **_kw(args)), args)
+    with executor_from_args(args) as ex:
+        _precheck(args, "fig5", [f"fig5_q{float(q):g}.jsonl" for q in args.sample_rates],
+                  prior_sizes=(args.prior_size,), full="alg2_nosub" in args.attacks)
+        return _summary(fig5(args.out_dir, sample_rates=args.sample_rates, epsilon=args.epsilon,
+                             prior_size=args.prior_size, attacks=tuple(args.attacks), executor=ex, **_kw(args)), args)
 
 
 def _fig8(args: argparse.Namespace) -> dict[str, Any]:
@@ -150,9 +152,9 @@ def _fig8(args: argparse.Namespace) -> dict[str, Any]:
 
     _distinct_g("epsilons", args.epsilons)
     check_distinct("prior_sizes", args.prior_sizes)
-    _precheck(args, "fig8", [f"fig8_gradient_eps{float(e):g}.jsonl" for e in args.epsilons],
-              prior_sizes=args.prior_sizes, gradient=True)
-
-    return _summary(fig8(args.out_dir, epsilons=args.epsilons, prior_sizes=args.prior_sizes,
-                         gradient_trials=args.gradient_trials, iterations=args.iterations,
-                         restarts=args.restarts, **_kw(args)), args)
+    with executor_from_args(args) as ex:
+        _precheck(args, "fig8", [f"fig8_gradient_eps{float(e):g}.jsonl" for e in args.epsilons],
+                  prior_sizes=args.prior_sizes, gradient=True)
+        return _summary(fig8(args.out_dir, epsilons=args.epsilons, prior_sizes=args.prior_sizes,
+                             gradient_trials=args.gradient_trials, iterations=args.iterations,
+                             restarts=args.restarts, executor=ex, **_kw(args)), args)

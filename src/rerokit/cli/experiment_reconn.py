@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_json_flag, help_kw
+from rerokit.cli._common import add_executor_args, add_json_flag, executor_from_args, help_kw
 
 
 def _dpgd(args: argparse.Namespace) -> dict[str, Any]:
@@ -24,18 +24,22 @@ def _dpgd(args: argparse.Namespace) -> dict[str, Any]:
         t = check_int("targets", args.targets, minimum=1)
         check_memory("--shadow-models", reconn_bytes(64, 10, (10,), (512, 512), k, t),
                      f"{k} shadow and {t} released models and the reconstructor (one RecoNN attack per epsilon)")
+    ex = executor_from_args(args)
     import torch
 
     from rerokit.experiments.reconn_dpgd import run_dpgd_sweep
 
     if threads:
         torch.set_num_threads(threads)
-    rows = run_dpgd_sweep(
-        args.out_dir, args.epsilons, include_nonprivate=not args.no_nonprivate, dataset=args.dataset,
-        shadow_models=args.shadow_models, fixed_size=args.fixed_size, epochs=args.epochs, targets=args.targets,
-        delta=args.delta, clip=args.clip, seed=args.seed, resume=args.resume, progress=not args.quiet,
-        reconstructor_epochs=args.reconstructor_epochs,
-    )
+    try:
+        rows = run_dpgd_sweep(
+            args.out_dir, args.epsilons, include_nonprivate=not args.no_nonprivate, dataset=args.dataset,
+            shadow_models=args.shadow_models, fixed_size=args.fixed_size, epochs=args.epochs, targets=args.targets,
+            delta=args.delta, clip=args.clip, seed=args.seed, resume=args.resume, progress=not args.quiet,
+            executor=ex, device=args.device, reconstructor_epochs=args.reconstructor_epochs,
+        )
+    finally:
+        ex.close()  # a local Ray cluster started for this run
     return {
         "rows": [{k: r[k] for k in ("epsilon", "noise_multiplier", "mse", "nn_oracle_mse", "success",
                                     "released_model_accuracy")} for r in rows],
@@ -76,5 +80,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="continue reconn_dpgd.jsonl in --out-dir (same settings); one line per finished epsilon, so "
                    "an interruption loses at most the epsilon in flight (one whole RecoNN attack)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_executor_args(p, device=True, what="blocks of shadow models")
     add_json_flag(p)
     p.set_defaults(func=_dpgd)

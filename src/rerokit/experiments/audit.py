@@ -13,26 +13,45 @@ Success rates come with exact Clopper-Pearson intervals and are compared with th
 gamma of DP-SGD (Hayes et al. Thm 2, :func:`rerokit.bounds.dpsgd.rero_dpsgd`) at the prior's
 baseline kappa = max_i p_i (1/N for a uniform prior).
 
-Randomness: trial i uses ``s_i = trial_seeds(seed, trials_max)[i]`` - a seed that depends on
+Randomness: trial i uses ``s_i = trial_seeds(seed, trials)[i]`` - a seed that depends on
 ``(seed, i)`` only (:func:`rerokit.training.trial_seeds`); the data draw uses
 ``numpy.random.default_rng([s_i, 0])``, the initialisation ``init_flat(s_i)``, the DP-SGD
 noise/batches ``train_dpsgd_many(seeds=[s_i])``, the gradient attack's restarts ``s_i mod 2^31``.
-A trial's result therefore does not depend on how many trials run or in which chunk.
 
-Vectorisation and resume: trials run in chunks of ``chunk_size`` through ``train_dpsgd_many``
-(and vmapped candidate scoring); every trial of a finished chunk is appended to the JSON-lines
-``TrialLog`` at once (the gradient audit appends each trial as soon as its attack is done). An
-interruption loses at most the chunk in flight; ``resume=True`` skips
-the trials already in the file. A resumed run equals a straight run with the same seed up to
-floating-point rounding (~1e-6 relative, from batched kernels summing in another order), i.e.
-the same decisions unless two candidates' scores tie to that precision.
+Blocks, executors, resume: trials run in blocks with FIXED boundaries - block b holds trials
+[b B, (b + 1) B), B = ``chunk_size`` (recorded in the file's settings) - trained together
+through ``train_dpsgd_many`` (and scored by vmapped candidate statistics). One pure function per
+audit computes a block from (config, seed, block index, its trials) with a fixed number of
+intra-op threads; the executor (:mod:`rerokit.executors`: ``local`` in this process, or ``ray``
+workers) calls it, and the driver appends the finished trials to the JSON-lines ``TrialLog``
+(the prior-aware audit a block at a time, the gradient audit each trial as its attack ends when
+local). An interruption loses at most the blocks in flight; ``resume=True`` recomputes only the
+blocks with missing trials (a block partly in the file is recomputed whole and only its missing
+trials are appended). So a local run, a Ray run with any number of workers and a resumed run
+write the same records bit for bit (on one device; ``device="cuda"`` runs the engines on a GPU
+with the same random numbers, drawn on the CPU, and agrees with the CPU to rounding).
+
+Models: ``model="mlp"`` (Flatten-Linear-act-...-Linear, the fast MLP engine), ``"cnn"``
+(:class:`rerokit.training.SmallCNN`, any C x H x W input: digits 1x8x8, MNIST 1x28x28, CIFAR-10
+3x32x32) or any ``torch.nn.Module`` built by a user function ``model_fn(sample_shape,
+num_classes)`` (per-sample gradients by ``vmap(grad)`` through ``torch.func.functional_call``;
+an ``nn.Sequential`` MLP it returns still gets the MLP engine).
+
+Library use that reproduces ``rerokit audit prior-aware --epsilon 4`` exactly::
+
+    from rerokit.experiments.audit import AuditConfig, run_audit
+    cfg = AuditConfig.resolve(epsilon=4.0)            # n_known default, sigma calibrated (PLD)
+    rep = run_audit("prior-aware", cfg, trials=100, seed=0)
+    rep.summary()                                     # the command's JSON (without rerokit_version)
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import sys
-from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -42,6 +61,9 @@ from rerokit.attacks.result import AttackResult
 
 __all__ = [
     "PRIOR_AWARE_ATTACKS",
+    "AUDITS",
+    "DEFAULT_TRIALS",
+    "DEFAULT_CHUNK_SIZE",
     "AuditConfig",
     "Trial",
     "AuditReport",
@@ -51,11 +73,22 @@ __all__ = [
     "candidate_statistics_many",
     "run_prior_aware_audit",
     "run_gradient_audit",
+    "run_audit",
+    "check_audit_memory",
+    "import_model_factory",
 ]
 
 PRIOR_AWARE_ATTACKS = ("alg2", "alg3", "loglik", "alg2_nosub")
 """Attacks the prior-aware audit can run: Alg. 2, Alg. 3, App. G log-likelihood, and Alg. 2
 without known-gradient subtraction (App. E, Fig. 10)."""
+
+AUDITS = ("prior-aware", "gradient")
+DEFAULT_TRIALS = {"prior-aware": 100, "gradient": 10}
+"""Default trial counts of :func:`run_audit` (and the CLI)."""
+DEFAULT_CHUNK_SIZE = {"prior-aware": 64, "gradient": 8}
+"""Default block sizes (trials trained together) of :func:`run_audit` (and the CLI)."""
+N_KNOWN_MAX = 999
+"""Default |D-|: min(999, dataset size - prior size)."""
 
 _MAX_TRIAL_ID = 10**9
 
@@ -81,12 +114,35 @@ class AuditConfig:
     sample_rate: float = 1.0
     clip: float = 0.1
     lr: float = 10.0
-    model: str = "mlp"
+    model: "str | Callable[..., Any]" = "mlp"
     hidden: tuple[int, ...] = (10,)
     activation: str = "elu"
     prior_weights: tuple[float, ...] | None = None
+    model_fn: Callable[..., Any] | None = None
+    epsilon: float | None = None
+    delta: float | None = None
 
     def __post_init__(self) -> None:
+        if callable(self.model):
+            if self.model_fn is not None and self.model_fn is not self.model:
+                raise ValueError("give the model function once: model=f or model_fn=f")
+            object.__setattr__(self, "model_fn", self.model)
+            object.__setattr__(self, "model", "custom")
+        if isinstance(self.model_fn, str):
+            object.__setattr__(self, "model_fn", import_model_factory(self.model_fn))
+        if self.model_fn is not None:
+            if not callable(self.model_fn):
+                raise TypeError(f"model_fn must be a function (sample_shape, num_classes) -> torch.nn.Module, "
+                                f"got {type(self.model_fn).__name__}")
+            if self.model not in ("mlp", "custom"):  # "mlp" is the default, not a choice
+                raise ValueError(f"give model={self.model!r} or model_fn, not both")
+            object.__setattr__(self, "model", "custom")
+        elif self.model == "custom":
+            raise ValueError("model 'custom' needs model_fn (a function (sample_shape, num_classes) -> nn.Module)")
+        if self.epsilon is not None:
+            check_positive("epsilon", self.epsilon)
+        if self.delta is not None:
+            check_probability("delta", self.delta, high_open=True)
         check_nonnegative("noise_multiplier", self.noise_multiplier)
         check_int("prior_size", self.prior_size, minimum=2)
         check_int("n_known", self.n_known, minimum=0)
@@ -94,7 +150,7 @@ class AuditConfig:
         check_probability("sample_rate", self.sample_rate)
         check_positive("clip", self.clip)
         check_positive("lr", self.lr)
-        check_choice("model", self.model, ("mlp", "cnn"))
+        check_choice("model", self.model, ("mlp", "cnn", "custom"))
         check_choice("dataset", self.dataset, ("digits", "mnist", "cifar10"))
         object.__setattr__(self, "hidden", tuple(check_int("hidden", h, minimum=1) for h in self.hidden))
         if self.prior_weights is not None:
@@ -112,11 +168,148 @@ class AuditConfig:
             return 1.0 / self.prior_size
         return float(max(self.prior_weights))
 
+    @property
+    def model_factory(self) -> str | None:
+        """``module:qualname`` of ``model_fn`` (None for the built-in models)."""
+        if self.model_fn is None:
+            return None
+        f = self.model_fn
+        return f"{getattr(f, '__module__', None) or '?'}:{getattr(f, '__qualname__', None) or type(f).__name__}"
+
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        """The settings echoed into result files and outputs (JSON-ready). ``epsilon``/``delta``
+        (what sigma was calibrated for) are not settings of the run, ``model_fn`` appears as
+        ``model_factory`` (its ``module:name``) for a user model."""
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+             if f.name not in ("model_fn", "epsilon", "delta")}
         d["hidden"] = list(self.hidden)
         d["prior_weights"] = None if self.prior_weights is None else list(self.prior_weights)
+        if self.model_fn is not None:
+            d["model_factory"] = self.model_factory
         return d
+
+    @classmethod
+    def resolve(cls, *, epsilon: float | None = None, noise_multiplier: float | None = None, delta: float = 1e-5,
+                n_known: int | None = None, **fields: Any) -> "AuditConfig":
+        """The audit settings of ``rerokit audit ...``: defaults filled in, checked, sigma calibrated.
+
+        Args:
+            epsilon: target epsilon > 0; sigma is calibrated for (epsilon, delta) at the run's
+                sample rate and steps with dp-accounting's PLD accountant
+                (:func:`rerokit.bounds.calibrate.noise_multiplier_for_epsilon`).
+            noise_multiplier: sigma >= 0 given directly instead of ``epsilon``.
+            delta: delta in (0, 1) of the calibration (also used for the empirical lower bounds).
+            n_known: |D-|; default min(999, dataset size - prior_size) (digits; 999 for the
+                other datasets, whose size is only known once loaded).
+            **fields: any other :class:`AuditConfig` field (dataset, data_path, prior_size, steps,
+                sample_rate, clip, lr, model, hidden, activation, prior_weights, model_fn).
+
+        Returns:
+            The config, with ``epsilon`` and ``delta`` kept for the report.
+        """
+        return cls._base(n_known=n_known, **fields)._calibrated(epsilon, noise_multiplier, delta)
+
+    @classmethod
+    def from_epsilon(cls, epsilon: float, delta: float = 1e-5, **fields: Any) -> "AuditConfig":
+        """:meth:`resolve` with ``epsilon`` (sigma calibrated for (epsilon, delta)).
+
+        Args:
+            epsilon: target epsilon > 0.
+            delta: delta in (0, 1).
+            **fields: further settings, as for :meth:`resolve` (n_known included).
+
+        Returns:
+            The config.
+        """
+        return cls.resolve(epsilon=epsilon, delta=delta, **fields)
+
+    @classmethod
+    def _base(cls, *, n_known: int | None = None, **fields: Any) -> "AuditConfig":
+        """The settings with sigma 0 (cheap checks, before the calibration)."""
+        from rerokit._files import check_data_path
+
+        if "noise_multiplier" in fields:
+            raise TypeError("pass noise_multiplier (or epsilon) to resolve, not as a field")
+        check_data_path(fields.get("data_path"))
+        n_data = _dataset_size(fields.get("dataset", "digits"))
+        if n_known is None:
+            N = check_int("prior_size", fields.get("prior_size", 10), minimum=2)
+            n_known = N_KNOWN_MAX if n_data is None else max(0, min(N_KNOWN_MAX, n_data - N))
+        for k in ("hidden", "prior_weights"):
+            if fields.get(k) is not None and not isinstance(fields[k], tuple):
+                fields[k] = tuple(fields[k])
+        base = cls(noise_multiplier=0.0, n_known=n_known, **fields)
+        if n_data is not None:
+            make_trial(n_data, base.prior_size, base.n_known, 0, base.prior_weights)
+        return base
+
+    def _calibrated(self, epsilon: float | None, noise_multiplier: float | None, delta: float) -> "AuditConfig":
+        """This config with sigma given or calibrated for (epsilon, delta)."""
+        delta = check_probability("delta", delta, high_open=True)
+        if noise_multiplier is not None:
+            if epsilon is not None:
+                raise ValueError("give epsilon or noise_multiplier, not both")
+            sigma, eps = check_nonnegative("noise_multiplier", noise_multiplier), None
+        else:
+            if epsilon is None:
+                raise ValueError("give epsilon (> 0) or noise_multiplier (>= 0)")
+            from rerokit.bounds.calibrate import noise_multiplier_for_epsilon
+
+            eps = check_positive("epsilon", epsilon)
+            sigma = noise_multiplier_for_epsilon(eps, delta, self.sample_rate, self.steps)
+        return dataclasses.replace(self, noise_multiplier=float(sigma), epsilon=eps, delta=delta)
+
+
+def import_model_factory(spec: str) -> Callable[..., Any]:
+    """The user function named ``package.module:function`` (``--model-factory``), imported.
+
+    Importing runs that module's code: it is the user's own code, named explicitly. The module is
+    looked up on ``sys.path`` and, failing that, in the current folder.
+
+    Args:
+        spec: ``module:function`` (``function`` may be ``Class.method``-style dotted).
+
+    Returns:
+        The callable. ``ValueError`` (naming ``model_factory``) when it cannot be imported or
+        found, ``TypeError`` when it is not callable.
+    """
+    import importlib
+    import os
+    import re
+
+    ident = r"[A-Za-z_][A-Za-z0-9_]*"
+    if not isinstance(spec, str) or not re.fullmatch(rf"{ident}(\.{ident})*:{ident}(\.{ident})*", spec.strip()):
+        raise ValueError(f"model_factory must be package.module:function, got {spec!r}")
+    mod_name, _, attr = spec.strip().partition(":")
+    try:
+        try:
+            mod = importlib.import_module(mod_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != mod_name.split(".")[0] or os.getcwd() in sys.path:
+                raise
+            sys.path.append(os.getcwd())  # the current folder, as `python -m` would
+            mod = importlib.import_module(mod_name)
+    except Exception as exc:  # noqa: BLE001 - any error raised by the user's module
+        msg = " ".join(str(exc).split())
+        raise ValueError(f"model_factory {spec}: cannot import {mod_name} ({type(exc).__name__}: {msg})") from None
+    obj: Any = mod
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ValueError(f"model_factory {spec}: {mod_name} has no {attr}")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise TypeError(f"model_factory {spec} must be a function (sample_shape, num_classes) -> torch.nn.Module, "
+                        f"got {type(obj).__name__}")
+    return obj
+
+
+def _dataset_size(dataset: Any) -> int | None:
+    """The size of a dataset known without reading user files (digits), else None."""
+    if dataset == "digits":
+        from rerokit.data import load_dataset
+
+        return load_dataset("digits").n
+    return None
 
 
 @dataclass(frozen=True)
@@ -151,13 +344,36 @@ def make_trial(n_data: int, prior_size: int, n_known: int, seed: int, prior_weig
 
 
 def build_model(cfg: AuditConfig, sample_shape: tuple[int, ...], num_classes: int):
-    """The audited model as a :class:`rerokit.training.FunctionalModel`."""
+    """The audited model as a :class:`rerokit.training.FunctionalModel`.
+
+    Built under ``torch.manual_seed(0)`` (global RNG state restored), so that parameters a user
+    module initialises outside ``reset_parameters`` are the same in every process (trial
+    initialisations come from :meth:`FunctionalModel.init_flat`, which re-runs
+    ``reset_parameters`` under the trial seed).
+
+    Args:
+        cfg: the settings (``model``, ``hidden``, ``activation``, ``model_fn``).
+        sample_shape: one input's shape, e.g. (1, 8, 8).
+        num_classes: outputs of the model.
+
+    Returns:
+        The model. A ``model_fn`` that does not return an ``nn.Module`` is a ``TypeError``.
+    """
     from rerokit.training import FunctionalModel, SmallCNN, make_mlp
 
-    if cfg.model == "mlp":
-        return FunctionalModel(make_mlp(int(np.prod(sample_shape)), list(cfg.hidden), num_classes, cfg.activation))
-    width = cfg.hidden[0] if cfg.hidden else 16
-    return FunctionalModel(SmallCNN(sample_shape[0], num_classes, cfg.activation, width=width))
+    shape = tuple(int(s) for s in sample_shape)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        if cfg.model == "mlp":
+            module = make_mlp(int(np.prod(shape)), list(cfg.hidden), num_classes, cfg.activation)
+        elif cfg.model == "cnn":
+            width = cfg.hidden[0] if cfg.hidden else 16
+            module = SmallCNN(shape[0], num_classes, cfg.activation, width=width)
+        else:
+            module = cfg.model_fn(shape, int(num_classes))
+    if not isinstance(module, torch.nn.Module):
+        raise TypeError(f"model_fn {cfg.model_factory} must return a torch.nn.Module, got {type(module).__name__}")
+    return FunctionalModel(module)
 
 
 def rero_gamma(noise_multiplier: float, sample_rate: float, steps: int, kappa: float) -> float:
@@ -246,6 +462,11 @@ class AuditReport:
     records: list[dict[str, Any]] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
     seed: int = 0
+    kind: str = "prior-aware"
+    primary: str | None = None
+    epsilon: float | None = None
+    delta: float | None = None
+    out: str | None = None
 
     def empirical_lower_bounds(self, attack: str, *, delta: float = 1e-5, confidence: float = 0.95) -> dict[str, Any]:
         """What the attack's successes prove about the mechanism (:func:`rerokit.bounds.empirical.audit_lower_bounds`).
@@ -291,6 +512,34 @@ class AuditReport:
         d["settings"] = dict(self.settings)
         return d
 
+    def summary(self) -> dict[str, Any]:
+        """The output of ``rerokit audit prior-aware|gradient --json`` (less ``rerokit_version``).
+
+        Prior-aware: the primary attack's success and interval, the empirical lower bounds (at
+        ``delta``), gamma, kappa, sigma, trials, seed, every attack, ``attack``, ``epsilon``,
+        ``delta``, ``mean_target_clipped_fraction``, settings (and ``out``). Gradient: the mean
+        MSE and its interval, then the prior-matching success at the primary prior size, the
+        same common keys, settings (and ``out``).
+
+        Returns:
+            A JSON-ready dict.
+        """
+        primary = self.primary or next(iter(self.results))
+        if self.kind == "gradient":
+            m = self.results["mse"]
+            d: dict[str, Any] = {"mse": m.value, "mse_ci_low": m.interval[0], "mse_ci_high": m.interval[1]}
+            d.update(self.to_dict(primary=primary))
+            d.update(epsilon=self.epsilon, delta=self.delta)
+        else:
+            d = self.to_dict(primary=primary, delta=self.delta)
+            d.update(attack=primary, epsilon=self.epsilon, delta=self.delta,
+                     mean_target_clipped_fraction=sum(x["target_clipped_fraction"] for x in self.records)
+                     / len(self.records))
+        d["settings"] = d.pop("settings")  # settings last in the table
+        if self.out:
+            d["out"] = self.out
+        return d
+
 
 def _load(cfg: AuditConfig):
     from rerokit.data import load_dataset
@@ -300,18 +549,15 @@ def _load(cfg: AuditConfig):
     return load_dataset(cfg.dataset, cfg.data_path) if cfg.data_path else load_dataset(cfg.dataset)
 
 
-def _chunks(ids: list[int], size: int) -> list[list[int]]:
-    return [ids[a : a + size] for a in range(0, len(ids), size)]
-
-
-def _train_chunk(cfg: AuditConfig, fm, ds, trials: list[Trial], record: str):
+def _train_chunk(cfg: AuditConfig, fm, ds, trials: list[Trial], record: str, device: str = "cpu"):
+    """DP-SGD on D- + {z*} for each of ``trials``, vectorised, on ``device`` (random numbers drawn on the CPU)."""
     from rerokit.training import train_dpsgd_many
 
     X = torch.as_tensor(ds.X)
     y = torch.as_tensor(ds.y)
     # training set D- + {z*}; the target sits last (position is irrelevant: i.i.d. sampling).
     idx = torch.as_tensor(np.stack([np.concatenate([t.known, [t.target_index]]) for t in trials]), dtype=torch.long)
-    theta0 = fm.init_flat_many([t.seed for t in trials])
+    theta0 = fm.init_flat_many([t.seed for t in trials]).to(device)
     res = train_dpsgd_many(
         fm, theta0, X[idx], y[idx],
         noise_multiplier=cfg.noise_multiplier, clip=cfg.clip, steps=cfg.steps, lr=cfg.lr,
@@ -321,19 +567,153 @@ def _train_chunk(cfg: AuditConfig, fm, ds, trials: list[Trial], record: str):
     return res
 
 
-def _trials_setup(cfg: AuditConfig, trials: int, seed: int, out, resume: bool, extra: dict[str, Any],
-                  schema: dict[str, Any]):
+# --------------------------------------------------------------------------- blocks
+# The one function per audit that computes a block (both executors call it). A block's inputs are
+# the job (config, attack settings, device) and the Block (index, trials lo..hi-1, the missing
+# ones, their seeds); dataset and model are loaded once per process and cached.
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What every block of an audit run needs (sent once to each Ray worker)."""
+
+    kind: str
+    cfg: AuditConfig
+    device: str = "cpu"
+    attacks: tuple[str, ...] = ()
+    sizes: tuple[int, ...] = ()
+    iterations: int = 200
+    restarts: int = 2
+    attack_lr: float = 0.05
+
+
+_STATE: dict[str, Any] = {}
+
+
+def _state(cfg: AuditConfig, device: str) -> tuple[Any, Any, torch.Tensor, torch.Tensor]:
+    """``(dataset, model, X, y)`` of ``cfg`` (X, y as tensors on ``device``), cached for the last config."""
+    key = (json.dumps(cfg.to_dict(), sort_keys=True), cfg.model_fn, device)
+    if _STATE.get("key") != key:
+        _STATE.clear()
+        ds = _load(cfg)
+        fm = build_model(cfg, ds.sample_shape, ds.num_classes)
+        _STATE.update(key=key, value=(ds, fm, torch.as_tensor(ds.X).to(device), torch.as_tensor(ds.y).to(device)))
+    return _STATE["value"]
+
+
+def _block_trials(cfg: AuditConfig, n_data: int, block) -> list[Trial]:
+    return [make_trial(n_data, cfg.prior_size, cfg.n_known, s, cfg.prior_weights) for s in block.payload]
+
+
+def _prior_aware_block(job: _Job, block) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The records of the missing trials of one block of a prior-aware audit (trials lo..hi-1 trained together)."""
+    from rerokit.attacks import prior_aware as pa
+
+    cfg, attacks = job.cfg, job.attacks
+    ds, fm, X, y = _state(cfg, job.device)
+    tri = _block_trials(cfg, ds.n, block)
+    record = "full" if "alg2_nosub" in attacks else "gbar_only"
+    log_prior = None if cfg.prior_weights is None else torch.log(
+        torch.as_tensor(cfg.prior_weights, dtype=torch.float64)).to(job.device)
+    tr = _train_chunk(cfg, fm, ds, tri, record, device=job.device).transcript
+    pidx = torch.as_tensor(np.stack([t.prior for t in tri]), dtype=torch.long).to(job.device)
+    Xc, yc = X[pidx], y[pidx]
+    stats = {"sub": candidate_statistics_many(fm, tr.thetas, tr.gbar, Xc, yc, cfg.clip)}
+    if "alg2_nosub" in attacks:
+        stats["nosub"] = candidate_statistics_many(fm, tr.thetas, tr.noisy_sums, Xc, yc, cfg.clip)
+    inner, sq = (s.double() for s in stats["sub"])
+    guesses: dict[str, np.ndarray] = {}
+    for a in attacks:
+        if a == "alg2_nosub":
+            sc = pa.alg2_scores(stats["nosub"][0].double())
+        else:
+            sc = pa.scores(a, inner, sq, noise_multiplier=cfg.noise_multiplier or None,
+                           sample_rate=cfg.sample_rate, log_prior=log_prior)
+        guesses[a] = pa.guess(sc).cpu().numpy()
+    tgt = torch.as_tensor([t.target for t in tri], device=sq.device)
+    tgt_sq = sq[torch.arange(len(tri), device=sq.device), :, tgt].cpu()  # (k, T)
+    todo = set(block.todo)
+    for j, t in enumerate(tri):
+        i = block.lo + j
+        if i in todo:
+            yield i, {
+                "seed": t.seed,
+                "prior": t.prior,
+                "target": t.target,
+                "guess": {a: int(guesses[a][j]) for a in attacks},
+                "success": {a: bool(guesses[a][j] == t.target) for a in attacks},
+                "target_clipped_fraction": float((tgt_sq[j] >= 0.999).double().mean()),
+            }
+
+
+def _gradient_block(job: _Job, block) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The records of the missing trials of one block of a gradient audit, each as soon as its attack is done."""
+    from rerokit.attacks.gradient import gradient_attack, mse, prior_match_success
+
+    cfg = job.cfg
+    ds, fm, _, _ = _state(cfg, job.device)
+    tri = _block_trials(cfg, ds.n, block)
+    tr = _train_chunk(cfg, fm, ds, tri, "gbar_only", device=job.device).transcript
+    todo = set(block.todo)
+    for j, t in enumerate(tri):
+        i = block.lo + j
+        if i not in todo:  # its record is in the file: only its training (shared by the block) is redone
+            continue
+        ti = t.target_index
+        x = ds.X[ti]
+        o = gradient_attack(fm, tr.thetas[j], tr.gbar[j], int(ds.y[ti]), cfg.clip, ds.sample_shape,
+                            data_range=ds.data_range, iterations=job.iterations, lr=job.attack_lr,
+                            restarts=job.restarts, seed=t.seed % (2**31))
+        z_hat = o.z_hat.cpu()
+        pool = np.delete(ds.X, ti, axis=0)
+        yield i, {
+            "seed": t.seed,
+            "target_index": ti,
+            "mse": mse(z_hat, x),
+            "objective": o.loss,
+            "prior_success": {str(n): prior_match_success(z_hat.numpy(), x, pool, n) for n in job.sizes},
+        }
+
+
+# --------------------------------------------------------------------------- driver
+
+
+def _run_blocks(job: _Job, fn, trials: int, seed: int, chunk_size: int, out, resume: bool, extra: dict[str, Any],
+                schema: dict[str, Any], progress: bool, executor, desc: str,
+                validate: Callable[[], None]) -> tuple[int, int, dict[str, Any], list[dict[str, Any]]]:
+    """Open the log, run the missing blocks on the executor, append their trials; the records of 0..trials-1."""
+    from rerokit.executors import get_executor, plan_blocks, run_blocks
     from rerokit.experiments.records import TrialLog
     from rerokit.training import trial_seeds
 
     K = check_int("trials", trials, minimum=1, maximum=_MAX_TRIAL_ID)
     seed = check_int("seed", seed, minimum=0)
-    settings = dict(cfg.to_dict(), seed=seed, **extra)
+    chunk_size = check_int("chunk_size", chunk_size, minimum=1)
+    ex = get_executor(executor)
+    owned = ex is not executor
+    settings = dict(job.cfg.to_dict(), seed=seed, **extra, chunk_size=chunk_size, device=job.device)
     # every record of the file must be a trial 0..K-1 of this run with the keys it writes
     log = TrialLog(out, settings, resume=resume, trials=K, schema=schema, name="out")
-    seeds = trial_seeds(seed, K)
-    todo = [i for i in range(K) if i not in log.done]
-    return K, seed, settings, log, seeds, todo
+    try:
+        validate()  # data, model and trial construction, before any work
+        seeds = trial_seeds(seed, K)
+        blocks = plan_blocks(K, chunk_size, log.done, payload=lambda lo, hi: seeds[lo:hi])
+        run_blocks(ex, fn, job, blocks, log.append, progress=progress, desc=desc, gpu=job.device.startswith("cuda"))
+        log.sort()
+        recs = [r for r in log if r["trial"] < K]
+    finally:
+        log.close()
+        _STATE.clear()  # the dataset is not kept in this process after the run
+        if owned:
+            ex.close()
+    return K, seed, settings, recs
+
+
+def _resolve_device(device) -> str:
+    from rerokit.training.devices import resolve_device
+
+    d = resolve_device(device)
+    return str(d) if d.index is not None else d.type
 
 
 def run_prior_aware_audit(
@@ -346,84 +726,57 @@ def run_prior_aware_audit(
     resume: bool = False,
     chunk_size: int = 32,
     progress: bool = True,
+    executor: Any = "local",
+    device: str = "cpu",
 ) -> AuditReport:
     """Run ``trials`` prior-aware attack trials (see module docstring) and summarise.
 
     Each attack's success rate gets a 95% Clopper-Pearson interval; ``gamma`` is the ReRo bound
     at ``cfg.kappa``. ``loglik`` needs sigma > 0. Trials already in ``out`` (with ``resume``) are
     not repeated; the summary covers trials 0..trials-1 from the file and this run.
+
+    Args:
+        cfg: the settings.
+        trials: number of trials K (>= 1).
+        seed: the run's seed (>= 0); trial i depends on (seed, i) only.
+        attacks: names of :data:`PRIOR_AWARE_ATTACKS`.
+        out: JSON-lines file (header + one line per trial), or None.
+        resume: continue ``out`` (same settings) without repeating its trials.
+        chunk_size: block size B (trials trained together; recorded in the settings).
+        progress: a progress bar on stderr (finished trials).
+        executor: ``"local"``, ``"ray"`` or a :class:`rerokit.executors.Executor`.
+        device: ``"cpu"``, ``"cuda"`` or ``"auto"`` (recorded in the settings).
+
+    Returns:
+        The :class:`AuditReport`.
     """
     attacks = tuple(check_choice("attack", a, PRIOR_AWARE_ATTACKS) for a in attacks)
     if not attacks:
         raise ValueError("attacks must name at least one of " + ", ".join(PRIOR_AWARE_ATTACKS))
     if "loglik" in attacks and cfg.noise_multiplier == 0:
         raise ValueError("attack loglik needs noise_multiplier > 0")
-    chunk_size = check_int("chunk_size", chunk_size, minimum=1)
+    job = _Job("prior-aware", cfg, _resolve_device(device), attacks=attacks)
     from rerokit.experiments.records import Bool, DictOf, Int, ListOf, Num
 
     schema = {"seed": Int(minimum=0), "prior": ListOf(Int(minimum=0), length=cfg.prior_size),
               "target": Int(minimum=0), "guess": DictOf(Int(minimum=0), keys=attacks),
               "success": DictOf(Bool, keys=attacks), "target_clipped_fraction": Num(minimum=0)}
-    K, seed, settings, log, seeds, todo = _trials_setup(cfg, trials, seed, out, resume, {"attacks": list(attacks)},
-                                                        schema)
-    try:
-        return _prior_aware_trials(cfg, attacks, K, seed, settings, log, seeds, todo, chunk_size, progress)
-    finally:
-        log.close()
 
+    def validate() -> None:
+        ds = _state(cfg, job.device)[0]
+        make_trial(ds.n, cfg.prior_size, cfg.n_known, 0, cfg.prior_weights)
 
-def _prior_aware_trials(cfg: AuditConfig, attacks: tuple[str, ...], K: int, seed: int, settings: dict[str, Any],
-                        log, seeds, todo: list[int], chunk_size: int, progress: bool) -> AuditReport:
-    from rerokit.attacks import prior_aware as pa
-
-    ds = _load(cfg)
-    fm = build_model(cfg, ds.sample_shape, ds.num_classes)
-    # validate the trial construction before any work
-    make_trial(ds.n, cfg.prior_size, cfg.n_known, 0, cfg.prior_weights)
-    record = "full" if "alg2_nosub" in attacks else "gbar_only"
-    log_prior = None if cfg.prior_weights is None else torch.log(torch.as_tensor(cfg.prior_weights, dtype=torch.float64))
-    X = torch.as_tensor(ds.X)
-    y = torch.as_tensor(ds.y)
-    bar = _bar(len(todo), "prior-aware trials", progress)
-    for chunk in _chunks(todo, chunk_size):
-        tri = [make_trial(ds.n, cfg.prior_size, cfg.n_known, seeds[i], cfg.prior_weights) for i in chunk]
-        tr = _train_chunk(cfg, fm, ds, tri, record).transcript
-        pidx = torch.as_tensor(np.stack([t.prior for t in tri]), dtype=torch.long)
-        Xc, yc = X[pidx], y[pidx]
-        stats = {"sub": candidate_statistics_many(fm, tr.thetas, tr.gbar, Xc, yc, cfg.clip)}
-        if "alg2_nosub" in attacks:
-            stats["nosub"] = candidate_statistics_many(fm, tr.thetas, tr.noisy_sums, Xc, yc, cfg.clip)
-        inner, sq = (s.double() for s in stats["sub"])
-        guesses: dict[str, np.ndarray] = {}
-        for a in attacks:
-            if a == "alg2_nosub":
-                sc = pa.alg2_scores(stats["nosub"][0].double())
-            else:
-                sc = pa.scores(a, inner, sq, noise_multiplier=cfg.noise_multiplier or None,
-                               sample_rate=cfg.sample_rate, log_prior=log_prior)
-            guesses[a] = pa.guess(sc).numpy()
-        tgt_sq = sq[torch.arange(len(tri)), :, torch.as_tensor([t.target for t in tri])]  # (k, T)
-        for j, (i, t) in enumerate(zip(chunk, tri)):
-            log.append(i, {
-                "seed": t.seed,
-                "prior": t.prior,
-                "target": t.target,
-                "guess": {a: int(guesses[a][j]) for a in attacks},
-                "success": {a: bool(guesses[a][j] == t.target) for a in attacks},
-                "target_clipped_fraction": float((tgt_sq[j] >= 0.999).double().mean()),
-            })
-        if bar is not None:
-            bar.update(len(chunk))
-    if bar is not None:
-        bar.close()
-    recs = [r for r in log if r["trial"] < K]
+    _, seed, settings, recs = _run_blocks(job, _prior_aware_block, trials, seed, chunk_size, out, resume,
+                                          {"attacks": list(attacks)}, schema, progress, executor,
+                                          "prior-aware trials", validate)
     gamma = rero_gamma(cfg.noise_multiplier, cfg.sample_rate, cfg.steps, cfg.kappa)
     results = {
         a: AttackResult.from_successes([r["success"][a] for r in recs], seed=seed, settings=settings,
                                        extras={"gamma": gamma, "kappa": cfg.kappa})
         for a in attacks
     }
-    return AuditReport(results, gamma, cfg.kappa, cfg.noise_multiplier, recs, settings, seed)
+    return AuditReport(results, gamma, cfg.kappa, cfg.noise_multiplier, recs, settings, seed, kind="prior-aware",
+                       primary=attacks[0], epsilon=cfg.epsilon, delta=cfg.delta, out=None if out is None else str(out))
 
 
 def run_gradient_audit(
@@ -439,6 +792,8 @@ def run_gradient_audit(
     resume: bool = False,
     chunk_size: int = 8,
     progress: bool = True,
+    executor: Any = "local",
+    device: str = "cpu",
 ) -> AuditReport:
     """Run ``trials`` gradient-based attack trials (Eq. 1; full transcript, label known) and
     report the reconstruction MSE and, for each prior size n in ``prior_sizes`` (default
@@ -446,60 +801,45 @@ def run_gradient_audit(
     the nearest to z-hat among z* and n - 1 random other dataset points, averaged over trials
     (interval: Student-t on the mean of the per-trial probabilities). The prior drawn by the
     trial is not used by this attack (only its target). Eq. (1) is stated for full batches; for
-    q < 1 every step's g-bar_t enters the objective (steps without the target add only noise)."""
+    q < 1 every step's g-bar_t enters the objective (steps without the target add only noise).
+
+    Args:
+        cfg: the settings.
+        trials: number of trials K (>= 1).
+        seed: the run's seed (>= 0).
+        iterations: Adam steps per restart; restarts: random restarts; attack_lr: Adam step size.
+        prior_sizes: prior sizes of the App. D success (default ``cfg.prior_size``).
+        out: JSON-lines file, or None; resume: continue it.
+        chunk_size: block size B (trials trained together; recorded in the settings).
+        progress: a progress bar on stderr.
+        executor: ``"local"``, ``"ray"`` or a :class:`rerokit.executors.Executor`.
+        device: ``"cpu"``, ``"cuda"`` or ``"auto"``.
+
+    Returns:
+        The :class:`AuditReport` (primary: ``prior_success_<first size>``).
+    """
     sizes = tuple(check_int("prior_sizes", n, minimum=2) for n in (prior_sizes or (cfg.prior_size,)))
-    chunk_size = check_int("chunk_size", chunk_size, minimum=1)
+    check_int("chunk_size", chunk_size, minimum=1)
     extra = {"attack": "gradient", "iterations": iterations, "restarts": restarts, "attack_lr": attack_lr,
              "prior_sizes": list(sizes)}
     check_int("iterations", iterations, minimum=1)
     check_int("restarts", restarts, minimum=1)
     check_positive("attack_lr", attack_lr)
+    job = _Job("gradient", cfg, _resolve_device(device), sizes=sizes, iterations=iterations, restarts=restarts,
+               attack_lr=attack_lr)
     from rerokit.experiments.records import DictOf, Int, Num
 
     schema = {"seed": Int(minimum=0), "target_index": Int(minimum=0), "mse": Num(minimum=0), "objective": Num(),
               "prior_success": DictOf(Num(minimum=0), keys=sizes)}
-    K, seed, settings, log, seeds, todo = _trials_setup(cfg, trials, seed, out, resume, extra, schema)
-    try:
-        return _gradient_trials(cfg, sizes, K, seed, settings, log, seeds, todo, chunk_size, progress,
-                                iterations, restarts, attack_lr)
-    finally:
-        log.close()
 
+    def validate() -> None:
+        ds = _state(cfg, job.device)[0]
+        if max(sizes) > ds.n:
+            raise ValueError(f"prior_sizes must be <= dataset size {ds.n}, got {max(sizes)}")
+        make_trial(ds.n, cfg.prior_size, cfg.n_known, 0, cfg.prior_weights)
 
-def _gradient_trials(cfg: AuditConfig, sizes: tuple[int, ...], K: int, seed: int, settings: dict[str, Any], log,
-                     seeds, todo: list[int], chunk_size: int, progress: bool, iterations: int, restarts: int,
-                     attack_lr: float) -> AuditReport:
-    from rerokit.attacks.gradient import gradient_attack, mse, prior_match_success
-
-    ds = _load(cfg)
-    if max(sizes) > ds.n:
-        raise ValueError(f"prior_sizes must be <= dataset size {ds.n}, got {max(sizes)}")
-    fm = build_model(cfg, ds.sample_shape, ds.num_classes)
-    make_trial(ds.n, cfg.prior_size, cfg.n_known, 0, cfg.prior_weights)
-    bar = _bar(len(todo), "gradient-attack trials", progress)
-    for chunk in _chunks(todo, chunk_size):
-        tri = [make_trial(ds.n, cfg.prior_size, cfg.n_known, seeds[i], cfg.prior_weights) for i in chunk]
-        tr = _train_chunk(cfg, fm, ds, tri, "gbar_only").transcript
-        for j, (i, t) in enumerate(zip(chunk, tri)):
-            ti = t.target_index
-            x = ds.X[ti]
-            o = gradient_attack(fm, tr.thetas[j], tr.gbar[j], int(ds.y[ti]), cfg.clip, ds.sample_shape,
-                                data_range=ds.data_range, iterations=iterations, lr=attack_lr,
-                                restarts=restarts, seed=t.seed % (2**31))
-            pool = np.delete(ds.X, ti, axis=0)
-            # appended as soon as its attack is done (the attack, not the training, dominates)
-            log.append(i, {
-                "seed": t.seed,
-                "target_index": ti,
-                "mse": mse(o.z_hat, x),
-                "objective": o.loss,
-                "prior_success": {str(n): prior_match_success(o.z_hat.numpy(), x, pool, n) for n in sizes},
-            })
-            if bar is not None:
-                bar.update(1)
-    if bar is not None:
-        bar.close()
-    recs = [r for r in log if r["trial"] < K]
+    _, seed, settings, recs = _run_blocks(job, _gradient_block, trials, seed, chunk_size, out, resume, extra, schema,
+                                          progress, executor, "gradient-attack trials", validate)
     results = {"mse": AttackResult.from_values([r["mse"] for r in recs], seed=seed, metric="mse", settings=settings,
                                               support=(0.0, float("inf")))}
     gammas = {}
@@ -510,13 +850,158 @@ def _gradient_trials(cfg: AuditConfig, sizes: tuple[int, ...], K: int, seed: int
             extras={"gamma": gammas[n], "kappa": 1.0 / n, "prior_size": n}, support=(0.0, 1.0),
         )
     n0 = sizes[0]
-    return AuditReport(results, gammas[n0], 1.0 / n0, cfg.noise_multiplier, recs, settings, seed)
+    return AuditReport(results, gammas[n0], 1.0 / n0, cfg.noise_multiplier, recs, settings, seed, kind="gradient",
+                       primary=f"prior_success_{n0}", epsilon=cfg.epsilon, delta=cfg.delta,
+                       out=None if out is None else str(out))
 
 
-def _bar(total: int, desc: str, progress: bool):
-    if not progress or total == 0:
-        return None
-    from tqdm.auto import tqdm
+def run_audit(
+    kind: str = "prior-aware",
+    config: AuditConfig | None = None,
+    *,
+    epsilon: float | None = None,
+    noise_multiplier: float | None = None,
+    delta: float = 1e-5,
+    attack: str = "auto",
+    trials: int | None = None,
+    seed: int = 0,
+    out: str | None = None,
+    resume: bool = False,
+    chunk_size: int | None = None,
+    iterations: int = 200,
+    restarts: int = 2,
+    attack_lr: float = 0.05,
+    executor: Any = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    device: str = "cpu",
+    progress: bool = True,
+    **fields: Any,
+) -> AuditReport:
+    """``rerokit audit prior-aware|gradient`` as a library call: check everything, calibrate, run.
 
-    return tqdm(total=total, desc=desc, unit="trial", file=sys.stderr)
+    Checks come before any work, cheap ones first: the attack settings, the executor (Ray installed,
+    ``address`` reachable) and device, the audit settings (data path, |D-| default, trial
+    construction), trials, seed, block size, ``out``, memory; then sigma is calibrated for
+    (epsilon, delta) and the trials run (see :func:`run_prior_aware_audit`,
+    :func:`run_gradient_audit`). ``rep.summary()`` is the command's JSON.
+
+    Args:
+        kind: ``"prior-aware"`` or ``"gradient"``.
+        config: a complete :class:`AuditConfig` (e.g. from :meth:`AuditConfig.resolve`); or None
+            and the settings as ``epsilon`` / ``noise_multiplier`` / ``delta`` / ``**fields``.
+        epsilon, noise_multiplier, delta: as for :meth:`AuditConfig.resolve` (without ``config``).
+        attack: prior-aware only: ``auto`` (alg2 for full batches, q = 1, else alg3) or a name of
+            :data:`PRIOR_AWARE_ATTACKS`.
+        trials: trials K (default :data:`DEFAULT_TRIALS`).
+        seed: the run's seed.
+        out: JSON-lines file of the trials; resume: continue it.
+        chunk_size: block size (default :data:`DEFAULT_CHUNK_SIZE`).
+        iterations, restarts, attack_lr: gradient only: the attack's Adam steps, restarts, step size.
+        executor: ``"local"`` (default), ``"ray"`` or an Executor; workers, address: Ray options
+            (:func:`rerokit.executors.get_executor`).
+        device: ``"cpu"`` (default), ``"cuda"`` or ``"auto"``.
+        progress: a progress bar on stderr.
+        **fields: :class:`AuditConfig` fields (dataset, data_path, prior_size, n_known, steps,
+            sample_rate, clip, lr, model, hidden, activation, prior_weights, model_fn).
+
+    Returns:
+        The :class:`AuditReport`.
+    """
+    from rerokit.executors import get_executor
+
+    kind = check_choice("kind", kind, AUDITS)
+    if kind == "prior-aware":
+        attack = check_choice("attack", attack, ("auto",) + PRIOR_AWARE_ATTACKS)
+        sigma0 = config.noise_multiplier if config is not None else noise_multiplier
+        if attack == "loglik" and sigma0 == 0:
+            raise ValueError("attack loglik needs noise_multiplier > 0")
+    else:
+        check_int("iterations", iterations, minimum=1)
+        check_int("restarts", restarts, minimum=1)
+        check_positive("attack_lr", attack_lr)
+    ex = get_executor(executor, workers=workers, address=address)
+    dev = _resolve_device(device)
+    try:
+        if config is None:
+            base = AuditConfig._base(**fields)
+        else:
+            if fields or epsilon is not None or noise_multiplier is not None:
+                given = ", ".join([*fields, *(["epsilon"] if epsilon is not None else []),
+                                   *(["noise_multiplier"] if noise_multiplier is not None else [])])
+                raise ValueError(f"give the settings in config or as arguments, not both (got config and {given})")
+            if not isinstance(config, AuditConfig):
+                raise TypeError(f"config must be an AuditConfig, got {type(config).__name__}")
+            if config.delta is None:  # the delta of the empirical lower bounds, as the command's --delta
+                config = dataclasses.replace(config, delta=check_probability("delta", delta, high_open=True))
+            base = config
+        trials = DEFAULT_TRIALS[kind] if trials is None else trials
+        chunk_size = DEFAULT_CHUNK_SIZE[kind] if chunk_size is None else chunk_size
+        check_int("trials", trials, minimum=1)
+        check_int("seed", seed, minimum=0)
+        check_int("chunk_size", chunk_size, minimum=1)
+        if out is not None:
+            from rerokit._files import check_output_file
+
+            check_output_file("out", out)
+        elif resume:
+            raise ValueError("resume needs --out (the JSONL file of the run to continue)")
+        check_audit_memory(base, trials, chunk_size, full=attack == "alg2_nosub")
+        cfg = base._calibrated(epsilon, noise_multiplier, delta) if config is None else config
+        if kind == "prior-aware":
+            if attack == "auto":
+                attack = "alg2" if cfg.sample_rate == 1.0 else "alg3"
+            return run_prior_aware_audit(cfg, trials, seed, attacks=(attack,), out=out, resume=resume,
+                                         chunk_size=chunk_size, progress=progress, executor=ex, device=dev)
+        return run_gradient_audit(cfg, trials, seed, iterations=iterations, restarts=restarts, attack_lr=attack_lr,
+                                  out=out, resume=resume, chunk_size=chunk_size, progress=progress, executor=ex,
+                                  device=dev)
+    finally:
+        if ex is not executor:
+            ex.close()
+
+
+# sample shape of each dataset an audit can use (the data need not be loaded for the estimate)
+_SHAPES = {"digits": (1, 8, 8), "mnist": (1, 28, 28), "cifar10": (3, 32, 32)}
+
+
+def check_audit_memory(cfg: AuditConfig, trials: int, chunk_size: int, *, full: bool = False) -> None:
+    """Refuse --trials / --chunk-size / --steps / --hidden whose DP-SGD transcripts (chunk x steps x
+    parameters) or per-trial records do not fit in memory.
+
+    Args:
+        cfg: the settings (dataset, model, hidden, steps, n_known).
+        trials: trials of the run.
+        chunk_size: trials trained together.
+        full: the noisy sums are recorded too (attack alg2_nosub).
+    """
+    import math
+
+    from rerokit._resources import check_memory, dpsgd_trials_bytes, memory_limit, trial_records_bytes
+
+    shape = _SHAPES.get(cfg.dataset, (1, 8, 8))
+    try:
+        with torch.device("meta"):  # count the parameters without allocating them
+            P = build_model(cfg, shape, 10).num_params
+    except (TypeError, ValueError):
+        raise
+    except Exception:  # noqa: BLE001 - a user model that cannot be built on the meta device
+        P = build_model(cfg, shape, 10).num_params
+    dim = math.prod(shape)
+    n_train = cfg.n_known + 1
+    chunk = min(int(chunk_size), int(trials))
+    need = dpsgd_trials_bytes(chunk, cfg.steps, P, n_train, dim, full=full) + trial_records_bytes(trials)
+    if need <= memory_limit():
+        return
+    one = dpsgd_trials_bytes(1, cfg.steps, P, n_train, dim, full=full)
+    what = (f"{chunk} DP-SGD trials trained together x {cfg.steps} steps x {P} parameters "
+            f"({cfg.model}, hidden {list(cfg.hidden)}) plus the records of {trials} trials")
+    if trial_records_bytes(trials) > memory_limit() / 2:
+        check_memory("--trials", need, what, hint="use fewer --trials")
+    elif P > 10**7:
+        check_memory("--hidden", need, what, hint="use a smaller model (--hidden)")
+    elif chunk > 1 and one + trial_records_bytes(trials) <= memory_limit():
+        check_memory("--chunk-size", need, what, hint="use a smaller --chunk-size (trials trained together)")
+    else:
+        check_memory("--steps", need, what, hint="use fewer --steps or a smaller model")
 

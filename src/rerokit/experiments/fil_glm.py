@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import csv
 import math
-import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from rerokit._files import check_output_dir
 from rerokit._validate import check_int, check_positive
@@ -34,9 +34,11 @@ __all__ = ["fil_glm_setup", "run_fil_glm"]
 
 
 def fil_glm_setup(
-    *, dataset: str = "digits", classes: Sequence[int] = (0, 1), lam: float = 1e-2, noise_std: float = 1e-4, data_path: str | None = None
+    *, dataset: str = "digits", classes: Sequence[int] = (0, 1), lam: float = 1e-2, noise_std: float = 1e-4,
+    data_path: str | None = None, device: str = "cpu",
 ) -> dict[str, Any]:
-    """Data, fitted model, per-sample dFIL and bound, and the RDP comparison of the setting."""
+    """Data, fitted model, per-sample dFIL and bound (Jacobians computed on ``device``), and the RDP
+    comparison of the setting."""
     import numpy as np
 
     from rerokit.attacks.glm import fit_glm
@@ -60,9 +62,9 @@ def fil_glm_setup(
     X, y = X[keep], (y[keep] == classes[1]).astype(int)
     n, d = X.shape
     model = fit_glm(X, y, "logistic", n * lam, penalize_intercept=True)
-    dfil = output_perturbation_dfil(model, X, y, s)
+    dfil = output_perturbation_dfil(model, X, y, s, device=device)
     bound = 1.0 / dfil
-    bound_trinv = output_perturbation_trace_inverse_bound(model, X, y, s)
+    bound_trinv = output_perturbation_trace_inverse_bound(model, X, y, s, device=device)
     # Lipschitz constant of the logistic loss in theta: max ||[1, x]||.
     lip = float(np.sqrt(1.0 + (X**2).sum(1)).max())
     eps2 = output_perturbation_rdp(n, lam, s, 2.0, lipschitz=lip)
@@ -72,6 +74,40 @@ def fil_glm_setup(
         "epsilon_rdp2": eps2, "rdp_mse_bound": rdp_b.value, "lipschitz": lip,
         "train_accuracy": float(((X @ model.theta[0, 1:] + model.theta[0, 0] > 0).astype(int) == y).mean()),
     }
+
+
+@dataclass(frozen=True)
+class _DrawsJob:
+    """The fitted model and data every block of draws needs (sent once to each worker)."""
+
+    model: Any
+    X: Any
+    y: Any
+    noise_std: float
+    seed: int
+    block: int
+    draws: int
+
+
+def _draws_block(job: _DrawsJob, blk) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Block ``blk.index`` of draws: per-sample error sums of the GLM attack on ``block`` noisy releases."""
+    import numpy as np
+
+    from rerokit.attacks import glm as GLM
+
+    b = blk.index
+    n = job.X.shape[0]
+    m = min(job.block, job.draws - b * job.block)
+    rng = np.random.default_rng([job.seed, b])
+    sums = np.zeros(n)
+    fails = np.zeros(n, dtype=int)
+    for _ in range(m):
+        Xh, _ = GLM.glm_reconstruct_all(GLM.output_perturbation(job.model, job.noise_std, rng), job.X, job.y)
+        e = np.mean((Xh - job.X) ** 2, axis=1)
+        bad = ~np.isfinite(e)
+        fails += bad
+        sums += np.where(bad, 0.0, e)
+    yield b, {"draws": m, "sum_mse": sums.tolist(), "failures": fails.tolist(), "seed": [job.seed, b]}
 
 
 def run_fil_glm(
@@ -88,6 +124,8 @@ def run_fil_glm(
     progress: bool = True,
     data_path: str | None = None,
     plot: bool = True,
+    executor: Any = "local",
+    device: str = "cpu",
 ) -> dict[str, Any]:
     """Run the Fig. 3 experiment; returns the summary (also the CSV/PNG/JSONL in ``out_dir``).
 
@@ -96,17 +134,25 @@ def run_fil_glm(
     paper's "left of the perfect privacy line"), ``fraction_trinv_bound_holds`` (against the
     tighter Tr(I^{-1})/d), ``spearman`` (rank correlation of bound and
     attack MSE), the RDP epsilon of the setting and its Thm 1 bound, and the settings.
+
+    Blocks of ``block`` draws (block b seeded with [seed, b]) run on ``executor`` (``"local"``,
+    ``"ray"`` or a :class:`rerokit.executors.Executor`), the same records whatever the executor.
+    ``device``: where the dFIL Jacobians are computed.
     """
     import numpy as np
 
-    from rerokit.attacks.glm import glm_reconstruct_all, output_perturbation
+    from rerokit.executors import get_executor, plan_blocks, run_blocks
 
     draws = check_int("draws", draws, minimum=1)
     block = check_int("block", block, minimum=1)
     seed = check_int("seed", seed, minimum=0)
     out = check_output_dir("out_dir", out_dir)  # not "", not a file (Path("") would be the current folder)
     out.mkdir(parents=True, exist_ok=True)
-    st = fil_glm_setup(dataset=dataset, classes=classes, lam=lam, noise_std=noise_std, data_path=data_path)
+    from rerokit.training.devices import resolve_device
+
+    resolve_device(device)
+    st = fil_glm_setup(dataset=dataset, classes=classes, lam=lam, noise_std=noise_std, data_path=data_path,
+                       device=device)
     X, y, model, n, d = st["X"], st["y"], st["model"], st["n"], st["dim"]
     settings = {
         "experiment": "fil_glm", "dataset": dataset, "classes": list(classes), "lam": lam, "noise_std": noise_std,
@@ -115,25 +161,13 @@ def run_fil_glm(
     blocks = list(range(math.ceil(draws / block)))
     schema = {"draws": Int(minimum=1), "sum_mse": ListOf(Num(minimum=0), length=n),
               "failures": ListOf(Int(minimum=0), length=n), "seed": ListOf(Int(minimum=0), length=2)}
+    ex = get_executor(executor)  # checked before the log is opened
     log = TrialLog(out / "fil_glm.jsonl", settings, resume=resume, trials=len(blocks), schema=schema)
     try:
-        it = [b for b in blocks if b not in log.done]
-        if progress:
-            from tqdm import tqdm
-
-            it = tqdm(it, desc="GLM attack draws", file=sys.stderr, unit="block")
-        for b in it:
-            m = min(block, draws - b * block)
-            rng = np.random.default_rng([seed, b])
-            sums = np.zeros(n)
-            fails = np.zeros(n, dtype=int)
-            for _ in range(m):
-                Xh, _ = glm_reconstruct_all(output_perturbation(model, noise_std, rng), X, y)
-                e = np.mean((Xh - X) ** 2, axis=1)
-                bad = ~np.isfinite(e)
-                fails += bad
-                sums += np.where(bad, 0.0, e)
-            log.append(b, {"draws": m, "sum_mse": sums.tolist(), "failures": fails.tolist(), "seed": [seed, b]})
+        todo = plan_blocks(len(blocks), 1, log.done)  # one block of draws per item, seeded [seed, b]
+        run_blocks(ex, _draws_block, _DrawsJob(model, X, y, noise_std, seed, block, draws), todo, log.append,
+                   progress=progress, desc="GLM attack draws", unit="block")
+        log.sort()
         tot = np.zeros(n)
         cnt = np.zeros(n)
         for b in blocks:
@@ -143,6 +177,8 @@ def run_fil_glm(
             cnt += rec["draws"] - fails
     finally:
         log.close()
+        if ex is not executor:
+            ex.close()
     with np.errstate(invalid="ignore", divide="ignore"):
         attack = np.where(cnt > 0, tot / np.maximum(cnt, 1), np.nan)
     bound = st["bound"]

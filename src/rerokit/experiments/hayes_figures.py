@@ -15,6 +15,9 @@ sigma is calibrated for (epsilon, delta) with dp-accounting (PLD,
 :func:`rerokit.bounds.calibrate.noise_multiplier_for_epsilon`). The paper uses 10,000 trials per
 point (App. A); the defaults here are far fewer so that a CPU run takes minutes - the 95%
 Clopper-Pearson intervals in the CSV say how precise each point is.
+
+Every figure takes ``executor`` (``"local"``, ``"ray"`` or a :class:`rerokit.executors.Executor`,
+one for all its cells: the blocks of trials run there with the same results) and ``device``.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any, Sequence
 
 from rerokit._files import check_output_dir
 from rerokit._validate import check_choice, check_int, check_positive, check_probability
+from rerokit.executors import get_executor, using_executor
 from rerokit.experiments.audit import PRIOR_AWARE_ATTACKS, AuditConfig, make_trial, rero_gamma
 from rerokit.experiments.audit import run_gradient_audit, run_prior_aware_audit
 
@@ -56,10 +60,16 @@ def _row(fig, x_name, x, cfg, attack, res, gamma, epsilon, delta, seed, metric=N
                 sample_rate=cfg.sample_rate, steps=cfg.steps, clip=cfg.clip, trials=res.trials, seed=seed)
 
 
-def _check_run(trials: int, seed: int, attacks: Sequence[str] | None = None) -> None:
+def _check_run(trials: int, seed: int, attacks: Sequence[str] | None = None, executor: Any = "local",
+               device: str = "cpu") -> None:
     """Checks that the audits would make only after sigma is calibrated (done first, cheaply)."""
+    from rerokit.training.devices import resolve_device
+
     check_int("trials", trials, minimum=1)
     check_int("seed", seed, minimum=0)
+    if not isinstance(executor, str) or executor != "local":
+        get_executor(executor)  # Ray installed; an Executor passes as it is
+    resolve_device(device)
     if attacks is not None:
         if len(tuple(attacks)) == 0:
             raise ValueError("attacks must name at least one of " + ", ".join(PRIOR_AWARE_ATTACKS))
@@ -126,9 +136,11 @@ def fig3(
     attacks: Sequence[str] = ("alg2",),
     resume: bool = False,
     progress: bool = True,
+    executor: Any = "local",
+    device: str = "cpu",
 ) -> dict[str, Any]:
     """Fig. 3-style: success of the prior-aware attack vs epsilon (q = 1) with the bound."""
-    _check_run(trials, seed, attacks)
+    _check_run(trials, seed, attacks, executor, device)
     delta = check_probability("delta", delta, high_open=True)
     eps = [check_positive("epsilons", e) for e in epsilons]
     if not eps:
@@ -136,13 +148,14 @@ def fig3(
     base = AuditConfig(noise_multiplier=0.0, prior_size=prior_size, steps=steps, clip=clip, lr=lr, n_known=n_known)
     _check_trial(base)
     out = _prepare(out_dir)
-    rows = []
-    for e in eps:
-        cfg = dataclasses.replace(base, noise_multiplier=_sigma(e, delta, 1.0, steps))
-        rep = run_prior_aware_audit(cfg, trials, seed, attacks=tuple(attacks), out=str(out / f"fig3_eps{e:g}.jsonl"),
-                                    resume=resume, progress=progress)
-        for a, r in rep.results.items():
-            rows.append(_row("fig3", "epsilon", e, cfg, a, r, rep.gamma, e, delta, seed))
+    with using_executor(executor) as ex:
+        rows = []
+        for e in eps:
+            cfg = dataclasses.replace(base, noise_multiplier=_sigma(e, delta, 1.0, steps))
+            rep = run_prior_aware_audit(cfg, trials, seed, attacks=tuple(attacks), out=str(out / f"fig3_eps{e:g}.jsonl"),
+                                        resume=resume, progress=progress, executor=ex, device=device)
+            for a, r in rep.results.items():
+                rows.append(_row("fig3", "epsilon", e, cfg, a, r, rep.gamma, e, delta, seed))
     _write_csv(out / "fig3.csv", rows)
     _plot(out / "fig3.png", rows, "epsilon", "Fig. 3 (digits)", logx=True)
     return {"png": str(out / "fig3.png"), "csv": str(out / "fig3.csv"), "rows": rows}
@@ -164,9 +177,11 @@ def fig5(
     attacks: Sequence[str] = ("alg3", "loglik"),
     resume: bool = False,
     progress: bool = True,
+    executor: Any = "local",
+    device: str = "cpu",
 ) -> dict[str, Any]:
     """Fig. 5-style: success vs sampling rate q at fixed epsilon (sigma calibrated per q)."""
-    _check_run(trials, seed, attacks)
+    _check_run(trials, seed, attacks, executor, device)
     delta = check_probability("delta", delta, high_open=True)
     e = check_positive("epsilon", epsilon)
     qs = [check_probability("sample_rates", q) for q in sample_rates]
@@ -175,13 +190,14 @@ def fig5(
     base = AuditConfig(noise_multiplier=0.0, prior_size=prior_size, steps=steps, clip=clip, lr=lr, n_known=n_known)
     _check_trial(base)
     out = _prepare(out_dir)
-    rows = []
-    for q in qs:
-        cfg = dataclasses.replace(base, sample_rate=q, noise_multiplier=_sigma(e, delta, q, steps))
-        rep = run_prior_aware_audit(cfg, trials, seed, attacks=tuple(attacks), out=str(out / f"fig5_q{q:g}.jsonl"),
-                                    resume=resume, progress=progress)
-        for a, r in rep.results.items():
-            rows.append(_row("fig5", "sample_rate", q, cfg, a, r, rep.gamma, e, delta, seed))
+    with using_executor(executor) as ex:
+        rows = []
+        for q in qs:
+            cfg = dataclasses.replace(base, sample_rate=q, noise_multiplier=_sigma(e, delta, q, steps))
+            rep = run_prior_aware_audit(cfg, trials, seed, attacks=tuple(attacks), out=str(out / f"fig5_q{q:g}.jsonl"),
+                                        resume=resume, progress=progress, executor=ex, device=device)
+            for a, r in rep.results.items():
+                rows.append(_row("fig5", "sample_rate", q, cfg, a, r, rep.gamma, e, delta, seed))
     _write_csv(out / "fig5.csv", rows)
     _plot(out / "fig5.png", rows, "sampling rate q", f"Fig. 5 (digits, eps={e:g})", logx=True)
     return {"png": str(out / "fig5.png"), "csv": str(out / "fig5.csv"), "rows": rows}
@@ -204,13 +220,15 @@ def fig8(
     restarts: int = 2,
     resume: bool = False,
     progress: bool = True,
+    executor: Any = "local",
+    device: str = "cpu",
 ) -> dict[str, Any]:
     """Fig. 8-style: prior-aware (Alg. 2) vs gradient-based attack (Eq. 1 + App. D prior
     matching) success vs epsilon, one panel per prior size. One gradient reconstruction per
     trial serves every prior size (exact App. D probability per size)."""
     from rerokit.data import load_dataset
 
-    _check_run(trials, seed)
+    _check_run(trials, seed, None, executor, device)
     check_int("gradient_trials", gradient_trials, minimum=1)
     check_int("iterations", iterations, minimum=1)
     check_int("restarts", restarts, minimum=1)
@@ -228,29 +246,30 @@ def fig8(
     _check_trial(AuditConfig(noise_multiplier=0.0, prior_size=sizes[0], steps=steps, clip=clip, lr=lr,
                              n_known=min(n_known, n_data - max(sizes))))
     out = _prepare(out_dir)
-    rows = []
-    for e in eps:
-        sigma = _sigma(e, delta, 1.0, steps)
-        for n in sizes:
-            cfg = AuditConfig(noise_multiplier=sigma, prior_size=n, steps=steps, clip=clip, lr=lr,
-                              n_known=min(n_known, n_data - n))
-            rep = run_prior_aware_audit(cfg, trials, seed, attacks=("alg2",),
-                                        out=str(out / f"fig8_prior_eps{e:g}_n{n}.jsonl"), resume=resume,
-                                        progress=progress)
-            rows.append(_row("fig8", "epsilon", e, cfg, "prior-aware (alg2)", rep.results["alg2"], rep.gamma, e, delta, seed))
-        gcfg = AuditConfig(noise_multiplier=sigma, prior_size=sizes[0], steps=steps, clip=clip, lr=lr,
-                           n_known=min(n_known, n_data - max(sizes)))
-        grep_ = run_gradient_audit(gcfg, gradient_trials, seed, iterations=iterations, restarts=restarts,
-                                   prior_sizes=tuple(sizes), out=str(out / f"fig8_gradient_eps{e:g}.jsonl"),
-                                   resume=resume, progress=progress)
-        for n in sizes:
-            r = grep_.results[f"prior_success_{n}"]
-            c = dataclasses.replace(gcfg, prior_size=n)
-            rows.append(_row("fig8", "epsilon", e, c, "gradient (Eq. 1 + App. D)", r, rero_gamma(sigma, 1.0, steps, 1.0 / n),
-                             e, delta, seed))
-        m = grep_.results["mse"]
-        # no ReRo bound for the MSE row: gamma None (empty in the CSV), not NaN
-        rows.append(_row("fig8", "epsilon", e, gcfg, "gradient (Eq. 1)", m, None, e, delta, seed, metric="mse"))
+    with using_executor(executor) as ex:
+        rows = []
+        for e in eps:
+            sigma = _sigma(e, delta, 1.0, steps)
+            for n in sizes:
+                cfg = AuditConfig(noise_multiplier=sigma, prior_size=n, steps=steps, clip=clip, lr=lr,
+                                  n_known=min(n_known, n_data - n))
+                rep = run_prior_aware_audit(cfg, trials, seed, attacks=("alg2",),
+                                            out=str(out / f"fig8_prior_eps{e:g}_n{n}.jsonl"), resume=resume,
+                                            progress=progress, executor=ex, device=device)
+                rows.append(_row("fig8", "epsilon", e, cfg, "prior-aware (alg2)", rep.results["alg2"], rep.gamma, e, delta, seed))
+            gcfg = AuditConfig(noise_multiplier=sigma, prior_size=sizes[0], steps=steps, clip=clip, lr=lr,
+                               n_known=min(n_known, n_data - max(sizes)))
+            grep_ = run_gradient_audit(gcfg, gradient_trials, seed, iterations=iterations, restarts=restarts,
+                                       prior_sizes=tuple(sizes), out=str(out / f"fig8_gradient_eps{e:g}.jsonl"),
+                                       resume=resume, progress=progress, executor=ex, device=device)
+            for n in sizes:
+                r = grep_.results[f"prior_success_{n}"]
+                c = dataclasses.replace(gcfg, prior_size=n)
+                rows.append(_row("fig8", "epsilon", e, c, "gradient (Eq. 1 + App. D)", r, rero_gamma(sigma, 1.0, steps, 1.0 / n),
+                                 e, delta, seed))
+            m = grep_.results["mse"]
+            # no ReRo bound for the MSE row: gamma None (empty in the CSV), not NaN
+            rows.append(_row("fig8", "epsilon", e, gcfg, "gradient (Eq. 1)", m, None, e, delta, seed, metric="mse"))
     _write_csv(out / "fig8.csv", rows)
     _plot(out / "fig8.png", rows, "epsilon", "Fig. 8 (digits)", logx=True)
     return {"png": str(out / "fig8.png"), "csv": str(out / "fig8.csv"), "rows": rows}

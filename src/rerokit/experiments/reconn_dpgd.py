@@ -6,7 +6,9 @@ noise for every model, unknown to the adversary), the reconstructor is trained o
 shadow models, and the mean reconstruction MSE on held-out released models is compared with the
 nearest-neighbour oracle; the released models' test accuracy is the utility axis of Fig. 9. The
 non-private run (epsilon = inf) is the reference point. Everything else follows
-:func:`rerokit.attacks.reconn.run_reconn` (digits, MLP 64-10-10, known initialisation).
+:func:`rerokit.experiments.reconn.run_reconn` (digits, MLP 64-10-10, known initialisation); the
+shadow and released models of every epsilon train in blocks on the ``executor`` (``"local"`` or
+``"ray"``, the same models bit for bit) on ``device``.
 
 Outputs in ``out_dir``: ``reconn_dpgd.csv`` (one row per epsilon), ``reconn_dpgd.png`` (MSE vs
 epsilon, log x-axis, with the NN oracle and the non-private MSE as lines; test accuracy on a
@@ -55,14 +57,19 @@ def run_dpgd_sweep(
     seed: int = 0,
     resume: bool = False,
     progress: bool = False,
+    executor: Any = "local",
+    device: str = "cpu",
     **reconn_kwargs: Any,
 ) -> list[dict[str, Any]]:
     """Fig. 9 of Balle et al. (2022): RecoNN MSE vs epsilon of full-batch DP-GD. Returns the CSV
     rows (non-private row first, epsilon = inf). ``reconn_kwargs`` go to :func:`run_reconn`
     (e.g. ``reconstructor_epochs``). Every epsilon uses the same ``seed``: the same split,
-    shadow targets and initialisation (common random numbers across epsilon)."""
-    from rerokit.attacks.reconn import run_reconn
+    shadow targets and initialisation (common random numbers across epsilon). ``executor``,
+    ``device``: as for :func:`run_reconn` (one executor serves every epsilon)."""
+    from rerokit.executors import get_executor
     from rerokit.experiments.records import Bool, DictOf, Int, Nullable, Num, TrialLog
+    from rerokit.experiments.reconn import run_reconn
+    from rerokit.training.devices import resolve_device
 
     eps_list = [check_positive(f"epsilons[{i}]", e) for i, e in enumerate(epsilons)]
     if not eps_list and not include_nonprivate:
@@ -70,6 +77,8 @@ def run_dpgd_sweep(
     delta = check_probability("delta", delta, high_open=True)
     clip = check_positive("clip", clip)
     seed = check_int("seed", seed, minimum=0)
+    resolve_device(device)
+    ex = get_executor(executor)
     out = check_output_dir("out_dir", out_dir)  # not "", not a file (Path("") would be the current folder)
     out.mkdir(parents=True, exist_ok=True)
     if isinstance(dataset, str):
@@ -96,7 +105,8 @@ def run_dpgd_sweep(
                 print(f"[reconn_dpgd] epsilon = {'inf' if eps is None else eps} ({i + 1}/{len(cells)})", file=sys.stderr,
                       flush=True)
             res = run_reconn(dataset, shadow_models=shadow_models, fixed_size=fixed_size, epochs=epochs, targets=targets,
-                             seed=seed, epsilon=eps, delta=delta, clip=clip, progress=progress, **reconn_kwargs)
+                             seed=seed, epsilon=eps, delta=delta, clip=clip, progress=progress, executor=ex,
+                             device=device, **reconn_kwargs)
             d = res.to_dict()
             row = dict(epsilon=math.inf if eps is None else eps, delta=delta if eps is not None else None,
                        clip=clip if eps is not None else None, noise_multiplier=d["noise_multiplier"], mse=d["mse"],
@@ -108,6 +118,8 @@ def run_dpgd_sweep(
             rows.append(row)
     finally:
         log.close()
+        if ex is not executor:
+            ex.close()
     rows = [{**r, "epsilon": math.inf if r["epsilon"] is None else r["epsilon"]} for r in rows]
     with open(out / "reconn_dpgd.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(CSV_FIELDS))

@@ -224,6 +224,7 @@ class TrialLog:
         self.limit = None if trials is None else int(trials)
         self.schema = dict(schema or {})
         self.name = name
+        self._order: list[int] = []  # trial ids in file order
         self._lock: Any = None
         if self.path is None:
             return
@@ -331,7 +332,8 @@ class TrialLog:
                              "use a new file")
         if header.get("settings") != self.settings:
             raise ValueError(
-                f"{self.name} file {self.path} was written with other settings; use a new file or the same settings"
+                f"{self.name} file {self.path} was written with other settings"
+                f"{_differing(header.get('settings'), self.settings)}; use a new file or the same settings"
             )
         keep: list[dict[str, Any]] = []
         first_line: dict[int, int] = {}
@@ -355,6 +357,7 @@ class TrialLog:
                 raise self._fail(lineno, f"trial {t} appears twice (first on line {first_line[t]})")
             first_line[t] = lineno
             self.trials[t] = rec
+            self._order.append(t)
             keep.append(rec)
             if not terminated:
                 repaired = True  # complete but without its newline: rewrite to add it
@@ -418,8 +421,19 @@ class TrialLog:
         if err is not None:  # a programming error: the record does not match the declared schema
             raise ValueError(f"{self.name}: record not written: {err}")
         self.trials[int(trial)] = rec
+        self._order.append(int(trial))
         if self.path is not None:
             self._write(rec)
+
+    def sort(self) -> None:
+        """Rewrite the file with its records in trial order (atomically, as on a resume) if they
+        are not. Records are appended as blocks finish, which on Ray workers is not always in
+        order; sorting at the end of a run makes its file the same, line for line, as a run
+        whose blocks finished in order."""
+        if self.path is None or all(a < b for a, b in zip(self._order, self._order[1:])):
+            return
+        self._rewrite({"kind": "header", "settings": self.settings}, [self.trials[i] for i in sorted(self.trials)])
+        self._order = sorted(self.trials)
 
     def _write(self, obj: dict[str, Any]) -> None:
         assert self.path is not None
@@ -430,6 +444,21 @@ class TrialLog:
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return (self.trials[i] for i in sorted(self.trials))
+
+
+def _differing(old: Any, new: dict[str, Any]) -> str:
+    """`` (key: file value vs this run's)`` for up to three top-level keys whose values differ."""
+    if not isinstance(old, dict):
+        return ""
+    keys = [k for k in dict.fromkeys([*old, *new]) if old.get(k, _MISSING) != new.get(k, _MISSING)]
+    if not keys:
+        return ""
+    show = lambda d, k: "absent" if k not in d else _show(d[k])  # noqa: E731
+    parts = [f"{k}: {show(old, k)} in the file, {show(new, k)} now" for k in keys[:3]]
+    return " (" + "; ".join(parts) + (f"; {len(keys) - 3} more" if len(keys) > 3 else "") + ")"
+
+
+_MISSING = object()
 
 
 def _default(o: Any) -> Any:

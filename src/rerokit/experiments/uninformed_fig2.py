@@ -28,7 +28,8 @@ from __future__ import annotations
 import csv
 import math
 import os
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -72,6 +73,38 @@ def _datasets(names: Sequence[str], points: int, dim: int, digits_targets: int, 
     return out
 
 
+@dataclass(frozen=True)
+class _Fig2Job:
+    """What every cell needs: the attacked data, sigmas, rows, seed, backend and the cell list."""
+
+    data: dict[str, np.ndarray]
+    sigmas: tuple[float, ...]
+    rows: int
+    seed: int
+    backend: str
+    cells: tuple[tuple[str, int, int], ...]
+
+
+def _cell_block(job: _Fig2Job, blk) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The record of cell ``blk.index`` (dataset, regime, sigma): every record attacked once."""
+    from rerokit.attacks import analytic as A
+
+    cid = blk.index
+    name, ri, si = job.cells[cid]
+    X = job.data[name]
+    norms = np.linalg.norm(X, axis=1)
+    clip, m = regime_settings(REGIMES[ri], float(norms[norms > 0].min()), float(norms.max()), job.rows)
+    cell_seed = job.seed * 1009 + cid  # independent noise per cell
+    if job.backend == "vmap":
+        res = A.vectorized_analytic_attack(X, m, job.sigmas[si], clip, seed=cell_seed)
+    else:
+        res = A.OpacusAnalyticAttack(X.shape[1], m, job.sigmas[si], clip, seed=cell_seed).run(X)
+    met = A.reconstruction_metrics(X, res.reconstructions, data_range=_DATA_RANGE)
+    yield cid, {"dataset": name, "regime": REGIMES[ri], "sigma": job.sigmas[si], "clip": clip, "rows": m,
+                "cell_seed": cell_seed, "norm": norms, "mse": met["mse"], "psnr": met["psnr"], "ncc": met["ncc"],
+                "variance": res.variances}
+
+
 def run_uninformed_fig2(
     out_dir: str | os.PathLike,
     *,
@@ -85,10 +118,12 @@ def run_uninformed_fig2(
     backend: str = "vmap",
     resume: bool = False,
     progress: bool = False,
+    executor: Any = "local",
 ) -> dict[str, Any]:
     """Run the Fig. 2 experiment and write PNG, CSVs and JSONL into ``out_dir``; returns the
-    paths and the per-cell summary."""
-    from rerokit.attacks.analytic import OpacusAnalyticAttack, reconstruction_metrics, vectorized_analytic_attack
+    paths and the per-cell summary. The cells run on ``executor`` (``"local"``, ``"ray"`` or a
+    :class:`rerokit.executors.Executor`; each cell draws its own noise: the same records anywhere)."""
+    from rerokit.executors import get_executor, plan_blocks, run_blocks
     from rerokit.experiments.records import Int, ListOf, Num, OneOf, TrialLog
 
     sig = [check_positive("sigmas", s) for s in sigmas]
@@ -115,37 +150,19 @@ def run_uninformed_fig2(
     schema = {"dataset": OneOf(*data), "regime": OneOf(*REGIMES), "sigma": Num(minimum=0), "clip": Num(minimum=0),
               "rows": Int(minimum=1), "cell_seed": Int(minimum=0), "norm": vec, "mse": vec, "psnr": vec, "ncc": vec,
               "variance": vec}
+    ex = get_executor(executor)  # checked before the log is opened
     log = TrialLog(out / "uninformed_fig2.jsonl", settings, resume=resume, trials=len(cells), schema=schema)
     try:
-        bar = None
-        if progress:
-            import sys
-
-            from tqdm import tqdm
-
-            bar = tqdm(total=len(cells), initial=len(log.done), desc="uninformed fig2", file=sys.stderr, leave=False)
-        for cid, (name, ri, si) in enumerate(cells):
-            if cid in log.done:
-                continue
-            X = data[name]
-            norms = np.linalg.norm(X, axis=1)
-            clip, m = regime_settings(REGIMES[ri], float(norms[norms > 0].min()), float(norms.max()), rows)
-            cell_seed = seed * 1009 + cid  # independent noise per cell
-            if backend == "vmap":
-                res = vectorized_analytic_attack(X, m, sig[si], clip, seed=cell_seed)
-            else:
-                res = OpacusAnalyticAttack(X.shape[1], m, sig[si], clip, seed=cell_seed).run(X)
-            met = reconstruction_metrics(X, res.reconstructions, data_range=_DATA_RANGE)
-            log.append(cid, {"dataset": name, "regime": REGIMES[ri], "sigma": sig[si], "clip": clip, "rows": m,
-                             "cell_seed": cell_seed, "norm": norms, "mse": met["mse"], "psnr": met["psnr"],
-                             "ncc": met["ncc"], "variance": res.variances})
-            if bar is not None:
-                bar.update(1)
-        if bar is not None:
-            bar.close()
+        todo = plan_blocks(len(cells), 1, log.done)  # one cell per item, its noise seeded seed * 1009 + cell
+        run_blocks(ex, _cell_block, _Fig2Job(data, tuple(sig), rows, seed, backend, tuple(cells)), todo, log.append,
+                   progress=progress, desc="uninformed fig2", unit="it", total=len(cells),
+                   initial=len(cells) - len(todo), leave=False)
+        log.sort()
         recs = [log.trials[c] for c in range(len(cells))]
     finally:
         log.close()
+        if ex is not executor:
+            ex.close()
     summary = _summaries(recs, data)
     paths = {"png": str(out / "uninformed_fig2.png"), "csv": str(out / "uninformed_fig2.csv"),
              "summary_csv": str(out / "uninformed_fig2_summary.csv"), "jsonl": str(out / "uninformed_fig2.jsonl")}

@@ -42,7 +42,8 @@ from rerokit.training.mlp import MLPInputs, MLPPlan, mlp_plan
 from rerokit.training.models import FunctionalModel
 from rerokit.training.transcript import Transcript
 
-__all__ = ["Result", "train_dpsgd", "train_dpsgd_many", "trial_seeds", "NOISE_BLOCK", "linear_plan_supported"]
+__all__ = ["Result", "train_dpsgd", "train_dpsgd_many", "trial_seeds", "NOISE_BLOCK", "linear_plan_supported",
+           "shared_chunk_size"]
 
 NOISE_BLOCK = 32
 """Steps per block of pre-drawn masks/noise (bounds memory to K_chunk * NOISE_BLOCK * P floats)."""
@@ -189,6 +190,21 @@ def _select_sums(fm: FunctionalModel, method: str, X: torch.Tensor, shared=None)
             if method == "linear":
                 raise ValueError(f"method='linear' needs an nn.Sequential MLP of Flatten/Linear/activation layers: {e}") from None
     return _VmapSums(fm, shared)
+
+
+def shared_chunk_size(n: int, widest: int) -> int:
+    """Models trained together by default when ``n`` points are shared by all of them (MLP engine,
+    ``shared=``): about 2^21 activations (n x the widest layer) per chunk, where one matrix product
+    serves the whole chunk (RecoNN's shadow models).
+
+    Args:
+        n: points per model (shared + own).
+        widest: the widest layer's width.
+
+    Returns:
+        The chunk size (>= 1).
+    """
+    return max(1, 2**21 // max(1, int(n) * int(widest)))
 
 
 def linear_plan_supported(fm: FunctionalModel) -> bool:
@@ -506,8 +522,7 @@ def train_dpsgd_many(
             default_chunk = max(1, min(K, 64, 2**24 // max(1, n * X[0, 0].numel())))
         else:
             # shared points: one matrix product for the whole chunk, so larger chunks pay (as RecoNN's gd_many)
-            widest = max(lin.out for lin in backend.plan.linears)
-            default_chunk = max(1, min(K, 2**21 // max(1, n * widest)))
+            default_chunk = min(K, shared_chunk_size(n, max(lin.out for lin in backend.plan.linears)))
     else:
         default_chunk = max(1, min(K, 2**24 // max(1, n * P)))
     if chunk_size is None:

@@ -19,6 +19,10 @@ mechanism, so this variant holds except with probability delta per step, as in t
 Tr(J_t^T J_t) = sum_i ||J_t e_i||^2 (Eq. 5) is computed with Jacobian-vector products
 (torch.func.jvp, vmapped over samples and coordinates); sampling k of the d coordinates
 uniformly without replacement and scaling by d/k gives an unbiased estimate.
+
+Devices: every function takes ``device`` (``"cpu"``, ``"cuda"``, ``"auto"``; the tensors of the
+computation live there). Random numbers (batches, noise, sampled coordinates) are drawn on the
+CPU from the seeded generators and moved, so a seed gives the same draws on every device.
 """
 
 from __future__ import annotations
@@ -86,29 +90,32 @@ def glm_sample_loss(link: str) -> Callable[[torch.Tensor, torch.Tensor, torch.Te
     return loss
 
 
-def _glm_tensors(model, X: np.ndarray, y: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+def _glm_tensors(model, X: np.ndarray, y: np.ndarray,
+                 device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     from rerokit.training.glm import design_matrix, glm_targets
 
-    A = torch.as_tensor(design_matrix(X, model.intercept), dtype=torch.float64)
-    Y = torch.as_tensor(glm_targets(model.link, np.asarray(y).reshape(-1), model.theta.shape[0], model.classes), dtype=torch.float64)
-    theta = torch.as_tensor(model.theta, dtype=torch.float64)
-    pen = torch.as_tensor(model.l2, dtype=torch.float64)
+    A = torch.as_tensor(design_matrix(X, model.intercept), dtype=torch.float64, device=device)
+    Y = torch.as_tensor(glm_targets(model.link, np.asarray(y).reshape(-1), model.theta.shape[0], model.classes),
+                        dtype=torch.float64, device=device)
+    theta = torch.as_tensor(model.theta, dtype=torch.float64, device=device)
+    pen = torch.as_tensor(model.l2, dtype=torch.float64, device=device)
     return A, Y, theta, pen
 
 
-def output_perturbation_jacobians(model, X: np.ndarray, y: np.ndarray, *, chunk: int = 256):
+def output_perturbation_jacobians(model, X: np.ndarray, y: np.ndarray, *, chunk: int = 256, device: str = "cpu"):
     """Yield ``(index_slice, J)`` with J[t] = d theta*/d x_t of shape (chunk, K d', d).
 
     ``model`` is a :class:`rerokit.training.glm.GLMModel` fitted to optimality on (X, y) (the
     optimality condition is what is differentiated: J = -H^{-1} d/dx grad_theta l(theta*; x, y)).
     d counts the features only (the intercept coordinate is a constant, the label is public).
-    float64 throughout.
+    float64 throughout, on ``device`` (J too).
 
     Args:
       model: the fitted :class:`~rerokit.training.glm.GLMModel`.
       X: training features, shape (n, d) (or (n, ...), flattened by the design matrix).
       y: training labels, shape (n,).
       chunk: samples per yielded block (default 256; the last block may be smaller).
+      device: where the Jacobians are computed (default the CPU).
 
     Yields:
       ``(slice(a, b), J)`` with J a float64 tensor of shape (b - a, K d', d).
@@ -117,7 +124,9 @@ def output_perturbation_jacobians(model, X: np.ndarray, y: np.ndarray, *, chunk:
       ValueError: if the Hessian of the training objective at theta* is singular (raised on the
         first iteration).
     """
-    A, Y, theta, pen = _glm_tensors(model, X, y)
+    from rerokit.training.devices import resolve_device
+
+    A, Y, theta, pen = _glm_tensors(model, X, y, resolve_device(device))
     n, dp = A.shape
     K = theta.shape[0]
     off = int(model.intercept)
@@ -137,7 +146,7 @@ def output_perturbation_jacobians(model, X: np.ndarray, y: np.ndarray, *, chunk:
         )
 
     def grad_theta(th_flat: torch.Tensor, x: torch.Tensor, yy: torch.Tensor) -> torch.Tensor:
-        xfull = torch.cat([torch.ones(off, dtype=x.dtype), x])
+        xfull = torch.cat([torch.ones(off, dtype=x.dtype, device=x.device), x])
         return grad(lambda t: loss(t.reshape(K, dp), xfull, yy))(th_flat)
 
     mixed = vmap(jacfwd(grad_theta, argnums=1), in_dims=(None, 0, 0))
@@ -150,7 +159,8 @@ def output_perturbation_jacobians(model, X: np.ndarray, y: np.ndarray, *, chunk:
         yield slice(a, b), J
 
 
-def output_perturbation_dfil(model, X: np.ndarray, y: np.ndarray, noise_std: float, *, chunk: int = 256) -> np.ndarray:
+def output_perturbation_dfil(model, X: np.ndarray, y: np.ndarray, noise_std: float, *, chunk: int = 256,
+                             device: str = "cpu") -> np.ndarray:
     """Per-sample dFIL = Tr(J^T J) / (noise_std^2 d) of output perturbation theta* + N(0, s^2 I).
 
     Guo et al. 2022 Sec. 7.1 (their code: ``J.pow(2).sum(1).mean(1) / sigma^2``); the Cramer-Rao
@@ -162,6 +172,7 @@ def output_perturbation_dfil(model, X: np.ndarray, y: np.ndarray, noise_std: flo
       y: training labels, shape (n,).
       noise_std: standard deviation s of the output noise, > 0.
       chunk: samples per Jacobian block (default 256).
+      device: where the Jacobians are computed (default the CPU).
 
     Returns:
       Float array of shape (n,): the dFIL of each training sample.
@@ -172,12 +183,13 @@ def output_perturbation_dfil(model, X: np.ndarray, y: np.ndarray, noise_std: flo
     s = check_positive("noise_std", noise_std)
     d = model.num_features
     out = np.empty(np.asarray(X).shape[0])
-    for sl, J in output_perturbation_jacobians(model, X, y, chunk=chunk):
-        out[sl] = (J**2).sum(dim=(1, 2)).numpy() / (s * s * d)
+    for sl, J in output_perturbation_jacobians(model, X, y, chunk=chunk, device=device):
+        out[sl] = (J**2).sum(dim=(1, 2)).cpu().numpy() / (s * s * d)
     return out
 
 
-def output_perturbation_trace_inverse_bound(model, X: np.ndarray, y: np.ndarray, noise_std: float, *, chunk: int = 256) -> np.ndarray:
+def output_perturbation_trace_inverse_bound(model, X: np.ndarray, y: np.ndarray, noise_std: float, *, chunk: int = 256,
+                                            device: str = "cpu") -> np.ndarray:
     """Per-sample Tr(I_h(x)^{-1}) / d with I_h = J^T J / noise_std^2 (Guo et al. Thm 2, first step).
 
     The tighter Cramer-Rao bound for unbiased attacks, MSE >= Tr(I^{-1})/d >= d/Tr(I) = 1/dFIL
@@ -190,6 +202,7 @@ def output_perturbation_trace_inverse_bound(model, X: np.ndarray, y: np.ndarray,
       y: training labels, shape (n,).
       noise_std: standard deviation s of the output noise, > 0.
       chunk: samples per Jacobian block (default 256).
+      device: where the Jacobians are computed (default the CPU).
 
     Returns:
       Float array of shape (n,): the MSE lower bound of each training sample (inf where I is
@@ -201,11 +214,11 @@ def output_perturbation_trace_inverse_bound(model, X: np.ndarray, y: np.ndarray,
     s = check_positive("noise_std", noise_std)
     d = model.num_features
     out = np.empty(np.asarray(X).shape[0])
-    for sl, J in output_perturbation_jacobians(model, X, y, chunk=chunk):
+    for sl, J in output_perturbation_jacobians(model, X, y, chunk=chunk, device=device):
         ev = torch.linalg.eigvalsh(J.transpose(1, 2) @ J)  # (m, d), ascending
         tiny = ev[:, -1:] * (d * torch.finfo(ev.dtype).eps * 10)
         tr = torch.where((ev > tiny).all(1), (1.0 / ev.clamp_min(1e-300)).sum(1), torch.full_like(ev[:, 0], math.inf))
-        out[sl] = tr.numpy() * s * s / d
+        out[sl] = tr.cpu().numpy() * s * s / d
     return out
 
 
@@ -301,11 +314,11 @@ def clipped_grad_jacobian_trace(
         idx = torch.arange(d).expand(B, d)
     else:
         k = check_int("coords", coords, minimum=1)
-        idx = torch.argsort(torch.rand(B, d, generator=generator), dim=1)[:, :k]
+        idx = torch.argsort(torch.rand(B, d, generator=generator), dim=1)[:, :k]  # drawn on the CPU
     k = idx.shape[1]
     tangents = torch.zeros(B, k, d, dtype=X.dtype)
     tangents.scatter_(2, idx.unsqueeze(2), 1.0)
-    tangents = tangents.reshape(B, k, *shape)
+    tangents = tangents.reshape(B, k, *shape).to(X.device)
 
     def one(x, y, t):
         return jvp(lambda xx: fn(params, xx, y), (x,), (t,))
@@ -440,6 +453,7 @@ def dpsgd_fil(
     chunk: int = 512,
     progress: bool = False,
     repeats: int = 1,
+    device: str = "cpu",
 ) -> DPSGDFILResult:
     """Train ``module`` with DP-SGD and account FIL per sample as in Guo et al. 2022, Alg. 1.
 
@@ -457,6 +471,8 @@ def dpsgd_fil(
     repeats: the bound is then conditional on w0, which is data-independent (a stronger
     adversary that knows w0; by convexity of Fisher information it also bounds the
     unconditional FIM averaged over w0). The module's own parameters are not modified.
+    ``device``: where the model, data and Jacobians live (batches, noise and coordinates are
+    drawn on the CPU: the same draws on every device); ``final_params`` stay there.
 
     Scaling: the noise on the clipped sum has std sigma C, so each step adds
     kappa Tr(J_t^T J_t) / (sigma C)^2 (as the authors' code, which divides by sigma * C; the
@@ -493,7 +509,7 @@ def dpsgd_fil(
         runs = [
             dpsgd_fil(module, X, Y, noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps, clip=clip,
                       lr=lr, seed=seed + r, coords=coords, subsampling=subsampling, delta=delta, chunk=chunk,
-                      progress=progress, repeats=1)
+                      progress=progress, repeats=1, device=device)
             for r in range(repeats)
         ]
         dfil = np.mean([r.dfil for r in runs], axis=0)
@@ -520,9 +536,13 @@ def dpsgd_fil(
         kappa = fil_subsampling_factor(q, eps_step)
     else:
         kappa = 1.0
+    from rerokit.training.devices import resolve_device
+
+    dev = resolve_device(device)
+    X, Y = X.to(dev), Y.to(dev)
     gen = torch.Generator().manual_seed(seed)  # batches and noise
     gen_coords = torch.Generator().manual_seed(seed + 1)  # trace coordinates (Eq. 5)
-    params = {k: v.detach().clone() for k, v in module.named_parameters()}
+    params = {k: v.detach().clone().to(dev) for k, v in module.named_parameters()}
     fn = clipped_grad_fn(module, C)
     acc = FILAccountant(n, d)
     it = range(T)
@@ -538,7 +558,7 @@ def dpsgd_fil(
             traces = []
             gsum = None
             for a in range(0, idx.numel(), chunk):
-                b = idx[a:a + chunk]
+                b = idx[a:a + chunk].to(dev)
                 tr, G = clipped_grad_jacobian_trace(fn, params, X[b], Y[b], coords=coords, generator=gen_coords, return_outputs=True)
                 traces.append(tr)
                 G = G.sum(0)
@@ -550,7 +570,7 @@ def dpsgd_fil(
                 off += v.numel()
         with torch.no_grad():
             for k, v in params.items():
-                noise = torch.randn(v.shape, generator=gen, dtype=v.dtype) * (sigma * C)
+                noise = torch.randn(v.shape, generator=gen, dtype=v.dtype).to(dev) * (sigma * C)
                 params[k] = v - lr * (total[k] + noise) / (q * n)
     settings = {
         "noise_multiplier": sigma, "sample_rate": q, "steps": T, "clip": C, "lr": lr, "seed": seed,

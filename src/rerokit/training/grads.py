@@ -61,7 +61,7 @@ def _check_labels(fm, theta: torch.Tensor, x1: torch.Tensor, y: torch.Tensor, na
     if y.numel() == 0:
         return
     with torch.no_grad():
-        classes = int(fm.logits(theta.detach(), x1.to(theta.dtype)).shape[-1])
+        classes = int(fm.logits(theta.detach(), x1.to(device=theta.device, dtype=theta.dtype)).shape[-1])
     lo, hi = int(y.min()), int(y.max())
     if lo < 0 or hi >= classes:
         raise ValueError(f"{name} must hold class labels in [0, {classes - 1}] (the model has {classes} outputs); got range [{lo}, {hi}]")
