@@ -680,7 +680,8 @@ def _gradient_block(job: _Job, block) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def _run_blocks(job: _Job, fn, trials: int, seed: int, chunk_size: int, out, resume: bool, extra: dict[str, Any],
                 schema: dict[str, Any], progress: bool, executor, desc: str,
-                validate: Callable[[], None]) -> tuple[int, int, dict[str, Any], list[dict[str, Any]]]:
+                validate: Callable[[], None], announce: str | None = None,
+                ) -> tuple[int, int, dict[str, Any], list[dict[str, Any]]]:
     """Open the log, run the missing blocks on the executor, append their trials; the records of 0..trials-1."""
     from rerokit.executors import get_executor, plan_blocks, run_blocks
     from rerokit.experiments.records import TrialLog
@@ -696,6 +697,8 @@ def _run_blocks(job: _Job, fn, trials: int, seed: int, chunk_size: int, out, res
     log = TrialLog(out, settings, resume=resume, trials=K, schema=schema, name="out")
     try:
         validate()  # data, model and trial construction, before any work
+        if announce and progress:  # the first line a user sees: what is being run, before the training
+            print(announce, file=sys.stderr, flush=True)
         seeds = trial_seeds(seed, K)
         blocks = plan_blocks(K, chunk_size, log.done, payload=lambda lo, hi: seeds[lo:hi])
         run_blocks(ex, fn, job, blocks, log.append, progress=progress, desc=desc, gpu=job.device.startswith("cuda"))
@@ -728,6 +731,7 @@ def run_prior_aware_audit(
     progress: bool = True,
     executor: Any = "local",
     device: str = "cpu",
+    announce: str | None = None,
 ) -> AuditReport:
     """Run ``trials`` prior-aware attack trials (see module docstring) and summarise.
 
@@ -746,6 +750,8 @@ def run_prior_aware_audit(
         progress: a progress bar on stderr (finished trials).
         executor: ``"local"``, ``"ray"`` or a :class:`rerokit.executors.Executor`.
         device: ``"cpu"``, ``"cuda"`` or ``"auto"`` (recorded in the settings).
+        announce: a line printed on stderr (with ``progress``) once the settings are checked, before
+            the training starts.
 
     Returns:
         The :class:`AuditReport`.
@@ -768,7 +774,7 @@ def run_prior_aware_audit(
 
     _, seed, settings, recs = _run_blocks(job, _prior_aware_block, trials, seed, chunk_size, out, resume,
                                           {"attacks": list(attacks)}, schema, progress, executor,
-                                          "prior-aware trials", validate)
+                                          "prior-aware trials", validate, announce)
     gamma = rero_gamma(cfg.noise_multiplier, cfg.sample_rate, cfg.steps, cfg.kappa)
     results = {
         a: AttackResult.from_successes([r["success"][a] for r in recs], seed=seed, settings=settings,
@@ -794,6 +800,7 @@ def run_gradient_audit(
     progress: bool = True,
     executor: Any = "local",
     device: str = "cpu",
+    announce: str | None = None,
 ) -> AuditReport:
     """Run ``trials`` gradient-based attack trials (Eq. 1; full transcript, label known) and
     report the reconstruction MSE and, for each prior size n in ``prior_sizes`` (default
@@ -814,6 +821,8 @@ def run_gradient_audit(
         progress: a progress bar on stderr.
         executor: ``"local"``, ``"ray"`` or a :class:`rerokit.executors.Executor`.
         device: ``"cpu"``, ``"cuda"`` or ``"auto"``.
+        announce: a line printed on stderr (with ``progress``) once the settings are checked, before
+            the training starts.
 
     Returns:
         The :class:`AuditReport` (primary: ``prior_success_<first size>``).
@@ -839,7 +848,7 @@ def run_gradient_audit(
         make_trial(ds.n, cfg.prior_size, cfg.n_known, 0, cfg.prior_weights)
 
     _, seed, settings, recs = _run_blocks(job, _gradient_block, trials, seed, chunk_size, out, resume, extra, schema,
-                                          progress, executor, "gradient-attack trials", validate)
+                                          progress, executor, "gradient-attack trials", validate, announce)
     results = {"mse": AttackResult.from_values([r["mse"] for r in recs], seed=seed, metric="mse", settings=settings,
                                               support=(0.0, float("inf")))}
     gammas = {}
@@ -948,17 +957,29 @@ def run_audit(
             raise ValueError("resume needs --out (the JSONL file of the run to continue)")
         check_audit_memory(base, trials, chunk_size, full=attack == "alg2_nosub")
         cfg = base._calibrated(epsilon, noise_multiplier, delta) if config is None else config
+        if kind == "prior-aware" and attack == "auto":
+            attack = "alg2" if cfg.sample_rate == 1.0 else "alg3"
+        line = _announce(kind, cfg, trials, seed, attack if kind == "prior-aware" else "gradient (Eq. 1)", epsilon, ex)
         if kind == "prior-aware":
-            if attack == "auto":
-                attack = "alg2" if cfg.sample_rate == 1.0 else "alg3"
             return run_prior_aware_audit(cfg, trials, seed, attacks=(attack,), out=out, resume=resume,
-                                         chunk_size=chunk_size, progress=progress, executor=ex, device=dev)
+                                         chunk_size=chunk_size, progress=progress, executor=ex, device=dev,
+                                         announce=line)
         return run_gradient_audit(cfg, trials, seed, iterations=iterations, restarts=restarts, attack_lr=attack_lr,
                                   out=out, resume=resume, chunk_size=chunk_size, progress=progress, executor=ex,
-                                  device=dev)
+                                  device=dev, announce=line)
     finally:
         if ex is not executor:
             ex.close()
+
+
+def _announce(kind: str, cfg: AuditConfig, trials: int, seed: int, attack: str, epsilon: float | None, ex) -> str:
+    """One line saying what the audit is about to run (printed before any heavy work)."""
+    sigma = f"sigma = {cfg.noise_multiplier:.4g}" + (
+        f" (calibrated for epsilon = {epsilon:g} at delta = {cfg.delta:g})" if epsilon is not None else "")
+    model = cfg.model if cfg.model_fn is None else "user model"
+    return (f"rerokit audit {kind}: {trials} trials of DP-SGD on {cfg.dataset} ({model}, |D-| = {cfg.n_known}, "
+            f"T = {cfg.steps}, q = {cfg.sample_rate:g}, C = {cfg.clip:g}), {sigma}, prior of {cfg.prior_size} "
+            f"candidates, attack {attack}; seed {seed}, executor {type(ex).__name__.replace('Executor', '').lower()}")
 
 
 # sample shape of each dataset an audit can use (the data need not be loaded for the estimate)
