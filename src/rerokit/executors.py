@@ -185,25 +185,77 @@ class Executor:
 
 
 class LocalExecutor(Executor):
-    """Blocks one after another in this process, with ``threads`` intra-op threads each.
+    """Blocks in this process: one after another, or ``workers`` at a time on threads.
+
+    Every block runs with ``threads`` intra-op threads (default 1, as on a Ray worker), so its
+    numbers do not depend on where or alongside what it runs: with ``workers`` > 1 each thread
+    executes whole blocks whose torch kernels release the GIL, which uses several cores with
+    results identical bit for bit to ``workers=1`` and to Ray. Only block functions marked
+    ``fn.thread_safe = True`` (the audits) run concurrently; the others run one at a time. Results are emitted on the calling
+    thread (the one that holds the result file) in the order blocks finish.
 
     Args:
-        threads: intra-op threads per block (default 1, as on a Ray worker, so that results are
-            the same bit for bit; None leaves the process setting, results then agree with a Ray
-            run only to rounding).
+        threads: intra-op threads per block (default 1; None leaves the process setting, results
+            then agree with a Ray run only to rounding; only with ``workers=1``).
+        workers: blocks run at the same time (default 1).
     """
 
     name = "local"
 
-    def __init__(self, threads: int | None = 1):
+    def __init__(self, threads: int | None = 1, workers: int = 1):
         self.threads = None if threads is None else check_int("threads", threads, minimum=1)
+        self.workers = check_int("workers", workers, minimum=1)
+        if self.workers > 1 and self.threads is None:
+            raise ValueError("workers > 1 needs a fixed threads per block (threads=None is for workers=1)")
 
     def run(self, fn: BlockFn, job: Any, blocks: Sequence[Block], emit: Callable[[int, Any], None], *,
             gpu: bool = False) -> None:
-        for block in blocks:
-            with fixed_threads(self.threads):
+        if self.workers == 1 or len(blocks) <= 1 or not getattr(fn, "thread_safe", False):
+            # block functions declare thread safety (fn.thread_safe = True); others run one at a time
+            for block in blocks:
+                with fixed_threads(self.threads):
+                    for item, result in fn(job, block):
+                        emit(item, result)
+            return
+        import queue
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+
+        # workers stream every finished item through a queue; this thread (which holds the result
+        # file) emits them as they come, so an interruption loses only the items in flight
+        out: queue.Queue = queue.Queue()
+        stop = threading.Event()
+        done = object()
+
+        def work(block: Block) -> None:
+            try:
+                if stop.is_set():
+                    return
                 for item, result in fn(job, block):
-                    emit(item, result)
+                    out.put((item, result))
+                    if stop.is_set():
+                        return
+            except BaseException as exc:  # noqa: BLE001 - handed to the emitting thread
+                out.put((done, exc))
+                return
+            out.put((done, None))
+
+        # the intra-op thread count is process-wide: set it once around the whole run
+        with fixed_threads(self.threads), ThreadPoolExecutor(self.workers, thread_name_prefix="rerokit-block") as pool:
+            for block in blocks:
+                pool.submit(work, block)
+            remaining = len(blocks)
+            try:
+                while remaining:
+                    item, result = out.get()
+                    if item is done:
+                        remaining -= 1
+                        if result is not None:
+                            raise result
+                    else:
+                        emit(item, result)
+            finally:
+                stop.set()  # an error or an interrupt: blocks not begun do not start
 
 
 def _ray():
@@ -487,13 +539,22 @@ def _block_error(block: Block, exc: Exception) -> Exception:
     return BlockFailed(f"{where} failed: {name}: {text}")
 
 
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - no affinity on this OS
+        return max(1, os.cpu_count() or 1)
+
+
 def get_executor(executor: "str | Executor | None" = "local", *, workers: int | None = None,
                  address: str | None = None) -> Executor:
     """An :class:`Executor` from its name (``local`` or ``ray``) and options, or ``executor`` itself.
 
     Args:
         executor: ``"local"`` (default; None too), ``"ray"``, or an Executor (returned as it is).
-        workers: Ray workers (>= 1); with ``local`` only 1 (or None) is accepted.
+        workers: Ray workers, or blocks run at the same time on threads by the local executor (>= 1;
+            default: every CPU this process may use, :func:`usable_cpus`).
         address: an existing Ray cluster; only with ``ray``.
 
     Returns:
@@ -509,11 +570,9 @@ def get_executor(executor: "str | Executor | None" = "local", *, workers: int | 
     if workers is not None:
         workers = check_int("workers", workers, minimum=1)
     if name == "local":
-        if workers not in (None, 1):
-            raise ValueError(f"workers={workers} needs executor ray (the local executor runs one block at a time)")
         if address is not None:
             raise ValueError("address names a Ray cluster: it needs executor ray")
-        return LocalExecutor()
+        return LocalExecutor(workers=workers or usable_cpus())
     return RayExecutor(workers=workers, address=address)
 
 

@@ -19,7 +19,6 @@ other valid value is run in full (each such run takes well under 2 s).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import math
 import numbers
 from typing import Any

@@ -148,10 +148,10 @@ def add_executor_args(p: argparse.ArgumentParser, *, device: bool = False, what:
     """--executor local|ray, --workers N, --address HOST:PORT [, --device cpu|cuda|auto] of a trial runner."""
     g = p.add_argument_group("execution (the same results, bit for bit, with any executor and number of workers)")
     g.add_argument("--executor", default="local",
-                   help=f"local (default: {what} one after another in this process, 1 thread each) or ray (the "
-                   f"{what} on Ray workers, one CPU each; needs pip install \"rerokit[ray]\")")
+                   help=f"local (default: {what} in this process, 1 thread each; audits run --workers of them at "
+                   f"a time) or ray (the {what} on Ray workers, one CPU each; needs pip install \"rerokit[ray]\")")
     g.add_argument("--workers", type=int, default=None,
-                   help="Ray workers >= 1 (default: every CPU of the cluster); needs --executor ray")
+                   help="Ray workers, or audit blocks run at the same time locally, >= 1 (default: every CPU)")
     g.add_argument("--address", default=None,
                    help="an existing Ray cluster, host:port or ray://host:port (or auto); default: start a local "
                    "one for this run; needs --executor ray")

@@ -50,6 +50,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
@@ -361,8 +362,10 @@ def build_model(cfg: AuditConfig, sample_shape: tuple[int, ...], num_classes: in
     """
     from rerokit.training import FunctionalModel, SmallCNN, make_mlp
 
+    from rerokit.training.models import GLOBAL_RNG_LOCK
+
     shape = tuple(int(s) for s in sample_shape)
-    with torch.random.fork_rng(devices=[]):
+    with GLOBAL_RNG_LOCK, torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
         if cfg.model == "mlp":
             module = make_mlp(int(np.prod(shape)), list(cfg.hidden), num_classes, cfg.activation)
@@ -588,17 +591,23 @@ class _Job:
 
 
 _STATE: dict[str, Any] = {}
+_STATE_LOCK = threading.Lock()  # blocks may run on several threads (rerokit.executors.LocalExecutor)
+_MODELS = threading.local()  # one model per thread: torch.func.functional_call swaps a module's parameters
 
 
 def _state(cfg: AuditConfig, device: str) -> tuple[Any, Any, torch.Tensor, torch.Tensor]:
-    """``(dataset, model, X, y)`` of ``cfg`` (X, y as tensors on ``device``), cached for the last config."""
+    """``(dataset, model, X, y)`` of ``cfg`` (X, y as tensors on ``device``), cached for the last config
+    (the data shared by all threads, the model built once per thread)."""
     key = (json.dumps(cfg.to_dict(), sort_keys=True), cfg.model_fn, device)
-    if _STATE.get("key") != key:
-        _STATE.clear()
-        ds = _load(cfg)
-        fm = build_model(cfg, ds.sample_shape, ds.num_classes)
-        _STATE.update(key=key, value=(ds, fm, torch.as_tensor(ds.X).to(device), torch.as_tensor(ds.y).to(device)))
-    return _STATE["value"]
+    with _STATE_LOCK:
+        if _STATE.get("key") != key:
+            _STATE.clear()
+            ds = _load(cfg)
+            _STATE.update(key=key, value=(ds, torch.as_tensor(ds.X).to(device), torch.as_tensor(ds.y).to(device)))
+        ds, X, y = _STATE["value"]
+    if getattr(_MODELS, "key", None) != key:
+        _MODELS.key, _MODELS.fm = key, build_model(cfg, ds.sample_shape, ds.num_classes)
+    return ds, _MODELS.fm, X, y
 
 
 def _block_trials(cfg: AuditConfig, n_data: int, block) -> list[Trial]:
@@ -673,6 +682,12 @@ def _gradient_block(job: _Job, block) -> Iterator[tuple[int, dict[str, Any]]]:
             "objective": o.loss,
             "prior_success": {str(n): prior_match_success(z_hat.numpy(), x, pool, n) for n in job.sizes},
         }
+
+
+# the audit blocks hold no shared mutable state (data read-only, one model per thread, seeded
+# generators per trial, the global generator under a lock): the local executor may run several
+_prior_aware_block.thread_safe = True  # type: ignore[attr-defined]
+_gradient_block.thread_safe = True  # type: ignore[attr-defined]
 
 
 # --------------------------------------------------------------------------- driver

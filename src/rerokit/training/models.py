@@ -8,6 +8,7 @@ them (no BatchNorm; GroupNorm-free small CNN).
 
 from __future__ import annotations
 
+import threading
 from typing import Sequence
 
 import torch
@@ -15,7 +16,10 @@ from torch import nn
 
 from rerokit._validate import check_choice, check_int
 
-__all__ = ["make_mlp", "SmallCNN", "ACTIVATIONS", "FunctionalModel"]
+__all__ = ["make_mlp", "SmallCNN", "ACTIVATIONS", "FunctionalModel", "GLOBAL_RNG_LOCK"]
+
+GLOBAL_RNG_LOCK = threading.RLock()
+"""Held while code seeds and draws from torch's global generator (``fork_rng`` + ``manual_seed``)."""
 
 ACTIVATIONS = {"elu": nn.ELU, "relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU, "sigmoid": nn.Sigmoid}
 
@@ -127,7 +131,9 @@ class FunctionalModel:
 
         seed = check_int("seed", seed, minimum=0, maximum=2**63 - 1)
         m = copy.deepcopy(self.module)
-        with torch.random.fork_rng(devices=[]):
+        # torch's global generator is process-wide: one seeded initialisation at a time (blocks may
+        # run on several threads, rerokit.executors.LocalExecutor)
+        with GLOBAL_RNG_LOCK, torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             for sub in m.modules():
                 if hasattr(sub, "reset_parameters") and callable(sub.reset_parameters):
