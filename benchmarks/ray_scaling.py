@@ -6,7 +6,9 @@ Every block runs with ONE torch thread in every executor (that is what makes the
 bit for bit, checked here), so 2 workers use 2 cores.
 
 Rows (each a fresh run of ``--trials`` trials, same seed):
-  * local: the local executor (blocks one after another, 1 thread);
+  * local: the local executor, blocks one after another (1 worker, 1 thread per block);
+  * local, 2 workers: the local executor running 2 blocks at a time on threads (the default of
+    `--executor local` on a 2-core machine), 1 thread per block;
   * local, torch default threads: the old behaviour (process thread count, usually = cores), on
     ``--threads-trials`` trials - what fixing one thread per block costs (or saves) locally;
   * ray, 1 worker / ray, 2 workers: a local Ray cluster of 1 / 2 CPUs started for the row.
@@ -72,6 +74,14 @@ def main() -> None:
     print(f"local (1 thread per block): {a.trials} trials in {dt:.1f} s = {rows['local']:.2f} trials/s; "
           f"load after {_load()}", flush=True)
 
+    print(f"\n[local, 2 workers] load before {_load()}", flush=True)
+    dt, rep = _run(cfg, a.trials, a.chunk_size, LocalExecutor(threads=1, workers=2), a.seed)
+    rows["local2"] = a.trials / dt
+    print(f"local, 2 workers (threads): {a.trials} trials in {dt:.1f} s = {rows['local2']:.2f} trials/s; records "
+          f"identical to 1 worker: {rep.records == ref.records}; load after {_load()}", flush=True)
+    if rep.records != ref.records:
+        raise SystemExit("records differ between 1 and 2 local workers")
+
     if a.threads_trials > 0:
         print(f"\n[local, torch default threads] load before {_load()}", flush=True)
         dt, rep = _run(cfg, a.threads_trials, a.chunk_size, LocalExecutor(threads=None), a.seed)
@@ -103,6 +113,7 @@ def main() -> None:
     breakeven = rows["ray2_startup"] * r / (r - 1) if r > 1 else float("inf")
     print("\nsummary (trials/s)")
     print(f"  local, 1 thread per block   {rows['local']:8.2f}")
+    print(f"  local, 2 workers            {rows['local2']:8.2f}   (vs 1 worker {rows['local2'] / rows['local']:.2f}x)")
     if "local_default_threads" in rows:
         print(f"  local, torch default threads {rows['local_default_threads']:7.2f}   "
               f"(1 thread / default = {rows['local'] / rows['local_default_threads']:.2f}x)")
@@ -114,7 +125,8 @@ def main() -> None:
     print(f"Ray overhead for a small run: startup {rows['ray1_startup']:.1f} s (1 worker) / {rows['ray2_startup']:.1f} s "
           f"(2 workers) against {block_s:.1f} s for one block of {a.chunk_size} trials locally; with 2 workers "
           f"Ray pays off once the run takes more than ~{breakeven:.0f} s locally (startup x r / (r - 1), r = "
-          f"{r:.2f})")
+          f"{r:.2f}); on one machine the local executor's 2 workers give "
+          f"{rows['local2'] / rows['ray2']:.2f}x Ray's 2 workers without the startup: Ray is for more machines")
 
 
 if __name__ == "__main__":
