@@ -1,4 +1,6 @@
-"""Output helpers shared by all CLI commands: a readable table or one JSON object."""
+"""Helpers shared by all CLI commands: the options each command takes (one helper per option, or
+per group of options that go together, so that every option is spelled, typed and explained in one
+place), and the output, a readable table or one JSON object."""
 
 from __future__ import annotations
 
@@ -52,6 +54,15 @@ def help_kw(description: str, fields: list[tuple[str, str]]) -> dict:
     """``add_parser`` keyword arguments: a plain description and the output-fields epilog."""
     return {"description": describe(description), "epilog": output_fields(fields),
             "formatter_class": argparse.RawDescriptionHelpFormatter}
+
+
+def add_command(sub: argparse._SubParsersAction, name: str, func, *, help: str, description: str,
+                fields: list[tuple[str, str]], **defaults: Any) -> argparse.ArgumentParser:
+    """The sub-command ``name``, run by ``func``: ``help`` is its line in the command list, ``description``
+    and the output ``fields`` its ``--help`` (see :func:`help_kw`); ``defaults`` go into the namespace too."""
+    p = sub.add_parser(name, help=help, **help_kw(description, fields))
+    p.set_defaults(func=func, **defaults)
+    return p
 
 
 def add_json_flag(p: argparse.ArgumentParser) -> None:
@@ -131,17 +142,160 @@ def prior_echo(args: argparse.Namespace) -> dict[str, Any]:
     return {}
 
 
-def add_schedule_args(p: argparse.ArgumentParser, *, steps: bool = True, sample_rate_required: bool = True) -> None:
-    """--noise-multiplier S --sample-rate Q [--steps T] of a constant DP-SGD run."""
-    p.add_argument("--noise-multiplier", type=float, required=True, help="noise multiplier sigma > 0")
-    p.add_argument("--sample-rate", type=float, required=sample_rate_required,
-                   help="Poisson sampling rate q in (0, 1] (batch size / dataset size; 1 = full batch)")
-    if steps:
-        p.add_argument("--steps", type=int, required=True, help="number of steps T >= 1")
+# --------------------------------------------------------------------------- a DP-SGD run
+NOISE_MULTIPLIER_HELP = "noise multiplier sigma > 0"
+SAMPLE_RATE_HELP = "Poisson sampling rate q in (0, 1] (batch size / dataset size; 1 = full batch)"
+STEPS_HELP = "number of steps T >= 1"
+
+
+def add_noise_multiplier_arg(p: argparse.ArgumentParser, help: str = NOISE_MULTIPLIER_HELP, **kw: Any) -> None:
+    """--noise-multiplier SIGMA (``kw``: required or default; none by default)."""
+    p.add_argument("--noise-multiplier", type=float, help=help, **kw)
+
+
+def add_sample_rate_arg(p: argparse.ArgumentParser, help: str = SAMPLE_RATE_HELP, **kw: Any) -> None:
+    """--sample-rate Q, the Poisson sampling rate of DP-SGD (``kw``: required or default)."""
+    p.add_argument("--sample-rate", type=float, help=help, **kw)
+
+
+def add_steps_arg(p: argparse.ArgumentParser, help: str = STEPS_HELP, **kw: Any) -> None:
+    """--steps T of DP-SGD (``kw``: required or default)."""
+    p.add_argument("--steps", type=int, help=help, **kw)
+
+
+def add_schedule_args(p: argparse.ArgumentParser, *, required: bool = True, what: str = "") -> None:
+    """--noise-multiplier S --sample-rate Q --steps T of a constant DP-SGD run: all required, or all
+    optional (``required=False``: the command checks that they come together). ``what`` starts each
+    help (e.g. "DP-SGD: " where the run is one of several ways to give a guarantee)."""
+    add_noise_multiplier_arg(p, what + NOISE_MULTIPLIER_HELP, required=required)
+    add_sample_rate_arg(p, what + SAMPLE_RATE_HELP, required=required)
+    add_steps_arg(p, what + STEPS_HELP, required=required)
 
 
 def add_delta_arg(p: argparse.ArgumentParser, what: str = "of the reported epsilon") -> None:
     p.add_argument("--delta", type=float, default=1e-5, help=f"delta in (0, 1) {what} (default 1e-5)")
+
+
+def add_clip_arg(p: argparse.ArgumentParser, help: str = "clipping norm C > 0", **kw: Any) -> None:
+    """--clip C, the clipping norm of DP-SGD / DP-GD (``kw``: required or default)."""
+    p.add_argument("--clip", type=float, help=help, **kw)
+
+
+# --------------------------------------------------------------------------- the data
+DATASET_HELP = "digits (default), mnist, cifar10 or synthetic"
+
+
+def add_dataset_arg(p: argparse.ArgumentParser, help: str = DATASET_HELP, default: str | None = "digits") -> None:
+    p.add_argument("--dataset", default=default, help=help)
+
+
+def add_data_path_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data-path", default=None, help="local MNIST / CIFAR-10 files (a file or folder)")
+
+
+def add_data_args(p: argparse.ArgumentParser, datasets: str = DATASET_HELP) -> None:
+    """--dataset NAME (default digits; ``datasets`` says which) and --data-path PATH (MNIST, CIFAR-10)."""
+    add_dataset_arg(p, datasets)
+    add_data_path_arg(p)
+
+
+def add_glm_args(p: argparse.ArgumentParser, *, classes: str, classes_default: str | None = "0,1",
+                 model: bool = True) -> None:
+    """[--model logistic|linear|ridge] --classes LABELS --lam LAM of a GLM fitted to optimality on the
+    records of the dataset with those labels (``classes``: the help of --classes, which differs by
+    command). See :func:`glm_problem`."""
+    if model:
+        p.add_argument("--model", default="logistic", choices=("logistic", "linear", "ridge"),
+                       help="logistic (default; multinomial for more than 2 classes), linear or ridge regression")
+    p.add_argument("--classes", default=classes_default, help=classes)
+    p.add_argument("--lam", type=float, default=1e-2,
+                   help="L2 coefficient lam > 0 of (1/n) sum l + lam/2 ||theta||^2 (default 0.01"
+                   + ("; not used by --model linear)" if model else ")"))
+
+
+def parse_classes(text: str, labels=None, dataset: str | None = None) -> tuple[int, ...]:
+    """The labels of ``--classes`` (comma-separated, at least 2 distinct); with ``labels`` (the
+    labels of the dataset) every listed label must occur in it."""
+    try:
+        cls = tuple(int(t) for t in text.split(","))
+    except ValueError:
+        raise ValueError(f"classes must be a comma-separated list of integer labels, got {text!r}") from None
+    if len(cls) < 2 or len(set(cls)) != len(cls):
+        raise ValueError(f"classes must list at least 2 distinct labels, got {text!r}")
+    if labels is not None:
+        present = sorted({int(v) for v in labels})
+        missing = [c for c in cls if c not in present]
+        if missing:
+            shown = ",".join(map(str, present)) if len(present) <= 20 else f"{present[0]}..{present[-1]}"
+            raise ValueError(f"classes must be labels of dataset {dataset}, which has the labels {shown}; "
+                             f"got {', '.join(map(str, missing))} (in {text!r})")
+    return cls
+
+
+def glm_problem(model: str, cls: tuple[int, ...], y, lam: float):
+    """The GLM of ``--model`` on records with labels ``y`` (already restricted to ``cls``): its kind
+    (logistic for two classes, multinomial for more, linear, ridge), the targets it is fitted to, and
+    the lam it is fitted with (0 for linear). A lam of 0 is refused where the fit needs lam > 0."""
+    if model == "logistic":
+        kind = "logistic" if len(cls) == 2 else "multinomial"
+        target = (y == cls[1]).astype(int) if len(cls) == 2 else y
+    else:
+        kind = model
+        target = y.astype(float)
+    if kind == "linear":
+        lam = 0.0
+    elif lam == 0:
+        # fit_glm would name its own parameter (l2 = n lam); name the option given here
+        raise ValueError(f"lam must be a finite number > 0 for {kind} regression, got 0"
+                         + (" (no finite optimum on separable data)" if kind != "ridge" else ""))
+    return kind, target, lam
+
+
+# --------------------------------------------------------------------------- RecoNN attacks
+def add_reconn_args(p: argparse.ArgumentParser) -> None:
+    """The sizes of one RecoNN attack (Balle et al. 2022, Table V): shadow models, |D-|, evaluation
+    targets, training steps of the released and shadow models and of the reconstructor."""
+    p.add_argument("--shadow-models", type=int, default=2000, help="shadow models k per attack (default 2000)")
+    p.add_argument("--fixed-size", type=int, default=500, help="|D-|, the fixed training set (default 500)")
+    p.add_argument("--targets", type=int, default=100,
+                   help="held-out released models (evaluation targets) per attack (default 100)")
+    p.add_argument("--epochs", type=int, default=100,
+                   help="full-batch GD steps (DP-GD when private) of each released and shadow model (default 100)")
+    p.add_argument("--reconstructor-epochs", type=int, default=60,
+                   help="training epochs of the reconstructor (default 60)")
+
+
+def add_dpgd_args(p: argparse.ArgumentParser) -> None:
+    """--delta and --clip of the full-batch DP-GD that trains the released and shadow models of a RecoNN
+    attack (Balle et al. 2022, Sec. VI-D)."""
+    add_delta_arg(p, "of the DP-GD guarantee")
+    add_clip_arg(p, "DP-GD clipping norm C > 0 (default 1, as in Sec. VI-D)", default=1.0)
+
+
+def add_threads_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--threads", type=int, default=0,
+                   help="torch CPU threads (0: torch's default; 1 is often faster on a busy shared machine)")
+
+
+# --------------------------------------------------------------------------- runs: files, --resume, executors
+def add_out_dir_arg(p: argparse.ArgumentParser, default: str | None = None) -> None:
+    """--out-dir DIR, the folder a figure's files are written to (required unless ``default``)."""
+    if default is None:
+        p.add_argument("--out-dir", required=True, help="output folder")
+    else:
+        p.add_argument("--out-dir", default=default, help=f"output folder (default {default})")
+
+
+def add_resume_args(p: argparse.ArgumentParser, resume: str, *, out: str | None = None, quiet: bool = False) -> None:
+    """[--out FILE] --resume and --no-progress (``quiet``: --quiet) of a run that records its work as
+    it goes; ``out`` says what the file holds, ``resume`` what a resumed run continues."""
+    if out is not None:
+        p.add_argument("--out", default=None, help=out)
+    p.add_argument("--resume", action="store_true", help=resume)
+    if quiet:
+        p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    else:
+        p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 
 def add_executor_args(p: argparse.ArgumentParser, *, device: bool = False, what: str = "blocks") -> None:
@@ -156,10 +310,14 @@ def add_executor_args(p: argparse.ArgumentParser, *, device: bool = False, what:
                    help="an existing Ray cluster, host:port or ray://host:port (or auto); default: start a local "
                    "one for this run; needs --executor ray")
     if device:
-        g.add_argument("--device", default="cpu",
-                       help="cpu (default), cuda (a GPU; error without one) or auto (cuda when available): where "
-                       "the vectorised engines run (the same random numbers on every device; results agree across "
-                       "devices to rounding)")
+        add_device_arg(g)
+
+
+def add_device_arg(p: argparse.ArgumentParser, where: str = "the vectorised engines run") -> None:
+    """--device cpu|cuda|auto: where the computations (``where``) run."""
+    p.add_argument("--device", default="cpu",
+                   help=f"cpu (default), cuda (a GPU; error without one) or auto (cuda when available): where "
+                   f"{where} (the same random numbers on every device; results agree across devices to rounding)")
 
 
 def executor_from_args(args: argparse.Namespace):

@@ -14,7 +14,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_executor_args, add_json_flag, executor_from_args, help_kw
+from rerokit.cli._common import add_clip_arg, add_command, add_data_args, add_executor_args, add_json_flag
+from rerokit.cli._common import add_noise_multiplier_arg, add_resume_args, executor_from_args
 
 
 DESCRIPTION = """
@@ -47,32 +48,6 @@ FIELDS = [
                    "clip_factor"),
     ("ncc_undefined", "targets whose NCC is undefined (constant records), when there are any"),
 ]
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "analytic",
-        help="optimal analytic gradient-inversion attack on Opacus DP-SGD (batch size 1; paper 004)",
-        **help_kw(DESCRIPTION, FIELDS),
-    )
-    p.add_argument("--dataset", default="digits", help="digits (default), mnist, cifar10 or synthetic")
-    p.add_argument("--data-path", default=None, help="local files of mnist/cifar10")
-    p.add_argument("--noise-multiplier", type=float, required=True, help="noise multiplier sigma > 0")
-    p.add_argument("--clip", type=float, required=True, help="clipping norm C > 0")
-    p.add_argument("--rows", type=int, default=None, help="rows M >= 1 of the attacker's layer (default: optimal)")
-    p.add_argument("--targets", type=int, required=True, help="number of attacked records K, 1..dataset size")
-    p.add_argument("--seed", type=int, required=True, help="seed >= 0 (targets and noise)")
-    p.add_argument("--mse-threshold", type=float, default=0.01, help="MSE threshold eta > 0 for gamma (default 0.01)")
-    p.add_argument("--backend", default="opacus", help="opacus (default: Opacus DPOptimizer loop) or vmap (torch.func)")
-    p.add_argument("--out", default=None,
-                   help="JSONL file: a header with the settings (seed included), then one record per target, "
-                   "appended per chunk of 100 targets (an interruption loses at most that chunk)")
-    p.add_argument("--resume", action="store_true",
-                   help="continue the run in --out (same settings, --targets included) without repeating its targets")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    add_executor_args(p, what="blocks of 100 targets")
-    add_json_flag(p)
-    p.set_defaults(func=handle)
 
 
 def handle(args: argparse.Namespace) -> dict[str, Any]:
@@ -152,3 +127,22 @@ def _check_memory(args: argparse.Namespace, X, k: int) -> None:
     if args.backend == "vmap" and opacus <= memory_limit():
         hint += " or --backend opacus (one target at a time)"
     check_memory(option, need, what + f" ({args.backend} backend)", hint=hint)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "analytic", handle, description=DESCRIPTION, fields=FIELDS,
+                    help="optimal analytic gradient-inversion attack on Opacus DP-SGD (batch size 1; paper 004)")
+    add_data_args(p)
+    add_noise_multiplier_arg(p, required=True)
+    add_clip_arg(p, required=True)
+    p.add_argument("--rows", type=int, default=None, help="rows M >= 1 of the attacker's layer (default: optimal)")
+    p.add_argument("--targets", type=int, required=True, help="number of attacked records K, 1..dataset size")
+    p.add_argument("--seed", type=int, required=True, help="seed >= 0 (targets and noise)")
+    p.add_argument("--mse-threshold", type=float, default=0.01, help="MSE threshold eta > 0 for gamma (default 0.01)")
+    p.add_argument("--backend", default="opacus", help="opacus (default: Opacus DPOptimizer loop) or vmap (torch.func)")
+    add_resume_args(p, out="JSONL file: a header with the settings (seed included), then one record per target, "
+                    "appended per chunk of 100 targets (an interruption loses at most that chunk)",
+                    resume="continue the run in --out (same settings, --targets included) without repeating its "
+                    "targets")
+    add_executor_args(p, what="blocks of 100 targets")
+    add_json_flag(p)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_json_flag, help_kw
+from rerokit.cli._common import add_command, add_data_args, add_glm_args, add_json_flag, glm_problem, parse_classes
 
 DESCRIPTION = """
 The closed-form attack of Balle et al. 2022 (Thm 1) on a generalised linear model trained to
@@ -49,7 +49,6 @@ def _glm(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit._validate import check_int, check_nonnegative
     from rerokit.attacks.glm import fit_glm, glm_reconstruct_all, output_perturbation
     from rerokit.attacks.result import AttackResult
-    from rerokit.cli.bound_mse import _classes
     from rerokit.data import load_dataset
 
     noise = check_nonnegative("noise", args.noise)
@@ -65,27 +64,16 @@ def _glm(args: argparse.Namespace) -> dict[str, Any]:
     if args.classes is None:
         cls = (0, 1) if args.model == "logistic" else tuple(int(c) for c in np.unique(y))
         if args.model == "logistic":
-            _classes("0,1", np.unique(y), args.dataset)  # the default classes must occur too
+            parse_classes("0,1", np.unique(y), args.dataset)  # the default classes must occur too
     else:
-        cls = _classes(args.classes, np.unique(y), args.dataset)
+        cls = parse_classes(args.classes, np.unique(y), args.dataset)
     if len(set(cls)) < 2:
         raise ValueError(f"dataset {args.dataset} must hold at least 2 distinct labels for the {args.model} model, "
                          f"got {len(set(cls))}")
     keep = np.isin(y, cls)
     X, y = X[keep], y[keep]
     n = len(y)
-    if args.model == "logistic":
-        kind = "logistic" if len(cls) == 2 else "multinomial"
-        target = (y == cls[1]).astype(int) if len(cls) == 2 else y
-    else:
-        kind = args.model
-        target = y.astype(float)
-        if kind == "linear":
-            lam = 0.0
-    if kind != "linear" and lam == 0:
-        # fit_glm would name its own parameter (l2 = n lam); name the option given here
-        raise ValueError(f"lam must be a finite number > 0 for {kind} regression, got 0"
-                         + (" (no finite optimum on separable data)" if kind != "ridge" else ""))
+    kind, target, lam = glm_problem(args.model, cls, y, lam)
     model = fit_glm(X, target, kind, n * lam)
     rng = np.random.default_rng(seed)
     per_target = np.zeros(n)
@@ -128,19 +116,13 @@ def _glm(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("glm",
-                       help="closed-form reconstruction attack on a GLM trained to optimality (Balle et al. Thm 1)",
-                       **help_kw(DESCRIPTION, FIELDS))
-    p.add_argument("--dataset", default="digits", help="digits (default), mnist, cifar10 or synthetic")
-    p.add_argument("--data-path", default=None, help="local files of mnist/cifar10")
-    p.add_argument("--model", default="logistic", choices=("logistic", "linear", "ridge"),
-                   help="logistic (default; multinomial for more than 2 classes), linear or ridge regression")
-    p.add_argument("--classes", default=None,
-                   help="labels of the dataset kept, comma-separated, at least 2 distinct (logistic: default 0,1; more "
-                   "than 2 = multinomial; linear/ridge: default all)")
-    p.add_argument("--lam", type=float, default=1e-2, help="L2 coefficient lam of (1/n) sum l + lam/2 ||theta||^2 (not linear)")
+    p = add_command(sub, "glm", _glm, description=DESCRIPTION, fields=FIELDS,
+                    help="closed-form reconstruction attack on a GLM trained to optimality (Balle et al. Thm 1)")
+    add_data_args(p)
+    add_glm_args(p, classes_default=None,
+                 classes="labels of the dataset kept, comma-separated, at least 2 distinct (logistic: default 0,1; "
+                 "more than 2 = multinomial; linear/ridge: default all)")
     p.add_argument("--noise", type=float, default=0.0, help="output perturbation noise standard deviation")
     p.add_argument("--draws", type=int, default=100, help="noise draws averaged per target (with --noise)")
     p.add_argument("--seed", type=int, default=0, help="seed >= 0 of the noise draws (default 0)")
     add_json_flag(p)
-    p.set_defaults(func=_glm)

@@ -14,7 +14,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_executor_args, add_json_flag, executor_from_args, help_kw
+from rerokit.cli._common import add_command, add_data_args, add_dpgd_args, add_executor_args, add_json_flag
+from rerokit.cli._common import add_reconn_args, add_resume_args, add_threads_arg, executor_from_args
 
 DESCRIPTION = """
 The reconstructor-network attack of Balle et al. 2022 (Sec. IV-V). Trains --shadow-models shadow
@@ -150,42 +151,30 @@ def _reconn(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("reconn", help="reconstructor-network attack with shadow models (Balle et al. 2022 Sec. IV)",
-                       **help_kw(DESCRIPTION, FIELDS))
-    p.add_argument("--dataset", default="digits", help="digits, mnist or cifar10 (local files, --data-path)")
-    p.add_argument("--data-path", default=None, help="local files of mnist/cifar10")
-    p.add_argument("--shadow-models", type=int, default=2000, help="number of shadow models k")
-    p.add_argument("--fixed-size", type=int, default=500, help="|D-|, the fixed training set")
-    p.add_argument("--targets", type=int, default=100, help="held-out released models / evaluation targets")
-    p.add_argument("--epochs", type=int, default=100, help="full-batch GD epochs of released and shadow models")
+    p = add_command(sub, "reconn", _reconn, description=DESCRIPTION, fields=FIELDS,
+                    help="reconstructor-network attack with shadow models (Balle et al. 2022 Sec. IV)")
+    add_data_args(p, "digits (default), mnist or cifar10 (these need --data-path)")
+    add_reconn_args(p)
     p.add_argument("--lr", type=float, default=0.2, help="released/shadow model learning rate (Table V: 0.2)")
     p.add_argument("--momentum", type=float, default=0.9, help="released/shadow model momentum (Table V: 0.9)")
     p.add_argument("--hidden", default="10", help="hidden widths of the released MLP (ELU), comma-separated")
     p.add_argument("--random-init", action="store_true", help="adversary does not know the initialisation (Sec. VI-B)")
     p.add_argument("--epsilon", type=float, default=None, help="train with (epsilon, delta)-DP full-batch DP-GD")
-    p.add_argument("--delta", type=float, default=1e-5, help="delta in (0, 1) of the DP-GD guarantee (default 1e-5)")
-    p.add_argument("--clip", type=float, default=1.0, help="DP-GD clipping norm C (Sec. VI-D: 1)")
+    add_dpgd_args(p)
     p.add_argument("--reconstructor-hidden", default="512,512", help="reconstructor hidden widths (paper: 1000,1000)")
-    p.add_argument("--reconstructor-epochs", type=int, default=60,
-                   help="training epochs of the reconstructor (default 60)")
     p.add_argument("--optimizer", default="adam", choices=("adam", "rmsprop"),
                    help="reconstructor optimizer (default adam)")
     p.add_argument("--compile", action="store_true", help="torch.compile the shadow-model step (needs a C++ compiler)")
-    p.add_argument("--threads", type=int, default=0,
-                   help="torch CPU threads (0: torch's default; 1 is often faster on a busy shared machine)")
+    add_threads_arg(p)
     p.add_argument("--seed", type=int, default=0, help="seed >= 0 (data split, initialisation, noise; default 0)")
     p.add_argument("--png", default="reconn.png", help="PNG of targets above reconstructions (default reconn.png)")
     p.add_argument("--no-png", action="store_true", help="write no PNG")
-    p.add_argument("--out", default=None,
-                   help="JSONL file: a header with the settings (seed included), then one line per evaluation target, "
-                   "written when the attack is evaluated (the unit of resumption is the whole attack run)")
-    p.add_argument("--resume", action="store_true",
-                   help="continue --out written with the same settings (recomputes deterministically, appends the "
-                   "missing targets); checked before any training")
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_resume_args(p, out="JSONL file: a header with the settings (seed included), then one line per evaluation "
+                    "target, written when the attack is evaluated (the unit of resumption is the whole attack run)",
+                    resume="continue --out written with the same settings (recomputes deterministically, appends "
+                    "the missing targets); checked before any training", quiet=True)
     p.add_argument("--chunk-size", type=int, default=None,
                    help="models per block (shadow and released models; default: about 2^21 activations per block, "
                    "e.g. 418 for |D-| = 500 and hidden 10); recorded in the settings")
     add_executor_args(p, device=True, what="blocks of shadow models")
     add_json_flag(p)
-    p.set_defaults(func=_reconn)

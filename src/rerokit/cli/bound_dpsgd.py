@@ -19,8 +19,8 @@ import argparse
 import math
 from typing import Any
 
-from rerokit.cli._common import add_delta_arg, add_json_flag, add_prior_args, add_schedule_args
-from rerokit.cli._common import baseline_from_args, help_kw, prior_echo
+from rerokit.cli._common import add_command, add_delta_arg, add_json_flag, add_prior_args, add_schedule_args
+from rerokit.cli._common import baseline_from_args, prior_echo
 
 _LN10 = math.log(10.0)
 
@@ -95,22 +95,6 @@ FIELDS = [
     ("membership.adjacency", "remove: H1 = the target was trained on (the pair of gamma)"),
     ("membership.method", "how the curve was computed (exact, closed-form, envelope)"),
 ]
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "dpsgd",
-        help="ReRo bound gamma of DP-SGD (Hayes et al. 2023, Thm 2 / Cor. 3)",
-        **help_kw(DESCRIPTION, FIELDS),
-    )
-    add_schedule_args(p)
-    add_prior_args(p, what="the prior (omit it for epsilon and the membership risks only)")
-    p.add_argument("--method", default="exact", help="exact (default), closed-form (q = 1 only) or mc")
-    p.add_argument("--mc-samples", type=int, default=1_000_000, help="Monte Carlo samples (method mc)")
-    p.add_argument("--seed", type=int, default=None, help="seed of the Monte Carlo sampler (recorded)")
-    add_delta_arg(p, "of the (epsilon, delta) comparison")
-    add_json_flag(p)
-    p.set_defaults(func=handle)
 
 
 def handle(args: argparse.Namespace) -> dict[str, Any]:
@@ -194,3 +178,15 @@ def _without_prior(args: argparse.Namespace) -> dict[str, Any]:
     if "note" in c:
         out["epsilon_note"] = c["note"]
     return out
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "dpsgd", handle, description=DESCRIPTION, fields=FIELDS,
+                    help="ReRo bound gamma of DP-SGD (Hayes et al. 2023, Thm 2 / Cor. 3)")
+    add_schedule_args(p)
+    add_prior_args(p, what="the prior (omit it for epsilon and the membership risks only)")
+    p.add_argument("--method", default="exact", help="exact (default), closed-form (q = 1 only) or mc")
+    p.add_argument("--mc-samples", type=int, default=1_000_000, help="Monte Carlo samples (method mc)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the Monte Carlo sampler (recorded)")
+    add_delta_arg(p, "of the (epsilon, delta) comparison")
+    add_json_flag(p)

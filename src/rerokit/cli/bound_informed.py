@@ -12,7 +12,7 @@ import argparse
 import math
 from typing import Any
 
-from rerokit.cli._common import add_json_flag, add_prior_args, baseline_from_args, help_kw
+from rerokit.cli._common import add_command, add_json_flag, add_noise_multiplier_arg, add_prior_args, baseline_from_args
 
 _GAMMA_FIELDS = [
     ("bound", "which conversion this is"),
@@ -24,9 +24,6 @@ _GAMMA_FIELDS = [
                   "kappa = 1)"),
 ]
 
-
-def _kw(description: str, params: list[tuple[str, str]]) -> dict:
-    return help_kw(description, [_GAMMA_FIELDS[0], *params, *_GAMMA_FIELDS[1:]])
 
 _LN10 = math.log(10.0)
 
@@ -100,63 +97,56 @@ def _fano(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _add_conversion(sub: Any, name: str, func, help: str, description: str, *options: tuple[str, str]) -> None:
+    """One conversion of a privacy guarantee into gamma: the guarantee's ``options`` (flag, help; numbers,
+    all required), then the prior and --json."""
+    params = [(flag[2:], f"the {flag}") for flag, _ in options]
+    p = add_command(sub, name, func, help=help, description=description,
+                    fields=[_GAMMA_FIELDS[0], *params, *_GAMMA_FIELDS[1:]])
+    for flag, text in options:
+        p.add_argument(flag, type=float, required=True, help=text)
+    add_prior_args(p)
+    add_json_flag(p)
+
+
 def register(sub: Any) -> None:
-    p = sub.add_parser("dp", help="eps-DP -> ReRo: gamma = kappa e^eps (Balle et al. 2022, Cor. 3)",
-                       **_kw("Reconstruction-risk bound of an epsilon-DP mechanism (Balle et al. 2022, Cor. 3): "
-                             "gamma = min(1, kappa e^epsilon). Give the prior as --prior-size N, its baseline "
-                             "as --kappa or, for baselines that underflow, --log10-kappa.", [("epsilon", "the --epsilon")]))
-    p.add_argument("--epsilon", type=float, required=True, help="DP epsilon >= 0")
-    add_prior_args(p)
-    add_json_flag(p)
-    p.set_defaults(func=_dp)
+    _add_conversion(sub, "dp", _dp, "eps-DP -> ReRo: gamma = kappa e^eps (Balle et al. 2022, Cor. 3)",
+                    "Reconstruction-risk bound of an epsilon-DP mechanism (Balle et al. 2022, Cor. 3): gamma = "
+                    "min(1, kappa e^epsilon). Give the prior as --prior-size N, its baseline as --kappa or, for "
+                    "baselines that underflow, --log10-kappa.",
+                    ("--epsilon", "DP epsilon >= 0"))
+    _add_conversion(sub, "rdp", _rdp, "(alpha, eps)-RDP -> ReRo (Balle et al. 2022, Thm 2)",
+                    "Reconstruction-risk bound of an (alpha, epsilon)-RDP mechanism (Balle et al. 2022, Thm 2): "
+                    "gamma = min(1, (kappa e^epsilon)^((alpha - 1) / alpha)).",
+                    ("--alpha", "RDP order > 1"), ("--epsilon", "RDP epsilon >= 0 at that order"))
+    _add_conversion(sub, "zcdp", _zcdp, "rho-zCDP -> ReRo (Balle et al. 2022, Cor. 4)",
+                    "Reconstruction-risk bound of a rho-zCDP mechanism (Balle et al. 2022, Cor. 4): "
+                    "gamma = exp(-(sqrt(log 1/kappa) - sqrt(rho))^2) for rho < log(1/kappa), else 1.",
+                    ("--rho", "zCDP rho >= 0"))
+    _add_conversion(sub, "gdp", _gdp, "mu-GDP -> ReRo: gamma = Phi(Phi^-1(kappa) + mu)",
+                    "Reconstruction-risk bound of a mu-Gaussian-DP mechanism (Kaissis et al. 2023): "
+                    "gamma = Phi(Phi^-1(kappa) + mu), exact (attained by the Gaussian mechanism).",
+                    ("--mu", "Gaussian DP mu >= 0"))
 
-    p = sub.add_parser("rdp", help="(alpha, eps)-RDP -> ReRo (Balle et al. 2022, Thm 2)",
-                       **_kw("Reconstruction-risk bound of an (alpha, epsilon)-RDP mechanism (Balle et al. 2022, "
-                             "Thm 2): gamma = min(1, (kappa e^epsilon)^((alpha - 1) / alpha)).",
-                             [("alpha", "the --alpha"), ("epsilon", "the --epsilon")]))
-    p.add_argument("--alpha", type=float, required=True, help="RDP order > 1")
-    p.add_argument("--epsilon", type=float, required=True, help="RDP epsilon >= 0 at that order")
-    add_prior_args(p)
-    add_json_flag(p)
-    p.set_defaults(func=_rdp)
-
-    p = sub.add_parser("zcdp", help="rho-zCDP -> ReRo (Balle et al. 2022, Cor. 4)",
-                       **_kw("Reconstruction-risk bound of a rho-zCDP mechanism (Balle et al. 2022, Cor. 4): "
-                             "gamma = exp(-(sqrt(log 1/kappa) - sqrt(rho))^2) for rho < log(1/kappa), else 1.",
-                             [("rho", "the --rho")]))
-    p.add_argument("--rho", type=float, required=True, help="zCDP rho >= 0")
-    add_prior_args(p)
-    add_json_flag(p)
-    p.set_defaults(func=_zcdp)
-
-    p = sub.add_parser("gdp", help="mu-GDP -> ReRo: gamma = Phi(Phi^-1(kappa) + mu)",
-                       **_kw("Reconstruction-risk bound of a mu-Gaussian-DP mechanism (Kaissis et al. 2023): "
-                             "gamma = Phi(Phi^-1(kappa) + mu), exact (attained by the Gaussian mechanism).",
-                             [("mu", "the --mu")]))
-    p.add_argument("--mu", type=float, required=True, help="Gaussian DP mu >= 0")
-    add_prior_args(p)
-    add_json_flag(p)
-    p.set_defaults(func=_gdp)
-
-    p = sub.add_parser(
-        "fano", help="Guo et al. 2022b Fano bound on the advantage, uniform prior",
-        **help_kw("Fano bound on the advantage of any attack against a uniform prior of --prior-size candidates "
-                  "(Guo et al. 2022b; Hayes et al. 2023, App. H), from a bound on the mutual information between "
-                  "the target and the released model: given directly, as an RDP epsilon (I <= epsilon), or "
-                  "for the Gaussian mechanism with --noise-multiplier and --sensitivity.",
-                  [("bound", "which bound this is"),
-                   ("noise_multiplier", "the --noise-multiplier (Gaussian mechanism)"),
-                   ("mutual_information", "the --mutual-information"),
-                   ("epsilon", "the --rdp-epsilon"),
-                   ("prior_size", "the --prior-size"),
-                   ("sensitivity", "the --sensitivity (Gaussian mechanism)"),
-                   ("advantage", "upper bound on (gamma - kappa) / (1 - kappa)"),
-                   ("gamma", "the corresponding bound on the success probability"),
-                   ("kappa", "baseline success 1 / prior_size"),
-                   ("error", "numerical width of the bound"),
-                   ("mutual_information_bound", "the mutual-information bound of the Gaussian mechanism used")]))
+    p = add_command(
+        sub, "fano", _fano, help="Guo et al. 2022b Fano bound on the advantage, uniform prior",
+        description="Fano bound on the advantage of any attack against a uniform prior of --prior-size candidates "
+        "(Guo et al. 2022b; Hayes et al. 2023, App. H), from a bound on the mutual information between the target "
+        "and the released model: given directly, as an RDP epsilon (I <= epsilon), or for the Gaussian mechanism "
+        "with --noise-multiplier and --sensitivity.",
+        fields=[("bound", "which bound this is"),
+                ("noise_multiplier", "the --noise-multiplier (Gaussian mechanism)"),
+                ("mutual_information", "the --mutual-information"),
+                ("epsilon", "the --rdp-epsilon"),
+                ("prior_size", "the --prior-size"),
+                ("sensitivity", "the --sensitivity (Gaussian mechanism)"),
+                ("advantage", "upper bound on (gamma - kappa) / (1 - kappa)"),
+                ("gamma", "the corresponding bound on the success probability"),
+                ("kappa", "baseline success 1 / prior_size"),
+                ("error", "numerical width of the bound"),
+                ("mutual_information_bound", "the mutual-information bound of the Gaussian mechanism used")])
     g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--noise-multiplier", type=float, help="Gaussian noise std / sensitivity scale, > 0")
+    add_noise_multiplier_arg(g, "Gaussian noise std / sensitivity scale, > 0")
     g.add_argument("--mutual-information", type=float,
                    help="bound on I(pi; w) >= 0 (nats)")
     g.add_argument("--rdp-epsilon", type=float, help="RDP epsilon >= 0 at any order (I <= eps)")
@@ -164,4 +154,3 @@ def register(sub: Any) -> None:
     p.add_argument("--sensitivity", type=float, default=1.0,
                    help="l2 sensitivity Delta >= 0 (default 1; sqrt(2) reproduces Hayes et al. Table 2)")
     add_json_flag(p)
-    p.set_defaults(func=_fano)

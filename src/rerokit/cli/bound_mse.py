@@ -17,7 +17,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_json_flag, help_kw
+from rerokit.cli._common import add_clip_arg, add_command, add_data_args, add_device_arg, add_glm_args
+from rerokit.cli._common import add_json_flag, add_schedule_args, glm_problem, parse_classes
 
 MSE_RDP_DESCRIPTION = """
 Lower bound on the mean squared error of any unbiased reconstruction attack on a learner that is
@@ -85,25 +86,6 @@ def _floats(name: str, text: str) -> list[float]:
         return [float(t) for t in text.split(",")]
     except ValueError:
         raise ValueError(f"{name} must be a comma-separated list of numbers, got {text!r}") from None
-
-
-def _classes(text: str, labels=None, dataset: str | None = None) -> tuple[int, ...]:
-    """The labels of ``--classes`` (comma-separated, at least 2 distinct); with ``labels`` (the
-    labels of the dataset) every listed label must occur in it."""
-    try:
-        cls = tuple(int(t) for t in text.split(","))
-    except ValueError:
-        raise ValueError(f"classes must be a comma-separated list of integer labels, got {text!r}") from None
-    if len(cls) < 2 or len(set(cls)) != len(cls):
-        raise ValueError(f"classes must list at least 2 distinct labels, got {text!r}")
-    if labels is not None:
-        present = sorted({int(v) for v in labels})
-        missing = [c for c in cls if c not in present]
-        if missing:
-            shown = ",".join(map(str, present)) if len(present) <= 20 else f"{present[0]}..{present[-1]}"
-            raise ValueError(f"classes must be labels of dataset {dataset}, which has the labels {shown}; "
-                             f"got {', '.join(map(str, missing))} (in {text!r})")
-    return cls
 
 
 def _mse_rdp(args: argparse.Namespace) -> dict[str, Any]:
@@ -236,23 +218,11 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
     check_nonnegative("lam", args.lam)
     X = np.asarray(ds.flat, dtype=float)
     y = np.asarray(ds.y)
-    cls = _classes(args.classes, np.unique(y), args.dataset)
+    cls = parse_classes(args.classes, np.unique(y), args.dataset)
     keep = np.isin(y, cls)
     X, y = X[keep], y[keep]
     n = len(y)
-    lam = args.lam
-    if args.model == "logistic":
-        kind = "logistic" if len(cls) == 2 else "multinomial"
-        yy = (y == cls[1]).astype(int) if len(cls) == 2 else y
-    else:
-        kind = args.model
-        yy = y.astype(float)
-    if args.model == "linear":
-        lam = 0.0
-    elif lam == 0:
-        # fit_glm would name its own parameter (l2 = n lam); name the option given here
-        raise ValueError(f"lam must be a finite number > 0 for {kind} regression, got 0"
-                         + (" (no finite optimum on separable data)" if kind != "ridge" else ""))
+    kind, yy, lam = glm_problem(args.model, cls, y, args.lam)
     if kind == "logistic" and lam > 0:
         # checked before the fit: an infinite eps_2 means lam and noise_std are too small to compute with
         eps2 = output_perturbation_rdp(n, lam, args.noise_std, lipschitz=float(np.sqrt(1.0 + (X**2).sum(1)).max()))
@@ -281,15 +251,12 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("mse-rdp",
-                       help="MSE lower bound of unbiased attacks on a (2, eps)-RDP learner (Guo et al. Thm 1)",
-                       **help_kw(MSE_RDP_DESCRIPTION, MSE_RDP_FIELDS))
+    p = add_command(sub, "mse-rdp", _mse_rdp, description=MSE_RDP_DESCRIPTION, fields=MSE_RDP_FIELDS,
+                    help="MSE lower bound of unbiased attacks on a (2, eps)-RDP learner (Guo et al. Thm 1)")
     p.add_argument("--epsilon", type=float, help="RDP epsilon at order 2")
     p.add_argument("--orders", help="comma-separated RDP orders (with --rdp)")
     p.add_argument("--rdp", help="comma-separated RDP epsilons at --orders")
-    p.add_argument("--noise-multiplier", type=float, help="DP-SGD: noise multiplier (with --sample-rate, --steps)")
-    p.add_argument("--sample-rate", type=float, help="DP-SGD: Poisson sampling rate")
-    p.add_argument("--steps", type=int, help="DP-SGD: number of steps")
+    add_schedule_args(p, required=False, what="DP-SGD (all three together): ")
     p.add_argument("--n", type=int, help="output perturbation: training set size")
     p.add_argument("--lam", type=float, help="output perturbation: L2 coefficient of (1/n) sum l + lam/2 ||w||^2")
     p.add_argument("--noise-std", type=float, help="output perturbation: Gaussian noise standard deviation")
@@ -299,24 +266,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--diameter", default="1", help="diameter of the data space per coordinate (number or comma list)")
     p.add_argument("--dim", type=int, help="data dimension d (with a scalar diameter)")
     add_json_flag(p)
-    p.set_defaults(func=_mse_rdp)
 
-    p = sub.add_parser("fil", help="per-sample FIL and Cramer-Rao MSE bound of a trained model (Guo et al. Thm 2)",
-                       **help_kw(FIL_DESCRIPTION, FIL_FIELDS))
-    p.add_argument("--dataset", default="digits", help="digits (default), mnist, cifar10 or synthetic")
-    p.add_argument("--data-path", default=None, help="local files of mnist/cifar10")
-    p.add_argument("--model", default="logistic", choices=("logistic", "linear", "ridge"),
-                   help="GLM of the output perturbation (default logistic)")
-    p.add_argument("--classes", default="0,1",
-                   help="labels of the dataset kept, comma-separated (output perturbation); 2 = binary, more = "
-                   "multinomial")
-    p.add_argument("--lam", type=float, default=1e-2, help="L2 coefficient lam of (1/n) sum l + lam/2 ||theta||^2")
+    p = add_command(sub, "fil", _fil, description=FIL_DESCRIPTION, fields=FIL_FIELDS,
+                    help="per-sample FIL and Cramer-Rao MSE bound of a trained model (Guo et al. Thm 2)")
+    add_data_args(p)
+    add_glm_args(p, classes="labels of the dataset kept, comma-separated (output perturbation); 2 = binary, "
+                 "more = multinomial")
     p.add_argument("--noise-std", type=float, help="output perturbation noise standard deviation")
     p.add_argument("--dpsgd", action="store_true", help="DP-SGD with FIL accounting (Alg. 1) instead")
-    p.add_argument("--noise-multiplier", type=float, help="DP-SGD: noise multiplier sigma > 0")
-    p.add_argument("--sample-rate", type=float, help="DP-SGD: Poisson sampling rate q in (0, 1]")
-    p.add_argument("--steps", type=int, help="DP-SGD: number of steps T >= 1")
-    p.add_argument("--clip", type=float, default=1.0, help="DP-SGD: clipping norm C > 0 (default 1)")
+    add_schedule_args(p, required=False, what="DP-SGD: ")
+    add_clip_arg(p, "DP-SGD: clipping norm C > 0 (default 1)", default=1.0)
     p.add_argument("--lr", type=float, default=0.5, help="DP-SGD: learning rate (default 0.5)")
     p.add_argument("--hidden", default="10", help="MLP hidden widths, comma-separated (digits: 64-10-10)")
     p.add_argument("--coords", type=int, default=None, help="coordinates sampled per step for the trace (Eq. 5); default all")
@@ -325,8 +284,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--delta", type=float, default=None, help="per-step delta of the amplified subsampling factor")
     p.add_argument("--repeats", type=int, default=1, help="DP-SGD runs averaged (Monte Carlo of Eq. 4; paper: 10)")
     p.add_argument("--seed", type=int, default=0, help="seed >= 0 (DP-SGD; default 0)")
-    p.add_argument("--device", default="cpu",
-                   help="cpu (default), cuda or auto: where the Jacobians (and DP-SGD) are computed; the same random "
-                   "draws on every device")
+    add_device_arg(p, "the Jacobians (and DP-SGD) are computed")
     add_json_flag(p)
-    p.set_defaults(func=_fil)

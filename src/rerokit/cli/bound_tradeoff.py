@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_json_flag, help_kw
+from rerokit.cli._common import add_command, add_json_flag, add_schedule_args
 
 
 _DESCRIPTION = """
@@ -40,26 +40,6 @@ _FIELDS = [
     ("value_discretization_interval", "grid step of the privacy-loss distribution (null for closed forms)"),
     ("settings", "the inputs as used"),
 ]
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "tradeoff",
-        help="certified trade-off curve of DP-SGD: TPR at FPR, advantage, Bayes accuracy",
-        **help_kw(_DESCRIPTION, _FIELDS),
-    )
-    p.add_argument("--noise-multiplier", type=float, required=True, help="noise multiplier sigma > 0")
-    p.add_argument("--sample-rate", type=float, required=True, help="Poisson sampling rate q in (0, 1]")
-    p.add_argument("--steps", type=int, required=True, help="number of steps T >= 1")
-    g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--fpr", type=float, nargs="+", default=None, help="false-positive rate(s) alpha in [0, 1]")
-    g.add_argument("--grid", type=int, default=None, help="number N >= 4 of curve points for plotting")
-    p.add_argument("--alpha-min", type=float, default=1e-6, help="smallest alpha of --grid, in (0, 0.1)")
-    p.add_argument("--adjacency", default="remove", help="remove (default) or add-remove (symmetrised)")
-    p.add_argument("--prior-membership", type=float, default=0.5,
-                   help="prior probability of membership for the Bayes accuracy, in (0, 1)")
-    add_json_flag(p)
-    p.set_defaults(func=handle)
 
 
 def handle(args: argparse.Namespace) -> dict[str, Any]:
@@ -114,3 +94,17 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     out["bayes_accuracy_interval"] = list(acc.interval)
     out["prior_membership"] = args.prior_membership
     return out
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "tradeoff", handle, description=_DESCRIPTION, fields=_FIELDS,
+                    help="certified trade-off curve of DP-SGD: TPR at FPR, advantage, Bayes accuracy")
+    add_schedule_args(p)
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--fpr", type=float, nargs="+", default=None, help="false-positive rate(s) alpha in [0, 1]")
+    g.add_argument("--grid", type=int, default=None, help="number N >= 4 of curve points for plotting")
+    p.add_argument("--alpha-min", type=float, default=1e-6, help="smallest alpha of --grid, in (0, 0.1)")
+    p.add_argument("--adjacency", default="remove", help="remove (default) or add-remove (symmetrised)")
+    p.add_argument("--prior-membership", type=float, default=0.5,
+                   help="prior probability of membership for the Bayes accuracy, in (0, 1)")
+    add_json_flag(p)

@@ -14,7 +14,9 @@ import argparse
 import math
 from typing import Any
 
-from rerokit.cli._common import add_deprecated_spelling, add_json_flag, help_kw
+from rerokit.cli._common import NOISE_MULTIPLIER_HELP, add_clip_arg, add_command, add_data_path_arg, add_dataset_arg
+from rerokit.cli._common import add_deprecated_spelling, add_json_flag, add_noise_multiplier_arg, add_sample_rate_arg
+from rerokit.cli._common import add_steps_arg
 
 
 DESCRIPTION = """
@@ -67,31 +69,6 @@ FIELDS = [
                                             "largest double"),
     ("note", "why a value was replaced by the largest double or is inf"),
 ]
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "uninformed",
-        help="bounds against the optimal analytic gradient-inversion attack (no data prior; paper 004)",
-        **help_kw(DESCRIPTION, FIELDS),
-    )
-    p.add_argument("--noise-multiplier", type=float, required=True, help="DP-SGD noise multiplier sigma > 0")
-    p.add_argument("--dim", type=int, default=None, help="data dimension N >= 1 (taken from --dataset if omitted)")
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--min-norm", type=float, help="smallest non-zero L2 norm r > 0 of a record")
-    src.add_argument("--dataset", help="dataset name (digits, mnist, cifar10, synthetic) to compute r from")
-    p.add_argument("--data-path", default=None, help="local files of mnist/cifar10")
-    p.add_argument("--clip", type=float, default=None, help="clipping norm C > 0 (optional)")
-    thr = p.add_mutually_exclusive_group(required=True)
-    thr.add_argument("--mse-threshold", type=float, help="MSE threshold eta >= 0")
-    thr.add_argument("--psnr-threshold", type=float, help="PSNR threshold in dB (needs --data-range)")
-    p.add_argument("--data-range", type=float, default=None, help="data range R > 0 for PSNR (default: the dataset's)")
-    p.add_argument("--releases", type=int, default=1, help="matched releases averaged by the attacker, K >= 1")
-    p.add_argument("--steps", type=int, default=None, help="DP-SGD steps T >= 1 (worst case over all steps)")
-    p.add_argument("--sample-rate", type=float, default=None, help="Poisson sampling rate q in (0, 1] (with --steps)")
-    add_deprecated_spelling(p, "--sampling-rate", "--sample-rate", type=float)
-    add_json_flag(p)
-    p.set_defaults(func=handle)
 
 
 def handle(args: argparse.Namespace) -> dict[str, Any]:
@@ -211,3 +188,24 @@ def _explain_overflow(out: dict[str, Any], sigma: float, r: float, clip: float |
         out["note"] = (f"{', '.join(over)} = sigma^2 x norm^2 / releases exceeds the largest double (1.8e308): shown "
                        "as that largest double, a lower bound on the true value; log10_" + over[0]
                        + " holds the exact order of magnitude")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "uninformed", handle, description=DESCRIPTION, fields=FIELDS,
+                    help="bounds against the optimal analytic gradient-inversion attack (no data prior; paper 004)")
+    add_noise_multiplier_arg(p, f"DP-SGD {NOISE_MULTIPLIER_HELP}", required=True)
+    p.add_argument("--dim", type=int, default=None, help="data dimension N >= 1 (taken from --dataset if omitted)")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--min-norm", type=float, help="smallest non-zero L2 norm r > 0 of a record")
+    add_dataset_arg(src, "dataset name (digits, mnist, cifar10, synthetic) to compute r from", default=None)
+    add_data_path_arg(p)
+    add_clip_arg(p, "clipping norm C > 0 (optional)")
+    thr = p.add_mutually_exclusive_group(required=True)
+    thr.add_argument("--mse-threshold", type=float, help="MSE threshold eta >= 0")
+    thr.add_argument("--psnr-threshold", type=float, help="PSNR threshold in dB (needs --data-range)")
+    p.add_argument("--data-range", type=float, default=None, help="data range R > 0 for PSNR (default: the dataset's)")
+    p.add_argument("--releases", type=int, default=1, help="matched releases averaged by the attacker, K >= 1")
+    add_steps_arg(p, "DP-SGD steps T >= 1 (worst case over all steps)")
+    add_sample_rate_arg(p, "Poisson sampling rate q in (0, 1] (with --steps)")
+    add_deprecated_spelling(p, "--sampling-rate", "--sample-rate", type=float)
+    add_json_flag(p)

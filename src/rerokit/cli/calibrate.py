@@ -14,7 +14,9 @@ import argparse
 import math
 from typing import Any
 
-from rerokit.cli._common import add_delta_arg, add_json_flag, add_prior_args, baseline_from_args, help_kw, prior_echo
+from rerokit.cli._common import NOISE_MULTIPLIER_HELP, STEPS_HELP, add_command, add_delta_arg, add_json_flag
+from rerokit.cli._common import add_noise_multiplier_arg, add_prior_args, add_sample_rate_arg, add_steps_arg
+from rerokit.cli._common import baseline_from_args, prior_echo
 
 
 DESCRIPTION = """
@@ -39,23 +41,6 @@ FIELDS = [
     ("search.bracket", "the last bracket of the search (sigma or steps)"),
     ("search.evaluations", "bounds evaluated during the search"),
 ]
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "dpsgd",
-        help="noise multiplier (or steps) of DP-SGD for a target ReRo bound gamma",
-        **help_kw(DESCRIPTION, FIELDS),
-    )
-    p.add_argument("--target-gamma", type=float, required=True, help="target bound gamma in (kappa, 1)")
-    p.add_argument("--sample-rate", type=float, required=True, help="Poisson sampling rate q in (0, 1]")
-    p.add_argument("--steps", type=int, default=None, help="number of steps T >= 1 (calibrates sigma)")
-    p.add_argument("--noise-multiplier", type=float, default=None, help="noise multiplier sigma > 0 (calibrates T)")
-    add_prior_args(p)
-    add_delta_arg(p)
-    p.add_argument("--max-steps", type=int, default=10_000_000, help="search limit when calibrating steps")
-    add_json_flag(p)
-    p.set_defaults(func=handle)
 
 
 def handle(args: argparse.Namespace) -> dict[str, Any]:
@@ -107,3 +92,16 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         },
         "search": {"bracket": list(r.bracket), "evaluations": r.evaluations},
     }
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "dpsgd", handle, description=DESCRIPTION, fields=FIELDS,
+                    help="noise multiplier (or steps) of DP-SGD for a target ReRo bound gamma")
+    p.add_argument("--target-gamma", type=float, required=True, help="target bound gamma in (kappa, 1)")
+    add_sample_rate_arg(p, required=True)
+    add_steps_arg(p, f"{STEPS_HELP} (calibrates sigma)")
+    add_noise_multiplier_arg(p, f"{NOISE_MULTIPLIER_HELP} (calibrates T)")
+    add_prior_args(p)
+    add_delta_arg(p)
+    p.add_argument("--max-steps", type=int, default=10_000_000, help="search limit when calibrating steps")
+    add_json_flag(p)

@@ -1,8 +1,7 @@
 """``rerokit experiment ...``: reproduce a paper figure (PNG + CSV, resumable JSONL).
 
-Commands registered here: ``uninformed-fig2`` (paper 004, Fig. 2). Other experiments may add
-their own ``_register_*`` function and call it from :func:`register`. Heavy imports live in the
-handlers.
+Commands registered here: ``uninformed-fig2`` (paper 004, Fig. 2); the other experiments have
+their own modules. Heavy imports live in the handlers.
 """
 
 from __future__ import annotations
@@ -10,43 +9,24 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_executor_args, add_json_flag, executor_from_args, help_kw
+from rerokit.cli._common import add_command, add_executor_args, add_json_flag, add_out_dir_arg, add_resume_args
+from rerokit.cli._common import executor_from_args
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    _register_uninformed_fig2(sub)
+DESCRIPTION = """
+Reproduce Fig. 2 of paper 004 on 100 U(0,1) points of dimension 4 (M = 100) and on the digits;
+writes uninformed_fig2.png, uninformed_fig2.csv (one row per record and cell),
+uninformed_fig2_summary.csv (one row per cell) and a resumable uninformed_fig2.jsonl into --out-dir.
+"""
 
-
-def _register_uninformed_fig2(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "uninformed-fig2",
-        help="004 Fig. 2: MSE / PSNR / NCC of the analytic attack against sigma in three regimes",
-        **help_kw(
-            "Reproduce Fig. 2 of paper 004 on 100 U(0,1) points of dimension 4 (M = 100) and on the digits; "
-            "writes uninformed_fig2.png, uninformed_fig2.csv (one row per record and cell), "
-            "uninformed_fig2_summary.csv (one row per cell) and a resumable uninformed_fig2.jsonl into --out-dir.",
-            [("settings", "the inputs as used (seed included)"), ("png", "the figure written"),
-             ("csv", "the per-record CSV"), ("summary_csv", "the per-cell CSV"), ("jsonl", "the resumable record file"),
-             ("cells", "cells computed (dataset x regime x sigma)")]),
-    )
-    p.add_argument("--out-dir", required=True, help="output folder")
-    p.add_argument("--seed", type=int, default=0,
-                   help="seed >= 0 (data and noise; recorded in the JSONL header and the output)")
-    p.add_argument("--sigmas", type=float, nargs="+", default=None,
-                   help="noise multipliers > 0 (default 0.01 0.02 0.05 0.1 0.2 0.5 1)")
-    p.add_argument("--points", type=int, default=100, help="synthetic points >= 2 (default 100)")
-    p.add_argument("--dim", type=int, default=4, help="synthetic dimension >= 2 (default 4)")
-    p.add_argument("--rows", type=int, default=100, help="rows M of the attacker's layer in regimes 1-2 (default 100)")
-    p.add_argument("--digits-targets", type=int, default=100, help="digits records attacked (default 100)")
-    p.add_argument("--datasets", nargs="+", default=["synthetic", "digits"], help="synthetic and/or digits")
-    p.add_argument("--backend", default="vmap", help="vmap (default, torch.func) or opacus")
-    p.add_argument("--resume", action="store_true",
-                   help="continue uninformed_fig2.jsonl in --out-dir (same settings); one line per finished cell "
-                   "(dataset, regime, sigma; all points attacked at once), so an interruption loses at most that cell")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    add_executor_args(p, what="cells")
-    add_json_flag(p)
-    p.set_defaults(func=_uninformed_fig2)
+FIELDS = [
+    ("settings", "the inputs as used (seed included)"),
+    ("png", "the figure written"),
+    ("csv", "the per-record CSV"),
+    ("summary_csv", "the per-cell CSV"),
+    ("jsonl", "the resumable record file"),
+    ("cells", "cells computed (dataset x regime x sigma)"),
+]
 
 
 def _uninformed_fig2(args: argparse.Namespace) -> dict[str, Any]:
@@ -83,3 +63,23 @@ def _uninformed_fig2(args: argparse.Namespace) -> dict[str, Any]:
             executor=ex,
         )
     return {"settings": res["settings"], **res["paths"], "cells": len(res["summary"])}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "uninformed-fig2", _uninformed_fig2, description=DESCRIPTION, fields=FIELDS,
+                    help="004 Fig. 2: MSE / PSNR / NCC of the analytic attack against sigma in three regimes")
+    add_out_dir_arg(p)
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed >= 0 (data and noise; recorded in the JSONL header and the output)")
+    p.add_argument("--sigmas", type=float, nargs="+", default=None,
+                   help="noise multipliers > 0 (default 0.01 0.02 0.05 0.1 0.2 0.5 1)")
+    p.add_argument("--points", type=int, default=100, help="synthetic points >= 2 (default 100)")
+    p.add_argument("--dim", type=int, default=4, help="synthetic dimension >= 2 (default 4)")
+    p.add_argument("--rows", type=int, default=100, help="rows M of the attacker's layer in regimes 1-2 (default 100)")
+    p.add_argument("--digits-targets", type=int, default=100, help="digits records attacked (default 100)")
+    p.add_argument("--datasets", nargs="+", default=["synthetic", "digits"], help="synthetic and/or digits")
+    p.add_argument("--backend", default="vmap", help="vmap (default, torch.func) or opacus")
+    add_resume_args(p, "continue uninformed_fig2.jsonl in --out-dir (same settings); one line per finished cell "
+                    "(dataset, regime, sigma; all points attacked at once), so an interruption loses at most that cell")
+    add_executor_args(p, what="cells")
+    add_json_flag(p)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_executor_args, add_json_flag, executor_from_args, help_kw
+from rerokit.cli._common import add_clip_arg, add_command, add_delta_arg, add_executor_args
+from rerokit.cli._common import add_json_flag, add_out_dir_arg, add_resume_args, add_steps_arg, executor_from_args
 
 _FIELDS = [
     ("png", "the figure written"),
@@ -21,59 +22,18 @@ _FIELDS = [
 ]
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("hayes-fig3", help="Hayes et al. Fig. 3: prior-aware success vs epsilon with the bound",
-                       **help_kw("Prior size N (default 10), full batch, T = 100, C = 0.1; one prior-aware audit per "
-                                 "epsilon; writes fig3.png, fig3.csv and fig3_eps<E>.jsonl into --out-dir.", _FIELDS))
-    _common(p, trials=100)
-    p.add_argument("--epsilons", type=float, nargs="+", default=[1, 2, 4, 8, 16], help="epsilons > 0")
-    p.add_argument("--prior-size", type=int, default=10, help="prior size N >= 2 (default 10)")
-    p.add_argument("--clip", type=float, default=0.1, help="clipping norm C (default 0.1)")
-    p.add_argument("--attacks", nargs="+", default=["alg2"], help="alg2 (default), alg3, loglik, alg2_nosub")
-    p.set_defaults(func=_fig3)
-
-    p = sub.add_parser("hayes-fig5", help="Hayes et al. Fig. 5: success vs sampling rate q at epsilon = 4",
-                       **help_kw("T = 100, C = 1, prior size 10; sigma calibrated per q; Alg. 3 and the "
-                                 "log-likelihood attack; writes fig5.png, fig5.csv and fig5_q<Q>.jsonl into --out-dir.",
-                                 _FIELDS))
-    _common(p, trials=100)
-    p.add_argument("--sample-rates", type=float, nargs="+", default=[0.01, 0.05, 0.1, 0.25, 0.5, 1.0],
-                   help="sampling rates q in (0, 1]")
-    p.add_argument("--epsilon", type=float, default=4.0, help="epsilon > 0 (default 4)")
-    p.add_argument("--prior-size", type=int, default=10, help="prior size N >= 2 (default 10)")
-    p.add_argument("--clip", type=float, default=1.0, help="clipping norm C (default 1)")
-    p.add_argument("--attacks", nargs="+", default=["alg3", "loglik"], help="alg3 and loglik (default), alg2")
-    p.set_defaults(func=_fig5)
-
-    p = sub.add_parser("hayes-fig8", help="Hayes et al. Fig. 8: gradient-based vs prior-aware attack, prior sizes 2, 8, 128",
-                       **help_kw("Full batch, T = 100, C = 0.1; per epsilon: one prior-aware audit per prior size "
-                                 "and one gradient-attack audit whose reconstructions are matched against priors of "
-                                 "every size (App. D); writes fig8.png, fig8.csv and JSONL files into --out-dir.",
-                                 _FIELDS))
-    _common(p, trials=50)
-    p.add_argument("--gradient-trials", type=int, default=4, help="gradient-attack trials per epsilon (default 4)")
-    p.add_argument("--epsilons", type=float, nargs="+", default=[1, 4, 16, 64], help="epsilons > 0")
-    p.add_argument("--prior-sizes", type=int, nargs="+", default=[2, 8, 128], help="prior sizes >= 2")
-    p.add_argument("--clip", type=float, default=0.1, help="clipping norm C (default 0.1)")
-    p.add_argument("--iterations", type=int, default=200, help="gradient attack: Adam steps (default 200)")
-    p.add_argument("--restarts", type=int, default=2, help="gradient attack: random restarts (default 2)")
-    p.set_defaults(func=_fig8)
-
-
 def _common(p: argparse.ArgumentParser, *, trials: int) -> None:
-    p.add_argument("--out-dir", required=True, help="output folder")
+    add_out_dir_arg(p)
     p.add_argument("--trials", type=int, default=trials, help=f"prior-aware trials per point (default {trials})")
     p.add_argument("--seed", type=int, default=0,
                    help="seed >= 0 (default 0; recorded in every JSONL header and record and in the output)")
-    p.add_argument("--delta", type=float, default=1e-5, help="delta for the calibration (default 1e-5)")
-    p.add_argument("--steps", type=int, default=100, help="DP-SGD steps T (default 100)")
+    add_delta_arg(p, "for the calibration")
+    add_steps_arg(p, "number of DP-SGD steps T >= 1 (default 100)", default=100)
     p.add_argument("--lr", type=float, default=10.0, help="learning rate (default 10)")
     p.add_argument("--n-known", type=int, default=999, help="|D-| (default 999)")
-    p.add_argument("--resume", action="store_true",
-                   help="continue the JSONL files in --out-dir (same settings; --trials may grow). Trials are "
-                   "trained and logged in blocks (32 prior-aware, 8 gradient-attack trials): an interruption "
-                   "loses at most the blocks in flight")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    add_resume_args(p, "continue the JSONL files in --out-dir (same settings; --trials may grow). Trials are "
+                    "trained and logged in blocks (32 prior-aware, 8 gradient-attack trials): an interruption "
+                    "loses at most the blocks in flight")
     add_executor_args(p, device=True, what="blocks of trials")
     add_json_flag(p)
 
@@ -124,26 +84,30 @@ def _precheck(args: argparse.Namespace, figure: str, files: list[str], *, prior_
         check_audit_memory(cfg, gt, 8)
 
 
+def _prior_aware_figure(args: argparse.Namespace, figure: str, run, sweep: str, values, files: list[str],
+                        **kw: Any) -> dict[str, Any]:
+    """A figure of prior-aware audits swept over ``values`` (the option ``sweep``), one JSONL file each
+    (``files``): checks first, then ``run`` on the executor."""
+    _distinct_g(sweep, values)
+    with executor_from_args(args) as ex:
+        _precheck(args, figure, files, prior_sizes=(args.prior_size,), full="alg2_nosub" in args.attacks)
+        return _summary(run(args.out_dir, prior_size=args.prior_size, attacks=tuple(args.attacks), executor=ex,
+                            **kw, **_kw(args)), args)
+
+
 def _fig3(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit.experiments.hayes_figures import fig3
 
-    _distinct_g("epsilons", args.epsilons)
-    with executor_from_args(args) as ex:
-        _precheck(args, "fig3", [f"fig3_eps{float(e):g}.jsonl" for e in args.epsilons],
-                  prior_sizes=(args.prior_size,), full="alg2_nosub" in args.attacks)
-        return _summary(fig3(args.out_dir, epsilons=args.epsilons, prior_size=args.prior_size,
-                             attacks=tuple(args.attacks), executor=ex, **_kw(args)), args)
+    return _prior_aware_figure(args, "fig3", fig3, "epsilons", args.epsilons,
+                               [f"fig3_eps{float(e):g}.jsonl" for e in args.epsilons], epsilons=args.epsilons)
 
 
 def _fig5(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit.experiments.hayes_figures import fig5
 
-    _distinct_g("sample_rates", args.sample_rates)
-    with executor_from_args(args) as ex:
-        _precheck(args, "fig5", [f"fig5_q{float(q):g}.jsonl" for q in args.sample_rates],
-                  prior_sizes=(args.prior_size,), full="alg2_nosub" in args.attacks)
-        return _summary(fig5(args.out_dir, sample_rates=args.sample_rates, epsilon=args.epsilon,
-                             prior_size=args.prior_size, attacks=tuple(args.attacks), executor=ex, **_kw(args)), args)
+    return _prior_aware_figure(args, "fig5", fig5, "sample_rates", args.sample_rates,
+                               [f"fig5_q{float(q):g}.jsonl" for q in args.sample_rates],
+                               sample_rates=args.sample_rates, epsilon=args.epsilon)
 
 
 def _fig8(args: argparse.Namespace) -> dict[str, Any]:
@@ -158,3 +122,39 @@ def _fig8(args: argparse.Namespace) -> dict[str, Any]:
         return _summary(fig8(args.out_dir, epsilons=args.epsilons, prior_sizes=args.prior_sizes,
                              gradient_trials=args.gradient_trials, iterations=args.iterations,
                              restarts=args.restarts, executor=ex, **_kw(args)), args)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "hayes-fig3", _fig3, help="Hayes et al. Fig. 3: prior-aware success vs epsilon with the bound",
+                    description="Prior size N (default 10), full batch, T = 100, C = 0.1; one prior-aware audit per "
+                    "epsilon; writes fig3.png, fig3.csv and fig3_eps<E>.jsonl into --out-dir.", fields=_FIELDS)
+    _common(p, trials=100)
+    p.add_argument("--epsilons", type=float, nargs="+", default=[1, 2, 4, 8, 16], help="epsilons > 0")
+    p.add_argument("--prior-size", type=int, default=10, help="prior size N >= 2 (default 10)")
+    add_clip_arg(p, "clipping norm C > 0 (default 0.1)", default=0.1)
+    p.add_argument("--attacks", nargs="+", default=["alg2"], help="alg2 (default), alg3, loglik, alg2_nosub")
+
+    p = add_command(sub, "hayes-fig5", _fig5, help="Hayes et al. Fig. 5: success vs sampling rate q at epsilon = 4",
+                    description="T = 100, C = 1, prior size 10; sigma calibrated per q; Alg. 3 and the "
+                    "log-likelihood attack; writes fig5.png, fig5.csv and fig5_q<Q>.jsonl into --out-dir.",
+                    fields=_FIELDS)
+    _common(p, trials=100)
+    p.add_argument("--sample-rates", type=float, nargs="+", default=[0.01, 0.05, 0.1, 0.25, 0.5, 1.0],
+                   help="sampling rates q in (0, 1]")
+    p.add_argument("--epsilon", type=float, default=4.0, help="epsilon > 0 (default 4)")
+    p.add_argument("--prior-size", type=int, default=10, help="prior size N >= 2 (default 10)")
+    add_clip_arg(p, "clipping norm C > 0 (default 1)", default=1.0)
+    p.add_argument("--attacks", nargs="+", default=["alg3", "loglik"], help="alg3 and loglik (default), alg2")
+
+    p = add_command(sub, "hayes-fig8", _fig8,
+                    help="Hayes et al. Fig. 8: gradient-based vs prior-aware attack, prior sizes 2, 8, 128",
+                    description="Full batch, T = 100, C = 0.1; per epsilon: one prior-aware audit per prior size "
+                    "and one gradient-attack audit whose reconstructions are matched against priors of every size "
+                    "(App. D); writes fig8.png, fig8.csv and JSONL files into --out-dir.", fields=_FIELDS)
+    _common(p, trials=50)
+    p.add_argument("--gradient-trials", type=int, default=4, help="gradient-attack trials per epsilon (default 4)")
+    p.add_argument("--epsilons", type=float, nargs="+", default=[1, 4, 16, 64], help="epsilons > 0")
+    p.add_argument("--prior-sizes", type=int, nargs="+", default=[2, 8, 128], help="prior sizes >= 2")
+    add_clip_arg(p, "clipping norm C > 0 (default 0.1)", default=0.1)
+    p.add_argument("--iterations", type=int, default=200, help="gradient attack: Adam steps (default 200)")
+    p.add_argument("--restarts", type=int, default=2, help="gradient attack: random restarts (default 2)")

@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_executor_args, add_json_flag, executor_from_args, help_kw
+from rerokit.cli._common import add_command, add_dataset_arg, add_dpgd_args, add_executor_args, add_json_flag
+from rerokit.cli._common import add_out_dir_arg, add_reconn_args, add_resume_args, add_threads_arg, executor_from_args
 
 
 def _dpgd(args: argparse.Namespace) -> dict[str, Any]:
@@ -52,34 +53,26 @@ def _dpgd(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "reconn-dpgd", help="Balle et al. Fig. 9: RecoNN MSE vs epsilon of DP-GD",
-        **help_kw("One RecoNN attack (see 'rerokit attack reconn') per epsilon, with released and shadow models "
-                  "trained by full-batch DP-GD (clip --clip, delta --delta), plus the non-private run; writes "
-                  "reconn_dpgd.png, reconn_dpgd.csv and reconn_dpgd.jsonl into --out-dir.",
-                  [("rows", "one row per epsilon (inf: no DP): epsilon, noise_multiplier, mse (mean RecoNN MSE), "
-                            "nn_oracle_mse (nearest-neighbour oracle), success (mse below the oracle), "
-                            "released_model_accuracy"),
-                   ("seed", "the --seed"), ("jsonl", "the resumable record file"), ("csv", "the CSV of all rows"),
-                   ("png", "the figure"), ("reference", "the paper and figure")]))
-    p.add_argument("--out-dir", default="reconn_dpgd", help="output folder (default reconn_dpgd)")
+    p = add_command(
+        sub, "reconn-dpgd", _dpgd, help="Balle et al. Fig. 9: RecoNN MSE vs epsilon of DP-GD",
+        description="One RecoNN attack (see 'rerokit attack reconn') per epsilon, with released and shadow models "
+        "trained by full-batch DP-GD (clip --clip, delta --delta), plus the non-private run; writes "
+        "reconn_dpgd.png, reconn_dpgd.csv and reconn_dpgd.jsonl into --out-dir.",
+        fields=[("rows", "one row per epsilon (inf: no DP): epsilon, noise_multiplier, mse (mean RecoNN MSE), "
+                         "nn_oracle_mse (nearest-neighbour oracle), success (mse below the oracle), "
+                         "released_model_accuracy"),
+                ("seed", "the --seed"), ("jsonl", "the resumable record file"), ("csv", "the CSV of all rows"),
+                ("png", "the figure"), ("reference", "the paper and figure")])
+    add_out_dir_arg(p, "reconn_dpgd")
     p.add_argument("--epsilons", type=float, nargs="+", default=[1, 10, 100, 1000, 10000],
                    help="epsilons > 0 (default 1 10 100 1000 10000)")
     p.add_argument("--no-nonprivate", action="store_true", help="skip the epsilon = inf reference run")
-    p.add_argument("--dataset", default="digits", help="dataset (default digits)")
-    p.add_argument("--shadow-models", type=int, default=2000, help="shadow models per attack (default 2000)")
-    p.add_argument("--fixed-size", type=int, default=500, help="|D-|, the fixed training set (default 500)")
-    p.add_argument("--epochs", type=int, default=100, help="full-batch DP-GD steps per model (default 100)")
-    p.add_argument("--targets", type=int, default=100, help="evaluation targets per attack (default 100)")
-    p.add_argument("--reconstructor-epochs", type=int, default=60, help="reconstructor training epochs (default 60)")
-    p.add_argument("--delta", type=float, default=1e-5, help="delta in (0, 1) of the DP-GD guarantee (default 1e-5)")
-    p.add_argument("--clip", type=float, default=1.0, help="DP-GD clipping norm (default 1)")
+    add_dataset_arg(p, "dataset (default digits)")
+    add_reconn_args(p)
+    add_dpgd_args(p)
     p.add_argument("--seed", type=int, default=0, help="seed >= 0 (recorded in the JSONL header and the output)")
-    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
-    p.add_argument("--resume", action="store_true",
-                   help="continue reconn_dpgd.jsonl in --out-dir (same settings); one line per finished epsilon, so "
-                   "an interruption loses at most the epsilon in flight (one whole RecoNN attack)")
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_threads_arg(p)
+    add_resume_args(p, "continue reconn_dpgd.jsonl in --out-dir (same settings); one line per finished epsilon, so "
+                    "an interruption loses at most the epsilon in flight (one whole RecoNN attack)", quiet=True)
     add_executor_args(p, device=True, what="blocks of shadow models")
     add_json_flag(p)
-    p.set_defaults(func=_dpgd)

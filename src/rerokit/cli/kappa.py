@@ -11,15 +11,25 @@ import argparse
 import math
 from typing import Any
 
-from rerokit.cli._common import add_json_flag, help_kw
+from rerokit.cli._common import add_command, add_json_flag
 
 _K = [("kappa", "baseline success: the probability that the best guess made without the model is a "
                 "successful reconstruction (may underflow to 0; then see log10_kappa)"),
       ("log10_kappa", "log10 of kappa, exact also where kappa underflows")]
 
 
-def _kw(description: str, params: list[tuple[str, str]], extra: list[tuple[str, str]] = ()) -> dict:
-    return help_kw(description, [("prior", "the prior and the paper it comes from"), *params, *_K, *extra])
+def _fields(params: list[tuple[str, str]], extra: list[tuple[str, str]] = ()) -> list[tuple[str, str]]:
+    """The output fields of a kappa command: the prior, its ``params``, kappa and log10_kappa, then ``extra``."""
+    return [("prior", "the prior and the paper it comes from"), *params, *_K, *extra]
+
+
+def _add_dim(p: argparse.ArgumentParser, help: str = "dimension d >= 1") -> None:
+    p.add_argument("--dim", type=int, required=True, help=help)
+
+
+def _add_eta(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--eta", type=float, required=True, help="l2 error threshold > 0")
+
 
 _LN10 = math.log(10.0)
 
@@ -116,47 +126,44 @@ def _pixels(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("discrete", help="discrete prior, exact matching: kappa = max_i p_i",
-                       **_kw("Baseline kappa of a discrete prior with exact matching (0/1 error): the largest "
-                             "prior probability, 1/N for a uniform prior (Balle et al. 2022, Sec. VII-B).",
-                             [("prior_size", "number of candidates N")]))
+    p = add_command(sub, "discrete", _discrete, help="discrete prior, exact matching: kappa = max_i p_i",
+                    description="Baseline kappa of a discrete prior with exact matching (0/1 error): the largest "
+                    "prior probability, 1/N for a uniform prior (Balle et al. 2022, Sec. VII-B).",
+                    fields=_fields([("prior_size", "number of candidates N")]))
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--prior-size", type=int, help="uniform prior on N >= 1 candidates (kappa = 1/N)")
     g.add_argument("--weights", type=str, help="comma-separated non-negative weights w1,w2,...")
     add_json_flag(p)
-    p.set_defaults(func=_discrete)
 
-    p = sub.add_parser("ball", help="uniform prior on the l2 unit ball: kappa = min(1, eta)^d",
-                       **_kw("Baseline kappa of the uniform prior on the unit ball in d dimensions with l2 error: "
-                             "kappa = min(1, eta)^d (Balle et al. 2022, Prop. 6).",
-                             [("dim", "dimension d"), ("eta", "l2 error threshold")]))
-    p.add_argument("--dim", type=int, required=True, help="dimension d >= 1")
-    p.add_argument("--eta", type=float, required=True, help="l2 error threshold > 0")
+    p = add_command(sub, "ball", _ball, help="uniform prior on the l2 unit ball: kappa = min(1, eta)^d",
+                    description="Baseline kappa of the uniform prior on the unit ball in d dimensions with l2 "
+                    "error: kappa = min(1, eta)^d (Balle et al. 2022, Prop. 6).",
+                    fields=_fields([("dim", "dimension d"), ("eta", "l2 error threshold")]))
+    _add_dim(p)
+    _add_eta(p)
     add_json_flag(p)
-    p.set_defaults(func=_ball)
 
-    p = sub.add_parser("gaussian", help="N(w, sigma^2 I_d), l2: kappa = P(chi2_d <= (eta/sigma)^2)",
-                       **_kw("Baseline kappa of an isotropic Gaussian prior N(w, sigma^2 I_d) with l2 error: "
-                             "kappa = P(chi2_d <= (eta / sigma)^2) (Balle et al. 2022, Prop. 7).",
-                             [("dim", "dimension d"), ("sigma", "prior standard deviation"),
-                              ("eta", "l2 error threshold")]))
-    p.add_argument("--dim", type=int, required=True, help="dimension d >= 1")
+    p = add_command(sub, "gaussian", _gaussian, help="N(w, sigma^2 I_d), l2: kappa = P(chi2_d <= (eta/sigma)^2)",
+                    description="Baseline kappa of an isotropic Gaussian prior N(w, sigma^2 I_d) with l2 error: "
+                    "kappa = P(chi2_d <= (eta / sigma)^2) (Balle et al. 2022, Prop. 7).",
+                    fields=_fields([("dim", "dimension d"), ("sigma", "prior standard deviation"),
+                                    ("eta", "l2 error threshold")]))
+    _add_dim(p)
     p.add_argument("--sigma", type=float, required=True, help="prior standard deviation > 0")
-    p.add_argument("--eta", type=float, required=True, help="l2 error threshold > 0")
+    _add_eta(p)
     add_json_flag(p)
-    p.set_defaults(func=_gaussian)
 
-    p = sub.add_parser(
-        "samples", help="upper confidence bound on kappa from prior samples (.npy)",
-        **_kw("Upper confidence bound on the baseline kappa of a prior known only through N samples (Hayes et "
-              "al. 2023, App. J, Prop. 5). The samples are an array of shape (N, ...) saved with numpy.save "
-              "(.npy), or the single array of an .npz file; each sample is flattened to a vector. Success means "
-              "an exact match (--metric exact) or an error within --eta (l2, linf, l1).",
-              [("n_samples", "number of samples N"), ("eta", "error threshold"), ("metric", "the --metric"),
-               ("confidence", "confidence level of the bound"), ("method", "chernoff or clopper_pearson")],
-              [("kappa_hat", "empirical estimate the bound starts from (an upper estimate for l2/linf/l1)"),
-               ("kappa_hat_plugin", "plug-in estimate with centres at the samples (a lower estimate)"),
-               ("direction", "upper: kappa is an upper confidence bound")]))
+    p = add_command(
+        sub, "samples", _samples, help="upper confidence bound on kappa from prior samples (.npy)",
+        description="Upper confidence bound on the baseline kappa of a prior known only through N samples (Hayes "
+        "et al. 2023, App. J, Prop. 5). The samples are an array of shape (N, ...) saved with numpy.save (.npy), "
+        "or the single array of an .npz file; each sample is flattened to a vector. Success means an exact match "
+        "(--metric exact) or an error within --eta (l2, linf, l1).",
+        fields=_fields([("n_samples", "number of samples N"), ("eta", "error threshold"), ("metric", "the --metric"),
+                        ("confidence", "confidence level of the bound"), ("method", "chernoff or clopper_pearson")],
+                       [("kappa_hat", "empirical estimate the bound starts from (an upper estimate for l2/linf/l1)"),
+                        ("kappa_hat_plugin", "plug-in estimate with centres at the samples (a lower estimate)"),
+                        ("direction", "upper: kappa is an upper confidence bound")]))
     p.add_argument("--samples", type=str, required=True,
                    help=".npy file with an array of shape (N, ...), or an .npz file holding one such array")
     p.add_argument("--eta", type=float, default=0.0, help="error threshold >= 0 (ignored for exact)")
@@ -164,23 +171,22 @@ def register(sub: Any) -> None:
     p.add_argument("--confidence", type=float, default=0.95, help="confidence level in (0, 1)")
     p.add_argument("--method", type=str, default="chernoff", help="chernoff (Prop. 5) or clopper_pearson")
     add_json_flag(p)
-    p.set_defaults(func=_samples)
 
-    p = sub.add_parser(
-        "pixels", help="uniform pixels; success if a fraction rho is within delta",
-        **_kw("Baseline kappa of independent uniform pixels when success means that at least a fraction rho of "
-              "the d coordinates lies within delta of the target (Hayes et al. 2023, App. I): "
-              "kappa = P(Binomial(d, p) >= ceil(rho d)), p the per-coordinate success of the best guess.",
-              [("dim", "number of coordinates d"), ("delta", "per-coordinate tolerance"),
-               ("rho", "required fraction of coordinates"), ("levels", "grid levels L (null: continuous [0, 1])"),
-               ("strict", "true: |z_i - zhat_i| < delta; false: <=")],
-              [("per_coordinate_p", "per-coordinate success probability p of the best guess"),
-               ("required_coordinates", "coordinates that must match, ceil(rho d)")]))
-    p.add_argument("--dim", type=int, required=True, help="number of coordinates d >= 1")
+    p = add_command(
+        sub, "pixels", _pixels, help="uniform pixels; success if a fraction rho is within delta",
+        description="Baseline kappa of independent uniform pixels when success means that at least a fraction rho "
+        "of the d coordinates lies within delta of the target (Hayes et al. 2023, App. I): "
+        "kappa = P(Binomial(d, p) >= ceil(rho d)), p the per-coordinate success of the best guess.",
+        fields=_fields([("dim", "number of coordinates d"), ("delta", "per-coordinate tolerance"),
+                        ("rho", "required fraction of coordinates"),
+                        ("levels", "grid levels L (null: continuous [0, 1])"),
+                        ("strict", "true: |z_i - zhat_i| < delta; false: <=")],
+                       [("per_coordinate_p", "per-coordinate success probability p of the best guess"),
+                        ("required_coordinates", "coordinates that must match, ceil(rho d)")]))
+    _add_dim(p, "number of coordinates d >= 1")
     p.add_argument("--delta", type=float, required=True, help="per-coordinate tolerance > 0")
     p.add_argument("--rho", type=float, default=1.0, help="required fraction in [0, 1] (default 1)")
     p.add_argument("--levels", type=int, default=None,
                    help="pixels uniform on L >= 2 grid levels (default: continuous [0, 1])")
     p.add_argument("--non-strict", action="store_true", help="count |z_i - zhat_i| <= delta (default <)")
     add_json_flag(p)
-    p.set_defaults(func=_pixels)

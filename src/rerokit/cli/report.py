@@ -6,7 +6,7 @@ import argparse
 import os
 from typing import Any
 
-from rerokit.cli._common import add_delta_arg, add_json_flag, help_kw
+from rerokit.cli._common import add_clip_arg, add_command, add_delta_arg, add_json_flag, add_schedule_args
 
 DESCRIPTION = """
 Every risk of a DP-SGD run in one report: a verdict in plain words (one sentence per threat
@@ -60,44 +60,6 @@ FIELDS = [
     ("key_numbers", "every number of the verdict and the tables by key (the data-key of the HTML card)"),
     ("written", "files written by --html / --png"),
 ]
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "report",
-        help="one report of every risk of a DP-SGD run: verdict, table, HTML card (--html), figures (--png)",
-        **help_kw(DESCRIPTION, FIELDS),
-    )
-    run = p.add_argument_group("the run (settings, --opacus-history, --event, or --audit alone)")
-    run.add_argument("--noise-multiplier", type=float, default=None, help="noise multiplier sigma > 0")
-    run.add_argument("--sample-rate", type=float, default=None, help="Poisson sampling rate q in (0, 1]")
-    run.add_argument("--steps", type=int, default=None, help="number of steps T >= 1")
-    run.add_argument("--opacus-history", default=None, metavar="FILE",
-                     help="JSON list of [noise_multiplier, sample_rate, steps] (Opacus accountant.history), "
-                     "or {\"history\": [...]}")
-    run.add_argument("--event", default=None, metavar="FILE", help="dp-accounting event as JSON (see above)")
-    add_delta_arg(run)
-    data = p.add_argument_group("the data (optional)")
-    data.add_argument("--data-shape", default=None, help="record shape, e.g. 1x28x28, 3x32x32, 1x8x8 "
-                      "(default: the audited dataset's)")
-    data.add_argument("--dataset-size", type=int, default=None, help="number N of training records")
-    data.add_argument("--clip", type=float, default=None, help="clipping norm C > 0 (default: the audit's)")
-    data.add_argument("--min-norm", type=float, default=None,
-                      help="smallest non-zero L2 norm r of a record (default: C, i.e. assume every record has "
-                      "norm >= C, 004's data-independent bound)")
-    data.add_argument("--mse-threshold", type=float, default=0.01,
-                      help="MSE threshold eta of the uninformed adversary (default 0.01 = PSNR 20 dB on [0, 1])")
-    data.add_argument("--data-range", type=float, default=1.0, help="data range R for the PSNR reading (default 1)")
-    data.add_argument("--diameter", type=float, default=None,
-                      help="per-coordinate diameter of the data (e.g. 1 for [0, 1]) for Guo et al.'s MSE bound")
-    p.add_argument("--audit", default=None, metavar="FILE",
-                   help="audit result: the JSON of 'rerokit audit ... --json' or its --out JSON lines")
-    p.add_argument("--label", default=None, help="a title for the report (e.g. the model's name)")
-    p.add_argument("--html", default=None, metavar="PATH", help="write the self-contained HTML card here")
-    p.add_argument("--png", default=None, metavar="DIR", help="write each figure as PNG + CSV into this folder")
-    p.add_argument("--no-what-if", action="store_true", help="skip 'what would change it' (six calibrations)")
-    add_json_flag(p)
-    p.set_defaults(func=handle, summary=summary)
 
 
 def handle(args: argparse.Namespace) -> dict[str, Any]:
@@ -169,3 +131,36 @@ def summary(result: dict[str, Any]):
     if "png" in w:
         notes.append(f"{len(w['png'])} figure files (PNG + CSV) written to {os.path.dirname(w['png'][0]) or '.'}")
     return dataclasses.replace(s, notes=tuple(notes))
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "report", handle, description=DESCRIPTION, fields=FIELDS, summary=summary,
+                    help="one report of every risk of a DP-SGD run: verdict, table, HTML card (--html), "
+                    "figures (--png)")
+    run = p.add_argument_group("the run (settings, --opacus-history, --event, or --audit alone)")
+    add_schedule_args(run, required=False)
+    run.add_argument("--opacus-history", default=None, metavar="FILE",
+                     help="JSON list of [noise_multiplier, sample_rate, steps] (Opacus accountant.history), "
+                     "or {\"history\": [...]}")
+    run.add_argument("--event", default=None, metavar="FILE", help="dp-accounting event as JSON (see above)")
+    add_delta_arg(run)
+    data = p.add_argument_group("the data (optional)")
+    data.add_argument("--data-shape", default=None, help="record shape, e.g. 1x28x28, 3x32x32, 1x8x8 "
+                      "(default: the audited dataset's)")
+    data.add_argument("--dataset-size", type=int, default=None, help="number N of training records")
+    add_clip_arg(data, "clipping norm C > 0 (default: the audit's)")
+    data.add_argument("--min-norm", type=float, default=None,
+                      help="smallest non-zero L2 norm r of a record (default: C, i.e. assume every record has "
+                      "norm >= C, 004's data-independent bound)")
+    data.add_argument("--mse-threshold", type=float, default=0.01,
+                      help="MSE threshold eta of the uninformed adversary (default 0.01 = PSNR 20 dB on [0, 1])")
+    data.add_argument("--data-range", type=float, default=1.0, help="data range R for the PSNR reading (default 1)")
+    data.add_argument("--diameter", type=float, default=None,
+                      help="per-coordinate diameter of the data (e.g. 1 for [0, 1]) for Guo et al.'s MSE bound")
+    p.add_argument("--audit", default=None, metavar="FILE",
+                   help="audit result: the JSON of 'rerokit audit ... --json' or its --out JSON lines")
+    p.add_argument("--label", default=None, help="a title for the report (e.g. the model's name)")
+    p.add_argument("--html", default=None, metavar="PATH", help="write the self-contained HTML card here")
+    p.add_argument("--png", default=None, metavar="DIR", help="write each figure as PNG + CSV into this folder")
+    p.add_argument("--no-what-if", action="store_true", help="skip 'what would change it' (six calibrations)")
+    add_json_flag(p)
