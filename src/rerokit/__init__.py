@@ -18,6 +18,8 @@ math), ``rerokit.accounting``, ``rerokit.training``, ``rerokit.attacks``, ``rero
 
 from __future__ import annotations
 
+from rerokit import _lazy
+
 __version__ = "0.2.0"
 
 # name -> module that defines it; resolved lazily (PEP 562)
@@ -46,14 +48,7 @@ _EXPORTS = {
 __all__ = ["__version__", *_EXPORTS]
 
 
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        import importlib
-
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'rerokit' has no attribute {name!r}")
+__getattr__ = _lazy.lazy_getattr(globals(), _EXPORTS)
 
 
 def __dir__() -> list[str]:

@@ -88,14 +88,13 @@ def check_output_file(name: str, path: Any) -> Path:
     Missing folders are created later by the writer.
 
     Args:
-      name: the parameter's name, used in the error message.
-      path: the path (str or ``os.PathLike``).
+      name, path: as in :func:`check_input_file`.
 
     Returns:
       The path as a :class:`~pathlib.Path`.
 
     Raises:
-      TypeError: if ``path`` is not a string or path-like.
+      TypeError: as :func:`check_input_file`.
       ValueError: if it is empty, contains NUL, is a folder, an existing non-regular or unwritable
         file, or its nearest existing ancestor is not a writable folder.
     """
@@ -115,8 +114,7 @@ def check_output_dir(name: str, path: Any, files: Sequence[str] = ()) -> Path:
     """A folder that exists and is writable, or can be created.
 
     Args:
-      name: the parameter's name, used in the error message.
-      path: the path (str or ``os.PathLike``).
+      name, path: as in :func:`check_input_file`.
       files: names of the files the command will write inside it; each must not be a folder or
         unwritable (default none).
 
@@ -124,7 +122,7 @@ def check_output_dir(name: str, path: Any, files: Sequence[str] = ()) -> Path:
       The path as a :class:`~pathlib.Path`.
 
     Raises:
-      TypeError: if ``path`` is not a string or path-like.
+      TypeError: as :func:`check_input_file`.
       ValueError: if it is empty, contains NUL, is an existing file, cannot be written or created,
         or one of ``files`` is a folder or cannot be written.
     """
@@ -151,14 +149,13 @@ def load_array(name: str, path: Any):
     Read with ``allow_pickle=False``.
 
     Args:
-      name: the parameter's name, used in the error message.
-      path: the file (str or ``os.PathLike``).
+      name, path: as in :func:`check_input_file` (the path of the file).
 
     Returns:
       The numpy array.
 
     Raises:
-      TypeError: if ``path`` is not a string or path-like.
+      TypeError: as :func:`check_input_file`.
       ValueError: for anything else than such an array - a missing or unreadable file, an empty
         file, text, a truncated or damaged file, an archive with several arrays, pickled Python
         objects; the message names ``name`` and the file.

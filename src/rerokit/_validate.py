@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from typing import Any, Callable
 
 __all__ = [
     "check_real",
@@ -37,20 +37,14 @@ def check_real(name: str, value: Any) -> float:
       TypeError: if ``value`` is not a real number (a bool counts as not a number).
       ValueError: if it is nan or infinite.
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    x = float(value)
-    if not math.isfinite(x):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    return x
+    return _finite(name, value)
 
 
 def check_positive(name: str, value: Any) -> float:
     """A finite float > 0.
 
     Args:
-      name: the parameter's name, used in the error message.
-      value: the value to check.
+      name, value: as in :func:`check_real`.
 
     Returns:
       ``value`` as a float.
@@ -59,30 +53,12 @@ def check_positive(name: str, value: Any) -> float:
       TypeError: if ``value`` is not a real number (or is a bool).
       ValueError: if it is not finite or not > 0.
     """
-    x = _finite(name, value, "> 0")
-    if not x > 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return x
+    return _finite(name, value, "> 0", lambda x: x > 0)
 
 
 def check_nonnegative(name: str, value: Any) -> float:
-    """A finite float >= 0.
-
-    Args:
-      name: the parameter's name, used in the error message.
-      value: the value to check.
-
-    Returns:
-      ``value`` as a float.
-
-    Raises:
-      TypeError: if ``value`` is not a real number (or is a bool).
-      ValueError: if it is not finite or is negative.
-    """
-    x = _finite(name, value, ">= 0")
-    if not x >= 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-    return x
+    """A finite float >= 0: as :func:`check_positive`, with 0 allowed (a negative value is the ValueError)."""
+    return _finite(name, value, ">= 0", lambda x: x >= 0)
 
 
 def check_probability(
@@ -231,10 +207,12 @@ def check_real_array(name: str, value: Any):
     return arr.astype(float)
 
 
-def _finite(name: str, value: Any, rng: str) -> float:
+def _finite(name: str, value: Any, rng: str = "", ok: Callable[[float], bool] | None = None) -> float:
+    """``value`` as a finite float for which ``ok`` holds; ``rng`` (e.g. "> 0") ends the messages' range."""
+    rng = f" {rng}" if rng else ""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number {rng}, got {type(value).__name__}")
+        raise TypeError(f"{name} must be a real number{rng}, got {type(value).__name__}")
     x = float(value)
-    if not math.isfinite(x):
-        raise ValueError(f"{name} must be a finite number {rng}, got {value!r}")
+    if not math.isfinite(x) or (ok is not None and not ok(x)):
+        raise ValueError(f"{name} must be a finite number{rng}, got {value!r}")
     return x

@@ -239,18 +239,10 @@ def reconstruction_risk(
 
 
 def reconstruction_risks(
-    mechanism: Any = None,
-    priors: Sequence[Any] = (10,),
-    *,
-    eta: float | None = None,
-    noise_multiplier: float | None = None,
-    sample_rate: float | None = None,
-    steps: int | None = None,
-    delta: float = 1e-5,
-    fprs: Sequence[float] = DEFAULT_FPRS,
-    prior_membership: float = 0.5,
-    adjacency: str = "remove",
-    value_discretization_interval: float | None = None,
+    mechanism: Any = None, priors: Sequence[Any] = (10,), *, eta: float | None = None,
+    noise_multiplier: float | None = None, sample_rate: float | None = None, steps: int | None = None,
+    delta: float = 1e-5, fprs: Sequence[float] = DEFAULT_FPRS, prior_membership: float = 0.5,
+    adjacency: str = "remove", value_discretization_interval: float | None = None,
 ) -> tuple[ReconstructionRisk, ...]:
     """:func:`reconstruction_risk` for several priors of one run, from one composed PLD.
 

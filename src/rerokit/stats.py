@@ -27,9 +27,7 @@ def clopper_pearson(successes: int, trials: int, confidence: float = 0.95) -> tu
       ValueError: if ``trials`` < 1, ``successes`` is not in [0, trials], or ``confidence`` is not in
         (0, 1).
     """
-    n = check_int("trials", trials, minimum=1)
-    k = check_int("successes", successes, minimum=0, maximum=n)
-    c = check_probability("confidence", confidence, high_open=True)
+    k, n, c = _checked(successes, trials, confidence)
     a = 1.0 - c
     low = 0.0 if k == 0 else float(_st.beta.ppf(a / 2, k, n - k + 1))
     high = 1.0 if k == n else float(_st.beta.ppf(1 - a / 2, k + 1, n - k))
@@ -45,19 +43,21 @@ def clopper_pearson_lower(successes: int, trials: int, confidence: float = 0.95)
     one side.
 
     Args:
-      successes: k, the number of successes (0 <= k <= n).
-      trials: n, the number of independent trials (n >= 1).
+      successes, trials: as in :func:`clopper_pearson`.
       confidence: one-sided confidence level in (0, 1) (default 0.95).
 
     Returns:
       ``low`` with P(low <= p) >= ``confidence`` for every p.
 
     Raises:
-      TypeError: if a count is not an integer or ``confidence`` not a number.
-      ValueError: if ``trials`` < 1, ``successes`` is not in [0, trials], or ``confidence`` is not in
-        (0, 1).
+      TypeError, ValueError: as :func:`clopper_pearson`.
     """
+    k, n, c = _checked(successes, trials, confidence)
+    return 0.0 if k == 0 else float(_st.beta.ppf(1.0 - c, k, n - k + 1))
+
+
+def _checked(successes: int, trials: int, confidence: float) -> tuple[int, int, float]:
+    """(k, n, confidence) checked: n >= 1, 0 <= k <= n, confidence in (0, 1)."""
     n = check_int("trials", trials, minimum=1)
     k = check_int("successes", successes, minimum=0, maximum=n)
-    c = check_probability("confidence", confidence, high_open=True)
-    return 0.0 if k == 0 else float(_st.beta.ppf(1.0 - c, k, n - k + 1))
+    return k, n, check_probability("confidence", confidence, high_open=True)

@@ -217,15 +217,8 @@ def calibrate_noise_multiplier(
 
 
 def calibrate_steps(
-    target_gamma: float,
-    noise_multiplier: float,
-    sample_rate: float,
-    kappa: float | None = None,
-    *,
-    log_kappa: float | None = None,
-    prior: Any = None,
-    delta: float | None = 1e-5,
-    max_steps: int = 10_000_000,
+    target_gamma: float, noise_multiplier: float, sample_rate: float, kappa: float | None = None, *,
+    log_kappa: float | None = None, prior: Any = None, delta: float | None = 1e-5, max_steps: int = 10_000_000,
     value_discretization_interval: float | None = None,
 ) -> CalibrationResult:
     """Largest T <= ``max_steps`` with certified gamma(T) <= target_gamma.
@@ -233,17 +226,11 @@ def calibrate_steps(
     gamma is non-decreasing in T (composition).
 
     Args:
-      target_gamma: target bound, in (kappa, 1).
+      target_gamma, sample_rate, kappa, log_kappa, prior, delta, value_discretization_interval: as in
+        :func:`calibrate_noise_multiplier`.
       noise_multiplier: sigma > 0.
-      sample_rate: q in (0, 1].
-      kappa: the prior's baseline in (0, 1]. Give exactly one of ``kappa`` / ``log_kappa`` /
-        ``prior`` (see :func:`rerokit.bounds.priors.resolve_baseline`).
-      log_kappa: natural log of kappa (<= 0), for tiny baselines.
-      prior: a prior (an int n = uniform over n, or a rerokit ``Prior``).
-      delta: delta of the reported epsilon, in (0, 1) (default 1e-5); None skips it.
       max_steps: search limit, an integer >= 1 (default 1e7); the result has ``capped=True`` if the
         target holds there.
-      value_discretization_interval: PLD grid step (default automatic).
 
     Returns:
       :class:`CalibrationResult` with ``bracket = (T, T + 1)`` (or ``(max_steps, max_steps)`` capped).

@@ -6,7 +6,12 @@ Def. 2). The prior enters only through the baseline kappa = kappa_{pi,l}(eta), t
 the best guess that ignores the release.
 
 Each bound comes in two forms: ``rero_from_*`` (floats) and ``log_rero_from_*`` (natural logs,
-for baselines that underflow, e.g. kappa = 9.66e-473). All return values are capped at 1.
+for baselines that underflow, e.g. kappa = 9.66e-473). All return values are capped at 1. A float
+form ``rero_from_X(..., kappa)`` is ``exp(log_rero_from_X(..., log kappa))``: the same privacy
+parameters, the baseline ``kappa`` in (0, 1] (checked by :func:`check_kappa`) instead of its log,
+gamma in (0, 1] rounded up (never below the exact value) as its result, and the errors of its log
+form (``TypeError`` for an argument that is not a real number, ``ValueError`` naming one that is
+out of range).
 numpy/scipy/dp-accounting are imported inside the functions that need them, so that the
 closed forms (and ``rerokit bound dp``) load in a few milliseconds.
 """
@@ -88,16 +93,8 @@ def log_rero_from_dp(epsilon: float, log_kappa: float) -> float:
 def rero_from_dp(epsilon: float, kappa: float) -> float:
     """gamma = min(1, kappa * e^eps) for an eps-DP mechanism (Balle et al. 2022, Cor. 3).
 
-    Args:
-      epsilon: the pure-DP parameter eps >= 0 (finite).
-      kappa: the baseline success, in (0, 1].
-
-    Returns:
-      The ReRo bound gamma in (0, 1], rounded up (an upper bound on the exact value).
-
-    Raises:
-      TypeError: if an argument is not a real number.
-      ValueError: if ``epsilon`` is negative or not finite, or ``kappa`` is not in (0, 1].
+    The float form of :func:`log_rero_from_dp` (see the module docstring): ``epsilon`` >= 0 (finite)
+    and ``kappa`` in (0, 1] give gamma in (0, 1], rounded up.
     """
     return math.exp(log_rero_from_dp(epsilon, math.log(check_kappa(kappa))))
 
@@ -129,18 +126,8 @@ def log_rero_from_rdp(alpha: float, epsilon: float, log_kappa: float) -> float:
 def rero_from_rdp(alpha: float, epsilon: float, kappa: float) -> float:
     """gamma = min(1, (kappa e^eps)^((alpha-1)/alpha)) (Balle et al. 2022, Thm 2).
 
-    Args:
-      alpha: the Renyi order, a finite number > 1.
-      epsilon: the RDP parameter eps(alpha) >= 0 (finite).
-      kappa: the baseline success, in (0, 1].
-
-    Returns:
-      The ReRo bound gamma in (0, 1], rounded up (an upper bound on the exact value).
-
-    Raises:
-      TypeError: if an argument is not a real number.
-      ValueError: if ``alpha`` is not a finite number > 1, ``epsilon`` is negative or not finite, or
-        ``kappa`` is not in (0, 1].
+    The float form of :func:`log_rero_from_rdp` (see the module docstring): the Renyi order ``alpha``
+    > 1, ``epsilon`` = eps(alpha) >= 0 and ``kappa`` in (0, 1] give gamma in (0, 1], rounded up.
     """
     return math.exp(log_rero_from_rdp(alpha, epsilon, math.log(check_kappa(kappa))))
 
@@ -291,18 +278,9 @@ def log_rero_from_zcdp(rho: float, log_kappa: float) -> float:
 def rero_from_zcdp(rho: float, kappa: float) -> float:
     """gamma for a rho-zCDP mechanism (Balle et al. 2022, Cor. 4).
 
-    gamma = exp(-(sqrt(log 1/kappa) - sqrt(rho))^2) when rho < log(1/kappa), else 1.
-
-    Args:
-      rho: the zCDP parameter rho >= 0 (finite).
-      kappa: the baseline success, in (0, 1].
-
-    Returns:
-      The ReRo bound gamma in (0, 1], rounded up (an upper bound on the exact value).
-
-    Raises:
-      TypeError: if an argument is not a real number.
-      ValueError: if ``rho`` is negative or not finite, or ``kappa`` is not in (0, 1].
+    gamma = exp(-(sqrt(log 1/kappa) - sqrt(rho))^2) when rho < log(1/kappa), else 1; the float form of
+    :func:`log_rero_from_zcdp` (see the module docstring) for ``rho`` >= 0 (finite) and ``kappa`` in
+    (0, 1], rounded up.
     """
     return math.exp(log_rero_from_zcdp(rho, math.log(check_kappa(kappa))))
 
@@ -387,18 +365,8 @@ def log_gdp_power(mu: float, log_kappa: float, *, upward: bool = True) -> float:
 def rero_from_gdp(mu: float, kappa: float) -> float:
     """gamma = Phi(Phi^{-1}(kappa) + mu) for a mu-GDP mechanism (Dong et al. 2022; Kaissis et al. 2023).
 
-    Exact (attained by the Gaussian mechanism) and rounded up; see :func:`log_rero_from_gdp`.
-
-    Args:
-      mu: the GDP parameter mu >= 0 (finite).
-      kappa: the baseline success, in (0, 1].
-
-    Returns:
-      The ReRo bound gamma in (0, 1], never below the exact value.
-
-    Raises:
-      TypeError: if an argument is not a real number.
-      ValueError: if ``mu`` is negative or not finite, or ``kappa`` is not in (0, 1].
+    Exact (attained by the Gaussian mechanism) and rounded up: the float form of
+    :func:`log_rero_from_gdp` (see the module docstring) for ``mu`` >= 0 (finite) and ``kappa`` in (0, 1].
     """
     return math.exp(log_rero_from_gdp(mu, math.log(check_kappa(kappa))))
 

@@ -28,6 +28,8 @@ orthogonal unit-norm gradients -- see tests/bounds/test_fano.py.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
+from typing import Any
 
 from scipy.optimize import brentq
 from scipy.special import xlogy
@@ -114,8 +116,7 @@ def fano_advantage_from_mi(mutual_information: float, prior_size: int) -> Bound:
       (success bound), ``kappa`` = 1/n, ``t`` = t_lo.
 
     Raises:
-      ValueError: if ``mutual_information`` is negative or not finite, or ``prior_size`` < 2.
-      TypeError: if ``prior_size`` is not an integer or ``mutual_information`` not a number.
+      ValueError, TypeError: as :func:`fano_min_error`.
     """
     n = check_int("prior_size", prior_size, minimum=2)
     lo, hi = fano_min_error(mutual_information, n)
@@ -148,15 +149,7 @@ def fano_advantage_rdp(epsilon: float, prior_size: int) -> Bound:
       TypeError: if an argument has the wrong type.
     """
     e = check_nonnegative("epsilon", epsilon)
-    b = fano_advantage_from_mi(e, prior_size)
-    return Bound(
-        value=b.value,
-        error=b.error,
-        method="fano_guo2022b_rdp",
-        direction="upper",
-        inputs={"epsilon": e, "prior_size": int(prior_size)},
-        extras=dict(b.extras),
-    )
+    return _from_mi(e, prior_size, "fano_guo2022b_rdp", {"epsilon": e, "prior_size": int(prior_size)})
 
 
 def gaussian_mutual_information_bound(noise_multiplier: float, prior_size: int, sensitivity: float = 1.0) -> float:
@@ -213,16 +206,12 @@ def fano_advantage_gaussian(noise_multiplier: float, prior_size: int, sensitivit
       TypeError: if an argument has the wrong type.
     """
     i = gaussian_mutual_information_bound(noise_multiplier, prior_size, sensitivity)
+    inputs = {"noise_multiplier": float(noise_multiplier), "prior_size": int(prior_size),
+              "sensitivity": float(sensitivity)}
+    return _from_mi(i, prior_size, "fano_guo2022b_gaussian", inputs, mutual_information_bound=i)
+
+
+def _from_mi(i: float, prior_size: int, method: str, inputs: dict[str, Any], **extras: Any) -> Bound:
+    """:func:`fano_advantage_from_mi` at I = ``i``, under the caller's method and inputs, with more ``extras``."""
     b = fano_advantage_from_mi(i, prior_size)
-    return Bound(
-        value=b.value,
-        error=b.error,
-        method="fano_guo2022b_gaussian",
-        direction="upper",
-        inputs={
-            "noise_multiplier": float(noise_multiplier),
-            "prior_size": int(prior_size),
-            "sensitivity": float(sensitivity),
-        },
-        extras={**b.extras, "mutual_information_bound": i},
-    )
+    return replace(b, method=method, inputs=inputs, extras={**b.extras, **extras})

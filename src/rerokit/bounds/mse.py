@@ -228,13 +228,7 @@ def output_perturbation_sensitivity(n: int, lam: float, lipschitz: float = 1.0, 
 
 
 def output_perturbation_rdp(
-    n: int,
-    lam: float,
-    noise_std: float,
-    alpha: float = 2.0,
-    *,
-    lipschitz: float = 1.0,
-    adjacency: str = "replace",
+    n: int, lam: float, noise_std: float, alpha: float = 2.0, *, lipschitz: float = 1.0, adjacency: str = "replace"
 ) -> float:
     """eps(alpha) of output perturbation w_priv = w* + N(0, noise_std^2 I) (Gaussian mechanism).
 
@@ -259,19 +253,15 @@ def output_perturbation_rdp(
     ``lipschitz`` = max ||x|| (including an intercept coordinate) for such data.
 
     Args:
-      n: number of training examples, an integer >= 1.
-      lam: L2 regularisation strength lambda > 0.
+      n, lam, lipschitz, adjacency: as in :func:`output_perturbation_sensitivity`.
       noise_std: standard deviation sigma of the added Gaussian noise, > 0.
       alpha: the RDP order, a finite number > 1 (default 2).
-      lipschitz: Lipschitz constant L of each loss in w, > 0 (default 1).
-      adjacency: "replace" (default) or "add_remove" (see :func:`output_perturbation_sensitivity`).
 
     Returns:
       eps(alpha) >= 0 as a float (+inf where Delta / noise_std overflows).
 
     Raises:
-      ValueError: if a value is out of range or not finite, or ``adjacency`` is unknown.
-      TypeError: if a value has the wrong type.
+      ValueError, TypeError: as :func:`output_perturbation_sensitivity`, or for ``noise_std`` / ``alpha``.
     """
     a = check_real("alpha", alpha)
     if a <= 1:

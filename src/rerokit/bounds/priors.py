@@ -74,6 +74,21 @@ def _required_eta(eta: float | None, prior: str) -> float:
     return check_positive("eta", eta)
 
 
+class _KappaFromLogKappa:
+    """Mixin of the priors whose baseline is computed in logs: ``kappa = exp(log_kappa)``."""
+
+    def kappa(self, eta: float | None = None) -> float:
+        """kappa = exp(log_kappa(eta)) in [0, 1] (may underflow to 0; use :meth:`log_kappa` then).
+
+        Args:
+          eta: as in :meth:`log_kappa` (its Raises apply too).
+
+        Returns:
+          kappa as a float.
+        """
+        return math.exp(self.log_kappa(eta))  # type: ignore[attr-defined]
+
+
 # ---------------------------------------------------------------------------------------------
 # The Prior protocol and the one place where a prior / kappa / log kappa becomes a baseline
 # ---------------------------------------------------------------------------------------------
@@ -335,19 +350,16 @@ class UniformDiscretePrior:
         """kappa = 1/n exactly (eta < 1, default exact match) or 1 (eta >= 1).
 
         Args:
-          eta: the 0/1-error threshold, >= 0; None (default) means exact match (eta = 0).
+          eta: as in :meth:`log_kappa` (whose Raises apply too).
 
         Returns:
           kappa as a float.
-
-        Raises:
-          ValueError: if ``eta`` is negative or not finite (TypeError if not a number).
         """
         return 1.0 if _exact_eta(eta) >= 1.0 else 1.0 / self.n
 
 
 @dataclass(frozen=True, init=False)
-class DiscretePrior:
+class DiscretePrior(_KappaFromLogKappa):
     """Prior with probabilities proportional to ``weights`` on distinct candidates, 0/1 error.
 
     kappa(eta) = max_i w_i / sum_j w_j for eta in [0, 1) (the best oblivious guess is the mode),
@@ -397,31 +409,14 @@ class DiscretePrior:
         """log kappa = log max_i p_i (eta < 1, default exact match) or 0 (eta >= 1).
 
         Args:
-          eta: the 0/1-error threshold, >= 0; None (default) means exact match (eta = 0).
+          eta: the 0/1-error threshold, as in :meth:`UniformDiscretePrior.log_kappa` (whose Raises apply too).
 
         Returns:
           log kappa (<= 0) as a float.
-
-        Raises:
-          ValueError: if ``eta`` is negative or not finite (TypeError if not a number).
         """
         if _exact_eta(eta) >= 1.0:
             return 0.0
         return min(0.0, max(self.log_weights))
-
-    def kappa(self, eta: float | None = None) -> float:
-        """kappa = max_i p_i (eta < 1, default exact match) or 1 (eta >= 1).
-
-        Args:
-          eta: the 0/1-error threshold, >= 0; None (default) means exact match (eta = 0).
-
-        Returns:
-          kappa = exp(log_kappa(eta)).
-
-        Raises:
-          ValueError: if ``eta`` is negative or not finite (TypeError if not a number).
-        """
-        return math.exp(self.log_kappa(eta))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -430,7 +425,7 @@ class DiscretePrior:
 
 
 @dataclass(frozen=True)
-class UniformBallPrior:
+class UniformBallPrior(_KappaFromLogKappa):
     """Uniform prior U(B_1^d(0)) on the Euclidean unit ball in ``d`` dimensions, l2 error.
 
     kappa(eta) = sup_{z0} Vol(B_1 cap B_eta(z0)) / Vol(B_1) = min(1, eta)^d (Balle et al. 2022,
@@ -470,20 +465,6 @@ class UniformBallPrior:
         """
         e = _required_eta(eta, "UniformBallPrior")
         return 0.0 if e >= 1.0 else self.d * math.log(e)
-
-    def kappa(self, eta: float | None = None) -> float:
-        """kappa = min(1, eta)^d (may underflow to 0; use :meth:`log_kappa` then).
-
-        Args:
-          eta: the l2 reconstruction-error threshold, > 0 (required).
-
-        Returns:
-          kappa in [0, 1].
-
-        Raises:
-          ValueError: if ``eta`` is None, not finite or not > 0 (TypeError if not a number).
-        """
-        return math.exp(self.log_kappa(eta))
 
 
 def log_chi2_cdf(x: float, df: float) -> float:
@@ -535,7 +516,7 @@ def log_chi2_cdf(x: float, df: float) -> float:
 
 
 @dataclass(frozen=True)
-class GaussianPrior:
+class GaussianPrior(_KappaFromLogKappa):
     """Isotropic Gaussian prior N(w, s^2 I_d) with l2 error.
 
     kappa(eta) = P(||Z - w|| <= eta) = P(chi2_d <= (eta / s)^2): the best oblivious guess is the
@@ -572,13 +553,11 @@ class GaussianPrior:
         series is used, above 1e150 the value is 0.
 
         Args:
-          eta: the l2 reconstruction-error threshold, > 0 (required).
+          eta: the l2 reconstruction-error threshold, as in :meth:`UniformBallPrior.log_kappa` (whose Raises
+            apply too).
 
         Returns:
           log kappa (<= 0) as a float.
-
-        Raises:
-          ValueError: if ``eta`` is None, not finite or not > 0 (TypeError if not a number).
         """
         e = _required_eta(eta, "GaussianPrior")
         r = e / self.sigma
@@ -592,19 +571,6 @@ class GaussianPrior:
             return min(0.0, lv + 8.0 * np.finfo(float).eps * (abs(lv) + 2.0 * a * abs(math.log(r)) + 1.0))
         return min(0.0, log_chi2_cdf(r * r, self.d))
 
-    def kappa(self, eta: float | None = None) -> float:
-        """kappa = P(chi2_d <= (eta/sigma)^2) (may underflow to 0; use :meth:`log_kappa` then).
-
-        Args:
-          eta: the l2 reconstruction-error threshold, > 0 (required).
-
-        Returns:
-          kappa in [0, 1].
-
-        Raises:
-          ValueError: if ``eta`` is None, not finite or not > 0 (TypeError if not a number).
-        """
-        return math.exp(self.log_kappa(eta))
 
     def log_kappa_tail_bound(self, eta: float) -> float:
         """Prop. 7's bound d/2 (1 - r + log r), r = eta^2/(sigma^2 d) <= 1 (else 0) (Balle et al. 2022).
@@ -681,7 +647,7 @@ def _ceil_count(rho: float, d: int) -> int:
 
 
 @dataclass(frozen=True)
-class PixelTolerancePrior:
+class PixelTolerancePrior(_KappaFromLogKappa):
     """Independent uniform pixels; at least a fraction rho of the d coordinates lies within delta of the target.
 
     Hayes et al. 2023, App. I: (1/d) sum_i 1[|z_i - zhat_i| < delta] >= rho.
@@ -790,17 +756,6 @@ class PixelTolerancePrior:
         """
         lp, lq = self.log_p()
         return log_binom_sf(self.required, self.d, lp, lq)
-
-    def kappa(self, eta: Any = None) -> float:
-        """kappa = P(Binomial(d, p) >= ceil(rho d)) (may underflow to 0; use :meth:`log_kappa` then).
-
-        Args:
-          eta: unused (the criterion is (delta, rho)); accepted for the :class:`Prior` protocol.
-
-        Returns:
-          kappa in [0, 1].
-        """
-        return math.exp(self.log_kappa())
 
 
 # ---------------------------------------------------------------------------------------------

@@ -106,8 +106,7 @@ def clipping_factor(grad_norm: float | np.ndarray, clip: float) -> float | np.nd
     g = check_real_array("grad_norm", grad_norm)
     if np.any(~np.isfinite(g)) or np.any(g < 0):
         raise ValueError("grad_norm must be finite numbers >= 0")
-    out = 1.0 / np.maximum(1.0, g / c)
-    return float(out) if out.ndim == 0 else out
+    return _scalar_or_array(1.0 / np.maximum(1.0, g / c))
 
 
 def gradient_norm(norm_x: float, rows: int) -> float:
@@ -251,15 +250,13 @@ def rows_prop1_as_printed(clip: float, min_norm: float) -> int:
     Kept for comparison: it is optimal only when C <= r; use :func:`optimal_rows`.
 
     Args:
-      clip: clipping norm C > 0.
-      min_norm: r, the dataset's smallest non-zero norm, > 0.
+      clip, min_norm: as in :func:`optimal_rows`.
 
     Returns:
       M as an int >= 1.
 
     Raises:
-      ValueError: if an argument is not a finite number > 0.
-      TypeError: if an argument is not a number.
+      ValueError, TypeError: as :func:`optimal_rows` (no limit on C / r here).
     """
     c = check_positive("clip", clip)
     r = check_positive("min_norm", min_norm)
@@ -319,20 +316,37 @@ def _scale(noise_multiplier: float, norm: float, releases: int) -> float:
     return s * s * nx * nx / k
 
 
+def _dim_and_scale(noise_multiplier: float, norm: float, dim: int, releases: int) -> tuple[int, float]:
+    """(N, sigma^2 ||X||^2 / k): the parameters of the MSE law (Thm 2), checked."""
+    n = check_int("dim", dim, minimum=1)
+    return n, _scale(noise_multiplier, norm, releases)
+
+
+def _numbers(name: str, value: Any, low: float = -math.inf, high: float = math.inf) -> np.ndarray:
+    """``value`` (a number or an array) as a float array of numbers in [low, high], nan excluded."""
+    a = check_real_array(name, value)
+    if np.any(np.isnan(a)) or np.any(a < low) or np.any(a > high):
+        rng = f"in [{low:g}, {high:g}]" if high < math.inf else f">= {low:g}" if low > -math.inf else "(not nan)"
+        raise ValueError(f"{name} must be numbers {rng}")
+    return a
+
+
+def _scalar_or_array(out: Any) -> float | np.ndarray:
+    """A float for a 0-d result (a scalar argument), else the array itself."""
+    return float(out) if np.ndim(out) == 0 else out
+
+
 def averaged_variance(noise_multiplier: float, norm: float, releases: int) -> float:
     """Var[x_hat_{i,avg}] = sigma^2 ||X||^2 / k after averaging k matched reconstructions (Prop. 7).
 
     Args:
-      noise_multiplier: sigma, a finite number > 0.
-      norm: ||X||_2 of the target, a finite number > 0.
-      releases: k, the number of averaged releases, an integer >= 1.
+      noise_multiplier, norm, releases: as in :func:`mse_distribution` (``releases`` required).
 
     Returns:
       The per-coordinate variance as a float.
 
     Raises:
-      ValueError: if a value is out of range or not finite.
-      TypeError: if a value has the wrong type.
+      ValueError, TypeError: as :func:`mse_distribution`.
     """
     return _scale(noise_multiplier, norm, releases)
 
@@ -344,22 +358,23 @@ def expected_mse(noise_multiplier: float, norm: float, releases: int = 1) -> flo
     a data-independent lower bound.
 
     Args:
-      noise_multiplier: sigma, a finite number > 0.
+      noise_multiplier, releases: as in :func:`mse_distribution`.
       norm: ||X||_2 (or r, or C), a finite number > 0.
-      releases: k, the number of averaged releases, an integer >= 1 (default 1).
 
     Returns:
       The expected MSE as a float.
 
     Raises:
-      ValueError: if a value is out of range or not finite.
-      TypeError: if a value has the wrong type.
+      ValueError, TypeError: as :func:`mse_distribution`.
     """
     return _scale(noise_multiplier, norm, releases)
 
 
 def mse_distribution(noise_multiplier: float, norm: float, dim: int, releases: int = 1) -> Any:
     """The exact law (sigma^2 ||X||^2 / (N k)) chi^2_N of MSE(X, X_hat) (004, Thm 2, Eq. 22).
+
+    The functions of this law below (:func:`mse_cdf`, :func:`mse_quantile`,
+    :func:`mse_normal_limit_cdf`, :func:`psnr_sf`, :func:`psnr_pdf`) take these four parameters too.
 
     Args:
       noise_multiplier: sigma, a finite number > 0.
@@ -371,13 +386,13 @@ def mse_distribution(noise_multiplier: float, norm: float, dim: int, releases: i
       A frozen ``scipy.stats.chi2`` (df = N, scale = sigma^2 ||X||^2 / (N k)).
 
     Raises:
-      ValueError: if a value is out of range or not finite.
+      ValueError: if a value is out of range or not finite (the message names it).
       TypeError: if a value has the wrong type.
     """
     from scipy import stats  # lazy: scipy.stats is slow to import and the CLI path avoids it
 
-    n = check_int("dim", dim, minimum=1)
-    return stats.chi2(df=n, scale=_scale(noise_multiplier, norm, releases) / n)
+    n, v = _dim_and_scale(noise_multiplier, norm, dim, releases)
+    return stats.chi2(df=n, scale=v / n)
 
 
 def mse_cdf(eta: float | np.ndarray, noise_multiplier: float, norm: float, dim: int, releases: int = 1):
@@ -387,25 +402,17 @@ def mse_cdf(eta: float | np.ndarray, noise_multiplier: float, norm: float, dim: 
 
     Args:
       eta: MSE threshold(s) >= 0, a number or an array.
-      noise_multiplier: sigma, a finite number > 0.
-      norm: ||X||_2 of the target, a finite number > 0.
-      dim: N, the number of coordinates, an integer >= 1.
-      releases: k, the number of averaged releases, an integer >= 1 (default 1).
+      noise_multiplier, norm, dim, releases: as in :func:`mse_distribution`.
 
     Returns:
       The probability: a float for a scalar ``eta``, else an array of its shape.
 
     Raises:
-      ValueError: if ``eta`` is negative or nan, or another value is out of range.
-      TypeError: if a value has the wrong type.
+      ValueError: if ``eta`` is negative or nan; TypeError, ValueError: as :func:`mse_distribution`.
     """
-    n = check_int("dim", dim, minimum=1)
-    v = _scale(noise_multiplier, norm, releases)
-    e = check_real_array("eta", eta)
-    if np.any(np.isnan(e)) or np.any(e < 0):
-        raise ValueError("eta must be numbers >= 0")
-    out = special.gammainc(n / 2.0, n * e / (2.0 * v))
-    return float(out) if out.ndim == 0 else out
+    n, v = _dim_and_scale(noise_multiplier, norm, dim, releases)
+    e = _numbers("eta", eta, low=0.0)
+    return _scalar_or_array(special.gammainc(n / 2.0, n * e / (2.0 * v)))
 
 
 def mse_quantile(p: float | np.ndarray, noise_multiplier: float, norm: float, dim: int, releases: int = 1):
@@ -413,25 +420,17 @@ def mse_quantile(p: float | np.ndarray, noise_multiplier: float, norm: float, di
 
     Args:
       p: probability (or probabilities) in [0, 1], a number or an array.
-      noise_multiplier: sigma, a finite number > 0.
-      norm: ||X||_2 of the target, a finite number > 0.
-      dim: N, the number of coordinates, an integer >= 1.
-      releases: k, the number of averaged releases, an integer >= 1 (default 1).
+      noise_multiplier, norm, dim, releases: as in :func:`mse_distribution`.
 
     Returns:
       The quantile: a float for a scalar ``p``, else an array of its shape.
 
     Raises:
-      ValueError: if ``p`` is not in [0, 1], or another value is out of range.
-      TypeError: if a value has the wrong type.
+      ValueError: if ``p`` is not in [0, 1]; TypeError, ValueError: as :func:`mse_distribution`.
     """
-    n = check_int("dim", dim, minimum=1)
-    v = _scale(noise_multiplier, norm, releases)
-    pa = check_real_array("p", p)
-    if np.any(np.isnan(pa)) or np.any(pa < 0) or np.any(pa > 1):
-        raise ValueError("p must be numbers in [0, 1]")
-    out = 2.0 * v / n * special.gammaincinv(n / 2.0, pa)
-    return float(out) if out.ndim == 0 else out
+    n, v = _dim_and_scale(noise_multiplier, norm, dim, releases)
+    pa = _numbers("p", p, low=0.0, high=1.0)
+    return _scalar_or_array(2.0 * v / n * special.gammaincinv(n / 2.0, pa))
 
 
 def mse_normal_limit_cdf(eta: float | np.ndarray, noise_multiplier: float, norm: float, dim: int, releases: int = 1):
@@ -442,25 +441,17 @@ def mse_normal_limit_cdf(eta: float | np.ndarray, noise_multiplier: float, norm:
 
     Args:
       eta: MSE threshold(s), a number or an array (not nan).
-      noise_multiplier: sigma, a finite number > 0.
-      norm: ||X||_2 of the target, a finite number > 0.
-      dim: N, the number of coordinates, an integer >= 1.
-      releases: k, the number of averaged releases, an integer >= 1 (default 1).
+      noise_multiplier, norm, dim, releases: as in :func:`mse_distribution`.
 
     Returns:
       The approximate probability: a float for a scalar ``eta``, else an array of its shape.
 
     Raises:
-      ValueError: if ``eta`` is nan, or another value is out of range.
-      TypeError: if a value has the wrong type.
+      ValueError: if ``eta`` is nan; TypeError, ValueError: as :func:`mse_distribution`.
     """
-    n = check_int("dim", dim, minimum=1)
-    v = _scale(noise_multiplier, norm, releases)
-    e = check_real_array("eta", eta)
-    if np.any(np.isnan(e)):
-        raise ValueError("eta must be numbers (not nan)")
-    out = special.ndtr(math.sqrt(n / 2.0) * (e / v - 1.0))
-    return float(out) if out.ndim == 0 else out
+    n, v = _dim_and_scale(noise_multiplier, norm, dim, releases)
+    e = _numbers("eta", eta)
+    return _scalar_or_array(special.ndtr(math.sqrt(n / 2.0) * (e / v - 1.0)))
 
 
 def log_regularized_gamma_p(a: float, x: float) -> float:
@@ -562,12 +553,7 @@ def _norm_for_bound(min_norm: float | None, clip: float | None) -> tuple[float, 
 
 
 def mse_rero(
-    eta: float,
-    noise_multiplier: float,
-    dim: int,
-    *,
-    min_norm: float | None = None,
-    clip: float | None = None,
+    eta: float, noise_multiplier: float, dim: int, *, min_norm: float | None = None, clip: float | None = None,
     releases: int = 1,
 ) -> Bound:
     """(eta, gamma)-ReRo w.r.t. the MSE for any (analytic) reconstruction (004, Prop. 3, Eq. 24).
@@ -655,14 +641,8 @@ def _log_psnr_mse_threshold(p: float, r: float) -> float:
 
 
 def psnr_rero(
-    psnr_threshold: float,
-    data_range: float,
-    noise_multiplier: float,
-    dim: int,
-    *,
-    min_norm: float | None = None,
-    clip: float | None = None,
-    releases: int = 1,
+    psnr_threshold: float, data_range: float, noise_multiplier: float, dim: int, *,
+    min_norm: float | None = None, clip: float | None = None, releases: int = 1,
 ) -> Bound:
     """P(PSNR(X, Y_X) >= eta) <= Gamma_R(N/2, N k eta~ / (2 sigma^2 r^2)), eta~ = 10^(-eta/10) R^2 (004, Props. 4-5).
 
@@ -670,13 +650,8 @@ def psnr_rero(
     (C <= r assumed) the data-independent version (Eq. 26).
 
     Args:
-      psnr_threshold: eta in dB, a finite number.
-      data_range: R > 0.
-      noise_multiplier: sigma, a finite number > 0.
-      dim: N, the number of coordinates, an integer >= 1.
-      min_norm: r > 0, the dataset's smallest non-zero norm.
-      clip: clipping norm C > 0. Give ``min_norm``, ``clip`` or both.
-      releases: k, the number of averaged releases, an integer >= 1 (default 1).
+      psnr_threshold, data_range: as in :func:`psnr_mse_threshold`.
+      noise_multiplier, dim, min_norm, clip, releases: as in :func:`mse_rero`.
 
     Returns:
       A :class:`Bound` (upper bound, safe side) as :func:`mse_rero`, with ``extras["mse_threshold"]``.
@@ -688,11 +663,13 @@ def psnr_rero(
     eta_t = psnr_mse_threshold(psnr_threshold, data_range)
     log_eta_t = _log_psnr_mse_threshold(float(psnr_threshold), float(data_range))
     b = _mse_rero(eta_t, log_eta_t, noise_multiplier, dim, min_norm, clip, releases)
-    inputs = dict(b.inputs)
-    inputs.update(psnr_threshold=float(psnr_threshold), data_range=float(data_range))
-    extras = dict(b.extras)
-    extras["mse_threshold"] = eta_t
-    return Bound(b.value, b.error, "uninformed-psnr (004 Props. 4-5)", "upper", None, inputs, extras)
+    return _psnr_bound(b, "uninformed-psnr (004 Props. 4-5)", psnr_threshold, data_range, eta_t)
+
+
+def _psnr_bound(b: Bound, method: str, psnr_threshold: float, data_range: float, eta_t: float) -> Bound:
+    """``b``, a bound at the MSE threshold eta~, restated for the PSNR threshold eta~ comes from."""
+    inputs = dict(b.inputs, psnr_threshold=float(psnr_threshold), data_range=float(data_range))
+    return Bound(b.value, b.error, method, "upper", None, inputs, dict(b.extras, mse_threshold=eta_t))
 
 
 def psnr_sf(psnr_threshold: float | np.ndarray, peak: float, noise_multiplier: float, norm: float, dim: int, releases: int = 1):
@@ -704,22 +681,17 @@ def psnr_sf(psnr_threshold: float | np.ndarray, peak: float, noise_multiplier: f
     Args:
       psnr_threshold: eta in dB, a number or an array (not nan).
       peak: the peak value (range) in the PSNR, > 0.
-      noise_multiplier: sigma, a finite number > 0.
-      norm: ||X||_2 of the target, a finite number > 0.
-      dim: N, the number of coordinates, an integer >= 1.
-      releases: k, the number of averaged releases, an integer >= 1 (default 1).
+      noise_multiplier, norm, dim, releases: as in :func:`mse_distribution`.
 
     Returns:
       The probability: a float for a scalar threshold, else an array of its shape.
 
     Raises:
-      ValueError: if a threshold is nan, or another value is out of range.
-      TypeError: if a value has the wrong type.
+      ValueError: if a threshold is nan or ``peak`` is not > 0; TypeError, ValueError: as
+        :func:`mse_distribution`.
     """
     pk = check_positive("peak", peak)
-    t = check_real_array("psnr_threshold", psnr_threshold)
-    if np.any(np.isnan(t)):
-        raise ValueError("psnr_threshold must be numbers (not nan)")
+    t = _numbers("psnr_threshold", psnr_threshold)
     return mse_cdf(10.0 ** (-t / 10.0) * pk * pk, noise_multiplier, norm, dim, releases)
 
 
@@ -730,26 +702,19 @@ def psnr_pdf(psnr: float | np.ndarray, peak: float, noise_multiplier: float, nor
 
     Args:
       psnr: PSNR value(s) in dB, a number or an array (not nan).
-      peak: the peak value (range) in the PSNR, > 0.
-      noise_multiplier: sigma, a finite number > 0.
-      norm: ||X||_2 of the target, a finite number > 0.
-      dim: N, the number of coordinates, an integer >= 1.
-      releases: k, the number of averaged releases, an integer >= 1 (default 1).
+      peak, noise_multiplier, norm, dim, releases: as in :func:`psnr_sf`.
 
     Returns:
       The density: a float for a scalar ``psnr``, else an array of its shape.
 
     Raises:
-      ValueError: if a PSNR value is nan, or another value is out of range.
-      TypeError: if a value has the wrong type.
+      ValueError: if a PSNR value is nan; TypeError, ValueError: as :func:`psnr_sf`.
     """
     pk = check_positive("peak", peak)
-    ps = check_real_array("psnr", psnr)
-    if np.any(np.isnan(ps)):
-        raise ValueError("psnr must be numbers (not nan)")
+    ps = _numbers("psnr", psnr)
     m = pk * pk * 10.0 ** (-ps / 10.0)
-    out = mse_distribution(noise_multiplier, norm, dim, releases).pdf(m) * m * math.log(10.0) / 10.0
-    return float(out) if np.ndim(out) == 0 else out
+    density = mse_distribution(noise_multiplier, norm, dim, releases).pdf(m)
+    return _scalar_or_array(density * m * math.log(10.0) / 10.0)
 
 
 # --------------------------------------------------------------------------- NCC (Prop. 6)
@@ -761,17 +726,14 @@ def ncc_value(noise_multiplier: float, norm: float, var_x: float, releases: int 
     k averaged releases.
 
     Args:
-      noise_multiplier: sigma, a finite number > 0.
-      norm: ||X||_2 of the target, a finite number > 0.
+      noise_multiplier, norm, releases: as in :func:`mse_distribution`.
       var_x: Var(x), the empirical variance of the target's coordinates, > 0.
-      releases: k, the number of averaged releases, an integer >= 1 (default 1).
 
     Returns:
       The NCC in (0, 1).
 
     Raises:
-      ValueError: if a value is out of range or not finite.
-      TypeError: if a value has the wrong type.
+      ValueError, TypeError: as :func:`mse_distribution`, or if ``var_x`` is not a finite number > 0.
     """
     v = check_positive("var_x", var_x)
     return math.sqrt(1.0 / (1.0 + _scale(noise_multiplier, norm, releases) / v))
@@ -784,15 +746,13 @@ def ncc_bound(noise_multiplier: float, dim: int, releases: int = 1) -> float:
 
     Args:
       noise_multiplier: sigma, a finite number >= 0.
-      dim: N, the number of coordinates, an integer >= 1.
-      releases: k, the number of averaged releases, an integer >= 1 (default 1).
+      dim, releases: as in :func:`mse_distribution`.
 
     Returns:
       The upper bound on the NCC, in (0, 1].
 
     Raises:
-      ValueError: if a value is out of range or not finite.
-      TypeError: if a value has the wrong type.
+      ValueError, TypeError: as :func:`mse_distribution` (here sigma = 0 is allowed).
     """
     s = check_nonnegative("noise_multiplier", noise_multiplier)
     n = check_int("dim", dim, minimum=1)
@@ -827,21 +787,12 @@ def prob_used_k_times(k: int | np.ndarray, steps: int, sampling_rate: float):
     ka = check_real_array("k", k)
     if np.any(~np.isfinite(ka)) or np.any(ka != np.round(ka)):
         raise ValueError("k must be integers (release counts)")
-    out = stats.binom.pmf(ka, t, q)
-    return float(out) if np.ndim(out) == 0 else out
+    return _scalar_or_array(stats.binom.pmf(ka, t, q))
 
 
 def mse_rero_over_steps(
-    eta: float,
-    noise_multiplier: float,
-    dim: int,
-    steps: int,
-    sampling_rate: float,
-    *,
-    min_norm: float | None = None,
-    clip: float | None = None,
-    baseline: float = 0.0,
-    tail: float = 1e-15,
+    eta: float, noise_multiplier: float, dim: int, steps: int, sampling_rate: float, *,
+    min_norm: float | None = None, clip: float | None = None, baseline: float = 0.0, tail: float = 1e-15,
 ) -> Bound:
     """Worst case over all T steps when the adversary matches and averages every release (004, Sec. 4.3 + Prop. 7).
 
@@ -854,13 +805,11 @@ def mse_rero_over_steps(
     rounding allowance).
 
     Args:
-      eta: MSE threshold >= 0.
-      noise_multiplier: sigma, a finite number > 0.
-      dim: N, the number of coordinates, an integer >= 1.
+      eta, noise_multiplier, dim: as in :func:`mse_rero`.
       steps: T, an integer >= 1.
       sampling_rate: q in (0, 1].
-      min_norm: r > 0, the dataset's smallest non-zero norm.
-      clip: clipping norm C > 0 (used when ``min_norm`` is not given; assumes C <= r).
+      min_norm, clip: as in :func:`mse_rero`; ``clip`` is used only when ``min_norm`` is not given (and
+        then assumes C <= r).
       baseline: gamma_0 in [0, 1] (default 0).
       tail: binomial mass that may be left out, in (0, 1) (default 1e-15).
 
@@ -909,12 +858,7 @@ def mse_rero_over_steps(
 
 
 def calibrate_noise_mse(
-    eta: float,
-    target_gamma: float,
-    dim: int,
-    *,
-    min_norm: float | None = None,
-    clip: float | None = None,
+    eta: float, target_gamma: float, dim: int, *, min_norm: float | None = None, clip: float | None = None,
     releases: int = 1,
 ) -> Bound:
     """Smallest noise multiplier sigma with gamma(eta) <= target (Prop. 3 inverted).
@@ -925,10 +869,8 @@ def calibrate_noise_mse(
     Args:
       eta: MSE threshold > 0.
       target_gamma: target success bound, in (0, 1).
-      dim: N, the number of coordinates, an integer >= 1.
-      min_norm: r > 0, the dataset's smallest non-zero norm.
-      clip: clipping norm C > 0 (used when ``min_norm`` is not given; assumes C <= r).
-      releases: k, the number of averaged releases, an integer >= 1 (default 1).
+      dim, min_norm, clip, releases: as in :func:`mse_rero`; ``clip`` is used only when ``min_norm`` is
+        not given (and then assumes C <= r).
 
     Returns:
       A :class:`Bound` with value sigma, ``error`` = its distance above the closed-form solution,
@@ -965,25 +907,14 @@ def calibrate_noise_mse(
 
 
 def calibrate_noise_psnr(
-    psnr_threshold: float,
-    data_range: float,
-    target_gamma: float,
-    dim: int,
-    *,
-    min_norm: float | None = None,
-    clip: float | None = None,
-    releases: int = 1,
+    psnr_threshold: float, data_range: float, target_gamma: float, dim: int, *,
+    min_norm: float | None = None, clip: float | None = None, releases: int = 1,
 ) -> Bound:
     """Smallest sigma with P(PSNR >= eta) <= target (Props. 4-5 inverted through eta~).
 
     Args:
-      psnr_threshold: eta in dB, a finite number.
-      data_range: R > 0.
-      target_gamma: target success bound, in (0, 1).
-      dim: N, the number of coordinates, an integer >= 1.
-      min_norm: r > 0, the dataset's smallest non-zero norm.
-      clip: clipping norm C > 0 (used when ``min_norm`` is not given; assumes C <= r).
-      releases: k, the number of averaged releases, an integer >= 1 (default 1).
+      psnr_threshold, data_range: as in :func:`psnr_mse_threshold`.
+      target_gamma, dim, min_norm, clip, releases: as in :func:`calibrate_noise_mse`.
 
     Returns:
       A :class:`Bound` as :func:`calibrate_noise_mse` (value sigma), with ``extras["mse_threshold"]``.
@@ -994,7 +925,4 @@ def calibrate_noise_psnr(
     """
     eta_t = psnr_mse_threshold(psnr_threshold, data_range)
     b = calibrate_noise_mse(eta_t, target_gamma, dim, min_norm=min_norm, clip=clip, releases=releases)
-    inputs = dict(b.inputs)
-    inputs.update(psnr_threshold=float(psnr_threshold), data_range=float(data_range))
-    return Bound(b.value, b.error, "uninformed-calibrate-psnr (004 Props. 4-5)", "upper", None, inputs,
-                 dict(b.extras, mse_threshold=eta_t))
+    return _psnr_bound(b, "uninformed-calibrate-psnr (004 Props. 4-5)", psnr_threshold, data_range, eta_t)

@@ -18,6 +18,8 @@ only for the HTML card and the PNGs, rich only when printing, torch never.
 
 from __future__ import annotations
 
+from rerokit import _lazy
+
 _EXPORTS = {
     "build_report": "rerokit.report.build",
     "Report": "rerokit.report.build",
@@ -35,11 +37,4 @@ _EXPORTS = {
 __all__ = list(_EXPORTS)
 
 
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        import importlib
-
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'rerokit.report' has no attribute {name!r}")
+__getattr__ = _lazy.lazy_getattr(globals(), _EXPORTS)
