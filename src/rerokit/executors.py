@@ -191,8 +191,10 @@ class LocalExecutor(Executor):
     numbers do not depend on where or alongside what it runs: with ``workers`` > 1 each thread
     executes whole blocks whose torch kernels release the GIL, which uses several cores with
     results identical bit for bit to ``workers=1`` and to Ray. Only block functions marked
-    ``fn.thread_safe = True`` (the audits) run concurrently; the others run one at a time. Results are emitted on the calling
-    thread (the one that holds the result file) in the order blocks finish.
+    ``fn.thread_safe = True`` (the audits) run concurrently; the others run one at a time. Results
+    are emitted on the calling thread (the one that holds the result file) in block order, so the
+    file is the same whatever ``workers``; an interruption loses at most the blocks in flight or
+    finished but waiting on an earlier one (at most ``workers`` blocks).
 
     Args:
         threads: intra-op threads per block (default 1; None leaves the process setting, results
@@ -222,38 +224,53 @@ class LocalExecutor(Executor):
         from concurrent.futures import ThreadPoolExecutor
 
         # workers stream every finished item through a queue; this thread (which holds the result
-        # file) emits them as they come, so an interruption loses only the items in flight
+        # file) emits them in block order - the head block's items as they come, later blocks'
+        # items once every block before them is done - so the file is the same as with one worker
+        # and an interruption loses at most the blocks in flight or waiting on an earlier one
         out: queue.Queue = queue.Queue()
         stop = threading.Event()
         done = object()
 
-        def work(block: Block) -> None:
+        def work(pos: int, block: Block) -> None:
             try:
                 if stop.is_set():
                     return
                 for item, result in fn(job, block):
-                    out.put((item, result))
+                    out.put((pos, item, result))
                     if stop.is_set():
                         return
             except BaseException as exc:  # noqa: BLE001 - handed to the emitting thread
-                out.put((done, exc))
+                out.put((pos, done, exc))
                 return
-            out.put((done, None))
+            out.put((pos, done, None))
 
+        waiting: dict[int, list] = {pos: [] for pos in range(len(blocks))}
+        finished: set[int] = set()
+        head = 0
         # the intra-op thread count is process-wide: set it once around the whole run
         with fixed_threads(self.threads), ThreadPoolExecutor(self.workers, thread_name_prefix="rerokit-block") as pool:
-            for block in blocks:
-                pool.submit(work, block)
-            remaining = len(blocks)
+            submitted = 0
             try:
-                while remaining:
-                    item, result = out.get()
+                while head < len(blocks):
+                    # a window of `workers` blocks from the head: a slow head block cannot let
+                    # finished-but-unwritten blocks pile up behind it
+                    while submitted < min(len(blocks), head + self.workers):
+                        pool.submit(work, submitted, blocks[submitted])
+                        submitted += 1
+                    pos, item, result = out.get()
                     if item is done:
-                        remaining -= 1
                         if result is not None:
                             raise result
-                    else:
+                        finished.add(pos)
+                    elif pos == head:
                         emit(item, result)
+                    else:
+                        waiting[pos].append((item, result))
+                    while head in finished:  # the head block is complete: the next one takes its place
+                        head += 1
+                        if head < len(blocks):
+                            for item, result in waiting.pop(head):
+                                emit(item, result)
             finally:
                 stop.set()  # an error or an interrupt: blocks not begun do not start
 

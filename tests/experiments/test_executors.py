@@ -182,3 +182,48 @@ def test_local_workers_run_blocks_concurrently_with_identical_records(cli, tmp_p
     assert (tmp_path / "one.jsonl").read_bytes() == (tmp_path / "two.jsonl").read_bytes()
     one.pop("out", None), two.pop("out", None)
     assert one == two
+
+
+def test_local_workers_emit_in_block_order_within_a_window():
+    """With workers > 1 the local executor writes items in block order although a later block
+    finishes first, and starts at most ``workers`` blocks ahead of the oldest unfinished one (so an
+    interruption loses at most ``workers`` blocks); an error in a block stops the run with it."""
+    import threading
+
+    release = threading.Event()
+    started: list[int] = []
+
+    def fn(job, block):
+        started.append(block.index)
+        if block.index == 0:  # the head block waits until block 1 has finished
+            assert release.wait(10)
+        for i in block.todo:
+            yield i, i * job
+        if block.index == 1:
+            release.set()
+
+    fn.thread_safe = True
+    emitted: list[int] = []
+    blocks = plan_blocks(12, 3)
+    LocalExecutor(workers=2).run(fn, 10, blocks, lambda i, r: emitted.append((i, r)))
+    assert emitted == [(i, 10 * i) for i in range(12)]
+    assert sorted(started) == [0, 1, 2, 3]
+    assert started.index(2) > started.index(1)  # block 2 waited for a free slot in the window
+
+    def bad(job, block):
+        if block.index == 2:
+            raise ValueError("block 2 is broken")
+        yield from ((i, i) for i in block.todo)
+
+    bad.thread_safe = True
+    got: list[int] = []
+    with pytest.raises(ValueError, match="block 2 is broken"):
+        LocalExecutor(workers=2).run(bad, None, blocks, lambda i, r: got.append(i))
+    assert got == list(range(len(got))) and len(got) <= 6  # in order; nothing after the broken block
+
+
+def test_local_executor_refuses_unfixed_threads_with_workers():
+    with pytest.raises(ValueError, match="threads"):
+        LocalExecutor(threads=None, workers=2)
+    with pytest.raises(ValueError, match="workers"):
+        LocalExecutor(workers=0)
