@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from rerokit._files import check_output_dir
 from rerokit._validate import check_int, check_positive
+from rerokit.experiments._outputs import output_dir, pyplot
 from rerokit.experiments.records import Int, ListOf, Num, TrialLog
 
 __all__ = ["fil_glm_setup", "run_fil_glm"]
@@ -146,8 +146,7 @@ def run_fil_glm(
     draws = check_int("draws", draws, minimum=1)
     block = check_int("block", block, minimum=1)
     seed = check_int("seed", seed, minimum=0)
-    out = check_output_dir("out_dir", out_dir)  # not "", not a file (Path("") would be the current folder)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
     from rerokit.training.devices import resolve_device
 
     resolve_device(device)
@@ -195,11 +194,7 @@ def run_fil_glm(
             w.writerow([i, int(y[i]), repr(float(st["dfil"][i])), repr(float(bound[i])), repr(float(attack[i])),
                         int(bool(holds[i])), repr(float(st["bound_trinv"][i]))])
     if plot:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
+        plt = pyplot()
         fig, ax = plt.subplots(figsize=(6, 4.5))
         good = ok & holds
         badp = ok & ~holds

@@ -24,14 +24,13 @@ without DP): as in Fig. 9, even very large epsilon defeats this attack.
 
 from __future__ import annotations
 
-import csv
 import math
 import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from rerokit._files import check_output_dir
 from rerokit._validate import check_int, check_positive, check_probability
+from rerokit.experiments._outputs import output_dir, pyplot, write_csv
 
 __all__ = ["run_dpgd_sweep", "CSV_FIELDS", "DEFAULT_EPSILONS"]
 
@@ -79,8 +78,7 @@ def run_dpgd_sweep(
     seed = check_int("seed", seed, minimum=0)
     resolve_device(device)
     ex = get_executor(executor)
-    out = check_output_dir("out_dir", out_dir)  # not "", not a file (Path("") would be the current folder)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
     if isinstance(dataset, str):
         from rerokit.data import load_dataset
 
@@ -121,20 +119,13 @@ def run_dpgd_sweep(
         if ex is not executor:
             ex.close()
     rows = [{**r, "epsilon": math.inf if r["epsilon"] is None else r["epsilon"]} for r in rows]
-    with open(out / "reconn_dpgd.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(CSV_FIELDS))
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: r.get(k) for k in CSV_FIELDS})
+    write_csv(out / "reconn_dpgd.csv", rows, CSV_FIELDS)
     _plot(rows, out / "reconn_dpgd.png")
     return rows
 
 
 def _plot(rows: list[dict[str, Any]], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     priv = sorted((r for r in rows if math.isfinite(r["epsilon"])), key=lambda r: r["epsilon"])
     nonpriv = [r for r in rows if not math.isfinite(r["epsilon"])]

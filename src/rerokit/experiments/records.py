@@ -154,13 +154,11 @@ class DictOf(_Check):
         if not isinstance(v, dict):
             return self._bad(v)
         if self.fields:
-            for k, chk in self.fields.items():
-                if k not in v:
-                    return f"has no key {k!r}"
-                err = chk(v[k])
-                if err is not None:
-                    return f"[{k!r}] {err}"
-            return None
+            bad = _failing_key(v, self.fields)
+            if bad is None:
+                return None
+            k, err = bad
+            return f"has no key {k!r}" if err is None else f"[{k!r}] {err}"
         if self.keys is not None and sorted(v) != sorted(self.keys):
             return f"must have the keys {', '.join(self.keys)}, got {', '.join(map(str, v)) or 'none'}"
         assert self.value is not None
@@ -185,6 +183,18 @@ Str = _Str()
 def _show(v: Any) -> str:
     s = json.dumps(v) if not isinstance(v, float) or math.isfinite(v) else repr(v)
     return s if len(s) <= 40 else s[:37] + "..."
+
+
+def _failing_key(obj: dict, checks: Mapping[str, _Check]) -> tuple[str, str | None] | None:
+    """The first key of ``checks`` that ``obj`` lacks, as (key, None), or whose value fails its
+    check, as (key, error text); None when every check passes."""
+    for k, chk in checks.items():
+        if k not in obj:
+            return k, None
+        err = chk(obj[k])
+        if err is not None:
+            return k, err
+    return None
 
 
 # --------------------------------------------------------------------------- the log
@@ -379,13 +389,11 @@ class TrialLog:
             rng = f"0..{self.limit - 1}" if self.limit is not None else ">= 0"
             extra = f" (this run has {self.limit} trials)" if self.limit is not None else ""
             return f"trial {t} is outside {rng}{extra}"
-        for key, chk in self.schema.items():
-            if key not in rec:
-                return f"trial {t} has no {key!r}"
-            err = chk(rec[key])
-            if err is not None:
-                return f"trial {t}: {key!r} {err}"
-        return None
+        bad = _failing_key(rec, self.schema)
+        if bad is None:
+            return None
+        key, err = bad
+        return f"trial {t} has no {key!r}" if err is None else f"trial {t}: {key!r} {err}"
 
     def _rewrite(self, header: dict[str, Any], records: list[dict[str, Any]]) -> None:
         """Replace the file by ``header`` and ``records`` atomically: a unique temporary file in the same folder

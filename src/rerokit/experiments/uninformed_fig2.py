@@ -33,9 +33,9 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from rerokit._files import check_output_dir
 from rerokit._validate import check_choice, check_int, check_positive
 from rerokit.bounds import uninformed as U
+from rerokit.experiments._outputs import output_dir, pyplot, write_csv
 
 __all__ = ["REGIMES", "DEFAULT_SIGMAS", "regime_settings", "run_uninformed_fig2"]
 
@@ -140,8 +140,7 @@ def run_uninformed_fig2(
     if not datasets:
         raise ValueError("datasets must name at least one of synthetic, digits")
     data = _datasets(datasets, points, dim, digits_targets, seed)
-    out = check_output_dir("out_dir", out_dir)  # not "", not a file (Path("") would be the current folder)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
     settings = {"sigmas": sig, "seed": seed, "points": points, "dim": dim, "rows": rows,
                 "digits_targets": digits_targets, "datasets": list(datasets), "backend": backend}
     cells = [(d, ri, si) for d in data for ri in range(len(REGIMES)) for si in range(len(sig))]
@@ -167,7 +166,7 @@ def run_uninformed_fig2(
     paths = {"png": str(out / "uninformed_fig2.png"), "csv": str(out / "uninformed_fig2.csv"),
              "summary_csv": str(out / "uninformed_fig2_summary.csv"), "jsonl": str(out / "uninformed_fig2.jsonl")}
     _write_csv(paths["csv"], recs)
-    _write_summary(paths["summary_csv"], summary)
+    write_csv(paths["summary_csv"], summary, list(summary[0]))
     _plot(paths["png"], recs, data, sig, summary)
     return {"settings": settings, "paths": paths, "summary": summary}
 
@@ -223,19 +222,9 @@ def _write_csv(path: str, recs: list[dict[str, Any]]) -> None:
                             rec["sigma"] ** 2 * nrm**2])
 
 
-def _write_summary(path: str, summary: list[dict[str, Any]]) -> None:
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(summary[0]))
-        w.writeheader()
-        w.writerows(summary)
-
-
 def _plot(path: str, recs: list[dict[str, Any]], data: dict[str, np.ndarray], sig: list[float],
           summary: list[dict[str, Any]]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     names = list(data)
     fig, axes = plt.subplots(3, 3 * len(names), figsize=(5.0 * 3 * len(names), 11), squeeze=False)
