@@ -62,6 +62,14 @@ def _check_run(trials: int, seed: int, attacks: Sequence[str] | None = None, exe
             check_choice("attacks", a, PRIOR_AWARE_ATTACKS)
 
 
+def _values(name: str, values: Iterable[float], check: Callable[[str, Any], float], what: str) -> list[float]:
+    """Each of ``values`` checked by ``check(name, value)``; at least one (else ValueError)."""
+    xs = [check(name, v) for v in values]
+    if not xs:
+        raise ValueError(f"{name} must hold at least one {what}")
+    return xs
+
+
 def _check_trial(cfg: AuditConfig) -> AuditConfig:
     """``cfg`` once its trial construction (prior size, |D-|) fits the digits (cheap; before any training)."""
     from rerokit.data import load_dataset
@@ -76,7 +84,7 @@ class _Figure:
     folder and the run settings, as in :func:`fig3`."""
 
     name: str
-    out: Path
+    out: Path | str
     trials: int
     seed: int
     delta: float
@@ -97,22 +105,28 @@ class _Figure:
                     delta=self.delta, sample_rate=cfg.sample_rate, steps=cfg.steps, clip=cfg.clip, trials=res.trials,
                     seed=self.seed)
 
-    def prior_aware(self, x_name: str, cells: Iterable[tuple[float, float, str, AuditConfig]], attacks: Sequence[str],
-                    executor: Any) -> list[dict[str, Any]]:
-        """The rows of one prior-aware audit per cell ``(x, epsilon, cell name, config)``; ``cells`` is
-        read one at a time, so that a lazily calibrated config is calibrated just before its audit."""
-        rows = []
-        with using_executor(executor) as ex:
-            for x, e, cell, cfg in cells:
-                rep = self.audit(run_prior_aware_audit, cfg, cell, ex, attacks=tuple(attacks))
-                rows += [self.row(x_name, x, cfg, a, r, rep.gamma, e) for a, r in rep.results.items()]
-        return rows
-
     def finish(self, rows: list[dict[str, Any]], x_label: str, title: str) -> dict[str, Any]:
         """Write ``<name>.csv`` and ``<name>.png``; the figure's result (paths and rows)."""
         write_csv(self.out / f"{self.name}.csv", rows, CSV_FIELDS)
         _plot(self.out / f"{self.name}.png", rows, x_label, title, logx=True)
         return {"png": str(self.out / f"{self.name}.png"), "csv": str(self.out / f"{self.name}.csv"), "rows": rows}
+
+
+def _prior_aware_figure(fig: _Figure, cells: Sequence[tuple[float, float, float, str]], attacks: Sequence[str],
+                        executor: Any, labels: tuple[str, str, str], **settings: Any) -> dict[str, Any]:
+    """Fig. 3 and Fig. 5: one prior-aware audit per cell ``(x, epsilon, q, cell name)``, sigma calibrated
+    for (epsilon, delta) at q just before the cell's audit. ``settings``: the :class:`AuditConfig`
+    fields; ``labels``: the x name in the CSV, the x-axis label and the title of the plot."""
+    base = _check_trial(AuditConfig(noise_multiplier=0.0, **settings))
+    fig = dataclasses.replace(fig, out=output_dir(fig.out))
+    x_name, x_label, title = labels
+    with using_executor(executor) as ex:
+        rows = []
+        for x, e, q, cell in cells:
+            cfg = dataclasses.replace(base, sample_rate=q, noise_multiplier=_sigma(e, fig.delta, q, base.steps))
+            rep = fig.audit(run_prior_aware_audit, cfg, cell, ex, attacks=tuple(attacks))
+            rows += [fig.row(x_name, x, cfg, a, r, rep.gamma, e) for a, r in rep.results.items()]
+    return fig.finish(rows, x_label, title)
 
 
 def _plot(path: Path, rows: list[dict[str, Any]], x_name: str, title: str, logx: bool = False) -> None:
@@ -147,87 +161,49 @@ def fig3(
     out_dir: str | Path,
     *,
     epsilons: Sequence[float] = (1, 2, 4, 8, 16),
-    trials: int = 100,
-    seed: int = 0,
-    delta: float = 1e-5,
-    prior_size: int = 10,
-    steps: int = 100,
-    clip: float = 0.1,
-    lr: float = 10.0,
-    n_known: int = 999,
+    trials: int = 100, seed: int = 0, delta: float = 1e-5,
+    prior_size: int = 10, steps: int = 100, clip: float = 0.1, lr: float = 10.0, n_known: int = 999,
     attacks: Sequence[str] = ("alg2",),
-    resume: bool = False,
-    progress: bool = True,
-    executor: Any = "local",
-    device: str = "cpu",
+    resume: bool = False, progress: bool = True, executor: Any = "local", device: str = "cpu",
 ) -> dict[str, Any]:
     """Fig. 3-style: success of the prior-aware attack vs epsilon (q = 1) with the bound."""
     _check_run(trials, seed, attacks, executor, device)
     delta = check_probability("delta", delta, high_open=True)
-    eps = [check_positive("epsilons", e) for e in epsilons]
-    if not eps:
-        raise ValueError("epsilons must hold at least one value > 0")
-    base = _check_trial(AuditConfig(noise_multiplier=0.0, prior_size=prior_size, steps=steps, clip=clip, lr=lr,
-                                    n_known=n_known))
-    fig = _Figure("fig3", output_dir(out_dir), trials, seed, delta, resume, progress, device)
-    rows = fig.prior_aware("epsilon", ((e, e, f"eps{e:g}", dataclasses.replace(
-        base, noise_multiplier=_sigma(e, delta, 1.0, steps))) for e in eps), attacks, executor)
-    return fig.finish(rows, "epsilon", "Fig. 3 (digits)")
+    eps = _values("epsilons", epsilons, check_positive, "value > 0")
+    return _prior_aware_figure(_Figure("fig3", out_dir, trials, seed, delta, resume, progress, device),
+                               [(e, e, 1.0, f"eps{e:g}") for e in eps], attacks, executor,
+                               ("epsilon", "epsilon", "Fig. 3 (digits)"),
+                               prior_size=prior_size, steps=steps, clip=clip, lr=lr, n_known=n_known)
 
 
 def fig5(
     out_dir: str | Path,
     *,
-    sample_rates: Sequence[float] = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0),
-    epsilon: float = 4.0,
-    trials: int = 100,
-    seed: int = 0,
-    delta: float = 1e-5,
-    prior_size: int = 10,
-    steps: int = 100,
-    clip: float = 1.0,
-    lr: float = 10.0,
-    n_known: int = 999,
+    sample_rates: Sequence[float] = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0), epsilon: float = 4.0,
+    trials: int = 100, seed: int = 0, delta: float = 1e-5,
+    prior_size: int = 10, steps: int = 100, clip: float = 1.0, lr: float = 10.0, n_known: int = 999,
     attacks: Sequence[str] = ("alg3", "loglik"),
-    resume: bool = False,
-    progress: bool = True,
-    executor: Any = "local",
-    device: str = "cpu",
+    resume: bool = False, progress: bool = True, executor: Any = "local", device: str = "cpu",
 ) -> dict[str, Any]:
     """Fig. 5-style: success vs sampling rate q at fixed epsilon (sigma calibrated per q)."""
     _check_run(trials, seed, attacks, executor, device)
     delta = check_probability("delta", delta, high_open=True)
     e = check_positive("epsilon", epsilon)
-    qs = [check_probability("sample_rates", q) for q in sample_rates]
-    if not qs:
-        raise ValueError("sample_rates must hold at least one value in (0, 1]")
-    base = _check_trial(AuditConfig(noise_multiplier=0.0, prior_size=prior_size, steps=steps, clip=clip, lr=lr,
-                                    n_known=n_known))
-    fig = _Figure("fig5", output_dir(out_dir), trials, seed, delta, resume, progress, device)
-    rows = fig.prior_aware("sample_rate", ((q, e, f"q{q:g}", dataclasses.replace(
-        base, sample_rate=q, noise_multiplier=_sigma(e, delta, q, steps))) for q in qs), attacks, executor)
-    return fig.finish(rows, "sampling rate q", f"Fig. 5 (digits, eps={e:g})")
+    qs = _values("sample_rates", sample_rates, check_probability, "value in (0, 1]")
+    return _prior_aware_figure(_Figure("fig5", out_dir, trials, seed, delta, resume, progress, device),
+                               [(q, e, q, f"q{q:g}") for q in qs], attacks, executor,
+                               ("sample_rate", "sampling rate q", f"Fig. 5 (digits, eps={e:g})"),
+                               prior_size=prior_size, steps=steps, clip=clip, lr=lr, n_known=n_known)
 
 
 def fig8(
     out_dir: str | Path,
     *,
-    epsilons: Sequence[float] = (1, 4, 16, 64),
-    prior_sizes: Sequence[int] = (2, 8, 128),
-    trials: int = 50,
-    gradient_trials: int = 4,
-    seed: int = 0,
-    delta: float = 1e-5,
-    steps: int = 100,
-    clip: float = 0.1,
-    lr: float = 10.0,
-    n_known: int = 999,
-    iterations: int = 200,
-    restarts: int = 2,
-    resume: bool = False,
-    progress: bool = True,
-    executor: Any = "local",
-    device: str = "cpu",
+    epsilons: Sequence[float] = (1, 4, 16, 64), prior_sizes: Sequence[int] = (2, 8, 128),
+    trials: int = 50, gradient_trials: int = 4, seed: int = 0, delta: float = 1e-5,
+    steps: int = 100, clip: float = 0.1, lr: float = 10.0, n_known: int = 999,
+    iterations: int = 200, restarts: int = 2,
+    resume: bool = False, progress: bool = True, executor: Any = "local", device: str = "cpu",
 ) -> dict[str, Any]:
     """Fig. 8-style: prior-aware (Alg. 2) vs gradient-based attack (Eq. 1 + App. D prior
     matching) success vs epsilon, one panel per prior size. One gradient reconstruction per
