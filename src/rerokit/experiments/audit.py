@@ -735,17 +735,11 @@ def _resolve_device(device) -> str:
 
 
 def run_prior_aware_audit(
-    cfg: AuditConfig,
-    trials: int,
-    seed: int,
+    cfg: AuditConfig, trials: int, seed: int,
     *,
     attacks: Sequence[str] = ("alg2", "alg3", "loglik"),
-    out: str | None = None,
-    resume: bool = False,
-    chunk_size: int = 32,
-    progress: bool = True,
-    executor: Any = "local",
-    device: str = "cpu",
+    out: str | None = None, resume: bool = False,
+    chunk_size: int = 32, progress: bool = True, executor: Any = "local", device: str = "cpu",
     announce: str | None = None,
 ) -> AuditReport:
     """Run ``trials`` prior-aware attack trials (see module docstring) and summarise.
@@ -801,20 +795,12 @@ def run_prior_aware_audit(
 
 
 def run_gradient_audit(
-    cfg: AuditConfig,
-    trials: int,
-    seed: int,
+    cfg: AuditConfig, trials: int, seed: int,
     *,
-    iterations: int = 200,
-    restarts: int = 2,
-    attack_lr: float = 0.05,
+    iterations: int = 200, restarts: int = 2, attack_lr: float = 0.05,
     prior_sizes: Sequence[int] | None = None,
-    out: str | None = None,
-    resume: bool = False,
-    chunk_size: int = 8,
-    progress: bool = True,
-    executor: Any = "local",
-    device: str = "cpu",
+    out: str | None = None, resume: bool = False,
+    chunk_size: int = 8, progress: bool = True, executor: Any = "local", device: str = "cpu",
     announce: str | None = None,
 ) -> AuditReport:
     """Run ``trials`` gradient-based attack trials (Eq. 1; full transcript, label known) and

@@ -42,22 +42,13 @@ CSV_FIELDS = ("epsilon", "delta", "clip", "noise_multiplier", "mse", "mse_ci_low
 
 
 def run_dpgd_sweep(
-    out_dir: str | Path,
-    epsilons: Sequence[float] = DEFAULT_EPSILONS,
+    out_dir: str | Path, epsilons: Sequence[float] = DEFAULT_EPSILONS,
     *,
-    include_nonprivate: bool = True,
-    dataset="digits",
-    shadow_models: int = 2000,
-    fixed_size: int = 500,
-    epochs: int = 100,
-    targets: int = 100,
-    delta: float = 1e-5,
-    clip: float = 1.0,
+    include_nonprivate: bool = True, dataset="digits",
+    shadow_models: int = 2000, fixed_size: int = 500, epochs: int = 100, targets: int = 100,
+    delta: float = 1e-5, clip: float = 1.0,
     seed: int = 0,
-    resume: bool = False,
-    progress: bool = False,
-    executor: Any = "local",
-    device: str = "cpu",
+    resume: bool = False, progress: bool = False, executor: Any = "local", device: str = "cpu",
     **reconn_kwargs: Any,
 ) -> list[dict[str, Any]]:
     """Fig. 9 of Balle et al. (2022): RecoNN MSE vs epsilon of full-batch DP-GD. Returns the CSV

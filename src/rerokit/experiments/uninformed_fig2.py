@@ -108,17 +108,10 @@ def _cell_block(job: _Fig2Job, blk) -> Iterator[tuple[int, dict[str, Any]]]:
 def run_uninformed_fig2(
     out_dir: str | os.PathLike,
     *,
-    sigmas: Sequence[float] = DEFAULT_SIGMAS,
-    seed: int = 0,
-    points: int = 100,
-    dim: int = 4,
-    rows: int = 100,
-    digits_targets: int = 100,
-    datasets: Sequence[str] = ("synthetic", "digits"),
-    backend: str = "vmap",
-    resume: bool = False,
-    progress: bool = False,
-    executor: Any = "local",
+    sigmas: Sequence[float] = DEFAULT_SIGMAS, seed: int = 0,
+    points: int = 100, dim: int = 4, rows: int = 100, digits_targets: int = 100,
+    datasets: Sequence[str] = ("synthetic", "digits"), backend: str = "vmap",
+    resume: bool = False, progress: bool = False, executor: Any = "local",
 ) -> dict[str, Any]:
     """Run the Fig. 2 experiment and write PNG, CSVs and JSONL into ``out_dir``; returns the
     paths and the per-cell summary. The cells run on ``executor`` (``"local"``, ``"ray"`` or a

@@ -325,16 +325,9 @@ def _train(backend, theta0: torch.Tensor, X: torch.Tensor, y: torch.Tensor, cfg:
 
 
 def train_dpsgd(
-    fm: FunctionalModel,
-    theta0: torch.Tensor,
-    X: torch.Tensor,
-    y: torch.Tensor,
+    fm: FunctionalModel, theta0: torch.Tensor, X: torch.Tensor, y: torch.Tensor,
     *,
-    noise_multiplier: float,
-    clip: float | None,
-    steps: int,
-    lr: float,
-    sample_rate: float = 1.0,
+    noise_multiplier: float, clip: float | None, steps: int, lr: float, sample_rate: float = 1.0,
     seed: int,
     target_index: int | None = None,
     record: bool | str = False,
@@ -408,16 +401,9 @@ def _as_target_array(target_index, K: int, n: int) -> torch.Tensor | None:
 
 
 def train_dpsgd_many(
-    fm: FunctionalModel,
-    theta0: torch.Tensor,
-    X: torch.Tensor,
-    y: torch.Tensor,
+    fm: FunctionalModel, theta0: torch.Tensor, X: torch.Tensor, y: torch.Tensor,
     *,
-    noise_multiplier: float,
-    clip: float | None,
-    steps: int,
-    lr: float,
-    sample_rate: float = 1.0,
+    noise_multiplier: float, clip: float | None, steps: int, lr: float, sample_rate: float = 1.0,
     seeds: Sequence[int] | None = None,
     seed: int | None = None,
     target_index: int | Sequence[int] | torch.Tensor | None = None,

@@ -439,15 +439,9 @@ class DPSGDFILResult:
 
 
 def dpsgd_fil(
-    module: nn.Module,
-    X: torch.Tensor,
-    Y: torch.Tensor,
+    module: nn.Module, X: torch.Tensor, Y: torch.Tensor,
     *,
-    noise_multiplier: float,
-    sample_rate: float,
-    steps: int,
-    clip: float,
-    lr: float = 0.1,
+    noise_multiplier: float, sample_rate: float, steps: int, clip: float, lr: float = 0.1,
     seed: int = 0,
     coords: int | None = None,
     subsampling: str = "convexity",

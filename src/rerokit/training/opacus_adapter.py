@@ -44,15 +44,8 @@ __all__ = ["record_opacus_transcript"]
 
 
 def record_opacus_transcript(
-    module: nn.Module,
-    X: torch.Tensor,
-    y: torch.Tensor,
-    target_index: int | None,
-    noise_multiplier: float,
-    clip: float,
-    steps: int,
-    lr: float,
-    sample_rate: float = 1.0,
+    module: nn.Module, X: torch.Tensor, y: torch.Tensor, target_index: int | None,
+    noise_multiplier: float, clip: float, steps: int, lr: float, sample_rate: float = 1.0,
     seed: int = 0,
     *,
     theta0: torch.Tensor | None = None,
