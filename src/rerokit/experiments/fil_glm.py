@@ -38,7 +38,26 @@ def fil_glm_setup(
     data_path: str | None = None, device: str = "cpu",
 ) -> dict[str, Any]:
     """Data, fitted model, per-sample dFIL and bound (Jacobians computed on ``device``), and the RDP
-    comparison of the setting."""
+    comparison of the setting (Guo et al. 2022, Sec. 7.1: eps_2 of the output perturbation and the
+    Thm 1 MSE bound it gives).
+
+    Args:
+        dataset: a name of :func:`rerokit.data.load_dataset` (default the bundled digits).
+        classes: the two labels of the binary problem (the second is class 1).
+        lam: L2 penalty lambda > 0 of the objective (1/n) sum_i l_i + (lam/2) ||theta||^2.
+        noise_std: std > 0 of the output perturbation theta* + N(0, noise_std^2 I).
+        data_path: the local file or folder of ``dataset`` (MNIST, CIFAR-10), or None.
+        device: where the dFIL Jacobians are computed.
+
+    Returns:
+        A dict: ``X``, ``y`` (0/1), ``model`` (the fitted GLM), per-sample ``dfil``, ``bound``
+        (1/dFIL) and ``bound_trinv`` (Tr(I^{-1})/d), ``n``, ``dim``, ``epsilon_rdp2``,
+        ``rdp_mse_bound``, ``lipschitz`` (of the loss in theta) and ``train_accuracy``.
+
+    Raises:
+        ValueError: if ``lam`` or ``noise_std`` is not > 0, or ``classes`` are not two distinct labels
+            of the dataset.
+    """
     import numpy as np
 
     from rerokit.attacks.glm import fit_glm
@@ -135,9 +154,26 @@ def run_fil_glm(
     tighter Tr(I^{-1})/d), ``spearman`` (rank correlation of bound and
     attack MSE), the RDP epsilon of the setting and its Thm 1 bound, and the settings.
 
-    Blocks of ``block`` draws (block b seeded with [seed, b]) run on ``executor`` (``"local"``,
-    ``"ray"`` or a :class:`rerokit.executors.Executor`), the same records whatever the executor.
-    ``device``: where the dFIL Jacobians are computed.
+    Blocks of ``block`` draws (block b seeded with [seed, b]) run on ``executor``, the same records
+    whatever the executor.
+
+    Args:
+        out_dir: the output folder (created): ``fil_glm.csv``, ``fil_glm.png``, ``fil_glm.jsonl``.
+        dataset, classes, lam, noise_std, data_path, device: as in :func:`fil_glm_setup`.
+        draws: noise draws (releases) the attack is averaged over (>= 1).
+        block: draws per block (>= 1).
+        seed: the run's seed (>= 0).
+        resume: continue ``fil_glm.jsonl`` without repeating its blocks.
+        progress: a progress bar on stderr.
+        plot: write ``fil_glm.png``.
+        executor: ``"local"``, ``"ray"`` or a :class:`rerokit.executors.Executor`.
+
+    Returns:
+        The summary (JSON-ready dict).
+
+    Raises:
+        ValueError: if a setting is out of range (as :func:`fil_glm_setup`), ``out_dir`` cannot be
+            written, or the log cannot be resumed.
     """
     import numpy as np
 

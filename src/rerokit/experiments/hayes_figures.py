@@ -166,7 +166,31 @@ def fig3(
     attacks: Sequence[str] = ("alg2",),
     resume: bool = False, progress: bool = True, executor: Any = "local", device: str = "cpu",
 ) -> dict[str, Any]:
-    """Fig. 3-style: success of the prior-aware attack vs epsilon (q = 1) with the bound."""
+    """Fig. 3-style: success of the prior-aware attack vs epsilon (q = 1) with the bound gamma (Thm 2).
+
+    Args:
+        out_dir: the output folder (created): ``fig3.csv``, ``fig3.png`` and one
+            ``fig3_eps<epsilon>.jsonl`` per epsilon.
+        epsilons: the x values, each > 0 (at least one); sigma is calibrated for (epsilon, delta).
+        trials: prior-aware trials per cell (>= 1).
+        seed: the seed of every cell (>= 0): trial i is the same draw in every cell.
+        delta: delta in (0, 1) of the calibration.
+        prior_size, steps, clip, lr, n_known: the :class:`rerokit.experiments.audit.AuditConfig`
+            fields (digits, MLP 64-10-10).
+        attacks: names of :data:`rerokit.experiments.audit.PRIOR_AWARE_ATTACKS` (at least one).
+        resume: continue the cells' JSON-lines files without repeating their trials.
+        progress: progress bars on stderr.
+        executor: ``"local"``, ``"ray"`` or a :class:`rerokit.executors.Executor` (one for all cells).
+        device: ``"cpu"``, ``"cuda"`` or ``"auto"``.
+
+    Returns:
+        ``{"png": path, "csv": path, "rows": [...]}``, one row (:data:`CSV_FIELDS`) per epsilon and
+        attack.
+
+    Raises:
+        ValueError: if a setting is out of range (checked before sigma is calibrated and before
+            any training), or as :func:`rerokit.experiments.audit.run_prior_aware_audit`.
+    """
     _check_run(trials, seed, attacks, executor, device)
     delta = check_probability("delta", delta, high_open=True)
     eps = _values("epsilons", epsilons, check_positive, "value > 0")
@@ -185,7 +209,22 @@ def fig5(
     attacks: Sequence[str] = ("alg3", "loglik"),
     resume: bool = False, progress: bool = True, executor: Any = "local", device: str = "cpu",
 ) -> dict[str, Any]:
-    """Fig. 5-style: success vs sampling rate q at fixed epsilon (sigma calibrated per q)."""
+    """Fig. 5-style: success vs sampling rate q at fixed epsilon (sigma calibrated per q): Alg. 3
+    (top-qT, App. F) and the log-likelihood attack (App. G) against the bound gamma.
+
+    Args:
+        out_dir: the output folder: ``fig5.csv``, ``fig5.png``, one ``fig5_q<q>.jsonl`` per q.
+        sample_rates: the x values, each in (0, 1] (at least one).
+        epsilon: the epsilon (> 0) every sigma is calibrated for, at delta.
+        trials, seed, delta, prior_size, steps, clip, lr, n_known, attacks, resume, progress,
+            executor, device: as in :func:`fig3`.
+
+    Returns:
+        As :func:`fig3`, one row per q and attack.
+
+    Raises:
+        ValueError: as :func:`fig3`.
+    """
     _check_run(trials, seed, attacks, executor, device)
     delta = check_probability("delta", delta, high_open=True)
     e = check_positive("epsilon", epsilon)
@@ -207,7 +246,27 @@ def fig8(
 ) -> dict[str, Any]:
     """Fig. 8-style: prior-aware (Alg. 2) vs gradient-based attack (Eq. 1 + App. D prior
     matching) success vs epsilon, one panel per prior size. One gradient reconstruction per
-    trial serves every prior size (exact App. D probability per size)."""
+    trial serves every prior size (exact App. D probability per size).
+
+    Args:
+        out_dir: the output folder: ``fig8.csv``, ``fig8.png``, ``fig8_prior_eps<e>_n<N>.jsonl``
+            per epsilon and prior size and ``fig8_gradient_eps<e>.jsonl`` per epsilon.
+        epsilons: as in :func:`fig3`.
+        prior_sizes: the prior sizes N (each in [2, dataset size]; at least one); |D-| is
+            min(``n_known``, dataset size - N) (the gradient audit: dataset size - max N).
+        trials: prior-aware trials per cell (>= 1).
+        gradient_trials: gradient-attack trials per epsilon (>= 1).
+        iterations, restarts: the gradient attack's Adam steps per restart and random restarts.
+        seed, delta, steps, clip, lr, n_known, resume, progress, executor, device: as in
+            :func:`fig3`.
+
+    Returns:
+        As :func:`fig3`: per epsilon one prior-aware row per N, one gradient row per N (App. D
+        success) and one gradient MSE row (gamma empty).
+
+    Raises:
+        ValueError: as :func:`fig3`.
+    """
     from rerokit.data import load_dataset
 
     _check_run(trials, seed, None, executor, device)

@@ -51,11 +51,29 @@ def run_dpgd_sweep(
     resume: bool = False, progress: bool = False, executor: Any = "local", device: str = "cpu",
     **reconn_kwargs: Any,
 ) -> list[dict[str, Any]]:
-    """Fig. 9 of Balle et al. (2022): RecoNN MSE vs epsilon of full-batch DP-GD. Returns the CSV
-    rows (non-private row first, epsilon = inf). ``reconn_kwargs`` go to :func:`run_reconn`
-    (e.g. ``reconstructor_epochs``). Every epsilon uses the same ``seed``: the same split,
-    shadow targets and initialisation (common random numbers across epsilon). ``executor``,
-    ``device``: as for :func:`run_reconn` (one executor serves every epsilon)."""
+    """Fig. 9 of Balle et al. (2022): RecoNN MSE vs epsilon of full-batch DP-GD. Every epsilon uses
+    the same ``seed``: the same split, shadow targets and initialisation (common random numbers
+    across epsilon).
+
+    Args:
+        out_dir: the output folder (created): ``reconn_dpgd.csv``, ``.png`` and ``.jsonl``.
+        epsilons: the epsilons of DP-GD, each > 0.
+        include_nonprivate: also run without DP (the first row, epsilon = inf); without it
+            ``epsilons`` must not be empty.
+        dataset, shadow_models, fixed_size, epochs, targets, delta, clip, seed, progress, executor,
+            device: as in :func:`rerokit.experiments.reconn.run_reconn` (one executor serves every
+            epsilon).
+        resume: skip the epsilons already in ``reconn_dpgd.jsonl`` (same settings).
+        **reconn_kwargs: further arguments of :func:`rerokit.experiments.reconn.run_reconn`
+            (e.g. ``reconstructor_epochs``).
+
+    Returns:
+        The CSV rows (:data:`CSV_FIELDS`; the non-private row first, epsilon = inf).
+
+    Raises:
+        ValueError: if a setting is out of range, ``out_dir`` cannot be written or the log cannot
+            be resumed.
+    """
     from rerokit.executors import get_executor
     from rerokit.experiments.records import Bool, DictOf, Int, Nullable, Num, TrialLog
     from rerokit.experiments.reconn import run_reconn

@@ -98,7 +98,11 @@ class _Str(_Check):
 
 
 class OneOf(_Check):
-    """One of the given JSON values (e.g. a dataset name of this run)."""
+    """One of the given JSON values (e.g. a dataset name of this run).
+
+    Args:
+        *values: the allowed values (compared by type and value: ``1`` does not pass for ``1.0``).
+    """
 
     def __init__(self, *values: Any):
         self.values = values
@@ -109,7 +113,11 @@ class OneOf(_Check):
 
 
 class Nullable(_Check):
-    """``null`` or a value passing ``check``."""
+    """``null`` or a value passing ``check``.
+
+    Args:
+        check: the check of a non-null value.
+    """
 
     def __init__(self, check: _Check):
         self.check = check
@@ -120,7 +128,12 @@ class Nullable(_Check):
 
 
 class ListOf(_Check):
-    """A JSON list of items passing ``item``, of length ``length`` when given."""
+    """A JSON list of items passing ``item``, of length ``length`` when given.
+
+    Args:
+        item: the check of every item.
+        length: the required length, or None for any.
+    """
 
     def __init__(self, item: _Check, *, length: int | None = None):
         self.item, self.length = item, length
@@ -138,7 +151,13 @@ class ListOf(_Check):
 
 class DictOf(_Check):
     """A JSON object with exactly the keys ``keys`` (all string keys when None) whose values pass
-    ``value``; or, with ``fields``, an object with at least those keys, each with its own check."""
+    ``value``; or, with ``fields``, an object with at least those keys, each with its own check.
+
+    Args:
+        value: the check of every value (needed without ``fields``).
+        keys: the exact keys (converted to strings, as JSON writes them), or None for any.
+        fields: key -> check of each required key (then ``value`` and ``keys`` are not used).
+    """
 
     def __init__(self, value: _Check | None = None, *, keys: Any = None, fields: Mapping[str, _Check] | None = None):
         self.value, self.fields = value, dict(fields or {})
@@ -169,10 +188,28 @@ class DictOf(_Check):
 
 
 def Num(*, minimum: float | None = None, finite: bool = False) -> _Check:  # noqa: N802 - schema vocabulary
+    """A JSON number (not a bool; NaN passes unless ``finite``: undefined metrics such as the NCC of a
+    constant record).
+
+    Args:
+        minimum: the smallest allowed value, or None.
+        finite: refuse NaN and +-inf (written as ``NaN``/``Infinity`` by ``json``).
+
+    Returns:
+        The check.
+    """
     return _Num(minimum=minimum, finite=finite)
 
 
 def Int(*, minimum: int | None = None) -> _Check:  # noqa: N802
+    """A JSON integer (not a bool, not 1.0).
+
+    Args:
+        minimum: the smallest allowed value, or None.
+
+    Returns:
+        The check.
+    """
     return _Int(minimum=minimum)
 
 
@@ -211,11 +248,23 @@ class TrialLog:
     equal ``settings`` (else raises ``ValueError``), and ``done`` lists the finished trial ids.
     Without ``resume`` an existing non-empty file is an error, never silently overwritten.
 
-    ``trials``: the run's trial count K; every record (read or appended) must have an integer
-    ``0 <= trial < K``. ``schema``: key -> check (:class:`Num`, :class:`Int`, :data:`Bool`,
-    :data:`Str`, :class:`ListOf`, :class:`DictOf`, :class:`Nullable`, :class:`OneOf`) of every key
-    a trial record of this run must have. ``name``: the option or parameter that gave ``path``,
-    used in messages. The log locks ``<path>.lock`` until :meth:`close` (also a context manager).
+    The log locks ``<path>.lock`` until :meth:`close` (also a context manager).
+
+    Args:
+        path: the JSON-lines file (its folder is created), or None for a log kept in memory only.
+        settings: the run's settings (JSON-ready), written in the header and compared on resume.
+        resume: continue an existing file with the same settings.
+        trials: the run's trial count K; every record (read or appended) must have an integer
+            ``0 <= trial < K``. None: any ``trial >= 0``.
+        schema: key -> check (:class:`Num`, :class:`Int`, :data:`Bool`, :data:`Str`,
+            :class:`ListOf`, :class:`DictOf`, :class:`Nullable`, :class:`OneOf`) of every key a
+            trial record of this run must have.
+        name: the option or parameter that gave ``path``, used in messages.
+
+    Raises:
+        ValueError: if ``path`` is empty, a folder or not a regular file; if the file exists and is
+            not empty without ``resume``; if another run holds its lock; on resume, if its settings
+            differ or a record is not a valid trial of this run (naming the line).
     """
 
     def __init__(
@@ -418,9 +467,20 @@ class TrialLog:
     # -- writing
     @property
     def done(self) -> set[int]:
+        """The ids of the trials in the log (read on resume or appended)."""
         return set(self.trials)
 
     def append(self, trial: int, record: dict[str, Any]) -> None:
+        """Append one finished trial to the file (flushed and fsynced) and to :attr:`trials`.
+
+        Args:
+            trial: the trial id.
+            record: its JSON-ready fields (numpy values are converted); ``kind`` and ``trial`` are
+                added.
+
+        Raises:
+            ValueError: if the record does not match the schema or the trial is already logged.
+        """
         rec = {"kind": "trial", "trial": int(trial), **record}
         rec = json.loads(json.dumps(rec, default=_default))
         err = self._check(rec)

@@ -45,7 +45,17 @@ _DATA_RANGE = 1.0
 
 
 def regime_settings(regime: str, min_norm: float, max_norm: float, rows: int) -> tuple[float, int]:
-    """(C, M) of a Fig. 2 regime (see the module docstring)."""
+    """(C, M) of a Fig. 2 regime (see the module docstring).
+
+    Args:
+        regime: a name of :data:`REGIMES`.
+        min_norm: r, the smallest norm of the attacked data (> 0).
+        max_norm: R_max, the largest norm (> 0).
+        rows: M of the first two regimes (>= 1).
+
+    Returns:
+        ``(C, M)``: (r, rows), (sqrt(rows) r, rows) or (2 R_max, 1).
+    """
     check_choice("regime", regime, REGIMES)
     r = check_positive("min_norm", min_norm)
     rmax = check_positive("max_norm", max_norm)
@@ -113,9 +123,31 @@ def run_uninformed_fig2(
     datasets: Sequence[str] = ("synthetic", "digits"), backend: str = "vmap",
     resume: bool = False, progress: bool = False, executor: Any = "local",
 ) -> dict[str, Any]:
-    """Run the Fig. 2 experiment and write PNG, CSVs and JSONL into ``out_dir``; returns the
-    paths and the per-cell summary. The cells run on ``executor`` (``"local"``, ``"ray"`` or a
-    :class:`rerokit.executors.Executor`; each cell draws its own noise: the same records anywhere)."""
+    """Run the Fig. 2 experiment and write PNG, CSVs and JSONL into ``out_dir``.
+
+    Args:
+        out_dir: the output folder (created).
+        sigmas: the noise multipliers on the x-axis, each in (0, 1e100] (at least one).
+        seed: the run's seed (>= 0): the synthetic data and every cell's noise.
+        points, dim: size and dimension of the synthetic U(0, 1) data (>= 2 each).
+        rows: M of the first two regimes (>= 1).
+        digits_targets: how many digits are attacked.
+        datasets: ``"synthetic"`` and/or ``"digits"`` (at least one).
+        backend: ``"vmap"`` or ``"opacus"`` (:mod:`rerokit.attacks.analytic`; the same records).
+        resume: continue ``uninformed_fig2.jsonl`` without repeating its cells.
+        progress: a progress bar on stderr.
+        executor: where the cells run (``"local"``, ``"ray"`` or a
+            :class:`rerokit.executors.Executor`; each cell draws its own noise: the same records
+            anywhere).
+
+    Returns:
+        ``{"settings", "paths", "summary"}``: the run's settings, the written files and one summary
+        row per cell (dataset, regime, sigma).
+
+    Raises:
+        ValueError: if a setting is out of range, ``out_dir`` cannot be written or the log cannot
+            be resumed.
+    """
     from rerokit.executors import get_executor, plan_blocks, run_blocks
     from rerokit.experiments.records import Int, ListOf, Num, OneOf, TrialLog
 
