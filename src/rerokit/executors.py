@@ -212,6 +212,13 @@ class LocalExecutor(Executor):
 
     def run(self, fn: BlockFn, job: Any, blocks: Sequence[Block], emit: Callable[[int, Any], None], *,
             gpu: bool = False) -> None:
+        """:meth:`Executor.run` in this process: blocks in order, or ``workers`` at a time on threads
+        (thread-safe block functions only); a block that raises stops the run with its error after
+        the items already emitted.
+
+        Args:
+            fn, job, blocks, emit, gpu: as in :meth:`Executor.run` (``gpu`` changes nothing here).
+        """
         if self.workers == 1 or len(blocks) <= 1 or not getattr(fn, "thread_safe", False):
             # block functions declare thread safety (fn.thread_safe = True); others run one at a time
             for block in blocks:
@@ -412,6 +419,7 @@ class RayExecutor(Executor):
         self._actor_key: Any = None
 
     def describe(self) -> str:
+        """``ray`` or ``ray, <n> workers`` (for progress bars)."""
         return "ray" if self.workers is None else f"ray, {self.workers} worker{'s' if self.workers > 1 else ''}"
 
     # -- cluster and actors
@@ -475,6 +483,8 @@ class RayExecutor(Executor):
         self._actors, self._actor_key = [], None
 
     def close(self) -> None:
+        """Kill the worker actors and shut down the Ray connection this executor started (idempotent;
+        a connection that was open before is left open)."""
         self._kill_actors()
         if self._started:
             self._started = False
@@ -485,6 +495,19 @@ class RayExecutor(Executor):
     # -- running
     def run(self, fn: BlockFn, job: Any, blocks: Sequence[Block], emit: Callable[[int, Any], None], *,
             gpu: bool = False) -> None:
+        """:meth:`Executor.run` on the Ray actors: each idle actor takes the next block; a finished
+        block's items are emitted here at once.
+
+        Args:
+            fn, job, blocks, emit, gpu: as in :meth:`Executor.run`.
+
+        Raises:
+            ValueError: if the cluster cannot be reached or lacks the requested CPUs or GPUs.
+            ValueError, TypeError, ArithmeticError, OSError, MemoryError: a block's own error of
+                that type (or torch's out-of-memory RuntimeError), naming the block, once the blocks
+                finished meanwhile are emitted.
+            BlockFailed: for any other error of a block, or a worker that died.
+        """
         if not blocks:
             return
         ray = self._connect()

@@ -86,13 +86,33 @@ class AnalyticAttackOutput:
 
 
 def target_generator(seed: int, index: int) -> torch.Generator:
-    """The torch generator of target ``index`` in a run with ``seed`` (independent streams)."""
+    """The torch generator of target ``index`` in a run with ``seed`` (independent streams).
+
+    Args:
+        seed: the run's seed (>= 0).
+        index: the target's dataset index.
+
+    Returns:
+        A ``torch.Generator`` seeded from ``SeedSequence([seed, index])``: the same noise for the
+        target in both implementations, any block layout and a resumed run.
+    """
     s = int(np.random.SeedSequence([int(seed), int(index)]).generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
     return torch.Generator().manual_seed(s)
 
 
 def attack_model(dim: int, rows: int, *, seed: int = 0) -> torch.nn.Linear:
-    """The adversary's model f(X) = W X, W in R^{M x N}, no bias (Cor. 1)."""
+    """The adversary's model f(X) = W X, W in R^{M x N}, no bias (004, Cor. 1).
+
+    Args:
+        dim: N, the input dimension (>= 1).
+        rows: M, the number of rows (>= 1; :func:`rerokit.bounds.uninformed.optimal_rows` gives
+            the smallest M with sqrt(M) ||X|| >= C, Prop. 1).
+        seed: seed of the (irrelevant: the gradient of 1^T W X is X per row) initial weights,
+            drawn without touching the global torch RNG.
+
+    Returns:
+        A float64 ``torch.nn.Linear(N, M, bias=False)``.
+    """
     n = check_int("dim", dim, minimum=1)
     m = check_int("rows", rows, minimum=1)
     with torch.random.fork_rng(devices=[]):  # seeded init without touching the global RNG
@@ -101,7 +121,14 @@ def attack_model(dim: int, rows: int, *, seed: int = 0) -> torch.nn.Linear:
 
 
 def attack_loss(output: torch.Tensor) -> torch.Tensor:
-    """L(W, X) = 1_M^T W X summed over the batch (Cor. 1)."""
+    """L(W, X) = 1_M^T W X summed over the batch (004, Cor. 1): every row's gradient is X.
+
+    Args:
+        output: W X of a batch, shape (B, M).
+
+    Returns:
+        The scalar loss.
+    """
     return output.sum()
 
 
@@ -117,6 +144,15 @@ class OpacusAnalyticAttack:
     target the optimizer clips the per-sample gradient, adds N(0, sigma^2 C^2) noise, divides by the
     expected batch size and takes an SGD step; the attack reads the privatized ``p.grad`` and the
     weights are restored to their initial value for the next target.
+
+    Args:
+        dim: N, the target dimension.
+        rows: M, rows of the adversary's layer (:func:`attack_model`).
+        noise_multiplier: sigma >= 0 (noise std sigma C on the clipped gradient).
+        clip: clipping norm C > 0.
+        seed: the run's seed: the layer's initialisation and, with the target index, each
+            target's noise (:func:`target_generator`).
+        lr: SGD step size (> 0; the step is undone, so it does not affect the attack).
     """
 
     def __init__(self, dim: int, rows: int, noise_multiplier: float, clip: float, *, seed: int = 0, lr: float = 0.1):
@@ -141,8 +177,16 @@ class OpacusAnalyticAttack:
         self._w0 = self.layer.weight.detach().clone()
 
     def privatized_step(self, x: np.ndarray | torch.Tensor, generator: torch.Generator) -> tuple[np.ndarray, float, float]:
-        """Run one DP-SGD step on the single example ``x`` (N,). Returns the released gradient
-        grad~_W (M, N), the clipping factor Opacus applied and the per-sample gradient norm."""
+        """Run one DP-SGD step on the single example ``x`` (Eq. 11); the weights are restored after it.
+
+        Args:
+            x: the target, shape (N,).
+            generator: the noise generator (:func:`target_generator`).
+
+        Returns:
+            ``(grad~_W, beta_C, ||G_X||)``: the released gradient (M, N), the clipping factor
+            Opacus applied and the per-sample gradient norm.
+        """
         xt = torch.as_tensor(np.asarray(x, dtype=np.float64)).reshape(1, self.dim)
         self.optimizer.generator = generator
         self.optimizer.zero_grad(set_to_none=True)
@@ -161,12 +205,32 @@ class OpacusAnalyticAttack:
 
     def reconstruct(self, x: np.ndarray, generator: torch.Generator) -> tuple[np.ndarray, float, float]:
         """X_hat (Eq. 16) from one privatized step on ``x``, undoing the known scale
-        beta_C / expected_batch_size; returns (X_hat, beta_C, ||G_X||)."""
+        beta_C / expected_batch_size.
+
+        Args:
+            x, generator: as in :meth:`privatized_step`.
+
+        Returns:
+            ``(X_hat, beta_C, ||G_X||)``, X_hat of shape (N,).
+        """
         noisy, beta, norm = self.privatized_step(x, generator)
         return U.estimate_from_gradients(noisy * self.expected_batch_size, beta), beta, norm
 
     def run(self, X: np.ndarray, *, indices: Sequence[int] | None = None, progress: bool = False) -> AnalyticAttackOutput:
-        """Attack every row of ``X`` (K, N); target i uses generator ``target_generator(seed, indices[i])``."""
+        """Attack every row of ``X``, one privatized step each.
+
+        Args:
+            X: the targets, shape (K, N) (or (K, ...), flattened).
+            indices: the targets' dataset indices (default 0..K-1); target i uses the generator
+                ``target_generator(seed, indices[i])``.
+            progress: show a progress bar on stderr.
+
+        Returns:
+            The :class:`AnalyticAttackOutput` (backend ``"opacus"``).
+
+        Raises:
+            ValueError: if ``X`` does not have ``dim`` columns.
+        """
         X = np.asarray(X, dtype=np.float64).reshape(len(X), -1)
         if X.shape[1] != self.dim:
             raise ValueError(f"X must have {self.dim} columns (dim), got {X.shape[1]}")
@@ -193,7 +257,18 @@ def vectorized_analytic_attack(
 ) -> AnalyticAttackOutput:
     """The same attack as :class:`OpacusAnalyticAttack` (one batch-size-1 DP-SGD step per target),
     vectorised over targets: per-sample gradients by ``torch.func.vmap(grad(...))``, Opacus'
-    clipping rule, N(0, sigma^2 C^2) noise from each target's own generator, Eq. 16 estimator."""
+    clipping rule, N(0, sigma^2 C^2) noise from each target's own generator, Eq. 16 estimator.
+
+    Args:
+        X, indices: as in :meth:`OpacusAnalyticAttack.run`.
+        rows, noise_multiplier, clip, seed: as for :class:`OpacusAnalyticAttack`.
+        chunk: targets per vectorised block (>= 1).
+        progress: show a progress bar on stderr (one step per block).
+
+    Returns:
+        The :class:`AnalyticAttackOutput` (backend ``"vmap"``), equal target by target to the
+        Opacus implementation's.
+    """
     from torch.func import functional_call, grad, vmap
 
     X = np.asarray(X, dtype=np.float64).reshape(len(X), -1)
@@ -236,7 +311,19 @@ def vectorized_analytic_attack(
 
 def division_attack(weight_grad: np.ndarray, bias_grad: np.ndarray, *, tol: float = 1e-12) -> np.ndarray:
     """X = grad_{W_j} / (dL/db_j) for any row j with a non-zero bias gradient (004, Eq. 8); the rows
-    with |dL/db_j| > tol are averaged weighted by |dL/db_j| (all equal X without noise)."""
+    with |dL/db_j| > tol are averaged weighted by |dL/db_j| (all equal X without noise).
+
+    Args:
+        weight_grad: the first layer's weight gradient, shape (M, N).
+        bias_grad: its bias gradient, shape (M,).
+        tol: rows with |dL/db_j| <= tol are ignored (>= 0).
+
+    Returns:
+        The reconstruction, shape (N,).
+
+    Raises:
+        ValueError: if the shapes disagree or every bias gradient is within ``tol`` of zero.
+    """
     w = np.asarray(weight_grad, dtype=float)
     b = np.asarray(bias_grad, dtype=float).reshape(-1)
     if w.ndim != 2 or w.shape[0] != b.size:
@@ -254,7 +341,18 @@ def nonprivate_division_attack(
 ) -> np.ndarray:
     """Without DP: train step of an ordinary network (Linear(N, hidden) -> ReLU -> Linear(hidden,
     classes), cross-entropy) on each example alone; the first layer's gradients reveal the input
-    exactly by the division of Eq. 8. Returns the reconstructions (K, N)."""
+    exactly by the division of Eq. 8.
+
+    Args:
+        X: the examples, shape (K, N) (or (K, ...), flattened).
+        y: their labels, shape (K,).
+        hidden: width of the hidden layer (>= 1).
+        num_classes: outputs of the network (>= 2).
+        seed: seed of the network's initialisation (the global torch RNG is left as it was).
+
+    Returns:
+        The reconstructions, shape (K, N).
+    """
     X = np.asarray(X, dtype=np.float64).reshape(len(X), -1)
     yy = np.asarray(y, dtype=np.int64).reshape(-1)
     h = check_int("hidden", hidden, minimum=1)
@@ -286,7 +384,17 @@ def reconstruction_metrics(
 ) -> dict[str, np.ndarray]:
     """Per-target MSE (Def. 3), PSNR = 10 log10(R^2 / MSE) with data range R (Props. 4-5), sample
     NCC (Def. 5; NaN where a target or its reconstruction is constant) and, for images
-    ``image_shape = (C, H, W)``, SSIM from scikit-image (uniform window, see module docstring)."""
+    ``image_shape = (C, H, W)``, SSIM from scikit-image (uniform window, see module docstring).
+
+    Args:
+        X: the targets, shape (K, N) (or (K, ...), flattened).
+        X_hat: their reconstructions, the same shape.
+        data_range: R > 0, the data's known range (1 for data in [0, 1]).
+        image_shape: (C, H, W) of one target for SSIM; None (or not 3 numbers): no SSIM.
+
+    Returns:
+        ``{"mse", "psnr", "ncc"[, "ssim"]}``, each an array of shape (K,) (PSNR inf where MSE = 0).
+    """
     X = np.asarray(X, dtype=np.float64).reshape(len(X), -1)
     Xh = np.asarray(X_hat, dtype=np.float64).reshape(len(X), -1)
     r = check_positive("data_range", data_range)

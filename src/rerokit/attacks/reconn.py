@@ -108,7 +108,20 @@ class ReconSplit:
 
 def split_dataset(dataset, fixed_size: int, n_eval: int, seed: int) -> ReconSplit:
     """Random disjoint split of a :class:`rerokit.data.Dataset` into D_- (``fixed_size``
-    points), ``n_eval`` evaluation targets and the remaining shadow pool (at least one point)."""
+    points), ``n_eval`` evaluation targets and the remaining shadow pool (at least one point).
+
+    Args:
+        dataset: the :class:`rerokit.data.Dataset`.
+        fixed_size: |D_-| (>= 1, leaving room for a target and a pool point).
+        n_eval: the number of evaluation targets (>= 1; named ``targets`` in messages).
+        seed: the split's seed (>= 0; the permutation uses ``SeedSequence([seed, 1])``).
+
+    Returns:
+        The :class:`ReconSplit`.
+
+    Raises:
+        ValueError: if a size or the seed is out of range.
+    """
     n = int(dataset.n)
     fixed_size = check_int("fixed_size", fixed_size, minimum=1, maximum=max(1, n - 2))
     n_eval = check_int("targets", n_eval, minimum=1, maximum=max(1, n - fixed_size - 1))
@@ -137,10 +150,23 @@ _SHIFTS = [(dy, dx) for dy in (-1, 0, 1) for dx in (-1, 0, 1) if (dy, dx) != (0,
 def shadow_targets(X_pool: np.ndarray, y_pool: np.ndarray, k: int, shape: Sequence[int], seed: int):
     """``k`` shadow targets from the pool D_bar: the pool points in random order, then (if
     ``k`` exceeds the pool) pool points translated by one pixel in one of 8 directions, each
-    (point, shift) pair used at most once. Returns ``(X (k, d), y (k,), n_shifted)``.
+    (point, shift) pair used at most once.
 
     Balle et al. (Sec. VI-B, Fig. 6) find the shadow targets need not come from the target
     distribution; shifted digits are a cheap way to get more than the 1,797 images digits has.
+
+    Args:
+        X_pool: the pool D_bar, shape (m, d) (flattened images).
+        y_pool: its labels, shape (m,).
+        k: the number of shadow targets (named ``shadow_models`` in messages).
+        shape: one image's shape (C, H, W); shifts only for images wider and taller than 1.
+        seed: the draw's seed (>= 0; ``SeedSequence([seed, 2])``).
+
+    Returns:
+        ``(X (k, d) float32, y (k,) int64, n_shifted)``.
+
+    Raises:
+        ValueError: if ``k`` exceeds the pool and its shifts.
     """
     k = check_int("shadow_models", k, minimum=1)
     m = int(X_pool.shape[0])
@@ -174,20 +200,11 @@ def shadow_targets(X_pool: np.ndarray, y_pool: np.ndarray, k: int, shape: Sequen
 
 def gd_many(
     theta0: torch.Tensor,
-    X_fixed: torch.Tensor,
-    y_fixed: torch.Tensor,
-    X_targets: torch.Tensor,
-    y_targets: torch.Tensor,
+    X_fixed: torch.Tensor, y_fixed: torch.Tensor, X_targets: torch.Tensor, y_targets: torch.Tensor,
     *,
-    hidden: Sequence[int] = (10,),
-    activation: str = "elu",
-    num_classes: int = 10,
-    steps: int = 100,
-    lr: float = 0.2,
-    momentum: float = 0.9,
-    chunk_size: int | None = None,
-    compile: bool = False,
-    progress: bool = False,
+    hidden: Sequence[int] = (10,), activation: str = "elu", num_classes: int = 10,
+    steps: int = 100, lr: float = 0.2, momentum: float = 0.9,
+    chunk_size: int | None = None, compile: bool = False, progress: bool = False,
     device: str | torch.device = "cpu",
 ) -> torch.Tensor:
     """K released/shadow models theta_k = A(D_- u {z_k}) by full-batch GD with momentum
@@ -252,25 +269,13 @@ def _functional_model(d: int, hidden: Sequence[int], c: int, activation: str):
 
 
 def train_models(
-    X_fixed: np.ndarray,
-    y_fixed: np.ndarray,
-    X_targets: np.ndarray,
-    y_targets: np.ndarray,
+    X_fixed: np.ndarray, y_fixed: np.ndarray, X_targets: np.ndarray, y_targets: np.ndarray,
     *,
-    hidden: Sequence[int] = (10,),
-    activation: str = "elu",
-    num_classes: int = 10,
-    epochs: int = 100,
-    lr: float = 0.2,
-    momentum: float = 0.9,
-    init: str = "known",
-    init_seed: int = 0,
-    noise_multiplier: float = 0.0,
-    clip: float | None = None,
-    seed: int = 0,
-    chunk_size: int | None = None,
-    compile: bool = False,
-    progress: bool = False,
+    hidden: Sequence[int] = (10,), activation: str = "elu", num_classes: int = 10,
+    epochs: int = 100, lr: float = 0.2, momentum: float = 0.9,
+    init: str = "known", init_seed: int = 0,
+    noise_multiplier: float = 0.0, clip: float | None = None, seed: int = 0,
+    chunk_size: int | None = None, compile: bool = False, progress: bool = False,
     models: tuple[int, int] | None = None,
     device: str | torch.device = "cpu",
 ) -> torch.Tensor:
@@ -282,9 +287,26 @@ def train_models(
     (with ``clip``): full-batch DP-GD through :func:`rerokit.training.train_dpsgd_many` with
     per-model noise seeds from ``seed`` (Sec. VI-D); otherwise :func:`gd_many`.
 
-    ``models=(lo, hi)``: train only models lo..hi-1 of the K (a block; rows (hi - lo, P)), with the
-    initialisations and noise they have in the whole run: model k's randomness depends on
-    (seed, k) only. ``device``: where they train (the result is on the CPU).
+    Args:
+        X_fixed, y_fixed, X_targets, y_targets: D_- and the per-model targets, as in :func:`gd_many`
+            (numpy arrays).
+        hidden, activation, num_classes, lr, momentum, chunk_size, compile, progress, device: as in
+            :func:`gd_many`.
+        epochs: full-batch steps T (``steps`` of :func:`gd_many`).
+        init: ``"known"`` or ``"random"``.
+        init_seed: the known initialisation's seed.
+        noise_multiplier: sigma >= 0 of DP-GD (0: no noise).
+        clip: clipping norm C of DP-GD; None with sigma = 0: plain GD (:func:`gd_many`).
+        seed: the run's seed: random initialisations and DP-GD noise.
+        models: ``(lo, hi)``: train only models lo..hi-1 of the K (a block; rows (hi - lo, P)), with
+            the initialisations and noise they have in the whole run: model k's randomness depends
+            on (seed, k) only. None: all K.
+
+    Returns:
+        The (hi - lo, P) float32 parameters, on the CPU.
+
+    Raises:
+        ValueError: if a setting is out of range, or a model diverges (naming ``lr``).
     """
     check_choice("init", init, ("known", "random"))
     K = int(np.asarray(X_targets).shape[0])
@@ -326,7 +348,14 @@ def train_models(
 class Reconstructor(nn.Module):
     """phi: standardise(theta) -> MLP (ReLU) -> sigmoid, mapping flat parameters (P,) to a
     reconstruction in [0, 1]^d (Balle et al. Sec. V-A(c), Table V). ``mean``/``std`` are the
-    per-coordinate statistics of the training shadow models (std floored at 1e-8)."""
+    per-coordinate statistics of the training shadow models (std floored at 1e-8).
+
+    Args:
+        mean: per-coordinate mean of the shadow models' parameters, shape (P,).
+        std: their per-coordinate standard deviation, shape (P,).
+        out_dim: d, the reconstruction's dimension.
+        hidden: widths of the hidden ReLU layers.
+    """
 
     def __init__(self, mean: torch.Tensor, std: torch.Tensor, out_dim: int, hidden: Sequence[int] = (512, 512)):
         super().__init__()
@@ -341,11 +370,27 @@ class Reconstructor(nn.Module):
         self.net = nn.Sequential(*layers)
 
     def forward(self, theta: torch.Tensor) -> torch.Tensor:
+        """phi(theta) = sigmoid(MLP((theta - mean) / std)).
+
+        Args:
+            theta: flat model parameters, shape (B, P).
+
+        Returns:
+            Reconstructions in [0, 1]^d, shape (B, d).
+        """
         return torch.sigmoid(self.net((theta - self.mean) / self.std))
 
 
 def reconstruction_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """MAE + MSE (Balle et al. Table V, MNIST): mean |pred - target| + mean (pred - target)^2."""
+    """MAE + MSE (Balle et al. Table V, MNIST): mean |pred - target| + mean (pred - target)^2.
+
+    Args:
+        pred: reconstructions, shape (B, d).
+        target: the targets, the same shape.
+
+    Returns:
+        The scalar loss.
+    """
     diff = pred - target
     return diff.abs().mean() + (diff * diff).mean()
 
@@ -367,7 +412,26 @@ def train_reconstructor(
 
     Mini-batch training (shuffled each epoch with a generator seeded by ``seed``) of
     :class:`Reconstructor` on :func:`reconstruction_loss`, optimiser ``adam`` or ``rmsprop``
-    (the paper's choice, lr 1e-3, batch 128, 100 epochs)."""
+    (the paper's choice, lr 1e-3, batch 128, 100 epochs).
+
+    Args:
+        thetas: the shadow models' flat parameters, shape (k, P), k >= 2.
+        targets: their shadow targets, shape (k, d) (or (k, ...)), in [0, 1].
+        hidden: the reconstructor's hidden widths (:class:`Reconstructor`).
+        epochs: passes over S (>= 1).
+        batch_size: mini-batch size (>= 1).
+        lr: the optimiser's step size (> 0).
+        optimizer: ``"adam"`` or ``"rmsprop"``.
+        weight_decay: the optimiser's L2 weight decay.
+        seed: seed of the initialisation and the shuffling (the global torch RNG is left as it was).
+        progress: a progress bar (one step per epoch) on stderr.
+
+    Returns:
+        The trained :class:`Reconstructor`, in eval mode.
+
+    Raises:
+        ValueError: if a setting is out of range (named as the ``reconstructor_*`` options).
+    """
     thetas = torch.as_tensor(thetas, dtype=torch.float32)
     targets = torch.as_tensor(targets, dtype=torch.float32).reshape(thetas.shape[0], -1)
     k = check_int("shadow_models", thetas.shape[0], minimum=2)
@@ -414,7 +478,19 @@ def train_reconstructor(
 def train_kl_classifier(X: np.ndarray, y: np.ndarray, num_classes: int, *, seed: int = 0, steps: int = 300,
                         hidden: int = 64) -> nn.Module:
     """The classifier behind the KL metric: an MLP d-``hidden``-classes (ELU) trained with Adam
-    (lr 1e-2, full batch, ``steps`` steps) on (X, y). Balle et al. use a 99.4% LeNet on MNIST."""
+    (lr 1e-2, full batch, ``steps`` steps) on (X, y). Balle et al. use a 99.4% LeNet on MNIST.
+
+    Args:
+        X: training points, shape (n, d) (or (n, ...)).
+        y: their labels, shape (n,).
+        num_classes: the classifier's outputs.
+        seed: seed of the initialisation (the global torch RNG is left as it was).
+        steps: Adam steps (>= 1).
+        hidden: the hidden layer's width.
+
+    Returns:
+        The trained classifier, in eval mode.
+    """
     from rerokit.training.models import make_mlp
 
     X = torch.as_tensor(np.asarray(X, dtype=np.float32)).reshape(len(X), -1)
@@ -434,7 +510,16 @@ def train_kl_classifier(X: np.ndarray, y: np.ndarray, num_classes: int, *, seed:
 
 def kl_metric(clf: nn.Module, x: np.ndarray | torch.Tensor, x_hat: np.ndarray | torch.Tensor) -> np.ndarray:
     """Per point KL(p(.|x) || p(.|x_hat)) = sum_c p_c(x) (log p_c(x) - log p_c(x_hat)) (nats) of
-    the classifier's predicted class probabilities (Balle et al. Sec. V-B(c))."""
+    the classifier's predicted class probabilities (Balle et al. Sec. V-B(c)).
+
+    Args:
+        clf: the classifier (:func:`train_kl_classifier`).
+        x: the targets, shape (n, d) (or (n, ...)).
+        x_hat: their reconstructions, the same shape.
+
+    Returns:
+        Float64 array of shape (n,), each >= 0.
+    """
     x = torch.as_tensor(np.asarray(x, dtype=np.float32)).reshape(len(x), -1)
     x_hat = torch.as_tensor(np.asarray(x_hat, dtype=np.float32)).reshape(len(x_hat), -1)
     with torch.no_grad():
@@ -446,7 +531,20 @@ def kl_metric(clf: nn.Module, x: np.ndarray | torch.Tensor, x_hat: np.ndarray | 
 
 def save_reconstructions_png(targets: np.ndarray, reconstructions: np.ndarray, shape: Sequence[int], path,
                              *, n: int = 10, title: str | None = None) -> str:
-    """PNG with ``n`` targets (top row) above their reconstructions (bottom row)."""
+    """PNG with ``n`` targets (top row) above their reconstructions (bottom row), each titled with
+    its MSE.
+
+    Args:
+        targets: the targets, shape (K, d).
+        reconstructions: their reconstructions, shape (K, d).
+        shape: one image's shape (C, H, W).
+        path: the PNG file.
+        n: how many pairs (>= 1; at most K).
+        title: the figure's title, or None.
+
+    Returns:
+        ``path`` as a string.
+    """
     import matplotlib
 
     matplotlib.use("Agg")

@@ -185,6 +185,15 @@ def _finish(name: str, X: np.ndarray, y: np.ndarray, num_classes: int, shape: tu
     return Dataset(name, np.ascontiguousarray(X), y, num_classes)
 
 
+def _local_path(path: str | os.PathLike, split: str, label: str) -> Path:
+    """``path`` as a Path once ``split`` is checked and the file or folder exists (else FileNotFoundError)."""
+    check_choice("split", split, ("train", "test"))
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"path {p} does not exist ({label} is read from local files only)")
+    return p
+
+
 def load_mnist(path: str | os.PathLike, split: str = "train") -> Dataset:
     """MNIST from a local folder of IDX files (``train-images-idx3-ubyte[.gz]`` ...) or an ``.npz``.
 
@@ -203,10 +212,7 @@ def load_mnist(path: str | os.PathLike, split: str = "train") -> Dataset:
         holds arrays of the wrong shape, type or label range.
       TypeError: if ``split`` is not a string.
     """
-    check_choice("split", split, ("train", "test"))
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"path {p} does not exist (MNIST is read from local files only)")
+    p = _local_path(path, split, "MNIST")
     if p.is_file():
         return _load_npz(p, "mnist", 10, (1, 28, 28), split)
     prefix = "train" if split == "train" else "t10k"
@@ -235,10 +241,7 @@ def load_cifar10(path: str | os.PathLike, split: str = "train") -> Dataset:
         label range.
       TypeError: if ``split`` is not a string.
     """
-    check_choice("split", split, ("train", "test"))
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"path {p} does not exist (CIFAR-10 is read from local files only)")
+    p = _local_path(path, split, "CIFAR-10")
     if p.is_file():
         return _load_npz(p, "cifar10", 10, (3, 32, 32), split)
     names = [f"data_batch_{i}" for i in range(1, 6)] if split == "train" else ["test_batch"]

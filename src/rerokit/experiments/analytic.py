@@ -92,11 +92,35 @@ def run_analytic_attack(
     (``"local"``, ``"ray"`` or a :class:`rerokit.executors.Executor`); every target draws its own
     noise, so the records do not depend on the executor, the blocks or a resume.
 
-    Returns per-target metrics, their means, the predicted expected MSE of the attack as run
-    (mean of v_i, Eq. 17) and of the optimal attack (mean sigma^2 ||X_i||^2, Prop. 2), the
-    empirical P(MSE <= eta) with its Clopper-Pearson interval, its prediction
-    mean_i Gamma_R(N/2, N eta / (2 v_i)) (Thm 2) and the ReRo bound gamma(eta) of Prop. 3 for
-    ``min_norm``.
+    Args:
+        X: the targets, shape (K, N) (or (K, ...), flattened), K >= 1.
+        noise_multiplier: sigma > 0.
+        clip: clipping norm C > 0 (sigma C <= 1e100).
+        rows: M, rows of the adversary's layer (default: optimal for ``min_norm``).
+        seed: the run's seed (>= 0).
+        data_range: R of the PSNR/SSIM (:func:`rerokit.attacks.analytic.reconstruction_metrics`).
+        image_shape: (C, H, W) of one target, for SSIM; None: no SSIM.
+        min_norm: r of ``rows`` and of the ReRo bound (default: the smallest non-zero norm in ``X``).
+        mse_threshold: eta > 0 of the success event MSE <= eta.
+        backend: ``"opacus"`` (:class:`rerokit.attacks.analytic.OpacusAnalyticAttack`) or ``"vmap"``
+            (:func:`rerokit.attacks.analytic.vectorized_analytic_attack`); the same records.
+        indices: the targets' dataset indices (default 0..K-1).
+        log: a :class:`rerokit.experiments.records.TrialLog` of the run (resume), or None.
+        chunk: targets per block (>= 1).
+        progress: show a progress bar on stderr.
+        executor: ``"local"``, ``"ray"`` or a :class:`rerokit.executors.Executor`.
+
+    Returns:
+        A JSON-ready dict: ``settings``; ``mean_<metric>``; ``predicted_expected_mse`` (the attack as
+        run, mean of v_i, Eq. 17) and ``predicted_expected_mse_optimal`` (mean sigma^2 ||X_i||^2,
+        Prop. 2); ``ncc_bound`` (Prop. 6); ``empirical_success`` P(MSE <= eta) with its
+        Clopper-Pearson ``empirical_success_ci``; ``predicted_success``
+        mean_i Gamma_R(N/2, N eta / (2 v_i)) (Thm 2); ``predicted_gamma``, the ReRo bound of Prop. 3
+        for ``min_norm``; ``clipped_fraction``; ``per_target`` metrics (and ``ncc_undefined``, the
+        count of NaN NCCs, when there are any).
+
+    Raises:
+        ValueError: if ``X`` is empty, a setting is out of range, or ``indices`` has the wrong shape.
     """
     from scipy import special
 

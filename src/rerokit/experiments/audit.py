@@ -330,8 +330,23 @@ class Trial:
 
 
 def make_trial(n_data: int, prior_size: int, n_known: int, seed: int, prior_weights: Sequence[float] | None = None) -> Trial:
-    """Trial construction (App. A): prior = N distinct random points, target ~ p (uniform by
-    default) from the prior, D- = ``n_known`` random points outside the prior."""
+    """Trial construction (Hayes et al. 2023, App. A): prior = N distinct random points, target ~ p
+    (uniform by default) from the prior, D- = ``n_known`` random points outside the prior.
+
+    Args:
+        n_data: the dataset's size (>= 2).
+        prior_size: N (>= 2).
+        n_known: |D-| (>= 0; N + |D-| <= ``n_data``).
+        seed: the trial's seed s_i; the draw uses ``numpy.random.default_rng([s_i, 0])``.
+        prior_weights: p (N weights summing to 1, as checked by :class:`AuditConfig`), or None for
+            a uniform target.
+
+    Returns:
+        The :class:`Trial` (dataset indices).
+
+    Raises:
+        ValueError: if a size is out of range or N + |D-| exceeds the dataset.
+    """
     n_data = check_int("n_data", n_data, minimum=2)
     N = check_int("prior_size", prior_size, minimum=2)
     m = check_int("n_known", n_known, minimum=0)
@@ -380,7 +395,17 @@ def build_model(cfg: AuditConfig, sample_shape: tuple[int, ...], num_classes: in
 
 
 def rero_gamma(noise_multiplier: float, sample_rate: float, steps: int, kappa: float) -> float:
-    """ReRo bound gamma of DP-SGD at baseline kappa (Hayes et al. Thm 2; 1 when sigma = 0)."""
+    """ReRo bound gamma of DP-SGD at baseline kappa (Hayes et al. 2023, Thm 2; 1 when sigma = 0).
+
+    Args:
+        noise_multiplier: sigma >= 0.
+        sample_rate: q in (0, 1].
+        steps: T >= 1.
+        kappa: the prior's baseline success in (0, 1).
+
+    Returns:
+        gamma (:func:`rerokit.bounds.dpsgd.rero_dpsgd`, without its comparisons).
+    """
     if noise_multiplier == 0:
         return 1.0
     from rerokit.bounds.dpsgd import rero_dpsgd
@@ -411,6 +436,22 @@ def candidate_statistics_many(
     ||g||^2 = sum_layers ||delta||^2 (||a||^2 + 1), so no (T, N, P) gradient tensor is formed;
     clip factor min(1, C / (||g|| + CLIP_EPS)) as in the engine), or "auto" (mlp when the model
     and the candidates' shape allow it). Both paths agree to rounding (tested).
+
+    Args:
+        fm: the audited :class:`rerokit.training.FunctionalModel`.
+        thetas: theta_t of each trial, shape (k, T, P).
+        gbar: g-bar_t of each trial, shape (k, T, P).
+        Xc: each trial's candidates, shape (k, N, ...).
+        yc: their labels, shape (k, N).
+        clip: clipping norm C > 0.
+        max_elements: the most gradient entries held at once (vmap path).
+        method: ``"auto"``, ``"vmap"`` or ``"mlp"``.
+
+    Returns:
+        ``(inner, sqnorm)``, each of shape (k, T, N).
+
+    Raises:
+        ValueError: if ``method`` is unknown, or ``"mlp"`` for a model the MLP engine cannot take.
     """
     from rerokit.attacks.prior_aware import step_statistics_from_grads
     from rerokit.training import per_sample_clipped_grads
@@ -493,10 +534,20 @@ class AuditReport:
         return audit_lower_bounds(k, len(self.records), self.kappa, confidence=confidence, delta=delta)
 
     def to_dict(self, primary: str | None = None, *, delta: float | None = None) -> dict[str, Any]:
-        """JSON-ready summary; ``primary`` (an attack name) is flattened to the top level as
-        success, ci_low, ci_high; for a success-rate attack with ``delta`` given, the empirical
-        lower bounds it proves are added (``empirical_mu_lower``, ``empirical_epsilon_lower``,
-        ``empirical_success_lower`` at ``empirical_confidence``)."""
+        """JSON-ready summary: gamma, kappa, sigma, trials, seed, every attack's metric, value and
+        interval, and the settings.
+
+        Args:
+            primary: an attack name whose result is also flattened to the top level (its metric,
+                ``ci_low``, ``ci_high``), or None.
+            delta: with a success-rate ``primary``, the empirical lower bounds it proves at this
+                delta are added (``empirical_mu_lower``, ``empirical_epsilon_lower``,
+                ``empirical_success_lower`` at ``empirical_confidence``,
+                :meth:`empirical_lower_bounds`); None: not.
+
+        Returns:
+            A JSON-ready dict.
+        """
         d: dict[str, Any] = {}
         if primary is not None:
             r = self.results[primary]
@@ -735,17 +786,11 @@ def _resolve_device(device) -> str:
 
 
 def run_prior_aware_audit(
-    cfg: AuditConfig,
-    trials: int,
-    seed: int,
+    cfg: AuditConfig, trials: int, seed: int,
     *,
     attacks: Sequence[str] = ("alg2", "alg3", "loglik"),
-    out: str | None = None,
-    resume: bool = False,
-    chunk_size: int = 32,
-    progress: bool = True,
-    executor: Any = "local",
-    device: str = "cpu",
+    out: str | None = None, resume: bool = False,
+    chunk_size: int = 32, progress: bool = True, executor: Any = "local", device: str = "cpu",
     announce: str | None = None,
 ) -> AuditReport:
     """Run ``trials`` prior-aware attack trials (see module docstring) and summarise.
@@ -801,20 +846,12 @@ def run_prior_aware_audit(
 
 
 def run_gradient_audit(
-    cfg: AuditConfig,
-    trials: int,
-    seed: int,
+    cfg: AuditConfig, trials: int, seed: int,
     *,
-    iterations: int = 200,
-    restarts: int = 2,
-    attack_lr: float = 0.05,
+    iterations: int = 200, restarts: int = 2, attack_lr: float = 0.05,
     prior_sizes: Sequence[int] | None = None,
-    out: str | None = None,
-    resume: bool = False,
-    chunk_size: int = 8,
-    progress: bool = True,
-    executor: Any = "local",
-    device: str = "cpu",
+    out: str | None = None, resume: bool = False,
+    chunk_size: int = 8, progress: bool = True, executor: Any = "local", device: str = "cpu",
     announce: str | None = None,
 ) -> AuditReport:
     """Run ``trials`` gradient-based attack trials (Eq. 1; full transcript, label known) and
@@ -826,18 +863,11 @@ def run_gradient_audit(
     q < 1 every step's g-bar_t enters the objective (steps without the target add only noise).
 
     Args:
-        cfg: the settings.
-        trials: number of trials K (>= 1).
-        seed: the run's seed (>= 0).
+        cfg, trials, seed: as in :func:`run_prior_aware_audit`.
         iterations: Adam steps per restart; restarts: random restarts; attack_lr: Adam step size.
         prior_sizes: prior sizes of the App. D success (default ``cfg.prior_size``).
-        out: JSON-lines file, or None; resume: continue it.
-        chunk_size: block size B (trials trained together; recorded in the settings).
-        progress: a progress bar on stderr.
-        executor: ``"local"``, ``"ray"`` or a :class:`rerokit.executors.Executor`.
-        device: ``"cpu"``, ``"cuda"`` or ``"auto"``.
-        announce: a line printed on stderr (with ``progress``) once the settings are checked, before
-            the training starts.
+        out, resume, chunk_size, progress, executor, device, announce: as in
+            :func:`run_prior_aware_audit`.
 
     Returns:
         The :class:`AuditReport` (primary: ``prior_success_<first size>``).

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from rerokit._files import check_output_dir
 from rerokit._validate import check_int, check_positive
+from rerokit.experiments._outputs import output_dir, pyplot
 from rerokit.experiments.records import Int, ListOf, Num, TrialLog
 
 __all__ = ["fil_glm_setup", "run_fil_glm"]
@@ -38,7 +38,26 @@ def fil_glm_setup(
     data_path: str | None = None, device: str = "cpu",
 ) -> dict[str, Any]:
     """Data, fitted model, per-sample dFIL and bound (Jacobians computed on ``device``), and the RDP
-    comparison of the setting."""
+    comparison of the setting (Guo et al. 2022, Sec. 7.1: eps_2 of the output perturbation and the
+    Thm 1 MSE bound it gives).
+
+    Args:
+        dataset: a name of :func:`rerokit.data.load_dataset` (default the bundled digits).
+        classes: the two labels of the binary problem (the second is class 1).
+        lam: L2 penalty lambda > 0 of the objective (1/n) sum_i l_i + (lam/2) ||theta||^2.
+        noise_std: std > 0 of the output perturbation theta* + N(0, noise_std^2 I).
+        data_path: the local file or folder of ``dataset`` (MNIST, CIFAR-10), or None.
+        device: where the dFIL Jacobians are computed.
+
+    Returns:
+        A dict: ``X``, ``y`` (0/1), ``model`` (the fitted GLM), per-sample ``dfil``, ``bound``
+        (1/dFIL) and ``bound_trinv`` (Tr(I^{-1})/d), ``n``, ``dim``, ``epsilon_rdp2``,
+        ``rdp_mse_bound``, ``lipschitz`` (of the loss in theta) and ``train_accuracy``.
+
+    Raises:
+        ValueError: if ``lam`` or ``noise_std`` is not > 0, or ``classes`` are not two distinct labels
+            of the dataset.
+    """
     import numpy as np
 
     from rerokit.attacks.glm import fit_glm
@@ -135,9 +154,26 @@ def run_fil_glm(
     tighter Tr(I^{-1})/d), ``spearman`` (rank correlation of bound and
     attack MSE), the RDP epsilon of the setting and its Thm 1 bound, and the settings.
 
-    Blocks of ``block`` draws (block b seeded with [seed, b]) run on ``executor`` (``"local"``,
-    ``"ray"`` or a :class:`rerokit.executors.Executor`), the same records whatever the executor.
-    ``device``: where the dFIL Jacobians are computed.
+    Blocks of ``block`` draws (block b seeded with [seed, b]) run on ``executor``, the same records
+    whatever the executor.
+
+    Args:
+        out_dir: the output folder (created): ``fil_glm.csv``, ``fil_glm.png``, ``fil_glm.jsonl``.
+        dataset, classes, lam, noise_std, data_path, device: as in :func:`fil_glm_setup`.
+        draws: noise draws (releases) the attack is averaged over (>= 1).
+        block: draws per block (>= 1).
+        seed: the run's seed (>= 0).
+        resume: continue ``fil_glm.jsonl`` without repeating its blocks.
+        progress: a progress bar on stderr.
+        plot: write ``fil_glm.png``.
+        executor: ``"local"``, ``"ray"`` or a :class:`rerokit.executors.Executor`.
+
+    Returns:
+        The summary (JSON-ready dict).
+
+    Raises:
+        ValueError: if a setting is out of range (as :func:`fil_glm_setup`), ``out_dir`` cannot be
+            written, or the log cannot be resumed.
     """
     import numpy as np
 
@@ -146,8 +182,7 @@ def run_fil_glm(
     draws = check_int("draws", draws, minimum=1)
     block = check_int("block", block, minimum=1)
     seed = check_int("seed", seed, minimum=0)
-    out = check_output_dir("out_dir", out_dir)  # not "", not a file (Path("") would be the current folder)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
     from rerokit.training.devices import resolve_device
 
     resolve_device(device)
@@ -195,11 +230,7 @@ def run_fil_glm(
             w.writerow([i, int(y[i]), repr(float(st["dfil"][i])), repr(float(bound[i])), repr(float(attack[i])),
                         int(bool(holds[i])), repr(float(st["bound_trinv"][i]))])
     if plot:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
+        plt = pyplot()
         fig, ax = plt.subplots(figsize=(6, 4.5))
         good = ok & holds
         badp = ok & ~holds

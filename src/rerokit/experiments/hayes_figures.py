@@ -22,15 +22,15 @@ one for all its cells: the blocks of trials run there with the same results) and
 
 from __future__ import annotations
 
-import csv
 import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
-from rerokit._files import check_output_dir
 from rerokit._validate import check_choice, check_int, check_positive, check_probability
 from rerokit.executors import get_executor, using_executor
-from rerokit.experiments.audit import PRIOR_AWARE_ATTACKS, AuditConfig, make_trial, rero_gamma
+from rerokit.experiments._outputs import output_dir, pyplot, write_csv
+from rerokit.experiments.audit import PRIOR_AWARE_ATTACKS, AuditConfig, AuditReport, make_trial, rero_gamma
 from rerokit.experiments.audit import run_gradient_audit, run_prior_aware_audit
 
 __all__ = ["fig3", "fig5", "fig8", "CSV_FIELDS"]
@@ -43,21 +43,6 @@ def _sigma(epsilon: float, delta: float, q: float, T: int) -> float:
     from rerokit.bounds.calibrate import noise_multiplier_for_epsilon
 
     return float(noise_multiplier_for_epsilon(epsilon, delta, q, T))
-
-
-def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(CSV_FIELDS))
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: r.get(k) for k in CSV_FIELDS})
-
-
-def _row(fig, x_name, x, cfg, attack, res, gamma, epsilon, delta, seed, metric=None):
-    return dict(figure=fig, x_name=x_name, x=x, prior_size=cfg.prior_size, attack=attack,
-                metric=metric or res.metric, value=res.value, ci_low=res.interval[0], ci_high=res.interval[1],
-                gamma=gamma, kappa=cfg.kappa, noise_multiplier=cfg.noise_multiplier, epsilon=epsilon, delta=delta,
-                sample_rate=cfg.sample_rate, steps=cfg.steps, clip=cfg.clip, trials=res.trials, seed=seed)
 
 
 def _check_run(trials: int, seed: int, attacks: Sequence[str] | None = None, executor: Any = "local",
@@ -77,24 +62,75 @@ def _check_run(trials: int, seed: int, attacks: Sequence[str] | None = None, exe
             check_choice("attacks", a, PRIOR_AWARE_ATTACKS)
 
 
-def _check_trial(cfg: AuditConfig) -> None:
-    """The trial construction (prior size, |D-|) fits the digits (cheap; before any training)."""
+def _values(name: str, values: Iterable[float], check: Callable[[str, Any], float], what: str) -> list[float]:
+    """Each of ``values`` checked by ``check(name, value)``; at least one (else ValueError)."""
+    xs = [check(name, v) for v in values]
+    if not xs:
+        raise ValueError(f"{name} must hold at least one {what}")
+    return xs
+
+
+def _check_trial(cfg: AuditConfig) -> AuditConfig:
+    """``cfg`` once its trial construction (prior size, |D-|) fits the digits (cheap; before any training)."""
     from rerokit.data import load_dataset
 
     make_trial(load_dataset("digits").n, cfg.prior_size, cfg.n_known, 0, cfg.prior_weights)
+    return cfg
 
 
-def _prepare(out_dir: str | Path) -> Path:
-    p = check_output_dir("out_dir", out_dir)  # not "", not a file (Path("") would be the current folder)
-    p.mkdir(parents=True, exist_ok=True)
-    return p
+@dataclass(frozen=True)
+class _Figure:
+    """What every cell (one x value, one prior size) of one figure shares: the figure's name, its
+    folder and the run settings, as in :func:`fig3`."""
+
+    name: str
+    out: Path | str
+    trials: int
+    seed: int
+    delta: float
+    resume: bool
+    progress: bool
+    device: str
+
+    def audit(self, run: Callable[..., AuditReport], cfg: AuditConfig, cell: str, ex: Any, **kw: Any) -> AuditReport:
+        """``run`` (an audit of :mod:`rerokit.experiments.audit`) of one cell, its trials in ``<name>_<cell>.jsonl``."""
+        return run(cfg, kw.pop("trials", self.trials), self.seed, out=str(self.out / f"{self.name}_{cell}.jsonl"),
+                   resume=self.resume, progress=self.progress, executor=ex, device=self.device, **kw)
+
+    def row(self, x_name, x, cfg, attack, res, gamma, epsilon, metric=None) -> dict[str, Any]:
+        """One CSV row (:data:`CSV_FIELDS`) of an attack's result ``res`` in one cell."""
+        return dict(figure=self.name, x_name=x_name, x=x, prior_size=cfg.prior_size, attack=attack,
+                    metric=metric or res.metric, value=res.value, ci_low=res.interval[0], ci_high=res.interval[1],
+                    gamma=gamma, kappa=cfg.kappa, noise_multiplier=cfg.noise_multiplier, epsilon=epsilon,
+                    delta=self.delta, sample_rate=cfg.sample_rate, steps=cfg.steps, clip=cfg.clip, trials=res.trials,
+                    seed=self.seed)
+
+    def finish(self, rows: list[dict[str, Any]], x_label: str, title: str) -> dict[str, Any]:
+        """Write ``<name>.csv`` and ``<name>.png``; the figure's result (paths and rows)."""
+        write_csv(self.out / f"{self.name}.csv", rows, CSV_FIELDS)
+        _plot(self.out / f"{self.name}.png", rows, x_label, title, logx=True)
+        return {"png": str(self.out / f"{self.name}.png"), "csv": str(self.out / f"{self.name}.csv"), "rows": rows}
+
+
+def _prior_aware_figure(fig: _Figure, cells: Sequence[tuple[float, float, float, str]], attacks: Sequence[str],
+                        executor: Any, labels: tuple[str, str, str], **settings: Any) -> dict[str, Any]:
+    """Fig. 3 and Fig. 5: one prior-aware audit per cell ``(x, epsilon, q, cell name)``, sigma calibrated
+    for (epsilon, delta) at q just before the cell's audit. ``settings``: the :class:`AuditConfig`
+    fields; ``labels``: the x name in the CSV, the x-axis label and the title of the plot."""
+    base = _check_trial(AuditConfig(noise_multiplier=0.0, **settings))
+    fig = dataclasses.replace(fig, out=output_dir(fig.out))
+    x_name, x_label, title = labels
+    with using_executor(executor) as ex:
+        rows = []
+        for x, e, q, cell in cells:
+            cfg = dataclasses.replace(base, sample_rate=q, noise_multiplier=_sigma(e, fig.delta, q, base.steps))
+            rep = fig.audit(run_prior_aware_audit, cfg, cell, ex, attacks=tuple(attacks))
+            rows += [fig.row(x_name, x, cfg, a, r, rep.gamma, e) for a, r in rep.results.items()]
+    return fig.finish(rows, x_label, title)
 
 
 def _plot(path: Path, rows: list[dict[str, Any]], x_name: str, title: str, logx: bool = False) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     sizes = sorted({r["prior_size"] for r in rows})
     fig, axes = plt.subplots(1, len(sizes), figsize=(4.2 * len(sizes), 3.4), squeeze=False)
@@ -125,107 +161,112 @@ def fig3(
     out_dir: str | Path,
     *,
     epsilons: Sequence[float] = (1, 2, 4, 8, 16),
-    trials: int = 100,
-    seed: int = 0,
-    delta: float = 1e-5,
-    prior_size: int = 10,
-    steps: int = 100,
-    clip: float = 0.1,
-    lr: float = 10.0,
-    n_known: int = 999,
+    trials: int = 100, seed: int = 0, delta: float = 1e-5,
+    prior_size: int = 10, steps: int = 100, clip: float = 0.1, lr: float = 10.0, n_known: int = 999,
     attacks: Sequence[str] = ("alg2",),
-    resume: bool = False,
-    progress: bool = True,
-    executor: Any = "local",
-    device: str = "cpu",
+    resume: bool = False, progress: bool = True, executor: Any = "local", device: str = "cpu",
 ) -> dict[str, Any]:
-    """Fig. 3-style: success of the prior-aware attack vs epsilon (q = 1) with the bound."""
+    """Fig. 3-style: success of the prior-aware attack vs epsilon (q = 1) with the bound gamma (Thm 2).
+
+    Args:
+        out_dir: the output folder (created): ``fig3.csv``, ``fig3.png`` and one
+            ``fig3_eps<epsilon>.jsonl`` per epsilon.
+        epsilons: the x values, each > 0 (at least one); sigma is calibrated for (epsilon, delta).
+        trials: prior-aware trials per cell (>= 1).
+        seed: the seed of every cell (>= 0): trial i is the same draw in every cell.
+        delta: delta in (0, 1) of the calibration.
+        prior_size, steps, clip, lr, n_known: the :class:`rerokit.experiments.audit.AuditConfig`
+            fields (digits, MLP 64-10-10).
+        attacks: names of :data:`rerokit.experiments.audit.PRIOR_AWARE_ATTACKS` (at least one).
+        resume: continue the cells' JSON-lines files without repeating their trials.
+        progress: progress bars on stderr.
+        executor: ``"local"``, ``"ray"`` or a :class:`rerokit.executors.Executor` (one for all cells).
+        device: ``"cpu"``, ``"cuda"`` or ``"auto"``.
+
+    Returns:
+        ``{"png": path, "csv": path, "rows": [...]}``, one row (:data:`CSV_FIELDS`) per epsilon and
+        attack.
+
+    Raises:
+        ValueError: if a setting is out of range (checked before sigma is calibrated and before
+            any training), or as :func:`rerokit.experiments.audit.run_prior_aware_audit`.
+    """
     _check_run(trials, seed, attacks, executor, device)
     delta = check_probability("delta", delta, high_open=True)
-    eps = [check_positive("epsilons", e) for e in epsilons]
-    if not eps:
-        raise ValueError("epsilons must hold at least one value > 0")
-    base = AuditConfig(noise_multiplier=0.0, prior_size=prior_size, steps=steps, clip=clip, lr=lr, n_known=n_known)
-    _check_trial(base)
-    out = _prepare(out_dir)
-    with using_executor(executor) as ex:
-        rows = []
-        for e in eps:
-            cfg = dataclasses.replace(base, noise_multiplier=_sigma(e, delta, 1.0, steps))
-            rep = run_prior_aware_audit(cfg, trials, seed, attacks=tuple(attacks), out=str(out / f"fig3_eps{e:g}.jsonl"),
-                                        resume=resume, progress=progress, executor=ex, device=device)
-            for a, r in rep.results.items():
-                rows.append(_row("fig3", "epsilon", e, cfg, a, r, rep.gamma, e, delta, seed))
-    _write_csv(out / "fig3.csv", rows)
-    _plot(out / "fig3.png", rows, "epsilon", "Fig. 3 (digits)", logx=True)
-    return {"png": str(out / "fig3.png"), "csv": str(out / "fig3.csv"), "rows": rows}
+    eps = _values("epsilons", epsilons, check_positive, "value > 0")
+    return _prior_aware_figure(_Figure("fig3", out_dir, trials, seed, delta, resume, progress, device),
+                               [(e, e, 1.0, f"eps{e:g}") for e in eps], attacks, executor,
+                               ("epsilon", "epsilon", "Fig. 3 (digits)"),
+                               prior_size=prior_size, steps=steps, clip=clip, lr=lr, n_known=n_known)
 
 
 def fig5(
     out_dir: str | Path,
     *,
-    sample_rates: Sequence[float] = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0),
-    epsilon: float = 4.0,
-    trials: int = 100,
-    seed: int = 0,
-    delta: float = 1e-5,
-    prior_size: int = 10,
-    steps: int = 100,
-    clip: float = 1.0,
-    lr: float = 10.0,
-    n_known: int = 999,
+    sample_rates: Sequence[float] = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0), epsilon: float = 4.0,
+    trials: int = 100, seed: int = 0, delta: float = 1e-5,
+    prior_size: int = 10, steps: int = 100, clip: float = 1.0, lr: float = 10.0, n_known: int = 999,
     attacks: Sequence[str] = ("alg3", "loglik"),
-    resume: bool = False,
-    progress: bool = True,
-    executor: Any = "local",
-    device: str = "cpu",
+    resume: bool = False, progress: bool = True, executor: Any = "local", device: str = "cpu",
 ) -> dict[str, Any]:
-    """Fig. 5-style: success vs sampling rate q at fixed epsilon (sigma calibrated per q)."""
+    """Fig. 5-style: success vs sampling rate q at fixed epsilon (sigma calibrated per q): Alg. 3
+    (top-qT, App. F) and the log-likelihood attack (App. G) against the bound gamma.
+
+    Args:
+        out_dir: the output folder: ``fig5.csv``, ``fig5.png``, one ``fig5_q<q>.jsonl`` per q.
+        sample_rates: the x values, each in (0, 1] (at least one).
+        epsilon: the epsilon (> 0) every sigma is calibrated for, at delta.
+        trials, seed, delta, prior_size, steps, clip, lr, n_known, attacks, resume, progress,
+            executor, device: as in :func:`fig3`.
+
+    Returns:
+        As :func:`fig3`, one row per q and attack.
+
+    Raises:
+        ValueError: as :func:`fig3`.
+    """
     _check_run(trials, seed, attacks, executor, device)
     delta = check_probability("delta", delta, high_open=True)
     e = check_positive("epsilon", epsilon)
-    qs = [check_probability("sample_rates", q) for q in sample_rates]
-    if not qs:
-        raise ValueError("sample_rates must hold at least one value in (0, 1]")
-    base = AuditConfig(noise_multiplier=0.0, prior_size=prior_size, steps=steps, clip=clip, lr=lr, n_known=n_known)
-    _check_trial(base)
-    out = _prepare(out_dir)
-    with using_executor(executor) as ex:
-        rows = []
-        for q in qs:
-            cfg = dataclasses.replace(base, sample_rate=q, noise_multiplier=_sigma(e, delta, q, steps))
-            rep = run_prior_aware_audit(cfg, trials, seed, attacks=tuple(attacks), out=str(out / f"fig5_q{q:g}.jsonl"),
-                                        resume=resume, progress=progress, executor=ex, device=device)
-            for a, r in rep.results.items():
-                rows.append(_row("fig5", "sample_rate", q, cfg, a, r, rep.gamma, e, delta, seed))
-    _write_csv(out / "fig5.csv", rows)
-    _plot(out / "fig5.png", rows, "sampling rate q", f"Fig. 5 (digits, eps={e:g})", logx=True)
-    return {"png": str(out / "fig5.png"), "csv": str(out / "fig5.csv"), "rows": rows}
+    qs = _values("sample_rates", sample_rates, check_probability, "value in (0, 1]")
+    return _prior_aware_figure(_Figure("fig5", out_dir, trials, seed, delta, resume, progress, device),
+                               [(q, e, q, f"q{q:g}") for q in qs], attacks, executor,
+                               ("sample_rate", "sampling rate q", f"Fig. 5 (digits, eps={e:g})"),
+                               prior_size=prior_size, steps=steps, clip=clip, lr=lr, n_known=n_known)
 
 
 def fig8(
     out_dir: str | Path,
     *,
-    epsilons: Sequence[float] = (1, 4, 16, 64),
-    prior_sizes: Sequence[int] = (2, 8, 128),
-    trials: int = 50,
-    gradient_trials: int = 4,
-    seed: int = 0,
-    delta: float = 1e-5,
-    steps: int = 100,
-    clip: float = 0.1,
-    lr: float = 10.0,
-    n_known: int = 999,
-    iterations: int = 200,
-    restarts: int = 2,
-    resume: bool = False,
-    progress: bool = True,
-    executor: Any = "local",
-    device: str = "cpu",
+    epsilons: Sequence[float] = (1, 4, 16, 64), prior_sizes: Sequence[int] = (2, 8, 128),
+    trials: int = 50, gradient_trials: int = 4, seed: int = 0, delta: float = 1e-5,
+    steps: int = 100, clip: float = 0.1, lr: float = 10.0, n_known: int = 999,
+    iterations: int = 200, restarts: int = 2,
+    resume: bool = False, progress: bool = True, executor: Any = "local", device: str = "cpu",
 ) -> dict[str, Any]:
     """Fig. 8-style: prior-aware (Alg. 2) vs gradient-based attack (Eq. 1 + App. D prior
     matching) success vs epsilon, one panel per prior size. One gradient reconstruction per
-    trial serves every prior size (exact App. D probability per size)."""
+    trial serves every prior size (exact App. D probability per size).
+
+    Args:
+        out_dir: the output folder: ``fig8.csv``, ``fig8.png``, ``fig8_prior_eps<e>_n<N>.jsonl``
+            per epsilon and prior size and ``fig8_gradient_eps<e>.jsonl`` per epsilon.
+        epsilons: as in :func:`fig3`.
+        prior_sizes: the prior sizes N (each in [2, dataset size]; at least one); |D-| is
+            min(``n_known``, dataset size - N) (the gradient audit: dataset size - max N).
+        trials: prior-aware trials per cell (>= 1).
+        gradient_trials: gradient-attack trials per epsilon (>= 1).
+        iterations, restarts: the gradient attack's Adam steps per restart and random restarts.
+        seed, delta, steps, clip, lr, n_known, resume, progress, executor, device: as in
+            :func:`fig3`.
+
+    Returns:
+        As :func:`fig3`: per epsilon one prior-aware row per N, one gradient row per N (App. D
+        success) and one gradient MSE row (gamma empty).
+
+    Raises:
+        ValueError: as :func:`fig3`.
+    """
     from rerokit.data import load_dataset
 
     _check_run(trials, seed, None, executor, device)
@@ -238,38 +279,32 @@ def fig8(
     sizes = [check_int("prior_sizes", n, minimum=2, maximum=n_data) for n in prior_sizes]
     if not eps or not sizes:
         raise ValueError("epsilons and prior_sizes must be non-empty")
-    # every AuditConfig below, with sigma 0 in place of the calibrated one (checked before any work)
     n_known = check_int("n_known", n_known, minimum=0)
+
+    def config(sigma: float, n: int, largest: int) -> AuditConfig:
+        """Prior size n, |D-| leaving room for a prior of ``largest`` points."""
+        return AuditConfig(noise_multiplier=sigma, prior_size=n, steps=steps, clip=clip, lr=lr,
+                           n_known=min(n_known, n_data - largest))
+
+    # every AuditConfig below, with sigma 0 in place of the calibrated one (checked before any work)
     for n in sizes:
-        _check_trial(AuditConfig(noise_multiplier=0.0, prior_size=n, steps=steps, clip=clip, lr=lr,
-                                 n_known=min(n_known, n_data - n)))
-    _check_trial(AuditConfig(noise_multiplier=0.0, prior_size=sizes[0], steps=steps, clip=clip, lr=lr,
-                             n_known=min(n_known, n_data - max(sizes))))
-    out = _prepare(out_dir)
+        _check_trial(config(0.0, n, n))
+    _check_trial(config(0.0, sizes[0], max(sizes)))
+    fig = _Figure("fig8", output_dir(out_dir), trials, seed, delta, resume, progress, device)
     with using_executor(executor) as ex:
         rows = []
         for e in eps:
             sigma = _sigma(e, delta, 1.0, steps)
             for n in sizes:
-                cfg = AuditConfig(noise_multiplier=sigma, prior_size=n, steps=steps, clip=clip, lr=lr,
-                                  n_known=min(n_known, n_data - n))
-                rep = run_prior_aware_audit(cfg, trials, seed, attacks=("alg2",),
-                                            out=str(out / f"fig8_prior_eps{e:g}_n{n}.jsonl"), resume=resume,
-                                            progress=progress, executor=ex, device=device)
-                rows.append(_row("fig8", "epsilon", e, cfg, "prior-aware (alg2)", rep.results["alg2"], rep.gamma, e, delta, seed))
-            gcfg = AuditConfig(noise_multiplier=sigma, prior_size=sizes[0], steps=steps, clip=clip, lr=lr,
-                               n_known=min(n_known, n_data - max(sizes)))
-            grep_ = run_gradient_audit(gcfg, gradient_trials, seed, iterations=iterations, restarts=restarts,
-                                       prior_sizes=tuple(sizes), out=str(out / f"fig8_gradient_eps{e:g}.jsonl"),
-                                       resume=resume, progress=progress, executor=ex, device=device)
+                cfg = config(sigma, n, n)
+                rep = fig.audit(run_prior_aware_audit, cfg, f"prior_eps{e:g}_n{n}", ex, attacks=("alg2",))
+                rows.append(fig.row("epsilon", e, cfg, "prior-aware (alg2)", rep.results["alg2"], rep.gamma, e))
+            gcfg = config(sigma, sizes[0], max(sizes))
+            grep_ = fig.audit(run_gradient_audit, gcfg, f"gradient_eps{e:g}", ex, trials=gradient_trials,
+                              iterations=iterations, restarts=restarts, prior_sizes=tuple(sizes))
             for n in sizes:
-                r = grep_.results[f"prior_success_{n}"]
-                c = dataclasses.replace(gcfg, prior_size=n)
-                rows.append(_row("fig8", "epsilon", e, c, "gradient (Eq. 1 + App. D)", r, rero_gamma(sigma, 1.0, steps, 1.0 / n),
-                                 e, delta, seed))
-            m = grep_.results["mse"]
+                rows.append(fig.row("epsilon", e, dataclasses.replace(gcfg, prior_size=n), "gradient (Eq. 1 + App. D)",
+                                    grep_.results[f"prior_success_{n}"], rero_gamma(sigma, 1.0, steps, 1.0 / n), e))
             # no ReRo bound for the MSE row: gamma None (empty in the CSV), not NaN
-            rows.append(_row("fig8", "epsilon", e, gcfg, "gradient (Eq. 1)", m, None, e, delta, seed, metric="mse"))
-    _write_csv(out / "fig8.csv", rows)
-    _plot(out / "fig8.png", rows, "epsilon", "Fig. 8 (digits)", logx=True)
-    return {"png": str(out / "fig8.png"), "csv": str(out / "fig8.csv"), "rows": rows}
+            rows.append(fig.row("epsilon", e, gcfg, "gradient (Eq. 1)", grep_.results["mse"], None, e, metric="mse"))
+    return fig.finish(rows, "epsilon", "Fig. 8 (digits)")

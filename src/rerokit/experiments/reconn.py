@@ -129,13 +129,38 @@ def run_reconn(
     (the reconstructor needs every shadow model). The run is deterministic given ``seed``, so a
     resumed run recomputes everything and appends only the targets missing from the file.
 
-    ``chunk_size``: models per block (default :func:`default_models_block`; recorded in the
-    settings with ``device``); ``executor``: where the blocks of shadow and released models
-    train (``"local"``, ``"ray"`` or an Executor; the same models bit for bit); ``device``:
-    ``"cpu"``, ``"cuda"`` or ``"auto"`` for the model training.
+    Args:
+        dataset: a name for :func:`rerokit.data.load_dataset` or a :class:`rerokit.data.Dataset`.
+        shadow_models: k, the number of shadow models (>= 2).
+        fixed_size, targets: |D_-| and the number of evaluation targets
+            (:func:`rerokit.attacks.reconn.split_dataset`).
+        epochs: full-batch steps of every model (>= 1).
+        seed: the run's seed (>= 0): split, shadow targets, initialisation (``init_seed``), noise.
+        init: ``"known"`` or ``"random"`` initialisation (:func:`rerokit.attacks.reconn.train_models`).
+        epsilon: DP-GD at (epsilon, delta)-DP over the ``epochs`` steps; None: no DP.
+        delta: delta in (0, 1) of DP-GD.
+        clip: the clipping norm C > 0 of DP-GD.
+        hidden, activation, lr, momentum: the models (as in :func:`rerokit.attacks.reconn.gd_many`).
+        reconstructor_hidden, reconstructor_epochs, reconstructor_lr, reconstructor_batch_size,
+            optimizer: ``hidden``, ``epochs``, ``lr``, ``batch_size`` and ``optimizer`` of
+            :func:`rerokit.attacks.reconn.train_reconstructor`.
+        chunk_size: models per block (default :func:`default_models_block`; recorded in the
+            settings with ``device``).
+        compile: ``torch.compile`` the training step.
+        data_path: the local file or folder of ``dataset`` (MNIST, CIFAR-10), or None.
+        log_path: the JSON-lines file of the per-target records, or None.
+        resume: continue ``log_path`` (same settings).
+        progress: progress on stderr.
+        executor: where the blocks of shadow and released models train (``"local"``, ``"ray"`` or
+            an Executor; the same models bit for bit).
+        device: ``"cpu"``, ``"cuda"`` or ``"auto"`` for the model training.
 
     Returns:
         The :class:`ReconnResult`.
+
+    Raises:
+        ValueError: if a setting is out of range, or ``log_path`` cannot be opened or resumed
+            (before any training).
     """
     from rerokit.data import load_dataset
     from rerokit.executors import get_executor

@@ -24,14 +24,13 @@ without DP): as in Fig. 9, even very large epsilon defeats this attack.
 
 from __future__ import annotations
 
-import csv
 import math
 import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from rerokit._files import check_output_dir
 from rerokit._validate import check_int, check_positive, check_probability
+from rerokit.experiments._outputs import output_dir, pyplot, write_csv
 
 __all__ = ["run_dpgd_sweep", "CSV_FIELDS", "DEFAULT_EPSILONS"]
 
@@ -43,29 +42,38 @@ CSV_FIELDS = ("epsilon", "delta", "clip", "noise_multiplier", "mse", "mse_ci_low
 
 
 def run_dpgd_sweep(
-    out_dir: str | Path,
-    epsilons: Sequence[float] = DEFAULT_EPSILONS,
+    out_dir: str | Path, epsilons: Sequence[float] = DEFAULT_EPSILONS,
     *,
-    include_nonprivate: bool = True,
-    dataset="digits",
-    shadow_models: int = 2000,
-    fixed_size: int = 500,
-    epochs: int = 100,
-    targets: int = 100,
-    delta: float = 1e-5,
-    clip: float = 1.0,
+    include_nonprivate: bool = True, dataset="digits",
+    shadow_models: int = 2000, fixed_size: int = 500, epochs: int = 100, targets: int = 100,
+    delta: float = 1e-5, clip: float = 1.0,
     seed: int = 0,
-    resume: bool = False,
-    progress: bool = False,
-    executor: Any = "local",
-    device: str = "cpu",
+    resume: bool = False, progress: bool = False, executor: Any = "local", device: str = "cpu",
     **reconn_kwargs: Any,
 ) -> list[dict[str, Any]]:
-    """Fig. 9 of Balle et al. (2022): RecoNN MSE vs epsilon of full-batch DP-GD. Returns the CSV
-    rows (non-private row first, epsilon = inf). ``reconn_kwargs`` go to :func:`run_reconn`
-    (e.g. ``reconstructor_epochs``). Every epsilon uses the same ``seed``: the same split,
-    shadow targets and initialisation (common random numbers across epsilon). ``executor``,
-    ``device``: as for :func:`run_reconn` (one executor serves every epsilon)."""
+    """Fig. 9 of Balle et al. (2022): RecoNN MSE vs epsilon of full-batch DP-GD. Every epsilon uses
+    the same ``seed``: the same split, shadow targets and initialisation (common random numbers
+    across epsilon).
+
+    Args:
+        out_dir: the output folder (created): ``reconn_dpgd.csv``, ``.png`` and ``.jsonl``.
+        epsilons: the epsilons of DP-GD, each > 0.
+        include_nonprivate: also run without DP (the first row, epsilon = inf); without it
+            ``epsilons`` must not be empty.
+        dataset, shadow_models, fixed_size, epochs, targets, delta, clip, seed, progress, executor,
+            device: as in :func:`rerokit.experiments.reconn.run_reconn` (one executor serves every
+            epsilon).
+        resume: skip the epsilons already in ``reconn_dpgd.jsonl`` (same settings).
+        **reconn_kwargs: further arguments of :func:`rerokit.experiments.reconn.run_reconn`
+            (e.g. ``reconstructor_epochs``).
+
+    Returns:
+        The CSV rows (:data:`CSV_FIELDS`; the non-private row first, epsilon = inf).
+
+    Raises:
+        ValueError: if a setting is out of range, ``out_dir`` cannot be written or the log cannot
+            be resumed.
+    """
     from rerokit.executors import get_executor
     from rerokit.experiments.records import Bool, DictOf, Int, Nullable, Num, TrialLog
     from rerokit.experiments.reconn import run_reconn
@@ -79,8 +87,7 @@ def run_dpgd_sweep(
     seed = check_int("seed", seed, minimum=0)
     resolve_device(device)
     ex = get_executor(executor)
-    out = check_output_dir("out_dir", out_dir)  # not "", not a file (Path("") would be the current folder)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
     if isinstance(dataset, str):
         from rerokit.data import load_dataset
 
@@ -121,20 +128,13 @@ def run_dpgd_sweep(
         if ex is not executor:
             ex.close()
     rows = [{**r, "epsilon": math.inf if r["epsilon"] is None else r["epsilon"]} for r in rows]
-    with open(out / "reconn_dpgd.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(CSV_FIELDS))
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: r.get(k) for k in CSV_FIELDS})
+    write_csv(out / "reconn_dpgd.csv", rows, CSV_FIELDS)
     _plot(rows, out / "reconn_dpgd.png")
     return rows
 
 
 def _plot(rows: list[dict[str, Any]], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     priv = sorted((r for r in rows if math.isfinite(r["epsilon"])), key=lambda r: r["epsilon"])
     nonpriv = [r for r in rows if not math.isfinite(r["epsilon"])]

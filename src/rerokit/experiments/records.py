@@ -98,7 +98,11 @@ class _Str(_Check):
 
 
 class OneOf(_Check):
-    """One of the given JSON values (e.g. a dataset name of this run)."""
+    """One of the given JSON values (e.g. a dataset name of this run).
+
+    Args:
+        *values: the allowed values (compared by type and value: ``1`` does not pass for ``1.0``).
+    """
 
     def __init__(self, *values: Any):
         self.values = values
@@ -109,7 +113,11 @@ class OneOf(_Check):
 
 
 class Nullable(_Check):
-    """``null`` or a value passing ``check``."""
+    """``null`` or a value passing ``check``.
+
+    Args:
+        check: the check of a non-null value.
+    """
 
     def __init__(self, check: _Check):
         self.check = check
@@ -120,7 +128,12 @@ class Nullable(_Check):
 
 
 class ListOf(_Check):
-    """A JSON list of items passing ``item``, of length ``length`` when given."""
+    """A JSON list of items passing ``item``, of length ``length`` when given.
+
+    Args:
+        item: the check of every item.
+        length: the required length, or None for any.
+    """
 
     def __init__(self, item: _Check, *, length: int | None = None):
         self.item, self.length = item, length
@@ -138,7 +151,13 @@ class ListOf(_Check):
 
 class DictOf(_Check):
     """A JSON object with exactly the keys ``keys`` (all string keys when None) whose values pass
-    ``value``; or, with ``fields``, an object with at least those keys, each with its own check."""
+    ``value``; or, with ``fields``, an object with at least those keys, each with its own check.
+
+    Args:
+        value: the check of every value (needed without ``fields``).
+        keys: the exact keys (converted to strings, as JSON writes them), or None for any.
+        fields: key -> check of each required key (then ``value`` and ``keys`` are not used).
+    """
 
     def __init__(self, value: _Check | None = None, *, keys: Any = None, fields: Mapping[str, _Check] | None = None):
         self.value, self.fields = value, dict(fields or {})
@@ -154,13 +173,11 @@ class DictOf(_Check):
         if not isinstance(v, dict):
             return self._bad(v)
         if self.fields:
-            for k, chk in self.fields.items():
-                if k not in v:
-                    return f"has no key {k!r}"
-                err = chk(v[k])
-                if err is not None:
-                    return f"[{k!r}] {err}"
-            return None
+            bad = _failing_key(v, self.fields)
+            if bad is None:
+                return None
+            k, err = bad
+            return f"has no key {k!r}" if err is None else f"[{k!r}] {err}"
         if self.keys is not None and sorted(v) != sorted(self.keys):
             return f"must have the keys {', '.join(self.keys)}, got {', '.join(map(str, v)) or 'none'}"
         assert self.value is not None
@@ -171,10 +188,28 @@ class DictOf(_Check):
 
 
 def Num(*, minimum: float | None = None, finite: bool = False) -> _Check:  # noqa: N802 - schema vocabulary
+    """A JSON number (not a bool; NaN passes unless ``finite``: undefined metrics such as the NCC of a
+    constant record).
+
+    Args:
+        minimum: the smallest allowed value, or None.
+        finite: refuse NaN and +-inf (written as ``NaN``/``Infinity`` by ``json``).
+
+    Returns:
+        The check.
+    """
     return _Num(minimum=minimum, finite=finite)
 
 
 def Int(*, minimum: int | None = None) -> _Check:  # noqa: N802
+    """A JSON integer (not a bool, not 1.0).
+
+    Args:
+        minimum: the smallest allowed value, or None.
+
+    Returns:
+        The check.
+    """
     return _Int(minimum=minimum)
 
 
@@ -185,6 +220,18 @@ Str = _Str()
 def _show(v: Any) -> str:
     s = json.dumps(v) if not isinstance(v, float) or math.isfinite(v) else repr(v)
     return s if len(s) <= 40 else s[:37] + "..."
+
+
+def _failing_key(obj: dict, checks: Mapping[str, _Check]) -> tuple[str, str | None] | None:
+    """The first key of ``checks`` that ``obj`` lacks, as (key, None), or whose value fails its
+    check, as (key, error text); None when every check passes."""
+    for k, chk in checks.items():
+        if k not in obj:
+            return k, None
+        err = chk(obj[k])
+        if err is not None:
+            return k, err
+    return None
 
 
 # --------------------------------------------------------------------------- the log
@@ -201,11 +248,23 @@ class TrialLog:
     equal ``settings`` (else raises ``ValueError``), and ``done`` lists the finished trial ids.
     Without ``resume`` an existing non-empty file is an error, never silently overwritten.
 
-    ``trials``: the run's trial count K; every record (read or appended) must have an integer
-    ``0 <= trial < K``. ``schema``: key -> check (:class:`Num`, :class:`Int`, :data:`Bool`,
-    :data:`Str`, :class:`ListOf`, :class:`DictOf`, :class:`Nullable`, :class:`OneOf`) of every key
-    a trial record of this run must have. ``name``: the option or parameter that gave ``path``,
-    used in messages. The log locks ``<path>.lock`` until :meth:`close` (also a context manager).
+    The log locks ``<path>.lock`` until :meth:`close` (also a context manager).
+
+    Args:
+        path: the JSON-lines file (its folder is created), or None for a log kept in memory only.
+        settings: the run's settings (JSON-ready), written in the header and compared on resume.
+        resume: continue an existing file with the same settings.
+        trials: the run's trial count K; every record (read or appended) must have an integer
+            ``0 <= trial < K``. None: any ``trial >= 0``.
+        schema: key -> check (:class:`Num`, :class:`Int`, :data:`Bool`, :data:`Str`,
+            :class:`ListOf`, :class:`DictOf`, :class:`Nullable`, :class:`OneOf`) of every key a
+            trial record of this run must have.
+        name: the option or parameter that gave ``path``, used in messages.
+
+    Raises:
+        ValueError: if ``path`` is empty, a folder or not a regular file; if the file exists and is
+            not empty without ``resume``; if another run holds its lock; on resume, if its settings
+            differ or a record is not a valid trial of this run (naming the line).
     """
 
     def __init__(
@@ -379,13 +438,11 @@ class TrialLog:
             rng = f"0..{self.limit - 1}" if self.limit is not None else ">= 0"
             extra = f" (this run has {self.limit} trials)" if self.limit is not None else ""
             return f"trial {t} is outside {rng}{extra}"
-        for key, chk in self.schema.items():
-            if key not in rec:
-                return f"trial {t} has no {key!r}"
-            err = chk(rec[key])
-            if err is not None:
-                return f"trial {t}: {key!r} {err}"
-        return None
+        bad = _failing_key(rec, self.schema)
+        if bad is None:
+            return None
+        key, err = bad
+        return f"trial {t} has no {key!r}" if err is None else f"trial {t}: {key!r} {err}"
 
     def _rewrite(self, header: dict[str, Any], records: list[dict[str, Any]]) -> None:
         """Replace the file by ``header`` and ``records`` atomically: a unique temporary file in the same folder
@@ -410,9 +467,20 @@ class TrialLog:
     # -- writing
     @property
     def done(self) -> set[int]:
+        """The ids of the trials in the log (read on resume or appended)."""
         return set(self.trials)
 
     def append(self, trial: int, record: dict[str, Any]) -> None:
+        """Append one finished trial to the file (flushed and fsynced) and to :attr:`trials`.
+
+        Args:
+            trial: the trial id.
+            record: its JSON-ready fields (numpy values are converted); ``kind`` and ``trial`` are
+                added.
+
+        Raises:
+            ValueError: if the record does not match the schema or the trial is already logged.
+        """
         rec = {"kind": "trial", "trial": int(trial), **record}
         rec = json.loads(json.dumps(rec, default=_default))
         err = self._check(rec)

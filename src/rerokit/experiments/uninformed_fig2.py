@@ -33,9 +33,9 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from rerokit._files import check_output_dir
 from rerokit._validate import check_choice, check_int, check_positive
 from rerokit.bounds import uninformed as U
+from rerokit.experiments._outputs import output_dir, pyplot, write_csv
 
 __all__ = ["REGIMES", "DEFAULT_SIGMAS", "regime_settings", "run_uninformed_fig2"]
 
@@ -45,7 +45,17 @@ _DATA_RANGE = 1.0
 
 
 def regime_settings(regime: str, min_norm: float, max_norm: float, rows: int) -> tuple[float, int]:
-    """(C, M) of a Fig. 2 regime (see the module docstring)."""
+    """(C, M) of a Fig. 2 regime (see the module docstring).
+
+    Args:
+        regime: a name of :data:`REGIMES`.
+        min_norm: r, the smallest norm of the attacked data (> 0).
+        max_norm: R_max, the largest norm (> 0).
+        rows: M of the first two regimes (>= 1).
+
+    Returns:
+        ``(C, M)``: (r, rows), (sqrt(rows) r, rows) or (2 R_max, 1).
+    """
     check_choice("regime", regime, REGIMES)
     r = check_positive("min_norm", min_norm)
     rmax = check_positive("max_norm", max_norm)
@@ -108,21 +118,36 @@ def _cell_block(job: _Fig2Job, blk) -> Iterator[tuple[int, dict[str, Any]]]:
 def run_uninformed_fig2(
     out_dir: str | os.PathLike,
     *,
-    sigmas: Sequence[float] = DEFAULT_SIGMAS,
-    seed: int = 0,
-    points: int = 100,
-    dim: int = 4,
-    rows: int = 100,
-    digits_targets: int = 100,
-    datasets: Sequence[str] = ("synthetic", "digits"),
-    backend: str = "vmap",
-    resume: bool = False,
-    progress: bool = False,
-    executor: Any = "local",
+    sigmas: Sequence[float] = DEFAULT_SIGMAS, seed: int = 0,
+    points: int = 100, dim: int = 4, rows: int = 100, digits_targets: int = 100,
+    datasets: Sequence[str] = ("synthetic", "digits"), backend: str = "vmap",
+    resume: bool = False, progress: bool = False, executor: Any = "local",
 ) -> dict[str, Any]:
-    """Run the Fig. 2 experiment and write PNG, CSVs and JSONL into ``out_dir``; returns the
-    paths and the per-cell summary. The cells run on ``executor`` (``"local"``, ``"ray"`` or a
-    :class:`rerokit.executors.Executor`; each cell draws its own noise: the same records anywhere)."""
+    """Run the Fig. 2 experiment and write PNG, CSVs and JSONL into ``out_dir``.
+
+    Args:
+        out_dir: the output folder (created).
+        sigmas: the noise multipliers on the x-axis, each in (0, 1e100] (at least one).
+        seed: the run's seed (>= 0): the synthetic data and every cell's noise.
+        points, dim: size and dimension of the synthetic U(0, 1) data (>= 2 each).
+        rows: M of the first two regimes (>= 1).
+        digits_targets: how many digits are attacked.
+        datasets: ``"synthetic"`` and/or ``"digits"`` (at least one).
+        backend: ``"vmap"`` or ``"opacus"`` (:mod:`rerokit.attacks.analytic`; the same records).
+        resume: continue ``uninformed_fig2.jsonl`` without repeating its cells.
+        progress: a progress bar on stderr.
+        executor: where the cells run (``"local"``, ``"ray"`` or a
+            :class:`rerokit.executors.Executor`; each cell draws its own noise: the same records
+            anywhere).
+
+    Returns:
+        ``{"settings", "paths", "summary"}``: the run's settings, the written files and one summary
+        row per cell (dataset, regime, sigma).
+
+    Raises:
+        ValueError: if a setting is out of range, ``out_dir`` cannot be written or the log cannot
+            be resumed.
+    """
     from rerokit.executors import get_executor, plan_blocks, run_blocks
     from rerokit.experiments.records import Int, ListOf, Num, OneOf, TrialLog
 
@@ -140,8 +165,7 @@ def run_uninformed_fig2(
     if not datasets:
         raise ValueError("datasets must name at least one of synthetic, digits")
     data = _datasets(datasets, points, dim, digits_targets, seed)
-    out = check_output_dir("out_dir", out_dir)  # not "", not a file (Path("") would be the current folder)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
     settings = {"sigmas": sig, "seed": seed, "points": points, "dim": dim, "rows": rows,
                 "digits_targets": digits_targets, "datasets": list(datasets), "backend": backend}
     cells = [(d, ri, si) for d in data for ri in range(len(REGIMES)) for si in range(len(sig))]
@@ -167,7 +191,7 @@ def run_uninformed_fig2(
     paths = {"png": str(out / "uninformed_fig2.png"), "csv": str(out / "uninformed_fig2.csv"),
              "summary_csv": str(out / "uninformed_fig2_summary.csv"), "jsonl": str(out / "uninformed_fig2.jsonl")}
     _write_csv(paths["csv"], recs)
-    _write_summary(paths["summary_csv"], summary)
+    write_csv(paths["summary_csv"], summary, list(summary[0]))
     _plot(paths["png"], recs, data, sig, summary)
     return {"settings": settings, "paths": paths, "summary": summary}
 
@@ -223,19 +247,9 @@ def _write_csv(path: str, recs: list[dict[str, Any]]) -> None:
                             rec["sigma"] ** 2 * nrm**2])
 
 
-def _write_summary(path: str, summary: list[dict[str, Any]]) -> None:
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(summary[0]))
-        w.writeheader()
-        w.writerows(summary)
-
-
 def _plot(path: str, recs: list[dict[str, Any]], data: dict[str, np.ndarray], sig: list[float],
           summary: list[dict[str, Any]]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     names = list(data)
     fig, axes = plt.subplots(3, 3 * len(names), figsize=(5.0 * 3 * len(names), 11), squeeze=False)

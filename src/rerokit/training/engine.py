@@ -67,7 +67,15 @@ class Result:
 
 
 def trial_seeds(seed: int, K: int) -> list[int]:
-    """Per-trial seeds ``[s_0..s_{K-1}]`` (63-bit) derived from ``seed``; s_k depends only on (seed, k)."""
+    """Per-trial seeds ``[s_0..s_{K-1}]`` (63-bit) derived from ``seed``; s_k depends only on (seed, k).
+
+    Args:
+        seed: the run's seed (>= 0).
+        K: the number of trials (>= 1).
+
+    Returns:
+        K ints, the first 63 bits of ``numpy.random.SeedSequence(seed).generate_state(K)``.
+    """
     seed = check_int("seed", seed, minimum=0)
     K = check_int("K", K, minimum=1)
     st = np.random.SeedSequence(seed).generate_state(K, np.uint64) >> np.uint64(1)
@@ -325,16 +333,9 @@ def _train(backend, theta0: torch.Tensor, X: torch.Tensor, y: torch.Tensor, cfg:
 
 
 def train_dpsgd(
-    fm: FunctionalModel,
-    theta0: torch.Tensor,
-    X: torch.Tensor,
-    y: torch.Tensor,
+    fm: FunctionalModel, theta0: torch.Tensor, X: torch.Tensor, y: torch.Tensor,
     *,
-    noise_multiplier: float,
-    clip: float | None,
-    steps: int,
-    lr: float,
-    sample_rate: float = 1.0,
+    noise_multiplier: float, clip: float | None, steps: int, lr: float, sample_rate: float = 1.0,
     seed: int,
     target_index: int | None = None,
     record: bool | str = False,
@@ -408,16 +409,9 @@ def _as_target_array(target_index, K: int, n: int) -> torch.Tensor | None:
 
 
 def train_dpsgd_many(
-    fm: FunctionalModel,
-    theta0: torch.Tensor,
-    X: torch.Tensor,
-    y: torch.Tensor,
+    fm: FunctionalModel, theta0: torch.Tensor, X: torch.Tensor, y: torch.Tensor,
     *,
-    noise_multiplier: float,
-    clip: float | None,
-    steps: int,
-    lr: float,
-    sample_rate: float = 1.0,
+    noise_multiplier: float, clip: float | None, steps: int, lr: float, sample_rate: float = 1.0,
     seeds: Sequence[int] | None = None,
     seed: int | None = None,
     target_index: int | Sequence[int] | torch.Tensor | None = None,
@@ -432,28 +426,44 @@ def train_dpsgd_many(
 ) -> Result:
     """K independent DP-SGD runs, vectorised over trials (no Python loop over trials in the math).
 
-    Shapes: ``theta0`` (P,) shared or (K, P); ``X`` (K, n, ...); ``y`` (K, n) integer labels.
-    ``shared=(Xs (m, ...), ys (m,))``: points common to every trial (e.g. a fixed D-), prepended
-    to each trial's own ``X[k]`` (K, r, ...) without materialising K copies: trial k's dataset is
-    ``cat([Xs, X[k]])`` (n = m + r, and ``target_index`` indexes that concatenation, so the
-    per-trial target at ``X[k, 0]`` has index m). ``X`` may also be an ``expand``ed view; only
-    one chunk of trials is materialised at a time. Tensors live on ``theta0``'s device; masks and
-    noise are drawn on the CPU (device-independent streams) and moved. ``num_threads``: torch
-    intra-op threads for this call only (restored after); on a loaded shared machine 1 thread was
-    4x faster than 2 (benchmarks/trials_vmap.py), on an idle one more threads help.
-    Exactly one of ``seeds`` (K ints) or ``seed`` (then ``seeds = trial_seeds(seed, K)``).
-    ``target_index``: None, one int for all trials, or K ints. ``record``: as in
-    :func:`train_dpsgd` (tensors get a leading K). ``chunk_size``: trials processed together
-    (default: bounded memory; larger with ``shared``). ``method``: "vmap" (``vmap`` over trials of
-    ``vmap(grad)`` over samples: forms (chunk, n, P) per-sample gradients), "linear" (the MLP
-    engine for Sequential MLPs, :class:`rerokit.training.mlp.MLPPlan`: exact ghost clipping, the
-    shared points one block for all trials), or "auto" (linear when supported). ``compile``:
-    ``torch.compile`` the step (same result to float round-off; falls back to eager with a
-    warning where compilation fails). Non-private GD (``clip=None``, ``noise_multiplier=0``,
-    ``sample_rate=1``) draws nothing: it is RecoNN's shadow-model training
-    (:func:`rerokit.attacks.reconn.gd_many`).
     Trial k equals ``train_dpsgd(fm, theta0[k], X[k], y[k], ..., seed=seeds[k])`` up to rounding.
-    Returns a :class:`Result` with ``theta`` (K, P) and a batched transcript.
+    Tensors live on ``theta0``'s device; masks and noise are drawn on the CPU (device-independent
+    streams) and moved. Non-private GD (``clip=None``, ``noise_multiplier=0``, ``sample_rate=1``)
+    draws nothing: it is RecoNN's shadow-model training (:func:`rerokit.attacks.reconn.gd_many`).
+
+    Args:
+        fm, noise_multiplier, clip, steps, lr, sample_rate, momentum: as in :func:`train_dpsgd`.
+        theta0: initial parameters, (P,) shared by all trials or (K, P).
+        X: each trial's own points (K, n, ...) (or (K, r, ...) with ``shared``); may be an
+            ``expand``ed view: only one chunk of trials is materialised at a time.
+        y: their integer labels, (K, n).
+        seeds: K per-trial seeds; exactly one of ``seeds`` and ``seed``.
+        seed: one seed, then ``seeds = trial_seeds(seed, K)``.
+        target_index: None, one int for all trials, or K ints (index into each trial's dataset).
+        record: as in :func:`train_dpsgd` (tensors get a leading K).
+        chunk_size: trials processed together (default: bounded memory; larger with ``shared``).
+        method: "vmap" (``vmap`` over trials of ``vmap(grad)`` over samples: forms (chunk, n, P)
+            per-sample gradients), "linear" (the MLP engine for Sequential MLPs,
+            :class:`rerokit.training.mlp.MLPPlan`: exact ghost clipping, the shared points one block
+            for all trials), or "auto" (linear when supported).
+        progress: a progress bar (trials x steps).
+        shared: ``(Xs (m, ...), ys (m,))``, points common to every trial (e.g. a fixed D-),
+            prepended to each trial's own ``X[k]`` without materialising K copies: trial k's
+            dataset is ``cat([Xs, X[k]])`` (n = m + r; ``target_index`` indexes that concatenation,
+            so the per-trial target at ``X[k, 0]`` has index m).
+        num_threads: torch intra-op threads for this call only (restored after); on a loaded
+            shared machine 1 thread was 4x faster than 2 (benchmarks/trials_vmap.py), on an idle
+            one more threads help.
+        compile: ``torch.compile`` the step (same result to float round-off; falls back to eager
+            with a warning where compilation fails).
+
+    Returns:
+        A :class:`Result` with ``theta`` (K, P) and, with ``record``, a batched transcript.
+
+    Raises:
+        ValueError: if a setting or shape is out of range, ``seeds``/``seed`` are not given exactly
+            once, or training diverges (naming ``lr``).
+        TypeError: if ``fm`` is not a FunctionalModel, or data or labels have the wrong type.
     """
     if num_threads is not None:
         num_threads = check_int("num_threads", num_threads, minimum=1)

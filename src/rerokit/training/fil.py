@@ -39,6 +39,7 @@ from torch.func import functional_call, grad, jacfwd, jacrev, jvp, vmap
 
 from rerokit._validate import check_choice, check_int, check_positive, check_probability
 from rerokit.bounds.mse import GELU_CLIP_FACTOR, cramer_rao_mse_lower_bound, fil_subsampling_factor, gaussian_dp_epsilon
+from rerokit.training.engine import _validate_settings
 
 __all__ = [
     "glm_sample_loss",
@@ -180,11 +181,18 @@ def output_perturbation_dfil(model, X: np.ndarray, y: np.ndarray, noise_std: flo
     Raises:
       ValueError: if ``noise_std`` is not a finite number > 0, or the Hessian is singular.
     """
+    return _per_sample(model, X, y, noise_std, chunk, device,
+                       lambda J, s, d: (J**2).sum(dim=(1, 2)).cpu().numpy() / (s * s * d))
+
+
+def _per_sample(model, X, y, noise_std, chunk, device, stat) -> np.ndarray:
+    """(n,) array of ``stat(J, s, d)`` over the blocks of :func:`output_perturbation_jacobians`
+    (s = ``noise_std``, checked first; d = the number of features)."""
     s = check_positive("noise_std", noise_std)
     d = model.num_features
     out = np.empty(np.asarray(X).shape[0])
     for sl, J in output_perturbation_jacobians(model, X, y, chunk=chunk, device=device):
-        out[sl] = (J**2).sum(dim=(1, 2)).cpu().numpy() / (s * s * d)
+        out[sl] = stat(J, s, d)
     return out
 
 
@@ -197,29 +205,23 @@ def output_perturbation_trace_inverse_bound(model, X: np.ndarray, y: np.ndarray,
     leaves theta* unchanged: no unbiased estimator has finite variance).
 
     Args:
-      model: a :class:`~rerokit.training.glm.GLMModel` fitted to optimality on (X, y).
-      X: training features, shape (n, d).
-      y: training labels, shape (n,).
-      noise_std: standard deviation s of the output noise, > 0.
-      chunk: samples per Jacobian block (default 256).
-      device: where the Jacobians are computed (default the CPU).
+      model, X, y, noise_std, chunk, device: as in :func:`output_perturbation_dfil`.
 
     Returns:
       Float array of shape (n,): the MSE lower bound of each training sample (inf where I is
       singular up to a relative 10 d eps of its largest eigenvalue).
 
     Raises:
-      ValueError: if ``noise_std`` is not a finite number > 0, or the Hessian is singular.
+      ValueError: as in :func:`output_perturbation_dfil`.
     """
-    s = check_positive("noise_std", noise_std)
-    d = model.num_features
-    out = np.empty(np.asarray(X).shape[0])
-    for sl, J in output_perturbation_jacobians(model, X, y, chunk=chunk, device=device):
+
+    def trace_inverse(J: torch.Tensor, s: float, d: int) -> np.ndarray:
         ev = torch.linalg.eigvalsh(J.transpose(1, 2) @ J)  # (m, d), ascending
         tiny = ev[:, -1:] * (d * torch.finfo(ev.dtype).eps * 10)
         tr = torch.where((ev > tiny).all(1), (1.0 / ev.clamp_min(1e-300)).sum(1), torch.full_like(ev[:, 0], math.inf))
-        out[sl] = tr.cpu().numpy() * s * s / d
-    return out
+        return tr.cpu().numpy() * s * s / d
+
+    return _per_sample(model, X, y, noise_std, chunk, device, trace_inverse)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -437,15 +439,9 @@ class DPSGDFILResult:
 
 
 def dpsgd_fil(
-    module: nn.Module,
-    X: torch.Tensor,
-    Y: torch.Tensor,
+    module: nn.Module, X: torch.Tensor, Y: torch.Tensor,
     *,
-    noise_multiplier: float,
-    sample_rate: float,
-    steps: int,
-    clip: float,
-    lr: float = 0.1,
+    noise_multiplier: float, sample_rate: float, steps: int, clip: float, lr: float = 0.1,
     seed: int = 0,
     coords: int | None = None,
     subsampling: str = "convexity",
@@ -516,11 +512,10 @@ def dpsgd_fil(
         settings = dict(runs[0].settings, repeats=repeats)
         return DPSGDFILResult(dfil, np.asarray(cramer_rao_mse_lower_bound(dfil)), runs[0].kappa, runs[0].epsilon_step,
                               settings, runs[-1].final_params)
-    sigma = check_positive("noise_multiplier", noise_multiplier)
-    q = check_probability("sample_rate", sample_rate)
-    T = check_int("steps", steps, minimum=1)
+    sigma = check_positive("noise_multiplier", noise_multiplier)  # > 0 here: the FIL divides by it
     C = check_positive("clip", clip)
-    lr = check_positive("lr", lr)
+    cfg = _validate_settings(sigma, C, steps, lr, sample_rate, 0.0, False)
+    q, T, lr = cfg["sample_rate"], cfg["steps"], cfg["lr"]
     seed = check_int("seed", seed, minimum=0)
     check_choice("subsampling", subsampling, ("convexity", "amplified"))
     if coords is not None:

@@ -25,7 +25,19 @@ ACTIVATIONS = {"elu": nn.ELU, "relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU,
 
 
 def make_mlp(in_dim: int, hidden: Sequence[int], out_dim: int, activation: str = "elu", bias: bool = True) -> nn.Sequential:
-    """Flatten -> [Linear -> activation] * len(hidden) -> Linear."""
+    """Flatten -> [Linear -> activation] * len(hidden) -> Linear (``make_mlp(64, [10], 10)``: the
+    digits analogue of the 784-10-10 ELU MLP of Hayes et al. 2023 App. A and Balle et al. 2022).
+
+    Args:
+        in_dim: the flattened input dimension (>= 1).
+        hidden: the hidden widths (each >= 1; empty: a linear model).
+        out_dim: the number of outputs (>= 1).
+        activation: a name of :data:`ACTIVATIONS`.
+        bias: give the Linear layers biases.
+
+    Returns:
+        The ``nn.Sequential`` (torch's default initialisation under the global RNG).
+    """
     in_dim = check_int("in_dim", in_dim, minimum=1)
     out_dim = check_int("out_dim", out_dim, minimum=1)
     check_choice("activation", activation, tuple(ACTIVATIONS))
@@ -40,7 +52,15 @@ def make_mlp(in_dim: int, hidden: Sequence[int], out_dim: int, activation: str =
 
 
 class SmallCNN(nn.Module):
-    """conv(channels->16, 3x3) -> act -> conv(16->32, 3x3, stride 2) -> act -> global avg pool -> linear."""
+    """conv(channels->width, 3x3) -> act -> conv(width->2 width, 3x3, stride 2) -> act -> global avg
+    pool -> linear: a small CNN for any C x H x W input, without buffers (no BatchNorm).
+
+    Args:
+        in_channels: C of the inputs.
+        num_classes: the number of outputs.
+        activation: a name of :data:`ACTIVATIONS`.
+        width: channels of the first convolution (16 by default; the second has twice as many).
+    """
 
     def __init__(self, in_channels: int = 1, num_classes: int = 10, activation: str = "elu", width: int = 16):
         super().__init__()
@@ -57,6 +77,14 @@ class SmallCNN(nn.Module):
         self.head = nn.Linear(2 * width, num_classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The logits.
+
+        Args:
+            x: a batch of images, shape (B, C, H, W).
+
+        Returns:
+            Logits of shape (B, num_classes).
+        """
         return self.head(self.features(x))
 
 
@@ -76,6 +104,13 @@ class FunctionalModel:
 
     Buffers (e.g. BatchNorm running stats) are not supported: per-sample gradients and DP-SGD
     need per-sample independence, so a module with buffers raises ``ValueError``.
+
+    Args:
+        module: the ``nn.Module`` (kept, not copied; at least one parameter, no buffers).
+
+    Raises:
+        TypeError: if ``module`` is not an ``nn.Module``.
+        ValueError: if it has buffers or no parameters.
     """
 
     def __init__(self, module: nn.Module):
@@ -101,7 +136,17 @@ class FunctionalModel:
         return f"FunctionalModel({type(self.module).__name__}, P={self.num_params})"
 
     def flatten(self, params) -> torch.Tensor:
-        """``{name: tensor}`` (or an iterable of ``(name, tensor)``) -> ``(P,)`` in this model's layout."""
+        """``{name: tensor}`` (or an iterable of ``(name, tensor)``) -> ``(P,)`` in this model's layout.
+
+        Args:
+            params: every parameter of the module by name, each of its shape.
+
+        Returns:
+            The flat (P,) vector (detached).
+
+        Raises:
+            ValueError: if a parameter is missing or has the wrong shape.
+        """
         d = dict(params)
         missing = [n for n in self.names if n not in d]
         if missing:
@@ -112,7 +157,17 @@ class FunctionalModel:
         return torch.cat([d[n].detach().reshape(-1) for n in self.names])
 
     def unflatten(self, theta: torch.Tensor) -> dict[str, torch.Tensor]:
-        """``(..., P)`` -> ``{name: (..., *shape)}`` views (differentiable; works under vmap)."""
+        """``(..., P)`` -> ``{name: (..., *shape)}`` views (differentiable; works under vmap).
+
+        Args:
+            theta: flat parameters with last dimension P.
+
+        Returns:
+            The parameters by name, views into ``theta``.
+
+        Raises:
+            ValueError: if the last dimension is not P.
+        """
         if theta.shape[-1] != self.num_params:
             raise ValueError(f"theta must have last dimension P={self.num_params}, got shape {tuple(theta.shape)}")
         lead = theta.shape[:-1]
@@ -126,7 +181,17 @@ class FunctionalModel:
         return self.flatten(self.module.named_parameters()).clone()
 
     def init_flat(self, seed: int) -> torch.Tensor:
-        """Deterministic ``theta_0`` of shape ``(P,)``: the module's default init under ``manual_seed(seed)``."""
+        """Deterministic ``theta_0`` of shape ``(P,)``: the module's default init under ``manual_seed(seed)``.
+
+        Every submodule's ``reset_parameters`` runs on a copy of the module in a forked RNG (the
+        global RNG state is untouched; one seeded initialisation at a time across threads).
+
+        Args:
+            seed: an integer in [0, 2^63).
+
+        Returns:
+            theta_0, shape (P,).
+        """
         import copy
 
         seed = check_int("seed", seed, minimum=0, maximum=2**63 - 1)
@@ -141,11 +206,26 @@ class FunctionalModel:
         return self.flatten(m.named_parameters()).clone()
 
     def init_flat_many(self, seeds) -> torch.Tensor:
-        """``(K, P)``: row k is ``init_flat(seeds[k])``."""
+        """``(K, P)``: row k is ``init_flat(seeds[k])``.
+
+        Args:
+            seeds: K seeds, as for :meth:`init_flat`.
+
+        Returns:
+            The stacked initialisations, shape (K, P).
+        """
         return torch.stack([self.init_flat(int(s)) for s in seeds])
 
     def load_flat(self, theta: torch.Tensor, module: nn.Module | None = None) -> nn.Module:
-        """Copy ``theta`` (P,) into ``module``'s parameters in place (default: this model's module)."""
+        """Copy ``theta`` into ``module``'s parameters in place.
+
+        Args:
+            theta: flat parameters, shape (P,).
+            module: a module with this model's parameter layout (default: this model's module).
+
+        Returns:
+            The module.
+        """
         m = self.module if module is None else module
         params = self.unflatten(theta.detach())
         with torch.no_grad():
@@ -154,5 +234,13 @@ class FunctionalModel:
         return m
 
     def logits(self, theta: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
-        """Model output for inputs ``X`` (batch first) at flat parameters ``theta`` (P,)."""
+        """Model output for inputs ``X`` at flat parameters ``theta``, by ``torch.func.functional_call``.
+
+        Args:
+            theta: flat parameters, shape (P,).
+            X: a batch of inputs (batch first).
+
+        Returns:
+            The module's output, e.g. logits of shape (n, classes).
+        """
         return torch.func.functional_call(self.module, self.unflatten(theta), (X,))

@@ -34,7 +34,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rerokit._validate import check_int, check_nonnegative, check_positive, check_probability
+from rerokit._validate import check_int, check_positive
+from rerokit.training.engine import _validate_settings
 from rerokit.training.grads import _check_labels
 from rerokit.training.models import FunctionalModel
 from rerokit.training.transcript import Transcript
@@ -43,15 +44,8 @@ __all__ = ["record_opacus_transcript"]
 
 
 def record_opacus_transcript(
-    module: nn.Module,
-    X: torch.Tensor,
-    y: torch.Tensor,
-    target_index: int | None,
-    noise_multiplier: float,
-    clip: float,
-    steps: int,
-    lr: float,
-    sample_rate: float = 1.0,
+    module: nn.Module, X: torch.Tensor, y: torch.Tensor, target_index: int | None,
+    noise_multiplier: float, clip: float, steps: int, lr: float, sample_rate: float = 1.0,
     seed: int = 0,
     *,
     theta0: torch.Tensor | None = None,
@@ -96,15 +90,10 @@ def record_opacus_transcript(
     from opacus.optimizers import DPOptimizer
     from opacus.utils.uniform_sampler import UniformWithReplacementSampler
 
-    sigma = check_nonnegative("noise_multiplier", noise_multiplier)
-    C = check_positive("clip", clip)
-    T = check_int("steps", steps, minimum=1)
-    lr = check_positive("lr", lr)
-    q = check_probability("sample_rate", sample_rate)
+    C = check_positive("clip", clip)  # never None here
+    cfg = _validate_settings(noise_multiplier, C, steps, lr, sample_rate, momentum, False)
+    sigma, T, lr, q, momentum = (cfg[k] for k in ("noise_multiplier", "steps", "lr", "sample_rate", "momentum"))
     seed = check_int("seed", seed, minimum=0)
-    momentum = check_nonnegative("momentum", momentum)
-    if momentum >= 1:
-        raise ValueError(f"momentum must be a number in [0, 1), got {momentum!r}")
     if not isinstance(X, torch.Tensor) or not isinstance(y, torch.Tensor):
         raise TypeError("X and y must be torch tensors")
     if y.dim() != 1 or X.shape[0] != y.shape[0]:
