@@ -60,6 +60,8 @@ class MembershipRisk:
     adjacency: str
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: the membership risks with their certified brackets (the keys of
+        ``rerokit bound dpsgd --json``'s ``membership`` object, which adds ``method``)."""
         out: dict[str, Any] = {
             "advantage": self.advantage,
             "membership_advantage": self.advantage,  # alias, as in `rerokit bound dpsgd --json`
@@ -120,6 +122,7 @@ class ReconstructionRisk:
 
     @property
     def log10_kappa(self) -> float:
+        """log10 of the baseline kappa (readable where kappa underflows a float)."""
         return self.log_kappa / math.log(10.0)
 
     def to_dict(self) -> dict[str, Any]:
@@ -160,8 +163,18 @@ def as_schedule(mechanism: Any = None, *, noise_multiplier: Any = None, sample_r
                 steps: Any = None) -> Schedule:
     """The :class:`Schedule` meant by a mechanism object or by the keyword settings (exactly one).
 
-    Raises ``TypeError`` saying what to pass when a number is given positionally (the settings
-    are keywords) or the object is of an unknown kind.
+    Args:
+        mechanism: an Opacus accountant or its ``.history``, a dp-accounting ``DpEvent``, a
+            :class:`Schedule`, or None (then the three settings are required).
+        noise_multiplier, sample_rate, steps: sigma, q and T, keywords only.
+
+    Returns:
+        The :class:`Schedule`.
+
+    Raises:
+        TypeError: saying what to pass when a number is given positionally (the settings are
+            keywords) or the object is of an unknown kind.
+        ValueError: settings missing or given together with a mechanism, or out of range.
     """
     settings = (noise_multiplier, sample_rate, steps)
     if mechanism is None:

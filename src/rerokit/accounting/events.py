@@ -39,12 +39,39 @@ ORDER2_RDP_ORDERS = (2.0, 2.5, 3.0, 4.0)
 
 
 def dpsgd_event(noise_multiplier: float, sample_rate: float, steps: int) -> "dp_accounting.DpEvent":
-    """``SelfComposed(PoissonSampled(q, Gaussian(sigma)), T)``; for q = 1 no sampling wrapper."""
+    """The dp-accounting event of DP-SGD: ``SelfComposed(PoissonSampled(q, Gaussian(sigma)), T)``.
+
+    For q = 1 (full batch) the sampling wrapper is left out: ``SelfComposed(Gaussian(sigma), T)``.
+
+    Args:
+        noise_multiplier: sigma, a finite number > 0.
+        sample_rate: q, the Poisson sampling rate, in (0, 1].
+        steps: T, an integer >= 1.
+
+    Returns:
+        A ``dp_accounting.DpEvent``.
+
+    Raises:
+        ValueError: a setting out of range (the error names it).
+        TypeError: a setting of the wrong type.
+    """
     return Schedule.from_settings(noise_multiplier, sample_rate, steps).to_event()
 
 
 def schedule_event(segments: Iterable[Sequence[Any]]) -> "dp_accounting.DpEvent":
-    """``ComposedDpEvent`` of :func:`dpsgd_event` for each (sigma, q, T) segment."""
+    """The ``ComposedDpEvent`` of :func:`dpsgd_event` for each (sigma, q, T) segment.
+
+    Args:
+        segments: an iterable of (noise_multiplier, sample_rate, steps) triples (or
+            :class:`~rerokit.bounds.schedule.Segment`), in training order.
+
+    Returns:
+        A ``dp_accounting.ComposedDpEvent``.
+
+    Raises:
+        TypeError: ``segments`` is not an iterable of triples of numbers.
+        ValueError: it is empty, an entry is not a triple, or a value is out of range.
+    """
     import dp_accounting
 
     sched = Schedule.from_segments(segments)
@@ -52,13 +79,36 @@ def schedule_event(segments: Iterable[Sequence[Any]]) -> "dp_accounting.DpEvent"
 
 
 def segments_from_event(event: Any) -> list[Segment]:
-    """Segments of a DpEvent of Gaussian / PoissonSampled(Gaussian) events (:meth:`Schedule.from_event`)."""
+    """The (sigma, q, T) segments of a DP-SGD DpEvent (:meth:`Schedule.from_event`).
+
+    Args:
+        event: a dp-accounting event built from ``GaussianDpEvent``, ``PoissonSampledDpEvent`` of
+            a Gaussian, ``SelfComposedDpEvent`` and ``ComposedDpEvent``.
+
+    Returns:
+        The list of :class:`~rerokit.bounds.schedule.Segment`.
+
+    Raises:
+        ValueError: an event holding anything else (e.g. Laplace), no Gaussian step, or a value
+            out of range.
+    """
     return list(Schedule.from_event(event).segments)
 
 
 def segments_from_opacus_history(history: Iterable[Sequence[Any]]) -> list[Segment]:
-    """Opacus ``accountant.history`` -> segments, consecutive equal (sigma, q) merged
-    (:meth:`Schedule.from_opacus_history`)."""
+    """The segments of an Opacus ``accountant.history`` (:meth:`Schedule.from_opacus_history`).
+
+    Args:
+        history: Opacus' list of (noise_multiplier, sample_rate, steps) entries; consecutive
+            entries with equal (sigma, q) are merged.
+
+    Returns:
+        The list of :class:`~rerokit.bounds.schedule.Segment`.
+
+    Raises:
+        TypeError: ``history`` is not an iterable of triples of numbers.
+        ValueError: it is empty, an entry is not a triple, or a value is out of range.
+    """
     return list(Schedule.from_opacus_history(history).segments)
 
 
@@ -73,7 +123,19 @@ def _as_event(segments_or_event: Any) -> "dp_accounting.DpEvent":
 
 
 def epsilon_pld(segments_or_event: Any, delta: float, *, value_discretization_interval: float = 1e-4) -> float:
-    """epsilon at ``delta`` from dp-accounting's PLDAccountant (add-or-remove adjacency, pessimistic)."""
+    """epsilon at ``delta`` from dp-accounting's ``PLDAccountant`` (add-or-remove, pessimistic).
+
+    The independent reference for rerokit's own PLD (:func:`rerokit.bounds.dpsgd.epsilon_dpsgd`).
+
+    Args:
+        segments_or_event: (sigma, q, T) segments, a :class:`~rerokit.bounds.schedule.Schedule`
+            or a dp-accounting event.
+        delta: in [0, 1).
+        value_discretization_interval: dp-accounting's PLD grid step (default 1e-4).
+
+    Returns:
+        epsilon (a float; inf where no finite epsilon reaches ``delta``).
+    """
     import dp_accounting
 
     d = check_probability("delta", delta, high_open=True)
@@ -83,7 +145,16 @@ def epsilon_pld(segments_or_event: Any, delta: float, *, value_discretization_in
 
 
 def rdp_curve(segments: Any, orders: Sequence[float] | None = None) -> tuple[Any, Any]:
-    """(orders, composed RDP epsilons) from dp-accounting's RdpAccountant (default orders if None)."""
+    """The composed RDP curve of a schedule from dp-accounting's ``RdpAccountant``
+    (Mironov et al. 2019 for the Poisson-subsampled Gaussian).
+
+    Args:
+        segments: (sigma, q, T) segments, a Schedule or a dp-accounting event.
+        orders: the Renyi orders alpha (default: dp-accounting's default orders).
+
+    Returns:
+        (orders, eps): two float arrays, eps[i] the RDP epsilon at orders[i].
+    """
     import dp_accounting
     import numpy as np
 
@@ -113,7 +184,16 @@ def rdp_epsilon_order2(segments_or_event: Any) -> tuple[float, float]:
 
 
 def epsilon_rdp(segments_or_event: Any, delta: float, orders: Sequence[float] | None = None) -> float:
-    """epsilon at ``delta`` from dp-accounting's RdpAccountant."""
+    """epsilon at ``delta`` from dp-accounting's ``RdpAccountant`` (its RDP-to-DP conversion).
+
+    Args:
+        segments_or_event: (sigma, q, T) segments, a Schedule or a dp-accounting event.
+        delta: in [0, 1).
+        orders: the Renyi orders (default: dp-accounting's).
+
+    Returns:
+        epsilon (a float).
+    """
     import dp_accounting
 
     d = check_probability("delta", delta, high_open=True)
