@@ -18,18 +18,11 @@ import subprocess
 import sys
 import time
 
+from _timing import best_time
+
 from rerokit.bounds.dpsgd import rero_dpsgd
 
 SIGMA, Q, T, KAPPA = 1.0, 0.01, 1000, 0.01
-
-
-def best_time(fn, repeats: int):
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def main() -> None:

@@ -34,7 +34,6 @@ import argparse
 import os
 import time
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch.func import grad

@@ -19,24 +19,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 import numpy as np
+
+from _timing import best_time
 
 from rerokit.bounds.dpsgd import rero_dpsgd
 from rerokit.bounds.tradeoff import dpsgd_tradeoff
 
 SETTINGS = [(1.0, 0.01, 1000), (0.8, 0.004, 5000), (2.0, 1.0, 100)]
 ALPHAS = np.logspace(-6, 0, 100)
-
-
-def best_time(fn, repeats: int):
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def outside(values: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> tuple[float, float]:

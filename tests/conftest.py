@@ -32,14 +32,7 @@ class CliRunner:
         return code, cap.out, cap.err
 
     def json(self, *argv: Any) -> dict[str, Any]:
-        args = self._argv(argv)
-        if "--json" not in args:
-            args.append("--json")
-        code, out, err = self.run(args)
-        assert code == 0, err
-        lines = out.strip().splitlines()
-        assert len(lines) == 1, out
-        return json.loads(lines[0])
+        return self.json_and_stderr(*argv)[0]
 
     def json_and_stderr(self, *argv: Any) -> tuple[dict[str, Any], str]:
         args = self._argv(argv)
