@@ -210,6 +210,10 @@ class LocalExecutor(Executor):
         if self.workers > 1 and self.threads is None:
             raise ValueError("workers > 1 needs a fixed threads per block (threads=None is for workers=1)")
 
+    def describe(self) -> str:
+        """``local`` or ``local, N workers``."""
+        return "local" if self.workers == 1 else f"local, {self.workers} workers"
+
     def run(self, fn: BlockFn, job: Any, blocks: Sequence[Block], emit: Callable[[int, Any], None], *,
             gpu: bool = False) -> None:
         """:meth:`Executor.run` in this process: blocks in order, or ``workers`` at a time on threads
@@ -659,7 +663,7 @@ def run_blocks(executor: Executor, fn: BlockFn, job: Any, blocks: Sequence[Block
         if total > 0:
             from tqdm.auto import tqdm
 
-            text = desc if executor.name == "local" else f"{desc} ({executor.describe()})"
+            text = desc if executor.describe() == "local" else f"{desc} ({executor.describe()})"
             bar = tqdm(total=total, initial=initial, desc=text, unit=unit, leave=leave, file=sys.stderr)
 
     def emit(item: int, result: Any) -> None:

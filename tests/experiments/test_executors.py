@@ -227,3 +227,14 @@ def test_local_executor_refuses_unfixed_threads_with_workers():
         LocalExecutor(threads=None, workers=2)
     with pytest.raises(ValueError, match="workers"):
         LocalExecutor(workers=0)
+
+
+def test_first_line_and_progress_name_the_local_workers(cli):
+    """The audit's first stderr line and its progress bar say how it runs (``local, 2 workers``)."""
+    base = ["audit", "prior-aware", "--noise-multiplier", "1", "--trials", "4", "--chunk-size", "2", "--steps", "2",
+            "--n-known", "9", "--seed", "5"]
+    _, err1 = cli.json_and_stderr([*base, "--workers", "1"])
+    _, err2 = cli.json_and_stderr([*base, "--workers", "2"])
+    assert err1.splitlines()[0].endswith("seed 5, executor local")
+    assert err2.splitlines()[0].endswith("seed 5, executor local, 2 workers")
+    assert "prior-aware trials (local, 2 workers)" in err2 and "(local" not in err1

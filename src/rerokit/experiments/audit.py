@@ -1024,7 +1024,7 @@ def _announce(kind: str, cfg: AuditConfig, trials: int, seed: int, attack: str, 
     model = cfg.model if cfg.model_fn is None else "user model"
     return (f"rerokit audit {kind}: {trials} trials of DP-SGD on {cfg.dataset} ({model}, |D-| = {cfg.n_known}, "
             f"T = {cfg.steps}, q = {cfg.sample_rate:g}, C = {cfg.clip:g}), {sigma}, prior of {cfg.prior_size} "
-            f"candidates, attack {attack}; seed {seed}, executor {type(ex).__name__.replace('Executor', '').lower()}")
+            f"candidates, attack {attack}; seed {seed}, executor {ex.describe()}")
 
 
 # sample shape of each dataset an audit can use (the data need not be loaded for the estimate)
