@@ -14,10 +14,11 @@ Prints seconds per run and the speed-up over the baseline. Timings on a shared m
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 import torch
+
+from _timing import best_time
 
 from rerokit.attacks.analytic import OpacusAnalyticAttack, target_generator, vectorized_analytic_attack
 from rerokit.data import load_dataset
@@ -32,15 +33,6 @@ def naive_fresh_optimizer(X: np.ndarray, rows: int, sigma: float, clip: float, s
     return out
 
 
-def best_of(fn, repeats: int) -> tuple[float, object]:
-    best, res = float("inf"), None
-    for _ in range(repeats):
-        t = time.perf_counter()
-        res = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, res
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--targets", type=int, default=1000)
@@ -53,9 +45,9 @@ def main() -> None:
     torch.set_num_threads(a.threads)
     X = load_dataset("digits").flat[: a.targets].astype(np.float64)
     seed = 0
-    t_base, base = best_of(lambda: naive_fresh_optimizer(X, a.rows, a.sigma, a.clip, seed), a.repeats)
-    t_opacus, op = best_of(lambda: OpacusAnalyticAttack(64, a.rows, a.sigma, a.clip, seed=seed).run(X), a.repeats)
-    t_vmap, vm = best_of(lambda: vectorized_analytic_attack(X, a.rows, a.sigma, a.clip, seed=seed), a.repeats)
+    t_base, base = best_time(lambda: naive_fresh_optimizer(X, a.rows, a.sigma, a.clip, seed), a.repeats)
+    t_opacus, op = best_time(lambda: OpacusAnalyticAttack(64, a.rows, a.sigma, a.clip, seed=seed).run(X), a.repeats)
+    t_vmap, vm = best_time(lambda: vectorized_analytic_attack(X, a.rows, a.sigma, a.clip, seed=seed), a.repeats)
     assert np.allclose(op.reconstructions, vm.reconstructions, rtol=1e-12, atol=1e-12)
     assert np.allclose(base, vm.reconstructions, rtol=1e-12, atol=1e-12)
     print(f"digits, {len(X)} targets, M={a.rows}, sigma={a.sigma}, C={a.clip}, threads={a.threads}, best of {a.repeats}")
