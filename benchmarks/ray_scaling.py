@@ -23,11 +23,11 @@ average before and after each row. On a shared machine other jobs take cores: ru
 
     python benchmarks/ray_scaling.py [--trials 8192] [--threads-trials 512] [--chunk-size 64]
 
-Measured (2 shared cores, load average 1.0-1.8 from other jobs, 8192 trials per row, 192 for the
-default-threads row): local 52.9 trials/s; local with torch's default 2 threads 102.4 trials/s;
-ray 1 worker 56.2 (startup 4.3 s); ray 2 workers 107.2 (startup 5.1 s): 1.91x from 1 to 2
-workers (1.84x with the startup), 2.02x the local executor; records identical in all rows. Ray
-pays off for runs longer than ~10 s of local work. On the same machine at load ~2.2 (another job
+Measured (2 shared cores, 8192 trials per row, 2026-11-23, two runs): local 1 worker 70.5 / 72.9
+trials/s, local 2 workers (threads) 119.8 / 125.6 (1.70x / 1.72x); ray 1 worker 78.1 / 67.6, ray 2
+workers 123.0 / 120.6 (1.58x / 1.78x; startup 3.7-4.7 s); torch's default 2 threads 143.9 (512
+trials) / 137.3 (2048 trials). An earlier run at load 1.0-1.8: local 52.9, ray 1 worker 56.2, ray 2
+workers 107.2 (1.91x). Records identical in all rows. On the same machine at load ~2.2 (another job
 busy on a core) torch's 2 threads fell to 2.3 trials/s against 50 with one thread per block.
 """
 
