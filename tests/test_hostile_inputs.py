@@ -755,3 +755,17 @@ def test_kill_and_resume_fil_glm_experiment(sig, tmp_path):
     assert all(r == kept[r["trial"]] for r in r1 if r["trial"] in kept)
     for k in ("fraction_bound_holds", "spearman", "attack_mse_median"):
         assert resumed[k] == straight[k]
+
+
+@pytest.mark.parametrize("argv", [
+    ["audit", "prior-aware", "--epsilon", "1e308", "--trials", "2", "--no-progress"],
+    ["audit", "prior-aware", "--epsilon", "1e20", "--sample-rate", "0.5", "--trials", "2", "--no-progress"],
+    ["audit", "gradient", "--epsilon", "1e308", "--trials", "2", "--no-progress"],
+    ["experiment", "hayes-fig3", "--epsilons", "1e308", "--out-dir", "{tmp}/f3"],
+], ids=["prior-aware 1e308", "prior-aware q=0.5 1e20", "gradient 1e308", "hayes-fig3 1e308"])
+def test_epsilon_beyond_any_meaningful_noise_is_explained(argv, tmp_path, capsys):
+    """An epsilon whose sigma would be below the meaningful floor (1e-4) is refused at once with
+    the reason, not with the solver's 'no value in [...]' (eps = 1e308 once read delta = 1 for
+    every mu, see tests/bounds/test_gaussian.py)."""
+    line = refused(capsys, [a.replace("{tmp}", str(tmp_path)) for a in argv], "epsilon", "non-private")
+    assert "no value in" not in line

@@ -22,20 +22,28 @@ import numbers
 from rerokit._validate import check_int, check_nonnegative, check_positive, check_probability
 from rerokit.bounds.solve import calibrate_monotone
 
-__all__ = ["gaussian_delta", "gaussian_epsilon", "gdp_mu", "noise_multiplier_full_batch"]
+__all__ = ["gaussian_delta", "gaussian_delta_bracket", "gaussian_epsilon", "gdp_mu", "noise_multiplier_full_batch"]
 
 _ULP = 2.220446049250313e-16
+_TINY = 5e-324  # the smallest positive (subnormal) float
 
 
-def gaussian_delta(epsilon: float, mu: float) -> float:
-    """Exact delta(epsilon) of a mu-GDP (Gaussian) mechanism, rounded up (Balle & Wang 2018, Thm 8).
+def gaussian_delta_bracket(epsilon: float, mu: float) -> tuple[float, float]:
+    """Certified bracket [lo, hi] of delta(epsilon) of a mu-GDP (Gaussian) mechanism
+    (Balle & Wang 2018, Thm 8): Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu).
+
+    Both terms are evaluated in logs (``log_ndtr``; no overflow of e^eps), and the bracket is the
+    float value plus or minus an allowance for every rounding: a few ulps of each log, the
+    rounding of the arguments mu/2 -/+ eps/mu (times d log Phi / dx <= 1 + |x|), and the
+    cancellation in eps + log Phi(y), which grows with eps (at eps ~ 1e20 floats no longer resolve
+    delta and the bracket widens to [0, 1]).
 
     Args:
-      epsilon: eps >= 0 (inf gives 0).
+      epsilon: eps >= 0 (inf gives [0, 0]).
       mu: mu = sensitivity / noise std > 0.
 
     Returns:
-      Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu), plus a few ulps of its two terms, in [0, 1].
+      (lo, hi) in [0, 1] with lo <= delta(eps; mu) <= hi.
 
     Raises:
       TypeError: if an argument is not a real number.
@@ -50,14 +58,37 @@ def gaussian_delta(epsilon: float, mu: float) -> float:
         raise ValueError(f"epsilon must be a number >= 0 (inf allowed), got {epsilon!r}")
     m = check_positive("mu", mu)
     if math.isinf(e):
-        return 0.0
-    log_a = float(log_ndtr(m / 2 - e / m))
-    log_b = e + float(log_ndtr(-m / 2 - e / m))  # e^eps Phi(b) in logs: no overflow for eps > 709
+        return 0.0, 0.0
+    x, y = m / 2 - e / m, -m / 2 - e / m
+    log_a = float(log_ndtr(x))
+    log_phi_y = float(log_ndtr(y))
+    log_b = e + log_phi_y  # e^eps Phi(y) in logs: no overflow for eps > 709
     a = math.exp(log_a)
     b = math.exp(min(log_b, 0.0))
-    # log_ndtr is accurate to a few ulps (relative); exp and the subtraction add a few more
-    slack = 16 * _ULP * (a + b) * (1.0 + abs(log_a) + abs(log_b))
-    return float(min(1.0, max(0.0, a - b) + slack))
+    slack = 0.0
+    if a + b > 0.0:  # (a term beyond float range is an exact 0 here, whose infinite log adds nothing)
+        scale = 1.0 + abs(log_a) + abs(log_b) + e + abs(log_phi_y) + (2.0 + abs(x) + abs(y)) * (m / 2 + e / m)
+        slack = 16 * _ULP * (a + b) * scale
+    if a == 0.0:  # Phi(mu/2 - eps/mu) underflowed: its true value is below the smallest subnormal
+        slack += _TINY
+    value = max(0.0, a - b)
+    return float(max(0.0, value - slack)), float(min(1.0, value + slack))
+
+
+def gaussian_delta(epsilon: float, mu: float) -> float:
+    """Exact delta(epsilon) of a mu-GDP (Gaussian) mechanism, rounded up (Balle & Wang 2018, Thm 8).
+
+    Args:
+      epsilon, mu: as in :func:`gaussian_delta_bracket`.
+
+    Returns:
+      Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu), rounded up: the upper end of
+      :func:`gaussian_delta_bracket`, in [0, 1].
+
+    Raises:
+      TypeError, ValueError: as in :func:`gaussian_delta_bracket`.
+    """
+    return gaussian_delta_bracket(epsilon, mu)[1]
 
 
 def gaussian_epsilon(delta: float, mu: float, *, rtol: float = 1e-10) -> float:

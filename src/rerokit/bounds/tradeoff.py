@@ -267,14 +267,14 @@ def _gdp_profile(mu: float, eps: float) -> tuple[float, float]:
     """Bracket of the mu-GDP profile delta(eps) at any real eps: rerokit.bounds.gaussian's exact
     delta (Balle & Wang 2018, Thm 8; rounded up) for eps >= 0, and for eps = -t < 0 the identity
     delta(-t) = 1 - e^{-t} (1 - delta(t)) of a symmetric pair (sup_E P(E) - e^{-t} Q(E) over
-    complements). Lower end: the upper one minus twice its rounding allowance."""
-    from rerokit.bounds.gaussian import gaussian_delta
+    complements). The bracket of delta(t) is :func:`~rerokit.bounds.gaussian.gaussian_delta_bracket`'s."""
+    from rerokit.bounds.gaussian import gaussian_delta_bracket
 
     if math.isinf(mu):
         return 1.0, 1.0
     t = abs(eps)
-    hi = gaussian_delta(t, mu) if mu > 0 else 0.0
-    lo = max(0.0, hi - 128.0 * _EPS)
+    lo, hi = gaussian_delta_bracket(t, mu) if mu > 0 else (0.0, 0.0)
+    lo = max(0.0, min(lo, hi - 128.0 * _EPS))  # never narrower than before
     if eps < 0:
         w = math.exp(-t)
         hi, lo = min(1.0, 1.0 - w * (1.0 - hi) + 4.0 * _EPS), max(0.0, 1.0 - w * (1.0 - lo) - 4.0 * _EPS)
