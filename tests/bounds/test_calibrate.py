@@ -65,3 +65,9 @@ def test_noise_multiplier_for_epsilon_round_trip():
     assert acc(s * 0.99) > eps
     with pytest.raises(ValueError, match="epsilon"):
         noise_multiplier_for_epsilon(-1.0, delta, q, T)
+
+
+def test_target_at_kappa_is_refused_naming_kappa():
+    """gamma -> kappa only as sigma -> inf: a target at kappa (to rounding) names kappa."""
+    with pytest.raises(ValueError, match=r"target_gamma.*kappa = 0\.1\b"):
+        calibrate_noise_multiplier(0.1, 0.01, 1000, prior=10)

@@ -210,7 +210,9 @@ def calibrate_noise_multiplier(
             lower=lo, upper=hi, rtol=rtol, growth=1.25,
         )
     except NoFeasibleValue:
-        raise ValueError(f"target_gamma={target_gamma!r} is not reached by any noise multiplier <= 2^40") from None
+        raise ValueError(f"target_gamma={target_gamma!r} is not reached by any noise multiplier <= 2^40 (gamma "
+                         f"falls to kappa = {math.exp(lk):.6g} only as sigma grows without bound: ask for a target "
+                         "further above kappa)") from None
     except AllFeasible:
         raise ValueError(f"target_gamma={target_gamma!r} is met even at noise_multiplier < {lo:g}") from None
     return _result(r.x, q, T, base, g, h, delta, r.bracket, r.evaluations)
