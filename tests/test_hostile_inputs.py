@@ -769,3 +769,11 @@ def test_epsilon_beyond_any_meaningful_noise_is_explained(argv, tmp_path, capsys
     every mu, see tests/bounds/test_gaussian.py)."""
     line = refused(capsys, [a.replace("{tmp}", str(tmp_path)) for a in argv], "epsilon", "non-private")
     assert "no value in" not in line
+
+
+@pytest.mark.parametrize("opts, words", [
+    (["--prior-size", "100000"], ["prior_size 100000 alone exceeds", "1797"]),
+    (["--n-known", "100000"], ["prior_size 10 + n_known 100000 exceed", "1797"]),
+])
+def test_audit_sizes_beyond_the_dataset(opts, words, capsys):
+    refused(capsys, ["audit", "prior-aware", "--noise-multiplier", "1", "--trials", "2", "--no-progress", *opts], *words)

@@ -67,6 +67,7 @@ def user_module(tmp_path, monkeypatch):
         "def with_bn(shape, classes):\n"
         "    return nn.Sequential(nn.Flatten(), nn.BatchNorm1d(64), nn.Linear(64, classes))\n\n"
         "def not_a_module(shape, classes):\n    return 3\n\n"
+        "def broken(shape, classes):\n    raise RuntimeError('layer sizes do not fit')\n\n"
         "NOT_CALLABLE = 5\n")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", list(sys.path))  # the import may add the current folder
@@ -87,6 +88,7 @@ def test_cli_model_factory(cli, user_module):
     ("{m}:missing", [], ["has no missing"]),
     ("{m}:NOT_CALLABLE", [], ["must be a function"]),
     ("{m}:not_a_module", [], ["must return a torch.nn.Module"]),
+    ("{m}:broken", [], ["model_fn", "broken", "sample_shape=(1, 8, 8)", "RuntimeError: layer sizes do not fit"]),
     ("{m}:with_bn", [], ["buffers"]),
     ("{m}:net", ["--model", "cnn"], ["--model or --model-factory"]),
 ])

@@ -351,7 +351,8 @@ def make_trial(n_data: int, prior_size: int, n_known: int, seed: int, prior_weig
     N = check_int("prior_size", prior_size, minimum=2)
     m = check_int("n_known", n_known, minimum=0)
     if N + m > n_data:
-        raise ValueError(f"prior_size + n_known must be <= dataset size {n_data}, got {N} + {m}")
+        what = f"prior_size {N} alone exceeds" if N > n_data else f"prior_size {N} + n_known {m} exceed"
+        raise ValueError(f"prior_size + n_known must be <= the dataset size {n_data}: {what} it")
     rng = np.random.default_rng([int(seed), 0])
     perm = rng.permutation(n_data)
     p = None if prior_weights is None else np.asarray(prior_weights, dtype=float)
@@ -388,7 +389,11 @@ def build_model(cfg: AuditConfig, sample_shape: tuple[int, ...], num_classes: in
             width = cfg.hidden[0] if cfg.hidden else 16
             module = SmallCNN(shape[0], num_classes, cfg.activation, width=width)
         else:
-            module = cfg.model_fn(shape, int(num_classes))
+            try:
+                module = cfg.model_fn(shape, int(num_classes))
+            except Exception as exc:  # a user function: say which one failed, keep the cause chained
+                raise ValueError(f"model_fn {cfg.model_factory} failed when called with sample_shape={shape}, "
+                                 f"num_classes={int(num_classes)}: {type(exc).__name__}: {exc}") from exc
     if not isinstance(module, torch.nn.Module):
         raise TypeError(f"model_fn {cfg.model_factory} must return a torch.nn.Module, got {type(module).__name__}")
     return FunctionalModel(module)
@@ -1049,10 +1054,8 @@ def check_audit_memory(cfg: AuditConfig, trials: int, chunk_size: int, *, full: 
     try:
         with torch.device("meta"):  # count the parameters without allocating them
             P = build_model(cfg, shape, 10).num_params
-    except (TypeError, ValueError):
-        raise
-    except Exception:  # noqa: BLE001 - a user model that cannot be built on the meta device
-        P = build_model(cfg, shape, 10).num_params
+    except Exception:  # noqa: BLE001 - a user model that cannot be built on the meta device: build it
+        P = build_model(cfg, shape, 10).num_params  # for real (a broken model_fn raises its error here)
     dim = math.prod(shape)
     n_train = cfg.n_known + 1
     chunk = min(int(chunk_size), int(trials))
