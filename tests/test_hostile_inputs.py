@@ -777,3 +777,12 @@ def test_epsilon_beyond_any_meaningful_noise_is_explained(argv, tmp_path, capsys
 ])
 def test_audit_sizes_beyond_the_dataset(opts, words, capsys):
     refused(capsys, ["audit", "prior-aware", "--noise-multiplier", "1", "--trials", "2", "--no-progress", *opts], *words)
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["attack", "glm", "--lam", "1e308"], ["lam = 1e+308 is too large", "n = 360"]),
+    (["bound", "fil", "--noise-std", "1", "--model", "ridge", "--lam", "1e308"], ["lam = 1e+308 is too large"]),
+    (["bound", "fil", "--noise-std", "1", "--model", "linear"], ["singular", "--model ridge"]),
+], ids=["glm huge lam", "fil ridge huge lam", "fil linear singular"])
+def test_glm_penalty_edge_cases_name_the_option(argv, words, capsys):
+    refused(capsys, argv, *words)

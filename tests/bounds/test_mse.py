@@ -45,6 +45,17 @@ def test_rdp_bound_limits():
     assert mse.rdp_mse_lower_bound(M**2 / s**2, M).value == pytest.approx(s**2 / 4, rel=1e-6)
 
 
+def test_rdp_bound_huge_diameter_is_the_largest_float_without_warnings():
+    """diameter 1e308: diameter^2 / (4 (e^eps - 1)) exceeds every float; the lower bound reported
+    is the largest float (below the truth), without an overflow warning on stderr."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        b = mse.rdp_mse_lower_bound(0.5, 1e308)
+    assert b.value <= np.finfo(float).max and b.value > 1e307
+
+
 @pytest.mark.parametrize("bad", [dict(epsilon=-1), dict(epsilon=float("nan")), dict(epsilon=1, diameter=-1), dict(epsilon=1, dim=0)])
 def test_rdp_bound_rejects_bad_input(bad):
     eps = bad.pop("epsilon")

@@ -152,12 +152,13 @@ def rdp_mse_lower_bound(
         diam = np.full(g.size, diam[0])
     d = diam.size
     b2 = check_nonnegative("bias_sq", bias_sq)
-    numerator = float(np.sum(g**2 * diam**2)) / (4.0 * d)
+    with np.errstate(over="ignore"):  # diameters beyond ~1e154: inf, handled below
+        numerator = float(np.sum(g**2 * diam**2)) / (4.0 * d)
     # numerator / (e^eps - 1) written as numerator e^{-eps} / (1 - e^{-eps}): no overflow for
     # large eps (the bound underflows towards 0, the safe side).
     variance = math.inf if eps == 0 else numerator * math.exp(-eps) / -math.expm1(-eps)
-    if eps > 0 and not math.isfinite(variance):  # overflow for subnormal eps: the true bound is
-        variance = np.finfo(float).max  # finite, so report the largest float (below it), not inf
+    if eps > 0 and not math.isfinite(variance):  # overflow (subnormal eps, huge diameters): the true
+        variance = np.finfo(float).max  # bound is finite, so report the largest float (below it), not inf
     value = variance + b2 / d
     # Relative float rounding of the few operations above; subtract to stay on the safe side.
     err = 0.0 if not math.isfinite(value) else 8 * np.finfo(float).eps * value

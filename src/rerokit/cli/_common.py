@@ -244,6 +244,8 @@ def glm_problem(model: str, cls: tuple[int, ...], y, lam: float):
         target = y.astype(float)
     if kind == "linear":
         lam = 0.0
+    elif not math.isfinite(len(y) * lam):  # the fit's coefficient is l2 = n lam
+        raise ValueError(f"lam = {lam:g} is too large: n * lam overflows for the n = {len(y)} records fitted")
     elif lam == 0:
         # fit_glm would name its own parameter (l2 = n lam); name the option given here
         raise ValueError(f"lam must be a finite number > 0 for {kind} regression, got 0"

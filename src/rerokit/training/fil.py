@@ -139,11 +139,15 @@ def output_perturbation_jacobians(model, X: np.ndarray, y: np.ndarray, *, chunk:
 
     th_flat = theta.reshape(-1)
     H = torch.func.hessian(total)(th_flat)
+    if not bool(torch.isfinite(H).all()):
+        raise ValueError("the Hessian of the training objective at theta* is not finite (a huge lam or feature "
+                         f"values overflow float64; lam = {float(model.lam):g}): use a smaller lam or rescale the data")
     Hc, info = torch.linalg.cholesky_ex(H)
     if int(info) != 0:
         raise ValueError(
             "the Hessian of the training objective is singular at theta*: the optimum is not unique and "
-            "d theta*/dx is undefined; use an L2 penalty (lam > 0) or remove constant features"
+            "d theta*/dx is undefined; use an L2 penalty (lam > 0; on the command line --model ridge, as "
+            "--model linear is unpenalised) or remove constant features"
         )
 
     def grad_theta(th_flat: torch.Tensor, x: torch.Tensor, yy: torch.Tensor) -> torch.Tensor:
