@@ -19,7 +19,9 @@ The machine is shared (2 cores, other jobs): the load average before and after i
 Default ``--threads 1``: with torch's 2 threads on the shared machine the same run was 5-10x
 slower (threads wait on each other while the other core is busy).
 
-Measured 06:56-06:58 UTC (load average 3.7 -> 1.9, 1 thread): 10,000 models in 61.8 s
+Measured 2026-11-23 (load average about 1.2, 1 thread, the one MLP engine): 10,000 models in
+41.6 s (4.16 ms/model); per-model loop 0.20 s/model, extrapolated from 5 models to 2,000 s -> 48x;
+max |difference| 6e-7. An earlier run (load average 3.7 -> 1.9, 1 thread): 10,000 models in 61.8 s
 (6.2 ms/model); per-model loop 0.40 s/model, extrapolated from 3 models to 3,957 s -> 64x;
 max |difference| 6e-7. At 2 threads (06:48, load 2.3-4.0): 319 s vectorised, loop 6.9 s/model
 extrapolated to 69,353 s (217x); the engine's generic path 785 s extrapolated from 500 models.
