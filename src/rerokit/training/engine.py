@@ -452,8 +452,9 @@ def train_dpsgd_many(
             dataset is ``cat([Xs, X[k]])`` (n = m + r; ``target_index`` indexes that concatenation,
             so the per-trial target at ``X[k, 0]`` has index m).
         num_threads: torch intra-op threads for this call only (restored after); on a loaded
-            shared machine 1 thread was 4x faster than 2 (benchmarks/trials_vmap.py), on an idle
-            one more threads help.
+            shared machine 1 thread was 4x faster than 2 (an earlier run of
+            benchmarks/trials_vmap.py), on an idle one 2 threads were about 1.9x faster than 1
+            (benchmarks/ray_scaling.py, 2026-11-23).
         compile: ``torch.compile`` the step (same result to float round-off; falls back to eager
             with a warning where compilation fails).
 
