@@ -145,20 +145,45 @@ def test_failing_block_names_the_block_and_keeps_finished_ones(cluster, cli, tmp
     line = cli.error([*PA, "--lr", "1e30", "--executor", "ray", "--out", tmp_path / "d.jsonl"])
     assert "block 0" in line or "block 1" in line
     assert "lr=" in line and "Ray worker" in line
-    # an unexpected exception in block 2: BlockFailed naming it, the items of the blocks before handed on
+    # an unexpected exception in block 2: BlockFailed naming it, the items of the blocks before handed on.
+    # Deterministic, no sleep: block 2 raises only once the driver has emitted every item of blocks 0 and 1
+    # (a gate actor opened from the emit callback), so "finished before the failure" is a fact, not a race.
     from rerokit.executors import BlockFailed, RayExecutor, plan_blocks
 
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     got = []
-    with RayExecutor(workers=2) as ex, pytest.raises(BlockFailed, match="block 2 .* on a Ray worker failed: "
-                                                                         "RuntimeError: boom in block 2"):
-        ex.run(_boom, None, plan_blocks(12, 3), lambda i, r: got.append(i))
+    with RayExecutor(workers=2) as ex:
+        gate = ray.remote(_Gate).options(num_cpus=0).remote()
+
+        def emit(i, r):
+            got.append(i)
+            if {0, 1, 2, 3, 4, 5} <= set(got):
+                gate.open.remote()
+
+        with pytest.raises(BlockFailed, match="block 2 .* on a Ray worker failed: RuntimeError: boom in block 2"):
+            ex.run(_boom, gate, plan_blocks(12, 3), emit)
     assert {0, 1, 2, 3, 4, 5} <= set(got) and not {6, 7, 8} & set(got)
 
 
-def _boom(job, block):
+class _Gate:
+    """A one-shot gate shared by the driver and the Ray workers (an asyncio event in an actor)."""
+
+    def __init__(self):
+        import asyncio
+
+        self._event = asyncio.Event()
+
+    async def open(self):
+        self._event.set()
+
+    async def wait(self):
+        await self._event.wait()
+        return True
+
+
+def _boom(gate, block):
     if block.index == 2:
-        time.sleep(0.5)  # blocks 0 and 1 finish first
+        assert ray.get(gate.wait.remote(), timeout=300)  # blocks 0 and 1 are emitted on the driver first
         raise RuntimeError("boom in block 2")
     for i in block.todo:
         yield i, i
