@@ -187,6 +187,20 @@ for _c in ("hayes-fig3", "hayes-fig5", "hayes-fig8"):
     _valid("experiment", _c, "0", "--n-known")
 _valid("experiment", "reconn-dpgd", "0", "--seed", "--threads")
 
+# Pure-DP bounds, the uninformed calibration and the closed-form figures (branch seedsb).
+BASES.update({
+    ("bound", "laplace"): [["--epsilon", "1", "--prior-size", "10"],
+                           ["--scale", "1", "--sensitivity", "1", "--kappa", "0.1"],
+                           ["--epsilon", "1", "--log10-kappa", "-1"]],
+    ("bound", "finite-support"): [["--epsilon", "1", "--prior-size", "10"],
+                                  ["--epsilon", "1", "--kappa", "0.1", "--support-size", "10"],
+                                  ["--epsilon", "1", "--log10-kappa", "-1", "--support-size", "10"]],
+})
+_valid("bound", "laplace", "0", "--epsilon", "--sensitivity")
+_valid("bound", "laplace", "-1 0", "--log10-kappa")
+_valid("bound", "finite-support", "0", "--epsilon")
+_valid("bound", "finite-support", "-1 0", "--log10-kappa")
+
 # Commands that train models: (module, attribute) of the expensive work, replaced by a sentinel.
 # Calibrating sigma for (epsilon, delta) comes before the figures' audits; every check must come
 # before it.

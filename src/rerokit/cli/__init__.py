@@ -33,6 +33,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
         "rerokit.cli.bound_uninformed",
         "rerokit.cli.bound_mse",
         "rerokit.cli.bound_tradeoff",
+        "rerokit.cli.bound_pure_dp",
     ),
     "kappa": ("rerokit.cli.kappa",),
     "calibrate": ("rerokit.cli.calibrate",),
