@@ -195,6 +195,8 @@ BASES.update({
     ("bound", "finite-support"): [["--epsilon", "1", "--prior-size", "10"],
                                   ["--epsilon", "1", "--kappa", "0.1", "--support-size", "10"],
                                   ["--epsilon", "1", "--log10-kappa", "-1", "--support-size", "10"]],
+    ("experiment", "hayes-fig15"): [["--out-dir", "{out}", "--epsilons", "4", "--sample-rates", "1", "--prior-sizes", "2",
+                                     "--steps", "1", "--delta", "1e-5", "--no-progress"]],
 })
 _valid("bound", "laplace", "0", "--epsilon", "--sensitivity")
 _valid("bound", "laplace", "-1 0", "--log10-kappa")
