@@ -197,11 +197,14 @@ BASES.update({
                                   ["--epsilon", "1", "--log10-kappa", "-1", "--support-size", "10"]],
     ("experiment", "hayes-fig15"): [["--out-dir", "{out}", "--epsilons", "4", "--sample-rates", "1", "--prior-sizes", "2",
                                      "--steps", "1", "--delta", "1e-5", "--no-progress"]],
+    ("experiment", "hayes-table2"): [["--out-dir", "{out}", "--prior-sizes", "2", "--sigmas", "1", "--samples", "100",
+                                      "--seed", "0", "--no-progress"]],
 })
 _valid("bound", "laplace", "0", "--epsilon", "--sensitivity")
 _valid("bound", "laplace", "-1 0", "--log10-kappa")
 _valid("bound", "finite-support", "0", "--epsilon")
 _valid("bound", "finite-support", "-1 0", "--log10-kappa")
+_valid("experiment", "hayes-table2", "0", "--seed")
 
 # Commands that train models: (module, attribute) of the expensive work, replaced by a sentinel.
 # Calibrating sigma for (epsilon, delta) comes before the figures' audits; every check must come

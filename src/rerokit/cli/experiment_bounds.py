@@ -25,6 +25,18 @@ def _fig15(args: argparse.Namespace) -> dict[str, Any]:
                      for r in res["rows"]]}
 
 
+def _table2(args: argparse.Namespace) -> dict[str, Any]:
+    from rerokit._files import check_output_dir
+    from rerokit.experiments.hayes_table2 import table2
+
+    check_output_dir("out_dir", args.out_dir, files=("hayes_table2.png", "hayes_table2.csv"))
+    res = table2(args.out_dir, prior_sizes=args.prior_sizes, sigmas=args.sigmas, samples=args.samples, seed=args.seed,
+                 progress=not args.no_progress)
+    return {"png": res["png"], "csv": res["csv"], "seed": res["seed"], "samples": res["samples"],
+            "rows": [{k: r.get(k) for k in ("prior_size", "noise_multiplier", "method", "advantage", "se", "paper")}
+                     for r in res["rows"]]}
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from rerokit.experiments.hayes_fig15 import DEFAULT_EPSILONS, DEFAULT_PRIOR_SIZES, DEFAULT_SAMPLE_RATES
 
@@ -46,5 +58,27 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="uniform prior sizes >= 2 (default 2 10 100)")
     add_steps_arg(p, "number of DP-SGD steps T >= 1 (default 100)", default=100)
     add_delta_arg(p, "of the calibration")
+    p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
+    add_json_flag(p)
+
+    p = add_command(
+        sub, "hayes-table2", _table2,
+        help="Hayes et al. Table 2 / Fig. 11: Fano bounds of Guo et al. (closed form and Monte Carlo) vs the exact one",
+        description="One full-batch DP-SGD step, uniform priors, sigma = 0.5 ... 3: the advantage bound of Guo et al. "
+        "2022b (Fano with their closed-form mutual-information bound, sensitivity sqrt(2)), the same with the mutual "
+        "information of the regular-simplex prior estimated by Monte Carlo (seeded; an estimate with its standard "
+        "error), and Hayes et al.'s bound (exact). The paper's printed values are in the CSV's column 'paper'. "
+        "Writes hayes_table2.png and hayes_table2.csv into --out-dir.",
+        fields=[("png", "the figure written"), ("csv", "the CSV of every number"), ("seed", "the --seed"),
+                ("samples", "the --samples per Monte Carlo cell"),
+                ("rows", "one row per (prior_size, noise_multiplier, method): advantage, se (Monte Carlo standard "
+                         "error; MC row only), paper (Hayes et al. 2023 Table 2, where printed)")])
+    add_out_dir_arg(p)
+    p.add_argument("--prior-sizes", type=int, nargs="+", default=[10, 100], help="uniform prior sizes >= 2")
+    p.add_argument("--sigmas", type=float, nargs="+", default=[0.5, 1.0, 1.5, 2.0, 2.5, 3.0],
+                   help="noise multipliers > 0 (default 0.5 1 1.5 2 2.5 3)")
+    p.add_argument("--samples", type=int, default=100_000,
+                   help="Monte Carlo draws per cell, in [2, 1e9] (default 100000, the paper's)")
+    p.add_argument("--seed", type=int, default=0, help="seed >= 0 of the Monte Carlo row (recorded in the output)")
     p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     add_json_flag(p)
