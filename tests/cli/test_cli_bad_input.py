@@ -199,12 +199,16 @@ BASES.update({
                                      "--steps", "1", "--delta", "1e-5", "--no-progress"]],
     ("experiment", "hayes-table2"): [["--out-dir", "{out}", "--prior-sizes", "2", "--sigmas", "1", "--samples", "100",
                                       "--seed", "0", "--no-progress"]],
+    ("calibrate", "uninformed"): [["--target-gamma", "0.05", "--dim", "4", "--min-norm", "1", "--mse-threshold", "0.01"],
+                                  ["--target-gamma", "0.05", "--dim", "4", "--clip", "1", "--psnr-threshold", "20",
+                                   "--data-range", "1", "--releases", "2"]],
 })
 _valid("bound", "laplace", "0", "--epsilon", "--sensitivity")
 _valid("bound", "laplace", "-1 0", "--log10-kappa")
 _valid("bound", "finite-support", "0", "--epsilon")
 _valid("bound", "finite-support", "-1 0", "--log10-kappa")
 _valid("experiment", "hayes-table2", "0", "--seed")
+_valid("calibrate", "uninformed", "-1 0", "--psnr-threshold")
 
 # Commands that train models: (module, attribute) of the expensive work, replaced by a sentinel.
 # Calibrating sigma for (epsilon, delta) comes before the figures' audits; every check must come

@@ -36,7 +36,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
         "rerokit.cli.bound_pure_dp",
     ),
     "kappa": ("rerokit.cli.kappa",),
-    "calibrate": ("rerokit.cli.calibrate",),
+    "calibrate": ("rerokit.cli.calibrate", "rerokit.cli.calibrate_uninformed"),
     "attack": (
         "rerokit.cli.attack_analytic",
         "rerokit.cli.attack_glm",
