@@ -202,6 +202,8 @@ BASES.update({
     ("calibrate", "uninformed"): [["--target-gamma", "0.05", "--dim", "4", "--min-norm", "1", "--mse-threshold", "0.01"],
                                   ["--target-gamma", "0.05", "--dim", "4", "--clip", "1", "--psnr-threshold", "20",
                                    "--data-range", "1", "--releases", "2"]],
+    ("experiment", "uninformed-metrics"): [["--out-dir", "{out}", "--sigmas", "0.1", "--repeats", "2", "--target-index",
+                                            "0", "--seed", "0", "--no-progress"]],
 })
 _valid("bound", "laplace", "0", "--epsilon", "--sensitivity")
 _valid("bound", "laplace", "-1 0", "--log10-kappa")
@@ -209,6 +211,7 @@ _valid("bound", "finite-support", "0", "--epsilon")
 _valid("bound", "finite-support", "-1 0", "--log10-kappa")
 _valid("experiment", "hayes-table2", "0", "--seed")
 _valid("calibrate", "uninformed", "-1 0", "--psnr-threshold")
+_valid("experiment", "uninformed-metrics", "0", "--seed", "--target-index")
 
 # Commands that train models: (module, attribute) of the expensive work, replaced by a sentinel.
 # Calibrating sigma for (epsilon, delta) comes before the figures' audits; every check must come
@@ -233,6 +236,7 @@ WORK: dict[tuple[str, str], list[tuple[str, str]]] = {
     ("attack", "analytic"): [("rerokit.attacks.analytic", "vectorized_analytic_attack")],
     ("experiment", "uninformed-fig2"): [("rerokit.attacks.analytic", "vectorized_analytic_attack")],
 }
+WORK[("experiment", "uninformed-metrics")] = [("rerokit.attacks.analytic", "vectorized_analytic_attack")]
 
 
 # ---------------------------------------------------------------------------------------------
