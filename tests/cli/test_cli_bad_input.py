@@ -204,6 +204,8 @@ BASES.update({
                                    "--data-range", "1", "--releases", "2"]],
     ("experiment", "uninformed-metrics"): [["--out-dir", "{out}", "--sigmas", "0.1", "--repeats", "2", "--target-index",
                                             "0", "--seed", "0", "--no-progress"]],
+    ("experiment", "pure-dp"): [["--out-dir", "{out}", "--epsilons", "1", "--prior-sizes", "2", "--trials", "10",
+                                 "--seed", "0"]],
 })
 _valid("bound", "laplace", "0", "--epsilon", "--sensitivity")
 _valid("bound", "laplace", "-1 0", "--log10-kappa")
@@ -212,6 +214,7 @@ _valid("bound", "finite-support", "-1 0", "--log10-kappa")
 _valid("experiment", "hayes-table2", "0", "--seed")
 _valid("calibrate", "uninformed", "-1 0", "--psnr-threshold")
 _valid("experiment", "uninformed-metrics", "0", "--seed", "--target-index")
+_valid("experiment", "pure-dp", "0", "--seed")
 
 # Commands that train models: (module, attribute) of the expensive work, replaced by a sentinel.
 # Calibrating sigma for (epsilon, delta) comes before the figures' audits; every check must come
