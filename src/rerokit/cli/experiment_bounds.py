@@ -13,6 +13,11 @@ from typing import Any
 from rerokit.cli._common import add_command, add_delta_arg, add_json_flag, add_out_dir_arg, add_steps_arg
 
 
+def _progress_and_json(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
+    add_json_flag(p)
+
+
 def _fig15(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit._files import check_output_dir
     from rerokit.experiments.hayes_fig15 import fig15
@@ -85,8 +90,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="uniform prior sizes >= 2 (default 2 10 100)")
     add_steps_arg(p, "number of DP-SGD steps T >= 1 (default 100)", default=100)
     add_delta_arg(p, "of the calibration")
-    p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
-    add_json_flag(p)
+    _progress_and_json(p)
 
     p = add_command(
         sub, "hayes-table2", _table2,
@@ -107,8 +111,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--samples", type=int, default=100_000,
                    help="Monte Carlo draws per cell, in [2, 1e9] (default 100000, the paper's)")
     p.add_argument("--seed", type=int, default=0, help="seed >= 0 of the Monte Carlo row (recorded in the output)")
-    p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
-    add_json_flag(p)
+    _progress_and_json(p)
 
     from rerokit.experiments.uninformed_metrics import DEFAULT_SIGMAS as UM_SIGMAS
 
@@ -127,8 +130,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--repeats", type=int, default=500, help="attacks per sigma, in [2, 100000] (default 500)")
     p.add_argument("--target-index", type=int, default=0, help="index of the attacked digit (default 0)")
     p.add_argument("--seed", type=int, default=0, help="seed >= 0 of the noise (recorded in the output)")
-    p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
-    add_json_flag(p)
+    _progress_and_json(p)
 
     p = add_command(
         sub, "pure-dp", _pure_dp,

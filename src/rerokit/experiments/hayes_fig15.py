@@ -20,8 +20,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from rerokit._validate import check_distinct, check_int, check_positive, check_probability
+from rerokit._validate import check_int, check_positive, check_probability
 from rerokit.experiments._outputs import output_dir, pyplot, write_csv
+from rerokit.experiments._sweeps import check_prior_size, sweep_values
 
 __all__ = ["Fig15Cell", "fig15", "fig15_cells", "DEFAULT_EPSILONS", "DEFAULT_SAMPLE_RATES", "DEFAULT_PRIOR_SIZES"]
 
@@ -85,13 +86,9 @@ def fig15_cells(epsilons: Sequence[float] = DEFAULT_EPSILONS, sample_rates: Sequ
     from rerokit.bounds.calibrate import noise_multiplier_for_epsilon
     from rerokit.bounds.dpsgd import rero_dpsgd
 
-    eps_list = [check_positive("epsilons", e) for e in epsilons]
-    qs = [check_probability("sample_rates", q) for q in sample_rates]
-    ns = [check_int("prior_sizes", n, minimum=2) for n in prior_sizes]
-    for name, values in (("epsilons", eps_list), ("sample_rates", qs), ("prior_sizes", ns)):
-        if not values:
-            raise ValueError(f"{name} must hold at least one value")
-        check_distinct(name, values)
+    eps_list = sweep_values("epsilons", epsilons, check_positive)
+    qs = sweep_values("sample_rates", sample_rates, check_probability)
+    ns = sweep_values("prior_sizes", prior_sizes, check_prior_size)
     T = check_int("steps", steps, minimum=1)
     d = check_probability("delta", delta, high_open=True)
     cells = []

@@ -21,8 +21,9 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from rerokit._validate import check_distinct, check_int, check_positive
+from rerokit._validate import check_int, check_positive
 from rerokit.experiments._outputs import output_dir, pyplot, write_csv
+from rerokit.experiments._sweeps import check_prior_size, sweep_values
 
 __all__ = ["table2_rows", "table2", "PAPER_TABLE2", "DEFAULT_SIGMAS"]
 
@@ -73,12 +74,8 @@ def table2_rows(prior_sizes: Sequence[int] = (10, 100), sigmas: Sequence[float] 
     from rerokit.bounds.fano import fano_advantage_gaussian
     from rerokit.bounds.fano_mc import fano_advantage_simplex_mc
 
-    ns = [check_int("prior_sizes", n, minimum=2) for n in prior_sizes]
-    ss = [check_positive("sigmas", s) for s in sigmas]
-    for name, values in (("prior_sizes", ns), ("sigmas", ss)):
-        if not values:
-            raise ValueError(f"{name} must hold at least one value")
-        check_distinct(name, values)
+    ns = sweep_values("prior_sizes", prior_sizes, check_prior_size)
+    ss = sweep_values("sigmas", sigmas, check_positive)
     m = check_int("samples", samples, minimum=2, maximum=10**9)
     sd = check_int("seed", seed, minimum=0)
     rows: list[dict[str, Any]] = []

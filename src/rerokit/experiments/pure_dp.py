@@ -27,8 +27,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from rerokit._validate import check_distinct, check_int, check_positive
+from rerokit._validate import check_int, check_positive
 from rerokit.experiments._outputs import output_dir, pyplot, write_csv
+from rerokit.experiments._sweeps import check_prior_size, sweep_values
 
 __all__ = ["nearest_candidate_success", "pure_dp_rows", "run_pure_dp", "CSV_FIELDS"]
 
@@ -88,12 +89,8 @@ def pure_dp_rows(epsilons: Sequence[float] = (0.5, 1.0, 2.0, 4.0, 8.0), prior_si
     from rerokit.bounds.laplace import rero_laplace
     from rerokit.stats import clopper_pearson
 
-    es = [check_positive("epsilons", e) for e in epsilons]
-    ns = [check_int("prior_sizes", n, minimum=2) for n in prior_sizes]
-    for name, values in (("epsilons", es), ("prior_sizes", ns)):
-        if not values:
-            raise ValueError(f"{name} must hold at least one value")
-        check_distinct(name, values)
+    es = sweep_values("epsilons", epsilons, check_positive)
+    ns = sweep_values("prior_sizes", prior_sizes, check_prior_size)
     m = check_int("trials", trials, minimum=1, maximum=10**8)
     sd = check_int("seed", seed, minimum=0)
     rng = np.random.default_rng(sd)

@@ -12,7 +12,7 @@ noise multiplier sigma the experiment records
   :func:`rerokit.bounds.uninformed_metrics.ncc_distribution`) and 004 Prop. 6's value;
 * the mean NMI (measured from 16 x 16-bin joint histograms; no law), which falls as sigma grows
   (the earlier version's Fig. 4) - towards the NMI of the target with independent noise measured
-  the same way (column ``nmi_independent``: about 1.27, not 1, because 64 coordinates fill a
+  the same way (column ``nmi_independent``: about 1.26, not 1, because 64 coordinates fill a
   256-cell histogram sparsely, which biases the plug-in entropies).
 
 The clipping norm is C = ||X|| / 2 with M = 1 row (the gradient ||X|| is clipped: the optimal
@@ -30,8 +30,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from rerokit._validate import check_distinct, check_int, check_positive
+from rerokit._validate import check_int, check_positive
 from rerokit.experiments._outputs import output_dir, pyplot, write_csv
+from rerokit.experiments._sweeps import sweep_values
 
 __all__ = ["run_uninformed_metrics", "DEFAULT_SIGMAS", "CSV_FIELDS"]
 
@@ -76,10 +77,7 @@ def run_uninformed_metrics(out_dir: str | Path, *, sigmas: Sequence[float] = DEF
     from rerokit.bounds.uninformed_metrics import psnr_of_expected_mse
     from rerokit.data import load_dataset
 
-    ss = [check_positive("sigmas", s) for s in sigmas]
-    if not ss:
-        raise ValueError("sigmas must hold at least one value")
-    check_distinct("sigmas", ss)
+    ss = sweep_values("sigmas", sigmas, check_positive)
     k = check_int("repeats", repeats, minimum=2, maximum=100_000)
     sd = check_int("seed", seed, minimum=0)
     ds = load_dataset("digits")
