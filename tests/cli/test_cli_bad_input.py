@@ -138,6 +138,23 @@ BASES: dict[tuple[str, str], list[list[str]]] = {
          "--n-known", "10", "--gradient-trials", "1", "--epsilons", "4", "--prior-sizes", "2", "--clip", "0.1",
          "--iterations", "1", "--restarts", "1", "--no-progress"],
     ],
+    ("experiment", "hayes-fig3-sizes"): [
+        ["--out-dir", "{out}", "--trials", "1", "--seed", "0", "--delta", "1e-5", "--steps", "1", "--lr", "10",
+         "--n-known", "10", "--epsilons", "4", "--prior-sizes", "2", "--clip", "0.1", "--no-progress"],
+    ],
+    ("experiment", "hayes-fig9"): [
+        ["--out-dir", "{out}", "--trials", "1", "--seed", "0", "--delta", "1e-5", "--steps", "1", "--lr", "10",
+         "--n-known", "10", "--epsilons", "4", "--prior-size", "2", "--clip", "0.1", "--no-progress"],
+    ],
+    ("experiment", "hayes-fig13"): [
+        ["--out-dir", "{out}", "--trials", "1", "--seed", "0", "--delta", "1e-5", "--steps", "1", "--lr", "10",
+         "--n-known", "10", "--epsilons", "4", "--prior-size", "2", "--clips", "0.1", "--no-progress"],
+    ],
+    ("experiment", "hayes-fig12"): [
+        ["--out-dir", "{out}", "--trials", "1", "--seed", "0", "--delta", "1e-5", "--steps", "1", "--lr", "10",
+         "--n-known", "10", "--epsilons", "4", "--rhos", "0.5", "--clip", "0.1", "--iterations", "1",
+         "--restarts", "1", "--no-progress"],
+    ],
     ("experiment", "fil-glm"): [
         ["--out-dir", "{out}", "--lam", "0.01", "--noise-std", "1e-4", "--draws", "2", "--seed", "0", "--no-progress"],
     ],
@@ -186,6 +203,9 @@ for _c in ("uninformed-fig2", "hayes-fig3", "hayes-fig5", "hayes-fig8", "fil-glm
 for _c in ("hayes-fig3", "hayes-fig5", "hayes-fig8"):
     _valid("experiment", _c, "0", "--n-known")
 _valid("experiment", "reconn-dpgd", "0", "--seed", "--threads")
+for _c in ("hayes-fig3-sizes", "hayes-fig9", "hayes-fig13", "hayes-fig12"):
+    _valid("experiment", _c, "0", "--seed", "--n-known")
+_valid("experiment", "hayes-fig12", "0", "--rhos")
 
 # Commands that train models: (module, attribute) of the expensive work, replaced by a sentinel.
 # Calibrating sigma for (epsilon, delta) comes before the figures' audits; every check must come
@@ -193,6 +213,8 @@ _valid("experiment", "reconn-dpgd", "0", "--seed", "--threads")
 EXPENSIVE: dict[tuple[str, str], list[tuple[str, str]]] = {
     ("experiment", f): [("rerokit.experiments.hayes_figures", "_sigma")] for f in ("hayes-fig3", "hayes-fig5", "hayes-fig8")
 }
+EXPENSIVE.update({("experiment", f): [("rerokit.experiments.hayes_more", "_sigma")]
+                  for f in ("hayes-fig3-sizes", "hayes-fig9", "hayes-fig13", "hayes-fig12")})
 
 
 # The work (training, fitting, attacking) of the other commands is wrapped by a spy: a rejected

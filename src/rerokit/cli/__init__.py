@@ -45,6 +45,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "experiment": (
         "rerokit.cli.experiment",
         "rerokit.cli.experiment_hayes",
+        "rerokit.cli.experiment_hayes_more",
         "rerokit.cli.experiment_fil",
         "rerokit.cli.experiment_reconn",
     ),
