@@ -155,6 +155,13 @@ BASES: dict[tuple[str, str], list[list[str]]] = {
          "--n-known", "10", "--epsilons", "4", "--rhos", "0.5", "--clip", "0.1", "--iterations", "1",
          "--restarts", "1", "--no-progress"],
     ],
+    ("experiment", "balle-mia"): [
+        ["--out-dir", "{out}", "--trials", "2", "--seed", "0", "--fixed-size", "20", "--epochs", "2", "--lr", "0.2",
+         "--momentum", "0.5", "--clip", "1", "--delta", "1e-5", "--shadow-pairs", "1", "--inits", "known",
+         "--no-progress"],
+        ["--out-dir", "{out}", "--trials", "2", "--fixed-size", "20", "--epochs", "2", "--epsilon", "10",
+         "--shadow-pairs", "1", "--inits", "known", "--no-progress"],
+    ],
     ("experiment", "fil-glm"): [
         ["--out-dir", "{out}", "--lam", "0.01", "--noise-std", "1e-4", "--draws", "2", "--seed", "0", "--no-progress"],
     ],
@@ -206,6 +213,7 @@ _valid("experiment", "reconn-dpgd", "0", "--seed", "--threads")
 for _c in ("hayes-fig3-sizes", "hayes-fig9", "hayes-fig13", "hayes-fig12"):
     _valid("experiment", _c, "0", "--seed", "--n-known")
 _valid("experiment", "hayes-fig12", "0", "--rhos")
+_valid("experiment", "balle-mia", "0", "--seed", "--momentum")
 
 # Commands that train models: (module, attribute) of the expensive work, replaced by a sentinel.
 # Calibrating sigma for (epsilon, delta) comes before the figures' audits; every check must come
@@ -227,6 +235,7 @@ WORK: dict[tuple[str, str], list[tuple[str, str]]] = {
     ("audit", "gradient"): _TRAIN_AUDIT,
     ("attack", "reconn"): _TRAIN_RECONN,
     ("experiment", "reconn-dpgd"): _TRAIN_RECONN,
+    ("experiment", "balle-mia"): _TRAIN_RECONN,
     ("attack", "glm"): _FIT_GLM,
     ("experiment", "fil-glm"): _FIT_GLM,
     ("attack", "analytic"): [("rerokit.attacks.analytic", "vectorized_analytic_attack")],

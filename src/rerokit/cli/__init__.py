@@ -48,6 +48,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
         "rerokit.cli.experiment_hayes_more",
         "rerokit.cli.experiment_fil",
         "rerokit.cli.experiment_reconn",
+        "rerokit.cli.experiment_balle",
     ),
 }
 
