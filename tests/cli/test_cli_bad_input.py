@@ -138,6 +138,30 @@ BASES: dict[tuple[str, str], list[list[str]]] = {
          "--n-known", "10", "--gradient-trials", "1", "--epsilons", "4", "--prior-sizes", "2", "--clip", "0.1",
          "--iterations", "1", "--restarts", "1", "--no-progress"],
     ],
+    ("experiment", "hayes-fig3-sizes"): [
+        ["--out-dir", "{out}", "--trials", "1", "--seed", "0", "--delta", "1e-5", "--steps", "1", "--lr", "10",
+         "--n-known", "10", "--epsilons", "4", "--prior-sizes", "2", "--clip", "0.1", "--no-progress"],
+    ],
+    ("experiment", "hayes-fig9"): [
+        ["--out-dir", "{out}", "--trials", "1", "--seed", "0", "--delta", "1e-5", "--steps", "1", "--lr", "10",
+         "--n-known", "10", "--epsilons", "4", "--prior-size", "2", "--clip", "0.1", "--no-progress"],
+    ],
+    ("experiment", "hayes-fig13"): [
+        ["--out-dir", "{out}", "--trials", "1", "--seed", "0", "--delta", "1e-5", "--steps", "1", "--lr", "10",
+         "--n-known", "10", "--epsilons", "4", "--prior-size", "2", "--clips", "0.1", "--no-progress"],
+    ],
+    ("experiment", "hayes-fig12"): [
+        ["--out-dir", "{out}", "--trials", "1", "--seed", "0", "--delta", "1e-5", "--steps", "1", "--lr", "10",
+         "--n-known", "10", "--epsilons", "4", "--rhos", "0.5", "--clip", "0.1", "--iterations", "1",
+         "--restarts", "1", "--no-progress"],
+    ],
+    ("experiment", "balle-mia"): [
+        ["--out-dir", "{out}", "--trials", "2", "--seed", "0", "--fixed-size", "20", "--epochs", "2", "--lr", "0.2",
+         "--momentum", "0.5", "--clip", "1", "--delta", "1e-5", "--shadow-pairs", "1", "--inits", "known",
+         "--no-progress"],
+        ["--out-dir", "{out}", "--trials", "2", "--fixed-size", "20", "--epochs", "2", "--epsilon", "10",
+         "--shadow-pairs", "1", "--inits", "known", "--no-progress"],
+    ],
     ("experiment", "fil-glm"): [
         ["--out-dir", "{out}", "--lam", "0.01", "--noise-std", "1e-4", "--draws", "2", "--seed", "0", "--no-progress"],
     ],
@@ -186,6 +210,10 @@ for _c in ("uninformed-fig2", "hayes-fig3", "hayes-fig5", "hayes-fig8", "fil-glm
 for _c in ("hayes-fig3", "hayes-fig5", "hayes-fig8"):
     _valid("experiment", _c, "0", "--n-known")
 _valid("experiment", "reconn-dpgd", "0", "--seed", "--threads")
+for _c in ("hayes-fig3-sizes", "hayes-fig9", "hayes-fig13", "hayes-fig12"):
+    _valid("experiment", _c, "0", "--seed", "--n-known")
+_valid("experiment", "hayes-fig12", "0", "--rhos")
+_valid("experiment", "balle-mia", "0", "--seed", "--momentum")
 
 # Pure-DP bounds, the uninformed calibration and the closed-form figures (branch seedsb).
 BASES.update({
@@ -222,6 +250,8 @@ _valid("experiment", "pure-dp", "0", "--seed")
 EXPENSIVE: dict[tuple[str, str], list[tuple[str, str]]] = {
     ("experiment", f): [("rerokit.experiments.hayes_figures", "_sigma")] for f in ("hayes-fig3", "hayes-fig5", "hayes-fig8")
 }
+EXPENSIVE.update({("experiment", f): [("rerokit.experiments.hayes_more", "_sigma")]
+                  for f in ("hayes-fig3-sizes", "hayes-fig9", "hayes-fig13", "hayes-fig12")})
 
 
 # The work (training, fitting, attacking) of the other commands is wrapped by a spy: a rejected
@@ -234,6 +264,7 @@ WORK: dict[tuple[str, str], list[tuple[str, str]]] = {
     ("audit", "gradient"): _TRAIN_AUDIT,
     ("attack", "reconn"): _TRAIN_RECONN,
     ("experiment", "reconn-dpgd"): _TRAIN_RECONN,
+    ("experiment", "balle-mia"): _TRAIN_RECONN,
     ("attack", "glm"): _FIT_GLM,
     ("experiment", "fil-glm"): _FIT_GLM,
     ("attack", "analytic"): [("rerokit.attacks.analytic", "vectorized_analytic_attack")],

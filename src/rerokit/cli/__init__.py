@@ -46,9 +46,11 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "experiment": (
         "rerokit.cli.experiment",
         "rerokit.cli.experiment_hayes",
+        "rerokit.cli.experiment_hayes_more",
         "rerokit.cli.experiment_fil",
         "rerokit.cli.experiment_reconn",
         "rerokit.cli.experiment_bounds",
+        "rerokit.cli.experiment_balle",
     ),
 }
 
