@@ -115,16 +115,17 @@ def certified_rero(schedule: Schedule, **kwargs: Any) -> tuple[Any, Certificatio
       **kwargs: the other arguments of ``rero_dpsgd`` (``log_kappa``, ``method``, ``delta``, ...).
 
     Returns:
-      ``(bound, certification)``; a finite ``bound.extras["epsilon"]`` replaces an infinite one
-      when :func:`certified_epsilon` certifies one.
+      ``(bound, certification)``; ``bound.extras["epsilon"]`` is :func:`certified_epsilon`'s (finite
+      below the PLD's floor).
     """
     from rerokit.bounds.dpsgd import rero_dpsgd
 
     c = engine_certification(schedule, rero_dpsgd)
     b = rero_dpsgd(segments=c.schedule, **kwargs, **_group_kw(c))
     eps = b.extras.get("epsilon")
-    if eps is not None and not math.isfinite(eps):
-        b.extras["epsilon"] = certified_epsilon(schedule, b.extras.get("delta", kwargs.get("delta", 1e-5)))
+    if eps is not None:  # finite below the PLD's floor; exact where every release holds the target
+        b.extras["epsilon"] = certified_epsilon(schedule, b.extras.get("delta", kwargs.get("delta", 1e-5)),
+                                                pld_epsilon=eps)
     return b, c
 
 
@@ -174,6 +175,9 @@ def certified_epsilon(schedule: Schedule, delta: float, *, pld_epsilon: float | 
     envelope mu = sqrt(sum_i T_i / sigma_i^2) of the engine schedule (exact for q = 1; an upper
     bound otherwise, subsampling never increases epsilon) - both certified.
 
+    Where every release holds the target (full batch, or the unamplified view of shuffled batches)
+    the exact Gaussian-DP epsilon is used when it is below the PLD's (pessimistic) one.
+
     Args:
       schedule: the run.
       delta: delta in (0, 1).
@@ -192,9 +196,15 @@ def certified_epsilon(schedule: Schedule, delta: float, *, pld_epsilon: float | 
         c = engine_certification(schedule, epsilon_dpsgd)
         pld_epsilon = epsilon_dpsgd(segments=c.schedule, delta=delta,
                                     value_discretization_interval=value_discretization_interval, **_group_kw(c))
+    from rerokit.bounds.gaussian import gaussian_epsilon
+
+    cert = engine_certification(schedule)
+    if cert.schedule.full_batch and cert.group_size == 1 and math.isfinite(pld_epsilon):
+        # every release holds the target: the run is exactly mu-GDP and this epsilon is exact
+        mu = cert.schedule.mu_full_batch
+        return float(min(pld_epsilon, gaussian_epsilon(delta, mu))) if math.isfinite(mu) else float(pld_epsilon)
     if math.isfinite(pld_epsilon):
         return float(pld_epsilon)
-    from rerokit.bounds.gaussian import gaussian_epsilon
 
     env = schedule.group_envelope() if schedule.examples_per_user > 1 else engine_certification(schedule)
     mu = env.schedule.mu_full_batch
