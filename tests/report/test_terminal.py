@@ -118,8 +118,9 @@ def test_report_terminal_has_one_sentence_per_threat_model_with_the_json_numbers
     d = settings_report.to_dict()
     bullets = [ln for ln in text.splitlines() if ln.startswith("\u2022 ")]
     assert [v["threat_model"] for v in d["verdict"]] == ["run", "informed", "pixel_tolerance", "membership",
-                                                          "uninformed"]
-    assert len(bullets) == len(d["verdict"])
+                                                          "uninformed", "informed_mse"]
+    assert len(bullets) == len(d["verdict"]) + 1  # the privacy-facts header, then one bullet per threat model
+    assert bullets[0].startswith("\u2022 Privacy facts")
     flat = " ".join(text.split())
     for v in d["verdict"]:
         assert " ".join(v["text"].split()) in flat  # the JSON verdict text is what the terminal shows

@@ -172,6 +172,63 @@ def add_schedule_args(p: argparse.ArgumentParser, *, required: bool = True, what
     add_steps_arg(p, what + STEPS_HELP, required=required)
 
 
+SAMPLER_HELP = ("how the run formed its batches: poisson (default; each example independently with probability q, "
+                "as Opacus' DPDataLoader), shuffle (fixed-size shuffled batches, each example at most once per "
+                "epoch; --sample-rate is then 1/(batches per epoch); certified WITHOUT amplification by subsampling: "
+                "each epoch is one Gaussian release of the example) or full-batch")
+
+
+def add_sampling_args(p: argparse.ArgumentParser) -> None:
+    """--sampler poisson|shuffle|full-batch and --examples-per-user K: the sampler and the unit of
+    privacy of a DP-SGD run (see :func:`sampling_from_args`)."""
+    p.add_argument("--sampler", default=None, help=SAMPLER_HELP)
+    p.add_argument("--examples-per-user", type=int, default=1,
+                   help="unit of privacy: protect all K >= 1 examples of one user together (default 1)")
+
+
+def sampling_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """``{"sampler": ..., "examples_per_user": ...}`` for the library calls (sampler None when not given:
+    Poisson, assumed). A bad value is a ValueError naming --sampler / --examples-per-user."""
+    from rerokit._validate import check_choice, check_int
+
+    sampler = getattr(args, "sampler", None)
+    if sampler is not None:
+        sampler = check_choice("sampler", sampler.replace("-", "_"), ("poisson", "shuffle", "full_batch"))
+    k = check_int("examples_per_user", getattr(args, "examples_per_user", 1), minimum=1)
+    return {"sampler": sampler, "examples_per_user": k}
+
+
+def sampling_summary(command: str):
+    """The verdict function of ``command`` with the run's sampler stated: a note naming the sampler
+    (declared / detected / assumed), the unit of privacy and the neighbouring relation, and for a
+    non-Poisson run a row with the Poisson accountant's number, kind "assumption" (not certified)."""
+
+    def summary(data: dict[str, Any]):
+        import dataclasses
+
+        from rerokit.report.terminal import Row
+        from rerokit.report.verdicts import summary_for
+
+        s = summary_for(command, data)
+        st = data.get("settings") or {}
+        notes, rows = list(s.notes), list(s.rows)
+        if "sampler" in st:
+            unit = "one example" if st.get("examples_per_user", 1) == 1 else f"{st['examples_per_user']} examples " \
+                                                                                "of one user"
+            notes.insert(0, f"sampler: {st['sampler']} ({st.get('sampler_source', 'declared')}); unit of privacy: "
+                            f"{unit}; neighbouring relation: {st.get('neighbouring_relation', '')}")
+        pa = data.get("poisson_assumption")
+        if pa:
+            what, val = ("\u03b3", pa["gamma"]) if pa.get("gamma") is not None else ("\u03b5", pa["epsilon"])
+            rows.append(Row(f"{what} if the batches had been Poisson-sampled", f"{val:.4g}", "",
+                            "Poisson accountant (amplification by subsampling)",
+                            "assumption", section="Not certified for this run"))
+            notes.append("poisson_assumption: " + pa["note"])
+        return dataclasses.replace(s, rows=tuple(rows), notes=tuple(notes))
+
+    return summary
+
+
 def add_delta_arg(p: argparse.ArgumentParser, what: str = "of the reported epsilon") -> None:
     p.add_argument("--delta", type=float, default=1e-5, help=f"delta in (0, 1) {what} (default 1e-5)")
 
@@ -338,7 +395,7 @@ def _jsonable(x: Any) -> Any:
         return x.item()
     if hasattr(x, "tolist"):
         return x.tolist()
-    if isinstance(x, float) and not math.isfinite(x):
+    if isinstance(x, float) and not math.isfinite(x):  # JSON has no Infinity: a string, never the bare token
         return None if math.isnan(x) else ("inf" if x > 0 else "-inf")
     return x
 

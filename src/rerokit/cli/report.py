@@ -6,7 +6,8 @@ import argparse
 import os
 from typing import Any
 
-from rerokit.cli._common import add_clip_arg, add_command, add_delta_arg, add_json_flag, add_schedule_args
+from rerokit.cli._common import add_clip_arg, add_command, add_json_flag, add_sampling_args, add_schedule_args
+from rerokit.cli._common import sampling_from_args
 
 DESCRIPTION = """
 Every risk of a DP-SGD run in one report: a verdict in plain words (one sentence per threat
@@ -23,7 +24,11 @@ The run: --noise-multiplier, --sample-rate and --steps; or --opacus-history FILE
     {"sampling_probability": 0.01, "event": {"GaussianDpEvent": {"noise_multiplier": 1.0}}}}}}
 
 (ComposedDpEvent {"events": [...]} for schedules; only these classes and NoOpDpEvent are read);
-or --audit FILE alone, which takes the audited settings.
+or --audit FILE alone, which takes the audited settings and the (epsilon, delta) and sampler its
+file declares. --sampler shuffle: fixed-size shuffled batches (Opacus' poisson_sampling=False),
+certified without amplification (the Poisson number is shown beside it as an assumption);
+--examples-per-user K: protect a user's K examples together. The report starts with the privacy
+facts: unit of privacy, neighbouring relation, sampler, what is released, accountant, delta.
 
 Threat models: an informed adversary with priors of 2, 10 and 100 equally likely candidates and
 "any image within 32/256 per pixel" of --data-shape (Hayes et al. 2023, App. I); membership
@@ -39,7 +44,13 @@ prints to PDF); --png DIR writes each figure as PNG with a CSV of its numbers be
 FIELDS = [
     ("title", "the report's title"),
     ("label", "the --label (or null)"),
-    ("settings", "the run: noise_multiplier, sample_rate, steps (or schedule), total_steps, source"),
+    ("settings", "the run: noise_multiplier, sample_rate, steps (or schedule), total_steps, source, sampler (and "
+                 "whether declared, detected or assumed), examples_per_user, neighbouring_relation"),
+    ("privacy_facts", "what every certified number is about: unit_of_privacy, neighbouring_relation, sampler, "
+                      "released (every intermediate model and gradient), accountant, delta"),
+    ("poisson_assumption", "non-Poisson samplers: the Poisson accountant's gamma and epsilon (kind assumption: not "
+                           "certified for this run)"),
+    ("declared_guarantee", "--audit: the (epsilon, delta) the audited run was calibrated for, from its file"),
     ("delta", "the --delta of epsilon"),
     ("epsilon", "certified epsilon at delta (add-or-remove adjacency; the PLD of 'bound dpsgd')"),
     ("gdp", "mu: Gaussian-DP parameter (exact for full batch: kind mu_gdp) or the mu-equivalent at kappa = 1/10"),
@@ -104,7 +115,7 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         mechanism, noise_multiplier=args.noise_multiplier, sample_rate=args.sample_rate, steps=args.steps,
         data_shape=args.data_shape, dataset_size=args.dataset_size, clip=args.clip, min_norm=args.min_norm,
         diameter=args.diameter, mse_threshold=args.mse_threshold, data_range=args.data_range, delta=args.delta,
-        audit=args.audit, label=args.label, source=source, what_if=not args.no_what_if,
+        audit=args.audit, label=args.label, source=source, what_if=not args.no_what_if, **sampling_from_args(args),
     )
     out = rep.to_dict()
     written: dict[str, Any] = {}
@@ -143,7 +154,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="JSON list of [noise_multiplier, sample_rate, steps] (Opacus accountant.history), "
                      "or {\"history\": [...]}")
     run.add_argument("--event", default=None, metavar="FILE", help="dp-accounting event as JSON (see above)")
-    add_delta_arg(run)
+    run.add_argument("--delta", type=float, default=None,
+                     help="delta in (0, 1) of the reported epsilon (default: the audit file's declared delta, else 1e-5)")
+    add_sampling_args(run)
     data = p.add_argument_group("the data (optional)")
     data.add_argument("--data-shape", default=None, help="record shape, e.g. 1x28x28, 3x32x32, 1x8x8 "
                       "(default: the audited dataset's)")

@@ -749,6 +749,21 @@ _gradient_block.thread_safe = True  # type: ignore[attr-defined]
 # --------------------------------------------------------------------------- driver
 
 
+def declared_guarantee(cfg: "AuditConfig") -> dict[str, Any]:
+    """What the audited run promises, kept in the result file's header so that a report made from the file
+    states it: the (epsilon, delta) sigma was calibrated for (None when sigma was given) and the sampler
+    (the engine samples each example independently with probability q: "poisson"; q = 1: "full_batch").
+
+    Args:
+      cfg: the audit's settings.
+
+    Returns:
+      ``{"epsilon": ..., "delta": ..., "sampler": ...}``.
+    """
+    return {"epsilon": cfg.epsilon, "delta": cfg.delta,
+            "sampler": "full_batch" if cfg.sample_rate == 1.0 else "poisson"}
+
+
 def _run_blocks(job: _Job, fn, trials: int, seed: int, chunk_size: int, out, resume: bool, extra: dict[str, Any],
                 schema: dict[str, Any], progress: bool, executor, desc: str,
                 validate: Callable[[], None], announce: str | None = None,
@@ -763,7 +778,8 @@ def _run_blocks(job: _Job, fn, trials: int, seed: int, chunk_size: int, out, res
     chunk_size = check_int("chunk_size", chunk_size, minimum=1)
     ex = get_executor(executor)
     owned = ex is not executor
-    settings = dict(job.cfg.to_dict(), seed=seed, **extra, chunk_size=chunk_size, device=job.device)
+    settings = dict(job.cfg.to_dict(), seed=seed, **extra, chunk_size=chunk_size, device=job.device,
+                    **declared_guarantee(job.cfg))
     # every record of the file must be a trial 0..K-1 of this run with the keys it writes
     log = TrialLog(out, settings, resume=resume, trials=K, schema=schema, name="out")
     try:

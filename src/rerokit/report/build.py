@@ -128,7 +128,7 @@ def schedule_prefix(sched: Schedule, steps: int) -> Schedule:
             break
         out.append(Segment(s, q, min(T, t)))
         t -= T
-    return Schedule(tuple(out))
+    return Schedule(tuple(out), sched.sampler, sched.examples_per_user, sched.sampler_source)
 
 
 def step_grid(total: int, points: int = STEP_POINTS) -> list[int]:
@@ -294,7 +294,9 @@ def _audit_schedule(a: AuditSummary) -> Schedule:
     where = f"audit {a.path}" if a.path else "audit"
     if a.noise_multiplier == 0:
         raise ValueError(f"{where}: was run without noise (noise_multiplier 0): there is no DP guarantee to report")
-    return Schedule.from_settings(a.noise_multiplier, a.sample_rate, a.steps)
+    # the sampler the audit file states (the audit engine samples Poisson, or full batch at q = 1)
+    return Schedule.from_settings(a.noise_multiplier, a.sample_rate, a.steps, sampler=a.sampler,
+                                  sampler_source="declared" if a.sampler else None)
 
 
 def _same_schedule(a: Schedule, b: Schedule) -> bool:
@@ -319,12 +321,14 @@ def build_report(
     diameter: float | None = None,
     mse_threshold: float = DEFAULT_MSE_THRESHOLD,
     data_range: float = 1.0,
-    delta: float = 1e-5,
+    delta: float | None = 1e-5,
     audit: Any = None,
     label: str | None = None,
     source: str | None = None,
     prior_sizes: Sequence[int] = DEFAULT_PRIOR_SIZES,
     what_if: bool = True,
+    sampler: str | None = None,
+    examples_per_user: int | None = None,
 ) -> Report:
     """Build the reconstruction-risk report of a DP-SGD run (see the module docstring).
 
@@ -343,13 +347,16 @@ def build_report(
         pixels in [0, 1]); None leaves that bound out.
       mse_threshold: eta of P(MSE <= eta) (default 0.01).
       data_range: data range R for the PSNR reading of eta, 10 log10(R^2 / eta) dB (default 1).
-      delta: delta of epsilon, in (0, 1).
+      delta: delta of epsilon, in (0, 1); None: the audit file's declared delta, else 1e-5.
       audit: a path to an audit result (JSON or JSON lines), its parsed dict, or an
         :class:`~rerokit.report.inputs.AuditSummary`.
       label: a title for the card (e.g. the model's name); shown escaped.
       source: where the run came from (e.g. "opacus history run.json"); shown escaped.
       prior_sizes: prior sizes of the informed adversary (integers >= 2; default 2, 10, 100).
       what_if: compute "what would change it" (six calibrations; False skips them).
+      sampler: how the run formed batches ("poisson", "shuffle", "full_batch"; None: the
+        mechanism's or the audit file's, else Poisson, assumed).
+      examples_per_user: the unit of privacy k >= 1 (None: the mechanism's, else 1).
 
     Returns:
       The :class:`Report`.
@@ -364,16 +371,19 @@ def build_report(
     a = _resolve_audit(audit)
     settings_given = any(x is not None for x in (noise_multiplier, sample_rate, steps))
     if mechanism is None and not settings_given and a is not None:
-        sched = _audit_schedule(a)
+        sched = _audit_schedule(a).with_sampling(sampler, examples_per_user)
         src = source or (f"audit {a.path}" if a.path else "audit settings")
     else:
-        sched = as_schedule(mechanism, noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps)
+        sched = as_schedule(mechanism, noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps,
+                            sampler=sampler, examples_per_user=examples_per_user)
         src = source or ("settings" if mechanism is None else type(mechanism).__name__)
         if a is not None and not _same_schedule(sched, _audit_schedule(a)):
             where = f"audit {a.path}" if a.path else "audit"
             raise ValueError(f"{where}: was run with noise_multiplier={a.noise_multiplier!r}, sample_rate="
                              f"{a.sample_rate!r}, steps={a.steps}, not the report's settings; report the audited "
                              "run (omit the settings to take them from the audit)")
+    if delta is None:  # the guarantee the audited run declared travels with its file
+        delta = a.delta if a is not None and a.delta is not None else 1e-5
     delta = check_probability("delta", delta, high_open=True)
     sizes = tuple(check_int(f"prior_sizes[{i}]", n, minimum=2) for i, n in enumerate(prior_sizes))
     if not sizes:
@@ -407,6 +417,14 @@ def build_report(
     if dim is not None:
         keys.append("pixel_tolerance")
         priors.append(PixelTolerancePrior(dim, PIXEL_TOLERANCE))
+    mse_lk = None
+    if dim is not None:  # certified counterpart of the gradient-inversion laws: a continuous data prior
+        from rerokit.bounds.uninformed_scope import log_kappa_uniform_cube
+
+        mse_lk = log_kappa_uniform_cube(dim, eta, rng)
+        if math.isfinite(mse_lk):
+            keys.append("informed_mse")
+            priors.append(BaselinePrior(log_kappa=mse_lk))
     audit_key = None
     if a is not None:
         audit_key = next((f"prior_{n}" for n in sizes if 1.0 / n == a.kappa), None)
@@ -420,7 +438,7 @@ def build_report(
 
     informed: dict[str, Any] = {}
     for k, pr, r in zip(keys, priors, rs):
-        if k == "audit_prior":
+        if k in ("audit_prior", "informed_mse"):
             continue
         e = {
             "prior": r.prior,
@@ -439,9 +457,11 @@ def build_report(
             e = {"dim": dim, "data_shape": list(shape), "tolerance_per_pixel": PIXEL_TOLERANCE, **e}
         informed[k] = e
 
-    if sched.full_batch:
+    if r0.mu_gdp is not None:
         gdp = {"mu": r0.mu_gdp, "kind": "mu_gdp", "exact": True,
-               "explanation": "full batch: the run is exactly mu-GDP (mu = sqrt(sum T_i / sigma_i^2))"}
+               "explanation": "full batch: the run is exactly mu-GDP (mu = sqrt(sum T_i / sigma_i^2))"
+               if sched.sampler != "shuffle" else "shuffled batches, no amplification: mu = k sqrt(epochs) / sigma "
+               "(zero-out neighbours)"}
     else:
         gdp = {"mu": r0.mu_equivalent, "kind": "mu_equivalent", "exact": False, "kappa": r0.kappa,
                "explanation": f"Poisson sampling: the mu of the Gaussian mechanism with the same gamma at kappa = "
@@ -461,11 +481,26 @@ def build_report(
         "informed": informed,
         "membership": r0.membership.to_dict(),
     }
+    data["settings"].update(sched.sampling_dict())
+    from rerokit.report.facts import privacy_facts
+
+    data["privacy_facts"] = privacy_facts(sched, delta, r0.method).to_dict()
+    if r0.poisson_assumption is not None:  # the Poisson accountant's numbers, not certified for this run
+        data["poisson_assumption"] = r0.poisson_assumption.to_dict()
+    if a is not None and a.target_epsilon is not None:  # the guarantee the audited run declared
+        data["declared_guarantee"] = {"epsilon": a.target_epsilon, "delta": a.delta, "source": src}
     if n_data is not None and len(sched) == 1:
         s, q, T = sched.segments[0]
         data["data"]["expected_batch_size"] = q * n_data
         data["data"]["epochs"] = q * T
     data["uninformed"] = _uninformed(sched, dim, C, r_given, eta, rng)
+    if "informed_mse" in risks:
+        rm = risks["informed_mse"]
+        data["informed_mse"] = {
+            "kind": "certified", "prior": f"pixels uniform on [0, {rng:g}]^{dim} (Anderson + Chernoff upper bound on "
+            "kappa)", "dim": dim, "mse_threshold": eta, "kappa": rm.kappa, "log10_kappa": rm.log10_kappa,
+            "gamma": rm.gamma, "gamma_interval": list(rm.gamma_interval), "method": rm.method,
+            "population": "a target drawn from the prior", "reference": "Hayes et al. 2023, Thm 2"}
     data["guo_mse"] = _guo(sched, D, dim)
     data["audit"] = _audit_section(a, risks[audit_key], delta, sched) if a is not None else None
     data["what_would_change"] = _what_if(sched, r0, ref, delta) if what_if else {"skipped": "not requested"}
@@ -524,6 +559,12 @@ def _uninformed(sched: Schedule, dim: int | None, clip: float | None, min_norm: 
     }
     if clip is not None:
         out["optimal_rows"] = U.optimal_rows(clip, r)
+    from rerokit.bounds.uninformed_scope import ATTACK_LAW, no_prior_attacks
+
+    # the laws are those of ONE attack (the optimal unbiased one), not bounds on every attacker
+    out["kind"] = ATTACK_LAW
+    out["attack"] = "optimal unbiased analytic gradient inversion (004 Thm 2)"
+    out["no_prior_attacks"] = no_prior_attacks(eta, sigma, r, dim).to_dict()
     if len(sched) == 1:
         _, q, T = sched.segments[0]
         bt = U.mse_rero_over_steps(eta, sigma, dim, T, q, min_norm=r)
@@ -564,9 +605,9 @@ def _audit_section(a: AuditSummary, risk: Any, delta: float, sched: Schedule) ->
         if d == delta:
             out["certified_epsilon"] = risk.epsilon
         else:
-            from rerokit.bounds.dpsgd import epsilon_dpsgd
+            from rerokit.bounds.certify import certified_epsilon
 
-            out["certified_epsilon"] = epsilon_dpsgd(segments=sched, delta=d)
+            out["certified_epsilon"] = certified_epsilon(sched, d)
         out["certified_epsilon_delta"] = d
     else:
         out["lower_bounds"] = None
@@ -583,6 +624,7 @@ def _what_if(sched: Schedule, r0: Any, ref: int, delta: float) -> dict[str, Any]
 
     s, q, T = sched.segments[0]
     kappa = 1.0 / ref
+    samp = {"sampler": sched.sampler, "examples_per_user": sched.examples_per_user}
     rows = []
     for m in WHAT_IF_MARGINS:
         tgt = kappa + m
@@ -590,12 +632,12 @@ def _what_if(sched: Schedule, r0: Any, ref: int, delta: float) -> dict[str, Any]
             continue
         row: dict[str, Any] = {"target_gamma": tgt}
         try:
-            c = calibrate_noise_multiplier(tgt, q, T, prior=ref, delta=delta)
+            c = calibrate_noise_multiplier(tgt, q, T, prior=ref, delta=delta, **samp)
             row.update(noise_multiplier=c.noise_multiplier, epsilon=c.epsilon, gamma_at_noise_multiplier=c.gamma)
         except ValueError as exc:
             row.update(noise_multiplier=None, noise_multiplier_note=str(exc))
         try:
-            c = calibrate_steps(tgt, s, q, prior=ref, delta=None)
+            c = calibrate_steps(tgt, s, q, prior=ref, delta=None, **samp)
             row.update(steps=c.steps, steps_capped=c.capped, gamma_at_steps=c.gamma)
         except ValueError as exc:
             row.update(steps=None, steps_note=str(exc))
@@ -628,6 +670,7 @@ THREATS = {
     "pixel_tolerance": "Informed adversary, pixel tolerance",
     "membership": "Membership inference",
     "uninformed": "Uninformed gradient inversion",
+    "informed_mse": "Informed adversary, MSE threshold",
     "guo_mse": "Released model, error view",
     "audit": "Audit",
 }
@@ -692,20 +735,37 @@ def verdict_sentences(d: dict[str, Any]) -> list[tuple[str, Sentence]]:
     if not u.get("skipped"):
         assume = (f"every record has L2 norm \u2265 {fmt(u['min_norm'])}"
                   + (" = the clip C" if u["min_norm_source"].startswith("clip") else ""))
-        parts = [Lead("Uninformed gradient inversion: "), "a malicious server with no prior (assuming " + assume + "), "]
+        parts = [Lead("Uninformed gradient inversion: "), "the optimal unbiased analytic attack of a malicious server "
+                 "with no prior (assuming " + assume + "), "]
         if u.get("gamma_over_steps") is not None:
             parts += [f"averaging every release over the {u['steps']} steps, reconstructs a record with MSE \u2264 ",
                       num(None, u["mse_threshold"]), f" (PSNR \u2265 {fmt(u['psnr_threshold_db'], 3)} dB on a data "
-                      f"range of {fmt(u['data_range'])}) with probability at most ",
+                      f"range of {fmt(u['data_range'])}) with probability ",
                       num("uninformed_p_mse_over_steps", u["gamma_over_steps"]), " (",
                       num("uninformed_p_mse_one_release", u["gamma"], log10=u["log10_gamma"]), " from one release)"]
         else:
             parts += ["from one release, reconstructs a record with MSE \u2264 ", num(None, u["mse_threshold"]),
-                      f" (PSNR \u2265 {fmt(u['psnr_threshold_db'], 3)} dB) with probability at most ",
+                      f" (PSNR \u2265 {fmt(u['psnr_threshold_db'], 3)} dB) with probability ",
                       num("uninformed_p_mse_one_release", u["gamma"], log10=u["log10_gamma"])]
-        parts += ["; one release leaves an expected MSE \u2265 ", num("uninformed_expected_mse", u["expected_mse"]),
-                  " and an NCC \u2264 ", num("uninformed_ncc", u["ncc_bound"]), "."]
+        parts += [" \u2014 the law of that attack, not a bound on every attacker; its expected MSE from one release is ",
+                  num("uninformed_expected_mse", u["expected_mse"]), " and its NCC \u2264 ",
+                  num("uninformed_ncc", u["ncc_bound"])]
+        npa = u.get("no_prior_attacks") or {}
+        if npa.get("best_known", 0.0) > u["gamma"]:
+            parts += [f". Without any prior, the {npa['best_known_attack']} does better from one release: ",
+                      num("uninformed_best_prior_free", npa["best_known"])]
+        parts.append(".")
         out.append(("uninformed", tuple(parts)))
+    im = d.get("informed_mse")
+    if im:
+        out.append(("informed_mse", (
+            Lead("Informed adversary, MSE threshold: "), f"for a record drawn from a prior of pixels uniform on "
+            f"[0, {fmt(u.get('data_range', 1.0) if not u.get('skipped') else 1.0)}] (blind guess ",
+            num("kappa_informed_mse", im["kappa"], log10=im["log10_kappa"]), "), any attacker reconstructs it with "
+            "MSE \u2264 ", num(None, im["mse_threshold"]), " with probability at most ",
+            num("gamma_informed_mse", im["gamma"]),
+            "." if im["gamma"] > 1e-300 else " (the smallest positive double; the true bound is smaller).",
+        )))
     g = d["guo_mse"]
     if not g.get("skipped"):
         out.append(("guo_mse", (
@@ -778,6 +838,10 @@ def report_summary(d: dict[str, Any]) -> Summary:
       The :class:`~rerokit.report.terminal.Summary` the terminal and the HTML card render.
     """
     verdict = tuple(s for _, s in verdict_sentences(d))
+    if d.get("privacy_facts"):  # the privacy-facts header first (rerokit.report.facts)
+        from rerokit.report.facts import facts_line
+
+        verdict = (facts_line(d["privacy_facts"]),) + verdict
     rows = tuple(table_rows(d))
     tables = []
     wc = what_if_table(d)
@@ -827,25 +891,48 @@ def table_rows(d: dict[str, Any]) -> list[Row]:
                     "PLD, both directions", "certified", section="Differential privacy"))
     gdp = d["gdp"]
     if gdp["exact"]:
-        rows.append(Row("\u03bc (Gaussian DP, full batch)", ("= ", num("mu_gdp", gdp["mu"])), "",
-                        "\u221a(\u03a3 T/\u03c3\u00b2), q = 1", "exact"))
+        shuffled = d["settings"].get("sampler") == "shuffle"
+        rows.append(Row("\u03bc (Gaussian DP, " + ("shuffled, no amplification)" if shuffled else "full batch)"),
+                        ("= ", num("mu_gdp", gdp["mu"])), "",
+                        "k \u221a(epochs)/\u03c3" if shuffled else "\u221a(\u03a3 T/\u03c3\u00b2), q = 1", "exact"))
     else:
         rows.append(Row(f"\u03bc-equivalent at \u03ba = {fmt(gdp['kappa'])}", ("\u2264 ", num("mu_equivalent", gdp["mu"])),
                         "", "\u03a6\u207b\u00b9(\u03b3) \u2212 \u03a6\u207b\u00b9(\u03ba)", "certified"))
     u = d["uninformed"]
     if not u.get("skipped"):
         sec = f"Uninformed adversary (r = {fmt(u['min_norm'])}, N = {u['dim']})"
-        rows.append(Row(f"P(MSE \u2264 {fmt(u['mse_threshold'])}), one release",
-                        ("\u2264 ", num("uninformed_p_mse_one_release", u["gamma"], log10=u["log10_gamma"])), "",
-                        "004 Prop. 3", "certified", section=sec))
+        law = "attack law"
+        rows.append(Row(f"P(MSE \u2264 {fmt(u['mse_threshold'])}), one release, unbiased attack",
+                        ("= ", num("uninformed_p_mse_one_release", u["gamma"], log10=u["log10_gamma"])), "",
+                        "004 Prop. 3", law, section=sec))
         if u.get("gamma_over_steps") is not None:
             rows.append(Row(f"P(MSE \u2264 {fmt(u['mse_threshold'])}), all {u['steps']} steps averaged",
-                            ("\u2264 ", num("uninformed_p_mse_over_steps", u["gamma_over_steps"])), "",
-                            "004 Sec. 4.3 + Prop. 7", "certified"))
-        rows.append(Row("Expected MSE, one release", ("\u2265 ", num("uninformed_expected_mse", u["expected_mse"])), "",
-                        "004 Prop. 2: \u03c3\u00b2 r\u00b2", "certified"))
+                            ("= ", num("uninformed_p_mse_over_steps", u["gamma_over_steps"])), "",
+                            "004 Sec. 4.3 + Prop. 7", law))
+        rows.append(Row("Expected MSE, one release", ("= ", num("uninformed_expected_mse", u["expected_mse"])), "",
+                        "004 Prop. 2: \u03c3\u00b2 r\u00b2", law))
         rows.append(Row("NCC, one release", ("\u2264 ", num("uninformed_ncc", u["ncc_bound"])), "",
-                        "004 Prop. 6", "certified"))
+                        "004 Prop. 6", law))
+        npa = u.get("no_prior_attacks") or {}
+        if npa:
+            rows.append(Row(f"P(MSE \u2264 {fmt(u['mse_threshold'])}), constant guess 0", ("= ", num(None, npa["zero_guess"])),
+                            "", "\u2016X\u2016\u00b2/N \u2264 \u03b7", law))
+            bs = npa["best_shrinkage"]
+            rows.append(Row(f"P(MSE \u2264 {fmt(u['mse_threshold'])}), shrinkage {fmt(bs['factor'])} X\u0302",
+                            ("= ", num(None, bs["success"])), "", "non-central \u03c7\u00b2", law))
+    im = d.get("informed_mse")
+    if im:
+        rows.append(Row(f"\u03b3, MSE \u2264 {fmt(im['mse_threshold'])}, pixels uniform (\u03ba \u2264 "
+                        f"{fmt_log10(im['log10_kappa'])})", ("\u2264 ", num("gamma_informed_mse", im["gamma"])),
+                        fmt_bracket(im["gamma_interval"]), _METHOD.get(im["method"], im["method"]), "certified",
+                        section="Informed adversary, MSE threshold (continuous prior)"))
+    pa = d.get("poisson_assumption")
+    if pa:
+        rows.append(Row(f"\u03b3 at \u03ba = {fmt(d['gdp'].get('kappa', 0.1)) if 'kappa' in d['gdp'] else '0.1'} "
+                        "if the batches had been Poisson-sampled", ("", num(None, pa["gamma"])), "",
+                        "Poisson accountant", "assumption", section="Not met by this run"))
+        rows.append(Row(f"\u03b5 at \u03b4 = {fmt(pa['delta'])} if Poisson-sampled", ("", num(None, pa["epsilon"])), "",
+                        "Poisson accountant", "assumption"))
     g = d["guo_mse"]
     if not g.get("skipped"):
         rows.append(Row("MSE of an unbiased attacker", ("\u2265 ", num("guo_mse_lower_bound", g["mse_lower_bound"])), "",

@@ -245,6 +245,7 @@ def render_html(rep: Any) -> str:
       The HTML text (UTF-8; inline CSS and SVG; no scripts; no external resources).
     """
     from rerokit.report.build import report_summary, verdict_sentences
+    from rerokit.report.facts import facts_html
     from rerokit.report.figures import figures, render_svg
 
     d = rep.data
@@ -276,6 +277,7 @@ def render_html(rep: Any) -> str:
         f'<h1 id="title">{_e(title)}</h1>',
         f'<p class="run">DP-SGD, {_e(run)} \u00b7 source: <span class="source">{_e(st.get("source"))}</span></p>',
         "</header>",
+        facts_html(d.get("privacy_facts")),
         _tiles(d),
         '<section><h2 id="verdict">Verdict</h2><ul class="verdict">',
     ]

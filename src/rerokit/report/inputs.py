@@ -283,6 +283,8 @@ class AuditSummary:
       seed: the audit's seed.
       source: "json" (``--json`` output) or "jsonl" (``--out`` file).
       path: the file read (None for a dict).
+      sampler: the audited run's sampler as its file states it ("poisson", "full_batch"; None
+        when the file does not say).
     """
 
     attack: str
@@ -301,6 +303,7 @@ class AuditSummary:
     seed: int | None
     source: str
     path: str | None = None
+    sampler: str | None = None
 
     @property
     def binomial(self) -> bool:
@@ -314,7 +317,7 @@ class AuditSummary:
             "interval": list(self.interval), "kappa": self.kappa, "noise_multiplier": self.noise_multiplier,
             "sample_rate": self.sample_rate, "steps": self.steps, "clip": self.clip, "dataset": self.dataset,
             "target_epsilon": self.target_epsilon, "delta": self.delta, "seed": self.seed, "source": self.source,
-            "path": self.path,
+            "path": self.path, "sampler": self.sampler,
         }
 
 
@@ -352,8 +355,20 @@ def _audit_settings(s: dict, where: str) -> dict[str, Any]:
         raise ValueError(f"{where}: settings.steps must be an integer >= 1, got {T!r}")
     if clip is not None and not clip > 0:
         raise ValueError(f"{where}: settings.clip must be > 0, got {clip!r}")
+    sampler = s.get("sampler")
+    if sampler is not None and sampler not in ("poisson", "shuffle", "full_batch"):
+        raise ValueError(f"{where}: settings.sampler must be poisson, shuffle or full_batch, got {_short(sampler)}")
     return {"noise_multiplier": float(sig), "sample_rate": float(q), "steps": int(T),
-            "clip": None if clip is None else float(clip), "dataset": ds, "seed": seed}
+            "clip": None if clip is None else float(clip), "dataset": ds, "seed": seed, "sampler": sampler}
+
+
+def _declared(s: dict, where: str) -> dict[str, Any]:
+    """The (epsilon, delta) an audit file's header declares (None where it does not)."""
+    eps = _field(s, "epsilon", where + " settings", "number", optional=True)
+    delta = _field(s, "delta", where + " settings", "number", optional=True)
+    if delta is not None and not 0 < delta < 1:
+        raise ValueError(f"{where}: settings.delta must be in (0, 1), got {delta!r}")
+    return {"target_epsilon": None if eps is None else float(eps), "delta": None if delta is None else float(delta)}
 
 
 def _settings_kappa(s: dict, where: str) -> float:
@@ -462,7 +477,7 @@ def _audit_from_lines(lines: list[str], where: str, path: str) -> AuditSummary:
     if not trials:
         raise ValueError(f"{where}: holds no finished trial")
     recs = [trials[i] for i in sorted(trials)]
-    common = dict(kappa=kappa, target_epsilon=None, delta=None, source="jsonl", path=path, **st)
+    common = dict(kappa=kappa, source="jsonl", path=path, **_declared(s, where), **st)
     if s.get("attack") == "gradient":
         from rerokit.attacks.result import AttackResult
 
