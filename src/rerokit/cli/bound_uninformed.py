@@ -1,5 +1,5 @@
 """``rerokit bound uninformed``: ReRo, expected MSE and NCC bounds against the optimal analytic
-gradient-inversion attack of an adversary without data prior (paper 004, Props. 2-7).
+gradient-inversion attack of an adversary without data prior (Riess et al. 2024, Props. 2-7).
 
 The dataset enters through its smallest non-zero norm r (``--min-norm`` or ``--dataset``, which
 computes it). ``--clip C`` adds the attacker's optimal number of rows and, when C <= r, the
@@ -21,7 +21,7 @@ from rerokit.cli._common import add_steps_arg
 
 DESCRIPTION = """
 Reconstruction-risk (ReRo), expected-MSE and NCC bounds for DP-SGD against an adversary without
-a data prior, who runs the optimal analytic gradient-inversion attack (paper 004, "From Mean to
+a data prior, who runs the optimal analytic gradient-inversion attack (Riess et al. 2024, "From Mean to
 Extreme", Props. 2-7).
 
 The dataset enters through its smallest non-zero record norm r: give --min-norm r (with --dim),
@@ -114,7 +114,7 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         metric = {"metric": "psnr", "psnr_threshold_db": float(args.psnr_threshold), "data_range": float(data_range),
                   "mse_threshold": eta}
     out: dict[str, Any] = {
-        "bound": "uninformed analytic attack (004 Props. 3-6)",
+        "bound": "uninformed analytic attack (Riess et al. 2024 Props. 3-6)",
         "noise_multiplier": sigma,
         "dim": n,
         "min_norm": r,
@@ -192,7 +192,7 @@ def _explain_overflow(out: dict[str, Any], sigma: float, r: float, clip: float |
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "uninformed", handle, description=DESCRIPTION, fields=FIELDS,
-                    help="bounds against the optimal analytic gradient-inversion attack (no data prior; paper 004)")
+                    help="bounds against the optimal analytic gradient-inversion attack (no data prior; Riess et al. 2024)")
     add_noise_multiplier_arg(p, f"DP-SGD {NOISE_MULTIPLIER_HELP}", required=True)
     p.add_argument("--dim", type=int, default=None, help="data dimension N >= 1 (taken from --dataset if omitted)")
     src = p.add_mutually_exclusive_group(required=True)
