@@ -18,7 +18,7 @@ math), ``rerokit.accounting``, ``rerokit.training``, ``rerokit.attacks``, ``rero
 
 from __future__ import annotations
 
-from rerokit import _lazy
+from rerokit import _lazy, _opacus_hook
 
 __version__ = "0.2.0"
 
@@ -49,6 +49,9 @@ __all__ = ["__version__", *_EXPORTS]
 
 
 __getattr__ = _lazy.lazy_getattr(globals(), _EXPORTS)
+
+# PrivacyEngine(accountant="rerokit") works once opacus is imported, without importing it (or torch) here.
+_opacus_hook.install()
 
 
 def __dir__() -> list[str]:

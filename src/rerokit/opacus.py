@@ -7,7 +7,7 @@ Opacus' own accountants::
     from opacus import PrivacyEngine
     from rerokit.opacus import RiskAccountant, make_private_with_reconstruction_risk
 
-    engine = PrivacyEngine(accountant="rerokit")          # registered under this name on import
+    engine = PrivacyEngine(accountant="rerokit")          # works after `import rerokit`
     model, optimizer, loader = make_private_with_reconstruction_risk(
         engine, model, optimizer, loader, target_gamma=0.2, prior=10, epochs=5, max_grad_norm=1.0)
     for epoch in range(5):
@@ -289,8 +289,9 @@ class RiskAccountant(IAccountant):
         self._cache.clear()
 
 
-if MECHANISM not in _ACCOUNTANTS:  # PrivacyEngine(accountant="rerokit")
-    register_accountant(MECHANISM, RiskAccountant)
+if _ACCOUNTANTS.get(MECHANISM) is not RiskAccountant:  # PrivacyEngine(accountant="rerokit")
+    # force: replaces the lazy factory that `import rerokit` registers (rerokit._opacus_hook)
+    register_accountant(MECHANISM, RiskAccountant, force=True)
 
 
 def make_private_with_reconstruction_risk(

@@ -36,9 +36,64 @@ from rerokit._validate import check_probability
 from rerokit.bounds.priors import resolve_baseline
 from rerokit.bounds.schedule import Schedule
 
-__all__ = ["ReconstructionRisk", "MembershipRisk", "reconstruction_risk", "reconstruction_risks", "as_schedule"]
+__all__ = ["ReconstructionRisk", "MembershipRisk", "TprAtFpr", "reconstruction_risk", "reconstruction_risks", "as_schedule"]
 
 DEFAULT_FPRS = (1e-3, 1e-2, 1e-1)
+
+
+class TprAtFpr(dict):
+    """{fpr: upper bound on the TPR of any membership test at that FPR}, answerable at *any* FPR.
+
+    The FPRs computed up front are stored; ``tpr[x]`` or ``tpr(x)`` at another x in [0, 1] reads
+    the same certified trade-off curve (upper end of its bracket, :meth:`interval` for both
+    ends). ``tpr(array)`` returns an array.
+    """
+
+    def __init__(self, values: dict[float, float], intervals: dict[float, tuple[float, float]], curve: Any = None):
+        super().__init__(values)
+        self._intervals = dict(intervals)
+        self._curve = curve
+
+    def _query(self, x: Any) -> Any:
+        import numpy as np
+
+        if self._curve is None:
+            raise KeyError(f"no TPR stored at FPR {x!r} and no trade-off curve to compute it "
+                           f"(stored: {sorted(self)})")
+        arr = np.asarray(x, dtype=float)
+        if not np.all((arr >= 0.0) & (arr <= 1.0)):
+            raise ValueError(f"fpr must be in [0, 1], got {x!r}")
+        return self._curve.tpr_at_fpr(arr)
+
+    def __missing__(self, x: Any) -> float:
+        if isinstance(x, bool) or not isinstance(x, numbers.Real):
+            raise KeyError(x)
+        return self.interval(float(x))[1]
+
+    def __call__(self, fpr: Any) -> Any:
+        """Upper bound on the TPR at ``fpr`` (a float in [0, 1] or an array of them).
+
+        Raises:
+          ValueError: if an FPR is outside [0, 1].
+        """
+        import numpy as np
+
+        if np.ndim(fpr) == 0:
+            return self[float(fpr)]
+        return np.asarray(self._query(fpr).upper, dtype=float)
+
+    def interval(self, fpr: float) -> tuple[float, float]:
+        """Certified bracket (lower, upper) of the TPR at ``fpr``."""
+        import numpy as np
+
+        if fpr in self._intervals:
+            return self._intervals[fpr]
+        t = self._query(float(fpr))
+        return float(np.ravel(t.lower)[0]), float(np.ravel(t.upper)[0])
+
+    def points(self) -> list[dict[str, Any]]:
+        """The stored points as JSON objects ``{"fpr", "tpr", "interval"}`` (sorted by FPR)."""
+        return [{"fpr": f, "tpr": self[f], "interval": list(self.interval(f))} for f in sorted(self)]
 
 
 @dataclass(frozen=True)
@@ -48,8 +103,9 @@ class MembershipRisk:
     Attributes:
       advantage: max over tests of TPR - FPR (= total variation; Kulynych et al. 2025).
       advantage_interval: its certified bracket.
-      tpr_at_fpr: {fpr: upper bound on the TPR of any test at that FPR}.
-      tpr_intervals: {fpr: (lower, upper)} certified brackets.
+      tpr_at_fpr: :class:`TprAtFpr`, {fpr: upper bound on the TPR of any test at that FPR} for the
+        requested FPRs, and ``tpr_at_fpr(x)`` / ``tpr_at_fpr[x]`` for any other x in [0, 1].
+      tpr_intervals: {fpr: (lower, upper)} certified brackets of the requested FPRs.
       bayes_accuracy: the best accuracy of a membership guess when the target is a member with
         probability ``prior_membership``; ``bayes_accuracy_interval`` its bracket.
       adjacency: "remove" (H1 = member; the curve of gamma) or "add_remove" (symmetrised).
@@ -57,7 +113,7 @@ class MembershipRisk:
 
     advantage: float
     advantage_interval: tuple[float, float]
-    tpr_at_fpr: dict[float, float]
+    tpr_at_fpr: TprAtFpr
     tpr_intervals: dict[float, tuple[float, float]]
     bayes_accuracy: float
     bayes_accuracy_interval: tuple[float, float]
@@ -66,18 +122,18 @@ class MembershipRisk:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict: the membership risks with their certified brackets (the keys of
-        ``rerokit bound dpsgd --json``'s ``membership`` object, which adds ``method``)."""
-        out: dict[str, Any] = {
+        ``rerokit bound dpsgd --json``'s ``membership`` object, which adds ``method``); the TPRs as
+        a list of ``{"fpr", "tpr", "interval"}`` objects (keys without dots)."""
+        return {
             "advantage": self.advantage,
-            "membership_advantage": self.advantage,  # alias, as in `rerokit bound dpsgd --json`
             "advantage_interval": list(self.advantage_interval),
+            "tpr_at_fpr": [{"fpr": f, "tpr": self.tpr_at_fpr[f], "interval": list(self.tpr_intervals[f])}
+                           for f in sorted(self.tpr_intervals)],
+            "bayes_accuracy": self.bayes_accuracy,
+            "bayes_accuracy_interval": list(self.bayes_accuracy_interval),
+            "prior_membership": self.prior_membership,
+            "adjacency": self.adjacency,
         }
-        for f, v in self.tpr_at_fpr.items():
-            out[f"tpr_at_fpr_{f:g}"] = v
-        out["tpr_at_fpr_intervals"] = {f"{f:g}": list(iv) for f, iv in self.tpr_intervals.items()}
-        out.update(bayes_accuracy=self.bayes_accuracy, bayes_accuracy_interval=list(self.bayes_accuracy_interval),
-                   prior_membership=self.prior_membership, adjacency=self.adjacency)
-        return out
 
 
 @dataclass(frozen=True)
@@ -354,7 +410,8 @@ def _membership(curve: Any, fprs: tuple[float, ...], prior_membership: float) ->
     tpr_up = {f: float(tpr.upper[i]) for i, f in enumerate(fprs)} if tpr is not None else {}
     tpr_iv = {f: (float(tpr.lower[i]), float(tpr.upper[i])) for i, f in enumerate(fprs)} if tpr is not None else {}
     return MembershipRisk(
-        advantage=adv.value, advantage_interval=tuple(adv.interval), tpr_at_fpr=tpr_up, tpr_intervals=tpr_iv,
+        advantage=adv.value, advantage_interval=tuple(adv.interval), tpr_at_fpr=TprAtFpr(tpr_up, tpr_iv, curve),
+        tpr_intervals=tpr_iv,
         bayes_accuracy=acc.value, bayes_accuracy_interval=tuple(acc.interval), prior_membership=prior_membership,
         adjacency=curve.adjacency,
     )

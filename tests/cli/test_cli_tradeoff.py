@@ -54,16 +54,19 @@ def test_bound_dpsgd_membership_from_the_same_pld(cli):
     d = cli.json(["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "1000",
                           "--kappa", "0.01"])
     m = d["membership"]
-    for k in ("advantage", "advantage_interval", "tpr_at_fpr_0.001", "tpr_at_fpr_0.01", "tpr_at_fpr_0.1",
-              "bayes_accuracy"):
+    for k in ("advantage", "advantage_interval", "tpr_at_fpr", "bayes_accuracy"):
         assert k in m
+    assert not [k for k in m if "." in k]  # keys without dots (jq-friendly)
     c = dpsgd_tradeoff(1.0, 0.01, 1000)
     assert m["advantage"] == c.advantage().value and m["advantage_interval"] == list(c.advantage().interval)
     t = c.tpr_at_fpr(np.array([0.001, 0.01, 0.1]))
-    assert [m["tpr_at_fpr_0.001"], m["tpr_at_fpr_0.01"], m["tpr_at_fpr_0.1"]] == t.upper.tolist()
+    assert [p["fpr"] for p in m["tpr_at_fpr"]] == [0.001, 0.01, 0.1]
+    assert [p["tpr"] for p in m["tpr_at_fpr"]] == t.upper.tolist()
+    assert [p["interval"] for p in m["tpr_at_fpr"]] == [[lo, hi] for lo, hi in zip(t.lower.tolist(), t.upper.tolist())]
     assert m["bayes_accuracy"] == c.bayes_accuracy(0.5).value
     # TPR at FPR = kappa is gamma itself (same computation)
-    assert m["tpr_at_fpr_0.01"] == d["gamma"] and m["tpr_at_fpr_intervals"]["0.01"] == d["interval"]
+    p01 = m["tpr_at_fpr"][1]
+    assert p01["tpr"] == d["gamma"] and p01["interval"] == d["interval"]
     # every pre-existing key is still there
     for k in ("gamma", "kappa", "advantage", "method", "direction", "error", "interval", "log10_gamma",
               "log10_kappa", "settings", "details", "comparisons"):
@@ -86,7 +89,7 @@ def test_bound_dpsgd_membership_envelope(cli):
     m = d["membership"]
     assert d["method"] == "envelope" and m["method"] == "envelope"
     assert m["advantage"] == pytest.approx(1 - 0.99**10, rel=1e-9)  # never-sampled bound 1 - (1-q)^T
-    assert m["tpr_at_fpr_0.1"] == pytest.approx(d["gamma"], rel=1e-12)
+    assert m["tpr_at_fpr"][2]["fpr"] == 0.1 and m["tpr_at_fpr"][2]["tpr"] == pytest.approx(d["gamma"], rel=1e-12)
 
 
 def test_library_membership_flag_equals_cli():

@@ -148,10 +148,10 @@ def test_every_data_key_shows_the_json_number(page_data, card):
             assert float(text) == pytest.approx(kn[key], rel=5e-4)  # 4 significant digits: half a unit in the 4th
         seen[key] = text
     for key in ("gamma_prior_2", "gamma_prior_10", "gamma_prior_100", "kappa_prior_10", "gamma_pixel_tolerance",
-                "kappa_pixel_tolerance", "epsilon", "mu_gdp", "membership_tpr_at_fpr_0.01", "membership_advantage",
+                "epsilon", "mu_gdp", "membership_tpr_at_fpr_0p01", "membership_advantage",
                 "uninformed_p_mse_over_steps", "uninformed_p_mse_one_release", "uninformed_expected_mse",
                 "uninformed_ncc", "guo_mse_lower_bound", "audit_success", "audit_gamma", "audit_epsilon_lower",
-                "audit_mu_lower", "noise_multiplier_for_gamma_0.2", "steps_for_gamma_0.2"):
+                "audit_mu_lower", "noise_multiplier_for_gamma_0p2", "steps_for_gamma_0p2"):
         assert key in seen, key
 
 
@@ -160,7 +160,7 @@ def test_each_threat_models_verdict_is_the_jsons(page_data, card):
     got = [(t, " ".join(txt.split())) for t, txt in page_data["verdict"]]
     want = [(v["threat_model"], " ".join(v["text"].split())) for v in d["verdict"]]
     assert got == want
-    assert [t for t, _ in got] == ["run", "informed", "pixel_tolerance", "membership", "uninformed", "guo_mse",
+    assert [t for t, _ in got] == ["level", "informed", "pixel_tolerance", "membership", "uninformed", "guo_mse",
                                    "audit"]
 
 

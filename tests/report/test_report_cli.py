@@ -74,15 +74,16 @@ def test_gamma_equals_bound_dpsgd(report_json, cli, n):
         # epsilon at delta = 1e-5: rerokit's PLD of both directions (bound dpsgd's comparisons.epsilon), exact
         assert report_json["epsilon"] == b["comparisons"]["epsilon"]
         # membership: the same PLD read as a trade-off curve (bound dpsgd's membership object), exact
-        for k in ("advantage", "tpr_at_fpr_0.001", "tpr_at_fpr_0.01", "tpr_at_fpr_0.1", "bayes_accuracy"):
+        for k in ("advantage", "tpr_at_fpr", "bayes_accuracy"):
             assert report_json["membership"][k] == b["membership"][k]
 
 
 def test_membership_equals_bound_tradeoff(report_json, cli):
     # 'rerokit bound tradeoff --fpr 0.01': TradeoffCurve.tpr_at_fpr, the same curve object's method (exact)
     t = cli.json("bound", "tradeoff", *SETTINGS, "--fpr", "0.01")
-    assert report_json["membership"]["tpr_at_fpr_0.01"] == t["points"][0]["tpr"][1]
-    assert report_json["membership"]["tpr_at_fpr_intervals"]["0.01"] == t["points"][0]["tpr"]
+    p01 = next(p for p in report_json["membership"]["tpr_at_fpr"] if p["fpr"] == 0.01)
+    assert p01["tpr"] == t["points"][0]["tpr"][1]
+    assert p01["interval"] == t["points"][0]["tpr"]
     assert report_json["membership"]["advantage"] == t["advantage"]
 
 
@@ -140,10 +141,11 @@ def test_human_output_is_a_verdict_then_tables(cli):
     code, out, err = cli.run("report", *SETTINGS, "--no-what-if")
     assert code == 0 and err == ""
     lines = [ln for ln in out.splitlines() if ln.strip()]
-    assert lines[0] == "DP-SGD reconstruction-risk report"
+    assert lines[0] == "DP-SGD reconstruction-risk report: DP-SGD with \u03c3 = 1, q = 0.01, T = 1000 steps."
     assert lines[1].startswith("\u2022 Privacy facts \u2014 unit of privacy: one example")  # the header first
-    assert "\u2022 The run: DP-SGD with \u03c3 = 1, q = 0.01, T = 1000 steps is (\u03b5 = 1.828" in out
-    assert "\u2022 Informed adversary:" in out and "\u2022 Membership inference:" in out
+    bullets = [ln for ln in lines if ln.startswith("\u2022 ")]
+    assert bullets[1].startswith("\u2022 Level: reasonable \u2014 the run is (\u03b5 = 1.828")  # then the level
+    assert "\u2022 Reconstruction, informed adversary:" in out and "\u2022 Membership inference:" in out
     assert "Quantity" in out and "\x1b[" not in out  # captured output is not a terminal: no colour
     assert "give --data-shape" in out  # the missing uninformed section says how to get it
 

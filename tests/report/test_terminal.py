@@ -111,27 +111,63 @@ def settings_report():
                         what_if=False)
 
 
-def test_report_terminal_has_one_sentence_per_threat_model_with_the_json_numbers(settings_report):
+def test_report_terminal_is_a_level_then_one_line_of_odds_per_threat_model(settings_report):
+    import math
+
     out = io.StringIO()
     settings_report.render_terminal(file=out)
     text = out.getvalue()
     d = settings_report.to_dict()
     bullets = [ln for ln in text.splitlines() if ln.startswith("\u2022 ")]
-    assert [v["threat_model"] for v in d["verdict"]] == ["run", "informed", "pixel_tolerance", "membership",
+    assert [v["threat_model"] for v in d["verdict"]] == ["level", "informed", "pixel_tolerance", "membership",
                                                           "uninformed", "informed_mse"]
     assert len(bullets) == len(d["verdict"]) + 1  # the privacy-facts header, then one bullet per threat model
     assert bullets[0].startswith("\u2022 Privacy facts")
     flat = " ".join(text.split())
     for v in d["verdict"]:
         assert " ".join(v["text"].split()) in flat  # the JSON verdict text is what the terminal shows
-    # the numbers of the verdict are the JSON's, rounded to 4 significant digits (format.SIGNIFICANT)
+    # the level: epsilon 1.828 is in the middle tier of Ponomareva et al. 2023, and the line says so
+    assert d["level"]["name"] == "reasonable" and d["level"]["tier"] == 2
+    assert "Level: reasonable" in flat and "Ponomareva et al. 2023" in flat
+    # odds against the blind guess, the count rounded up from the certified bound (never understated)
+    g10 = d["informed"]["prior_10"]["gamma"]
+    assert f"at most {math.ceil(100 * g10)} in 100 attempts, against 10 by chance" in flat
+    tpr = next(p["tpr"] for p in d["membership"]["tpr_at_fpr"] if p["fpr"] == 0.01)
+    assert f"catches at most {math.ceil(100 * tpr)} in 100 members" in flat
+    # the exact numbers follow in the table, each once
     kn = d["key_numbers"]
+    table = flat.split("Quantity", 1)[1]
     for key in ("gamma_prior_2", "gamma_prior_10", "gamma_prior_100", "epsilon", "membership_advantage",
-                "membership_tpr_at_fpr_0.01", "uninformed_p_mse_over_steps"):
-        assert fmt(kn[key]) in flat
-    assert "The run: DP-SGD with \u03c3 = 1, q = 0.01, T = 1000 steps" in flat
-    # a verdict first, then the table
+                "membership_tpr_at_fpr_0p01", "uninformed_p_mse_over_steps"):
+        assert fmt(kn[key]) in table
+    assert all("." not in k for k in kn)  # jq-friendly keys
+    assert "DP-SGD with \u03c3 = 1, q = 0.01, T = 1000 steps" in flat.split("\u2022")[0]  # the run, in the title
     assert text.index("\u2022 ") < text.index("Quantity")
+    # a glossary of the symbols shown, each of which does occur above it
+    head, gl = text.split("Symbols:", 1)
+    for sym in ("\u03b3", "\u03ba", "\u03b5", "\u03b4", "PLD", "TPR", "FPR", "MSE", "NCC"):
+        assert f"{sym} " in gl and sym in head, sym
+
+
+def test_report_at_80_columns_keeps_the_kind_column_whole(settings_report):
+    from rich.cells import cell_len
+
+    from rerokit.report.terminal import render
+
+    s = settings_report.summary()
+    out = io.StringIO()
+    render(verdict=s.verdict, rows=s.rows, tables=s.tables, file=out, width=80, glossary=s.glossary)
+    lines = out.getvalue().splitlines()
+    assert max(cell_len(ln) for ln in lines) <= 80  # terminal cells (a combining accent as in X\u0302 takes none)
+    head = next(ln for ln in lines if ln.startswith("Quantity"))
+    assert head.rstrip().endswith("Kind") and "Method" not in head  # Method goes first
+    kinds = [r.status for r in s.rows]
+    body = "\n".join(lines[lines.index(head):])
+    for k in set(kinds):
+        assert body.count(k) >= kinds.count(k), k  # every kind printed whole, never folded ("ce" / "es")
+    wide = io.StringIO()
+    render(rows=s.rows, file=wide, width=120)
+    assert "Method" in wide.getvalue()
 
 
 def test_report_terminal_shows_no_internal_field_names(settings_report):

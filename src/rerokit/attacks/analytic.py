@@ -1,5 +1,5 @@
-"""The optimal analytic gradient-inversion attack on real DP-SGD with batch size 1 (paper 004,
-Sec. 3.2-4.1, Cor. 1), and the non-private division attack (004, Eq. 8).
+"""The optimal analytic gradient-inversion attack on real DP-SGD with batch size 1 (Riess et al. 2024,
+Sec. 3.2-4.1, Cor. 1), and the non-private division attack (Riess et al. 2024, Eq. 8).
 
 Attack (Cor. 1): the adversary makes the model a linear layer ``f(X) = W X`` with ``M`` rows and
 no bias, with loss ``L = 1_M^T W X``; every row's gradient is then ``X`` and the per-sample
@@ -23,7 +23,7 @@ each step; the gradient of ``1^T W X`` does not depend on ``W`` anyway);
 noise (each target draws its noise from its own generator seeded by ``(seed, target index)``, in
 both implementations, so results are reproducible and resumable).
 
-Metrics (:func:`reconstruction_metrics`): MSE (004 Def. 3), PSNR with the dataset's known data
+Metrics (:func:`reconstruction_metrics`): MSE (Riess et al. 2024 Def. 3), PSNR with the dataset's known data
 range ``R`` (``10 log10(R^2 / MSE)``, the quantity bounded by Props. 4-5), sample NCC (Def. 5,
 Pearson correlation with population standard deviations) and SSIM from scikit-image
 (``skimage.metrics.structural_similarity``) on the image shape with a uniform window of size
@@ -31,7 +31,7 @@ Pearson correlation with population standard deviations) and SSIM from scikit-im
 must not exceed the image side), ``data_range=R``; SSIM is omitted for non-image data.
 
 The attack run end to end over many targets (blocks of targets on any executor, the resumable
-per-target log, the comparison with 004's laws) is :func:`rerokit.experiments.analytic.run_analytic_attack`.
+per-target log, the comparison with Riess et al.'s laws) is :func:`rerokit.experiments.analytic.run_analytic_attack`.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def target_generator(seed: int, index: int) -> torch.Generator:
 
 
 def attack_model(dim: int, rows: int, *, seed: int = 0) -> torch.nn.Linear:
-    """The adversary's model f(X) = W X, W in R^{M x N}, no bias (004, Cor. 1).
+    """The adversary's model f(X) = W X, W in R^{M x N}, no bias (Riess et al. 2024, Cor. 1).
 
     Args:
         dim: N, the input dimension (>= 1).
@@ -121,7 +121,7 @@ def attack_model(dim: int, rows: int, *, seed: int = 0) -> torch.nn.Linear:
 
 
 def attack_loss(output: torch.Tensor) -> torch.Tensor:
-    """L(W, X) = 1_M^T W X summed over the batch (004, Cor. 1): every row's gradient is X.
+    """L(W, X) = 1_M^T W X summed over the batch (Riess et al. 2024, Cor. 1): every row's gradient is X.
 
     Args:
         output: W X of a batch, shape (B, M).
@@ -310,7 +310,7 @@ def vectorized_analytic_attack(
 
 
 def division_attack(weight_grad: np.ndarray, bias_grad: np.ndarray, *, tol: float = 1e-12) -> np.ndarray:
-    """X = grad_{W_j} / (dL/db_j) for any row j with a non-zero bias gradient (004, Eq. 8); the rows
+    """X = grad_{W_j} / (dL/db_j) for any row j with a non-zero bias gradient (Riess et al. 2024, Eq. 8); the rows
     with |dL/db_j| > tol are averaged weighted by |dL/db_j| (all equal X without noise).
 
     Args:

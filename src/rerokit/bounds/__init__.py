@@ -2,7 +2,7 @@
 
 Submodules: ``priors`` (baseline kappa), ``conversions`` (DP/RDP/zCDP/GDP -> ReRo and back),
 ``dpsgd`` (Hayes et al. 2023 DP-SGD ReRo bound), ``fano`` (Guo et al. 2022b), ``calibrate``,
-``uninformed`` (papers 001/004), ``mse`` (Guo et al. 2022), ``tradeoff`` (the certified DP-SGD
+``uninformed`` (Riess et al. 2024), ``mse`` (Guo et al. 2022), ``tradeoff`` (the certified DP-SGD
 trade-off curve: membership, attribute and reconstruction risk; Kulynych et al. 2025),
 ``empirical`` (audit lower bounds on mu-GDP / (eps, delta)).
 """

@@ -697,9 +697,9 @@ class TradeoffCurve:
           prior_membership: prior pi in (0, 1) for the Bayes accuracy (default 0.5).
 
         Returns:
-          A dict with adjacency, method, advantage (+ ``advantage_interval``), ``tpr_at_fpr_<a>`` per
-          FPR (+ ``tpr_at_fpr_intervals``), bayes_accuracy (+ ``bayes_accuracy_interval``) and
-          prior_membership.
+          A dict with adjacency, method, advantage (+ ``advantage_interval``), ``tpr_at_fpr`` (a list
+          of ``{"fpr", "tpr", "interval"}``: upper end and certified bracket per FPR), bayes_accuracy
+          (+ ``bayes_accuracy_interval``) and prior_membership.
 
         Raises:
           ValueError: if an FPR is not in [0, 1] or ``prior_membership`` not in (0, 1).
@@ -711,12 +711,11 @@ class TradeoffCurve:
             "adjacency": self.adjacency,
             "method": self.method,
             "advantage": adv.value,
-            "membership_advantage": adv.value,  # the same number under the name the issue/JSON readers expect
             "advantage_interval": list(adv.interval),
+            # a list of objects, not keys with dots (`jq '.membership.tpr_at_fpr[] | select(.fpr == 0.01)'`)
+            "tpr_at_fpr": [{"fpr": float(a), "tpr": float(hi), "interval": [float(lo), float(hi)]}
+                           for a, lo, hi in zip(fprs, tpr.lower, tpr.upper)],
         }
-        for a, lo, hi in zip(fprs, tpr.lower, tpr.upper):
-            out[f"tpr_at_fpr_{a:g}"] = float(hi)
-        out["tpr_at_fpr_intervals"] = {f"{a:g}": [float(lo), float(hi)] for a, lo, hi in zip(fprs, tpr.lower, tpr.upper)}
         out["bayes_accuracy"] = acc.value
         out["bayes_accuracy_interval"] = list(acc.interval)
         out["prior_membership"] = float(prior_membership)

@@ -1,7 +1,7 @@
 """Uninformed adversary: the optimal analytic gradient-inversion attack under DP-SGD and the
-exact laws of its success (paper 004, "From Mean to Extreme", Secs. 3.3-4.3; earlier version 001).
+exact laws of its success (Riess et al. 2024, "From Mean to Extreme: Formal Differential Privacy Bounds on the Success of Real-World Data Reconstruction Attacks", arXiv:2402.12861, Secs. 3.3-4.3; its first version is titled "Bounding Reconstruction Attack Success of Adversaries Without Data Priors").
 
-Pure math (numpy/scipy only, never torch). Notation of 004: target ``X`` in R^N, noise multiplier
+Pure math (numpy/scipy only, never torch). Notation of Riess et al. 2024: target ``X`` in R^N, noise multiplier
 ``sigma`` (noise std ``sigma * C`` on the clipped gradient), clipping norm ``C``, ``M`` rows of the
 attacker's linear layer ``f(X) = W X`` with loss ``1_M^T W X`` (Cor. 1), ``beta_C(X)`` the clipping
 factor (Eq. 10), ``r = min_{X in D \\ {0}} ||X||_2`` the dataset's smallest non-zero norm, ``k``
@@ -89,7 +89,7 @@ _TINY = 5e-324
 
 
 def clipping_factor(grad_norm: float | np.ndarray, clip: float) -> float | np.ndarray:
-    """beta_C(X) = 1 / max(1, ||G_X||_2 / C), the clipping factor (004, Eq. 10).
+    """beta_C(X) = 1 / max(1, ||G_X||_2 / C), the clipping factor (Riess et al. 2024, Eq. 10).
 
     Args:
       grad_norm: per-example gradient norm(s) ||G_X||_2, finite numbers >= 0 (a number or an array).
@@ -139,7 +139,7 @@ def estimator_variance(
     output_grads: np.ndarray | None = None,
     rest_norm: float = 0.0,
 ) -> float:
-    """Per-coordinate variance of the estimator X_hat_M (004, Eq. 17): (1/M^2) sum_j C^2 sigma^2 / (beta_C(X)^2 d_j^2).
+    """Per-coordinate variance of the estimator X_hat_M (Riess et al. 2024, Eq. 17): (1/M^2) sum_j C^2 sigma^2 / (beta_C(X)^2 d_j^2).
 
     Here d_j = dL/df(X)_j (``output_grads``, default all ones = Cor. 1's loss) and
     ||G_X||^2 = sum_j d_j^2 ||X||^2 + ``rest_norm``^2 (Eq. 35; ``rest_norm`` collects bias gradients
@@ -182,7 +182,7 @@ def estimator_variance(
 
 
 def estimate_from_gradients(noisy_weight_grads: np.ndarray, scales: np.ndarray | float) -> np.ndarray:
-    """The attacker's estimator (004, Eq. 16): X_hat_M = (1/M) sum_j grad~_{W_j} / s_j.
+    """The attacker's estimator (Riess et al. 2024, Eq. 16): X_hat_M = (1/M) sum_j grad~_{W_j} / s_j.
 
     Args:
       noisy_weight_grads: the (M, N) privatized weight gradient grad~_W.
@@ -213,7 +213,7 @@ def optimal_rows(clip: float, min_norm: float) -> int:
     """Smallest M for which Cor. 1's gradient sqrt(M) ||X|| reaches C for every ||X|| >= r: M = max(1, ceil((C / r)^2)).
 
     Then the estimator variance is sigma^2 ||X||^2 (its minimum, Prop. 1). This is the rule of the
-    proof of Prop. 1 (Eq. 48) and of Figs. 1-2 of 004; Eq. 18 prints ceil(C / r), see the module
+    proof of Prop. 1 (Eq. 48) and of Figs. 1-2 of Riess et al. 2024; Eq. 18 prints ceil(C / r), see the module
     docstring. A relative 1e-12 absorbs the rounding of (C / r)^2 at the threshold.
 
     Args:
@@ -245,7 +245,7 @@ def optimal_rows(clip: float, min_norm: float) -> int:
 
 
 def rows_prop1_as_printed(clip: float, min_norm: float) -> int:
-    """M = max(1, ceil(C / r)) exactly as Eq. 18 of 004 prints it.
+    """M = max(1, ceil(C / r)) exactly as Eq. 18 of Riess et al. 2024 prints it.
 
     Kept for comparison: it is optimal only when C <= r; use :func:`optimal_rows`.
 
@@ -264,7 +264,7 @@ def rows_prop1_as_printed(clip: float, min_norm: float) -> int:
 
 
 def reconstruction_std(noise_multiplier: float, norm_x: float) -> float:
-    """Per-coordinate std sigma ||X||_2 of the optimal reconstruction (004, Eq. 20, Cor. 1).
+    """Per-coordinate std sigma ||X||_2 of the optimal reconstruction (Riess et al. 2024, Eq. 20, Cor. 1).
 
     X_hat ~ N(X, sigma^2 ||X||^2 I).
 
@@ -283,7 +283,7 @@ def reconstruction_std(noise_multiplier: float, norm_x: float) -> float:
 
 
 def min_nonzero_norm(X: np.ndarray) -> float:
-    r"""min_{X in D \ {0_N}} ||X||_2 over the rows of ``X`` (n, ...) (004, Prop. 1, 3).
+    r"""min_{X in D \ {0_N}} ||X||_2 over the rows of ``X`` (n, ...) (Riess et al. 2024, Prop. 1, 3).
 
     Args:
       X: the dataset, an array of n >= 1 records (each record flattened).
@@ -352,7 +352,7 @@ def averaged_variance(noise_multiplier: float, norm: float, releases: int) -> fl
 
 
 def expected_mse(noise_multiplier: float, norm: float, releases: int = 1) -> float:
-    """E[MSE(X, X_hat)] = sigma^2 ||X||^2 (004, Prop. 2, Eq. 21), divided by k for k averaged releases (Prop. 7).
+    """E[MSE(X, X_hat)] = sigma^2 ||X||^2 (Riess et al. 2024, Prop. 2, Eq. 21), divided by k for k averaged releases (Prop. 7).
 
     With ``norm = r`` it is the smallest expected MSE over the dataset; with ``norm = C`` and C <= r,
     a data-independent lower bound.
@@ -371,7 +371,7 @@ def expected_mse(noise_multiplier: float, norm: float, releases: int = 1) -> flo
 
 
 def mse_distribution(noise_multiplier: float, norm: float, dim: int, releases: int = 1) -> Any:
-    """The exact law (sigma^2 ||X||^2 / (N k)) chi^2_N of MSE(X, X_hat) (004, Thm 2, Eq. 22).
+    """The exact law (sigma^2 ||X||^2 / (N k)) chi^2_N of MSE(X, X_hat) (Riess et al. 2024, Thm 2, Eq. 22).
 
     The functions of this law below (:func:`mse_cdf`, :func:`mse_quantile`,
     :func:`mse_normal_limit_cdf`, :func:`psnr_sf`, :func:`psnr_pdf`) take these four parameters too.
@@ -396,7 +396,7 @@ def mse_distribution(noise_multiplier: float, norm: float, dim: int, releases: i
 
 
 def mse_cdf(eta: float | np.ndarray, noise_multiplier: float, norm: float, dim: int, releases: int = 1):
-    """P(MSE(X, X_hat) <= eta) = Gamma_R(N/2, N k eta / (2 sigma^2 ||X||^2)) (004, Thm 2, Eq. 23).
+    """P(MSE(X, X_hat) <= eta) = Gamma_R(N/2, N k eta / (2 sigma^2 ||X||^2)) (Riess et al. 2024, Thm 2, Eq. 23).
 
     The exact value as computed by scipy (no safe-side margin; :func:`mse_rero` adds one).
 
@@ -556,7 +556,7 @@ def mse_rero(
     eta: float, noise_multiplier: float, dim: int, *, min_norm: float | None = None, clip: float | None = None,
     releases: int = 1,
 ) -> Bound:
-    """(eta, gamma)-ReRo w.r.t. the MSE for any (analytic) reconstruction (004, Prop. 3, Eq. 24).
+    """(eta, gamma)-ReRo w.r.t. the MSE for any (analytic) reconstruction (Riess et al. 2024, Prop. 3, Eq. 24).
 
     gamma(eta) = Gamma_R(N/2, N k eta / (2 sigma^2 r^2)) with r = ``min_norm``, the dataset's smallest
     non-zero norm; k averaged releases divide the variance by k (Prop. 7).
@@ -608,11 +608,11 @@ def _mse_rero(
         if c <= norm:
             extras["gamma_data_independent"] = _gamma_bound(n, _arg_x(n, k, e, log_e, s, c), "", {}, {}).value
     inputs = {"eta": e, "noise_multiplier": s, "dim": n, "min_norm": min_norm, "clip": clip, "releases": k}
-    return _gamma_bound(n, _arg_x(n, k, e, log_e, s, norm), "uninformed-mse (004 Prop. 3, Thm 2)", inputs, extras)
+    return _gamma_bound(n, _arg_x(n, k, e, log_e, s, norm), "uninformed-mse (Riess et al. 2024 Prop. 3, Thm 2)", inputs, extras)
 
 
 def psnr_mse_threshold(psnr_threshold: float, data_range: float) -> float:
-    """eta~(eta) = 10^(-eta/10) R^2, the MSE below which PSNR >= eta dB for data range R (004, Prop. 4).
+    """eta~(eta) = 10^(-eta/10) R^2, the MSE below which PSNR >= eta dB for data range R (Riess et al. 2024, Prop. 4).
 
     R = max_D max(X) - min_D min(X). Computed in logs for extreme thresholds.
 
@@ -644,7 +644,7 @@ def psnr_rero(
     psnr_threshold: float, data_range: float, noise_multiplier: float, dim: int, *,
     min_norm: float | None = None, clip: float | None = None, releases: int = 1,
 ) -> Bound:
-    """P(PSNR(X, Y_X) >= eta) <= Gamma_R(N/2, N k eta~ / (2 sigma^2 r^2)), eta~ = 10^(-eta/10) R^2 (004, Props. 4-5).
+    """P(PSNR(X, Y_X) >= eta) <= Gamma_R(N/2, N k eta~ / (2 sigma^2 r^2)), eta~ = 10^(-eta/10) R^2 (Riess et al. 2024, Props. 4-5).
 
     For any reconstruction Y_X: (-eta, gamma~)-ReRo w.r.t. -PSNR (Eqs. 25-27); with only ``clip``
     (C <= r assumed) the data-independent version (Eq. 26).
@@ -663,7 +663,7 @@ def psnr_rero(
     eta_t = psnr_mse_threshold(psnr_threshold, data_range)
     log_eta_t = _log_psnr_mse_threshold(float(psnr_threshold), float(data_range))
     b = _mse_rero(eta_t, log_eta_t, noise_multiplier, dim, min_norm, clip, releases)
-    return _psnr_bound(b, "uninformed-psnr (004 Props. 4-5)", psnr_threshold, data_range, eta_t)
+    return _psnr_bound(b, "uninformed-psnr (Riess et al. 2024 Props. 4-5)", psnr_threshold, data_range, eta_t)
 
 
 def _psnr_bound(b: Bound, method: str, psnr_threshold: float, data_range: float, eta_t: float) -> Bound:
@@ -673,7 +673,7 @@ def _psnr_bound(b: Bound, method: str, psnr_threshold: float, data_range: float,
 
 
 def psnr_sf(psnr_threshold: float | np.ndarray, peak: float, noise_multiplier: float, norm: float, dim: int, releases: int = 1):
-    """P(PSNR(X, X_hat) >= eta) = P(MSE <= 10^(-eta/10) peak^2) for one target of norm ||X|| (004, Eq. 63).
+    """P(PSNR(X, X_hat) >= eta) = P(MSE <= 10^(-eta/10) peak^2) for one target of norm ||X|| (Riess et al. 2024, Eq. 63).
 
     peak = max(X) - min(X) (or the data range); proof of Prop. 4. The exact value (no safe-side
     margin).
@@ -721,7 +721,7 @@ def psnr_pdf(psnr: float | np.ndarray, peak: float, noise_multiplier: float, nor
 
 
 def ncc_value(noise_multiplier: float, norm: float, var_x: float, releases: int = 1) -> float:
-    """NCC(x, x_hat) = sqrt(1 / (1 + sigma^2 ||X||^2 / (k Var(x)))) (004, Prop. 6, Eq. 28, left side).
+    """NCC(x, x_hat) = sqrt(1 / (1 + sigma^2 ||X||^2 / (k Var(x)))) (Riess et al. 2024, Prop. 6, Eq. 28, left side).
 
     k averaged releases.
 
@@ -740,7 +740,7 @@ def ncc_value(noise_multiplier: float, norm: float, var_x: float, releases: int 
 
 
 def ncc_bound(noise_multiplier: float, dim: int, releases: int = 1) -> float:
-    """NCC(x, x_hat) <= sqrt(1 / (1 + sigma^2 N / k)) (004, Prop. 6, Eq. 28, right side).
+    """NCC(x, x_hat) <= sqrt(1 / (1 + sigma^2 N / k)) (Riess et al. 2024, Prop. 6, Eq. 28, right side).
 
     Uses Var(x) <= ||X||^2 / N; k averaged releases divide sigma^2 by k (Prop. 7).
 
@@ -766,7 +766,7 @@ def ncc_bound(noise_multiplier: float, dim: int, releases: int = 1) -> float:
 def prob_used_k_times(k: int | np.ndarray, steps: int, sampling_rate: float):
     """P(a record is sampled exactly k times in T Poisson-sampled steps) = Binom(k; T, q).
 
-    004 Sec. 4.3 writes C(T, k) |D|^-k for q = 1/|D|, omitting the factor (1-q)^(T-k).
+    Riess et al. 2024 Sec. 4.3 writes C(T, k) |D|^-k for q = 1/|D|, omitting the factor (1-q)^(T-k).
 
     Args:
       k: release count(s), integers (a number or an array; values outside [0, T] give 0).
@@ -794,11 +794,11 @@ def mse_rero_over_steps(
     eta: float, noise_multiplier: float, dim: int, steps: int, sampling_rate: float, *,
     min_norm: float | None = None, clip: float | None = None, baseline: float = 0.0, tail: float = 1e-15,
 ) -> Bound:
-    """Worst case over all T steps when the adversary matches and averages every release (004, Sec. 4.3 + Prop. 7).
+    """Worst case over all T steps when the adversary matches and averages every release (Riess et al. 2024, Sec. 4.3 + Prop. 7).
 
     gamma = sum_k Binom(k; T, q) gamma_k(eta), with gamma_k = Gamma_R(N/2, N k eta / (2 sigma^2 r^2))
     for k >= 1 and gamma_0 = ``baseline`` (the success without any release; 0 for the prior-free
-    adversary, 001 Sec. 3.2).
+    adversary, Riess et al. 2024, first version, Sec. 3.2).
 
     Only k in the central range holding all but ``tail`` of the binomial mass is summed; the mass
     left out is added to the value (gamma_k <= 1) and counted in ``error`` (with the relative
@@ -851,7 +851,7 @@ def mse_rero_over_steps(
               "min_norm": min_norm, "clip": clip, "baseline": b0}
     extras = {"norm_used": which, "k_range": [lo, hi], "expected_releases": t * q,
               "gamma_single_release": float(special.gammainc(n / 2.0, x1))}
-    return Bound(value, value - raw, "uninformed-mse-over-steps (004 Sec. 4.3, Prop. 7)", "upper", None, inputs, extras)
+    return Bound(value, value - raw, "uninformed-mse-over-steps (Riess et al. 2024 Sec. 4.3, Prop. 7)", "upper", None, inputs, extras)
 
 
 # --------------------------------------------------------------------------- calibration
@@ -902,7 +902,7 @@ def calibrate_noise_mse(
         raise ValueError(f"target_gamma={g!r}: calibration failed ({exc})") from None
     sigma, b = r.x, r.payload
     inputs = {"eta": e, "target_gamma": g, "dim": n, "min_norm": min_norm, "clip": clip, "releases": k}
-    return Bound(sigma, max(0.0, sigma - s0), "uninformed-calibrate-mse (004 Prop. 3)", "upper", None, inputs,
+    return Bound(sigma, max(0.0, sigma - s0), "uninformed-calibrate-mse (Riess et al. 2024 Prop. 3)", "upper", None, inputs,
                  {"gamma_at_value": b.value, "norm_used": which})
 
 
@@ -925,4 +925,4 @@ def calibrate_noise_psnr(
     """
     eta_t = psnr_mse_threshold(psnr_threshold, data_range)
     b = calibrate_noise_mse(eta_t, target_gamma, dim, min_norm=min_norm, clip=clip, releases=releases)
-    return _psnr_bound(b, "uninformed-calibrate-psnr (004 Props. 4-5)", psnr_threshold, data_range, eta_t)
+    return _psnr_bound(b, "uninformed-calibrate-psnr (Riess et al. 2024 Props. 4-5)", psnr_threshold, data_range, eta_t)

@@ -1,7 +1,7 @@
 """What the uninformed gradient-inversion laws are, and are not: attack laws beside certified bounds.
 
 The laws of :mod:`rerokit.bounds.uninformed` (MSE, PSNR, NCC; one release or averaged over T
-steps; paper 004 "From Mean to Extreme", Thm 2 / Prop. 3) are the exact law of *one* attack: the
+steps; Riess et al. 2024, "From Mean to Extreme", Thm 2 / Prop. 3) are the exact law of *one* attack: the
 optimal *unbiased* analytic gradient inversion X_hat = X + N(0, s^2 I), s^2 = sigma^2 ||X||^2 / k
 (k averaged releases). Its Thm 1 ("X_hat is the best achievable estimator") holds among unbiased
 estimators only (the proof goes through the minimum-variance unbiased estimator); a biased
@@ -13,7 +13,7 @@ This module gives (a) what an attacker without a data prior gets for free, with 
   data mean, or any fixed y, when data are given: the fraction of records within the threshold);
 * shrinkage c X_hat, 0 <= c <= 1: c X_hat - X = c s (Z + (c - 1) X / (c s)), so
   N MSE / (c^2 s^2) ~ chi'^2_N(lambda) with non-centrality lambda = (1 - c)^2 k / (c^2 sigma^2)
-  (independent of ||X||; the non-central chi-square of paper 001 Prop. 5). c = 1 is the unbiased
+  (independent of ||X||; the non-central chi-square of "Bounding Reconstruction Attack Success of Adversaries Without Data Priors", Prop. 5). c = 1 is the unbiased
   attack (central chi^2_N), c -> 0 the zero guess; the MSE-optimal factor is
   c* = 1 / (1 + N sigma^2 / k) (James-Stein type; E||c X_hat - X||^2 = ||X||^2 ((1-c)^2 + c^2 N
   sigma^2 / k)); :func:`best_shrinkage` maximises P(MSE <= eta) over c;
@@ -166,7 +166,7 @@ class NoPriorAttacks:
     """What an attacker without a data prior achieves on a record of norm r (exact laws; kind "attack law").
 
     Attributes:
-      unbiased: P(MSE <= eta) of the optimal unbiased analytic attack X_hat (004 Thm 2 / Prop. 3).
+      unbiased: P(MSE <= eta) of the optimal unbiased analytic attack X_hat (Riess et al. 2024, Thm 2 / Prop. 3).
       zero_guess: P(MSE(0, X) <= eta), 0 or 1.
       mse_optimal_factor, mse_optimal_shrinkage: c* and P(MSE(c* X_hat, X) <= eta).
       best_factor, best_shrinkage: the factor with the largest success and that success.

@@ -433,4 +433,5 @@ def emit(result: dict[str, Any], *, as_json: bool = False, title: str | None = N
         from rerokit.report.verdicts import summary_for
 
         s = summary_for(command or "", data)
-    render(data, verdict=s.verdict, rows=s.rows, tables=s.tables, notes=s.notes, title=title or s.title, file=out)
+    render(data, verdict=s.verdict, rows=s.rows, tables=s.tables, notes=s.notes, title=title or s.title, file=out,
+           glossary=s.glossary)

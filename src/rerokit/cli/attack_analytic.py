@@ -1,4 +1,4 @@
-"""``rerokit attack analytic``: the optimal analytic gradient-inversion attack (paper 004, Cor. 1)
+"""``rerokit attack analytic``: the optimal analytic gradient-inversion attack (Riess et al. 2024, Cor. 1)
 on real DP-SGD with batch size 1 (Opacus), one step per target, compared with the paper's laws.
 
 Targets are ``--targets K`` distinct records of the dataset drawn with ``--seed``; the attacker's
@@ -19,7 +19,7 @@ from rerokit.cli._common import add_noise_multiplier_arg, add_resume_args, execu
 
 
 DESCRIPTION = """
-The optimal analytic gradient-inversion attack (paper 004, Cor. 1) on real DP-SGD with batch size
+The optimal analytic gradient-inversion attack (Riess et al. 2024, Cor. 1) on real DP-SGD with batch size
 1 (Opacus), one step per target, compared with the paper's predictions.
 
 The targets are --targets K distinct records of the dataset drawn with --seed; the attacker's
@@ -131,7 +131,7 @@ def _check_memory(args: argparse.Namespace, X, k: int) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "analytic", handle, description=DESCRIPTION, fields=FIELDS,
-                    help="optimal analytic gradient-inversion attack on Opacus DP-SGD (batch size 1; paper 004)")
+                    help="optimal analytic gradient-inversion attack on Opacus DP-SGD (batch size 1; Riess et al. 2024)")
     add_data_args(p)
     add_noise_multiplier_arg(p, required=True)
     add_clip_arg(p, required=True)

@@ -98,12 +98,9 @@ FIELDS = [
     ("comparisons.note", "why comparisons.epsilon is inf, when it is"),
     ("membership.advantage", "upper bound on TPR - FPR of any membership-inference test (the same trade-off "
                              "curve as gamma; Kulynych et al. 2025)"),
-    ("membership.membership_advantage", "the same number as membership.advantage (alias)"),
     ("membership.advantage_interval", "certified bracket of the membership advantage"),
-    ("membership.tpr_at_fpr_0.001", "upper bound on the TPR of any membership test at false-positive rate 0.001"),
-    ("membership.tpr_at_fpr_0.01", "the same at false-positive rate 0.01"),
-    ("membership.tpr_at_fpr_0.1", "the same at false-positive rate 0.1"),
-    ("membership.tpr_at_fpr_intervals", "certified brackets of those TPRs, keyed by the false-positive rate"),
+    ("membership.tpr_at_fpr", "list of {fpr, tpr, interval}: upper bound on the TPR of any membership test at "
+                              "false-positive rate fpr (0.001, 0.01, 0.1) and its certified bracket"),
     ("membership.bayes_accuracy", "upper bound on the accuracy of the best membership guess when the target is a "
                                   "member with probability membership.prior_membership"),
     ("membership.bayes_accuracy_interval", "certified bracket of the Bayes accuracy"),

@@ -1,5 +1,5 @@
 """``rerokit bound uninformed``: the exact laws (MSE, PSNR, NCC) of the optimal *unbiased* analytic
-gradient-inversion attack of an adversary without data prior (paper 004, Props. 2-7) - kind
+gradient-inversion attack of an adversary without data prior (Riess et al. 2024, Props. 2-7) - kind
 "attack law", not bounds on every attacker -, what a prior-free attacker gets for free (the
 constant guess, shrinkage of X_hat; exact laws) and, with a data prior (--prior), the certified
 informed ReRo bound at the MSE threshold (:mod:`rerokit.bounds.uninformed_scope`).
@@ -23,10 +23,10 @@ from rerokit.cli._common import add_steps_arg
 
 
 DESCRIPTION = """
-The exact law of the optimal UNBIASED analytic gradient-inversion attack under DP-SGD (paper 004,
+The exact law of the optimal UNBIASED analytic gradient-inversion attack under DP-SGD (Riess et al. 2024,
 "From Mean to Extreme", Props. 2-7): P(MSE <= eta), the PSNR reading, the expected MSE and the NCC
 of its estimate X_hat = X + N(0, sigma^2 ||X||^2 I) on a record of the smallest norm. These are of
-kind "attack law": what that attack achieves, not a bound on every attacker (004's optimality
+kind "attack law": what that attack achieves, not a bound on every attacker (Riess et al. 2024: its optimality
 holds among unbiased estimators only). Beside them, what an attacker without a prior gets for
 free: the constant guess 0 (the data mean with --dataset) and the shrinkage c X_hat (exact
 non-central chi-square law; the best factor c and the MSE-optimal c* = 1/(1 + N sigma^2/K)).
@@ -143,9 +143,9 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         metric = {"metric": "psnr", "psnr_threshold_db": float(args.psnr_threshold), "data_range": float(data_range),
                   "mse_threshold": eta}
     out: dict[str, Any] = {
-        "bound": "uninformed analytic attack (004 Props. 3-6)",
+        "bound": "uninformed analytic attack (Riess et al. 2024 Props. 3-6)",
         "kind": "attack law",
-        "attack": "optimal unbiased analytic gradient inversion X_hat (004 Cor. 1, Thm 2)",
+        "attack": "optimal unbiased analytic gradient inversion X_hat (Riess et al. 2024 Cor. 1, Thm 2)",
         "noise_multiplier": sigma,
         "dim": n,
         "min_norm": r,
@@ -291,16 +291,16 @@ def summary(d: dict[str, Any]):
     else:
         text += ". No bound below 1 holds against every attacker without a data prior (--prior)."
     law = "attack law"
-    rows = [Row(f"P({thr}), unbiased attack X\u0302", "= " + gt, "", "004 Prop. 3 / Thm 2" if d.get("metric") != "psnr"
-                else "004 Props. 4-5", law, section="What the unbiased analytic attack achieves (record of norm r)")]
+    rows = [Row(f"P({thr}), unbiased attack X\u0302", "= " + gt, "", "Riess et al. 2024 Prop. 3 / Thm 2" if d.get("metric") != "psnr"
+                else "Riess et al. 2024 Props. 4-5", law, section="What the unbiased analytic attack achieves (record of norm r)")]
     if d.get("gamma_over_steps") is not None:
         rows.append(Row(f"P({thr}) over {d.get('steps')} steps (q = {fmt(d.get('sample_rate'))})",
-                        "= " + fmt(d["gamma_over_steps"]), "", "004 Sec. 4.3 + Prop. 7", law))
+                        "= " + fmt(d["gamma_over_steps"]), "", "Riess et al. 2024 Sec. 4.3 + Prop. 7", law))
     if d.get("gamma_data_independent") is not None:
         rows.append(Row("the same at norm C (C \u2264 r)", "= " + fmt(d["gamma_data_independent"]), "",
-                        "004 Prop. 3 with r = C", law))
-    rows.append(Row("expected MSE", "= " + fmt(d.get("expected_mse")), "", "004 Prop. 2: \u03c3\u00b2 r\u00b2 / K", law))
-    rows.append(Row("NCC of X\u0302", "\u2264 " + fmt(d.get("ncc_bound")), "", "004 Prop. 6", law))
+                        "Riess et al. 2024 Prop. 3 with r = C", law))
+    rows.append(Row("expected MSE", "= " + fmt(d.get("expected_mse")), "", "Riess et al. 2024 Prop. 2: \u03c3\u00b2 r\u00b2 / K", law))
+    rows.append(Row("NCC of X\u0302", "\u2264 " + fmt(d.get("ncc_bound")), "", "Riess et al. 2024 Prop. 6", law))
     if "zero_guess" in npa:
         rows.append(Row(f"P({thr}), constant guess 0", "= " + fmt(npa["zero_guess"]), "", "||X||\u00b2/N \u2264 \u03b7",
                         law, section="What a prior-free attacker gets for free"))
@@ -352,7 +352,7 @@ def _explain_overflow(out: dict[str, Any], sigma: float, r: float, clip: float |
 def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "uninformed", handle, description=DESCRIPTION, fields=FIELDS, summary=summary,
                     help="laws of the optimal unbiased gradient-inversion attack, prior-free attacks, and the "
-                         "certified bound for a data prior (paper 004; Hayes et al. 2023)")
+                         "certified bound for a data prior (Riess et al. 2024; Hayes et al. 2023)")
     add_noise_multiplier_arg(p, f"DP-SGD {NOISE_MULTIPLIER_HELP}", required=True)
     p.add_argument("--dim", type=int, default=None, help="data dimension N >= 1 (taken from --dataset if omitted)")
     src = p.add_mutually_exclusive_group(required=True)

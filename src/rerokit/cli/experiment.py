@@ -1,6 +1,6 @@
 """``rerokit experiment ...``: reproduce a paper figure (PNG + CSV, resumable JSONL).
 
-Commands registered here: ``uninformed-fig2`` (paper 004, Fig. 2); the other experiments have
+Commands registered here: ``uninformed-fig2`` (Riess et al. 2024, Fig. 2); the other experiments have
 their own modules. Heavy imports live in the handlers.
 """
 
@@ -14,7 +14,7 @@ from rerokit.cli._common import executor_from_args
 
 
 DESCRIPTION = """
-Reproduce Fig. 2 of paper 004 on 100 U(0,1) points of dimension 4 (M = 100) and on the digits;
+Reproduce Fig. 2 of Riess et al. 2024 on 100 U(0,1) points of dimension 4 (M = 100) and on the digits;
 writes uninformed_fig2.png, uninformed_fig2.csv (one row per record and cell),
 uninformed_fig2_summary.csv (one row per cell) and a resumable uninformed_fig2.jsonl into --out-dir.
 """
@@ -67,7 +67,7 @@ def _uninformed_fig2(args: argparse.Namespace) -> dict[str, Any]:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "uninformed-fig2", _uninformed_fig2, description=DESCRIPTION, fields=FIELDS,
-                    help="004 Fig. 2: MSE / PSNR / NCC of the analytic attack against sigma in three regimes")
+                    help="Riess et al. 2024 Fig. 2: MSE / PSNR / NCC of the analytic attack against sigma in three regimes")
     add_out_dir_arg(p)
     p.add_argument("--seed", type=int, default=0,
                    help="seed >= 0 (data and noise; recorded in the JSONL header and the output)")

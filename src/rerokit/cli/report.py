@@ -32,8 +32,8 @@ facts: unit of privacy, neighbouring relation, sampler, what is released, accoun
 
 Threat models: an informed adversary with priors of 2, 10 and 100 equally likely candidates and
 "any image within 32/256 per pixel" of --data-shape (Hayes et al. 2023, App. I); membership
-inference (TPR at FPR 0.1/1/10%, advantage); an uninformed server inverting gradients (paper
-004) for --data-shape, assuming every record has L2 norm >= --clip unless --min-norm says
+inference (TPR at FPR 0.1/1/10%, advantage); an uninformed server inverting gradients (Riess et al.
+2024) for --data-shape, assuming every record has L2 norm >= --clip unless --min-norm says
 otherwise; Guo et al.'s MSE bound with --diameter; and an audit's measured success with what it
 proves (--audit: the JSON of 'rerokit audit ... --json' or its --out file).
 
@@ -42,6 +42,7 @@ prints to PDF); --png DIR writes each figure as PNG with a CSV of its numbers be
 """
 
 FIELDS = [
+    ("schema_version", "version of this JSON's layout (the JSON Schema: rerokit/report/report.schema.json)"),
     ("title", "the report's title"),
     ("label", "the --label (or null)"),
     ("settings", "the run: noise_multiplier, sample_rate, steps (or schedule), total_steps, source, sampler (and "
@@ -53,12 +54,15 @@ FIELDS = [
     ("declared_guarantee", "--audit: the (epsilon, delta) the audited run was calibrated for, from its file"),
     ("delta", "the --delta of epsilon"),
     ("epsilon", "certified epsilon at delta (add-or-remove adjacency; the PLD of 'bound dpsgd')"),
+    ("level", "name (strong / reasonable / weak) and tier of epsilon among those of Ponomareva et al. 2023, 'How to "
+              "DP-fy ML', with the basis of the comparison"),
     ("gdp", "mu: Gaussian-DP parameter (exact for full batch: kind mu_gdp) or the mu-equivalent at kappa = 1/10"),
     ("data", "the data description: shape, dim, dataset_size, clip, diameter, mse_threshold, data_range"),
     ("informed", "per prior (prior_2, prior_10, prior_100, pixel_tolerance): gamma (certified upper bound), "
                  "gamma_interval (certified bracket), kappa, log10_kappa, advantage, mu_equivalent, method"),
-    ("membership", "membership-inference risks of the same curve: advantage, tpr_at_fpr_*, brackets, Bayes accuracy"),
-    ("uninformed", "paper 004: gamma (one release), gamma_over_steps, expected_mse, ncc_bound, min_norm and its "
+    ("membership", "membership-inference risks of the same curve: advantage, tpr_at_fpr (list of {fpr, tpr, "
+                   "interval}), Bayes accuracy, brackets"),
+    ("uninformed", "Riess et al. 2024: gamma (one release), gamma_over_steps, expected_mse, ncc_bound, min_norm and its "
                    "source; or skipped with the reason"),
     ("guo_mse", "Guo et al. Thm 1: mse_lower_bound from epsilon_rdp2; or skipped with the reason"),
     ("audit", "the audit: success, interval, successes, trials, kappa, gamma at kappa, consistent, lower_bounds "
@@ -67,8 +71,8 @@ FIELDS = [
                           "target at a prior of 10, with epsilon at that noise multiplier"),
     ("options", "prior sizes, pixel tolerance and what-if margins used"),
     ("notes", "warnings (e.g. delta not below 1/N, a section left out)"),
-    ("verdict", "the verdict sentences: threat_model and text"),
-    ("key_numbers", "every number of the verdict and the tables by key (the data-key of the HTML card)"),
+    ("verdict", "one line per threat model in odds against the blind guess: threat_model and text"),
+    ("key_numbers", "every number of the card and the tables by a dotless key (the data-key of the HTML card)"),
     ("written", "files written by --html / --png"),
 ]
 
@@ -164,7 +168,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_clip_arg(data, "clipping norm C > 0 (default: the audit's)")
     data.add_argument("--min-norm", type=float, default=None,
                       help="smallest non-zero L2 norm r of a record (default: C, i.e. assume every record has "
-                      "norm >= C, 004's data-independent bound)")
+                      "norm >= C, Riess et al.'s data-independent bound)")
     data.add_argument("--mse-threshold", type=float, default=0.01,
                       help="MSE threshold eta of the uninformed adversary (default 0.01 = PSNR 20 dB on [0, 1])")
     data.add_argument("--data-range", type=float, default=1.0, help="data range R for the PSNR reading (default 1)")

@@ -1,4 +1,4 @@
-"""The analytic attack of paper 004 run over many targets (Sec. 3.2-4.1): blocks of targets on any
+"""The analytic attack of Riess et al. 2024 run over many targets (Sec. 3.2-4.1): blocks of targets on any
 executor, a resumable per-target log, and the comparison with the paper's laws.
 
 The attack itself (the adversary's layer, one Opacus or vectorised DP-SGD step per target, the
@@ -81,7 +81,7 @@ def run_analytic_attack(
     progress: bool = False,
     executor: Any = "local",
 ) -> dict[str, Any]:
-    """Attack each row of ``X`` with one DP-SGD step (batch size 1) and compare with 004's laws.
+    """Attack each row of ``X`` with one DP-SGD step (batch size 1) and compare with Riess et al.'s laws.
 
     ``rows`` defaults to :func:`rerokit.bounds.uninformed.optimal_rows` for ``min_norm`` (the
     dataset's smallest non-zero norm; default: that of ``X``). ``indices`` name the targets (their

@@ -1,7 +1,7 @@
-"""Reproduce Fig. 2 of paper 004: MSE, PSNR and NCC of the analytic attack against sigma in three
+"""Reproduce Fig. 2 of Riess et al. 2024: MSE, PSNR and NCC of the analytic attack against sigma in three
 regimes, empirical boxplots over the theoretical laws of the optimal attack.
 
-Regimes (004, Fig. 2 caption), with r and R_max the smallest and largest norm of the attacked data:
+Regimes (Riess et al. 2024, Fig. 2 caption), with r and R_max the smallest and largest norm of the attacked data:
 
 1. ``clip_at_min_norm``: C = r and M = ``rows`` (every gradient is clipped; optimal);
 2. ``clip_sqrt_rows_min_norm``: C = sqrt(M) r and M = ``rows`` (clipped only because M rows add up;
@@ -9,7 +9,7 @@ Regimes (004, Fig. 2 caption), with r and R_max the smallest and largest norm of
 3. ``clip_above_norms_one_row``: C = 2 R_max (above every norm) and M = 1: nothing is clipped and
    the noise is 'overproportional', variance sigma^2 C^2 instead of sigma^2 ||X||^2.
 
-Data: ``points`` records of dimension ``dim`` from U(0, 1) (seeded; 004 uses 100 x 4, M = 100) and
+Data: ``points`` records of dimension ``dim`` from U(0, 1) (seeded; Riess et al. use 100 x 4, M = 100) and
 ``digits_targets`` records of the embedded digits. Each cell (dataset, regime, sigma) attacks
 every record once (one DP-SGD step of batch size 1; the torch.func path, shown equal to the Opacus
 loop in tests, or the Opacus loop with ``backend="opacus"``).
@@ -296,7 +296,7 @@ def _plot(path: str, recs: list[dict[str, Any]], data: dict[str, np.ndarray], si
             if ri == 0:
                 ax_m.legend(fontsize=7, loc="upper left")
                 ax_n.legend(fontsize=7, loc="lower left")
-    fig.suptitle("004 Fig. 2: analytic attack under DP-SGD; grey: optimal-attack law (Thm 2), boxes: empirical",
+    fig.suptitle("Riess et al. 2024 Fig. 2: analytic attack under DP-SGD; grey: optimal-attack law (Thm 2), boxes: empirical",
                  fontsize=11)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -130,7 +130,7 @@ def _plot(path: Path, rows: list[dict[str, Any]]) -> None:
     ax[1].errorbar(s, [r["ncc_mean"] for r in rows],
                    yerr=[[r["ncc_mean"] - r["ncc_q05"] for r in rows], [r["ncc_q95"] - r["ncc_mean"] for r in rows]],
                    fmt="o", ms=4, capsize=2, label="attack, mean and 5-95%")
-    ax[1].plot(s, [r["ncc_prop6"] for r in rows], ":", label="004 Prop. 6")
+    ax[1].plot(s, [r["ncc_prop6"] for r in rows], ":", label="Riess et al. 2024 Prop. 6")
     ax[1].set_ylabel("sample NCC")
     ax[2].errorbar(s, [r["nmi_mean"] for r in rows], yerr=[1.96 * r["nmi_se"] for r in rows], fmt="o-", ms=4,
                    capsize=2, label=f"attack, mean NMI ({_NMI_BINS} bins)")

@@ -12,7 +12,7 @@ implementation):
   :func:`rerokit.risk.reconstruction_risks` (one composed PLD for all priors);
 * membership inference (TPR at FPR 0.1% / 1% / 10%, advantage), epsilon at delta and the
   Gaussian-DP mu, from the same curve;
-* the uninformed gradient-inversion adversary of paper 004 (:mod:`rerokit.bounds.uninformed`:
+* the uninformed gradient-inversion adversary of Riess et al. 2024 (:mod:`rerokit.bounds.uninformed`:
   ``mse_rero``, ``mse_rero_over_steps``, ``expected_mse``, ``ncc_bound``), as ``rerokit bound
   uninformed``;
 * Guo et al.'s MSE lower bound (:func:`rerokit.bounds.mse.rdp_mse_lower_bound` of the
@@ -24,9 +24,9 @@ implementation):
 * an audit's measured success with its exact Clopper-Pearson interval against gamma at the
   audit's kappa, and what it proves (:func:`rerokit.bounds.empirical.audit_lower_bounds`).
 
-**Smallest record norm (uninformed adversary).** Paper 004's bound needs r = the smallest
+**Smallest record norm (uninformed adversary).** Riess et al.'s (2024) bound needs r = the smallest
 non-zero L2 norm of a record. ``min_norm`` gives it; by default r = the clipping norm C, i.e.
-the report assumes every record has norm >= C - 004's own data-independent bound gamma'
+the report assumes every record has norm >= C - Riess et al.'s own data-independent bound gamma'
 (Prop. 3), which is an upper bound on gamma for every dataset that satisfies the assumption
 (a larger r only lowers the attacker's success). Without ``clip`` and ``min_norm`` the
 uninformed section is left out (the verdict says how to get it).
@@ -44,13 +44,15 @@ from typing import Any, Sequence
 
 from rerokit._validate import check_int, check_positive, check_probability
 from rerokit.bounds.schedule import Schedule, Segment
-from rerokit.report.format import Lead, Num, Sentence, fmt, fmt_bracket, fmt_log10, num
+from rerokit.report.format import Lead, Num, Sentence, fmt, fmt_bracket, fmt_log10, key_part, num
 from rerokit.report.inputs import AuditSummary, load_audit, parse_data_shape
 from rerokit.report.terminal import Row, Summary, Table
 
 __all__ = [
     "THREATS",
+    "SCHEMA_VERSION",
     "verdict_sentences",
+    "tiles",
     "key_numbers",
     "table_rows",
     "what_if_table",
@@ -202,7 +204,7 @@ class Report:
 
         s = self.summary()
         render(self.data, verdict=s.verdict, rows=s.rows, tables=s.tables, notes=s.notes, title=s.title,
-               file=file, color=color)
+               file=file, color=color, glossary=s.glossary)
 
     def steps_series(self, points: int = STEP_POINTS) -> dict[str, list]:
         """gamma (each prior size) and epsilon at ``points`` step counts along the schedule.
@@ -467,12 +469,16 @@ def build_report(
                "explanation": f"Poisson sampling: the mu of the Gaussian mechanism with the same gamma at kappa = "
                               f"1/{ref} (Phi^-1(gamma) - Phi^-1(kappa)); not a GDP guarantee at other kappa"}
 
+    from rerokit.report.glossary import privacy_level
+
     data = {
+        "schema_version": SCHEMA_VERSION,
         "title": "DP-SGD reconstruction-risk report",
         "label": label,
         "settings": {**_schedule_settings(sched), "source": src},
         "delta": delta,
         "epsilon": r0.epsilon,
+        "level": privacy_level(r0.epsilon, delta).to_dict(),
         "gdp": gdp,
         "data": {
             "shape": list(shape) if shape else None, "dim": dim, "dataset_size": n_data, "clip": C,
@@ -530,7 +536,7 @@ def _plain(s: Sentence) -> str:
 
 def _uninformed(sched: Schedule, dim: int | None, clip: float | None, min_norm: float | None, eta: float,
                 data_range: float) -> dict[str, Any]:
-    """Paper 004's bounds, as ``rerokit bound uninformed`` computes them."""
+    """Riess et al.'s (2024) bounds, as ``rerokit bound uninformed`` computes them."""
     if dim is None:
         return {"skipped": "give --data-shape (the data dimension N) for the gradient-inversion bounds"}
     if min_norm is None and clip is None:
@@ -563,7 +569,7 @@ def _uninformed(sched: Schedule, dim: int | None, clip: float | None, min_norm: 
 
     # the laws are those of ONE attack (the optimal unbiased one), not bounds on every attacker
     out["kind"] = ATTACK_LAW
-    out["attack"] = "optimal unbiased analytic gradient inversion (004 Thm 2)"
+    out["attack"] = "optimal unbiased analytic gradient inversion (Riess et al. 2024, Thm 2)"
     out["no_prior_attacks"] = no_prior_attacks(eta, sigma, r, dim).to_dict()
     if len(sched) == 1:
         _, q, T = sched.segments[0]
@@ -665,95 +671,115 @@ def _run_words(d: dict[str, Any]) -> str:
 
 
 THREATS = {
-    "run": "The run",
-    "informed": "Informed adversary",
-    "pixel_tolerance": "Informed adversary, pixel tolerance",
+    "level": "Level",
+    "informed": "Reconstruction, informed adversary",
+    "pixel_tolerance": "Reconstruction, pixel tolerance",
     "membership": "Membership inference",
-    "uninformed": "Uninformed gradient inversion",
-    "informed_mse": "Informed adversary, MSE threshold",
-    "guo_mse": "Released model, error view",
+    "uninformed": "Gradient inversion, no prior",
+    "informed_mse": "Reconstruction, MSE threshold",
+    "guo_mse": "Error view",
     "audit": "Audit",
 }
 """Verdict ids (``threat_model`` in the JSON verdict, ``data-threat`` in the HTML card) and titles."""
 
+SCHEMA_VERSION = 2
+"""Version of the JSON of ``rerokit report --json`` (``schema_version``; the schema file is
+``rerokit/report/report.schema.json``). 2: membership TPRs as ``{fpr, tpr, interval}`` objects,
+dotless ``key_numbers``, ``level``, odds in the verdict."""
+
+
+def _odds_num(key: str | None, p: float, log10: float | None = None) -> Num:
+    from rerokit.report.format import odds
+
+    return Num(None, p, odds(p, log10))
+
+
+def _chance(k: float, log10: float | None = None) -> str:
+    from rerokit.report.format import chance
+
+    return chance(k, log10)
+
+
+def _against(n_attempts: str, kappa: float, log10: float | None = None) -> str:
+    """', against 10 by chance' (same denominator as the odds) or ', against 1 in 3.4e38 by chance'."""
+    c = _chance(kappa, log10)
+    if n_attempts.endswith(" in 100") and c.endswith(" in 100"):
+        c = c[: -len(" in 100")]
+    return f", against {c} by chance"
+
+
+def _vs(e: dict[str, Any]) -> str:
+    """'2 candidates: 83 in 100 vs 50 by chance' for one prior's entry."""
+    o = _odds_num(None, e["gamma"]).text
+    return f"{e['prior_size']} candidates: {o}" + _against(o, e["kappa"])[1:].replace("against", "vs")
+
 
 def verdict_sentences(d: dict[str, Any]) -> list[tuple[str, Sentence]]:
-    """One sentence per threat model, numbers as :class:`~rerokit.report.format.Num` with their keys.
+    """One line per threat model in odds against the blind guess, after the run's level.
+
+    The odds (Nanayakkara et al. 2023: "at most 37 in 100 attempts, against 10 by chance") round
+    the certified bound up, so they never understate it; the exact numbers are in the table.
 
     Args:
       d: the report's dict (:meth:`Report.to_dict`).
 
     Returns:
-      ``(threat_model, sentence)`` pairs (ids of :data:`THREATS`; the first states the run and
-      its (epsilon, delta)).
+      ``(threat_model, sentence)`` pairs (ids of :data:`THREATS`; the first is the level).
     """
     out: list[tuple[str, Sentence]] = []
-    gdp = d["gdp"]
-    mu_key = "mu_gdp" if gdp["kind"] == "mu_gdp" else "mu_equivalent"
-    out.append(("run", (
-        Lead("The run: "), _run_words(d) + " is (\u03b5 = ", num("epsilon", d["epsilon"]),
-        ", \u03b4 = ", num("delta", d["delta"]), ")-DP"
-        + (" and exactly \u03bc-GDP with \u03bc = " if gdp["exact"] else "; the Gaussian mechanism with the same "
-           f"reconstruction risk at \u03ba = {fmt(gdp.get('kappa'))} has \u03bc = "),
-        num(mu_key, gdp["mu"]), ".",
+    lv = d["level"]
+    out.append(("level", (
+        Lead("Level: "), f"{lv['name']} \u2014 the run is (\u03b5 = {fmt(d['epsilon'])}, \u03b4 = {fmt(d['delta'])})-DP; "
+        f"{lv['basis']}.",
     )))
     inf = d["informed"]
     discrete = [k for k in inf if k.startswith("prior_")]
     if discrete:
-        parts: list[Any] = [Lead("Informed adversary: "), "knowing every other training record, the training "
-                            "algorithm and that the target is one of "]
-        parts.append(" / ".join(str(inf[k]["prior_size"]) for k in discrete))
-        parts.append(" equally likely candidates, it reconstructs the target with probability at most ")
-        for i, k in enumerate(discrete):
-            if i:
-                parts.append(" / ")
-            parts.append(num(f"gamma_{k}", inf[k]["gamma"]))
-        parts.append(" (a blind guess: ")
-        for i, k in enumerate(discrete):
-            if i:
-                parts.append(" / ")
-            parts.append(num(f"kappa_{k}", inf[k]["kappa"]))
-        parts.append(").")
+        ref = f"prior_{d['options']['reference_prior_size']}"
+        main = ref if ref in discrete else discrete[0]
+        e = inf[main]
+        o = _odds_num(None, e["gamma"])
+        parts: list[Any] = [Lead("Reconstruction, informed adversary: "),
+                            f"knowing every other training record and that the target is one of {e['prior_size']} "
+                            "equally likely candidates, it picks the target at most ", o, " attempts",
+                            _against(o.text, e["kappa"])]
+        others = [k for k in discrete if k != main]
+        if others:
+            parts.append(" (" + "; ".join(_vs(inf[k]) for k in others) + ")")
+        parts.append(".")
         out.append(("informed", tuple(parts)))
     if "pixel_tolerance" in inf:
         e = inf["pixel_tolerance"]
+        o = _odds_num(None, e["gamma"], e.get("log10_gamma"))
         out.append(("pixel_tolerance", (
-            Lead("Informed adversary, pixel tolerance: "),
-            f"reconstructing any {_shape_text(e['data_shape'])} image to within 32/256 per pixel (Hayes et al. "
-            "App. I; blind guess ",
-            num("kappa_pixel_tolerance", e["kappa"], log10=e["log10_kappa"]),
-            ") succeeds with probability at most ", num("gamma_pixel_tolerance", e["gamma"]),
-            "." if e["gamma"] > 1e-300 else " (the smallest positive double; the true bound is smaller).",
+            Lead("Reconstruction, pixel tolerance: "),
+            f"rebuilding a whole {_shape_text(e['data_shape'])} image to within 32/256 per pixel succeeds at most ",
+            o, " attempts", _against(o.text, e["kappa"], e["log10_kappa"]), ".",
         )))
     m = d["membership"]
-    out.append(("membership", (
-        Lead("Membership inference: "), "at a 1% false-positive rate any test of \"was this record in training?\" "
-        "flags a member with probability at most ", num("membership_tpr_at_fpr_0.01", m["tpr_at_fpr_0.01"]),
-        "; the advantage TPR \u2212 FPR of any test is at most ", num("membership_advantage", m["advantage"]), ".",
-    )))
+    pt = _tpr(m, 0.01)
+    if pt is not None:
+        o = _odds_num(None, pt["tpr"])
+        out.append(("membership", (
+            Lead("Membership inference: "), "a test of \"was this record in training?\" that wrongly flags 1 in 100 "
+            "non-members catches at most ", o, " members (a coin with the same false alarms: 1 in 100).",
+        )))
     u = d["uninformed"]
     if not u.get("skipped"):
-        assume = (f"every record has L2 norm \u2265 {fmt(u['min_norm'])}"
-                  + (" = the clip C" if u["min_norm_source"].startswith("clip") else ""))
-        parts = [Lead("Uninformed gradient inversion: "), "the optimal unbiased analytic attack of a malicious server "
-                 "with no prior (assuming " + assume + "), "]
+        assume = f"records with L2 norm \u2265 {fmt(u['min_norm'])}"
+        parts = [Lead("Gradient inversion, no prior: "), f"the best-known attack of a malicious server ({assume}; the "
+                 "optimal unbiased analytic attack, Riess et al. 2024) reconstructs a record to MSE "
+                 f"\u2264 {fmt(u['mse_threshold'])} (PSNR \u2265 {fmt(u['psnr_threshold_db'], 3)} dB) in "]
         if u.get("gamma_over_steps") is not None:
-            parts += [f"averaging every release over the {u['steps']} steps, reconstructs a record with MSE \u2264 ",
-                      num(None, u["mse_threshold"]), f" (PSNR \u2265 {fmt(u['psnr_threshold_db'], 3)} dB on a data "
-                      f"range of {fmt(u['data_range'])}) with probability ",
-                      num("uninformed_p_mse_over_steps", u["gamma_over_steps"]), " (",
-                      num("uninformed_p_mse_one_release", u["gamma"], log10=u["log10_gamma"]), " from one release)"]
+            parts += [_odds_num(None, u["gamma_over_steps"]), f" attempts averaging all {u['steps']} steps, ",
+                      _odds_num(None, u["gamma"], u["log10_gamma"]), " from one release"]
         else:
-            parts += ["from one release, reconstructs a record with MSE \u2264 ", num(None, u["mse_threshold"]),
-                      f" (PSNR \u2265 {fmt(u['psnr_threshold_db'], 3)} dB) with probability ",
-                      num("uninformed_p_mse_one_release", u["gamma"], log10=u["log10_gamma"])]
-        parts += [" \u2014 the law of that attack, not a bound on every attacker; its expected MSE from one release is ",
-                  num("uninformed_expected_mse", u["expected_mse"]), " and its NCC \u2264 ",
-                  num("uninformed_ncc", u["ncc_bound"])]
+            parts += [_odds_num(None, u["gamma"], u["log10_gamma"]), " attempts from one release"]
+        parts.append(" \u2014 the law of that attack, not a bound on every attacker")
         npa = u.get("no_prior_attacks") or {}
         if npa.get("best_known", 0.0) > u["gamma"]:
-            parts += [f". Without any prior, the {npa['best_known_attack']} does better from one release: ",
-                      num("uninformed_best_prior_free", npa["best_known"])]
+            parts += [f"; without any prior, the {npa['best_known_attack']} does better from one release: ",
+                      _odds_num(None, npa["best_known"]), " attempts"]
         parts.append(".")
         out.append(("uninformed", tuple(parts)))
     im = d.get("informed_mse")
@@ -769,38 +795,78 @@ def verdict_sentences(d: dict[str, Any]) -> list[tuple[str, Sentence]]:
     g = d["guo_mse"]
     if not g.get("skipped"):
         out.append(("guo_mse", (
-            Lead("Released model, error view: "), "an unbiased attacker's mean squared error per coordinate is at "
-            "least ", num("guo_mse_lower_bound", g["mse_lower_bound"]),
-            f" (data diameter {fmt(g['diameter'])} per coordinate; (2, {fmt(g['epsilon_rdp2'])})-RDP).",
+            Lead("Error view: "), "an unbiased attacker's reconstruction is off by a mean squared error of at least ",
+            num(None, g["mse_lower_bound"]), f" per value (data diameter {fmt(g['diameter'])}).",
         )))
     au = d.get("audit")
     if au:
-        parts = [Lead("Audit: "), f"the {au['attack']} attack ({au['trials']} trials, blind guess {fmt(au['kappa'])}) "
-                 "succeeded with rate ",
-                 num("audit_success", au["success"]), " (95% CI ", num("audit_ci_low", au["interval"][0]), "\u2013",
-                 num("audit_ci_high", au["interval"][1]), ") against the certified bound ",
-                 num("audit_gamma", au["gamma"])]
+        lo, hi = au["interval"]
+        parts = [Lead("Audit: "), f"the {au['attack']} attack succeeded in ",
+                 f"{fmt(100 * au['success'], 3)} of 100 trials ({au['trials']} run; 95% CI "
+                 f"{math.floor(100 * lo)}\u2013{math.ceil(100 * hi)}), where the bound allows at most ",
+                 _odds_num(None, au["gamma"])]
         if au["consistent"]:
-            parts.append(" \u2014 consistent with the bound")
+            parts.append(" \u2014 consistent with the bound.")
         elif au["consistent"] is None:
-            parts.append(" (one trial: no interval, no verdict)")
+            parts.append(" (one trial: no interval, no verdict).")
         else:
             parts.append(" \u2014 ABOVE the bound: the audit contradicts the certified guarantee (check that it audited "
-                         "these settings)")
-        lb = au.get("lower_bounds")
-        if lb:
-            parts += ["; it proves \u03b5 \u2265 ", num("audit_epsilon_lower", lb["epsilon_lower"]),
-                      " and \u03bc \u2265 ", num("audit_mu_lower", lb["mu_gdp_lower"]),
-                      " at 95% confidence (certified: \u03b5 \u2264 ", num(None, au["certified_epsilon"]),
-                      ", \u03bc \u2264 ", num(None, au["certified_mu"]), ")."]
-        else:
-            parts.append(".")
+                         "these settings).")
         out.append(("audit", tuple(parts)))
     return out
 
 
+def _tpr(m: dict[str, Any], fpr: float) -> dict[str, Any] | None:
+    from rerokit.report.format import tpr_point
+
+    return tpr_point(m, fpr)
+
+
+def tiles(d: dict[str, Any]) -> list[tuple[str, Sentence, Sentence]]:
+    """The key-number tiles of the HTML card: ``(label, big number, line below)``.
+
+    Args:
+      d: the report's dict.
+
+    Returns:
+      The tiles (reconstruction at the reference prior, membership TPR at 1% FPR, epsilon and mu,
+      gradient inversion when computed, the audit when given).
+    """
+    ref = d["options"]["reference_prior_size"]
+    e = d["informed"][f"prior_{ref}"]
+    m = d["membership"]
+    gdp = d["gdp"]
+    pt = _tpr(m, 0.01)
+    out: list[tuple[str, Sentence, Sentence]] = [
+        (f"Reconstruction, prior of {ref}", ("\u2264 ", num(f"gamma_prior_{ref}", e["gamma"])),
+         ("blind guess \u03ba = ", num(f"kappa_prior_{ref}", e["kappa"]))),
+    ]
+    if pt is not None:
+        out.append(("Membership TPR at FPR 1%", ("\u2264 ", num("membership_tpr_at_fpr_0p01", pt["tpr"])),
+                    ("advantage \u2264 ", num("membership_advantage", m["advantage"]))))
+    out.append((f"\u03b5 at \u03b4 = {fmt(d['delta'])}", ("\u2264 ", num("epsilon", d["epsilon"])),
+                ("\u03bc = " if gdp["exact"] else "\u03bc-equivalent = ",
+                 num("mu_gdp" if gdp["exact"] else "mu_equivalent", gdp["mu"]))))
+    u = d["uninformed"]
+    if not u.get("skipped"):
+        if u.get("gamma_over_steps") is not None:
+            out.append((f"Gradient inversion, P(MSE \u2264 {fmt(u['mse_threshold'])})",
+                        ("\u2264 ", num("uninformed_p_mse_over_steps", u["gamma_over_steps"])),
+                        (f"all {u['steps']} steps; one release ",
+                         num("uninformed_p_mse_one_release", u["gamma"], log10=u["log10_gamma"]))))
+        else:
+            out.append((f"Gradient inversion, P(MSE \u2264 {fmt(u['mse_threshold'])})",
+                        ("\u2264 ", num("uninformed_p_mse_one_release", u["gamma"], log10=u["log10_gamma"])),
+                        ("one release",)))
+    au = d.get("audit")
+    if au:
+        out.append((f"Audit success ({au['attack']})", (num("audit_success", au["success"]),),
+                    ("bound ", num("audit_gamma", au["gamma"]))))
+    return out
+
+
 def key_numbers(d: dict[str, Any]) -> dict[str, Any]:
-    """The numbers the HTML card marks with ``data-key`` (and the verdict shows), by key.
+    """The numbers the HTML card marks with ``data-key``, by key (dotless: ``membership_tpr_at_fpr_0p01``).
 
     Args:
       d: the report's dict.
@@ -819,24 +885,32 @@ def key_numbers(d: dict[str, Any]) -> dict[str, Any]:
         take(s)
     for r in table_rows(d):
         take(r.value)
+    for _, big, sub in tiles(d):
+        take(big)
+        take(sub)
     wc = what_if_table(d)
     for row in wc.rows if wc is not None else ():
         for x in row:
             take(x)
     for k, e in d["informed"].items():
+        out[f"kappa_{k}"] = e["kappa"]
         out[f"log10_kappa_{k}"] = e["log10_kappa"]
     return out
 
 
 def report_summary(d: dict[str, Any]) -> Summary:
-    """Verdict, table of quantities, "what would change it" and notes of a report's dict.
+    """Verdict, table of quantities, "what would change it", glossary and notes of a report's dict.
 
     Args:
       d: the report's dict (:meth:`Report.to_dict`; also what ``rerokit report --json`` prints).
 
     Returns:
-      The :class:`~rerokit.report.terminal.Summary` the terminal and the HTML card render.
+      The :class:`~rerokit.report.terminal.Summary` the terminal and the HTML card render; its
+      title names the run, its notes end with the glossary of the symbols shown.
     """
+    from rerokit.report.format import plain
+    from rerokit.report.glossary import glossary_for
+
     verdict = tuple(s for _, s in verdict_sentences(d))
     if d.get("privacy_facts"):  # the privacy-facts header first (rerokit.report.facts)
         from rerokit.report.facts import facts_line
@@ -847,8 +921,12 @@ def report_summary(d: dict[str, Any]) -> Summary:
     wc = what_if_table(d)
     if wc is not None:
         tables.append(wc)
-    title = (d.get("label") + " \u2014 " if d.get("label") else "") + d["title"]
-    return Summary(verdict=verdict, rows=rows, tables=tuple(tables), notes=tuple(d.get("notes", ())), title=title)
+    title = (d.get("label") + " \u2014 " if d.get("label") else "") + d["title"] + ": " + _run_words(d) + "."
+    texts = [plain(v) for v in verdict] + [title] + [f"{r.label} {r.method} {r.section or ''}" for r in rows]
+    texts += [" ".join(t.columns) + " " + (t.title or "") for t in tables]
+    gl = glossary_for(texts)
+    return Summary(verdict=verdict, rows=rows, tables=tuple(tables), notes=tuple(d.get("notes", ())), title=title,
+                   glossary=tuple(gl))
 
 
 def table_rows(d: dict[str, Any]) -> list[Row]:
@@ -875,11 +953,10 @@ def table_rows(d: dict[str, Any]) -> list[Row]:
         first = False
     m = d["membership"]
     first = True
-    for key in (k for k in m if k.startswith("tpr_at_fpr_") and not k.endswith("intervals")):
-        f = float(key[len("tpr_at_fpr_"):])
-        iv = m["tpr_at_fpr_intervals"][f"{f:g}"]
-        rows.append(Row(f"TPR at FPR {_pct(f)}", ("\u2264 ", num(f"membership_{key}", m[key])),
-                        fmt_bracket(iv), "f-DP curve, same PLD", "certified",
+    for pt in m["tpr_at_fpr"]:
+        f = pt["fpr"]
+        rows.append(Row(f"TPR at FPR {_pct(f)}", ("\u2264 ", num(f"membership_tpr_at_fpr_{key_part(f)}", pt["tpr"])),
+                        fmt_bracket(pt["interval"]), "f-DP curve, same PLD", "certified",
                         section="Membership inference" if first else None))
         first = False
     rows.append(Row("advantage (TPR \u2212 FPR)", ("\u2264 ", num("membership_advantage", m["advantage"])),
@@ -904,15 +981,15 @@ def table_rows(d: dict[str, Any]) -> list[Row]:
         law = "attack law"
         rows.append(Row(f"P(MSE \u2264 {fmt(u['mse_threshold'])}), one release, unbiased attack",
                         ("= ", num("uninformed_p_mse_one_release", u["gamma"], log10=u["log10_gamma"])), "",
-                        "004 Prop. 3", law, section=sec))
+                        "Riess et al. 2024 Prop. 3", law, section=sec))
         if u.get("gamma_over_steps") is not None:
             rows.append(Row(f"P(MSE \u2264 {fmt(u['mse_threshold'])}), all {u['steps']} steps averaged",
                             ("= ", num("uninformed_p_mse_over_steps", u["gamma_over_steps"])), "",
-                            "004 Sec. 4.3 + Prop. 7", law))
+                            "Riess et al. 2024 Sec. 4.3 + Prop. 7", law))
         rows.append(Row("Expected MSE, one release", ("= ", num("uninformed_expected_mse", u["expected_mse"])), "",
-                        "004 Prop. 2: \u03c3\u00b2 r\u00b2", law))
+                        "Riess et al. 2024 Prop. 2: \u03c3\u00b2 r\u00b2", law))
         rows.append(Row("NCC, one release", ("\u2264 ", num("uninformed_ncc", u["ncc_bound"])), "",
-                        "004 Prop. 6", law))
+                        "Riess et al. 2024 Prop. 6", law))
         npa = u.get("no_prior_attacks") or {}
         if npa:
             rows.append(Row(f"P(MSE \u2264 {fmt(u['mse_threshold'])}), constant guess 0", ("= ", num(None, npa["zero_guess"])),
@@ -972,12 +1049,11 @@ def what_if_table(d: dict[str, Any]) -> Table | None:
         return None
     rows = []
     for t in wc["targets"]:
-        tg = f"{t['target_gamma']:.4g}"
-        sig = (num(f"noise_multiplier_for_gamma_{tg}", t["noise_multiplier"]) if t.get("noise_multiplier") is not None
+        sig = (num(f"noise_multiplier_for_gamma_{key_part(t['target_gamma'])}", t["noise_multiplier"]) if t.get("noise_multiplier") is not None
                else "any" if "every noise" in t.get("noise_multiplier_note", "") else "none")
         eps = fmt(t.get("epsilon")) if t.get("noise_multiplier") is not None else ""
         if t.get("steps") is not None:
-            st = num(f"steps_for_gamma_{tg}", t["steps"])
+            st = num(f"steps_for_gamma_{key_part(t['target_gamma'])}", t["steps"])
             if t.get("steps_capped"):
                 st = Num(st.key, st.value, "\u2265 " + st.text)
         else:

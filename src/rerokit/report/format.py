@@ -23,7 +23,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence, Union
 
-__all__ = ["SIGNIFICANT", "BRACKET_DIGITS", "Num", "Lead", "Sentence", "fmt", "fmt_log10", "fmt_bracket", "plain", "num"]
+__all__ = ["SIGNIFICANT", "BRACKET_DIGITS", "Num", "Lead", "Sentence", "fmt", "fmt_log10", "fmt_bracket", "plain", "num",
+           "odds", "chance", "key_part", "tpr_point"]
 
 SIGNIFICANT = 4
 BRACKET_DIGITS = 6
@@ -154,3 +155,72 @@ def plain(sentence: Sentence | str) -> str:
     if isinstance(sentence, str):
         return sentence
     return "".join(p if isinstance(p, str) else p.text for p in sentence)
+
+
+def _one_in(log10_p: float, *, upper: bool) -> str:
+    """``"1 in N"`` for a probability 10**log10_p < 1/100; N rounded so that 1/N stays an upper
+    bound (``upper``: N rounded down) or to the nearest (an exact chance)."""
+    n_log = -log10_p
+    if n_log < 6:
+        n = 10.0**n_log
+        n = math.floor(n * (1 + 1e-12)) if upper else round(n)
+        return f"1 in {n:,}"
+    e = math.floor(n_log)
+    m = 10.0 ** (n_log - e)
+    m = math.floor(m * 100 * (1 + 1e-12)) / 100 if upper else round(m, 2)
+    if m >= 10:
+        m, e = m / 10, e + 1
+    return f"1 in {m:g}e{e}"
+
+
+def odds(p: float, log10: float | None = None) -> str:
+    """An upper bound on a probability as odds people read (Nanayakkara et al., USENIX Security
+    2023: frequencies beat decimals): ``"37 in 100"``, or ``"1 in 2.31e33"`` below 1/100.
+
+    The count is rounded *up* (and N of "1 in N" down), so the text never understates the bound.
+
+    Args:
+      p: the probability bound in [0, 1].
+      log10: its log10, used when ``p`` underflows.
+
+    Returns:
+      The text.
+    """
+    if log10 is not None and (p == 0 or p < 1e-300):
+        return _one_in(log10, upper=True) if log10 > -math.inf else "0 in 100"
+    if p >= 0.01:
+        return f"{min(100, math.ceil(100 * p - 1e-9))} in 100"
+    if p <= 0:
+        return "0 in 100"
+    return _one_in(math.log10(p), upper=True)
+
+
+def chance(kappa: float, log10: float | None = None) -> str:
+    """An exact probability (a blind guess's) as odds: ``"10"`` (of 100) or ``"1 in 3.4e38"``.
+
+    Args:
+      kappa: the probability in (0, 1].
+      log10: its log10, used when ``kappa`` underflows.
+
+    Returns:
+      ``"<k> in 100"`` (k to two significant digits when not whole) or ``"1 in N"`` below 1/100.
+    """
+    if log10 is not None and (kappa == 0 or kappa < 1e-300):
+        return _one_in(log10, upper=False)
+    if kappa >= 0.01:
+        k = 100 * kappa
+        return f"{round(k) if abs(k - round(k)) < 1e-9 else float(f'{k:.2g}'):g} in 100"
+    return _one_in(math.log10(kappa), upper=False)
+
+
+def key_part(x: float) -> str:
+    """A number as part of a JSON key without dots: ``0.01`` -> ``"0p01"``, ``1e-05`` -> ``"1em05"``."""
+    return f"{float(x):g}".replace(".", "p").replace("-", "m").replace("+", "")
+
+
+def tpr_point(m: dict[str, Any], fpr: float) -> dict[str, Any] | None:
+    """The ``{"fpr", "tpr", "interval"}`` object of a membership dict's ``tpr_at_fpr`` list at ``fpr``."""
+    for pt in m.get("tpr_at_fpr") or ():
+        if isinstance(pt, dict) and pt.get("fpr") == fpr:
+            return pt
+    return None

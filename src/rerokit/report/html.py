@@ -128,36 +128,10 @@ def _badge(status: str) -> str:
 
 
 def _tiles(d: dict[str, Any]) -> str:
-    from rerokit.report.format import num
+    from rerokit.report.build import tiles
 
-    ref = d["options"]["reference_prior_size"]
-    e = d["informed"][f"prior_{ref}"]
-    m = d["membership"]
-    gdp = d["gdp"]
-    tiles = [
-        (f"Reconstruction, prior of {ref}", ("\u2264 ", num(f"gamma_prior_{ref}", e["gamma"])),
-         ("blind guess \u03ba = ", num(f"kappa_prior_{ref}", e["kappa"]))),
-        ("Membership TPR at FPR 1%", ("\u2264 ", num("membership_tpr_at_fpr_0.01", m["tpr_at_fpr_0.01"])),
-         ("advantage \u2264 ", num("membership_advantage", m["advantage"]))),
-        (f"\u03b5 at \u03b4 = {fmt(d['delta'])}", ("\u2264 ", num("epsilon", d["epsilon"])),
-         ("\u03bc = " if gdp["exact"] else "\u03bc-equivalent = ",
-          num("mu_gdp" if gdp["exact"] else "mu_equivalent", gdp["mu"]))),
-    ]
-    u = d["uninformed"]
-    if not u.get("skipped"):
-        if u.get("gamma_over_steps") is not None:
-            tiles.append((f"Gradient inversion, P(MSE \u2264 {fmt(u['mse_threshold'])})",
-                          ("\u2264 ", num("uninformed_p_mse_over_steps", u["gamma_over_steps"])),
-                          (f"all {u['steps']} steps; one release ", num("uninformed_p_mse_one_release", u["gamma"]))))
-        else:
-            tiles.append((f"Gradient inversion, P(MSE \u2264 {fmt(u['mse_threshold'])})",
-                          ("\u2264 ", num("uninformed_p_mse_one_release", u["gamma"])), ("one release",)))
-    au = d.get("audit")
-    if au:
-        tiles.append((f"Audit success ({au['attack']})", (num("audit_success", au["success"]),),
-                      ("bound ", num("audit_gamma", au["gamma"]))))
     out = ['<section class="tiles" aria-label="key numbers">']
-    for label, big, sub in tiles:
+    for label, big, sub in tiles(d):
         out.append(f'<div class="tile"><div class="label">{_e(label)}</div><div class="big">{_sentence_html(big)}</div>'
                    f'<div class="sub">{_sentence_html(sub)}</div></div>')
     out.append("</section>")
@@ -224,7 +198,7 @@ _THREAT_TEXT = [
     ("Uninformed gradient inversion",
      "No prior: a malicious server plants a linear layer and reads the input out of its gradient. Under DP-SGD the "
      "best such attack reconstructs X + N(0, \u03c3\u00b2\u2016X\u2016\u00b2 I), so its MSE has an exact law "
-     "(paper 004). The bound needs the smallest record norm r; without --min-norm the report assumes r \u2265 C."),
+     "(Riess et al. 2024). The bound needs the smallest record norm r; without --min-norm the report assumes r \u2265 C."),
     ("Released model, error view",
      "Guo et al. 2022, Thm 1: an unbiased attacker's mean squared error is at least a number computed from the "
      "(2, \u03b5)-RDP guarantee and the data's diameter."),

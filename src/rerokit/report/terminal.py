@@ -23,10 +23,13 @@ from typing import Any, Iterable, Sequence, Union
 
 from rerokit.report.format import Lead, Num, Sentence, fmt, plain
 
-__all__ = ["Row", "Table", "Summary", "render", "generic_rows", "FIELD_HELP", "HIDDEN_FIELDS", "PIPE_WIDTH"]
+__all__ = ["Row", "Table", "Summary", "render", "generic_rows", "FIELD_HELP", "HIDDEN_FIELDS", "PIPE_WIDTH", "NARROW_WIDTH"]
 
 PIPE_WIDTH = 120
 """Text width when stdout is not a terminal (tables are not wrapped at 80 columns in files)."""
+
+NARROW_WIDTH = 100
+"""Below this width the main table leaves out its Method column so that the others stay whole."""
 
 HIDDEN_FIELDS = frozenset({
     "rerokit_version", "direction", "floored", "threshold_epsilon", "value_discretization_interval",
@@ -57,9 +60,7 @@ FIELD_HELP: dict[str, str] = {
     "clip": "clipping norm C",
     "rdp_gamma": "gamma from RDP (looser comparison)",
     "rdp_order": "RDP order used",
-    "tpr_at_fpr_0.001": "membership TPR at FPR 0.1%",
-    "tpr_at_fpr_0.01": "membership TPR at FPR 1%",
-    "tpr_at_fpr_0.1": "membership TPR at FPR 10%",
+    "tpr_at_fpr": "membership TPR at each FPR (upper bound)",
     "bayes_accuracy": "Bayes-optimal membership accuracy",
     "prior_membership": "prior probability of membership",
     "mse_lower_bound": "MSE lower bound",
@@ -113,6 +114,7 @@ class Summary:
     tables: tuple[Table, ...] = ()
     notes: tuple[str, ...] = ()
     title: str | None = None
+    glossary: tuple[tuple[str, str], ...] = ()
 
 
 def _text(v: Any) -> str:
@@ -154,6 +156,7 @@ def render(
     file: Any = None,
     color: bool | None = None,
     width: int | None = None,
+    glossary: Sequence[tuple[str, str]] = (),
 ) -> None:
     """Print a verdict, a table of quantities, further tables and notes.
 
@@ -168,6 +171,9 @@ def render(
       file: the stream (default ``sys.stdout`` at call time).
       color: force colour on/off (default: only when ``file`` is a terminal).
       width: text width (default: the terminal's, or :data:`PIPE_WIDTH` when not a terminal).
+        Below :data:`NARROW_WIDTH` columns the table drops its Method column (the Kind column is
+        never cut; ``--json`` and the HTML card keep every method).
+      glossary: ``(symbol, meaning)`` pairs printed last, as one wrapped paragraph.
 
     Returns:
       None.
@@ -199,14 +205,17 @@ def render(
             con.print()
         cols = [("Quantity", "label"), ("Value", "value"), ("Bracket / interval", "detail"), ("Method", "method"),
                 ("Kind", "status")]
-        used = [(h, a) for h, a in cols if a in ("label", "value") or any(_text(getattr(r, a)) for r in rows)]
+        narrow = con.width < NARROW_WIDTH
+        used = [(h, a) for h, a in cols if a in ("label", "value") or (any(_text(getattr(r, a)) for r in rows)
+                                                                      and not (narrow and a == "method"))]
         tab = RTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
         longest = {a: max(len(_text(getattr(r, a))) for r in rows) for _, a in used}
         for h, a in used:
-            # labels keep a readable width; a short value column never wraps (numbers), a long one folds
+            # labels keep a readable width; a short value column never wraps (numbers), a long one folds;
             # the kind column (certified / estimate / exact ...) is one short word: never fold it
             tab.add_column(h, overflow="fold", no_wrap=(a == "value" and longest[a] <= 24) or a == "status",
-                           min_width=min(28, longest[a]) if a == "label" else (longest[a] if a == "status" else None),
+                           min_width=(min(28 if not narrow else 20, longest[a]) if a == "label" else
+                                      max(longest[a], len(h)) if a == "status" else None),
                            max_width=30 if a in ("method", "detail") else None,
                            justify="left", style="cyan" if a == "value" else None)
         for r in rows:
@@ -228,6 +237,14 @@ def render(
         con.print()
         for n in notes:
             con.print(Text(n, style="dim"))
+    if glossary:
+        con.print()
+        t = Text("Symbols: ", style="bold")
+        for i, (k, v) in enumerate(glossary):
+            t.append(("; " if i else "") + f"{k} ", style="bold")
+            t.append(v)
+        t.append(".")
+        con.print(t, style="dim")
 
 
 def _label(key: str) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from rerokit.report.format import Lead, fmt, fmt_bracket, fmt_log10
+from rerokit.report.format import Lead, fmt, fmt_bracket, fmt_log10, tpr_point
 from rerokit.report.terminal import HIDDEN_FIELDS, Row, Summary, generic_rows
 
 __all__ = ["VERDICTS", "summary_for", "generic_summary"]
@@ -75,11 +75,9 @@ def _settings_text(s: dict[str, Any] | None) -> str:
 def _membership_rows(m: dict[str, Any], section: str = "Membership inference (same run)") -> list[Row]:
     rows = []
     first = True
-    for key in [k for k in m if k.startswith("tpr_at_fpr_") and not k.endswith("intervals")]:
-        f = key[len("tpr_at_fpr_"):]
-        iv = (m.get("tpr_at_fpr_intervals") or {}).get(f)
-        rows.append(Row(f"TPR at FPR {float(f) * 100:g}%", _le(m[key]), fmt_bracket(iv), "f-DP curve, same PLD",
-                        "certified", section=section if first else None))
+    for pt in m.get("tpr_at_fpr") or ():
+        rows.append(Row(f"TPR at FPR {float(pt['fpr']) * 100:g}%", _le(pt["tpr"]), fmt_bracket(pt.get("interval")),
+                        "f-DP curve, same PLD", "certified", section=section if first else None))
         first = False
     if "advantage" in m:
         rows.append(Row("advantage (TPR \u2212 FPR)", _le(m["advantage"]), fmt_bracket(m.get("advantage_interval")),
@@ -105,7 +103,7 @@ def _bound_dpsgd_no_prior(d: dict[str, Any]) -> Summary:
     s = d.get("settings", {})
     m = d["membership"]
     verdict = [(Lead("Membership inference: "), f"on DP-SGD ({_settings_text(s)}) any test of \"was this record in "
-                f"training?\" has TPR \u2264 {fmt(m.get('tpr_at_fpr_0.01'))} at 1% FPR and advantage \u2264 "
+                f"training?\" has TPR \u2264 {fmt((tpr_point(m, 0.01) or {}).get('tpr'))} at 1% FPR and advantage \u2264 "
                 f"{fmt(m.get('advantage'))} (certified); the run is (\u03b5 = {fmt(d.get('epsilon'))}, \u03b4 = "
                 f"{fmt(d.get('delta'))})-DP. Give a prior (--prior-size) for the reconstruction bound.")]
     rows = [Row(f"\u03b5 at \u03b4 = {fmt(d.get('delta'))}", _le(d.get("epsilon")), "", "PLD, add-or-remove", "certified",
@@ -127,9 +125,9 @@ def _bound_dpsgd(d: dict[str, Any]) -> Summary:
                 + (f" the best attack's success at about {_gamma_text(d)} (an estimate, not a bound)." if est else
                    f" succeeds with probability above {_gamma_text(d)} (certified).")),]
     m = d.get("membership")
-    if isinstance(m, dict) and "tpr_at_fpr_0.01" in m:
+    if isinstance(m, dict) and tpr_point(m, 0.01) is not None:
         verdict.append((Lead("Membership inference: "), f"on the same run, TPR at 1% FPR \u2264 "
-                        f"{fmt(m['tpr_at_fpr_0.01'])}; advantage \u2264 {fmt(m['advantage'])} (certified)."))
+                        f"{fmt(tpr_point(m, 0.01)['tpr'])}; advantage \u2264 {fmt(m['advantage'])} (certified)."))
     g = d.get("gamma")
     # a gamma below the smallest double is shown by its log10; its float bracket would only show the rounding
     detail = "" if isinstance(g, float) and g < 1e-300 else fmt_bracket(d.get("interval"))
@@ -228,20 +226,20 @@ def _bound_uninformed(d: dict[str, Any]) -> Summary:
         text += f", {fmt(d['gamma_over_steps'])} averaging every release over {d.get('steps')} steps"
     verdict = [(Lead("Uninformed adversary: "), text + f"; expected MSE \u2265 {fmt(d.get('expected_mse'))}, "
                 f"NCC \u2264 {fmt(d.get('ncc_bound'))}.")]
-    rows = [Row(f"P({thr})", "\u2264 " + gt, "", "004 Prop. 3" if d.get("metric") != "psnr" else "004 Props. 4-5",
+    rows = [Row(f"P({thr})", "\u2264 " + gt, "", "Riess et al. 2024 Prop. 3" if d.get("metric") != "psnr" else "Riess et al. 2024 Props. 4-5",
                 "certified", section="Reconstruction success")]
     if d.get("gamma_over_steps") is not None:
         rows.append(Row(f"P({thr}) over {d.get('steps')} steps (q = {fmt(d.get('sampling_rate'))})",
-                        _le(d["gamma_over_steps"]), "", "004 Sec. 4.3 + Prop. 7", "certified"))
+                        _le(d["gamma_over_steps"]), "", "Riess et al. 2024 Sec. 4.3 + Prop. 7", "certified"))
     if d.get("gamma_data_independent") is not None:
         rows.append(Row("data-independent version (C \u2264 r)", _le(d["gamma_data_independent"]), "",
-                        "004 Prop. 3 with r = C", "certified"))
-    rows.append(Row("expected MSE", _ge(d.get("expected_mse")), "", "004 Prop. 2: \u03c3\u00b2 r\u00b2 / K", "exact",
+                        "Riess et al. 2024 Prop. 3 with r = C", "certified"))
+    rows.append(Row("expected MSE", _ge(d.get("expected_mse")), "", "Riess et al. 2024 Prop. 2: \u03c3\u00b2 r\u00b2 / K", "exact",
                     section="Error"))
     if d.get("expected_mse_one_row") is not None:
         rows.append(Row("expected MSE with one row (not optimal)", "= " + fmt(d["expected_mse_one_row"]), "",
-                        "004 Eq. 17", "exact"))
-    rows.append(Row("NCC", _le(d.get("ncc_bound")), "", "004 Prop. 6", "certified"))
+                        "Riess et al. 2024 Eq. 17", "exact"))
+    rows.append(Row("NCC", _le(d.get("ncc_bound")), "", "Riess et al. 2024 Prop. 6", "certified"))
     if d.get("optimal_rows") is not None:
         rows.append(Row("attacker's optimal rows M", fmt(d["optimal_rows"]), "", "\u2308(C / r)\u00b2\u2309", "exact",
                         section="Attack"))
@@ -344,6 +342,11 @@ def _calibrate(d: dict[str, Any]) -> Summary:
 
 
 def _audit(d: dict[str, Any]) -> Summary:
+    if d.get("out"):  # the result is read by `rerokit report --audit FILE`: print each number once, there
+        n = d.get("trials") or 0
+        return Summary((f"Audit: {n} trial{'s' if n != 1 else ''} written to {d['out']} (seed {d.get('seed')}). "
+                        f"Its result against the certified bound, with every other risk of the run: "
+                        f"rerokit report --audit {d['out']} (or add --json here for the numbers alone).",), (), (), _notes(d))
     s = d.get("settings", {})
     grad = "mse" in d and "attack" not in d
     metric = "success"
@@ -393,10 +396,7 @@ def _audit(d: dict[str, Any]) -> Summary:
     rows.append(Row("noise multiplier \u03c3", fmt(d.get("noise_multiplier")), "",
                     "calibrated for \u03b5" if eps else "given", "input", section="Run"))
     rows.append(Row("trials (seed)", f"{d.get('trials')} ({d.get('seed')})", "", "", ""))
-    notes = list(_notes(d))
-    if d.get("out"):
-        notes.append(f"per-trial results in {d['out']} (rerokit report --audit {d['out']} for the full card)")
-    return Summary(tuple(verdict), tuple(rows), (), tuple(notes))
+    return Summary(tuple(verdict), tuple(rows), (), _notes(d))
 
 
 # --------------------------------------------------------------------------- attacks
@@ -410,7 +410,7 @@ def _attack_analytic(d: dict[str, Any]) -> Summary:
     s = d.get("settings", {})
     eta = s.get("mse_threshold")
     verdict = [(Lead("Uninformed gradient inversion, measured: "),
-                f"the optimal analytic attack (004 Cor. 1; \u03c3 = {fmt(s.get('noise_multiplier'))}, C = "
+                f"the optimal analytic attack (Riess et al. 2024 Cor. 1; \u03c3 = {fmt(s.get('noise_multiplier'))}, C = "
                 f"{fmt(s.get('clip'))}, M = {s.get('rows')} rows) on {s.get('targets')} {s.get('dataset', '')} targets "
                 f"reached MSE \u2264 {fmt(eta)} in a fraction {fmt(d.get('empirical_success'))} of them "
                 f"({_ci(d.get('empirical_success_ci'))}); Thm 2 predicts {fmt(d.get('predicted_success'))}, and no "
@@ -420,16 +420,16 @@ def _attack_analytic(d: dict[str, Any]) -> Summary:
         Row(f"P(MSE \u2264 {fmt(eta)}), measured", fmt(d.get("empirical_success")), _ci(d.get("empirical_success_ci")),
             "Clopper-Pearson", "estimate", section="Success"),
         Row(f"P(MSE \u2264 {fmt(eta)}), predicted", "= " + fmt(d.get("predicted_success")), "",
-            "004 Thm 2 at these targets' norms", "exact"),
-        Row("bound over the dataset", _le(d.get("predicted_gamma")), "", "004 Prop. 3 with r = min norm", "certified"),
+            "Riess et al. 2024 Thm 2 at these targets' norms", "exact"),
+        Row("bound over the dataset", _le(d.get("predicted_gamma")), "", "Riess et al. 2024 Prop. 3 with r = min norm", "certified"),
         Row("mean MSE, measured", fmt(d.get("mean_mse")), "", "mean over targets", "estimate", section="Error"),
         Row("expected MSE, predicted (these rows)", "= " + fmt(d.get("predicted_expected_mse")), "",
-            "004 Eq. 17", "exact"),
+            "Riess et al. 2024 Eq. 17", "exact"),
         Row("expected MSE, optimal rows", "= " + fmt(d.get("predicted_expected_mse_optimal")), "",
-            "004 Prop. 1-2: \u03c3\u00b2\u2016X\u2016\u00b2", "exact"),
+            "Riess et al. 2024 Prop. 1-2: \u03c3\u00b2\u2016X\u2016\u00b2", "exact"),
         Row("mean PSNR (dB)", fmt(d.get("mean_psnr")), "", "mean over targets", "estimate"),
         Row("mean NCC", fmt(d.get("mean_ncc")), "", "mean over targets", "estimate"),
-        Row("NCC bound", _le(d.get("ncc_bound")), "", "004 Prop. 6", "certified"),
+        Row("NCC bound", _le(d.get("ncc_bound")), "", "Riess et al. 2024 Prop. 6", "certified"),
         Row("mean SSIM", fmt(d.get("mean_ssim")), "", "mean over targets", "estimate"),
         Row("targets whose gradient was clipped", f"{fmt(100 * d['clipped_fraction'])}%"
             if isinstance(d.get("clipped_fraction"), (int, float)) else "n/a", "", "", "measured"),
