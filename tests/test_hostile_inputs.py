@@ -639,6 +639,18 @@ FIELD_RUNS = [
      "--rows", "2", "--datasets", "synthetic", "--no-progress"],
     ["experiment", "fil-glm", "--out-dir", "{tmp}/f", "--draws", "2", "--no-progress"],
 ]
+# the pure-DP bounds, the uninformed calibration and the closed-form figures (branch seedsb)
+FIELD_RUNS += [
+    ["bound", "laplace", "--scale", "0.5", "--prior-size", "10"],
+    ["bound", "finite-support", "--epsilon", "1", "--kappa", "0.5", "--support-size", "4"],
+    ["calibrate", "uninformed", "--target-gamma", "0.05", "--dim", "8", "--clip", "1", "--psnr-threshold", "20",
+     "--data-range", "1"],
+    ["experiment", "hayes-fig15", "--out-dir", "{tmp}/h15", "--epsilons", "4", "--sample-rates", "1",
+     "--prior-sizes", "2", "--no-progress"],
+    ["experiment", "hayes-table2", "--out-dir", "{tmp}/t2", "--prior-sizes", "2", "--sigmas", "1", "--samples",
+     "100", "--no-progress"],
+    ["experiment", "pure-dp", "--out-dir", "{tmp}/pd", "--epsilons", "1", "--prior-sizes", "2", "--trials", "10"],
+]
 
 
 @pytest.mark.parametrize("argv", FIELD_RUNS, ids=[" ".join(a[:2]) + f" #{i}" for i, a in enumerate(FIELD_RUNS)])

@@ -32,6 +32,8 @@ _EXPORTS = {
     "TradeoffCurve": "rerokit.bounds.tradeoff",
     "rero_dpsgd": "rerokit.bounds.dpsgd",
     "epsilon_dpsgd": "rerokit.bounds.dpsgd",
+    "rero_laplace": "rerokit.bounds.laplace",
+    "rero_finite_support": "rerokit.bounds.information_flow",
     "calibrate_noise_multiplier": "rerokit.bounds.calibrate",
     "calibrate_steps": "rerokit.bounds.calibrate",
     "noise_multiplier_for_epsilon": "rerokit.bounds.calibrate",

@@ -108,3 +108,47 @@ def test_bad_alpha_and_scale_named():
         laplace_epsilon(0.0)
     with pytest.raises(TypeError):
         rero_laplace("1", kappa=0.1)
+
+
+# ----------------------------------------------------------------------------- the contract (hypothesis)
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from rerokit.bounds.information_flow import rero_finite_support  # noqa: E402
+
+_LOG_KAPPAS = st.one_of(st.floats(-4300.0, 0.0), st.just(0.0), st.floats(-1e-6, 0.0))
+_EPS = st.floats(0.0, 2000.0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(e1=_EPS, e2=_EPS, lk1=_LOG_KAPPAS, lk2=_LOG_KAPPAS)
+def test_pure_dp_bounds_contract(e1, e2, lk1, lk2):
+    """kappa <= gamma <= 1, gamma non-decreasing in kappa and in eps, Laplace <= pure-DP curve <= Cor. 3,
+    for kappa down to 1e-1867 and eps up to 2000 (log values where gamma underflows)."""
+    (e1, e2), (lk1, lk2) = sorted((e1, e2)), sorted((lk1, lk2))
+    for f in (rero_laplace, rero_pure_dp):
+        a, b, c = f(e1, log_kappa=lk1), f(e2, log_kappa=lk1), f(e1, log_kappa=lk2)
+        for x in (a, b, c):
+            assert 0.0 <= x.value <= 1.0 and math.isfinite(x.extras["log_gamma"]) and x.extras["log_gamma"] <= 0.0
+            assert x.extras["log_gamma"] >= x.inputs["log_kappa"] - 1e-12
+        assert b.extras["log_gamma"] >= a.extras["log_gamma"] - 1e-12
+        assert c.extras["log_gamma"] >= a.extras["log_gamma"] - 1e-12
+    lap, pure = rero_laplace(e1, log_kappa=lk1), rero_pure_dp(e1, log_kappa=lk1)
+    assert lap.extras["log_gamma"] <= pure.extras["log_gamma"] + 1e-12
+    assert pure.extras["log_gamma"] <= min(0.0, lk1 + e1) + 1e-9
+
+
+@settings(max_examples=100, deadline=None)
+@given(eps=_EPS, n=st.one_of(st.integers(1, 10**6), st.just(10**400)))
+def test_finite_support_contract(eps, n):
+    b = rero_finite_support(eps, support_size=n, log_kappa=-math.log(n))
+    assert 0.0 <= b.value <= 1.0 and b.extras["log_gamma"] <= 0.0
+    assert b.extras["log_gamma"] >= -math.log(n) - 1e-9  # never below kappa = 1/n
+    assert b.extras["log_gamma"] <= min(0.0, -math.log(n) + eps) + 1e-9  # never above Cor. 3
+
+
+def test_top_level_api():
+    import rerokit
+
+    assert rerokit.rero_laplace(4.0, prior=10).value == rero_laplace(4.0, kappa=0.1).value
+    assert rerokit.rero_finite_support(1.0, 10).value == rero_finite_support(1.0, prior=10).value

@@ -40,7 +40,11 @@ _ULP = 2.220446049250313e-16
 
 def _log_leakage(epsilon: float, n: int) -> float:
     """log(n e^eps / (n - 1 + e^eps)) = log n - log1p((n - 1) e^-eps), stable for large eps and n."""
-    return math.log(n) - math.log1p((n - 1) * math.exp(-epsilon))
+    if n == 1:
+        return 0.0
+    x = math.log(n - 1) - epsilon  # log((n - 1) e^-eps); math.log takes ints beyond the doubles
+    softplus = x + math.log1p(math.exp(-x)) if x > 0 else math.log1p(math.exp(x))
+    return math.log(n) - softplus
 
 
 def bayes_leakage_bound(epsilon: float, support_size: int) -> float:
@@ -62,7 +66,8 @@ def bayes_leakage_bound(epsilon: float, support_size: int) -> float:
     """
     eps = check_nonnegative("epsilon", epsilon)
     n = check_int("support_size", support_size, minimum=1)
-    return math.exp(_log_leakage(eps, n)) * (1.0 + 8.0 * _ULP)
+    log_leak = _log_leakage(eps, n)
+    return math.exp(log_leak) * (1.0 + 8.0 * _ULP) if log_leak < 709.0 else math.inf
 
 
 def rero_finite_support(epsilon: float, prior: Any = None, *, support_size: int | None = None,
@@ -115,5 +120,6 @@ def rero_finite_support(epsilon: float, prior: Any = None, *, support_size: int 
     value = min(1.0, math.exp(log_g) * (1.0 + 4.0 * _ULP))
     raw = min(1.0, math.exp(raw_log))
     inputs = {"epsilon": eps, "support_size": n, "kappa": base.kappa, "log_kappa": lk}
-    extras = {"log_gamma": log_g, "leakage": math.exp(log_leak), "gamma_dp": min(1.0, math.exp(min(0.0, lk + eps)))}
+    leakage = math.exp(log_leak) if log_leak < 709.0 else math.inf  # |Z| beyond the doubles: the factor overflows
+    extras = {"log_gamma": log_g, "leakage": leakage, "gamma_dp": min(1.0, math.exp(min(0.0, lk + eps)))}
     return Bound(value, max(0.0, value - raw), "finite-support-leakage", "upper", None, inputs, extras)

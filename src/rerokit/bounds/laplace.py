@@ -186,11 +186,10 @@ def rero_laplace(epsilon: float, kappa: float | None = None, *, log_kappa: float
         value = min(1.0, math.exp(log_g) * (1.0 + 4.0 * _ULP))
         raw, region = math.exp(lk + eps), "kappa e^eps"
     else:
-        e_m = math.exp(-eps)
-        if kap <= 0.5:
-            raw, region = 1.0 - e_m / (4.0 * kap), "1 - e^-eps/(4 kappa)"
+        if lk <= -_LOG2:  # e^-eps / (4 kappa) in log space: kappa may underflow here when eps is huge
+            raw, region = 1.0 - math.exp(-eps - 2.0 * _LOG2 - lk), "1 - e^-eps/(4 kappa)"
         else:
-            raw, region = 1.0 - e_m * (1.0 - kap), "1 - e^-eps (1 - kappa)"
+            raw, region = 1.0 - math.exp(-eps) * (1.0 - kap), "1 - e^-eps (1 - kappa)"
         value = min(1.0, raw + 4.0 * _ULP)  # raw >= 1/2: absolute rounding of the few operations
         log_g = math.log(value)
     inputs = {"epsilon": eps, "kappa": kap, "log_kappa": lk, **base.echo()}

@@ -19,7 +19,8 @@ estimate has a smaller MSE; see :mod:`rerokit.bounds.uninformed`).
   PSNR, below the exact value by (10 / ln 10) (ln(N/2) - psi(N/2)) dB (5.52 dB at N = 1,
   about 4.34 / N dB for large N), not an upper bound.
 * :func:`ncc_distribution` - the law of the *sample* NCC (Pearson correlation over the N
-  coordinates) between X and X_hat, which the earlier version derives in its Prop. A.1: with
+  coordinates) between X and X_hat (the subject of the earlier version's Prop. A.1; the closed
+  form here is derived from first principles and checked against simulation in the tests): with
   lambda = sqrt(N Var(x)) / s (Var the population variance of X's coordinates) and nu = N - 2,
   NCC = T / sqrt(T^2 + nu) with T ~ noncentral t(nu, lambda) (project the noise on the centred
   target and its orthogonal complement in the (N-1)-dimensional centred subspace). For N = 2 the
@@ -204,7 +205,7 @@ def ncc_distribution(noise_multiplier: float, norm: float, var_x: float, dim: in
     """The law of the sample NCC(X, X_hat) of the optimal analytic attack (attack law).
 
     NCC = T / sqrt(T^2 + N - 2), T ~ noncentral t(N - 2, lambda), lambda = sqrt(N Var(x)) / s,
-    s^2 = sigma^2 ||X||^2 / k; see the module docstring (the earlier version's Prop. A.1).
+    s^2 = sigma^2 ||X||^2 / k; see the module docstring (the subject of the earlier version's Prop. A.1).
 
     Args:
       noise_multiplier: sigma > 0.
