@@ -458,10 +458,16 @@ EXCLUSIVE_CASES = [(cmd, g) for cmd in commands() for g in _exclusive_groups(cmd
 @pytest.mark.parametrize("cmd, group", EXCLUSIVE_CASES, ids=[f"{c[0]}-{c[1]}-{'|'.join(g)}" for c, g in EXCLUSIVE_CASES])
 def test_mutually_exclusive_options_exit_2(cmd, group, subst, capsys):
     a, b = group[:2]
-    base = next(x for x in BASES[cmd] if a in x)
+    flag = next(x for x in _command_parser(cmd)._actions if b in x.option_strings).nargs == 0  # store_true
+    if flag and a not in next(iter(BASES[cmd])):
+        a, b = b, a  # a flag pair (--resume | --overwrite): give both flags on top of the base
+    base = next((x for x in BASES[cmd] if a in x), next(iter(BASES[cmd])))
     extra = next((x for x in BASES[cmd] if b in x), None)
-    value = extra[extra.index(b) + 1] if extra else {"--dataset": "digits", "--weights": "1,1"}[b]
-    argv = [*cmd, *(subst.get(t, t) for t in base), b, value]
+    if flag:
+        argv = [*cmd, *(subst.get(t, t) for t in base), *[o for o in (a, b) if o not in base]]
+    else:
+        value = extra[extra.index(b) + 1] if extra else {"--dataset": "digits", "--weights": "1,1"}[b]
+        argv = [*cmd, *(subst.get(t, t) for t in base), b, value]
     assert main(argv) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and "not allowed" in lines[0], lines
@@ -563,7 +569,7 @@ PATH_CASES = [
     ([*_ANALYTIC, "--out", "{dir}", "--resume"], "directory"),
     ([*_ANALYTIC, "--out", "{notjsonl}", "--resume"], "not a rerokit results file"),
     ([*_ANALYTIC, "--out", "{listjsonl}", "--resume"], "not a rerokit results file"),
-    ([*_ANALYTIC, "--out", "{notjsonl}"], "exists"),
+    ([*_ANALYTIC, "--out", "{notjsonl}"], "--overwrite"),
     ([*_ANALYTIC, "--dataset", "mnist", "--data-path", "{notjsonl}"], "data_path"),
     ([*_ANALYTIC, "--dataset", "mnist", "--data-path", "{npy}"], "data_path"),
     ([*_ANALYTIC, "--dataset", "mnist", "--data-path", "{dir}/missing"], "does not exist"),

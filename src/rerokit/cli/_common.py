@@ -346,11 +346,16 @@ def add_out_dir_arg(p: argparse.ArgumentParser, default: str | None = None) -> N
 
 
 def add_resume_args(p: argparse.ArgumentParser, resume: str, *, out: str | None = None, quiet: bool = False) -> None:
-    """[--out FILE] --resume and --no-progress (``quiet``: --quiet) of a run that records its work as
+    """[--out FILE [--overwrite]] --resume and --no-progress (``quiet``: --quiet) of a run that records its work as
     it goes; ``out`` says what the file holds, ``resume`` what a resumed run continues."""
     if out is not None:
         p.add_argument("--out", default=None, help=out)
-    p.add_argument("--resume", action="store_true", help=resume)
+    g = p.add_mutually_exclusive_group() if out is not None else p
+    g.add_argument("--resume", action="store_true", help=resume)
+    if out is not None:
+        g.add_argument("--overwrite", action="store_true",
+                       help="replace an existing --out file (without it, a finished file of the same settings is "
+                       "reported again and any other file is refused)")
     if quiet:
         p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     else:

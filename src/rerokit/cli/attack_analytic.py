@@ -89,7 +89,8 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     if args.out is not None:
         from rerokit.experiments.records import TrialLog
 
-        log = TrialLog(args.out, settings, resume=args.resume, trials=k, schema=trial_schema(), name="out")
+        log = TrialLog(args.out, settings, resume=args.resume, trials=k, schema=trial_schema(), name="out",
+                       overwrite=args.overwrite)
     try:
         out = run_analytic_attack(
             X[idx], noise_multiplier=args.noise_multiplier, clip=args.clip, rows=args.rows, seed=seed,

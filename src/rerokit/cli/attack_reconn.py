@@ -131,6 +131,7 @@ def _reconn(args: argparse.Namespace) -> dict[str, Any]:
             data_path=args.data_path,
             log_path=args.out,
             resume=args.resume,
+            overwrite=args.overwrite,
             progress=not args.quiet,
             chunk_size=args.chunk_size,
             executor=executor,

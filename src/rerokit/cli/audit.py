@@ -121,7 +121,7 @@ def _run(args: argparse.Namespace, kind: str, **kw: Any) -> dict[str, Any]:
         raise ValueError("give --model or --model-factory, not both")
     rep = run_audit(
         kind, epsilon=args.epsilon, noise_multiplier=args.noise_multiplier, delta=args.delta, trials=args.trials,
-        seed=args.seed, out=args.out, resume=args.resume, chunk_size=args.chunk_size, executor=args.executor,
+        seed=args.seed, out=args.out, resume=args.resume, overwrite=args.overwrite, chunk_size=args.chunk_size, executor=args.executor,
         workers=args.workers, address=args.address, device=args.device, progress=not args.no_progress,
         dataset=args.dataset, data_path=args.data_path, prior_size=args.prior_size, n_known=args.n_known,
         prior_weights=tuple(args.prior_weights) if args.prior_weights else None, steps=args.steps,
