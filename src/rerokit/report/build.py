@@ -567,8 +567,15 @@ def _uninformed(sched: Schedule, dim: int | None, clip: float | None, min_norm: 
     out["no_prior_attacks"] = no_prior_attacks(eta, sigma, r, dim).to_dict()
     if len(sched) == 1:
         _, q, T = sched.segments[0]
-        bt = U.mse_rero_over_steps(eta, sigma, dim, T, q, min_norm=r)
-        out.update(steps=T, sampling_rate=q, gamma_over_steps=bt.value, expected_releases=T * q)
+        if sched.sampler == "shuffle":  # the record is in exactly one step of each epoch it touches
+            from rerokit.bounds.schedule import epochs_touched
+
+            e = epochs_touched(q, T)
+            bt = U.mse_rero(eta, sigma, dim, min_norm=r, releases=e)
+            out.update(steps=T, sampling_rate=q, gamma_over_steps=bt.value, expected_releases=float(e))
+        else:
+            bt = U.mse_rero_over_steps(eta, sigma, dim, T, q, min_norm=r)
+            out.update(steps=T, sampling_rate=q, gamma_over_steps=bt.value, expected_releases=T * q)
     else:
         out["gamma_over_steps"] = None
         out["over_steps_note"] = "a schedule with several segments: only the least noisy single release is bounded"
