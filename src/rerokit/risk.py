@@ -191,7 +191,12 @@ class ReconstructionRisk:
         return self.log_kappa / math.log(10.0)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (snake_case keys; the settings echoed back; the rerokit version)."""
+        """JSON-ready dict (snake_case keys; the settings echoed back; the rerokit version). No float is
+        infinite (``json.dumps`` would write the non-JSON token Infinity): an unbounded value is the string
+        "inf", as in the CLI's JSON."""
+        return _finite_json(self._dict())
+
+    def _dict(self) -> dict[str, Any]:
         from rerokit import __version__
 
         steps = self.schedule.segments
@@ -223,6 +228,16 @@ class ReconstructionRisk:
         return (f"gamma <= {self.gamma:.4g} (baseline kappa = {self.kappa:.4g}; prior: {self.prior}); "
                 f"membership advantage <= {self.membership.advantage:.4g}; "
                 f"epsilon = {self.epsilon:.4g} at delta = {self.delta:g}")
+
+
+def _finite_json(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _finite_json(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite_json(v) for v in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return None if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    return x
 
 
 def as_schedule(mechanism: Any = None, *, noise_multiplier: Any = None, sample_rate: Any = None,

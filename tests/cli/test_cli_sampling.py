@@ -61,6 +61,16 @@ def test_calibrate_dpsgd_under_shuffling(cli):
     s_min = brentq(lambda s: _gdp(0.1, math.sqrt(3) / s) - 0.2, 0.1, 100)
     assert s_min * (1 - 1e-12) <= d["noise_multiplier"] <= s_min * 1.001
     assert d["settings"]["sampler"] == "shuffle"
+    pa = d["poisson_assumption"]
+    assert pa["kind"] == "assumption" and pa["noise_multiplier"] < d["noise_multiplier"]
+    s = cli.json("calibrate", "dpsgd", "--target-gamma", "0.5", "--sample-rate", "0.1", "--noise-multiplier", "1",
+                 "--prior-size", "10", "--sampler", "shuffle")
+    # T = 10 steps is one epoch (gamma = Phi(Phi^-1(0.1) + 1) < 0.5); T = 11 touches a second epoch
+    assert s["steps"] == 10 and _gdp(0.1, math.sqrt(2)) > 0.5 >= _gdp(0.1, 1.0)
+    assert s["poisson_assumption"]["steps"] > 10
+    code, out, _ = cli.run("calibrate", "dpsgd", "--target-gamma", "0.5", "--sample-rate", "0.1", "--noise-multiplier",
+                           "1", "--prior-size", "10", "--sampler", "shuffle")
+    assert code == 0 and "steps T if the batches had been" in " ".join(out.split())
 
 
 def test_epsilon_below_the_pld_floor_is_finite_in_json(cli, capsys):

@@ -55,7 +55,7 @@ examples spread over batches give sqrt(sum_b k_b^2) <= k, less). Full batch: mu 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 from rerokit._validate import check_choice, check_int, check_positive, check_probability
@@ -168,7 +168,7 @@ class Schedule:
     segments: tuple[Segment, ...]
     sampler: str = "poisson"
     examples_per_user: int = 1
-    sampler_source: str = "assumed"
+    sampler_source: str = field(default="assumed", compare=False)  # provenance, not part of the mechanism
 
     def __post_init__(self) -> None:
         if not self.segments:
@@ -360,7 +360,7 @@ class Schedule:
         walk(event, 1)
         if not out:
             raise ValueError("event contains no Gaussian steps")
-        return cls(tuple(out))
+        return cls(tuple(out), "poisson", 1, "declared")  # the event says PoissonSampled (or q = 1)
 
     @classmethod
     def coerce(cls, mechanism: Any) -> "Schedule":

@@ -219,10 +219,13 @@ def sampling_summary(command: str):
                             f"{unit}; neighbouring relation: {st.get('neighbouring_relation', '')}")
         pa = data.get("poisson_assumption")
         if pa:
-            what, val = ("\u03b3", pa["gamma"]) if pa.get("gamma") is not None else ("\u03b5", pa["epsilon"])
-            rows.append(Row(f"{what} if the batches had been Poisson-sampled", f"{val:.4g}", "",
-                            "Poisson accountant (amplification by subsampling)",
-                            "assumption", section="Not certified for this run"))
+            found = next(((sym, pa[key]) for key, sym in (("noise_multiplier", "\u03c3"), ("steps", "steps T"),
+                                                          ("gamma", "\u03b3"), ("epsilon", "\u03b5"))
+                          if pa.get(key) is not None), None)
+            if found is not None:
+                rows.append(Row(f"{found[0]} if the batches had been Poisson-sampled", f"{found[1]:.4g}", "",
+                                "Poisson accountant (amplification by subsampling)", "assumption",
+                                section="Not certified for this run"))
             notes.append("poisson_assumption: " + pa["note"])
         return dataclasses.replace(s, rows=tuple(rows), notes=tuple(notes))
 

@@ -78,6 +78,11 @@ FIELDS = [
     ("certification.group_size", "examples per user composed by the engine under Poisson sampling"),
     ("poisson_assumption", "non-Poisson samplers: the gamma and epsilon a Poisson accountant would report "
                            "(kind assumption: not certified for this run)"),
+    ("poisson_assumption.gamma", "gamma under Poisson sampling (null without a prior)"),
+    ("poisson_assumption.epsilon", "epsilon at delta under Poisson sampling"),
+    ("poisson_assumption.delta", "its delta"),
+    ("poisson_assumption.kind", "assumption"),
+    ("poisson_assumption.note", "why it is not certified for this run"),
     ("details.lower", "certified lower end of the bracket (exact, envelope)"),
     ("details.value_discretization_interval", "grid step of the privacy-loss distribution (exact)"),
     ("details.threshold_epsilon", "the epsilon attaining gamma = min over epsilon of e^epsilon kappa + "

@@ -66,9 +66,30 @@ FIELDS = [
     ("no_prior_attacks", "what an attacker without a prior achieves on a record of norm r (exact laws, kind attack "
                          "law): zero_guess, mse_optimal_shrinkage, best_shrinkage (factor, success), best_known; with "
                          "--dataset also data_mean_guess and zero_guess_on_data (fractions of the records)"),
-    ("certified", "the certified informed ReRo bound at the MSE threshold for a target drawn from --prior: prior, "
-                  "kappa, log10_kappa, gamma, log10_gamma, mechanism (kind certified); without a prior gamma 1 and "
-                  "a note"),
+    ("no_prior_attacks.kind", "attack law: each success is the exact law of that one attack"),
+    ("no_prior_attacks.record", "which record the laws are for (the smallest norm r)"),
+    ("no_prior_attacks.unbiased_attack", "P(success) of the optimal unbiased attack X_hat (central chi^2)"),
+    ("no_prior_attacks.zero_guess", "P(success) of guessing 0: 1 if r^2 / N <= eta, else 0"),
+    ("no_prior_attacks.mse_optimal_shrinkage", "factor c* = 1/(1 + N sigma^2 / K) and P(success) of c* X_hat "
+                                               "(non-central chi^2)"),
+    ("no_prior_attacks.best_shrinkage", "the factor c in [0, 1] with the largest P(success) of c X_hat, and that "
+                                        "success"),
+    ("no_prior_attacks.best_known", "the largest of these successes"),
+    ("no_prior_attacks.best_known_attack", "the attack that achieves it"),
+    ("no_prior_attacks.data_mean_guess", "with --dataset: fraction of the records within eta of the data mean"),
+    ("no_prior_attacks.zero_guess_on_data", "with --dataset: fraction of the records within eta of 0"),
+    ("certified", "the certified informed ReRo bound at the MSE threshold for a target drawn from --prior (kind "
+                  "certified); without a prior gamma 1 and a note"),
+    ("certified.kind", "certified: holds against every attacker, for a target drawn from the prior"),
+    ("certified.prior", "the data prior"),
+    ("certified.kappa", "upper bound on sup_y P_prior(MSE(X, y) <= eta), the best guess without the model"),
+    ("certified.log10_kappa", "log10 of kappa (exact where kappa underflows)"),
+    ("certified.gamma", "upper bound on the success of any attacker (Hayes et al. 2023 Thm 2); the smallest positive "
+                        "double where it underflows"),
+    ("certified.log10_gamma", "log10 of gamma"),
+    ("certified.mechanism", "the releases certified (K Gaussian releases, or the DP-SGD run of --steps)"),
+    ("certified.population", "whom the bound is about: a target drawn from the prior"),
+    ("certified.note", "without a prior: why no bound below 1 is certified"),
     ("gamma_error", "safety margin added to gamma for floating-point error"),
     ("log10_gamma", "log10 of gamma, exact also where gamma underflows"),
     ("expected_mse", "expected MSE of the optimal analytic attack on a record of the smallest norm r, "

@@ -46,6 +46,13 @@ FIELDS = [
     ("settings", "the DP-SGD setting found: noise_multiplier, sample_rate, steps, the kappa option, the sampler "
                  "and examples_per_user calibrated under"),
     ("search.bracket", "the last bracket of the search (sigma or steps)"),
+    ("poisson_assumption", "non-Poisson samplers: what a Poisson calibration would give (kind assumption: not "
+                           "certified for this run)"),
+    ("poisson_assumption.noise_multiplier", "the Poisson calibration's sigma (with --steps)"),
+    ("poisson_assumption.steps", "the Poisson calibration's steps (with --noise-multiplier)"),
+    ("poisson_assumption.error", "why the Poisson calibration has no answer, when it has none"),
+    ("poisson_assumption.kind", "assumption"),
+    ("poisson_assumption.note", "why it is not certified for this run"),
     ("search.evaluations", "bounds evaluated during the search"),
 ]
 
@@ -85,7 +92,7 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         from rerokit.cli.bound_dpsgd import EPSILON_INF_NOTE
 
         solved["note"] = (solved["note"] + "; " if "note" in solved else "") + EPSILON_INF_NOTE.format(delta=r.delta)
-    return {
+    out = {
         **solved,
         "target_gamma": r.target_gamma,
         "gamma": r.gamma,
@@ -104,6 +111,22 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         },
         "search": {"bracket": list(r.bracket), "evaluations": r.evaluations},
     }
+    if kw["sampler"] != "poisson":  # the Poisson calibration, flagged as an assumption the run does not meet
+        from rerokit.bounds.certify import POISSON_ASSUMPTION_NOTE
+
+        pkw = dict(kw, sampler="poisson")
+        try:
+            if args.steps is not None:
+                p = {"noise_multiplier": calibrate_noise_multiplier(args.target_gamma, args.sample_rate, args.steps,
+                                                                    delta=None, **pkw).noise_multiplier}
+            else:
+                p = {"steps": calibrate_steps(args.target_gamma, args.noise_multiplier, args.sample_rate, delta=None,
+                                              max_steps=args.max_steps, **pkw).steps}
+        except ValueError as exc:
+            p = {"error": str(exc)}
+        out["poisson_assumption"] = {**p, "kind": "assumption",
+                                     "note": POISSON_ASSUMPTION_NOTE.format(sampler=kw["sampler"])}
+    return out
 
 
 def register(sub: argparse._SubParsersAction) -> None:

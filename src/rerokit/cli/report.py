@@ -47,11 +47,39 @@ FIELDS = [
     ("label", "the --label (or null)"),
     ("settings", "the run: noise_multiplier, sample_rate, steps (or schedule), total_steps, source, sampler (and "
                  "whether declared, detected or assumed), examples_per_user, neighbouring_relation"),
-    ("privacy_facts", "what every certified number is about: unit_of_privacy, neighbouring_relation, sampler, "
-                      "released (every intermediate model and gradient), accountant, delta"),
-    ("poisson_assumption", "non-Poisson samplers: the Poisson accountant's gamma and epsilon (kind assumption: not "
-                           "certified for this run)"),
+    ("privacy_facts", "what every certified number is about (the header of the report)"),
+    ("privacy_facts.unit_of_privacy", "one example, or one user's examples"),
+    ("privacy_facts.examples_per_user", "examples protected together"),
+    ("privacy_facts.neighbouring_relation", "the neighbouring relation the guarantees are for"),
+    ("privacy_facts.sampler", "poisson, shuffle or full_batch"),
+    ("privacy_facts.sampler_source", "declared, detected or assumed"),
+    ("privacy_facts.sampler_text", "the sampler in words, with where it came from"),
+    ("privacy_facts.released", "what the attacker sees: every intermediate model and noisy gradient"),
+    ("privacy_facts.accountant", "how the numbers were computed"),
+    ("privacy_facts.delta", "delta of epsilon"),
+    ("poisson_assumption", "non-Poisson samplers: the Poisson accountant's numbers (not certified for this run)"),
+    ("poisson_assumption.gamma", "gamma at the reference prior under Poisson sampling"),
+    ("poisson_assumption.epsilon", "epsilon at delta under Poisson sampling"),
+    ("poisson_assumption.delta", "its delta"),
+    ("poisson_assumption.kind", "assumption"),
+    ("poisson_assumption.note", "why it is not certified for this run"),
     ("declared_guarantee", "--audit: the (epsilon, delta) the audited run was calibrated for, from its file"),
+    ("declared_guarantee.epsilon", "the declared epsilon"),
+    ("declared_guarantee.delta", "the declared delta"),
+    ("declared_guarantee.source", "the file it came from"),
+    ("informed_mse", "certified: any attacker's success at MSE <= --mse-threshold for a target drawn from a prior of "
+                     "pixels uniform on [0, --data-range] (Hayes et al. 2023 Thm 2)"),
+    ("informed_mse.kind", "certified"),
+    ("informed_mse.prior", "the prior"),
+    ("informed_mse.dim", "data dimension N"),
+    ("informed_mse.mse_threshold", "eta"),
+    ("informed_mse.kappa", "upper bound on the best guess's success from the prior (Anderson + Chernoff)"),
+    ("informed_mse.log10_kappa", "log10 of kappa"),
+    ("informed_mse.gamma", "upper bound on any attacker's success"),
+    ("informed_mse.gamma_interval", "certified bracket of gamma"),
+    ("informed_mse.method", "how gamma was computed"),
+    ("informed_mse.population", "whom the bound is about: a target drawn from the prior"),
+    ("informed_mse.reference", "the theorem"),
     ("delta", "the --delta of epsilon"),
     ("epsilon", "certified epsilon at delta (add-or-remove adjacency; the PLD of 'bound dpsgd')"),
     ("level", "name (strong / reasonable / weak) and tier of epsilon among those of Ponomareva et al. 2023, 'How to "
@@ -62,9 +90,11 @@ FIELDS = [
                  "gamma_interval (certified bracket), kappa, log10_kappa, advantage, mu_equivalent, method"),
     ("membership", "membership-inference risks of the same curve: advantage, tpr_at_fpr (list of {fpr, tpr, "
                    "interval}), Bayes accuracy, brackets"),
-    ("uninformed", "Riess et al. 2024: gamma (one release), gamma_over_steps, expected_mse, ncc_bound, min_norm and its "
-                   "source; or skipped with the reason"),
-    ("guo_mse", "Guo et al. Thm 1: mse_lower_bound from epsilon_rdp2; or skipped with the reason"),
+    ("uninformed", "Riess et al. 2024, kind attack law (the exact law of the optimal unbiased analytic attack, not a "
+                   "bound on every attacker): gamma (one release), gamma_over_steps, expected_mse, ncc_bound, min_norm "
+                   "and its source, no_prior_attacks (constant guess, shrinkage of X_hat: exact laws); or skipped with "
+                   "the reason"),
+    ("guo_mse", "Guo et al. Thm 1, unbiased attacker: mse_lower_bound from epsilon_rdp2; or skipped with the reason"),
     ("audit", "the audit: success, interval, successes, trials, kappa, gamma at kappa, consistent, lower_bounds "
               "(mu_gdp_lower, epsilon_lower), certified_mu, certified_epsilon; null without --audit"),
     ("what_would_change", "targets: noise_multiplier (same q, T) and steps (same sigma, q) for gamma <= each "

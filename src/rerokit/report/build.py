@@ -573,8 +573,15 @@ def _uninformed(sched: Schedule, dim: int | None, clip: float | None, min_norm: 
     out["no_prior_attacks"] = no_prior_attacks(eta, sigma, r, dim).to_dict()
     if len(sched) == 1:
         _, q, T = sched.segments[0]
-        bt = U.mse_rero_over_steps(eta, sigma, dim, T, q, min_norm=r)
-        out.update(steps=T, sampling_rate=q, gamma_over_steps=bt.value, expected_releases=T * q)
+        if sched.sampler == "shuffle":  # the record is in exactly one step of each epoch it touches
+            from rerokit.bounds.schedule import epochs_touched
+
+            e = epochs_touched(q, T)
+            bt = U.mse_rero(eta, sigma, dim, min_norm=r, releases=e)
+            out.update(steps=T, sampling_rate=q, gamma_over_steps=bt.value, expected_releases=float(e))
+        else:
+            bt = U.mse_rero_over_steps(eta, sigma, dim, T, q, min_norm=r)
+            out.update(steps=T, sampling_rate=q, gamma_over_steps=bt.value, expected_releases=T * q)
     else:
         out["gamma_over_steps"] = None
         out["over_steps_note"] = "a schedule with several segments: only the least noisy single release is bounded"
@@ -848,16 +855,23 @@ def tiles(d: dict[str, Any]) -> list[tuple[str, Sentence, Sentence]]:
                 ("\u03bc = " if gdp["exact"] else "\u03bc-equivalent = ",
                  num("mu_gdp" if gdp["exact"] else "mu_equivalent", gdp["mu"]))))
     u = d["uninformed"]
-    if not u.get("skipped"):
+    im = d.get("informed_mse")
+    if im and not u.get("skipped"):  # the certified number; the attack law is what the best-known attack achieves
+        best = max(u["gamma"], (u.get("no_prior_attacks") or {}).get("best_known", 0.0))
+        out.append((f"Gradient inversion, P(MSE \u2264 {fmt(im['mse_threshold'])})",
+                    ("\u2264 ", num("gamma_informed_mse", im["gamma"])),
+                    ("certified, target from a uniform-pixel prior; best-known attack on a record of norm r: ",
+                     num(None, best))))
+    elif not u.get("skipped"):
         if u.get("gamma_over_steps") is not None:
             out.append((f"Gradient inversion, P(MSE \u2264 {fmt(u['mse_threshold'])})",
-                        ("\u2264 ", num("uninformed_p_mse_over_steps", u["gamma_over_steps"])),
-                        (f"all {u['steps']} steps; one release ",
+                        ("= ", num("uninformed_p_mse_over_steps", u["gamma_over_steps"])),
+                        (f"attack law, all {u['steps']} steps; one release ",
                          num("uninformed_p_mse_one_release", u["gamma"], log10=u["log10_gamma"]))))
         else:
             out.append((f"Gradient inversion, P(MSE \u2264 {fmt(u['mse_threshold'])})",
-                        ("\u2264 ", num("uninformed_p_mse_one_release", u["gamma"], log10=u["log10_gamma"])),
-                        ("one release",)))
+                        ("= ", num("uninformed_p_mse_one_release", u["gamma"], log10=u["log10_gamma"])),
+                        ("one release; attack law",)))
     au = d.get("audit")
     if au:
         out.append((f"Audit success ({au['attack']})", (num("audit_success", au["success"]),),

@@ -197,8 +197,10 @@ _THREAT_TEXT = [
      "rate is bounded by the f-DP trade-off curve of the same mechanism (Kulynych et al. 2025)."),
     ("Uninformed gradient inversion",
      "No prior: a malicious server plants a linear layer and reads the input out of its gradient. Under DP-SGD the "
-     "best such attack reconstructs X + N(0, \u03c3\u00b2\u2016X\u2016\u00b2 I), so its MSE has an exact law "
-     "(Riess et al. 2024). The bound needs the smallest record norm r; without --min-norm the report assumes r \u2265 C."),
+     "optimal unbiased such attack reconstructs X + N(0, \u03c3\u00b2\u2016X\u2016\u00b2 I), so its MSE has an "
+     "exact law (Riess et al. 2024): an attack law, not a bound on every attacker - a constant guess or a shrunk estimate "
+     "can do better. The law needs the smallest record norm r; without --min-norm the report assumes r \u2265 C. "
+     "The certified statement is the informed bound for a continuous data prior at the same MSE threshold."),
     ("Released model, error view",
      "Guo et al. 2022, Thm 1: an unbiased attacker's mean squared error is at least a number computed from the "
      "(2, \u03b5)-RDP guarantee and the data's diameter."),

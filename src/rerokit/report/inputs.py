@@ -125,11 +125,16 @@ def _is_number(x: Any) -> bool:
 
 
 def _history_schedule(obj: Any, where: str) -> Schedule:
-    """Schedule from a parsed history (list of triples, or a state dict with a ``history`` key)."""
+    """Schedule from a parsed history (list of triples, or a state dict with a ``history`` key; a rerokit
+    ``RiskAccountant`` state dict also keeps the sampler and the unit of privacy, which are used)."""
+    sampling: dict[str, Any] = {}
     if isinstance(obj, dict):
         if "history" not in obj:
             raise ValueError(f"{where}: a JSON object must have a \"history\" key (Opacus accountant state_dict), "
                              f"got keys {sorted(obj)[:5]}")
+        if obj.get("sampler") is not None:
+            sampling = {"sampler": obj["sampler"], "examples_per_user": obj.get("examples_per_user", 1),
+                        "sampler_source": obj.get("sampler_source", "declared")}
         obj = obj["history"]
     if not isinstance(obj, list):
         raise ValueError(f"{where}: must be a JSON list of [noise_multiplier, sample_rate, steps] entries "
@@ -144,6 +149,8 @@ def _history_schedule(obj: Any, where: str) -> Schedule:
             raise ValueError(f"{where}: entry {i}: steps must be an integer >= 1, got {e[2]!r}")
     try:
         sched = Schedule.from_opacus_history([tuple(e) for e in obj])
+        if sampling:
+            sched = sched.with_sampling(**sampling)
     except (ValueError, TypeError) as exc:
         raise ValueError(f"{where}: {exc}") from None
     if sched.total_steps > MAX_TOTAL_STEPS:
