@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from rerokit.experiments.onerun import config_from_args, run_one_run_audit, simplex
+from rerokit.bounds.onerun_scores import simplex
+from rerokit.experiments.onerun import config_from_args, run_one_run_audit
 
 SMALL = dict(hidden=(20,), steps=10, n_known=200)  # 64-20-10 MLP: 1,510 parameters
 

@@ -27,7 +27,8 @@ import numpy as np
 from rerokit._validate import check_choice, check_int
 from rerokit.bounds.onerun import DpsgdHypothesis, OneRunBound, one_run_bound
 
-__all__ = ["GuessCount", "ScoreAudit", "count_correct", "default_guess_counts", "audit_scores", "SELECTIONS"]
+__all__ = ["GuessCount", "ScoreAudit", "count_correct", "default_guess_counts", "audit_scores", "SELECTIONS",
+           "simplex", "canary_directions", "gaussian_canary_llr"]
 
 SELECTIONS = ("bonferroni", "split")
 
@@ -61,6 +62,57 @@ class ScoreAudit:
         """JSON-ready dict."""
         return {"bound": self.bound.to_dict(), "tried": [dict(t.__dict__) for t in self.tried],
                 "accuracy_all": self.accuracy_all}
+
+
+def simplex(k: int) -> np.ndarray:
+    """The k vertices of a regular simplex centred at 0 with unit norm, in R^(k-1) (k = 2: +-1).
+
+    Among k unit vectors these have the largest smallest pairwise distance, sqrt(2k / (k - 1)):
+    the best geometry for k gradient canaries of one slot under replace-one adjacency.
+
+    Returns:
+      (k, k - 1) array.
+    """
+    k = check_int("k", k, minimum=2)
+    e = np.eye(k) - 1.0 / k
+    u, _, _ = np.linalg.svd(e)
+    v = e @ u[:, : k - 1]
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def canary_directions(game: str, options: int) -> np.ndarray:
+    """Unit directions of one slot's candidate gradient canaries, (k', d) on the slot's d coordinates.
+
+    membership: one direction e_1 (present) against absence (k' = 1, d = 1); reconstruction with
+    k options: :func:`simplex` (k = 2: antipodal +-e_1).
+    """
+    if game == "membership":
+        return np.ones((1, 1))
+    return simplex(options)
+
+
+def gaussian_canary_llr(x: np.ndarray, directions: np.ndarray, sample_rate: float, noise_multiplier: float) -> np.ndarray:
+    """Per-step log-likelihood ratio of each candidate canary against no canary (Neyman-Pearson optimal).
+
+    The residual on a slot's coordinates, in units of the clipping norm C, is x = b v_a + sigma z
+    with b ~ Bernoulli(q) and z standard normal, so its likelihood ratio against x = sigma z is
+    1 - q + q exp((<x, v_a> - |v_a|^2 / 2) / sigma^2) (q = 1: the exponent itself, in logs).
+    Summed over the steps it is the score of candidate a (the log-likelihood statistic of Hayes et
+    al. 2023, App. G, for a subsampled Gaussian).
+
+    Args:
+      x: (m, d) residuals of m slots at one step, in units of C.
+      directions: (k', d) unit directions (:func:`canary_directions`).
+      sample_rate: q in (0, 1].
+      noise_multiplier: sigma > 0 (the claimed one: any fixed scoring rule is a valid guesser).
+
+    Returns:
+      (m, k') log-likelihood ratios.
+    """
+    a = (np.asarray(x, float) @ directions.T - 0.5 * (directions**2).sum(1)) / noise_multiplier**2
+    if sample_rate >= 1.0:
+        return a
+    return np.logaddexp(np.log1p(-sample_rate), a + np.log(sample_rate))
 
 
 def _as_candidates(scores: Any) -> np.ndarray:

@@ -53,7 +53,7 @@ import torch
 from rerokit._validate import check_choice, check_int, check_positive, check_probability
 from rerokit.experiments.audit import AuditConfig, _load, build_model
 
-__all__ = ["GAMES", "THREATS", "OneRunConfig", "OneRunAudit", "run_one_run_audit", "simplex", "report_fields"]
+__all__ = ["GAMES", "THREATS", "OneRunConfig", "OneRunAudit", "run_one_run_audit", "report_fields"]
 
 GAMES = ("membership", "reconstruction")
 THREATS = ("white-box", "black-box")
@@ -183,19 +183,6 @@ class OneRunAudit:
         }
 
 
-def simplex(k: int) -> np.ndarray:
-    """The k vertices of a regular simplex centred at 0 with unit norm, in R^(k-1) (k = 2: +-1).
-
-    Returns:
-      (k, k - 1) array; every pair of rows is at distance sqrt(2k / (k - 1)).
-    """
-    k = check_int("k", k, minimum=2)
-    e = np.eye(k) - 1.0 / k
-    u, _, _ = np.linalg.svd(e)
-    v = e @ u[:, : k - 1]
-    return v / np.linalg.norm(v, axis=1, keepdims=True)
-
-
 # --------------------------------------------------------------------------- white-box
 
 
@@ -237,7 +224,10 @@ def _whitebox(cfg: OneRunConfig, seed: int, progress: bool) -> tuple[np.ndarray,
         raise ValueError(f"{m} canaries need {m * d} coordinates but the model has {P} parameters; use fewer "
                          "canaries or a wider model (--hidden)")
     coords = torch.as_tensor(rng.permutation(P)[: m * d].reshape(m, d))
-    V = torch.ones((1, 1)) if member else torch.as_tensor(simplex(k), dtype=torch.float32)  # (k', d)
+    from rerokit.bounds.onerun_scores import canary_directions, gaussian_canary_llr
+
+    Vn = canary_directions(cfg.game, k)  # (k', d) unit directions
+    V = torch.as_tensor(Vn, dtype=torch.float32)
     secrets = rng.integers(0, 2 if member else k, m)
     # the canary gradient of each slot, clipped like any record's (norm C: unchanged by clipping)
     C, q, T, lr = tc.clip, tc.sample_rate, tc.steps, tc.lr
@@ -251,7 +241,7 @@ def _whitebox(cfg: OneRunConfig, seed: int, progress: bool) -> tuple[np.ndarray,
     theta = fm.init_flat(int(rng.integers(0, 2**62)))
     g_mask = torch.Generator().manual_seed(int(rng.integers(0, 2**62)))
     g_noise = torch.Generator().manual_seed(int(rng.integers(0, 2**62)))
-    llr = torch.zeros((m, V.shape[0]), dtype=torch.float64)
+    llr = np.zeros((m, Vn.shape[0]))
     flat = coords.reshape(-1)
     bar = None
     if progress:
@@ -271,10 +261,8 @@ def _whitebox(cfg: OneRunConfig, seed: int, progress: bool) -> tuple[np.ndarray,
             noisy = s_known + canary + (sig_real * C) * z
             theta = theta - lr * noisy / (q * n_total)
             # the white-box auditor: residual = privatized sum - known records' clipped gradients
-            x = ((noisy - s_known)[flat].reshape(m, d) / C).to(torch.float64)
-            inner = x @ V.to(torch.float64).T  # (m, k')
-            a = (inner - 0.5) / sig_claim**2
-            llr += a if q >= 1 else torch.logaddexp(torch.full_like(a, math.log1p(-q)), a + math.log(q))
+            x = ((noisy - s_known)[flat].reshape(m, d) / C).to(torch.float64).numpy()
+            llr += gaussian_canary_llr(x, Vn, q, sig_claim)
             if bar is not None:
                 bar.update(1)
     if bar is not None:
@@ -282,8 +270,7 @@ def _whitebox(cfg: OneRunConfig, seed: int, progress: bool) -> tuple[np.ndarray,
     train_s = time.perf_counter() - t0
     if not bool(torch.isfinite(theta).all()):
         raise ValueError(f"lr={lr!r} made training diverge (non-finite parameters); use a smaller lr")
-    s = llr.numpy()
-    scores = np.concatenate([np.zeros((m, 1)), s], axis=1) if member else s
+    scores = np.concatenate([np.zeros((m, 1)), llr], axis=1) if member else llr
     return scores, secrets, train_s
 
 
