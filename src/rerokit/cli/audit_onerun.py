@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_clip_arg, add_command, add_data_args, add_delta_arg, add_json_flag
+from rerokit.cli._common import add_clip_arg, add_command, add_data_args, add_delta_arg, add_device_arg, add_json_flag
 from rerokit.cli._common import add_noise_multiplier_arg, add_resume_args, add_sample_rate_arg, add_steps_arg
 
 BOUND_DESCRIPTION = """
@@ -143,7 +143,8 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
                  selection=args.selection, method=args.method, confidence=args.confidence)
     cfg = config_from_args(epsilon=args.epsilon, noise_multiplier=args.noise_multiplier, delta=args.delta,
                            train=train, audit=audit)
-    res = run_one_run_audit(cfg, seed=args.seed, out=args.out, resume=args.resume, progress=not args.no_progress)
+    res = run_one_run_audit(cfg, seed=args.seed, out=args.out, resume=args.resume, progress=not args.no_progress,
+                            device=args.device)
     if args.out:
         res = {**res, "out": args.out}
     return res
@@ -203,4 +204,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed >= 0 of everything random (default 0)")
     add_resume_args(p, out="result file (JSON: a header when the run starts, the result when it ends)",
                     resume="return the finished result in --out (same settings) without training")
+    add_device_arg(p, "the training run")
     add_json_flag(p)

@@ -205,8 +205,9 @@ def _clipped_sum_fn(fm, X: torch.Tensor, y: torch.Tensor, C: float):
     return sums
 
 
-def _whitebox(cfg: OneRunConfig, seed: int, progress: bool) -> tuple[np.ndarray, np.ndarray, float]:
-    """Train once with gradient canaries; return (scores (m, k'), secrets (m,), train seconds)."""
+def _whitebox(cfg: OneRunConfig, seed: int, progress: bool, dev: str = "cpu") -> tuple[np.ndarray, np.ndarray, float]:
+    """Train once with gradient canaries on ``dev`` (random numbers drawn on the CPU, as the engine's);
+    return (scores (m, k'), secrets (m,), train seconds)."""
     tc = cfg.train
     ds = _load(tc)
     fm = build_model(tc, ds.sample_shape, ds.num_classes)
@@ -214,8 +215,8 @@ def _whitebox(cfg: OneRunConfig, seed: int, progress: bool) -> tuple[np.ndarray,
     n_data = len(ds.y)
     n = min(tc.n_known, n_data)
     known = rng.permutation(n_data)[:n]
-    X = torch.as_tensor(ds.X)[known].to(torch.float32)
-    y = torch.as_tensor(ds.y)[known].long()
+    X = torch.as_tensor(ds.X)[known].to(device=dev, dtype=torch.float32)
+    y = torch.as_tensor(ds.y)[known].long().to(dev)
     m, k = cfg.canaries, cfg.options
     member = cfg.game == "membership"
     d = 1 if member else k - 1
@@ -235,14 +236,14 @@ def _whitebox(cfg: OneRunConfig, seed: int, progress: bool) -> tuple[np.ndarray,
     sig_real = cfg.actual_noise_multiplier or sig_claim
     vec = V[0].expand(m, d) if member else V[torch.as_tensor(secrets)]
     present = torch.as_tensor(secrets == 1) if member else torch.ones(m, dtype=torch.bool)
-    canary_grad = (C * vec) * present[:, None].to(vec.dtype)
+    canary_grad = ((C * vec) * present[:, None].to(vec.dtype)).to(dev)
     n_total = n + (m / 2 if member else m)  # a public constant: the expected dataset size
     sums = _clipped_sum_fn(fm, X, y, C)
-    theta = fm.init_flat(int(rng.integers(0, 2**62)))
+    theta = fm.init_flat(int(rng.integers(0, 2**62))).to(dev)
     g_mask = torch.Generator().manual_seed(int(rng.integers(0, 2**62)))
     g_noise = torch.Generator().manual_seed(int(rng.integers(0, 2**62)))
     llr = np.zeros((m, Vn.shape[0]))
-    flat = coords.reshape(-1)
+    flat = coords.reshape(-1).to(dev)
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -251,17 +252,17 @@ def _whitebox(cfg: OneRunConfig, seed: int, progress: bool) -> tuple[np.ndarray,
     t0 = time.perf_counter()
     with torch.no_grad():
         for _ in range(T):
-            w = None if q >= 1 else (torch.rand(n, generator=g_mask, dtype=torch.float64) < q).to(theta.dtype)
-            cm = None if q >= 1 else (torch.rand(m, generator=g_mask, dtype=torch.float64) < q)
+            w = None if q >= 1 else (torch.rand(n, generator=g_mask, dtype=torch.float64) < q).to(dev, theta.dtype)
+            cm = None if q >= 1 else (torch.rand(m, generator=g_mask, dtype=torch.float64) < q).to(dev)
             s_known = sums(theta, w)
-            canary = torch.zeros(P, dtype=theta.dtype)
+            canary = torch.zeros(P, dtype=theta.dtype, device=dev)
             cg = canary_grad if cm is None else canary_grad * cm[:, None].to(canary_grad.dtype)
             canary.index_add_(0, flat, cg.reshape(-1).to(theta.dtype))
-            z = torch.randn(P, generator=g_noise, dtype=theta.dtype)
+            z = torch.randn(P, generator=g_noise, dtype=theta.dtype).to(dev)
             noisy = s_known + canary + (sig_real * C) * z
             theta = theta - lr * noisy / (q * n_total)
             # the white-box auditor: residual = privatized sum - known records' clipped gradients
-            x = ((noisy - s_known)[flat].reshape(m, d) / C).to(torch.float64).numpy()
+            x = ((noisy - s_known)[flat].reshape(m, d) / C).to(torch.float64).cpu().numpy()
             llr += gaussian_canary_llr(x, Vn, q, sig_claim)
             if bar is not None:
                 bar.update(1)
@@ -277,7 +278,7 @@ def _whitebox(cfg: OneRunConfig, seed: int, progress: bool) -> tuple[np.ndarray,
 # --------------------------------------------------------------------------- black-box
 
 
-def _blackbox(cfg: OneRunConfig, seed: int, progress: bool) -> tuple[np.ndarray, np.ndarray, float]:
+def _blackbox(cfg: OneRunConfig, seed: int, progress: bool, dev: str = "cpu") -> tuple[np.ndarray, np.ndarray, float]:
     """Train once with input canaries (engine), score with the final model."""
     from rerokit.training import train_dpsgd
 
@@ -307,14 +308,14 @@ def _blackbox(cfg: OneRunConfig, seed: int, progress: bool) -> tuple[np.ndarray,
         cx, cy = Xall[pool], torch.as_tensor(wrong[np.arange(m), secrets])
     X = torch.cat([Xall[known], cx])
     y = torch.cat([yall[known], cy.long()])
-    theta0 = fm.init_flat(int(rng.integers(0, 2**62)))
+    theta0 = fm.init_flat(int(rng.integers(0, 2**62))).to(dev)
     t0 = time.perf_counter()
-    res = train_dpsgd(fm, theta0, X, y, noise_multiplier=cfg.actual_noise_multiplier or tc.noise_multiplier,
+    res = train_dpsgd(fm, theta0, X.to(dev), y.to(dev), noise_multiplier=cfg.actual_noise_multiplier or tc.noise_multiplier,
                       clip=tc.clip, steps=tc.steps, lr=tc.lr, sample_rate=tc.sample_rate,
                       seed=int(rng.integers(0, 2**62)))
     train_s = time.perf_counter() - t0
     with torch.no_grad():
-        logp = torch.log_softmax(fm.logits(res.theta, Xall[pool]), -1).to(torch.float64).numpy()
+        logp = torch.log_softmax(fm.logits(res.theta, Xall[pool].to(dev)), -1).to(torch.float64).cpu().numpy()
     if cfg.game == "membership":
         scores = logp[np.arange(m), wrong[:, 0]]  # minus the canary's loss; centred at the median
     else:
@@ -357,7 +358,7 @@ def _write(path: str, obj: dict[str, Any]) -> None:
 
 
 def run_one_run_audit(cfg: OneRunConfig, *, seed: int = 0, out: str | None = None, resume: bool = False,
-                      progress: bool = False) -> dict[str, Any]:
+                      progress: bool = False, device: str = "cpu") -> dict[str, Any]:
     """Train once with canaries and return the one-run audit's JSON (:meth:`OneRunAudit.summary`).
 
     Args:
@@ -367,6 +368,8 @@ def run_one_run_audit(cfg: OneRunConfig, *, seed: int = 0, out: str | None = Non
         result ({"kind": "one-run", ...}) at the end.
       resume: return the finished result in ``out`` when its settings match (no training).
       progress: a progress bar on stderr.
+      device: "cpu" (default), "cuda" or "auto": where the training runs (the same random numbers,
+        drawn on the CPU; results agree across devices to rounding). Not part of the settings.
 
     Returns:
       The result dict (also written to ``out``).
@@ -380,6 +383,9 @@ def run_one_run_audit(cfg: OneRunConfig, *, seed: int = 0, out: str | None = Non
     from rerokit.stats import clopper_pearson
 
     seed = check_int("seed", seed, minimum=0)
+    from rerokit.experiments.audit import _resolve_device
+
+    dev = _resolve_device(device)
     settings = {**cfg.to_dict(), "seed": seed}
     if out is not None and resume and os.path.exists(out):
         with open(out, encoding="utf-8") as f:
@@ -391,7 +397,7 @@ def run_one_run_audit(cfg: OneRunConfig, *, seed: int = 0, out: str | None = Non
     if out is not None:
         _write(out, {"kind": "header", "status": "running", "settings": settings})
     t0 = time.perf_counter()
-    scores, secrets, train_s = (_whitebox if cfg.threat == "white-box" else _blackbox)(cfg, seed, progress)
+    scores, secrets, train_s = (_whitebox if cfg.threat == "white-box" else _blackbox)(cfg, seed, progress, dev)
     tc = cfg.train
     delta = tc.delta if tc.delta is not None else 1e-5
     aud = audit_scores(scores, secrets, guess_counts=cfg.guess_counts, selection=cfg.selection, seed=seed,
