@@ -94,3 +94,14 @@ def test_too_many_canaries_for_the_model():
         run_one_run_audit(_cfg(epsilon=4.0, canaries=1600), seed=0)
     with pytest.raises(ValueError, match="options must be 2"):
         _cfg(epsilon=4.0, options=3)
+
+
+def test_whitebox_input_canaries_few_slots_see_the_canaries():
+    """Input-space canaries scored by the log-likelihood statistic from every iterate: with few slots
+    (little interference between canaries) and little noise, most guesses are right; the bounds stay
+    below the certified ones."""
+    r = run_one_run_audit(_cfg(epsilon=64.0, canary="input", canaries=20, train={"steps": 20}), seed=10)
+    assert r["accuracy_all"] > 0.6
+    assert r["epsilon_lower"] <= r["certified_epsilon"] and r["claim_rejected"] is False
+    rr = run_one_run_audit(_cfg(epsilon=4.0, canary="input", canaries=30, game="reconstruction", options=3), seed=11)
+    assert rr["settings"]["canary"] == "input" and rr["epsilon_lower"] <= rr["certified_epsilon"]

@@ -137,7 +137,7 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         train["model_fn"] = import_model_factory(args.model_factory)
     else:
         train["model"] = args.model or "mlp"
-    audit = dict(game=args.game, options=args.options, canaries=args.canaries, threat=args.threat,
+    audit = dict(game=args.game, options=args.options, canaries=args.canaries, threat=args.threat, canary=args.canary,
                  actual_noise_multiplier=args.actual_noise_multiplier,
                  guess_counts=None if args.guess_counts is None else tuple(args.guess_counts),
                  selection=args.selection, method=args.method, confidence=args.confidence)
@@ -178,6 +178,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--options", type=int, default=2, help="K candidates per slot (reconstruction; default 2)")
     p.add_argument("--canaries", type=int, default=1000, help="M canary slots (default 1000)")
     p.add_argument("--threat", default="white-box", help="white-box (default) or black-box")
+    p.add_argument("--canary", default="gradient",
+                   help="white-box canaries: gradient (Dirac, default) or input (data records with wrong labels, scored "
+                   "by the log-likelihood statistic of Hayes et al. 2023 App. G); black-box: always input")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--epsilon", type=float, default=None,
                    help="target epsilon > 0 (default 4): sigma calibrated for (epsilon, delta)")

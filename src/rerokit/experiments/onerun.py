@@ -21,6 +21,12 @@ sum_t log(1 - q + q exp((<x_t, v_a> - 1/2) / sigma^2)) with x_t the residual on 
 coordinates in units of C (q = 1: the inner product, shifted). The known records are trained
 on as usual, and the canaries move the model (they are part of the run).
 
+White-box input canaries (``canary="input"``): the candidates of the black-box game below, but
+scored from every iterate by the log-likelihood statistic of Hayes et al. 2023 (App. G) against
+g-bar_t (the privatized sum minus the known records' clipped gradients, which still holds the
+other present canaries: cross-talk weakens, never invalidates, the guesses). Keeps the iterates
+and g-bar_t (T x P each).
+
 Black-box (``threat="black-box"``): input canaries, records of the data pool that are not in
 the known training set, with a wrong label (membership: each present with probability 1/2;
 reconstruction: one of k distinct wrong labels of the same image is in the run), trained on with
@@ -57,6 +63,7 @@ __all__ = ["GAMES", "THREATS", "OneRunConfig", "OneRunAudit", "run_one_run_audit
 
 GAMES = ("membership", "reconstruction")
 THREATS = ("white-box", "black-box")
+CANARIES = ("gradient", "input")
 
 
 @dataclass(frozen=True)
@@ -69,7 +76,9 @@ class OneRunConfig:
       game: "membership" or "reconstruction".
       options: k >= 2 candidates per slot (membership: 2).
       canaries: m >= 1 slots.
-      threat: "white-box" (gradient canaries, every iterate seen) or "black-box" (input canaries, final model).
+      threat: "white-box" (every iterate and privatized sum seen) or "black-box" (final model only).
+      canary: white-box canaries: "gradient" (Dirac, default) or "input" (records of the data with
+        wrong labels, scored by Hayes et al.'s log-likelihood statistic); black-box: always "input".
       actual_noise_multiplier: sigma actually used in training (None: the claimed one).
       guess_counts: numbers of guesses tried (None: 0.5% ... 100% of m).
       selection: "bonferroni" or "split" (:mod:`rerokit.bounds.onerun_scores`).
@@ -82,6 +91,7 @@ class OneRunConfig:
     options: int = 2
     canaries: int = 1000
     threat: str = "white-box"
+    canary: str = "gradient"
     actual_noise_multiplier: float | None = None
     guess_counts: tuple[int, ...] | None = None
     selection: str = "bonferroni"
@@ -91,6 +101,9 @@ class OneRunConfig:
     def __post_init__(self) -> None:
         check_choice("game", self.game, GAMES)
         check_choice("threat", self.threat, THREATS)
+        check_choice("canary", self.canary, CANARIES)
+        if self.threat == "black-box" and self.canary != "input":
+            object.__setattr__(self, "canary", "input")
         k = check_int("options", self.options, minimum=2)
         if self.game == "membership" and k != 2:
             raise ValueError(f"options must be 2 for the membership game (present/absent), got {k}")
@@ -103,8 +116,8 @@ class OneRunConfig:
         if self.guess_counts is not None:
             object.__setattr__(self, "guess_counts", tuple(check_int("guess_counts", g, minimum=1, maximum=self.canaries)
                                                            for g in self.guess_counts))
-        if self.threat == "black-box" and self.game == "reconstruction" and k > 9:
-            raise ValueError("black-box reconstruction uses k distinct wrong labels of one image: options <= classes - 1")
+        if self.canary == "input" and self.game == "reconstruction" and k > 9:
+            raise ValueError("input canaries use k distinct wrong labels of one image: options <= classes - 1")
 
     @property
     def adjacency(self) -> str:
@@ -116,7 +129,7 @@ class OneRunConfig:
         d = self.train.to_dict()
         d.pop("prior_size", None)
         d.pop("prior_weights", None)
-        d.update(game=self.game, options=self.options, canaries=self.canaries, threat=self.threat,
+        d.update(game=self.game, options=self.options, canaries=self.canaries, threat=self.threat, canary=self.canary,
                  actual_noise_multiplier=self.actual_noise_multiplier,
                  guess_counts=None if self.guess_counts is None else list(self.guess_counts),
                  selection=self.selection, method=self.method, confidence=self.confidence,
@@ -205,45 +218,86 @@ def _clipped_sum_fn(fm, X: torch.Tensor, y: torch.Tensor, C: float):
     return sums
 
 
+def _input_candidates(cfg: OneRunConfig, n_data: int, classes: int, labels: np.ndarray, rng: np.random.Generator):
+    """Known records, canary slots from the data pool with wrong labels, the secrets.
+
+    Returns (known idx, pool idx (m,), candidate labels (m, k'), secrets (m,), present slot/candidate
+    pairs as (pool positions, labels) of the records that are in the run).
+    """
+    m, k = cfg.canaries, cfg.options
+    if m >= n_data:
+        raise ValueError(f"input canaries are records of the data: canaries must be < {n_data}")
+    n = min(cfg.train.n_known, n_data - m)
+    perm = rng.permutation(n_data)
+    known, pool = perm[:n], perm[n: n + m]
+    ncand = 1 if cfg.game == "membership" else k
+    # k distinct wrong labels per slot (membership: one), in random order
+    wrong = np.stack([rng.permutation([c for c in range(classes) if c != t])[:ncand] for t in labels[pool]])
+    if cfg.game == "membership":
+        secrets = rng.integers(0, 2, m)
+        inc = np.nonzero(secrets == 1)[0]
+        present = (inc, wrong[inc, 0])
+    else:
+        secrets = rng.integers(0, k, m)
+        present = (np.arange(m), wrong[np.arange(m), secrets])
+    return known, pool, wrong, secrets, present
+
+
 def _whitebox(cfg: OneRunConfig, seed: int, progress: bool, dev: str = "cpu") -> tuple[np.ndarray, np.ndarray, float]:
-    """Train once with gradient canaries on ``dev`` (random numbers drawn on the CPU, as the engine's);
-    return (scores (m, k'), secrets (m,), train seconds)."""
+    """Train once with white-box canaries on ``dev`` (random numbers drawn on the CPU, as the
+    engine's); return (scores (m, k'), secrets (m,), train seconds).
+
+    Gradient canaries: scored on their own coordinates at each step (O(m k) statistics).
+    Input canaries (``canary="input"``): records in the run; the iterates and g-bar_t = privatized
+    sum - known records' clipped sum are kept (T x P each) and every candidate is scored after
+    training by the log-likelihood statistic of Hayes et al. 2023 App. G (with the MLP engine's
+    candidate statistics: no (T, N, P) gradient tensor).
+    """
+    from rerokit.bounds.onerun_scores import canary_directions, gaussian_canary_llr
+
     tc = cfg.train
     ds = _load(tc)
     fm = build_model(tc, ds.sample_shape, ds.num_classes)
     rng = np.random.default_rng([seed, 1])
     n_data = len(ds.y)
-    n = min(tc.n_known, n_data)
-    known = rng.permutation(n_data)[:n]
-    X = torch.as_tensor(ds.X)[known].to(device=dev, dtype=torch.float32)
-    y = torch.as_tensor(ds.y)[known].long().to(dev)
     m, k = cfg.canaries, cfg.options
     member = cfg.game == "membership"
-    d = 1 if member else k - 1
     P = fm.num_params
-    if m * d > P:
-        raise ValueError(f"{m} canaries need {m * d} coordinates but the model has {P} parameters; use fewer "
-                         "canaries or a wider model (--hidden)")
-    coords = torch.as_tensor(rng.permutation(P)[: m * d].reshape(m, d))
-    from rerokit.bounds.onerun_scores import canary_directions, gaussian_canary_llr
-
-    Vn = canary_directions(cfg.game, k)  # (k', d) unit directions
-    V = torch.as_tensor(Vn, dtype=torch.float32)
-    secrets = rng.integers(0, 2 if member else k, m)
-    # the canary gradient of each slot, clipped like any record's (norm C: unchanged by clipping)
     C, q, T, lr = tc.clip, tc.sample_rate, tc.steps, tc.lr
     sig_claim = tc.noise_multiplier
     sig_real = cfg.actual_noise_multiplier or sig_claim
-    vec = V[0].expand(m, d) if member else V[torch.as_tensor(secrets)]
-    present = torch.as_tensor(secrets == 1) if member else torch.ones(m, dtype=torch.bool)
-    canary_grad = ((C * vec) * present[:, None].to(vec.dtype)).to(dev)
+    Xall = torch.as_tensor(ds.X).to(torch.float32)
+    yall = torch.as_tensor(ds.y).long()
+    gradient = cfg.canary == "gradient"
+    if gradient:
+        d = 1 if member else k - 1
+        if m * d > P:
+            raise ValueError(f"{m} canaries need {m * d} coordinates but the model has {P} parameters; use fewer "
+                             "canaries or a wider model (--hidden)")
+        known = rng.permutation(n_data)[: min(tc.n_known, n_data)]
+        coords = torch.as_tensor(rng.permutation(P)[: m * d].reshape(m, d))
+        Vn = canary_directions(cfg.game, k)  # (k', d) unit directions
+        V = torch.as_tensor(Vn, dtype=torch.float32)
+        secrets = rng.integers(0, 2 if member else k, m)
+        # the canary gradient of each slot, clipped like any record's (norm C: unchanged by clipping)
+        vec = V[0].expand(m, d) if member else V[torch.as_tensor(secrets)]
+        present = torch.as_tensor(secrets == 1) if member else torch.ones(m, dtype=torch.bool)
+        canary_grad = ((C * vec) * present[:, None].to(vec.dtype)).to(dev)
+        flat = coords.reshape(-1).to(dev)
+        llr = np.zeros((m, Vn.shape[0]))
+    else:
+        known, pool, wrong, secrets, (slots, labs) = _input_candidates(cfg, n_data, int(ds.num_classes),
+                                                                       yall.numpy(), rng)
+        can_sums = _clipped_sum_fn(fm, Xall[pool[slots]].to(dev), torch.as_tensor(labs).long().to(dev), C)
+        thetas = torch.empty((T, P), dtype=torch.float32, device=dev)
+        gbars = torch.empty((T, P), dtype=torch.float32, device=dev)
+    n = len(known)
+    X, y = Xall[known].to(dev), yall[known].to(dev)
     n_total = n + (m / 2 if member else m)  # a public constant: the expected dataset size
     sums = _clipped_sum_fn(fm, X, y, C)
     theta = fm.init_flat(int(rng.integers(0, 2**62))).to(dev)
     g_mask = torch.Generator().manual_seed(int(rng.integers(0, 2**62)))
     g_noise = torch.Generator().manual_seed(int(rng.integers(0, 2**62)))
-    llr = np.zeros((m, Vn.shape[0]))
-    flat = coords.reshape(-1).to(dev)
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -251,19 +305,25 @@ def _whitebox(cfg: OneRunConfig, seed: int, progress: bool, dev: str = "cpu") ->
         bar = tqdm(total=T, desc="one-run audit: DP-SGD steps", unit="step", leave=False)
     t0 = time.perf_counter()
     with torch.no_grad():
-        for _ in range(T):
+        for t in range(T):
             w = None if q >= 1 else (torch.rand(n, generator=g_mask, dtype=torch.float64) < q).to(dev, theta.dtype)
             cm = None if q >= 1 else (torch.rand(m, generator=g_mask, dtype=torch.float64) < q).to(dev)
             s_known = sums(theta, w)
-            canary = torch.zeros(P, dtype=theta.dtype, device=dev)
-            cg = canary_grad if cm is None else canary_grad * cm[:, None].to(canary_grad.dtype)
-            canary.index_add_(0, flat, cg.reshape(-1).to(theta.dtype))
+            if gradient:
+                canary = torch.zeros(P, dtype=theta.dtype, device=dev)
+                cg = canary_grad if cm is None else canary_grad * cm[:, None].to(canary_grad.dtype)
+                canary.index_add_(0, flat, cg.reshape(-1).to(theta.dtype))
+            else:
+                canary = can_sums(theta, None if cm is None else cm[torch.as_tensor(slots, device=dev)].to(theta.dtype))
             z = torch.randn(P, generator=g_noise, dtype=theta.dtype).to(dev)
             noisy = s_known + canary + (sig_real * C) * z
-            theta = theta - lr * noisy / (q * n_total)
             # the white-box auditor: residual = privatized sum - known records' clipped gradients
-            x = ((noisy - s_known)[flat].reshape(m, d) / C).to(torch.float64).cpu().numpy()
-            llr += gaussian_canary_llr(x, Vn, q, sig_claim)
+            if gradient:
+                x = ((noisy - s_known)[flat].reshape(m, -1) / C).to(torch.float64).cpu().numpy()
+                llr += gaussian_canary_llr(x, Vn, q, sig_claim)
+            else:
+                thetas[t], gbars[t] = theta, noisy - s_known
+            theta = theta - lr * noisy / (q * n_total)
             if bar is not None:
                 bar.update(1)
     if bar is not None:
@@ -271,6 +331,14 @@ def _whitebox(cfg: OneRunConfig, seed: int, progress: bool, dev: str = "cpu") ->
     train_s = time.perf_counter() - t0
     if not bool(torch.isfinite(theta).all()):
         raise ValueError(f"lr={lr!r} made training diverge (non-finite parameters); use a smaller lr")
+    if not gradient:
+        from rerokit.attacks.prior_aware import loglik_scores
+        from rerokit.experiments.audit import candidate_statistics_many
+
+        Xc = Xall[pool].to(dev).repeat_interleave(wrong.shape[1], 0)
+        yc = torch.as_tensor(wrong.reshape(-1)).long().to(dev)
+        inner, sq = candidate_statistics_many(fm, thetas[None], gbars[None], Xc[None], yc[None], C)
+        llr = loglik_scores(inner[0].double(), sq[0].double(), sig_claim, q).cpu().numpy().reshape(m, -1)
     scores = np.concatenate([np.zeros((m, 1)), llr], axis=1) if member else llr
     return scores, secrets, train_s
 
@@ -286,28 +354,13 @@ def _blackbox(cfg: OneRunConfig, seed: int, progress: bool, dev: str = "cpu") ->
     ds = _load(tc)
     fm = build_model(tc, ds.sample_shape, ds.num_classes)
     rng = np.random.default_rng([seed, 2])
-    n_data, classes = len(ds.y), int(ds.num_classes)
     m, k = cfg.canaries, cfg.options
-    if m >= n_data:
-        raise ValueError(f"black-box canaries are records of the data: canaries must be < {n_data}")
-    n = min(tc.n_known, n_data - m)
-    perm = rng.permutation(n_data)
-    known, pool = perm[:n], perm[n: n + m]
     Xall = torch.as_tensor(ds.X).to(torch.float32)
     yall = torch.as_tensor(ds.y).long()
-    true = yall[pool].numpy()
-    # k distinct wrong labels per slot (membership: one), in random order
-    wrong = np.stack([rng.permutation([c for c in range(classes) if c != t])[: max(1, k if cfg.game != "membership" else 1)]
-                      for t in true])
-    if cfg.game == "membership":
-        secrets = rng.integers(0, 2, m)
-        inc = np.nonzero(secrets == 1)[0]
-        cx, cy = Xall[pool[inc]], torch.as_tensor(wrong[inc, 0])
-    else:
-        secrets = rng.integers(0, k, m)
-        cx, cy = Xall[pool], torch.as_tensor(wrong[np.arange(m), secrets])
-    X = torch.cat([Xall[known], cx])
-    y = torch.cat([yall[known], cy.long()])
+    known, pool, wrong, secrets, (slots, labs) = _input_candidates(cfg, len(ds.y), int(ds.num_classes),
+                                                                   yall.numpy(), rng)
+    X = torch.cat([Xall[known], Xall[pool[slots]]])
+    y = torch.cat([yall[known], torch.as_tensor(labs).long()])
     theta0 = fm.init_flat(int(rng.integers(0, 2**62))).to(dev)
     t0 = time.perf_counter()
     res = train_dpsgd(fm, theta0, X.to(dev), y.to(dev), noise_multiplier=cfg.actual_noise_multiplier or tc.noise_multiplier,
