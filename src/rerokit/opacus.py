@@ -50,6 +50,7 @@ from opacus.accountants.registry import _ACCOUNTANTS, register_accountant
 
 from rerokit._validate import check_int, check_positive, check_probability
 from rerokit.bounds.schedule import Schedule
+from rerokit.opacus_audit import GradientCanaryAudit, InputCanaries  # noqa: F401 - one-run audit hooks
 
 __all__ = ["RiskAccountant", "make_private_with_reconstruction_risk", "MECHANISM", "detect_sampler",
            "DetectedSampler"]

@@ -119,6 +119,18 @@ BASES: dict[tuple[str, str], list[list[str]]] = {
         ["--noise-multiplier", "1", "--trials", "1", "--steps", "1", "--n-known", "10", "--prior-size", "2",
          "--prior-weights", "0.5", "0.5", "--iterations", "1", "--restarts", "1", "--no-progress"],
     ],
+    ("audit", "one-run-bound"): [
+        ["--canaries", "100", "--guesses", "10", "--correct", "8", "--options", "2", "--delta", "1e-5",
+         "--confidence", "0.95", "--noise-multiplier", "1", "--sample-rate", "1", "--steps", "1",
+         "--thresholds-tried", "1"],
+    ],
+    ("audit", "one-run"): [
+        ["--noise-multiplier", "1", "--canaries", "20", "--hidden", "4", "--steps", "1", "--n-known", "10",
+         "--seed", "0", "--sample-rate", "1", "--clip", "0.1", "--lr", "10", "--options", "2", "--guess-counts", "5",
+         "--confidence", "0.95", "--actual-noise-multiplier", "1", "--no-progress"],
+        ["--epsilon", "4", "--delta", "1e-5", "--canaries", "20", "--hidden", "4", "--steps", "1", "--n-known", "10",
+         "--no-progress"],
+    ],
     ("experiment", "uninformed-fig2"): [
         ["--out-dir", "{out}", "--sigmas", "0.1", "--points", "4", "--dim", "2", "--rows", "2", "--seed", "0",
          "--datasets", "synthetic", "--no-progress"],
@@ -205,6 +217,8 @@ _valid("attack", "glm", "0", "--noise", "--seed")
 _valid("attack", "reconn", "0", "--momentum", "--threads", "--seed")
 for _c in ("prior-aware", "gradient"):
     _valid("audit", _c, "0", "--noise-multiplier", "--seed", "--n-known")
+_valid("audit", "one-run-bound", "0", "--correct")
+_valid("audit", "one-run", "0", "--seed", "--n-known")
 for _c in ("uninformed-fig2", "hayes-fig3", "hayes-fig5", "hayes-fig8", "fil-glm"):
     _valid("experiment", _c, "0", "--seed")
 for _c in ("hayes-fig3", "hayes-fig5", "hayes-fig8"):
@@ -262,6 +276,7 @@ _FIT_GLM = [("rerokit.attacks.glm", "fit_glm")]
 WORK: dict[tuple[str, str], list[tuple[str, str]]] = {
     ("audit", "prior-aware"): _TRAIN_AUDIT,
     ("audit", "gradient"): _TRAIN_AUDIT,
+    ("audit", "one-run"): [("rerokit.experiments.onerun", "_whitebox")],
     ("attack", "reconn"): _TRAIN_RECONN,
     ("experiment", "reconn-dpgd"): _TRAIN_RECONN,
     ("experiment", "balle-mia"): _TRAIN_RECONN,

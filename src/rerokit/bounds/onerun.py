@@ -409,8 +409,12 @@ def one_run_bound(
       TypeError: wrong types.
     """
     m = check_int("canaries", canaries, minimum=1)
-    g = check_int("guesses", guesses, minimum=0, maximum=m)
-    c = check_int("correct", correct, minimum=0, maximum=g)
+    g = check_int("guesses", guesses, minimum=0)
+    if g > m:
+        raise ValueError(f"guesses must be an integer in [0, canaries] = [0, {m}], got {g}")
+    c = check_int("correct", correct, minimum=0)
+    if c > g:
+        raise ValueError(f"correct must be an integer in [0, guesses] = [0, {g}], got {c}")
     k = check_int("options", options, minimum=2)
     method = check_choice("method", method, METHODS)
     d = check_probability("delta", delta, high_open=True)
@@ -423,7 +427,7 @@ def one_run_bound(
         raise ValueError("method='steinke' supports options=2 with adjacency='add_remove' only; use method='fdp'")
     if dpsgd is not None and not isinstance(dpsgd, DpsgdHypothesis):
         dpsgd = DpsgdHypothesis(*dpsgd)
-    tau = (1.0 - conf) / n_thr
+    tau = round(1.0 - conf, 12) / n_thr
     common = dict(method=method, canaries=m, guesses=g, correct=c, options=k, adjacency=adjacency,
                   confidence=conf, significance=tau, thresholds_tried=n_thr, delta=d)
     selection = "pre-registered number of guesses" if n_thr == 1 else f"best of {n_thr} guess counts (Bonferroni)"

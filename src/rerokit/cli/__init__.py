@@ -42,7 +42,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
         "rerokit.cli.attack_glm",
         "rerokit.cli.attack_reconn",
     ),
-    "audit": ("rerokit.cli.audit",),
+    "audit": ("rerokit.cli.audit", "rerokit.cli.audit_onerun"),
     "experiment": (
         "rerokit.cli.experiment",
         "rerokit.cli.experiment_hayes",

@@ -292,6 +292,7 @@ class AuditSummary:
       path: the file read (None for a dict).
       sampler: the audited run's sampler as its file states it ("poisson", "full_batch"; None
         when the file does not say).
+      one_run: the result of a one-run audit (``rerokit audit one-run``; its own lower bounds), else None.
     """
 
     attack: str
@@ -311,6 +312,7 @@ class AuditSummary:
     source: str
     path: str | None = None
     sampler: str | None = None
+    one_run: dict | None = None
 
     @property
     def binomial(self) -> bool:
@@ -325,6 +327,7 @@ class AuditSummary:
             "sample_rate": self.sample_rate, "steps": self.steps, "clip": self.clip, "dataset": self.dataset,
             "target_epsilon": self.target_epsilon, "delta": self.delta, "seed": self.seed, "source": self.source,
             "path": self.path, "sampler": self.sampler,
+            **({"one_run": self.one_run} if self.one_run is not None else {}),
         }
 
 
@@ -425,6 +428,8 @@ def audit_from_dict(d: Any, *, where: str = "audit", path: str | None = None) ->
         raise ValueError(f"{where}: must be a JSON object (the output of 'rerokit audit ... --json')")
     s = _field(d, "settings", where, "dict")
     st = _audit_settings(s, where)
+    if d.get("kind") == "one-run":
+        return _one_run_summary(d, s, st, where, path)
     n = _field(d, "trials", where, "int")
     if n < 1:
         raise ValueError(f"{where}: \"trials\" must be an integer >= 1, got {n!r}")
@@ -455,6 +460,29 @@ def audit_from_dict(d: Any, *, where: str = "audit", path: str | None = None) ->
     lo = _check_prob(_field(d, "ci_low", where, "number"), "ci_low", where)
     hi = _check_prob(_field(d, "ci_high", where, "number"), "ci_high", where)
     return AuditSummary(attack="gradient", successes=None, trials=n, success=p, interval=(lo, hi), **common)
+
+
+def _one_run_summary(d: dict, s: dict, st: dict, where: str, path: str | None) -> AuditSummary:
+    """A one-run audit (``rerokit audit one-run``): accuracy over all canary slots (its Clopper-Pearson
+    interval as the audit printed it), the one-run result itself for its own lower bounds."""
+    m = _field(d, "canaries", where, "int")
+    k = _field(d, "options", where, "int")
+    if m < 1 or k < 2:
+        raise ValueError(f"{where}: \"canaries\" must be >= 1 and \"options\" >= 2")
+    acc = _check_prob(_field(d, "accuracy_all", where, "number"), "accuracy_all", where)
+    ci = _field(d, "accuracy_interval", where, "list")
+    if len(ci) != 2:
+        raise ValueError(f"{where}: \"accuracy_interval\" must be two numbers")
+    lo, hi = (_check_prob(v, "accuracy_interval", where) for v in ci)
+    for key in ("epsilon_lower", "mu_lower"):
+        if not _field(d, key, where, "number") >= 0:
+            raise ValueError(f"{where}: \"{key}\" must be a number >= 0, got {_short(d[key])}")
+    eps = _field(s, "epsilon", where + " settings", "number", optional=True)
+    delta = _field(s, "delta", where + " settings", "number", optional=True)
+    threat = s.get("threat") if s.get("threat") in ("white-box", "black-box") else "canaries"
+    return AuditSummary(attack=f"one-run.{threat}", successes=round(acc * m), trials=m, success=acc, interval=(lo, hi),
+                        kappa=1.0 / k, target_epsilon=None if eps is None else float(eps),
+                        delta=None if delta is None else float(delta), source="json", path=path, one_run=d, **st)
 
 
 def _audit_from_lines(lines: list[str], where: str, path: str) -> AuditSummary:
