@@ -474,7 +474,8 @@ def build_report(
     data["uninformed"] = _uninformed(sched, dim, C, r_given, eta, rng)
     data["guo_mse"] = _guo(sched, D, dim)
     data["audit"] = _audit_section(a, risks[audit_key], delta, sched) if a is not None else None
-    data["what_would_change"] = _what_if(sched, r0, ref, delta) if what_if else {"skipped": "not requested"}
+    data["what_would_change"] = (_what_if(sched, r0, ref, delta) if what_if else
+                                 {"skipped": "not requested (rerokit report --what-if computes it)"})
     data["options"] = {"prior_sizes": list(sizes), "reference_prior_size": ref, "pixel_tolerance": PIXEL_TOLERANCE,
                        "what_if_margins": list(WHAT_IF_MARGINS)}
     notes = []

@@ -264,7 +264,7 @@ def render_html(rep: Any) -> str:
     for t in s.tables:
         parts.append(f'<section><h2 id="what-if">What would change it</h2><p>{_e(t.title)}</p>{_table_html(t)}</section>')
     wc = d["what_would_change"]
-    if wc.get("skipped") and wc["skipped"] != "not requested":
+    if wc.get("skipped") and not wc["skipped"].startswith("not requested"):
         parts.append(f'<section><h2 id="what-if">What would change it</h2><p>{_e(wc["skipped"])}</p></section>')
     parts.append('<section><h2 id="figures">Figures</h2><div class="figs">')
     for i, fd in enumerate(figures(rep)):
