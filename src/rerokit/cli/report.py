@@ -35,7 +35,9 @@ otherwise; Guo et al.'s MSE bound with --diameter; and an audit's measured succe
 proves (--audit: the JSON of 'rerokit audit ... --json' or its --out file).
 
 --html PATH writes a self-contained card (inline styles and figures, no scripts, opens offline,
-prints to PDF); --png DIR writes each figure as PNG with a CSV of its numbers beside it.
+prints to PDF); --png DIR writes each figure as PNG with a CSV of its numbers beside it;
+--model-card FILE writes a "Privacy" section with YAML metadata into a model card (through
+huggingface_hub's ModelCard when installed).
 """
 
 FIELDS = [
@@ -64,7 +66,7 @@ FIELDS = [
     ("notes", "warnings (e.g. delta not below 1/N, a section left out)"),
     ("verdict", "one line per threat model in odds against the blind guess: threat_model and text"),
     ("key_numbers", "every number of the card and the tables by a dotless key (the data-key of the HTML card)"),
-    ("written", "files written by --html / --png"),
+    ("written", "files written by --html / --png / --model-card"),
 ]
 
 
@@ -102,6 +104,8 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
 
     if args.html is not None:
         check_output_file("html", args.html)
+    if args.model_card is not None:
+        check_output_file("model-card", args.model_card)
     if args.png is not None:
         from rerokit.report.figures import FIGURE_NAMES
 
@@ -118,6 +122,10 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         written["html"] = rep.write_html(args.html)
     if args.png is not None:
         written["png"] = rep.write_png(args.png)
+    if args.model_card is not None:
+        from rerokit.report.model_card import write_model_card
+
+        written["model_card"] = write_model_card(out, args.model_card)
     if written:
         out["written"] = written
     return out
@@ -142,6 +150,8 @@ def summary(result: dict[str, Any]):
     notes = list(s.notes)
     if "html" in w:
         notes.append(f"HTML card written to {w['html']}")
+    if "model_card" in w:
+        notes.append(f"Privacy section and metadata written to the model card {w['model_card']}")
     if "png" in w:
         notes.append(f"{len(w['png'])} figure files (PNG + CSV) written to {os.path.dirname(w['png'][0]) or '.'}")
     return dataclasses.replace(s, notes=tuple(notes))
@@ -176,6 +186,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--label", default=None, help="a title for the report (e.g. the model's name)")
     p.add_argument("--html", default=None, metavar="PATH", help="write the self-contained HTML card here")
     p.add_argument("--png", default=None, metavar="DIR", help="write each figure as PNG + CSV into this folder")
+    p.add_argument("--model-card", default=None, metavar="FILE",
+                   help="write a 'Privacy' section (facts, verdict, numbers) and its YAML metadata into this model "
+                   "card, e.g. a Hugging Face README.md (created, or its Privacy section replaced)")
     wi = p.add_mutually_exclusive_group()
     wi.add_argument("--what-if", action="store_true", default=None,
                     help="add 'what would change it': the noise multiplier or steps for gamma <= 0.15 / 0.2 / 0.3 at a "
