@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-__all__ = ["Level", "privacy_level", "GLOSSARY", "glossary_for", "REFERENCES", "TIERS"]
+__all__ = ["Level", "privacy_level", "GLOSSARY", "SHORT", "glossary_for", "REFERENCES", "TIERS"]
 
 REFERENCES: dict[str, str] = {
     "ponomareva2023": "Ponomareva, Hazimeh, Kurakin, Xu, Denison, McMahan, Vassilvitskii, Chien, Thakurta (2023). "
@@ -118,6 +118,20 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
     ("CI", "confidence interval (95%, exact Clopper-Pearson for success rates)"),
 )
 """Symbol or abbreviation -> its meaning in plain words."""
+
+
+SHORT: dict[str, str] = {
+    "\u03b3": "bound on any attacker's reconstruction success", "\u03ba": "success of a blind guess",
+    "prior": "the candidates the target comes from", "\u03b5": "DP parameter (smaller = more private)",
+    "\u03b4": "probability the \u03b5 guarantee may fail", "\u03bc": "Gaussian-DP parameter",
+    "\u03c3": "noise multiplier", "q": "sampling rate", "T": "steps", "C": "clipping norm",
+    "r": "smallest record norm", "N": "values per record", "TPR": "members flagged", "FPR": "non-members flagged",
+    "advantage": "TPR \u2212 FPR", "Bayes": "best membership accuracy at 1/2", "f-DP": "trade-off curve \u03b2(\u03b1)",
+    "PLD": "privacy-loss distribution (certified accounting)", "RDP": "R\u00e9nyi DP", "MSE": "mean squared error",
+    "PSNR": "peak signal-to-noise ratio", "NCC": "normalised cross-correlation",
+    "\u03a6": "standard normal CDF", "s_lo": "lower 95% end of the audit's success", "CI": "confidence interval",
+}
+"""One short gloss per :data:`GLOSSARY` symbol, for the terminal (the card and model card show the long one)."""
 
 
 def _occurs(term: str, text: str) -> bool:
