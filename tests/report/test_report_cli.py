@@ -141,7 +141,7 @@ def test_human_output_is_a_verdict_then_tables(cli):
     assert code == 0 and err == ""
     lines = [ln for ln in out.splitlines() if ln.strip()]
     assert lines[0] == "DP-SGD reconstruction-risk report: DP-SGD with \u03c3 = 1, q = 0.01, T = 1000 steps."
-    assert lines[1].startswith("\u2022 Level: reasonable \u2014 the run is (\u03b5 = 1.828")
+    assert lines[1].startswith("\u2022 Level: reasonable \u2014 (\u03b5 = 1.828")
     assert "\u2022 Reconstruction, informed adversary:" in out and "\u2022 Membership inference:" in out
     assert "Quantity" in out and "\x1b[" not in out  # captured output is not a terminal: no colour
     assert "give --data-shape" in out  # the missing uninformed section says how to get it

@@ -687,7 +687,7 @@ def verdict_sentences(d: dict[str, Any]) -> list[tuple[str, Sentence]]:
     out: list[tuple[str, Sentence]] = []
     lv = d["level"]
     out.append(("level", (
-        Lead("Level: "), f"{lv['name']} \u2014 the run is (\u03b5 = {fmt(d['epsilon'])}, \u03b4 = {fmt(d['delta'])})-DP; "
+        Lead("Level: "), f"{lv['name']} \u2014 (\u03b5 = {fmt(d['epsilon'])}, \u03b4 = {fmt(d['delta'])})-DP on the "
         f"{lv['basis']}.",
     )))
     inf = d["informed"]

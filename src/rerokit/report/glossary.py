@@ -81,9 +81,8 @@ def privacy_level(epsilon: float, delta: float) -> Level:
     """
     tier = next(i for i, (hi, _) in enumerate(TIERS, start=1) if epsilon <= hi)
     name = TIERS[tier - 1][1]
-    basis = ("tiers of Ponomareva et al. 2023, \"How to DP-fy ML\": \u03b5 \u2264 1 strong, \u03b5 \u2264 10 "
-             "reasonable, larger weak formal guarantees; for comparison, De et al. 2022 trained published "
-             "DP-SGD image classifiers (CIFAR-10, ImageNet) at \u03b5 = 1 to 8")
+    basis = ("tiers of Ponomareva et al. 2023, \"How to DP-fy ML\": \u03b5 \u2264 1 strong, \u2264 10 reasonable, "
+             "above weak; De et al. 2022 published DP-SGD image classifiers (CIFAR-10, ImageNet) at \u03b5 = 1 to 8")
     return Level(name, tier, float(epsilon), float(delta), basis)
 
 
