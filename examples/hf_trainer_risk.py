@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 import warnings
 
 import numpy as np
@@ -82,7 +83,8 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--delta", type=float, default=1e-5)
     p.add_argument("--lr", type=float, default=0.5)
     p.add_argument("--card", default=None, help="write the HTML risk card of the finished run here")
-    p.add_argument("--out-dir", default="hf_trainer_risk_out", help="the Trainer's output_dir (nothing is saved)")
+    p.add_argument("--out-dir", default=None, help="the Trainer's output_dir (default: a temporary folder; nothing "
+                   "is saved)")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     warnings.filterwarnings("ignore", module="opacus")
@@ -104,8 +106,9 @@ def main(argv: list[str] | None = None) -> dict:
         noise_multiplier=args.noise_multiplier, max_grad_norm=1.0, poisson_sampling=True)
     callback = RiskCallback(engine, prior=args.prior_size, delta=args.delta, max_gamma=args.max_gamma,
                             max_epsilon=args.max_epsilon, card=args.card)
+    out_dir = args.out_dir or tempfile.mkdtemp(prefix="hf_trainer_risk_")
     targs = TrainingArguments(
-        output_dir=args.out_dir, max_steps=args.max_steps,
+        output_dir=out_dir, max_steps=args.max_steps,
         logging_steps=max(args.max_steps // 5, 1), save_strategy="no", report_to="none", max_grad_norm=0.0,
         use_cpu=True, disable_tqdm=True, seed=args.seed, dataloader_num_workers=0)
     trainer = DPTrainer(model=model, args=targs, optimizers=(optimizer, None), dp_loader=loader)

@@ -70,6 +70,12 @@ def page_data(card):
                 page.wait_for_load_state("load")
                 out[f"shot_{scheme}"] = page.screenshot(full_page=True)
                 out[f"bg_{scheme}"] = page.evaluate("getComputedStyle(document.body).backgroundColor")
+                if scheme == "dark":
+                    out["ink_dark"] = page.eval_on_selector_all(
+                        "figure svg [style*=currentColor]", "els => els.slice(0, 3).map(e => "
+                        "[getComputedStyle(e).fill, getComputedStyle(e).stroke])")
+                    out["panel_dark"] = page.evaluate(
+                        "getComputedStyle(document.querySelector('figure .panel')).backgroundColor")
                 if scheme == "dark":  # printing from a dark-mode browser still gives black on white
                     page.emulate_media(media="print")
                     out["print_dark"] = page.evaluate(
@@ -86,9 +92,22 @@ def page_data(card):
                     out["source"] = page.inner_text(".source")
                     out["svgs"] = page.eval_on_selector_all(
                         "figure svg", "els => els.map(e => [e.getBoundingClientRect().width, "
-                        "e.getBoundingClientRect().height])")
+                        "e.getBoundingClientRect().height, e.viewBox.baseVal.width])")
                     page.emulate_media(media="print")
                     out["pdf"] = page.pdf(format="A4")
+                page.close()
+            for scheme in ("light", "dark"):  # a 390 px phone
+                page = browser.new_page(viewport={"width": 390, "height": 844}, color_scheme=scheme,
+                                        device_scale_factor=2, is_mobile=True, has_touch=True)
+                page.on("console", lambda m: out["console"].append((m.type, m.text)))
+                page.goto("file://" + path)
+                page.wait_for_load_state("load")
+                out[f"phone_{scheme}"] = page.evaluate(
+                    "[document.documentElement.scrollWidth, window.innerWidth, "
+                    "Math.max(...Array.from(document.querySelectorAll('.table-scroll'), e => e.scrollWidth - "
+                    "e.clientWidth)), Array.from(document.querySelectorAll('main *')).filter(e => "
+                    "!e.closest('.table-scroll') && e.getBoundingClientRect().right > window.innerWidth + 0.5)"
+                    ".map(e => e.tagName + '.' + e.className).slice(0, 5)]")
                 page.close()
         finally:
             browser.close()
@@ -126,11 +145,15 @@ def test_no_console_errors_and_nothing_leaves_the_file(page_data, card):
 
 
 def test_figures_are_inline_svgs_that_scale(page_data, card):
+    from rerokit.report.figures import CARD_FONT_PX, FONT_PT
+
     d = card[1]
     n_fig = 5  # gamma_vs_kappa, over_steps, tradeoff, uninformed_mse_cdf, audit
     assert len(page_data["svgs"]) == n_fig
-    for w, h in page_data["svgs"]:
+    for w, h, vb in page_data["svgs"]:
         assert w > 300 and h > 150
+        # one text size: every figure shows its FONT_PT-point text at CARD_FONT_PX pixels (same scale)
+        assert w / vb == pytest.approx(CARD_FONT_PX / FONT_PT, rel=0.01)
     assert d["audit"] is not None and not d["uninformed"].get("skipped")
 
 
@@ -168,6 +191,23 @@ def test_user_strings_are_shown_literally_and_never_run(page_data, card):
     assert page_data["scripts"] == 0  # the label and the file name made no <script> element
     assert page_data["h1"] == LABEL  # shown as text, quotes and all
     assert page_data["source"] == f"opacus history {card[2]}"
+
+
+def test_figures_follow_dark_mode(page_data):
+    # the ink of the figures is the page's text colour (light on dark), their panel the card's dark colour
+    assert page_data["ink_dark"]
+    light = "rgb(230, 233, 238)"  # --fg of the dark palette
+    for fill, stroke in page_data["ink_dark"]:
+        assert light in (fill, stroke), (fill, stroke)
+    assert page_data["panel_dark"] == "rgb(27, 33, 41)"  # --card of the dark palette, not a white block
+
+
+def test_no_horizontal_page_scroll_on_a_390px_phone(page_data):
+    for scheme in ("light", "dark"):
+        scroll_w, inner_w, table_overflow, sticking_out = page_data[f"phone_{scheme}"]
+        assert scroll_w <= inner_w, (scheme, scroll_w, inner_w, sticking_out)
+        assert not sticking_out, sticking_out
+        assert table_overflow > 0  # the wide table scrolls inside its own box instead
 
 
 def test_card_prints_to_pdf(page_data):

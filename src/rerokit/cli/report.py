@@ -10,10 +10,12 @@ from rerokit.cli._common import add_clip_arg, add_command, add_json_flag, add_sa
 from rerokit.cli._common import sampling_from_args
 
 DESCRIPTION = """
-Every risk of a DP-SGD run in one report: a verdict in plain words (one sentence per threat
-model), every number with its method and whether it is a certified bound or an estimate, and the
-noise multiplier or steps that would bring the reconstruction bound (prior of 10) to 0.15, 0.2
-or 0.3. The numbers are those of 'rerokit bound dpsgd / tradeoff / uninformed / mse-rdp' and
+Every risk of a DP-SGD run in one report: the level of its epsilon among published practice
+(Ponomareva et al. 2023, "How to DP-fy ML"), one line per threat model in odds against a blind
+guess ("at most 37 in 100 attempts, against 10 by chance"), every number with its method and
+whether it is a certified bound or an estimate, a glossary of the symbols, and with --what-if
+(default with --html) the noise multiplier or steps that would bring the reconstruction bound
+(prior of 10) to 0.15, 0.2 or 0.3. The numbers are those of 'rerokit bound dpsgd / tradeoff / uninformed / mse-rdp' and
 'rerokit calibrate dpsgd' for the same settings.
 
 The run: --noise-multiplier, --sample-rate and --steps; or --opacus-history FILE, a JSON list of
@@ -38,7 +40,9 @@ otherwise; Guo et al.'s MSE bound with --diameter; and an audit's measured succe
 proves (--audit: the JSON of 'rerokit audit ... --json' or its --out file).
 
 --html PATH writes a self-contained card (inline styles and figures, no scripts, opens offline,
-prints to PDF); --png DIR writes each figure as PNG with a CSV of its numbers beside it.
+prints to PDF); --png DIR writes each figure as PNG with a CSV of its numbers beside it;
+--model-card FILE writes a "Privacy" section with YAML metadata into a model card (through
+huggingface_hub's ModelCard when installed).
 """
 
 FIELDS = [
@@ -103,7 +107,7 @@ FIELDS = [
     ("notes", "warnings (e.g. delta not below 1/N, a section left out)"),
     ("verdict", "one line per threat model in odds against the blind guess: threat_model and text"),
     ("key_numbers", "every number of the card and the tables by a dotless key (the data-key of the HTML card)"),
-    ("written", "files written by --html / --png"),
+    ("written", "files written by --html / --png / --model-card"),
 ]
 
 
@@ -141,6 +145,8 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
 
     if args.html is not None:
         check_output_file("html", args.html)
+    if args.model_card is not None:
+        check_output_file("model-card", args.model_card)
     if args.png is not None:
         from rerokit.report.figures import FIGURE_NAMES
 
@@ -149,7 +155,7 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         mechanism, noise_multiplier=args.noise_multiplier, sample_rate=args.sample_rate, steps=args.steps,
         data_shape=args.data_shape, dataset_size=args.dataset_size, clip=args.clip, min_norm=args.min_norm,
         diameter=args.diameter, mse_threshold=args.mse_threshold, data_range=args.data_range, delta=args.delta,
-        audit=args.audit, label=args.label, source=source, what_if=not args.no_what_if, **sampling_from_args(args),
+        audit=args.audit, label=args.label, source=source, what_if=_what_if_wanted(args), **sampling_from_args(args),
     )
     out = rep.to_dict()
     written: dict[str, Any] = {}
@@ -157,9 +163,21 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         written["html"] = rep.write_html(args.html)
     if args.png is not None:
         written["png"] = rep.write_png(args.png)
+    if args.model_card is not None:
+        from rerokit.report.model_card import write_model_card
+
+        written["model_card"] = write_model_card(out, args.model_card)
     if written:
         out["written"] = written
     return out
+
+
+def _what_if_wanted(args: argparse.Namespace) -> bool:
+    """'What would change it' costs six calibrations: computed for the card, or when asked; a
+    settings-only report in the terminal stays under a second (benchmarks/report_speed.py)."""
+    if args.no_what_if:
+        return False
+    return bool(args.what_if) or args.html is not None
 
 
 def summary(result: dict[str, Any]):
@@ -173,6 +191,8 @@ def summary(result: dict[str, Any]):
     notes = list(s.notes)
     if "html" in w:
         notes.append(f"HTML card written to {w['html']}")
+    if "model_card" in w:
+        notes.append(f"Privacy section and metadata written to the model card {w['model_card']}")
     if "png" in w:
         notes.append(f"{len(w['png'])} figure files (PNG + CSV) written to {os.path.dirname(w['png'][0]) or '.'}")
     return dataclasses.replace(s, notes=tuple(notes))
@@ -209,5 +229,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--label", default=None, help="a title for the report (e.g. the model's name)")
     p.add_argument("--html", default=None, metavar="PATH", help="write the self-contained HTML card here")
     p.add_argument("--png", default=None, metavar="DIR", help="write each figure as PNG + CSV into this folder")
-    p.add_argument("--no-what-if", action="store_true", help="skip 'what would change it' (six calibrations)")
+    p.add_argument("--model-card", default=None, metavar="FILE",
+                   help="write a 'Privacy' section (facts, verdict, numbers) and its YAML metadata into this model "
+                   "card, e.g. a Hugging Face README.md (created, or its Privacy section replaced)")
+    wi = p.add_mutually_exclusive_group()
+    wi.add_argument("--what-if", action="store_true", default=None,
+                    help="add 'what would change it': the noise multiplier or steps for gamma <= 0.15 / 0.2 / 0.3 at a "
+                    "prior of 10 (six calibrations, a few seconds; on by default with --html)")
+    wi.add_argument("--no-what-if", action="store_true", help="leave 'what would change it' out, also of the card")
     add_json_flag(p)

@@ -115,7 +115,8 @@ class RiskMonitor:
       prior: the adversary's prior for gamma: an int n (n equally likely candidates) or a rerokit prior.
       delta: delta of the reported epsilon, in (0, 1).
       limits: :class:`RiskLimits` at which to stop.
-      card: path of an HTML risk card written by :meth:`finish` (None: none).
+      card: path of the risk card written by :meth:`finish`: HTML, or with a ``.md`` suffix the
+        Privacy section of a model card (``rerokit report --model-card``); None: none.
 
     Raises:
       ValueError: if the run is given twice or not at all (``allow_late=False``), a setting is out of
@@ -295,7 +296,12 @@ class RiskMonitor:
         if self.card is not None and segs:
             from rerokit.report.build import build_report
 
-            rep = build_report(Schedule.from_segments(segs), delta=self.delta, what_if=False,
+            rep = build_report(Schedule.from_segments(segs), delta=self.delta, what_if=self.card.suffix != ".md",
                                source="training callback")
-            out["card"] = rep.write_html(self.card)
+            if self.card.suffix == ".md":  # a model card (README.md): its Privacy section and metadata
+                from rerokit.report.model_card import write_model_card
+
+                out["card"] = write_model_card(rep.to_dict(), self.card)
+            else:
+                out["card"] = rep.write_html(self.card)
         return out

@@ -46,7 +46,8 @@ class RiskCallback(Callback):
       max_gamma: stop before gamma would exceed this (None: no limit).
       max_tpr: stop before the TPR bound at 1% FPR would exceed this.
       max_epsilon: stop before epsilon would exceed this.
-      card: write the HTML risk card of the finished run here (None: none).
+      card: write the risk card of the finished run here: an HTML card, or with a ``.md`` suffix
+        the Privacy section of a model card such as ``README.md`` (None: none).
 
     Raises:
       ValueError: if the run is given twice, or a setting or limit is out of range; at ``fit``, if

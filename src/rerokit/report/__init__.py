@@ -32,6 +32,8 @@ _EXPORTS = {
     "load_history": "rerokit.report.inputs",
     "load_event": "rerokit.report.inputs",
     "event_from_json": "rerokit.report.inputs",
+    "write_model_card": "rerokit.report.model_card",
+    "privacy_level": "rerokit.report.glossary",
 }
 
 __all__ = list(_EXPORTS)

@@ -509,7 +509,8 @@ def build_report(
             "population": "a target drawn from the prior", "reference": "Hayes et al. 2023, Thm 2"}
     data["guo_mse"] = _guo(sched, D, dim)
     data["audit"] = _audit_section(a, risks[audit_key], delta, sched) if a is not None else None
-    data["what_would_change"] = _what_if(sched, r0, ref, delta) if what_if else {"skipped": "not requested"}
+    data["what_would_change"] = (_what_if(sched, r0, ref, delta) if what_if else
+                                 {"skipped": "not requested (rerokit report --what-if computes it)"})
     data["options"] = {"prior_sizes": list(sizes), "reference_prior_size": ref, "pixel_tolerance": PIXEL_TOLERANCE,
                        "what_if_margins": list(WHAT_IF_MARGINS)}
     notes = []
@@ -743,7 +744,7 @@ def verdict_sentences(d: dict[str, Any]) -> list[tuple[str, Sentence]]:
     out: list[tuple[str, Sentence]] = []
     lv = d["level"]
     out.append(("level", (
-        Lead("Level: "), f"{lv['name']} \u2014 the run is (\u03b5 = {fmt(d['epsilon'])}, \u03b4 = {fmt(d['delta'])})-DP; "
+        Lead("Level: "), f"{lv['name']} \u2014 (\u03b5 = {fmt(d['epsilon'])}, \u03b4 = {fmt(d['delta'])})-DP on the "
         f"{lv['basis']}.",
     )))
     inf = d["informed"]

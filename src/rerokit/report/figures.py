@@ -33,6 +33,14 @@ FIGURE_NAMES = ("gamma_vs_kappa", "over_steps", "tradeoff", "uninformed_mse_cdf"
 KAPPA_MIN = 1e-8
 """Smallest baseline kappa on the gamma-vs-kappa figure (smaller baselines are named in its caption)."""
 
+FONT_PT = 10
+"""The one font size (points) of every text in every figure (titles, labels, ticks, legends, notes)."""
+
+CARD_FONT_PX = 13
+"""Rendered size (CSS px) of that font in the HTML card: each inline SVG gets the width at which
+FONT_PT points show as this many pixels, so all figures share one text size (narrower screens
+scale them down together, up to their container's width)."""
+
 PALETTE = {"blue": "#0072B2", "orange": "#E69F00", "green": "#009E73", "red": "#D55E00", "purple": "#CC79A7",
            "sky": "#56B4E9", "grey": "#6b6b6b", "black": "#000000"}
 
@@ -179,12 +187,12 @@ def _tradeoff(rep: Any) -> FigureData:
                 ax.set_yscale("log")
                 ax.set_xlim(1e-6, 1)
                 ax.set_ylim(1e-6, 1.2)
-                ax.set_title("log scale", fontsize=10)
+                ax.set_title("log scale")
             else:
                 ax.set_xlim(0, 1)
                 ax.set_ylim(0, 1)
-                ax.set_title("linear scale", fontsize=10)
-                ax.legend(loc="lower right", fontsize=8.5, framealpha=0.9)
+                ax.set_title("linear scale")
+                ax.legend(loc="lower right", framealpha=0.9)
             ax.set_xlabel("false-positive rate (FPR, \u03b1)")
             ax.set_ylabel("true-positive rate (TPR)")
             ax.grid(True, alpha=0.3)
@@ -263,7 +271,7 @@ def _audit(rep: Any) -> FigureData | None:
         ax.set_ylabel("probability of reconstructing the target")
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(loc="upper left", framealpha=0.9)
-        ax.set_title("attack against the bound", fontsize=10)
+        ax.set_title("attack against the bound")
         if lb:
             ax = fig.add_subplot(1, 2, 2)
             y = [1, 0]
@@ -273,7 +281,7 @@ def _audit(rep: Any) -> FigureData | None:
             ax.plot(cert, y, "|", color=PALETTE["blue"], ms=26, mew=3, label="certified (upper bound)")
             for yy, lo_, ce in zip(y, lows_, cert):
                 ax.annotate(f"{lo_:.3g} \u2264 \u00b7 \u2264 {ce:.3g}", (ce, yy), textcoords="offset points",
-                            xytext=(6, -3), fontsize=8.5)
+                            xytext=(6, -3))
             ax.set_yticks(y)
             ax.set_yticklabels([f"\u03b5 (\u03b4 = {au['certified_epsilon_delta']:g})",
                                 "\u03bc" + (" (GDP)" if au["certified_mu_kind"] == "mu_gdp" else " (equivalent)")])
@@ -282,7 +290,7 @@ def _audit(rep: Any) -> FigureData | None:
             ax.set_xlabel("privacy parameter")
             ax.grid(True, axis="x", alpha=0.3)
             ax.legend(loc="upper right", framealpha=0.9, markerscale=0.5)
-            ax.set_title("what the audit proves", fontsize=10)
+            ax.set_title("what the audit proves")
 
     cap = (f"Audit ({au['attack']} attack, {au['trials']} trials): measured success with its exact Clopper-Pearson "
            "interval against the certified bound \u03b3 at the audit's baseline \u03ba"
@@ -317,9 +325,10 @@ def _figure(fd: FigureData):
     import matplotlib
     from matplotlib.figure import Figure  # no pyplot: no backend is selected, no window opens
 
-    with matplotlib.rc_context({"svg.fonttype": "path", "svg.hashsalt": "rerokit", "font.size": 11,
-                                "axes.titlesize": 11, "axes.labelsize": 11, "legend.fontsize": 9.5,
-                                "xtick.labelsize": 10, "ytick.labelsize": 10, "figure.dpi": 100}):
+    with matplotlib.rc_context({"svg.fonttype": "path", "svg.hashsalt": "rerokit", "font.size": FONT_PT,
+                                "axes.titlesize": FONT_PT, "axes.labelsize": FONT_PT, "legend.fontsize": FONT_PT,
+                                "xtick.labelsize": FONT_PT, "ytick.labelsize": FONT_PT, "figure.titlesize": FONT_PT,
+                                "figure.dpi": 100}):
         fig = Figure(figsize=fd.size, layout="constrained")
         fd.draw(fig, fd.columns)
     return fig
@@ -348,8 +357,17 @@ def render_svg(fd: FigureData, prefix: str) -> str:
     s = re.sub(r'\sid="([^"]+)"', lambda m: f' id="{prefix}-{m.group(1)}"', s)
     s = re.sub(r'url\(#([^)]+)\)', lambda m: f"url(#{prefix}-{m.group(1)})", s)
     s = re.sub(r'xlink:href="#([^"]+)"', lambda m: f'xlink:href="#{prefix}-{m.group(1)}"', s)
-    # scale with the page: drop the fixed width/height (the viewBox keeps the aspect ratio)
+    # one text size across figures: the width at which FONT_PT points render as CARD_FONT_PX pixels (the
+    # viewBox is in points and keeps the aspect ratio; max-width lets a narrow screen scale it down)
+    m = re.search(r'<svg[^>]*?\swidth="([0-9.]+)pt"', s)
+    css_w = float(m.group(1)) * CARD_FONT_PX / FONT_PT if m else None
     s = re.sub(r'<svg([^>]*?)\swidth="[^"]*"\sheight="[^"]*"', r'<svg\1', s, count=1)
+    if css_w is not None:
+        s = s.replace("<svg", f'<svg style="width: {css_w:.0f}px; max-width: 100%; height: auto; fill: currentColor"', 1)
+    # dark mode: black ink (explicit, or SVG's default fill of text glyphs: the root's fill) follows the
+    # page's text colour; white backgrounds take the card's colour
+    s = re.sub(r"#000000\b", "currentColor", s)
+    s = re.sub(r"fill:\s*#ffffff\b", "fill: var(--card, #ffffff)", s)
     s = s.replace("<svg", f'<svg role="img" aria-labelledby="{prefix}-title"', 1)
     s = re.sub(r"(<svg[^>]*>)", lambda m: m.group(1) + f'<title id="{prefix}-title">{_esc(fd.title)}</title>', s,
                count=1)

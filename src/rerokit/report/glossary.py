@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-__all__ = ["Level", "privacy_level", "GLOSSARY", "glossary_for", "REFERENCES", "TIERS"]
+__all__ = ["Level", "privacy_level", "GLOSSARY", "SHORT", "glossary_for", "REFERENCES", "TIERS"]
 
 REFERENCES: dict[str, str] = {
     "ponomareva2023": "Ponomareva, Hazimeh, Kurakin, Xu, Denison, McMahan, Vassilvitskii, Chien, Thakurta (2023). "
@@ -81,9 +81,8 @@ def privacy_level(epsilon: float, delta: float) -> Level:
     """
     tier = next(i for i, (hi, _) in enumerate(TIERS, start=1) if epsilon <= hi)
     name = TIERS[tier - 1][1]
-    basis = ("tiers of Ponomareva et al. 2023, \"How to DP-fy ML\": \u03b5 \u2264 1 strong, \u03b5 \u2264 10 "
-             "reasonable, larger weak formal guarantees; for comparison, De et al. 2022 trained published "
-             "DP-SGD image classifiers (CIFAR-10, ImageNet) at \u03b5 = 1 to 8")
+    basis = ("tiers of Ponomareva et al. 2023, \"How to DP-fy ML\": \u03b5 \u2264 1 strong, \u2264 10 reasonable, "
+             "above weak; De et al. 2022 published DP-SGD image classifiers (CIFAR-10, ImageNet) at \u03b5 = 1 to 8")
     return Level(name, tier, float(epsilon), float(delta), basis)
 
 
@@ -118,6 +117,20 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
     ("CI", "confidence interval (95%, exact Clopper-Pearson for success rates)"),
 )
 """Symbol or abbreviation -> its meaning in plain words."""
+
+
+SHORT: dict[str, str] = {
+    "\u03b3": "bound on any attacker's reconstruction success", "\u03ba": "success of a blind guess",
+    "prior": "the candidates the target comes from", "\u03b5": "DP parameter (smaller = more private)",
+    "\u03b4": "probability the \u03b5 guarantee may fail", "\u03bc": "Gaussian-DP parameter",
+    "\u03c3": "noise multiplier", "q": "sampling rate", "T": "steps", "C": "clipping norm",
+    "r": "smallest record norm", "N": "values per record", "TPR": "members flagged", "FPR": "non-members flagged",
+    "advantage": "TPR \u2212 FPR", "Bayes": "best membership accuracy at 1/2", "f-DP": "trade-off curve \u03b2(\u03b1)",
+    "PLD": "privacy-loss distribution (certified accounting)", "RDP": "R\u00e9nyi DP", "MSE": "mean squared error",
+    "PSNR": "peak signal-to-noise ratio", "NCC": "normalised cross-correlation",
+    "\u03a6": "standard normal CDF", "s_lo": "lower 95% end of the audit's success", "CI": "confidence interval",
+}
+"""One short gloss per :data:`GLOSSARY` symbol, for the terminal (the card and model card show the long one)."""
 
 
 def _occurs(term: str, text: str) -> bool:

@@ -14,8 +14,12 @@ Guarantees (tested in headless Chromium):
 * Key numbers carry ``data-key`` (the key of ``key_numbers`` in ``rerokit report --json``),
   ``data-value`` (the JSON value, ``repr``) and, for numbers that underflow, ``data-log10``; the
   text shown is that value with the documented precision of :mod:`rerokit.report.format`.
-* Light and dark (``prefers-color-scheme``; figures sit on a light panel in both), and
-  ``@media print`` for a clean PDF (no backgrounds, no page break inside a figure or table row).
+* Light and dark (``prefers-color-scheme``): the figures' ink is ``currentColor`` and their
+  backgrounds the card's colour, so they follow the page; every figure text has one size
+  (:data:`rerokit.report.figures.FONT_PT`, shown at the same pixel size in every figure).
+* Any width down to a 390 px phone without page-level horizontal scrolling: tables scroll in
+  their own box, long words wrap, figures scale down.
+* ``@media print`` for a clean PDF (no backgrounds, no page break inside a figure or table row).
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ CSS = """
 }
 * { box-sizing: border-box; }
 html { background: var(--bg); }
-body { margin: 0; padding: 24px 12px; color: var(--fg); background: var(--bg);
+body { margin: 0; padding: 24px 12px; color: var(--fg); background: var(--bg); overflow-wrap: break-word;
   font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
 main { max-width: 1080px; margin: 0 auto; background: var(--card); border: 1px solid var(--line);
   border-radius: 12px; padding: 28px 32px; }
@@ -57,6 +61,7 @@ h2 { font-size: 1.15rem; margin: 2rem 0 0.6rem; padding-bottom: 0.25rem; border-
 ul.verdict { padding-left: 1.1rem; margin: 0; }
 ul.verdict li { margin: 0.45rem 0; }
 ul.verdict li .tm { font-weight: 700; }
+.table-scroll { max-width: 100%; overflow-x: auto; }
 table { width: 100%; border-collapse: collapse; font-size: 0.9rem; }
 th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
 thead th { font-size: 0.82rem; color: var(--muted); font-weight: 600; }
@@ -68,20 +73,24 @@ td.detail { font-variant-numeric: tabular-nums; color: var(--muted); white-space
 .badge.certified { background: var(--ok-bg); color: var(--ok-fg); }
 .badge.estimate { background: var(--est-bg); color: var(--est-fg); }
 .badge.empirical { background: var(--emp-bg); color: var(--emp-fg); }
-.figs { display: grid; grid-template-columns: repeat(auto-fit, minmax(440px, 1fr)); gap: 18px; }
-figure { margin: 0; }
+.figs { display: grid; grid-template-columns: minmax(0, 1fr); gap: 18px; }
+figure { margin: 0; min-width: 0; }
 figure.wide { grid-column: 1 / -1; }
-.panel { background: #ffffff; border: 1px solid var(--line); border-radius: 10px; padding: 6px; }
-.panel svg { display: block; width: 100%; height: auto; }
+.panel { background: var(--card); color: var(--fg); border: 1px solid var(--line); border-radius: 10px; padding: 6px; }
+.panel svg { display: block; margin: 0 auto; }
 figcaption { font-size: 0.85rem; color: var(--muted); margin-top: 6px; }
 figcaption b { color: var(--fg); }
 .notes li { margin: 0.3rem 0; }
 .warn { color: var(--warn); font-weight: 600; }
 dl.inputs { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; font-size: 0.88rem; margin: 0; }
 dl.inputs dt { color: var(--muted); }
-dl.inputs dd { margin: 0; overflow-wrap: anywhere; }
+dl.inputs dd { margin: 0; overflow-wrap: anywhere; min-width: 0; }
+dl.glossary dt { font-weight: 700; }
+ol.refs { font-size: 0.85rem; padding-left: 1.3rem; }
+code { overflow-wrap: anywhere; }
 footer { margin-top: 2rem; color: var(--muted); font-size: 0.8rem; }
-@media (max-width: 640px) { main { padding: 18px 14px; } .figs { grid-template-columns: 1fr; } }
+@media (max-width: 640px) { body { padding: 8px 4px; } main { padding: 16px 12px; } .figs { grid-template-columns: 1fr; }
+  dl.inputs { grid-template-columns: 1fr; } dl.inputs dd { margin-bottom: 6px; } }
 @media print {
   :root { color-scheme: light; --bg: #fff; --card: #fff; --fg: #000; --muted: #444; --accent: #000; --num: #000;
     --line: #bbb; --tile: #fff; --ok-bg: #fff; --ok-fg: #000; --est-bg: #fff; --est-fg: #000; --emp-bg: #fff;
@@ -139,7 +148,8 @@ def _tiles(d: dict[str, Any]) -> str:
 
 
 def _rows_html(rows: Any) -> str:
-    out = ['<table class="numbers"><thead><tr><th scope="col">Quantity</th><th scope="col">Value</th>'
+    out = ['<div class="table-scroll" role="region" aria-label="every number" tabindex="0">'
+           '<table class="numbers"><thead><tr><th scope="col">Quantity</th><th scope="col">Value</th>'
            '<th scope="col">Certified bracket / interval</th><th scope="col">Method</th><th scope="col">Kind</th>'
            "</tr></thead><tbody>"]
     for r in rows:
@@ -147,18 +157,19 @@ def _rows_html(rows: Any) -> str:
             out.append(f'<tr class="section"><th colspan="5" scope="rowgroup">{_e(r.section)}</th></tr>')
         out.append(f'<tr><td>{_e(r.label)}</td><td class="value">{_sentence_html(r.value)}</td>'
                    f'<td class="detail">{_e(r.detail)}</td><td>{_e(r.method)}</td><td>{_badge(r.status)}</td></tr>')
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     return "\n".join(out)
 
 
 def _table_html(t: Any) -> str:
-    out = ['<table class="what-if"><thead><tr>']
+    out = ['<div class="table-scroll" role="region" aria-label="what would change it" tabindex="0">'
+           '<table class="what-if"><thead><tr>']
     out += [f'<th scope="col">{_e(c)}</th>' for c in t.columns]
     out.append("</tr></thead><tbody>")
     for r in t.rows:
         out.append("<tr>" + "".join(f"<td>{_sentence_html(x) if isinstance(x, (Num, tuple)) else _e(x)}</td>"
                                     for x in r) + "</tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     return "\n".join(out)
 
 
@@ -268,7 +279,7 @@ def render_html(rep: Any) -> str:
     for t in s.tables:
         parts.append(f'<section><h2 id="what-if">What would change it</h2><p>{_e(t.title)}</p>{_table_html(t)}</section>')
     wc = d["what_would_change"]
-    if wc.get("skipped") and wc["skipped"] != "not requested":
+    if wc.get("skipped") and not wc["skipped"].startswith("not requested"):
         parts.append(f'<section><h2 id="what-if">What would change it</h2><p>{_e(wc["skipped"])}</p></section>')
     parts.append('<section><h2 id="figures">Figures</h2><div class="figs">')
     for i, fd in enumerate(figures(rep)):
@@ -283,6 +294,13 @@ def render_html(rep: Any) -> str:
     parts.append('<section><h2 id="threat-models">Threat models in plain words</h2><dl class="inputs">')
     parts += [f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in _THREAT_TEXT]
     parts.append("</dl></section>")
+    if s.glossary:
+        parts.append('<section><h2 id="glossary">Symbols</h2><dl class="inputs glossary">'
+                     + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in s.glossary) + "</dl></section>")
+    from rerokit.report.glossary import REFERENCES
+
+    parts.append('<section><h2 id="references">References</h2><ol class="refs">'
+                 + "".join(f"<li>{_e(v)}</li>" for v in REFERENCES.values()) + "</ol></section>")
     parts.append(f'<section><h2 id="inputs">Inputs</h2>{_inputs(d, rep)}</section>')
     parts.append("<footer>Made by rerokit from the settings above; every number is recomputed by "
                  "<code>rerokit report --json</code> and equals what <code>rerokit bound dpsgd / tradeoff / uninformed "

@@ -198,7 +198,7 @@ def render(
         else:
             t.append(str(line))
         con.print(t)
-    if not rows and result is not None and not tables:
+    if not rows and result is not None and not tables and not verdict:
         rows = generic_rows(result)
     if rows:
         if verdict or title:
@@ -238,12 +238,14 @@ def render(
         for n in notes:
             con.print(Text(n, style="dim"))
     if glossary:
+        from rerokit.report.glossary import SHORT
+
         con.print()
         t = Text("Symbols: ", style="bold")
         for i, (k, v) in enumerate(glossary):
             t.append(("; " if i else "") + f"{k} ", style="bold")
-            t.append(v)
-        t.append(".")
+            t.append(SHORT.get(k, v))
+        t.append(" (the HTML card explains each in full).")
         con.print(t, style="dim")
 
 

@@ -62,6 +62,20 @@ def _notes(d: dict[str, Any]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _odds_vs_chance(d: dict[str, Any]) -> str:
+    """'20 in 100 attempts, against 10 by chance' (Nanayakkara et al. 2023: frequencies, rounded up)."""
+    from rerokit.report.format import chance, odds
+
+    g, k = d.get("gamma"), d.get("kappa")
+    if not isinstance(g, (int, float)) or not isinstance(k, (int, float)):
+        return "n/a"
+    o = odds(float(g), d.get("log10_gamma"))
+    c = chance(float(k), d.get("log10_kappa"))
+    if o.endswith(" in 100") and c.endswith(" in 100"):
+        c = c[: -len(" in 100")]
+    return f"{o} attempts, against {c} by chance"
+
+
 def _settings_text(s: dict[str, Any] | None) -> str:
     if not isinstance(s, dict):
         return ""
@@ -123,7 +137,7 @@ def _bound_dpsgd(d: dict[str, Any]) -> Summary:
                 + ("Monte Carlo estimates" if est else "no attack on DP-SGD")
                 + f" ({_settings_text(s)})"
                 + (f" the best attack's success at about {_gamma_text(d)} (an estimate, not a bound)." if est else
-                   f" succeeds with probability above {_gamma_text(d)} (certified).")),]
+                   f" succeeds with probability above {_gamma_text(d)} (certified): at most {_odds_vs_chance(d)}.")),]
     m = d.get("membership")
     if isinstance(m, dict) and tpr_point(m, 0.01) is not None:
         verdict.append((Lead("Membership inference: "), f"on the same run, TPR at 1% FPR \u2264 "
