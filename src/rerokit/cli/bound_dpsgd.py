@@ -19,6 +19,7 @@ import argparse
 import math
 from typing import Any
 
+from rerokit.cli._common import check_schedule_memory
 from rerokit.cli._common import add_command, add_delta_arg, add_json_flag, add_prior_args, add_schedule_args
 from rerokit.cli._common import baseline_from_args, prior_echo
 
@@ -99,6 +100,8 @@ FIELDS = [
 
 def handle(args: argparse.Namespace) -> dict[str, Any]:
     base = baseline_from_args(args, required=False)
+    if args.method != "mc":  # the Monte Carlo estimate holds no PLD grid
+        check_schedule_memory(args)
     if base is None:
         return _without_prior(args)
     from rerokit.bounds.conversions import advantage

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from rerokit.cli._common import check_schedule_memory
 from rerokit.cli._common import add_command, add_json_flag, add_schedule_args
 
 
@@ -55,6 +56,7 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
 
     from rerokit.bounds.tradeoff import dpsgd_tradeoff, tradeoff_grid
 
+    check_schedule_memory(args)  # before the PLD grid is built
     curve = dpsgd_tradeoff(args.noise_multiplier, args.sample_rate, args.steps, adjacency=adjacency)
     out: dict[str, Any] = {
         "settings": {
