@@ -118,6 +118,10 @@ class Certification:
     relation: str
 
 
+MAX_EVENT_DEPTH = 64
+"""Deepest nesting of composed events :meth:`Schedule.from_event` follows."""
+
+
 class Segment(NamedTuple):
     """``steps`` DP-SGD steps with noise multiplier ``noise_multiplier`` and sampling rate ``sample_rate``."""
 
@@ -340,14 +344,20 @@ class Schedule:
 
         out: list[Segment] = []
 
-        def walk(e: Any, count: int) -> None:
+        def walk(e: Any, count: int, depth: int = 0) -> None:
+            if depth > MAX_EVENT_DEPTH:  # a crafted nesting would end in a RecursionError
+                raise ValueError(f"event is nested more than {MAX_EVENT_DEPTH} levels deep")
             if isinstance(e, dpa.NoOpDpEvent):
                 return
             if isinstance(e, dpa.SelfComposedDpEvent):
-                walk(e.event, count * int(e.count))
+                # an integral count only: 2.7 compositions are not 2 (no silent truncation)
+                c = e.count
+                if isinstance(c, float) and c.is_integer():
+                    c = int(c)
+                walk(e.event, count * check_int("event.count", c, minimum=0), depth + 1)
             elif isinstance(e, dpa.ComposedDpEvent):
                 for sub in e.events:
-                    walk(sub, count)
+                    walk(sub, count, depth + 1)
             elif isinstance(e, dpa.GaussianDpEvent):
                 out.append(Segment.checked(e.noise_multiplier, 1.0, count, prefix="event."))
             elif isinstance(e, dpa.PoissonSampledDpEvent) and isinstance(e.event, dpa.GaussianDpEvent):

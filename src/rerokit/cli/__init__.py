@@ -16,6 +16,7 @@ exit code 1.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import sys
@@ -97,7 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _one_line(exc: BaseException) -> str:
     """The message of ``exc`` on one line (whitespace runs, newlines included, become one space)."""
-    msg = " ".join(str(exc).split())
+    from rerokit._validate import printable
+
+    msg = printable(" ".join(str(exc).split()))  # an echoed user string cannot drive the terminal
     return msg or type(exc).__name__
 
 
@@ -114,7 +117,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 target = parser._subparsers._group_actions[0].choices[args.group]  # type: ignore[union-attr]
             target.print_help(sys.stderr)
             return 2
-        result = func(args)
+        # stdout belongs to the result (one JSON object with --json): anything the work prints there -
+        # a --model-factory module that prints on import, a library's banner - goes to stderr instead
+        with contextlib.redirect_stdout(sys.stderr):
+            result = func(args)
         if result is not None:
             command = " ".join(x for x in (getattr(args, "group", None), getattr(args, "command", None)) if x)
             emit(result, as_json=getattr(args, "json", False), title=getattr(args, "title", None),

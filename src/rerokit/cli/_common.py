@@ -232,6 +232,21 @@ def sampling_summary(command: str):
     return summary
 
 
+def check_schedule_memory(args: argparse.Namespace) -> None:
+    """Refuse --steps (with --noise-multiplier, --sample-rate) whose PLD accounting would not fit in
+    memory, before it starts (:func:`rerokit._resources.check_dpsgd_accounting`). Values the engine
+    itself refuses (missing, out of range) are left to its own one-line errors."""
+    from rerokit._resources import check_dpsgd_accounting
+    from rerokit._validate import check_int, check_probability, check_real
+
+    try:
+        seg = (check_real("noise_multiplier", args.noise_multiplier), check_probability("sample_rate", args.sample_rate),
+               check_int("steps", args.steps, minimum=1))
+    except (TypeError, ValueError):
+        return
+    check_dpsgd_accounting([seg])
+
+
 def add_delta_arg(p: argparse.ArgumentParser, what: str = "of the reported epsilon") -> None:
     p.add_argument("--delta", type=float, default=1e-5, help=f"delta in (0, 1) {what} (default 1e-5)")
 
@@ -408,6 +423,20 @@ def _jsonable(x: Any) -> Any:
     return x
 
 
+def _printable_strings(x: Any) -> Any:
+    """Every string in ``x`` (a JSON-ready tree) without control characters: strings a user gave
+    (labels, paths, names) reach the terminal as text, never as escape sequences."""
+    from rerokit._validate import printable
+
+    if isinstance(x, str):
+        return printable(x, keep_newlines=True)
+    if isinstance(x, dict):
+        return {k: _printable_strings(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_printable_strings(v) for v in x]
+    return x
+
+
 def emit(result: dict[str, Any], *, as_json: bool = False, title: str | None = None, file=None,
          summary=None, command: str | None = None) -> None:
     """Print ``result`` as one JSON object (with the rerokit version) or for a human.
@@ -434,7 +463,7 @@ def emit(result: dict[str, Any], *, as_json: bool = False, title: str | None = N
         return
     from rerokit.report.terminal import render
 
-    data = _jsonable(result)
+    data = _printable_strings(_jsonable(result))
     if summary is not None:
         s = summary(data)
     else:

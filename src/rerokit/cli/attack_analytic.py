@@ -70,9 +70,9 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         check_output_file("out", args.out)
     elif args.resume:
         raise ValueError("resume needs --out (the JSONL file of the run to continue)")
-    from rerokit._files import check_data_path
+    from rerokit._files import check_data_args
 
-    check_data_path(args.data_path)
+    check_data_args(args.dataset, args.data_path)
     executor = executor_from_args(args)
     ds = load_dataset(args.dataset, args.data_path, seed=seed)
     k = check_int("targets", args.targets, minimum=1, maximum=ds.n)

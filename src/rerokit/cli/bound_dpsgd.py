@@ -22,6 +22,7 @@ from typing import Any
 from rerokit.cli._common import add_command, add_delta_arg, add_json_flag, add_prior_args, add_sampling_args
 from rerokit.cli._common import add_schedule_args, baseline_from_args, prior_echo, sampling_from_args
 from rerokit.cli._common import sampling_summary
+from rerokit.cli._common import check_schedule_memory
 
 _LN10 = math.log(10.0)
 
@@ -137,6 +138,8 @@ def _poisson(sched: Any, log_kappa: float | None, delta: float) -> dict[str, Any
 
 def handle(args: argparse.Namespace) -> dict[str, Any]:
     base = baseline_from_args(args, required=False)
+    if args.method != "mc":  # the Monte Carlo estimate holds no PLD grid
+        check_schedule_memory(args)
     if base is None:
         return _without_prior(args)
     from rerokit.bounds.certify import certified_rero

@@ -162,10 +162,10 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
         for name in ("noise_multiplier", "sample_rate", "steps"):
             if getattr(args, name) is None:
                 raise ValueError(f"--dpsgd needs --{name.replace('_', '-')}")
-    from rerokit._files import check_data_path
+    from rerokit._files import check_data_args
     from rerokit.training.devices import resolve_device
 
-    check_data_path(args.data_path)
+    check_data_args(args.dataset, args.data_path)
     resolve_device(args.device)
     ds = load_dataset(args.dataset, args.data_path) if args.data_path else load_dataset(args.dataset)
     if args.dpsgd:

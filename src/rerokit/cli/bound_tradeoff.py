@@ -8,6 +8,7 @@ from typing import Any
 
 from rerokit.cli._common import add_command, add_json_flag, add_sampling_args, add_schedule_args
 from rerokit.cli._common import sampling_from_args, sampling_summary
+from rerokit.cli._common import check_schedule_memory
 
 
 _DESCRIPTION = """
@@ -62,6 +63,7 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit.bounds.schedule import Schedule
     from rerokit.bounds.tradeoff import tradeoff_grid
 
+    check_schedule_memory(args)  # before the PLD grid is built
     sched = Schedule.from_settings(args.noise_multiplier, args.sample_rate, args.steps, **sampling_from_args(args))
     curve, _ = certified_tradeoff(sched, adjacency=adjacency)
     out: dict[str, Any] = {

@@ -124,9 +124,9 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     if args.dataset is not None:
         from rerokit.data import load_dataset
 
-        from rerokit._files import check_data_path
+        from rerokit._files import check_data_args
 
-        check_data_path(args.data_path)
+        check_data_args(args.dataset, args.data_path)
         ds = load_dataset(args.dataset, args.data_path)
         r = U.min_nonzero_norm(ds.flat)
         if args.dim is not None and check_int("dim", args.dim, minimum=1) != ds.dim:

@@ -112,6 +112,7 @@ FIELDS = [
 
 
 def handle(args: argparse.Namespace) -> dict[str, Any]:
+    from rerokit._validate import printable
     from rerokit.report.build import build_report
 
     sources = [n for n, v in (("settings", any(x is not None for x in (args.noise_multiplier, args.sample_rate,
@@ -140,22 +141,30 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
                                   ("--steps", args.steps)) if v is None]
         if missing:
             raise ValueError(f"settings need --noise-multiplier, --sample-rate and --steps (missing {', '.join(missing)})")
-    # output paths are checked before any work (one line naming the option and the path)
-    from rerokit._files import check_output_dir, check_output_file
+    # output paths are checked before any work (one line naming the option and the path); none may be
+    # one of the input files (it would be overwritten)
+    from rerokit._files import check_not_an_input, check_output_dir, check_output_file
 
+    inputs = {"--audit": args.audit, "--opacus-history": args.opacus_history, "--event": args.event}
     if args.html is not None:
         check_output_file("html", args.html)
+        check_not_an_input("--html", args.html, inputs)
     if args.model_card is not None:
         check_output_file("model-card", args.model_card)
+        check_not_an_input("--model-card", args.model_card, inputs)
     if args.png is not None:
         from rerokit.report.figures import FIGURE_NAMES
 
         check_output_dir("png", args.png, [f"{n}.{e}" for n in FIGURE_NAMES for e in ("png", "csv")])
+        for f in [f"{n}.{e}" for n in FIGURE_NAMES for e in ("png", "csv")]:
+            check_not_an_input("--png", os.path.join(args.png, f), inputs)
+    _check_accounting_memory(args, mechanism)
     rep = build_report(
         mechanism, noise_multiplier=args.noise_multiplier, sample_rate=args.sample_rate, steps=args.steps,
         data_shape=args.data_shape, dataset_size=args.dataset_size, clip=args.clip, min_norm=args.min_norm,
         diameter=args.diameter, mse_threshold=args.mse_threshold, data_range=args.data_range, delta=args.delta,
-        audit=args.audit, label=args.label, source=source, what_if=_what_if_wanted(args), **sampling_from_args(args),
+        audit=args.audit, label=None if args.label is None else printable(args.label), source=source,
+        what_if=_what_if_wanted(args), **sampling_from_args(args),
     )
     out = rep.to_dict()
     written: dict[str, Any] = {}
@@ -178,6 +187,23 @@ def _what_if_wanted(args: argparse.Namespace) -> bool:
     if args.no_what_if:
         return False
     return bool(args.what_if) or args.html is not None
+
+
+def _check_accounting_memory(args: argparse.Namespace, mechanism: Any) -> None:
+    """The PLD accounting of the run (or of the audit's settings) must fit in memory: checked before it starts."""
+    from rerokit._resources import check_dpsgd_accounting
+
+    if mechanism is not None:
+        from rerokit.bounds.schedule import Schedule
+
+        option = "--opacus-history" if args.opacus_history is not None else "--event"
+        check_dpsgd_accounting([tuple(s) for s in Schedule.coerce(mechanism)], option)
+    elif None not in (args.noise_multiplier, args.sample_rate, args.steps):
+        from rerokit._validate import check_int, check_positive, check_probability
+
+        check_dpsgd_accounting([(check_positive("noise_multiplier", args.noise_multiplier),
+                                 check_probability("sample_rate", args.sample_rate),
+                                 check_int("steps", args.steps, minimum=1))])
 
 
 def summary(result: dict[str, Any]):

@@ -645,6 +645,11 @@ class _Job:
     restarts: int = 2
     attack_lr: float = 0.05
 
+    @property
+    def user_code(self) -> str | None:
+        """The user code the blocks run (``--model-factory``), named when a block fails in it."""
+        return None if self.cfg.model_fn is None else f"the model of model_factory {self.cfg.model_factory}"
+
 
 _STATE: dict[str, Any] = {}
 _STATE_LOCK = threading.Lock()  # blocks may run on several threads (rerokit.executors.LocalExecutor)

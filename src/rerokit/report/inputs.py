@@ -62,8 +62,7 @@ __all__ = [
 MAX_FILE_BYTES = 256 * 1024 * 1024
 """Largest input file read (an audit's JSON lines of 10^6 trials stays far below)."""
 
-MAX_EVENT_DEPTH = 64
-"""Deepest nesting of events accepted in an event file."""
+from rerokit.bounds.schedule import MAX_EVENT_DEPTH  # noqa: E402 - one home: the schedule's reader
 
 MAX_TOTAL_STEPS = 10**9
 """Largest total number of DP-SGD steps an event or history may describe."""
