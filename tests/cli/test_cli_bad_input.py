@@ -162,6 +162,16 @@ BASES: dict[tuple[str, str], list[list[str]]] = {
         ["--out-dir", "{out}", "--trials", "2", "--fixed-size", "20", "--epochs", "2", "--epsilon", "10",
          "--shadow-pairs", "1", "--inits", "known", "--no-progress"],
     ],
+    ("experiment", "reconn-seeds"): [
+        ["--out-dir", "{out}", "--seed", "0", "--fixed-size", "20", "--shadow-models", "4", "--targets", "2",
+         "--epochs", "1", "--lr", "0.01", "--momentum", "0", "--reconstructor-epochs", "1", "--batch-sizes", "8",
+         "--seeds", "known", "--no-progress"],
+    ],
+    ("experiment", "reconn-weaker"): [
+        ["--out-dir", "{out}", "--seed", "0", "--fixed-size", "20", "--shadow-models", "4", "--targets", "2",
+         "--epochs", "1", "--lr", "0.2", "--momentum", "0.5", "--reconstructor-epochs", "1", "--variants", "logits",
+         "--no-progress"],
+    ],
     ("experiment", "fil-glm"): [
         ["--out-dir", "{out}", "--lam", "0.01", "--noise-std", "1e-4", "--draws", "2", "--seed", "0", "--no-progress"],
     ],
@@ -214,6 +224,8 @@ for _c in ("hayes-fig3-sizes", "hayes-fig9", "hayes-fig13", "hayes-fig12"):
     _valid("experiment", _c, "0", "--seed", "--n-known")
 _valid("experiment", "hayes-fig12", "0", "--rhos")
 _valid("experiment", "balle-mia", "0", "--seed", "--momentum")
+for _c in ("reconn-seeds", "reconn-weaker"):
+    _valid("experiment", _c, "0", "--seed", "--momentum")
 
 # Commands that train models: (module, attribute) of the expensive work, replaced by a sentinel.
 # Calibrating sigma for (epsilon, delta) comes before the figures' audits; every check must come
@@ -236,6 +248,8 @@ WORK: dict[tuple[str, str], list[tuple[str, str]]] = {
     ("attack", "reconn"): _TRAIN_RECONN,
     ("experiment", "reconn-dpgd"): _TRAIN_RECONN,
     ("experiment", "balle-mia"): _TRAIN_RECONN,
+    ("experiment", "reconn-seeds"): [("rerokit.training", "train_dpsgd_many")],
+    ("experiment", "reconn-weaker"): [("rerokit.training", "train_dpsgd_many")],
     ("attack", "glm"): _FIT_GLM,
     ("experiment", "fil-glm"): _FIT_GLM,
     ("attack", "analytic"): [("rerokit.attacks.analytic", "vectorized_analytic_attack")],
