@@ -172,6 +172,10 @@ BASES: dict[tuple[str, str], list[list[str]]] = {
          "--epochs", "1", "--lr", "0.2", "--momentum", "0.5", "--reconstructor-epochs", "1", "--variants", "logits",
          "--no-progress"],
     ],
+    ("experiment", "resolution-sweep"): [
+        ["--out-dir", "{out}", "--images", "camera", "--resolutions", "4", "--sigmas", "0.01", "--samples", "2",
+         "--seed", "0"],
+    ],
     ("experiment", "fil-glm"): [
         ["--out-dir", "{out}", "--lam", "0.01", "--noise-std", "1e-4", "--draws", "2", "--seed", "0", "--no-progress"],
     ],
@@ -224,6 +228,7 @@ for _c in ("hayes-fig3-sizes", "hayes-fig9", "hayes-fig13", "hayes-fig12"):
     _valid("experiment", _c, "0", "--seed", "--n-known")
 _valid("experiment", "hayes-fig12", "0", "--rhos")
 _valid("experiment", "balle-mia", "0", "--seed", "--momentum")
+_valid("experiment", "resolution-sweep", "0", "--seed")
 for _c in ("reconn-seeds", "reconn-weaker"):
     _valid("experiment", _c, "0", "--seed", "--momentum")
 

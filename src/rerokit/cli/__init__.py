@@ -49,6 +49,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
         "rerokit.cli.experiment_fil",
         "rerokit.cli.experiment_reconn",
         "rerokit.cli.experiment_balle",
+        "rerokit.cli.experiment_uninformed",
     ),
 }
 
