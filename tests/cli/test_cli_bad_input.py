@@ -176,6 +176,11 @@ BASES: dict[tuple[str, str], list[list[str]]] = {
         ["--out-dir", "{out}", "--images", "camera", "--resolutions", "4", "--sigmas", "0.01", "--samples", "2",
          "--seed", "0"],
     ],
+    ("experiment", "guo-fig2"): [["--out-dir", "{out}", "--lam", "0.01", "--noise-std", "0.01"]],
+    ("experiment", "guo-fig5"): [
+        ["--out-dir", "{out}", "--noise-multipliers", "1", "--steps", "1", "--sample-rate", "0.05", "--clip", "1",
+         "--lr", "0.5", "--hidden", "2", "--test-size", "100", "--seed", "0", "--no-progress"],
+    ],
     ("experiment", "fil-glm"): [
         ["--out-dir", "{out}", "--lam", "0.01", "--noise-std", "1e-4", "--draws", "2", "--seed", "0", "--no-progress"],
     ],
@@ -229,6 +234,7 @@ for _c in ("hayes-fig3-sizes", "hayes-fig9", "hayes-fig13", "hayes-fig12"):
 _valid("experiment", "hayes-fig12", "0", "--rhos")
 _valid("experiment", "balle-mia", "0", "--seed", "--momentum")
 _valid("experiment", "resolution-sweep", "0", "--seed")
+_valid("experiment", "guo-fig5", "0", "--seed")
 for _c in ("reconn-seeds", "reconn-weaker"):
     _valid("experiment", _c, "0", "--seed", "--momentum")
 
@@ -255,6 +261,8 @@ WORK: dict[tuple[str, str], list[tuple[str, str]]] = {
     ("experiment", "balle-mia"): _TRAIN_RECONN,
     ("experiment", "reconn-seeds"): [("rerokit.training", "train_dpsgd_many")],
     ("experiment", "reconn-weaker"): [("rerokit.training", "train_dpsgd_many")],
+    ("experiment", "guo-fig2"): _FIT_GLM,
+    ("experiment", "guo-fig5"): [("rerokit.training.fil", "dpsgd_fil")],
     ("attack", "glm"): _FIT_GLM,
     ("experiment", "fil-glm"): _FIT_GLM,
     ("attack", "analytic"): [("rerokit.attacks.analytic", "vectorized_analytic_attack")],
