@@ -174,6 +174,25 @@ BASES: dict[tuple[str, str], list[list[str]]] = {
         ["--out-dir", "{out}", "--trials", "2", "--fixed-size", "20", "--epochs", "2", "--epsilon", "10",
          "--shadow-pairs", "1", "--inits", "known", "--no-progress"],
     ],
+    ("experiment", "reconn-seeds"): [
+        ["--out-dir", "{out}", "--seed", "0", "--fixed-size", "20", "--shadow-models", "4", "--targets", "2",
+         "--epochs", "1", "--lr", "0.01", "--momentum", "0", "--reconstructor-epochs", "1", "--batch-sizes", "8",
+         "--seeds", "known", "--no-progress"],
+    ],
+    ("experiment", "reconn-weaker"): [
+        ["--out-dir", "{out}", "--seed", "0", "--fixed-size", "20", "--shadow-models", "4", "--targets", "2",
+         "--epochs", "1", "--lr", "0.2", "--momentum", "0.5", "--reconstructor-epochs", "1", "--variants", "logits",
+         "--no-progress"],
+    ],
+    ("experiment", "resolution-sweep"): [
+        ["--out-dir", "{out}", "--images", "camera", "--resolutions", "4", "--sigmas", "0.01", "--samples", "2",
+         "--seed", "0"],
+    ],
+    ("experiment", "guo-fig2"): [["--out-dir", "{out}", "--lam", "0.01", "--noise-std", "0.01"]],
+    ("experiment", "guo-fig5"): [
+        ["--out-dir", "{out}", "--noise-multipliers", "1", "--steps", "1", "--sample-rate", "0.05", "--clip", "1",
+         "--lr", "0.5", "--hidden", "2", "--test-size", "100", "--seed", "0", "--no-progress"],
+    ],
     ("experiment", "fil-glm"): [
         ["--out-dir", "{out}", "--lam", "0.01", "--noise-std", "1e-4", "--draws", "2", "--seed", "0", "--no-progress"],
     ],
@@ -228,6 +247,10 @@ for _c in ("hayes-fig3-sizes", "hayes-fig9", "hayes-fig13", "hayes-fig12"):
     _valid("experiment", _c, "0", "--seed", "--n-known")
 _valid("experiment", "hayes-fig12", "0", "--rhos")
 _valid("experiment", "balle-mia", "0", "--seed", "--momentum")
+_valid("experiment", "resolution-sweep", "0", "--seed")
+_valid("experiment", "guo-fig5", "0", "--seed")
+for _c in ("reconn-seeds", "reconn-weaker"):
+    _valid("experiment", _c, "0", "--seed", "--momentum")
 
 # Pure-DP bounds, the uninformed calibration and the closed-form figures (branch seedsb).
 BASES.update({
@@ -280,6 +303,10 @@ WORK: dict[tuple[str, str], list[tuple[str, str]]] = {
     ("attack", "reconn"): _TRAIN_RECONN,
     ("experiment", "reconn-dpgd"): _TRAIN_RECONN,
     ("experiment", "balle-mia"): _TRAIN_RECONN,
+    ("experiment", "reconn-seeds"): [("rerokit.training", "train_dpsgd_many")],
+    ("experiment", "reconn-weaker"): [("rerokit.training", "train_dpsgd_many")],
+    ("experiment", "guo-fig2"): _FIT_GLM,
+    ("experiment", "guo-fig5"): [("rerokit.training.fil", "dpsgd_fil")],
     ("attack", "glm"): _FIT_GLM,
     ("experiment", "fil-glm"): _FIT_GLM,
     ("attack", "analytic"): [("rerokit.attacks.analytic", "vectorized_analytic_attack")],

@@ -125,4 +125,6 @@ def test_fig12_success_falls_with_rho_and_rho_zero_always_succeeds(tmp_path):
     assert succ[0]["value"] == 1.0 and succ[0]["gamma"] == 1.0
     assert succ[0]["value"] >= succ[1]["value"] >= succ[2]["value"]
     assert succ[2]["log_kappa"] < succ[1]["log_kappa"] < 0
+    # the model-free all-zero guess on the digits: always meets rho = 0, and falls with rho
+    assert succ[0]["zero_guess_success"] == 1.0 >= succ[1]["zero_guess_success"] >= succ[2]["zero_guess_success"]
     assert any(r["metric"] == "mse" for r in res["rows"])

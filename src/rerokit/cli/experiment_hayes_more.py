@@ -12,7 +12,7 @@ from rerokit.cli._common import add_clip_arg, add_command, executor_from_args
 from rerokit.cli.experiment_hayes import _FIELDS, _common, _distinct_g
 
 _ROWS = ("x", "prior_size", "prior", "attack", "metric", "value", "ci_low", "ci_high", "gamma", "rho", "log_kappa",
-         "grad_norm", "clipped_grad_norm")
+         "grad_norm", "clipped_grad_norm", "zero_guess_success")
 
 
 def _summary(res: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:

@@ -143,18 +143,22 @@ def _trial_tensors(job: _CellJob, ds, X: torch.Tensor, y: torch.Tensor, seeds):
     return Xtr, ytr, Xc, yc, tgt
 
 
-def _mean_grad_norms(fm, thetas: torch.Tensor, Xtr: torch.Tensor, ytr: torch.Tensor, clip: float) -> tuple[float, float]:
-    """Average over steps and points of ||grad|| and of min(||grad||, C) for one trial."""
-    from rerokit.training import per_sample_grads
+_NORM_CLIP = 1e4  # a clipping norm no per-sample gradient here reaches: the engine's statistics are then unclipped
 
-    total = clipped = 0.0
-    with torch.no_grad():
-        for t in range(thetas.shape[0]):
-            nrm = per_sample_grads(fm, thetas[t], Xtr, ytr).norm(dim=1).double()
-            total += float(nrm.mean())
-            clipped += float(nrm.clamp(max=clip).mean())
-    T = thetas.shape[0]
-    return total / T, clipped / T
+
+def _mean_grad_norms(fm, thetas: torch.Tensor, Xtr: torch.Tensor, ytr: torch.Tensor, clip: float) -> np.ndarray:
+    """(k, 2): per trial the average over steps and points of ||grad|| and of min(||grad||, C).
+
+    The squared norms come from :func:`candidate_statistics_many` (the MLP engine's ghost norms for
+    MLPs: no per-sample gradient is formed) with the training points as "candidates" and a clipping
+    norm of 1e4, so n_{t,i} C'^2 = ||grad||^2 exactly; a norm that reaches 1e4 is refused.
+    """
+    zeros = torch.zeros_like(thetas)
+    _, sq = candidate_statistics_many(fm, thetas, zeros, Xtr, ytr, _NORM_CLIP)
+    nrm = (sq.double() * _NORM_CLIP**2).sqrt()  # (k, T, n)
+    if float(nrm.max()) >= 0.99 * _NORM_CLIP:
+        raise ValueError(f"a per-sample gradient norm reached {float(nrm.max()):.3g}: too large to average here")
+    return torch.stack([nrm.mean((1, 2)), nrm.clamp(max=clip).mean((1, 2))], dim=1).cpu().numpy()
 
 
 def _prior_block(job: _CellJob, block) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -174,6 +178,7 @@ def _prior_block(job: _CellJob, block) -> Iterator[tuple[int, dict[str, Any]]]:
     guesses = {a: pa.guess(pa.scores(a, inner, sq, noise_multiplier=cfg.noise_multiplier or None,
                                      sample_rate=cfg.sample_rate)).cpu().numpy() for a in opt.attacks}
     tgt_sq = sq[torch.arange(len(seeds), device=sq.device), :, torch.as_tensor(tgt, device=sq.device)].cpu()
+    norms = _mean_grad_norms(fm, tr.thetas, Xtr, ytr, cfg.clip) if opt.grad_norms else None
     todo = set(block.todo)
     for j, s in enumerate(seeds):
         i = block.lo + j
@@ -183,7 +188,7 @@ def _prior_block(job: _CellJob, block) -> Iterator[tuple[int, dict[str, Any]]]:
                "success": {a: bool(guesses[a][j] == tgt[j]) for a in opt.attacks},
                "target_clipped_fraction": float((tgt_sq[j] >= 0.999).double().mean())}
         if opt.grad_norms:
-            rec["grad_norm"], rec["clipped_grad_norm"] = _mean_grad_norms(fm, tr.thetas[j], Xtr[j], ytr[j], cfg.clip)
+            rec["grad_norm"], rec["clipped_grad_norm"] = float(norms[j, 0]), float(norms[j, 1])
         yield i, rec
 
 
