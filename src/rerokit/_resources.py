@@ -296,7 +296,8 @@ def dpsgd_accounting_bytes(segments: Iterable[tuple[float, float, int]]) -> floa
     units = 0.0
     for sigma, q, steps in segments:
         sigma, q = float(sigma), float(q)
-        growth = 1.0 if sigma <= 0 or 1.0 / sigma**2 > 700 else min(1.0, q * q * math.expm1(1.0 / sigma**2))
+        inv = 1.0 / sigma if sigma > 0 else math.inf  # no sigma**2: it overflows at 1e300 and underflows at 1e-300
+        growth = 1.0 if inv > 26.0 else min(1.0, q * q * math.expm1(inv * inv))
         units += float(steps) * growth
     return _PLD_BASE_BYTES + _PLD_BYTES_PER_UNIT * units
 
