@@ -51,6 +51,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
         "rerokit.cli.experiment_reconn",
         "rerokit.cli.experiment_bounds",
         "rerokit.cli.experiment_balle",
+        "rerokit.cli.experiment_guo",
     ),
 }
 

@@ -75,7 +75,8 @@ FIL_FIELDS = [
     ("samples_never_sampled", "DP-SGD: records never in a batch (dFIL 0, no finite bound)"),
     ("kappa", "DP-SGD: the subsampling factor of the FIL accounting (1: convexity bound)"),
     ("epsilon_step", "DP-SGD: per-step epsilon used by --subsampling amplified"),
-    ("note", "why a bound is inf, when one is"),
+    ("note", "per-record FIL can itself leak information about the record (Guo et al. 2022, footnote 2); and why a "
+     "bound is inf, when one is"),
     ("settings", "the inputs as used"),
     ("reference", "the paper and result"),
 ]
@@ -193,10 +194,13 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
             clip=args.clip, lr=args.lr, seed=args.seed, coords=args.coords, subsampling=args.subsampling,
             delta=args.delta, progress=not args.json, repeats=args.repeats, device=args.device,
         )
-        extra_note = {}
+        from rerokit.experiments.guo_dfil import FIL_LEAK_NOTE
+
+        extra_note = {"note": FIL_LEAK_NOTE}
         if res.summary()["samples_never_sampled"] > 0:
             extra_note["note"] = ("records never in a batch have dFIL 0 and an infinite MSE lower bound (nothing about "
-                                  "them is released), so mse_lower_bound_max is inf")
+                                  "them is released), so mse_lower_bound_max is inf. " + FIL_LEAK_NOTE[0].upper()
+                                  + FIL_LEAK_NOTE[1:])
         return {
             "mechanism": "DP-SGD, GELU clipping (Guo et al. 2022, Alg. 1)",
             "model": f"mlp {X.shape[1]}-{'-'.join(map(str, hidden))}-{int(ds.num_classes)} tanh".replace("--", "-"),
@@ -246,6 +250,9 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
         out["rdp_mse_lower_bound"] = rdp_mse_lower_bound(eps2, 1.0).value
         out["lipschitz"] = lip
     out["settings"] = {"dataset": args.dataset, "classes": list(cls), "lam": lam, "noise_std": args.noise_std}
+    from rerokit.experiments.guo_dfil import FIL_LEAK_NOTE
+
+    out["note"] = FIL_LEAK_NOTE
     out["reference"] = "Guo et al. 2022, Thm 2, Sec. 7.1"
     return out
 
