@@ -244,6 +244,15 @@ _valid("calibrate", "uninformed", "-1 0", "--psnr-threshold")
 _valid("experiment", "uninformed-metrics", "0", "--seed", "--target-index")
 _valid("experiment", "pure-dp", "0", "--seed")
 
+# Guo et al. 2022 Figs. 5 and 2 (branch guo).
+BASES.update({
+    ("experiment", "guo-fig5"): [["--out-dir", "{out}", "--noise-multipliers", "1", "--steps", "1", "--hidden", "0",
+                                  "--train-size", "10", "--coords", "1", "--clip", "1", "--lr", "1", "--seed", "0",
+                                  "--no-progress"]],
+    ("experiment", "guo-dfil-hist"): [["--out-dir", "{out}", "--lam", "0.1", "--noise-std", "0.25", "--bins", "5"]],
+})
+_valid("experiment", "guo-fig5", "0", "--seed", "--coords")  # --coords 0: every coordinate (exact trace)
+
 # Commands that train models: (module, attribute) of the expensive work, replaced by a sentinel.
 # Calibrating sigma for (epsilon, delta) comes before the figures' audits; every check must come
 # before it.
@@ -270,6 +279,8 @@ WORK: dict[tuple[str, str], list[tuple[str, str]]] = {
     ("attack", "analytic"): [("rerokit.attacks.analytic", "vectorized_analytic_attack")],
     ("experiment", "uninformed-fig2"): [("rerokit.attacks.analytic", "vectorized_analytic_attack")],
 }
+WORK[("experiment", "guo-fig5")] = [("rerokit.training.fil", "dpsgd_fil")]
+WORK[("experiment", "guo-dfil-hist")] = _FIT_GLM
 WORK[("experiment", "uninformed-metrics")] = [("rerokit.attacks.analytic", "vectorized_analytic_attack")]
 
 

@@ -198,9 +198,8 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
 
         extra_note = {"note": FIL_LEAK_NOTE}
         if res.summary()["samples_never_sampled"] > 0:
-            extra_note["note"] = ("records never in a batch have dFIL 0 and an infinite MSE lower bound (nothing about "
-                                  "them is released), so mse_lower_bound_max is inf. " + FIL_LEAK_NOTE[0].upper()
-                                  + FIL_LEAK_NOTE[1:])
+            extra_note["note"] = (FIL_LEAK_NOTE + "; records never in a batch have dFIL 0 and an infinite MSE lower "
+                                  "bound (nothing about them is released), so mse_lower_bound_max is inf")
         return {
             "mechanism": "DP-SGD, GELU clipping (Guo et al. 2022, Alg. 1)",
             "model": f"mlp {X.shape[1]}-{'-'.join(map(str, hidden))}-{int(ds.num_classes)} tanh".replace("--", "-"),
