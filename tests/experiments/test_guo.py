@@ -169,3 +169,36 @@ def test_dfil_hist_reproduces_fig2_shape(tmp_path):
     assert res["dfil_bound_max"] / res["dfil_bound_min"] > 10  # "an extremely wide range"
     assert (tmp_path / "guo_dfil_hist.png").stat().st_size > 0
     assert res["note"] == FIL_LEAK_NOTE
+
+
+def test_fig5_interrupted_run_resumes_to_the_same_records(fig5, tmp_path, monkeypatch):
+    import rerokit.training.fil as fil
+
+    _, straight = fig5
+    orig, calls = fil.dpsgd_fil, []
+
+    def once_then_interrupt(*a, **k):
+        calls.append(k["noise_multiplier"])
+        if len(calls) > 1:
+            raise KeyboardInterrupt
+        return orig(*a, **k)
+
+    monkeypatch.setattr(fil, "dpsgd_fil", once_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        run_guo_fig5(tmp_path, TINY, progress=False, plot=False)
+    lines = (tmp_path / "guo_fig5.jsonl").read_text().splitlines()
+    assert len(lines) == 2  # the header and the finished cell
+    with pytest.raises(ValueError, match="resume"):  # unfinished and not resumed: refused, never overwritten
+        run_guo_fig5(tmp_path, TINY, progress=False, plot=False)
+    counted = []
+
+    def count(*a, **k):
+        counted.append(1)
+        return orig(*a, **k)
+
+    monkeypatch.setattr(fil, "dpsgd_fil", count)
+    resumed = run_guo_fig5(tmp_path, TINY, resume=True, progress=False, plot=False)
+    assert len(counted) == len(straight["cells"]) - 1
+    assert resumed["cells"] == straight["cells"]
+    with pytest.raises(ValueError, match="settings"):
+        run_guo_fig5(tmp_path, GuoFig5Config(**{**TINY.__dict__, "seed": 1}), resume=True, progress=False)
