@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import Any
 
 from rerokit.cli._common import add_command, add_data_args, add_executor_args, add_json_flag, add_out_dir_arg
@@ -47,6 +48,27 @@ def _hist(args: argparse.Namespace) -> dict[str, Any]:
     return run_guo_dfil_hist(args.out_dir, cfg, device=args.device)
 
 
+def _fig5_summary(d: dict[str, Any]):
+    """The generic rows without the per-cell list, a verdict in words, and the cells as a table."""
+    from rerokit.report.format import fmt
+    from rerokit.report.terminal import Table
+    from rerokit.report.verdicts import generic_summary
+
+    cells = d.get("cells") or []
+    base = generic_summary("experiment guo-fig5", {k: v for k, v in d.items() if k != "cells"})
+    above = sum(1 for c in cells if c.get("fil_mse_lower_bound_min", 0) > c.get("rdp_mse_lower_bound", 0))
+    verdict = (f"Guo et al. Fig. 5 (reduced): the bound from the maximum dFIL is above the RDP bound in {above} of "
+               f"the {len(cells)} cells; highest test accuracy whose bound is still >= 1 (perfect "
+               f"privacy): RDP {fmt(d.get('best_accuracy_rdp_private'))}, max dFIL "
+               f"{fmt(d.get('best_accuracy_fil_private'))}.",)
+    cols = ("sigma", "steps", "test_accuracy", "epsilon_rdp2", "rdp_mse_lower_bound", "fil_mse_lower_bound_min",
+            "fil_mse_lower_bound_median")
+    table = Table("grid cells (MSE lower bounds of unbiased attacks)",
+                  ("σ", "T", "test acc.", "(2, ε)-RDP ε", "RDP bound", "max-dFIL bound", "median-dFIL bound"),
+                  tuple(tuple(fmt(c.get(k)) for k in cols) for c in cells))
+    return dataclasses.replace(base, verdict=verdict, tables=(table, *base.tables))
+
+
 FIG5_FIELDS = [
     ("cells", "one row per (noise multiplier, steps): test/train accuracy, (2, eps)-RDP eps and its Thm 1 bound, "
      "max/median/mean dFIL and the Thm 2 bounds from the max and median dFIL (also in guo_fig5.csv)"),
@@ -75,7 +97,7 @@ HIST_FIELDS = [
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = add_command(sub, "guo-fig5", _fig5, fields=FIG5_FIELDS,
+    p = add_command(sub, "guo-fig5", _fig5, fields=FIG5_FIELDS, summary=_fig5_summary,
                     help="Guo et al. 2022 Fig. 5 (reduced): RDP vs dFIL MSE bounds against test accuracy",
                     description="Guo et al. 2022, Fig. 5 at reduced scale: full-batch DP-GD (GELU clipping) of a tanh "
                     "MLP on the digits over a grid of noise multipliers x steps; per cell the test accuracy, the "
