@@ -202,3 +202,17 @@ def test_fig5_interrupted_run_resumes_to_the_same_records(fig5, tmp_path, monkey
     assert resumed["cells"] == straight["cells"]
     with pytest.raises(ValueError, match="settings"):
         run_guo_fig5(tmp_path, GuoFig5Config(**{**TINY.__dict__, "seed": 1}), resume=True, progress=False)
+
+
+def test_fig5_repeats_average_the_runs(tmp_path):
+    from rerokit.training.fil import dpsgd_fil
+
+    cfg = GuoFig5Config(sigmas=(1.0,), steps=(2,), lr=2.0, hidden=(), train_size=12, coords=None, repeats=2)
+    (cell,) = run_guo_fig5(tmp_path, cfg, progress=False, plot=False)["cells"]
+    data = guo_fig5_setup(cfg)
+    runs = [dpsgd_fil(data.module, data.X, data.Y, noise_multiplier=1.0, sample_rate=1.0, steps=2, clip=1.0, lr=2.0,
+                      seed=s).dfil for s in (0, 1)]
+    assert not np.allclose(runs[0], runs[1])  # the second step differs between the two noise draws
+    mean = np.mean(runs, axis=0)
+    assert cell["dfil_max"] == pytest.approx(mean.max(), rel=1e-6)
+    assert cell["dfil_median"] == pytest.approx(np.median(mean), rel=1e-6)

@@ -28,7 +28,7 @@ def _fig5(args: argparse.Namespace) -> dict[str, Any]:
         sigmas=_numbers("noise_multipliers", args.noise_multipliers, float), steps=_numbers("steps", args.steps, int),
         clip=args.clip, lr=args.lr, hidden=hidden, train_size=args.train_size,
         coords=None if args.coords == 0 else args.coords, seed=args.seed, dataset=args.dataset,
-        data_path=args.data_path,
+        data_path=args.data_path, repeats=args.repeats,
     ).checked()
     with executor_from_args(args) as ex:
         return run_guo_fig5(args.out_dir, cfg, resume=args.resume, progress=not (args.no_progress or args.json),
@@ -116,6 +116,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--coords", type=int, default=8,
                    help="coordinates sampled per record and step for the FIL trace (Eq. 5); 0 for all (default 8)")
     p.add_argument("--seed", type=int, default=0, help="seed >= 0 of the split, the network, the noise (default 0)")
+    p.add_argument("--repeats", type=int, default=1,
+                   help="training runs averaged per cell for the dFIL (Monte Carlo of Thm 3; paper: 10; default 1)")
     add_resume_args(p, "continue guo_fig5.jsonl in --out-dir (same settings), skipping finished cells")
     add_executor_args(p, device=True, what="grid cells")
     add_json_flag(p)

@@ -17,9 +17,9 @@ q = 1 the replace-one (2, eps)-RDP is exact: the clipped sum has sensitivity 2 *
 (GELU clipping, ||g~|| <= 1.1153 C) and noise std sigma C, so eps_2 = T (2 * 1.1153)^2 / sigma^2
 (computed by dp-accounting as T Gaussian mechanisms of noise multiplier sigma / (2 * 1.1153)).
 The dFIL side is :func:`rerokit.training.fil.dpsgd_fil` (kappa = 1: every sample is in every
-batch), one training run per cell (the paper averages 10), with ``coords`` of the d coordinates
-sampled per sample and step for the trace (Eq. 5; the paper samples 50 of 784; ``None`` = all,
-exact). Every cell starts from the same initial network and uses the same seed, so a cell with
+batch), ``repeats`` training runs averaged per cell (default 1; the paper averages 10), with
+``coords`` of the d coordinates sampled per sample and step for the trace (Eq. 5; the paper
+samples 50 of 784; ``None`` = all, exact). Every cell starts from the same initial network and uses the same seed, so a cell with
 fewer steps is a prefix of one with more.
 
 Outputs in ``out_dir``: ``guo_fig5.jsonl`` (one record per cell; ``--resume`` skips finished
@@ -56,6 +56,8 @@ class GuoFig5Config:
       train_size: training images (>= 2; the rest of the dataset is the test set).
       coords: coordinates sampled per sample and step for the FIL trace (Eq. 5), >= 1; None: all.
       seed: seed >= 0 of the split, the initial network, the noise and the sampled coordinates.
+      repeats: training runs averaged per cell (Monte Carlo of E[sum_t I_t], Thm 3; the paper: 10),
+        >= 1; run r uses seed + r, the accuracies are those of the last run.
       dataset: a name of :func:`rerokit.data.load_dataset` (default the bundled digits).
       data_path: the local file or folder of ``dataset`` (MNIST, CIFAR-10), or None.
     """
@@ -70,6 +72,7 @@ class GuoFig5Config:
     seed: int = 0
     dataset: str = "digits"
     data_path: str | None = None
+    repeats: int = 1
 
     def checked(self) -> "GuoFig5Config":
         """This config with every field validated (tuples of plain numbers).
@@ -85,7 +88,8 @@ class GuoFig5Config:
         coords = None if self.coords is None else check_int("coords", self.coords, minimum=1)
         return GuoFig5Config(sig, st, check_positive("clip", self.clip), check_positive("lr", self.lr), hid,
                              check_int("train_size", self.train_size, minimum=2), coords,
-                             check_int("seed", self.seed, minimum=0), self.dataset, self.data_path)
+                             check_int("seed", self.seed, minimum=0), self.dataset, self.data_path,
+                             check_int("repeats", self.repeats, minimum=1))
 
 
 @dataclass(frozen=True)
@@ -195,7 +199,7 @@ def _cells(job: _Job, blk) -> Iterator[tuple[int, dict[str, Any]]]:
         si, ti = divmod(i, len(cfg.steps))
         sigma, T = cfg.sigmas[si], cfg.steps[ti]
         res = dpsgd_fil(d.module, d.X, d.Y, noise_multiplier=sigma, sample_rate=1.0, steps=T, clip=cfg.clip, lr=cfg.lr,
-                        seed=cfg.seed, coords=cfg.coords, device=job.device)
+                        seed=cfg.seed, coords=cfg.coords, repeats=cfg.repeats, device=job.device)
         eps2 = dpgd_replace_one_rdp2(sigma, T)
         dfil = np.asarray(res.dfil)
         fil_b = np.asarray(cramer_rao_mse_lower_bound(dfil))
