@@ -659,6 +659,12 @@ FIELD_RUNS += [
     ["experiment", "pure-dp", "--out-dir", "{tmp}/pd", "--epsilons", "1", "--prior-sizes", "2", "--trials", "10"],
 ]
 
+# Guo et al. 2022 Figs. 5 and 2 (branch guo)
+FIELD_RUNS += [
+    ["experiment", "guo-fig5", "--out-dir", "{tmp}/g5", "--noise-multipliers", "1", "--steps", "1", "--hidden", "0",
+     "--train-size", "10", "--coords", "1", "--no-progress"],
+    ["experiment", "guo-dfil-hist", "--out-dir", "{tmp}/gh", "--bins", "5"],
+]
 
 @pytest.mark.parametrize("argv", FIELD_RUNS, ids=[" ".join(a[:2]) + f" #{i}" for i, a in enumerate(FIELD_RUNS)])
 def test_every_output_field_is_explained_in_help(argv, tmp_path, files, capsys):

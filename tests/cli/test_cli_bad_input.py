@@ -188,11 +188,6 @@ BASES: dict[tuple[str, str], list[list[str]]] = {
         ["--out-dir", "{out}", "--images", "camera", "--resolutions", "4", "--sigmas", "0.01", "--samples", "2",
          "--seed", "0"],
     ],
-    ("experiment", "guo-fig2"): [["--out-dir", "{out}", "--lam", "0.01", "--noise-std", "0.01"]],
-    ("experiment", "guo-fig5"): [
-        ["--out-dir", "{out}", "--noise-multipliers", "1", "--steps", "1", "--sample-rate", "0.05", "--clip", "1",
-         "--lr", "0.5", "--hidden", "2", "--test-size", "100", "--seed", "0", "--no-progress"],
-    ],
     ("experiment", "fil-glm"): [
         ["--out-dir", "{out}", "--lam", "0.01", "--noise-std", "1e-4", "--draws", "2", "--seed", "0", "--no-progress"],
     ],
@@ -248,7 +243,6 @@ for _c in ("hayes-fig3-sizes", "hayes-fig9", "hayes-fig13", "hayes-fig12"):
 _valid("experiment", "hayes-fig12", "0", "--rhos")
 _valid("experiment", "balle-mia", "0", "--seed", "--momentum")
 _valid("experiment", "resolution-sweep", "0", "--seed")
-_valid("experiment", "guo-fig5", "0", "--seed")
 for _c in ("reconn-seeds", "reconn-weaker"):
     _valid("experiment", _c, "0", "--seed", "--momentum")
 
@@ -281,6 +275,15 @@ _valid("calibrate", "uninformed", "-1 0", "--psnr-threshold")
 _valid("experiment", "uninformed-metrics", "0", "--seed", "--target-index")
 _valid("experiment", "pure-dp", "0", "--seed")
 
+# Guo et al. 2022 Figs. 5 and 2 (branch guo).
+BASES.update({
+    ("experiment", "guo-fig5"): [["--out-dir", "{out}", "--noise-multipliers", "1", "--steps", "1", "--hidden", "0",
+                                  "--train-size", "10", "--coords", "1", "--clip", "1", "--lr", "1", "--seed", "0",
+                                  "--no-progress"]],
+    ("experiment", "guo-dfil-hist"): [["--out-dir", "{out}", "--lam", "0.1", "--noise-std", "0.25", "--bins", "5"]],
+})
+_valid("experiment", "guo-fig5", "0", "--seed", "--coords")  # --coords 0: every coordinate (exact trace)
+
 # Commands that train models: (module, attribute) of the expensive work, replaced by a sentinel.
 # Calibrating sigma for (epsilon, delta) comes before the figures' audits; every check must come
 # before it.
@@ -305,13 +308,13 @@ WORK: dict[tuple[str, str], list[tuple[str, str]]] = {
     ("experiment", "balle-mia"): _TRAIN_RECONN,
     ("experiment", "reconn-seeds"): [("rerokit.training", "train_dpsgd_many")],
     ("experiment", "reconn-weaker"): [("rerokit.training", "train_dpsgd_many")],
-    ("experiment", "guo-fig2"): _FIT_GLM,
-    ("experiment", "guo-fig5"): [("rerokit.training.fil", "dpsgd_fil")],
     ("attack", "glm"): _FIT_GLM,
     ("experiment", "fil-glm"): _FIT_GLM,
     ("attack", "analytic"): [("rerokit.attacks.analytic", "vectorized_analytic_attack")],
     ("experiment", "uninformed-fig2"): [("rerokit.attacks.analytic", "vectorized_analytic_attack")],
 }
+WORK[("experiment", "guo-fig5")] = [("rerokit.training.fil", "dpsgd_fil")]
+WORK[("experiment", "guo-dfil-hist")] = _FIT_GLM
 WORK[("experiment", "uninformed-metrics")] = [("rerokit.attacks.analytic", "vectorized_analytic_attack")]
 
 

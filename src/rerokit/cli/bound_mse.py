@@ -75,10 +75,10 @@ FIL_FIELDS = [
     ("samples_never_sampled", "DP-SGD: records never in a batch (dFIL 0, no finite bound)"),
     ("kappa", "DP-SGD: the subsampling factor of the FIL accounting (1: convexity bound)"),
     ("epsilon_step", "DP-SGD: per-step epsilon used by --subsampling amplified"),
-    ("note", "why a bound is inf, when one is"),
+    ("note", "per-record FIL can itself leak information about the record (Guo et al. 2022, footnote 2); and why a "
+     "bound is inf, when one is"),
     ("settings", "the inputs as used"),
     ("reference", "the paper and result"),
-    ("warning", "per-record FIL is data-dependent and can itself leak (Guo et al. 2022, footnote 2)"),
 ]
 
 
@@ -157,8 +157,6 @@ def _summary(prefix: str, arr) -> dict[str, float]:
 def _fil(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
 
-    from rerokit.training.fil_spectral import DFIL_WARNING
-
     from rerokit.data import load_dataset
 
     if args.dpsgd:
@@ -196,10 +194,12 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
             clip=args.clip, lr=args.lr, seed=args.seed, coords=args.coords, subsampling=args.subsampling,
             delta=args.delta, progress=not args.json, repeats=args.repeats, device=args.device,
         )
-        extra_note = {}
+        from rerokit.experiments.guo_dfil import FIL_LEAK_NOTE
+
+        extra_note = {"note": FIL_LEAK_NOTE}
         if res.summary()["samples_never_sampled"] > 0:
-            extra_note["note"] = ("records never in a batch have dFIL 0 and an infinite MSE lower bound (nothing about "
-                                  "them is released), so mse_lower_bound_max is inf")
+            extra_note["note"] = (FIL_LEAK_NOTE + "; records never in a batch have dFIL 0 and an infinite MSE lower "
+                                  "bound (nothing about them is released), so mse_lower_bound_max is inf")
         return {
             "mechanism": "DP-SGD, GELU clipping (Guo et al. 2022, Alg. 1)",
             "model": f"mlp {X.shape[1]}-{'-'.join(map(str, hidden))}-{int(ds.num_classes)} tanh".replace("--", "-"),
@@ -208,7 +208,6 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
             **extra_note,
             "settings": res.settings,
             "reference": "Guo et al. 2022, Thm 2-4, Alg. 1, Eq. 5",
-            "warning": DFIL_WARNING,
         }
     from rerokit.attacks.glm import fit_glm
     from rerokit.bounds.mse import output_perturbation_rdp, rdp_mse_lower_bound
@@ -250,8 +249,10 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
         out["rdp_mse_lower_bound"] = rdp_mse_lower_bound(eps2, 1.0).value
         out["lipschitz"] = lip
     out["settings"] = {"dataset": args.dataset, "classes": list(cls), "lam": lam, "noise_std": args.noise_std}
+    from rerokit.experiments.guo_dfil import FIL_LEAK_NOTE
+
+    out["note"] = FIL_LEAK_NOTE
     out["reference"] = "Guo et al. 2022, Thm 2, Sec. 7.1"
-    out["warning"] = DFIL_WARNING
     return out
 
 
