@@ -321,7 +321,7 @@ def build_report(
     diameter: float | None = None,
     mse_threshold: float = DEFAULT_MSE_THRESHOLD,
     data_range: float = 1.0,
-    delta: float | None = 1e-5,
+    delta: float | None = None,
     audit: Any = None,
     label: str | None = None,
     source: str | None = None,
