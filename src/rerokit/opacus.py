@@ -177,6 +177,22 @@ class RiskAccountant(IAccountant):
         return Schedule.from_opacus_history(self.history).with_sampling(
             self.sampler, self.examples_per_user, self.sampler_source)
 
+    def detect_sampler(self, data_loader: Any, poisson_sampling: bool | None = None) -> "DetectedSampler":
+        """Set the accountant's sampler from the training loader (for ``PrivacyEngine(accountant="rerokit")``
+        followed by a plain ``make_private``, which does not tell the accountant how batches are formed).
+
+        Args:
+          data_loader: the loader the model is trained on.
+          poisson_sampling: the ``poisson_sampling`` given to ``make_private`` (None: not known).
+
+        Returns:
+          The :class:`DetectedSampler` now in use.
+        """
+        found = detect_sampler(data_loader, poisson_sampling)
+        self.sampler, self.sampler_source = found.sampler, found.source
+        self._cache.clear()
+        return found
+
     def _key(self) -> tuple:
         return (tuple(self.history), self.sampler, self.examples_per_user)
 
