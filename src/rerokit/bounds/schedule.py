@@ -388,9 +388,11 @@ class Schedule:
                 raise ValueError("the accountant's history is empty: no DP-SGD steps were recorded yet")
             sched = cls.from_opacus_history(hist)
             # a rerokit RiskAccountant knows its run's sampler; any other accountant: Poisson, assumed
-            return sched.with_sampling(getattr(mechanism, "sampler", None) or "poisson",
-                                       getattr(mechanism, "examples_per_user", None) or 1,
-                                       getattr(mechanism, "sampler_source", None) or "assumed")
+            smp, k, src = (getattr(mechanism, n, None) for n in ("sampler", "examples_per_user", "sampler_source"))
+            if not (isinstance(smp, str) and smp in SAMPLERS):  # another library's attribute of that name
+                smp, k, src = "poisson", 1, "assumed"
+            return sched.with_sampling(smp, k if isinstance(k, int) else 1,
+                                       src if src in SAMPLER_SOURCES else "assumed")
         if type(mechanism).__module__.startswith("dp_accounting"):
             return cls.from_event(mechanism)
         raise TypeError(
