@@ -512,6 +512,13 @@ def build_report(
                      "leaking a record outright; choose delta < 1/N")
     if data["uninformed"].get("skipped"):
         notes.append("uninformed adversary: " + data["uninformed"]["skipped"])
+    best = (data["uninformed"].get("no_prior_attacks") or {}).get("best_known")
+    if best is not None and data.get("informed_mse") and best > data["informed_mse"]["gamma"]:
+        notes.append(f"gradient inversion: on a record of norm r = {data['uninformed']['min_norm']:g} a prior-free "
+                     f"attack succeeds with probability {best:.4g}; the certified bound "
+                     f"{data['informed_mse']['gamma']:.4g} is about a target drawn from the uniform-pixel prior, for "
+                     "which records that close to the guess are rare. No bound below 1 holds for one fixed record "
+                     "against every attacker (a fixed guess equal to it succeeds)")
     data["notes"] = notes
     rep = Report(data, risks, sched, a)
     data["verdict"] = [{"threat_model": t, "text": _plain(s)} for t, s in verdict_sentences(data)]
