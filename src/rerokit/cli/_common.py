@@ -220,7 +220,8 @@ def sampling_summary(command: str):
         pa = data.get("poisson_assumption")
         if pa:
             found = next(((sym, pa[key]) for key, sym in (("noise_multiplier", "\u03c3"), ("steps", "steps T"),
-                                                          ("gamma", "\u03b3"), ("epsilon", "\u03b5"))
+                                                          ("gamma", "\u03b3"), ("epsilon", "\u03b5"),
+                                                          ("advantage", "advantage"))
                           if pa.get(key) is not None), None)
             if found is not None:
                 rows.append(Row(f"{found[0]} if the batches had been Poisson-sampled", f"{found[1]:.4g}", "",
