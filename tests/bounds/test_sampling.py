@@ -161,7 +161,9 @@ def test_epsilon_calibration_under_shuffling_is_the_gaussian_closed_form():
     s = noise_multiplier_for_epsilon(2.0, 1e-5, 0.1, 30, sampler="shuffle")
     assert s == noise_multiplier_for_epsilon(2.0, 1e-5, 1.0, 3)
     assert gaussian_epsilon(1e-5, math.sqrt(3) / s) <= 2.0 + 1e-9
-    s2 = noise_multiplier_for_epsilon(2.0, 1e-5, 0.1, 30, sampler="shuffle", examples_per_user=4)
+    from rerokit.bounds.schedule import Sampling
+
+    s2 = noise_multiplier_for_epsilon(2.0, 1e-5, 0.1, 30, sampler=Sampling("shuffle", examples_per_user=4))
     assert s2 == pytest.approx(4 * s, rel=1e-12)
 
 

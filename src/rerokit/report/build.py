@@ -638,7 +638,9 @@ def _what_if(sched: Schedule, r0: Any, ref: int, delta: float) -> dict[str, Any]
 
     s, q, T = sched.segments[0]
     kappa = 1.0 / ref
-    samp = {"sampler": sched.sampler, "examples_per_user": sched.examples_per_user}
+    from rerokit.bounds.schedule import Sampling
+
+    samp = {"sampler": Sampling(sched.sampler, sched.examples_per_user)}
     rows = []
     for m in WHAT_IF_MARGINS:
         tgt = kappa + m
