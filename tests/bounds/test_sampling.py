@@ -95,9 +95,13 @@ def test_issue_example_three_epochs():
 
 
 def test_full_batch_sampler_equals_q1_poisson():
+    """Full batch is Poisson at q = 1: the same numbers, whose bracket holds Phi(Phi^-1(kappa) + sqrt(T)/sigma)."""
     a = rerokit.reconstruction_risk(noise_multiplier=2.0, sample_rate=1.0, steps=9, prior=10, sampler="full_batch")
     b = rerokit.reconstruction_risk(noise_multiplier=2.0, sample_rate=1.0, steps=9, prior=10)
-    assert a.gamma == b.gamma and a.epsilon == b.epsilon
+    assert a.gamma == b.gamma and a.epsilon == b.epsilon and a.poisson_assumption is None
+    assert a.gamma_interval[0] <= _gdp(0.1, 1.5) <= a.gamma
+    s = rerokit.reconstruction_risk(noise_multiplier=2.0, sample_rate=0.5, steps=18, prior=10, sampler="shuffle")
+    assert _gdp(0.1, 1.5) <= s.gamma <= _gdp(0.1, 1.5) * (1 + 1e-12) and s.method == "closed-form"
 
 
 def test_poisson_default_unchanged():

@@ -107,7 +107,7 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     out["bayes_accuracy"] = acc.value
     out["bayes_accuracy_interval"] = list(acc.interval)
     out["prior_membership"] = args.prior_membership
-    if sched.sampler != "poisson":  # the Poisson curve's advantage, flagged as an assumption the run does not meet
+    if sched.sampler != "poisson" and not sched.full_batch:  # the Poisson curve's advantage, flagged as an assumption the run does not meet
         from rerokit.bounds.certify import POISSON_ASSUMPTION_NOTE
 
         pc, _ = certified_tradeoff(sched.as_poisson(), adjacency=adjacency)

@@ -112,7 +112,7 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         },
         "search": {"bracket": list(r.bracket), "evaluations": r.evaluations},
     }
-    if kw["sampler"].sampler != "poisson":  # the Poisson calibration, flagged as an assumption the run does not meet
+    if kw["sampler"].sampler != "poisson" and r.sample_rate < 1.0:  # the Poisson calibration, flagged as an assumption the run does not meet
         from rerokit.bounds.certify import POISSON_ASSUMPTION_NOTE
 
         pkw = dict(kw, sampler=Sampling("poisson", sampling["examples_per_user"]))
