@@ -223,3 +223,8 @@ def test_detect_sampler_reads_the_loader():
     assert r.source == "assumed"
     with pytest.raises(ValueError, match="sampler"):
         RiskAccountant(prior=10, sampler="uniform")
+    acc = RiskAccountant(prior=10)
+    acc.history = [(1.0, 0.2, 10)]
+    g_poisson = acc.get_gamma()
+    assert acc.detect_sampler(DataLoader(ds, batch_size=2, shuffle=True), False).sampler == "shuffle"
+    assert acc.get_gamma() > g_poisson  # two epochs, two unamplified releases

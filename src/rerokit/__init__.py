@@ -39,6 +39,7 @@ _EXPORTS = {
     "calibrate_steps": "rerokit.bounds.calibrate",
     "noise_multiplier_for_epsilon": "rerokit.bounds.calibrate",
     "Schedule": "rerokit.bounds.schedule",
+    "Sampling": "rerokit.bounds.schedule",
     "Prior": "rerokit.bounds.priors",
     "UniformDiscretePrior": "rerokit.bounds.priors",
     "DiscretePrior": "rerokit.bounds.priors",

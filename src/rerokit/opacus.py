@@ -49,7 +49,7 @@ from opacus.accountants import IAccountant
 from opacus.accountants.registry import _ACCOUNTANTS, register_accountant
 
 from rerokit._validate import check_int, check_positive, check_probability
-from rerokit.bounds.schedule import Schedule
+from rerokit.bounds.schedule import Sampling, Schedule
 from rerokit.opacus_audit import GradientCanaryAudit, InputCanaries  # noqa: F401 - one-run audit hooks
 
 __all__ = ["RiskAccountant", "make_private_with_reconstruction_risk", "MECHANISM", "detect_sampler",
@@ -177,6 +177,22 @@ class RiskAccountant(IAccountant):
                              "differentially private and no finite risk bound holds")
         return Schedule.from_opacus_history(self.history).with_sampling(
             self.sampler, self.examples_per_user, self.sampler_source)
+
+    def detect_sampler(self, data_loader: Any, poisson_sampling: bool | None = None) -> "DetectedSampler":
+        """Set the accountant's sampler from the training loader (for ``PrivacyEngine(accountant="rerokit")``
+        followed by a plain ``make_private``, which does not tell the accountant how batches are formed).
+
+        Args:
+          data_loader: the loader the model is trained on.
+          poisson_sampling: the ``poisson_sampling`` given to ``make_private`` (None: not known).
+
+        Returns:
+          The :class:`DetectedSampler` now in use.
+        """
+        found = detect_sampler(data_loader, poisson_sampling)
+        self.sampler, self.sampler_source = found.sampler, found.source
+        self._cache.clear()
+        return found
 
     def _key(self) -> tuple:
         return (tuple(self.history), self.sampler, self.examples_per_user)
@@ -367,17 +383,18 @@ def make_private_with_reconstruction_risk(
     if found.source == "assumed":
         warnings.warn(f"rerokit: {found.note}; the risk is certified under that assumption", RuntimeWarning,
                       stacklevel=2)
-    sampling = {"sampler": found.sampler, "examples_per_user": examples_per_user}
+    sampling = Sampling(found.sampler, examples_per_user)
     sigma = calibrate_noise_multiplier(target_gamma, q, T, prior=prior, kappa=kappa, log_kappa=log_kappa,
-                                       delta=None, **sampling).noise_multiplier
+                                       delta=None, sampler=sampling).noise_multiplier
     if target_epsilon is not None:
-        sigma = max(sigma, noise_multiplier_for_epsilon(target_epsilon, target_delta, q, T, **sampling))
+        sigma = max(sigma, noise_multiplier_for_epsilon(target_epsilon, target_delta, q, T, sampler=sampling))
     old = privacy_engine.accountant
     if len(old) > 0:
         warnings.warn("make_private_with_reconstruction_risk called with privacy budget already spent: the "
                       "noise multiplier assumes a fresh run, so the final risk will be higher than the target",
                       RuntimeWarning, stacklevel=2)
-    acc = RiskAccountant(prior, kappa=kappa, log_kappa=log_kappa, **sampling)
+    acc = RiskAccountant(prior, kappa=kappa, log_kappa=log_kappa, sampler=sampling.sampler,
+                         examples_per_user=sampling.examples_per_user)
     acc.sampler_source = found.source
     acc.history = [tuple(h) for h in old.history]
     privacy_engine.accountant = acc

@@ -394,7 +394,7 @@ def _risks(sched: Schedule, bases: Sequence[Any], delta: float, fprs: Sequence[f
                             if curve._pld is not None else math.inf)
     mu_gdp = cert.schedule.mu_full_batch if cert.schedule.full_batch and cert.group_size == 1 else None
     assumed = None
-    if sched.sampler != "poisson":  # the number a Poisson accountant prints, flagged as not met
+    if sched.sampler != "poisson" and not sched.full_batch:  # what a Poisson accountant prints, flagged as not met
         pois = _risks(sched.as_poisson(), bases, delta, (), prior_membership, "remove",
                       value_discretization_interval)
         assumed = [poisson_assumption(sched, r.gamma, r.epsilon, delta) for r in pois]

@@ -95,9 +95,13 @@ def test_issue_example_three_epochs():
 
 
 def test_full_batch_sampler_equals_q1_poisson():
+    """Full batch is Poisson at q = 1: the same numbers, whose bracket holds Phi(Phi^-1(kappa) + sqrt(T)/sigma)."""
     a = rerokit.reconstruction_risk(noise_multiplier=2.0, sample_rate=1.0, steps=9, prior=10, sampler="full_batch")
     b = rerokit.reconstruction_risk(noise_multiplier=2.0, sample_rate=1.0, steps=9, prior=10)
-    assert a.gamma == b.gamma and a.epsilon == b.epsilon
+    assert a.gamma == b.gamma and a.epsilon == b.epsilon and a.poisson_assumption is None
+    assert a.gamma_interval[0] <= _gdp(0.1, 1.5) <= a.gamma
+    s = rerokit.reconstruction_risk(noise_multiplier=2.0, sample_rate=0.5, steps=18, prior=10, sampler="shuffle")
+    assert _gdp(0.1, 1.5) <= s.gamma <= _gdp(0.1, 1.5) * (1 + 1e-12) and s.method == "closed-form"
 
 
 def test_poisson_default_unchanged():
@@ -161,7 +165,9 @@ def test_epsilon_calibration_under_shuffling_is_the_gaussian_closed_form():
     s = noise_multiplier_for_epsilon(2.0, 1e-5, 0.1, 30, sampler="shuffle")
     assert s == noise_multiplier_for_epsilon(2.0, 1e-5, 1.0, 3)
     assert gaussian_epsilon(1e-5, math.sqrt(3) / s) <= 2.0 + 1e-9
-    s2 = noise_multiplier_for_epsilon(2.0, 1e-5, 0.1, 30, sampler="shuffle", examples_per_user=4)
+    from rerokit.bounds.schedule import Sampling
+
+    s2 = noise_multiplier_for_epsilon(2.0, 1e-5, 0.1, 30, sampler=Sampling("shuffle", examples_per_user=4))
     assert s2 == pytest.approx(4 * s, rel=1e-12)
 
 
@@ -228,3 +234,33 @@ def test_epsilon_below_the_pld_floor_is_finite_and_certified(q, T):
     assert rdp_epsilon(sched, 1e-320) >= e - 1e-9
     r = rerokit.reconstruction_risk(noise_multiplier=1.0, sample_rate=q, steps=T, prior=10, delta=1e-320)
     assert r.epsilon == e
+
+
+@pytest.mark.parametrize("sigma,q,T,delta", [(1.0, 0.01, 1000, 1e-10), (2.0, 0.1, 100, 1e-20), (1.0, 1.0, 10, 1e-30)])
+def test_rdp_epsilon_matches_dp_accounting_and_is_never_below_the_exact_value(sigma, q, T, delta):
+    """The RDP conversion (Canonne et al. 2020) on the same integer orders as dp-accounting's RdpAccountant agrees
+    with it to 1e-9 relative (ours rounded up); at q = 1 it is never below the exact Gaussian-DP epsilon."""
+    import dp_accounting as dpa
+
+    orders = list(range(2, 65)) + [2 ** i for i in range(7, 17)]
+    acc = dpa.rdp.RdpAccountant(orders=orders)
+    g = dpa.GaussianDpEvent(sigma)
+    acc.compose(dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(q, g) if q < 1 else g, T))
+    ours = rdp_epsilon(Schedule.from_settings(sigma, q, T), delta)
+    ref = acc.get_epsilon(delta)
+    assert ref * (1 - 1e-9) <= ours <= ref * (1 + 1e-9) + 1e-9
+    if q == 1.0:
+        assert ours >= gaussian_epsilon(delta, math.sqrt(T) / sigma)
+
+
+def test_shuffled_schedule_with_segments_counts_every_epoch_it_touches():
+    """An epoch split between two segments (sigma changed mid-epoch) counts in both: only adds releases."""
+    s = Schedule.from_segments([(1.0, 0.25, 6), (2.0, 0.25, 6)]).with_sampling("shuffle")
+    c = s.certification()
+    assert [seg.steps for seg in c.schedule.segments] == [2, 2]  # 1.5 epochs each, rounded up
+    mu = math.sqrt(2 / 1.0 + 2 / 4.0)
+    r = rerokit.reconstruction_risk(s, 10)
+    assert _gdp(0.1, mu) <= r.gamma <= _gdp(0.1, mu) * (1 + 1e-12)
+    # never below the truth for any split: the 3 real epochs hold at most one release each, the worst
+    # (least noise) at sigma = 1
+    assert r.gamma >= _gdp(0.1, math.sqrt(3) / 2.0) and r.gamma >= _gdp(0.1, math.sqrt(2 / 1.0 + 1 / 4.0))

@@ -53,6 +53,7 @@ def test_bound_tradeoff_shuffle_at_fpr(cli):
     lo, hi = d["points"][0]["tpr"]
     assert lo - 1e-12 <= exact <= hi
     assert d["settings"]["sampler"] == "shuffle"
+    assert d["poisson_assumption"]["kind"] == "assumption" and d["poisson_assumption"]["advantage"] < d["advantage"]
 
 
 def test_calibrate_dpsgd_under_shuffling(cli):

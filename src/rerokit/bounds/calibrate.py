@@ -17,8 +17,8 @@ evaluations:
     epsilon (:func:`rerokit.bounds.dpsgd.epsilon_dpsgd`) for q < 1, bracketed above by the q = 1
     value (subsampling never increases epsilon).
 
-Every calibrator takes the run's ``sampler`` ("poisson", "shuffle", "full_batch") and unit of
-privacy ``examples_per_user`` and calibrates what is certified under them
+Every calibrator takes the run's ``sampler`` ("poisson", "shuffle", "full_batch", or a
+:class:`~rerokit.bounds.schedule.Sampling` with the unit of privacy ``examples_per_user``) and calibrates what is certified under them
 (:mod:`rerokit.bounds.certify`): with shuffled batches no amplification by subsampling, so the
 noise multiplier for a target gamma after E epochs satisfies Phi(Phi^{-1}(kappa) + k sqrt(E)/sigma)
 <= target.
@@ -126,11 +126,11 @@ def _sched(sigma: float, q: float, T: int, sampling: tuple[str, int]):
     return Schedule.from_settings(sigma, q, T, sampler=sampling[0], examples_per_user=sampling[1])
 
 
-def _check_sampling(sampler: Any, examples_per_user: Any) -> tuple[str, int]:
-    from rerokit._validate import check_choice
-    from rerokit.bounds.schedule import SAMPLERS
+def _check_sampling(sampler: Any) -> tuple[str, int]:
+    from rerokit.bounds.schedule import Sampling
 
-    return check_choice("sampler", sampler, SAMPLERS), check_int("examples_per_user", examples_per_user, minimum=1)
+    s = Sampling.of(sampler)
+    return s.sampler, s.examples_per_user
 
 
 def _sigma_guess(mu: float, q: float, T: int, sampling: tuple[str, int] = ("poisson", 1)) -> float:
@@ -186,8 +186,7 @@ def calibrate_noise_multiplier(
     delta: float | None = 1e-5,
     rtol: float = 1e-4,
     value_discretization_interval: float | None = None,
-    sampler: str = "poisson",
-    examples_per_user: int = 1,
+    sampler: Any = "poisson",
 ) -> CalibrationResult:
     """Smallest sigma (to relative precision ``rtol``) with certified gamma(sigma) <= target_gamma.
 
@@ -205,8 +204,8 @@ def calibrate_noise_multiplier(
       rtol: relative precision of sigma, > 0 (default 1e-4).
       value_discretization_interval: PLD grid step (default automatic).
       sampler: "poisson" (default; q is the Poisson rate), "shuffle" (fixed-size shuffled batches,
-        q = 1/(steps per epoch); no amplification) or "full_batch".
-      examples_per_user: unit of privacy k >= 1 (default 1).
+        q = 1/(steps per epoch); no amplification) or "full_batch"; or a
+        :class:`~rerokit.bounds.schedule.Sampling` with the unit of privacy (``examples_per_user``).
 
     Returns:
       :class:`CalibrationResult`; ``bracket = (sigma', sigma)`` with sigma' < sigma infeasible.
@@ -224,7 +223,7 @@ def calibrate_noise_multiplier(
     q = check_probability("sample_rate", sample_rate)
     T = check_int("steps", steps, minimum=1)
     rtol = check_positive("rtol", rtol)
-    sampling = _check_sampling(sampler, examples_per_user)
+    sampling = _check_sampling(sampler)
     if delta is not None:
         delta = check_probability("delta", delta, high_open=True)
     from rerokit.bounds.dpsgd import log_sup_gamma
@@ -260,7 +259,7 @@ def calibrate_noise_multiplier(
 def calibrate_steps(
     target_gamma: float, noise_multiplier: float, sample_rate: float, kappa: float | None = None, *,
     log_kappa: float | None = None, prior: Any = None, delta: float | None = 1e-5, max_steps: int = 10_000_000,
-    value_discretization_interval: float | None = None, sampler: str = "poisson", examples_per_user: int = 1,
+    value_discretization_interval: float | None = None, sampler: Any = "poisson",
 ) -> CalibrationResult:
     """Largest T <= ``max_steps`` with certified gamma(T) <= target_gamma.
 
@@ -268,7 +267,7 @@ def calibrate_steps(
 
     Args:
       target_gamma, sample_rate, kappa, log_kappa, prior, delta, value_discretization_interval,
-        sampler, examples_per_user: as in :func:`calibrate_noise_multiplier`.
+        sampler: as in :func:`calibrate_noise_multiplier`.
       noise_multiplier: sigma > 0.
       max_steps: search limit, an integer >= 1 (default 1e7); the result has ``capped=True`` if the
         target holds there.
@@ -287,7 +286,7 @@ def calibrate_steps(
     sigma = check_positive("noise_multiplier", noise_multiplier)
     q = check_probability("sample_rate", sample_rate)
     max_steps = check_int("max_steps", max_steps, minimum=1)
-    sampling = _check_sampling(sampler, examples_per_user)
+    sampling = _check_sampling(sampler)
     if delta is not None:
         delta = check_probability("delta", delta, high_open=True)
     h = value_discretization_interval
@@ -318,8 +317,7 @@ def noise_multiplier_for_epsilon(
     *,
     tol: float = 1e-4,
     value_discretization_interval: float | None = None,
-    sampler: str = "poisson",
-    examples_per_user: int = 1,
+    sampler: Any = "poisson",
 ) -> float:
     """Smallest sigma (to relative ``tol``) such that DP-SGD(sigma, q, T) is (epsilon, delta)-DP (add-or-remove).
 
@@ -335,10 +333,10 @@ def noise_multiplier_for_epsilon(
       steps: T >= 1.
       tol: relative precision of sigma, > 0 (default 1e-4).
       value_discretization_interval: PLD grid step for q < 1 (default automatic).
-      sampler: "poisson" (default), "shuffle" or "full_batch": unamplified samplers are R Gaussian
-        releases at noise sigma / k (R epochs or steps), so sigma = k sqrt(R) / mu exactly, mu the
-        Gaussian-DP mu of (epsilon, delta).
-      examples_per_user: unit of privacy k >= 1 (default 1).
+      sampler: "poisson" (default), "shuffle" or "full_batch", or a
+        :class:`~rerokit.bounds.schedule.Sampling` (with k examples per user): unamplified samplers
+        are R Gaussian releases at noise sigma / k (R epochs or steps), so sigma = k sqrt(R) / mu
+        exactly, mu the Gaussian-DP mu of (epsilon, delta).
 
     Returns:
       sigma on the private side (its certified epsilon is <= ``epsilon``).
@@ -355,7 +353,7 @@ def noise_multiplier_for_epsilon(
     q = check_probability("sample_rate", sample_rate)
     T = check_int("steps", steps, minimum=1)
     tol = check_positive("tol", tol)
-    sampling = _check_sampling(sampler, examples_per_user)
+    sampling = _check_sampling(sampler)
     mu = gdp_mu(eps, d, rtol=min(tol, 1e-9))
     k = sampling[1]
     cert = _sched(1.0, q, T, sampling).certification()

@@ -86,6 +86,17 @@ def _group_kw(c: Certification) -> dict[str, Any]:
     return {"group_size": c.group_size} if c.group_size > 1 else {}
 
 
+def _method(schedule: Schedule, c: Certification, method: str) -> str:
+    """"exact" becomes "closed-form" where the certified view is a set of full-batch Gaussian releases
+    of a shuffled or group run (example-level Poisson and full-batch runs keep their numbers): the
+    exact Gaussian-DP values, rounded up, instead of the PLD's slightly larger bracket ends."""
+    # example-level Poisson and full-batch runs keep the numbers they always had (full batch is Poisson at q = 1)
+    plain = schedule.sampler in ("poisson", "full_batch") and schedule.examples_per_user == 1
+    if method == "exact" and not plain and not c.amplified and c.group_size == 1 and c.schedule.full_batch:
+        return "closed-form"
+    return method
+
+
 def certified_tradeoff(schedule: Schedule, *, adjacency: str = "remove", method: str = "exact",
                        value_discretization_interval: float | None = None) -> tuple[Any, Certification]:
     """The certified trade-off curve of the run (its sampler and unit of privacy included).
@@ -97,12 +108,13 @@ def certified_tradeoff(schedule: Schedule, *, adjacency: str = "remove", method:
 
     Returns:
       ``(curve, certification)``: the :class:`~rerokit.bounds.tradeoff.TradeoffCurve` and what it
-      certifies.
+      certifies (the closed-form Gaussian-DP curve where the certified view is full-batch releases
+      of a non-Poisson or group run).
     """
     from rerokit.bounds.tradeoff import dpsgd_tradeoff
 
     c = engine_certification(schedule, dpsgd_tradeoff)
-    curve = dpsgd_tradeoff(segments=c.schedule, adjacency=adjacency, method=method,
+    curve = dpsgd_tradeoff(segments=c.schedule, adjacency=adjacency, method=_method(schedule, c, method),
                            value_discretization_interval=value_discretization_interval, **_group_kw(c))
     return curve, c
 
@@ -121,6 +133,7 @@ def certified_rero(schedule: Schedule, **kwargs: Any) -> tuple[Any, Certificatio
     from rerokit.bounds.dpsgd import rero_dpsgd
 
     c = engine_certification(schedule, rero_dpsgd)
+    kwargs["method"] = _method(schedule, c, kwargs.get("method", "exact"))
     b = rero_dpsgd(segments=c.schedule, **kwargs, **_group_kw(c))
     eps = b.extras.get("epsilon")
     if eps is not None:  # finite below the PLD's floor; exact where every release holds the target

@@ -60,7 +60,7 @@ from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 from rerokit._validate import check_choice, check_int, check_positive, check_probability
 
-__all__ = ["Segment", "Schedule", "Certification", "SAMPLERS", "SAMPLER_SOURCES", "epochs_touched"]
+__all__ = ["Segment", "Schedule", "Sampling", "Certification", "SAMPLERS", "SAMPLER_SOURCES", "epochs_touched"]
 
 SAMPLERS = ("poisson", "shuffle", "full_batch")
 """How batches are formed: Poisson subsampling (amplified), fixed-size shuffled batches (each
@@ -94,6 +94,42 @@ def epochs_touched(sample_rate: float, steps: int) -> int:
     """
     x = float(sample_rate) * int(steps)
     return max(1, math.ceil(x - 1e-9 * max(1.0, x)))
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How a run forms its batches and whom it protects: ``Sampling("shuffle", examples_per_user=3)``.
+
+    One argument for the calibrators (``sampler=`` takes a string or this), so that they keep few
+    parameters.
+
+    Attributes:
+      sampler: "poisson", "shuffle" or "full_batch".
+      examples_per_user: the unit of privacy k >= 1.
+    """
+
+    sampler: str = "poisson"
+    examples_per_user: int = 1
+
+    def __post_init__(self) -> None:
+        check_choice("sampler", self.sampler, SAMPLERS)
+        object.__setattr__(self, "examples_per_user", check_int("examples_per_user", self.examples_per_user,
+                                                                 minimum=1))
+
+    @classmethod
+    def of(cls, sampler: Any) -> "Sampling":
+        """A :class:`Sampling` from a sampler name (k = 1) or a :class:`Sampling` (returned as is).
+
+        Args:
+          sampler: "poisson", "shuffle", "full_batch" or a :class:`Sampling`.
+
+        Returns:
+          The :class:`Sampling`.
+
+        Raises:
+          ValueError / TypeError: if ``sampler`` is neither.
+        """
+        return sampler if isinstance(sampler, Sampling) else cls(sampler)
 
 
 @dataclass(frozen=True)
@@ -398,9 +434,11 @@ class Schedule:
                 raise ValueError("the accountant's history is empty: no DP-SGD steps were recorded yet")
             sched = cls.from_opacus_history(hist)
             # a rerokit RiskAccountant knows its run's sampler; any other accountant: Poisson, assumed
-            return sched.with_sampling(getattr(mechanism, "sampler", None) or "poisson",
-                                       getattr(mechanism, "examples_per_user", None) or 1,
-                                       getattr(mechanism, "sampler_source", None) or "assumed")
+            smp, k, src = (getattr(mechanism, n, None) for n in ("sampler", "examples_per_user", "sampler_source"))
+            if not (isinstance(smp, str) and smp in SAMPLERS):  # another library's attribute of that name
+                smp, k, src = "poisson", 1, "assumed"
+            return sched.with_sampling(smp, k if isinstance(k, int) else 1,
+                                       src if src in SAMPLER_SOURCES else "assumed")
         if type(mechanism).__module__.startswith("dp_accounting"):
             return cls.from_event(mechanism)
         raise TypeError(

@@ -217,10 +217,15 @@ def sampling_summary(command: str):
                                                                                 "of one user"
             notes.insert(0, f"sampler: {st['sampler']} ({st.get('sampler_source', 'declared')}); unit of privacy: "
                             f"{unit}; neighbouring relation: {st.get('neighbouring_relation', '')}")
+        if st.get("sampler") == "shuffle" or st.get("examples_per_user", 1) > 1:  # the closed form is of the
+            # certified view (full-batch releases of the target), not of the q given
+            rows = [dataclasses.replace(r, method=r.method.replace("(q = 1)", "(unamplified releases)"))
+                    if isinstance(r.method, str) else r for r in rows]
         pa = data.get("poisson_assumption")
         if pa:
             found = next(((sym, pa[key]) for key, sym in (("noise_multiplier", "\u03c3"), ("steps", "steps T"),
-                                                          ("gamma", "\u03b3"), ("epsilon", "\u03b5"))
+                                                          ("gamma", "\u03b3"), ("epsilon", "\u03b5"),
+                                                          ("advantage", "advantage"))
                           if pa.get(key) is not None), None)
             if found is not None:
                 rows.append(Row(f"{found[0]} if the batches had been Poisson-sampled", f"{found[1]:.4g}", "",

@@ -128,7 +128,7 @@ def _certification(sched: Any, c: Any) -> dict[str, Any]:
 
 def _poisson(sched: Any, log_kappa: float | None, delta: float) -> dict[str, Any] | None:
     """The Poisson accountant's numbers for a run that did not sample that way (kind "assumption")."""
-    if sched.sampler == "poisson":
+    if sched.sampler == "poisson" or sched.full_batch:  # q = 1: the Poisson view is the same mechanism
         return None
     from rerokit.bounds.certify import certified_rero, poisson_assumption
 

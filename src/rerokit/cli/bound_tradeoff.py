@@ -45,6 +45,11 @@ _FIELDS = [
                "multiplier outside [1e-4, 1e8])"),
     ("value_discretization_interval", "grid step of the privacy-loss distribution (null for closed forms)"),
     ("settings", "the inputs as used (with the sampler, examples_per_user and the neighbouring relation)"),
+    ("poisson_assumption", "non-Poisson samplers: the Poisson curve's advantage (kind assumption: not certified for "
+                           "this run)"),
+    ("poisson_assumption.advantage", "the advantage under Poisson sampling"),
+    ("poisson_assumption.kind", "assumption"),
+    ("poisson_assumption.note", "why it is not certified for this run"),
 ]
 
 
@@ -104,6 +109,12 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     out["bayes_accuracy"] = acc.value
     out["bayes_accuracy_interval"] = list(acc.interval)
     out["prior_membership"] = args.prior_membership
+    if sched.sampler != "poisson" and not sched.full_batch:  # the Poisson curve's advantage, flagged as an assumption the run does not meet
+        from rerokit.bounds.certify import POISSON_ASSUMPTION_NOTE
+
+        pc, _ = certified_tradeoff(sched.as_poisson(), adjacency=adjacency)
+        out["poisson_assumption"] = {"advantage": pc.advantage().value, "kind": "assumption",
+                                     "note": POISSON_ASSUMPTION_NOTE.format(sampler=sched.sampler)}
     return out
 
 

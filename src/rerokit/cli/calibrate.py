@@ -75,8 +75,9 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError(f"{opt} must be {rng} to calibrate (target_gamma must lie in (kappa, 1)), "
                          f"got {getattr(args, opt)!r}")
     sampling = sampling_from_args(args)
-    kw = {"prior": base.prior, "sampler": sampling["sampler"] or "poisson",
-          "examples_per_user": sampling["examples_per_user"]}
+    from rerokit.bounds.schedule import Sampling
+
+    kw = {"prior": base.prior, "sampler": Sampling(sampling["sampler"] or "poisson", sampling["examples_per_user"])}
     if args.steps is not None:
         r = calibrate_noise_multiplier(args.target_gamma, args.sample_rate, args.steps, delta=args.delta, **kw)
         solved = {"noise_multiplier": r.noise_multiplier}
@@ -111,10 +112,10 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         },
         "search": {"bracket": list(r.bracket), "evaluations": r.evaluations},
     }
-    if kw["sampler"] != "poisson":  # the Poisson calibration, flagged as an assumption the run does not meet
+    if kw["sampler"].sampler != "poisson" and r.sample_rate < 1.0:  # the Poisson calibration, flagged as an assumption the run does not meet
         from rerokit.bounds.certify import POISSON_ASSUMPTION_NOTE
 
-        pkw = dict(kw, sampler="poisson")
+        pkw = dict(kw, sampler=Sampling("poisson", sampling["examples_per_user"]))
         try:
             if args.steps is not None:
                 p = {"noise_multiplier": calibrate_noise_multiplier(args.target_gamma, args.sample_rate, args.steps,
@@ -125,7 +126,7 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         except ValueError as exc:
             p = {"error": str(exc)}
         out["poisson_assumption"] = {**p, "kind": "assumption",
-                                     "note": POISSON_ASSUMPTION_NOTE.format(sampler=kw["sampler"])}
+                                     "note": POISSON_ASSUMPTION_NOTE.format(sampler=kw["sampler"].sampler)}
     return out
 
 

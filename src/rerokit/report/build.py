@@ -323,7 +323,7 @@ def build_report(
     diameter: float | None = None,
     mse_threshold: float = DEFAULT_MSE_THRESHOLD,
     data_range: float = 1.0,
-    delta: float | None = 1e-5,
+    delta: float | None = None,
     audit: Any = None,
     label: str | None = None,
     source: str | None = None,
@@ -519,6 +519,13 @@ def build_report(
                      "leaking a record outright; choose delta < 1/N")
     if data["uninformed"].get("skipped"):
         notes.append("uninformed adversary: " + data["uninformed"]["skipped"])
+    best = (data["uninformed"].get("no_prior_attacks") or {}).get("best_known")
+    if best is not None and data.get("informed_mse") and best > data["informed_mse"]["gamma"]:
+        notes.append(f"gradient inversion: on a record of norm r = {data['uninformed']['min_norm']:g} a prior-free "
+                     f"attack succeeds with probability {best:.4g}; the certified bound "
+                     f"{data['informed_mse']['gamma']:.4g} is about a target drawn from the uniform-pixel prior, for "
+                     "which records that close to the guess are rare. No bound below 1 holds for one fixed record "
+                     "against every attacker (a fixed guess equal to it succeeds)")
     data["notes"] = notes
     rep = Report(data, risks, sched, a)
     data["verdict"] = [{"threat_model": t, "text": _plain(s)} for t, s in verdict_sentences(data)]
@@ -645,7 +652,9 @@ def _what_if(sched: Schedule, r0: Any, ref: int, delta: float) -> dict[str, Any]
 
     s, q, T = sched.segments[0]
     kappa = 1.0 / ref
-    samp = {"sampler": sched.sampler, "examples_per_user": sched.examples_per_user}
+    from rerokit.bounds.schedule import Sampling
+
+    samp = {"sampler": Sampling(sched.sampler, sched.examples_per_user)}
     rows = []
     for m in WHAT_IF_MARGINS:
         tgt = kappa + m
