@@ -11,8 +11,9 @@ Printed, not asserted (numbers from a loaded 2-core machine are noisy):
    prior-aware audit proves 0.78), and the k = 2 antipodal reconstruction game's accuracy next to
    the ReRo bound gamma(1/2) (tightness).
 3. The same at q = 0.1, T = 1,000 (epsilon = 4) unless ``--skip-subsampled``.
-4. Black-box input canaries (membership; reconstruction with k = 4 labels): epsilon_lower,
-   whatever it is.
+4. Input canaries: white-box (scored from every iterate, m = 20, 100, 700: interference between
+   canaries grows with m) and black-box (membership; reconstruction with k = 4 labels):
+   epsilon_lower, whatever it is.
 5. Idealized Gaussian (mu = 1, true epsilon 4.377): f-DP against Steinke et al. at 1e5 canaries
    from expected counts (Mahloujifar et al. 2025 report about 3.4-3.6 against about 2.6).
 
@@ -100,7 +101,11 @@ def main() -> None:
         print("\n== 3. white-box, q = 0.1, T = 1000, epsilon = 4 ==")
         print(line("membership seed 0", audit(cfg_for(4.0, q=0.1, steps=1000, canaries=a.canaries), 0)[1]))
 
-    print("\n== 4. black-box input canaries, q = 1, T = 100 ==")
+    print("\n== 4. input canaries (records with a wrong label), q = 1, T = 100 ==")
+    for eps in (4.0, 64.0):
+        for m in (20, 100, 700):
+            print(line(f"white-box input canaries (App. G statistic), membership, epsilon {eps:g}, m {m}",
+                       audit(cfg_for(eps, canaries=m, canary="input"), 0)[1]))
     for eps in (4.0, 64.0):
         print(line(f"membership, epsilon {eps:g}, m 700", audit(cfg_for(eps, canaries=700, threat="black-box"), 0)[1]))
         print(line(f"reconstruction k=4 labels, epsilon {eps:g}, m 700",

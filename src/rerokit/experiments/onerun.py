@@ -285,6 +285,7 @@ def _whitebox(cfg: OneRunConfig, seed: int, progress: bool, dev: str = "cpu") ->
         canary_grad = ((C * vec) * present[:, None].to(vec.dtype)).to(dev)
         flat = coords.reshape(-1).to(dev)
         llr = np.zeros((m, Vn.shape[0]))
+        xsum = torch.zeros((m, d), dtype=torch.float64, device=dev)
     else:
         known, pool, wrong, secrets, (slots, labs) = _input_candidates(cfg, n_data, int(ds.num_classes),
                                                                        yall.numpy(), rng)
@@ -319,8 +320,11 @@ def _whitebox(cfg: OneRunConfig, seed: int, progress: bool, dev: str = "cpu") ->
             noisy = s_known + canary + (sig_real * C) * z
             # the white-box auditor: residual = privatized sum - known records' clipped gradients
             if gradient:
-                x = ((noisy - s_known)[flat].reshape(m, -1) / C).to(torch.float64).cpu().numpy()
-                llr += gaussian_canary_llr(x, Vn, q, sig_claim)
+                x = (noisy - s_known)[flat].reshape(m, -1) / C
+                if q >= 1:  # the log-likelihood ratio is linear in x: sum x now, apply it once at the end
+                    xsum += x.to(torch.float64)
+                else:
+                    llr += gaussian_canary_llr(x.to(torch.float64).cpu().numpy(), Vn, q, sig_claim)
             else:
                 thetas[t], gbars[t] = theta, noisy - s_known
             theta = theta - lr * noisy / (q * n_total)
@@ -331,6 +335,8 @@ def _whitebox(cfg: OneRunConfig, seed: int, progress: bool, dev: str = "cpu") ->
     train_s = time.perf_counter() - t0
     if not bool(torch.isfinite(theta).all()):
         raise ValueError(f"lr={lr!r} made training diverge (non-finite parameters); use a smaller lr")
+    if gradient and q >= 1:  # sum_t (<x_t, v> - 1/2) / sigma^2 = (<sum_t x_t, v> - T/2) / sigma^2
+        llr = ((xsum.cpu().numpy() @ Vn.T) - 0.5 * T * (Vn**2).sum(1)) / sig_claim**2
     if not gradient:
         from rerokit.attacks.prior_aware import loglik_scores
         from rerokit.experiments.audit import candidate_statistics_many
@@ -382,9 +388,9 @@ def _blackbox(cfg: OneRunConfig, seed: int, progress: bool, dev: str = "cpu") ->
 def _certified(cfg: OneRunConfig) -> tuple[float, float | None, float]:
     """(epsilon, mu, gamma) certified for this run, in the family ``epsilon_lower`` is read from.
 
-    Membership: add/remove epsilon (PLD) and mu = sqrt(T)/sigma at q = 1. Reconstruction
-    (replace-one): at q = 1 the exact mu = 2 sqrt(T)/sigma and its epsilon; at q < 1 the add/remove
-    epsilon (the one-run bound reports the add/remove epsilon of its boundary there).
+    q = 1: the exact Gaussian-DP mu (membership sqrt(T)/sigma; reconstruction, replace-one,
+    2 sqrt(T)/sigma) and its exact epsilon. q < 1: the certified add/remove epsilon (PLD; the
+    one-run bound reports the add/remove epsilon of its boundary there too).
     gamma: Hayes et al. 2023 Thm 2 at kappa = 1/k.
     """
     from rerokit.bounds.dpsgd import epsilon_dpsgd
@@ -396,7 +402,7 @@ def _certified(cfg: OneRunConfig) -> tuple[float, float | None, float]:
     mu = None
     if tc.sample_rate == 1.0:
         mu = (1.0 if cfg.game == "membership" else 2.0) * math.sqrt(tc.steps) / tc.noise_multiplier
-    if mu is not None and cfg.game == "reconstruction":
+    if mu is not None:  # q = 1: the exact Gaussian-DP epsilon of the game's adjacency
         eps = gaussian_epsilon(d, mu)
     else:
         eps = epsilon_dpsgd(tc.noise_multiplier, tc.sample_rate, tc.steps, d)
