@@ -148,7 +148,8 @@ class OneRunAudit:
       certified_epsilon: the run's certified epsilon at delta in the family of ``epsilon_lower``
         (membership: add/remove, PLD; reconstruction at q = 1: replace-one, mu = 2 sqrt(T)/sigma;
         reconstruction at q < 1: add/remove, as the bound's boundary epsilon there).
-      certified_mu: sqrt(T)/sigma at q = 1 (membership; 2 sqrt(T)/sigma for replace-one), else None.
+      certified_mu: sqrt(T)/sigma (membership; 2 sqrt(T)/sigma for replace-one): exact at q = 1, an
+        upper bound of the run's Gaussian-DP mu for q < 1 (subsampling never hurts privacy).
       rero_gamma: certified reconstruction success at kappa = 1/k (Hayes et al. 2023, Thm 2).
       accuracy_interval: 95% Clopper-Pearson interval of the accuracy over all m slots (slots are
         independent in the white-box game; an indication only in the black-box one).
@@ -160,7 +161,7 @@ class OneRunAudit:
     seed: int
     audit: Any
     certified_epsilon: float
-    certified_mu: float | None
+    certified_mu: float
     rero_gamma: float
     accuracy_interval: tuple[float, float]
     wall_seconds: float
@@ -385,7 +386,7 @@ def _blackbox(cfg: OneRunConfig, seed: int, progress: bool, dev: str = "cpu") ->
 # --------------------------------------------------------------------------- driver
 
 
-def _certified(cfg: OneRunConfig) -> tuple[float, float | None, float]:
+def _certified(cfg: OneRunConfig) -> tuple[float, float, float]:
     """(epsilon, mu, gamma) certified for this run, in the family ``epsilon_lower`` is read from.
 
     q = 1: the exact Gaussian-DP mu (membership sqrt(T)/sigma; reconstruction, replace-one,
@@ -399,10 +400,10 @@ def _certified(cfg: OneRunConfig) -> tuple[float, float | None, float]:
 
     tc = cfg.train
     d = tc.delta if tc.delta is not None else 1e-5
-    mu = None
-    if tc.sample_rate == 1.0:
-        mu = (1.0 if cfg.game == "membership" else 2.0) * math.sqrt(tc.steps) / tc.noise_multiplier
-    if mu is not None:  # q = 1: the exact Gaussian-DP epsilon of the game's adjacency
+    # mu of the same schedule at q = 1: exact at q = 1, an upper bound for q < 1 (Poisson
+    # subsampling is a post-processing of the full-batch pair with an independent coin)
+    mu = (1.0 if cfg.game == "membership" else 2.0) * math.sqrt(tc.steps) / tc.noise_multiplier
+    if tc.sample_rate == 1.0:  # q = 1: the exact Gaussian-DP epsilon of the game's adjacency
         eps = gaussian_epsilon(d, mu)
     else:
         eps = epsilon_dpsgd(tc.noise_multiplier, tc.sample_rate, tc.steps, d)
@@ -446,6 +447,8 @@ def run_one_run_audit(cfg: OneRunConfig, *, seed: int = 0, out: str | None = Non
 
     dev = _resolve_device(device)
     settings = {**cfg.to_dict(), "seed": seed}
+    if out is not None and not resume and os.path.exists(out):
+        raise ValueError(f"{out} exists; use resume (--resume) to return its result, or another out file")
     if out is not None and resume and os.path.exists(out):
         with open(out, encoding="utf-8") as f:
             prev = json.loads(f.read() or "null")
