@@ -97,7 +97,8 @@ def _summary(d: dict[str, Any]):
         if claim.get("epsilon") is not None:
             rows.append(Row("certified \u03b5", f"\u2264 {claim['epsilon']:.4g}", "", "DP-SGD accounting", "certified"))
         if claim.get("mu") is not None:
-            rows.append(Row("certified \u03bc", f"\u2264 {claim['mu']:.4g}", "", "\u221aT/\u03c3", "certified"))
+            rows.append(Row("certified \u03bc", f"\u2264 {claim['mu']:.4g}", "", "Gaussian DP of the schedule at q = 1",
+                            "certified"))
         rows.append(Row("correct guesses an honest run exceeds w.p. < 1 - confidence", str(claim["correct_upper"]), "",
                         method, "certified upper tail"))
     rows.append(Row("number of guesses", str(b.get("guesses")), str(b.get("selection", "")), "", ""))
