@@ -64,7 +64,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -311,13 +311,11 @@ class OneRunBound:
     at_limit: bool = False
     claim: ClaimCheck | None = None
     selection: str = "pre-registered number of guesses"
-    extras: dict = field(default_factory=dict, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (the claim as a nested dict)."""
-        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("claim", "extras")}
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "claim"}
         out["claim"] = None if self.claim is None else dict(self.claim.__dict__)
-        out.update(self.extras)
         return out
 
 
