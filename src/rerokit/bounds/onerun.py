@@ -57,6 +57,14 @@ secrets are seen. Trying several and reporting the best is valid with a Bonferro
 ``thresholds_tried=n`` runs every test at (1 - confidence) / n. :func:`audit_scores` does that
 or a split (choose on a random half, bound on the other).
 
+Reference implementations compared (read, not copied): the recursion is the one of
+jax_privacy's ``auditing`` module (k = 2, Gaussian family parametrised by (eps, delta)) and of
+facebookresearch/PrivacyGuard's FDP analysis node (k options, a grid of noise levels). Here the
+boundary is searched continuously (to 1e-4 relative, rounded to the rejected side), and a count
+that rejects nothing gives mu_lower = epsilon_lower = 0 (PrivacyGuard's grid clamp returns a
+positive epsilon even for 0 correct guesses). Tests recompute the recursion in mpmath and check
+the type-I error by simulation.
+
 Pure numpy/scipy; never imports torch.
 """
 
