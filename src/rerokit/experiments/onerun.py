@@ -24,7 +24,9 @@ on as usual, and the canaries move the model (they are part of the run).
 White-box input canaries (``canary="input"``): the candidates of the black-box game below, but
 scored from every iterate by the log-likelihood statistic of Hayes et al. 2023 (App. G) against
 g-bar_t (the privatized sum minus the known records' clipped gradients, which still holds the
-other present canaries: cross-talk weakens, never invalidates, the guesses). Keeps the iterates
+other present canaries: cross-talk weakens, never invalidates, the guesses; Keinan, Shenfeld &
+Ligett 2025, "How well can differential privacy be audited in one run?", show such interference
+is what limits one-run audits, and Dirac gradient canaries avoid it). Keeps the iterates
 and g-bar_t (T x P each).
 
 Black-box (``threat="black-box"``): input canaries, records of the data pool that are not in
