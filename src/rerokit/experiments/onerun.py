@@ -47,7 +47,6 @@ settings without training again (an interrupted run restarts, deterministically)
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import os
@@ -61,7 +60,8 @@ import torch
 from rerokit._validate import check_choice, check_int, check_positive, check_probability
 from rerokit.experiments.audit import AuditConfig, _load, build_model
 
-__all__ = ["GAMES", "THREATS", "OneRunConfig", "OneRunAudit", "run_one_run_audit", "report_fields"]
+__all__ = ["GAMES", "THREATS", "CANARIES", "OneRunConfig", "OneRunAudit", "run_one_run_audit", "config_from_args",
+           "report_fields"]
 
 GAMES = ("membership", "reconstruction")
 THREATS = ("white-box", "black-box")
@@ -505,10 +505,3 @@ def config_from_args(*, epsilon: float | None, noise_multiplier: float | None, d
     (:meth:`AuditConfig.resolve`: defaults, checks, sigma calibrated for (epsilon, delta))."""
     tc = AuditConfig.resolve(epsilon=epsilon, noise_multiplier=noise_multiplier, delta=delta, **train)
     return OneRunConfig(train=tc, **audit)
-
-
-def replace_train(cfg: OneRunConfig, **changes: Any) -> OneRunConfig:
-    """A copy with training settings changed (e.g. ``noise_multiplier``)."""
-    return dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, **changes))
-
-
