@@ -483,6 +483,9 @@ def run_one_run_audit(cfg: OneRunConfig, *, seed: int = 0, out: str | None = Non
 def report_fields(one_run: dict[str, Any]) -> dict[str, Any]:
     """The report's audit fields from a one-run result (``rerokit report --audit``).
 
+    Args:
+      one_run: the dict :func:`run_one_run_audit` returns (or its ``--out`` file / ``--json`` output).
+
     Returns:
       ``lower_bounds`` (epsilon_lower, mu_gdp_lower and how they were obtained), ``consistent``
       (the run's own claim not rejected) and the certified epsilon / mu the audit compares with.
@@ -501,7 +504,21 @@ def report_fields(one_run: dict[str, Any]) -> dict[str, Any]:
 
 def config_from_args(*, epsilon: float | None, noise_multiplier: float | None, delta: float,
                      train: dict[str, Any], audit: dict[str, Any]) -> OneRunConfig:
-    """:class:`OneRunConfig` with the training settings resolved as every audit does
-    (:meth:`AuditConfig.resolve`: defaults, checks, sigma calibrated for (epsilon, delta))."""
+    """:class:`OneRunConfig` with the training settings resolved as every audit does.
+
+    Args:
+      epsilon: target epsilon > 0 (sigma calibrated for (epsilon, delta) by
+        :meth:`rerokit.experiments.audit.AuditConfig.resolve`), or None with ``noise_multiplier``.
+      noise_multiplier: sigma > 0 given directly (the claimed one), or None.
+      delta: delta in (0, 1) of the calibration and of ``epsilon_lower``.
+      train: further :class:`AuditConfig` fields (dataset, steps, sample_rate, clip, lr, hidden, ...).
+      audit: further :class:`OneRunConfig` fields (game, options, canaries, threat, canary, ...).
+
+    Returns:
+      The checked config.
+
+    Raises:
+      ValueError, TypeError: on invalid settings.
+    """
     tc = AuditConfig.resolve(epsilon=epsilon, noise_multiplier=noise_multiplier, delta=delta, **train)
     return OneRunConfig(train=tc, **audit)
