@@ -453,7 +453,11 @@ def one_run_bound(
     def rej_sigma(s: float) -> bool:
         return fdp_rejects(dpsgd_inverse_blowup(s, q, t, adjacency), m, g, c, k, tau)
 
-    sig_b, sig_lim = _boundary(rej_sigma, increasing=True, lo=_SIGMA_RANGE[0], hi=_SIGMA_RANGE[1])
+    if q == 1.0:  # the family is G_mu with mu = f sqrt(T) / sigma: the same tests as the mu-GDP search
+        factor = 2.0 if adjacency == "replace_one" else 1.0
+        sig_b, sig_lim = (None if mu_b is None else factor * math.sqrt(t) / mu_b), mu_lim
+    else:
+        sig_b, sig_lim = _boundary(rej_sigma, increasing=True, lo=_SIGMA_RANGE[0], hi=_SIGMA_RANGE[1])
     eps_lower = 0.0 if sig_b is None else _dpsgd_epsilon(sig_b, q, t, d, adjacency, lower=True)
     claim = None
     if dpsgd.noise_multiplier is not None:
