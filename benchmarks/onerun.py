@@ -104,7 +104,11 @@ def main() -> None:
 
     if not a.skip_subsampled:
         print("\n== 3. white-box, q = 0.1, T = 1000, epsilon = 4 ==")
-        print(line("membership seed 0", audit(cfg_for(4.0, q=0.1, steps=1000, canaries=a.canaries), 0)[1]))
+        sub = cfg_for(4.0, q=0.1, steps=1000, canaries=a.canaries)
+        t_plain = plain_run(sub)
+        t_audit, r = audit(sub, 0)
+        print(line("membership seed 0", r))
+        print(f"plain training run {t_plain:.2f} s, one-run audit {t_audit:.2f} s: ratio {t_audit / t_plain:.2f}")
 
     print("\n== 4. input canaries (records with a wrong label), q = 1, T = 100 ==")
     for eps in (4.0, 64.0):
