@@ -11,10 +11,15 @@ Printed, not asserted (numbers from a loaded 2-core machine are noisy):
    prior-aware audit proves 0.78), and the k = 2 antipodal reconstruction game's accuracy next to
    the ReRo bound gamma(1/2) (tightness).
 3. The same at q = 0.1, T = 1,000 (epsilon = 4) unless ``--skip-subsampled``.
-4. Black-box input canaries (membership; reconstruction with k = 4 labels): epsilon_lower,
-   whatever it is.
+4. Input canaries: white-box (scored from every iterate, m = 20, 100, 700: interference between
+   canaries grows with m) and black-box (membership; reconstruction with k = 4 labels):
+   epsilon_lower, whatever it is.
 5. Idealized Gaussian (mu = 1, true epsilon 4.377): f-DP against Steinke et al. at 1e5 canaries
    from expected counts (Mahloujifar et al. 2025 report about 3.4-3.6 against about 2.6).
+6. The multi-run audit with a crafted prior: ``--crafted-trials`` independent training runs, each
+   with ONE target drawn from a prior of two antipodal gradient candidates (the informed
+   adversary's Algorithm 2 statistic), success rate with its Clopper-Pearson interval against the
+   ReRo bound gamma(1/2) at epsilon = 4 (q = 1, T = 100).
 
     python benchmarks/onerun.py [--repeats 2] [--seeds 3] [--skip-subsampled]
 """
@@ -71,6 +76,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--canaries", type=int, default=7000)
     ap.add_argument("--skip-subsampled", action="store_true")
+    ap.add_argument("--crafted-trials", type=int, default=300)
     a = ap.parse_args()
     torch.set_num_threads(1)
 
@@ -98,9 +104,17 @@ def main() -> None:
 
     if not a.skip_subsampled:
         print("\n== 3. white-box, q = 0.1, T = 1000, epsilon = 4 ==")
-        print(line("membership seed 0", audit(cfg_for(4.0, q=0.1, steps=1000, canaries=a.canaries), 0)[1]))
+        sub = cfg_for(4.0, q=0.1, steps=1000, canaries=a.canaries)
+        t_plain = plain_run(sub)
+        t_audit, r = audit(sub, 0)
+        print(line("membership seed 0", r))
+        print(f"plain training run {t_plain:.2f} s, one-run audit {t_audit:.2f} s: ratio {t_audit / t_plain:.2f}")
 
-    print("\n== 4. black-box input canaries, q = 1, T = 100 ==")
+    print("\n== 4. input canaries (records with a wrong label), q = 1, T = 100 ==")
+    for eps in (4.0, 64.0):
+        for m in (20, 100, 700):
+            print(line(f"white-box input canaries (App. G statistic), membership, epsilon {eps:g}, m {m}",
+                       audit(cfg_for(eps, canaries=m, canary="input"), 0)[1]))
     for eps in (4.0, 64.0):
         print(line(f"membership, epsilon {eps:g}, m 700", audit(cfg_for(eps, canaries=700, threat="black-box"), 0)[1]))
         print(line(f"reconstruction k=4 labels, epsilon {eps:g}, m 700",
@@ -122,6 +136,17 @@ def main() -> None:
         best_f, best_s = max(best_f, f), max(best_s, s)
         print(f"g {g}: c {c}: f-DP {f:.3f}, Steinke {s:.3f}")
     print(f"best: f-DP {best_f:.3f}, Steinke {best_s:.3f}, true epsilon {gaussian_epsilon(1e-5, 1.0):.3f}")
+
+    print("\n== 6. multi-run audit, crafted prior of two antipodal gradient candidates, epsilon 4 ==")
+    from rerokit.stats import clopper_pearson
+
+    one = cfg_for(4.0, canaries=1, game="reconstruction", options=2, guess_counts=(1,))
+    t0 = time.perf_counter()
+    wins = sum(int(round(run_one_run_audit(one, seed=10_000 + i)["accuracy_all"])) for i in range(a.crafted_trials))
+    lo, hi = clopper_pearson(wins, a.crafted_trials, 0.95)
+    gamma = run_one_run_audit(one, seed=0)["rero_gamma"]
+    print(f"{a.crafted_trials} runs: success {wins / a.crafted_trials:.4f} (95% CI [{lo:.4f}, {hi:.4f}]) against "
+          f"gamma(1/2) = {gamma:.4f}; {time.perf_counter() - t0:.0f} s")
 
 
 if __name__ == "__main__":

@@ -124,3 +124,17 @@ def test_input_canaries_in_the_data_loader():
     _train(model, opt, loader, 8)
     r = canaries.result(model, sample_rate=1 / len(loader), steps=8, noise_multiplier=1.0)
     assert r.bound.canaries == 32 and 0 <= r.bound.epsilon_lower <= r.bound.claim.epsilon
+
+
+def test_example_script_runs_briefly(monkeypatch, capsys):
+    import json
+    import runpy
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "examples" / "opacus_one_run_audit.py"
+    monkeypatch.setattr(sys, "argv", [str(script), "--epochs", "2", "--batch-size", "1797", "--canaries", "300",
+                                      "--hidden", "8", "--noise-multiplier", "2"])
+    runpy.run_path(str(script), run_name="__main__")  # in-process: torch and opacus are already imported
+    d = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert d["steps"] == 2 and d["claim_rejected"] is False and d["epsilon_lower"] <= d["certified_epsilon"]

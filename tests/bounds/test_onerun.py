@@ -214,7 +214,16 @@ def test_options_make_the_same_count_stronger_evidence():
 def test_dpsgd_family_at_full_batch_is_the_gdp_family():
     b = one_run_bound(2000, 200, 185, dpsgd=(1.0, 100))
     assert b.family == "dpsgd"
-    assert math.sqrt(100) / b.noise_multiplier_rejected == pytest.approx(b.mu_lower, rel=1e-3)
+    s = b.noise_multiplier_rejected
+    assert math.sqrt(100) / s == pytest.approx(b.mu_lower, rel=1e-3)
+    # the boundary is one of the DP-SGD curves' own tests: sigma_b rejected, a slightly smaller one not
+    assert fdp_rejects(dpsgd_inverse_blowup(s, 1.0, 100), 2000, 200, 185)
+    assert not fdp_rejects(dpsgd_inverse_blowup(s / 1.01, 1.0, 100), 2000, 200, 185)
+    # q < 1: the same check on the searched boundary
+    b = one_run_bound(2000, 200, 185, dpsgd=(0.2, 50))
+    s = b.noise_multiplier_rejected
+    assert fdp_rejects(dpsgd_inverse_blowup(s, 0.2, 50), 2000, 200, 185)
+    assert not fdp_rejects(dpsgd_inverse_blowup(s / 1.01, 0.2, 50), 2000, 200, 185)
 
 
 def test_dpsgd_inverse_blowup_is_below_the_exact_gaussian_at_q1_and_certified_for_q_lt_1():

@@ -66,7 +66,7 @@ def test_reconstruction_antipodal_matches_the_rero_bound():
 def test_reconstruction_k4_subsampled_runs_and_is_valid():
     r = run_one_run_audit(_cfg(epsilon=4.0, game="reconstruction", options=4, canaries=400,
                                train={"sample_rate": 0.5}), seed=6)
-    assert r["epsilon_lower"] <= r["certified_epsilon"]
+    assert r["epsilon_lower"] <= r["certified_epsilon"] and r["mu_lower"] <= r["certified_mu"]
     assert r["accuracy_all"] <= r["accuracy_interval"][1]
     assert r["claim_rejected"] is False
 
@@ -87,6 +87,8 @@ def test_result_file_and_resume(tmp_path):
     assert again == on_disk
     with pytest.raises(ValueError, match="other settings"):
         run_one_run_audit(cfg, seed=9, out=str(out), resume=True)
+    with pytest.raises(ValueError, match="exists"):
+        run_one_run_audit(cfg, seed=8, out=str(out))
 
 
 def test_too_many_canaries_for_the_model():

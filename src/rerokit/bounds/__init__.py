@@ -7,7 +7,8 @@ trade-off curve: membership, attribute and reconstruction risk; Kulynych et al. 
 ``empirical`` (audit lower bounds on mu-GDP / (eps, delta)), ``laplace`` (exact ReRo of the Laplace
 mechanism, the pure-DP curve), ``information_flow`` (finite-support bound, Balle et al. 2022
 Sec. VII-F), ``fano_mc`` (Monte Carlo mutual information, Hayes et al. 2023 Table 2),
-``uninformed_metrics`` (expected PSNR, sample-NCC law, NMI of the analytic attack).
+``uninformed_metrics`` (expected PSNR, sample-NCC law, NMI of the analytic attack), ``onerun`` and ``onerun_scores``
+(one-run audits: Steinke et al. 2023; Mahloujifar et al. 2025).
 """
 
 from rerokit.bounds.types import Bound

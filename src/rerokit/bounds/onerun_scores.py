@@ -140,14 +140,20 @@ def count_correct(scores: Any, secrets: Any, guesses: int) -> int:
       margin broken by slot index, ties between candidates by the lower index).
     """
     s = _as_candidates(scores)
+    g = check_int("guesses", guesses, minimum=0, maximum=s.shape[0])
+    return int(_cumulative_correct(s, secrets)[g])
+
+
+def _cumulative_correct(s: np.ndarray, secrets: Any) -> np.ndarray:
+    """(m + 1,) correct guesses among the g most confident slots, for every g = 0..m (one sort)."""
     sec = np.asarray(secrets).astype(int).ravel()
     if sec.shape != (s.shape[0],) or sec.min(initial=0) < 0 or sec.max(initial=0) >= s.shape[1]:
         raise ValueError(f"secrets must be {s.shape[0]} integers in [0, {s.shape[1] - 1}]")
-    g = check_int("guesses", guesses, minimum=0, maximum=s.shape[0])
     top2 = np.sort(s, axis=1)[:, -2:]
     margin = top2[:, 1] - top2[:, 0]
-    pick = np.argsort(-margin, kind="stable")[:g]
-    return int((s[pick].argmax(1) == sec[pick]).sum())
+    order = np.argsort(-margin, kind="stable")
+    right = s[order].argmax(1) == sec[order]
+    return np.concatenate([[0], np.cumsum(right)])
 
 
 def default_guess_counts(m: int) -> tuple[int, ...]:
@@ -196,7 +202,7 @@ def audit_scores(
     counts = tuple(guess_counts) if guess_counts is not None else default_guess_counts(m)
     if not counts:
         raise ValueError("guess_counts must hold at least one count")
-    accuracy_all = count_correct(s, sec, m) / m
+    accuracy_all = float(_cumulative_correct(s, sec)[m]) / m
     if selection == "split" and len(counts) > 1:
         rng = np.random.default_rng(check_int("seed", seed, minimum=0))
         perm = rng.permutation(m)
@@ -220,9 +226,10 @@ def audit_scores(
     # the count may be chosen by any rule; the cheap mu-GDP family ranks them, the full family
     # (e.g. the run's DP-SGD curves) is then evaluated for the chosen count only
     quick = {key: v for key, v in kw.items() if key != "dpsgd"}
+    cum = _cumulative_correct(s, sec)
     tried = []
     for g in counts:
-        c = count_correct(s, sec, g)
+        c = int(cum[g])
         r = one_run_bound(m, g, c, thresholds_tried=len(counts), **quick)
         tried.append(GuessCount(g, c, r.epsilon_lower, r.mu_lower))
     best = max(range(len(tried)), key=lambda i: (tried[i].mu_lower, -i))

@@ -57,7 +57,8 @@ RUN_FIELDS = [
     ("epsilon_lower", "what this one run proves: not (epsilon, delta)-private for any epsilon up to this"),
     ("mu_lower", "not mu-GDP for any mu up to this"),
     ("certified_epsilon", "the run's certified epsilon at delta (same family)"),
-    ("certified_mu", "the run's mu at q = 1 (replace-one: 2 sqrt(T)/sigma), else null"),
+    ("certified_mu", "sqrt(T)/sigma (replace-one: 2 sqrt(T)/sigma): the run's Gaussian-DP mu at q = 1, an upper "
+                     "bound of it for q < 1"),
     ("claim_rejected", "whether the guesses reject the run's own certified curve (an honest run: no)"),
     ("guesses, correct", "the guesses of the reported count and how many were right"),
     ("correct_upper", "certified upper tail: an honest run gets more right with probability < 1 - confidence"),
@@ -96,7 +97,8 @@ def _summary(d: dict[str, Any]):
         if claim.get("epsilon") is not None:
             rows.append(Row("certified \u03b5", f"\u2264 {claim['epsilon']:.4g}", "", "DP-SGD accounting", "certified"))
         if claim.get("mu") is not None:
-            rows.append(Row("certified \u03bc", f"\u2264 {claim['mu']:.4g}", "", "\u221aT/\u03c3", "certified"))
+            rows.append(Row("certified \u03bc", f"\u2264 {claim['mu']:.4g}", "", "Gaussian DP of the schedule at q = 1",
+                            "certified"))
         rows.append(Row("correct guesses an honest run exceeds w.p. < 1 - confidence", str(claim["correct_upper"]), "",
                         method, "certified upper tail"))
     rows.append(Row("number of guesses", str(b.get("guesses")), str(b.get("selection", "")), "", ""))

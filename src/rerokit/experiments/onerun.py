@@ -24,7 +24,9 @@ on as usual, and the canaries move the model (they are part of the run).
 White-box input canaries (``canary="input"``): the candidates of the black-box game below, but
 scored from every iterate by the log-likelihood statistic of Hayes et al. 2023 (App. G) against
 g-bar_t (the privatized sum minus the known records' clipped gradients, which still holds the
-other present canaries: cross-talk weakens, never invalidates, the guesses). Keeps the iterates
+other present canaries: cross-talk weakens, never invalidates, the guesses; Keinan, Shenfeld &
+Ligett 2025, "How well can differential privacy be audited in one run?", show such interference
+is what limits one-run audits, and Dirac gradient canaries avoid it). Keeps the iterates
 and g-bar_t (T x P each).
 
 Black-box (``threat="black-box"``): input canaries, records of the data pool that are not in
@@ -45,7 +47,6 @@ settings without training again (an interrupted run restarts, deterministically)
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import os
@@ -59,7 +60,8 @@ import torch
 from rerokit._validate import check_choice, check_int, check_positive, check_probability
 from rerokit.experiments.audit import AuditConfig, _load, build_model
 
-__all__ = ["GAMES", "THREATS", "OneRunConfig", "OneRunAudit", "run_one_run_audit", "report_fields"]
+__all__ = ["GAMES", "THREATS", "CANARIES", "OneRunConfig", "OneRunAudit", "run_one_run_audit", "config_from_args",
+           "report_fields"]
 
 GAMES = ("membership", "reconstruction")
 THREATS = ("white-box", "black-box")
@@ -148,7 +150,8 @@ class OneRunAudit:
       certified_epsilon: the run's certified epsilon at delta in the family of ``epsilon_lower``
         (membership: add/remove, PLD; reconstruction at q = 1: replace-one, mu = 2 sqrt(T)/sigma;
         reconstruction at q < 1: add/remove, as the bound's boundary epsilon there).
-      certified_mu: sqrt(T)/sigma at q = 1 (membership; 2 sqrt(T)/sigma for replace-one), else None.
+      certified_mu: sqrt(T)/sigma (membership; 2 sqrt(T)/sigma for replace-one): exact at q = 1, an
+        upper bound of the run's Gaussian-DP mu for q < 1 (subsampling never hurts privacy).
       rero_gamma: certified reconstruction success at kappa = 1/k (Hayes et al. 2023, Thm 2).
       accuracy_interval: 95% Clopper-Pearson interval of the accuracy over all m slots (slots are
         independent in the white-box game; an indication only in the black-box one).
@@ -160,7 +163,7 @@ class OneRunAudit:
     seed: int
     audit: Any
     certified_epsilon: float
-    certified_mu: float | None
+    certified_mu: float
     rero_gamma: float
     accuracy_interval: tuple[float, float]
     wall_seconds: float
@@ -285,6 +288,7 @@ def _whitebox(cfg: OneRunConfig, seed: int, progress: bool, dev: str = "cpu") ->
         canary_grad = ((C * vec) * present[:, None].to(vec.dtype)).to(dev)
         flat = coords.reshape(-1).to(dev)
         llr = np.zeros((m, Vn.shape[0]))
+        xsum = torch.zeros((m, d), dtype=torch.float64, device=dev)
     else:
         known, pool, wrong, secrets, (slots, labs) = _input_candidates(cfg, n_data, int(ds.num_classes),
                                                                        yall.numpy(), rng)
@@ -319,8 +323,11 @@ def _whitebox(cfg: OneRunConfig, seed: int, progress: bool, dev: str = "cpu") ->
             noisy = s_known + canary + (sig_real * C) * z
             # the white-box auditor: residual = privatized sum - known records' clipped gradients
             if gradient:
-                x = ((noisy - s_known)[flat].reshape(m, -1) / C).to(torch.float64).cpu().numpy()
-                llr += gaussian_canary_llr(x, Vn, q, sig_claim)
+                x = (noisy - s_known)[flat].reshape(m, -1) / C
+                if q >= 1:  # the log-likelihood ratio is linear in x: sum x now, apply it once at the end
+                    xsum += x.to(torch.float64)
+                else:
+                    llr += gaussian_canary_llr(x.to(torch.float64).cpu().numpy(), Vn, q, sig_claim)
             else:
                 thetas[t], gbars[t] = theta, noisy - s_known
             theta = theta - lr * noisy / (q * n_total)
@@ -331,6 +338,8 @@ def _whitebox(cfg: OneRunConfig, seed: int, progress: bool, dev: str = "cpu") ->
     train_s = time.perf_counter() - t0
     if not bool(torch.isfinite(theta).all()):
         raise ValueError(f"lr={lr!r} made training diverge (non-finite parameters); use a smaller lr")
+    if gradient and q >= 1:  # sum_t (<x_t, v> - 1/2) / sigma^2 = (<sum_t x_t, v> - T/2) / sigma^2
+        llr = ((xsum.cpu().numpy() @ Vn.T) - 0.5 * T * (Vn**2).sum(1)) / sig_claim**2
     if not gradient:
         from rerokit.attacks.prior_aware import loglik_scores
         from rerokit.experiments.audit import candidate_statistics_many
@@ -379,12 +388,12 @@ def _blackbox(cfg: OneRunConfig, seed: int, progress: bool, dev: str = "cpu") ->
 # --------------------------------------------------------------------------- driver
 
 
-def _certified(cfg: OneRunConfig) -> tuple[float, float | None, float]:
+def _certified(cfg: OneRunConfig) -> tuple[float, float, float]:
     """(epsilon, mu, gamma) certified for this run, in the family ``epsilon_lower`` is read from.
 
-    Membership: add/remove epsilon (PLD) and mu = sqrt(T)/sigma at q = 1. Reconstruction
-    (replace-one): at q = 1 the exact mu = 2 sqrt(T)/sigma and its epsilon; at q < 1 the add/remove
-    epsilon (the one-run bound reports the add/remove epsilon of its boundary there).
+    q = 1: the exact Gaussian-DP mu (membership sqrt(T)/sigma; reconstruction, replace-one,
+    2 sqrt(T)/sigma) and its exact epsilon. q < 1: the certified add/remove epsilon (PLD; the
+    one-run bound reports the add/remove epsilon of its boundary there too).
     gamma: Hayes et al. 2023 Thm 2 at kappa = 1/k.
     """
     from rerokit.bounds.dpsgd import epsilon_dpsgd
@@ -393,10 +402,10 @@ def _certified(cfg: OneRunConfig) -> tuple[float, float | None, float]:
 
     tc = cfg.train
     d = tc.delta if tc.delta is not None else 1e-5
-    mu = None
-    if tc.sample_rate == 1.0:
-        mu = (1.0 if cfg.game == "membership" else 2.0) * math.sqrt(tc.steps) / tc.noise_multiplier
-    if mu is not None and cfg.game == "reconstruction":
+    # mu of the same schedule at q = 1: exact at q = 1, an upper bound for q < 1 (Poisson
+    # subsampling is a post-processing of the full-batch pair with an independent coin)
+    mu = (1.0 if cfg.game == "membership" else 2.0) * math.sqrt(tc.steps) / tc.noise_multiplier
+    if tc.sample_rate == 1.0:  # q = 1: the exact Gaussian-DP epsilon of the game's adjacency
         eps = gaussian_epsilon(d, mu)
     else:
         eps = epsilon_dpsgd(tc.noise_multiplier, tc.sample_rate, tc.steps, d)
@@ -440,6 +449,8 @@ def run_one_run_audit(cfg: OneRunConfig, *, seed: int = 0, out: str | None = Non
 
     dev = _resolve_device(device)
     settings = {**cfg.to_dict(), "seed": seed}
+    if out is not None and not resume and os.path.exists(out):
+        raise ValueError(f"{out} exists; use resume (--resume) to return its result, or another out file")
     if out is not None and resume and os.path.exists(out):
         with open(out, encoding="utf-8") as f:
             prev = json.loads(f.read() or "null")
@@ -472,6 +483,9 @@ def run_one_run_audit(cfg: OneRunConfig, *, seed: int = 0, out: str | None = Non
 def report_fields(one_run: dict[str, Any]) -> dict[str, Any]:
     """The report's audit fields from a one-run result (``rerokit report --audit``).
 
+    Args:
+      one_run: the dict :func:`run_one_run_audit` returns (or its ``--out`` file / ``--json`` output).
+
     Returns:
       ``lower_bounds`` (epsilon_lower, mu_gdp_lower and how they were obtained), ``consistent``
       (the run's own claim not rejected) and the certified epsilon / mu the audit compares with.
@@ -490,14 +504,21 @@ def report_fields(one_run: dict[str, Any]) -> dict[str, Any]:
 
 def config_from_args(*, epsilon: float | None, noise_multiplier: float | None, delta: float,
                      train: dict[str, Any], audit: dict[str, Any]) -> OneRunConfig:
-    """:class:`OneRunConfig` with the training settings resolved as every audit does
-    (:meth:`AuditConfig.resolve`: defaults, checks, sigma calibrated for (epsilon, delta))."""
+    """:class:`OneRunConfig` with the training settings resolved as every audit does.
+
+    Args:
+      epsilon: target epsilon > 0 (sigma calibrated for (epsilon, delta) by
+        :meth:`rerokit.experiments.audit.AuditConfig.resolve`), or None with ``noise_multiplier``.
+      noise_multiplier: sigma > 0 given directly (the claimed one), or None.
+      delta: delta in (0, 1) of the calibration and of ``epsilon_lower``.
+      train: further :class:`AuditConfig` fields (dataset, steps, sample_rate, clip, lr, hidden, ...).
+      audit: further :class:`OneRunConfig` fields (game, options, canaries, threat, canary, ...).
+
+    Returns:
+      The checked config.
+
+    Raises:
+      ValueError, TypeError: on invalid settings.
+    """
     tc = AuditConfig.resolve(epsilon=epsilon, noise_multiplier=noise_multiplier, delta=delta, **train)
     return OneRunConfig(train=tc, **audit)
-
-
-def replace_train(cfg: OneRunConfig, **changes: Any) -> OneRunConfig:
-    """A copy with training settings changed (e.g. ``noise_multiplier``)."""
-    return dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, **changes))
-
-
