@@ -94,13 +94,36 @@ def _is_accountant(x: Any) -> bool:
 
 
 def find_accountant(run: Any) -> Any:
-    """The Opacus accountant behind ``run`` (an accountant, or a ``PrivacyEngine``), or None."""
+    """The Opacus accountant behind ``run`` (an accountant, a ``PrivacyEngine``, or an Opacus
+    ``DPOptimizer``, possibly wrapped by a trainer), or None."""
     if run is None:
         return None
     if _is_accountant(run):
         return run
     acc = getattr(run, "accountant", None)
-    return acc if _is_accountant(acc) else None
+    if _is_accountant(acc):
+        return acc
+    return _accountant_of_optimizer(run)
+
+
+def _accountant_of_optimizer(opt: Any) -> Any:
+    """The accountant whose step hook an Opacus ``DPOptimizer`` calls (``attach_step_hook`` of
+    ``PrivacyEngine.make_private``); wrappers exposing ``.optimizer`` (accelerate, Lightning) are
+    unwrapped. None when there is none."""
+    import inspect
+
+    for _ in range(4):
+        hook = getattr(opt, "step_hook", None)
+        if callable(hook):
+            try:
+                owner = inspect.getclosurevars(hook).nonlocals.get("self")
+            except (TypeError, ValueError):
+                owner = None
+            return owner if _is_accountant(owner) else None
+        opt = getattr(opt, "optimizer", None)
+        if opt is None:
+            return None
+    return None
 
 
 class RiskMonitor:
@@ -157,7 +180,8 @@ class RiskMonitor:
         self.stop_reason: str | None = None
 
     def bind(self, run: Any) -> bool:
-        """Attach an accountant found late (e.g. on a Lightning module); True if one is now known."""
+        """Attach an accountant found late (on a Lightning module, or behind the trainer's Opacus
+        optimizer); True if the run is now known."""
         if self.accountant is None and self.settings is None:
             self.accountant = find_accountant(run)
         return self.accountant is not None or self.settings is not None
