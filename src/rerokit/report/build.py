@@ -8,7 +8,7 @@ implementation):
 
 * informed adversary, priors of 2 / 10 / 100 equally likely candidates and "any image within
   the pixel tolerance" (:class:`~rerokit.bounds.priors.PixelTolerancePrior`, Hayes et al. 2023
-  App. I: 32/256 per pixel): gamma of Hayes et al. Thm 2 with its certified bracket,
+  App. I: 32/256 per pixel): gamma of Hayes et al. 2023 Thm 2 with its certified bracket,
   :func:`rerokit.risk.reconstruction_risks` (one composed PLD for all priors);
 * membership inference (TPR at FPR 0.1% / 1% / 10%, advantage), epsilon at delta and the
   Gaussian-DP mu, from the same curve;
@@ -615,9 +615,9 @@ def _what_if(sched: Schedule, r0: Any, ref: int, delta: float) -> dict[str, Any]
 
 
 _METHOD = {
-    "exact": "Hayes et al. Thm 2, PLD",
-    "closed-form": "Hayes et al. Thm 2, closed form",
-    "envelope": "Hayes et al. Thm 2, envelope",
+    "exact": "Hayes et al. 2023 Thm 2, PLD",
+    "closed-form": "Hayes et al. 2023 Thm 2, closed form",
+    "envelope": "Hayes et al. 2023 Thm 2, envelope",
 }
 
 
@@ -927,7 +927,7 @@ def table_rows(d: dict[str, Any]) -> list[Row]:
     g = d["guo_mse"]
     if not g.get("skipped"):
         rows.append(Row("MSE of an unbiased attacker", ("\u2265 ", num("guo_mse_lower_bound", g["mse_lower_bound"])), "",
-                        f"Guo et al. Thm 1, (2, {fmt(g['epsilon_rdp2'])})-RDP", "certified",
+                        f"Guo et al. 2022 Thm 1, (2, {fmt(g['epsilon_rdp2'])})-RDP", "certified",
                         section="Released model (error view)"))
     au = d.get("audit")
     if au:
@@ -939,7 +939,7 @@ def table_rows(d: dict[str, Any]) -> list[Row]:
         if same is None:  # else it is the informed row of that prior (the same number, shown once)
             rows.append(Row(f"Bound at the audit's \u03ba = {fmt(au['kappa'])}",
                             ("\u2264 ", num("audit_gamma", au["gamma"])), fmt_bracket(au["gamma_interval"]),
-                            "Hayes et al. Thm 2, PLD", "certified"))
+                            "Hayes et al. 2023 Thm 2, PLD", "certified"))
         lb = au.get("lower_bounds")
         if lb:
             rows.append(Row("\u03b5 proven by the audit", ("\u2265 ", num("audit_epsilon_lower", lb["epsilon_lower"])), "",
