@@ -146,3 +146,80 @@ def test_example_script_runs_briefly():
     summary = json.loads(lines[-1])
     assert summary["steps"] == 3 and 0 <= summary["test_accuracy"] <= 1
     assert summary["risk"]["gamma"] <= 0.2 and summary["seed"] == 0
+
+
+# ----------------------------------------------------------------------------- samplers (issue: sampling)
+
+def _no_amplification_gamma(kappa: float, epochs: int, sigma: float) -> float:
+    """Phi(Phi^-1(kappa) + sqrt(E)/sigma): E Gaussian releases of the target (scipy, independent of rerokit)."""
+    from scipy.stats import norm
+
+    return float(norm.cdf(norm.ppf(kappa) + math.sqrt(epochs) / sigma))
+
+
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_shuffled_run_is_calibrated_and_certified_without_amplification(shuffle):
+    """poisson_sampling=False for 3 epochs, prior 10, target 0.2: sigma is at least the no-amplification
+    sigma (Phi(Phi^-1(0.1) + sqrt(3)/sigma) <= 0.2), and the reported gamma after training is at least
+    the no-amplification value and at most the target."""
+    from scipy.optimize import brentq
+
+    engine = PrivacyEngine()
+    model, opt, _ = _setup()
+    g = torch.Generator().manual_seed(1)
+    X = torch.randn(120, 6, generator=g)
+    loader = DataLoader(TensorDataset(X, (X[:, 0] > 0).long()), batch_size=20, shuffle=shuffle)
+    model, opt, loader = make_private_with_reconstruction_risk(
+        engine, model, opt, loader, target_gamma=0.2, prior=10, epochs=3, max_grad_norm=1.0,
+        poisson_sampling=False)
+    sigma_min = brentq(lambda s: _no_amplification_gamma(0.1, 3, s) - 0.2, 0.1, 100.0)
+    assert opt.noise_multiplier >= sigma_min * (1 - 1e-12)
+    assert _no_amplification_gamma(0.1, 3, opt.noise_multiplier) <= 0.2
+    assert opt.noise_multiplier <= sigma_min * 1.001  # and not needlessly large
+    _train(model, opt, loader, epochs=3)
+    acc = engine.accountant
+    assert acc.sampler == "shuffle" and acc.sampler_source == "detected"
+    risk = acc.get_risk()
+    assert _no_amplification_gamma(0.1, 3, opt.noise_multiplier) <= risk.gamma <= 0.2
+    assert risk.poisson_assumption is not None and risk.poisson_assumption.gamma < risk.gamma
+    assert risk.to_dict()["poisson_assumption"]["kind"] == "assumption"
+    # epsilon of the run: 3 Gaussian releases, exact GDP mu = sqrt(3)/sigma (never the Poisson one)
+    from rerokit.bounds.gaussian import gaussian_epsilon
+
+    eps = acc.get_epsilon(1e-5)
+    assert eps >= gaussian_epsilon(1e-5, math.sqrt(3) / opt.noise_multiplier) * (1 - 1e-9)
+    assert eps > risk.poisson_assumption.epsilon
+    # the sampler survives a state-dict round trip
+    acc2 = RiskAccountant(prior=10)
+    acc2.load_state_dict(acc.state_dict())
+    assert acc2.get_gamma() == risk.gamma
+
+
+def test_poisson_run_unchanged_by_the_sampler_machinery():
+    """Default poisson_sampling=True: sampler detected Poisson, sigma = the Poisson calibration."""
+    from rerokit.bounds.calibrate import calibrate_noise_multiplier
+
+    engine = PrivacyEngine()
+    model, opt, loader = _setup()
+    n = len(loader)
+    _, opt, loader = make_private_with_reconstruction_risk(engine, model, opt, loader, target_gamma=0.2, prior=10,
+                                                           epochs=2, max_grad_norm=1.0)
+    assert engine.accountant.sampler == "poisson" and engine.accountant.sampler_source == "detected"
+    assert opt.noise_multiplier == calibrate_noise_multiplier(0.2, 1 / n, 2 * n, prior=10, delta=None).noise_multiplier
+
+
+def test_detect_sampler_reads_the_loader():
+    from torch.utils.data import RandomSampler, WeightedRandomSampler
+
+    from rerokit.opacus import detect_sampler
+
+    ds = TensorDataset(torch.zeros(10, 2))
+    assert detect_sampler(DataLoader(ds, batch_size=2, shuffle=True), False).sampler == "shuffle"
+    assert detect_sampler(DataLoader(ds, batch_size=10), False).sampler == "full_batch"
+    assert detect_sampler(DataLoader(ds, batch_size=2), True).sampler == "poisson"
+    w = detect_sampler(DataLoader(ds, batch_size=2, sampler=WeightedRandomSampler([1.0] * 10, 10)), False)
+    assert (w.sampler, w.source) == ("shuffle", "assumed") and "assumes" in w.note
+    r = detect_sampler(DataLoader(ds, batch_size=2, sampler=RandomSampler(ds, replacement=True)), False)
+    assert r.source == "assumed"
+    with pytest.raises(ValueError, match="sampler"):
+        RiskAccountant(prior=10, sampler="uniform")

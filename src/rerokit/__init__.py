@@ -9,6 +9,7 @@ The practitioner's API (imported on first use, so ``import rerokit`` stays cheap
     rerokit.reconstruction_risk(privacy_engine.accountant, prior=10)     # an Opacus run
     rerokit.calibrate_noise_multiplier(0.2, sample_rate=0.01, steps=1000, prior=10)
     rerokit.dpsgd_tradeoff(noise_multiplier=1.0, sample_rate=0.01, steps=1000).tpr_at_fpr(0.01)
+    rerokit.one_run_bound(canaries=1000, guesses=100, correct=95).epsilon_lower   # one-run audit
 
 Opacus integration (needs the ``torch`` extra): ``rerokit.opacus.RiskAccountant`` and
 ``rerokit.opacus.make_private_with_reconstruction_risk``. Sub-packages: ``rerokit.bounds`` (pure
@@ -32,6 +33,8 @@ _EXPORTS = {
     "TradeoffCurve": "rerokit.bounds.tradeoff",
     "rero_dpsgd": "rerokit.bounds.dpsgd",
     "epsilon_dpsgd": "rerokit.bounds.dpsgd",
+    "rero_laplace": "rerokit.bounds.laplace",
+    "rero_finite_support": "rerokit.bounds.information_flow",
     "calibrate_noise_multiplier": "rerokit.bounds.calibrate",
     "calibrate_steps": "rerokit.bounds.calibrate",
     "noise_multiplier_for_epsilon": "rerokit.bounds.calibrate",
@@ -43,6 +46,8 @@ _EXPORTS = {
     "UniformBallPrior": "rerokit.bounds.priors",
     "GaussianPrior": "rerokit.bounds.priors",
     "Bound": "rerokit.bounds.types",
+    "one_run_bound": "rerokit.bounds.onerun",
+    "OneRunBound": "rerokit.bounds.onerun",
 }
 
 __all__ = ["__version__", *_EXPORTS]

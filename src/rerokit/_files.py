@@ -11,10 +11,12 @@ Arrays are read with ``numpy.load(..., allow_pickle=False)`` only: no code in a 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any, Sequence
 
-__all__ = ["check_input_file", "check_output_file", "check_output_dir", "check_data_path", "load_array"]
+__all__ = ["check_input_file", "check_output_file", "check_output_dir", "check_data_path", "check_data_args",
+           "check_regular_file", "check_not_an_input", "load_array", "check_zip_members"]
 
 
 def _path(name: str, path: Any, kind: str) -> Path:
@@ -43,23 +45,63 @@ def _writable_ancestor(name: str, p: Path) -> None:
 
 
 def check_data_path(path: Any) -> None:
-    """Check ``--data-path``: None (not given) or a non-empty path.
+    """Check ``--data-path``: None (not given), or an existing readable regular file or folder.
 
-    What it holds is checked by the loader (:func:`rerokit.data.load_dataset`).
+    What it holds is checked by the loader (:func:`rerokit.data.load_dataset`); this check needs
+    no heavy import, so a command refuses a bad path before it imports torch.
 
     Args:
       path: the path (str or ``os.PathLike``), or None.
 
     Raises:
       TypeError: if ``path`` is neither None, a string nor a path-like.
-      ValueError: if it is empty or contains a NUL character.
+      ValueError: if it is empty, contains a NUL character, does not exist, cannot be read, or is
+        neither a regular file nor a folder (a pipe, a device, a socket: reading one could block).
     """
-    if path is not None:
-        _path("data_path", path, "file or folder")
+    if path is None:
+        return
+    p = _path("data_path", path, "file or folder")
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise ValueError(f"data_path: No such file or directory: {p} (data are read from local files only)") from None
+    except OSError as exc:
+        raise ValueError(f"data_path: cannot read {p} ({exc.strerror or type(exc).__name__})") from None
+    if stat.S_ISDIR(st.st_mode):
+        if not os.access(p, os.R_OK | os.X_OK):
+            raise ValueError(f"data_path: cannot read the folder {p} (permission denied)")
+        return
+    check_regular_file("data_path", p)
 
 
-def check_input_file(name: str, path: Any) -> Path:
-    """An existing regular file (or a device such as /dev/null, left to the reader) that can be read.
+def check_data_args(dataset: Any, data_path: Any) -> None:
+    """``--dataset`` and ``--data-path`` checked together, without importing torch or reading the data.
+
+    Args:
+      dataset: the dataset name (one of :data:`rerokit.data.DATASETS`).
+      data_path: its local file or folder, or None.
+
+    Raises:
+      ValueError: for an unknown name (a file name given as ``--dataset`` is pointed to
+        ``--data-path``), a local dataset without a path, or a bad path (:func:`check_data_path`).
+      TypeError: if ``dataset`` is not a string.
+    """
+    from rerokit._validate import printable
+    from rerokit.data import DATASETS
+
+    if not isinstance(dataset, str):
+        raise TypeError(f"dataset must be a string (one of {', '.join(DATASETS)}), got {type(dataset).__name__}")
+    if dataset not in DATASETS:
+        hint = (f"; a file of your own goes to --data-path with --dataset mnist or cifar10"
+                if any(c in dataset for c in "./\\") else "")
+        raise ValueError(f"dataset must be one of {', '.join(DATASETS)}; got {printable(dataset)!r}{hint}")
+    if dataset in ("mnist", "cifar10") and data_path is None:
+        raise ValueError(f"dataset {dataset} needs a local path (--data-path); nothing is downloaded")
+    check_data_path(data_path)
+
+
+def check_regular_file(name: str, path: Any) -> Path:
+    """An existing, readable regular file: not a folder, pipe, device or socket (opening a FIFO blocks).
 
     Args:
       name: the parameter's name, used in the error message.
@@ -70,16 +112,67 @@ def check_input_file(name: str, path: Any) -> Path:
 
     Raises:
       TypeError: if ``path`` is not a string or path-like.
-      ValueError: if it is empty, contains NUL, does not exist, is a folder, or cannot be read.
+      ValueError: if it is missing, not a regular file, or cannot be read.
     """
     p = _path(name, path, "file")
-    if not p.exists():
-        raise ValueError(f"{name}: No such file or directory: {p}")
-    if p.is_dir():
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise ValueError(f"{name}: No such file or directory: {p}") from None
+    except OSError as exc:
+        raise ValueError(f"{name}: cannot read {p} ({exc.strerror or type(exc).__name__})") from None
+    if stat.S_ISDIR(st.st_mode):
         raise ValueError(f"{name} must be a file, got the directory {p}")
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"{name} must be a regular file, got {p} (a pipe, device or socket)")
     if not os.access(p, os.R_OK):
         raise ValueError(f"{name}: cannot read {p} (permission denied)")
     return p
+
+
+def check_not_an_input(name: str, path: Any, inputs: dict[str, Any]) -> None:
+    """Refuse an output path that is one of the command's input files (it would be overwritten).
+
+    Compared as files (``os.path.samefile``: symlinks, hard links and other spellings of a path
+    included), not as strings.
+
+    Args:
+      name: the output option, for the message.
+      path: the output path (it may not exist yet).
+      inputs: option name -> input path (None entries are skipped).
+
+    Raises:
+      ValueError: naming both options, if ``path`` is one of the inputs.
+    """
+    if path is None:
+        return
+    for opt, src in inputs.items():
+        if src is None:
+            continue
+        try:
+            same = os.path.samefile(path, src)
+        except OSError:  # one of them does not exist (yet): not the same file
+            same = False
+        if same:
+            raise ValueError(f"{name} {path} is the {opt} input file; it would be overwritten: write to another path")
+
+
+def check_input_file(name: str, path: Any) -> Path:
+    """An existing regular file that can be read (:func:`check_regular_file`; a pipe or device is refused).
+
+    Args:
+      name: the parameter's name, used in the error message.
+      path: the path (str or ``os.PathLike``).
+
+    Returns:
+      The path as a :class:`~pathlib.Path`.
+
+    Raises:
+      TypeError: if ``path`` is not a string or path-like.
+      ValueError: if it is empty, contains NUL, does not exist, is a folder, pipe, device or socket,
+        or cannot be read.
+    """
+    return check_regular_file(name, path)
 
 
 def check_output_file(name: str, path: Any) -> Path:
@@ -188,6 +281,7 @@ def load_array(name: str, path: Any):
             raise bad(exc) from None
         return arr
     if magic[:4] == b"PK\x03\x04":
+        check_zip_members(name, p)
         try:
             with np.load(p, allow_pickle=False) as z:
                 keys = list(z.files)
@@ -205,3 +299,34 @@ def load_array(name: str, path: Any):
             raise bad(exc) from None
         return arr
     raise ValueError(f"{name}: {p} is not a .npy or .npz file (no numpy header); expected {what}")
+
+
+def check_zip_members(name: str, path: Any, factor: float = 3.0) -> None:
+    """Refuse an ``.npz`` (zip) archive whose members would decompress to more than memory holds.
+
+    The sizes are those the archive declares (``ZipInfo.file_size``: ``zipfile`` never reads more
+    than that from a member), checked before anything is decompressed, so that a small crafted file
+    (a compression bomb) is one error, not an out-of-memory kill.
+
+    Args:
+      name: the parameter's name, for the message.
+      path: the archive.
+      factor: copies of the decompressed data held at once by the reader (default 3: the data,
+        a converted copy and a temporary).
+
+    Raises:
+      ValueError: if the archive cannot be read as a zip file, or its declared size times
+        ``factor`` exceeds :func:`rerokit._resources.memory_limit`.
+    """
+    import zipfile
+
+    from rerokit._resources import check_memory, format_bytes
+
+    try:
+        with zipfile.ZipFile(path) as z:
+            total = sum(i.file_size for i in z.infolist())
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        raise ValueError(f"{name}: {path} is damaged or truncated ({msg})") from None
+    check_memory(name, factor * total, f"{path} (its arrays decompress to {format_bytes(total)})",
+                 hint="give a smaller file")

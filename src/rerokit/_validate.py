@@ -20,7 +20,25 @@ __all__ = [
     "check_choice",
     "check_real_array",
     "check_distinct",
+    "printable",
 ]
+
+
+def printable(text: str, *, keep_newlines: bool = False) -> str:
+    """``text`` with control characters (ESC of terminal escape sequences, BEL, CR, ...) replaced by
+    ``?``, so that a string a user gave is echoed to a terminal as the characters it holds and can
+    neither move the cursor, recolour nor clear the screen.
+
+    Args:
+      text: the string.
+      keep_newlines: keep ``\\n`` (multi-line output); default False.
+
+    Returns:
+      The cleaned string (the same object when nothing was replaced).
+    """
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or (keep_newlines and ch == "\n") else "?" for ch in text)
 
 
 def check_real(name: str, value: Any) -> float:

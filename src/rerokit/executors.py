@@ -35,6 +35,7 @@ import importlib.util
 import os
 import socket
 import sys
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -58,6 +59,7 @@ __all__ = [
 EXECUTORS = ("local", "ray")
 RAY_INSTALL = 'pip install "rerokit[ray]"'
 _CONNECT_TIMEOUT_S = 5.0
+_HANDSHAKE_TIMEOUT_S = 20.0
 
 
 class BlockFailed(RuntimeError):
@@ -227,8 +229,11 @@ class LocalExecutor(Executor):
             # block functions declare thread safety (fn.thread_safe = True); others run one at a time
             for block in blocks:
                 with fixed_threads(self.threads):
-                    for item, result in fn(job, block):
-                        emit(item, result)
+                    try:
+                        for item, result in fn(job, block):
+                            emit(item, result)
+                    except Exception as exc:  # noqa: BLE001 - the error boundary of user code, as on Ray
+                        raise _local_block_error(block, job, exc) from exc
             return
         import queue
         import threading
@@ -250,7 +255,10 @@ class LocalExecutor(Executor):
                     out.put((pos, item, result))
                     if stop.is_set():
                         return
-            except BaseException as exc:  # noqa: BLE001 - handed to the emitting thread
+            except Exception as exc:  # noqa: BLE001 - handed to the emitting thread
+                out.put((pos, done, _local_block_error(block, job, exc)))
+                return
+            except BaseException as exc:  # noqa: BLE001 - an interrupt: handed on as it is
                 out.put((pos, done, exc))
                 return
             out.put((pos, done, None))
@@ -316,21 +324,51 @@ def _check_address(address: str) -> str:
     # Ray's GCS (and Ray Client) are gRPC servers: an HTTP/2 server answers a client preface with a
     # SETTINGS frame. Anything else (a closed connection, HTTP/1, silence) is not a Ray cluster, and
     # Ray's own connection attempts would take minutes to give up.
+    deadline = time.monotonic() + _CONNECT_TIMEOUT_S  # one deadline for the whole answer (a slow trickle too)
+    head = b""
     try:
         with sock:
             sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
-            head = b""
             while len(head) < 9:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                sock.settimeout(left)
                 chunk = sock.recv(9 - len(head))
                 if not chunk:
                     break
                 head += chunk
     except OSError:
-        head = b""
+        pass
     if len(head) < 9 or head[3] != 0x04:
         raise ValueError(f"address {address}: the service there is not a Ray cluster (no gRPC answer within "
                          f"{_CONNECT_TIMEOUT_S:g} s)")
+    _probe_ray(address)
     return address
+
+
+def _probe_ray(address: str) -> None:
+    """Connect a throw-away driver to ``address`` in a child process, killed after
+    :data:`_HANDSHAKE_TIMEOUT_S`: a service that speaks HTTP/2 but is not a Ray cluster keeps
+    ``ray.init`` retrying for minutes (3.5 minutes measured), which this process could not
+    interrupt. A real cluster answers in a few seconds."""
+    import subprocess
+
+    code = ("import logging, sys, ray\n"
+            "ray.init(address=sys.argv[1], include_dashboard=False, log_to_driver=False, "
+            "logging_level=logging.ERROR)\nray.shutdown()\n")
+    env = dict(os.environ, RAY_gcs_server_port_wait_time_s=str(int(_CONNECT_TIMEOUT_S)),
+               RAY_py_gcs_connect_timeout_s=str(int(_CONNECT_TIMEOUT_S)))
+    try:
+        r = subprocess.run([sys.executable, "-c", code, address], stdin=subprocess.DEVNULL, capture_output=True,
+                           text=True, timeout=_HANDSHAKE_TIMEOUT_S, env=env)
+    except subprocess.TimeoutExpired:
+        raise ValueError(f"address {address}: no Ray cluster answered within {_HANDSHAKE_TIMEOUT_S:g} s (the service "
+                         "there accepts connections but does not complete Ray's handshake)") from None
+    if r.returncode != 0:
+        last = [ln for ln in r.stderr.strip().splitlines() if ln.strip()]
+        why = " ".join(last[-1].split())[:300] if last else f"exit code {r.returncode}"
+        raise ValueError(f"address {address}: cannot connect to a Ray cluster there ({why})")
 
 
 def _worker_pythonpath() -> str:
@@ -581,6 +619,20 @@ def _block_error(block: Block, exc: Exception) -> Exception:
             pass
     name = type(cause).__name__ if cause is not None else type(exc).__name__
     return BlockFailed(f"{where} failed: {name}: {text}")
+
+
+def _local_block_error(block: Block, job: Any, exc: Exception) -> Exception:
+    """The error of a block that raised in this process, as on a Ray worker: input-like errors
+    (ValueError, TypeError, ArithmeticError, OSError, MemoryError, torch's out-of-memory) as they
+    are; anything else - a bug, or user code (a model from ``--model-factory``) failing in its
+    forward or backward pass - a :class:`BlockFailed` of one line naming the block and, where the
+    job runs user code (``job.user_code``), that code."""
+    text = " ".join(str(exc).split())
+    if isinstance(exc, (*_KEEP_TYPE, BlockFailed)) or (isinstance(exc, RuntimeError) and "allocate" in text):
+        return exc
+    user = getattr(job, "user_code", None)
+    who = f" in {user}" if user else ""
+    return BlockFailed(f"{block.describe()} failed{who}: {type(exc).__name__}: {text}"[:2000])
 
 
 def usable_cpus() -> int:

@@ -27,12 +27,22 @@ certified gamma after ``epochs`` epochs is at most ``target_gamma`` (sampling ra
 steps epochs x len(loader), the same accounting as Opacus' Poisson data loader), optionally also
 meeting a ``target_epsilon`` (the larger sigma wins), attaches a :class:`RiskAccountant` and calls
 ``make_private``. Needs the ``torch`` extra (torch and opacus).
+
+Sampling is part of the mechanism. With ``poisson_sampling=False`` Opacus keeps the loader's
+fixed-size batches (each example at most once per epoch) and still records the sampling rate
+1/len(loader) as if it were Poisson; Poisson accounting then does not hold (no amplification by
+subsampling). :func:`detect_sampler` reads the sampler off Opacus' flag and the DataLoader's
+sampler / batch sampler, the calibration calibrates under it (shuffled: E epochs are E Gaussian
+releases of the target, gamma = Phi(Phi^-1(kappa) + sqrt(E)/sigma); see
+:mod:`rerokit.bounds.schedule`), and the :class:`RiskAccountant` keeps it, so ``get_risk`` and
+``get_epsilon`` certify the run that was actually trained.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 from opacus.accountants import IAccountant
@@ -40,10 +50,67 @@ from opacus.accountants.registry import _ACCOUNTANTS, register_accountant
 
 from rerokit._validate import check_int, check_positive, check_probability
 from rerokit.bounds.schedule import Schedule
+from rerokit.opacus_audit import GradientCanaryAudit, InputCanaries  # noqa: F401 - one-run audit hooks
 
-__all__ = ["RiskAccountant", "make_private_with_reconstruction_risk", "MECHANISM"]
+__all__ = ["RiskAccountant", "make_private_with_reconstruction_risk", "MECHANISM", "detect_sampler",
+           "DetectedSampler"]
 
 MECHANISM = "rerokit"
+
+
+@dataclass(frozen=True)
+class DetectedSampler:
+    """How a DataLoader forms its batches, as far as rerokit can see.
+
+    Attributes:
+      sampler: "poisson", "shuffle" or "full_batch" (see :mod:`rerokit.bounds.schedule`).
+      source: "detected" (read off Opacus' flag / the loader) or "assumed" (rerokit could not see it).
+      note: what was seen, or which assumption was made.
+    """
+
+    sampler: str
+    source: str
+    note: str
+
+
+_NO_REPLACEMENT_SAMPLERS = ("SequentialSampler", "SubsetRandomSampler")
+
+
+def detect_sampler(data_loader: Any, poisson_sampling: bool | None = None) -> DetectedSampler:
+    """The sampler of a training run, read off Opacus' ``poisson_sampling`` flag and the DataLoader.
+
+    Args:
+      data_loader: the (torch or Opacus) DataLoader the model is trained on.
+      poisson_sampling: the ``poisson_sampling`` argument given to Opacus' ``make_private`` (True:
+        Opacus replaces the loader by a Poisson one); None when not known.
+
+    Returns:
+      A :class:`DetectedSampler`: an Opacus ``DPDataLoader`` or ``UniformWithReplacementSampler``
+      (or ``poisson_sampling=True``) is Poisson; a single batch per epoch is full batch; a
+      ``BatchSampler`` over a ``SequentialSampler``, ``SubsetRandomSampler`` or a ``RandomSampler``
+      without replacement is "shuffle" (each example at most once per epoch); anything else is
+      "shuffle", *assumed* (each example at most once per epoch), and says so.
+    """
+    if poisson_sampling:
+        return DetectedSampler("poisson", "detected", "Opacus make_private(poisson_sampling=True): Poisson batches")
+    bs = getattr(data_loader, "batch_sampler", None)
+    smp = getattr(data_loader, "sampler", None)
+    if type(data_loader).__name__ == "DPDataLoader" or type(bs).__name__ == "UniformWithReplacementSampler":
+        return DetectedSampler("poisson", "detected", f"{type(data_loader).__name__} with Poisson batches")
+    try:
+        n_batches = len(data_loader)
+    except TypeError:
+        n_batches = None
+    name = type(smp).__name__
+    if n_batches == 1:
+        return DetectedSampler("full_batch", "detected", "one batch per epoch: every step uses every example")
+    if type(bs).__name__ == "BatchSampler" and (
+            name in _NO_REPLACEMENT_SAMPLERS or (name == "RandomSampler" and not getattr(smp, "replacement", True))):
+        return DetectedSampler("shuffle", "detected",
+                               f"fixed-size batches from a {name}: each example at most once per epoch")
+    return DetectedSampler("shuffle", "assumed",
+                           f"batch sampler {type(bs).__name__} over {name}: rerokit cannot see how it forms batches "
+                           "and assumes fixed-size batches with each example at most once per epoch")
 
 
 class RiskAccountant(IAccountant):
@@ -58,16 +125,27 @@ class RiskAccountant(IAccountant):
         passed to each call instead.
       kappa: the prior's baseline success in (0, 1], instead of ``prior``.
       log_kappa: natural log of the baseline (<= 0), instead of ``prior``.
+      sampler: how the run forms batches, "poisson", "shuffle" or "full_batch"; None (default):
+        Poisson, *assumed* (``PrivacyEngine(accountant="rerokit")`` does not tell the accountant;
+        :func:`make_private_with_reconstruction_risk` detects it and sets it).
+      examples_per_user: unit of privacy k >= 1 (default 1).
 
     Raises:
-      ValueError: if more than one of ``prior`` / ``kappa`` / ``log_kappa`` is given.
+      ValueError: if more than one of ``prior`` / ``kappa`` / ``log_kappa`` is given, or the
+        sampler / examples_per_user is out of range.
     """
 
-    def __init__(self, prior: Any = None, *, kappa: float | None = None, log_kappa: float | None = None):
+    def __init__(self, prior: Any = None, *, kappa: float | None = None, log_kappa: float | None = None,
+                 sampler: str | None = None, examples_per_user: int = 1):
         super().__init__()
         if sum(x is not None for x in (prior, kappa, log_kappa)) > 1:
             raise ValueError("give at most one of prior, kappa or log_kappa")
         self.prior, self.kappa, self.log_kappa = prior, kappa, log_kappa
+        # validated here so that a typo fails at construction, not at the first get_risk
+        Schedule(((1.0, 1.0, 1),), sampler or "poisson", examples_per_user)
+        self.sampler = sampler or "poisson"
+        self.sampler_source = "declared" if sampler is not None else "assumed"
+        self.examples_per_user = examples_per_user
         self._cache: dict[Any, Any] = {}
 
     @classmethod
@@ -97,10 +175,16 @@ class RiskAccountant(IAccountant):
         if any(float(s) == 0.0 for s, _, _ in self.history):
             raise ValueError("the history has steps with noise_multiplier 0 (no noise): those steps are not "
                              "differentially private and no finite risk bound holds")
-        return Schedule.from_opacus_history(self.history)
+        return Schedule.from_opacus_history(self.history).with_sampling(
+            self.sampler, self.examples_per_user, self.sampler_source)
+
+    def _key(self) -> tuple:
+        return (tuple(self.history), self.sampler, self.examples_per_user)
 
     def get_epsilon(self, delta: float, **kwargs: Any) -> float:
-        """Certified epsilon at ``delta`` of the steps so far (rerokit's PLD, add-or-remove adjacency).
+        """Certified epsilon at ``delta`` of the steps so far (rerokit's PLD, add-or-remove adjacency),
+        under the accountant's sampler and unit of privacy (finite below the PLD's floor:
+        :func:`rerokit.bounds.certify.certified_epsilon`).
 
         Extra keyword arguments of other accountants (``eps_error``, ``alphas``, ...) are ignored.
         A history with non-private steps (noise multiplier 0) gives ``inf``. Results are cached per
@@ -116,14 +200,14 @@ class RiskAccountant(IAccountant):
         Raises:
           ValueError: if ``delta`` is not in (0, 1), or no step has been recorded yet.
         """
-        from rerokit.bounds.dpsgd import epsilon_dpsgd
+        from rerokit.bounds.certify import certified_epsilon
 
         d = check_probability("delta", delta, high_open=True)
         if self.history and any(float(s) == 0.0 for s, _, _ in self.history):
             return math.inf
-        key = ("epsilon", tuple(self.history), d)
+        key = ("epsilon", self._key(), d)
         if key not in self._cache:
-            self._cache[key] = epsilon_dpsgd(segments=self._schedule(), delta=d)
+            self._cache[key] = certified_epsilon(self._schedule(), d)
         return self._cache[key]
 
     def get_risk(self, prior: Any = None, *, kappa: float | None = None, log_kappa: float | None = None,
@@ -154,7 +238,7 @@ class RiskAccountant(IAccountant):
         if prior is None and kappa is None and log_kappa is None:
             raise ValueError("give a prior (an int n for n equally likely candidates) to RiskAccountant(...) or "
                              "to get_risk(...)")
-        key = ("risk", tuple(self.history), repr(prior), kappa, log_kappa, delta, tuple(sorted(kwargs.items())))
+        key = ("risk", self._key(), repr(prior), kappa, log_kappa, delta, tuple(sorted(kwargs.items())))
         if key not in self._cache:
             self._cache[key] = reconstruction_risk(self._schedule(), prior, kappa=kappa, log_kappa=log_kappa,
                                                    delta=delta, **kwargs)
@@ -176,14 +260,33 @@ class RiskAccountant(IAccountant):
         """
         return self.get_risk(prior, kappa=kappa, log_kappa=log_kappa).gamma
 
+    def state_dict(self, destination: Any = None) -> Any:
+        """Opacus' state dict (history, mechanism) plus the sampler and the unit of privacy.
+
+        Args:
+          destination: a mapping to fill (default a new ``OrderedDict``).
+
+        Returns:
+          The state dict.
+        """
+        d = super().state_dict(destination)
+        d["sampler"], d["sampler_source"], d["examples_per_user"] = (self.sampler, self.sampler_source,
+                                                                     self.examples_per_user)
+        return d
+
     def load_state_dict(self, state_dict: Any) -> None:
-        """Restore the history from an Opacus ``state_dict`` (entries made tuples; the cache cleared).
+        """Restore the history (and the sampler / unit of privacy, when saved) from a ``state_dict``
+        (entries made tuples; the cache cleared).
 
         Args:
           state_dict: the dict saved by ``state_dict()``.
         """
         super().load_state_dict(state_dict)
         self.history = [tuple(h) for h in self.history]
+        if "sampler" in state_dict:
+            self.sampler = state_dict["sampler"]
+            self.sampler_source = state_dict.get("sampler_source", "declared")
+            self.examples_per_user = int(state_dict.get("examples_per_user", 1))
         self._cache.clear()
 
 
@@ -206,6 +309,7 @@ def make_private_with_reconstruction_risk(
     max_grad_norm: float,
     target_epsilon: float | None = None,
     target_delta: float = 1e-5,
+    examples_per_user: int = 1,
     **make_private_kwargs: Any,
 ) -> Any:
     """Opacus ``make_private`` with the noise multiplier calibrated to a target reconstruction risk.
@@ -213,7 +317,9 @@ def make_private_with_reconstruction_risk(
     sigma is the smallest noise multiplier whose certified gamma after ``epochs`` epochs (q =
     1/len(data_loader), T = epochs * len(data_loader); :func:`rerokit.bounds.calibrate.
     calibrate_noise_multiplier`, the same solver as ``rerokit calibrate dpsgd``) is at most
-    ``target_gamma``; with ``target_epsilon``, also the smallest sigma meeting (target_epsilon,
+    ``target_gamma`` *under the run's sampler* (:func:`detect_sampler`: with
+    ``poisson_sampling=False`` the loader's fixed-size batches, certified without amplification,
+    so that Phi(Phi^-1(kappa) + sqrt(epochs)/sigma) <= target_gamma); with ``target_epsilon``, also the smallest sigma meeting (target_epsilon,
     target_delta) (:func:`rerokit.bounds.calibrate.noise_multiplier_for_epsilon`), and the larger
     of the two is used. The engine's accountant becomes a :class:`RiskAccountant` with this prior
     (keeping any history it already had, with a ``RuntimeWarning``: the calibration assumes a
@@ -233,6 +339,7 @@ def make_private_with_reconstruction_risk(
       max_grad_norm: the clipping norm C > 0.
       target_epsilon: optional epsilon > 0 honoured as well (None: gamma only).
       target_delta: the delta of ``target_epsilon``, in (0, 1) (default 1e-5).
+      examples_per_user: unit of privacy k >= 1 (default 1): protect all k examples of a user.
       **make_private_kwargs: passed to ``make_private`` (``poisson_sampling``, ``criterion``, ...).
 
     Returns:
@@ -256,16 +363,22 @@ def make_private_with_reconstruction_risk(
     if n_batches < 1:
         raise ValueError("data_loader is empty (no batches per epoch)")
     q, T = 1.0 / n_batches, epochs * n_batches
+    found = detect_sampler(data_loader, make_private_kwargs.get("poisson_sampling", True))
+    if found.source == "assumed":
+        warnings.warn(f"rerokit: {found.note}; the risk is certified under that assumption", RuntimeWarning,
+                      stacklevel=2)
+    sampling = {"sampler": found.sampler, "examples_per_user": examples_per_user}
     sigma = calibrate_noise_multiplier(target_gamma, q, T, prior=prior, kappa=kappa, log_kappa=log_kappa,
-                                       delta=None).noise_multiplier
+                                       delta=None, **sampling).noise_multiplier
     if target_epsilon is not None:
-        sigma = max(sigma, noise_multiplier_for_epsilon(target_epsilon, target_delta, q, T))
+        sigma = max(sigma, noise_multiplier_for_epsilon(target_epsilon, target_delta, q, T, **sampling))
     old = privacy_engine.accountant
     if len(old) > 0:
         warnings.warn("make_private_with_reconstruction_risk called with privacy budget already spent: the "
                       "noise multiplier assumes a fresh run, so the final risk will be higher than the target",
                       RuntimeWarning, stacklevel=2)
-    acc = RiskAccountant(prior, kappa=kappa, log_kappa=log_kappa)
+    acc = RiskAccountant(prior, kappa=kappa, log_kappa=log_kappa, **sampling)
+    acc.sampler_source = found.source
     acc.history = [tuple(h) for h in old.history]
     privacy_engine.accountant = acc
     return privacy_engine.make_private(module=module, optimizer=optimizer, data_loader=data_loader,

@@ -16,6 +16,11 @@ re-identification, attribute inference, and data reconstruction risks"):
 * epsilon at delta (add-or-remove adjacency), and the Gaussian-DP mu (exact for full-batch runs;
   for every run the mu of the Gaussian mechanism with the same reconstruction risk at this kappa).
 
+Sampling and the unit of privacy are part of the mechanism (``sampler=``, ``examples_per_user=``;
+see :mod:`rerokit.bounds.schedule`): a run with shuffled fixed-size batches is certified without
+amplification by subsampling (each epoch one Gaussian release of the target), and the Poisson
+number is shown beside it in ``poisson_assumption``, flagged as an assumption the run did not meet.
+
 Pure numpy/scipy: never imports torch (``python -c "import rerokit; rerokit.reconstruction_risk(
 noise_multiplier=1, sample_rate=0.01, steps=1000, prior=10)"`` loads no torch).
 """
@@ -153,6 +158,9 @@ class ReconstructionRisk:
       method: "exact" (certified PLD), "closed-form" or "envelope" (sigma outside the PLD's range).
       curve: the :class:`~rerokit.bounds.tradeoff.TradeoffCurve` (remove adjacency) every number
         above was read off, for further queries without a second PLD build (not in ``to_dict``).
+      poisson_assumption: for a run that did not use Poisson sampling, the numbers a Poisson
+        accountant would give (:class:`~rerokit.bounds.certify.PoissonAssumption`; not certified
+        for this run); None for Poisson runs.
     """
 
     gamma: float
@@ -170,6 +178,7 @@ class ReconstructionRisk:
     method: str
     extras: dict[str, Any] = field(default_factory=dict)
     curve: Any = field(default=None, repr=False, compare=False)
+    poisson_assumption: Any = None
 
     @property
     def gamma_error(self) -> float:
@@ -182,7 +191,12 @@ class ReconstructionRisk:
         return self.log_kappa / math.log(10.0)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (snake_case keys; the settings echoed back; the rerokit version)."""
+        """JSON-ready dict (snake_case keys; the settings echoed back; the rerokit version). No float is
+        infinite (``json.dumps`` would write the non-JSON token Infinity): an unbounded value is the string
+        "inf", as in the CLI's JSON."""
+        return _finite_json(self._dict())
+
+    def _dict(self) -> dict[str, Any]:
         from rerokit import __version__
 
         steps = self.schedule.segments
@@ -204,7 +218,8 @@ class ReconstructionRisk:
             "mu_equivalent": self.mu_equivalent,
             "membership": self.membership.to_dict(),
             "method": self.method,
-            "settings": {**settings, "total_steps": self.schedule.total_steps},
+            "settings": {**settings, "total_steps": self.schedule.total_steps, **self.schedule.sampling_dict()},
+            **({"poisson_assumption": self.poisson_assumption.to_dict()} if self.poisson_assumption else {}),
             **({"extras": dict(self.extras)} if self.extras else {}),
             "rerokit_version": __version__,
         }
@@ -215,17 +230,30 @@ class ReconstructionRisk:
                 f"epsilon = {self.epsilon:.4g} at delta = {self.delta:g}")
 
 
+def _finite_json(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _finite_json(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite_json(v) for v in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return None if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    return x
+
+
 def as_schedule(mechanism: Any = None, *, noise_multiplier: Any = None, sample_rate: Any = None,
-                steps: Any = None) -> Schedule:
+                steps: Any = None, sampler: str | None = None, examples_per_user: int | None = None) -> Schedule:
     """The :class:`Schedule` meant by a mechanism object or by the keyword settings (exactly one).
 
     Args:
         mechanism: an Opacus accountant or its ``.history``, a dp-accounting ``DpEvent``, a
             :class:`Schedule`, or None (then the three settings are required).
         noise_multiplier, sample_rate, steps: sigma, q and T, keywords only.
+        sampler: "poisson", "shuffle" or "full_batch"; None keeps the mechanism's (a rerokit
+            ``RiskAccountant`` knows it; otherwise Poisson, assumed).
+        examples_per_user: the unit of privacy k >= 1; None keeps the mechanism's (default 1).
 
     Returns:
-        The :class:`Schedule`.
+        The :class:`Schedule` (with its sampler and unit of privacy).
 
     Raises:
         TypeError: saying what to pass when a number is given positionally (the settings are
@@ -240,7 +268,7 @@ def as_schedule(mechanism: Any = None, *, noise_multiplier: Any = None, sample_r
                 "give the training run: an Opacus accountant (or its .history), a dp_accounting DpEvent, or all "
                 f"of noise_multiplier=, sample_rate=, steps= (missing: {', '.join(missing)})"
             )
-        return Schedule.from_settings(*settings)
+        return Schedule.from_settings(*settings, sampler=sampler, examples_per_user=examples_per_user or 1)
     if any(s is not None for s in settings):
         raise ValueError("give either a mechanism (accountant, history, DpEvent, Schedule) or the keyword settings "
                          "noise_multiplier=, sample_rate=, steps=, not both")
@@ -250,7 +278,7 @@ def as_schedule(mechanism: Any = None, *, noise_multiplier: Any = None, sample_r
             f"got the number {mechanism!r}. Pass settings as keywords: reconstruction_risk(noise_multiplier=..., "
             "sample_rate=..., steps=..., prior=...)"
         )
-    return Schedule.coerce(mechanism)
+    return Schedule.coerce(mechanism).with_sampling(sampler, examples_per_user)
 
 
 def _probit_log(log_p: float) -> float:
@@ -274,6 +302,8 @@ def reconstruction_risk(
     prior_membership: float = 0.5,
     adjacency: str = "remove",
     value_discretization_interval: float | None = None,
+    sampler: str | None = None,
+    examples_per_user: int | None = None,
 ) -> ReconstructionRisk:
     """Certified reconstruction and membership risks of a DP-SGD run.
 
@@ -295,11 +325,16 @@ def reconstruction_risk(
         symmetrised f-DP curve, as riskcal reports) for the membership risks; gamma always uses
         the remove pair of Hayes et al. Thm 2.
       value_discretization_interval: PLD grid step (default automatic).
+      sampler: how the run formed its batches: "poisson" (amplified), "shuffle" (fixed-size
+        shuffled batches, each example at most once per epoch; certified without amplification)
+        or "full_batch"; None: the mechanism's (Poisson, assumed, unless a ``RiskAccountant`` knows).
+      examples_per_user: the unit of privacy, k >= 1 examples per protected user (default 1).
 
     Returns:
       A frozen :class:`ReconstructionRisk` (``to_dict()`` for JSON).
     """
-    sched = as_schedule(mechanism, noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps)
+    sched = as_schedule(mechanism, noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps,
+                        sampler=sampler, examples_per_user=examples_per_user)
     if prior is None and kappa is None and log_kappa is None:
         raise ValueError("give the adversary's prior: prior=n for n equally likely candidates (e.g. prior=10), "
                          "a rerokit prior, or kappa= / log_kappa= for its baseline")
@@ -312,6 +347,7 @@ def reconstruction_risks(
     noise_multiplier: float | None = None, sample_rate: float | None = None, steps: int | None = None,
     delta: float = 1e-5, fprs: Sequence[float] = DEFAULT_FPRS, prior_membership: float = 0.5,
     adjacency: str = "remove", value_discretization_interval: float | None = None,
+    sampler: str | None = None, examples_per_user: int | None = None,
 ) -> tuple[ReconstructionRisk, ...]:
     """:func:`reconstruction_risk` for several priors of one run, from one composed PLD.
 
@@ -323,13 +359,14 @@ def reconstruction_risks(
       mechanism, noise_multiplier, sample_rate, steps: the run (as :func:`reconstruction_risk`).
       priors: non-empty sequence of priors: ints n (uniform over n candidates) or rerokit priors
         (:class:`~rerokit.bounds.priors.BaselinePrior` for a bare kappa).
-      eta, delta, fprs, prior_membership, adjacency, value_discretization_interval: as
-        :func:`reconstruction_risk`.
+      eta, delta, fprs, prior_membership, adjacency, value_discretization_interval, sampler,
+        examples_per_user: as :func:`reconstruction_risk`.
 
     Returns:
       One :class:`ReconstructionRisk` per prior, in order.
     """
-    sched = as_schedule(mechanism, noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps)
+    sched = as_schedule(mechanism, noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps,
+                        sampler=sampler, examples_per_user=examples_per_user)
     if isinstance(priors, (str, bytes)) or not isinstance(priors, Sequence) or not priors:
         raise ValueError("priors must be a non-empty list of priors (ints n >= 1 or rerokit priors)")
     bases = [resolve_baseline(p, eta=eta) for p in priors]
@@ -338,28 +375,31 @@ def reconstruction_risks(
 
 def _risks(sched: Schedule, bases: Sequence[Any], delta: float, fprs: Sequence[float], prior_membership: float,
            adjacency: str, value_discretization_interval: float | None) -> tuple[ReconstructionRisk, ...]:
-    """The risks of ``sched`` at each resolved baseline, from one curve (one composed PLD)."""
+    """The risks of ``sched`` at each resolved baseline, from one curve (one composed PLD) of what
+    its sampler and unit of privacy certify (:mod:`rerokit.bounds.certify`)."""
+    from rerokit.bounds.certify import certified_epsilon, certified_tradeoff, poisson_assumption
     from rerokit.bounds.dpsgd import _epsilon_both
-    from rerokit.bounds.tradeoff import dpsgd_tradeoff
 
     delta = check_probability("delta", delta, high_open=True)
     prior_membership = check_probability("prior_membership", prior_membership, high_open=True)
     fprs = tuple(check_probability(f"fprs[{i}]", f, low_open=False) for i, f in enumerate(fprs))
-    curve = dpsgd_tradeoff(segments=sched, adjacency="remove",
-                           value_discretization_interval=value_discretization_interval)
-    mcurve = curve if adjacency == "remove" else dpsgd_tradeoff(
-        segments=sched, adjacency=adjacency, value_discretization_interval=value_discretization_interval)
+    curve, cert = certified_tradeoff(sched, adjacency="remove",
+                                     value_discretization_interval=value_discretization_interval)
+    mcurve = curve if adjacency == "remove" else certified_tradeoff(
+        sched, adjacency=adjacency, value_discretization_interval=value_discretization_interval)[0]
     membership = _membership(mcurve, fprs, prior_membership)
-    if curve._pld is not None:
-        eps = _epsilon_both(curve._pld, delta)
-    else:  # sigma outside the PLD's double-precision range: the exact epsilon of the q = 1 envelope
-        from rerokit.bounds.gaussian import gaussian_epsilon
-
-        mu = sched.mu_full_batch
-        eps = math.inf if not math.isfinite(mu) else gaussian_epsilon(delta, mu)
-    mu_gdp = sched.mu_full_batch if sched.full_batch else None
+    # the PLD's epsilon where it is finite; below its floor the RDP / Gaussian-DP conversion
+    # (sigma outside the PLD's range: the exact epsilon of the q = 1 envelope)
+    eps = certified_epsilon(sched, delta, pld_epsilon=_epsilon_both(curve._pld, delta)
+                            if curve._pld is not None else math.inf)
+    mu_gdp = cert.schedule.mu_full_batch if cert.schedule.full_batch and cert.group_size == 1 else None
+    assumed = None
+    if sched.sampler != "poisson":  # the number a Poisson accountant prints, flagged as not met
+        pois = _risks(sched.as_poisson(), bases, delta, (), prior_membership, "remove",
+                      value_discretization_interval)
+        assumed = [poisson_assumption(sched, r.gamma, r.epsilon, delta) for r in pois]
     out = []
-    for base in bases:
+    for i, base in enumerate(bases):
         g = curve.reconstruction_success(log_kappa=base.log_kappa)
         lo, hi = g.interval if g.interval is not None else (base.kappa, g.value)
         if base.log_kappa >= 0.0 or g.value >= 1.0:
@@ -371,6 +411,7 @@ def _risks(sched: Schedule, bases: Sequence[Any], delta: float, fprs: Sequence[f
             gamma=g.value, gamma_interval=(float(lo), float(hi)), kappa=base.kappa, log_kappa=base.log_kappa,
             prior=base.prior.name, advantage=adv, epsilon=float(eps), delta=delta, mu_gdp=mu_gdp,
             mu_equivalent=mu_eq, membership=membership, schedule=sched, method=g.method, curve=curve,
+            poisson_assumption=assumed[i] if assumed else None,
         ))
     return tuple(out)
 

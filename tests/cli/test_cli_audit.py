@@ -32,9 +32,12 @@ def test_prior_aware_resume_via_cli(cli, capsys, tmp_path):
     assert d["trials"] == 5
     ids = [json.loads(s)["trial"] for s in out.read_text().splitlines()[1:]]
     assert sorted(ids) == [0, 1, 2, 3, 4]
-    # without --resume an existing file is refused
-    assert main([*base, "--trials", "5"]) == 2
-    assert "exists" in capsys.readouterr().err
+    # without --resume: the finished file is reported again; one with trials missing is refused,
+    # naming both ways on
+    assert cli.json([*base, "--trials", "5"])["success"] == d["success"]
+    assert main([*base, "--trials", "6"]) == 2
+    err = capsys.readouterr().err
+    assert "holds 5 of the 6 trials" in err and "--resume" in err and "--overwrite" in err
 
 
 def test_gradient_json_keys(cli, capsys):

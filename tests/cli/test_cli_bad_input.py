@@ -119,6 +119,18 @@ BASES: dict[tuple[str, str], list[list[str]]] = {
         ["--noise-multiplier", "1", "--trials", "1", "--steps", "1", "--n-known", "10", "--prior-size", "2",
          "--prior-weights", "0.5", "0.5", "--iterations", "1", "--restarts", "1", "--no-progress"],
     ],
+    ("audit", "one-run-bound"): [
+        ["--canaries", "100", "--guesses", "10", "--correct", "8", "--options", "2", "--delta", "1e-5",
+         "--confidence", "0.95", "--noise-multiplier", "1", "--sample-rate", "1", "--steps", "1",
+         "--thresholds-tried", "1"],
+    ],
+    ("audit", "one-run"): [
+        ["--noise-multiplier", "1", "--canaries", "20", "--hidden", "4", "--steps", "1", "--n-known", "10",
+         "--seed", "0", "--sample-rate", "1", "--clip", "0.1", "--lr", "10", "--options", "2", "--guess-counts", "5",
+         "--confidence", "0.95", "--actual-noise-multiplier", "1", "--no-progress"],
+        ["--epsilon", "4", "--delta", "1e-5", "--canaries", "20", "--hidden", "4", "--steps", "1", "--n-known", "10",
+         "--no-progress"],
+    ],
     ("experiment", "uninformed-fig2"): [
         ["--out-dir", "{out}", "--sigmas", "0.1", "--points", "4", "--dim", "2", "--rows", "2", "--seed", "0",
          "--datasets", "synthetic", "--no-progress"],
@@ -137,6 +149,49 @@ BASES: dict[tuple[str, str], list[list[str]]] = {
         ["--out-dir", "{out}", "--trials", "1", "--seed", "0", "--delta", "1e-5", "--steps", "1", "--lr", "10",
          "--n-known", "10", "--gradient-trials", "1", "--epsilons", "4", "--prior-sizes", "2", "--clip", "0.1",
          "--iterations", "1", "--restarts", "1", "--no-progress"],
+    ],
+    ("experiment", "hayes-fig3-sizes"): [
+        ["--out-dir", "{out}", "--trials", "1", "--seed", "0", "--delta", "1e-5", "--steps", "1", "--lr", "10",
+         "--n-known", "10", "--epsilons", "4", "--prior-sizes", "2", "--clip", "0.1", "--no-progress"],
+    ],
+    ("experiment", "hayes-fig9"): [
+        ["--out-dir", "{out}", "--trials", "1", "--seed", "0", "--delta", "1e-5", "--steps", "1", "--lr", "10",
+         "--n-known", "10", "--epsilons", "4", "--prior-size", "2", "--clip", "0.1", "--no-progress"],
+    ],
+    ("experiment", "hayes-fig13"): [
+        ["--out-dir", "{out}", "--trials", "1", "--seed", "0", "--delta", "1e-5", "--steps", "1", "--lr", "10",
+         "--n-known", "10", "--epsilons", "4", "--prior-size", "2", "--clips", "0.1", "--no-progress"],
+    ],
+    ("experiment", "hayes-fig12"): [
+        ["--out-dir", "{out}", "--trials", "1", "--seed", "0", "--delta", "1e-5", "--steps", "1", "--lr", "10",
+         "--n-known", "10", "--epsilons", "4", "--rhos", "0.5", "--clip", "0.1", "--iterations", "1",
+         "--restarts", "1", "--no-progress"],
+    ],
+    ("experiment", "balle-mia"): [
+        ["--out-dir", "{out}", "--trials", "2", "--seed", "0", "--fixed-size", "20", "--epochs", "2", "--lr", "0.2",
+         "--momentum", "0.5", "--clip", "1", "--delta", "1e-5", "--shadow-pairs", "1", "--inits", "known",
+         "--no-progress"],
+        ["--out-dir", "{out}", "--trials", "2", "--fixed-size", "20", "--epochs", "2", "--epsilon", "10",
+         "--shadow-pairs", "1", "--inits", "known", "--no-progress"],
+    ],
+    ("experiment", "reconn-seeds"): [
+        ["--out-dir", "{out}", "--seed", "0", "--fixed-size", "20", "--shadow-models", "4", "--targets", "2",
+         "--epochs", "1", "--lr", "0.01", "--momentum", "0", "--reconstructor-epochs", "1", "--batch-sizes", "8",
+         "--seeds", "known", "--no-progress"],
+    ],
+    ("experiment", "reconn-weaker"): [
+        ["--out-dir", "{out}", "--seed", "0", "--fixed-size", "20", "--shadow-models", "4", "--targets", "2",
+         "--epochs", "1", "--lr", "0.2", "--momentum", "0.5", "--reconstructor-epochs", "1", "--variants", "logits",
+         "--no-progress"],
+    ],
+    ("experiment", "resolution-sweep"): [
+        ["--out-dir", "{out}", "--images", "camera", "--resolutions", "4", "--sigmas", "0.01", "--samples", "2",
+         "--seed", "0"],
+    ],
+    ("experiment", "guo-fig2"): [["--out-dir", "{out}", "--lam", "0.01", "--noise-std", "0.01"]],
+    ("experiment", "guo-fig5"): [
+        ["--out-dir", "{out}", "--noise-multipliers", "1", "--steps", "1", "--sample-rate", "0.05", "--clip", "1",
+         "--lr", "0.5", "--hidden", "2", "--test-size", "100", "--seed", "0", "--no-progress"],
     ],
     ("experiment", "fil-glm"): [
         ["--out-dir", "{out}", "--lam", "0.01", "--noise-std", "1e-4", "--draws", "2", "--seed", "0", "--no-progress"],
@@ -181,11 +236,50 @@ _valid("attack", "glm", "0", "--noise", "--seed")
 _valid("attack", "reconn", "0", "--momentum", "--threads", "--seed")
 for _c in ("prior-aware", "gradient"):
     _valid("audit", _c, "0", "--noise-multiplier", "--seed", "--n-known")
+_valid("audit", "one-run-bound", "0", "--correct")
+_valid("audit", "one-run", "0", "--seed", "--n-known")
 for _c in ("uninformed-fig2", "hayes-fig3", "hayes-fig5", "hayes-fig8", "fil-glm"):
     _valid("experiment", _c, "0", "--seed")
 for _c in ("hayes-fig3", "hayes-fig5", "hayes-fig8"):
     _valid("experiment", _c, "0", "--n-known")
 _valid("experiment", "reconn-dpgd", "0", "--seed", "--threads")
+for _c in ("hayes-fig3-sizes", "hayes-fig9", "hayes-fig13", "hayes-fig12"):
+    _valid("experiment", _c, "0", "--seed", "--n-known")
+_valid("experiment", "hayes-fig12", "0", "--rhos")
+_valid("experiment", "balle-mia", "0", "--seed", "--momentum")
+_valid("experiment", "resolution-sweep", "0", "--seed")
+_valid("experiment", "guo-fig5", "0", "--seed")
+for _c in ("reconn-seeds", "reconn-weaker"):
+    _valid("experiment", _c, "0", "--seed", "--momentum")
+
+# Pure-DP bounds, the uninformed calibration and the closed-form figures (branch seedsb).
+BASES.update({
+    ("bound", "laplace"): [["--epsilon", "1", "--prior-size", "10"],
+                           ["--scale", "1", "--sensitivity", "1", "--kappa", "0.1"],
+                           ["--epsilon", "1", "--log10-kappa", "-1"]],
+    ("bound", "finite-support"): [["--epsilon", "1", "--prior-size", "10"],
+                                  ["--epsilon", "1", "--kappa", "0.1", "--support-size", "10"],
+                                  ["--epsilon", "1", "--log10-kappa", "-1", "--support-size", "10"]],
+    ("experiment", "hayes-fig15"): [["--out-dir", "{out}", "--epsilons", "4", "--sample-rates", "1", "--prior-sizes", "2",
+                                     "--steps", "1", "--delta", "1e-5", "--no-progress"]],
+    ("experiment", "hayes-table2"): [["--out-dir", "{out}", "--prior-sizes", "2", "--sigmas", "1", "--samples", "100",
+                                      "--seed", "0", "--no-progress"]],
+    ("calibrate", "uninformed"): [["--target-gamma", "0.05", "--dim", "4", "--min-norm", "1", "--mse-threshold", "0.01"],
+                                  ["--target-gamma", "0.05", "--dim", "4", "--clip", "1", "--psnr-threshold", "20",
+                                   "--data-range", "1", "--releases", "2"]],
+    ("experiment", "uninformed-metrics"): [["--out-dir", "{out}", "--sigmas", "0.1", "--repeats", "2", "--target-index",
+                                            "0", "--seed", "0", "--no-progress"]],
+    ("experiment", "pure-dp"): [["--out-dir", "{out}", "--epsilons", "1", "--prior-sizes", "2", "--trials", "10",
+                                 "--seed", "0"]],
+})
+_valid("bound", "laplace", "0", "--epsilon", "--sensitivity")
+_valid("bound", "laplace", "-1 0", "--log10-kappa")
+_valid("bound", "finite-support", "0", "--epsilon")
+_valid("bound", "finite-support", "-1 0", "--log10-kappa")
+_valid("experiment", "hayes-table2", "0", "--seed")
+_valid("calibrate", "uninformed", "-1 0", "--psnr-threshold")
+_valid("experiment", "uninformed-metrics", "0", "--seed", "--target-index")
+_valid("experiment", "pure-dp", "0", "--seed")
 
 # Commands that train models: (module, attribute) of the expensive work, replaced by a sentinel.
 # Calibrating sigma for (epsilon, delta) comes before the figures' audits; every check must come
@@ -193,6 +287,8 @@ _valid("experiment", "reconn-dpgd", "0", "--seed", "--threads")
 EXPENSIVE: dict[tuple[str, str], list[tuple[str, str]]] = {
     ("experiment", f): [("rerokit.experiments.hayes_figures", "_sigma")] for f in ("hayes-fig3", "hayes-fig5", "hayes-fig8")
 }
+EXPENSIVE.update({("experiment", f): [("rerokit.experiments.hayes_more", "_sigma")]
+                  for f in ("hayes-fig3-sizes", "hayes-fig9", "hayes-fig13", "hayes-fig12")})
 
 
 # The work (training, fitting, attacking) of the other commands is wrapped by a spy: a rejected
@@ -203,13 +299,20 @@ _FIT_GLM = [("rerokit.attacks.glm", "fit_glm")]
 WORK: dict[tuple[str, str], list[tuple[str, str]]] = {
     ("audit", "prior-aware"): _TRAIN_AUDIT,
     ("audit", "gradient"): _TRAIN_AUDIT,
+    ("audit", "one-run"): [("rerokit.experiments.onerun", "_whitebox")],
     ("attack", "reconn"): _TRAIN_RECONN,
     ("experiment", "reconn-dpgd"): _TRAIN_RECONN,
+    ("experiment", "balle-mia"): _TRAIN_RECONN,
+    ("experiment", "reconn-seeds"): [("rerokit.training", "train_dpsgd_many")],
+    ("experiment", "reconn-weaker"): [("rerokit.training", "train_dpsgd_many")],
+    ("experiment", "guo-fig2"): _FIT_GLM,
+    ("experiment", "guo-fig5"): [("rerokit.training.fil", "dpsgd_fil")],
     ("attack", "glm"): _FIT_GLM,
     ("experiment", "fil-glm"): _FIT_GLM,
     ("attack", "analytic"): [("rerokit.attacks.analytic", "vectorized_analytic_attack")],
     ("experiment", "uninformed-fig2"): [("rerokit.attacks.analytic", "vectorized_analytic_attack")],
 }
+WORK[("experiment", "uninformed-metrics")] = [("rerokit.attacks.analytic", "vectorized_analytic_attack")]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -397,10 +500,16 @@ EXCLUSIVE_CASES = [(cmd, g) for cmd in commands() for g in _exclusive_groups(cmd
 @pytest.mark.parametrize("cmd, group", EXCLUSIVE_CASES, ids=[f"{c[0]}-{c[1]}-{'|'.join(g)}" for c, g in EXCLUSIVE_CASES])
 def test_mutually_exclusive_options_exit_2(cmd, group, subst, capsys):
     a, b = group[:2]
-    base = next(x for x in BASES[cmd] if a in x)
+    flag = next(x for x in _command_parser(cmd)._actions if b in x.option_strings).nargs == 0  # store_true
+    if flag and a not in next(iter(BASES[cmd])):
+        a, b = b, a  # a flag pair (--resume | --overwrite): give both flags on top of the base
+    base = next((x for x in BASES[cmd] if a in x), next(iter(BASES[cmd])))
     extra = next((x for x in BASES[cmd] if b in x), None)
-    value = extra[extra.index(b) + 1] if extra else {"--dataset": "digits", "--weights": "1,1"}[b]
-    argv = [*cmd, *(subst.get(t, t) for t in base), b, value]
+    if flag:
+        argv = [*cmd, *(subst.get(t, t) for t in base), *[o for o in (a, b) if o not in base]]
+    else:
+        value = extra[extra.index(b) + 1] if extra else {"--dataset": "digits", "--weights": "1,1"}[b]
+        argv = [*cmd, *(subst.get(t, t) for t in base), b, value]
     assert main(argv) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and "not allowed" in lines[0], lines
@@ -502,7 +611,7 @@ PATH_CASES = [
     ([*_ANALYTIC, "--out", "{dir}", "--resume"], "directory"),
     ([*_ANALYTIC, "--out", "{notjsonl}", "--resume"], "not a rerokit results file"),
     ([*_ANALYTIC, "--out", "{listjsonl}", "--resume"], "not a rerokit results file"),
-    ([*_ANALYTIC, "--out", "{notjsonl}"], "exists"),
+    ([*_ANALYTIC, "--out", "{notjsonl}"], "--overwrite"),
     ([*_ANALYTIC, "--dataset", "mnist", "--data-path", "{notjsonl}"], "data_path"),
     ([*_ANALYTIC, "--dataset", "mnist", "--data-path", "{npy}"], "data_path"),
     ([*_ANALYTIC, "--dataset", "mnist", "--data-path", "{dir}/missing"], "does not exist"),

@@ -118,10 +118,13 @@ def test_library_run_audit_reproduces_the_command(cli):
     assert AuditConfig.from_epsilon(4, steps=5, n_known=29) == cfg
 
 
-def test_resolve_defaults_and_errors():
+def test_resolve_defaults_and_errors(tmp_path):
     assert AuditConfig.resolve(noise_multiplier=1.0).n_known == 999
     assert AuditConfig.resolve(noise_multiplier=1.0, prior_size=1000).n_known == 1797 - 1000
-    assert AuditConfig.resolve(noise_multiplier=1.0, dataset="mnist", data_path="x").n_known == 999
+    (tmp_path / "x").mkdir()  # not read here: the default needs no data
+    assert AuditConfig.resolve(noise_multiplier=1.0, dataset="mnist", data_path=tmp_path / "x").n_known == 999
+    with pytest.raises(ValueError, match="data_path: No such file"):  # a missing path: refused before any work
+        AuditConfig.resolve(noise_multiplier=1.0, dataset="mnist", data_path=tmp_path / "missing")
     with pytest.raises(ValueError, match="epsilon"):
         AuditConfig.resolve()
     with pytest.raises(ValueError, match="not both"):

@@ -98,6 +98,8 @@ def test_audit_prior_aware_interrupt_resume(cli, capsys, tmp_path, monkeypatch):
     _interrupted(capsys, [*_PA, "--out", str(out), "--no-progress"])
     settings, part = _records(out)
     assert sorted(part) == [0, 1] and settings["seed"] == 3  # the finished chunk is kept
+    line = _refused(capsys, [*_PA, "--out", str(out), "--no-progress"])  # unfinished, not resumed: both ways named
+    assert "holds 2 of the 6 trials" in line and "--resume" in line and "--overwrite" in line
     cnt = _Count(orig, size=lambda a, k: len(a[3]))
     monkeypatch.setattr(A, "_train_chunk", cnt)
     resumed, _ = cli.json_and_stderr([*_PA, "--out", str(out), "--resume", "--no-progress"])
@@ -111,9 +113,18 @@ def test_audit_prior_aware_interrupt_resume(cli, capsys, tmp_path, monkeypatch):
     assert rec[0] == part[0] and rec[1] == part[1]
     assert resumed["success"] == straight["success"] and resumed["seed"] == 3
 
-    # other settings: with --resume (header mismatch) and without (file exists)
+    # other settings: with --resume (header mismatch) and without (both options named)
     assert "other settings" in _refused(capsys, [*_PA[:-1], "4", "--out", str(out), "--resume"])
-    assert "exists" in _refused(capsys, [*_PA, "--out", str(out)])
+    line = _refused(capsys, [*_PA[:-1], "4", "--out", str(out)])
+    assert "other settings" in line and "--resume" in line and "--overwrite" in line
+    # the same command again on the finished file: reported again, nothing trained (the README's job re-run)
+    cnt = _Count(orig, size=lambda a, k: len(a[3]))
+    monkeypatch.setattr(A, "_train_chunk", cnt)
+    again, err = cli.json_and_stderr([*_PA, "--out", str(out)])
+    assert cnt.n == 0 and again["success"] == straight["success"] and "already holds the 6 trials" in err
+    assert "--resume" in _refused(capsys, [*_PA, "--out", str(out), "--resume", "--overwrite"])
+    again, _ = cli.json_and_stderr([*_PA, "--out", str(out), "--overwrite", "--no-progress"])  # runs them again
+    assert cnt.n == 6 and again["success"] == straight["success"] and _records(out)[1] == rec
 
 
 def test_audit_gradient_appends_each_trial(cli, capsys, tmp_path, monkeypatch):
@@ -178,7 +189,7 @@ def test_analytic_chunks_interrupt_resume_and_cli_refusals(cli, capsys, tmp_path
     monkeypatch.setattr(AN, "vectorized_analytic_attack", _Interrupt(orig, ok=0))  # nothing may be recomputed
     again, _ = cli.json_and_stderr([*argv, "--resume"])
     assert again["per_target"] == d["per_target"]
-    assert "exists" in _refused(capsys, argv)
+    assert cli.json_and_stderr(argv)[0]["per_target"] == d["per_target"]  # finished: reported again
     assert "other settings" in _refused(capsys, [*argv[:-5], "4", *argv[-4:], "--resume"])
 
 
@@ -204,7 +215,9 @@ def test_attack_reconn_checks_out_before_training_and_resumes(cli, capsys, tmp_p
         raise AssertionError("trained before checking --out")
 
     monkeypatch.setattr(R, "train_models", boom)
-    assert "exists" in _refused(capsys, ["attack", "reconn", *_RECONN, "--out", str(out), "--quiet"])
+    out.write_text("\n".join(out.read_text().splitlines()[:3]) + "\n")  # unfinished
+    line = _refused(capsys, ["attack", "reconn", *_RECONN, "--out", str(out), "--quiet"])
+    assert "holds 2 of the 4 trials" in line and "--overwrite" in line
     assert "other settings" in _refused(capsys, ["attack", "reconn", *_RECONN[:-2], "6", "--no-png", "--out", str(out),
                                                  "--resume", "--quiet"])
 
@@ -229,7 +242,8 @@ def test_experiment_uninformed_fig2_interrupt_resume(cli, capsys, tmp_path, monk
     settings, rec = _records(tmp_path / "b" / "uninformed_fig2.jsonl")
     assert cnt.n == len(ref) - 1 and rec == ref and settings["seed"] == 7
     assert "other settings" in _refused(capsys, [*argv[:-1], "8", "--out-dir", str(tmp_path / "b"), "--resume"])
-    assert "exists" in _refused(capsys, [*argv, "--out-dir", str(tmp_path / "b")])
+    cli.json_and_stderr([*argv, "--out-dir", str(tmp_path / "b")])  # finished: reported again
+    assert _records(tmp_path / "b" / "uninformed_fig2.jsonl")[1] == ref
 
 
 def test_experiment_fil_glm_interrupt_resume(cli, capsys, tmp_path, monkeypatch):
@@ -352,5 +366,5 @@ def test_experiment_hayes_fig5_fig8_resume_repeats_nothing(cli, capsys, tmp_path
     monkeypatch.setattr(A, "_train_chunk", cnt)
     again, _ = cli.json_and_stderr([*argv, "--seed", "4", "--resume"])
     assert cnt.n == 0 and again["rows"] == d["rows"]
-    assert "exists" in _refused(capsys, [*argv, "--seed", "4"])
+    assert cli.json_and_stderr([*argv, "--seed", "4"])[0]["rows"] == d["rows"] and cnt.n == 0  # finished: reused
     assert "other settings" in _refused(capsys, [*argv, "--seed", "5", "--resume"])

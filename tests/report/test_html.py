@@ -183,8 +183,8 @@ def test_each_threat_models_verdict_is_the_jsons(page_data, card):
     got = [(t, " ".join(txt.split())) for t, txt in page_data["verdict"]]
     want = [(v["threat_model"], " ".join(v["text"].split())) for v in d["verdict"]]
     assert got == want
-    assert [t for t, _ in got] == ["level", "informed", "pixel_tolerance", "membership", "uninformed", "guo_mse",
-                                   "audit"]
+    assert [t for t, _ in got] == ["level", "informed", "pixel_tolerance", "membership", "uninformed", "informed_mse",
+                                   "guo_mse", "audit"]
 
 
 def test_user_strings_are_shown_literally_and_never_run(page_data, card):

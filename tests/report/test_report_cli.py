@@ -41,7 +41,8 @@ def test_report_json_echoes_the_settings_and_version(report_json):
 
     d = report_json
     assert d["settings"] == {"noise_multiplier": 1.0, "sample_rate": 0.01, "steps": 1000, "total_steps": 1000,
-                             "source": "settings"}
+                             "source": "settings", "sampler": "poisson", "sampler_source": "assumed",
+                             "examples_per_user": 1, "neighbouring_relation": d["privacy_facts"]["neighbouring_relation"]}
     assert d["data"]["shape"] == [1, 8, 8] and d["data"]["dim"] == 64 and d["data"]["clip"] == 0.5
     assert d["rerokit_version"] == __version__
     assert all(re.fullmatch(r"[a-z0-9_.]+", k) for k in _keys(d))  # snake_case throughout
@@ -141,7 +142,9 @@ def test_human_output_is_a_verdict_then_tables(cli):
     assert code == 0 and err == ""
     lines = [ln for ln in out.splitlines() if ln.strip()]
     assert lines[0] == "DP-SGD reconstruction-risk report: DP-SGD with \u03c3 = 1, q = 0.01, T = 1000 steps."
-    assert lines[1].startswith("\u2022 Level: reasonable \u2014 (\u03b5 = 1.828")
+    assert lines[1].startswith("\u2022 Privacy facts \u2014 unit of privacy: one example")  # the header first
+    bullets = [ln for ln in lines if ln.startswith("\u2022 ")]
+    assert bullets[1].startswith("\u2022 Level: reasonable \u2014 (\u03b5 = 1.828")  # then the level
     assert "\u2022 Reconstruction, informed adversary:" in out and "\u2022 Membership inference:" in out
     assert "Quantity" in out and "\x1b[" not in out  # captured output is not a terminal: no colour
     assert "give --data-shape" in out  # the missing uninformed section says how to get it

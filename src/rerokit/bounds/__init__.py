@@ -4,7 +4,10 @@ Submodules: ``priors`` (baseline kappa), ``conversions`` (DP/RDP/zCDP/GDP -> ReR
 ``dpsgd`` (Hayes et al. 2023 DP-SGD ReRo bound), ``fano`` (Guo et al. 2022b), ``calibrate``,
 ``uninformed`` (Riess et al. 2024), ``mse`` (Guo et al. 2022), ``tradeoff`` (the certified DP-SGD
 trade-off curve: membership, attribute and reconstruction risk; Kulynych et al. 2025),
-``empirical`` (audit lower bounds on mu-GDP / (eps, delta)).
+``empirical`` (audit lower bounds on mu-GDP / (eps, delta)), ``laplace`` (exact ReRo of the Laplace
+mechanism, the pure-DP curve), ``information_flow`` (finite-support bound, Balle et al. 2022
+Sec. VII-F), ``fano_mc`` (Monte Carlo mutual information, Hayes et al. 2023 Table 2),
+``uninformed_metrics`` (expected PSNR, sample-NCC law, NMI of the analytic attack).
 """
 
 from rerokit.bounds.types import Bound

@@ -17,6 +17,12 @@ evaluations:
     epsilon (:func:`rerokit.bounds.dpsgd.epsilon_dpsgd`) for q < 1, bracketed above by the q = 1
     value (subsampling never increases epsilon).
 
+Every calibrator takes the run's ``sampler`` ("poisson", "shuffle", "full_batch") and unit of
+privacy ``examples_per_user`` and calibrates what is certified under them
+(:mod:`rerokit.bounds.certify`): with shuffled batches no amplification by subsampling, so the
+noise multiplier for a target gamma after E epochs satisfies Phi(Phi^{-1}(kappa) + k sqrt(E)/sigma)
+<= target.
+
 The searches compare the *certified upper* value with the target, so the returned setting
 provably meets it; the (epsilon, delta) reported beside a gamma calibration is rerokit's own
 certified PLD epsilon (no dp-accounting import: the whole calibration takes well under a second).
@@ -67,6 +73,8 @@ class CalibrationResult:
         capped) for the steps.
       evaluations: bound evaluations used by the search.
       capped: steps only - the target still held at ``max_steps``.
+      sampler: the sampler calibrated under ("poisson", "shuffle", "full_batch").
+      examples_per_user: the unit of privacy calibrated for.
     """
 
     noise_multiplier: float
@@ -82,6 +90,8 @@ class CalibrationResult:
     bracket: tuple[float, float]
     evaluations: int
     capped: bool = False
+    sampler: str = "poisson"
+    examples_per_user: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict of the fields (``bracket`` as a list)."""
@@ -110,8 +120,27 @@ def _gdp_target_mu(target: float, lk: float) -> float:
     return max(1e-12, _probit(math.log(target)) - _probit(lk))
 
 
-def _sigma_guess(mu: float, q: float, T: int) -> float:
-    """sigma at which DP-SGD's mu-GDP approximation (q = 1: exact; q < 1: CLT, Bu et al. 2020) is ``mu``."""
+def _sched(sigma: float, q: float, T: int, sampling: tuple[str, int]):
+    from rerokit.bounds.schedule import Schedule
+
+    return Schedule.from_settings(sigma, q, T, sampler=sampling[0], examples_per_user=sampling[1])
+
+
+def _check_sampling(sampler: Any, examples_per_user: Any) -> tuple[str, int]:
+    from rerokit._validate import check_choice
+    from rerokit.bounds.schedule import SAMPLERS
+
+    return check_choice("sampler", sampler, SAMPLERS), check_int("examples_per_user", examples_per_user, minimum=1)
+
+
+def _sigma_guess(mu: float, q: float, T: int, sampling: tuple[str, int] = ("poisson", 1)) -> float:
+    """sigma at which DP-SGD's mu-GDP approximation (q = 1: exact; q < 1: CLT, Bu et al. 2020) is ``mu``;
+    without amplification (shuffle / full batch) and for groups the exact k sqrt(releases)/mu."""
+    if sampling != ("poisson", 1):
+        c = _sched(1.0, q, T, sampling).certification()
+        if c.group_size == 1:  # releases at noise sigma / k: sigma = k sqrt(releases) / mu
+            return sampling[1] * math.sqrt(c.releases) / mu
+        return sampling[1] * _sigma_guess(mu, q, T)
     if q == 1.0:
         return math.sqrt(T) / mu
     r = mu / (q * math.sqrt(T))  # mu = q sqrt(T (e^{1/sigma^2} - 1))
@@ -125,23 +154,24 @@ def _steps_guess(mu: float, sigma: float, q: float) -> float:
     return (mu / per_step) ** 2
 
 
-def _bound(sigma: float, q: float, T: int, lk: float, h: float | None, *, bracket: bool, delta: float | None = None):
-    from rerokit.bounds.dpsgd import rero_dpsgd
+def _bound(sigma: float, q: float, T: int, lk: float, h: float | None, *, bracket: bool, delta: float | None = None,
+           sampling: tuple[str, int] = ("poisson", 1)):
+    from rerokit.bounds.certify import certified_rero
 
-    return rero_dpsgd(sigma, q, T, log_kappa=lk, comparisons=delta is not None, delta=delta or 1e-5,
-                      value_discretization_interval=h, bracket=bracket)
+    return certified_rero(_sched(sigma, q, T, sampling), log_kappa=lk, comparisons=delta is not None,
+                          delta=delta or 1e-5, value_discretization_interval=h, bracket=bracket)[0]
 
 
 def _result(sigma: float, q: float, T: int, base, g: float, h: float | None, delta: float | None, bracket,
-            evaluations: int, capped: bool = False) -> CalibrationResult:
+            evaluations: int, capped: bool = False, sampling: tuple[str, int] = ("poisson", 1)) -> CalibrationResult:
     """The certified bound (with its bracket) and epsilon at the calibrated setting."""
-    b = _bound(sigma, q, T, base.log_kappa, h, bracket=True, delta=delta)
+    b = _bound(sigma, q, T, base.log_kappa, h, bracket=True, delta=delta, sampling=sampling)
     return CalibrationResult(
         noise_multiplier=sigma, sample_rate=q, steps=T, kappa=base.kappa, log_kappa=base.log_kappa,
         target_gamma=g, gamma=b.value, gamma_error=b.error,
         epsilon=b.extras.get("epsilon") if delta is not None else None,
         delta=delta if delta is not None else float("nan"), bracket=bracket, evaluations=evaluations + 1,
-        capped=capped,
+        capped=capped, sampler=sampling[0], examples_per_user=sampling[1],
     )
 
 
@@ -156,6 +186,8 @@ def calibrate_noise_multiplier(
     delta: float | None = 1e-5,
     rtol: float = 1e-4,
     value_discretization_interval: float | None = None,
+    sampler: str = "poisson",
+    examples_per_user: int = 1,
 ) -> CalibrationResult:
     """Smallest sigma (to relative precision ``rtol``) with certified gamma(sigma) <= target_gamma.
 
@@ -172,6 +204,9 @@ def calibrate_noise_multiplier(
       delta: delta of the reported epsilon, in (0, 1) (default 1e-5); None skips it.
       rtol: relative precision of sigma, > 0 (default 1e-4).
       value_discretization_interval: PLD grid step (default automatic).
+      sampler: "poisson" (default; q is the Poisson rate), "shuffle" (fixed-size shuffled batches,
+        q = 1/(steps per epoch); no amplification) or "full_batch".
+      examples_per_user: unit of privacy k >= 1 (default 1).
 
     Returns:
       :class:`CalibrationResult`; ``bracket = (sigma', sigma)`` with sigma' < sigma infeasible.
@@ -189,24 +224,28 @@ def calibrate_noise_multiplier(
     q = check_probability("sample_rate", sample_rate)
     T = check_int("steps", steps, minimum=1)
     rtol = check_positive("rtol", rtol)
+    sampling = _check_sampling(sampler, examples_per_user)
     if delta is not None:
         delta = check_probability("delta", delta, high_open=True)
     from rerokit.bounds.dpsgd import log_sup_gamma
 
     # A target at or above sup over sigma of gamma = 1 - (1-q)^T (1-kappa) is met by every sigma:
-    # say so at once instead of searching down to the end of the range.
-    sup_gamma = math.exp(log_sup_gamma([(1.0, q, T)], lk))
+    # say so at once instead of searching down to the end of the range. (Unamplified runs: the
+    # target is in every release, so gamma -> 1 as sigma -> 0.)
+    q_sup = q if sampling[0] == "poisson" else 1.0
+    sup_gamma = math.exp(log_sup_gamma([(1.0, q_sup, T)], lk))
     if g >= sup_gamma:
         raise ValueError(
             f"target_gamma={target_gamma!r} is met by every noise multiplier: with sample_rate={q!r} and "
             f"steps={T} no noise multiplier gives gamma above 1 - (1-q)^T (1-kappa) = {sup_gamma:.6g}"
         )
     lo, hi = SIGMA_SEARCH_RANGE
-    start = min(hi, max(lo, _sigma_guess(_gdp_target_mu(g, lk), q, T)))
+    start = min(hi, max(lo, _sigma_guess(_gdp_target_mu(g, lk), q, T, sampling)))
     h = value_discretization_interval
     try:
         r = calibrate_monotone(
-            lambda s: _bound(s, q, T, lk, h, bracket=False).value, g, feasible="above", start=start,
+            lambda s: _bound(s, q, T, lk, h, bracket=False, sampling=sampling).value, g, feasible="above",
+            start=start,
             lower=lo, upper=hi, rtol=rtol, growth=1.25,
         )
     except NoFeasibleValue:
@@ -215,21 +254,21 @@ def calibrate_noise_multiplier(
                          "further above kappa)") from None
     except AllFeasible:
         raise ValueError(f"target_gamma={target_gamma!r} is met even at noise_multiplier < {lo:g}") from None
-    return _result(r.x, q, T, base, g, h, delta, r.bracket, r.evaluations)
+    return _result(r.x, q, T, base, g, h, delta, r.bracket, r.evaluations, sampling=sampling)
 
 
 def calibrate_steps(
     target_gamma: float, noise_multiplier: float, sample_rate: float, kappa: float | None = None, *,
     log_kappa: float | None = None, prior: Any = None, delta: float | None = 1e-5, max_steps: int = 10_000_000,
-    value_discretization_interval: float | None = None,
+    value_discretization_interval: float | None = None, sampler: str = "poisson", examples_per_user: int = 1,
 ) -> CalibrationResult:
     """Largest T <= ``max_steps`` with certified gamma(T) <= target_gamma.
 
     gamma is non-decreasing in T (composition).
 
     Args:
-      target_gamma, sample_rate, kappa, log_kappa, prior, delta, value_discretization_interval: as in
-        :func:`calibrate_noise_multiplier`.
+      target_gamma, sample_rate, kappa, log_kappa, prior, delta, value_discretization_interval,
+        sampler, examples_per_user: as in :func:`calibrate_noise_multiplier`.
       noise_multiplier: sigma > 0.
       max_steps: search limit, an integer >= 1 (default 1e7); the result has ``capped=True`` if the
         target holds there.
@@ -248,25 +287,27 @@ def calibrate_steps(
     sigma = check_positive("noise_multiplier", noise_multiplier)
     q = check_probability("sample_rate", sample_rate)
     max_steps = check_int("max_steps", max_steps, minimum=1)
+    sampling = _check_sampling(sampler, examples_per_user)
     if delta is not None:
         delta = check_probability("delta", delta, high_open=True)
     h = value_discretization_interval
-    guess = _steps_guess(_gdp_target_mu(g, lk), sigma, q)
+    guess = _steps_guess(_gdp_target_mu(g, lk), sigma / sampling[1], q if sampling[0] == "poisson" else 1.0)
     start = float(min(max_steps, max(1, math.floor(guess)) if math.isfinite(guess) else 1))
     try:
         r = calibrate_monotone(
-            lambda T: _bound(sigma, q, int(T), lk, h, bracket=False).value, g, feasible="below", start=start,
+            lambda T: _bound(sigma, q, int(T), lk, h, bracket=False, sampling=sampling).value, g,
+            feasible="below", start=start,
             lower=1.0, upper=float(max_steps), integer=True, growth=1.5,
         )
     except NoFeasibleValue:
-        one = _bound(sigma, q, 1, lk, h, bracket=False).value
+        one = _bound(sigma, q, 1, lk, h, bracket=False, sampling=sampling).value
         raise ValueError(
             f"target_gamma={target_gamma!r} is below the bound after a single step "
             f"(gamma(T=1) <= {one:.6g}); no number of steps meets it"
         ) from None
     T = int(r.x)
     bracket = (T, T) if r.at_limit else (T, int(r.bracket[1]))
-    return _result(sigma, q, T, base, g, h, delta, bracket, r.evaluations, capped=r.at_limit)
+    return _result(sigma, q, T, base, g, h, delta, bracket, r.evaluations, capped=r.at_limit, sampling=sampling)
 
 
 def noise_multiplier_for_epsilon(
@@ -277,6 +318,8 @@ def noise_multiplier_for_epsilon(
     *,
     tol: float = 1e-4,
     value_discretization_interval: float | None = None,
+    sampler: str = "poisson",
+    examples_per_user: int = 1,
 ) -> float:
     """Smallest sigma (to relative ``tol``) such that DP-SGD(sigma, q, T) is (epsilon, delta)-DP (add-or-remove).
 
@@ -292,6 +335,10 @@ def noise_multiplier_for_epsilon(
       steps: T >= 1.
       tol: relative precision of sigma, > 0 (default 1e-4).
       value_discretization_interval: PLD grid step for q < 1 (default automatic).
+      sampler: "poisson" (default), "shuffle" or "full_batch": unamplified samplers are R Gaussian
+        releases at noise sigma / k (R epochs or steps), so sigma = k sqrt(R) / mu exactly, mu the
+        Gaussian-DP mu of (epsilon, delta).
+      examples_per_user: unit of privacy k >= 1 (default 1).
 
     Returns:
       sigma on the private side (its certified epsilon is <= ``epsilon``).
@@ -308,8 +355,13 @@ def noise_multiplier_for_epsilon(
     q = check_probability("sample_rate", sample_rate)
     T = check_int("steps", steps, minimum=1)
     tol = check_positive("tol", tol)
+    sampling = _check_sampling(sampler, examples_per_user)
     mu = gdp_mu(eps, d, rtol=min(tol, 1e-9))
-    sigma_full = math.nextafter(math.sqrt(T) / mu, math.inf)  # exact for q = 1; feasible for q < 1
+    k = sampling[1]
+    cert = _sched(1.0, q, T, sampling).certification()
+    if cert.group_size == 1 and sampling != ("poisson", 1):
+        q, T = 1.0, cert.releases  # R unamplified releases at sigma / k (k = 1 at Poisson q = 1 too)
+    sigma_full = math.nextafter(k * math.sqrt(T) / mu, math.inf)  # exact for q = 1; feasible for q < 1
     floor = MIN_MEANINGFUL_NOISE_MULTIPLIER
     too_small = (f"epsilon={epsilon!r} at delta={delta!r} (sample_rate={q!r}, steps={T}) needs a noise multiplier "
                  f"below {floor:g}: such training is effectively non-private; use noise_multiplier 0 for that, "
@@ -320,12 +372,13 @@ def noise_multiplier_for_epsilon(
         return float(sigma_full)
     if sigma_full <= floor:
         raise ValueError(too_small)
-    from rerokit.bounds.dpsgd import epsilon_dpsgd
+    from rerokit.bounds.certify import certified_epsilon
 
-    start = min(sigma_full, max(floor, _sigma_guess(mu, q, T)))
+    start = min(sigma_full, max(floor, k * _sigma_guess(mu, q, T)))
     try:
         r = calibrate_monotone(
-            lambda s: epsilon_dpsgd(s, q, T, d, value_discretization_interval=value_discretization_interval),
+            lambda s: certified_epsilon(_sched(s, q, T, sampling), d,
+                                        value_discretization_interval=value_discretization_interval),
             eps, feasible="above", start=start, lower=floor, upper=sigma_full, rtol=tol, growth=1.25,
             transform="identity",
         )

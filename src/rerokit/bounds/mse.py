@@ -145,15 +145,20 @@ def rdp_mse_lower_bound(
     eps = check_nonnegative("epsilon", epsilon)
     if dim is not None:
         dim = check_int("dim", dim, minimum=1)
-    diam = _per_coordinate("diameter", diameter, dim)
-    d = diam.size if dim is None else dim
-    g = _per_coordinate("gamma", gamma, d)
-    if diam.size == 1 and g.size > 1:
-        diam = np.full(g.size, diam[0])
-    d = diam.size
+    # scalars stay scalars: with one diameter and one gamma the variance term does not depend on
+    # d, so no array of d entries is built (d = 1e9 would need 8 GB per array for nothing)
+    diam = _per_coordinate("diameter", diameter, None if np.ndim(diameter) == 0 else dim)
+    g = _per_coordinate("gamma", gamma, None if np.ndim(gamma) == 0 else (dim if diam.size == 1 else diam.size))
+    sizes = {diam.size, g.size} - {1}
+    if len(sizes) > 1:
+        raise ValueError(f"gamma has {g.size} entries but diameter has {diam.size}")
+    d = dim if dim is not None else (sizes.pop() if sizes else 1)
     b2 = check_nonnegative("bias_sq", bias_sq)
     with np.errstate(over="ignore"):  # diameters beyond ~1e154: inf, handled below
-        numerator = float(np.sum(g**2 * diam**2)) / (4.0 * d)
+        if diam.size == 1 and g.size == 1:  # sum over d equal terms, divided by d
+            numerator = float(g[0] ** 2 * diam[0] ** 2) / 4.0
+        else:
+            numerator = float(np.sum(g**2 * diam**2)) / (4.0 * d)
     # numerator / (e^eps - 1) written as numerator e^{-eps} / (1 - e^{-eps}): no overflow for
     # large eps (the bound underflows towards 0, the safe side).
     variance = math.inf if eps == 0 else numerator * math.exp(-eps) / -math.expm1(-eps)
@@ -167,7 +172,9 @@ def rdp_mse_lower_bound(
         error=err,
         method="rdp_hcrb",
         direction="lower",
-        inputs={"epsilon": eps, "dim": d, "diameter": diam.tolist() if d <= 16 else float(diam.mean()), "bias_sq": b2},
+        inputs={"epsilon": eps, "dim": d,
+                "diameter": (np.full(d, diam[0]) if diam.size == 1 else diam).tolist() if d <= 16 else float(diam.mean()),
+                "bias_sq": b2},
         extras={"variance_term": variance, "bias_term": b2 / d, "reference": "Guo et al. 2022, Thm 1"},
     )
 

@@ -28,7 +28,15 @@ Main facts implemented here:
 * Sec. 4.3: a record used ``k ~ Binomial(T, q)`` times over ``T`` Poisson-sampled steps; the
   worst case over all steps is the mixture ``sum_k P(k) gamma_k(eta)``.
 
-Every ReRo value is an upper bound reported on the safe side: ``value = raw * (1 + rel)`` with
+**What these numbers are.** Thm 1 of 004 ("X_hat is the best achievable estimator") holds among
+*unbiased* estimators only (its proof goes through the minimum-variance unbiased estimator): a
+biased attacker - the constant guess 0, or the shrunk c X_hat - can do better (James-Stein). So
+every law here (MSE, PSNR, NCC, over T steps) is the exact law of *one* attack, the optimal
+unbiased analytic gradient inversion: kind "attack law", never a bound on every attacker. What a
+prior-free attacker gets for free and the certified informed bound for a continuous prior are in
+:mod:`rerokit.bounds.uninformed_scope`.
+
+Every ReRo value is reported on the safe side of its numerics (``direction="upper"``): ``value = raw * (1 + rel)`` with
 ``rel = 1e-10 + 8 (N/2 + x) eps`` (relative accuracy of ``scipy.special.gammainc`` is ~1e-14, plus
 the rounding of its argument x propagated through d log P / d log x <= N/2 + x) and ``error``
 says by how much; when
@@ -556,7 +564,11 @@ def mse_rero(
     eta: float, noise_multiplier: float, dim: int, *, min_norm: float | None = None, clip: float | None = None,
     releases: int = 1,
 ) -> Bound:
-    """(eta, gamma)-ReRo w.r.t. the MSE for any (analytic) reconstruction (Riess et al. 2024, Prop. 3, Eq. 24).
+    """P(MSE <= eta) of the optimal unbiased analytic attack on a record of norm r (Riess et al. 2024, Prop. 3, Eq. 24).
+
+    An attack law, not a bound on every attacker (see the module docstring and
+    :mod:`rerokit.bounds.uninformed_scope`): Riess et al. 2024 state it as (eta, gamma)-ReRo, which holds among
+    unbiased reconstructions only.
 
     gamma(eta) = Gamma_R(N/2, N k eta / (2 sigma^2 r^2)) with r = ``min_norm``, the dataset's smallest
     non-zero norm; k averaged releases divide the variance by k (Prop. 7).
@@ -644,9 +656,11 @@ def psnr_rero(
     psnr_threshold: float, data_range: float, noise_multiplier: float, dim: int, *,
     min_norm: float | None = None, clip: float | None = None, releases: int = 1,
 ) -> Bound:
-    """P(PSNR(X, Y_X) >= eta) <= Gamma_R(N/2, N k eta~ / (2 sigma^2 r^2)), eta~ = 10^(-eta/10) R^2 (Riess et al. 2024, Props. 4-5).
+    """P(PSNR(X, X_hat) >= eta) = Gamma_R(N/2, N k eta~ / (2 sigma^2 r^2)), eta~ = 10^(-eta/10) R^2 (Riess et al. 2024, Props. 4-5),
+    for the optimal unbiased attack X_hat (an attack law).
 
-    For any reconstruction Y_X: (-eta, gamma~)-ReRo w.r.t. -PSNR (Eqs. 25-27); with only ``clip``
+    For the optimal unbiased reconstruction (an attack law, as :func:`mse_rero`): (-eta, gamma~)-ReRo w.r.t.
+    -PSNR (Eqs. 25-27); with only ``clip``
     (C <= r assumed) the data-independent version (Eq. 26).
 
     Args:
@@ -883,6 +897,10 @@ def calibrate_noise_mse(
     releases: int = 1,
 ) -> Bound:
     """Smallest noise multiplier sigma with gamma(eta) <= target (Prop. 3 inverted).
+
+    This calibrates the attack law of the optimal *unbiased* attack, not a bound on every attacker:
+    for a certified target use the informed bound with a continuous prior
+    (:mod:`rerokit.bounds.uninformed_scope`, :func:`rerokit.bounds.calibrate.calibrate_noise_multiplier`).
 
     sigma = sqrt(N k eta / (2 r^2 Gamma_R^{-1}(N/2, target))), nudged upward until the safe-side
     gamma is <= target. ``direction="upper"``: any sigma >= value keeps gamma <= target.

@@ -16,6 +16,7 @@ exit code 1.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import sys
@@ -33,20 +34,26 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
         "rerokit.cli.bound_uninformed",
         "rerokit.cli.bound_mse",
         "rerokit.cli.bound_tradeoff",
+        "rerokit.cli.bound_pure_dp",
     ),
     "kappa": ("rerokit.cli.kappa",),
-    "calibrate": ("rerokit.cli.calibrate",),
+    "calibrate": ("rerokit.cli.calibrate", "rerokit.cli.calibrate_uninformed"),
     "attack": (
         "rerokit.cli.attack_analytic",
         "rerokit.cli.attack_glm",
         "rerokit.cli.attack_reconn",
     ),
-    "audit": ("rerokit.cli.audit",),
+    "audit": ("rerokit.cli.audit", "rerokit.cli.audit_onerun"),
     "experiment": (
         "rerokit.cli.experiment",
         "rerokit.cli.experiment_hayes",
+        "rerokit.cli.experiment_hayes_more",
         "rerokit.cli.experiment_fil",
         "rerokit.cli.experiment_reconn",
+        "rerokit.cli.experiment_bounds",
+        "rerokit.cli.experiment_balle",
+        "rerokit.cli.experiment_uninformed",
+        "rerokit.cli.experiment_guo",
     ),
 }
 
@@ -93,7 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _one_line(exc: BaseException) -> str:
     """The message of ``exc`` on one line (whitespace runs, newlines included, become one space)."""
-    msg = " ".join(str(exc).split())
+    from rerokit._validate import printable
+
+    msg = printable(" ".join(str(exc).split()))  # an echoed user string cannot drive the terminal
     return msg or type(exc).__name__
 
 
@@ -110,7 +119,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 target = parser._subparsers._group_actions[0].choices[args.group]  # type: ignore[union-attr]
             target.print_help(sys.stderr)
             return 2
-        result = func(args)
+        # stdout belongs to the result (one JSON object with --json): anything the work prints there -
+        # a --model-factory module that prints on import, a library's banner - goes to stderr instead
+        with contextlib.redirect_stdout(sys.stderr):
+            result = func(args)
         if result is not None:
             command = " ".join(x for x in (getattr(args, "group", None), getattr(args, "command", None)) if x)
             emit(result, as_json=getattr(args, "json", False), title=getattr(args, "title", None),

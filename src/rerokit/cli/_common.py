@@ -172,6 +172,81 @@ def add_schedule_args(p: argparse.ArgumentParser, *, required: bool = True, what
     add_steps_arg(p, what + STEPS_HELP, required=required)
 
 
+SAMPLER_HELP = ("how the run formed its batches: poisson (default; each example independently with probability q, "
+                "as Opacus' DPDataLoader), shuffle (fixed-size shuffled batches, each example at most once per "
+                "epoch; --sample-rate is then 1/(batches per epoch); certified WITHOUT amplification by subsampling: "
+                "each epoch is one Gaussian release of the example) or full-batch")
+
+
+def add_sampling_args(p: argparse.ArgumentParser) -> None:
+    """--sampler poisson|shuffle|full-batch and --examples-per-user K: the sampler and the unit of
+    privacy of a DP-SGD run (see :func:`sampling_from_args`)."""
+    p.add_argument("--sampler", default=None, help=SAMPLER_HELP)
+    p.add_argument("--examples-per-user", type=int, default=1,
+                   help="unit of privacy: protect all K >= 1 examples of one user together (default 1)")
+
+
+def sampling_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """``{"sampler": ..., "examples_per_user": ...}`` for the library calls (sampler None when not given:
+    Poisson, assumed). A bad value is a ValueError naming --sampler / --examples-per-user."""
+    from rerokit._validate import check_choice, check_int
+
+    sampler = getattr(args, "sampler", None)
+    if sampler is not None:
+        sampler = check_choice("sampler", sampler.replace("-", "_"), ("poisson", "shuffle", "full_batch"))
+    k = check_int("examples_per_user", getattr(args, "examples_per_user", 1), minimum=1)
+    return {"sampler": sampler, "examples_per_user": k}
+
+
+def sampling_summary(command: str):
+    """The verdict function of ``command`` with the run's sampler stated: a note naming the sampler
+    (declared / detected / assumed), the unit of privacy and the neighbouring relation, and for a
+    non-Poisson run a row with the Poisson accountant's number, kind "assumption" (not certified)."""
+
+    def summary(data: dict[str, Any]):
+        import dataclasses
+
+        from rerokit.report.terminal import Row
+        from rerokit.report.verdicts import summary_for
+
+        s = summary_for(command, data)
+        st = data.get("settings") or {}
+        notes, rows = list(s.notes), list(s.rows)
+        if "sampler" in st:
+            unit = "one example" if st.get("examples_per_user", 1) == 1 else f"{st['examples_per_user']} examples " \
+                                                                                "of one user"
+            notes.insert(0, f"sampler: {st['sampler']} ({st.get('sampler_source', 'declared')}); unit of privacy: "
+                            f"{unit}; neighbouring relation: {st.get('neighbouring_relation', '')}")
+        pa = data.get("poisson_assumption")
+        if pa:
+            found = next(((sym, pa[key]) for key, sym in (("noise_multiplier", "\u03c3"), ("steps", "steps T"),
+                                                          ("gamma", "\u03b3"), ("epsilon", "\u03b5"))
+                          if pa.get(key) is not None), None)
+            if found is not None:
+                rows.append(Row(f"{found[0]} if the batches had been Poisson-sampled", f"{found[1]:.4g}", "",
+                                "Poisson accountant (amplification by subsampling)", "assumption",
+                                section="Not certified for this run"))
+            notes.append("poisson_assumption: " + pa["note"])
+        return dataclasses.replace(s, rows=tuple(rows), notes=tuple(notes))
+
+    return summary
+
+
+def check_schedule_memory(args: argparse.Namespace) -> None:
+    """Refuse --steps (with --noise-multiplier, --sample-rate) whose PLD accounting would not fit in
+    memory, before it starts (:func:`rerokit._resources.check_dpsgd_accounting`). Values the engine
+    itself refuses (missing, out of range) are left to its own one-line errors."""
+    from rerokit._resources import check_dpsgd_accounting
+    from rerokit._validate import check_int, check_probability, check_real
+
+    try:
+        seg = (check_real("noise_multiplier", args.noise_multiplier), check_probability("sample_rate", args.sample_rate),
+               check_int("steps", args.steps, minimum=1))
+    except (TypeError, ValueError):
+        return
+    check_dpsgd_accounting([seg])
+
+
 def add_delta_arg(p: argparse.ArgumentParser, what: str = "of the reported epsilon") -> None:
     p.add_argument("--delta", type=float, default=1e-5, help=f"delta in (0, 1) {what} (default 1e-5)")
 
@@ -289,11 +364,16 @@ def add_out_dir_arg(p: argparse.ArgumentParser, default: str | None = None) -> N
 
 
 def add_resume_args(p: argparse.ArgumentParser, resume: str, *, out: str | None = None, quiet: bool = False) -> None:
-    """[--out FILE] --resume and --no-progress (``quiet``: --quiet) of a run that records its work as
+    """[--out FILE [--overwrite]] --resume and --no-progress (``quiet``: --quiet) of a run that records its work as
     it goes; ``out`` says what the file holds, ``resume`` what a resumed run continues."""
     if out is not None:
         p.add_argument("--out", default=None, help=out)
-    p.add_argument("--resume", action="store_true", help=resume)
+    g = p.add_mutually_exclusive_group() if out is not None else p
+    g.add_argument("--resume", action="store_true", help=resume)
+    if out is not None:
+        g.add_argument("--overwrite", action="store_true",
+                       help="replace an existing --out file (without it, a finished file of the same settings is "
+                       "reported again and any other file is refused)")
     if quiet:
         p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     else:
@@ -338,8 +418,22 @@ def _jsonable(x: Any) -> Any:
         return x.item()
     if hasattr(x, "tolist"):
         return x.tolist()
-    if isinstance(x, float) and not math.isfinite(x):
+    if isinstance(x, float) and not math.isfinite(x):  # JSON has no Infinity: a string, never the bare token
         return None if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    return x
+
+
+def _printable_strings(x: Any) -> Any:
+    """Every string in ``x`` (a JSON-ready tree) without control characters: strings a user gave
+    (labels, paths, names) reach the terminal as text, never as escape sequences."""
+    from rerokit._validate import printable
+
+    if isinstance(x, str):
+        return printable(x, keep_newlines=True)
+    if isinstance(x, dict):
+        return {k: _printable_strings(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_printable_strings(v) for v in x]
     return x
 
 
@@ -369,7 +463,7 @@ def emit(result: dict[str, Any], *, as_json: bool = False, title: str | None = N
         return
     from rerokit.report.terminal import render
 
-    data = _jsonable(result)
+    data = _printable_strings(_jsonable(result))
     if summary is not None:
         s = summary(data)
     else:

@@ -55,9 +55,9 @@ def _glm(args: argparse.Namespace) -> dict[str, Any]:
     lam = check_nonnegative("lam", args.lam)
     draws = check_int("draws", args.draws, minimum=1)
     seed = check_int("seed", args.seed, minimum=0)
-    from rerokit._files import check_data_path
+    from rerokit._files import check_data_args
 
-    check_data_path(args.data_path)
+    check_data_args(args.dataset, args.data_path)
     ds = load_dataset(args.dataset, args.data_path) if args.data_path else load_dataset(args.dataset)
     X = np.asarray(ds.flat, dtype=float)
     y = np.asarray(ds.y)

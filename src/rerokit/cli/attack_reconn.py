@@ -66,9 +66,9 @@ def _dataset_for_memory_check(args: argparse.Namespace, hidden, reconstructor_hi
     from rerokit._validate import check_int
     from rerokit.data import load_dataset
 
-    from rerokit._files import check_data_path
+    from rerokit._files import check_data_args
 
-    check_data_path(args.data_path)
+    check_data_args(args.dataset, args.data_path)
     ds = load_dataset(args.dataset, path=args.data_path)
     k = check_int("shadow_models", args.shadow_models, minimum=2)
     t = check_int("targets", args.targets, minimum=1)
@@ -131,6 +131,7 @@ def _reconn(args: argparse.Namespace) -> dict[str, Any]:
             data_path=args.data_path,
             log_path=args.out,
             resume=args.resume,
+            overwrite=args.overwrite,
             progress=not args.quiet,
             chunk_size=args.chunk_size,
             executor=executor,

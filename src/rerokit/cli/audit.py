@@ -115,13 +115,19 @@ def _common(p: argparse.ArgumentParser, *, trials: int, chunk: int) -> None:
 
 def _run(args: argparse.Namespace, kind: str, **kw: Any) -> dict[str, Any]:
     """One library call (:func:`rerokit.experiments.audit.run_audit`), rendered by its summary."""
-    from rerokit.experiments.audit import run_audit
+    from rerokit._files import check_data_args
 
     if args.model is not None and args.model_factory is not None:
         raise ValueError("give --model or --model-factory, not both")
+    if args.model_factory is not None and args.hidden != [10]:
+        raise ValueError("--hidden sets the widths of --model mlp/cnn; a --model-factory builds its own model: "
+                         "give one of them")
+    check_data_args(args.dataset, args.data_path)  # before torch is imported (a second or more)
+    from rerokit.experiments.audit import run_audit
+
     rep = run_audit(
         kind, epsilon=args.epsilon, noise_multiplier=args.noise_multiplier, delta=args.delta, trials=args.trials,
-        seed=args.seed, out=args.out, resume=args.resume, chunk_size=args.chunk_size, executor=args.executor,
+        seed=args.seed, out=args.out, resume=args.resume, overwrite=args.overwrite, chunk_size=args.chunk_size, executor=args.executor,
         workers=args.workers, address=args.address, device=args.device, progress=not args.no_progress,
         dataset=args.dataset, data_path=args.data_path, prior_size=args.prior_size, n_known=args.n_known,
         prior_weights=tuple(args.prior_weights) if args.prior_weights else None, steps=args.steps,

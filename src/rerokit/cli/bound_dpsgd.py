@@ -19,8 +19,10 @@ import argparse
 import math
 from typing import Any
 
-from rerokit.cli._common import add_command, add_delta_arg, add_json_flag, add_prior_args, add_schedule_args
-from rerokit.cli._common import baseline_from_args, prior_echo
+from rerokit.cli._common import add_command, add_delta_arg, add_json_flag, add_prior_args, add_sampling_args
+from rerokit.cli._common import add_schedule_args, baseline_from_args, prior_echo, sampling_from_args
+from rerokit.cli._common import sampling_summary
+from rerokit.cli._common import check_schedule_memory
 
 _LN10 = math.log(10.0)
 
@@ -43,6 +45,15 @@ without the model) is kappa. DP-SGD here: T steps, Poisson sampling rate q, nois
 multipliers outside [1e-4, 1e8], where that is not computed in double precision, a certified
 closed-form envelope: method envelope). closed-form: exact for q = 1 (Gaussian DP). mc: Hayes et
 al.'s Algorithm 1, a Monte Carlo estimate with a 95% interval.
+
+--sampler shuffle (fixed-size shuffled batches, each example at most once per epoch, as most
+PyTorch / JAX / Keras loaders and Opacus' poisson_sampling=False) is certified without
+amplification by subsampling: with the batch assignment given to the attacker, each of the
+E = ceil(T q) epochs releases the target once through a Gaussian of noise sigma (zero-out
+neighbours, sensitivity C), so gamma = Phi(Phi^-1(kappa) + sqrt(E)/sigma); the Poisson number
+is shown beside it as an assumption the run did not meet. --examples-per-user K protects a
+user's K examples together (shuffle: mu = K sqrt(E)/sigma; Poisson: each example sampled
+independently).
 """
 
 FIELDS = [
@@ -61,7 +72,18 @@ FIELDS = [
     ("delta", "without a prior: the --delta"),
     ("note", "without a prior: why gamma is not reported"),
     ("epsilon_note", "without a prior: why epsilon is inf, when it is"),
-    ("settings", "the inputs as used: noise_multiplier, sample_rate, steps and the kappa option given"),
+    ("settings", "the inputs as used: noise_multiplier, sample_rate, steps, the kappa option given, sampler "
+                 "(and whether declared or assumed), examples_per_user, neighbouring_relation"),
+    ("certification.amplified", "true when amplification by Poisson subsampling is used"),
+    ("certification.releases", "Gaussian releases of the target counted (epochs for shuffle, steps otherwise)"),
+    ("certification.group_size", "examples per user composed by the engine under Poisson sampling"),
+    ("poisson_assumption", "non-Poisson samplers: the gamma and epsilon a Poisson accountant would report "
+                           "(kind assumption: not certified for this run)"),
+    ("poisson_assumption.gamma", "gamma under Poisson sampling (null without a prior)"),
+    ("poisson_assumption.epsilon", "epsilon at delta under Poisson sampling"),
+    ("poisson_assumption.delta", "its delta"),
+    ("poisson_assumption.kind", "assumption"),
+    ("poisson_assumption.note", "why it is not certified for this run"),
     ("details.lower", "certified lower end of the bracket (exact, envelope)"),
     ("details.value_discretization_interval", "grid step of the privacy-loss distribution (exact)"),
     ("details.threshold_epsilon", "the epsilon attaining gamma = min over epsilon of e^epsilon kappa + "
@@ -94,18 +116,39 @@ FIELDS = [
 ]
 
 
+def _schedule(args: argparse.Namespace):
+    from rerokit.bounds.schedule import Schedule
+
+    return Schedule.from_settings(args.noise_multiplier, args.sample_rate, args.steps, **sampling_from_args(args))
+
+
+def _certification(sched: Any, c: Any) -> dict[str, Any]:
+    return {"amplified": c.amplified, "releases": c.releases, "group_size": c.group_size}
+
+
+def _poisson(sched: Any, log_kappa: float | None, delta: float) -> dict[str, Any] | None:
+    """The Poisson accountant's numbers for a run that did not sample that way (kind "assumption")."""
+    if sched.sampler == "poisson":
+        return None
+    from rerokit.bounds.certify import certified_rero, poisson_assumption
+
+    b, _ = certified_rero(sched.as_poisson(), log_kappa=0.0 if log_kappa is None else log_kappa, delta=delta)
+    return poisson_assumption(sched, None if log_kappa is None else b.value, b.extras["epsilon"], delta).to_dict()
+
+
 def handle(args: argparse.Namespace) -> dict[str, Any]:
     base = baseline_from_args(args, required=False)
+    if args.method != "mc":  # the Monte Carlo estimate holds no PLD grid
+        check_schedule_memory(args)
     if base is None:
         return _without_prior(args)
+    from rerokit.bounds.certify import certified_rero
     from rerokit.bounds.conversions import advantage
-    from rerokit.bounds.dpsgd import rero_dpsgd
 
     lk = base.log_kappa
-    b = rero_dpsgd(
-        args.noise_multiplier, args.sample_rate, args.steps, log_kappa=lk, method=args.method,
-        mc_samples=args.mc_samples, seed=args.seed, delta=args.delta, membership=True,
-    )
+    sched = _schedule(args)
+    b, cert = certified_rero(sched, log_kappa=lk, method=args.method, mc_samples=args.mc_samples, seed=args.seed,
+                             delta=args.delta, membership=True)
     kappa = base.kappa
     log_gamma = b.extras.get("log_gamma", math.log(b.value) if b.value > 0 else -math.inf)
     out: dict[str, Any] = {
@@ -121,11 +164,13 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     out["log10_gamma"] = log_gamma / _LN10
     out["log10_kappa"] = lk / _LN10
     out["settings"] = {
-        "noise_multiplier": b.inputs["noise_multiplier"],
-        "sample_rate": b.inputs["sample_rate"],
-        "steps": b.inputs["steps"],
+        "noise_multiplier": args.noise_multiplier,
+        "sample_rate": args.sample_rate,
+        "steps": args.steps,
         **prior_echo(args),
+        **sched.sampling_dict(),
     }
+    out["certification"] = _certification(sched, cert)
     x = b.extras
     if b.method == "exact":
         out["details"] = {
@@ -145,6 +190,9 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     out["comparisons"] = _comparisons(x)
     # membership inference read off the same composed PLD (certified brackets; upper ends as values)
     out["membership"] = x["membership"]
+    assumed = _poisson(sched, lk, args.delta)
+    if assumed is not None:
+        out["poisson_assumption"] = assumed
     return out
 
 
@@ -159,19 +207,24 @@ def _comparisons(x: dict[str, Any]) -> dict[str, Any]:
 
 def _without_prior(args: argparse.Namespace) -> dict[str, Any]:
     """No prior given: the run's epsilon and membership risks (gamma needs a prior's kappa)."""
-    from rerokit.bounds.dpsgd import rero_dpsgd
+    from rerokit.bounds.certify import certified_rero
 
     # kappa = 1 costs nothing extra: the same composed PLD gives epsilon and the membership curve
-    b = rero_dpsgd(args.noise_multiplier, args.sample_rate, args.steps, kappa=1.0, delta=args.delta,
-                   membership=True)
+    sched = _schedule(args)
+    b, cert = certified_rero(sched, kappa=1.0, delta=args.delta, membership=True)
     c = _comparisons(b.extras)
     out: dict[str, Any] = {
         "epsilon": c["epsilon"],
         "delta": args.delta,
         "membership": b.extras["membership"],
         "note": "no prior given: gamma needs the adversary's prior (--prior-size, --kappa or --log10-kappa)",
-        "settings": {"noise_multiplier": args.noise_multiplier, "sample_rate": args.sample_rate, "steps": args.steps},
+        "settings": {"noise_multiplier": args.noise_multiplier, "sample_rate": args.sample_rate, "steps": args.steps,
+                     **sched.sampling_dict()},
+        "certification": _certification(sched, cert),
     }
+    assumed = _poisson(sched, None, args.delta)
+    if assumed is not None:
+        out["poisson_assumption"] = assumed
     if "note" in c:
         out["epsilon_note"] = c["note"]
     return out
@@ -179,6 +232,7 @@ def _without_prior(args: argparse.Namespace) -> dict[str, Any]:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "dpsgd", handle, description=DESCRIPTION, fields=FIELDS,
+                    summary=sampling_summary("bound dpsgd"),
                     help="ReRo bound gamma of DP-SGD (Hayes et al. 2023, Thm 2 / Cor. 3)")
     add_schedule_args(p)
     add_prior_args(p, what="the prior (omit it for epsilon and the membership risks only)")
@@ -186,4 +240,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mc-samples", type=int, default=1_000_000, help="Monte Carlo samples (method mc)")
     p.add_argument("--seed", type=int, default=None, help="seed of the Monte Carlo sampler (recorded)")
     add_delta_arg(p, "of the (epsilon, delta) comparison")
+    add_sampling_args(p)
     add_json_flag(p)

@@ -78,6 +78,7 @@ FIL_FIELDS = [
     ("note", "why a bound is inf, when one is"),
     ("settings", "the inputs as used"),
     ("reference", "the paper and result"),
+    ("warning", "per-record FIL is data-dependent and can itself leak (Guo et al. 2022, footnote 2)"),
 ]
 
 
@@ -156,16 +157,18 @@ def _summary(prefix: str, arr) -> dict[str, float]:
 def _fil(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
 
+    from rerokit.training.fil_spectral import DFIL_WARNING
+
     from rerokit.data import load_dataset
 
     if args.dpsgd:
         for name in ("noise_multiplier", "sample_rate", "steps"):
             if getattr(args, name) is None:
                 raise ValueError(f"--dpsgd needs --{name.replace('_', '-')}")
-    from rerokit._files import check_data_path
+    from rerokit._files import check_data_args
     from rerokit.training.devices import resolve_device
 
-    check_data_path(args.data_path)
+    check_data_args(args.dataset, args.data_path)
     resolve_device(args.device)
     ds = load_dataset(args.dataset, args.data_path) if args.data_path else load_dataset(args.dataset)
     if args.dpsgd:
@@ -205,6 +208,7 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
             **extra_note,
             "settings": res.settings,
             "reference": "Guo et al. 2022, Thm 2-4, Alg. 1, Eq. 5",
+            "warning": DFIL_WARNING,
         }
     from rerokit.attacks.glm import fit_glm
     from rerokit.bounds.mse import output_perturbation_rdp, rdp_mse_lower_bound
@@ -247,6 +251,7 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
         out["lipschitz"] = lip
     out["settings"] = {"dataset": args.dataset, "classes": list(cls), "lam": lam, "noise_std": args.noise_std}
     out["reference"] = "Guo et al. 2022, Thm 2, Sec. 7.1"
+    out["warning"] = DFIL_WARNING
     return out
 
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_command, add_json_flag, add_schedule_args
+from rerokit.cli._common import add_command, add_json_flag, add_sampling_args, add_schedule_args
+from rerokit.cli._common import sampling_from_args, sampling_summary
+from rerokit.cli._common import check_schedule_memory
 
 
 _DESCRIPTION = """
@@ -22,6 +24,10 @@ with 1 - beta(1/k) and 1 - beta(kappa). Every number is a certified bracket [low
 (log-spaced from --alpha-min to 0.1, then linear to 1) for plotting. --adjacency add-remove gives
 the symmetrised curve of add-or-remove adjacency (Dong, Roth and Su 2022, Def. F.1; what riskcal
 reports); remove (default) is the pair of the reconstruction bound.
+
+--sampler shuffle / full-batch: the curve certified without amplification by subsampling (each
+epoch, or step, one Gaussian release of the target; see 'rerokit bound dpsgd --help');
+--examples-per-user K: the curve of a user's K examples together.
 """
 
 _FIELDS = [
@@ -38,7 +44,7 @@ _FIELDS = [
     ("method", "exact (certified privacy-loss distribution), closed-form (q = 1) or envelope (noise "
                "multiplier outside [1e-4, 1e8])"),
     ("value_discretization_interval", "grid step of the privacy-loss distribution (null for closed forms)"),
-    ("settings", "the inputs as used"),
+    ("settings", "the inputs as used (with the sampler, examples_per_user and the neighbouring relation)"),
 ]
 
 
@@ -53,15 +59,20 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         check_probability("alpha_min", args.alpha_min)
     check_probability("prior_membership", args.prior_membership, high_open=True)
 
-    from rerokit.bounds.tradeoff import dpsgd_tradeoff, tradeoff_grid
+    from rerokit.bounds.certify import certified_tradeoff
+    from rerokit.bounds.schedule import Schedule
+    from rerokit.bounds.tradeoff import tradeoff_grid
 
-    curve = dpsgd_tradeoff(args.noise_multiplier, args.sample_rate, args.steps, adjacency=adjacency)
+    check_schedule_memory(args)  # before the PLD grid is built
+    sched = Schedule.from_settings(args.noise_multiplier, args.sample_rate, args.steps, **sampling_from_args(args))
+    curve, _ = certified_tradeoff(sched, adjacency=adjacency)
     out: dict[str, Any] = {
         "settings": {
             "noise_multiplier": args.noise_multiplier,
             "sample_rate": args.sample_rate,
             "steps": args.steps,
             "adjacency": adjacency,
+            **sched.sampling_dict(),
         },
         "method": curve.method,
         "value_discretization_interval": curve.value_discretization_interval,
@@ -98,6 +109,7 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "tradeoff", handle, description=_DESCRIPTION, fields=_FIELDS,
+                    summary=sampling_summary("bound tradeoff"),
                     help="certified trade-off curve of DP-SGD: TPR at FPR, advantage, Bayes accuracy")
     add_schedule_args(p)
     g = p.add_mutually_exclusive_group(required=True)
@@ -107,4 +119,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--adjacency", default="remove", help="remove (default) or add-remove (symmetrised)")
     p.add_argument("--prior-membership", type=float, default=0.5,
                    help="prior probability of membership for the Bayes accuracy, in (0, 1)")
+    add_sampling_args(p)
     add_json_flag(p)

@@ -1,5 +1,8 @@
-"""``rerokit bound uninformed``: ReRo, expected MSE and NCC bounds against the optimal analytic
-gradient-inversion attack of an adversary without data prior (Riess et al. 2024, Props. 2-7).
+"""``rerokit bound uninformed``: the exact laws (MSE, PSNR, NCC) of the optimal *unbiased* analytic
+gradient-inversion attack of an adversary without data prior (Riess et al. 2024, Props. 2-7) - kind
+"attack law", not bounds on every attacker -, what a prior-free attacker gets for free (the
+constant guess, shrinkage of X_hat; exact laws) and, with a data prior (--prior), the certified
+informed ReRo bound at the MSE threshold (:mod:`rerokit.bounds.uninformed_scope`).
 
 The dataset enters through its smallest non-zero norm r (``--min-norm`` or ``--dataset``, which
 computes it). ``--clip C`` adds the attacker's optimal number of rows and, when C <= r, the
@@ -20,9 +23,20 @@ from rerokit.cli._common import add_steps_arg
 
 
 DESCRIPTION = """
-Reconstruction-risk (ReRo), expected-MSE and NCC bounds for DP-SGD against an adversary without
-a data prior, who runs the optimal analytic gradient-inversion attack (Riess et al. 2024, "From Mean to
-Extreme", Props. 2-7).
+The exact law of the optimal UNBIASED analytic gradient-inversion attack under DP-SGD (Riess et al. 2024,
+"From Mean to Extreme", Props. 2-7): P(MSE <= eta), the PSNR reading, the expected MSE and the NCC
+of its estimate X_hat = X + N(0, sigma^2 ||X||^2 I) on a record of the smallest norm. These are of
+kind "attack law": what that attack achieves, not a bound on every attacker (Riess et al. 2024: its optimality
+holds among unbiased estimators only). Beside them, what an attacker without a prior gets for
+free: the constant guess 0 (the data mean with --dataset) and the shrinkage c X_hat (exact
+non-central chi-square law; the best factor c and the MSE-optimal c* = 1/(1 + N sigma^2/K)).
+
+Certified (every attacker): with a data prior --prior ball|gaussian|cube (with --prior-scale: the
+ball's radius, the Gaussian's std, the cube's range) or samples (--dataset's records, Hayes et
+al. App. J upper confidence bound), the informed ReRo bound gamma = Phi(Phi^-1(kappa) +
+sqrt(K)/sigma) for K releases (or the DP-SGD curve with --steps and --sample-rate), kappa =
+sup_y P_{X~prior}(MSE(X, y) <= eta), for a target drawn from the prior. Without a prior no bound
+below 1 holds against every attacker (a fixed guess equal to the record succeeds).
 
 The dataset enters through its smallest non-zero record norm r: give --min-norm r (with --dim),
 or --dataset to compute it. --clip C adds the attacker's optimal number of rows and, when C <= r,
@@ -44,14 +58,44 @@ FIELDS = [
                       "threshold, 10^(-psnr/10) R^2; may be inf for an extreme --data-range, see note)"),
     ("psnr_threshold_db", "the --psnr-threshold (psnr metric)"),
     ("data_range", "data range R of the PSNR (psnr metric)"),
-    ("gamma", "upper bound on P(success) of any reconstruction (Prop. 3 / Prop. 5); the smallest positive "
-              "double when it underflows (then see log10_gamma)"),
+    ("gamma", "P(success) of the optimal unbiased analytic attack on a record of norm r (Prop. 3 / Prop. 5; kind "
+              "attack law, not a bound on every attacker); the smallest positive double when it underflows (then "
+              "see log10_gamma)"),
+    ("kind", "attack law: gamma, gamma_over_steps, expected_mse and ncc_bound are the exact law of that one attack"),
+    ("attack", "the attack whose law gamma is"),
+    ("no_prior_attacks", "what an attacker without a prior achieves on a record of norm r (exact laws, kind attack "
+                         "law): zero_guess, mse_optimal_shrinkage, best_shrinkage (factor, success), best_known; with "
+                         "--dataset also data_mean_guess and zero_guess_on_data (fractions of the records)"),
+    ("no_prior_attacks.kind", "attack law: each success is the exact law of that one attack"),
+    ("no_prior_attacks.record", "which record the laws are for (the smallest norm r)"),
+    ("no_prior_attacks.unbiased_attack", "P(success) of the optimal unbiased attack X_hat (central chi^2)"),
+    ("no_prior_attacks.zero_guess", "P(success) of guessing 0: 1 if r^2 / N <= eta, else 0"),
+    ("no_prior_attacks.mse_optimal_shrinkage", "factor c* = 1/(1 + N sigma^2 / K) and P(success) of c* X_hat "
+                                               "(non-central chi^2)"),
+    ("no_prior_attacks.best_shrinkage", "the factor c in [0, 1] with the largest P(success) of c X_hat, and that "
+                                        "success"),
+    ("no_prior_attacks.best_known", "the largest of these successes"),
+    ("no_prior_attacks.best_known_attack", "the attack that achieves it"),
+    ("no_prior_attacks.data_mean_guess", "with --dataset: fraction of the records within eta of the data mean"),
+    ("no_prior_attacks.zero_guess_on_data", "with --dataset: fraction of the records within eta of 0"),
+    ("certified", "the certified informed ReRo bound at the MSE threshold for a target drawn from --prior (kind "
+                  "certified); without a prior gamma 1 and a note"),
+    ("certified.kind", "certified: holds against every attacker, for a target drawn from the prior"),
+    ("certified.prior", "the data prior"),
+    ("certified.kappa", "upper bound on sup_y P_prior(MSE(X, y) <= eta), the best guess without the model"),
+    ("certified.log10_kappa", "log10 of kappa (exact where kappa underflows)"),
+    ("certified.gamma", "upper bound on the success of any attacker (Hayes et al. 2023 Thm 2); the smallest positive "
+                        "double where it underflows"),
+    ("certified.log10_gamma", "log10 of gamma"),
+    ("certified.mechanism", "the releases certified (K Gaussian releases, or the DP-SGD run of --steps)"),
+    ("certified.population", "whom the bound is about: a target drawn from the prior"),
+    ("certified.note", "without a prior: why no bound below 1 is certified"),
     ("gamma_error", "safety margin added to gamma for floating-point error"),
     ("log10_gamma", "log10 of gamma, exact also where gamma underflows"),
     ("expected_mse", "expected MSE of the optimal analytic attack on a record of the smallest norm r, "
                      "sigma^2 r^2 / K (Prop. 2; larger for larger norms; see note when it exceeds the largest "
                      "double)"),
-    ("ncc_bound", "upper bound on the normalised cross-correlation of any reconstruction (Prop. 6)"),
+    ("ncc_bound", "upper bound on the normalised cross-correlation of the attack's estimate (Prop. 6; attack law)"),
     ("optimal_rows", "rows M of the attacker's layer that minimise its MSE, ceil((C / r)^2) (with --clip)"),
     ("expected_mse_one_row", "expected MSE of the attack with a single row, sigma^2 max(r, C)^2 / K: what "
                              "choosing M gains (with --clip)"),
@@ -61,8 +105,8 @@ FIELDS = [
     ("steps", "the --steps T"),
     ("sample_rate", "the --sample-rate q"),
     ("sampling_rate", "the same (the key before rerokit 0.2; kept until 0.3)"),
-    ("gamma_over_steps", "bound on success when the attacker matches and averages every release of the "
-                         "record over T steps (Sec. 4.3)"),
+    ("gamma_over_steps", "success of the unbiased attack when it matches and averages every release of the "
+                         "record over T Poisson-sampled steps (Sec. 4.3; attack law)"),
     ("log10_expected_mse", "exact log10 of expected_mse when it exceeds the largest double"),
     ("log10_expected_mse_one_row", "exact log10 of expected_mse_one_row when it exceeds the largest double"),
     ("log10_expected_mse_data_independent", "exact log10 of expected_mse_data_independent when it exceeds the "
@@ -80,9 +124,9 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     if args.dataset is not None:
         from rerokit.data import load_dataset
 
-        from rerokit._files import check_data_path
+        from rerokit._files import check_data_args
 
-        check_data_path(args.data_path)
+        check_data_args(args.dataset, args.data_path)
         ds = load_dataset(args.dataset, args.data_path)
         r = U.min_nonzero_norm(ds.flat)
         if args.dim is not None and check_int("dim", args.dim, minimum=1) != ds.dim:
@@ -98,6 +142,12 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         n = check_int("dim", args.dim, minimum=1)
         source = "--min-norm"
     k = check_int("releases", args.releases, minimum=1)
+    if args.prior is not None:
+        from rerokit._validate import check_choice
+
+        check_choice("prior", args.prior, ("ball", "gaussian", "cube", "samples"))
+    if args.prior_scale is not None:
+        check_positive("prior_scale", args.prior_scale)
     clip = None if args.clip is None else check_positive("clip", args.clip)
 
     if args.mse_threshold is not None:
@@ -115,6 +165,8 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
                   "mse_threshold": eta}
     out: dict[str, Any] = {
         "bound": "uninformed analytic attack (Riess et al. 2024 Props. 3-6)",
+        "kind": "attack law",
+        "attack": "optimal unbiased analytic gradient inversion X_hat (Riess et al. 2024 Cor. 1, Thm 2)",
         "noise_multiplier": sigma,
         "dim": n,
         "min_norm": r,
@@ -160,6 +212,7 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         # an MSE threshold beyond the largest double: every reconstruction succeeds, gamma 1
         out["gamma_over_steps"] = U.mse_rero_over_steps(eta, sigma, n, t, q, min_norm=r).value if math.isfinite(eta) \
             else 1.0
+    _scope(out, args, eta, sigma, r, n, k, ds if args.dataset is not None else None)
     _explain_overflow(out, sigma, r, clip, k)
     if not math.isfinite(eta):
         out["note"] = ((out["note"] + "; ") if "note" in out else "") + (
@@ -167,6 +220,133 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
             "gamma is computed from its logarithm"
             + (" and gamma_over_steps is 1" if "gamma_over_steps" in out else ""))
     return out
+
+
+def _scope(out: dict[str, Any], args: argparse.Namespace, eta: float, sigma: float, r: float, n: int, k: int,
+           ds: Any) -> None:
+    """What the laws are not: the prior-free attacks beside them and the certified bound for a prior."""
+    from rerokit.bounds import uninformed_scope as S
+
+    if math.isfinite(eta):
+        npa = S.no_prior_attacks(eta, sigma, r, n, k).to_dict()
+        if ds is not None:
+            npa["data_mean_guess"] = S.fixed_guess_success(ds.flat, eta)
+            npa["zero_guess_on_data"] = S.fixed_guess_success(ds.flat, eta, guess=0.0 * ds.flat[0])
+            npa["best_known"], npa["best_known_attack"] = max(
+                (npa["best_known"], npa["best_known_attack"]), (npa["data_mean_guess"], "data mean as the guess"),
+                (npa["zero_guess_on_data"], "constant guess 0 on the data"), key=lambda t: t[0])
+    else:
+        npa = {"kind": "attack law", "best_known": 1.0, "best_known_attack": "any guess (MSE threshold beyond floats)"}
+    out["no_prior_attacks"] = npa
+    out["certified"] = _certified(args, eta, sigma, n, k, ds)
+
+
+def _certified(args: argparse.Namespace, eta: float, sigma: float, n: int, k: int, ds: Any) -> dict[str, Any]:
+    from rerokit.bounds import uninformed_scope as S
+
+    prior = args.prior if args.prior is not None else ("samples" if ds is not None else None)
+    if prior is None:
+        return {"gamma": 1.0, "kind": "certified",
+                "note": "no data prior given (--prior): without one no bound below 1 holds against every attacker "
+                        "(a fixed guess equal to the record succeeds)"}
+    if not (math.isfinite(eta) and eta > 0):
+        return {"gamma": 1.0, "kind": "certified", "note": "MSE threshold 0 or beyond floats: no informed bound"}
+    if prior == "samples" and ds is None:
+        raise ValueError("prior 'samples' needs --dataset (the records whose upper-confidence kappa is used)")
+    samples = None
+    if ds is not None and prior == "samples":
+        import numpy as np
+
+        x = ds.flat
+        if len(x) > 2000:  # i.i.d. draws of the empirical prior keep App. J's bound valid and the pairs cheap
+            x = x[np.random.default_rng(0).integers(0, len(x), 2000)]
+        samples = x
+    if prior != "samples" and args.prior_scale is None:
+        raise ValueError(f"prior_scale must be given (a number > 0) with --prior {prior}")
+    lk, name = S.mse_prior_log_kappa(prior, n, eta, scale=args.prior_scale, samples=samples)
+    from rerokit.bounds.conversions import log_rero_from_gdp
+
+    if args.steps is not None:
+        import rerokit
+
+        risk = rerokit.reconstruction_risk(noise_multiplier=sigma, sample_rate=args.sample_rate, steps=args.steps,
+                                           log_kappa=lk)
+        lg, mech = math.log(risk.gamma) if risk.gamma > 0 else -math.inf, (
+            f"DP-SGD sigma = {sigma:g}, q = {args.sample_rate:g}, T = {args.steps} (Poisson; Hayes et al. Thm 2)")
+    else:
+        lg = log_rero_from_gdp(math.sqrt(k) / sigma, lk)
+        mech = f"{k} Gaussian release{'s' if k > 1 else ''} of the clipped gradient, mu = sqrt({k})/sigma"
+    ln10 = math.log(10.0)
+    return {"kind": "certified", "prior": name, "kappa": _up(lk), "log10_kappa": lk / ln10,
+            "gamma": _up(lg), "log10_gamma": lg / ln10, "mechanism": mech,
+            "population": "a target drawn from the prior"}
+
+
+def _up(log_value: float) -> float:
+    """e^log_value for an upper bound: the smallest positive double where it underflows (never 0 below the truth)."""
+    return max(math.exp(log_value), 5e-324) if log_value > -math.inf else 0.0
+
+
+def summary(d: dict[str, Any]):
+    """Verdict and rows: the attack laws as such, the prior-free attacks, the certified bound."""
+    from rerokit.report.format import Lead, fmt, fmt_log10
+    from rerokit.report.terminal import Row, Summary
+
+    thr = (f"PSNR \u2265 {fmt(d['psnr_threshold_db'])} dB" if d.get("metric") == "psnr"
+           else f"MSE \u2264 {fmt(d.get('mse_threshold'))}")
+    g = d.get("gamma")
+    gt = fmt_log10(d["log10_gamma"]) if isinstance(g, float) and g < 1e-300 and d.get("log10_gamma") is not None \
+        else fmt(g)
+    rel = "one release" if d.get("releases", 1) == 1 else f"{d['releases']} averaged releases"
+    npa = d.get("no_prior_attacks") or {}
+    c = d.get("certified") or {}
+    text = (f"the optimal unbiased analytic gradient inversion (\u03c3 = {fmt(d.get('noise_multiplier'))}, N = "
+            f"{d.get('dim')}, a record of norm r = {fmt(d.get('min_norm'))}) reaches {thr} with probability {gt} from "
+            f"{rel}" + (f", {fmt(d['gamma_over_steps'])} averaging every release over {d.get('steps')} steps"
+                        if d.get("gamma_over_steps") is not None else "") + " (the law of that attack, not a bound)")
+    if npa.get("best_known") is not None and npa["best_known"] > (g or 0):
+        text += f"; without any prior, the {npa['best_known_attack']} does better: {fmt(npa['best_known'])}"
+    if c.get("prior"):
+        text += (f". Certified against every attacker, for a target drawn from the prior ({c['prior']}): "
+                 f"probability at most {fmt(c['gamma']) if c['gamma'] > 1e-300 else fmt_log10(c['log10_gamma'])}.")
+    else:
+        text += ". No bound below 1 holds against every attacker without a data prior (--prior)."
+    law = "attack law"
+    rows = [Row(f"P({thr}), unbiased attack X\u0302", "= " + gt, "", "Riess et al. 2024 Prop. 3 / Thm 2" if d.get("metric") != "psnr"
+                else "Riess et al. 2024 Props. 4-5", law, section="What the unbiased analytic attack achieves (record of norm r)")]
+    if d.get("gamma_over_steps") is not None:
+        rows.append(Row(f"P({thr}) over {d.get('steps')} steps (q = {fmt(d.get('sample_rate'))})",
+                        "= " + fmt(d["gamma_over_steps"]), "", "Riess et al. 2024 Sec. 4.3 + Prop. 7", law))
+    if d.get("gamma_data_independent") is not None:
+        rows.append(Row("the same at norm C (C \u2264 r)", "= " + fmt(d["gamma_data_independent"]), "",
+                        "Riess et al. 2024 Prop. 3 with r = C", law))
+    rows.append(Row("expected MSE", "= " + fmt(d.get("expected_mse")), "", "Riess et al. 2024 Prop. 2: \u03c3\u00b2 r\u00b2 / K", law))
+    rows.append(Row("NCC of X\u0302", "\u2264 " + fmt(d.get("ncc_bound")), "", "Riess et al. 2024 Prop. 6", law))
+    if "zero_guess" in npa:
+        rows.append(Row(f"P({thr}), constant guess 0", "= " + fmt(npa["zero_guess"]), "", "||X||\u00b2/N \u2264 \u03b7",
+                        law, section="What a prior-free attacker gets for free"))
+        ms, bs = npa["mse_optimal_shrinkage"], npa["best_shrinkage"]
+        rows.append(Row(f"P({thr}), shrinkage {fmt(ms['factor'])} X\u0302 (MSE-optimal)", "= " + fmt(ms["success"]), "",
+                        "non-central \u03c7\u00b2", law))
+        rows.append(Row(f"P({thr}), shrinkage {fmt(bs['factor'])} X\u0302 (best factor)", "= " + fmt(bs["success"]), "",
+                        "non-central \u03c7\u00b2", law))
+    if "data_mean_guess" in npa:
+        rows.append(Row(f"P({thr}), data mean as the guess", "= " + fmt(npa["data_mean_guess"]), "",
+                        "fraction of the records", "exact on the data"))
+    if c.get("prior"):
+        rows.append(Row(f"\u03b3: P({thr}), any attacker, target from the prior",
+                        "\u2264 " + (fmt(c["gamma"]) if c["gamma"] > 1e-300 else fmt_log10(c["log10_gamma"])), "",
+                        "Hayes et al. Thm 2, " + c["mechanism"], "certified",
+                        section=f"Informed ReRo, prior: {c['prior']}"))
+        rows.append(Row("\u03ba: best guess from the prior", "\u2264 " + fmt_log10(c["log10_kappa"]), "",
+                        "sup_y P(MSE(X, y) \u2264 \u03b7)", "certified"))
+    if d.get("optimal_rows") is not None:
+        rows.append(Row("attacker's optimal rows M", fmt(d["optimal_rows"]), "", "\u2308(C / r)\u00b2\u2309", "exact",
+                        section="Attack"))
+    rows.append(Row("smallest record norm r", fmt(d.get("min_norm")), "", str(d.get("min_norm_source", "")), "input",
+                    section="Inputs"))
+    notes = [n for n in (d.get("note"), c.get("note")) if n]
+    return Summary(((Lead("Uninformed adversary: "), text),), tuple(rows), (), tuple(notes))
 
 
 def _explain_overflow(out: dict[str, Any], sigma: float, r: float, clip: float | None, k: int) -> None:
@@ -191,8 +371,9 @@ def _explain_overflow(out: dict[str, Any], sigma: float, r: float, clip: float |
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = add_command(sub, "uninformed", handle, description=DESCRIPTION, fields=FIELDS,
-                    help="bounds against the optimal analytic gradient-inversion attack (no data prior; Riess et al. 2024)")
+    p = add_command(sub, "uninformed", handle, description=DESCRIPTION, fields=FIELDS, summary=summary,
+                    help="laws of the optimal unbiased gradient-inversion attack, prior-free attacks, and the "
+                         "certified bound for a data prior (Riess et al. 2024; Hayes et al. 2023)")
     add_noise_multiplier_arg(p, f"DP-SGD {NOISE_MULTIPLIER_HELP}", required=True)
     p.add_argument("--dim", type=int, default=None, help="data dimension N >= 1 (taken from --dataset if omitted)")
     src = p.add_mutually_exclusive_group(required=True)
@@ -208,4 +389,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_steps_arg(p, "DP-SGD steps T >= 1 (worst case over all steps)")
     add_sample_rate_arg(p, "Poisson sampling rate q in (0, 1] (with --steps)")
     add_deprecated_spelling(p, "--sampling-rate", "--sample-rate", type=float)
+    p.add_argument("--prior", default=None, help="data prior for the certified bound: ball, gaussian, cube (with "
+                   "--prior-scale) or samples (--dataset's records; the default with --dataset)")
+    p.add_argument("--prior-scale", type=float, default=None,
+                   help="the ball's radius, the Gaussian's std per coordinate or the cube's range R (data in [0, R])")
     add_json_flag(p)

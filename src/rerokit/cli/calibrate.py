@@ -16,7 +16,8 @@ from typing import Any
 
 from rerokit.cli._common import NOISE_MULTIPLIER_HELP, STEPS_HELP, add_command, add_delta_arg, add_json_flag
 from rerokit.cli._common import add_noise_multiplier_arg, add_prior_args, add_sample_rate_arg, add_steps_arg
-from rerokit.cli._common import baseline_from_args, prior_echo
+from rerokit.cli._common import add_sampling_args, baseline_from_args, prior_echo, sampling_from_args
+from rerokit.cli._common import sampling_summary
 
 
 DESCRIPTION = """
@@ -24,6 +25,11 @@ DP-SGD settings for a target reconstruction risk. With --steps T: the smallest n
 sigma whose certified ReRo bound gamma (the one of 'rerokit bound dpsgd --method exact') is at
 most --target-gamma. With --noise-multiplier sigma instead: the largest number of steps. Also
 reports the (epsilon, delta)-DP of the result at --delta (PLD accountant).
+
+Calibrates under the run's --sampler: with shuffled fixed-size batches (--sampler shuffle,
+--sample-rate = 1/(batches per epoch)) no amplification by subsampling is certified, so sigma
+meets Phi(Phi^-1(kappa) + K sqrt(E)/sigma) <= --target-gamma for E = ceil(T q) epochs and K =
+--examples-per-user.
 """
 
 FIELDS = [
@@ -37,14 +43,23 @@ FIELDS = [
     ("log10_kappa", "log10 of kappa"),
     ("epsilon", "epsilon of (epsilon, delta)-DP at the calibrated setting; inf when none is certified"),
     ("delta", "the --delta of epsilon"),
-    ("settings", "the DP-SGD setting found: noise_multiplier, sample_rate, steps and the kappa option"),
+    ("settings", "the DP-SGD setting found: noise_multiplier, sample_rate, steps, the kappa option, the sampler "
+                 "and examples_per_user calibrated under"),
     ("search.bracket", "the last bracket of the search (sigma or steps)"),
+    ("poisson_assumption", "non-Poisson samplers: what a Poisson calibration would give (kind assumption: not "
+                           "certified for this run)"),
+    ("poisson_assumption.noise_multiplier", "the Poisson calibration's sigma (with --steps)"),
+    ("poisson_assumption.steps", "the Poisson calibration's steps (with --noise-multiplier)"),
+    ("poisson_assumption.error", "why the Poisson calibration has no answer, when it has none"),
+    ("poisson_assumption.kind", "assumption"),
+    ("poisson_assumption.note", "why it is not certified for this run"),
     ("search.evaluations", "bounds evaluated during the search"),
 ]
 
 
 def handle(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit.bounds.calibrate import calibrate_noise_multiplier, calibrate_steps
+    from rerokit.bounds.schedule import Schedule
 
     if (args.steps is None) == (args.noise_multiplier is None):
         raise ValueError(
@@ -59,7 +74,9 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         rng = {"prior_size": "an integer >= 2", "log10_kappa": "a finite number < 0", "kappa": "a number in (0, 1)"}[opt]
         raise ValueError(f"{opt} must be {rng} to calibrate (target_gamma must lie in (kappa, 1)), "
                          f"got {getattr(args, opt)!r}")
-    kw = {"prior": base.prior}
+    sampling = sampling_from_args(args)
+    kw = {"prior": base.prior, "sampler": sampling["sampler"] or "poisson",
+          "examples_per_user": sampling["examples_per_user"]}
     if args.steps is not None:
         r = calibrate_noise_multiplier(args.target_gamma, args.sample_rate, args.steps, delta=args.delta, **kw)
         solved = {"noise_multiplier": r.noise_multiplier}
@@ -75,7 +92,7 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         from rerokit.cli.bound_dpsgd import EPSILON_INF_NOTE
 
         solved["note"] = (solved["note"] + "; " if "note" in solved else "") + EPSILON_INF_NOTE.format(delta=r.delta)
-    return {
+    out = {
         **solved,
         "target_gamma": r.target_gamma,
         "gamma": r.gamma,
@@ -89,13 +106,32 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
             "sample_rate": r.sample_rate,
             "steps": r.steps,
             **echo,
+            **Schedule.from_settings(r.noise_multiplier, r.sample_rate, r.steps, sampler=sampling["sampler"],
+                                     examples_per_user=r.examples_per_user).sampling_dict(),
         },
         "search": {"bracket": list(r.bracket), "evaluations": r.evaluations},
     }
+    if kw["sampler"] != "poisson":  # the Poisson calibration, flagged as an assumption the run does not meet
+        from rerokit.bounds.certify import POISSON_ASSUMPTION_NOTE
+
+        pkw = dict(kw, sampler="poisson")
+        try:
+            if args.steps is not None:
+                p = {"noise_multiplier": calibrate_noise_multiplier(args.target_gamma, args.sample_rate, args.steps,
+                                                                    delta=None, **pkw).noise_multiplier}
+            else:
+                p = {"steps": calibrate_steps(args.target_gamma, args.noise_multiplier, args.sample_rate, delta=None,
+                                              max_steps=args.max_steps, **pkw).steps}
+        except ValueError as exc:
+            p = {"error": str(exc)}
+        out["poisson_assumption"] = {**p, "kind": "assumption",
+                                     "note": POISSON_ASSUMPTION_NOTE.format(sampler=kw["sampler"])}
+    return out
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "dpsgd", handle, description=DESCRIPTION, fields=FIELDS,
+                    summary=sampling_summary("calibrate dpsgd"),
                     help="noise multiplier (or steps) of DP-SGD for a target ReRo bound gamma")
     p.add_argument("--target-gamma", type=float, required=True, help="target bound gamma in (kappa, 1)")
     add_sample_rate_arg(p, required=True)
@@ -104,4 +140,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_prior_args(p)
     add_delta_arg(p)
     p.add_argument("--max-steps", type=int, default=10_000_000, help="search limit when calibrating steps")
+    add_sampling_args(p)
     add_json_flag(p)

@@ -6,7 +6,8 @@ import argparse
 import os
 from typing import Any
 
-from rerokit.cli._common import add_clip_arg, add_command, add_delta_arg, add_json_flag, add_schedule_args
+from rerokit.cli._common import add_clip_arg, add_command, add_json_flag, add_sampling_args, add_schedule_args
+from rerokit.cli._common import sampling_from_args
 
 DESCRIPTION = """
 Every risk of a DP-SGD run in one report: the level of its epsilon among published practice
@@ -25,7 +26,11 @@ The run: --noise-multiplier, --sample-rate and --steps; or --opacus-history FILE
     {"sampling_probability": 0.01, "event": {"GaussianDpEvent": {"noise_multiplier": 1.0}}}}}}
 
 (ComposedDpEvent {"events": [...]} for schedules; only these classes and NoOpDpEvent are read);
-or --audit FILE alone, which takes the audited settings.
+or --audit FILE alone, which takes the audited settings and the (epsilon, delta) and sampler its
+file declares. --sampler shuffle: fixed-size shuffled batches (Opacus' poisson_sampling=False),
+certified without amplification (the Poisson number is shown beside it as an assumption);
+--examples-per-user K: protect a user's K examples together. The report starts with the privacy
+facts: unit of privacy, neighbouring relation, sampler, what is released, accountant, delta.
 
 Threat models: an informed adversary with priors of 2, 10 and 100 equally likely candidates and
 "any image within 32/256 per pixel" of --data-shape (Hayes et al. 2023, App. I); membership
@@ -44,7 +49,41 @@ FIELDS = [
     ("schema_version", "version of this JSON's layout (the JSON Schema: rerokit/report/report.schema.json)"),
     ("title", "the report's title"),
     ("label", "the --label (or null)"),
-    ("settings", "the run: noise_multiplier, sample_rate, steps (or schedule), total_steps, source"),
+    ("settings", "the run: noise_multiplier, sample_rate, steps (or schedule), total_steps, source, sampler (and "
+                 "whether declared, detected or assumed), examples_per_user, neighbouring_relation"),
+    ("privacy_facts", "what every certified number is about (the header of the report)"),
+    ("privacy_facts.unit_of_privacy", "one example, or one user's examples"),
+    ("privacy_facts.examples_per_user", "examples protected together"),
+    ("privacy_facts.neighbouring_relation", "the neighbouring relation the guarantees are for"),
+    ("privacy_facts.sampler", "poisson, shuffle or full_batch"),
+    ("privacy_facts.sampler_source", "declared, detected or assumed"),
+    ("privacy_facts.sampler_text", "the sampler in words, with where it came from"),
+    ("privacy_facts.released", "what the attacker sees: every intermediate model and noisy gradient"),
+    ("privacy_facts.accountant", "how the numbers were computed"),
+    ("privacy_facts.delta", "delta of epsilon"),
+    ("poisson_assumption", "non-Poisson samplers: the Poisson accountant's numbers (not certified for this run)"),
+    ("poisson_assumption.gamma", "gamma at the reference prior under Poisson sampling"),
+    ("poisson_assumption.epsilon", "epsilon at delta under Poisson sampling"),
+    ("poisson_assumption.delta", "its delta"),
+    ("poisson_assumption.kind", "assumption"),
+    ("poisson_assumption.note", "why it is not certified for this run"),
+    ("declared_guarantee", "--audit: the (epsilon, delta) the audited run was calibrated for, from its file"),
+    ("declared_guarantee.epsilon", "the declared epsilon"),
+    ("declared_guarantee.delta", "the declared delta"),
+    ("declared_guarantee.source", "the file it came from"),
+    ("informed_mse", "certified: any attacker's success at MSE <= --mse-threshold for a target drawn from a prior of "
+                     "pixels uniform on [0, --data-range] (Hayes et al. 2023 Thm 2)"),
+    ("informed_mse.kind", "certified"),
+    ("informed_mse.prior", "the prior"),
+    ("informed_mse.dim", "data dimension N"),
+    ("informed_mse.mse_threshold", "eta"),
+    ("informed_mse.kappa", "upper bound on the best guess's success from the prior (Anderson + Chernoff)"),
+    ("informed_mse.log10_kappa", "log10 of kappa"),
+    ("informed_mse.gamma", "upper bound on any attacker's success"),
+    ("informed_mse.gamma_interval", "certified bracket of gamma"),
+    ("informed_mse.method", "how gamma was computed"),
+    ("informed_mse.population", "whom the bound is about: a target drawn from the prior"),
+    ("informed_mse.reference", "the theorem"),
     ("delta", "the --delta of epsilon"),
     ("epsilon", "certified epsilon at delta (add-or-remove adjacency; the PLD of 'bound dpsgd')"),
     ("level", "name (strong / reasonable / weak) and tier of epsilon among those of Ponomareva et al. 2023, 'How to "
@@ -55,9 +94,11 @@ FIELDS = [
                  "gamma_interval (certified bracket), kappa, log10_kappa, advantage, mu_equivalent, method"),
     ("membership", "membership-inference risks of the same curve: advantage, tpr_at_fpr (list of {fpr, tpr, "
                    "interval}), Bayes accuracy, brackets"),
-    ("uninformed", "Riess et al. 2024: gamma (one release), gamma_over_steps, expected_mse, ncc_bound, min_norm and its "
-                   "source; or skipped with the reason"),
-    ("guo_mse", "Guo et al. 2022 Thm 1: mse_lower_bound from epsilon_rdp2; or skipped with the reason"),
+    ("uninformed", "Riess et al. 2024, kind attack law (the exact law of the optimal unbiased analytic attack, not a "
+                   "bound on every attacker): gamma (one release), gamma_over_steps, expected_mse, ncc_bound, min_norm "
+                   "and its source, no_prior_attacks (constant guess, shrinkage of X_hat: exact laws); or skipped with "
+                   "the reason"),
+    ("guo_mse", "Guo et al. 2022 Thm 1, unbiased attacker: mse_lower_bound from epsilon_rdp2; or skipped with the reason"),
     ("audit", "the audit: success, interval, successes, trials, kappa, gamma at kappa, consistent, lower_bounds "
               "(mu_gdp_lower, epsilon_lower), certified_mu, certified_epsilon; null without --audit"),
     ("what_would_change", "targets: noise_multiplier (same q, T) and steps (same sigma, q) for gamma <= each "
@@ -71,6 +112,7 @@ FIELDS = [
 
 
 def handle(args: argparse.Namespace) -> dict[str, Any]:
+    from rerokit._validate import printable
     from rerokit.report.build import build_report
 
     sources = [n for n, v in (("settings", any(x is not None for x in (args.noise_multiplier, args.sample_rate,
@@ -99,22 +141,30 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
                                   ("--steps", args.steps)) if v is None]
         if missing:
             raise ValueError(f"settings need --noise-multiplier, --sample-rate and --steps (missing {', '.join(missing)})")
-    # output paths are checked before any work (one line naming the option and the path)
-    from rerokit._files import check_output_dir, check_output_file
+    # output paths are checked before any work (one line naming the option and the path); none may be
+    # one of the input files (it would be overwritten)
+    from rerokit._files import check_not_an_input, check_output_dir, check_output_file
 
+    inputs = {"--audit": args.audit, "--opacus-history": args.opacus_history, "--event": args.event}
     if args.html is not None:
         check_output_file("html", args.html)
+        check_not_an_input("--html", args.html, inputs)
     if args.model_card is not None:
         check_output_file("model-card", args.model_card)
+        check_not_an_input("--model-card", args.model_card, inputs)
     if args.png is not None:
         from rerokit.report.figures import FIGURE_NAMES
 
         check_output_dir("png", args.png, [f"{n}.{e}" for n in FIGURE_NAMES for e in ("png", "csv")])
+        for f in [f"{n}.{e}" for n in FIGURE_NAMES for e in ("png", "csv")]:
+            check_not_an_input("--png", os.path.join(args.png, f), inputs)
+    _check_accounting_memory(args, mechanism)
     rep = build_report(
         mechanism, noise_multiplier=args.noise_multiplier, sample_rate=args.sample_rate, steps=args.steps,
         data_shape=args.data_shape, dataset_size=args.dataset_size, clip=args.clip, min_norm=args.min_norm,
         diameter=args.diameter, mse_threshold=args.mse_threshold, data_range=args.data_range, delta=args.delta,
-        audit=args.audit, label=args.label, source=source, what_if=_what_if_wanted(args),
+        audit=args.audit, label=None if args.label is None else printable(args.label), source=source,
+        what_if=_what_if_wanted(args), **sampling_from_args(args),
     )
     out = rep.to_dict()
     written: dict[str, Any] = {}
@@ -137,6 +187,23 @@ def _what_if_wanted(args: argparse.Namespace) -> bool:
     if args.no_what_if:
         return False
     return bool(args.what_if) or args.html is not None
+
+
+def _check_accounting_memory(args: argparse.Namespace, mechanism: Any) -> None:
+    """The PLD accounting of the run (or of the audit's settings) must fit in memory: checked before it starts."""
+    from rerokit._resources import check_dpsgd_accounting
+
+    if mechanism is not None:
+        from rerokit.bounds.schedule import Schedule
+
+        option = "--opacus-history" if args.opacus_history is not None else "--event"
+        check_dpsgd_accounting([tuple(s) for s in Schedule.coerce(mechanism)], option)
+    elif None not in (args.noise_multiplier, args.sample_rate, args.steps):
+        from rerokit._validate import check_int, check_positive, check_probability
+
+        check_dpsgd_accounting([(check_positive("noise_multiplier", args.noise_multiplier),
+                                 check_probability("sample_rate", args.sample_rate),
+                                 check_int("steps", args.steps, minimum=1))])
 
 
 def summary(result: dict[str, Any]):
@@ -167,7 +234,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="JSON list of [noise_multiplier, sample_rate, steps] (Opacus accountant.history), "
                      "or {\"history\": [...]}")
     run.add_argument("--event", default=None, metavar="FILE", help="dp-accounting event as JSON (see above)")
-    add_delta_arg(run)
+    run.add_argument("--delta", type=float, default=None,
+                     help="delta in (0, 1) of the reported epsilon (default: the audit file's declared delta, else 1e-5)")
+    add_sampling_args(run)
     data = p.add_argument_group("the data (optional)")
     data.add_argument("--data-shape", default=None, help="record shape, e.g. 1x28x28, 3x32x32, 1x8x8 "
                       "(default: the audited dataset's)")

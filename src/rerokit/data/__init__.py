@@ -103,23 +103,52 @@ def load_digits() -> Dataset:
     return Dataset("digits", np.ascontiguousarray(X), target.astype(np.int64), 10)
 
 
+# bytes held per image value while a dataset is loaded and used: the raw uint8 values, their float32
+# copy and the scaled float32 result (rerokit.data._finish), and the tensor a trainer makes of it
+_BYTES_PER_VALUE = 13
+
+
+def _check_regular(path: Path) -> None:
+    """A data file must be a regular file: opening a FIFO or a device would block or never end."""
+    from rerokit._files import check_regular_file
+
+    check_regular_file("data_path", path)
+
+
 def _read_idx(path: Path) -> np.ndarray:
+    """An unsigned-byte IDX array (optionally gzipped), its declared size checked before it is read.
+
+    The header (magic, dimensions) comes first; the values it declares are checked against the
+    memory limit before the rest is read or decompressed, and at most that many bytes are read:
+    a small gzip file that inflates to gigabytes (a compression bomb) is refused, not loaded.
+    """
+    from rerokit._resources import check_memory, format_bytes
+
+    _check_regular(path)
     opener = gzip.open if path.suffix == ".gz" else open
     try:
         with opener(path, "rb") as f:
-            data = f.read()
+            head = f.read(4)
+            if len(head) < 4 or head[0:2] != b"\x00\x00" or head[2] != 0x08 or not 1 <= head[3] <= 4:
+                raise ValueError(f"data_path file {path} is not an unsigned-byte IDX file (bad header)")
+            ndim = head[3]
+            raw_dims = f.read(4 * ndim)
+            if len(raw_dims) < 4 * ndim:
+                raise ValueError(f"data_path file {path} is truncated (IDX header cut short)")
+            dims = struct.unpack(">" + "I" * ndim, raw_dims)
+            count = int(np.prod(dims, dtype=object))
+            check_memory("--data-path", _BYTES_PER_VALUE * count,
+                         f"the IDX file {path} (its header declares {'x'.join(map(str, dims))} = {count} values, "
+                         f"{format_bytes(count)} once decompressed)", hint="give the original MNIST files")
+            data = f.read(count + 1)  # one byte more than declared: a longer file is an error
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise ValueError(f"data_path file {path} is a damaged gzip file ({type(exc).__name__})") from None
-    if len(data) < 4 or data[0:2] != b"\x00\x00" or data[2] != 0x08 or not 1 <= data[3] <= 4:
-        raise ValueError(f"data_path file {path} is not an unsigned-byte IDX file (bad header)")
-    ndim = data[3]
-    if len(data) < 4 + 4 * ndim:
-        raise ValueError(f"data_path file {path} is truncated (IDX header cut short)")
-    dims = struct.unpack(">" + "I" * ndim, data[4 : 4 + 4 * ndim])
-    arr = np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim)
-    if arr.size != int(np.prod(dims)):
-        raise ValueError(f"data_path file {path}: IDX header says {dims} but the file holds {arr.size} values")
-    return arr.reshape(dims)
+    except OSError as exc:
+        raise ValueError(f"data_path: cannot read {path} ({exc.strerror or type(exc).__name__})") from None
+    if len(data) != count:
+        held = f"{len(data)}" if len(data) <= count else "more"
+        raise ValueError(f"data_path file {path}: IDX header says {dims} but the file holds {held} values")
+    return np.frombuffer(data, dtype=np.uint8).reshape(dims)
 
 
 def _find(path: Path, stems: tuple[str, ...]) -> Path:
@@ -133,12 +162,17 @@ def _find(path: Path, stems: tuple[str, ...]) -> Path:
 
 def _load_npz(path: Path, name: str, num_classes: int, shape: tuple[int, ...], split: str) -> Dataset:
     """Arrays from an ``.npz`` (never with pickled objects: ``allow_pickle=False``)."""
+    from rerokit._files import check_zip_members
+
     what = f"data_path {path} must be a readable .npz file (or a folder of the {name} files)"
+    _check_regular(path)
     with open(path, "rb") as fh:
         magic = fh.read(6)
     if magic[:2] != b"PK" and magic != b"\x93NUMPY":  # neither a zip (.npz) nor an .npy file
         raise ValueError(f"{what}: its content is not an .npz archive" + (" (the file is empty)" if not magic else ""))
     try:
+        if magic[:2] == b"PK":  # declared sizes checked before anything is decompressed
+            check_zip_members("size", path, factor=_BYTES_PER_VALUE)
         z = np.load(path, allow_pickle=False)
         if not isinstance(z, np.lib.npyio.NpzFile):
             raise ValueError(f"{what}: it holds a single array, not an .npz archive")
@@ -267,14 +301,20 @@ def _read_cifar_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
 
     from rerokit.data.safe_pickle import UnsafePickleError, safe_load
 
+    from rerokit._resources import check_memory
+
     bad = f"data_path file {path} is not a CIFAR-10 python batch file"
+    _check_regular(path)
+    # a pickle is not compressed: what it builds is bounded by the file's size (arrays by their bytes)
+    check_memory("--data-path", _BYTES_PER_VALUE * path.stat().st_size, f"the CIFAR-10 batch file {path}",
+                 hint="give the original CIFAR-10 files")
     try:
         with open(path, "rb") as fh:
             d = safe_load(fh)
     except UnsafePickleError as exc:
         raise ValueError(f"{bad}: {exc}") from None
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, IndexError, KeyError, AttributeError,
-            MemoryError, UnicodeDecodeError, OverflowError) as exc:
+            MemoryError, UnicodeDecodeError, OverflowError, RecursionError, LookupError) as exc:
         raise ValueError(f"{bad} (damaged pickle: {type(exc).__name__})") from None
     if not isinstance(d, dict) or b"data" not in d or b"labels" not in d:
         raise ValueError(f"{bad}: expected a dict with keys b'data' and b'labels'")

@@ -25,9 +25,15 @@ class UnsafePickleError(pickle.UnpicklingError):
 
 def _latin1_encode(obj: Any, encoding: str = "latin1", errors: str = "strict") -> bytes:
     """``_codecs.encode`` as protocol-2 pickles of ``bytes`` use it: latin-1 text to bytes only."""
-    if not isinstance(obj, str) or codecs.lookup(encoding).name != "iso8859-1":
+    try:
+        latin1 = isinstance(encoding, str) and codecs.lookup(encoding).name == "iso8859-1"
+    except LookupError:  # an unknown codec name: refused like any other codec
+        latin1 = False
+    if not isinstance(obj, str) or not latin1:
         raise UnsafePickleError(f"_codecs.encode is allowed only for latin-1 text, got encoding {encoding!r}")
-    return codecs.encode(obj, "latin1", errors)
+    if errors != "strict":  # error handlers are looked up by name: only the default one
+        raise UnsafePickleError(f"_codecs.encode is allowed only with errors='strict', got {errors!r}")
+    return codecs.encode(obj, "latin1", "strict")
 
 
 def _numpy_globals() -> dict[tuple[str, str], Any]:
@@ -76,6 +82,14 @@ def safe_load(file: IO[bytes]) -> Any:
     Raises:
       UnsafePickleError: for any global outside the allow-list, or a persistent id (nothing it names
         is imported or called).
-      pickle.UnpicklingError: for a damaged file (and ``EOFError`` for a truncated one).
+      pickle.UnpicklingError: for a damaged file (and ``EOFError`` for a truncated one), including
+        one whose allowed callables raise on the arguments it gives them (a numpy reconstruction
+        with a bad dtype, a nesting too deep to unpickle): one error type for every damaged file.
     """
-    return _AllowListUnpickler(file).load()
+    try:
+        return _AllowListUnpickler(file).load()
+    except (pickle.UnpicklingError, EOFError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - an allowed callable raised on crafted arguments
+        msg = " ".join(str(exc).split())[:120]
+        raise pickle.UnpicklingError(f"damaged pickle ({type(exc).__name__}{': ' + msg if msg else ''})") from None

@@ -645,6 +645,11 @@ class _Job:
     restarts: int = 2
     attack_lr: float = 0.05
 
+    @property
+    def user_code(self) -> str | None:
+        """The user code the blocks run (``--model-factory``), named when a block fails in it."""
+        return None if self.cfg.model_fn is None else f"the model of model_factory {self.cfg.model_factory}"
+
 
 _STATE: dict[str, Any] = {}
 _STATE_LOCK = threading.Lock()  # blocks may run on several threads (rerokit.executors.LocalExecutor)
@@ -749,11 +754,31 @@ _gradient_block.thread_safe = True  # type: ignore[attr-defined]
 # --------------------------------------------------------------------------- driver
 
 
+def declared_guarantee(cfg: "AuditConfig") -> dict[str, Any]:
+    """What the audited run promises, kept in the result file's header so that a report made from the file
+    states it: the (epsilon, delta) sigma was calibrated for (None when sigma was given) and the sampler
+    (the engine samples each example independently with probability q: "poisson"; q = 1: "full_batch").
+
+    Args:
+      cfg: the audit's settings.
+
+    Returns:
+      ``{"epsilon": ..., "delta": ..., "sampler": ...}``.
+    """
+    return {"epsilon": cfg.epsilon, "delta": cfg.delta,
+            "sampler": "full_batch" if cfg.sample_rate == 1.0 else "poisson"}
+
+
 def _run_blocks(job: _Job, fn, trials: int, seed: int, chunk_size: int, out, resume: bool, extra: dict[str, Any],
                 schema: dict[str, Any], progress: bool, executor, desc: str,
-                validate: Callable[[], None], announce: str | None = None,
+                validate: Callable[[], None], announce: str | None = None, *, overwrite: bool = False,
+                check_record: Callable[[dict[str, Any]], str | None] | None = None,
                 ) -> tuple[int, int, dict[str, Any], list[dict[str, Any]]]:
-    """Open the log, run the missing blocks on the executor, append their trials; the records of 0..trials-1."""
+    """Open the log, run the missing blocks on the executor, append their trials; the records of 0..trials-1.
+
+    Every record (read on resume or appended) must carry the run's seed of its trial and pass
+    ``check_record`` (what else ties it to this run: a guess in the prior, ``success`` agreeing
+    with guess and target, finite fractions)."""
     from rerokit.executors import get_executor, plan_blocks, run_blocks
     from rerokit.experiments.records import TrialLog
     from rerokit.training import trial_seeds
@@ -763,14 +788,25 @@ def _run_blocks(job: _Job, fn, trials: int, seed: int, chunk_size: int, out, res
     chunk_size = check_int("chunk_size", chunk_size, minimum=1)
     ex = get_executor(executor)
     owned = ex is not executor
-    settings = dict(job.cfg.to_dict(), seed=seed, **extra, chunk_size=chunk_size, device=job.device)
+    settings = dict(job.cfg.to_dict(), seed=seed, **extra, chunk_size=chunk_size, device=job.device,
+                    **declared_guarantee(job.cfg))
+    seeds = trial_seeds(seed, K)
+
+    def semantic(rec: dict[str, Any]) -> str | None:
+        if rec["seed"] != seeds[rec["trial"]]:
+            return f"seed {rec['seed']} is not this run's seed of that trial ({seeds[rec['trial']]}, from seed {seed})"
+        return None if check_record is None else check_record(rec)
+
     # every record of the file must be a trial 0..K-1 of this run with the keys it writes
-    log = TrialLog(out, settings, resume=resume, trials=K, schema=schema, name="out")
+    log = TrialLog(out, settings, resume=resume, trials=K, schema=schema, name="out", overwrite=overwrite,
+                   validate=semantic)
     try:
         validate()  # data, model and trial construction, before any work
-        if announce and progress:  # the first line a user sees: what is being run, before the training
+        if log.reused and progress:
+            print(f"rerokit: {out} already holds the {K} trials of these settings: reporting them "
+                  "(--overwrite runs them again)", file=sys.stderr, flush=True)
+        elif announce and progress:  # the first line a user sees: what is being run, before the training
             print(announce, file=sys.stderr, flush=True)
-        seeds = trial_seeds(seed, K)
         blocks = plan_blocks(K, chunk_size, log.done, payload=lambda lo, hi: seeds[lo:hi])
         run_blocks(ex, fn, job, blocks, log.append, progress=progress, desc=desc, gpu=job.device.startswith("cuda"))
         log.sort()
@@ -794,9 +830,9 @@ def run_prior_aware_audit(
     cfg: AuditConfig, trials: int, seed: int,
     *,
     attacks: Sequence[str] = ("alg2", "alg3", "loglik"),
-    out: str | None = None, resume: bool = False,
-    chunk_size: int = 32, progress: bool = True, executor: Any = "local", device: str = "cpu",
-    announce: str | None = None,
+    out: str | None = None, resume: bool = False, overwrite: bool = False,
+    chunk_size: int = DEFAULT_CHUNK_SIZE["prior-aware"], progress: bool = True, executor: Any = "local",
+    device: str = "cpu", announce: str | None = None,
 ) -> AuditReport:
     """Run ``trials`` prior-aware attack trials (see module docstring) and summarise.
 
@@ -811,6 +847,8 @@ def run_prior_aware_audit(
         attacks: names of :data:`PRIOR_AWARE_ATTACKS`.
         out: JSON-lines file (header + one line per trial), or None.
         resume: continue ``out`` (same settings) without repeating its trials.
+        overwrite: replace an existing ``out``; without it (and ``resume``) only a finished file of
+            these settings is accepted, and reported again.
         chunk_size: block size B (trials trained together; recorded in the settings).
         progress: a progress bar on stderr (finished trials).
         executor: ``"local"``, ``"ray"`` or a :class:`rerokit.executors.Executor`.
@@ -831,7 +869,23 @@ def run_prior_aware_audit(
 
     schema = {"seed": Int(minimum=0), "prior": ListOf(Int(minimum=0), length=cfg.prior_size),
               "target": Int(minimum=0), "guess": DictOf(Int(minimum=0), keys=attacks),
-              "success": DictOf(Bool, keys=attacks), "target_clipped_fraction": Num(minimum=0)}
+              "success": DictOf(Bool, keys=attacks), "target_clipped_fraction": Num(minimum=0, finite=True)}
+
+    def check_record(rec: dict[str, Any]) -> str | None:
+        N = cfg.prior_size
+        if len(set(rec["prior"])) != N:
+            return "the prior lists a dataset record twice"
+        if rec["target"] >= N:
+            return f"target {rec['target']} is outside the prior 0..{N - 1}"
+        for a in attacks:
+            g = rec["guess"][a]
+            if g >= N:
+                return f"guess {g} of {a} is outside the prior 0..{N - 1}"
+            if rec["success"][a] != (g == rec["target"]):
+                return f"success of {a} is {str(rec['success'][a]).lower()} but the guess is {g} and the target {rec['target']}"
+        if rec["target_clipped_fraction"] > 1:
+            return f"target_clipped_fraction {rec['target_clipped_fraction']} is above 1"
+        return None
 
     def validate() -> None:
         ds = _state(cfg, job.device)[0]
@@ -839,7 +893,8 @@ def run_prior_aware_audit(
 
     _, seed, settings, recs = _run_blocks(job, _prior_aware_block, trials, seed, chunk_size, out, resume,
                                           {"attacks": list(attacks)}, schema, progress, executor,
-                                          "prior-aware trials", validate, announce)
+                                          "prior-aware trials", validate, announce, overwrite=overwrite,
+                                          check_record=check_record)
     gamma = rero_gamma(cfg.noise_multiplier, cfg.sample_rate, cfg.steps, cfg.kappa)
     results = {
         a: AttackResult.from_successes([r["success"][a] for r in recs], seed=seed, settings=settings,
@@ -855,8 +910,8 @@ def run_gradient_audit(
     *,
     iterations: int = 200, restarts: int = 2, attack_lr: float = 0.05,
     prior_sizes: Sequence[int] | None = None,
-    out: str | None = None, resume: bool = False,
-    chunk_size: int = 8, progress: bool = True, executor: Any = "local", device: str = "cpu",
+    out: str | None = None, resume: bool = False, overwrite: bool = False,
+    chunk_size: int = DEFAULT_CHUNK_SIZE["gradient"], progress: bool = True, executor: Any = "local", device: str = "cpu",
     announce: str | None = None,
 ) -> AuditReport:
     """Run ``trials`` gradient-based attack trials (Eq. 1; full transcript, label known) and
@@ -871,7 +926,7 @@ def run_gradient_audit(
         cfg, trials, seed: as in :func:`run_prior_aware_audit`.
         iterations: Adam steps per restart; restarts: random restarts; attack_lr: Adam step size.
         prior_sizes: prior sizes of the App. D success (default ``cfg.prior_size``).
-        out, resume, chunk_size, progress, executor, device, announce: as in
+        out, resume, overwrite, chunk_size, progress, executor, device, announce: as in
             :func:`run_prior_aware_audit`.
 
     Returns:
@@ -888,8 +943,12 @@ def run_gradient_audit(
                attack_lr=attack_lr)
     from rerokit.experiments.records import DictOf, Int, Num
 
-    schema = {"seed": Int(minimum=0), "target_index": Int(minimum=0), "mse": Num(minimum=0), "objective": Num(),
-              "prior_success": DictOf(Num(minimum=0), keys=sizes)}
+    schema = {"seed": Int(minimum=0), "target_index": Int(minimum=0), "mse": Num(minimum=0, finite=True),
+              "objective": Num(), "prior_success": DictOf(Num(minimum=0, finite=True), keys=sizes)}
+
+    def check_record(rec: dict[str, Any]) -> str | None:
+        bad = [n for n, v in rec["prior_success"].items() if v > 1]
+        return f"prior_success[{bad[0]}] = {rec['prior_success'][bad[0]]} is above 1" if bad else None
 
     def validate() -> None:
         ds = _state(cfg, job.device)[0]
@@ -898,7 +957,8 @@ def run_gradient_audit(
         make_trial(ds.n, cfg.prior_size, cfg.n_known, 0, cfg.prior_weights)
 
     _, seed, settings, recs = _run_blocks(job, _gradient_block, trials, seed, chunk_size, out, resume, extra, schema,
-                                          progress, executor, "gradient-attack trials", validate, announce)
+                                          progress, executor, "gradient-attack trials", validate, announce,
+                                          overwrite=overwrite, check_record=check_record)
     results = {"mse": AttackResult.from_values([r["mse"] for r in recs], seed=seed, metric="mse", settings=settings,
                                               support=(0.0, float("inf")))}
     gammas = {}
@@ -926,6 +986,7 @@ def run_audit(
     seed: int = 0,
     out: str | None = None,
     resume: bool = False,
+    overwrite: bool = False,
     chunk_size: int | None = None,
     iterations: int = 200,
     restarts: int = 2,
@@ -954,7 +1015,8 @@ def run_audit(
             :data:`PRIOR_AWARE_ATTACKS`.
         trials: trials K (default :data:`DEFAULT_TRIALS`).
         seed: the run's seed.
-        out: JSON-lines file of the trials; resume: continue it.
+        out: JSON-lines file of the trials; resume: continue it; overwrite: replace it (without
+            either, a finished file of the same settings is reported again, any other refused).
         chunk_size: block size (default :data:`DEFAULT_CHUNK_SIZE`).
         iterations, restarts, attack_lr: gradient only: the attack's Adam steps, restarts, step size.
         executor: ``"local"`` (default), ``"ray"`` or an Executor; workers, address: Ray options
@@ -1003,19 +1065,22 @@ def run_audit(
             from rerokit._files import check_output_file
 
             check_output_file("out", out)
-        elif resume:
-            raise ValueError("resume needs --out (the JSONL file of the run to continue)")
+        elif resume or overwrite:
+            raise ValueError(f"{'resume' if resume else 'overwrite'} needs --out (the JSONL file of the run)")
+        if resume and overwrite:
+            raise ValueError("give resume (--resume) or overwrite (--overwrite), not both")
         check_audit_memory(base, trials, chunk_size, full=attack == "alg2_nosub")
         cfg = base._calibrated(epsilon, noise_multiplier, delta) if config is None else config
         if kind == "prior-aware" and attack == "auto":
             attack = "alg2" if cfg.sample_rate == 1.0 else "alg3"
         line = _announce(kind, cfg, trials, seed, attack if kind == "prior-aware" else "gradient (Eq. 1)", epsilon, ex)
         if kind == "prior-aware":
-            return run_prior_aware_audit(cfg, trials, seed, attacks=(attack,), out=out, resume=resume,
+            return run_prior_aware_audit(cfg, trials, seed, attacks=(attack,), out=out, resume=resume, overwrite=overwrite,
                                          chunk_size=chunk_size, progress=progress, executor=ex, device=dev,
                                          announce=line)
         return run_gradient_audit(cfg, trials, seed, iterations=iterations, restarts=restarts, attack_lr=attack_lr,
-                                  out=out, resume=resume, chunk_size=chunk_size, progress=progress, executor=ex,
+                                  out=out, resume=resume, overwrite=overwrite, chunk_size=chunk_size,
+                                  progress=progress, executor=ex,
                                   device=dev, announce=line)
     finally:
         if ex is not executor:

@@ -109,6 +109,7 @@ def run_reconn(
     data_path: str | None = None,
     log_path: str | None = None,
     resume: bool = False,
+    overwrite: bool = False,
     progress: bool = False,
     executor: Any = "local",
     device: str = "cpu",
@@ -150,6 +151,8 @@ def run_reconn(
         data_path: the local file or folder of ``dataset`` (MNIST, CIFAR-10), or None.
         log_path: the JSON-lines file of the per-target records, or None.
         resume: continue ``log_path`` (same settings).
+        overwrite: replace an existing ``log_path`` (without it and ``resume``, only a finished
+            file of the same settings is accepted, and reported again).
         progress: progress on stderr.
         executor: where the blocks of shadow and released models train (``"local"``, ``"ray"`` or
             an Executor; the same models bit for bit).
@@ -215,7 +218,8 @@ def run_reconn(
         # (ValueError), not after minutes of work; the log holds its lock until the run ends
         schema = {"label": Int(minimum=0), "mse": Num(minimum=0), "nn_oracle_mse": Num(minimum=0),
                   "success": Bool, "kl": Num(), "nn_oracle_kl": Num()}
-        log = TrialLog(log_path, settings, resume=resume, trials=settings["targets"], schema=schema)
+        log = TrialLog(log_path, settings, resume=resume, trials=settings["targets"], schema=schema,
+                       overwrite=overwrite)
     try:
         Xs, ys, n_shift = R.shadow_targets(split.X_pool, split.y_pool, shadow_models, split.shape, seed)
         kw = dict(hidden=hidden, activation=activation, num_classes=split.num_classes, epochs=epochs, lr=lr,

@@ -10,12 +10,13 @@ missing key, a string where a number belongs, trial -1, bytes that are not UTF-8
 ``ValueError`` naming the file and the line. Only a cut *last* line (an interruption while it
 was written) is repaired, by dropping it.
 
-While a ``TrialLog`` is open it holds an exclusive lock ``<file>.lock`` (``filelock``), so a
-second run on the same file is refused at once instead of redoing the same trials; the lock is
+While a ``TrialLog`` is open it holds an exclusive ``flock`` on the results file itself, i.e. on
+its inode: a second run on the same file - through the same path, a symlink or a hard link - is
+refused at once instead of redoing the same trials or interleaving its records; the lock is
 released by :meth:`TrialLog.close` (or leaving a ``with`` block, or the process ending, also by
-a kill). The lock file itself stays beside the results (removing it could let two runs race).
-Within one process a new log of the same file takes the lock over from an earlier one that was
-not closed (an interrupted run): the lock guards against concurrent processes.
+a kill), and no lock file is left behind. Within one process a new log of the same file takes the
+lock over from an earlier one that was not closed (an interrupted run): the lock guards against
+concurrent processes.
 """
 
 from __future__ import annotations
@@ -236,8 +237,9 @@ def _failing_key(obj: dict, checks: Mapping[str, _Check]) -> tuple[str, str | No
 
 # --------------------------------------------------------------------------- the log
 
-# lock file (real path) -> (its FileLock, id of the TrialLog that owns it), for this process
-_HELD: dict[str, tuple[Any, int]] = {}
+# the locked file's identity (device, inode) -> (the open file holding the lock, id of the TrialLog
+# that owns it), for this process
+_HELD: dict[tuple[int, int], tuple[Any, int]] = {}
 
 
 class TrialLog:
@@ -246,9 +248,16 @@ class TrialLog:
 
     ``TrialLog(path, settings, resume=True)`` re-opens an existing file if its header settings
     equal ``settings`` (else raises ``ValueError``), and ``done`` lists the finished trial ids.
-    Without ``resume`` an existing non-empty file is an error, never silently overwritten.
+    Without ``resume`` an existing non-empty file is reused when it is *finished* (the same
+    settings and every trial ``0..trials-1``: a re-run of a finished job reports it again, see
+    :attr:`reused`), replaced with ``overwrite``, and otherwise an error naming both options -
+    never silently overwritten.
 
-    The log locks ``<path>.lock`` until :meth:`close` (also a context manager).
+    While open, the log holds an exclusive ``flock`` on the results file itself (not on a file
+    beside it): the lock belongs to the file's inode, so the same file reached through a symlink, a
+    hard link or another spelling of its path is refused to a second process, and nothing is left
+    behind after the run. Released by :meth:`close` (also a context manager), or when the process
+    ends (a kill included).
 
     Args:
         path: the JSON-lines file (its folder is created), or None for a log kept in memory only.
@@ -260,11 +269,18 @@ class TrialLog:
             :class:`ListOf`, :class:`DictOf`, :class:`Nullable`, :class:`OneOf`) of every key a
             trial record of this run must have.
         name: the option or parameter that gave ``path``, used in messages.
+        overwrite: replace an existing file (not with ``resume``); None: the caller offers no
+            such option (messages then do not suggest it).
+        validate: ``validate(record) -> None or an error text``: what a record must satisfy beyond
+            its schema for this run (e.g. its seed is the run's seed of that trial, a guess lies in
+            the prior, ``success`` agrees with guess and target); checked on every record read on
+            resume and every record appended.
 
     Raises:
-        ValueError: if ``path`` is empty, a folder or not a regular file; if the file exists and is
-            not empty without ``resume``; if another run holds its lock; on resume, if its settings
-            differ or a record is not a valid trial of this run (naming the line).
+        ValueError: if ``path`` is empty, a folder or not a regular file; if the file exists, is
+            not empty and is neither finished with these settings nor resumed nor overwritten; if
+            another run holds its lock; on resume, if its settings differ or a record is not a
+            valid trial of this run (naming the line).
     """
 
     def __init__(
@@ -276,6 +292,8 @@ class TrialLog:
         trials: int | None = None,
         schema: Mapping[str, Callable[[Any], str | None]] | None = None,
         name: str = "out",
+        overwrite: bool | None = None,
+        validate: Callable[[dict[str, Any]], str | None] | None = None,
     ):
         self.path = Path(path) if path is not None else None
         self.settings = json.loads(json.dumps(settings))
@@ -283,10 +301,16 @@ class TrialLog:
         self.limit = None if trials is None else int(trials)
         self.schema = dict(schema or {})
         self.name = name
+        self.validate = validate
+        self.reused = False
+        """True when an existing finished file with these settings was opened without ``resume``."""
         self._order: list[int] = []  # trial ids in file order
         self._lock: Any = None
+        self._key: tuple[int, int] | None = None
         if self.path is None:
             return
+        if resume and overwrite:
+            raise ValueError(f"give resume (--resume) or overwrite (--overwrite) for {name}, not both")
         if str(path) == "":
             raise ValueError(f"{name} must be a file path, got an empty string")
         if self.path.is_dir():
@@ -297,54 +321,80 @@ class TrialLog:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._acquire()
         try:
-            if self.path.exists() and self.path.stat().st_size > 0:
+            if self.path.stat().st_size > 0 and not overwrite:
                 if not resume:
-                    raise ValueError(f"{name} file {self.path} exists; pass resume to continue it or choose another path")
-                self._load()
+                    self._reuse_or_refuse(overwrite is not None)
+                else:
+                    self._load()
             else:
-                self._write({"kind": "header", "settings": self.settings})
+                self._rewrite({"kind": "header", "settings": self.settings}, [])
         except BaseException:
             self.close()
             raise
 
+    def _reuse_or_refuse(self, can_overwrite: bool) -> None:
+        """An existing file opened without resume: reused when finished with these settings, else refused."""
+        options = "--resume (resume=True) to continue it" + (
+            ", --overwrite (overwrite=True) to replace it" if can_overwrite else "") + " or another path"
+        try:
+            self._load(repair=False)
+        except ValueError as exc:
+            raise ValueError(f"{exc}. Use {options}") from None
+        missing = None if self.limit is None else self.limit - len(self.trials)
+        if missing != 0:
+            held = f"holds {len(self.trials)} of the {self.limit} trials" if missing else "may not be finished"
+            raise ValueError(f"{self.name} file {self.path} exists and {held} of this run; use {options}")
+        self.reused = True
+
     # -- lock
     def _acquire(self) -> None:
-        from filelock import FileLock, Timeout
+        """Lock the results file's inode (created empty if missing): ``flock`` on an open file.
 
+        After locking, the path must still name the locked inode (another run may have replaced the
+        file atomically in between: then lock the new one)."""
         assert self.path is not None
-        lock_path = str(self.path) + ".lock"
-        key = os.path.realpath(lock_path)
-        held = _HELD.get(key)
-        if held is not None:
-            # this process already holds the lock through an earlier log of the same file that was
-            # not closed (a run interrupted in-process, e.g. by KeyboardInterrupt in a notebook or
-            # a test): runs in one process are sequential, so the new log takes the lock over
-            self._lock = held[0]
-            _HELD[key] = (held[0], id(self))
-            self._key = key
-            return
-        lock = FileLock(lock_path, thread_local=False)
-        try:
-            lock.acquire(timeout=0)
-        except Timeout:
-            raise ValueError(f"{self.name} file {self.path} is in use by another rerokit run (lock {lock_path}); "
-                             "wait for it to finish or use another file") from None
-        except OSError as exc:
-            raise ValueError(f"{self.name}: cannot create the lock file {lock_path}: "
-                             f"{exc.strerror or type(exc).__name__}") from None
-        self._lock = lock
-        self._key = key
-        _HELD[key] = (lock, id(self))
+        for _ in range(100):
+            fh = open(self.path, "a+b")  # noqa: SIM115 - kept open while the lock is held
+            st = os.fstat(fh.fileno())
+            key = (st.st_dev, st.st_ino)
+            held = _HELD.get(key)
+            if held is not None:
+                # this process already holds the lock through an earlier log of the same file that was
+                # not closed (a run interrupted in-process, e.g. by KeyboardInterrupt in a notebook or
+                # a test): runs in one process are sequential, so the new log takes the lock over
+                fh.close()
+                self._lock, self._key = held[0], key
+                _HELD[key] = (held[0], id(self))
+                return
+            try:
+                _flock(fh)
+            except BlockingIOError:
+                fh.close()
+                raise ValueError(f"{self.name} file {self.path} is in use by another rerokit run (it is locked); "
+                                 "wait for it to finish or use another file") from None
+            except OSError as exc:
+                fh.close()
+                raise ValueError(f"{self.name}: cannot lock {self.path}: {exc.strerror or type(exc).__name__}") from None
+            try:
+                now = os.stat(self.path)
+            except OSError:
+                now = None
+            if now is not None and (now.st_dev, now.st_ino) == key:
+                self._lock, self._key = fh, key
+                _HELD[key] = (fh, id(self))
+                return
+            fh.close()  # replaced while we locked it: lock the file now at that path
+        raise ValueError(f"{self.name}: {self.path} keeps being replaced by another process; use another file")
 
     def close(self) -> None:
         """Release the lock (idempotent). The records stay readable in :attr:`trials`."""
         lock, self._lock = self._lock, None
         if lock is None:
             return
-        held = _HELD.get(self._key)
+        held = _HELD.get(self._key) if self._key is not None else None
         if held is not None and held[1] == id(self):  # not taken over by a later log of the file
-            del _HELD[self._key]
-            lock.release(force=True)
+            del _HELD[self._key]  # type: ignore[arg-type]
+            lock.close()  # closing the file releases its flock
 
     def __enter__(self) -> "TrialLog":
         return self
@@ -363,7 +413,7 @@ class TrialLog:
         return ValueError(f"{self.name} file {self.path}, line {line}: {what}; this is not a record this run "
                           "writes (edit or remove that line, or use a new file)")
 
-    def _load(self) -> None:
+    def _load(self, repair: bool = True) -> None:
         assert self.path is not None
         data = self.path.read_bytes()
         try:
@@ -379,7 +429,8 @@ class TrialLog:
         header_text = json.dumps({"kind": "header", "settings": self.settings})
         if not lines:  # only an unterminated first line
             if header_text.startswith(tail):  # the header itself was cut: start again
-                self._rewrite({"kind": "header", "settings": self.settings}, [])
+                if repair:
+                        self._rewrite({"kind": "header", "settings": self.settings}, [])
                 return
             lines, tail = [tail], ""
         try:
@@ -420,7 +471,7 @@ class TrialLog:
             keep.append(rec)
             if not terminated:
                 repaired = True  # complete but without its newline: rewrite to add it
-        if repaired:
+        if repaired and repair:
             self._rewrite(header, keep)
 
     def _check(self, rec: Any) -> str | None:
@@ -439,30 +490,48 @@ class TrialLog:
             extra = f" (this run has {self.limit} trials)" if self.limit is not None else ""
             return f"trial {t} is outside {rng}{extra}"
         bad = _failing_key(rec, self.schema)
-        if bad is None:
-            return None
-        key, err = bad
-        return f"trial {t} has no {key!r}" if err is None else f"trial {t}: {key!r} {err}"
+        if bad is not None:
+            key, err = bad
+            return f"trial {t} has no {key!r}" if err is None else f"trial {t}: {key!r} {err}"
+        if self.validate is not None:
+            err = self.validate(rec)
+            if err is not None:
+                return f"trial {t}: {err}"
+        return None
 
     def _rewrite(self, header: dict[str, Any], records: list[dict[str, Any]]) -> None:
         """Replace the file by ``header`` and ``records`` atomically: a unique temporary file in the same folder
-        (two processes never share it), fsynced, then ``os.replace``; an interruption before the
-        replace leaves the original untouched."""
+        (two processes never share it), locked, fsynced, then ``os.replace``; an interruption before the
+        replace leaves the original untouched. The lock moves to the new file with it (it was taken
+        before the rename, so the path is never unlocked)."""
         assert self.path is not None
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name + ".", suffix=".tmp")
+        f = os.fdopen(fd, "w+b")
         try:
-            with os.fdopen(fd, "w") as f:
-                for obj in (header, *records):
-                    f.write(json.dumps(obj) + "\n")
-                f.flush()
-                os.fsync(f.fileno())
+            if self._lock is not None:
+                _flock(f)
+            for obj in (header, *records):
+                f.write((json.dumps(obj) + "\n").encode())
+            f.flush()
+            os.fsync(f.fileno())
             os.replace(tmp, self.path)
         except BaseException:
+            f.close()
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
             raise
+        if self._lock is None:
+            f.close()
+            return
+        st = os.fstat(f.fileno())
+        old, self._lock = self._lock, f
+        if self._key is not None:
+            _HELD.pop(self._key, None)
+        self._key = (st.st_dev, st.st_ino)
+        _HELD[self._key] = (f, id(self))
+        old.close()
 
     # -- writing
     @property
@@ -527,6 +596,21 @@ def _differing(old: Any, new: dict[str, Any]) -> str:
 
 
 _MISSING = object()
+
+
+def _flock(f: Any) -> None:
+    """An exclusive, non-blocking lock on the open file ``f`` (``BlockingIOError`` if another holds it)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: lock the first byte of the file instead
+        import msvcrt
+
+        try:
+            msvcrt.locking(f.fileno(), msvcrt.LK_NBLCK, 1)
+        except OSError as exc:
+            raise BlockingIOError(str(exc)) from None
+        return
+    fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
 def _default(o: Any) -> Any:

@@ -130,7 +130,7 @@ def schedule_prefix(sched: Schedule, steps: int) -> Schedule:
             break
         out.append(Segment(s, q, min(T, t)))
         t -= T
-    return Schedule(tuple(out))
+    return Schedule(tuple(out), sched.sampler, sched.examples_per_user, sched.sampler_source)
 
 
 def step_grid(total: int, points: int = STEP_POINTS) -> list[int]:
@@ -296,7 +296,9 @@ def _audit_schedule(a: AuditSummary) -> Schedule:
     where = f"audit {a.path}" if a.path else "audit"
     if a.noise_multiplier == 0:
         raise ValueError(f"{where}: was run without noise (noise_multiplier 0): there is no DP guarantee to report")
-    return Schedule.from_settings(a.noise_multiplier, a.sample_rate, a.steps)
+    # the sampler the audit file states (the audit engine samples Poisson, or full batch at q = 1)
+    return Schedule.from_settings(a.noise_multiplier, a.sample_rate, a.steps, sampler=a.sampler,
+                                  sampler_source="declared" if a.sampler else None)
 
 
 def _same_schedule(a: Schedule, b: Schedule) -> bool:
@@ -321,12 +323,14 @@ def build_report(
     diameter: float | None = None,
     mse_threshold: float = DEFAULT_MSE_THRESHOLD,
     data_range: float = 1.0,
-    delta: float = 1e-5,
+    delta: float | None = 1e-5,
     audit: Any = None,
     label: str | None = None,
     source: str | None = None,
     prior_sizes: Sequence[int] = DEFAULT_PRIOR_SIZES,
     what_if: bool = True,
+    sampler: str | None = None,
+    examples_per_user: int | None = None,
 ) -> Report:
     """Build the reconstruction-risk report of a DP-SGD run (see the module docstring).
 
@@ -345,13 +349,16 @@ def build_report(
         pixels in [0, 1]); None leaves that bound out.
       mse_threshold: eta of P(MSE <= eta) (default 0.01).
       data_range: data range R for the PSNR reading of eta, 10 log10(R^2 / eta) dB (default 1).
-      delta: delta of epsilon, in (0, 1).
+      delta: delta of epsilon, in (0, 1); None: the audit file's declared delta, else 1e-5.
       audit: a path to an audit result (JSON or JSON lines), its parsed dict, or an
         :class:`~rerokit.report.inputs.AuditSummary`.
       label: a title for the card (e.g. the model's name); shown escaped.
       source: where the run came from (e.g. "opacus history run.json"); shown escaped.
       prior_sizes: prior sizes of the informed adversary (integers >= 2; default 2, 10, 100).
       what_if: compute "what would change it" (six calibrations; False skips them).
+      sampler: how the run formed batches ("poisson", "shuffle", "full_batch"; None: the
+        mechanism's or the audit file's, else Poisson, assumed).
+      examples_per_user: the unit of privacy k >= 1 (None: the mechanism's, else 1).
 
     Returns:
       The :class:`Report`.
@@ -366,16 +373,19 @@ def build_report(
     a = _resolve_audit(audit)
     settings_given = any(x is not None for x in (noise_multiplier, sample_rate, steps))
     if mechanism is None and not settings_given and a is not None:
-        sched = _audit_schedule(a)
+        sched = _audit_schedule(a).with_sampling(sampler, examples_per_user)
         src = source or (f"audit {a.path}" if a.path else "audit settings")
     else:
-        sched = as_schedule(mechanism, noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps)
+        sched = as_schedule(mechanism, noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps,
+                            sampler=sampler, examples_per_user=examples_per_user)
         src = source or ("settings" if mechanism is None else type(mechanism).__name__)
         if a is not None and not _same_schedule(sched, _audit_schedule(a)):
             where = f"audit {a.path}" if a.path else "audit"
             raise ValueError(f"{where}: was run with noise_multiplier={a.noise_multiplier!r}, sample_rate="
                              f"{a.sample_rate!r}, steps={a.steps}, not the report's settings; report the audited "
                              "run (omit the settings to take them from the audit)")
+    if delta is None:  # the guarantee the audited run declared travels with its file
+        delta = a.delta if a is not None and a.delta is not None else 1e-5
     delta = check_probability("delta", delta, high_open=True)
     sizes = tuple(check_int(f"prior_sizes[{i}]", n, minimum=2) for i, n in enumerate(prior_sizes))
     if not sizes:
@@ -409,6 +419,14 @@ def build_report(
     if dim is not None:
         keys.append("pixel_tolerance")
         priors.append(PixelTolerancePrior(dim, PIXEL_TOLERANCE))
+    mse_lk = None
+    if dim is not None:  # certified counterpart of the gradient-inversion laws: a continuous data prior
+        from rerokit.bounds.uninformed_scope import log_kappa_uniform_cube
+
+        mse_lk = log_kappa_uniform_cube(dim, eta, rng)
+        if math.isfinite(mse_lk):
+            keys.append("informed_mse")
+            priors.append(BaselinePrior(log_kappa=mse_lk))
     audit_key = None
     if a is not None:
         audit_key = next((f"prior_{n}" for n in sizes if 1.0 / n == a.kappa), None)
@@ -422,7 +440,7 @@ def build_report(
 
     informed: dict[str, Any] = {}
     for k, pr, r in zip(keys, priors, rs):
-        if k == "audit_prior":
+        if k in ("audit_prior", "informed_mse"):
             continue
         e = {
             "prior": r.prior,
@@ -441,9 +459,11 @@ def build_report(
             e = {"dim": dim, "data_shape": list(shape), "tolerance_per_pixel": PIXEL_TOLERANCE, **e}
         informed[k] = e
 
-    if sched.full_batch:
+    if r0.mu_gdp is not None:
         gdp = {"mu": r0.mu_gdp, "kind": "mu_gdp", "exact": True,
-               "explanation": "full batch: the run is exactly mu-GDP (mu = sqrt(sum T_i / sigma_i^2))"}
+               "explanation": "full batch: the run is exactly mu-GDP (mu = sqrt(sum T_i / sigma_i^2))"
+               if sched.sampler != "shuffle" else "shuffled batches, no amplification: mu = k sqrt(epochs) / sigma "
+               "(zero-out neighbours)"}
     else:
         gdp = {"mu": r0.mu_equivalent, "kind": "mu_equivalent", "exact": False, "kappa": r0.kappa,
                "explanation": f"Poisson sampling: the mu of the Gaussian mechanism with the same gamma at kappa = "
@@ -467,11 +487,26 @@ def build_report(
         "informed": informed,
         "membership": r0.membership.to_dict(),
     }
+    data["settings"].update(sched.sampling_dict())
+    from rerokit.report.facts import privacy_facts
+
+    data["privacy_facts"] = privacy_facts(sched, delta, r0.method).to_dict()
+    if r0.poisson_assumption is not None:  # the Poisson accountant's numbers, not certified for this run
+        data["poisson_assumption"] = r0.poisson_assumption.to_dict()
+    if a is not None and a.target_epsilon is not None:  # the guarantee the audited run declared
+        data["declared_guarantee"] = {"epsilon": a.target_epsilon, "delta": a.delta, "source": src}
     if n_data is not None and len(sched) == 1:
         s, q, T = sched.segments[0]
         data["data"]["expected_batch_size"] = q * n_data
         data["data"]["epochs"] = q * T
     data["uninformed"] = _uninformed(sched, dim, C, r_given, eta, rng)
+    if "informed_mse" in risks:
+        rm = risks["informed_mse"]
+        data["informed_mse"] = {
+            "kind": "certified", "prior": f"pixels uniform on [0, {rng:g}]^{dim} (Anderson + Chernoff upper bound on "
+            "kappa)", "dim": dim, "mse_threshold": eta, "kappa": rm.kappa, "log10_kappa": rm.log10_kappa,
+            "gamma": rm.gamma, "gamma_interval": list(rm.gamma_interval), "method": rm.method,
+            "population": "a target drawn from the prior", "reference": "Hayes et al. 2023, Thm 2"}
     data["guo_mse"] = _guo(sched, D, dim)
     data["audit"] = _audit_section(a, risks[audit_key], delta, sched) if a is not None else None
     data["what_would_change"] = (_what_if(sched, r0, ref, delta) if what_if else
@@ -531,10 +566,23 @@ def _uninformed(sched: Schedule, dim: int | None, clip: float | None, min_norm: 
     }
     if clip is not None:
         out["optimal_rows"] = U.optimal_rows(clip, r)
+    from rerokit.bounds.uninformed_scope import ATTACK_LAW, no_prior_attacks
+
+    # the laws are those of ONE attack (the optimal unbiased one), not bounds on every attacker
+    out["kind"] = ATTACK_LAW
+    out["attack"] = "optimal unbiased analytic gradient inversion (Riess et al. 2024, Thm 2)"
+    out["no_prior_attacks"] = no_prior_attacks(eta, sigma, r, dim).to_dict()
     if len(sched) == 1:
         _, q, T = sched.segments[0]
-        bt = U.mse_rero_over_steps(eta, sigma, dim, T, q, min_norm=r)
-        out.update(steps=T, sampling_rate=q, gamma_over_steps=bt.value, expected_releases=T * q)
+        if sched.sampler == "shuffle":  # the record is in exactly one step of each epoch it touches
+            from rerokit.bounds.schedule import epochs_touched
+
+            e = epochs_touched(q, T)
+            bt = U.mse_rero(eta, sigma, dim, min_norm=r, releases=e)
+            out.update(steps=T, sampling_rate=q, gamma_over_steps=bt.value, expected_releases=float(e))
+        else:
+            bt = U.mse_rero_over_steps(eta, sigma, dim, T, q, min_norm=r)
+            out.update(steps=T, sampling_rate=q, gamma_over_steps=bt.value, expected_releases=T * q)
     else:
         out["gamma_over_steps"] = None
         out["over_steps_note"] = "a schedule with several segments: only the least noisy single release is bounded"
@@ -571,14 +619,21 @@ def _audit_section(a: AuditSummary, risk: Any, delta: float, sched: Schedule) ->
         if d == delta:
             out["certified_epsilon"] = risk.epsilon
         else:
-            from rerokit.bounds.dpsgd import epsilon_dpsgd
+            from rerokit.bounds.certify import certified_epsilon
 
-            out["certified_epsilon"] = epsilon_dpsgd(segments=sched, delta=d)
+            out["certified_epsilon"] = certified_epsilon(sched, d)
         out["certified_epsilon_delta"] = d
     else:
         out["lower_bounds"] = None
         out["lower_bounds_note"] = ("the gradient audit's success is a mean of per-trial probabilities, not a count "
                                     "of successes: no Clopper-Pearson lower bound on epsilon")
+    if a.one_run is not None:  # a one-run audit proves its bounds with its own analysis (one_run_bound)
+        from rerokit.experiments.onerun import report_fields
+
+        out.pop("lower_bounds_note", None)
+        out.update(report_fields(a.one_run))
+        if out.get("certified_mu") is None:
+            out["certified_mu"] = risk.mu_gdp if risk.mu_gdp is not None else risk.mu_equivalent
     return out
 
 
@@ -590,6 +645,7 @@ def _what_if(sched: Schedule, r0: Any, ref: int, delta: float) -> dict[str, Any]
 
     s, q, T = sched.segments[0]
     kappa = 1.0 / ref
+    samp = {"sampler": sched.sampler, "examples_per_user": sched.examples_per_user}
     rows = []
     for m in WHAT_IF_MARGINS:
         tgt = kappa + m
@@ -597,12 +653,12 @@ def _what_if(sched: Schedule, r0: Any, ref: int, delta: float) -> dict[str, Any]
             continue
         row: dict[str, Any] = {"target_gamma": tgt}
         try:
-            c = calibrate_noise_multiplier(tgt, q, T, prior=ref, delta=delta)
+            c = calibrate_noise_multiplier(tgt, q, T, prior=ref, delta=delta, **samp)
             row.update(noise_multiplier=c.noise_multiplier, epsilon=c.epsilon, gamma_at_noise_multiplier=c.gamma)
         except ValueError as exc:
             row.update(noise_multiplier=None, noise_multiplier_note=str(exc))
         try:
-            c = calibrate_steps(tgt, s, q, prior=ref, delta=None)
+            c = calibrate_steps(tgt, s, q, prior=ref, delta=None, **samp)
             row.update(steps=c.steps, steps_capped=c.capped, gamma_at_steps=c.gamma)
         except ValueError as exc:
             row.update(steps=None, steps_note=str(exc))
@@ -635,6 +691,7 @@ THREATS = {
     "pixel_tolerance": "Reconstruction, pixel tolerance",
     "membership": "Membership inference",
     "uninformed": "Gradient inversion, no prior",
+    "informed_mse": "Reconstruction, MSE threshold",
     "guo_mse": "Error view",
     "audit": "Audit",
 }
@@ -725,14 +782,30 @@ def verdict_sentences(d: dict[str, Any]) -> list[tuple[str, Sentence]]:
     u = d["uninformed"]
     if not u.get("skipped"):
         assume = f"records with L2 norm \u2265 {fmt(u['min_norm'])}"
-        parts = [Lead("Gradient inversion, no prior: "), f"a malicious server ({assume}) reconstructs a record to MSE "
-                 f"\u2264 {fmt(u['mse_threshold'])} (PSNR \u2265 {fmt(u['psnr_threshold_db'], 3)} dB) at most "]
+        parts = [Lead("Gradient inversion, no prior: "), f"the best-known attack of a malicious server ({assume}; the "
+                 "optimal unbiased analytic attack, Riess et al. 2024) reconstructs a record to MSE "
+                 f"\u2264 {fmt(u['mse_threshold'])} (PSNR \u2265 {fmt(u['psnr_threshold_db'], 3)} dB) in "]
         if u.get("gamma_over_steps") is not None:
             parts += [_odds_num(None, u["gamma_over_steps"]), f" attempts averaging all {u['steps']} steps, ",
-                      _odds_num(None, u["gamma"], u["log10_gamma"]), " from one release."]
+                      _odds_num(None, u["gamma"], u["log10_gamma"]), " from one release"]
         else:
-            parts += [_odds_num(None, u["gamma"], u["log10_gamma"]), " attempts from one release."]
+            parts += [_odds_num(None, u["gamma"], u["log10_gamma"]), " attempts from one release"]
+        parts.append(" \u2014 the law of that attack, not a bound on every attacker")
+        npa = u.get("no_prior_attacks") or {}
+        if npa.get("best_known", 0.0) > u["gamma"]:
+            parts += [f"; without any prior, the {npa['best_known_attack']} does better from one release: ",
+                      _odds_num(None, npa["best_known"]), " attempts"]
+        parts.append(".")
         out.append(("uninformed", tuple(parts)))
+    im = d.get("informed_mse")
+    if im:
+        o = _odds_num(None, im["gamma"], im.get("log10_gamma"))
+        out.append(("informed_mse", (
+            Lead("Reconstruction, MSE threshold: "), "a record drawn from a prior of pixels uniform on "
+            f"[0, {fmt(u.get('data_range', 1.0) if not u.get('skipped') else 1.0)}] is rebuilt to MSE \u2264 "
+            f"{fmt(im['mse_threshold'])} by any attacker at most ", o, " attempts",
+            _against(o.text, im["kappa"], im["log10_kappa"]), ".",
+        )))
     g = d["guo_mse"]
     if not g.get("skipped"):
         out.append(("guo_mse", (
@@ -789,16 +862,23 @@ def tiles(d: dict[str, Any]) -> list[tuple[str, Sentence, Sentence]]:
                 ("\u03bc = " if gdp["exact"] else "\u03bc-equivalent = ",
                  num("mu_gdp" if gdp["exact"] else "mu_equivalent", gdp["mu"]))))
     u = d["uninformed"]
-    if not u.get("skipped"):
+    im = d.get("informed_mse")
+    if im and not u.get("skipped"):  # the certified number; the attack law is what the best-known attack achieves
+        best = max(u["gamma"], (u.get("no_prior_attacks") or {}).get("best_known", 0.0))
+        out.append((f"Gradient inversion, P(MSE \u2264 {fmt(im['mse_threshold'])})",
+                    ("\u2264 ", num("gamma_informed_mse", im["gamma"])),
+                    ("certified, target from a uniform-pixel prior; best-known attack on a record of norm r: ",
+                     num(None, best))))
+    elif not u.get("skipped"):
         if u.get("gamma_over_steps") is not None:
             out.append((f"Gradient inversion, P(MSE \u2264 {fmt(u['mse_threshold'])})",
-                        ("\u2264 ", num("uninformed_p_mse_over_steps", u["gamma_over_steps"])),
-                        (f"all {u['steps']} steps; one release ",
+                        ("= ", num("uninformed_p_mse_over_steps", u["gamma_over_steps"])),
+                        (f"attack law, all {u['steps']} steps; one release ",
                          num("uninformed_p_mse_one_release", u["gamma"], log10=u["log10_gamma"]))))
         else:
             out.append((f"Gradient inversion, P(MSE \u2264 {fmt(u['mse_threshold'])})",
-                        ("\u2264 ", num("uninformed_p_mse_one_release", u["gamma"], log10=u["log10_gamma"])),
-                        ("one release",)))
+                        ("= ", num("uninformed_p_mse_one_release", u["gamma"], log10=u["log10_gamma"])),
+                        ("one release; attack law",)))
     au = d.get("audit")
     if au:
         out.append((f"Audit success ({au['attack']})", (num("audit_success", au["success"]),),
@@ -836,6 +916,9 @@ def key_numbers(d: dict[str, Any]) -> dict[str, Any]:
     for k, e in d["informed"].items():
         out[f"kappa_{k}"] = e["kappa"]
         out[f"log10_kappa_{k}"] = e["log10_kappa"]
+    im = d.get("informed_mse")
+    if im:
+        out["kappa_informed_mse"] = im["kappa"]
     return out
 
 
@@ -853,6 +936,10 @@ def report_summary(d: dict[str, Any]) -> Summary:
     from rerokit.report.glossary import glossary_for
 
     verdict = tuple(s for _, s in verdict_sentences(d))
+    if d.get("privacy_facts"):  # the privacy-facts header first (rerokit.report.facts)
+        from rerokit.report.facts import facts_line
+
+        verdict = (facts_line(d["privacy_facts"]),) + verdict
     rows = tuple(table_rows(d))
     tables = []
     wc = what_if_table(d)
@@ -905,25 +992,48 @@ def table_rows(d: dict[str, Any]) -> list[Row]:
                     "PLD, both directions", "certified", section="Differential privacy"))
     gdp = d["gdp"]
     if gdp["exact"]:
-        rows.append(Row("\u03bc (Gaussian DP, full batch)", ("= ", num("mu_gdp", gdp["mu"])), "",
-                        "\u221a(\u03a3 T/\u03c3\u00b2), q = 1", "exact"))
+        shuffled = d["settings"].get("sampler") == "shuffle"
+        rows.append(Row("\u03bc (Gaussian DP, " + ("shuffled, no amplification)" if shuffled else "full batch)"),
+                        ("= ", num("mu_gdp", gdp["mu"])), "",
+                        "k \u221a(epochs)/\u03c3" if shuffled else "\u221a(\u03a3 T/\u03c3\u00b2), q = 1", "exact"))
     else:
         rows.append(Row(f"\u03bc-equivalent at \u03ba = {fmt(gdp['kappa'])}", ("\u2264 ", num("mu_equivalent", gdp["mu"])),
                         "", "\u03a6\u207b\u00b9(\u03b3) \u2212 \u03a6\u207b\u00b9(\u03ba)", "certified"))
     u = d["uninformed"]
     if not u.get("skipped"):
         sec = f"Uninformed adversary (r = {fmt(u['min_norm'])}, N = {u['dim']})"
-        rows.append(Row(f"P(MSE \u2264 {fmt(u['mse_threshold'])}), one release",
-                        ("\u2264 ", num("uninformed_p_mse_one_release", u["gamma"], log10=u["log10_gamma"])), "",
-                        "Riess et al. 2024 Prop. 3", "certified", section=sec))
+        law = "attack law"
+        rows.append(Row(f"P(MSE \u2264 {fmt(u['mse_threshold'])}), one release, unbiased attack",
+                        ("= ", num("uninformed_p_mse_one_release", u["gamma"], log10=u["log10_gamma"])), "",
+                        "Riess et al. 2024 Prop. 3", law, section=sec))
         if u.get("gamma_over_steps") is not None:
             rows.append(Row(f"P(MSE \u2264 {fmt(u['mse_threshold'])}), all {u['steps']} steps averaged",
-                            ("\u2264 ", num("uninformed_p_mse_over_steps", u["gamma_over_steps"])), "",
-                            "Riess et al. 2024 Sec. 4.3 + Prop. 7", "certified"))
-        rows.append(Row("Expected MSE, one release", ("\u2265 ", num("uninformed_expected_mse", u["expected_mse"])), "",
-                        "Riess et al. 2024 Prop. 2: \u03c3\u00b2 r\u00b2", "certified"))
+                            ("= ", num("uninformed_p_mse_over_steps", u["gamma_over_steps"])), "",
+                            "Riess et al. 2024 Sec. 4.3 + Prop. 7", law))
+        rows.append(Row("Expected MSE, one release", ("= ", num("uninformed_expected_mse", u["expected_mse"])), "",
+                        "Riess et al. 2024 Prop. 2: \u03c3\u00b2 r\u00b2", law))
         rows.append(Row("NCC, one release", ("\u2264 ", num("uninformed_ncc", u["ncc_bound"])), "",
-                        "Riess et al. 2024 Prop. 6", "certified"))
+                        "Riess et al. 2024 Prop. 6", law))
+        npa = u.get("no_prior_attacks") or {}
+        if npa:
+            rows.append(Row(f"P(MSE \u2264 {fmt(u['mse_threshold'])}), constant guess 0", ("= ", num(None, npa["zero_guess"])),
+                            "", "\u2016X\u2016\u00b2/N \u2264 \u03b7", law))
+            bs = npa["best_shrinkage"]
+            rows.append(Row(f"P(MSE \u2264 {fmt(u['mse_threshold'])}), shrinkage {fmt(bs['factor'])} X\u0302",
+                            ("= ", num(None, bs["success"])), "", "non-central \u03c7\u00b2", law))
+    im = d.get("informed_mse")
+    if im:
+        rows.append(Row(f"\u03b3, MSE \u2264 {fmt(im['mse_threshold'])}, pixels uniform (\u03ba \u2264 "
+                        f"{fmt_log10(im['log10_kappa'])})", ("\u2264 ", num("gamma_informed_mse", im["gamma"])),
+                        fmt_bracket(im["gamma_interval"]), _METHOD.get(im["method"], im["method"]), "certified",
+                        section="Informed adversary, MSE threshold (continuous prior)"))
+    pa = d.get("poisson_assumption")
+    if pa:
+        rows.append(Row(f"\u03b3 at \u03ba = {fmt(d['gdp'].get('kappa', 0.1)) if 'kappa' in d['gdp'] else '0.1'} "
+                        "if the batches had been Poisson-sampled", ("", num(None, pa["gamma"])), "",
+                        "Poisson accountant", "assumption", section="Not met by this run"))
+        rows.append(Row(f"\u03b5 at \u03b4 = {fmt(pa['delta'])} if Poisson-sampled", ("", num(None, pa["epsilon"])), "",
+                        "Poisson accountant", "assumption"))
     g = d["guo_mse"]
     if not g.get("skipped"):
         rows.append(Row("MSE of an unbiased attacker", ("\u2265 ", num("guo_mse_lower_bound", g["mse_lower_bound"])), "",
@@ -942,10 +1052,11 @@ def table_rows(d: dict[str, Any]) -> list[Row]:
                             "Hayes et al. 2023 Thm 2, PLD", "certified"))
         lb = au.get("lower_bounds")
         if lb:
+            one_run = "one-run bound (Mahloujifar et al. 2025)" if lb.get("family") else None
             rows.append(Row("\u03b5 proven by the audit", ("\u2265 ", num("audit_epsilon_lower", lb["epsilon_lower"])), "",
-                            "log((s_lo \u2212 \u03b4)/\u03ba)", "empirical (95%)"))
+                            one_run or "log((s_lo \u2212 \u03b4)/\u03ba)", "empirical (95%)"))
             rows.append(Row("\u03bc proven by the audit", ("\u2265 ", num("audit_mu_lower", lb["mu_gdp_lower"])), "",
-                            "\u03a6\u207b\u00b9(s_lo) \u2212 \u03a6\u207b\u00b9(\u03ba)", "empirical (95%)"))
+                            one_run or "\u03a6\u207b\u00b9(s_lo) \u2212 \u03a6\u207b\u00b9(\u03ba)", "empirical (95%)"))
     return rows
 
 

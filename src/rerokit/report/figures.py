@@ -234,10 +234,11 @@ def _uninformed(rep: Any) -> FigureData | None:
         ax.grid(True, alpha=0.3)
         ax.legend(loc="lower right", framealpha=0.9)
 
-    cap = (f"Uninformed gradient inversion (Riess et al. 2024, Thm 2): the exact law of the best attack's MSE, "
+    cap = (f"Uninformed gradient inversion (Riess et al. 2024, Thm 2): the exact law of the optimal unbiased attack's MSE "
+           f"(an attack law, not a bound on every attacker), "
            f"(\u03c3\u00b2 r\u00b2 / N) \u03c7\u00b2_N with \u03c3 = {u['noise_multiplier']:.4g}, r = {u['min_norm']:.4g}"
            f" ({'assumed = C' if u['min_norm_source'].startswith('clip') else 'given'}), N = {u['dim']}.")
-    return FigureData("uninformed_mse_cdf", "Uninformed adversary: MSE of the best gradient inversion", cap, cols, draw)
+    return FigureData("uninformed_mse_cdf", "Uninformed adversary: MSE of the optimal unbiased gradient inversion", cap, cols, draw)
 
 
 def _audit(rep: Any) -> FigureData | None:

@@ -209,8 +209,10 @@ _THREAT_TEXT = [
      "rate is bounded by the f-DP trade-off curve of the same mechanism (Kulynych et al. 2025)."),
     ("Uninformed gradient inversion",
      "No prior: a malicious server plants a linear layer and reads the input out of its gradient. Under DP-SGD the "
-     "best such attack reconstructs X + N(0, \u03c3\u00b2\u2016X\u2016\u00b2 I), so its MSE has an exact law "
-     "(Riess et al. 2024). The bound needs the smallest record norm r; without --min-norm the report assumes r \u2265 C."),
+     "optimal unbiased such attack reconstructs X + N(0, \u03c3\u00b2\u2016X\u2016\u00b2 I), so its MSE has an "
+     "exact law (Riess et al. 2024): an attack law, not a bound on every attacker - a constant guess or a shrunk estimate "
+     "can do better. The law needs the smallest record norm r; without --min-norm the report assumes r \u2265 C. "
+     "The certified statement is the informed bound for a continuous data prior at the same MSE threshold."),
     ("Released model, error view",
      "Guo et al. 2022, Thm 1: an unbiased attacker's mean squared error is at least a number computed from the "
      "(2, \u03b5)-RDP guarantee and the data's diameter."),
@@ -231,6 +233,7 @@ def render_html(rep: Any) -> str:
       The HTML text (UTF-8; inline CSS and SVG; no scripts; no external resources).
     """
     from rerokit.report.build import report_summary, verdict_sentences
+    from rerokit.report.facts import facts_html
     from rerokit.report.figures import figures, render_svg
 
     d = rep.data
@@ -262,6 +265,7 @@ def render_html(rep: Any) -> str:
         f'<h1 id="title">{_e(title)}</h1>',
         f'<p class="run">DP-SGD, {_e(run)} \u00b7 source: <span class="source">{_e(st.get("source"))}</span></p>',
         "</header>",
+        facts_html(d.get("privacy_facts")),
         _tiles(d),
         '<section><h2 id="verdict">Verdict</h2><ul class="verdict">',
     ]

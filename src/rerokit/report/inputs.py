@@ -62,8 +62,7 @@ __all__ = [
 MAX_FILE_BYTES = 256 * 1024 * 1024
 """Largest input file read (an audit's JSON lines of 10^6 trials stays far below)."""
 
-MAX_EVENT_DEPTH = 64
-"""Deepest nesting of events accepted in an event file."""
+from rerokit.bounds.schedule import MAX_EVENT_DEPTH  # noqa: E402 - one home: the schedule's reader
 
 MAX_TOTAL_STEPS = 10**9
 """Largest total number of DP-SGD steps an event or history may describe."""
@@ -125,11 +124,16 @@ def _is_number(x: Any) -> bool:
 
 
 def _history_schedule(obj: Any, where: str) -> Schedule:
-    """Schedule from a parsed history (list of triples, or a state dict with a ``history`` key)."""
+    """Schedule from a parsed history (list of triples, or a state dict with a ``history`` key; a rerokit
+    ``RiskAccountant`` state dict also keeps the sampler and the unit of privacy, which are used)."""
+    sampling: dict[str, Any] = {}
     if isinstance(obj, dict):
         if "history" not in obj:
             raise ValueError(f"{where}: a JSON object must have a \"history\" key (Opacus accountant state_dict), "
                              f"got keys {sorted(obj)[:5]}")
+        if obj.get("sampler") is not None:
+            sampling = {"sampler": obj["sampler"], "examples_per_user": obj.get("examples_per_user", 1),
+                        "sampler_source": obj.get("sampler_source", "declared")}
         obj = obj["history"]
     if not isinstance(obj, list):
         raise ValueError(f"{where}: must be a JSON list of [noise_multiplier, sample_rate, steps] entries "
@@ -144,6 +148,8 @@ def _history_schedule(obj: Any, where: str) -> Schedule:
             raise ValueError(f"{where}: entry {i}: steps must be an integer >= 1, got {e[2]!r}")
     try:
         sched = Schedule.from_opacus_history([tuple(e) for e in obj])
+        if sampling:
+            sched = sched.with_sampling(**sampling)
     except (ValueError, TypeError) as exc:
         raise ValueError(f"{where}: {exc}") from None
     if sched.total_steps > MAX_TOTAL_STEPS:
@@ -283,6 +289,9 @@ class AuditSummary:
       seed: the audit's seed.
       source: "json" (``--json`` output) or "jsonl" (``--out`` file).
       path: the file read (None for a dict).
+      sampler: the audited run's sampler as its file states it ("poisson", "full_batch"; None
+        when the file does not say).
+      one_run: the result of a one-run audit (``rerokit audit one-run``; its own lower bounds), else None.
     """
 
     attack: str
@@ -301,6 +310,8 @@ class AuditSummary:
     seed: int | None
     source: str
     path: str | None = None
+    sampler: str | None = None
+    one_run: dict | None = None
 
     @property
     def binomial(self) -> bool:
@@ -314,7 +325,8 @@ class AuditSummary:
             "interval": list(self.interval), "kappa": self.kappa, "noise_multiplier": self.noise_multiplier,
             "sample_rate": self.sample_rate, "steps": self.steps, "clip": self.clip, "dataset": self.dataset,
             "target_epsilon": self.target_epsilon, "delta": self.delta, "seed": self.seed, "source": self.source,
-            "path": self.path,
+            "path": self.path, "sampler": self.sampler,
+            **({"one_run": self.one_run} if self.one_run is not None else {}),
         }
 
 
@@ -352,8 +364,20 @@ def _audit_settings(s: dict, where: str) -> dict[str, Any]:
         raise ValueError(f"{where}: settings.steps must be an integer >= 1, got {T!r}")
     if clip is not None and not clip > 0:
         raise ValueError(f"{where}: settings.clip must be > 0, got {clip!r}")
+    sampler = s.get("sampler")
+    if sampler is not None and sampler not in ("poisson", "shuffle", "full_batch"):
+        raise ValueError(f"{where}: settings.sampler must be poisson, shuffle or full_batch, got {_short(sampler)}")
     return {"noise_multiplier": float(sig), "sample_rate": float(q), "steps": int(T),
-            "clip": None if clip is None else float(clip), "dataset": ds, "seed": seed}
+            "clip": None if clip is None else float(clip), "dataset": ds, "seed": seed, "sampler": sampler}
+
+
+def _declared(s: dict, where: str) -> dict[str, Any]:
+    """The (epsilon, delta) an audit file's header declares (None where it does not)."""
+    eps = _field(s, "epsilon", where + " settings", "number", optional=True)
+    delta = _field(s, "delta", where + " settings", "number", optional=True)
+    if delta is not None and not 0 < delta < 1:
+        raise ValueError(f"{where}: settings.delta must be in (0, 1), got {delta!r}")
+    return {"target_epsilon": None if eps is None else float(eps), "delta": None if delta is None else float(delta)}
 
 
 def _settings_kappa(s: dict, where: str) -> float:
@@ -403,6 +427,8 @@ def audit_from_dict(d: Any, *, where: str = "audit", path: str | None = None) ->
         raise ValueError(f"{where}: must be a JSON object (the output of 'rerokit audit ... --json')")
     s = _field(d, "settings", where, "dict")
     st = _audit_settings(s, where)
+    if d.get("kind") == "one-run":
+        return _one_run_summary(d, s, st, where, path)
     n = _field(d, "trials", where, "int")
     if n < 1:
         raise ValueError(f"{where}: \"trials\" must be an integer >= 1, got {n!r}")
@@ -435,6 +461,29 @@ def audit_from_dict(d: Any, *, where: str = "audit", path: str | None = None) ->
     return AuditSummary(attack="gradient", successes=None, trials=n, success=p, interval=(lo, hi), **common)
 
 
+def _one_run_summary(d: dict, s: dict, st: dict, where: str, path: str | None) -> AuditSummary:
+    """A one-run audit (``rerokit audit one-run``): accuracy over all canary slots (its Clopper-Pearson
+    interval as the audit printed it), the one-run result itself for its own lower bounds."""
+    m = _field(d, "canaries", where, "int")
+    k = _field(d, "options", where, "int")
+    if m < 1 or k < 2:
+        raise ValueError(f"{where}: \"canaries\" must be >= 1 and \"options\" >= 2")
+    acc = _check_prob(_field(d, "accuracy_all", where, "number"), "accuracy_all", where)
+    ci = _field(d, "accuracy_interval", where, "list")
+    if len(ci) != 2:
+        raise ValueError(f"{where}: \"accuracy_interval\" must be two numbers")
+    lo, hi = (_check_prob(v, "accuracy_interval", where) for v in ci)
+    for key in ("epsilon_lower", "mu_lower"):
+        if not _field(d, key, where, "number") >= 0:
+            raise ValueError(f"{where}: \"{key}\" must be a number >= 0, got {_short(d[key])}")
+    eps = _field(s, "epsilon", where + " settings", "number", optional=True)
+    delta = _field(s, "delta", where + " settings", "number", optional=True)
+    threat = s.get("threat") if s.get("threat") in ("white-box", "black-box") else "canaries"
+    return AuditSummary(attack=f"one-run.{threat}", successes=round(acc * m), trials=m, success=acc, interval=(lo, hi),
+                        kappa=1.0 / k, target_epsilon=None if eps is None else float(eps),
+                        delta=None if delta is None else float(delta), source="json", path=path, one_run=d, **st)
+
+
 def _audit_from_lines(lines: list[str], where: str, path: str) -> AuditSummary:
     """An :class:`AuditSummary` from the JSON lines an audit's ``--out`` writes."""
     try:
@@ -462,7 +511,7 @@ def _audit_from_lines(lines: list[str], where: str, path: str) -> AuditSummary:
     if not trials:
         raise ValueError(f"{where}: holds no finished trial")
     recs = [trials[i] for i in sorted(trials)]
-    common = dict(kappa=kappa, target_epsilon=None, delta=None, source="jsonl", path=path, **st)
+    common = dict(kappa=kappa, source="jsonl", path=path, **_declared(s, where), **st)
     if s.get("attack") == "gradient":
         from rerokit.attacks.result import AttackResult
 
