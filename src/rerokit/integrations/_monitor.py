@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from rerokit._validate import check_choice, check_positive, check_probability
-from rerokit.bounds.schedule import Schedule
+from rerokit.bounds.schedule import SAMPLERS, Schedule
 
 __all__ = ["RiskMonitor", "RiskLimits", "MONITOR_FPR", "METRIC_PREFIX", "SAMPLERS"]
 
@@ -36,9 +36,7 @@ MONITOR_FPR = 0.01
 METRIC_PREFIX = "privacy/"
 """Prefix of every logged metric name (``privacy/gamma``, ``privacy/tpr_at_fpr_1pct``, ``privacy/epsilon``)."""
 
-SAMPLERS = ("poisson",)
-"""Samplers whose certified bounds rerokit computes: Poisson subsampling with rate q (Opacus'
-``DPDataLoader``, ``poisson_sampling=True``, the default of ``make_private``)."""
+
 
 # Largest step budget searched when the trainer does not say how many steps it will run.
 _MAX_BUDGET = 10_000_000
@@ -134,7 +132,9 @@ class RiskMonitor:
         ``history``) or a ``PrivacyEngine``; or None to give the settings instead.
       noise_multiplier: sigma > 0 of every step (with ``sample_rate``, instead of ``run``).
       sample_rate: q in (0, 1] (the expected batch size over the dataset size).
-      sampler: how batches are drawn; ``"poisson"`` (the only sampler with certified bounds here).
+      sampler: how batches are drawn: ``"poisson"`` (Opacus' ``DPDataLoader``, the default of
+        ``make_private``), ``"shuffle"`` (fixed-size shuffled batches) or ``"full_batch"``; the
+        certified numbers are those of that sampler (:mod:`rerokit.bounds.certify`).
       prior: the adversary's prior for gamma: an int n (n equally likely candidates) or a rerokit prior.
       delta: delta of the reported epsilon, in (0, 1).
       limits: :class:`RiskLimits` at which to stop.
@@ -211,7 +211,7 @@ class RiskMonitor:
         if any(s == 0.0 for s, _, _ in segments):
             return {"gamma": 1.0, "tpr_at_fpr_1pct": 1.0, "epsilon": math.inf}
         r = reconstruction_risk(Schedule.from_segments(segments), log_kappa=self.baseline.log_kappa,
-                                delta=self.delta, fprs=(MONITOR_FPR,))
+                                delta=self.delta, fprs=(MONITOR_FPR,), sampler=self.sampler)
         return {"gamma": float(r.gamma), "tpr_at_fpr_1pct": float(r.membership.tpr_at_fpr[MONITOR_FPR]),
                 "epsilon": float(r.epsilon)}
 
@@ -320,8 +320,8 @@ class RiskMonitor:
         if self.card is not None and segs:
             from rerokit.report.build import build_report
 
-            rep = build_report(Schedule.from_segments(segs), delta=self.delta, what_if=self.card.suffix != ".md",
-                               source="training callback")
+            sched = Schedule.from_segments(segs).with_sampling(self.sampler)
+            rep = build_report(sched, delta=self.delta, what_if=self.card.suffix != ".md", source="training callback")
             if self.card.suffix == ".md":  # a model card (README.md): its Privacy section and metadata
                 from rerokit.report.model_card import write_model_card
 

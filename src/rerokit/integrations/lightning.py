@@ -40,7 +40,7 @@ class RiskCallback(Callback):
         the module (``privacy_engine`` / ``accountant``) or behind the trainer's Opacus optimizer.
       noise_multiplier: sigma of the DP optimizer (without an accountant).
       sample_rate: Poisson sampling rate q (without an accountant).
-      sampler: ``"poisson"`` (the sampler the certified bounds assume).
+      sampler: how batches are drawn: ``"poisson"`` (Opacus' default), ``"shuffle"`` or ``"full_batch"``.
       prior: the adversary's prior for gamma: an int n (n equally likely candidates; default 10).
       delta: delta of the logged epsilon (default 1e-5).
       max_gamma: stop before gamma would exceed this (None: no limit).

@@ -42,7 +42,7 @@ class RiskCallback(TrainerCallback):
         or else the accountant behind the Trainer's Opacus optimizer, found when training starts.
       noise_multiplier: sigma of the DP optimizer (without ``run``).
       sample_rate: Poisson sampling rate q = expected batch size / dataset size (without ``run``).
-      sampler: ``"poisson"`` (the sampler the certified bounds assume).
+      sampler: how batches are drawn: ``"poisson"`` (Opacus' default), ``"shuffle"`` or ``"full_batch"``.
       prior: the adversary's prior for gamma: an int n (n equally likely candidates; default 10).
       delta: delta of the logged epsilon (default 1e-5).
       max_gamma: stop before gamma would exceed this (None: no limit).
