@@ -258,7 +258,7 @@ class RiskMonitor:
             return None
         try:
             r = calibrate_monotone(worst, 1.0, feasible="below", start=1.0, lower=1.0, upper=float(cap),
-                                   integer=True, growth=4.0, transform="identity")
+                                   integer=True, growth=16.0, transform="log")
         except NoFeasibleValue:
             return 0
         except AllFeasible:
@@ -297,9 +297,10 @@ class RiskMonitor:
             self._budget = (key, self._solve_budget(prefix, setting[0], setting[1], cap))
         k = self._budget[1]
         if k is not None and in_run >= k:
-            self.stopped_early = True
-            m = self._risk_of([*prefix, (setting[0], setting[1], in_run + 1)])
-            self.stop_reason = ", ".join(self.limits.exceeded(m)) or "limit"
+            if not self.stopped_early:  # name the limit once (one more evaluation)
+                m = self._risk_of([*prefix, (setting[0], setting[1], in_run + 1)])
+                self.stop_reason = ", ".join(self.limits.exceeded(m)) or "limit"
+                self.stopped_early = True
             return True
         return False
 
