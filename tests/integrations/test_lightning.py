@@ -109,6 +109,31 @@ def test_finds_the_accountant_on_the_module():
     assert cb.summary["steps"] == 7  # the accountant's count wins over the trainer's
 
 
+def test_finds_the_accountant_behind_the_trainers_opacus_optimizer():
+    pytest.importorskip("opacus")
+    from opacus import PrivacyEngine
+
+    class DP(Tiny):
+        def setup(self, stage):
+            engine = PrivacyEngine(accountant="rerokit")  # kept nowhere on the module
+            self.lin, self._opt, self._dl = engine.make_private(
+                module=self.lin, optimizer=torch.optim.SGD(self.lin.parameters(), lr=0.1),
+                data_loader=Tiny.train_dataloader(self), noise_multiplier=1.0, max_grad_norm=1.0)
+            self._acc = engine.accountant
+
+        def configure_optimizers(self):
+            return self._opt
+
+        def train_dataloader(self):
+            return self._dl
+
+    module, cb = DP(), RiskCallback(prior=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _fit(module, [cb], max_steps=3)
+    assert cb.monitor.accountant is module._acc and cb.summary["steps"] == len(module._acc) == 3
+
+
 def test_without_any_run_fit_says_what_to_pass():
     with pytest.raises(ValueError, match="needs the run"):
         _fit(Tiny(), [RiskCallback(prior=10)], max_steps=1)

@@ -113,7 +113,7 @@ def test_noise_free_steps_have_no_finite_bound():
     ({"noise_multiplier": 1.0}, "both noise_multiplier"),
     ({"noise_multiplier": -1.0, "sample_rate": 0.1}, "noise_multiplier"),
     ({"noise_multiplier": 1.0, "sample_rate": 1.5}, "sample_rate"),
-    ({"noise_multiplier": 1.0, "sample_rate": 0.1, "sampler": "shuffle"}, "sampler"),
+    ({"noise_multiplier": 1.0, "sample_rate": 0.1, "sampler": "random"}, "sampler"),
     ({"noise_multiplier": 1.0, "sample_rate": 0.1, "limits": None, "delta": 2.0}, "delta"),
     ({"run": FakeAccountant(), "noise_multiplier": 1.0, "sample_rate": 0.1}, "once"),
 ])
@@ -132,3 +132,14 @@ def test_bad_limits_name_the_parameter(kwargs, match):
 def test_run_of_the_wrong_kind_is_a_type_error():
     with pytest.raises(TypeError, match="run must be"):
         RiskMonitor(object())
+
+
+def test_the_declared_sampler_is_the_one_certified():
+    for sampler in ("shuffle", "full_batch"):
+        m = RiskMonitor(noise_multiplier=SIGMA, sample_rate=Q, sampler=sampler, prior=10)
+        r = rerokit.reconstruction_risk(noise_multiplier=SIGMA, sample_rate=Q, steps=60, prior=10, fprs=(0.01,),
+                                        sampler=sampler)
+        assert m.metrics(60)["gamma"] == pytest.approx(r.gamma, rel=1e-12)
+        assert m.metrics(60)["epsilon"] == pytest.approx(r.epsilon, rel=1e-12)
+    poisson = RiskMonitor(noise_multiplier=SIGMA, sample_rate=Q, prior=10).metrics(60)["gamma"]
+    assert RiskMonitor(noise_multiplier=SIGMA, sample_rate=Q, sampler="shuffle", prior=10).metrics(60)["gamma"] != poisson

@@ -45,3 +45,25 @@ def test_the_finder_leaves_once_it_has_fired_and_other_accountants_still_work():
                "assert not any(isinstance(f, _Finder) for f in sys.meta_path)\n"
                "print(type(PrivacyEngine(accountant='prv').accountant).__name__)")
     assert out == "PRVAccountant"
+
+
+def test_the_accountant_is_found_behind_an_opacus_optimizer_and_its_wrappers():
+    import torch
+    from opacus import PrivacyEngine
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from rerokit.integrations._monitor import find_accountant
+
+    engine = PrivacyEngine(accountant="rerokit")
+    model = torch.nn.Linear(3, 2)
+    data = DataLoader(TensorDataset(torch.randn(20, 3), torch.zeros(20, dtype=torch.long)), batch_size=5)
+    _, opt, _ = engine.make_private(module=model, optimizer=torch.optim.SGD(model.parameters(), lr=0.1),
+                                    data_loader=data, noise_multiplier=1.0, max_grad_norm=1.0)
+
+    class Wrapper:  # what accelerate / Lightning put around the optimizer
+        def __init__(self, optimizer):
+            self.optimizer = optimizer
+
+    assert find_accountant(opt) is engine.accountant
+    assert find_accountant(Wrapper(Wrapper(opt))) is engine.accountant
+    assert find_accountant(torch.optim.SGD(model.parameters(), lr=0.1)) is None  # not an Opacus optimizer

@@ -125,6 +125,12 @@ def test_warns_when_reporting_callbacks_would_miss_the_numbers():
         cb.on_train_begin(SimpleNamespace(report_to=["wandb"]), TrainerState(), TrainerControl())
 
 
+def test_without_a_run_training_says_what_to_pass(tmp_path):
+    cb = RiskCallback(prior=10)
+    with pytest.raises(ValueError, match="needs the run"):
+        _trainer(tmp_path, cb, max_steps=1).train()
+
+
 def test_example_with_opacus_reads_the_accountant_and_prints_one_json_line(tmp_path, capsys):
     pytest.importorskip("opacus")
     import importlib.util

@@ -52,7 +52,8 @@ def test_report_from_a_risk_accountant_state_dict_keeps_the_sampler(cli, tmp_pat
 def test_report_what_if_calibrates_under_the_sampler(cli):
     from scipy.stats import norm
 
-    d = cli.json("report", "--noise-multiplier", "2", "--sample-rate", "0.1", "--steps", "30", "--sampler", "shuffle")
+    d = cli.json("report", "--noise-multiplier", "2", "--sample-rate", "0.1", "--steps", "30", "--sampler", "shuffle",
+                 "--what-if")
     for t in d["what_would_change"]["targets"]:
         if t.get("noise_multiplier") is not None:
             assert norm.cdf(norm.ppf(0.1) + 3 ** 0.5 / t["noise_multiplier"]) <= t["target_gamma"] + 1e-9

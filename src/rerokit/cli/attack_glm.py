@@ -117,7 +117,7 @@ def _glm(args: argparse.Namespace) -> dict[str, Any]:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "glm", _glm, description=DESCRIPTION, fields=FIELDS,
-                    help="closed-form reconstruction attack on a GLM trained to optimality (Balle et al. Thm 1)")
+                    help="closed-form reconstruction attack on a GLM trained to optimality (Balle et al. 2022 Thm 1)")
     add_data_args(p)
     add_glm_args(p, classes_default=None,
                  classes="labels of the dataset kept, comma-separated, at least 2 distinct (logistic: default 0,1; "

@@ -152,5 +152,5 @@ def register(sub: Any) -> None:
     g.add_argument("--rdp-epsilon", type=float, help="RDP epsilon >= 0 at any order (I <= eps)")
     p.add_argument("--prior-size", type=int, required=True, help="size n >= 2 of the uniform prior")
     p.add_argument("--sensitivity", type=float, default=1.0,
-                   help="l2 sensitivity Delta >= 0 (default 1; sqrt(2) reproduces Hayes et al. Table 2)")
+                   help="l2 sensitivity Delta >= 0 (default 1; sqrt(2) reproduces Hayes et al. 2023 Table 2)")
     add_json_flag(p)

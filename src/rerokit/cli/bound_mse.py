@@ -258,7 +258,7 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "mse-rdp", _mse_rdp, description=MSE_RDP_DESCRIPTION, fields=MSE_RDP_FIELDS,
-                    help="MSE lower bound of unbiased attacks on a (2, eps)-RDP learner (Guo et al. Thm 1)")
+                    help="MSE lower bound of unbiased attacks on a (2, eps)-RDP learner (Guo et al. 2022 Thm 1)")
     p.add_argument("--epsilon", type=float, help="RDP epsilon at order 2")
     p.add_argument("--orders", help="comma-separated RDP orders (with --rdp)")
     p.add_argument("--rdp", help="comma-separated RDP epsilons at --orders")
@@ -274,7 +274,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_json_flag(p)
 
     p = add_command(sub, "fil", _fil, description=FIL_DESCRIPTION, fields=FIL_FIELDS,
-                    help="per-sample FIL and Cramer-Rao MSE bound of a trained model (Guo et al. Thm 2)")
+                    help="per-sample FIL and Cramer-Rao MSE bound of a trained model (Guo et al. 2022 Thm 2)")
     add_data_args(p)
     add_glm_args(p, classes="labels of the dataset kept, comma-separated (output perturbation); 2 = binary, "
                  "more = multinomial")

@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         ("bound_min", "smallest bound 1/dFIL"), ("bound_median", "median bound"), ("bound_max", "largest bound"),
         ("attack_mse_median", "median attack MSE"),
         ("epsilon_rdp2", "RDP epsilon at order 2 of the output perturbation"),
-        ("rdp_mse_lower_bound", "the RDP-based bound of Guo et al. Thm 1 for comparison"),
+        ("rdp_mse_lower_bound", "the RDP-based bound of Guo et al. 2022 Thm 1 for comparison"),
         ("train_accuracy", "accuracy of the fitted model on its training records"),
         ("files", "the PNG, CSV and JSONL written"), ("settings", "the inputs as used (seed included)"),
         ("note", "per-record FIL can itself leak information about the record (Guo et al. 2022, footnote 2)"),

@@ -125,7 +125,7 @@ def _fig8(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = add_command(sub, "hayes-fig3", _fig3, help="Hayes et al. Fig. 3: prior-aware success vs epsilon with the bound",
+    p = add_command(sub, "hayes-fig3", _fig3, help="Hayes et al. 2023 Fig. 3: prior-aware success vs epsilon with the bound",
                     description="Prior size N (default 10), full batch, T = 100, C = 0.1; one prior-aware audit per "
                     "epsilon; writes fig3.png, fig3.csv and fig3_eps<E>.jsonl into --out-dir.", fields=_FIELDS)
     _common(p, trials=100)
@@ -134,7 +134,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_clip_arg(p, "clipping norm C > 0 (default 0.1)", default=0.1)
     p.add_argument("--attacks", nargs="+", default=["alg2"], help="alg2 (default), alg3, loglik, alg2_nosub")
 
-    p = add_command(sub, "hayes-fig5", _fig5, help="Hayes et al. Fig. 5: success vs sampling rate q at epsilon = 4",
+    p = add_command(sub, "hayes-fig5", _fig5, help="Hayes et al. 2023 Fig. 5: success vs sampling rate q at epsilon = 4",
                     description="T = 100, C = 1, prior size 10; sigma calibrated per q; Alg. 3 and the "
                     "log-likelihood attack; writes fig5.png, fig5.csv and fig5_q<Q>.jsonl into --out-dir.",
                     fields=_FIELDS)
@@ -147,7 +147,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--attacks", nargs="+", default=["alg3", "loglik"], help="alg3 and loglik (default), alg2")
 
     p = add_command(sub, "hayes-fig8", _fig8,
-                    help="Hayes et al. Fig. 8: gradient-based vs prior-aware attack, prior sizes 2, 8, 128",
+                    help="Hayes et al. 2023 Fig. 8: gradient-based vs prior-aware attack, prior sizes 2, 8, 128",
                     description="Full batch, T = 100, C = 0.1; per epsilon: one prior-aware audit per prior size "
                     "and one gradient-attack audit whose reconstructions are matched against priors of every size "
                     "(App. D); writes fig8.png, fig8.csv and JSONL files into --out-dir.", fields=_FIELDS)

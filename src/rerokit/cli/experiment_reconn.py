@@ -54,7 +54,7 @@ def _dpgd(args: argparse.Namespace) -> dict[str, Any]:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(
-        sub, "reconn-dpgd", _dpgd, help="Balle et al. Fig. 9: RecoNN MSE vs epsilon of DP-GD",
+        sub, "reconn-dpgd", _dpgd, help="Balle et al. 2022 Fig. 9: RecoNN MSE vs epsilon of DP-GD",
         description="One RecoNN attack (see 'rerokit attack reconn') per epsilon, with released and shadow models "
         "trained by full-batch DP-GD (clip --clip, delta --delta), plus the non-private run; writes "
         "reconn_dpgd.png, reconn_dpgd.csv and reconn_dpgd.jsonl into --out-dir.",

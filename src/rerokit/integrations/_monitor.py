@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from rerokit._validate import check_choice, check_positive, check_probability
-from rerokit.bounds.schedule import Schedule
+from rerokit.bounds.schedule import SAMPLERS, Schedule
 
 __all__ = ["RiskMonitor", "RiskLimits", "MONITOR_FPR", "METRIC_PREFIX", "SAMPLERS"]
 
@@ -36,9 +36,7 @@ MONITOR_FPR = 0.01
 METRIC_PREFIX = "privacy/"
 """Prefix of every logged metric name (``privacy/gamma``, ``privacy/tpr_at_fpr_1pct``, ``privacy/epsilon``)."""
 
-SAMPLERS = ("poisson",)
-"""Samplers whose certified bounds rerokit computes: Poisson subsampling with rate q (Opacus'
-``DPDataLoader``, ``poisson_sampling=True``, the default of ``make_private``)."""
+
 
 # Largest step budget searched when the trainer does not say how many steps it will run.
 _MAX_BUDGET = 10_000_000
@@ -94,13 +92,36 @@ def _is_accountant(x: Any) -> bool:
 
 
 def find_accountant(run: Any) -> Any:
-    """The Opacus accountant behind ``run`` (an accountant, or a ``PrivacyEngine``), or None."""
+    """The Opacus accountant behind ``run`` (an accountant, a ``PrivacyEngine``, or an Opacus
+    ``DPOptimizer``, possibly wrapped by a trainer), or None."""
     if run is None:
         return None
     if _is_accountant(run):
         return run
     acc = getattr(run, "accountant", None)
-    return acc if _is_accountant(acc) else None
+    if _is_accountant(acc):
+        return acc
+    return _accountant_of_optimizer(run)
+
+
+def _accountant_of_optimizer(opt: Any) -> Any:
+    """The accountant whose step hook an Opacus ``DPOptimizer`` calls (``attach_step_hook`` of
+    ``PrivacyEngine.make_private``); wrappers exposing ``.optimizer`` (accelerate, Lightning) are
+    unwrapped. None when there is none."""
+    import inspect
+
+    for _ in range(4):
+        hook = getattr(opt, "step_hook", None)
+        if callable(hook):
+            try:
+                owner = inspect.getclosurevars(hook).nonlocals.get("self")
+            except (TypeError, ValueError):
+                owner = None
+            return owner if _is_accountant(owner) else None
+        opt = getattr(opt, "optimizer", None)
+        if opt is None:
+            return None
+    return None
 
 
 class RiskMonitor:
@@ -111,7 +132,9 @@ class RiskMonitor:
         ``history``) or a ``PrivacyEngine``; or None to give the settings instead.
       noise_multiplier: sigma > 0 of every step (with ``sample_rate``, instead of ``run``).
       sample_rate: q in (0, 1] (the expected batch size over the dataset size).
-      sampler: how batches are drawn; ``"poisson"`` (the only sampler with certified bounds here).
+      sampler: how batches are drawn: ``"poisson"`` (Opacus' ``DPDataLoader``, the default of
+        ``make_private``), ``"shuffle"`` (fixed-size shuffled batches) or ``"full_batch"``; the
+        certified numbers are those of that sampler (:mod:`rerokit.bounds.certify`).
       prior: the adversary's prior for gamma: an int n (n equally likely candidates) or a rerokit prior.
       delta: delta of the reported epsilon, in (0, 1).
       limits: :class:`RiskLimits` at which to stop.
@@ -157,7 +180,8 @@ class RiskMonitor:
         self.stop_reason: str | None = None
 
     def bind(self, run: Any) -> bool:
-        """Attach an accountant found late (e.g. on a Lightning module); True if one is now known."""
+        """Attach an accountant found late (on a Lightning module, or behind the trainer's Opacus
+        optimizer); True if the run is now known."""
         if self.accountant is None and self.settings is None:
             self.accountant = find_accountant(run)
         return self.accountant is not None or self.settings is not None
@@ -187,7 +211,7 @@ class RiskMonitor:
         if any(s == 0.0 for s, _, _ in segments):
             return {"gamma": 1.0, "tpr_at_fpr_1pct": 1.0, "epsilon": math.inf}
         r = reconstruction_risk(Schedule.from_segments(segments), log_kappa=self.baseline.log_kappa,
-                                delta=self.delta, fprs=(MONITOR_FPR,))
+                                delta=self.delta, fprs=(MONITOR_FPR,), sampler=self.sampler)
         return {"gamma": float(r.gamma), "tpr_at_fpr_1pct": float(r.membership.tpr_at_fpr[MONITOR_FPR]),
                 "epsilon": float(r.epsilon)}
 
@@ -234,7 +258,7 @@ class RiskMonitor:
             return None
         try:
             r = calibrate_monotone(worst, 1.0, feasible="below", start=1.0, lower=1.0, upper=float(cap),
-                                   integer=True, growth=4.0, transform="identity")
+                                   integer=True, growth=16.0, transform="log")
         except NoFeasibleValue:
             return 0
         except AllFeasible:
@@ -273,9 +297,10 @@ class RiskMonitor:
             self._budget = (key, self._solve_budget(prefix, setting[0], setting[1], cap))
         k = self._budget[1]
         if k is not None and in_run >= k:
-            self.stopped_early = True
-            m = self._risk_of([*prefix, (setting[0], setting[1], in_run + 1)])
-            self.stop_reason = ", ".join(self.limits.exceeded(m)) or "limit"
+            if not self.stopped_early:  # name the limit once (one more evaluation)
+                m = self._risk_of([*prefix, (setting[0], setting[1], in_run + 1)])
+                self.stop_reason = ", ".join(self.limits.exceeded(m)) or "limit"
+                self.stopped_early = True
             return True
         return False
 
@@ -296,8 +321,8 @@ class RiskMonitor:
         if self.card is not None and segs:
             from rerokit.report.build import build_report
 
-            rep = build_report(Schedule.from_segments(segs), delta=self.delta, what_if=self.card.suffix != ".md",
-                               source="training callback")
+            sched = Schedule.from_segments(segs).with_sampling(self.sampler)
+            rep = build_report(sched, delta=self.delta, what_if=self.card.suffix != ".md", source="training callback")
             if self.card.suffix == ".md":  # a model card (README.md): its Privacy section and metadata
                 from rerokit.report.model_card import write_model_card
 

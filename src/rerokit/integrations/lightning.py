@@ -36,11 +36,11 @@ class RiskCallback(Callback):
     """A Lightning ``Callback`` that logs and limits the certified risk of DP-SGD training.
 
     Args:
-      run: an Opacus ``PrivacyEngine`` or accountant; None to find one on the module
-        (``privacy_engine`` / ``accountant``) or to use the settings.
+      run: an Opacus ``PrivacyEngine`` or accountant; None to use the settings, or to find one on
+        the module (``privacy_engine`` / ``accountant``) or behind the trainer's Opacus optimizer.
       noise_multiplier: sigma of the DP optimizer (without an accountant).
       sample_rate: Poisson sampling rate q (without an accountant).
-      sampler: ``"poisson"`` (the sampler the certified bounds assume).
+      sampler: how batches are drawn: ``"poisson"`` (Opacus' default), ``"shuffle"`` or ``"full_batch"``.
       prior: the adversary's prior for gamma: an int n (n equally likely candidates; default 10).
       delta: delta of the logged epsilon (default 1e-5).
       max_gamma: stop before gamma would exceed this (None: no limit).
@@ -66,8 +66,10 @@ class RiskCallback(Callback):
         self._last_step = -1
 
     def on_fit_start(self, trainer: Any, pl_module: Any) -> None:
-        for name in ("privacy_engine", "accountant"):
-            if self.monitor.bind(getattr(pl_module, name, None)):
+        found = [getattr(pl_module, n, None) for n in ("privacy_engine", "accountant")]
+        found += list(getattr(trainer, "optimizers", None) or [])  # an Opacus DPOptimizer's accountant
+        for run in found:
+            if self.monitor.bind(run):
                 break
         if not self.monitor.ready:
             raise ValueError("RiskCallback needs the run: pass run=privacy_engine, or noise_multiplier= and "

@@ -38,10 +38,11 @@ class RiskCallback(TrainerCallback):
 
     Args:
       run: an Opacus ``PrivacyEngine`` or accountant whose history counts the steps (preferred:
-        it sees the noise multiplier and sampling rate Opacus used); or None with the settings.
+        it sees the noise multiplier and sampling rate Opacus used); or None: the settings below,
+        or else the accountant behind the Trainer's Opacus optimizer, found when training starts.
       noise_multiplier: sigma of the DP optimizer (without ``run``).
       sample_rate: Poisson sampling rate q = expected batch size / dataset size (without ``run``).
-      sampler: ``"poisson"`` (the sampler the certified bounds assume).
+      sampler: how batches are drawn: ``"poisson"`` (Opacus' default), ``"shuffle"`` or ``"full_batch"``.
       prior: the adversary's prior for gamma: an int n (n equally likely candidates; default 10).
       delta: delta of the logged epsilon (default 1e-5).
       max_gamma: stop before gamma would exceed this (None: no limit).
@@ -51,7 +52,8 @@ class RiskCallback(TrainerCallback):
         the Privacy section of a model card such as ``README.md`` (None: none).
 
     Raises:
-      ValueError: if the run is not given exactly once, or a setting or limit is out of range.
+      ValueError: if the run is given twice, or a setting or limit is out of range; when training
+        starts, if no run is known.
       TypeError: if ``run`` is neither an accountant nor a ``PrivacyEngine``.
     """
 
@@ -60,7 +62,7 @@ class RiskCallback(TrainerCallback):
                  max_tpr: float | None = None, max_epsilon: float | None = None, card: str | Path | None = None):
         self.monitor = RiskMonitor(run, noise_multiplier=noise_multiplier, sample_rate=sample_rate, sampler=sampler,
                                    prior=prior, delta=delta, limits=RiskLimits(max_gamma, max_tpr, max_epsilon),
-                                   card=card)
+                                   card=card, allow_late=True)
         self.summary: dict[str, Any] | None = None
         self._attached_first = False
 
@@ -81,6 +83,9 @@ class RiskCallback(TrainerCallback):
         return self
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+        if not self.monitor.bind(kwargs.get("optimizer")):
+            raise ValueError("RiskCallback needs the run: pass the Opacus PrivacyEngine (RiskCallback(engine, ...)), "
+                             "or noise_multiplier= and sample_rate=, or train with an Opacus DPOptimizer")
         report_to = [r for r in (getattr(args, "report_to", None) or []) if r not in ("none", None)]
         if report_to and not self._attached_first:
             warnings.warn("RiskCallback was passed in callbacks=[...], so the Trainer's reporting callbacks "

@@ -8,7 +8,7 @@ implementation):
 
 * informed adversary, priors of 2 / 10 / 100 equally likely candidates and "any image within
   the pixel tolerance" (:class:`~rerokit.bounds.priors.PixelTolerancePrior`, Hayes et al. 2023
-  App. I: 32/256 per pixel): gamma of Hayes et al. Thm 2 with its certified bracket,
+  App. I: 32/256 per pixel): gamma of Hayes et al. 2023 Thm 2 with its certified bracket,
   :func:`rerokit.risk.reconstruction_risks` (one composed PLD for all priors);
 * membership inference (TPR at FPR 0.1% / 1% / 10%, advantage), epsilon at delta and the
   Gaussian-DP mu, from the same curve;
@@ -680,9 +680,9 @@ def _what_if(sched: Schedule, r0: Any, ref: int, delta: float) -> dict[str, Any]
 
 
 _METHOD = {
-    "exact": "Hayes et al. Thm 2, PLD",
-    "closed-form": "Hayes et al. Thm 2, closed form",
-    "envelope": "Hayes et al. Thm 2, envelope",
+    "exact": "Hayes et al. 2023 Thm 2, PLD",
+    "closed-form": "Hayes et al. 2023 Thm 2, closed form",
+    "envelope": "Hayes et al. 2023 Thm 2, envelope",
 }
 
 
@@ -808,13 +808,12 @@ def verdict_sentences(d: dict[str, Any]) -> list[tuple[str, Sentence]]:
         out.append(("uninformed", tuple(parts)))
     im = d.get("informed_mse")
     if im:
+        o = _odds_num(None, im["gamma"], im.get("log10_gamma"))
         out.append(("informed_mse", (
-            Lead("Informed adversary, MSE threshold: "), f"for a record drawn from a prior of pixels uniform on "
-            f"[0, {fmt(u.get('data_range', 1.0) if not u.get('skipped') else 1.0)}] (blind guess ",
-            num("kappa_informed_mse", im["kappa"], log10=im["log10_kappa"]), "), any attacker reconstructs it with "
-            "MSE \u2264 ", num(None, im["mse_threshold"]), " with probability at most ",
-            num("gamma_informed_mse", im["gamma"]),
-            "." if im["gamma"] > 1e-300 else " (the smallest positive double; the true bound is smaller).",
+            Lead("Reconstruction, MSE threshold: "), "a record drawn from a prior of pixels uniform on "
+            f"[0, {fmt(u.get('data_range', 1.0) if not u.get('skipped') else 1.0)}] is rebuilt to MSE \u2264 "
+            f"{fmt(im['mse_threshold'])} by any attacker at most ", o, " attempts",
+            _against(o.text, im["kappa"], im["log10_kappa"]), ".",
         )))
     g = d["guo_mse"]
     if not g.get("skipped"):
@@ -926,6 +925,9 @@ def key_numbers(d: dict[str, Any]) -> dict[str, Any]:
     for k, e in d["informed"].items():
         out[f"kappa_{k}"] = e["kappa"]
         out[f"log10_kappa_{k}"] = e["log10_kappa"]
+    im = d.get("informed_mse")
+    if im:
+        out["kappa_informed_mse"] = im["kappa"]
     return out
 
 
@@ -1044,7 +1046,7 @@ def table_rows(d: dict[str, Any]) -> list[Row]:
     g = d["guo_mse"]
     if not g.get("skipped"):
         rows.append(Row("MSE of an unbiased attacker", ("\u2265 ", num("guo_mse_lower_bound", g["mse_lower_bound"])), "",
-                        f"Guo et al. Thm 1, (2, {fmt(g['epsilon_rdp2'])})-RDP", "certified",
+                        f"Guo et al. 2022 Thm 1, (2, {fmt(g['epsilon_rdp2'])})-RDP", "certified",
                         section="Released model (error view)"))
     au = d.get("audit")
     if au:
@@ -1056,7 +1058,7 @@ def table_rows(d: dict[str, Any]) -> list[Row]:
         if same is None:  # else it is the informed row of that prior (the same number, shown once)
             rows.append(Row(f"Bound at the audit's \u03ba = {fmt(au['kappa'])}",
                             ("\u2264 ", num("audit_gamma", au["gamma"])), fmt_bracket(au["gamma_interval"]),
-                            "Hayes et al. Thm 2, PLD", "certified"))
+                            "Hayes et al. 2023 Thm 2, PLD", "certified"))
         lb = au.get("lower_bounds")
         if lb:
             one_run = "one-run bound (Mahloujifar et al. 2025)" if lb.get("family") else None

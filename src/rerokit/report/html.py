@@ -62,6 +62,7 @@ ul.verdict { padding-left: 1.1rem; margin: 0; }
 ul.verdict li { margin: 0.45rem 0; }
 ul.verdict li .tm { font-weight: 700; }
 .table-scroll { max-width: 100%; overflow-x: auto; }
+table.numbers td:first-child { min-width: 11rem; }
 table { width: 100%; border-collapse: collapse; font-size: 0.9rem; }
 th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
 thead th { font-size: 0.82rem; color: var(--muted); font-weight: 600; }

@@ -106,10 +106,10 @@ def _membership_rows(m: dict[str, Any], section: str = "Membership inference (sa
 
 
 _DPSGD_METHOD = {
-    "exact": ("Hayes et al. Thm 2, certified PLD", "certified"),
-    "closed-form": ("Hayes et al. Thm 2, closed form (q = 1)", "exact"),
+    "exact": ("Hayes et al. 2023 Thm 2, certified PLD", "certified"),
+    "closed-form": ("Hayes et al. 2023 Thm 2, closed form (q = 1)", "exact"),
     "envelope": ("closed-form envelope (\u03c3 outside the PLD range)", "certified"),
-    "mc": ("Hayes et al. Alg. 1 (Monte Carlo)", "estimate (95% CI)"),
+    "mc": ("Hayes et al. 2023 Alg. 1 (Monte Carlo)", "estimate (95% CI)"),
 }
 
 
@@ -150,7 +150,7 @@ def _bound_dpsgd(d: dict[str, Any]) -> Summary:
             ("95% CI " if est else "") + detail, method, status, section="Reconstruction"),
         Row("\u03ba: success of a blind guess (the prior)", "= " + _kappa_text(d), "", "prior", "exact"),
         Row("advantage (\u03b3 \u2212 \u03ba) / (1 \u2212 \u03ba)", ("\u2248 " if est else "\u2264 ") + fmt(d.get("advantage")),
-            "", "Hayes et al. App. H, Eq. 4", status),
+            "", "Hayes et al. 2023 App. H, Eq. 4", status),
     ]
     det = d.get("details") or {}
     if est:
@@ -159,7 +159,7 @@ def _bound_dpsgd(d: dict[str, Any]) -> Summary:
     c = d.get("comparisons") or {}
     if c.get("rdp_gamma") is not None:
         rows.append(Row("\u03b3 from RDP (looser, for comparison)", _le(c["rdp_gamma"]), "",
-                        f"Balle et al. Thm 2, order {fmt(c.get('rdp_order'))}", "certified", section="Comparisons"))
+                        f"Balle et al. 2022 Thm 2, order {fmt(c.get('rdp_order'))}", "certified", section="Comparisons"))
     if c.get("epsilon") is not None:
         rows.append(Row(f"\u03b5 at \u03b4 = {fmt(c.get('delta'))}", _le(c["epsilon"]) if c["epsilon"] != "inf" else "inf",
                         "", "PLD, add-or-remove", "certified"))
@@ -339,7 +339,7 @@ def _calibrate(d: dict[str, Any]) -> Summary:
     g = d.get("gamma")
     err = d.get("error")
     rows.append(Row("\u03b3 there", _le(g), fmt_bracket([g - err, g]) if isinstance(g, float) and
-                    isinstance(err, float) else "", "Hayes et al. Thm 2, PLD", "certified"))
+                    isinstance(err, float) else "", "Hayes et al. 2023 Thm 2, PLD", "certified"))
     rows.append(Row("target \u03b3", fmt(d.get("target_gamma")), "", "input", ""))
     rows.append(Row("\u03ba: success of a blind guess", "= " + _kappa_text(d), "", "prior", "exact"))
     if d.get("epsilon") is not None:
@@ -385,7 +385,7 @@ def _audit(d: dict[str, Any]) -> Summary:
                    if d.get("empirical_mu_lower") is not None else ""))]
     rows = [Row(f"attack success ({attack})", fmt(succ), f"95% CI {fmt_bracket([lo, hi], 4)}" if judged else ci,
                 "Student-t on the mean" if grad else "Clopper-Pearson", "estimate", section="Attack"),
-            Row("\u03b3: certified bound at \u03ba", _le(d.get("gamma")), "", "Hayes et al. Thm 2, PLD", "certified"),
+            Row("\u03b3: certified bound at \u03ba", _le(d.get("gamma")), "", "Hayes et al. 2023 Thm 2, PLD", "certified"),
             Row("\u03ba: success of a blind guess", "= " + fmt(d.get("kappa")), "", "prior", "exact")]
     if grad:
         rows.append(Row("reconstruction MSE", fmt(d.get("mse")),
@@ -480,7 +480,7 @@ def _attack_reconn(d: dict[str, Any]) -> Summary:
                 f"({_ci(d.get('success_rate_ci'))}).")]
     rows = [Row("mean MSE", fmt(d.get("mse")), _ci(d.get("mse_ci")), "Student-t on the mean", "estimate",
                 section="Reconstruction"),
-            Row("nearest-neighbour oracle MSE", fmt(d.get("nn_oracle_mse")), "", "Balle et al. Table II", "estimate"),
+            Row("nearest-neighbour oracle MSE", fmt(d.get("nn_oracle_mse")), "", "Balle et al. 2022 Table II", "estimate"),
             Row("targets beaten the oracle on", fmt(d.get("success_rate")), _ci(d.get("success_rate_ci")),
                 "Clopper-Pearson", "estimate"),
             Row("KL (attack / oracle)", f"{fmt(d.get('kl'))} / {fmt(d.get('nn_oracle_kl'))}", "", "Sec. V-B", "estimate"),
