@@ -849,27 +849,12 @@ def run_prior_aware_audit(
     if "loglik" in attacks and cfg.noise_multiplier == 0:
         raise ValueError("attack loglik needs noise_multiplier > 0")
     job = _Job("prior-aware", cfg, _resolve_device(device), attacks=attacks)
-    from rerokit.experiments.records import Bool, DictOf, Int, ListOf, Num
+    from rerokit.experiments.schema import prior_aware_problem, prior_aware_schema
 
-    schema = {"seed": Int(minimum=0), "prior": ListOf(Int(minimum=0), length=cfg.prior_size),
-              "target": Int(minimum=0), "guess": DictOf(Int(minimum=0), keys=attacks),
-              "success": DictOf(Bool, keys=attacks), "target_clipped_fraction": Num(minimum=0, finite=True)}
+    schema = prior_aware_schema(cfg.prior_size, attacks)
 
     def check_record(rec: dict[str, Any]) -> str | None:
-        N = cfg.prior_size
-        if len(set(rec["prior"])) != N:
-            return "the prior lists a dataset record twice"
-        if rec["target"] >= N:
-            return f"target {rec['target']} is outside the prior 0..{N - 1}"
-        for a in attacks:
-            g = rec["guess"][a]
-            if g >= N:
-                return f"guess {g} of {a} is outside the prior 0..{N - 1}"
-            if rec["success"][a] != (g == rec["target"]):
-                return f"success of {a} is {str(rec['success'][a]).lower()} but the guess is {g} and the target {rec['target']}"
-        if rec["target_clipped_fraction"] > 1:
-            return f"target_clipped_fraction {rec['target_clipped_fraction']} is above 1"
-        return None
+        return prior_aware_problem(rec, cfg.prior_size, attacks)
 
     def validate() -> None:
         ds = _state(cfg, job.device)[0]
@@ -925,14 +910,10 @@ def run_gradient_audit(
     check_positive("attack_lr", attack_lr)
     job = _Job("gradient", cfg, _resolve_device(device), sizes=sizes, iterations=iterations, restarts=restarts,
                attack_lr=attack_lr)
-    from rerokit.experiments.records import DictOf, Int, Num
+    from rerokit.experiments.schema import gradient_problem, gradient_schema
 
-    schema = {"seed": Int(minimum=0), "target_index": Int(minimum=0), "mse": Num(minimum=0, finite=True),
-              "objective": Num(), "prior_success": DictOf(Num(minimum=0, finite=True), keys=sizes)}
-
-    def check_record(rec: dict[str, Any]) -> str | None:
-        bad = [n for n, v in rec["prior_success"].items() if v > 1]
-        return f"prior_success[{bad[0]}] = {rec['prior_success'][bad[0]]} is above 1" if bad else None
+    schema = gradient_schema(sizes)
+    check_record = gradient_problem
 
     def validate() -> None:
         ds = _state(cfg, job.device)[0]
