@@ -157,7 +157,7 @@ def _find(path: Path, stems: tuple[str, ...]) -> Path:
             p = path / (stem + suffix)
             if p.exists():
                 return p
-    raise FileNotFoundError(f"path {path}: none of {', '.join(stems)} (optionally .gz) found")
+    raise FileNotFoundError(f"data_path {path}: none of {', '.join(stems)} (optionally .gz) found")
 
 
 def _load_npz(path: Path, name: str, num_classes: int, shape: tuple[int, ...], split: str) -> Dataset:
@@ -224,7 +224,7 @@ def _local_path(path: str | os.PathLike, split: str, label: str) -> Path:
     check_choice("split", split, ("train", "test"))
     p = Path(path)
     if not p.exists():
-        raise FileNotFoundError(f"path {p} does not exist ({label} is read from local files only)")
+        raise FileNotFoundError(f"data_path {p} does not exist ({label} is read from local files only)")
     return p
 
 

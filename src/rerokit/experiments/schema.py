@@ -42,6 +42,7 @@ __all__ = [
     "prior_aware_problem",
     "gradient_schema",
     "gradient_problem",
+    "seed_problems",
 ]
 
 SCHEMA_VERSION = 1
@@ -334,6 +335,8 @@ def parse_results(data: bytes | str, where: str, *, parse_constant: Callable[[st
             raise ValueError(f"{where}, line {lineno}: {'not valid JSON' if ln.strip() else 'an empty line'}; "
                              "this is not a record this run writes (edit or remove that line, or use a new file)"
                              ) from None
+        except ValueError as exc:  # refused by parse_constant (e.g. NaN where the reader wants numbers)
+            raise ValueError(f"{where}, line {lineno}: {exc}") from None
         records.append((lineno, rec))
         cut = cut or not terminated  # complete but without its newline: rewritten to add it
     return ParsedResults(head, tuple(records), cut)
@@ -402,3 +405,29 @@ def gradient_problem(rec: Mapping[str, Any]) -> str | None:
     bad = [n for n, v in rec["prior_success"].items() if v > 1]
     return f"prior_success[{bad[0]}] = {rec['prior_success'][bad[0]]} is above 1" if bad else None
 
+
+
+MAX_CHECKED_TRIAL = 10**7
+"""Largest trial id whose seed a reader recomputes (larger ids are refused as not from a run)."""
+
+
+def seed_problems(records: Sequence[Mapping[str, Any]], seed: int) -> tuple[int, str] | None:
+    """The first record whose ``seed`` is not its trial's seed in a run of seed ``seed``
+    (:func:`rerokit.seeding.trial_seeds`), as (trial, problem); None when all agree.
+
+    Args:
+      records: trial records with integer ``trial`` and ``seed``.
+      seed: the run's seed.
+    """
+    from rerokit.seeding import trial_seeds
+
+    if not records:
+        return None
+    top = max(int(r["trial"]) for r in records)
+    if top >= MAX_CHECKED_TRIAL:
+        return top, f"trial {top} is beyond the {MAX_CHECKED_TRIAL} trials a run writes"
+    seeds = trial_seeds(seed, top + 1)
+    for r in records:
+        if r["seed"] != seeds[r["trial"]]:
+            return r["trial"], f"seed {r['seed']} is not this run's seed of that trial ({seeds[r['trial']]}, from seed {seed})"
+    return None

@@ -465,6 +465,7 @@ def _audit_from_lines(text: str, where: str, path: str) -> AuditSummary:
         schema = prior_aware_schema(N, attacks)
         problem = lambda r: prior_aware_problem(r, N, attacks)  # noqa: E731
     trials: dict[int, dict] = {}
+    lines_of: dict[int, int] = {}
     for i, rec in parsed.records:
         if not (isinstance(rec, dict) and rec.get("kind") == "trial" and isinstance(rec.get("trial"), int)
                 and not isinstance(rec.get("trial"), bool) and rec["trial"] >= 0):
@@ -476,9 +477,16 @@ def _audit_from_lines(text: str, where: str, path: str) -> AuditSummary:
         if rec["trial"] in trials:
             raise ValueError(f"{where}: line {i}: trial {rec['trial']} appears twice")
         trials[rec["trial"]] = rec
+        lines_of[rec["trial"]] = i
     if not trials:
         raise ValueError(f"{where}: holds no finished trial")
     recs = [trials[i] for i in sorted(trials)]
+    if st["seed"] is not None:  # every record must be a trial of this run (its seed from the run's seed)
+        from rerokit.experiments.schema import seed_problems
+
+        bad_seed = seed_problems(recs, st["seed"])
+        if bad_seed is not None:
+            raise ValueError(f"{where}: line {lines_of[bad_seed[0]]}: trial {bad_seed[0]}: {bad_seed[1]}")
     common = dict(kappa=kappa, target_epsilon=None, delta=None, source="jsonl", path=path, **st)
     from rerokit.attacks.result import AttackResult
 
@@ -517,7 +525,7 @@ def load_audit(path: Any) -> AuditSummary:
         raise ValueError(f"{where}: is empty (expected the JSON of 'rerokit audit ... --json' or its --out file)")
     try:
         head = json.loads(first, parse_constant=_reject_constant)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested beyond the stack: read below, one error
         head = None
     if isinstance(head, dict) and head.get("kind") == "header":
         return _audit_from_lines(text, where, p)

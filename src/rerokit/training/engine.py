@@ -37,6 +37,7 @@ import torch
 from torch.func import vmap
 
 from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive, check_probability
+from rerokit.seeding import trial_seeds  # noqa: F401 - re-exported: rerokit.training.trial_seeds
 from rerokit.training.grads import _check_batch, _check_labels, _psg, clip_rows
 from rerokit.training.mlp import MLPInputs, MLPPlan, mlp_plan
 from rerokit.training.models import FunctionalModel
@@ -64,22 +65,6 @@ class Result:
     transcript: Transcript | None
     seed: Any
     settings: dict = field(default_factory=dict)
-
-
-def trial_seeds(seed: int, K: int) -> list[int]:
-    """Per-trial seeds ``[s_0..s_{K-1}]`` (63-bit) derived from ``seed``; s_k depends only on (seed, k).
-
-    Args:
-        seed: the run's seed (>= 0).
-        K: the number of trials (>= 1).
-
-    Returns:
-        K ints, the first 63 bits of ``numpy.random.SeedSequence(seed).generate_state(K)``.
-    """
-    seed = check_int("seed", seed, minimum=0)
-    K = check_int("K", K, minimum=1)
-    st = np.random.SeedSequence(seed).generate_state(K, np.uint64) >> np.uint64(1)
-    return [int(s) for s in st]
 
 
 class _RunRandom:
