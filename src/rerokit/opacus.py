@@ -36,7 +36,7 @@ import warnings
 from typing import Any
 
 from opacus.accountants import IAccountant
-from opacus.accountants.registry import _ACCOUNTANTS, register_accountant
+from opacus.accountants.registry import register_accountant
 
 from rerokit._validate import check_int, check_positive, check_probability
 from rerokit.bounds.schedule import Schedule
@@ -187,8 +187,8 @@ class RiskAccountant(IAccountant):
         self._cache.clear()
 
 
-if MECHANISM not in _ACCOUNTANTS:  # PrivacyEngine(accountant="rerokit")
-    register_accountant(MECHANISM, RiskAccountant)
+# PrivacyEngine(accountant="rerokit"), through Opacus' public registry (force: a re-import replaces it)
+register_accountant(MECHANISM, RiskAccountant, force=True)
 
 
 def make_private_with_reconstruction_risk(

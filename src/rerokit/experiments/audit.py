@@ -1062,8 +1062,6 @@ def _announce(kind: str, cfg: AuditConfig, trials: int, seed: int, attack: str, 
             f"candidates, attack {attack}; seed {seed}, executor {ex.describe()}")
 
 
-# sample shape of each dataset an audit can use (the data need not be loaded for the estimate)
-_SHAPES = {"digits": (1, 8, 8), "mnist": (1, 28, 28), "cifar10": (3, 32, 32)}
 
 
 def check_audit_memory(cfg: AuditConfig, trials: int, chunk_size: int, *, full: bool = False) -> None:
@@ -1080,7 +1078,9 @@ def check_audit_memory(cfg: AuditConfig, trials: int, chunk_size: int, *, full: 
 
     from rerokit._resources import check_memory, dpsgd_trials_bytes, memory_limit, trial_records_bytes
 
-    shape = _SHAPES.get(cfg.dataset, (1, 8, 8))
+    from rerokit.data import DATASET_SHAPES  # the data need not be loaded for the estimate
+
+    shape = DATASET_SHAPES.get(cfg.dataset, DATASET_SHAPES["digits"])
     try:
         with torch.device("meta"):  # count the parameters without allocating them
             P = build_model(cfg, shape, 10).num_params
