@@ -24,7 +24,6 @@ KNOWN_PRIVATE_IMPORTS = {
 KNOWN_LONG_SIGNATURES: dict[str, int] = {
     "rerokit.experiments.reconn:run_reconn": 28,
     "rerokit.training.engine:train_dpsgd_many": 20,
-    "rerokit.experiments.audit:run_audit": 20,
     "rerokit.attacks.reconn:train_models": 20,
     "rerokit.report.build:build_report": 17,
     "rerokit.experiments.hayes_figures:fig8": 17,
@@ -33,7 +32,6 @@ KNOWN_LONG_SIGNATURES: dict[str, int] = {
     "rerokit.bounds.dpsgd:rero_dpsgd": 16,
     "rerokit.experiments.reconn_dpgd:run_dpgd_sweep": 15,
     "rerokit.experiments.hayes_figures:fig3": 15,
-    "rerokit.experiments.audit:run_gradient_audit": 15,
     "rerokit.experiments.analytic:run_analytic_attack": 15,
     "rerokit.attacks.reconn:gd_many": 15,
     "rerokit.training.engine:train_dpsgd": 14,
@@ -43,7 +41,6 @@ KNOWN_LONG_SIGNATURES: dict[str, int] = {
     "rerokit.executors:run_blocks": 13,
     "rerokit.opacus:make_private_with_reconstruction_risk": 12,
     "rerokit.experiments.uninformed_fig2:run_uninformed_fig2": 12,
-    "rerokit.experiments.audit:run_prior_aware_audit": 12,
     "rerokit.risk:reconstruction_risks": 11,
     "rerokit.bounds.solve:calibrate_monotone": 11,
     "rerokit.attacks.gradient:gradient_attack": 11,
