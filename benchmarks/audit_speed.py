@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from rerokit.attacks.prior_aware import alg2_scores, guess, step_statistics_from_grads
-from rerokit.experiments.audit import AuditConfig, _load, build_model, make_trial, run_prior_aware_audit
+from rerokit.experiments.audit import AuditConfig, RunOptions, _load, build_model, make_trial, run_prior_aware_audit
 from rerokit.training import per_sample_clipped_grads, train_dpsgd, trial_seeds
 
 
@@ -63,7 +63,7 @@ def main() -> None:
           f"cpus={os.cpu_count()}, load avg={os.getloadavg()[0]:.2f}")
 
     t0 = time.perf_counter()
-    rep = run_prior_aware_audit(cfg, a.trials, a.seed, attacks=("alg2",), chunk_size=a.chunk_size, progress=True)
+    rep = run_prior_aware_audit(cfg, a.trials, a.seed, attacks=("alg2",), options=RunOptions(chunk_size=a.chunk_size, progress=True))
     t_vec = time.perf_counter() - t0
     print(f"vectorised: {a.trials} trials in {t_vec:.1f} s ({a.trials / t_vec:.2f} trials/s); "
           f"success {rep.results['alg2'].value:.3f}, gamma {rep.gamma:.3f}")

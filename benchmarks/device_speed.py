@@ -26,15 +26,15 @@ import time
 import numpy as np
 import torch
 
-from rerokit.experiments.audit import AuditConfig, run_prior_aware_audit
+from rerokit.experiments.audit import AuditConfig, RunOptions, run_prior_aware_audit
 
 
 def audit_rate(cfg: AuditConfig, trials: int, chunk: int, device: str, seed: int):
     if device == "cuda":  # CUDA context and kernels loaded before the clock starts
-        run_prior_aware_audit(cfg, 2, seed, attacks=("alg2",), chunk_size=2, progress=False, device=device)
+        run_prior_aware_audit(cfg, 2, seed, attacks=("alg2",), options=RunOptions(chunk_size=2, progress=False, device=device))
         torch.cuda.synchronize()
     t0 = time.perf_counter()
-    rep = run_prior_aware_audit(cfg, trials, seed, attacks=("alg2",), chunk_size=chunk, progress=False, device=device)
+    rep = run_prior_aware_audit(cfg, trials, seed, attacks=("alg2",), options=RunOptions(chunk_size=chunk, progress=False, device=device))
     if device == "cuda":
         torch.cuda.synchronize()
     return trials / (time.perf_counter() - t0), [r["guess"]["alg2"] for r in rep.records]

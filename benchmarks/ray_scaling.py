@@ -40,7 +40,7 @@ import time
 import torch
 
 from rerokit.executors import LocalExecutor, RayExecutor
-from rerokit.experiments.audit import AuditConfig, run_prior_aware_audit
+from rerokit.experiments.audit import AuditConfig, RunOptions, run_prior_aware_audit
 
 
 def _load() -> str:
@@ -49,7 +49,7 @@ def _load() -> str:
 
 def _run(cfg, trials, chunk, ex, seed):
     t0 = time.perf_counter()
-    rep = run_prior_aware_audit(cfg, trials, seed, attacks=("alg2",), chunk_size=chunk, progress=False, executor=ex)
+    rep = run_prior_aware_audit(cfg, trials, seed, attacks=("alg2",), options=RunOptions(chunk_size=chunk, progress=False, executor=ex))
     return time.perf_counter() - t0, rep
 
 
@@ -95,7 +95,7 @@ def main() -> None:
         print(f"\n[ray, {n} worker(s)] load before {_load()}", flush=True)
         with RayExecutor(workers=n) as ex:
             t0 = time.perf_counter()
-            run_prior_aware_audit(cfg, n, a.seed, attacks=("alg2",), chunk_size=1, progress=False, executor=ex)
+            run_prior_aware_audit(cfg, n, a.seed, attacks=("alg2",), options=RunOptions(chunk_size=1, progress=False, executor=ex))
             startup = time.perf_counter() - t0
             dt, rep = _run(cfg, a.trials, a.chunk_size, ex, a.seed)
         same = rep.records == ref.records

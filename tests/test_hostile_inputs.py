@@ -17,6 +17,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -25,6 +26,8 @@ import pytest
 
 import rerokit
 from rerokit.cli import main
+
+_POLL = threading.Event()  # the polling clock of the waits below: never set, so wait(t) returns after t
 
 SRC = str(Path(rerokit.__file__).resolve().parents[1])
 
@@ -711,7 +714,7 @@ def _kill_resume(argv_for, log_path, sig, tmp_path, min_trials: int = 2):
         while _trial_lines(log_path) < min_trials:
             assert first.poll() is None, f"the run ended before it could be stopped: {first.stderr.read()}"
             assert time.monotonic() < deadline, "no trial was written within 120 s"
-            time.sleep(0.01)
+            _POLL.wait(0.01)  # polls the condition above under its deadline (an Event that is never set)
         first.send_signal(signal.SIGSTOP)  # it holds the lock while stopped
         seen = _trial_lines(log_path)
         t = time.monotonic()

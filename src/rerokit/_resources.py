@@ -314,6 +314,7 @@ def check_dpsgd_accounting(segments: Iterable[tuple[float, float, int]], option:
     """
     segs = [tuple(s) for s in segments]
     total = sum(int(s[2]) for s in segs)
-    check_memory(option, dpsgd_accounting_bytes(segs),
-                 f"the privacy-loss distribution of {total} DP-SGD steps",
-                 hint=f"use fewer {option} or a larger noise multiplier")
+    fix = (f"use fewer {option} or a larger noise multiplier" if option == "--steps" else
+           f"give {option} a schedule with fewer steps or larger noise multipliers")
+    check_memory(option, dpsgd_accounting_bytes(segs), f"the privacy-loss distribution of {total} DP-SGD steps",
+                 hint=fix)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from typing import Any, Callable
 
 __all__ = [
@@ -21,7 +22,33 @@ __all__ = [
     "check_real_array",
     "check_distinct",
     "printable",
+    "check_epsilon",
 ]
+
+
+def check_epsilon(name: str, value: Any) -> float:
+    """A float >= 0 where +inf is allowed (an epsilon: no guarantee), or raise naming ``name``.
+
+    Args:
+      name: the parameter's name, used in the error message.
+      value: a real number (numpy scalars included, bools not).
+
+    Returns:
+      ``value`` as a float (an integer beyond the float range is +inf: larger than every epsilon).
+
+    Raises:
+      TypeError: if ``value`` is not a real number.
+      ValueError: if it is nan or negative.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number >= 0 (inf allowed), got {type(value).__name__}")
+    try:
+        e = float(value)
+    except OverflowError:  # an integer beyond the float range: +inf, or below -1.8e308
+        e = math.inf if value > 0 else -math.inf
+    if math.isnan(e) or e < 0:
+        raise ValueError(f"{name} must be a number >= 0 (inf allowed), got {value!r}")
+    return e
 
 
 def printable(text: str, *, keep_newlines: bool = False) -> str:
@@ -127,6 +154,9 @@ def check_int(name: str, value: Any, *, minimum: int | None = None, maximum: int
         raise TypeError(f"{name} must be an integer, got bool")
     if isinstance(value, numbers.Integral):
         n = int(value)
+        if abs(n) > _LARGEST_FLOAT_INT:  # every count meets floating-point arithmetic somewhere
+            raise ValueError(f"{name} must be an integer of magnitude below 1.8e308 (a float), got one with "
+                             f"{len(str(abs(n)))} digits")
     elif isinstance(value, numbers.Real) and math.isfinite(float(value)) and float(value).is_integer():
         n = int(value)
     else:
@@ -219,10 +249,16 @@ def check_real_array(name: str, value: Any):
         arr = np.asarray(value)
     except Exception as exc:  # noqa: BLE001 - ragged nested sequences etc.
         raise TypeError(f"{name} must be a real number or an array of real numbers ({exc})") from None
+    if arr.dtype.kind == "O" and arr.size and all(isinstance(v, numbers.Integral) and not isinstance(v, bool)
+                                                  for v in arr.flat):
+        raise ValueError(f"{name} must hold finite numbers, got an integer too large for a float")
     if arr.dtype.kind not in "iuf":
         what = "booleans" if arr.dtype.kind == "b" else f"dtype {arr.dtype}"
         raise TypeError(f"{name} must be a real number or an array of real numbers, got an array of {what}")
     return arr.astype(float)
+
+
+_LARGEST_FLOAT_INT = int(sys.float_info.max)
 
 
 def _finite(name: str, value: Any, rng: str = "", ok: Callable[[float], bool] | None = None) -> float:
@@ -230,7 +266,11 @@ def _finite(name: str, value: Any, rng: str = "", ok: Callable[[float], bool] | 
     rng = f" {rng}" if rng else ""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number{rng}, got {type(value).__name__}")
-    x = float(value)
+    try:
+        x = float(value)
+    except OverflowError:  # an integer beyond the largest float (about 1.8e308)
+        raise ValueError(f"{name} must be a finite number{rng}, got an integer too large for a float "
+                         f"({len(str(abs(int(value))))} digits)") from None
     if not math.isfinite(x) or (ok is not None and not ok(x)):
         raise ValueError(f"{name} must be a finite number{rng}, got {value!r}")
     return x

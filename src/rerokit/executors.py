@@ -54,6 +54,7 @@ __all__ = [
     "run_blocks",
     "plan_blocks",
     "fixed_threads",
+    "RunOptions",
 ]
 
 EXECUTORS = ("local", "ray")
@@ -641,6 +642,48 @@ def usable_cpus() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):  # pragma: no cover - no affinity on this OS
         return max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How a run is executed and recorded - not what it computes (its settings do that): the
+    results file and whether to continue or replace it, the block size, progress, executor and
+    device. Records are the same, bit for bit, for any executor and number of workers.
+
+    Attributes:
+        out: the JSON-lines results file (:class:`rerokit.experiments.records.TrialLog`), or None.
+        resume: continue ``out`` (same settings) without repeating its trials.
+        overwrite: replace an existing ``out``; without it (and ``resume``) a finished file of the
+            same settings is reported again and any other file is refused.
+        chunk_size: trials per block (recorded in the settings); None: the run's default.
+        progress: a progress bar on stderr.
+        executor: ``"local"``, ``"ray"`` or an :class:`Executor`.
+        workers: Ray workers, or blocks run at the same time locally (None: every CPU).
+        address: an existing Ray cluster (``ray`` only).
+        device: ``"cpu"``, ``"cuda"`` or ``"auto"``.
+    """
+
+    out: "str | os.PathLike | None" = None
+    resume: bool = False
+    overwrite: bool = False
+    chunk_size: int | None = None
+    progress: bool = True
+    executor: Any = "local"
+    workers: int | None = None
+    address: str | None = None
+    device: str = "cpu"
+
+    def __post_init__(self) -> None:
+        if self.resume and self.overwrite:
+            raise ValueError("give resume (--resume) or overwrite (--overwrite), not both")
+        if self.out is None and (self.resume or self.overwrite):
+            raise ValueError(f"{'resume' if self.resume else 'overwrite'} needs --out (the JSONL file of the run)")
+        if self.chunk_size is not None:
+            check_int("chunk_size", self.chunk_size, minimum=1)
+
+    def block_size(self, default: int) -> int:
+        """``chunk_size``, or ``default`` when it is None."""
+        return default if self.chunk_size is None else int(self.chunk_size)
 
 
 def get_executor(executor: "str | Executor | None" = "local", *, workers: int | None = None,

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from opacus.accountants import IAccountant
-from opacus.accountants.registry import _ACCOUNTANTS, register_accountant
+from opacus.accountants.registry import register_accountant
 
 from rerokit._validate import check_int, check_positive, check_probability
 from rerokit.bounds.schedule import Sampling, Schedule
@@ -306,9 +306,9 @@ class RiskAccountant(IAccountant):
         self._cache.clear()
 
 
-if _ACCOUNTANTS.get(MECHANISM) is not RiskAccountant:  # PrivacyEngine(accountant="rerokit")
-    # force: replaces the lazy factory that `import rerokit` registers (rerokit._opacus_hook)
-    register_accountant(MECHANISM, RiskAccountant, force=True)
+# PrivacyEngine(accountant="rerokit") through Opacus' public registry; force: replaces the lazy factory that
+# `import rerokit` registers (rerokit._opacus_hook), and a re-import
+register_accountant(MECHANISM, RiskAccountant, force=True)
 
 
 def make_private_with_reconstruction_risk(

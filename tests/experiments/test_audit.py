@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from rerokit.experiments.audit import AuditConfig, make_trial, rero_gamma, run_gradient_audit, run_prior_aware_audit
+from rerokit.experiments.audit import AuditConfig, GradientAttack, RunOptions
+from rerokit.experiments.audit import make_trial, rero_gamma, run_gradient_audit, run_prior_aware_audit
 from rerokit.stats import clopper_pearson
 
 
@@ -42,7 +43,7 @@ def test_rero_gamma_matches_closed_form():
 
 
 def test_no_noise_success_is_one():
-    rep = run_prior_aware_audit(small(0.0), 16, seed=1, attacks=("alg2", "alg3"), progress=False)
+    rep = run_prior_aware_audit(small(0.0), 16, seed=1, attacks=("alg2", "alg3"), options=RunOptions(progress=False))
     assert rep.results["alg2"].value == 1.0 and rep.results["alg3"].value == 1.0
     assert rep.gamma == 1.0
     # C = 0.1: every target gradient is clipped at every step
@@ -51,7 +52,7 @@ def test_no_noise_success_is_one():
 
 def test_huge_noise_success_is_kappa():
     K = 300
-    rep = run_prior_aware_audit(small(1e4, steps=4, n_known=19), K, seed=2, attacks=("alg2", "loglik"), progress=False)
+    rep = run_prior_aware_audit(small(1e4, steps=4, n_known=19), K, seed=2, attacks=("alg2", "loglik"), options=RunOptions(progress=False))
     for a in ("alg2", "loglik"):
         k = sum(r["success"][a] for r in rep.records)
         lo, hi = clopper_pearson(k, K, 0.999)
@@ -64,7 +65,7 @@ def test_never_significantly_above_bound_moderate():
     """sigma = 3, T = 20, N = 10: gamma = Phi(Phi^-1(0.1) + sqrt(20)/3) ~ 0.45; the attack's
     Clopper-Pearson lower end must not exceed gamma, and it must beat the baseline."""
     cfg = small(3.0, steps=20)
-    rep = run_prior_aware_audit(cfg, 200, seed=3, attacks=("alg2", "loglik"), progress=False)
+    rep = run_prior_aware_audit(cfg, 200, seed=3, attacks=("alg2", "loglik"), options=RunOptions(progress=False))
     for a in ("alg2", "loglik"):
         r = rep.results[a]
         assert r.interval[0] <= rep.gamma, (a, r.value, rep.gamma)
@@ -80,7 +81,7 @@ def test_nonuniform_prior_huge_noise():
     w = (0.5, 0.2, 0.2, 0.1)
     cfg = small(1e4, steps=3, n_known=19, prior_size=4, prior_weights=w)
     assert cfg.kappa == 0.5
-    rep = run_prior_aware_audit(cfg, 200, seed=4, attacks=("loglik",), progress=False)
+    rep = run_prior_aware_audit(cfg, 200, seed=4, attacks=("loglik",), options=RunOptions(progress=False))
     assert all(r["guess"]["loglik"] == 0 for r in rep.records)  # heaviest candidate
     lo, hi = clopper_pearson(sum(r["success"]["loglik"] for r in rep.records), 200, 0.999)
     assert lo <= 0.5 <= hi
@@ -88,26 +89,29 @@ def test_nonuniform_prior_huge_noise():
 
 def test_resume_does_not_repeat_and_equals_straight_run(tmp_path):
     cfg = small(2.0, steps=6)
-    straight = run_prior_aware_audit(cfg, 12, seed=5, attacks=("alg2", "loglik"), chunk_size=4, progress=False)
+    straight = run_prior_aware_audit(cfg, 12, seed=5, attacks=("alg2", "loglik"), options=RunOptions(chunk_size=4, progress=False))
     p = tmp_path / "r.jsonl"
-    run_prior_aware_audit(cfg, 5, seed=5, attacks=("alg2", "loglik"), out=str(p), chunk_size=4, progress=False)
-    again = run_prior_aware_audit(cfg, 12, seed=5, attacks=("alg2", "loglik"), out=str(p), resume=True,
-                                  chunk_size=4, progress=False)
+    run_prior_aware_audit(cfg, 5, seed=5, attacks=("alg2", "loglik"), options=RunOptions(out=str(p), chunk_size=4, progress=False))
+    again = run_prior_aware_audit(cfg, 12, seed=5, attacks=("alg2", "loglik"), options=RunOptions(out=str(p), resume=True, chunk_size=4, progress=False))
     lines = [json.loads(s) for s in p.read_text().splitlines()]
     ids = [ln["trial"] for ln in lines if ln["kind"] == "trial"]
     assert sorted(ids) == list(range(12)) and len(ids) == len(set(ids))
     for a, b in zip(straight.records, again.records):
         assert a["trial"] == b["trial"] and a["seed"] == b["seed"] and a["prior"] == b["prior"]
         assert a["guess"] == b["guess"] and a["success"] == b["success"]
-    with pytest.raises(ValueError, match="exists"):
-        run_prior_aware_audit(cfg, 12, seed=5, attacks=("alg2", "loglik"), out=str(p), progress=False)
+    # the finished file again without resume: reported again; with other settings: both options named
+    reused = run_prior_aware_audit(cfg, 12, seed=5, attacks=("alg2", "loglik"),
+                                   options=RunOptions(out=str(p), chunk_size=4, progress=False))
+    assert reused.records == again.records
+    with pytest.raises(ValueError, match="other settings.*--overwrite"):
+        run_prior_aware_audit(cfg, 12, seed=5, attacks=("alg2", "loglik"), options=RunOptions(out=str(p), progress=False))
     with pytest.raises(ValueError, match="other settings"):
-        run_prior_aware_audit(cfg, 12, seed=6, attacks=("alg2", "loglik"), out=str(p), resume=True, progress=False)
+        run_prior_aware_audit(cfg, 12, seed=6, attacks=("alg2", "loglik"), options=RunOptions(out=str(p), resume=True, progress=False))
 
 
 def test_no_subtraction_variant_is_weaker():
     """App. E / Fig. 10: without subtracting the known gradients the attack degrades."""
-    rep = run_prior_aware_audit(small(0.0, n_known=99), 24, seed=7, attacks=("alg2", "alg2_nosub"), progress=False)
+    rep = run_prior_aware_audit(small(0.0, n_known=99), 24, seed=7, attacks=("alg2", "alg2_nosub"), options=RunOptions(progress=False))
     assert rep.results["alg2"].value == 1.0
     assert rep.results["alg2_nosub"].value < 1.0
 
@@ -115,7 +119,7 @@ def test_no_subtraction_variant_is_weaker():
 @pytest.mark.slow
 def test_gradient_audit_without_noise_recovers_target():
     cfg = small(0.0, steps=4, n_known=9)
-    rep = run_gradient_audit(cfg, 1, seed=8, iterations=120, restarts=1, prior_sizes=(2, 10), progress=False)
+    rep = run_gradient_audit(cfg, 1, seed=8, prior_sizes=(2, 10), attack=GradientAttack(iterations=120, restarts=1), options=RunOptions(progress=False))
     assert rep.results["mse"].value < 1e-3
     assert rep.results["prior_success_10"].value == 1.0
     assert rep.results["prior_success_2"].value == 1.0
@@ -129,11 +133,11 @@ def test_bad_config():
     with pytest.raises(ValueError, match="prior_weights"):
         AuditConfig(noise_multiplier=1.0, prior_size=2, prior_weights=(0.5, 0.6))
     with pytest.raises(ValueError, match="attack"):
-        run_prior_aware_audit(small(1.0), 2, seed=0, attacks=("alg7",), progress=False)
+        run_prior_aware_audit(small(1.0), 2, seed=0, attacks=("alg7",), options=RunOptions(progress=False))
     with pytest.raises(ValueError, match="loglik"):
-        run_prior_aware_audit(small(0.0), 2, seed=0, attacks=("loglik",), progress=False)
+        run_prior_aware_audit(small(0.0), 2, seed=0, attacks=("loglik",), options=RunOptions(progress=False))
     with pytest.raises(ValueError, match="prior_size \\+ n_known"):
-        run_prior_aware_audit(small(1.0, n_known=1790), 2, seed=0, progress=False)
+        run_prior_aware_audit(small(1.0, n_known=1790), 2, seed=0, options=RunOptions(progress=False))
 
 
 def test_mlp_candidate_statistics_equal_generic_vmap_path():
@@ -196,8 +200,7 @@ def test_empirical_lower_bounds_never_refute_the_certified_guarantee_and_rise_wi
     lows = []
     for eps in (1.0, 8.0, 64.0):
         sigma = noise_multiplier_for_epsilon(eps, 1e-5, 1.0, 10)
-        rep = run_prior_aware_audit(small(sigma), 120, 3, attacks=("alg2",),
-                                    chunk_size=60, progress=False)
+        rep = run_prior_aware_audit(small(sigma), 120, 3, attacks=("alg2",), options=RunOptions(chunk_size=60, progress=False))
         d = rep.to_dict(primary="alg2", delta=1e-5)
         assert d["empirical_success_lower"] <= d["success"] <= d["gamma"] + 0.15  # sanity: estimate vs bound
         assert d["empirical_mu_lower"] <= math.sqrt(10) / sigma

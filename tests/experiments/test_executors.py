@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from rerokit.executors import Block, LocalExecutor, get_executor, plan_blocks
-from rerokit.experiments.audit import AuditConfig, run_audit, run_gradient_audit, run_prior_aware_audit
+from rerokit.experiments.audit import AuditConfig, GradientAttack, RunOptions
+from rerokit.experiments.audit import run_audit, run_gradient_audit, run_prior_aware_audit
 
 TINY = dict(noise_multiplier=1.0, n_known=29, steps=4, clip=0.1, lr=2.0, prior_size=4)
 
@@ -39,19 +40,20 @@ def test_plan_blocks_fixed_boundaries_and_missing_items():
 
 def test_blocks_do_not_depend_on_order_threads_or_resume(tmp_path, monkeypatch):
     cfg = AuditConfig(**TINY)
-    kw = dict(attacks=("alg2", "loglik"), chunk_size=3, progress=False)
+    kw = dict(attacks=("alg2", "loglik"))
+    run = dict(chunk_size=3, progress=False)
     ref = tmp_path / "ref.jsonl"
-    run_prior_aware_audit(cfg, 10, 7, out=str(ref), **kw)
+    run_prior_aware_audit(cfg, 10, 7, **kw, options=RunOptions(**run, out=str(ref)))
     # blocks finishing in another order: records appended out of order, file sorted at the end
     rev = tmp_path / "rev.jsonl"
-    run_prior_aware_audit(cfg, 10, 7, out=str(rev), executor=_Reversed(), **kw)
+    run_prior_aware_audit(cfg, 10, 7, **kw, options=RunOptions(**run, out=str(rev), executor=_Reversed()))
     assert rev.read_bytes() == ref.read_bytes()
     # the process's own thread count does not matter: every block runs with one thread
     old = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
         thr = tmp_path / "thr.jsonl"
-        run_prior_aware_audit(cfg, 10, 7, out=str(thr), **kw)
+        run_prior_aware_audit(cfg, 10, 7, **kw, options=RunOptions(**run, out=str(thr)))
         assert torch.get_num_threads() == 2  # restored after the blocks
     finally:
         torch.set_num_threads(old)
@@ -59,13 +61,13 @@ def test_blocks_do_not_depend_on_order_threads_or_resume(tmp_path, monkeypatch):
     # a resume after a cut inside block 1 (trials 3-5): block 1 recomputed whole, only 5.. appended
     cut = tmp_path / "cut.jsonl"
     cut.write_text("\n".join(_lines(ref)[:6]) + "\n")  # header + trials 0..4
-    rep = run_prior_aware_audit(cfg, 10, 7, out=str(cut), resume=True, **kw)
+    rep = run_prior_aware_audit(cfg, 10, 7, **kw, options=RunOptions(**run, out=str(cut), resume=True))
     assert cut.read_bytes() == ref.read_bytes() and rep.results["alg2"].trials == 10
     # a hole (a block lost while later ones finished, as on Ray): filled in, file sorted
     hole = tmp_path / "hole.jsonl"
     lines = _lines(ref)
     hole.write_text("\n".join([lines[0], *lines[1:4], *lines[7:]]) + "\n")  # trials 3-5 missing
-    run_prior_aware_audit(cfg, 10, 7, out=str(hole), resume=True, **kw)
+    run_prior_aware_audit(cfg, 10, 7, **kw, options=RunOptions(**run, out=str(hole), resume=True))
     assert hole.read_bytes() == ref.read_bytes()
 
 
@@ -73,9 +75,10 @@ def test_gradient_audit_partial_block_resume_is_bit_identical(tmp_path, monkeypa
     import rerokit.attacks.gradient as G
 
     cfg = AuditConfig(**{**TINY, "steps": 2})
-    kw = dict(iterations=3, restarts=1, chunk_size=3, progress=False, executor=LocalExecutor(workers=1))
+    kw = dict(attack=GradientAttack(iterations=3, restarts=1))
+    run = dict(chunk_size=3, progress=False, executor=LocalExecutor(workers=1))
     ref = tmp_path / "ref.jsonl"
-    run_gradient_audit(cfg, 5, 2, out=str(ref), **kw)
+    run_gradient_audit(cfg, 5, 2, **kw, options=RunOptions(**run, out=str(ref)))
     orig, calls = G.gradient_attack, []
 
     def stop_after_four(*a, **k):
@@ -87,22 +90,21 @@ def test_gradient_audit_partial_block_resume_is_bit_identical(tmp_path, monkeypa
     part = tmp_path / "part.jsonl"
     monkeypatch.setattr(G, "gradient_attack", stop_after_four)
     with pytest.raises(KeyboardInterrupt):
-        run_gradient_audit(cfg, 5, 2, out=str(part), **kw)
+        run_gradient_audit(cfg, 5, 2, **kw, options=RunOptions(**run, out=str(part)))
     assert len(_lines(part)) == 5  # trials 0-3: block 1 (3-5) was cut after trial 3
     monkeypatch.setattr(G, "gradient_attack", orig)
-    run_gradient_audit(cfg, 5, 2, out=str(part), resume=True, **kw)
+    run_gradient_audit(cfg, 5, 2, **kw, options=RunOptions(**run, out=str(part), resume=True))
     assert part.read_bytes() == ref.read_bytes()  # trial 4 recomputed in its own block: exactly equal
 
 
 def test_settings_record_block_size_and_device_and_refuse_another_block_size(tmp_path):
     p = tmp_path / "a.jsonl"
-    rep = run_prior_aware_audit(AuditConfig(**TINY), 3, 1, attacks=("alg2",), chunk_size=2, out=str(p), progress=False)
+    rep = run_prior_aware_audit(AuditConfig(**TINY), 3, 1, attacks=("alg2",), options=RunOptions(chunk_size=2, out=str(p), progress=False))
     header = json.loads(_lines(p)[0])["settings"]
     assert header["chunk_size"] == 2 and header["device"] == "cpu" and header["seed"] == 1
     assert rep.settings == header
     with pytest.raises(ValueError, match="other settings .*chunk_size: 2 in the file, 3 now"):
-        run_prior_aware_audit(AuditConfig(**TINY), 3, 1, attacks=("alg2",), chunk_size=3, out=str(p), resume=True,
-                              progress=False)
+        run_prior_aware_audit(AuditConfig(**TINY), 3, 1, attacks=("alg2",), options=RunOptions(chunk_size=3, out=str(p), resume=True, progress=False))
 
 
 def test_library_run_audit_reproduces_the_command(cli):
@@ -111,10 +113,10 @@ def test_library_run_audit_reproduces_the_command(cli):
     d = cli.json(argv)
     cfg = AuditConfig.resolve(epsilon=4, steps=5, n_known=29)
     assert cfg.epsilon == 4 and cfg.delta == 1e-5 and cfg.noise_multiplier == d["noise_multiplier"]
-    got = run_audit("prior-aware", cfg, trials=6, seed=1, progress=False).summary()
+    got = run_audit("prior-aware", cfg, trials=6, seed=1, options=RunOptions(progress=False)).summary()
     assert got == {k: v for k, v in d.items() if k != "rerokit_version"}
     # the same from arguments, and from_epsilon
-    assert run_audit(epsilon=4, steps=5, n_known=29, trials=6, seed=1, progress=False).summary() == got
+    assert run_audit(epsilon=4, steps=5, n_known=29, trials=6, seed=1, options=RunOptions(progress=False)).summary() == got
     assert AuditConfig.from_epsilon(4, steps=5, n_known=29) == cfg
 
 

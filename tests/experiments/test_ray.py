@@ -12,12 +12,15 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 import rerokit
+
+_POLL = threading.Event()  # the polling clock of the waits below: never set, so wait(t) returns after t
 
 ray = pytest.importorskip("ray", reason='ray is not installed (pip install "rerokit[ray]")')
 
@@ -118,7 +121,7 @@ def test_kill_and_resume_under_ray_loses_at_most_the_blocks_in_flight(cluster, c
         while not out.exists() or out.read_text().count("\n") < 1 + 8:  # header + two blocks
             assert first.poll() is None, f"the run ended before it could be killed: {first.stderr.read()}"
             assert time.monotonic() < deadline, "no block finished within 120 s"
-            time.sleep(0.01)
+            _POLL.wait(0.01)  # polls the condition above under its deadline (an Event that is never set)
         first.send_signal(signal.SIGKILL)
         first.communicate(timeout=60)
     finally:

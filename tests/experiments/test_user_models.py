@@ -12,7 +12,7 @@ import pytest
 import torch
 from torch import nn
 
-from rerokit.experiments.audit import AuditConfig, run_audit, run_prior_aware_audit
+from rerokit.experiments.audit import AuditConfig, GradientAttack, RunOptions, run_audit, run_prior_aware_audit
 from rerokit.training import make_mlp
 
 TINY = dict(n_known=9, steps=3, clip=0.1, lr=2.0, prior_size=4)
@@ -37,8 +37,7 @@ def tiny_conv(shape, classes):
 
 def test_user_module_without_noise_finds_every_target():
     # sigma = 0: g-bar is the target's own clipped gradient, which Alg. 2 scores highest
-    rep = run_prior_aware_audit(AuditConfig(noise_multiplier=0.0, model_fn=tiny_conv, **TINY), 6, 1, attacks=("alg2",),
-                                progress=False)
+    rep = run_prior_aware_audit(AuditConfig(noise_multiplier=0.0, model_fn=tiny_conv, **TINY), 6, 1, attacks=("alg2",), options=RunOptions(progress=False))
     assert rep.results["alg2"].value == 1.0
     assert rep.settings["model"] == "custom"
     assert rep.settings["model_factory"] == f"{__name__}:tiny_conv"
@@ -51,7 +50,7 @@ def test_user_sequential_mlp_equals_the_built_in_mlp():
     def mlp(shape, classes):
         return make_mlp(int(np.prod(shape)), [10], classes)
 
-    kw = dict(attacks=("alg2", "loglik"), chunk_size=3, progress=False)
+    kw = dict(attacks=("alg2", "loglik"), options=RunOptions(chunk_size=3, progress=False))
     a = run_prior_aware_audit(AuditConfig(noise_multiplier=1.0, **TINY), 5, 2, **kw)
     b = run_prior_aware_audit(AuditConfig(noise_multiplier=1.0, model_fn=mlp, **TINY), 5, 2, **kw)
     assert a.records == b.records  # same initialisations and the same MLP engine
@@ -118,8 +117,7 @@ def test_built_in_cnn_on_every_input_shape(cli, tmp_path, dataset, shape):
 
 
 def test_gradient_audit_of_a_user_module(tmp_path):
-    rep = run_audit("gradient", noise_multiplier=0.0, model_fn=tiny_conv, trials=1, iterations=3, restarts=1,
-                    out=str(tmp_path / "g.jsonl"), progress=False, **TINY)
+    rep = run_audit("gradient", noise_multiplier=0.0, model_fn=tiny_conv, trials=1, **TINY, attack=GradientAttack(iterations=3, restarts=1), options=RunOptions(out=str(tmp_path / "g.jsonl"), progress=False))
     header = json.loads((tmp_path / "g.jsonl").read_text().splitlines()[0])["settings"]
     assert header["model_factory"] == f"{__name__}:tiny_conv" and rep.summary()["trials"] == 1
     assert np.isfinite(rep.summary()["mse"])

@@ -17,9 +17,8 @@ functions only.
 from __future__ import annotations
 
 import math
-import numbers
 
-from rerokit._validate import check_int, check_nonnegative, check_positive, check_probability
+from rerokit._validate import check_epsilon, check_int, check_nonnegative, check_positive, check_probability
 from rerokit.bounds.solve import calibrate_monotone
 
 __all__ = ["gaussian_delta", "gaussian_delta_bracket", "gaussian_epsilon", "gdp_mu", "noise_multiplier_full_batch"]
@@ -51,11 +50,7 @@ def gaussian_delta_bracket(epsilon: float, mu: float) -> tuple[float, float]:
     """
     from scipy.special import log_ndtr
 
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
-        raise TypeError(f"epsilon must be a real number >= 0, got {type(epsilon).__name__}")
-    e = float(epsilon)
-    if math.isnan(e) or e < 0:
-        raise ValueError(f"epsilon must be a number >= 0 (inf allowed), got {epsilon!r}")
+    e = check_epsilon("epsilon", epsilon)
     m = check_positive("mu", mu)
     if math.isinf(e):
         return 0.0, 0.0

@@ -19,13 +19,12 @@ Pure numpy/scipy (no torch): the FIL itself is computed in :mod:`rerokit.trainin
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Sequence
 
 import numpy as np
 
 from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive, check_probability
-from rerokit._validate import check_real, check_real_array
+from rerokit._validate import check_epsilon, check_real, check_real_array
 from rerokit.bounds.types import Bound
 
 __all__ = [
@@ -399,11 +398,7 @@ def fil_subsampling_factor(sample_rate: float, epsilon: float) -> float:
       TypeError: if a value is not a real number.
     """
     q = check_probability("sample_rate", sample_rate)
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
-        raise TypeError(f"epsilon must be a real number >= 0 (inf allowed), got {type(epsilon).__name__}")
-    e = float(epsilon)
-    if math.isnan(e) or e < 0:
-        raise ValueError(f"epsilon must be a number >= 0 (inf allowed), got {epsilon!r}")
+    e = check_epsilon("epsilon", epsilon)
     if math.isinf(e):
         return 1.0
     return q / (q + (1 - q) * math.exp(-e))

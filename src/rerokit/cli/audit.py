@@ -123,13 +123,15 @@ def _run(args: argparse.Namespace, kind: str, **kw: Any) -> dict[str, Any]:
         raise ValueError("--hidden sets the widths of --model mlp/cnn; a --model-factory builds its own model: "
                          "give one of them")
     check_data_args(args.dataset, args.data_path)  # before torch is imported (a second or more)
+    from rerokit.executors import RunOptions
     from rerokit.experiments.audit import run_audit
 
+    options = RunOptions(out=args.out, resume=args.resume, overwrite=args.overwrite, chunk_size=args.chunk_size,
+                         progress=not args.no_progress, executor=args.executor, workers=args.workers,
+                         address=args.address, device=args.device)
     rep = run_audit(
         kind, epsilon=args.epsilon, noise_multiplier=args.noise_multiplier, delta=args.delta, trials=args.trials,
-        seed=args.seed, out=args.out, resume=args.resume, overwrite=args.overwrite, chunk_size=args.chunk_size, executor=args.executor,
-        workers=args.workers, address=args.address, device=args.device, progress=not args.no_progress,
-        dataset=args.dataset, data_path=args.data_path, prior_size=args.prior_size, n_known=args.n_known,
+        seed=args.seed, options=options, dataset=args.dataset, data_path=args.data_path, prior_size=args.prior_size, n_known=args.n_known,
         prior_weights=tuple(args.prior_weights) if args.prior_weights else None, steps=args.steps,
         sample_rate=args.sample_rate, clip=args.clip, lr=args.lr, hidden=tuple(args.hidden),
         **({"model_fn": args.model_factory} if args.model_factory else {"model": args.model or "mlp"}), **kw,
@@ -142,7 +144,9 @@ def _prior_aware(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _gradient(args: argparse.Namespace) -> dict[str, Any]:
-    return _run(args, "gradient", iterations=args.iterations, restarts=args.restarts, attack_lr=args.attack_lr)
+    from rerokit.experiments.audit import GradientAttack
+
+    return _run(args, "gradient", attack=GradientAttack(args.iterations, args.restarts, args.attack_lr))
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -22,9 +22,13 @@ import numpy as np
 
 from rerokit._validate import check_choice, check_int
 
-__all__ = ["Dataset", "load_dataset", "load_digits", "load_mnist", "load_cifar10", "synthetic_uniform", "DATASETS"]
+__all__ = ["Dataset", "load_dataset", "load_digits", "load_mnist", "load_cifar10", "synthetic_uniform", "DATASETS",
+           "DATASET_SHAPES"]
 
 DATASETS = ("digits", "mnist", "cifar10", "synthetic")
+
+DATASET_SHAPES = {"digits": (1, 8, 8), "mnist": (1, 28, 28), "cifar10": (3, 32, 32)}
+"""Shape (channels, height, width) of one image of each image dataset (the one home of these sizes)."""
 
 
 @dataclass(frozen=True)
@@ -157,7 +161,7 @@ def _find(path: Path, stems: tuple[str, ...]) -> Path:
             p = path / (stem + suffix)
             if p.exists():
                 return p
-    raise FileNotFoundError(f"path {path}: none of {', '.join(stems)} (optionally .gz) found")
+    raise FileNotFoundError(f"data_path {path}: none of {', '.join(stems)} (optionally .gz) found")
 
 
 def _load_npz(path: Path, name: str, num_classes: int, shape: tuple[int, ...], split: str) -> Dataset:
@@ -224,7 +228,7 @@ def _local_path(path: str | os.PathLike, split: str, label: str) -> Path:
     check_choice("split", split, ("train", "test"))
     p = Path(path)
     if not p.exists():
-        raise FileNotFoundError(f"path {p} does not exist ({label} is read from local files only)")
+        raise FileNotFoundError(f"data_path {p} does not exist ({label} is read from local files only)")
     return p
 
 
@@ -248,11 +252,11 @@ def load_mnist(path: str | os.PathLike, split: str = "train") -> Dataset:
     """
     p = _local_path(path, split, "MNIST")
     if p.is_file():
-        return _load_npz(p, "mnist", 10, (1, 28, 28), split)
+        return _load_npz(p, "mnist", 10, DATASET_SHAPES["mnist"], split)
     prefix = "train" if split == "train" else "t10k"
     X = _read_idx(_find(p, (f"{prefix}-images-idx3-ubyte", f"{prefix}-images.idx3-ubyte")))
     y = _read_idx(_find(p, (f"{prefix}-labels-idx1-ubyte", f"{prefix}-labels.idx1-ubyte")))
-    return _finish("mnist", X, y, 10, (1, 28, 28))
+    return _finish("mnist", X, y, 10, DATASET_SHAPES["mnist"])
 
 
 def load_cifar10(path: str | os.PathLike, split: str = "train") -> Dataset:
@@ -277,7 +281,7 @@ def load_cifar10(path: str | os.PathLike, split: str = "train") -> Dataset:
     """
     p = _local_path(path, split, "CIFAR-10")
     if p.is_file():
-        return _load_npz(p, "cifar10", 10, (3, 32, 32), split)
+        return _load_npz(p, "cifar10", 10, DATASET_SHAPES["cifar10"], split)
     names = [f"data_batch_{i}" for i in range(1, 6)] if split == "train" else ["test_batch"]
     xs, ys = [], []
     for nm in names:
@@ -287,7 +291,7 @@ def load_cifar10(path: str | os.PathLike, split: str = "train") -> Dataset:
         X, y = _read_cifar_batch(f)
         xs.append(X)
         ys.append(y)
-    return _finish("cifar10", np.concatenate(xs), np.concatenate(ys), 10, (3, 32, 32))
+    return _finish("cifar10", np.concatenate(xs), np.concatenate(ys), 10, DATASET_SHAPES["cifar10"])
 
 
 def _read_cifar_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:

@@ -59,6 +59,7 @@ import torch
 
 from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive, check_probability
 from rerokit.attacks.result import AttackResult
+from rerokit.executors import RunOptions
 
 __all__ = [
     "PRIOR_AWARE_ATTACKS",
@@ -66,6 +67,8 @@ __all__ = [
     "DEFAULT_TRIALS",
     "DEFAULT_CHUNK_SIZE",
     "AuditConfig",
+    "GradientAttack",
+    "RunOptions",
     "Trial",
     "AuditReport",
     "make_trial",
@@ -92,6 +95,27 @@ N_KNOWN_MAX = 999
 """Default |D-|: min(999, dataset size - prior size)."""
 
 _MAX_TRIAL_ID = 10**9
+
+
+@dataclass(frozen=True)
+class GradientAttack:
+    """Settings of the gradient-based attack of the gradient audit (Hayes et al. 2023, Eq. 1):
+    Adam on the reconstruction objective from uniform noise.
+
+    Attributes:
+        iterations: Adam steps per restart (>= 1, default 200).
+        restarts: random restarts (>= 1, default 2).
+        attack_lr: Adam's step size (> 0, default 0.05).
+    """
+
+    iterations: int = 200
+    restarts: int = 2
+    attack_lr: float = 0.05
+
+    def __post_init__(self) -> None:
+        check_int("iterations", self.iterations, minimum=1)
+        check_int("restarts", self.restarts, minimum=1)
+        check_positive("attack_lr", self.attack_lr)
 
 
 @dataclass(frozen=True)
@@ -769,9 +793,8 @@ def declared_guarantee(cfg: "AuditConfig") -> dict[str, Any]:
             "sampler": "full_batch" if cfg.sample_rate == 1.0 else "poisson"}
 
 
-def _run_blocks(job: _Job, fn, trials: int, seed: int, chunk_size: int, out, resume: bool, extra: dict[str, Any],
-                schema: dict[str, Any], progress: bool, executor, desc: str,
-                validate: Callable[[], None], announce: str | None = None, *, overwrite: bool = False,
+def _run_blocks(job: _Job, fn, trials: int, seed: int, opts: "RunOptions", extra: dict[str, Any],
+                schema: dict[str, Any], desc: str, validate: Callable[[], None], announce: str | None = None,
                 check_record: Callable[[dict[str, Any]], str | None] | None = None,
                 ) -> tuple[int, int, dict[str, Any], list[dict[str, Any]]]:
     """Open the log, run the missing blocks on the executor, append their trials; the records of 0..trials-1.
@@ -785,9 +808,10 @@ def _run_blocks(job: _Job, fn, trials: int, seed: int, chunk_size: int, out, res
 
     K = check_int("trials", trials, minimum=1, maximum=_MAX_TRIAL_ID)
     seed = check_int("seed", seed, minimum=0)
-    chunk_size = check_int("chunk_size", chunk_size, minimum=1)
-    ex = get_executor(executor)
-    owned = ex is not executor
+    chunk_size = opts.block_size(DEFAULT_CHUNK_SIZE[job.kind])
+    out, progress = opts.out, opts.progress
+    ex = get_executor(opts.executor, workers=opts.workers, address=opts.address)
+    owned = ex is not opts.executor
     settings = dict(job.cfg.to_dict(), seed=seed, **extra, chunk_size=chunk_size, device=job.device,
                     **declared_guarantee(job.cfg))
     seeds = trial_seeds(seed, K)
@@ -798,7 +822,7 @@ def _run_blocks(job: _Job, fn, trials: int, seed: int, chunk_size: int, out, res
         return None if check_record is None else check_record(rec)
 
     # every record of the file must be a trial 0..K-1 of this run with the keys it writes
-    log = TrialLog(out, settings, resume=resume, trials=K, schema=schema, name="out", overwrite=overwrite,
+    log = TrialLog(out, settings, resume=opts.resume, trials=K, schema=schema, name="out", overwrite=opts.overwrite,
                    validate=semantic)
     try:
         validate()  # data, model and trial construction, before any work
@@ -830,9 +854,8 @@ def run_prior_aware_audit(
     cfg: AuditConfig, trials: int, seed: int,
     *,
     attacks: Sequence[str] = ("alg2", "alg3", "loglik"),
-    out: str | None = None, resume: bool = False, overwrite: bool = False,
-    chunk_size: int = DEFAULT_CHUNK_SIZE["prior-aware"], progress: bool = True, executor: Any = "local",
-    device: str = "cpu", announce: str | None = None,
+    options: "RunOptions | None" = None,
+    announce: str | None = None,
 ) -> AuditReport:
     """Run ``trials`` prior-aware attack trials (see module docstring) and summarise.
 
@@ -845,14 +868,10 @@ def run_prior_aware_audit(
         trials: number of trials K (>= 1).
         seed: the run's seed (>= 0); trial i depends on (seed, i) only.
         attacks: names of :data:`PRIOR_AWARE_ATTACKS`.
-        out: JSON-lines file (header + one line per trial), or None.
-        resume: continue ``out`` (same settings) without repeating its trials.
-        overwrite: replace an existing ``out``; without it (and ``resume``) only a finished file of
-            these settings is accepted, and reported again.
-        chunk_size: block size B (trials trained together; recorded in the settings).
-        progress: a progress bar on stderr (finished trials).
-        executor: ``"local"``, ``"ray"`` or a :class:`rerokit.executors.Executor`.
-        device: ``"cpu"``, ``"cuda"`` or ``"auto"`` (recorded in the settings).
+        options: how the run is executed and recorded (:class:`rerokit.executors.RunOptions`: the
+            results file ``out`` and ``resume``/``overwrite``, the block size ``chunk_size`` (default
+            :data:`DEFAULT_CHUNK_SIZE`; recorded in the settings), ``progress``, ``executor``,
+            ``device``); default ``RunOptions()``.
         announce: a line printed on stderr (with ``progress``) once the settings are checked, before
             the training starts.
 
@@ -864,37 +883,21 @@ def run_prior_aware_audit(
         raise ValueError("attacks must name at least one of " + ", ".join(PRIOR_AWARE_ATTACKS))
     if "loglik" in attacks and cfg.noise_multiplier == 0:
         raise ValueError("attack loglik needs noise_multiplier > 0")
-    job = _Job("prior-aware", cfg, _resolve_device(device), attacks=attacks)
-    from rerokit.experiments.records import Bool, DictOf, Int, ListOf, Num
+    opts = options or RunOptions()
+    job = _Job("prior-aware", cfg, _resolve_device(opts.device), attacks=attacks)
+    from rerokit.experiments.schema import prior_aware_problem, prior_aware_schema
 
-    schema = {"seed": Int(minimum=0), "prior": ListOf(Int(minimum=0), length=cfg.prior_size),
-              "target": Int(minimum=0), "guess": DictOf(Int(minimum=0), keys=attacks),
-              "success": DictOf(Bool, keys=attacks), "target_clipped_fraction": Num(minimum=0, finite=True)}
+    schema = prior_aware_schema(cfg.prior_size, attacks)
 
     def check_record(rec: dict[str, Any]) -> str | None:
-        N = cfg.prior_size
-        if len(set(rec["prior"])) != N:
-            return "the prior lists a dataset record twice"
-        if rec["target"] >= N:
-            return f"target {rec['target']} is outside the prior 0..{N - 1}"
-        for a in attacks:
-            g = rec["guess"][a]
-            if g >= N:
-                return f"guess {g} of {a} is outside the prior 0..{N - 1}"
-            if rec["success"][a] != (g == rec["target"]):
-                return f"success of {a} is {str(rec['success'][a]).lower()} but the guess is {g} and the target {rec['target']}"
-        if rec["target_clipped_fraction"] > 1:
-            return f"target_clipped_fraction {rec['target_clipped_fraction']} is above 1"
-        return None
+        return prior_aware_problem(rec, cfg.prior_size, attacks)
 
     def validate() -> None:
         ds = _state(cfg, job.device)[0]
         make_trial(ds.n, cfg.prior_size, cfg.n_known, 0, cfg.prior_weights)
 
-    _, seed, settings, recs = _run_blocks(job, _prior_aware_block, trials, seed, chunk_size, out, resume,
-                                          {"attacks": list(attacks)}, schema, progress, executor,
-                                          "prior-aware trials", validate, announce, overwrite=overwrite,
-                                          check_record=check_record)
+    _, seed, settings, recs = _run_blocks(job, _prior_aware_block, trials, seed, opts, {"attacks": list(attacks)},
+                                          schema, "prior-aware trials", validate, announce, check_record)
     gamma = rero_gamma(cfg.noise_multiplier, cfg.sample_rate, cfg.steps, cfg.kappa)
     results = {
         a: AttackResult.from_successes([r["success"][a] for r in recs], seed=seed, settings=settings,
@@ -902,16 +905,16 @@ def run_prior_aware_audit(
         for a in attacks
     }
     return AuditReport(results, gamma, cfg.kappa, cfg.noise_multiplier, recs, settings, seed, kind="prior-aware",
-                       primary=attacks[0], epsilon=cfg.epsilon, delta=cfg.delta, out=None if out is None else str(out))
+                       primary=attacks[0], epsilon=cfg.epsilon, delta=cfg.delta,
+                       out=None if opts.out is None else str(opts.out))
 
 
 def run_gradient_audit(
     cfg: AuditConfig, trials: int, seed: int,
     *,
-    iterations: int = 200, restarts: int = 2, attack_lr: float = 0.05,
+    attack: "GradientAttack | None" = None,
     prior_sizes: Sequence[int] | None = None,
-    out: str | None = None, resume: bool = False, overwrite: bool = False,
-    chunk_size: int = DEFAULT_CHUNK_SIZE["gradient"], progress: bool = True, executor: Any = "local", device: str = "cpu",
+    options: "RunOptions | None" = None,
     announce: str | None = None,
 ) -> AuditReport:
     """Run ``trials`` gradient-based attack trials (Eq. 1; full transcript, label known) and
@@ -924,31 +927,25 @@ def run_gradient_audit(
 
     Args:
         cfg, trials, seed: as in :func:`run_prior_aware_audit`.
-        iterations: Adam steps per restart; restarts: random restarts; attack_lr: Adam step size.
+        attack: the attack's settings (:class:`GradientAttack`: Adam steps per restart, restarts,
+            step size); default ``GradientAttack()``.
         prior_sizes: prior sizes of the App. D success (default ``cfg.prior_size``).
-        out, resume, overwrite, chunk_size, progress, executor, device, announce: as in
-            :func:`run_prior_aware_audit`.
+        options, announce: as in :func:`run_prior_aware_audit`.
 
     Returns:
         The :class:`AuditReport` (primary: ``prior_success_<first size>``).
     """
     sizes = tuple(check_int("prior_sizes", n, minimum=2) for n in (prior_sizes or (cfg.prior_size,)))
-    check_int("chunk_size", chunk_size, minimum=1)
-    extra = {"attack": "gradient", "iterations": iterations, "restarts": restarts, "attack_lr": attack_lr,
-             "prior_sizes": list(sizes)}
-    check_int("iterations", iterations, minimum=1)
-    check_int("restarts", restarts, minimum=1)
-    check_positive("attack_lr", attack_lr)
-    job = _Job("gradient", cfg, _resolve_device(device), sizes=sizes, iterations=iterations, restarts=restarts,
-               attack_lr=attack_lr)
-    from rerokit.experiments.records import DictOf, Int, Num
+    att = attack or GradientAttack()
+    opts = options or RunOptions()
+    extra = {"attack": "gradient", "iterations": att.iterations, "restarts": att.restarts,
+             "attack_lr": att.attack_lr, "prior_sizes": list(sizes)}
+    job = _Job("gradient", cfg, _resolve_device(opts.device), sizes=sizes, iterations=att.iterations,
+               restarts=att.restarts, attack_lr=att.attack_lr)
+    from rerokit.experiments.schema import gradient_problem, gradient_schema
 
-    schema = {"seed": Int(minimum=0), "target_index": Int(minimum=0), "mse": Num(minimum=0, finite=True),
-              "objective": Num(), "prior_success": DictOf(Num(minimum=0, finite=True), keys=sizes)}
-
-    def check_record(rec: dict[str, Any]) -> str | None:
-        bad = [n for n, v in rec["prior_success"].items() if v > 1]
-        return f"prior_success[{bad[0]}] = {rec['prior_success'][bad[0]]} is above 1" if bad else None
+    schema = gradient_schema(sizes)
+    check_record = gradient_problem
 
     def validate() -> None:
         ds = _state(cfg, job.device)[0]
@@ -956,9 +953,8 @@ def run_gradient_audit(
             raise ValueError(f"prior_sizes must be <= dataset size {ds.n}, got {max(sizes)}")
         make_trial(ds.n, cfg.prior_size, cfg.n_known, 0, cfg.prior_weights)
 
-    _, seed, settings, recs = _run_blocks(job, _gradient_block, trials, seed, chunk_size, out, resume, extra, schema,
-                                          progress, executor, "gradient-attack trials", validate, announce,
-                                          overwrite=overwrite, check_record=check_record)
+    _, seed, settings, recs = _run_blocks(job, _gradient_block, trials, seed, opts, extra, schema,
+                                          "gradient-attack trials", validate, announce, check_record)
     results = {"mse": AttackResult.from_values([r["mse"] for r in recs], seed=seed, metric="mse", settings=settings,
                                               support=(0.0, float("inf")))}
     gammas = {}
@@ -971,7 +967,7 @@ def run_gradient_audit(
     n0 = sizes[0]
     return AuditReport(results, gammas[n0], 1.0 / n0, cfg.noise_multiplier, recs, settings, seed, kind="gradient",
                        primary=f"prior_success_{n0}", epsilon=cfg.epsilon, delta=cfg.delta,
-                       out=None if out is None else str(out))
+                       out=None if opts.out is None else str(opts.out))
 
 
 def run_audit(
@@ -981,21 +977,10 @@ def run_audit(
     epsilon: float | None = None,
     noise_multiplier: float | None = None,
     delta: float = 1e-5,
-    attack: str = "auto",
+    attack: "str | GradientAttack" = "auto",
     trials: int | None = None,
     seed: int = 0,
-    out: str | None = None,
-    resume: bool = False,
-    overwrite: bool = False,
-    chunk_size: int | None = None,
-    iterations: int = 200,
-    restarts: int = 2,
-    attack_lr: float = 0.05,
-    executor: Any = "local",
-    workers: int | None = None,
-    address: str | None = None,
-    device: str = "cpu",
-    progress: bool = True,
+    options: "RunOptions | None" = None,
     **fields: Any,
 ) -> AuditReport:
     """``rerokit audit prior-aware|gradient`` as a library call: check everything, calibrate, run.
@@ -1011,18 +996,16 @@ def run_audit(
         config: a complete :class:`AuditConfig` (e.g. from :meth:`AuditConfig.resolve`); or None
             and the settings as ``epsilon`` / ``noise_multiplier`` / ``delta`` / ``**fields``.
         epsilon, noise_multiplier, delta: as for :meth:`AuditConfig.resolve` (without ``config``).
-        attack: prior-aware only: ``auto`` (alg2 for full batches, q = 1, else alg3) or a name of
-            :data:`PRIOR_AWARE_ATTACKS`.
+        attack: prior-aware: ``auto`` (alg2 for full batches, q = 1, else alg3) or a name of
+            :data:`PRIOR_AWARE_ATTACKS`; gradient: a :class:`GradientAttack` (its Adam steps,
+            restarts and step size; ``auto`` for the defaults).
         trials: trials K (default :data:`DEFAULT_TRIALS`).
         seed: the run's seed.
-        out: JSON-lines file of the trials; resume: continue it; overwrite: replace it (without
-            either, a finished file of the same settings is reported again, any other refused).
-        chunk_size: block size (default :data:`DEFAULT_CHUNK_SIZE`).
-        iterations, restarts, attack_lr: gradient only: the attack's Adam steps, restarts, step size.
-        executor: ``"local"`` (default), ``"ray"`` or an Executor; workers, address: Ray options
-            (:func:`rerokit.executors.get_executor`).
-        device: ``"cpu"`` (default), ``"cuda"`` or ``"auto"``.
-        progress: a progress bar on stderr.
+        options: how the run is executed and recorded (:class:`rerokit.executors.RunOptions`: ``out``
+            and ``resume``/``overwrite`` - without either, a finished file of the same settings is
+            reported again and any other refused -, ``chunk_size`` (default
+            :data:`DEFAULT_CHUNK_SIZE`), ``progress``, ``executor``/``workers``/``address``,
+            ``device``); default ``RunOptions()``.
         **fields: :class:`AuditConfig` fields (dataset, data_path, prior_size, n_known, steps,
             sample_rate, clip, lr, model, hidden, activation, prior_weights, model_fn).
 
@@ -1032,17 +1015,20 @@ def run_audit(
     from rerokit.executors import get_executor
 
     kind = check_choice("kind", kind, AUDITS)
+    opts = options or RunOptions()
+    if not isinstance(opts, RunOptions):
+        raise TypeError(f"options must be a RunOptions, got {type(opts).__name__}")
     if kind == "prior-aware":
         attack = check_choice("attack", attack, ("auto",) + PRIOR_AWARE_ATTACKS)
         sigma0 = config.noise_multiplier if config is not None else noise_multiplier
         if attack == "loglik" and sigma0 == 0:
             raise ValueError("attack loglik needs noise_multiplier > 0")
-    else:
-        check_int("iterations", iterations, minimum=1)
-        check_int("restarts", restarts, minimum=1)
-        check_positive("attack_lr", attack_lr)
-    ex = get_executor(executor, workers=workers, address=address)
-    dev = _resolve_device(device)
+    elif attack == "auto":
+        attack = GradientAttack()
+    elif not isinstance(attack, GradientAttack):
+        raise TypeError(f"attack of the gradient audit must be a GradientAttack, got {attack!r}")
+    ex = get_executor(opts.executor, workers=opts.workers, address=opts.address)
+    dev = _resolve_device(opts.device)
     try:
         if config is None:
             base = AuditConfig._base(**fields)
@@ -1057,33 +1043,24 @@ def run_audit(
                 config = dataclasses.replace(config, delta=check_probability("delta", delta, high_open=True))
             base = config
         trials = DEFAULT_TRIALS[kind] if trials is None else trials
-        chunk_size = DEFAULT_CHUNK_SIZE[kind] if chunk_size is None else chunk_size
+        chunk_size = opts.block_size(DEFAULT_CHUNK_SIZE[kind])
         check_int("trials", trials, minimum=1)
         check_int("seed", seed, minimum=0)
-        check_int("chunk_size", chunk_size, minimum=1)
-        if out is not None:
+        if opts.out is not None:
             from rerokit._files import check_output_file
 
-            check_output_file("out", out)
-        elif resume or overwrite:
-            raise ValueError(f"{'resume' if resume else 'overwrite'} needs --out (the JSONL file of the run)")
-        if resume and overwrite:
-            raise ValueError("give resume (--resume) or overwrite (--overwrite), not both")
+            check_output_file("out", opts.out)
         check_audit_memory(base, trials, chunk_size, full=attack == "alg2_nosub")
         cfg = base._calibrated(epsilon, noise_multiplier, delta) if config is None else config
         if kind == "prior-aware" and attack == "auto":
             attack = "alg2" if cfg.sample_rate == 1.0 else "alg3"
         line = _announce(kind, cfg, trials, seed, attack if kind == "prior-aware" else "gradient (Eq. 1)", epsilon, ex)
+        run = dataclasses.replace(opts, executor=ex, workers=None, address=None, device=dev, chunk_size=chunk_size)
         if kind == "prior-aware":
-            return run_prior_aware_audit(cfg, trials, seed, attacks=(attack,), out=out, resume=resume, overwrite=overwrite,
-                                         chunk_size=chunk_size, progress=progress, executor=ex, device=dev,
-                                         announce=line)
-        return run_gradient_audit(cfg, trials, seed, iterations=iterations, restarts=restarts, attack_lr=attack_lr,
-                                  out=out, resume=resume, overwrite=overwrite, chunk_size=chunk_size,
-                                  progress=progress, executor=ex,
-                                  device=dev, announce=line)
+            return run_prior_aware_audit(cfg, trials, seed, attacks=(attack,), options=run, announce=line)
+        return run_gradient_audit(cfg, trials, seed, attack=attack, options=run, announce=line)
     finally:
-        if ex is not executor:
+        if ex is not opts.executor:
             ex.close()
 
 
@@ -1097,8 +1074,6 @@ def _announce(kind: str, cfg: AuditConfig, trials: int, seed: int, attack: str, 
             f"candidates, attack {attack}; seed {seed}, executor {ex.describe()}")
 
 
-# sample shape of each dataset an audit can use (the data need not be loaded for the estimate)
-_SHAPES = {"digits": (1, 8, 8), "mnist": (1, 28, 28), "cifar10": (3, 32, 32)}
 
 
 def check_audit_memory(cfg: AuditConfig, trials: int, chunk_size: int, *, full: bool = False) -> None:
@@ -1115,7 +1090,9 @@ def check_audit_memory(cfg: AuditConfig, trials: int, chunk_size: int, *, full: 
 
     from rerokit._resources import check_memory, dpsgd_trials_bytes, memory_limit, trial_records_bytes
 
-    shape = _SHAPES.get(cfg.dataset, (1, 8, 8))
+    from rerokit.data import DATASET_SHAPES  # the data need not be loaded for the estimate
+
+    shape = DATASET_SHAPES.get(cfg.dataset, DATASET_SHAPES["digits"])
     try:
         with torch.device("meta"):  # count the parameters without allocating them
             P = build_model(cfg, shape, 10).num_params

@@ -31,7 +31,8 @@ from rerokit._validate import check_choice, check_int, check_positive, check_pro
 from rerokit.executors import get_executor, using_executor
 from rerokit.experiments._outputs import output_dir, pyplot, write_csv
 from rerokit.experiments.audit import PRIOR_AWARE_ATTACKS, AuditConfig, AuditReport, make_trial, rero_gamma
-from rerokit.experiments.audit import run_gradient_audit, run_prior_aware_audit
+from rerokit.executors import RunOptions
+from rerokit.experiments.audit import GradientAttack, run_gradient_audit, run_prior_aware_audit
 
 __all__ = ["fig3", "fig5", "fig8", "CSV_FIELDS"]
 
@@ -94,8 +95,9 @@ class _Figure:
 
     def audit(self, run: Callable[..., AuditReport], cfg: AuditConfig, cell: str, ex: Any, **kw: Any) -> AuditReport:
         """``run`` (an audit of :mod:`rerokit.experiments.audit`) of one cell, its trials in ``<name>_<cell>.jsonl``."""
-        return run(cfg, kw.pop("trials", self.trials), self.seed, out=str(self.out / f"{self.name}_{cell}.jsonl"),
-                   resume=self.resume, progress=self.progress, executor=ex, device=self.device, **kw)
+        options = RunOptions(out=str(self.out / f"{self.name}_{cell}.jsonl"), resume=self.resume,
+                             progress=self.progress, executor=ex, device=self.device)
+        return run(cfg, kw.pop("trials", self.trials), self.seed, options=options, **kw)
 
     def row(self, x_name, x, cfg, attack, res, gamma, epsilon, metric=None) -> dict[str, Any]:
         """One CSV row (:data:`CSV_FIELDS`) of an attack's result ``res`` in one cell."""
@@ -301,7 +303,7 @@ def fig8(
                 rows.append(fig.row("epsilon", e, cfg, "prior-aware (alg2)", rep.results["alg2"], rep.gamma, e))
             gcfg = config(sigma, sizes[0], max(sizes))
             grep_ = fig.audit(run_gradient_audit, gcfg, f"gradient_eps{e:g}", ex, trials=gradient_trials,
-                              iterations=iterations, restarts=restarts, prior_sizes=tuple(sizes))
+                              attack=GradientAttack(iterations, restarts), prior_sizes=tuple(sizes))
             for n in sizes:
                 rows.append(fig.row("epsilon", e, dataclasses.replace(gcfg, prior_size=n), "gradient (Eq. 1 + App. D)",
                                     grep_.results[f"prior_success_{n}"], rero_gamma(sigma, 1.0, steps, 1.0 / n), e))

@@ -22,11 +22,13 @@ concurrent processes.
 from __future__ import annotations
 
 import json
-import math
 import os
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
+
+from rerokit.experiments.schema import Bool, DictOf, Int, ListOf, Nullable, Num, OneOf, Str, failing_key, header
+from rerokit.experiments.schema import parse_results, show
 
 __all__ = [
     "TrialLog",
@@ -41,200 +43,6 @@ __all__ = [
 ]
 
 
-# --------------------------------------------------------------------------- record schemas
-# A schema maps each required key of a trial record to a check; a check is a callable
-# ``check(value) -> None or an error text`` with a ``desc`` attribute used in messages.
-
-
-class _Check:
-    desc = "a value"
-
-    def __call__(self, v: Any) -> str | None:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _bad(self, v: Any) -> str:
-        return f"must be {self.desc}, got {_show(v)}"
-
-
-class _Num(_Check):
-    """A JSON number (NaN allowed: undefined metrics such as NCC of a constant record)."""
-
-    def __init__(self, *, minimum: float | None = None, finite: bool = False):
-        self.minimum, self.finite = minimum, finite
-        self.desc = "a number" + ("" if minimum is None else f" >= {minimum:g}") + (" (finite)" if finite else "")
-
-    def __call__(self, v: Any) -> str | None:
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            return self._bad(v)
-        if self.finite and not math.isfinite(v):
-            return self._bad(v)
-        if self.minimum is not None and v < self.minimum:
-            return self._bad(v)
-        return None
-
-
-class _Int(_Check):
-    def __init__(self, *, minimum: int | None = None):
-        self.minimum = minimum
-        self.desc = "an integer" + ("" if minimum is None else f" >= {minimum}")
-
-    def __call__(self, v: Any) -> str | None:
-        if isinstance(v, bool) or not isinstance(v, int) or (self.minimum is not None and v < self.minimum):
-            return self._bad(v)
-        return None
-
-
-class _Bool(_Check):
-    desc = "true or false"
-
-    def __call__(self, v: Any) -> str | None:
-        return None if isinstance(v, bool) else self._bad(v)
-
-
-class _Str(_Check):
-    desc = "a string"
-
-    def __call__(self, v: Any) -> str | None:
-        return None if isinstance(v, str) else self._bad(v)
-
-
-class OneOf(_Check):
-    """One of the given JSON values (e.g. a dataset name of this run).
-
-    Args:
-        *values: the allowed values (compared by type and value: ``1`` does not pass for ``1.0``).
-    """
-
-    def __init__(self, *values: Any):
-        self.values = values
-        self.desc = "one of " + ", ".join(json.dumps(x) for x in values)
-
-    def __call__(self, v: Any) -> str | None:
-        return None if any(type(v) is type(x) and v == x for x in self.values) else self._bad(v)
-
-
-class Nullable(_Check):
-    """``null`` or a value passing ``check``.
-
-    Args:
-        check: the check of a non-null value.
-    """
-
-    def __init__(self, check: _Check):
-        self.check = check
-        self.desc = f"null or {check.desc}"
-
-    def __call__(self, v: Any) -> str | None:
-        return None if v is None or self.check(v) is None else self._bad(v)
-
-
-class ListOf(_Check):
-    """A JSON list of items passing ``item``, of length ``length`` when given.
-
-    Args:
-        item: the check of every item.
-        length: the required length, or None for any.
-    """
-
-    def __init__(self, item: _Check, *, length: int | None = None):
-        self.item, self.length = item, length
-        self.desc = "a list" + ("" if length is None else f" of {length}") + f" items, each {item.desc}"
-
-    def __call__(self, v: Any) -> str | None:
-        if not isinstance(v, list) or (self.length is not None and len(v) != self.length):
-            n = f"a list of {len(v)} items" if isinstance(v, list) else _show(v)
-            return f"must be {self.desc}, got {n}"
-        for i, x in enumerate(v):
-            if self.item(x) is not None:
-                return f"item {i} must be {self.item.desc}, got {_show(x)}"
-        return None
-
-
-class DictOf(_Check):
-    """A JSON object with exactly the keys ``keys`` (all string keys when None) whose values pass
-    ``value``; or, with ``fields``, an object with at least those keys, each with its own check.
-
-    Args:
-        value: the check of every value (needed without ``fields``).
-        keys: the exact keys (converted to strings, as JSON writes them), or None for any.
-        fields: key -> check of each required key (then ``value`` and ``keys`` are not used).
-    """
-
-    def __init__(self, value: _Check | None = None, *, keys: Any = None, fields: Mapping[str, _Check] | None = None):
-        self.value, self.fields = value, dict(fields or {})
-        self.keys = None if keys is None else [str(k) for k in keys]
-        if fields is not None:
-            self.desc = "an object with the keys " + ", ".join(self.fields)
-        else:
-            assert value is not None
-            keys_text = "an object with the keys " + ", ".join(self.keys) if self.keys is not None else "an object"
-            self.desc = f"{keys_text}, values {value.desc}"
-
-    def __call__(self, v: Any) -> str | None:
-        if not isinstance(v, dict):
-            return self._bad(v)
-        if self.fields:
-            bad = _failing_key(v, self.fields)
-            if bad is None:
-                return None
-            k, err = bad
-            return f"has no key {k!r}" if err is None else f"[{k!r}] {err}"
-        if self.keys is not None and sorted(v) != sorted(self.keys):
-            return f"must have the keys {', '.join(self.keys)}, got {', '.join(map(str, v)) or 'none'}"
-        assert self.value is not None
-        for k, x in v.items():
-            if self.value(x) is not None:
-                return f"[{k!r}] must be {self.value.desc}, got {_show(x)}"
-        return None
-
-
-def Num(*, minimum: float | None = None, finite: bool = False) -> _Check:  # noqa: N802 - schema vocabulary
-    """A JSON number (not a bool; NaN passes unless ``finite``: undefined metrics such as the NCC of a
-    constant record).
-
-    Args:
-        minimum: the smallest allowed value, or None.
-        finite: refuse NaN and +-inf (written as ``NaN``/``Infinity`` by ``json``).
-
-    Returns:
-        The check.
-    """
-    return _Num(minimum=minimum, finite=finite)
-
-
-def Int(*, minimum: int | None = None) -> _Check:  # noqa: N802
-    """A JSON integer (not a bool, not 1.0).
-
-    Args:
-        minimum: the smallest allowed value, or None.
-
-    Returns:
-        The check.
-    """
-    return _Int(minimum=minimum)
-
-
-Bool = _Bool()
-Str = _Str()
-
-
-def _show(v: Any) -> str:
-    s = json.dumps(v) if not isinstance(v, float) or math.isfinite(v) else repr(v)
-    return s if len(s) <= 40 else s[:37] + "..."
-
-
-def _failing_key(obj: dict, checks: Mapping[str, _Check]) -> tuple[str, str | None] | None:
-    """The first key of ``checks`` that ``obj`` lacks, as (key, None), or whose value fails its
-    check, as (key, error text); None when every check passes."""
-    for k, chk in checks.items():
-        if k not in obj:
-            return k, None
-        err = chk(obj[k])
-        if err is not None:
-            return k, err
-    return None
-
-
 # --------------------------------------------------------------------------- the log
 
 # the locked file's identity (device, inode) -> (the open file holding the lock, id of the TrialLog
@@ -243,7 +51,8 @@ _HELD: dict[tuple[int, int], tuple[Any, int]] = {}
 
 
 class TrialLog:
-    """Append-only JSONL log. The first line is a header ``{"kind": "header", "settings": ...}``;
+    """Append-only JSONL log. The first line is a header ``{"kind": "header", "schema_version": 1, "settings": ...}``
+    (:func:`rerokit.experiments.schema.header`);
     each further line is ``{"kind": "trial", "trial": i, ...}``.
 
     ``TrialLog(path, settings, resume=True)`` re-opens an existing file if its header settings
@@ -327,7 +136,7 @@ class TrialLog:
                 else:
                     self._load()
             else:
-                self._rewrite({"kind": "header", "settings": self.settings}, [])
+                self._rewrite(header(self.settings), [])
         except BaseException:
             self.close()
             raise
@@ -414,51 +223,22 @@ class TrialLog:
                           "writes (edit or remove that line, or use a new file)")
 
     def _load(self, repair: bool = True) -> None:
+        """Read the file (:func:`rerokit.experiments.schema.parse_results`, the one reader of the format),
+        check its settings and every record; with ``repair``, rewrite it without a cut last line."""
         assert self.path is not None
-        data = self.path.read_bytes()
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = data[: exc.start].count(b"\n") + 1
-            raise ValueError(f"{self.name} file {self.path} is not a rerokit results file (not UTF-8 text: "
-                             f"byte {exc.start}, line {line}); use a new file") from None
-        lines = text.split("\n")
-        # the last element has no newline after it: "" for a complete file, else a line that an
-        # interruption may have cut (repaired by dropping it when it is not valid JSON)
-        tail = lines.pop()
-        header_text = json.dumps({"kind": "header", "settings": self.settings})
-        if not lines:  # only an unterminated first line
-            if header_text.startswith(tail):  # the header itself was cut: start again
-                if repair:
-                        self._rewrite({"kind": "header", "settings": self.settings}, [])
-                return
-            lines, tail = [tail], ""
-        try:
-            header = json.loads(lines[0])
-        except json.JSONDecodeError:
-            header = None
-        if not isinstance(header, dict) or header.get("kind") != "header" or "settings" not in header:
-            raise ValueError(f"{self.name} file {self.path} is not a rerokit results file (no header line); "
-                             "use a new file")
-        if header.get("settings") != self.settings:
-            raise ValueError(
-                f"{self.name} file {self.path} was written with other settings"
-                f"{_differing(header.get('settings'), self.settings)}; use a new file or the same settings"
-            )
+        where = f"{self.name} file {self.path}"
+        parsed = parse_results(self.path.read_bytes(), where)
+        if parsed.header_cut:  # the header itself was cut: start again
+            if repair:
+                self._rewrite(header(self.settings), [])
+            return
+        assert parsed.header is not None
+        if parsed.header["settings"] != self.settings:
+            raise ValueError(f"{where} was written with other settings"
+                             f"{_differing(parsed.header['settings'], self.settings)}; use a new file or the same settings")
         keep: list[dict[str, Any]] = []
         first_line: dict[int, int] = {}
-        body = [(i + 2, ln, True) for i, ln in enumerate(lines[1:])]
-        if tail:
-            body.append((len(lines) + 1, tail, False))
-        repaired = False
-        for lineno, ln, terminated in body:
-            try:
-                rec = json.loads(ln)
-            except json.JSONDecodeError:
-                if not terminated:  # a line cut by an interruption: that trial is redone
-                    repaired = True
-                    continue
-                raise self._fail(lineno, "not valid JSON" if ln.strip() else "an empty line") from None
+        for lineno, rec in parsed.records:
             err = self._check(rec)
             if err is not None:
                 raise self._fail(lineno, err)
@@ -469,27 +249,25 @@ class TrialLog:
             self.trials[t] = rec
             self._order.append(t)
             keep.append(rec)
-            if not terminated:
-                repaired = True  # complete but without its newline: rewrite to add it
-        if repaired and repair:
-            self._rewrite(header, keep)
+        if parsed.cut and repair:
+            self._rewrite(header(self.settings), keep)
 
     def _check(self, rec: Any) -> str | None:
         """None if ``rec`` is a valid trial record of this run, else what is wrong."""
         if not isinstance(rec, dict):
-            return f"a trial record must be a JSON object, got {_show(rec)}"
+            return f"a trial record must be a JSON object, got {show(rec)}"
         if rec.get("kind") != "trial":
-            return f"\"kind\" must be \"trial\", got {_show(rec.get('kind'))}"
+            return f"\"kind\" must be \"trial\", got {show(rec.get('kind'))}"
         if "trial" not in rec:
             return "has no \"trial\" number"
         t = rec["trial"]
         if isinstance(t, bool) or not isinstance(t, int):
-            return f"\"trial\" must be an integer, got {_show(t)}"
+            return f"\"trial\" must be an integer, got {show(t)}"
         if t < 0 or (self.limit is not None and t >= self.limit):
             rng = f"0..{self.limit - 1}" if self.limit is not None else ">= 0"
             extra = f" (this run has {self.limit} trials)" if self.limit is not None else ""
             return f"trial {t} is outside {rng}{extra}"
-        bad = _failing_key(rec, self.schema)
+        bad = failing_key(rec, self.schema)
         if bad is not None:
             key, err = bad
             return f"trial {t} has no {key!r}" if err is None else f"trial {t}: {key!r} {err}"
@@ -569,7 +347,7 @@ class TrialLog:
         whose blocks finished in order."""
         if self.path is None or all(a < b for a, b in zip(self._order, self._order[1:])):
             return
-        self._rewrite({"kind": "header", "settings": self.settings}, [self.trials[i] for i in sorted(self.trials)])
+        self._rewrite(header(self.settings), [self.trials[i] for i in sorted(self.trials)])
         self._order = sorted(self.trials)
 
     def _write(self, obj: dict[str, Any]) -> None:
@@ -590,8 +368,8 @@ def _differing(old: Any, new: dict[str, Any]) -> str:
     keys = [k for k in dict.fromkeys([*old, *new]) if old.get(k, _MISSING) != new.get(k, _MISSING)]
     if not keys:
         return ""
-    show = lambda d, k: "absent" if k not in d else _show(d[k])  # noqa: E731
-    parts = [f"{k}: {show(old, k)} in the file, {show(new, k)} now" for k in keys[:3]]
+    val = lambda d, k: "absent" if k not in d else show(d[k])  # noqa: E731
+    parts = [f"{k}: {val(old, k)} in the file, {val(new, k)} now" for k in keys[:3]]
     return " (" + "; ".join(parts) + (f"; {len(keys) - 3} more" if len(keys) > 3 else "") + ")"
 
 

@@ -86,8 +86,7 @@ WHAT_IF_PRIOR = 10
 WHAT_IF_MARGINS = (0.05, 0.1, 0.2)
 """Targets of "what would change it": gamma <= kappa + margin (targets outside (kappa, 1) skipped)."""
 
-DATASET_SHAPES = {"digits": (1, 8, 8), "mnist": (1, 28, 28), "cifar10": (3, 32, 32)}
-"""Data shapes of the datasets an audit may name (used when no data shape is given)."""
+from rerokit.data import DATASET_SHAPES  # noqa: E402 - data shapes of the datasets (one home: rerokit.data)
 
 STEP_POINTS = 25
 """Points along training at which the over-steps figure evaluates gamma and epsilon."""

@@ -484,62 +484,71 @@ def _one_run_summary(d: dict, s: dict, st: dict, where: str, path: str | None) -
                         delta=None if delta is None else float(delta), source="json", path=path, one_run=d, **st)
 
 
-def _audit_from_lines(lines: list[str], where: str, path: str) -> AuditSummary:
-    """An :class:`AuditSummary` from the JSON lines an audit's ``--out`` writes."""
-    try:
-        header = json.loads(lines[0], parse_constant=_reject_constant)
-    except ValueError:
-        header = None
-    if not (isinstance(header, dict) and header.get("kind") == "header" and isinstance(header.get("settings"), dict)):
-        raise ValueError(f"{where}: the first line is not a rerokit results header ({{\"kind\": \"header\", ...}})")
-    s = header["settings"]
+def _audit_from_lines(text: str, where: str, path: str) -> AuditSummary:
+    """An :class:`AuditSummary` from the JSON lines an audit's ``--out`` writes.
+
+    Read by the results file's one reader (:func:`rerokit.experiments.schema.parse_results`, as the
+    audit re-opens it), every record checked against the audit's record schema and its semantic
+    checks (a guess in the prior, ``success`` agreeing with guess and target, probabilities in
+    [0, 1]): a file the audit would refuse to resume is refused here too."""
+    from rerokit.experiments.schema import failing_key, gradient_problem, gradient_schema, parse_results
+    from rerokit.experiments.schema import prior_aware_problem, prior_aware_schema
+
+    parsed = parse_results(text, where, parse_constant=_reject_constant)
+    if parsed.header is None:
+        raise ValueError(f"{where}: holds no finished trial")
+    s = parsed.header["settings"]
     st = _audit_settings(s, where)
     kappa = _settings_kappa(s, where)
+    gradient = s.get("attack") == "gradient"
+    if gradient:
+        sizes = s.get("prior_sizes") or [s.get("prior_size")]
+        if not (isinstance(sizes, list) and all(isinstance(n, int) and not isinstance(n, bool) and n >= 2
+                                                for n in sizes)):
+            raise ValueError(f"{where}: settings.prior_sizes must list integers >= 2, got {_short(sizes)}")
+        schema, problem = gradient_schema(sizes), gradient_problem
+    else:
+        attacks = s.get("attacks")
+        if not (isinstance(attacks, list) and attacks and all(isinstance(a, str) for a in attacks)):
+            raise ValueError(f"{where}: settings.attacks must be a non-empty list of attack names, got {_short(attacks)}")
+        N = _field(s, "prior_size", where + " settings", "int")
+        schema = prior_aware_schema(N, attacks)
+        problem = lambda r: prior_aware_problem(r, N, attacks)  # noqa: E731
     trials: dict[int, dict] = {}
-    for i, ln in enumerate(lines[1:], start=2):
-        if not ln.strip():
-            continue
-        try:
-            rec = json.loads(ln, parse_constant=_reject_constant)
-        except ValueError:
-            if i == len(lines):
-                continue  # a last line cut by an interruption (the audit itself skips it too)
-            raise ValueError(f"{where}: line {i} is not valid JSON") from None
-        if not (isinstance(rec, dict) and rec.get("kind") == "trial" and isinstance(rec.get("trial"), int)):
+    lines_of: dict[int, int] = {}
+    for i, rec in parsed.records:
+        if not (isinstance(rec, dict) and rec.get("kind") == "trial" and isinstance(rec.get("trial"), int)
+                and not isinstance(rec.get("trial"), bool) and rec["trial"] >= 0):
             raise ValueError(f"{where}: line {i} is not a trial record ({{\"kind\": \"trial\", \"trial\": i, ...}})")
+        bad = failing_key(rec, schema)
+        err = (f"has no {bad[0]!r}" if bad[1] is None else f"{bad[0]!r} {bad[1]}") if bad else problem(rec)
+        if err is not None:
+            raise ValueError(f"{where}: line {i}: trial {rec['trial']}: {err}")
+        if rec["trial"] in trials:
+            raise ValueError(f"{where}: line {i}: trial {rec['trial']} appears twice")
         trials[rec["trial"]] = rec
+        lines_of[rec["trial"]] = i
     if not trials:
         raise ValueError(f"{where}: holds no finished trial")
     recs = [trials[i] for i in sorted(trials)]
-    common = dict(kappa=kappa, source="jsonl", path=path, **_declared(s, where), **st)
-    if s.get("attack") == "gradient":
-        from rerokit.attacks.result import AttackResult
+    if st["seed"] is not None:  # every record must be a trial of this run (its seed from the run's seed)
+        from rerokit.experiments.schema import seed_problems
 
-        sizes = s.get("prior_sizes") or [s.get("prior_size")]
+        bad_seed = seed_problems(recs, st["seed"])
+        if bad_seed is not None:
+            raise ValueError(f"{where}: line {lines_of[bad_seed[0]]}: trial {bad_seed[0]}: {bad_seed[1]}")
+    common = dict(kappa=kappa, source="jsonl", path=path, **_declared(s, where), **st)
+    from rerokit.attacks.result import AttackResult
+
+    if gradient:
         n0 = sizes[0]
-        if not (isinstance(n0, int) and n0 >= 2):
-            raise ValueError(f"{where}: settings.prior_sizes must list integers >= 2, got {_short(sizes)}")
-        vals = []
-        for r in recs:
-            v = (r.get("prior_success") or {}).get(str(n0)) if isinstance(r.get("prior_success"), dict) else None
-            vals.append(_check_prob(v, f"prior_success.{n0} of trial {r['trial']}", where))
+        vals = [float(r["prior_success"][str(n0)]) for r in recs]
         res = AttackResult.from_values(vals, seed=st["seed"], metric="success", support=(0.0, 1.0))
         common["kappa"] = 1.0 / n0
         return AuditSummary(attack="gradient", successes=None, trials=len(vals), success=res.value,
                             interval=res.interval, **common)
-    attacks = s.get("attacks")
-    if not (isinstance(attacks, list) and attacks and all(isinstance(a, str) for a in attacks)):
-        raise ValueError(f"{where}: settings.attacks must be a non-empty list of attack names, got {_short(attacks)}")
     attack = _check_attack(attacks[0], where)
-    outcomes = []
-    for r in recs:
-        succ = r.get("success")
-        v = succ.get(attack) if isinstance(succ, dict) else None
-        if not isinstance(v, bool):
-            raise ValueError(f"{where}: trial {r['trial']} has no true/false success of attack {attack}")
-        outcomes.append(v)
-    from rerokit.attacks.result import AttackResult
-
+    outcomes = [bool(r["success"][attack]) for r in recs]
     res = AttackResult.from_successes(outcomes, seed=st["seed"])
     return AuditSummary(attack=attack, successes=int(sum(outcomes)), trials=len(outcomes), success=res.value,
                         interval=res.interval, **common)
@@ -566,10 +575,10 @@ def load_audit(path: Any) -> AuditSummary:
         raise ValueError(f"{where}: is empty (expected the JSON of 'rerokit audit ... --json' or its --out file)")
     try:
         head = json.loads(first, parse_constant=_reject_constant)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested beyond the stack: read below, one error
         head = None
     if isinstance(head, dict) and head.get("kind") == "header":
-        return _audit_from_lines([ln for ln in lines if ln.strip()], where, p)
+        return _audit_from_lines(text, where, p)
     return audit_from_dict(_loads(text, "audit", path), where=where, path=p)
 
 

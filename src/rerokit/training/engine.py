@@ -37,7 +37,8 @@ import torch
 from torch.func import vmap
 
 from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive, check_probability
-from rerokit.training.grads import _check_batch, _check_labels, _psg, clip_rows
+from rerokit.seeding import trial_seeds  # noqa: F401 - re-exported: rerokit.training.trial_seeds
+from rerokit.training.grads import check_batch, check_labels, per_sample_grads_unchecked, clip_rows
 from rerokit.training.mlp import MLPInputs, MLPPlan, mlp_plan
 from rerokit.training.models import FunctionalModel
 from rerokit.training.transcript import Transcript
@@ -66,22 +67,6 @@ class Result:
     settings: dict = field(default_factory=dict)
 
 
-def trial_seeds(seed: int, K: int) -> list[int]:
-    """Per-trial seeds ``[s_0..s_{K-1}]`` (63-bit) derived from ``seed``; s_k depends only on (seed, k).
-
-    Args:
-        seed: the run's seed (>= 0).
-        K: the number of trials (>= 1).
-
-    Returns:
-        K ints, the first 63 bits of ``numpy.random.SeedSequence(seed).generate_state(K)``.
-    """
-    seed = check_int("seed", seed, minimum=0)
-    K = check_int("K", K, minimum=1)
-    st = np.random.SeedSequence(seed).generate_state(K, np.uint64) >> np.uint64(1)
-    return [int(s) for s in st]
-
-
 class _RunRandom:
     """The random streams of one run (masks, noise), drawn block by block."""
 
@@ -101,7 +86,9 @@ class _RunRandom:
         return torch.randn((b, P), generator=self.g_noise, dtype=dtype)
 
 
-def _validate_settings(noise_multiplier, clip, steps, lr, sample_rate, momentum, record) -> dict:
+def check_dpsgd_settings(noise_multiplier, clip, steps, lr, sample_rate, momentum, record) -> dict:
+    """The DP-SGD settings of a training run, checked (one ValueError/TypeError naming the first bad
+    one), as a dict of the checked values (shared by the engine, FIL accounting and Opacus adapter)."""
     sigma = check_nonnegative("noise_multiplier", noise_multiplier)
     if clip is not None:
         clip = check_positive("clip", clip)
@@ -140,7 +127,7 @@ class _VmapSums:
 
     def __init__(self, fm: FunctionalModel, shared: tuple[torch.Tensor, torch.Tensor] | None = None):
         self.fm, self.shared = fm, shared
-        self._one = vmap(lambda th, x, yy, C: clip_rows(_psg(fm, th, x, yy), C), in_dims=(0, 0, 0, None))
+        self._one = vmap(lambda th, x, yy, C: clip_rows(per_sample_grads_unchecked(fm, th, x, yy), C), in_dims=(0, 0, 0, None))
 
     def prepare(self, X: torch.Tensor, y: torch.Tensor):
         """Trial data (k, r, ...), (k, r) -> the (k, n, ...) datasets, shared points first."""
@@ -365,13 +352,13 @@ def train_dpsgd(
     Returns:
         A :class:`Result` with ``theta`` (P,) and, with ``record``, a single-run :class:`Transcript`.
     """
-    cfg = _validate_settings(noise_multiplier, clip, steps, lr, sample_rate, momentum, record)
+    cfg = check_dpsgd_settings(noise_multiplier, clip, steps, lr, sample_rate, momentum, record)
     if not isinstance(fm, FunctionalModel):
         raise TypeError(f"fm must be a FunctionalModel, got {type(fm).__name__}")
     check_choice("method", method, ("auto", "vmap", "linear"))
     seed = check_int("seed", seed, minimum=0)
-    _check_batch(fm, theta0, X, y)
-    _check_labels(fm, theta0, X[:1], y)
+    check_batch(fm, theta0, X, y)
+    check_labels(fm, theta0, X[:1], y)
     n, P = int(X.shape[0]), fm.num_params
     if n < 1:
         raise ValueError("X must hold at least one training point (n >= 1), got n = 0")
@@ -479,7 +466,7 @@ def train_dpsgd_many(
             )
         finally:
             torch.set_num_threads(before)
-    cfg = _validate_settings(noise_multiplier, clip, steps, lr, sample_rate, momentum, record)
+    cfg = check_dpsgd_settings(noise_multiplier, clip, steps, lr, sample_rate, momentum, record)
     if not isinstance(fm, FunctionalModel):
         raise TypeError(f"fm must be a FunctionalModel, got {type(fm).__name__}")
     check_choice("method", method, ("auto", "vmap", "linear"))
@@ -514,9 +501,9 @@ def train_dpsgd_many(
             raise ValueError(f"seeds must have K={K} entries, got {len(seeds)}")
     tgt = _as_target_array(target_index, K, n)
     th_check = theta0 if theta0.dim() == 1 else theta0[0]
-    _check_labels(fm, th_check, X[0, :1], y)
+    check_labels(fm, th_check, X[0, :1], y)
     if shared is not None:
-        _check_labels(fm, th_check, X[0, :1], shared[1], name="shared labels ys")
+        check_labels(fm, th_check, X[0, :1], shared[1], name="shared labels ys")
     if theta0.dim() == 1:
         theta0 = theta0.unsqueeze(0).expand(K, P)
     dtype, dev = theta0.dtype, theta0.device

@@ -39,7 +39,7 @@ from torch.func import functional_call, grad, jacfwd, jacrev, jvp, vmap
 
 from rerokit._validate import check_choice, check_int, check_positive, check_probability
 from rerokit.bounds.mse import GELU_CLIP_FACTOR, cramer_rao_mse_lower_bound, fil_subsampling_factor, gaussian_dp_epsilon
-from rerokit.training.engine import _validate_settings
+from rerokit.training.engine import check_dpsgd_settings
 
 __all__ = [
     "glm_sample_loss",
@@ -518,7 +518,7 @@ def dpsgd_fil(
                               settings, runs[-1].final_params)
     sigma = check_positive("noise_multiplier", noise_multiplier)  # > 0 here: the FIL divides by it
     C = check_positive("clip", clip)
-    cfg = _validate_settings(sigma, C, steps, lr, sample_rate, 0.0, False)
+    cfg = check_dpsgd_settings(sigma, C, steps, lr, sample_rate, 0.0, False)
     q, T, lr = cfg["sample_rate"], cfg["steps"], cfg["lr"]
     seed = check_int("seed", seed, minimum=0)
     check_choice("subsampling", subsampling, ("convexity", "amplified"))

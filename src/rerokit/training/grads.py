@@ -45,7 +45,13 @@ def sample_loss(fm, theta: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> to
     return F.cross_entropy(out, y.unsqueeze(0))
 
 
-def _check_batch(fm, theta: torch.Tensor, X: torch.Tensor, y: torch.Tensor) -> None:
+def check_batch(fm, theta: torch.Tensor, X: torch.Tensor, y: torch.Tensor) -> None:
+    """A batch for ``fm``: ``theta`` of shape (P,), tensors ``X`` (n, ...) and integer labels ``y`` (n,).
+
+    Raises:
+      ValueError: a shape that does not match.
+      TypeError: ``X``/``y`` not tensors, or ``y`` not of an integer dtype.
+    """
     if not isinstance(theta, torch.Tensor) or theta.dim() != 1 or theta.shape[0] != fm.num_params:
         raise ValueError(f"theta must be a tensor of shape (P,) = ({fm.num_params},), got {getattr(theta, 'shape', type(theta))}")
     if not isinstance(X, torch.Tensor) or not isinstance(y, torch.Tensor):
@@ -56,7 +62,7 @@ def _check_batch(fm, theta: torch.Tensor, X: torch.Tensor, y: torch.Tensor) -> N
         raise TypeError(f"y must hold integer class labels, got dtype {y.dtype}")
 
 
-def _check_labels(fm, theta: torch.Tensor, x1: torch.Tensor, y: torch.Tensor, name: str = "y") -> None:
+def check_labels(fm, theta: torch.Tensor, x1: torch.Tensor, y: torch.Tensor, name: str = "y") -> None:
     """Labels must index the model's outputs: 0 <= y < number of logits (one-sample forward to find it)."""
     if y.numel() == 0:
         return
@@ -87,10 +93,10 @@ def per_sample_grads(fm, theta: torch.Tensor, X: torch.Tensor, y: torch.Tensor) 
         1-D, or a label is outside [0, number of outputs).
       TypeError: if ``X``/``y`` are not tensors or ``y`` is not an integer dtype.
     """
-    _check_batch(fm, theta, X, y)
+    check_batch(fm, theta, X, y)
     if X.shape[0] and not any(_under_transform(t) for t in (theta, X, y)):
-        _check_labels(fm, theta, X[:1], y)  # data-dependent check: skipped under vmap/grad
-    return _psg(fm, theta, X, y)
+        check_labels(fm, theta, X[:1], y)  # data-dependent check: skipped under vmap/grad
+    return per_sample_grads_unchecked(fm, theta, X, y)
 
 
 def _under_transform(t: torch.Tensor) -> bool:
@@ -102,8 +108,9 @@ def _under_transform(t: torch.Tensor) -> bool:
     return bool(is_functorch_wrapped_tensor(t))
 
 
-def _psg(fm, theta, X, y):
-    # unchecked version, safe to call under an outer vmap (over trials/models).
+def per_sample_grads_unchecked(fm, theta, X, y):
+    """:func:`per_sample_grads` without its checks: safe to call under an outer ``vmap`` (over
+    trials or models), where data-dependent checks are not allowed."""
     g = grad(lambda th, x, t: sample_loss(fm, th, x, t))
     return vmap(g, in_dims=(None, 0, 0))(theta, X, y)
 

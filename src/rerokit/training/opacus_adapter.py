@@ -35,12 +35,20 @@ import torch.nn.functional as F
 from torch import nn
 
 from rerokit._validate import check_int, check_positive
-from rerokit.training.engine import _validate_settings
-from rerokit.training.grads import _check_labels
+from rerokit.training.engine import check_dpsgd_settings
+from rerokit.training.grads import check_labels
 from rerokit.training.models import FunctionalModel
 from rerokit.training.transcript import Transcript
 
 __all__ = ["record_opacus_transcript"]
+
+
+def _grad_sample(p: torch.Tensor) -> torch.Tensor:
+    """The per-sample gradients Opacus' ``GradSampleModule`` stored on parameter ``p`` (its public
+    ``p.grad_sample``): one tensor (n, *p.shape), or a list of them when several backward passes
+    accumulated before the step (concatenated along the samples)."""
+    gs = p.grad_sample
+    return torch.cat(gs, dim=0) if isinstance(gs, (list, tuple)) else gs
 
 
 def record_opacus_transcript(
@@ -91,7 +99,7 @@ def record_opacus_transcript(
     from opacus.utils.uniform_sampler import UniformWithReplacementSampler
 
     C = check_positive("clip", clip)  # never None here
-    cfg = _validate_settings(noise_multiplier, C, steps, lr, sample_rate, momentum, False)
+    cfg = check_dpsgd_settings(noise_multiplier, C, steps, lr, sample_rate, momentum, False)
     sigma, T, lr, q, momentum = (cfg[k] for k in ("noise_multiplier", "steps", "lr", "sample_rate", "momentum"))
     seed = check_int("seed", seed, minimum=0)
     if not isinstance(X, torch.Tensor) or not isinstance(y, torch.Tensor):
@@ -116,7 +124,7 @@ def record_opacus_transcript(
     y = y.long()
     if n < 1:
         raise ValueError("X must hold at least one training point (n >= 1), got n = 0")
-    _check_labels(fm, fm.current_flat(), X[:1], y)
+    check_labels(fm, fm.current_flat(), X[:1], y)
 
     s_sample, s_noise = (int(v) for v in (np.random.SeedSequence(seed).generate_state(2, np.uint64) >> np.uint64(1)))
     g_sample = torch.Generator().manual_seed(s_sample)
@@ -153,7 +161,7 @@ def record_opacus_transcript(
         idx = state["idx"]
         if target_index is not None and target_index in idx:
             pos = idx.index(target_index)
-            gs = [optim._get_flat_grad_sample(p)[pos].to(p.dtype) for p in params]
+            gs = [_grad_sample(p)[pos].to(p.dtype) for p in params]
             norm = torch.stack([g.reshape(-1).norm(2) for g in gs]).norm(2)  # Opacus' order of norms
             factor = (C / (norm + 1e-6)).clamp(max=1.0)
             known = summed - factor * torch.cat([g.reshape(-1) for g in gs])
