@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from rerokit.bounds.mse import GELU_CLIP_FACTOR
 from rerokit.experiments.guo_fil import DFIL_WARNING, GuoGrid, guo_fig2, guo_fig5
 
 
@@ -39,14 +40,18 @@ def test_fig2_writes_both_histograms_and_the_warning(tmp_path, capsys):
 
 
 def test_fig5_rdp_bound_is_the_full_batch_closed_form_and_resume_skips(tmp_path):
-    # q = 1: T Gaussian steps of sensitivity 1 (clipped gradients, noise sigma C) are (2, 2T/(2 sigma^2))-RDP,
-    # eps_2 = T / sigma^2, and Thm 1 over [0, 1]^d gives 1 / (4 (e^eps - 1))
+    # q = 1: Thm 1 needs replace-one neighbours. Alg. 1's GELU-smoothed clip bounds each gradient by
+    # b = GELU_CLIP_FACTOR C (not C), so replacing a record moves the sum by up to 2 b: T Gaussian steps with
+    # noise sigma C are (2, 2 (2b)^2 T / (2 sigma^2 C^2))-RDP, eps_2 = 4 b^2 T / sigma^2, and Thm 1 over
+    # [0, 1]^d gives 1 / (4 (e^eps - 1)). (Was T / sigma^2 = 0.75 before: add/remove with sensitivity C, too small
+    # for Thm 1, so the MSE bound was too high - unsafe.)
     grid = GuoGrid(noise_multipliers=(2.0,), steps=(3,), sample_rate=1.0, hidden=2, test_size=1650)
     res = guo_fig5(tmp_path, grid, progress=False)
     (row,) = res["rows"]
-    assert row["epsilon_rdp2"] == pytest.approx(3 / 4, rel=1e-6)
-    assert row["rdp_mse_bound"] == pytest.approx(0.25 / math.expm1(0.75), rel=1e-6)
-    assert row["rdp_mse_bound"] <= 0.25 / math.expm1(0.75)  # a lower bound, rounded down
+    eps = 4 * GELU_CLIP_FACTOR**2 * 3 / 4
+    assert row["epsilon_rdp2"] == pytest.approx(eps, rel=1e-6)
+    assert row["rdp_mse_bound"] == pytest.approx(0.25 / math.expm1(eps), rel=1e-6)
+    assert row["rdp_mse_bound"] <= 0.25 / math.expm1(eps)  # a lower bound, rounded down
     assert 0 < row["max_dfil_mse_bound"] <= row["median_dfil_mse_bound"]
     assert 0 <= row["test_accuracy"] <= 1 and res["warning"] == DFIL_WARNING
     text = (tmp_path / "guo_fig5.jsonl").read_text()

@@ -311,10 +311,8 @@ def replace_one_rdp_order2(segments_or_event: Any) -> ReplaceOneRdp:
                 eps, amplified = amp, True
         total += eps
     if amplified:
-        method = ("Poisson-subsampled Gaussian, replace-one: the smaller of a chi-square bound, "
-                  "log(1 + 4 q^2 sinh(1/sigma^2)/(1 - q)) per step, and Mironov 2017 Prop. 11 (weak triangle) "
-                  "over the add/remove RDP (dp-accounting); the unamplified Gaussian of sensitivity 2C where smaller")
+        method = ("Poisson subsampled Gaussian: min of chi-square bound and Mironov 2017 Prop. 11 over "
+                  "the add/remove RDP")
     else:
-        method = (f"Gaussian of sensitivity 2{'' if k == 1 else str(k)}C per release (no amplification by "
-                  f"subsampling): 4{'' if k == 1 else ' k^2'} / sigma^2 per release")
+        method = f"Gaussian, sensitivity 2{'' if k == 1 else str(k)}C, no amplification"
     return ReplaceOneRdp(float(total), 2.0, method)
