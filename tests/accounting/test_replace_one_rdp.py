@@ -142,3 +142,13 @@ def test_shuffle_and_groups_use_the_unamplified_gaussian():
     # several segments add up
     two = replace_one_rdp_order2([(1.0, 1.0, 3), (2.0, 1.0, 4)]).epsilon
     assert two == pytest.approx(4 * 3 + 4 * 4 / 4, rel=1e-14)
+
+
+def test_report_error_view_uses_the_run_sampler():
+    # the report's Guo section certifies replace-one for the run's sampler: shuffled batches, no amplification
+    from rerokit.report.build import _guo
+
+    s = Schedule.from_settings(2.0, 0.1, 25, sampler="shuffle")
+    g = _guo(s, 1.0, 4)
+    assert g["neighbouring_relation"] == "replace-one" and g["epsilon_rdp2"] == pytest.approx(3.0, rel=1e-14)
+    assert g["mse_lower_bound"] <= rdp_mse_lower_bound(rdp_epsilon_order2(dpsgd_event(2.0, 0.1, 25))[0], 1.0, 4).value

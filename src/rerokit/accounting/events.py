@@ -169,11 +169,12 @@ def rdp_curve(segments: Any, orders: Sequence[float] | None = None) -> tuple[Any
 
 
 def rdp_epsilon_order2(segments_or_event: Any) -> tuple[float, float]:
-    """A (2, eps)-RDP guarantee of a DP-SGD schedule, the input of Guo et al. 2022, Thm 1.
+    """The ADD/REMOVE (2, eps)-RDP guarantee of a Poisson DP-SGD schedule.
 
     dp-accounting's RDP curve (Poisson-subsampled Gaussian, Mironov et al. 2019) at
     :data:`ORDER2_RDP_ORDERS`, read at order 2 by :func:`rerokit.bounds.mse.rdp_epsilon_at_order`
-    (never interpolated). Used by ``rerokit bound mse-rdp`` and ``rerokit report``.
+    (never interpolated). Not the input of Guo et al. 2022, Thm 1, which needs replace-one
+    neighbours: use :func:`replace_one_rdp_order2` (this value is a lower reference for it).
 
     Args:
       segments_or_event: a :class:`~rerokit.bounds.schedule.Schedule`, (sigma, q, T) triples or a

@@ -56,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub, "guo-fig5", _fig5, help="Guo et al. Fig. 5 (reduced): RDP vs dFIL MSE bounds against test accuracy",
         description="DP-SGD with FIL accounting (Alg. 1; MLP 64-h-10 tanh on digits, 500 held out) for every pair of "
-        "--noise-multipliers and --steps: test accuracy, the RDP bound (Thm 1) and the bounds at the largest and "
+        "--noise-multipliers and --steps: test accuracy, the RDP bound (Thm 1 from the replace-one (2, eps)-RDP) and the bounds at the largest and "
         "median per-sample dFIL (Thm 2). Writes guo_fig5.png, guo_fig5.csv and guo_fig5.jsonl into --out-dir.",
         fields=[("png", "the figure"), ("csv", "the CSV"), ("jsonl", "the resumable record file"),
                 ("seed", "the --seed"), ("rows", "one row per setting"), _WARN])
