@@ -281,8 +281,14 @@ def replace_one_rdp_order2(segments_or_event: Any) -> ReplaceOneRdp:
       with Q = A(D) (the dataset without the record) and Hoelder exponent p:
       D_2(P||R) <= (2 - 1/p) D_{2p}(P||Q) + D_{(2p-1)/(p-1)}(Q||R) for every p > 1 (p = 2: orders
       4 and 3). P||Q is the remove and Q||R the add direction of the Poisson-subsampled Gaussian;
-      dp-accounting's add/remove RDP (Mironov, Talwar & Zhang 2019) bounds both, and each
-      composes over the T steps. The minimum over :data:`WEAK_TRIANGLE_EXPONENTS`.
+      dp-accounting's add/remove RDP (Mironov, Talwar & Zhang 2019, "Renyi Differential Privacy
+      of the Sampled Gaussian Mechanism": the remove direction it computes dominates the add
+      direction; checked by quadrature in the tests) bounds both, and each composes over the T
+      steps. The minimum over :data:`WEAK_TRIANGLE_EXPONENTS`.
+
+    Measured against the order-2 divergence of the worst collinear pair (g' = -g, |g| = C) by
+    quadrature, one step: 1.01x to 1.6x above it for q in [0.001, 0.9], sigma in [0.5, 3]
+    (tests/accounting/test_replace_one_rdp.py).
 
     dp-accounting 0.6 has no REPLACE_ONE accounting of ``PoissonSampledDpEvent`` (its RdpAccountant
     refuses it) and its ``GaussianDpEvent`` RDP does not double the sensitivity for REPLACE_ONE,
