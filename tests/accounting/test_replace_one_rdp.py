@@ -129,6 +129,17 @@ def test_tiny_sigma_is_finite_or_inf_never_nan():
     assert math.isfinite(r) and rdp_epsilon_order2(dpsgd_event(0.01, 0.01, 10))[0] <= r <= 4 * 10 / 0.01**2
 
 
+@pytest.mark.parametrize("sigma,q,T", [(1e6, 1e-6, 10), (0.3, 1e-300, 1), (1e150, 0.1, 3), (1e200, 1.0, 3),
+                                       (1e-3, 0.5, 1), (1e-150, 0.1, 3), (0.05, 0.999999, 5)])
+def test_extremes_are_positive_never_nan(sigma, q, T):
+    # dp-accounting's add/remove RDP comes out NEGATIVE (cancellation) at (1e6, 1e-6) and (0.3, 1e-300): the
+    # replace-one value must still be > 0 (a true RDP is > 0 here), and inf only where it overflows
+    r = replace_one_rdp_order2(dpsgd_event(sigma, q, T)).epsilon
+    assert r > 0 and not math.isnan(r)
+    env = 4 * T / (sigma * sigma)
+    assert r <= max(env, T * 1e-300) * (1 + 1e-12) or math.isinf(env)
+
+
 def test_shuffle_and_groups_use_the_unamplified_gaussian():
     # shuffled fixed-size batches: one release per epoch touched (ceil(T q)), sensitivity 2C
     s = Schedule.from_settings(2.0, 0.1, 25, sampler="shuffle")
