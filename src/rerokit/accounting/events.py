@@ -287,7 +287,8 @@ def replace_one_rdp_order2(segments_or_event: Any) -> ReplaceOneRdp:
       - 2 e^{<g,g'>/s^2}) <= q^2/(1-q) 4 sinh(1/sigma^2) (largest at |g| = |g'| = 1, g' = -g).
     * Poisson, k = 1, q < 1, weak triangle: Mironov 2017 ("Renyi Differential Privacy", Prop. 11)
       with Q = A(D) (the dataset without the record) and Hoelder exponent p:
-      D_2(P||R) <= (2 - 1/p) D_{2p}(P||Q) + D_{(2p-1)/(p-1)}(Q||R) for every p > 1. p = 2 gives
+      D_2(P||R) <= (2 - 1/p) D_{2p}(P||Q) + D_{(2p-1)/(p-1)}(Q||R) for every p > 1 (Hoelder with
+      exponents p, p/(p-1) on int (p/q)^2 (q/r) dQ). p = 2 gives
       3/2 D_4(P||Q) + D_3(Q||R); p = (n-1)/(n-2) gives n/(n-1) D_3(P||Q) + D_n(Q||R) after raising
       the first order 2p <= 3 to 3 (Renyi divergence is non-decreasing in its order), so only
       integer orders are evaluated (:data:`WEAK_TRIANGLE_ORDERS`; each value padded by
