@@ -26,12 +26,28 @@ def test_mse_rdp_from_curve_and_output_perturbation(capsys):
     d = _json(capsys, ["bound", "mse-rdp", "--orders", "1.5,2.5,4", "--rdp", "0.1,0.3,0.5", "--json"])
     assert d["epsilon_rdp2"] == 0.3 and d["order_used"] == 2.5
     assert d["mse_lower_bound"] == pytest.approx(0.25 / math.expm1(0.3), rel=1e-12)
-    # DP-SGD full batch (q = 1): T Gaussian steps, eps_2 = T / sigma^2 exactly.
+    assert d["neighbouring_relation"] == "replace-one (assumed)"
+    # DP-SGD full batch (q = 1): T Gaussian steps. Thm 1 needs REPLACE-ONE neighbours (sensitivity 2C), so
+    # eps_2 = 2 (2C)^2 / (2 sigma^2 C^2) T = 4 T / sigma^2 exactly. (Was T / sigma^2 = 2 before: the add/remove
+    # value, too small for Thm 1, gave an MSE bound that was too high - unsafe.)
     d = _json(capsys, ["bound", "mse-rdp", "--noise-multiplier", "2", "--sample-rate", "1", "--steps", "8", "--json"])
-    assert d["epsilon_rdp2"] == pytest.approx(8 / 4, rel=1e-9) and d["order_used"] == 2.0
+    assert d["epsilon_rdp2"] == pytest.approx(4 * 8 / 4, rel=1e-9) and d["order_used"] == 2.0
+    assert d["neighbouring_relation"] == "replace-one"
+    assert d["mse_lower_bound"] == pytest.approx(0.25 / math.expm1(8.0), rel=1e-9)
     # Subsampled: RDP at order 2 below the full-batch value.
     d2 = _json(capsys, ["bound", "mse-rdp", "--noise-multiplier", "2", "--sample-rate", "0.1", "--steps", "8", "--json"])
     assert 0 < d2["epsilon_rdp2"] < d["epsilon_rdp2"] and d2["mse_lower_bound"] > d["mse_lower_bound"]
+    # shuffled fixed-size batches: no amplification, one release per epoch (ceil(8 * 0.25) = 2): eps_2 = 2 * 4 / 4
+    d3 = _json(capsys, ["bound", "mse-rdp", "--noise-multiplier", "2", "--sample-rate", "0.25", "--steps", "8",
+                        "--sampler", "shuffle", "--json"])
+    assert d3["epsilon_rdp2"] == pytest.approx(2.0, rel=1e-12) and d3["sampler"] == "shuffle"
+    # a user of k = 2 examples, full batch: sensitivity 2kC, eps_2 = 4 k^2 T / sigma^2
+    d4 = _json(capsys, ["bound", "mse-rdp", "--noise-multiplier", "2", "--sample-rate", "1", "--steps", "8",
+                        "--examples-per-user", "2", "--json"])
+    assert d4["epsilon_rdp2"] == pytest.approx(4 * 4 * 8 / 4, rel=1e-12) and d4["examples_per_user"] == 2
+    # the text names the relation
+    assert main(["bound", "mse-rdp", "--noise-multiplier", "2", "--sample-rate", "1", "--steps", "8"]) == 0
+    assert "unbiased attacker; replace-one (2, 8)-RDP" in capsys.readouterr().out
     # Paper setting (Guo et al. Sec. 7.1): eps_2 = 4/(n lam sigma)^2 = 2.494; GDP mu = 1.58.
     d = _json(capsys, ["bound", "mse-rdp", "--n", "12665", "--lam", "0.01", "--noise-std", "0.01", "--json"])
     assert d["epsilon_rdp2"] == pytest.approx(2.4937, abs=1e-4)
@@ -50,6 +66,8 @@ def test_mse_rdp_from_curve_and_output_perturbation(capsys):
         ["bound", "mse-rdp", "--noise-multiplier", "1", "--steps", "3"],
         ["bound", "mse-rdp", "--noise-multiplier", "0", "--sample-rate", "0.1", "--steps", "3"],
         ["bound", "mse-rdp", "--epsilon", "1", "--steps", "3"],
+        ["bound", "mse-rdp", "--epsilon", "1", "--sampler", "shuffle"],  # a sampler describes DP-SGD only
+        ["bound", "mse-rdp", "--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "3", "--sampler", "x"],
         ["bound", "fil", "--noise-std", "0"],
         ["bound", "fil", "--dpsgd", "--noise-multiplier", "1"],
         ["bound", "fil", "--model", "linear", "--noise-std", "1e-3"],

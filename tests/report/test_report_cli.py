@@ -113,10 +113,11 @@ def test_uninformed_equals_bound_uninformed(report_json, cli):
 
 
 def test_guo_equals_bound_mse_rdp(report_json, cli):
-    # Guo et al. Thm 1 from dp-accounting's (2, eps)-RDP (accounting.events.rdp_epsilon_order2): exact
+    # Guo et al. Thm 1 from the replace-one (2, eps)-RDP (accounting.events.replace_one_rdp_order2): exact
     g = report_json["guo_mse"]
     b = cli.json("bound", "mse-rdp", *SETTINGS, "--diameter", 1, "--dim", 64)
     assert g["mse_lower_bound"] == b["mse_lower_bound"] and g["epsilon_rdp2"] == b["epsilon_rdp2"]
+    assert g["neighbouring_relation"] == b["neighbouring_relation"] == "replace-one"
 
 
 def test_what_if_equals_calibrate_dpsgd(report_json, cli):

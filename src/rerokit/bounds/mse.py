@@ -3,7 +3,9 @@
 The adversary observes the trained model h ~ A(D_- u {z}) and estimates z in Z subset R^d by
 z_hat(h) with mean mu(z) = E[z_hat(h)]. Its error is MSE = E ||z_hat(h) - z||_2^2 / d.
 
-* Thm 1 (RDP, via Hammersley-Chapman-Robbins): if A is (2, eps)-RDP,
+* Thm 1 (RDP, via Hammersley-Chapman-Robbins): if A is (2, eps)-RDP for REPLACE-ONE neighbours
+  (App. B compares A(D u {z}) with A(D u {z + Delta e_i}); for DP-SGD see
+  :func:`rerokit.accounting.events.replace_one_rdp_order2`),
   MSE >= sum_i gamma_i^2 diam_i(Z)^2 / (4 d) / (e^eps - 1) + ||mu(z) - z||^2 / d,
   gamma_i = inf_z |d mu_i / d z_i| (1 for an unbiased attack).
 * Thm 2 (Fisher information leakage, via Cramer-Rao): for an unbiased attack
@@ -122,7 +124,7 @@ def rdp_mse_lower_bound(
     eps = 0 gives +inf.
 
     Args:
-      epsilon: the (2, eps)-RDP epsilon, a finite number >= 0.
+      epsilon: the (2, eps)-RDP epsilon for replace-one neighbours, a finite number >= 0.
       diameter: diam_i(Z), the diameter of the data domain per coordinate: a number >= 0 or a 1-D
         sequence of them (default 1: Z = [0, 1]^d).
       dim: d, the number of coordinates (an integer >= 1); None (default) takes it from the

@@ -2,7 +2,9 @@
 
 * ``mse-rdp``: Thm 1 (unbiased attacks) from a (2, eps)-RDP guarantee given as ``--epsilon``,
   as an RDP curve (``--orders``/``--rdp``: the value at the smallest order >= 2 is used), as
-  DP-SGD (``--noise-multiplier --sample-rate --steps``: dp-accounting's RDP at order 2), or as
+  DP-SGD (``--noise-multiplier --sample-rate --steps``: the certified *replace-one* RDP at order 2
+  of :func:`rerokit.accounting.events.replace_one_rdp_order2`: Thm 1 compares a dataset with the
+  record against one with the record replaced), or as
   output perturbation of L2-regularised logistic regression (``--n --lam --noise-std``:
   eps_2 = 4 L^2/(n lam sigma)^2).
 * ``fil``: per-sample dFIL and the Cramer-Rao bound 1/dFIL (Thm 2) of a model trained on a
@@ -18,25 +20,36 @@ import argparse
 from typing import Any
 
 from rerokit.cli._common import add_clip_arg, add_command, add_data_args, add_device_arg, add_glm_args
-from rerokit.cli._common import add_json_flag, add_schedule_args, glm_problem, parse_classes
+from rerokit.cli._common import add_json_flag, add_sampling_args, add_schedule_args, glm_problem, parse_classes
+from rerokit.cli._common import sampling_from_args
 
 MSE_RDP_DESCRIPTION = """
 Lower bound on the mean squared error of any unbiased reconstruction attack on a learner that is
 (2, epsilon)-RDP (Guo et al. 2022, Thm 1): MSE >= sum_i diam_i^2 / (4 d) / (e^epsilon - 1). The
 guarantee is given as --epsilon, as an RDP curve (--orders with --rdp: the value at the smallest
-order >= 2 is used), as DP-SGD (--noise-multiplier, --sample-rate, --steps) or as output
-perturbation of L2-regularised logistic regression (--n, --lam, --noise-std).
+order >= 2 is used), as DP-SGD (--noise-multiplier, --sample-rate, --steps; optionally --sampler
+and --examples-per-user) or as output perturbation of L2-regularised logistic regression (--n,
+--lam, --noise-std). Thm 1 compares the dataset with the record against the dataset with the record
+replaced: the guarantee must hold for REPLACE-ONE neighbours. For DP-SGD rerokit certifies it
+itself (sensitivity 2C: at q = 1, 4 T / sigma^2, four times the add/remove value); a guarantee you
+give with --epsilon or --rdp must be a replace-one guarantee too.
 """
+
+ASSUMED_RELATION = "replace-one (assumed)"
+"""The relation of a guarantee given as --epsilon / --rdp: Thm 1 needs replace-one, rerokit cannot check it."""
 
 MSE_RDP_FIELDS = [
     ("mse_lower_bound", "the lower bound on the MSE of any unbiased attack (inf when epsilon_rdp2 is 0: see note)"),
     ("error", "floating-point margin subtracted from the bound"),
     ("epsilon_rdp2", "the RDP epsilon at order 2 used"),
     ("source", "where epsilon_rdp2 comes from"),
+    ("neighbouring_relation", "the neighbouring relation epsilon_rdp2 holds for (Thm 1 needs replace-one)"),
     ("note", "why mse_lower_bound is inf, when it is"),
     ("noise_multiplier", "DP-SGD: the --noise-multiplier"),
     ("sample_rate", "DP-SGD: the --sample-rate"),
     ("steps", "DP-SGD: the --steps"),
+    ("sampler", "DP-SGD: how batches were formed (--sampler; poisson when not given)"),
+    ("examples_per_user", "DP-SGD: the unit of privacy (--examples-per-user)"),
     ("order_used", "the RDP order whose epsilon was used (the smallest listed order >= 2)"),
     ("n", "output perturbation: the --n"),
     ("lam", "output perturbation: the --lam"),
@@ -102,24 +115,33 @@ def _mse_rdp(args: argparse.Namespace) -> dict[str, Any]:
             "give exactly one of --epsilon, --orders with --rdp, --n with --lam and --noise-std, "
             "or --noise-multiplier with --sample-rate and --steps"
         )
+    sampling = sampling_from_args(args)  # checked whatever the source: a bad value is refused, never ignored
+    if not dpsgd and (sampling["sampler"] is not None or sampling["examples_per_user"] != 1):
+        raise ValueError("--sampler and --examples-per-user describe a DP-SGD run: give them with --noise-multiplier, "
+                         "--sample-rate and --steps")
     extra: dict[str, Any] = {}
     if args.epsilon is not None:
         eps = args.epsilon
         source = "epsilon"
+        extra = {"neighbouring_relation": ASSUMED_RELATION}
     elif dpsgd:
-        from rerokit.accounting.events import dpsgd_event, rdp_epsilon_order2
+        from rerokit.accounting.events import replace_one_rdp_order2
+        from rerokit.bounds.schedule import Schedule
 
         if args.noise_multiplier is None or args.sample_rate is None or args.steps is None:
             raise ValueError("DP-SGD needs --noise-multiplier, --sample-rate and --steps")
-        eps, order = rdp_epsilon_order2(dpsgd_event(args.noise_multiplier, args.sample_rate, args.steps))
-        source = "DP-SGD RDP curve (dp-accounting, Poisson subsampled Gaussian)"
-        extra = {"noise_multiplier": args.noise_multiplier, "sample_rate": args.sample_rate, "steps": args.steps, "order_used": order}
+        sched = Schedule.from_settings(args.noise_multiplier, args.sample_rate, args.steps, **sampling)
+        r = replace_one_rdp_order2(sched)
+        eps, source = r.epsilon, f"DP-SGD, replace-one: {r.method}"
+        extra = {"neighbouring_relation": r.relation, "noise_multiplier": args.noise_multiplier,
+                 "sample_rate": args.sample_rate, "steps": args.steps, "sampler": sched.sampler,
+                 "examples_per_user": sched.examples_per_user, "order_used": r.order}
     elif args.n is not None:
         if args.lam is None or args.noise_std is None:
             raise ValueError("--n needs --lam and --noise-std (output perturbation)")
         eps = mse.output_perturbation_rdp(args.n, args.lam, args.noise_std, 2.0, lipschitz=args.lipschitz, adjacency=args.adjacency)
         source = "output perturbation (Gaussian, sensitivity 2L/(n lam) replace-one or L/(n lam) add/remove)"
-        extra = {
+        extra = {"neighbouring_relation": "replace-one" if args.adjacency == "replace" else "add/remove",
             "n": args.n, "lam": args.lam, "noise_std": args.noise_std, "lipschitz": args.lipschitz, "adjacency": args.adjacency,
             "gdp_mu": mse.output_perturbation_sensitivity(args.n, args.lam, args.lipschitz, args.adjacency) / args.noise_std,
         }
@@ -128,7 +150,7 @@ def _mse_rdp(args: argparse.Namespace) -> dict[str, Any]:
             raise ValueError("--orders and --rdp must be given together")
         eps, order = mse.rdp_epsilon_at_order(_floats("orders", args.orders), _floats("rdp", args.rdp), 2.0)
         source = "rdp curve"
-        extra = {"order_used": order}
+        extra = {"neighbouring_relation": ASSUMED_RELATION, "order_used": order}
     b = mse.rdp_mse_lower_bound(eps, diam, args.dim)
     if b.value == float("inf"):
         extra["note"] = ("mse_lower_bound is inf: epsilon_rdp2 is 0 (to double precision), so the mechanism reveals "
@@ -263,6 +285,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--orders", help="comma-separated RDP orders (with --rdp)")
     p.add_argument("--rdp", help="comma-separated RDP epsilons at --orders")
     add_schedule_args(p, required=False, what="DP-SGD (all three together): ")
+    add_sampling_args(p)
     p.add_argument("--n", type=int, help="output perturbation: training set size")
     p.add_argument("--lam", type=float, help="output perturbation: L2 coefficient of (1/n) sum l + lam/2 ||w||^2")
     p.add_argument("--noise-std", type=float, help="output perturbation: Gaussian noise standard deviation")

@@ -98,7 +98,8 @@ FIELDS = [
                    "bound on every attacker): gamma (one release), gamma_over_steps, expected_mse, ncc_bound, min_norm "
                    "and its source, no_prior_attacks (constant guess, shrinkage of X_hat: exact laws); or skipped with "
                    "the reason"),
-    ("guo_mse", "Guo et al. 2022 Thm 1, unbiased attacker: mse_lower_bound from epsilon_rdp2; or skipped with the reason"),
+    ("guo_mse", "Guo et al. 2022 Thm 1, unbiased attacker: mse_lower_bound from epsilon_rdp2, the replace-one (2, eps)-RDP "
+                "(neighbouring_relation, rdp_method); or skipped with the reason"),
     ("audit", "the audit: success, interval, successes, trials, kappa, gamma at kappa, consistent, lower_bounds "
               "(mu_gdp_lower, epsilon_lower), certified_mu, certified_epsilon; null without --audit"),
     ("what_would_change", "targets: noise_multiplier (same q, T) and steps (same sigma, q) for gamma <= each "

@@ -16,8 +16,8 @@ implementation):
   ``mse_rero``, ``mse_rero_over_steps``, ``expected_mse``, ``ncc_bound``), as ``rerokit bound
   uninformed``;
 * Guo et al.'s MSE lower bound (:func:`rerokit.bounds.mse.rdp_mse_lower_bound` of the
-  (2, eps)-RDP from :func:`rerokit.accounting.events.rdp_epsilon_order2`), as ``rerokit bound
-  mse-rdp``, when a data diameter is given;
+  replace-one (2, eps)-RDP from :func:`rerokit.accounting.events.replace_one_rdp_order2`), as
+  ``rerokit bound mse-rdp``, when a data diameter is given;
 * what would change it: sigma (same q, T) and steps (same sigma, q) for gamma <= kappa + 0.05 /
   0.1 / 0.2 at a prior of 10 (:func:`~rerokit.bounds.calibrate.calibrate_noise_multiplier`,
   :func:`~rerokit.bounds.calibrate.calibrate_steps`), as ``rerokit calibrate dpsgd``;
@@ -599,12 +599,13 @@ def _guo(sched: Schedule, diameter: float | None, dim: int | None) -> dict[str, 
     """Guo et al. 2022 Thm 1, as ``rerokit bound mse-rdp`` computes it for DP-SGD."""
     if diameter is None:
         return {"skipped": "give --diameter (per-coordinate range of the data) for Guo et al.'s MSE bound"}
-    from rerokit.accounting.events import rdp_epsilon_order2
+    from rerokit.accounting.events import replace_one_rdp_order2
     from rerokit.bounds.mse import rdp_mse_lower_bound
 
-    eps, order = rdp_epsilon_order2(sched)
-    b = rdp_mse_lower_bound(eps, diameter, dim)
-    return {"mse_lower_bound": b.value, "error": b.error, "epsilon_rdp2": eps, "order_used": order,
+    r = replace_one_rdp_order2(sched)  # Thm 1 compares replace-one neighbours (sensitivity 2C)
+    b = rdp_mse_lower_bound(r.epsilon, diameter, dim)
+    return {"mse_lower_bound": b.value, "error": b.error, "epsilon_rdp2": r.epsilon, "order_used": r.order,
+            "neighbouring_relation": r.relation, "rdp_method": r.method,
             "diameter": diameter, "dim": b.inputs["dim"], "attack": "unbiased",
             "reference": "Guo et al. 2022, Thm 1"}
 
@@ -1045,7 +1046,7 @@ def table_rows(d: dict[str, Any]) -> list[Row]:
     g = d["guo_mse"]
     if not g.get("skipped"):
         rows.append(Row("MSE of an unbiased attacker", ("\u2265 ", num("guo_mse_lower_bound", g["mse_lower_bound"])), "",
-                        f"Guo et al. 2022 Thm 1, (2, {fmt(g['epsilon_rdp2'])})-RDP", "certified",
+                        f"Guo et al. 2022 Thm 1, replace-one (2, {fmt(g['epsilon_rdp2'])})-RDP", "certified",
                         section="Released model (error view)"))
     au = d.get("audit")
     if au:

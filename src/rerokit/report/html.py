@@ -215,7 +215,8 @@ _THREAT_TEXT = [
      "The certified statement is the informed bound for a continuous data prior at the same MSE threshold."),
     ("Released model, error view",
      "Guo et al. 2022, Thm 1: an unbiased attacker's mean squared error is at least a number computed from the "
-     "(2, \u03b5)-RDP guarantee and the data's diameter."),
+     "replace-one (2, \u03b5)-RDP guarantee (the target swapped for another record: DP-SGD's sensitivity 2C) and "
+     "the data's diameter."),
     ("Audits",
      "An audit trains models and attacks them; its measured success (exact Clopper-Pearson interval) must stay "
      "below \u03b3, and its one-sided lower end proves the mechanism is not \u03b5-DP / \u03bc-GDP for smaller "

@@ -268,10 +268,16 @@ def _bound_uninformed(d: dict[str, Any]) -> Summary:
 # --------------------------------------------------------------------------- bound mse-rdp / fil
 
 
+def _relation_prefix(d: dict[str, Any]) -> str:
+    """"replace-one " / "add/remove " before an RDP guarantee whose relation is known (Thm 1 needs replace-one)."""
+    rel = d.get("neighbouring_relation")
+    return f"{rel} " if rel else ""
+
+
 def _bound_mse_rdp(d: dict[str, Any]) -> Summary:
     verdict = [(Lead("Released model, error view: "), f"an unbiased attacker's mean squared error per coordinate is "
-                f"at least {fmt(d.get('mse_lower_bound'))} (Guo et al. 2022, Thm 1, from (2, {fmt(d.get('epsilon_rdp2'))})"
-                "-RDP).")]
+                f"at least {fmt(d.get('mse_lower_bound'))} (Guo et al. 2022, Thm 1, unbiased attacker; "
+                f"{_relation_prefix(d)}(2, {fmt(d.get('epsilon_rdp2'))})-RDP).")]
     rows = [Row("MSE of an unbiased attacker", _ge(d.get("mse_lower_bound")), "", str(d.get("reference", "")),
                 "certified"),
             Row("(2, \u03b5)-RDP \u03b5", "= " + fmt(d.get("epsilon_rdp2")), "",
