@@ -283,7 +283,6 @@ def reconstruction_risks(
 def _risks(sched: Schedule, bases: Sequence[Any], delta: float, fprs: Sequence[float], prior_membership: float,
            adjacency: str, value_discretization_interval: float | None) -> tuple[ReconstructionRisk, ...]:
     """The risks of ``sched`` at each resolved baseline, from one curve (one composed PLD)."""
-    from rerokit.bounds.dpsgd import _epsilon_both
     from rerokit.bounds.tradeoff import dpsgd_tradeoff
 
     delta = check_probability("delta", delta, high_open=True)
@@ -294,13 +293,7 @@ def _risks(sched: Schedule, bases: Sequence[Any], delta: float, fprs: Sequence[f
     mcurve = curve if adjacency == "remove" else dpsgd_tradeoff(
         segments=sched, adjacency=adjacency, value_discretization_interval=value_discretization_interval)
     membership = _membership(mcurve, fprs, prior_membership)
-    if curve._pld is not None:
-        eps = _epsilon_both(curve._pld, delta)
-    else:  # sigma outside the PLD's double-precision range: the exact epsilon of the q = 1 envelope
-        from rerokit.bounds.gaussian import gaussian_epsilon
-
-        mu = sched.mu_full_batch
-        eps = math.inf if not math.isfinite(mu) else gaussian_epsilon(delta, mu)
+    eps = curve.epsilon(delta)  # both directions' PLDs, or the exact epsilon of the q = 1 envelope
     mu_gdp = sched.mu_full_batch if sched.full_batch else None
     out = []
     for base in bases:
