@@ -112,6 +112,9 @@ __all__ = [
 
 METHODS = ("exact", "closed-form", "mc")
 
+# At most this many levels of one call get the tilted tail computation (two or three compositions each).
+_MAX_TILTED = 16
+
 # The composed PLDs of a schedule (kept under its former name).
 DpsgdPLD = SchedulePLD
 
@@ -321,9 +324,21 @@ def exact_power_many(
     lks = np.asarray(log_kappas, dtype=float)
     log_up, eps_star = pld.upper.power(lks)
     up = np.exp(log_up)
-    low = pld.power_lower(lks)
+    low = np.array(pld.power_lower(lks), dtype=float)
+    log_up = np.array(log_up, dtype=float)
     floor = pld.upper.error
     floored = floor > 0.1 * up
+    # far tails: exponential tilting (rerokit.bounds.pld.tilt) where the error floor dominates or the
+    # bracket is wide at a small level; both ends stay certified, so take the better of each
+    tail = floored | ((lks < math.log(1e-6)) & (up - low > 1e-3 * up))
+    for i in np.nonzero(tail)[0][:_MAX_TILTED]:
+        lo_t, up_t = pld.tail_power(float(lks[i]))
+        if up_t < log_up[i]:
+            log_up[i] = up_t
+        low[i] = max(float(low[i]), math.exp(lo_t))
+        if math.exp(up_t) * 0.9 > floor or (up_t - lo_t) < 0.09:
+            floored[i] = False
+    up = np.exp(log_up)
     log_val = log_up
     used_rdp = np.zeros(lks.shape, dtype=bool)
     if floored.any() and pld.group_size == 1:

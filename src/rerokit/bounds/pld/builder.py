@@ -34,6 +34,7 @@ import numpy as np
 
 from rerokit.bounds.pld.compose import WindowTooWide, compose, compose_inf_mass
 from rerokit.bounds.pld.discrete import Bracket, DiscretePLD, GridPMF, ThresholdTests
+from rerokit.bounds.pld.tilt import tilted_power
 from rerokit.bounds.pld.step import StepTooWide, default_grid_step, dpsgd_step_pld, loss_range, MAX_STEP_WIDTH
 
 __all__ = ["SchedulePLD", "PLDTooWide", "schedule_pld", "merge_segments", "SIGMA_GRID_RANGE", "LOG_TAU"]
@@ -255,6 +256,41 @@ class SchedulePLD:
             low_s = np.where(ok, self.tests.power_lower(np.log(np.where(ok, rest, 1.0))), 0.0)
         combined = np.maximum(alpha, np.minimum(1.0, p0 + (1.0 - p0) * low_s))
         return np.where(ok, combined, self.tests.power_lower(lk))
+
+    def tail_power(self, log_alpha: float) -> tuple[float, float]:
+        """Certified (log lower, log upper) of the REMOVE power at one tiny level, by exponential tilting.
+
+        See :mod:`rerokit.bounds.pld.tilt`: relative precision in the far tail (levels like 1e-30 or
+        1e-473 in log space), at the cost of two or three more compositions.
+
+        Args:
+          log_alpha: natural log of the level (<= 0).
+
+        Returns:
+          (log lower, log upper).
+        """
+        # truncate each step far enough out that the mass sent to +infinity is negligible against
+        # the level itself (down to the smallest normal tail, Phi(-38) ~ 1e-316)
+        lt = min(self.log_tau, max(float(log_alpha) - 46.0, math.log(1e-300)))
+        src = self
+        if lt < self.log_tau:
+            wide = SchedulePLD(self.segments, self.h, self.group_size, self.lower, False, lt)
+            try:
+                wide._parts("remove")
+                src = wide
+            except (StepTooWide, WindowTooWide):
+                pass
+        steps, atoms, _ = src._parts("remove")
+        parts = [(st.j_lo, st.split, T) for st, T in steps] + [(lab, np.array([m]), T) for lab, m, _, T in atoms if m > 0]
+        inf = compose_inf_mass([(st.inf_mass, T) for st, T in steps] + [(p_inf, T) for _, _, p_inf, T in atoms])
+        grid, _, _ = _split_extremes(self.segments)
+        gsteps = steps[: len(grid)]
+        sp = [(st.j_lo - 1, st.stat_p, T) for st, T in gsteps] if (self.lower and gsteps) else None
+        sq = [(st.j_lo - 1, st.stat_q, T) for st, T in gsteps] if (self.lower and gsteps) else None
+        try:
+            return tilted_power(parts, sp, sq, self.h, inf, float(log_alpha))
+        except WindowTooWide:
+            return float(log_alpha), 0.0
 
     def power(self, log_alphas: Any) -> Bracket:
         """Certified bracket of the REMOVE pair's power (the ReRo gamma) at levels exp(log_alphas).
