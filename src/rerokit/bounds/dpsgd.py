@@ -114,6 +114,7 @@ METHODS = ("exact", "closed-form", "mc")
 
 # At most this many levels of one call get the tilted tail computation (two or three compositions each).
 _MAX_TILTED = 16
+_MIN_TILTED_LOG = math.log(1e-300)
 
 # The composed PLDs of a schedule (kept under its former name).
 DpsgdPLD = SchedulePLD
@@ -330,7 +331,9 @@ def exact_power_many(
     floored = floor > 0.1 * up
     # far tails: exponential tilting (rerokit.bounds.pld.tilt) where the error floor dominates or the
     # bracket is wide at a small level; both ends stay certified, so take the better of each
-    tail = floored | ((lks < math.log(1e-6)) & (up - low > 1e-3 * up))
+    # (not below kappa = 1e-300: the step masses there are below double precision's range, and the
+    # RDP bound answers, as before)
+    tail = (floored | ((lks < math.log(1e-6)) & (up - low > 1e-3 * up))) & (lks >= _MIN_TILTED_LOG)
     for i in np.nonzero(tail)[0][:_MAX_TILTED]:
         lo_t, up_t = pld.tail_power(float(lks[i]))
         if up_t < log_up[i]:

@@ -213,3 +213,30 @@ def test_unknown_direction_raises():
         dpsgd_step_pld(1.0, 0.1, 1e-3, "sideways", LOG_TAU)
     with pytest.raises(ValueError, match="group_size"):
         dpsgd_step_pld(1.0, 0.1, 1e-3, "replace", LOG_TAU, group_size=2)
+
+
+# ----------------------------------------------------------------------------- far tails (tilting)
+
+
+@pytest.mark.parametrize("sigma,T,lk10", [(1.0, 10, -20), (1.0, 10, -30), (0.5, 3, -100)])
+def test_tilted_tail_brackets_the_gdp_closed_form(sigma, T, lk10):
+    """q = 1 through the PLD (not the closed-form shortcut): the tilted bracket at kappa down to
+    1e-100 contains log Phi(Phi^-1(kappa) + sqrt(T)/sigma) (scipy) and is a few % wide at most."""
+    lk = lk10 * math.log(10)
+    lo, up = schedule_pld([(sigma, 1.0, T)]).tail_power(lk)
+    truth = norm.logcdf(norm.ppf(10.0**lk10) + math.sqrt(T) / sigma)
+    assert lo <= truth <= up
+    assert up - lo < 0.05
+
+
+@pytest.mark.parametrize("sigma,q,lk10", [(1.0, 0.01, -30), (0.7, 0.3, -20), (2.0, 0.5, -12)])
+def test_one_step_tiny_kappa_bracket_contains_neyman_pearson(sigma, q, lk10):
+    """T = 1 at tiny kappa: gamma = (1-q) kappa + q Phi((1 - t)/sigma), t = sigma Phi^-1(1 - kappa)
+    (scipy's isf, accurate in the tail); the bracket is relative-tight, not the old floor."""
+    kappa = 10.0**lk10
+    t = sigma * norm.isf(kappa)
+    truth = (1 - q) * kappa + q * norm.sf((t - 1) / sigma)
+    b = rero_dpsgd(sigma, q, 1, log_kappa=lk10 * math.log(10), comparisons=False)
+    assert b.interval[0] <= truth * (1 + 1e-12) and truth <= b.value
+    assert (b.value - b.interval[0]) / b.value < 0.02
+    assert b.extras["floored"] is False
