@@ -35,11 +35,15 @@ Three methods compute it:
       come from convolving the bucket masses. The best randomised threshold test with level
       <= kappa gives a certified lower bound on gamma.
 
-    ``error`` = upper - lower: a certified bracket of the true gamma (up to floating-point
-    round-off, which we estimate from the FFT output and add/subtract). T-fold composition uses
-    one FFT power per segment on a window chosen by Chernoff bounds; the mass outside the window
-    (< 1e-15) is added to the upper and subtracted from the lower value. The value reported is
-    the upper one, never below the truth.
+    ``error`` = upper - lower: a certified bracket of the true gamma, including floating-point
+    round-off through a proven bound (long-double FFT, Higham 2002 Thm 24.2 in componentwise form;
+    :mod:`rerokit.bounds.pld.compose`). T-fold composition uses one FFT power per distinct
+    (sigma, q) on a window chosen by Chernoff bounds; the mass outside the window (< 1e-17 per
+    side) is added to the upper and subtracted from the lower value. At small kappa the far tail
+    is recomputed by exponential tilting (:mod:`rerokit.bounds.pld.tilt`), with relative
+    precision. At q = 1 the exact Gaussian-DP closed form answers (no PLD). The engine is the
+    public package :mod:`rerokit.bounds.pld`; this module keeps the entry points. The value
+    reported is the upper one, never below the truth.
 
 ``closed-form``
     For q = 1 (full batch) the pair is two Gaussians at distance mu_GDP = sqrt(sum_i T_i /

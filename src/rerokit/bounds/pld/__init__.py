@@ -9,6 +9,8 @@
   round-off bound.
 * :mod:`~rerokit.bounds.pld.builder`: :func:`schedule_pld`, one builder from a
   :class:`~rerokit.bounds.schedule.Schedule`, returning a :class:`SchedulePLD`.
+* :mod:`~rerokit.bounds.pld.tilt`: far tails by exponential tilting (relative precision at tiny
+  levels).
 * :mod:`~rerokit.bounds.pld.rdp`: the Rényi DP curve (moment function) of the same steps.
 """
 
@@ -17,10 +19,11 @@ from rerokit.bounds.pld.compose import Composed, compose, fft_error_constant
 from rerokit.bounds.pld.discrete import Bracket, DiscretePLD, GridPMF, ThresholdTests
 from rerokit.bounds.pld.rdp import RDP_ORDERS, log_rdp_gamma_many, rdp_curve_subsampled_gaussian, rdp_poisson_gaussian
 from rerokit.bounds.pld.step import DIRECTIONS, StepPLD, default_grid_step, dpsgd_step_pld
+from rerokit.bounds.pld.tilt import saddle_tilt, tilted_power
 
 __all__ = [
     "Bracket", "Composed", "DIRECTIONS", "DiscretePLD", "GridPMF", "LOG_TAU", "PLDTooWide", "RDP_ORDERS",
     "SIGMA_GRID_RANGE", "SchedulePLD", "StepPLD", "ThresholdTests", "compose", "default_grid_step",
     "dpsgd_step_pld", "fft_error_constant", "log_rdp_gamma_many", "merge_segments", "rdp_curve_subsampled_gaussian",
-    "rdp_poisson_gaussian", "schedule_pld",
+    "rdp_poisson_gaussian", "saddle_tilt", "schedule_pld", "tilted_power",
 ]
