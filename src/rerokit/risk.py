@@ -378,7 +378,6 @@ def _risks(sched: Schedule, bases: Sequence[Any], delta: float, fprs: Sequence[f
     """The risks of ``sched`` at each resolved baseline, from one curve (one composed PLD) of what
     its sampler and unit of privacy certify (:mod:`rerokit.bounds.certify`)."""
     from rerokit.bounds.certify import certified_epsilon, certified_tradeoff, poisson_assumption
-    from rerokit.bounds.dpsgd import _epsilon_both
 
     delta = check_probability("delta", delta, high_open=True)
     prior_membership = check_probability("prior_membership", prior_membership, high_open=True)
@@ -390,8 +389,7 @@ def _risks(sched: Schedule, bases: Sequence[Any], delta: float, fprs: Sequence[f
     membership = _membership(mcurve, fprs, prior_membership)
     # the PLD's epsilon where it is finite; below its floor the RDP / Gaussian-DP conversion
     # (sigma outside the PLD's range: the exact epsilon of the q = 1 envelope)
-    eps = certified_epsilon(sched, delta, pld_epsilon=_epsilon_both(curve._pld, delta)
-                            if curve._pld is not None else math.inf)
+    eps = certified_epsilon(sched, delta, pld_epsilon=curve.epsilon(delta))
     mu_gdp = cert.schedule.mu_full_batch if cert.schedule.full_batch and cert.group_size == 1 else None
     assumed = None
     if sched.sampler != "poisson" and not sched.full_batch:  # what a Poisson accountant prints, flagged as not met

@@ -40,7 +40,8 @@ def test_prior_size_and_closed_form(cli, capsys):
 def test_tiny_kappa_via_log10(cli, capsys):
     d = cli.json(["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "1", "--steps", "10",
                           "--log10-kappa", "-472"])
-    assert d["gamma"] > 0 and d["log10_gamma"] >= -472 and d["details"]["floored"] is True
+    # q = 1: the exact Gaussian-DP closed form answers (issue 17; it used to be the floored PLD)
+    assert d["gamma"] > 0 and d["log10_gamma"] >= -472 and d["details"]["floored"] is False
 
 
 def test_mc_method_records_seed(cli, capsys):

@@ -35,11 +35,15 @@ Three methods compute it:
       come from convolving the bucket masses. The best randomised threshold test with level
       <= kappa gives a certified lower bound on gamma.
 
-    ``error`` = upper - lower: a certified bracket of the true gamma (up to floating-point
-    round-off, which we estimate from the FFT output and add/subtract). T-fold composition uses
-    one FFT power per segment on a window chosen by Chernoff bounds; the mass outside the window
-    (< 1e-15) is added to the upper and subtracted from the lower value. The value reported is
-    the upper one, never below the truth.
+    ``error`` = upper - lower: a certified bracket of the true gamma, including floating-point
+    round-off through a proven bound (long-double FFT, Higham 2002 Thm 24.2 in componentwise form;
+    :mod:`rerokit.bounds.pld.compose`). T-fold composition uses one FFT power per distinct
+    (sigma, q) on a window chosen by Chernoff bounds; the mass outside the window (< 1e-17 per
+    side) is added to the upper and subtracted from the lower value. At small kappa the far tail
+    is recomputed by exponential tilting (:mod:`rerokit.bounds.pld.tilt`), with relative
+    precision. At q = 1 the exact Gaussian-DP closed form answers (no PLD). The engine is the
+    public package :mod:`rerokit.bounds.pld`; this module keeps the entry points. The value
+    reported is the upper one, never below the truth.
 
 ``closed-form``
     For q = 1 (full batch) the pair is two Gaussians at distance mu_GDP = sqrt(sum_i T_i /
@@ -65,15 +69,26 @@ dp-accounting in the tests. This module imports only numpy at load time (normal 
 so that the CLI starts fast: ``import dp_accounting`` costs about a second, ``scipy.special``
 a few tenths.
 """
-
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 from rerokit._validate import check_choice, check_int, check_positive, check_probability
+from rerokit.bounds.pld import (
+    LOG_TAU,
+    RDP_ORDERS,
+    DiscretePLD,
+    GridPMF,
+    PLDTooWide,
+    SchedulePLD,
+    ThresholdTests,
+    log_rdp_gamma_many,
+    rdp_curve_subsampled_gaussian,
+    rdp_poisson_gaussian,
+    schedule_pld,
+)
 from rerokit.bounds.priors import resolve_baseline
 from rerokit.bounds.schedule import Schedule, Segment
 from rerokit.bounds.types import Bound
@@ -84,6 +99,7 @@ __all__ = [
     "rdp_poisson_gaussian",
     "rdp_curve_subsampled_gaussian",
     "dpsgd_pld",
+    "DpsgdPLD",
     "epsilon_from_pld",
     "exact_power_many",
     "np_upper_many",
@@ -94,21 +110,18 @@ __all__ = [
     "MAX_EXACT_STEPS",
     "RDP_ORDERS",
     "METHODS",
+    "round_up_exp",
+    "check_group_size",
 ]
 
 METHODS = ("exact", "closed-form", "mc")
 
-# RDP orders: dp-accounting's DEFAULT_RDP_ORDERS (1.1..10.9, 11..63, 128..1024) plus a few
-# more integers; Thm 2 holds at every order, we take the best.
-RDP_ORDERS: tuple[float, ...] = tuple(
-    [1 + x / 10.0 for x in range(1, 100)] + list(range(11, 65))
-    + [72, 80, 96, 112, 128, 160, 192, 256, 320, 384, 512, 768, 1024]
-)
+# At most this many levels of one call get the tilted tail computation (two or three compositions each).
+_MAX_TILTED = 16
+_MIN_TILTED_LOG = math.log(1e-300)
 
-_LOG_TAU = math.log(1e-17)  # tail mass bound used for truncations (per composition)
-_MAX_STEP_WIDTH = 200_000  # grid points of one step's PLD
-_MAX_FFT = 1 << 24  # composed window size
-_Z_MC = 2.241402727604947  # two-sided 97.5% normal quantile (Bonferroni over two error sources)
+# The composed PLDs of a schedule (kept under its former name).
+DpsgdPLD = SchedulePLD
 
 
 # --------------------------------------------------------------------------- inputs
@@ -162,410 +175,23 @@ def normalize_segments(
     return Schedule.from_event(segments).segments
 
 
-# --------------------------------------------------------------------------- special functions
-# numpy has no erfc; math.erfc (libm, accurate in the tails) element-wise is fast enough for the
-# usual grids and avoids importing scipy (a few tenths of a second) on the CLI path.
 
-_ERFC = np.frompyfunc(math.erfc, 1, 1)
-_LGAMMA = np.frompyfunc(math.lgamma, 1, 1)
-_SCIPY_ABOVE = 50_000
-
-
-def _ndtr(x: np.ndarray) -> np.ndarray:
-    """Standard normal CDF Phi(x) = erfc(-x / sqrt 2) / 2, accurate in both tails."""
-    x = np.asarray(x, dtype=float)
-    if x.size > _SCIPY_ABOVE:
-        from scipy.special import ndtr
-
-        return ndtr(x)
-    return 0.5 * _ERFC(-x * math.sqrt(0.5)).astype(float)
-
-
-def _normal_isf_log(log_tau: float) -> float:
-    """z >= 0 with Phi(-z) <= tau = exp(log_tau) (bisection to 1e-12; returns the safe end)."""
-    if log_tau >= math.log(0.5):
-        return 0.0
-    lo, hi = 0.0, 38.0  # Phi(-38) ~ 3e-316
-    if log_tau <= math.log(0.5 * math.erfc(hi * math.sqrt(0.5))):
-        return hi
-    while hi - lo > 1e-12:
-        mid = 0.5 * (lo + hi)
-        if math.log(0.5 * math.erfc(mid * math.sqrt(0.5))) <= log_tau:
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
-# --------------------------------------------------------------------------- one-step PLD
-
-
-def _log_remove_loss(x: np.ndarray, sigma: float, q: float) -> np.ndarray:
-    """L_R(x) = log((1-q) + q exp((2x-1)/(2 sigma^2))) = log(mixture(x) / N(0, sigma^2)(x))."""
-    a = (2.0 * np.asarray(x, dtype=float) - 1.0) / (2.0 * sigma * sigma)
-    if q == 1.0:
-        return a
-    return np.logaddexp(math.log1p(-q), math.log(q) + a)
-
-
-def _x_of_remove_loss(l: np.ndarray, sigma: float, q: float) -> np.ndarray:
-    """Inverse of L_R: x with L_R(x) = l; -inf where l <= log(1-q) (no such x)."""
-    l = np.asarray(l, dtype=float)
-    if q == 1.0:
-        return sigma * sigma * l + 0.5
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # log(e^l - (1-q)), computed without cancellation on both sides of l = 0
-        big = l + np.log1p(-(1.0 - q) * np.exp(-np.maximum(l, 0.0)))
-        small = np.log(np.expm1(np.minimum(l, 0.0)) + q)
-        lg = np.where(l > 0, big, small)
-        x = sigma * sigma * (lg - math.log(q)) + 0.5
-    return np.where(np.isnan(x), -np.inf, x)
-
-
-def _mix_sf(x: np.ndarray, sigma: float, q: float) -> np.ndarray:
-    return (1.0 - q) * _ndtr(-x / sigma) + q * _ndtr((1.0 - x) / sigma)
-
-
-def _mix_cdf(x: np.ndarray, sigma: float, q: float) -> np.ndarray:
-    return (1.0 - q) * _ndtr(x / sigma) + q * _ndtr((x - 1.0) / sigma)
-
-
-def _tails(l: np.ndarray, sigma: float, q: float, direction: str):
-    """(P(L > l), P(L <= l), Q(L > l), Q(L <= l)) for the pair (P, Q) of ``direction``.
-
-    remove: P = (1-q)N(0,s^2) + qN(1,s^2), Q = N(0,s^2), L = log P/Q increasing in x.
-    add:    P = N(0,s^2), Q = mixture, L = -L_R(x) decreasing in x.
-    """
-    if direction == "remove":
-        x = _x_of_remove_loss(l, sigma, q)
-        return _mix_sf(x, sigma, q), _mix_cdf(x, sigma, q), _ndtr(-x / sigma), _ndtr(x / sigma)
-    x = _x_of_remove_loss(-l, sigma, q)  # L_A > l  <=>  x < x_R(-l)
-    return _ndtr(x / sigma), _ndtr(-x / sigma), _mix_cdf(x, sigma, q), _mix_sf(x, sigma, q)
-
-
-def _grid_range(sigma: float, q: float, h: float, direction: str, log_tau: float) -> tuple[int, int]:
-    """Labels [j_lo, j_hi] such that P(L > j_hi h) <= tau and P(L <= j_lo h) <= tau."""
-    l_lo, l_hi = _loss_range(sigma, q, direction, log_tau)
-    return math.floor(l_lo / h), math.ceil(l_hi / h)
-
-
-def _loss_range(sigma: float, q: float, direction: str, log_tau: float) -> tuple[float, float]:
-    """Losses (l_lo, l_hi) with P(L > l_hi) <= tau and P(L <= l_lo) <= tau."""
-    z = _normal_isf_log(log_tau)  # Phi(-z) <= tau
-    if direction == "remove":
-        l_hi = float(_log_remove_loss(1.0 + sigma * z, sigma, q))  # P(X > 1 + s z) <= tau
-        l_lo = float(_log_remove_loss(-sigma * z, sigma, q))  # P(X <= -s z) <= tau
-    else:
-        l_hi = -float(_log_remove_loss(-sigma * z, sigma, q))
-        l_lo = -float(_log_remove_loss(sigma * z, sigma, q))
-    return l_lo, l_hi
-
-
-def _bucket_masses(p_gt: np.ndarray, p_le: np.ndarray) -> np.ndarray:
-    """Masses of (l_j, l_{j+1}] from tail/cdf arrays, using the smaller side for precision."""
-    from_gt = p_gt[:-1] - p_gt[1:]
-    from_le = p_le[1:] - p_le[:-1]
-    return np.maximum(np.where(p_gt[:-1] < 0.5, from_gt, from_le), 0.0)
-
-
-class _TooWide(Exception):
-    """The grid for this h would be too large; dpsgd_pld retries with a coarser h."""
-
-
-class PLDTooWide(ValueError):
-    """No grid step makes this schedule's privacy-loss distribution fit the size limits (an
-    astronomically long schedule); callers answer with the closed-form envelope instead."""
-
-
-@dataclass(frozen=True)
-class _StepPLD:
-    """One step's discretisation on the grid l_j = j h.
-
-    ``split`` (labels j_lo..j_hi) + ``inf_mass``: the dominating (pessimistic) discrete PLD,
-    mu-masses at the atoms. ``stat_p``/``stat_q`` (labels j_lo-1..j_hi): mu- and nu-masses of
-    the buckets, the dominated (post-processed) experiment used for the lower bound.
-    """
-
-    h: float
-    j_lo: int
-    split: np.ndarray
-    inf_mass: float
-    stat_p: np.ndarray
-    stat_q: np.ndarray
-
-
-def _step_pld(sigma: float, q: float, h: float, direction: str, log_tau: float) -> _StepPLD:
-    j_lo, j_hi = _grid_range(sigma, q, h, direction, log_tau)
-    if j_hi - j_lo > _MAX_STEP_WIDTH:
-        raise _TooWide(f"{j_hi - j_lo} grid points for one step (max {_MAX_STEP_WIDTH})")
-    j_hi = max(j_hi, j_lo + 1)
-    l = np.arange(j_lo, j_hi + 1) * h
-    p_gt, p_le, q_gt, q_le = _tails(l, sigma, q, direction)
-    pb = _bucket_masses(p_gt, p_le)  # bucket (l_j, l_{j+1}], j = j_lo..j_hi-1
-    qb = _bucket_masses(q_gt, q_le)
-    p_bot, q_bot = float(p_le[0]), float(q_le[0])
-    p_top, q_top = float(p_gt[-1]), float(q_gt[-1])
-    # split bucket j onto atoms j (mass a) and j+1 (mass c), preserving both mu and nu masses:
-    # a + c = pb, a e^{-l_j} + c e^{-l_{j+1}} = qb  =>  c = (pb - e^{l_j} qb) / (1 - e^{-h})
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        eq = np.where(qb > 0, np.exp(l[:-1] + np.log(qb)), 0.0)
-    c = np.clip((pb - eq) / (-math.expm1(-h)), 0.0, pb)
-    a = pb - c
-    split = np.zeros(j_hi - j_lo + 1)
-    split[:-1] += a
-    split[1:] += c
-    split[0] += p_bot  # bottom tail: rounded up to the lowest atom (pessimistic)
-    stat_p = np.concatenate(([p_bot], pb, [p_top]))
-    stat_q = np.concatenate(([q_bot], qb, [q_top]))
-    return _StepPLD(h, j_lo, split, p_top, stat_p, stat_q)
-
-
-# --------------------------------------------------------------------------- composition
-
-
-@dataclass(frozen=True)
-class _Composed:
-    """pmf on labels offset..offset+len-1 (loss = label * h), plus what the window left out."""
-
-    h: float
-    offset: int
-    pmf: np.ndarray
-    inf_mass: float  # mass at +infinity (pessimistic pmfs only)
-    tail: float  # bound on the mass outside the window (above + below)
-    noise: float  # estimated absolute round-off per entry
-
-    @property
-    def losses(self) -> np.ndarray:
-        return (self.offset + np.arange(self.pmf.size)) * self.h
-
-
-def _logsumexp_rows(a: np.ndarray) -> np.ndarray:
-    """Row-wise log-sum-exp, rounded *up*: terms below e^-700 of the row maximum count as
-    e^-700 (conservative for the MGF/tail bounds that use it; avoids slow subnormal exp)."""
-    m = np.max(a, axis=-1, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    with np.errstate(divide="ignore", under="ignore", invalid="ignore"):
-        z = np.maximum(a - m, -700.0)
-        return (np.log(np.sum(np.exp(z), axis=-1, keepdims=True)) + m)[..., 0]
-
-
-def _window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_tau: float) -> tuple[int, int]:
-    """Chernoff window [A, B] of the composed labels with P(S > B), P(S < A) <= tau each.
-
-    For a (sub-)probability pmf p and lam > 0: P(S >= B) <= e^{-lam B} prod_i M_i(lam)^{T_i},
-    M_i(lam) = sum_j p_ij e^{lam j}. lam is tried on a geometric grid around the Gaussian
-    optimum sqrt(2 log(1/tau) / Var(S)) and on 2^-6..2^8 per unit of loss.
-    """
-    var = 0.0
-    logps = []
-    lo_sup = hi_sup = 0
-    for off, pmf, count in parts:
-        labels = off + np.arange(pmf.size, dtype=float)
-        tot = float(pmf.sum())
-        if tot > 0:  # (elementwise sums: BLAS matmul threads are slow on a busy machine)
-            m1 = float(np.sum(pmf * labels)) / tot
-            var += count * float(np.sum(pmf * (labels - m1) ** 2)) / tot
-        with np.errstate(divide="ignore"):
-            logps.append((labels, np.log(pmf), count))
-        nz = np.nonzero(pmf)[0]
-        lo_sup += count * (off + int(nz[0]))
-        hi_sup += count * (off + int(nz[-1]))
-    lam0 = math.sqrt(2.0 * abs(log_tau) / var) if var > 0 else 1.0
-    # Gaussian-optimal lam and, for heavy tails (rare large losses), a grid in loss units
-    lam = np.concatenate((lam0 * 2.0 ** np.arange(-4, 7), h * 2.0 ** np.arange(-6, 9)))
-    up = np.zeros(lam.size)
-    dn = np.zeros(lam.size)
-    for labels, logp, count in logps:
-        up += count * _logsumexp_rows(logp[None, :] + lam[:, None] * labels[None, :])
-        dn += count * _logsumexp_rows(logp[None, :] - lam[:, None] * labels[None, :])
-    B = int(np.min(np.ceil((up - log_tau) / lam)))
-    A = int(np.max(np.floor((log_tau - dn) / lam)))
-    return max(A, lo_sup), min(B, hi_sup)
-
-
-def _fft_size(n: int) -> int:
-    m = 1 << max(4, (n - 1).bit_length())
-    # 3 * 2^k is also fast in pocketfft
-    if 3 * (m >> 2) >= n:
-        return 3 * (m >> 2)
-    return m
-
-
-def _compose(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_tau: float, window=None) -> _Composed:
-    """T_i-fold convolution of each pmf, all convolved, restricted to a Chernoff window.
-
-    Circular FFT convolution: mass outside the window (<= 2 tau in total) wraps around and
-    lands inside it, so computed entries are >= the true ones up to round-off.
-    """
-    A, B = window if window is not None else _window(parts, h, log_tau)
-    n = B - A + 1
-    if n > _MAX_FFT or n < 1:  # n < 1: the window's ends lost precision (astronomical T)
-        raise _TooWide(f"the composed privacy-loss window needs {n} points (max {_MAX_FFT})")
-    nfft = _fft_size(n)
-    spec = np.ones(nfft // 2 + 1, dtype=complex)
-    off_tot = 0
-    for off, pmf, count in parts:
-        folded = np.zeros(nfft)
-        if pmf.size <= nfft:
-            folded[: pmf.size] = pmf
-        else:
-            pad = np.zeros(-(-pmf.size // nfft) * nfft)
-            pad[: pmf.size] = pmf
-            folded = pad.reshape(-1, nfft).sum(axis=0)
-        spec *= np.fft.rfft(folded) ** count
-        off_tot += count * off
-    circ = np.fft.irfft(spec, nfft)
-    scale = float(np.max(np.abs(circ))) if circ.size else 0.0
-    noise = max(float(-circ.min()), 0.0) * 4.0 + 8.0 * np.finfo(float).eps * scale * math.log2(nfft)
-    window_vals = np.roll(circ, -((A - off_tot) % nfft))[:n]
-    return _Composed(h, A, np.maximum(window_vals, 0.0), 0.0, 2.0 * math.exp(log_tau), noise)
-
-
-def _compose_inf(steps: Sequence[tuple[_StepPLD, int]]) -> float:
-    """Composed +infinity mass 1 - prod (1 - p_inf_i)^{T_i}."""
-    s = sum(T * math.log1p(-min(st.inf_mass, 1.0 - 1e-300)) for st, T in steps)
-    return -math.expm1(s)
-
-
-# --------------------------------------------------------------------------- gamma from PLDs
-
-
-def _allowance(c: _Composed) -> float:
-    """Mass a dominating composed PLD may miss: +infinity atom, window tails, round-off."""
-    return c.inf_mass + c.tail + c.noise * c.pmf.size
-
-
-def _top_sums(c: _Composed) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(losses, log p, log nu-mass of the top i+1 atoms, log mu-mass of the top i+1 atoms).
-
-    The mu-masses are summed in extended precision (np.longdouble) from the top.
-    """
-    l = c.losses
-    with np.errstate(divide="ignore"):
-        logp = np.log(c.pmf)
-        rp = np.log(np.cumsum(c.pmf[::-1].astype(np.longdouble)).astype(float))
-    rq = np.logaddexp.accumulate((logp - l)[::-1])  # nu-mass of the top i+1 atoms
-    return l, logp, rq, rp
-
-
-def np_upper_many(c: _Composed, log_kappas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Upper bounds on log gamma at many levels kappa: the Neyman-Pearson power of the dominating discrete pair.
-
-    For each log kappa: log of inf_s (s kappa + p_inf + sum_i p_i (1 - s e^{-l_i})_+) - the
-    Neyman-Pearson power at level kappa of the dominating discrete pair - plus the window tail
-    bound and the round-off estimate (each p_i may be low by ``noise``), and the optimal
-    eps = log s (threshold loss).
-
-    One O(n) pass over the pmf and O(m log n) for m queries. The value at every level kappa
-    (not only at the pmf's breakpoints) is an upper bound on the true power: it is
-    f(s) = s kappa + p_inf + sum_i p_i (1 - s e^{-l_i})_+ at s = e^{l_k}, and f(s) bounds the
-    power of every test at level kappa for every s > 0 (Neyman-Pearson / hockey-stick duality).
+def check_group_size(group_size: Any) -> int:
+    """Validated group size k (examples that move together: the unit of privacy).
 
     Args:
-      c: the composed dominating (pessimistic) REMOVE-direction PLD, ``DpsgdPLD.upper``.
-      log_kappas: natural logs of the levels kappa (<= 0), a 1-D array (not validated here).
+      group_size: an integer >= 1.
 
     Returns:
-      ``(log_gamma, eps_star)``: arrays of the same shape as ``log_kappas``; log_gamma (<= 0) is an
-      upper bound on the log power (0 where the total nu-mass is below kappa), eps_star the
-      threshold loss (-inf there).
+      k as an int.
+
+    Raises:
+      ValueError: if it is < 1; TypeError if it is not an integer.
     """
-    lk = np.asarray(log_kappas, dtype=float)
-    l, _, rq, rp = _top_sums(c)
-    n = c.pmf.size
-    allowance = _allowance(c)
-    idx = np.searchsorted(rq, lk, side="left")
-    full = idx >= n  # total nu-mass < kappa: optimum at s -> 0, gamma = total mass
-    idc = np.minimum(idx, n - 1)
-    k = n - 1 - idc
-    prev = np.maximum(idc - 1, 0)
-    log_q_above = np.where(idc > 0, rq[prev], -np.inf)
-    log_p_above = np.where(idc > 0, rp[prev], -np.inf)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        frac = lk + np.log1p(-np.exp(np.minimum(0.0, log_q_above - lk)))
-        lg = np.logaddexp(log_p_above, l[k] + frac)
-        if allowance > 0:
-            lg = np.logaddexp(lg, math.log(allowance))
-    lg = np.where(full, 0.0, np.minimum(0.0, lg))
-    return lg, np.where(full, -np.inf, l[k])
+    return check_int("group_size", group_size, minimum=1)
 
 
-def _suffix_sums(pmf: np.ndarray) -> np.ndarray:
-    """s[i] = sum(pmf[i:]) for i = 0..n (s[n] = 0), summed in extended precision."""
-    return np.concatenate((np.cumsum(pmf[::-1].astype(np.longdouble))[::-1].astype(float), [0.0]))
-
-
-def np_lower_many(cp: _Composed, cq: _Composed, log_kappas: np.ndarray) -> np.ndarray:
-    """Certified lower bounds on gamma (the power) at many levels kappa from threshold tests on the bucket statistic S.
-
-    The test rejects nu on S >= s and on S = s-1 with probability f. Its level is bounded above by
-    the in-window nu-mass plus the window's tail bound and round-off (and by the tail bound alone
-    above the window); its power below by the in-window mu-mass minus the same allowances.
-
-    Args:
-      cp: the mu-distribution of S on its own Chernoff window (``DpsgdPLD.stat_p``).
-      cq: the nu-distribution of S on its own Chernoff window (``DpsgdPLD.stat_q``).
-      log_kappas: natural logs of the levels kappa (<= 0), a 1-D array (not validated here).
-
-    Returns:
-      Array of lower bounds on gamma, same shape as ``log_kappas``, each in [kappa, 1] (kappa, the
-      trivial lower end, where no threshold test fits the level).
-    """
-    kappa = np.exp(np.asarray(log_kappas, dtype=float))
-    Q, qoff = cq.pmf, cq.offset
-    slack_q = cq.tail + cq.noise * Q.size
-    q_ge = _suffix_sums(Q) + slack_q  # nu(S >= qoff + i), non-increasing
-    i = np.searchsorted(-q_ge, -kappa, side="left")  # first i with q_ge[i] <= kappa
-    none = i >= q_ge.size
-    i = np.minimum(i, q_ge.size - 1)
-    s_star = qoff + i  # smallest label with level <= kappa (labels above B_q: level <= tail)
-    rem = kappa - q_ge[i]
-    P, poff = cp.pmf, cp.offset
-    slack_p = cp.tail + cp.noise * P.size
-    j = np.clip(s_star - poff, 0, P.size)
-    power = _suffix_sums(P)[j] - slack_p
-    b = s_star - 1 - poff  # the bucket S = s-1, rejected with probability f
-    qb = Q[np.maximum(i - 1, 0)]
-    rand = (i > 0) & (qb > 0) & (b >= 0) & (b < P.size)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        f = np.minimum(1.0, rem / (qb + cq.noise))
-    pb = np.maximum(0.0, P[np.clip(b, 0, P.size - 1)] - cp.noise)
-    power = power + np.where(rand, f * pb, 0.0)
-    out = np.minimum(1.0, np.maximum(kappa, power))
-    return np.where(none | (kappa <= 0.0), kappa, out)
-
-
-def _default_h(segs: Sequence[Segment]) -> float:
-    """Grid step ~ 1/40 of the rms standard deviation of one step's privacy loss.
-
-    Var(L) ~ chi^2(mu||nu) = q^2 (e^{1/sigma^2} - 1) for small q, 1/sigma^2 for q = 1. The
-    discretisation changes the composed loss variance by O(T h^2), small against T Var(L).
-    """
-    tot = 0.0
-    n = 0
-    for sigma, q, T in segs:
-        inv = 1.0 / (sigma * sigma)
-        v = inv if inv > 700 else min(q * q * math.expm1(inv), inv)
-        tot += T * v
-        n += T
-    rms = math.sqrt(tot / n)
-    return float(min(1e-2, max(1e-7, rms / 40.0)))
-
-
-@dataclass(frozen=True)
-class DpsgdPLD:
-    """Composed discrete PLDs of a DP-SGD schedule (see module docstring).
-
-    ``upper``: dominating (pessimistic) REMOVE-direction PLD; ``stat_p``/``stat_q``: mu- and
-    nu-distributions of the bucket statistic (lower bound), or None; ``add``: pessimistic
-    ADD-direction PLD (only for epsilon), or None; ``h``: the grid step used.
-    """
-
-    h: float
-    upper: _Composed
-    stat_p: _Composed | None
-    stat_q: _Composed | None
-    add: _Composed | None
+# --------------------------------------------------------------------------- the PLD, by its former names
 
 
 def dpsgd_pld(
@@ -574,115 +200,50 @@ def dpsgd_pld(
     *,
     lower: bool = True,
     add_direction: bool = False,
-    log_tau: float = _LOG_TAU,
-) -> DpsgdPLD:
-    """Build and compose the discrete PLDs of ``segments`` (validated (sigma, q, T) triples).
-
-    The grid step h defaults to :func:`_default_h`, and is raised where needed to keep one step's
-    grid within its size limit; when the composed grid would still exceed the size limits
-    (very small sigma, very many steps) h is coarsened by 4x until it fits - the result is then
-    still certified, only its bracket (``error``) is wider.
+    log_tau: float = LOG_TAU,
+    group_size: int = 1,
+    eager: bool = True,
+) -> SchedulePLD:
+    """Build and compose the discrete PLDs of ``segments`` (:func:`rerokit.bounds.pld.schedule_pld`).
 
     Args:
-      segments: validated (sigma, q, T) segments (:func:`normalize_segments`).
-      value_discretization_interval: grid step h of the privacy loss, > 0; None (default) for the
-        automatic choice (rms loss sd / 40, within [1e-7, 1e-2]).
-      lower: also compose the bucket statistic's mu- and nu-distributions (``stat_p``/``stat_q``,
-        for the certified lower end; default True).
-      add_direction: also compose the ADD-direction PLD (``add``, needed for epsilon; default False).
-      log_tau: natural log of the tail mass tau allowed outside the truncations (default log 1e-17).
+      segments: validated (sigma, q, T) segments (:func:`normalize_segments`) or a Schedule.
+      value_discretization_interval: PLD grid step h, > 0; None (default) for the automatic choice
+        (rms loss sd / 40, within [1e-7, 1e-2]).
+      lower: also compose the bucket statistic (certified lower ends; default True).
+      add_direction: also compose the ADD-direction PLD (needed for epsilon; default False).
+      log_tau: natural log of the tail mass allowed outside the truncations (default log 1e-17).
+      group_size: k >= 1 examples that move together (default 1).
+      eager: compose the requested directions now (default) or on first use.
 
     Returns:
-      The :class:`DpsgdPLD`.
+      The :class:`~rerokit.bounds.pld.SchedulePLD`.
 
     Raises:
       ValueError: if ``value_discretization_interval`` is not a finite number > 0 (TypeError if not
         a number).
       PLDTooWide: (a ValueError) if no grid step fits the size limits.
     """
-    h = _default_h(segments) if value_discretization_interval is None else check_positive(
+    h = None if value_discretization_interval is None else check_positive(
         "value_discretization_interval", value_discretization_interval
     )
-    n_steps = sum(T for _, _, T in segments)
-    step_tau = log_tau - math.log(n_steps)
-    for s_, q_, _ in segments:  # keep one step's grid below _MAX_STEP_WIDTH points
-        for d in ("remove", "add") if add_direction else ("remove",):
-            l_lo, l_hi = _loss_range(s_, q_, d, step_tau)
-            h = max(h, (l_hi - l_lo) / (_MAX_STEP_WIDTH - 4))
-    for _ in range(12):
-        try:
-            return _dpsgd_pld(segments, h, lower, add_direction, log_tau)
-        except _TooWide:
-            h *= 4.0
-    raise PLDTooWide("the privacy-loss distribution of this schedule is too wide to discretise")
+    return schedule_pld(segments, h, group_size=check_group_size(group_size), lower=lower,
+                        add_direction=add_direction, log_tau=log_tau, eager=eager)
 
 
-def _dpsgd_pld(segments, h, lower, add_direction, log_tau) -> DpsgdPLD:
-    n_steps = sum(T for _, _, T in segments)
-    step_tau = log_tau - math.log(n_steps)  # per-step top tail: composed +inf mass <= ~tau
-    steps = [(_step_pld(s, q, h, "remove", step_tau), T) for s, q, T in segments]
-    upper = _compose([(st.j_lo, st.split, T) for st, T in steps], h, log_tau)
-    upper = _Composed(h, upper.offset, upper.pmf, _compose_inf(steps), upper.tail, upper.noise)
-    sp = sq = None
-    if lower:
-        pp = [(st.j_lo - 1, st.stat_p, T) for st, T in steps]
-        qq = [(st.j_lo - 1, st.stat_q, T) for st, T in steps]
-        sp = _compose(pp, h, log_tau)
-        sq = _compose(qq, h, log_tau)
-    add = None
-    if add_direction:
-        if all(q == 1.0 for _, q, _ in segments):
-            add = upper  # symmetric for q = 1
-        else:
-            asteps = [(_step_pld(s, q, h, "add", step_tau), T) for s, q, T in segments]
-            a = _compose([(st.j_lo, st.split, T) for st, T in asteps], h, log_tau)
-            add = _Composed(h, a.offset, a.pmf, _compose_inf(asteps), a.tail, a.noise)
-    return DpsgdPLD(h, upper, sp, sq, add)
+def epsilon_from_pld(c: DiscretePLD, delta: float) -> float:
+    """:meth:`rerokit.bounds.pld.DiscretePLD.epsilon` (kept under its former name)."""
+    return c.epsilon(delta)
 
 
-def epsilon_from_pld(c: _Composed, delta: float) -> float:
-    """Smallest eps >= 0 with delta(eps) = p_inf + sum_i p_i (1 - e^{eps - l_i})_+ <= delta.
-
-    delta(eps) is linear in e^eps between grid points; we find the grid interval by the delta
-    values at the grid points and solve inside it (as dp-accounting's get_epsilon_for_delta).
-    The infinity mass, window tails and round-off estimate count as p_inf, so the result is an
-    upper bound for a dominating (pessimistic) PLD.
-
-    Args:
-      c: a composed pessimistic PLD (``DpsgdPLD.upper`` or ``DpsgdPLD.add``).
-      delta: the target delta, in (0, 1) (not validated here).
-
-    Returns:
-      eps >= 0 as a float; inf if the infinity mass (with tails and round-off) is >= ``delta``.
-    """
-    inf = c.inf_mass + c.tail + c.noise * c.pmf.size
-    if inf >= delta:
-        return math.inf
-    l = c.losses
-    p = c.pmf
-    with np.errstate(divide="ignore"):
-        logq = np.log(p) - l
-    # p_ge[k] = sum_{s >= k} p_s ; lq_ge[k] = log sum_{s >= k} p_s e^{-l_s}
-    p_ge = np.concatenate((np.cumsum(p[::-1])[::-1], [0.0]))
-    lq_ge = np.concatenate((np.logaddexp.accumulate(logq[::-1])[::-1], [-np.inf]))
-    with np.errstate(over="ignore", invalid="ignore"):
-        d_grid = inf + p_ge[1:] - np.exp(l + lq_ge[1:])  # delta at eps = l_k
-    d_grid = np.where(np.isnan(d_grid), inf + p_ge[1:], d_grid)
-    k = int(np.searchsorted(-d_grid, -delta, side="left"))  # first k with d_grid[k] <= delta
-    if k >= l.size:
-        return math.inf
-    num = inf + p_ge[k] - delta
-    lo = -math.inf if k == 0 else float(l[k - 1])
-    if num <= 0 or not np.isfinite(lq_ge[k]):
-        eps = float(l[k])
-    else:
-        eps = min(float(l[k]), max(lo, math.log(num) - float(lq_ge[k])))
-    return max(0.0, eps)
+def np_upper_many(c: DiscretePLD, log_kappas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:meth:`rerokit.bounds.pld.DiscretePLD.power` (kept under its former name)."""
+    return c.power(log_kappas)
 
 
-def _epsilon_both(pld: DpsgdPLD, delta: float) -> float:
-    """epsilon at delta under add-or-remove adjacency: the larger of the two directions."""
-    return max(epsilon_from_pld(pld.upper, delta), epsilon_from_pld(pld.add, delta))
+def np_lower_many(cp: GridPMF, cq: GridPMF, log_kappas: np.ndarray) -> np.ndarray:
+    """:meth:`rerokit.bounds.pld.ThresholdTests.power_lower` (kept under its former name)."""
+    return ThresholdTests(cp, cq).power_lower(log_kappas)
 
 
 def epsilon_dpsgd(
@@ -693,15 +254,15 @@ def epsilon_dpsgd(
     *,
     segments: Any = None,
     value_discretization_interval: float | None = None,
+    group_size: int = 1,
 ) -> float:
     """Certified upper bound on the epsilon at ``delta`` of a DP-SGD schedule (add-or-remove adjacency).
 
-    Both directions, from the pessimistic PLDs of this module. The same number as
+    Both directions, from the dominating PLDs of :mod:`rerokit.bounds.pld`. The same number as
     ``rero_dpsgd(...).extras["epsilon"]``; cross-checked against dp-accounting's PLD accountant
-    in the tests (agreement within its discretisation). Schedules outside the exact range
-    (:func:`outside_exact_range`) or whose PLD is too wide get the exact epsilon of the same
-    schedule at q = 1 (Gaussian DP with mu = sqrt(sum_i T_i / sigma_i^2); subsampling never
-    increases epsilon), still an upper bound.
+    in the tests. Schedules with more than :data:`MAX_EXACT_STEPS` steps or whose PLD is too wide
+    get the exact epsilon of the same schedule at q = 1 (Gaussian DP with
+    mu = k sqrt(sum_i T_i / sigma_i^2); subsampling never increases epsilon), still an upper bound.
 
     Args:
       noise_multiplier: sigma > 0 (with ``sample_rate`` and ``steps``, or give ``segments``).
@@ -710,6 +271,7 @@ def epsilon_dpsgd(
       delta: delta in (0, 1) (default 1e-5).
       segments: a heterogeneous schedule (see :func:`normalize_segments`).
       value_discretization_interval: PLD grid step h (default automatic).
+      group_size: k >= 1 examples that move together (the unit of privacy; default 1).
 
     Returns:
       epsilon >= 0 (inf if even the infinity mass exceeds ``delta``, or mu of the q = 1 envelope
@@ -717,114 +279,23 @@ def epsilon_dpsgd(
 
     Raises:
       ValueError: if the schedule is invalid (see :func:`normalize_segments`), ``delta`` is not in
-        (0, 1), or ``value_discretization_interval`` is not > 0.
+        (0, 1), ``value_discretization_interval`` is not > 0 or ``group_size`` < 1.
       TypeError: if a value has the wrong type.
     """
     segs = normalize_segments(noise_multiplier, sample_rate, steps, segments)
     d = check_probability("delta", delta, high_open=True)
+    k = check_group_size(group_size)
     if not outside_exact_range(segs):
         try:
-            pld = dpsgd_pld(segs, value_discretization_interval, lower=False, add_direction=True)
-            return _epsilon_both(pld, d)
+            pld = dpsgd_pld(segs, value_discretization_interval, lower=False, add_direction=True, group_size=k)
+            return pld.epsilon(d)
         except PLDTooWide:
             pass
     # the exact epsilon of the same schedule at q = 1 (subsampling never increases epsilon)
     from rerokit.bounds.gaussian import gaussian_epsilon
 
-    mu = Schedule(tuple(segs)).mu_full_batch
+    mu = k * Schedule(tuple(segs)).mu_full_batch
     return math.inf if not math.isfinite(mu) or mu > 1e150 else gaussian_epsilon(d, mu)
-
-
-# --------------------------------------------------------------------------- RDP
-
-
-def _log_sum_rounded_up(t: np.ndarray) -> float:
-    """log sum_i e^{t_i} plus its float round-off: each e^{t_i} carries a relative error of about
-    eps |t_i| (from rounding t_i), the sum eps log2(n), the log eps |log A|. Without it tiny RDP
-    values came out below the exact ones (log A ~ 1e-16 cancels): sigma=1e3, q=1e-5 gave 0 at
-    alpha=2 and 1.1 (exact 1e-16 and 5.5e-17, mpmath)."""
-    log_a = float(_logsumexp_rows(t[None, :])[0])
-    with np.errstate(under="ignore", invalid="ignore"):
-        w = np.exp(np.maximum(t - log_a, -700.0))
-        t_avg = float(np.sum(np.where(np.isfinite(t), w * np.abs(t), 0.0)))  # sum_i (e^t_i / A) |t_i|
-    return log_a + 4.0 * np.finfo(float).eps * (t_avg + math.log2(t.size) + 2.0 + abs(log_a))
-
-
-def rdp_poisson_gaussian(
-    noise_multiplier: float, sample_rate: float, orders: Sequence[float] = RDP_ORDERS
-) -> np.ndarray:
-    """RDP eps(alpha) = D_alpha(mu || nu) of one step of the Poisson-subsampled Gaussian.
-
-    mu = (1-q) N(0, sigma^2) + q N(1, sigma^2), nu = N(0, sigma^2) (the REMOVE pair of Hayes et
-    al. Thm 2), eps(alpha) = log(A_alpha) / (alpha - 1), A_alpha = E_nu[(mu/nu)^alpha].
-    Integer alpha: A_alpha = sum_k C(alpha,k) (1-q)^{alpha-k} q^k exp((k^2 - k)/(2 sigma^2))
-    exactly (Mironov, Talwar & Zhang 2019, Sec. 3.3). Fractional alpha: the 1-D integral by the
-    trapezoid rule in log space on a grid of step sigma/50 over [-14 sigma, alpha + 14 sigma]
-    (smooth, Gaussian-decaying integrand: relative error far below 1e-9; cross-checked against
-    dp-accounting's series in the tests). Both add their float round-off to log A_alpha, so that
-    tiny values are not rounded below the truth. q = 1: alpha / (2 sigma^2).
-
-    Args:
-      noise_multiplier: sigma, a finite number > 0.
-      sample_rate: Poisson sampling rate q in (0, 1].
-      orders: RDP orders alpha, each a finite number > 1 (default :data:`RDP_ORDERS`).
-
-    Returns:
-      Float array of eps(alpha), one per order, each >= 0 and rounded up.
-
-    Raises:
-      ValueError: if ``noise_multiplier``/``sample_rate`` is out of range, or an order is not a
-        finite number > 1.
-      TypeError: if ``noise_multiplier``/``sample_rate`` is not a number.
-    """
-    sigma = check_positive("noise_multiplier", noise_multiplier)
-    q = check_probability("sample_rate", sample_rate)
-    out = np.empty(len(orders))
-    for i, a in enumerate(orders):
-        a = float(a)
-        if not a > 1 or not math.isfinite(a):
-            raise ValueError(f"orders must be finite numbers > 1, got {a!r}")
-        if q == 1.0:
-            out[i] = a / (2.0 * sigma * sigma)
-        elif a.is_integer():
-            k = np.arange(int(a) + 1, dtype=float)
-            terms = (
-                math.lgamma(a + 1.0) - _LGAMMA(k + 1.0).astype(float) - _LGAMMA(a - k + 1.0).astype(float)
-                + k * math.log(q) + (a - k) * math.log1p(-q) + (k * k - k) / (2.0 * sigma * sigma)
-            )
-            out[i] = _log_sum_rounded_up(terms) / (a - 1.0)
-        else:
-            lo, hi = -14.0 * sigma, a + 14.0 * sigma
-            n = int(min(200_000, max(4_000, math.ceil((hi - lo) / (sigma / 50.0)))))
-            x = np.linspace(lo, hi, n)
-            logf = -x * x / (2.0 * sigma * sigma) - math.log(sigma * math.sqrt(2.0 * math.pi))
-            logf += a * _log_remove_loss(x, sigma, q)
-            w = np.full(n, math.log((hi - lo) / (n - 1)))
-            w[0] = w[-1] = w[0] - math.log(2.0)
-            out[i] = _log_sum_rounded_up(logf + w) / (a - 1.0)
-    return np.maximum(out, 0.0)
-
-
-def rdp_curve_subsampled_gaussian(
-    segments: Sequence[Segment], orders: Sequence[float] = RDP_ORDERS
-) -> tuple[np.ndarray, np.ndarray]:
-    """(orders, composed RDP) of a schedule: sum_i T_i eps_i(alpha) (RDP composition).
-
-    Args:
-      segments: (sigma, q, T) segments (:func:`normalize_segments`).
-      orders: RDP orders alpha, each a finite number > 1 (default :data:`RDP_ORDERS`).
-
-    Returns:
-      ``(orders, rdp)``: two float arrays of the same length; rdp >= 0, rounded up per step as in
-      :func:`rdp_poisson_gaussian`.
-
-    Raises:
-      ValueError: as :func:`rdp_poisson_gaussian`.
-    """
-    tot = np.zeros(len(orders))
-    for s, q, T in segments:
-        tot += T * rdp_poisson_gaussian(s, q, orders)
-    return np.asarray(orders, dtype=float), tot
 
 
 def _log_rdp_gamma(segments: Sequence[Segment], log_kappa: float) -> tuple[float, float]:
@@ -832,144 +303,63 @@ def _log_rdp_gamma(segments: Sequence[Segment], log_kappa: float) -> tuple[float
     return float(v[0]), float(o[0])
 
 
-def log_rdp_gamma_many(segments: Sequence[Segment], log_kappas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(log gamma, best order) of Balle et al. 2022 Thm 2 on the schedule's RDP curve, per log kappa.
-
-    Thm 2 bounds mu(E) <= (nu(E) e^{eps(alpha)})^{(alpha-1)/alpha} for every event E, so it is also
-    an upper bound on the power (TPR) of every test at level (FPR) kappa. The curve is the
-    exact-integer/trapezoid RDP of :func:`rdp_curve_subsampled_gaussian` at :data:`RDP_ORDERS`;
-    each value gets a few ulps so that it is never below the float-exact bound.
-
-    Args:
-      segments: validated (sigma, q, T) segments (:func:`normalize_segments`).
-      log_kappas: natural logs of the baselines kappa (<= 0), a 1-D array (not validated here).
-
-    Returns:
-      ``(log_gamma, best_order)``: arrays with one entry per log kappa; log_gamma <= 0 is an upper
-      bound.
-    """
-    orders, rdp = rdp_curve_subsampled_gaussian(segments)
-    lk = np.asarray(log_kappas, dtype=float)[:, None]
-    # + a few ulps of the terms: the float value is never below (kappa e^eps)^((alpha-1)/alpha)
-    logs = (lk + rdp) * (orders - 1.0) / orders + 4.0 * np.finfo(float).eps * (np.abs(lk) + rdp + 1.0)
-    i = np.argmin(logs, axis=1)
-    return np.minimum(0.0, logs[np.arange(lk.shape[0]), i]), orders[i]
-
-
-# --------------------------------------------------------------------------- methods
-
-
 def exact_power_many(
-    pld: DpsgdPLD, segments: Sequence[Segment], log_kappas: np.ndarray, log_rdp: np.ndarray | None = None
+    pld: SchedulePLD, segments: Sequence[Segment], log_kappas: np.ndarray, log_rdp: np.ndarray | None = None
 ) -> dict[str, np.ndarray]:
     """The ``exact`` method at many log kappas from one composed PLD (arrays, one entry per kappa).
 
     :func:`rero_dpsgd` calls this with one kappa, so both give the same numbers.
 
     Args:
-      pld: the composed PLDs of the schedule (:func:`dpsgd_pld`); without ``stat_p``/``stat_q``
+      pld: the composed PLDs of the schedule (:func:`dpsgd_pld`); without the statistic
         (``lower=False``) the lower end is the trivial kappa.
-      segments: the same schedule's validated segments (for the RDP fallback).
+      segments: the same schedule's validated segments (for the RDP fallback, group size 1 only).
       log_kappas: natural logs of the baselines kappa (<= 0), a 1-D array (not validated here).
       log_rdp: precomputed RDP bounds on log gamma for the same log kappas (optional); if None,
         they are computed here for the floored entries only.
 
     Returns:
       A dict of arrays (one entry per kappa, except the scalar ``floor``):
-      ``log_upper``/``upper``: dominating-PLD bound (:func:`np_upper_many`); ``lower_pld``:
-      min(threshold-test bound, upper); ``eps_star``: threshold loss; ``floor``: the PLD's infinity
-      mass + tail + round-off; ``floored``: floor > 0.1 upper, where the RDP bound replaces the PLD
-      value when smaller (``used_rdp``); ``log_value``/``value``: the final upper bound (value
-      rounded up, never below the truth); ``lower``: min(lower_pld, value), the certified lower end.
+      ``log_upper``/``upper``: dominating-PLD bound; ``lower_pld``: min(threshold-test bound,
+      upper); ``eps_star``: threshold loss; ``floor``: the PLD's error terms; ``floored``:
+      floor > 0.1 upper, where the RDP bound replaces the PLD value when smaller (``used_rdp``);
+      ``log_value``/``value``: the final upper bound (value rounded up, never below the truth);
+      ``lower``: min(lower_pld, value), the certified lower end.
     """
     lks = np.asarray(log_kappas, dtype=float)
-    log_up, eps_star = np_upper_many(pld.upper, lks)
+    log_up, eps_star = pld.upper.power(lks)
     up = np.exp(log_up)
-    low = np_lower_many(pld.stat_p, pld.stat_q, lks) if pld.stat_p is not None else np.exp(lks)
-    floor = _allowance(pld.upper)
+    low = np.array(pld.power_lower(lks), dtype=float)
+    log_up = np.array(log_up, dtype=float)
+    floor = pld.upper.error
     floored = floor > 0.1 * up
+    # far tails: exponential tilting (rerokit.bounds.pld.tilt) where the error floor dominates or the
+    # bracket is wide at a small level; both ends stay certified, so take the better of each
+    # (not below kappa = 1e-300: the step masses there are below double precision's range, and the
+    # RDP bound answers, as before)
+    tail = (floored | ((lks < math.log(1e-6)) & (up - low > 1e-3 * up))) & (lks >= _MIN_TILTED_LOG)
+    for i in np.nonzero(tail)[0][:_MAX_TILTED]:
+        lo_t, up_t = pld.tail_power(float(lks[i]))
+        if up_t < log_up[i]:
+            log_up[i] = up_t
+        low[i] = max(float(low[i]), math.exp(lo_t))
+        if math.exp(up_t) * 0.9 > floor or (up_t - lo_t) < 0.09:
+            floored[i] = False
+    up = np.exp(log_up)
     log_val = log_up
     used_rdp = np.zeros(lks.shape, dtype=bool)
-    if floored.any():
+    if floored.any() and pld.group_size == 1:
         if log_rdp is None:
             log_rdp = np.full(lks.shape, np.inf)
             log_rdp[floored] = log_rdp_gamma_many(segments, lks[floored])[0]
         used_rdp = floored & (log_rdp < log_up)
         log_val = np.where(used_rdp, log_rdp, log_up)
-    value = np.array([_up(float(x)) for x in log_val])
+    value = np.array([round_up_exp(float(x)) for x in log_val])
     lower_pld = np.minimum(low, up)
     return {
         "log_upper": log_up, "upper": up, "lower_pld": lower_pld, "eps_star": eps_star, "floor": floor,
         "floored": floored, "used_rdp": used_rdp, "log_value": log_val, "value": value,
         "lower": np.minimum(lower_pld, value),
-    }
-
-
-def _mc(segs: Sequence[Segment], lk: float, n: int, seed: int | None, chunk_elements: int) -> dict[str, Any]:
-    """Hayes et al. Algorithm 1 with a 95% confidence interval.
-
-    Samples x_1..x_N ~ nu = N(0, sigma^2)^T (numpy Generator(seed), in chunks of about
-    ``chunk_elements`` numbers), log r_i = sum_t log((1-q) + q exp((2 x_it - 1)/(2 sigma^2)))
-    (logaddexp), k = floor(kappa N), threshold tau = the (k+1)-th largest r, and
-    gamma_hat = (1/N) sum_{i <= k} r_(i) = mean(r 1[r > tau]).
-
-    Interval, two error sources, Bonferroni with 97.5% each (z = 2.2414):
-    (1) threshold: the number K of samples above the true (1-kappa)-quantile tau* of r under nu
-        is Binomial(N, kappa); with prob. >= 97.5% (normal approximation) it lies in
-        [k_lo, k_hi] = [N kappa -+ z sqrt(N kappa (1-kappa))], and then mean(r 1[r > tau*]) =
-        (1/N) sum_{i <= K} r_(i) lies between the top-k_lo and top-k_hi sums;
-    (2) sampling: mean(r 1[r > tau*]) is an unbiased estimate of gamma = mu(r > tau*) with
-        CLT standard error se = sd(r 1[r > tau]) / sqrt(N) (estimated at the k-th threshold).
-    Interval = [top_{k_lo}/N - z se, top_{k_hi}/N + z se] clipped to [0, 1]. It assumes a finite,
-    well-estimated second moment of r 1[r > tau]: false for heavy-tailed r (see module docstring).
-    """
-    kappa = math.exp(lk)
-    k = math.floor(kappa * n)
-    if k < 1:
-        raise ValueError(f"mc_samples must be >= 1/kappa = {1.0 / kappa:.4g} for method='mc', got {n}")
-    if seed is None:
-        seed = int(np.random.SeedSequence().entropy % (2**63))
-    rng = np.random.default_rng(seed)
-    t_total = sum(T for _, _, T in segs)
-    rows = max(1, chunk_elements // t_total)
-    logr = np.empty(n)
-    for start in range(0, n, rows):
-        m = min(rows, n - start)
-        acc = np.zeros(m)
-        for sigma, q, T in segs:
-            # x = sigma z ~ N(0, sigma^2); log(mu/nu)(x) = log(1-q + q exp((2x-1)/(2 sigma^2)))
-            a = rng.standard_normal((m, T))
-            a *= 1.0 / sigma
-            a += math.log(q) - 1.0 / (2.0 * sigma * sigma)
-            if q < 1.0:
-                np.logaddexp(math.log1p(-q), a, out=a)
-            acc += a.sum(axis=1)
-        logr[start : start + m] = acc
-    spread = _Z_MC * math.sqrt(n * kappa * (1.0 - kappa))
-    k_lo = max(0, math.floor(n * kappa - spread))
-    k_hi = min(n, math.ceil(n * kappa + spread))
-    top = np.sort(np.partition(logr, n - k_hi)[n - k_hi :])[::-1] if k_hi > 0 else np.empty(0)
-    logn = math.log(n)
-
-    def mean_top(j: int, power: float = 1.0) -> float:
-        if j <= 0:
-            return 0.0
-        return math.exp(min(700.0, float(_logsumexp_rows(power * top[None, :j])[0]) - logn))
-
-    est = mean_top(k)
-    second = mean_top(k, 2.0)
-    var = max(0.0, second - est * est) * n / max(n - 1, 1)
-    se = math.sqrt(var / n)
-    lo = max(0.0, mean_top(k_lo) - _Z_MC * se)
-    hi = min(1.0, mean_top(k_hi) + _Z_MC * se)
-    return {
-        "estimate": min(1.0, est),
-        "interval": (lo, hi),
-        "se": se,
-        "seed": seed,
-        "k": k,
-        "log_threshold": float(top[k]) if k < top.size else float("-inf"),
-        "chunk_rows": rows,
     }
 
 
@@ -991,6 +381,7 @@ def rero_dpsgd(
     mc_chunk_elements: int = 1 << 21,
     membership: bool = False,
     bracket: bool = True,
+    group_size: int = 1,
 ) -> Bound:
     """ReRo bound gamma of DP-SGD (Hayes et al. 2023, Thm 2 / Cor. 3) - see the module docstring.
 
@@ -1028,6 +419,8 @@ def rero_dpsgd(
       bracket: compute the certified lower end of the exact method (default). ``False`` halves
         the cost and gives the same certified upper ``value`` with the trivial lower end kappa
         (used inside calibration searches, which only compare the upper value with a target).
+      group_size: k >= 1 examples that move together (the unit of privacy): one step's pair is
+        sum_j Binomial(j; k, q) N(j, sigma^2) against N(0, sigma^2) (default 1).
 
     Returns:
       A :class:`Bound`: ``value`` = gamma (upper bound for exact/closed-form, estimate for mc),
@@ -1052,13 +445,16 @@ def rero_dpsgd(
     if seed is not None:
         seed = check_int("seed", seed, minimum=0)
     delta = check_probability("delta", delta, high_open=True)
+    k = check_group_size(group_size)
     if method == "closed-form":
         check_full_batch(segs)
+    if method == "mc" and k != 1:
+        raise ValueError(f"method='mc' supports group_size=1 only, got group_size={k}")
     kap = base.kappa
     if method == "exact" and outside_exact_range(segs):
-        b = _envelope(segs, lk, kap)
+        b = _envelope(segs, lk, kap, k)
         if membership:
-            b.extras["membership"] = _membership(segs, None)
+            b.extras["membership"] = _membership(segs, None, k)
         return b
     inputs: dict[str, Any] = {"method": method}
     if len(segs) == 1 and segments is None:
@@ -1067,43 +463,51 @@ def rero_dpsgd(
         inputs["segments"] = [list(s) for s in segs]
     inputs["kappa"] = kap
     inputs["log_kappa"] = lk
+    if k != 1:
+        inputs["group_size"] = k
     extras: dict[str, Any] = {}
     log_rdp = None
-    if comparisons:
+    order = None
+    if comparisons and k == 1:
         log_rdp, order = _log_rdp_gamma(segs, lk)
+    full = all(q == 1.0 for _, q, _ in segs)  # q = 1: the exact Gaussian-DP closed form, no PLD
+    if method == "exact" and full:
+        return _full_batch(segs, lk, kap, k, inputs, extras, delta, comparisons, membership, log_rdp, order)
     pld = None
-    if comparisons or method == "exact" or membership:
+    if (comparisons and not full) or method == "exact" or (membership and not full):
         try:
             pld = dpsgd_pld(
                 segs, value_discretization_interval, lower=((method == "exact" and bracket) or membership),
-                add_direction=comparisons,
+                add_direction=comparisons, group_size=k,
             )
         except PLDTooWide:
             if method != "exact":
                 raise
-            b = _envelope(segs, lk, kap)
+            b = _envelope(segs, lk, kap, k)
             if membership:
-                b.extras["membership"] = _membership(segs, None)
+                b.extras["membership"] = _membership(segs, None, k)
             return b
     if comparisons:
-        extras["rdp_gamma"] = _up(log_rdp)
+        extras["rdp_gamma"] = None if log_rdp is None else round_up_exp(log_rdp)
         extras["rdp_order"] = order
-        extras["epsilon"] = _epsilon_both(pld, delta)
+        extras["epsilon"] = pld.epsilon(delta) if pld is not None else _full_batch_curve(segs, k).epsilon(delta)
         extras["delta"] = delta
     if membership:
-        extras["membership"] = _membership(segs, pld)
+        extras["membership"] = _full_batch_curve(segs, k).membership_summary() if full else _membership(segs, pld, k)
 
     if method == "closed-form":
-        mu = math.sqrt(sum(T / (s * s) for s, _, T in segs))
+        mu = k * math.sqrt(sum(T / (s * s) for s, _, T in segs))
         from rerokit.bounds.conversions import log_rero_from_gdp
 
         lg = log_rero_from_gdp(mu, lk)
         extras["mu_gdp"] = mu
         extras["log_gamma"] = lg
-        return Bound(_up(lg), 0.0, "closed-form", "upper", None, inputs, extras)
+        return Bound(round_up_exp(lg), 0.0, "closed-form", "upper", None, inputs, extras)
 
     if method == "mc":
-        r = _mc(segs, lk, mc_samples, seed, mc_chunk_elements)
+        from rerokit.bounds.dpsgd_mc import mc_gamma
+
+        r = mc_gamma(segs, lk, mc_samples, seed, mc_chunk_elements)
         extras.update(
             seed=r["seed"], mc_samples=mc_samples, se=r["se"], log_threshold=r["log_threshold"],
             chunk_rows=r["chunk_rows"],
@@ -1112,6 +516,13 @@ def rero_dpsgd(
         return Bound(r["estimate"], (hi - lo) / 2.0, "mc", "estimate", (lo, hi), inputs, extras)
 
     r = exact_power_many(pld, segs, np.array([lk]), None if log_rdp is None else np.array([log_rdp]))
+    # the never-sampled supremum (a closed form, rounded up here) is as certified and sometimes tighter
+    log_env = log_sup_gamma(segs, lk, k)
+    if log_env < float(r["log_value"][0]):
+        r["log_value"][0] = log_env
+        r["value"][0] = round_up_exp(log_env)
+        r["lower"][0] = min(float(r["lower"][0]), float(r["value"][0]))
+        extras["envelope_tighter"] = True
     floored = bool(r["floored"][0])
     extras.update(
         lower=float(r["lower_pld"][0]), upper=float(r["upper"][0]), value_discretization_interval=pld.h,
@@ -1130,11 +541,52 @@ def rero_dpsgd(
     return Bound(value, max(0.0, value - lower), "exact", "upper", (lower, value), inputs, extras)
 
 
-def _membership(segs: Sequence[Segment], pld: DpsgdPLD | None) -> dict[str, Any]:
+def _full_batch(segs: Sequence[Segment], lk: float, kap: float, k: int, inputs: dict[str, Any],
+                extras: dict[str, Any], delta: float, comparisons: bool, membership: bool,
+                log_rdp: float | None, order: float | None) -> Bound:
+    """q = 1 everywhere: the pair is mu-GDP with mu = k sqrt(sum T_i / sigma_i^2) and
+    gamma = Phi(Phi^{-1}(kappa) + mu) exactly (Dong, Roth & Su 2022, Eq. 6); the bracket is the
+    closed form rounded outwards, read off the closed-form trade-off curve (no PLD is built)."""
+    from rerokit.bounds.conversions import log_gdp_power
+
+    curve = _full_batch_curve(segs, k)
+    mu = curve.mu_gdp
+    if not math.isfinite(mu):
+        return _envelope(segs, lk, kap, k)
+    g = curve.reconstruction_success(log_kappa=lk)
+    value = g.value
+    lower = g.interval[0]
+    lg = log_gdp_power(mu, lk)
+    if value > 1e-300:  # the log of the reported value (never below the exact log)
+        lg = max(lg, math.log(value))
+    if comparisons:
+        extras["rdp_gamma"] = None if log_rdp is None else round_up_exp(log_rdp)
+        extras["rdp_order"] = order
+        extras["epsilon"] = curve.epsilon(delta)
+        extras["delta"] = delta
+    if membership:
+        extras["membership"] = curve.membership_summary()
+    from scipy.special import ndtri_exp
+
+    z = -float(ndtri_exp(lk)) if lk < 0 else -math.inf  # the optimal test rejects when x > z (x ~ N(0, 1) under nu)
+    extras.update(lower=lower, upper=value, mu_gdp=mu, log_gamma=lg, floored=False, pld_floor=0.0,
+                  value_discretization_interval=None, threshold_epsilon=mu * z - 0.5 * mu * mu,
+                  note="q = 1: the exact Gaussian-DP closed form (no discretisation)")
+    return Bound(value, max(0.0, value - lower), "exact", "upper", (lower, value), inputs, extras)
+
+
+def _full_batch_curve(segs: Sequence[Segment], k: int) -> Any:
+    """The exact (closed-form, q = 1) trade-off curve of a full-batch schedule."""
+    from rerokit.bounds.tradeoff import TradeoffCurve
+
+    return TradeoffCurve(tuple(tuple(x) for x in segs), "remove", "exact", None, None, group_size=k)
+
+
+def _membership(segs: Sequence[Segment], pld: SchedulePLD | None, group_size: int = 1) -> dict[str, Any]:
     """Membership-inference summary from the already composed PLD (no second build)."""
     from rerokit.bounds.tradeoff import TradeoffCurve
 
-    return TradeoffCurve.from_pld(segs, pld).membership_summary()
+    return TradeoffCurve.from_pld(segs, pld, group_size=group_size).membership_summary()
 
 
 # The exact PLD is built in double precision; outside this sigma range (no practical DP-SGD run
@@ -1166,7 +618,9 @@ def check_full_batch(segments: Sequence[Segment]) -> None:
 def outside_exact_range(segments: Sequence[Segment]) -> bool:
     """True if the schedule is outside the exact PLD method's range (closed-form envelopes are used).
 
-    That is: a noise multiplier outside SIGMA_EXACT_RANGE or more than MAX_EXACT_STEPS steps in all.
+    That is: every noise multiplier outside SIGMA_EXACT_RANGE, or more than MAX_EXACT_STEPS steps in all. A
+    schedule with only *some* segments outside the range keeps the PLD: those steps get dominating
+    replacements inside it (:mod:`rerokit.bounds.pld.builder`).
 
     Args:
       segments: (sigma, q, T) segments.
@@ -1174,7 +628,7 @@ def outside_exact_range(segments: Sequence[Segment]) -> bool:
     Returns:
       Whether the exact method is skipped for this schedule.
     """
-    return any(not (SIGMA_EXACT_RANGE[0] <= s <= SIGMA_EXACT_RANGE[1]) for s, _, _ in segments) or (
+    return all(not (SIGMA_EXACT_RANGE[0] <= s <= SIGMA_EXACT_RANGE[1]) for s, _, _ in segments) or (
         sum(T for _, _, T in segments) > MAX_EXACT_STEPS
     )
 
@@ -1188,15 +642,15 @@ def envelope_note(segments: Sequence[Segment]) -> str:
     Returns:
       A one-sentence note naming the reason and what the value is.
     """
-    why = (f"a noise multiplier outside [{SIGMA_EXACT_RANGE[0]:g}, {SIGMA_EXACT_RANGE[1]:g}]"
-           if any(not (SIGMA_EXACT_RANGE[0] <= s <= SIGMA_EXACT_RANGE[1]) for s, _, _ in segments)
+    why = (f"noise multipliers outside [{SIGMA_EXACT_RANGE[0]:g}, {SIGMA_EXACT_RANGE[1]:g}]"
+           if all(not (SIGMA_EXACT_RANGE[0] <= s <= SIGMA_EXACT_RANGE[1]) for s, _, _ in segments)
            else "a schedule too long for the privacy-loss distribution (more than "
                 f"{MAX_EXACT_STEPS:.0e} steps, or a grid beyond its size limits)")
     return (f"{why}: value is the minimum of two closed-form upper bounds (same schedule at q = 1; target never "
             "sampled), error = value - kappa")
 
 
-def envelope_log_gamma(segments: Sequence[Segment], log_kappa: float) -> float:
+def envelope_log_gamma(segments: Sequence[Segment], log_kappa: float, group_size: int = 1) -> float:
     """log of min(g_full, g_sup), two closed-form upper bounds on gamma valid for every schedule.
 
     * g_full = Phi(Phi^{-1}(kappa) + sqrt(sum_i T_i / sigma_i^2)): the same schedule with q = 1.
@@ -1208,6 +662,7 @@ def envelope_log_gamma(segments: Sequence[Segment], log_kappa: float) -> float:
     Args:
       segments: (sigma, q, T) segments.
       log_kappa: natural log of the baseline kappa (<= 0; not validated here).
+      group_size: k >= 1 examples that move together (mu scales by k, (1-q)^T by power k).
 
     Returns:
       log gamma (<= 0), an upper bound (g_full is rounded up as in
@@ -1215,17 +670,17 @@ def envelope_log_gamma(segments: Sequence[Segment], log_kappa: float) -> float:
     """
     lk = float(log_kappa)
     inv = sum(T / (s * s) if s > 1e-150 else math.inf for s, _, T in segments)
-    mu = math.sqrt(inv) if math.isfinite(inv) else math.inf
+    mu = group_size * math.sqrt(inv) if math.isfinite(inv) else math.inf
     if math.isinf(mu):
         log_full = 0.0
     else:
         from rerokit.bounds.conversions import log_rero_from_gdp
 
         log_full = log_rero_from_gdp(mu, lk)
-    return min(0.0, log_full, log_sup_gamma(segments, lk))
+    return min(0.0, log_full, log_sup_gamma(segments, lk, group_size))
 
 
-def log_sup_gamma(segments: Sequence[Segment], log_kappa: float) -> float:
+def log_sup_gamma(segments: Sequence[Segment], log_kappa: float, group_size: int = 1) -> float:
     """log of sup over all noise multipliers of gamma: 1 - (1 - kappa) prod_i (1 - q_i)^{T_i}.
 
     With probability prod (1-q_i)^{T_i} the target is never sampled; mu and nu then coincide and
@@ -1237,19 +692,20 @@ def log_sup_gamma(segments: Sequence[Segment], log_kappa: float) -> float:
       log_kappa: natural log of the baseline kappa (<= 0; not validated here).
 
     Returns:
-      log of the supremum (<= 0; 0 when log_kappa >= 0 or some q = 1).
+      log of the supremum (<= 0; 0 when log_kappa >= 0 or some q = 1), rounded up by a few ulps.
     """
     lk = float(log_kappa)
     if lk >= 0.0:
         return 0.0
-    log_never = sum(T * math.log1p(-q) if q < 1.0 else -math.inf for _, q, T in segments)
-    return math.log(-math.expm1(math.log(-math.expm1(lk)) + log_never))
+    log_never = sum(group_size * T * math.log1p(-q) if q < 1.0 else -math.inf for _, q, T in segments)
+    v = math.log(-math.expm1(math.log(-math.expm1(lk)) + log_never))
+    return min(0.0, v + 4.0 * float(np.finfo(float).eps) * (1.0 + abs(v)))  # rounded up
 
 
-def _envelope(segs: Sequence[Segment], lk: float, kap: float) -> Bound:
+def _envelope(segs: Sequence[Segment], lk: float, kap: float, group_size: int = 1) -> Bound:
     """The closed-form envelope (:func:`envelope_log_gamma`) as a Bound, bracket [kappa, value]."""
-    log_val = envelope_log_gamma(segs, lk)
-    value = _up(log_val)
+    log_val = envelope_log_gamma(segs, lk, group_size)
+    value = round_up_exp(log_val)
     lower = min(kap, value)  # gamma >= kappa always: the attacker may ignore the release
     inputs: dict[str, Any] = {"method": "exact", "kappa": kap, "log_kappa": lk}
     if len(segs) == 1:
@@ -1263,7 +719,7 @@ def _envelope(segs: Sequence[Segment], lk: float, kap: float) -> Bound:
     return Bound(value, max(0.0, value - lower), "envelope", "upper", (lower, value), inputs, extras)
 
 
-def _up(log_value: float) -> float:
+def round_up_exp(log_value: float) -> float:
     """exp(log_value) rounded up (never below the true value because of underflow/rounding)."""
     v = math.exp(log_value)
     if v >= 1.0:

@@ -100,7 +100,8 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 from rerokit._validate import check_choice, check_int, check_probability, check_real
-from rerokit.bounds import dpsgd as _d
+from rerokit.bounds import dpsgd as dp
+from rerokit.bounds.pld import Bracket, SchedulePLD
 from rerokit.bounds.priors import resolve_baseline
 from rerokit.bounds.types import Bound
 
@@ -120,23 +121,6 @@ MEMBERSHIP_FPRS = (1e-3, 1e-2, 1e-1)
 
 
 # --------------------------------------------------------------------------- results
-
-
-@dataclass(frozen=True)
-class Bracket:
-    """Certified bracket ``lower <= truth <= upper`` (floats for a scalar query, else arrays).
-
-    ``floored``: where the PLD's infinity mass / round-off floor dominates the upper end.
-    """
-
-    lower: Any
-    upper: Any
-    floored: Any = False
-
-    @property
-    def error(self) -> Any:
-        """Width upper - lower: the numerical error of the bracket."""
-        return self.upper - self.lower
 
 
 class CurvePoints(NamedTuple):
@@ -212,57 +196,6 @@ def _log_alphas(name: str, value: Any) -> tuple[np.ndarray, bool]:
 # --------------------------------------------------------------------------- PLD helpers
 
 
-def _hockey_many(c: _d._Composed, eps: np.ndarray, tops: tuple | None = None) -> np.ndarray:
-    """Upper bound on delta(eps) = sup_E P(E) - e^eps Q(E) for every real eps, from a dominating
-    composed PLD: p_inf + sum_i p_i (1 - e^{eps - l_i})_+ plus the window/round-off allowance
-    (each term is the chord bound of its loss bucket, see :mod:`rerokit.bounds.dpsgd`).
-    ``tops``: ``_top_sums(c)`` if already computed."""
-    l, _, rq, rp = tops if tops is not None else _d._top_sums(c)
-    cnt = l.size - np.searchsorted(l, eps, side="right")  # atoms with loss > eps: the top cnt
-    top = np.maximum(cnt - 1, 0)
-    lp = np.where(cnt > 0, rp[top], -np.inf)
-    lq = np.where(cnt > 0, rq[top], -np.inf)
-    with np.errstate(invalid="ignore", over="ignore"):
-        d = np.exp(lp) * -np.expm1(np.minimum(0.0, eps + lq - lp))
-    return np.where(cnt > 0, d, 0.0) + _d._allowance(c)
-
-
-def _log_q_gt(tops: tuple, eps: np.ndarray, strict: bool = True) -> np.ndarray:
-    """log of the null (Q) mass of atoms with loss > eps (``strict``) or >= eps; ``tops`` =
-    ``_top_sums`` of the composed PLD."""
-    l, _, rq, _ = tops
-    cnt = l.size - np.searchsorted(l, eps, side="right" if strict else "left")
-    return np.where(cnt > 0, rq[np.maximum(cnt - 1, 0)], -np.inf)
-
-
-def _flip(c: _d._Composed) -> _d._Composed:
-    """The distribution of -S (labels negated): tests S <= s become tests -S >= -s."""
-    return _d._Composed(c.h, -(c.offset + c.pmf.size - 1), c.pmf[::-1], c.inf_mass, c.tail, c.noise)
-
-
-def _lower_at(cp: _d._Composed, cq: _d._Composed, alpha: np.ndarray) -> np.ndarray:
-    """Certified lower bound on the power at levels ``alpha`` in [0, 1] (0 at alpha = 0)."""
-    a = np.minimum(alpha, 1.0)
-    with np.errstate(divide="ignore"):
-        la = np.where(a > 0, np.log(np.where(a > 0, a, 1.0)), 0.0)
-    return np.where(a > 0, _d.np_lower_many(cp, cq, la), 0.0)
-
-
-def _threshold_points(cp: _d._Composed, cq: _d._Composed) -> tuple[np.ndarray, np.ndarray]:
-    """For every test "S >= s" (s over the union of both windows, plus the empty test): a lower
-    bound on its power mu(S >= s) and an upper bound on its level nu(S >= s)."""
-    lo = min(cp.offset, cq.offset)
-    hi = max(cp.offset + cp.pmf.size, cq.offset + cq.pmf.size)
-    labels = np.arange(lo, hi + 1)
-
-    def ge(c: _d._Composed) -> np.ndarray:
-        return _d._suffix_sums(c.pmf)[np.clip(labels - c.offset, 0, c.pmf.size)]
-
-    p_lo = np.maximum(0.0, ge(cp) - (cp.tail + cp.noise * cp.pmf.size))
-    q_hi = np.minimum(1.0, ge(cq) + (cq.tail + cq.noise * cq.pmf.size))
-    return p_lo, q_hi
-
-
 def _gdp_profile(mu: float, eps: float) -> tuple[float, float]:
     """Bracket of the mu-GDP profile delta(eps) at any real eps: rerokit.bounds.gaussian's exact
     delta (Balle & Wang 2018, Thm 8; rounded up) for eps >= 0, and for eps = -t < 0 the identity
@@ -281,26 +214,27 @@ def _gdp_profile(mu: float, eps: float) -> tuple[float, float]:
     return lo, hi
 
 
-def _log_never(segments: Sequence[tuple[float, float, int]]) -> float:
-    """log P, P = prod (1 - q_i)^{T_i}: the probability that the target is never sampled."""
-    return sum(T * math.log1p(-q) if q < 1.0 else -math.inf for _, q, T in segments)
+def _log_never(segments: Sequence[tuple[float, float, int]], group_size: int = 1) -> float:
+    """log P, P = prod (1 - q_i)^{k T_i}: the probability that no example of the target group is ever sampled."""
+    return sum(group_size * T * math.log1p(-q) if q < 1.0 else -math.inf for _, q, T in segments)
 
 
-def _log_sym_envelope(segments: Sequence[tuple[float, float, int]], lk: float) -> float:
+def _log_sym_envelope(segments: Sequence[tuple[float, float, int]], lk: float, group_size: int = 1) -> float:
     """log of an upper bound on the symmetrised power at level e^lk valid for every sigma:
     min(GDP curve of the same schedule at q = 1 (symmetric), 1 - P + alpha). The latter is
     concave and above both directions' never-sampled bounds, 1 - (1 - alpha) P (remove) and
     min(1, alpha / P) (add: mu >= P nu), hence above their concave envelope."""
-    env = _d.envelope_log_gamma([(s, 1.0, T) for s, _, T in segments], lk)  # GDP part only
-    never = -math.expm1(_log_never(segments)) + math.exp(lk)
+    env = dp.envelope_log_gamma([(s, 1.0, T) for s, _, T in segments], lk, group_size)  # GDP part only
+    never = -math.expm1(_log_never(segments, group_size)) + math.exp(lk)
     return min(0.0, env, math.log(min(1.0, never)) + 4.0 * _EPS)
 
 
-def _never_profile(segments: Sequence[tuple[float, float, int]], eps: float, adjacency: str) -> float:
+def _never_profile(segments: Sequence[tuple[float, float, int]], eps: float, adjacency: str,
+                   group_size: int = 1) -> float:
     """Upper bound on delta(eps) from mu = P nu + (1 - P) (other), P = never-sampled probability:
     remove sup mu(E) - e^eps nu(E) <= (1 - P) + (P - e^eps)_+; add sup nu(E) - e^eps mu(E) <=
     (1 - e^eps P)_+; add_remove: the larger of the two."""
-    P = math.exp(_log_never(segments))
+    P = math.exp(_log_never(segments, group_size))
     s = math.exp(eps) if eps < 700 else math.inf
     rem = (1.0 - P) + max(0.0, P - s)
     if adjacency == "remove":
@@ -323,10 +257,12 @@ class TradeoffCurve:
     Attributes:
       segments: the schedule, (sigma, q, T) triples.
       adjacency: "remove" (Hayes et al. pair; default) or "add_remove" (symmetrised curve).
-      method: "exact" (certified PLD bracket), "closed-form" (q = 1, Gaussian DP) or
+      method: "exact" (certified PLD bracket; at q = 1 the exact Gaussian-DP closed form, without a
+        PLD), "closed-form" (q = 1, Gaussian DP) or
         "envelope" (automatic where the exact PLD cannot be used: sigma outside its range, more
         than ``MAX_EXACT_STEPS`` steps, or a PLD beyond its size limits).
       value_discretization_interval: the PLD grid step h ("exact" only, else None).
+      group_size: k, the number of examples that move together (the unit of privacy; default 1).
     """
 
     segments: tuple[tuple[float, float, int], ...]
@@ -335,18 +271,21 @@ class TradeoffCurve:
     value_discretization_interval: float | None = None
     _pld: Any = field(default=None, repr=False, compare=False)
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
+    group_size: int = 1
 
     # ----------------------------------------------------------------- construction
 
     @classmethod
-    def from_pld(cls, segments: Sequence[tuple[float, float, int]], pld: Any, adjacency: str = "remove") -> TradeoffCurve:
-        """Wrap an already composed :class:`~rerokit.bounds.dpsgd.DpsgdPLD` of ``segments`` (no second PLD build).
+    def from_pld(cls, segments: Sequence[tuple[float, float, int]], pld: SchedulePLD | None, adjacency: str = "remove",
+                 *, group_size: int | None = None) -> TradeoffCurve:
+        """Wrap an already composed :class:`~rerokit.bounds.pld.SchedulePLD` of ``segments`` (no second PLD build).
 
         Args:
           segments: the validated (sigma, q, T) segments the PLD was built from.
           pld: the composed PLD, built with ``lower=True`` (the threshold-test statistic) and, for
             ``adjacency="add_remove"``, ``add_direction=True``; None gives the envelope curve.
           adjacency: "remove" (default) or "add_remove".
+          group_size: k of the schedule; None (default) takes the PLD's (1 for ``pld=None``).
 
         Returns:
           The :class:`TradeoffCurve` (method "exact", or "envelope" for ``pld=None``).
@@ -358,19 +297,48 @@ class TradeoffCurve:
         """
         adjacency = check_choice("adjacency", adjacency, ADJACENCIES)
         segs = tuple(tuple(s) for s in segments)
+        k = group_size if group_size is not None else (pld.group_size if pld is not None else 1)
         if pld is None:
-            return cls(segs, adjacency, "envelope", None, None)
-        if pld.stat_p is None:
+            return cls(segs, adjacency, "envelope", None, None, group_size=k)
+        if not pld.lower:
             raise ValueError("the PLD must be built with lower=True (threshold-test statistic)")
-        if adjacency == "add_remove" and pld.add is None:
+        if adjacency == "add_remove" and not pld.add_direction:
             raise ValueError("adjacency='add_remove' needs the PLD built with add_direction=True")
-        return cls(segs, adjacency, "exact", pld.h, pld)
+        return cls(segs, adjacency, "exact", pld.h, pld, group_size=k)
 
     @property
     def mu_gdp(self) -> float:
-        """sqrt(sum T_i / sigma_i^2): the Gaussian-DP parameter of the same schedule at q = 1."""
+        """k sqrt(sum T_i / sigma_i^2): the Gaussian-DP parameter of the same schedule at q = 1."""
         inv = sum(T / (s * s) if s > 1e-150 else math.inf for s, _, T in self.segments)
-        return math.sqrt(inv) if math.isfinite(inv) else math.inf
+        return self.group_size * math.sqrt(inv) if math.isfinite(inv) else math.inf
+
+    @property
+    def _closed_form(self) -> bool:
+        """The exact Gaussian-DP curve answers: method "closed-form", or "exact" at q = 1 (no PLD)."""
+        return self.method == "closed-form" or (self.method == "exact" and self._pld is None)
+
+    def epsilon(self, delta: float) -> float:
+        """Certified upper bound on epsilon at ``delta`` under add-or-remove adjacency.
+
+        From both directions' dominating PLDs (method "exact"), else the exact epsilon of the
+        same schedule at q = 1 (Gaussian DP with :attr:`mu_gdp`; subsampling never increases it).
+
+        Args:
+          delta: in (0, 1).
+
+        Returns:
+          epsilon >= 0 (inf where even the PLD's error terms exceed delta, or mu overflows).
+
+        Raises:
+          ValueError: if ``delta`` is not in (0, 1).
+        """
+        d = check_probability("delta", delta, high_open=True)
+        if self._pld is not None and self._pld.add_direction:
+            return self._pld.epsilon(d)
+        from rerokit.bounds.gaussian import gaussian_epsilon
+
+        mu = self.mu_gdp
+        return math.inf if not math.isfinite(mu) or mu > 1e150 else gaussian_epsilon(d, mu)
 
     # ----------------------------------------------------------------- power (TPR)
 
@@ -382,21 +350,21 @@ class TradeoffCurve:
             return e, e, np.zeros(0, dtype=bool)
         no = np.zeros(lks.shape, dtype=bool)
         alpha = np.exp(lks) if alpha is None else alpha
-        if self.method == "closed-form":
+        if self._closed_form:
             from rerokit.bounds.conversions import log_gdp_power
 
             mu = self.mu_gdp
-            up = np.array([_d._up(log_gdp_power(mu, float(x))) for x in lks])
+            up = np.array([dp.round_up_exp(log_gdp_power(mu, float(x))) for x in lks])
             lo = np.array([_ld(math.exp(log_gdp_power(mu, float(x), upward=False))) for x in lks])
             return np.maximum(lo, np.minimum(alpha, up)), up, no
         if self.method == "envelope":
-            env = _d.envelope_log_gamma if self.adjacency == "remove" else _log_sym_envelope
-            logs = [env(self.segments, float(x)) for x in lks]
-            up = np.array([_d._up(v) for v in logs])
+            env = dp.envelope_log_gamma if self.adjacency == "remove" else _log_sym_envelope
+            logs = [env(self.segments, float(x), self.group_size) for x in lks]
+            up = np.array([dp.round_up_exp(v) for v in logs])
             return np.minimum(alpha, up), up, no
         if self.adjacency == "remove" or all(q == 1.0 for _, q, _ in self.segments):
             # (q = 1: the Gaussian pair is symmetric, the symmetrised curve is the remove curve)
-            r = _d.exact_power_many(self._pld, self.segments, lks)
+            r = dp.exact_power_many(self._pld, self.segments, lks)
             return r["lower"], r["value"], r["floored"]
         return self._sym_power(lks, alpha)
 
@@ -406,11 +374,10 @@ class TradeoffCurve:
             return self._cache["sym"]
         pld = self._pld
         cR, cA = pld.upper, pld.add
-        tR, tA = _d._top_sums(cR), _d._top_sums(cA)
         lo_lab = min(cR.offset, cA.offset) - 1
         hi_lab = max(cR.offset + cR.pmf.size, cA.offset + cA.pmf.size)
         grid = np.arange(lo_lab, hi_lab + 1) * pld.h
-        mr, ma = _hockey_many(cR, grid, tR), _hockey_many(cA, grid, tA)
+        mr, ma = cR.hockey_stick(grid), cA.hockey_stick(grid)
         # crossings of the two profiles inside a grid interval (both linear in s = e^eps there)
         d = mr - ma
         j = np.nonzero(d[:-1] * d[1:] < 0)[0]
@@ -427,15 +394,15 @@ class TradeoffCurve:
         # active profile: exact, no cancellation; non-decreasing (the max is convex in s)
         mid = 0.5 * (eps[:-1] + eps[1:])
         right_r = np.where(mrc[:-1] == mac[:-1], mrc[1:] >= mac[1:], mrc[:-1] > mac[:-1])
-        slope = -np.exp(np.where(right_r, _log_q_gt(tR, mid), _log_q_gt(tA, mid)))
+        slope = -np.exp(np.where(right_r, cR.log_null_mass_above(mid), cA.log_null_mass_above(mid)))
         slope = np.minimum.accumulate(slope[::-1])[::-1]
-        self._cache["sym"] = (eps, m, slope, tR, tA)
+        self._cache["sym"] = (eps, m, slope, cR, cA)
         return self._cache["sym"]
 
     def _sym_power(self, lks: np.ndarray, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Power bracket of the symmetrised (add-or-remove) curve; see the module docstring."""
         pld = self._pld
-        eps, m, slope, tR, tA = self._sym_tables()
+        eps, m, slope, cR, cA = self._sym_tables()
         c0 = np.searchsorted(slope, -alpha, side="left")
         best = np.full(lks.shape, np.inf)
         arg = np.zeros(lks.shape, dtype=int)
@@ -446,21 +413,22 @@ class TradeoffCurve:
             better = v < best
             best = np.where(better, v, best)
             arg = np.where(better, c, arg)
-        upper = np.array([_d._up(math.log(x)) if x < 1.0 else 1.0 for x in best])
+        upper = np.array([dp.round_up_exp(math.log(x)) if x < 1.0 else 1.0 for x in best])
         # lower end: direct threshold tests of both directions, and chords between the two
         # directions at the touching levels of the optimal supporting line (slope e^eps*)
-        rev = (_flip(pld.stat_q), _flip(pld.stat_p))  # A direction: alternative nu, null mu, tests S <= s
+        tests = pld.tests
+        rev = tests.reversed()  # A direction: alternative nu, null mu, tests S <= s
 
         def r_lo(a: np.ndarray) -> np.ndarray:
-            return _lower_at(pld.stat_p, pld.stat_q, a)
+            return tests.power_lower_at(a)
 
         def a_lo(a: np.ndarray) -> np.ndarray:
-            return _lower_at(*rev, a)
+            return rev.power_lower_at(a)
 
         lower = np.maximum(r_lo(alpha), a_lo(alpha))
         e_star = eps[arg]
-        a1s = [np.exp(_log_q_gt(tR, e_star, s)) for s in (True, False)]
-        a2s = [np.exp(_log_q_gt(tA, e_star, s)) for s in (True, False)]
+        a1s = [np.exp(cR.log_null_mass_above(e_star, s)) for s in (True, False)]
+        a2s = [np.exp(cA.log_null_mass_above(e_star, s)) for s in (True, False)]
         y1s = [r_lo(a) for a in a1s]
         y2s = [a_lo(a) for a in a2s]
         for a1, y1 in zip(a1s, y1s):
@@ -470,7 +438,7 @@ class TradeoffCurve:
                     chord = y1 + (y2 - y1) * (alpha - a1) / (a2 - a1)
                 lower = np.where(ok, np.maximum(lower, chord - 4.0 * _EPS), lower)
         lower = np.minimum(np.maximum(lower, alpha), upper)
-        floor = max(_d._allowance(pld.upper), _d._allowance(pld.add))
+        floor = max(pld.upper.error, pld.add.error)
         return lower, upper, floor > 0.1 * upper
 
     def _query(self, fpr: Any, log_fpr: Any, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool, Any]:
@@ -628,14 +596,14 @@ class TradeoffCurve:
         Returns:
           :class:`Bound` of the advantage in [0, 1].
         """
-        if self.method != "exact":
+        if self.method != "exact" or self._closed_form:
             return self._closed_profile(0.0, "advantage")
         pld = self._pld
         zero = np.zeros(1)
-        hi = float(_hockey_many(pld.upper, zero)[0])
+        hi = float(pld.upper.hockey_stick(zero)[0])
         if pld.add is not None:
-            hi = min(hi, float(_hockey_many(pld.add, zero)[0]))
-        p_lo, q_hi = _threshold_points(pld.stat_p, pld.stat_q)
+            hi = min(hi, float(pld.add.hockey_stick(zero)[0]))
+        p_lo, q_hi = pld.tests.points()
         lo = max(0.0, float(np.max(p_lo - q_hi)))
         return self._bound(lo, min(1.0, float(np.nextafter(hi, 2.0))))
 
@@ -658,19 +626,19 @@ class TradeoffCurve:
         pi = check_probability("prior_membership", prior_membership, high_open=True)
         eps = math.log1p(-pi) - math.log(pi)
         trivial = max(pi, 1.0 - pi)
-        if self.method != "exact":
+        if self.method != "exact" or self._closed_form:
             d = self._closed_profile(eps, "bayes")
             lo = max(trivial, (1.0 - pi) + pi * d.interval[0])
             hi = min(1.0, (1.0 - pi) + pi * d.value + 4.0 * _EPS)
             return self._bound(lo, hi, prior_membership=pi)
         pld = self._pld
         e = np.array([eps])
-        delta_hi = float(_hockey_many(pld.upper, e)[0])
-        p_lo, q_hi = _threshold_points(pld.stat_p, pld.stat_q)
+        delta_hi = float(pld.upper.hockey_stick(e)[0])
+        p_lo, q_hi = pld.tests.points()
         s = math.exp(eps)
         delta_lo = float(np.max(p_lo - s * q_hi))
         if self.adjacency == "add_remove":
-            delta_hi = max(delta_hi, float(_hockey_many(pld.add, e)[0]))
+            delta_hi = max(delta_hi, float(pld.add.hockey_stick(e)[0]))
             # complements of the same tests: level mu(S < s) <= 1 - p_lo, power nu(S < s) >= 1 - q_hi
             delta_lo = max(delta_lo, float(np.max((1.0 - q_hi) - s * (1.0 - p_lo))))
         hi = min(1.0, (1.0 - pi) + pi * delta_hi + 4.0 * _EPS)
@@ -681,7 +649,7 @@ class TradeoffCurve:
         """delta(eps) bracket for "closed-form" (exact GDP) and "envelope" curves."""
         lo, hi = _gdp_profile(self.mu_gdp, eps)
         if self.method == "envelope":  # min with the never-sampled bound; lower end trivial
-            hi = min(hi, _never_profile(self.segments, eps, self.adjacency) + 4.0 * _EPS)
+            hi = min(hi, _never_profile(self.segments, eps, self.adjacency, self.group_size) + 4.0 * _EPS)
             lo = -math.expm1(eps) if eps < 0 else 0.0
         if what == "advantage":
             return self._bound(lo, hi)
@@ -739,8 +707,12 @@ def dpsgd_tradeoff(
     adjacency: str = "remove",
     method: str = "exact",
     value_discretization_interval: float | None = None,
+    group_size: int = 1,
 ) -> TradeoffCurve:
     """Build the certified trade-off curve of a DP-SGD schedule once (one composed PLD).
+
+    The PLD's directions are composed on first use (a remove-adjacency query never composes the
+    ADD direction).
 
     Args:
       noise_multiplier: sigma > 0 (with ``sample_rate`` and ``steps``, or give ``segments``).
@@ -754,6 +726,7 @@ def dpsgd_tradeoff(
         outside SIGMA_EXACT_RANGE, more than MAX_EXACT_STEPS steps, or a PLD beyond its size
         limits) or "closed-form" (q = 1 only: exact Gaussian-DP curve).
       value_discretization_interval: PLD grid step h (default as ``rero_dpsgd``).
+      group_size: k >= 1 examples that move together (the unit of privacy; default 1).
 
     Returns:
       A frozen :class:`TradeoffCurve`. The PLD is built with both directions (as ``rero_dpsgd``
@@ -766,16 +739,20 @@ def dpsgd_tradeoff(
         ``value_discretization_interval`` is not > 0.
       TypeError: if a value has the wrong type.
     """
-    segs = _d.normalize_segments(noise_multiplier, sample_rate, steps, segments)
+    segs = dp.normalize_segments(noise_multiplier, sample_rate, steps, segments)
     adjacency = check_choice("adjacency", adjacency, ADJACENCIES)
     method = check_choice("method", method, _METHODS)
+    k = dp.check_group_size(group_size)
     if method == "closed-form":
-        _d.check_full_batch(segs)
-        return TradeoffCurve(segs, adjacency, "closed-form", None, None)
-    if _d.outside_exact_range(segs):
-        return TradeoffCurve(segs, adjacency, "envelope", None, None)
+        dp.check_full_batch(segs)
+        return TradeoffCurve(segs, adjacency, "closed-form", None, None, group_size=k)
+    if dp.outside_exact_range(segs):
+        return TradeoffCurve(segs, adjacency, "envelope", None, None, group_size=k)
+    if all(q == 1.0 for _, q, _ in segs):  # q = 1: the exact method is the Gaussian-DP closed form, no PLD
+        return TradeoffCurve(segs, adjacency, "exact", None, None, group_size=k)
     try:
-        pld = _d.dpsgd_pld(segs, value_discretization_interval, lower=True, add_direction=True)
-    except _d.PLDTooWide:
-        return TradeoffCurve(segs, adjacency, "envelope", None, None)
+        pld = dp.dpsgd_pld(segs, value_discretization_interval, lower=True, add_direction=True, group_size=k,
+                           eager=False)
+    except dp.PLDTooWide:
+        return TradeoffCurve(segs, adjacency, "envelope", None, None, group_size=k)
     return TradeoffCurve.from_pld(segs, pld, adjacency)

@@ -1,0 +1,29 @@
+"""The certified privacy-loss distribution (PLD) engine of DP-SGD, as a public package.
+
+* :mod:`~rerokit.bounds.pld.discrete`: :class:`DiscretePLD` (grid, pmf, mass at infinity, proven
+  error) with ``compose``, ``hockey_stick(eps)``, ``epsilon(delta)``, ``power(log_alpha)``;
+  :class:`ThresholdTests` (certified lower ends); :class:`Bracket`.
+* :mod:`~rerokit.bounds.pld.step`: one DP-SGD step's discretisation for the remove, add and
+  replace-one pairs, groups of k examples (:func:`dpsgd_step_pld`).
+* :mod:`~rerokit.bounds.pld.compose`: FFT composition on a Chernoff window with a proven
+  round-off bound.
+* :mod:`~rerokit.bounds.pld.builder`: :func:`schedule_pld`, one builder from a
+  :class:`~rerokit.bounds.schedule.Schedule`, returning a :class:`SchedulePLD`.
+* :mod:`~rerokit.bounds.pld.tilt`: far tails by exponential tilting (relative precision at tiny
+  levels).
+* :mod:`~rerokit.bounds.pld.rdp`: the Rényi DP curve (moment function) of the same steps.
+"""
+
+from rerokit.bounds.pld.builder import LOG_TAU, SIGMA_GRID_RANGE, PLDTooWide, SchedulePLD, merge_segments, schedule_pld
+from rerokit.bounds.pld.compose import Composed, compose, fft_error_constant
+from rerokit.bounds.pld.discrete import Bracket, DiscretePLD, GridPMF, ThresholdTests
+from rerokit.bounds.pld.rdp import RDP_ORDERS, log_rdp_gamma_many, rdp_curve_subsampled_gaussian, rdp_poisson_gaussian
+from rerokit.bounds.pld.step import DIRECTIONS, StepPLD, default_grid_step, dpsgd_step_pld
+from rerokit.bounds.pld.tilt import saddle_tilt, tilted_power
+
+__all__ = [
+    "Bracket", "Composed", "DIRECTIONS", "DiscretePLD", "GridPMF", "LOG_TAU", "PLDTooWide", "RDP_ORDERS",
+    "SIGMA_GRID_RANGE", "SchedulePLD", "StepPLD", "ThresholdTests", "compose", "default_grid_step",
+    "dpsgd_step_pld", "fft_error_constant", "log_rdp_gamma_many", "merge_segments", "rdp_curve_subsampled_gaussian",
+    "rdp_poisson_gaussian", "saddle_tilt", "schedule_pld", "tilted_power",
+]

@@ -1,0 +1,399 @@
+"""The composed PLDs of a DP-SGD schedule, built once and queried many times.
+
+:func:`schedule_pld` takes a :class:`~rerokit.bounds.schedule.Schedule` (or validated (sigma, q, T)
+triples) and returns a :class:`SchedulePLD`, whose directions are composed on first use only
+(``upper``: the dominating REMOVE PLD; ``add``: the dominating ADD PLD, for epsilon and the
+symmetrised curve; ``tests``: the bucket statistic for certified lower ends; ``replace``: the
+substitution pair). Identical (sigma, q) segments are merged (composition is commutative), so a
+history of thousands of alternating steps costs one composition per *distinct* step.
+
+Steps outside the double-precision range of the grid get their own certified treatment instead of
+sending the whole schedule to a closed-form envelope:
+
+* sigma < :data:`SIGMA_GRID_RANGE` [0] (near-noiseless): the pair is a post-processing (adding
+  N(0, sigma^2)) of the pair "the sampling indicator is revealed", P' = (1-q) delta_0 + q delta_1
+  against Q' = delta_0, whose PLD is exact and has two atoms: loss log(1-q) with P-mass 1-q
+  (rounded up to the grid) and +infinity with P-mass q (ADD direction: loss -log(1-q), P-mass 1).
+  That pair dominates (Blackwell) and is the sigma -> 0 limit, so the bound stays PLD-quality
+  for the rest of the schedule. Those steps are ignored by the lower-end tests (a test that
+  ignores part of the output is still a test).
+* sigma > :data:`SIGMA_GRID_RANGE` [1] (near-silent): Poisson subsampling never makes the pair
+  more distinguishable (f_mix(alpha) = (1-q)(1-alpha) + q f(alpha) >= f(alpha)), and the
+  full-batch steps together are one Gaussian pair with mu = sqrt(sum T_i / sigma_i^2); they are
+  replaced by one q = 1 step with noise multiplier 1/mu (dominating), and ignored by the tests.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Sequence
+
+import numpy as np
+
+from rerokit.bounds.pld.compose import WindowTooWide, compose, compose_inf_mass
+from rerokit.bounds.pld.discrete import Bracket, DiscretePLD, GridPMF, ThresholdTests
+from rerokit.bounds.pld.tilt import tilted_power
+from rerokit.bounds.pld.step import StepTooWide, default_grid_step, dpsgd_step_pld, loss_range, MAX_STEP_WIDTH
+
+__all__ = ["SchedulePLD", "PLDTooWide", "schedule_pld", "merge_segments", "SIGMA_GRID_RANGE", "LOG_TAU"]
+
+LOG_TAU = math.log(1e-17)  # tail mass bound used for truncations (per composition)
+
+# Noise multipliers whose one-step PLD fits the double-precision grid; outside, the dominating
+# replacements of the module docstring are used.
+SIGMA_GRID_RANGE = (1e-4, 1e8)
+
+
+class PLDTooWide(ValueError):
+    """No grid step makes this schedule's privacy-loss distribution fit the size limits (an
+    astronomically long schedule); callers answer with the closed-form envelope instead."""
+
+
+def merge_segments(segments: Sequence[Sequence[Any]]) -> tuple[tuple[float, float, int], ...]:
+    """Sum the steps of identical (sigma, q) segments, in order of first appearance.
+
+    Args:
+      segments: (sigma, q, T) triples.
+
+    Returns:
+      Triples with distinct (sigma, q).
+    """
+    tot: dict[tuple[float, float], int] = {}
+    for s, q, T in segments:
+        key = (float(s), float(q))
+        tot[key] = tot.get(key, 0) + int(T)
+    return tuple((s, q, T) for (s, q), T in tot.items())
+
+
+def _split_extremes(segs: Sequence[tuple[float, float, int]]):
+    """(grid segments, near-noiseless segments, mu of the near-silent ones)."""
+    grid, noiseless, inv = [], [], 0.0
+    for s, q, T in segs:
+        if s < SIGMA_GRID_RANGE[0]:
+            noiseless.append((s, q, T))
+        elif s > SIGMA_GRID_RANGE[1]:
+            inv += T / (s * s)
+        else:
+            grid.append((s, q, T))
+    return grid, noiseless, inv
+
+
+@dataclass(frozen=True)
+class SchedulePLD:
+    """Composed discrete PLDs of one DP-SGD schedule; directions are composed on first use.
+
+    Attributes:
+      segments: the schedule's (sigma, q, T) triples (merged: distinct (sigma, q)).
+      h: the grid step used.
+      group_size: k, the number of examples that move together.
+      lower: whether the bucket statistic (``tests``, ``stat_p``/``stat_q``) is available.
+      add_direction: whether the ADD direction (``add``) is available.
+      log_tau: natural log of the tail mass per composition.
+    """
+
+    segments: tuple[tuple[float, float, int], ...]
+    h: float
+    group_size: int = 1
+    lower: bool = True
+    add_direction: bool = True
+    log_tau: float = LOG_TAU
+    _built: dict = field(default_factory=dict, repr=False, compare=False)
+
+    # ------------------------------------------------------------------ directions
+
+    def _parts(self, direction: str) -> tuple[list, list, float]:
+        key = ("parts", direction)
+        if key not in self._built:
+            self._built[key] = self._make_parts(direction)
+        return self._built[key]
+
+    def _make_parts(self, direction: str) -> tuple[list, list, float]:
+        grid, noiseless, inv = _split_extremes(self.segments)
+        if inv > 0:  # near-silent steps: one full-batch Gaussian step with mu = sqrt(inv)
+            grid = grid + [(1.0 / math.sqrt(inv), 1.0, 1)]
+        n_steps = sum(T for _, _, T in grid) + sum(T for _, _, T in noiseless)
+        step_tau = self.log_tau - math.log(max(n_steps, 1))  # composed +inf mass <= ~tau
+        steps = [(dpsgd_step_pld(s, q, self.h, direction, step_tau, self.group_size), T) for s, q, T in grid]
+        atoms = []
+        for _, q, T in noiseless:  # revealed sampling indicator (module docstring)
+            k = self.group_size
+            never = k * math.log1p(-q) if q < 1.0 else -math.inf
+            if direction == "remove":
+                if math.isfinite(never):
+                    atoms.append((math.ceil(never / self.h), math.exp(never), -math.expm1(never), T))
+                else:
+                    atoms.append((0, 0.0, 1.0, T))
+            elif direction == "add":
+                lab = math.ceil(-never / self.h) if math.isfinite(never) else None
+                if lab is None:  # Q' puts no mass where P' does: loss +infinity surely
+                    atoms.append((0, 0.0, 1.0, T))
+                else:
+                    atoms.append((lab, 1.0, 0.0, T))
+            else:
+                raise ValueError("direction='replace' needs noise multipliers within the grid range")
+        return steps, atoms, n_steps
+
+    def _compose_plain(self, direction: str) -> DiscretePLD:
+        steps, atoms, _ = self._parts(direction)
+        parts = [(st.j_lo, st.split, T) for st, T in steps]
+        parts += [(lab, np.array([m]), T) for lab, m, _, T in atoms if m > 0]
+        infs = [(st.inf_mass, T) for st, T in steps] + [(p_inf, T) for _, _, p_inf, T in atoms]
+        inf = compose_inf_mass(infs)
+        if not parts:
+            return DiscretePLD(self.h, 0, np.zeros(1), 0.0, 0.0, 0.0, inf)
+        c = compose(parts, self.h, self.log_tau)
+        return DiscretePLD(self.h, c.offset, c.pmf, c.tail, c.roundoff, c.entry_roundoff, inf)
+
+    def _get(self, name: str, build) -> Any:
+        if name not in self._built:
+            try:
+                self._built[name] = build()
+            except (WindowTooWide, StepTooWide) as exc:
+                raise PLDTooWide(f"the privacy-loss distribution of this schedule is too wide to discretise ({exc})") from exc
+        return self._built[name]
+
+    @property
+    def upper(self) -> DiscretePLD:
+        """The dominating REMOVE-direction PLD (P: with the target, Q: without)."""
+        return self._get("upper", lambda: self._compose_plain("remove"))
+
+    @property
+    def add(self) -> DiscretePLD | None:
+        """The dominating ADD-direction PLD, or None if not requested (``add_direction=False``)."""
+        if not self.add_direction:
+            return None
+        if all(q == 1.0 for _, q, _ in self.segments) and self.group_size == 1:
+            return self.upper  # the Gaussian pair is symmetric
+        return self._get("add", lambda: self._compose_plain("add"))
+
+    @property
+    def replace(self) -> DiscretePLD:
+        """The dominating PLD of the substitution pair (k = 1; see :mod:`rerokit.bounds.pld.step`)."""
+        def build() -> DiscretePLD:  # not part of the grid sizing: coarsens on its own if needed
+            h = self.h
+            for _ in range(12):
+                try:
+                    return SchedulePLD(self.segments, h, self.group_size, False, False,
+                                       self.log_tau)._compose_plain("replace")
+                except (WindowTooWide, StepTooWide):
+                    h *= 4.0
+            raise WindowTooWide("no grid step fits the replace-one PLD")
+
+        return self._get("replace", build)
+
+    @property
+    def tests(self) -> ThresholdTests | None:
+        """The bucket statistic of the grid steps under P and Q, or None (``lower=False``)."""
+        if not self.lower:
+            return None
+
+        def build() -> ThresholdTests:
+            steps, _, _ = self._parts("remove")
+            grid, _, inv = _split_extremes(self.segments)
+            steps = steps[: len(grid)]  # the statistic ignores the replaced extreme steps
+            if not steps:
+                z = GridPMF(self.h, 0, np.ones(1))
+                return ThresholdTests(z, z)
+            pp = [(st.j_lo - 1, st.stat_p, T) for st, T in steps]
+            qq = [(st.j_lo - 1, st.stat_q, T) for st, T in steps]
+            cp = compose(pp, self.h, self.log_tau)
+            cq = compose(qq, self.h, self.log_tau)
+            return ThresholdTests(GridPMF(self.h, cp.offset, cp.pmf, cp.tail, cp.roundoff, cp.entry_roundoff),
+                                  GridPMF(self.h, cq.offset, cq.pmf, cq.tail, cq.roundoff, cq.entry_roundoff))
+
+        return self._get("tests", build)
+
+    @property
+    def stat_p(self) -> GridPMF | None:
+        """The bucket statistic's distribution under P (None without ``lower``)."""
+        t = self.tests
+        return None if t is None else t.p
+
+    @property
+    def stat_q(self) -> GridPMF | None:
+        """The bucket statistic's distribution under Q (None without ``lower``)."""
+        t = self.tests
+        return None if t is None else t.q
+
+    # ------------------------------------------------------------------ queries
+
+    def power_lower(self, log_alphas: Any) -> np.ndarray:
+        """Certified lower bounds on the REMOVE pair's power at levels exp(log_alphas).
+
+        Threshold tests on the bucket statistic of the grid steps; with near-noiseless steps in the
+        schedule, the test also rejects whenever one of their outputs exceeds 1/2 (level at most
+        a0 = 1 - prod Phi(1/(2 sigma))^T <= T e^{-1/(8 sigma^2)}, power at least
+        p0 = 1 - prod (1 - (1 - (1-q)^k) Phi(1/(2 sigma)))^T), independent of the statistic, so
+        the combined test at level alpha has power >= p0 + (1 - p0) lower_S(alpha - a0).
+
+        Args:
+          log_alphas: natural logs of the levels (<= 0).
+
+        Returns:
+          Array of lower bounds (alpha, trivial, where no test fits).
+        """
+        lk = np.atleast_1d(np.asarray(log_alphas, dtype=float))
+        if not self.lower:
+            return np.exp(lk)
+        _, noiseless, _ = _split_extremes(self.segments)
+        if not noiseless:
+            return self.tests.power_lower(lk)
+        k = self.group_size
+        log_a0 = math.log(sum(T for _, _, T in noiseless)) - min(1.0 / (8.0 * s * s) for s, _, _ in noiseless)
+        a0 = math.exp(max(log_a0, -745.0)) + 5e-324
+        log_miss = 0.0  # log P(no revealing output)
+        for s, q, T in noiseless:
+            hit = -math.expm1(k * math.log1p(-q)) if q < 1.0 else 1.0
+            hit *= -math.expm1(log_a0)  # Phi(1/(2 sigma)) >= 1 - e^{-1/(8 sigma^2)}
+            log_miss += T * math.log1p(-min(hit, 1.0 - 1e-16))
+        p0 = -math.expm1(log_miss) * (1.0 - 1e-15)
+        alpha = np.exp(lk)
+        rest = alpha - a0
+        ok = rest > 0  # else the indicator test alone exceeds the level: the statistic's tests only
+        with np.errstate(divide="ignore"):
+            low_s = np.where(ok, self.tests.power_lower(np.log(np.where(ok, rest, 1.0))), 0.0)
+        combined = np.maximum(alpha, np.minimum(1.0, p0 + (1.0 - p0) * low_s))
+        return np.where(ok, combined, self.tests.power_lower(lk))
+
+    def tail_power(self, log_alpha: float) -> tuple[float, float]:
+        """Certified (log lower, log upper) of the REMOVE power at one tiny level, by exponential tilting.
+
+        See :mod:`rerokit.bounds.pld.tilt`: relative precision in the far tail (levels like 1e-30 or
+        1e-473 in log space), at the cost of two or three more compositions.
+
+        Args:
+          log_alpha: natural log of the level (<= 0).
+
+        Returns:
+          (log lower, log upper).
+        """
+        # truncate each step far enough out that the mass sent to +infinity is negligible against
+        # the level itself (down to the smallest normal tail, Phi(-38) ~ 1e-316)
+        lt = min(self.log_tau, max(float(log_alpha) - 46.0, math.log(1e-300)))
+        src = self
+        if lt < self.log_tau:
+            wide = SchedulePLD(self.segments, self.h, self.group_size, self.lower, False, lt)
+            try:
+                wide._parts("remove")
+                src = wide
+            except (StepTooWide, WindowTooWide):
+                pass
+        steps, atoms, _ = src._parts("remove")
+        parts = [(st.j_lo, st.split, T) for st, T in steps] + [(lab, np.array([m]), T) for lab, m, _, T in atoms if m > 0]
+        inf = compose_inf_mass([(st.inf_mass, T) for st, T in steps] + [(p_inf, T) for _, _, p_inf, T in atoms])
+        grid, _, _ = _split_extremes(self.segments)
+        gsteps = steps[: len(grid)]
+        sp = [(st.j_lo - 1, st.stat_p, T) for st, T in gsteps] if (self.lower and gsteps) else None
+        sq = [(st.j_lo - 1, st.stat_q, T) for st, T in gsteps] if (self.lower and gsteps) else None
+        try:
+            return tilted_power(parts, sp, sq, self.h, inf, float(log_alpha))
+        except WindowTooWide:
+            return float(log_alpha), 0.0
+
+    def power(self, log_alphas: Any) -> Bracket:
+        """Certified bracket of the REMOVE pair's power (the ReRo gamma) at levels exp(log_alphas).
+
+        Args:
+          log_alphas: natural logs of the levels (<= 0), a number or 1-D array.
+
+        Returns:
+          :class:`Bracket` of arrays: upper from the dominating PLD, lower from the threshold
+          tests (the level itself without ``lower``); ``floored`` where the error terms exceed a
+          tenth of the upper end.
+        """
+        lk = np.atleast_1d(np.asarray(log_alphas, dtype=float))
+        log_up, _ = self.upper.power(lk)
+        up = np.exp(log_up)
+        low = self.power_lower(lk)
+        return Bracket(np.minimum(low, up), up, self.upper.error > 0.1 * up)
+
+    def epsilon(self, delta: float) -> float:
+        """epsilon at ``delta`` under add-or-remove adjacency: the larger of the two directions.
+
+        Args:
+          delta: in (0, 1) (not validated here).
+
+        Returns:
+          A certified upper bound on epsilon (inf if the error terms reach delta).
+
+        Raises:
+          ValueError: if the ADD direction was not requested.
+        """
+        if self.add is None:
+            raise ValueError("epsilon needs the PLD built with add_direction=True")
+        return max(self.upper.epsilon(delta), self.add.epsilon(delta))
+
+
+def _grid_step(segs: Sequence[tuple[float, float, int]], h: float | None, group_size: int,
+               directions: Sequence[str], log_tau: float) -> float:
+    grid, noiseless, inv = _split_extremes(segs)
+    sized = grid + ([(1.0 / math.sqrt(inv), 1.0, 1)] if inv > 0 else [])
+    if h is None:
+        h = default_grid_step(sized, group_size) if sized else 1e-2
+    n_steps = sum(T for _, _, T in segs)
+    step_tau = log_tau - math.log(n_steps)
+    for s_, q_, _ in sized:  # keep one step's grid below MAX_STEP_WIDTH points
+        for d in directions:
+            l_lo, l_hi = loss_range(s_, q_, d, step_tau, group_size)
+            h = max(h, (l_hi - l_lo) / (MAX_STEP_WIDTH - 4))
+    return h
+
+
+def schedule_pld(
+    schedule: Any,
+    value_discretization_interval: float | None = None,
+    *,
+    group_size: int | None = None,
+    lower: bool = True,
+    add_direction: bool = True,
+    log_tau: float = LOG_TAU,
+    eager: bool = True,
+) -> SchedulePLD:
+    """Build the composed PLDs of a DP-SGD schedule (the REMOVE direction now, others on first use).
+
+    The grid step h defaults to ~1/40 of the rms standard deviation of one step's loss (within
+    [1e-7, 1e-2]) and is raised where needed to keep one step's grid within its size limit; when
+    the composed window still exceeds the size limits h is coarsened 4x until it fits (still
+    certified; only the bracket is wider).
+
+    Args:
+      schedule: a :class:`~rerokit.bounds.schedule.Schedule` or validated (sigma, q, T) triples.
+      value_discretization_interval: grid step h > 0 (validated by the caller); None for automatic.
+      group_size: k >= 1 examples that move together; None (default) uses the schedule's
+        ``examples_per_user`` attribute if it has one, else 1.
+      lower: make the bucket statistic (certified lower ends) available (default True).
+      add_direction: make the ADD direction available (default True).
+      log_tau: natural log of the tail mass per composition (default log 1e-17).
+      eager: compose every requested direction now (default), so that a too-wide window is
+        met by coarsening the grid here; False composes only the REMOVE direction now and the
+        others on first use (a later :class:`PLDTooWide` is then possible, in extreme cases).
+
+    Returns:
+      The :class:`SchedulePLD`.
+
+    Raises:
+      PLDTooWide: (a ValueError) if no grid step fits the size limits.
+      ValueError: if ``group_size`` is not an integer >= 1.
+    """
+    if group_size is None:
+        group_size = getattr(schedule, "examples_per_user", 1) or 1
+    if isinstance(group_size, bool) or not isinstance(group_size, (int, np.integer)) or group_size < 1:
+        raise ValueError(f"group_size must be an integer >= 1, got {group_size!r}")
+    group_size = int(group_size)
+    raw = schedule.segments if hasattr(schedule, "segments") else schedule
+    segs = merge_segments(raw)
+    directions = ("remove", "add") if add_direction else ("remove",)
+    h = _grid_step(segs, value_discretization_interval, group_size, directions, log_tau)
+    for _ in range(12):
+        pld = SchedulePLD(segs, h, group_size, lower, add_direction, log_tau)
+        try:
+            pld.upper  # noqa: B018 - compose the remove direction now (it sizes the grid)
+            if eager:
+                pld.add  # noqa: B018
+                pld.tests  # noqa: B018
+            return pld
+        except PLDTooWide:
+            h *= 4.0
+    raise PLDTooWide("the privacy-loss distribution of this schedule is too wide to discretise")

@@ -1,0 +1,366 @@
+"""Discrete privacy-loss distributions with their proven errors, and the queries on them.
+
+A :class:`DiscretePLD` is the distribution, under P, of a privacy loss L = log(P/Q) supported on
+the grid l = (offset + i) h, plus a mass at +infinity, plus two proven error terms: ``tail`` (mass
+of the exact composed pmf outside the stored window) and ``roundoff`` (sum of the absolute
+floating-point errors of the stored masses; :mod:`rerokit.bounds.pld.compose`). It is
+*dominating* (pessimistic) when built by :mod:`rerokit.bounds.pld.step`: for every eps its
+hockey-stick divergence
+
+    delta(eps) = p_inf + sum_i p_i (1 - e^{eps - l_i})_+
+
+is >= the true pair's, and so (Neyman-Pearson / conjugate duality) its power at every level alpha,
+inf_eps (e^eps alpha + delta(eps)), is >= the true power (the largest P(E) with Q(E) <= alpha).
+Every query adds the error terms on the safe side (:attr:`DiscretePLD.error`).
+
+A :class:`GridPMF` (the same grid, no PLD semantics) holds the distribution of the bucket
+statistic S under P or under Q; :class:`ThresholdTests` turns the pair into certified *lower*
+bounds on the power: threshold tests on S are tests of the true pair.
+
+The interface follows dp-accounting's ``PLDPmf`` (Google DP team, "Privacy loss distributions",
+2022): ``hockey_stick`` ~ ``get_delta_for_epsilon``, ``epsilon`` ~ ``get_epsilon_for_delta``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from rerokit.bounds.pld.compose import compose, compose_inf_mass
+
+__all__ = ["Bracket", "GridPMF", "DiscretePLD", "ThresholdTests", "suffix_sums"]
+
+
+@dataclass(frozen=True)
+class Bracket:
+    """Certified bracket ``lower <= truth <= upper`` (floats for a scalar query, else arrays).
+
+    ``floored``: where the PLD's infinity mass / round-off floor dominates the upper end.
+    """
+
+    lower: Any
+    upper: Any
+    floored: Any = False
+
+    @property
+    def error(self) -> Any:
+        """Width upper - lower: the numerical error of the bracket."""
+        return self.upper - self.lower
+
+
+def suffix_sums(pmf: np.ndarray) -> np.ndarray:
+    """s[i] = sum(pmf[i:]) for i = 0..n (s[n] = 0), summed in extended precision.
+
+    Args:
+      pmf: 1-D array.
+
+    Returns:
+      Array of length n + 1.
+    """
+    return np.concatenate((np.cumsum(pmf[::-1].astype(np.longdouble))[::-1].astype(float), [0.0]))
+
+
+@dataclass(frozen=True)
+class GridPMF:
+    """Masses on the labels offset..offset+len-1 (value label * h) with proven errors.
+
+    Attributes:
+      h: grid step.
+      offset: label of pmf[0].
+      pmf: non-negative masses.
+      tail: bound on the exact mass outside the stored labels.
+      roundoff: bound on sum_i |pmf_i - exact_i| (floating point).
+      entry_roundoff: bound on max_i |pmf_i - exact_i|.
+    """
+
+    h: float
+    offset: int
+    pmf: np.ndarray
+    tail: float = 0.0
+    roundoff: float = 0.0
+    entry_roundoff: float = 0.0
+
+    @property
+    def losses(self) -> np.ndarray:
+        """The grid values (offset + i) h."""
+        return (self.offset + np.arange(self.pmf.size)) * self.h
+
+    @property
+    def slack(self) -> float:
+        """Bound on the mass any sum over labels may be off by: tail + roundoff."""
+        return self.tail + self.roundoff
+
+    @cached_property
+    def suffix(self) -> np.ndarray:
+        """sum(pmf[i:]) for i = 0..n (extended-precision sums)."""
+        return suffix_sums(self.pmf)
+
+    def mass_at_least(self, labels: np.ndarray) -> np.ndarray:
+        """Stored mass of the labels >= ``labels`` (no error terms).
+
+        Args:
+          labels: integer labels.
+
+        Returns:
+          Array of sums.
+        """
+        return self.suffix[np.clip(np.asarray(labels) - self.offset, 0, self.pmf.size)]
+
+    def reversed(self) -> GridPMF:
+        """The distribution of -S (labels negated): tests S <= s become tests -S >= -s."""
+        return GridPMF(self.h, -(self.offset + self.pmf.size - 1), self.pmf[::-1], self.tail, self.roundoff,
+                       self.entry_roundoff)
+
+
+@dataclass(frozen=True)
+class DiscretePLD(GridPMF):
+    """A dominating discrete PLD: P-masses at losses (offset + i) h, a mass at +infinity, errors.
+
+    Attributes:
+      inf_mass: P-mass at loss +infinity.
+    """
+
+    inf_mass: float = 0.0
+
+    @property
+    def error(self) -> float:
+        """Mass a dominating composed PLD may miss: +infinity atom, window tails, round-off."""
+        return self.inf_mass + self.tail + self.roundoff
+
+    @cached_property
+    def top_sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(losses, log p, log Q-mass of the top i+1 atoms, log P-mass of the top i+1 atoms)."""
+        l = self.losses
+        with np.errstate(divide="ignore"):
+            logp = np.log(self.pmf)
+            rp = np.log(np.cumsum(self.pmf[::-1].astype(np.longdouble)).astype(float))
+        rq = np.logaddexp.accumulate((logp - l)[::-1])
+        return l, logp, rq, rp
+
+    # ------------------------------------------------------------------ composition
+
+    def compose(self, other: DiscretePLD, log_tau: float = math.log(1e-17)) -> DiscretePLD:
+        """The PLD of the product of the two pairs (same grid step), on a Chernoff window.
+
+        Args:
+          other: a PLD on the same grid step h.
+          log_tau: natural log of the mass allowed outside the window on each side.
+
+        Returns:
+          The composed :class:`DiscretePLD` (errors: both inputs' errors plus the new ones).
+
+        Raises:
+          ValueError: if the grid steps differ.
+        """
+        return self.self_compose(1, log_tau, other)
+
+    def self_compose(self, count: int, log_tau: float = math.log(1e-17), other: DiscretePLD | None = None) -> DiscretePLD:
+        """The ``count``-fold composition (times ``other`` once, if given), by one FFT.
+
+        Args:
+          count: number of copies, >= 1.
+          log_tau: natural log of the mass allowed outside the window on each side.
+          other: an optional second PLD on the same grid, composed once.
+
+        Returns:
+          The composed :class:`DiscretePLD`.
+
+        Raises:
+          ValueError: if ``count`` < 1 or the grid steps differ.
+        """
+        if count < 1:
+            raise ValueError(f"count must be an integer >= 1, got {count!r}")
+        parts = [(self.offset, self.pmf, int(count))]
+        infs = [(self.inf_mass, int(count))]
+        errs = count * (self.tail + self.roundoff)
+        if other is not None:
+            if other.h != self.h:
+                raise ValueError(f"grid steps differ: {self.h!r} and {other.h!r}")
+            parts.append((other.offset, other.pmf, 1))
+            infs.append((other.inf_mass, 1))
+            errs += other.tail + other.roundoff
+        c = compose(parts, self.h, log_tau)
+        # input errors: an l1 perturbation e of one factor moves the composition by <= e in l1
+        return DiscretePLD(self.h, c.offset, c.pmf, c.tail, c.roundoff + errs, c.entry_roundoff + errs,
+                           compose_inf_mass(infs))
+
+    # ------------------------------------------------------------------ queries
+
+    def hockey_stick(self, eps: Any) -> np.ndarray:
+        """Upper bound on delta(eps) = sup_E P(E) - e^eps Q(E) at every real eps.
+
+        p_inf + sum_i p_i (1 - e^{eps - l_i})_+ plus the error terms (each term is the chord bound
+        of its loss bucket, so the true profile lies below at every eps, not only on the grid).
+
+        Args:
+          eps: real number(s).
+
+        Returns:
+          Array of upper bounds (one per eps).
+        """
+        eps = np.atleast_1d(np.asarray(eps, dtype=float))
+        l, _, rq, rp = self.top_sums
+        cnt = l.size - np.searchsorted(l, eps, side="right")  # atoms with loss > eps: the top cnt
+        top = np.maximum(cnt - 1, 0)
+        lp = np.where(cnt > 0, rp[top], -np.inf)
+        lq = np.where(cnt > 0, rq[top], -np.inf)
+        with np.errstate(invalid="ignore", over="ignore"):
+            d = np.exp(lp) * -np.expm1(np.minimum(0.0, eps + lq - lp))
+        return np.where(cnt > 0, d, 0.0) + self.error
+
+    def log_null_mass_above(self, eps: np.ndarray, strict: bool = True) -> np.ndarray:
+        """log of the Q-mass of the atoms with loss > eps (``strict``) or >= eps.
+
+        Args:
+          eps: real numbers.
+          strict: ">" (default) or ">=".
+
+        Returns:
+          Array of logs (-inf where no atom qualifies).
+        """
+        l, _, rq, _ = self.top_sums
+        cnt = l.size - np.searchsorted(l, eps, side="right" if strict else "left")
+        return np.where(cnt > 0, rq[np.maximum(cnt - 1, 0)], -np.inf)
+
+    def epsilon(self, delta: float) -> float:
+        """Smallest eps >= 0 with this PLD's delta(eps) (errors included) <= ``delta``.
+
+        delta(eps) is linear in e^eps between grid points; the grid interval is found from the
+        values at the grid points and solved inside it (as dp-accounting's
+        ``get_epsilon_for_delta``).
+
+        Args:
+          delta: target in (0, 1) (not validated here).
+
+        Returns:
+          eps >= 0; inf if the error terms alone reach ``delta``.
+        """
+        inf = self.error
+        if inf >= delta:
+            return math.inf
+        l = self.losses
+        p = self.pmf
+        with np.errstate(divide="ignore"):
+            logq = np.log(p) - l
+        p_ge = np.concatenate((np.cumsum(p[::-1])[::-1], [0.0]))
+        lq_ge = np.concatenate((np.logaddexp.accumulate(logq[::-1])[::-1], [-np.inf]))
+        with np.errstate(over="ignore", invalid="ignore"):
+            d_grid = inf + p_ge[1:] - np.exp(l + lq_ge[1:])  # delta at eps = l_k
+        d_grid = np.where(np.isnan(d_grid), inf + p_ge[1:], d_grid)
+        k = int(np.searchsorted(-d_grid, -delta, side="left"))  # first k with d_grid[k] <= delta
+        if k >= l.size:
+            return math.inf
+        num = inf + p_ge[k] - delta
+        lo = -math.inf if k == 0 else float(l[k - 1])
+        if num <= 0 or not np.isfinite(lq_ge[k]):
+            eps = float(l[k])
+        else:
+            eps = min(float(l[k]), max(lo, math.log(num) - float(lq_ge[k])))
+        return max(0.0, eps)
+
+    def power(self, log_alphas: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Upper bounds on the log power (Neyman-Pearson) at levels alpha = exp(log_alphas).
+
+        log of inf_s (s alpha + p_inf + sum_i p_i (1 - s e^{-l_i})_+) plus the error terms, and the
+        optimal eps = log s (the threshold loss). f(s) is convex and piecewise linear in s, so the
+        infimum sits at the atom where the Q-mass accumulated from the top first reaches alpha
+        (the randomised Neyman-Pearson test); one O(n) pass and O(m log n) for m levels.
+
+        Args:
+          log_alphas: natural logs of the levels (<= 0).
+
+        Returns:
+          ``(log_power, eps_star)``: log_power <= 0 an upper bound (0 where the total Q-mass is
+          below alpha), eps_star the threshold loss (-inf there).
+        """
+        lk = np.atleast_1d(np.asarray(log_alphas, dtype=float))
+        l, _, rq, rp = self.top_sums
+        n = self.pmf.size
+        allowance = self.error
+        idx = np.searchsorted(rq, lk, side="left")
+        full = idx >= n
+        idc = np.minimum(idx, n - 1)
+        k = n - 1 - idc
+        prev = np.maximum(idc - 1, 0)
+        log_q_above = np.where(idc > 0, rq[prev], -np.inf)
+        log_p_above = np.where(idc > 0, rp[prev], -np.inf)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            frac = lk + np.log1p(-np.exp(np.minimum(0.0, log_q_above - lk)))
+            lg = np.logaddexp(log_p_above, l[k] + frac)
+            if allowance > 0:
+                lg = np.logaddexp(lg, math.log(allowance))
+        lg = np.where(full, 0.0, np.minimum(0.0, lg))
+        return lg, np.where(full, -np.inf, l[k])
+
+
+@dataclass(frozen=True)
+class ThresholdTests:
+    """The bucket statistic S under P (``p``) and under Q (``q``): certified lower bounds.
+
+    S = sum over steps of the bucket label is a function of the output, so every (randomised)
+    threshold test on S is a test of the true pair; its level is bounded above and its power below
+    by the composed masses with their error terms.
+    """
+
+    p: GridPMF
+    q: GridPMF
+
+    def reversed(self) -> ThresholdTests:
+        """The reversed pair (alternative Q, null P) with tests S <= s."""
+        return ThresholdTests(self.q.reversed(), self.p.reversed())
+
+    def power_lower(self, log_alphas: Any) -> np.ndarray:
+        """Certified lower bounds on the power at levels exp(log_alphas).
+
+        The test rejects on S >= s and on S = s-1 with probability f; its level is bounded above
+        by the in-window Q-mass plus the slack, its power below by the P-mass minus the slack.
+
+        Args:
+          log_alphas: natural logs of the levels (<= 0).
+
+        Returns:
+          Array of lower bounds in [alpha, 1] (alpha, trivial, where no threshold test fits).
+        """
+        kappa = np.exp(np.atleast_1d(np.asarray(log_alphas, dtype=float)))
+        cq, cp = self.q, self.p
+        Q, qoff = cq.pmf, cq.offset
+        q_ge = cq.suffix + cq.slack  # Q(S >= qoff + i), non-increasing
+        i = np.searchsorted(-q_ge, -kappa, side="left")
+        none = i >= q_ge.size
+        i = np.minimum(i, q_ge.size - 1)
+        s_star = qoff + i
+        rem = kappa - q_ge[i]
+        P, poff = cp.pmf, cp.offset
+        j = np.clip(s_star - poff, 0, P.size)
+        power = cp.suffix[j] - cp.slack
+        b = s_star - 1 - poff
+        qb = Q[np.maximum(i - 1, 0)]
+        rand = (i > 0) & (qb > 0) & (b >= 0) & (b < P.size)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            f = np.minimum(1.0, rem / (qb + cq.entry_roundoff))
+        pb = np.maximum(0.0, P[np.clip(b, 0, P.size - 1)] - cp.entry_roundoff)
+        power = power + np.where(rand, f * pb, 0.0)
+        out = np.minimum(1.0, np.maximum(kappa, power))
+        return np.where(none | (kappa <= 0.0), kappa, out)
+
+    def power_lower_at(self, alpha: np.ndarray) -> np.ndarray:
+        """:meth:`power_lower` at levels ``alpha`` in [0, 1] (0 at alpha = 0)."""
+        a = np.minimum(alpha, 1.0)
+        with np.errstate(divide="ignore"):
+            la = np.where(a > 0, np.log(np.where(a > 0, a, 1.0)), 0.0)
+        return np.where(a > 0, self.power_lower(la), 0.0)
+
+    def points(self) -> tuple[np.ndarray, np.ndarray]:
+        """For every test "S >= s" (s over both windows, plus the empty test): a lower bound on its
+        power P(S >= s) and an upper bound on its level Q(S >= s)."""
+        cp, cq = self.p, self.q
+        lo = min(cp.offset, cq.offset)
+        hi = max(cp.offset + cp.pmf.size, cq.offset + cq.pmf.size)
+        labels = np.arange(lo, hi + 1)
+        p_lo = np.maximum(0.0, cp.mass_at_least(labels) - cp.slack)
+        q_hi = np.minimum(1.0, cq.mass_at_least(labels) + cq.slack)
+        return p_lo, q_hi

@@ -1,0 +1,242 @@
+"""The public PLD engine (rerokit.bounds.pld) against independent references: the Gaussian-DP
+closed form at q = 1 (Dong, Roth & Su 2022, Eq. 6), exact one-step Neyman-Pearson powers for
+groups of k examples and for the replace-one pair (likelihood ratio monotone in x, so the optimal
+test is a threshold on x), a two-step quadrature (scipy), exact integer arithmetic for the FFT
+round-off bound - never rerokit's own engine."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from scipy import integrate, optimize
+from scipy.stats import binom, norm
+
+from rerokit.bounds.dpsgd import envelope_log_gamma, rero_dpsgd
+from rerokit.bounds.pld import LOG_TAU, DiscretePLD, compose, dpsgd_step_pld, schedule_pld
+
+
+def gdp_power(mu, kappa):
+    return norm.cdf(norm.ppf(kappa) + mu)
+
+
+# ----------------------------------------------------------------------------- q = 1
+
+
+@pytest.mark.parametrize("sigma,T,kappa", [(1.0, 10, 0.01), (2.0, 100, 1e-4), (0.7, 3, 0.3)])
+def test_full_batch_bracket_contains_the_gdp_closed_form(sigma, T, kappa):
+    b = schedule_pld([(sigma, 1.0, T)]).power(math.log(kappa))
+    truth = gdp_power(math.sqrt(T) / sigma, kappa)
+    assert b.lower[0] <= truth <= b.upper[0]
+    assert b.upper[0] - b.lower[0] < 1e-3
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_group_full_batch_is_gdp_with_mu_k_sqrt_T_over_sigma(k):
+    sigma, T, kappa = 3.0, 20, 0.01
+    truth = gdp_power(k * math.sqrt(T) / sigma, kappa)
+    b = schedule_pld([(sigma, 1.0, T)], group_size=k).power(math.log(kappa))
+    assert b.lower[0] <= truth <= b.upper[0] and b.upper[0] - b.lower[0] < 1e-3
+    r = rero_dpsgd(sigma, 1.0, T, kappa, group_size=k)  # q = 1: the closed form itself
+    assert r.interval[0] <= truth <= r.value and r.error < 1e-12
+
+
+# ----------------------------------------------------------------------------- one step, exact
+
+
+@pytest.mark.parametrize("k,q,sigma,kappa", [(2, 0.1, 1.0, 0.01), (3, 0.5, 2.0, 0.1), (2, 0.3, 0.7, 1e-4)])
+def test_group_one_step_brackets_the_neyman_pearson_power(k, q, sigma, kappa):
+    """T = 1: L is increasing in x, the optimal test at level kappa is x > t with
+    Phi(-t / sigma) = kappa, and gamma = sum_j Binomial(j; k, q) Phi((j - t) / sigma)."""
+    t = sigma * norm.isf(kappa)
+    truth = sum(binom.pmf(j, k, q) * norm.sf((t - j) / sigma) for j in range(k + 1))
+    b = schedule_pld([(sigma, q, 1)], group_size=k).power(math.log(kappa))
+    assert b.lower[0] <= truth <= b.upper[0]
+    assert b.upper[0] - b.lower[0] < 1e-4
+
+
+@pytest.mark.parametrize("q,sigma,kappa", [(0.2, 1.0, 0.01), (0.5, 2.0, 0.1), (1.0, 1.0, 1e-3)])
+def test_replace_one_step_upper_end_is_above_the_neyman_pearson_power(q, sigma, kappa):
+    """Replace-one pair P = (1-q)N(0) + qN(1), Q = (1-q)N(0) + qN(-1): L increasing in x, so the
+    optimal test is x > t with Q(x > t) = kappa and gamma = P(x > t)."""
+    def q_sf(t):
+        return (1 - q) * norm.sf(t / sigma) + q * norm.sf((t + 1) / sigma)
+
+    t = optimize.brentq(lambda t: q_sf(t) - kappa, -50, 50, xtol=1e-14)
+    truth = (1 - q) * norm.sf(t / sigma) + q * norm.sf((t - 1) / sigma)
+    pld = schedule_pld([(sigma, q, 1)], 1e-4)
+    up = math.exp(pld.replace.power(math.log(kappa))[0][0])
+    assert truth <= up <= truth + 1e-4
+
+
+def test_two_steps_bracket_contains_quadrature():
+    """T = 2 (remove): Q(L1 + L2 > t) and P(L1 + L2 > t) as one-dimensional integrals over x1 of the
+    exact conditional tails in x2 (inverse of the monotone loss in closed form); t solves the level."""
+    sigma, q, kappa = 1.0, 0.3, 0.01
+
+    def loss(x):
+        return np.logaddexp(math.log1p(-q), math.log(q) + (2 * x - 1) / (2 * sigma**2))
+
+    def x_of(l):  # inverse of loss; -inf below its infimum log(1-q)
+        v = math.exp(l) - (1 - q)
+        return -math.inf if v <= 0 else sigma**2 * math.log(v / q) + 0.5
+
+    def tails(t):
+        def qi(x1):
+            return norm.pdf(x1, 0, sigma) * norm.sf(x_of(t - loss(x1)) / sigma)
+
+        def pi(x1):
+            x2 = x_of(t - loss(x1))
+            mix = (1 - q) * norm.pdf(x1, 0, sigma) + q * norm.pdf(x1, 1, sigma)
+            return mix * ((1 - q) * norm.sf(x2 / sigma) + q * norm.sf((x2 - 1) / sigma))
+
+        opts = dict(limit=400, epsabs=1e-14, epsrel=1e-12)
+        return integrate.quad(qi, -12, 14, **opts)[0], integrate.quad(pi, -12, 14, **opts)[0]
+
+    t = optimize.brentq(lambda t: tails(t)[0] - kappa, 0.0, 3.0, xtol=1e-12)
+    truth = tails(t)[1]
+    b = schedule_pld([(sigma, q, 2)]).power(math.log(kappa))
+    assert b.lower[0] - 1e-9 <= truth <= b.upper[0] + 1e-9
+    assert b.upper[0] - b.lower[0] < 1e-3
+
+
+# ----------------------------------------------------------------------------- schedules
+
+
+def test_group_size_one_is_the_default_and_schedules_carry_it():
+    segs = [(1.0, 0.05, 200)]
+    a = schedule_pld(segs)
+    b = schedule_pld(segs, group_size=1)
+    np.testing.assert_array_equal(a.upper.pmf, b.upper.pmf)
+    assert rero_dpsgd(1.0, 0.05, 200, 0.01).value == rero_dpsgd(1.0, 0.05, 200, 0.01, group_size=1).value
+    sched = SimpleNamespace(segments=((2.0, 1.0, 10),), examples_per_user=2)
+    assert schedule_pld(sched).group_size == 2
+    truth = gdp_power(2 * math.sqrt(10) / 2.0, 0.05)
+    br = schedule_pld(sched).power(math.log(0.05))
+    assert br.lower[0] <= truth <= br.upper[0]
+
+
+def test_alternating_history_equals_its_merged_schedule():
+    """2,000 alternating (sigma, q) steps: composition is commutative, identical steps are merged."""
+    hist = [(1.0, 0.01, 1), (1.5, 0.02, 1)] * 1000
+    merged = [(1.0, 0.01, 1000), (1.5, 0.02, 1000)]
+    a = rero_dpsgd(segments=hist, kappa=0.01, comparisons=False)
+    b = rero_dpsgd(segments=merged, kappa=0.01, comparisons=False)
+    assert a.value == b.value and a.interval == b.interval
+
+
+def test_near_noiseless_segment_keeps_a_pld_quality_bound():
+    """One step with sigma = 1e-6 (target revealed whenever sampled) after ten full-batch steps:
+    gamma = q + (1 - q) Phi(Phi^-1(kappa) + sqrt(10)) exactly (the revealed indicator is a test of
+    level 0); it used to send the whole schedule to the envelope."""
+    kappa, q = 0.01, 0.05
+    truth = q + (1 - q) * gdp_power(math.sqrt(10), kappa)
+    b = rero_dpsgd(segments=[(1.0, 1.0, 10), (1e-6, q, 1)], kappa=kappa)
+    assert b.method == "exact"
+    assert b.interval[0] <= truth <= b.value and b.error < 1e-3
+    env = math.exp(envelope_log_gamma([(1.0, 1.0, 10), (1e-6, q, 1)], math.log(kappa)))
+    assert b.value < env
+
+
+def test_near_silent_segment_is_dominated_not_dropped():
+    kappa = 0.01
+    base = rero_dpsgd(1.0, 0.1, 50, kappa, comparisons=False)
+    more = rero_dpsgd(segments=[(1.0, 0.1, 50), (1e9, 0.5, 100)], kappa=kappa, comparisons=False)
+    assert more.method == "exact"
+    assert more.value >= base.interval[0] and more.value - base.value < 1e-3
+
+
+def test_monotone_across_the_small_sigma_boundary():
+    """The bound used to rise with sigma where the exact range starts (9.9e-5 -> 0.99996, 1e-4 -> 1.0):
+    the exact value is now never above the closed-form envelope."""
+    vals = [rero_dpsgd(s, 0.3, 1, 0.1, comparisons=False).value for s in (9.9e-5, 1e-4, 1e-3)]
+    assert all(a >= b for a, b in zip(vals, vals[1:]))
+    assert vals[0] == pytest.approx(1 - 0.9 * 0.7, rel=1e-12)  # never-sampled supremum
+
+
+# ----------------------------------------------------------------------------- round-off
+
+
+def test_proven_roundoff_bound_holds_against_exact_integer_convolution():
+    """Dyadic masses (integers / 2^20): their 12-fold convolution is exact in integers; the FFT's
+    sum of absolute errors must be within the proven bound (no wrap-around: full window)."""
+    rng = np.random.default_rng(3)
+    ints = rng.integers(1, 2000, size=40)
+    ints = [int(v) for v in ints]
+    scale = 2**20
+    pmf = np.array(ints, dtype=float) / scale
+    exact = [1]
+    for _ in range(12):
+        exact = [sum(exact[i] * ints[j - i] for i in range(max(0, j - 39), min(len(exact), j + 1)))
+                 for j in range(len(exact) + 39)]
+    c = compose([(0, pmf, 12)], 1.0, LOG_TAU, window=(0, len(exact) - 1))
+    den = scale**12
+    err = sum(abs(Fraction(float(c.pmf[i])) - Fraction(exact[i], den)) for i in range(len(exact)))
+    worst = max(abs(Fraction(float(c.pmf[i])) - Fraction(exact[i], den)) for i in range(len(exact)))
+    assert err <= Fraction(c.roundoff) and worst <= Fraction(c.entry_roundoff)
+    assert err > 0  # the comparison is not vacuous
+
+
+# ----------------------------------------------------------------------------- DiscretePLD API
+
+
+def test_discrete_pld_queries_are_consistent():
+    st = dpsgd_step_pld(1.0, 0.2, 1e-3, "remove", LOG_TAU - math.log(20))
+    one = DiscretePLD(1e-3, st.j_lo, st.split, inf_mass=st.inf_mass)
+    ten = one.self_compose(10)
+    eleven = ten.compose(one)
+    assert ten.error > 0 and eleven.inf_mass > ten.inf_mass
+    for d in (1e-3, 1e-6):
+        eps = ten.epsilon(d)
+        assert ten.hockey_stick(eps)[0] <= d * (1 + 1e-9)
+        assert ten.hockey_stick(max(0.0, eps - 0.01))[0] > d  # the smallest such eps, up to the grid
+    sched = schedule_pld([(1.0, 0.2, 10)], 1e-3)
+    lk = np.log([1e-4, 1e-2, 0.3])
+    np.testing.assert_allclose(ten.power(lk)[0], sched.upper.power(lk)[0], rtol=0, atol=1e-9)
+    b = sched.power(lk)
+    assert np.all(b.lower <= b.upper) and np.all(b.lower >= np.exp(lk) * (1 - 1e-12))
+
+
+@pytest.mark.parametrize("kw,name", [(dict(group_size=0), "group_size"), (dict(group_size=1.5), "group_size")])
+def test_bad_group_size_raises_naming_it(kw, name):
+    with pytest.raises((ValueError, TypeError), match=name):
+        rero_dpsgd(1.0, 0.1, 10, 0.1, **kw)
+    with pytest.raises(ValueError, match=name):
+        schedule_pld([(1.0, 0.1, 10)], **kw)
+
+
+def test_unknown_direction_raises():
+    with pytest.raises(ValueError, match="direction"):
+        dpsgd_step_pld(1.0, 0.1, 1e-3, "sideways", LOG_TAU)
+    with pytest.raises(ValueError, match="group_size"):
+        dpsgd_step_pld(1.0, 0.1, 1e-3, "replace", LOG_TAU, group_size=2)
+
+
+# ----------------------------------------------------------------------------- far tails (tilting)
+
+
+@pytest.mark.parametrize("sigma,T,lk10", [(1.0, 10, -20), (1.0, 10, -30), (0.5, 3, -100)])
+def test_tilted_tail_brackets_the_gdp_closed_form(sigma, T, lk10):
+    """q = 1 through the PLD (not the closed-form shortcut): the tilted bracket at kappa down to
+    1e-100 contains log Phi(Phi^-1(kappa) + sqrt(T)/sigma) (scipy) and is a few % wide at most."""
+    lk = lk10 * math.log(10)
+    lo, up = schedule_pld([(sigma, 1.0, T)]).tail_power(lk)
+    truth = norm.logcdf(norm.ppf(10.0**lk10) + math.sqrt(T) / sigma)
+    assert lo <= truth <= up
+    assert up - lo < 0.05
+
+
+@pytest.mark.parametrize("sigma,q,lk10", [(1.0, 0.01, -30), (0.7, 0.3, -20), (2.0, 0.5, -12)])
+def test_one_step_tiny_kappa_bracket_contains_neyman_pearson(sigma, q, lk10):
+    """T = 1 at tiny kappa: gamma = (1-q) kappa + q Phi((1 - t)/sigma), t = sigma Phi^-1(1 - kappa)
+    (scipy's isf, accurate in the tail); the bracket is relative-tight, not the old floor."""
+    kappa = 10.0**lk10
+    t = sigma * norm.isf(kappa)
+    truth = (1 - q) * kappa + q * norm.sf((t - 1) / sigma)
+    b = rero_dpsgd(sigma, q, 1, log_kappa=lk10 * math.log(10), comparisons=False)
+    assert b.interval[0] <= truth * (1 + 1e-12) and truth <= b.value
+    assert (b.value - b.interval[0]) / b.value < 0.02
+    assert b.extras["floored"] is False
