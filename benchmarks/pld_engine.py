@@ -12,11 +12,11 @@ certified bracket's relative width (upper - lower) / upper over a grid of kappa.
 
 Timings on a shared machine are noisy; each is the best of ``--repeats`` runs.
 
-Measured 2026-11-24 on a loaded 2-core machine (load ~7), one run: T=1e3 rerokit 81 ms (riskcal
-x13.2, dp-accounting x22.5); T=1e5 154 ms (riskcal x0.72 - riskcal faster there, uncertified and
-below our lower end at T=1e3 -, dp-accounting x2.75); T=1e6 136 ms (riskcal x23.8, dp-accounting
-x14.9). 2,000-step alternating history 171 ms (reconstruction_risk 296 ms). Relative width
-<= 4.3e-3 for kappa in [1e-30, 1e-3] on the three width rows.
+Measured 2026-11-24 on a loaded 2-core machine (load ~4-7), ``--repeats 3``: T=1e3 rerokit 29 ms
+(riskcal x12.8, dp-accounting x22.8); T=1e5 52 ms (riskcal x0.73 - riskcal is faster there; it is
+uncertified and below our certified lower end at T=1e3 -, dp-accounting x3.0); T=1e6 52 ms
+(riskcal x22.8, dp-accounting x14.4). 2,000-step alternating history 61 ms (reconstruction_risk
+90 ms). Relative width <= 4.3e-3 for kappa in [1e-30, 1e-3] on the three width rows.
 """
 
 from __future__ import annotations
