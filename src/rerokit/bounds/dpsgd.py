@@ -187,6 +187,15 @@ def normalize_segments(
     if noise_multiplier is not None or sample_rate is not None or steps is not None:
         raise ValueError("give either noise_multiplier/sample_rate/steps or segments, not both")
     if isinstance(segments, Schedule):
+        plain = segments.examples_per_user == 1 and (segments.sampler == "poisson" or segments.full_batch)
+        if not plain:
+            # the engine composes Poisson-subsampled Gaussian steps of one example: a shuffled run or a
+            # group would get an amplified number its run did not earn (bounds.certify maps it first)
+            raise ValueError(
+                f"segments: this schedule's sampler is {segments.sampler!r} with examples_per_user="
+                f"{segments.examples_per_user}; the PLD engine certifies Poisson sampling of one example only. Use "
+                "rerokit.reconstruction_risk(schedule, ...) or rerokit.bounds.certify (certified_rero, "
+                "certified_tradeoff, certified_epsilon), which certify what this sampler and unit of privacy allow")
         return segments.segments
     if isinstance(segments, (list, tuple)):
         return Schedule.from_segments(segments).segments
