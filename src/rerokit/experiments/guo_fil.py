@@ -170,7 +170,8 @@ def guo_fig5(out_dir: str | Path, grid: GuoGrid = GuoGrid(), *, resume: bool = F
     Returns:
         ``{"png", "csv", "jsonl", "rows", "warning"}``, one row per (sigma, T) (:data:`FIG5_FIELDS`).
     """
-    from rerokit.experiments.records import Int, Num, TrialLog
+    from rerokit.experiments._cells import run_logged_cells
+    from rerokit.experiments.records import Int, Num
 
     if not isinstance(grid, GuoGrid):
         raise TypeError(f"grid must be a GuoGrid, got {type(grid).__name__}")
@@ -180,17 +181,10 @@ def guo_fig5(out_dir: str | Path, grid: GuoGrid = GuoGrid(), *, resume: bool = F
                                  "max_dfil_mse_bound", "median_dfil_mse_bound")}
     schema["steps"] = Int(minimum=1)
     settings = dict(asdict(grid), noise_multipliers=list(grid.noise_multipliers), steps=list(grid.steps))
-    log = TrialLog(str(out / "guo_fig5.jsonl"), settings, resume=resume, trials=len(pairs), schema=schema)
-    try:
-        for i, (s, t) in enumerate(pairs):
-            if i not in log.done:
-                if progress:
-                    print(f"DP-SGD + FIL setting {i + 1}/{len(pairs)}: sigma={s:g}, T={t}", file=sys.stderr, flush=True)
-                log.append(i, _setting(grid, s, t))
-        log.sort()
-        recs = sorted((r for r in log if r["trial"] < len(pairs)), key=lambda r: r["trial"])
-    finally:
-        log.close()
+    recs = run_logged_cells(str(out / "guo_fig5.jsonl"), settings, schema, len(pairs),
+                            lambda i: _setting(grid, *pairs[i]), resume=resume, progress=progress,
+                            describe=lambda i: f"DP-SGD + FIL setting {i + 1}/{len(pairs)}: sigma={pairs[i][0]:g}, "
+                            f"T={pairs[i][1]}")
     rows = [dict({k: r[k] for k in schema}, sample_rate=grid.sample_rate, clip=grid.clip, lr=grid.lr, seed=grid.seed)
             for r in recs]
     write_csv(out / "guo_fig5.csv", rows, FIG5_FIELDS)

@@ -189,7 +189,8 @@ def run_weaker_cells(out_dir: str | Path, cells: Sequence[ReconnCell], cfg: Weak
     Raises:
         ValueError: if a setting is out of range or the file cannot be resumed (before any training).
     """
-    from rerokit.experiments.records import Int, ListOf, Num, Str, TrialLog
+    from rerokit.experiments._cells import run_logged_cells
+    from rerokit.experiments.records import Int, ListOf, Num, Str
 
     cells = list(cells)
     if not cells or not all(isinstance(c, ReconnCell) for c in cells):
@@ -208,19 +209,9 @@ def run_weaker_cells(out_dir: str | Path, cells: Sequence[ReconnCell], cfg: Weak
               "sample_rate": Num(minimum=0), "steps": Int(minimum=1), "mse": Num(minimum=0),
               "nn_oracle_mse": Num(minimum=0), "success_rate": Num(minimum=0), "pca": ListOf(ListOf(Num())),
               "labels": ListOf(Int(minimum=0))}
-    log = TrialLog(str(out / f"{name}.jsonl"), settings, resume=resume, trials=len(cells), schema=schema)
-    try:
-        for i, c in enumerate(cells):
-            if i not in log.done:
-                if progress:
-                    import sys
-
-                    print(f"RecoNN cell {i + 1}/{len(cells)}: {c}", file=sys.stderr, flush=True)
-                log.append(i, _cell(cfg, c, progress))
-        log.sort()
-        recs = sorted((r for r in log if r["trial"] < len(cells)), key=lambda r: r["trial"])
-    finally:
-        log.close()
+    recs = run_logged_cells(str(out / f"{name}.jsonl"), settings, schema, len(cells),
+                            lambda i: _cell(cfg, cells[i], progress), resume=resume, progress=progress,
+                            describe=lambda i: f"RecoNN cell {i + 1}/{len(cells)}: {cells[i]}")
     rows = [dict(r, shadow_models=cfg.shadow_models, targets=cfg.targets, fixed_size=cfg.fixed_size, lr=cfg.lr,
                  seed=cfg.seed) for r in recs]
     write_csv(out / f"{name}.csv", rows, CSV_FIELDS)
