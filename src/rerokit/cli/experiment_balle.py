@@ -83,8 +83,8 @@ def _weaker(args: argparse.Namespace) -> dict[str, Any]:
     full = args.fixed_size + 1
     cells = [ReconnCell(full)]
     for v in args.variants:
-        v = check_choice("variants", v, ("logits", "last-layer", "shifted"))
-        cells.append(ReconnCell(full, shadow_data="shifted") if v == "shifted"
+        v = check_choice("variants", v, ("logits", "last-layer", "shifted", "faces"))
+        cells.append(ReconnCell(full, shadow_data=v) if v in ("shifted", "faces")
                      else ReconnCell(full, access=v.replace("-", "_")))
     return _weak_run(args, cells, "reconn_weaker")
 
@@ -152,8 +152,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="Balle et al. Sec. VI-B: RecoNN with black-box logits, the last layer only, shifted shadows",
                     description="Full-batch GD (known init); the reference attack on all parameters plus one cell per "
                     "--variants: logits (black box, 64 probe images), last-layer (output layer only), shifted "
-                    "(shadow targets from another distribution: digits moved by one pixel). Writes "
+                    "(shadow targets from another distribution: digits moved by one pixel), faces (scikit-image's LFW "
+                    "faces at 8 x 8 with random labels). Writes "
                     "reconn_weaker.png, reconn_weaker.csv and reconn_weaker.jsonl into --out-dir.", fields=fields)
     _weak_common(p, lr=0.2, epochs=100, momentum=0.9)
-    p.add_argument("--variants", nargs="+", default=["logits", "last-layer", "shifted"],
-                   help="logits, last-layer and/or shifted (default all three)")
+    p.add_argument("--variants", nargs="+", default=["logits", "last-layer", "shifted", "faces"],
+                   help="logits, last-layer, shifted and/or faces (default all four)")
