@@ -39,14 +39,14 @@ def test_fig2_writes_both_histograms_and_the_warning(tmp_path, capsys):
 
 
 def test_fig5_rdp_bound_is_the_full_batch_closed_form_and_resume_skips(tmp_path):
-    # q = 1: T Gaussian steps of sensitivity 1 (clipped gradients, noise sigma C) are (2, 2T/(2 sigma^2))-RDP,
-    # eps_2 = T / sigma^2, and Thm 1 over [0, 1]^d gives 1 / (4 (e^eps - 1))
+    # q = 1: T Gaussian steps of sensitivity 1.1153 C (GELU-clipped gradients) under noise sigma C are
+    # (2, T 1.1153^2 / sigma^2)-RDP, and Thm 1 over [0, 1]^d gives 1 / (4 (e^eps - 1))
     grid = GuoGrid(noise_multipliers=(2.0,), steps=(3,), sample_rate=1.0, hidden=2, test_size=1650)
     res = guo_fig5(tmp_path, grid, progress=False)
     (row,) = res["rows"]
-    assert row["epsilon_rdp2"] == pytest.approx(3 / 4, rel=1e-6)
-    assert row["rdp_mse_bound"] == pytest.approx(0.25 / math.expm1(0.75), rel=1e-6)
-    assert row["rdp_mse_bound"] <= 0.25 / math.expm1(0.75)  # a lower bound, rounded down
+    eps = 3 * 1.1153**2 / 4
+    assert row["epsilon_rdp2"] == pytest.approx(eps, rel=1e-4)
+    assert row["rdp_mse_bound"] == pytest.approx(0.25 / math.expm1(eps), rel=1e-4)
     assert 0 < row["max_dfil_mse_bound"] <= row["median_dfil_mse_bound"]
     assert 0 <= row["test_accuracy"] <= 1 and res["warning"] == DFIL_WARNING
     text = (tmp_path / "guo_fig5.jsonl").read_text()
