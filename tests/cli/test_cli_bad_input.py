@@ -236,7 +236,7 @@ _valid("experiment", "balle-mia", "0", "--seed", "--momentum")
 _valid("experiment", "resolution-sweep", "0", "--seed")
 _valid("experiment", "guo-fig5", "0", "--seed")
 for _c in ("reconn-seeds", "reconn-weaker"):
-    _valid("experiment", _c, "0", "--seed", "--momentum")
+    _valid("experiment", _c, "0", "--seed", "--momentum", "--threads")
 
 # Commands that train models: (module, attribute) of the expensive work, replaced by a sentinel.
 # Calibrating sigma for (epsilon, delta) comes before the figures' audits; every check must come
