@@ -244,7 +244,7 @@ _valid("experiment", "hayes-fig12", "0", "--rhos")
 _valid("experiment", "balle-mia", "0", "--seed", "--momentum")
 _valid("experiment", "resolution-sweep", "0", "--seed")
 for _c in ("reconn-seeds", "reconn-weaker"):
-    _valid("experiment", _c, "0", "--seed", "--momentum")
+    _valid("experiment", _c, "0", "--seed", "--momentum", "--threads")
 
 # Pure-DP bounds, the uninformed calibration and the closed-form figures (branch seedsb).
 BASES.update({

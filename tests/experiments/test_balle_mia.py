@@ -78,3 +78,35 @@ def test_bad_settings_are_refused_before_training():
         MIAConfig(momentum=1.0)
     with pytest.raises(ValueError, match="trials"):
         run_informed_mia(MIAConfig(**TINY), 0, progress=False)
+
+
+def test_cli_interrupted_run_keeps_finished_blocks_and_resume_repeats_none(cli, tmp_path, monkeypatch):
+    import rerokit.attacks.reconn as R
+
+    argv = ["experiment", "balle-mia", "--trials", "150", "--inits", "known", "--fixed-size", "20", "--epochs", "2",
+            "--shadow-pairs", "1", "--seed", "4", "--workers", "1", "--no-progress"]
+    straight, _ = cli.json_and_stderr([*argv, "--out-dir", str(tmp_path / "a")])
+    ref = (tmp_path / "a" / "informed_mia_known.jsonl").read_text().splitlines()
+    orig = R.train_models
+    calls = []
+
+    def interrupt_second_block(*a, **k):  # a block trains its released models, then the adversary's pair
+        calls.append(1)
+        if len(calls) > 2:
+            raise KeyboardInterrupt
+        return orig(*a, **k)
+
+    monkeypatch.setattr(R, "train_models", interrupt_second_block)
+    code, out, err = cli.run([*argv, "--out-dir", str(tmp_path / "b")])
+    assert code == 130 and "resume" in err and out == ""
+    part = (tmp_path / "b" / "informed_mia_known.jsonl").read_text().splitlines()
+    assert len(part) == 101 and part == ref[:101]  # header + the finished block of 100 trials
+    calls.clear()
+    monkeypatch.setattr(R, "train_models", lambda *a, **k: (calls.append(1), orig(*a, **k))[1])
+    resumed, _ = cli.json_and_stderr([*argv, "--out-dir", str(tmp_path / "b"), "--resume"])
+    assert len(calls) == 2  # only the second block: its released models and the adversary's pair
+    assert (tmp_path / "b" / "informed_mia_known.jsonl").read_text().splitlines() == ref
+    assert resumed["rows"] == straight["rows"] and resumed["seed"] == 4
+    # other settings on the same files: refused with one line
+    assert "other settings" in cli.error([*argv[:-4], "5", "--no-progress", "--out-dir", str(tmp_path / "b"),
+                                          "--resume"])

@@ -128,3 +128,9 @@ def test_fig12_success_falls_with_rho_and_rho_zero_always_succeeds(tmp_path):
     # the model-free all-zero guess on the digits: always meets rho = 0, and falls with rho
     assert succ[0]["zero_guess_success"] == 1.0 >= succ[1]["zero_guess_success"] >= succ[2]["zero_guess_success"]
     assert any(r["metric"] == "mse" for r in res["rows"])
+
+
+def test_weighted_priors_are_left_to_the_plain_audit():
+    cfg = AuditConfig(noise_multiplier=1.0, prior_size=2, n_known=5, steps=1, prior_weights=(0.7, 0.3))
+    with pytest.raises(ValueError, match="prior_weights"):
+        run_prior_cell(cfg, 1, 0, progress=False)

@@ -36,6 +36,12 @@ def test_known_seed_gives_every_model_the_same_batches_and_unknown_does_not():
     assert torch.allclose(full[0], full[1], atol=1e-6)
 
 
+def test_face_shadow_targets_are_8x8_images_in_the_unit_range():
+    X, y = W._faces((1, 8, 8), 10, 0)
+    assert X.shape == (200, 64) and 0 <= X.min() and X.max() <= 1 and X.std() > 0.05
+    assert set(np.unique(y)) <= set(range(10))
+
+
 def test_features_are_what_each_adversary_sees():
     split, fm = _setup()
     theta = torch.stack([fm.init_flat(s) for s in (1, 2)])
@@ -51,10 +57,11 @@ def test_features_are_what_each_adversary_sees():
 
 
 def test_cells_run_resume_and_report_against_the_oracle(tmp_path):
-    cells = [ReconnCell(21), ReconnCell(4, "unknown"), ReconnCell(21, shadow_data="shifted")]
+    cells = [ReconnCell(21), ReconnCell(4, "unknown"), ReconnCell(21, shadow_data="faces"),
+             ReconnCell(21, shadow_data="shifted")]
     res = run_weaker_cells(tmp_path, cells, TINY, progress=False)
     rows = res["rows"]
-    assert [r["batch_size"] for r in rows] == [21, 4, 21]
+    assert [r["batch_size"] for r in rows] == [21, 4, 21, 21] and rows[2]["shadow_data"] == "faces"
     assert rows[0]["steps"] == 2 and rows[1]["steps"] == 2 * 6  # T = epochs * ceil(21 / 4)
     assert rows[1]["sample_rate"] == pytest.approx(4 / 21)
     for r in rows:

@@ -9,7 +9,7 @@ import argparse
 from typing import Any
 
 from rerokit.cli._common import add_command, add_executor_args, add_json_flag, add_out_dir_arg, add_resume_args
-from rerokit.cli._common import executor_from_args
+from rerokit.cli._common import add_threads_arg, executor_from_args
 
 
 def _mia(args: argparse.Namespace) -> dict[str, Any]:
@@ -45,9 +45,20 @@ def _weak_run(args: argparse.Namespace, cells, name: str) -> dict[str, Any]:
     from rerokit._files import check_output_dir
     from rerokit.experiments.reconn_weaker import run_weaker_cells
 
+    from rerokit._validate import check_int
+
     cfg = _weak_config(args)
+    threads = check_int("threads", args.threads, minimum=0)
     check_output_dir("out_dir", args.out_dir, files=[f"{name}.csv", f"{name}.png", f"{name}.jsonl"])
-    res = run_weaker_cells(args.out_dir, cells, cfg, name=name, resume=args.resume, progress=not args.no_progress)
+    import torch
+
+    before = torch.get_num_threads()
+    if threads:
+        torch.set_num_threads(threads)
+    try:
+        res = run_weaker_cells(args.out_dir, cells, cfg, name=name, resume=args.resume, progress=not args.no_progress)
+    finally:
+        torch.set_num_threads(before)
     return {"png": res["png"], "csv": res["csv"], "jsonl": res["jsonl"], "seed": args.seed,
             "rows": [{k: r[k] for k in ("batch_size", "seed_knowledge", "access", "shadow_data", "steps", "mse",
                                         "nn_oracle_mse", "success_rate")} for r in res["rows"]],
@@ -83,8 +94,8 @@ def _weaker(args: argparse.Namespace) -> dict[str, Any]:
     full = args.fixed_size + 1
     cells = [ReconnCell(full)]
     for v in args.variants:
-        v = check_choice("variants", v, ("logits", "last-layer", "shifted"))
-        cells.append(ReconnCell(full, shadow_data="shifted") if v == "shifted"
+        v = check_choice("variants", v, ("logits", "last-layer", "shifted", "faces"))
+        cells.append(ReconnCell(full, shadow_data=v) if v in ("shifted", "faces")
                      else ReconnCell(full, access=v.replace("-", "_")))
     return _weak_run(args, cells, "reconn_weaker")
 
@@ -99,6 +110,7 @@ def _weak_common(p: argparse.ArgumentParser, lr: float, epochs: int, momentum: f
     p.add_argument("--lr", type=float, default=lr, help=f"learning rate (default {lr:g})")
     p.add_argument("--momentum", type=float, default=momentum, help=f"momentum in [0, 1) (default {momentum:g})")
     p.add_argument("--reconstructor-epochs", type=int, default=40, help="reconstructor epochs (default 40)")
+    add_threads_arg(p)
     add_resume_args(p, "skip the cells already in the JSONL file in --out-dir (same settings); one line per "
                     "finished cell (one whole RecoNN attack)")
     add_json_flag(p)
@@ -152,8 +164,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="Balle et al. Sec. VI-B: RecoNN with black-box logits, the last layer only, shifted shadows",
                     description="Full-batch GD (known init); the reference attack on all parameters plus one cell per "
                     "--variants: logits (black box, 64 probe images), last-layer (output layer only), shifted "
-                    "(shadow targets from another distribution: digits moved by one pixel). Writes "
+                    "(shadow targets from another distribution: digits moved by one pixel), faces (scikit-image's LFW "
+                    "faces at 8 x 8 with random labels). Writes "
                     "reconn_weaker.png, reconn_weaker.csv and reconn_weaker.jsonl into --out-dir.", fields=fields)
     _weak_common(p, lr=0.2, epochs=100, momentum=0.9)
-    p.add_argument("--variants", nargs="+", default=["logits", "last-layer", "shifted"],
-                   help="logits, last-layer and/or shifted (default all three)")
+    p.add_argument("--variants", nargs="+", default=["logits", "last-layer", "shifted", "faces"],
+                   help="logits, last-layer, shifted and/or faces (default all four)")

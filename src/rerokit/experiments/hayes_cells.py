@@ -237,7 +237,7 @@ def run_prior_cell(cfg: AuditConfig, trials: int, seed: int, *, options: CellOpt
     optionally, the average gradient norms of Fig. 13 (see the module docstring).
 
     Args:
-        cfg: the audit settings (uniform prior; ``prior_weights`` must be None for a noise prior).
+        cfg: the audit settings (uniform prior: ``prior_weights`` must be None).
         trials: trials K >= 1.
         seed: the run's seed >= 0 (trial i depends on (seed, i) only).
         options: the :class:`CellOptions` (prior, attacks, grad_norms, chunk_size).
@@ -258,8 +258,9 @@ def run_prior_cell(cfg: AuditConfig, trials: int, seed: int, *, options: CellOpt
 
     if not isinstance(options, CellOptions):
         raise TypeError(f"options must be a CellOptions, got {type(options).__name__}")
-    if options.prior == "noise" and cfg.prior_weights is not None:
-        raise ValueError("a noise prior is uniform: prior_weights must be None")
+    if cfg.prior_weights is not None:  # the scores here assume a uniform prior (kappa = 1/N)
+        raise ValueError("prior_weights must be None here (uniform prior); weighted priors: "
+                         "rerokit.experiments.audit.run_prior_aware_audit")
     if "loglik" in options.attacks and cfg.noise_multiplier == 0:
         raise ValueError("attack loglik needs noise_multiplier > 0")
     _check_fits(cfg, options.prior)

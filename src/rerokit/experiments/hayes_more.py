@@ -285,7 +285,8 @@ def _plot_sizes(path: Path, rows: list[dict[str, Any]]) -> None:
     plt.close(fig)
 
 
-def _plot_eps(path: Path, rows: list[dict[str, Any]], key: str, title: str, ax=None) -> None:
+def _plot_eps(path: Path, rows: list[dict[str, Any]], key: str, title: str, ax=None, *, attack: str = "Alg. 2",
+              ylabel: str = "reconstruction success") -> None:
     plt = pyplot()
     own = ax is None
     if own:
@@ -293,13 +294,13 @@ def _plot_eps(path: Path, rows: list[dict[str, Any]], key: str, title: str, ax=N
     sub = [r for r in rows if r["metric"] == "success"]
     for k, v in enumerate(sorted({str(r[key]) for r in sub})):
         pts = [r for r in sub if str(r[key]) == v]
-        _errbar(ax, [(r["x"], r["value"], r["ci_low"], r["ci_high"]) for r in pts], f"Alg. 2, {key} {v}",
+        _errbar(ax, [(r["x"], r["value"], r["ci_low"], r["ci_high"]) for r in pts], f"{attack}, {key} {v}",
                 color=f"C{k}")
         g = sorted((r["x"], r["gamma"]) for r in pts)
         ax.plot([p[0] for p in g], [p[1] for p in g], "--", color=f"C{k}", label=f"bound gamma, {key} {v}")
     ax.set_xscale("log")
     ax.set_xlabel("epsilon")
-    ax.set_ylabel("reconstruction success")
+    ax.set_ylabel(ylabel)
     ax.set_ylim(0, 1.02)
     ax.set_title(title)
     ax.legend(fontsize=6)
@@ -328,21 +329,5 @@ def _plot_fig13(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 def _plot_fig12(path: Path, rows: list[dict[str, Any]]) -> None:
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6, 4))
-    sub = [r for r in rows if r["metric"] == "success"]
-    for k, rho in enumerate(sorted({r["rho"] for r in sub})):
-        pts = [r for r in sub if r["rho"] == rho]
-        _errbar(ax, [(r["x"], r["value"], r["ci_low"], r["ci_high"]) for r in pts], f"attack, rho={rho:g}",
-                color=f"C{k}")
-        g = sorted((r["x"], r["gamma"]) for r in pts)
-        ax.plot([p[0] for p in g], [p[1] for p in g], "--", color=f"C{k}", label=f"bound gamma, rho={rho:g}")
-    ax.set_xscale("log")
-    ax.set_xlabel("epsilon")
-    ax.set_ylabel("success (>= rho of pixels within 32/255)")
-    ax.set_ylim(0, 1.02)
-    ax.set_title("Fig. 12 (digits): no prior, pixel tolerance")
-    ax.legend(fontsize=5, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _plot_eps(path, rows, "rho", "Fig. 12 (digits): no prior, pixel tolerance", attack="attack",
+              ylabel="success (>= rho of pixels within 32/255)")

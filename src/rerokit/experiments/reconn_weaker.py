@@ -11,8 +11,11 @@ reconstructor network, nearest-neighbour oracle) with one weakening per cell:
 * **access** - ``"params"`` (all parameters, the default), ``"last_layer"`` (only the output
   layer's weights and bias: "a subset of layers"), or ``"logits"`` (black box: the model's
   logits on a fixed probe set of 64 pool images, known to the adversary);
-* **shadow data** - ``"digits"`` (the shadow pool, as the paper) or ``"shifted"`` (every shadow
-  target is a pool digit translated by one pixel: another distribution than the targets).
+* **shadow data** - ``"digits"`` (the shadow pool, as the paper), ``"shifted"`` (every shadow
+  target is a pool digit translated by one pixel) or ``"faces"`` (scikit-image's 200 LFW faces,
+  resized to 8 x 8, translated by one pixel beyond 200, with uniformly random labels): shadow
+  targets from another distribution than the targets (the paper's Fig. 6 / out-of-distribution
+  shadow targets).
 
 Per cell: mean reconstruction MSE over the held-out targets, the mean NN-oracle MSE and the
 fraction of targets reconstructed better than their oracle (Sec. V-B), and a 2-D PCA of the
@@ -36,7 +39,7 @@ from rerokit.experiments._outputs import output_dir, pyplot, write_csv
 __all__ = ["ReconnCell", "WeakConfig", "ACCESS", "SHADOW_DATA", "run_weaker_cells", "CSV_FIELDS"]
 
 ACCESS = ("params", "last_layer", "logits")
-SHADOW_DATA = ("digits", "shifted")
+SHADOW_DATA = ("digits", "shifted", "faces")
 CSV_FIELDS = ("batch_size", "seed_knowledge", "access", "shadow_data", "sample_rate", "steps", "mse",
               "nn_oracle_mse", "success_rate", "shadow_models", "targets", "fixed_size", "lr", "seed")
 
@@ -122,6 +125,19 @@ def _train(cfg: WeakConfig, cell: ReconnCell, fm, split, X_t: np.ndarray, y_t: n
     return r.theta.cpu()
 
 
+def _faces(shape, num_classes: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """scikit-image's LFW subset (200 faces) resized to ``shape`` (C, H, W), flat in [0, 1], random labels."""
+    import skimage.data
+    from skimage.transform import resize
+
+    faces = skimage.data.lfw_subset()
+    c, h, w = (int(v) for v in shape)
+    small = np.stack([resize(f, (h, w), anti_aliasing=True) for f in faces]).clip(0.0, 1.0)
+    X = np.repeat(small[:, None], c, axis=1).reshape(len(faces), -1).astype(np.float32)
+    y = np.random.default_rng([seed, 9]).integers(0, num_classes, len(faces))
+    return X, y
+
+
 def _features(cell: ReconnCell, fm, thetas: torch.Tensor, probe: np.ndarray) -> torch.Tensor:
     """What the adversary sees of each model: all parameters, the output layer's, or logits on ``probe``."""
     if cell.access == "params":
@@ -144,10 +160,14 @@ def _cell(cfg: WeakConfig, cell: ReconnCell, progress: bool) -> dict[str, Any]:
     fm = R._functional_model(split.X_fixed.shape[1], cfg.hidden, split.num_classes, "elu")
     if cell.shadow_data == "digits":
         Xs, ys, n_shift = R.shadow_targets(split.X_pool, split.y_pool, cfg.shadow_models, split.shape, cfg.seed)
-    else:  # every shadow target shifted: ask for more than the pool holds, keep only the shifted ones
+    elif cell.shadow_data == "shifted":  # ask for more than the pool holds, keep only the shifted ones
         m = split.X_pool.shape[0]
         Xa, ya, _ = R.shadow_targets(split.X_pool, split.y_pool, m + cfg.shadow_models, split.shape, cfg.seed)
         Xs, ys, n_shift = Xa[m:], ya[m:], cfg.shadow_models
+    else:  # faces: every one joins the oracle's pool (none is in D- or the digits' pool)
+        F, yF = _faces(split.shape, split.num_classes, cfg.seed)
+        Xs, ys, _ = R.shadow_targets(F, yF, cfg.shadow_models, split.shape, cfg.seed)
+        n_shift = len(Xs)
     probe = split.X_pool[:64]
     th_s = _train(cfg, cell, fm, split, Xs, ys, 0)
     th_r = _train(cfg, cell, fm, split, split.X_eval, split.y_eval, 1)
@@ -189,7 +209,8 @@ def run_weaker_cells(out_dir: str | Path, cells: Sequence[ReconnCell], cfg: Weak
     Raises:
         ValueError: if a setting is out of range or the file cannot be resumed (before any training).
     """
-    from rerokit.experiments.records import Int, ListOf, Num, Str, TrialLog
+    from rerokit.experiments._cells import run_logged_cells
+    from rerokit.experiments.records import Int, ListOf, Num, Str
 
     cells = list(cells)
     if not cells or not all(isinstance(c, ReconnCell) for c in cells):
@@ -208,19 +229,9 @@ def run_weaker_cells(out_dir: str | Path, cells: Sequence[ReconnCell], cfg: Weak
               "sample_rate": Num(minimum=0), "steps": Int(minimum=1), "mse": Num(minimum=0),
               "nn_oracle_mse": Num(minimum=0), "success_rate": Num(minimum=0), "pca": ListOf(ListOf(Num())),
               "labels": ListOf(Int(minimum=0))}
-    log = TrialLog(str(out / f"{name}.jsonl"), settings, resume=resume, trials=len(cells), schema=schema)
-    try:
-        for i, c in enumerate(cells):
-            if i not in log.done:
-                if progress:
-                    import sys
-
-                    print(f"RecoNN cell {i + 1}/{len(cells)}: {c}", file=sys.stderr, flush=True)
-                log.append(i, _cell(cfg, c, progress))
-        log.sort()
-        recs = sorted((r for r in log if r["trial"] < len(cells)), key=lambda r: r["trial"])
-    finally:
-        log.close()
+    recs = run_logged_cells(str(out / f"{name}.jsonl"), settings, schema, len(cells),
+                            lambda i: _cell(cfg, cells[i], progress), resume=resume, progress=progress,
+                            describe=lambda i: f"RecoNN cell {i + 1}/{len(cells)}: {cells[i]}")
     rows = [dict(r, shadow_models=cfg.shadow_models, targets=cfg.targets, fixed_size=cfg.fixed_size, lr=cfg.lr,
                  seed=cfg.seed) for r in recs]
     write_csv(out / f"{name}.csv", rows, CSV_FIELDS)

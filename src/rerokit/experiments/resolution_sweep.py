@@ -22,6 +22,7 @@ does better; see the project's notes). Images: ``camera`` (grey, 512 x 512) and 
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 from typing import Any, Sequence
@@ -40,6 +41,15 @@ CSV_FIELDS = ("image", "resolution", "dim", "norm", "var_x", "sigma", "samples",
               "ncc_law", "ncc_bound", "nmi_mean", "kind")
 
 
+@functools.lru_cache(maxsize=4)
+def _raw(name: str) -> np.ndarray:
+    """``skimage.data.<name>()`` as (H, W, C) float64 in [0, 1] (read once per process)."""
+    import skimage.data
+
+    img = getattr(skimage.data, name)().astype(np.float64) / 255.0
+    return img[:, :, None] if img.ndim == 2 else img
+
+
 def load_image(name: str, resolution: int) -> np.ndarray:
     """``skimage.data.<name>()`` resized (anti-aliased) to ``resolution`` x ``resolution``, (C, r, r) in [0, 1].
 
@@ -50,14 +60,11 @@ def load_image(name: str, resolution: int) -> np.ndarray:
     Returns:
         float64 array of shape (1, r, r) or (3, r, r).
     """
-    import skimage.data
     from skimage.transform import resize
 
     check_choice("image", name, IMAGES)
     r = check_int("resolution", resolution, minimum=2, maximum=512)
-    img = getattr(skimage.data, name)().astype(np.float64) / 255.0
-    if img.ndim == 2:
-        img = img[:, :, None]
+    img = _raw(name)
     out = resize(img, (r, r, img.shape[2]), anti_aliasing=True)
     return np.clip(out, 0.0, 1.0).transpose(2, 0, 1)
 
