@@ -64,7 +64,7 @@ def check_data_path(path: Any) -> None:
     try:
         st = p.stat()
     except FileNotFoundError:
-        raise ValueError(f"data_path: No such file or directory: {p} (data are read from local files only)") from None
+        raise ValueError(f"data_path: {p} does not exist (No such file or directory; data are read from local files only)") from None
     except OSError as exc:
         raise ValueError(f"data_path: cannot read {p} ({exc.strerror or type(exc).__name__})") from None
     if stat.S_ISDIR(st.st_mode):

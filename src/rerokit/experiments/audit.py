@@ -789,8 +789,9 @@ def declared_guarantee(cfg: "AuditConfig") -> dict[str, Any]:
     Returns:
       ``{"epsilon": ..., "delta": ..., "sampler": ...}``.
     """
-    return {"epsilon": cfg.epsilon, "delta": cfg.delta,
-            "sampler": "full_batch" if cfg.sample_rate == 1.0 else "poisson"}
+    q = getattr(cfg, "sample_rate", 1.0)  # trial runners whose settings are not an AuditConfig (e.g. full-batch games)
+    return {"epsilon": getattr(cfg, "epsilon", None), "delta": getattr(cfg, "delta", None),
+            "sampler": "full_batch" if q == 1.0 else "poisson"}
 
 
 def _run_blocks(job: _Job, fn, trials: int, seed: int, opts: "RunOptions", extra: dict[str, Any],
@@ -808,7 +809,7 @@ def _run_blocks(job: _Job, fn, trials: int, seed: int, opts: "RunOptions", extra
 
     K = check_int("trials", trials, minimum=1, maximum=_MAX_TRIAL_ID)
     seed = check_int("seed", seed, minimum=0)
-    chunk_size = opts.block_size(DEFAULT_CHUNK_SIZE[job.kind])
+    chunk_size = opts.block_size(DEFAULT_CHUNK_SIZE.get(getattr(job, "kind", None), 64))
     out, progress = opts.out, opts.progress
     ex = get_executor(opts.executor, workers=opts.workers, address=opts.address)
     owned = ex is not opts.executor

@@ -210,6 +210,7 @@ def run_informed_mia(cfg: MIAConfig, trials: int, *, out: str | None = None, res
     Raises:
         ValueError: if a setting is out of range (before any training).
     """
+    from rerokit.executors import RunOptions
     from rerokit.experiments.audit import _run_blocks
     from rerokit.experiments.records import Bool, DictOf, Int, Num
 
@@ -219,9 +220,10 @@ def run_informed_mia(cfg: MIAConfig, trials: int, *, out: str | None = None, res
     schema = {"seed": Int(minimum=0), "b": Int(minimum=0), "loss0": Num(minimum=0), "loss1": Num(minimum=0),
               "dist0": Num(minimum=0), "dist1": Num(minimum=0), "success": DictOf(Bool, keys=MIA_ATTACKS)}
     job = _MIAJob(cfg, trials)
-    _, seed, settings, recs = _run_blocks(job, _mia_block, trials, cfg.seed, chunk_size, out, resume,
-                                          {"game": "informed MIA (Balle et al. 2022, Alg. 2)"}, schema, progress,
-                                          executor, f"informed-MIA trials (init {cfg.init})", lambda: _split(cfg))
+    opts = RunOptions(out=out, resume=resume, chunk_size=chunk_size, progress=progress, executor=executor)
+    _, seed, settings, recs = _run_blocks(job, _mia_block, trials, cfg.seed, opts,
+                                          {"game": "informed MIA (Balle et al. 2022, Alg. 2)"}, schema,
+                                          f"informed-MIA trials (init {cfg.init})", lambda: _split(cfg))
     bound = cfg.bound()
     results = {a: AttackResult.from_successes([r["success"][a] for r in recs], seed=seed, settings=settings,
                                               extras={"bound": bound}) for a in MIA_ATTACKS}

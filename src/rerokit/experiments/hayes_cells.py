@@ -28,6 +28,7 @@ from typing import Any, Iterator
 import numpy as np
 import torch
 
+from rerokit.executors import RunOptions
 from rerokit._validate import check_choice, check_int, check_positive, check_probability
 from rerokit.attacks.result import AttackResult
 from rerokit.experiments.audit import PRIOR_AWARE_ATTACKS, AuditConfig, AuditReport, _block_trials, _resolve_device
@@ -270,9 +271,9 @@ def run_prior_cell(cfg: AuditConfig, trials: int, seed: int, *, options: CellOpt
     if options.grad_norms:
         schema.update(grad_norm=Num(minimum=0), clipped_grad_norm=Num(minimum=0))
     extra = {"prior": options.prior, "attacks": list(options.attacks), "grad_norms": options.grad_norms}
-    _, seed, settings, recs = _run_blocks(job, _prior_block, trials, seed, options.chunk_size, out, resume, extra,
-                                          schema, progress, executor, f"prior-aware trials ({options.prior} prior)",
-                                          lambda: None)
+    opts = RunOptions(out=out, resume=resume, chunk_size=options.chunk_size, progress=progress, executor=executor)
+    _, seed, settings, recs = _run_blocks(job, _prior_block, trials, seed, opts, extra, schema,
+                                          f"prior-aware trials ({options.prior} prior)", lambda: None)
     gamma = rero_gamma(cfg.noise_multiplier, cfg.sample_rate, cfg.steps, cfg.kappa)
     results = {a: AttackResult.from_successes([r["success"][a] for r in recs], seed=seed, settings=settings,
                                               extras={"gamma": gamma, "kappa": cfg.kappa}) for a in options.attacks}
@@ -341,8 +342,9 @@ def run_tolerance_cell(cfg: AuditConfig, trials: int, seed: int, *, options: Cel
               "within": Int(minimum=0)}
     extra = {"attack": "gradient", "tolerance": options.tolerance, "iterations": options.iterations,
              "restarts": options.restarts, "attack_lr": options.attack_lr}
-    _, seed, settings, recs = _run_blocks(job, _tolerance_block, trials, seed, options.chunk_size, out, resume, extra,
-                                          schema, progress, executor, "gradient-attack trials", lambda: None)
+    opts = RunOptions(out=out, resume=resume, chunk_size=options.chunk_size, progress=progress, executor=executor)
+    _, seed, settings, recs = _run_blocks(job, _tolerance_block, trials, seed, opts, extra, schema,
+                                          "gradient-attack trials", lambda: None)
     dim = int(np.prod(load_dataset(cfg.dataset).sample_shape)) if cfg.dataset == "digits" else 64
     results = {"mse": AttackResult.from_values([r["mse"] for r in recs], seed=seed, metric="mse", settings=settings,
                                               support=(0.0, float("inf")))}
