@@ -32,6 +32,7 @@ def one_run_files(tmp_path_factory):
         "membership": ["--canaries", "300"],
         "reconstruction": ["--game", "reconstruction", "--options", "4", "--canaries", "200", "--guess-counts", "60"],
         "rejected": ["--canaries", "300", "--actual-noise-multiplier", "0.5"],
+        "split": ["--canaries", "300", "--selection", "split", "--method", "steinke"],
     }
     out = {}
     for name, argv in runs.items():
@@ -60,7 +61,7 @@ def _mu(one) -> float:
     return math.sqrt(st["steps"]) / st["noise_multiplier"]
 
 
-@pytest.mark.parametrize("name", ["membership", "reconstruction", "rejected"])
+@pytest.mark.parametrize("name", ["membership", "reconstruction", "rejected", "split"])
 def test_the_numbers_are_the_audit_jsons(reports, name):
     from rerokit.report.build import key_numbers
 
@@ -84,7 +85,7 @@ def test_the_numbers_are_the_audit_jsons(reports, name):
     assert one["epsilon_lower"] <= one["certified_epsilon"] or name == "rejected"
 
 
-@pytest.mark.parametrize("name", ["membership", "reconstruction", "rejected"])
+@pytest.mark.parametrize("name", ["membership", "reconstruction", "rejected", "split"])
 def test_one_run_words_canaries_guesses_correct_never_trials(reports, name):
     from rerokit.report.build import report_summary, tiles
     from rerokit.report.figures import figures
@@ -94,16 +95,19 @@ def test_one_run_words_canaries_guesses_correct_never_trials(reports, name):
     d = rep.to_dict()
     m, g, c = one["canaries"], one["guesses"], one["correct"]
     s = _audit_text(rep)
-    assert f"of {m} canary slots the attack guessed {g} (abstaining on {m - g}) and {c} were correct" in s
+    held_out = f" (a held-out part of the run's {one['settings']['canaries']})" if name == "split" else ""
+    assert f"of {m} canary slots{held_out} the attack guessed {g} (abstaining on {m - g}) and {c} were correct" in s
     assert "trial" not in s
     # the headline is the accuracy over the guesses made, then epsilon/mu, then how g was chosen
     assert s.index(" of the guesses") < s.index("\u03b5 \u2265") < s.index("\u03bc \u2265")
     assert f"number of guesses: {one['bound']['selection']}" in s
     sections = [r.section for r in report_summary(d).rows if r.section and r.section.startswith("Audit")]
-    assert sections == [f"Audit: one training run, {d['audit']['one_run_view']['game']} game, {m} canary slots, "
+    assert sections == [f"Audit: one training run, {d['audit']['one_run_view']['game']} game, "
+                        f"{one['settings']['canaries']} canary slots, "
                         f"k = {one['options']}"]
     labels = [r.label for r in report_summary(d).rows]
     assert f"Correct guesses ({g} guesses, {m - g} abstentions)" in labels
+    assert f"Accuracy over all {one['settings']['canaries']} slots (no abstention)" in labels
     assert not any("trial" in lab for lab in labels)
     tile = next(t for t in tiles(d) if t[0].startswith("One-run audit"))
     assert plain(tile[1]) == f"{c} of {g} guesses correct"
@@ -180,3 +184,16 @@ def test_report_cli_json_and_text(one_run_files, capsys):
     assert main(["report", "--audit", p, "--no-what-if", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["audit"]["one_run_view"]["epsilon_lower"] == one["epsilon_lower"]
+
+
+def test_split_selection_bounds_on_a_held_out_half_accuracy_over_all_slots(reports):
+    from rerokit.report.build import report_summary
+
+    rep, one = reports["split"]
+    au = rep.to_dict()["audit"]
+    m_all = one["settings"]["canaries"]
+    assert one["canaries"] < m_all and au["one_run_view"]["slots"] == m_all == au["trials"]
+    assert au["successes"] == round(one["accuracy_all"] * m_all)
+    assert one["bound"]["selection"].startswith("split:") and one["bound"]["method"] == "steinke"
+    row = next(r for r in report_summary(rep.to_dict()).rows if r.label.startswith("Correct guesses its claimed"))
+    assert "Steinke et al. 2023 Thm 5.2" in row.method

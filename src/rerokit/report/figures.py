@@ -329,12 +329,12 @@ def _one_run_audit(au: dict[str, Any]) -> FigureData:
                       label=f"claimed curve allows \u2264 {cu} of {g} ({conf})")
         a, (lo, hi) = v["accuracy_all"], v["accuracy_interval"]
         ax.errorbar([1], [a], yerr=[[a - lo], [hi - a]], fmt="s", color=PALETTE["blue"], capsize=8, ms=7,
-                    label=f"accuracy, all {v['canaries']} slots (95% CI)")
+                    label=f"accuracy, all {v['slots']} slots (95% CI)")
         ax.hlines(ps["value"], 0.65, 1.35, color=PALETTE["purple"], lw=2.5, label=f"per-slot bound: {ps['name']}")
         ax.axhline(au["kappa"], color=PALETTE["grey"], lw=1.5, ls="--", label=f"blind guess 1/{v['options']}")
         ax.set_xlim(-0.7, 1.7)
         ax.set_xticks([0, 1])
-        ax.set_xticklabels([f"{g} guesses", f"all {v['canaries']} canaries"])
+        ax.set_xticklabels([f"{g} guesses", f"all {v['slots']} canaries"])
         ax.set_ylim(0, 1.85)  # room above 1 for the legend
         ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
         ax.set_ylabel("fraction correct")
@@ -343,7 +343,7 @@ def _one_run_audit(au: dict[str, Any]) -> FigureData:
         ax.set_title(f"one training run, {v['game']} game")
         _draw_proven(fig.add_subplot(1, 2, 2), au, lb, f"proven by the run ({conf}, lower bound)")
 
-    cap = (f"One-run audit ({v['game']} game, {v['canaries']} canary slots of one training run, k = {v['options']}): "
+    cap = (f"One-run audit ({v['game']} game, {v['slots']} canary slots of one training run, k = {v['options']}): "
            f"left, {c} correct of {g} guesses against the most its claimed curve allows at {conf} "
            f"({ {None: 'no claim tested', True: 'REJECTED', False: 'not rejected'}[v['claim_rejected']]}; guesses chosen: {v['selection']}), and the "
            f"accuracy over all slots against the certified per-slot bound ({ps['method']}); right, the \u03b5 and "

@@ -40,15 +40,17 @@ def one_run_view(one_run: dict[str, Any], membership: dict[str, Any], gamma: flo
       gamma_interval: its certified bracket.
 
     Returns:
-      A JSON-ready dict: the game, the counts (canaries, guesses, abstentions, correct and the
-      accuracy over the guesses), how the number of guesses was chosen, the claim test
-      (``claim_rejected``, ``correct_upper``), the proven and certified epsilon / mu, and the
-      all-slot accuracy with the per-slot certified bound of that game.
+      A JSON-ready dict: the game, the counts of the bound (``canaries`` its slots, guesses,
+      abstentions, correct and the accuracy over the guesses), how the number of guesses was chosen,
+      the claim test (``claim_rejected``, ``correct_upper``), the proven and certified epsilon / mu,
+      and the accuracy over all the run's ``slots`` (more than ``canaries`` after a split) with the
+      per-slot certified bound of that game.
     """
     b = one_run.get("bound") or {}
     claim = b.get("claim") or {}
     st = one_run.get("settings") or {}
     m, g, c, k = one_run["canaries"], one_run["guesses"], one_run["correct"], one_run["options"]
+    m_all = st.get("canaries") or m  # a split selection bounds on a held-out half of the run's slots
     game = st.get("game") or ("membership" if k == 2 else "reconstruction")
     if game == "membership":
         per_slot = {"value": membership["bayes_accuracy"], "interval": membership["bayes_accuracy_interval"],
@@ -72,7 +74,8 @@ def one_run_view(one_run: dict[str, Any], membership: dict[str, Any], gamma: flo
         "correct_upper": one_run.get("correct_upper"),
         "epsilon_lower": one_run["epsilon_lower"], "mu_lower": one_run["mu_lower"],
         "certified_epsilon": one_run.get("certified_epsilon"), "certified_mu": one_run.get("certified_mu"),
-        "accuracy_all": one_run["accuracy_all"], "accuracy_interval": list(one_run["accuracy_interval"]),
+        "slots": m_all, "accuracy_all": one_run["accuracy_all"],
+        "accuracy_interval": list(one_run["accuracy_interval"]),
         "per_slot_bound": per_slot,
     }
 
@@ -108,7 +111,8 @@ def one_run_sentence(v: dict[str, Any]) -> Sentence:
     m, g, c = v["canaries"], v["guesses"], v["correct"]
     conf = _pct(v["confidence"])
     parts: list[Any] = [Lead(f"Audit (one training run, {v['threat'] or 'canary'} {v['game']} game): "),
-                        f"of {m} canary slots the attack guessed ", num("audit_guesses", g),
+                        f"of {m} canary slots" + (f" (a held-out part of the run's {v['slots']})" if m != v["slots"] else "")
+                        + " the attack guessed ", num("audit_guesses", g),
                         f" (abstaining on {m - g}) and ", num("audit_correct", c), " were correct"]
     if g:
         acc = v["accuracy_guesses"]
@@ -143,14 +147,14 @@ def one_run_rows(v: dict[str, Any]) -> list[Row]:
     rows = [Row(f"Correct guesses ({g} guesses, {m - g} abstentions)",
                 (num(None, c), f" of {g}") if g else "no guess",
                 (f"accuracy {fmt(c / g)}" if g else ""), v["selection"] or "", "measured",
-                section=f"Audit: one training run, {v['game']} game, {m} canary slots, k = {v['options']}")]
+                section=f"Audit: one training run, {v['game']} game, {v['slots']} canary slots, k = {v['options']}")]
     if v["claim_rejected"] is not None:
         rows.append(Row(f"Correct guesses its claimed curve allows ({conf})", ("\u2264 ", num(None, v["correct_upper"])),
                         v["claim"] or "", f"{ref}, at level {fmt(v['significance'])}", "certified"))
         rows.append(Row("The run's own claim", "REJECTED" if v["claim_rejected"] else "not rejected", "",
                         claim_words(v), f"test ({conf})"))
     ps = v["per_slot_bound"]
-    rows.append(Row(f"Accuracy over all {m} slots (no abstention)", num(None, v["accuracy_all"]),
+    rows.append(Row(f"Accuracy over all {v['slots']} slots (no abstention)", num(None, v["accuracy_all"]),
                     "95% CI " + fmt_bracket(v["accuracy_interval"], 4), "Clopper-Pearson", "estimate"))
     rows.append(Row(f"Per-slot bound: {ps['name']}", ("\u2264 ", num(None, ps["value"])), fmt_bracket(ps["interval"]),
                     ps["method"], "certified"))
@@ -166,6 +170,6 @@ def one_run_rows(v: dict[str, Any]) -> list[Row]:
 def one_run_tile(v: dict[str, Any]) -> tuple[str, Sentence, Sentence]:
     """The audit tile of the HTML card for a one-run audit: correct of guesses, epsilon proven, claim."""
     claim = {None: "no claim tested", True: "own claim REJECTED", False: "own claim not rejected"}[v["claim_rejected"]]
-    return (f"One-run audit ({v['game']}, {v['canaries']} canaries)",
+    return (f"One-run audit ({v['game']}, {v['slots']} canaries)",
             (num(None, v["correct"]), f" of {v['guesses']} guesses correct"),
             ("\u03b5 \u2265 ", num(None, v["epsilon_lower"]), f" ({_pct(v['confidence'])}); {claim}"))
