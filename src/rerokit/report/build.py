@@ -22,7 +22,9 @@ implementation):
   0.1 / 0.2 at a prior of 10 (:func:`~rerokit.bounds.calibrate.calibrate_noise_multiplier`,
   :func:`~rerokit.bounds.calibrate.calibrate_steps`), as ``rerokit calibrate dpsgd``;
 * an audit's measured success with its exact Clopper-Pearson interval against gamma at the
-  audit's kappa, and what it proves (:func:`rerokit.bounds.empirical.audit_lower_bounds`).
+  audit's kappa, and what it proves (:func:`rerokit.bounds.empirical.audit_lower_bounds`); a
+  one-run audit in its own terms instead (:mod:`rerokit.report.onerun`: guesses and correct against
+  its claimed curve's certified upper tail, epsilon / mu proven against certified).
 
 **Smallest record norm (uninformed adversary).** Riess et al.'s (2024) bound needs r = the smallest
 non-zero L2 norm of a record. ``min_norm`` gives it; by default r = the clipping norm C, i.e.

@@ -343,9 +343,10 @@ def _one_run_audit(au: dict[str, Any]) -> FigureData:
         ax.set_title(f"one training run, {v['game']} game")
         _draw_proven(fig.add_subplot(1, 2, 2), au, lb, f"proven by the run ({conf}, lower bound)")
 
+    verdict = {None: "no claim tested", True: "REJECTED", False: "not rejected"}[v["claim_rejected"]]
     cap = (f"One-run audit ({v['game']} game, {v['slots']} canary slots of one training run, k = {v['options']}): "
            f"left, {c} correct of {g} guesses against the most its claimed curve allows at {conf} "
-           f"({ {None: 'no claim tested', True: 'REJECTED', False: 'not rejected'}[v['claim_rejected']]}; guesses chosen: {v['selection']}), and the "
+           f"({verdict}; guesses chosen: {v['selection']}), and the "
            f"accuracy over all slots against the certified per-slot bound ({ps['method']}); right, the \u03b5 and "
            f"\u03bc the run proves (Mahloujifar et al. 2025) next to the certified ones - the truth lies between.")
     return FigureData("audit", "One-run audit against the certified curve", cap, cols, draw, size=(9.0, 4.0))

@@ -14,9 +14,10 @@ compares the run with what its certified trade-off curve implies for the game it
   reconstruction game with k > 2 candidates, as :func:`rerokit.bounds.onerun.one_run_bound`);
 * the accuracy over all m slots (no abstention) against the certified per-slot success: the
   Bayes membership accuracy at prior 1/2 of the symmetrised add/remove curve (membership), or
-  gamma at kappa = 1/k of Hayes et al. 2023, Thm 2 (reconstruction: the slot's candidate against
-  the run without it, every other slot known to the attacker - add/remove, the relation that
-  theorem uses, valid for the replace-one game too since that attacker is weaker).
+  gamma at kappa = 1/k of Hayes et al. 2023, Thm 2 (reconstruction: the slot's candidate added to
+  the rest of the run, every other slot known to the attacker - add/remove, the relation of that
+  theorem; it bounds the one-run attacker too, who does not know the other slots). The same
+  numbers as ``rero_gamma`` in the audit's JSON (the report's certified PLD bracket, upper end).
 """
 
 from __future__ import annotations
@@ -110,9 +111,9 @@ def one_run_sentence(v: dict[str, Any]) -> Sentence:
     """
     m, g, c = v["canaries"], v["guesses"], v["correct"]
     conf = _pct(v["confidence"])
+    held_out = f" (a held-out part of the run's {v['slots']})" if m != v["slots"] else ""
     parts: list[Any] = [Lead(f"Audit (one training run, {v['threat'] or 'canary'} {v['game']} game): "),
-                        f"of {m} canary slots" + (f" (a held-out part of the run's {v['slots']})" if m != v["slots"] else "")
-                        + " the attack guessed ", num("audit_guesses", g),
+                        f"of {m} canary slots{held_out} the attack guessed ", num("audit_guesses", g),
                         f" (abstaining on {m - g}) and ", num("audit_correct", c), " were correct"]
     if g:
         acc = v["accuracy_guesses"]
@@ -147,9 +148,11 @@ def one_run_rows(v: dict[str, Any]) -> list[Row]:
     rows = [Row(f"Correct guesses ({g} guesses, {m - g} abstentions)",
                 (num(None, c), f" of {g}") if g else "no guess",
                 (f"accuracy {fmt(c / g)}" if g else ""), v["selection"] or "", "measured",
-                section=f"Audit: one training run, {v['game']} game, {v['slots']} canary slots, k = {v['options']}")]
+                section=f"Audit: one training run, {v['game']} game, {v['slots']} canary slots, "
+                        f"k = {v['options']}")]
     if v["claim_rejected"] is not None:
-        rows.append(Row(f"Correct guesses its claimed curve allows ({conf})", ("\u2264 ", num(None, v["correct_upper"])),
+        rows.append(Row(f"Correct guesses its claimed curve allows ({conf})",
+                        ("\u2264 ", num(None, v["correct_upper"])),
                         v["claim"] or "", f"{ref}, at level {fmt(v['significance'])}", "certified"))
         rows.append(Row("The run's own claim", "REJECTED" if v["claim_rejected"] else "not rejected", "",
                         claim_words(v), f"test ({conf})"))
@@ -159,7 +162,8 @@ def one_run_rows(v: dict[str, Any]) -> list[Row]:
     rows.append(Row(f"Per-slot bound: {ps['name']}", ("\u2264 ", num(None, ps["value"])), fmt_bracket(ps["interval"]),
                     ps["method"], "certified"))
     how = f"one-run bound ({ref.rsplit(' Thm', 1)[0]}), "
-    rows.append(Row(f"\u03b5 proven by the run (\u03b4 = {fmt(v['delta'])})", ("\u2265 ", num(None, v["epsilon_lower"])),
+    rows.append(Row(f"\u03b5 proven by the run (\u03b4 = {fmt(v['delta'])})",
+                    ("\u2265 ", num(None, v["epsilon_lower"])),
                     f"certified \u2264 {fmt(v['certified_epsilon'])}", how + v["epsilon_relation"],
                     f"empirical ({conf})"))
     rows.append(Row("\u03bc proven by the run", ("\u2265 ", num(None, v["mu_lower"])),
