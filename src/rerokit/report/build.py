@@ -22,7 +22,9 @@ implementation):
   0.1 / 0.2 at a prior of 10 (:func:`~rerokit.bounds.calibrate.calibrate_noise_multiplier`,
   :func:`~rerokit.bounds.calibrate.calibrate_steps`), as ``rerokit calibrate dpsgd``;
 * an audit's measured success with its exact Clopper-Pearson interval against gamma at the
-  audit's kappa, and what it proves (:func:`rerokit.bounds.empirical.audit_lower_bounds`).
+  audit's kappa, and what it proves (:func:`rerokit.bounds.empirical.audit_lower_bounds`); a
+  one-run audit in its own terms instead (:mod:`rerokit.report.onerun`: guesses and correct against
+  its claimed curve's certified upper tail, epsilon / mu proven against certified).
 
 **Smallest record norm (uninformed adversary).** Riess et al.'s (2024) bound needs r = the smallest
 non-zero L2 norm of a record. ``min_norm`` gives it; by default r = the clipping norm C, i.e.
@@ -507,7 +509,8 @@ def build_report(
             "gamma": rm.gamma, "gamma_interval": list(rm.gamma_interval), "method": rm.method,
             "population": "a target drawn from the prior", "reference": "Hayes et al. 2023, Thm 2"}
     data["guo_mse"] = _guo(sched, D, dim)
-    data["audit"] = _audit_section(a, risks[audit_key], delta, sched) if a is not None else None
+    data["audit"] = (_audit_section(a, risks[audit_key], delta, sched, data["membership"])
+                     if a is not None else None)
     data["what_would_change"] = (_what_if(sched, r0, ref, delta) if what_if else
                                  {"skipped": "not requested (rerokit report --what-if computes it)"})
     data["options"] = {"prior_sizes": list(sizes), "reference_prior_size": ref, "pixel_tolerance": PIXEL_TOLERANCE,
@@ -610,8 +613,10 @@ def _guo(sched: Schedule, diameter: float | None, dim: int | None) -> dict[str, 
             "reference": "Guo et al. 2022, Thm 1"}
 
 
-def _audit_section(a: AuditSummary, risk: Any, delta: float, sched: Schedule) -> dict[str, Any]:
-    """The audit against the bound gamma at its kappa, and the empirical lower bounds it proves."""
+def _audit_section(a: AuditSummary, risk: Any, delta: float, sched: Schedule,
+                   membership: dict[str, Any]) -> dict[str, Any]:
+    """The audit against the bound gamma at its kappa, and the empirical lower bounds it proves
+    (a one-run audit: against what the certified curve implies for its game, ``one_run_view``)."""
     out: dict[str, Any] = {**a.to_dict(), "gamma": risk.gamma, "gamma_interval": list(risk.gamma_interval)}
     # a mean of a single per-trial probability has no interval: no verdict on consistency then
     out["consistent"] = None if (not a.binomial and a.trials < 2) else bool(a.interval[0] <= risk.gamma)
@@ -641,6 +646,16 @@ def _audit_section(a: AuditSummary, risk: Any, delta: float, sched: Schedule) ->
         out.update(report_fields(a.one_run))
         if out.get("certified_mu") is None:
             out["certified_mu"] = risk.mu_gdp if risk.mu_gdp is not None else risk.mu_equivalent
+        else:  # the one-run audit's sqrt(T)/sigma (x2 replace-one): a Gaussian-DP mu (an upper one at q < 1)
+            out["certified_mu_kind"] = "mu_gdp"
+        from rerokit.report.onerun import one_run_view
+
+        v = one_run_view(a.one_run, membership, risk.gamma, list(risk.gamma_interval))
+        out["one_run_view"] = v
+        # the all-slot accuracy is compared with the per-slot bound of the game it played
+        out["gamma"], out["gamma_interval"] = v["per_slot_bound"]["value"], list(v["per_slot_bound"]["interval"])
+        out["certified_epsilon_delta"] = v["delta"]
+        out["consistent_meaning"] = "the run's own claimed curve is not rejected"
     return out
 
 
@@ -822,7 +837,11 @@ def verdict_sentences(d: dict[str, Any]) -> list[tuple[str, Sentence]]:
             num(None, g["mse_lower_bound"]), f" per value (data diameter {fmt(g['diameter'])}).",
         )))
     au = d.get("audit")
-    if au:
+    if au and au.get("one_run_view"):
+        from rerokit.report.onerun import one_run_sentence
+
+        out.append(("audit", one_run_sentence(au["one_run_view"])))
+    elif au:
         lo, hi = au["interval"]
         parts = [Lead("Audit: "), f"the {au['attack']} attack succeeded in ",
                  f"{fmt(100 * au['success'], 3)} of 100 trials ({au['trials']} run; 95% CI "
@@ -889,7 +908,11 @@ def tiles(d: dict[str, Any]) -> list[tuple[str, Sentence, Sentence]]:
                         ("= ", num("uninformed_p_mse_one_release", u["gamma"], log10=u["log10_gamma"])),
                         ("one release; attack law",)))
     au = d.get("audit")
-    if au:
+    if au and au.get("one_run_view"):
+        from rerokit.report.onerun import one_run_tile
+
+        out.append(one_run_tile(au["one_run_view"]))
+    elif au:
         out.append((f"Audit success ({au['attack']})", (num("audit_success", au["success"]),),
                     ("bound ", num("audit_gamma", au["gamma"]))))
     return out
@@ -1049,7 +1072,11 @@ def table_rows(d: dict[str, Any]) -> list[Row]:
                         f"Guo et al. 2022 Thm 1, replace-one (2, {fmt(g['epsilon_rdp2'])})-RDP", "certified",
                         section="Released model (error view)"))
     au = d.get("audit")
-    if au:
+    if au and au.get("one_run_view"):
+        from rerokit.report.onerun import one_run_rows
+
+        rows.extend(one_run_rows(au["one_run_view"]))
+    elif au:
         rows.append(Row(f"Attack success ({au['attack']}, {au['trials']} trials)", num("audit_success", au["success"]),
                         "95% CI " + fmt_bracket(au["interval"], 4),
                         "Clopper-Pearson" if au["successes"] is not None else "Student-t on the mean",
@@ -1061,11 +1088,10 @@ def table_rows(d: dict[str, Any]) -> list[Row]:
                             "Hayes et al. 2023 Thm 2, PLD", "certified"))
         lb = au.get("lower_bounds")
         if lb:
-            one_run = "one-run bound (Mahloujifar et al. 2025)" if lb.get("family") else None
             rows.append(Row("\u03b5 proven by the audit", ("\u2265 ", num("audit_epsilon_lower", lb["epsilon_lower"])), "",
-                            one_run or "log((s_lo \u2212 \u03b4)/\u03ba)", "empirical (95%)"))
+                            "log((s_lo \u2212 \u03b4)/\u03ba)", "empirical (95%)"))
             rows.append(Row("\u03bc proven by the audit", ("\u2265 ", num("audit_mu_lower", lb["mu_gdp_lower"])), "",
-                            one_run or "\u03a6\u207b\u00b9(s_lo) \u2212 \u03a6\u207b\u00b9(\u03ba)", "empirical (95%)"))
+                            "\u03a6\u207b\u00b9(s_lo) \u2212 \u03a6\u207b\u00b9(\u03ba)", "empirical (95%)"))
     return rows
 
 

@@ -245,6 +245,8 @@ def _audit(rep: Any) -> FigureData | None:
     au = rep.data.get("audit")
     if not au:
         return None
+    if au.get("one_run_view"):
+        return _one_run_audit(au)
     lb = au.get("lower_bounds")
     names = ["success", "gamma", "kappa"]
     vals = [au["success"], au["gamma"], au["kappa"]]
@@ -273,30 +275,81 @@ def _audit(rep: Any) -> FigureData | None:
         ax.legend(loc="upper left", framealpha=0.9)
         ax.set_title("attack against the bound")
         if lb:
-            ax = fig.add_subplot(1, 2, 2)
-            y = [1, 0]
-            lows_ = [lb["epsilon_lower"], lb["mu_gdp_lower"]]
-            cert = [au["certified_epsilon"], au["certified_mu"]]
-            ax.barh(y, lows_, color=PALETTE["orange"], height=0.45, label="proven by the audit (95%, lower bound)")
-            ax.plot(cert, y, "|", color=PALETTE["blue"], ms=26, mew=3, label="certified (upper bound)")
-            for yy, lo_, ce in zip(y, lows_, cert):
-                ax.annotate(f"{lo_:.3g} \u2264 \u00b7 \u2264 {ce:.3g}", (ce, yy), textcoords="offset points",
-                            xytext=(6, -3))
-            ax.set_yticks(y)
-            ax.set_yticklabels([f"\u03b5 (\u03b4 = {au['certified_epsilon_delta']:g})",
-                                "\u03bc" + (" (GDP)" if au["certified_mu_kind"] == "mu_gdp" else " (equivalent)")])
-            ax.set_xlim(0, max(cert + lows_) * 1.45 + 1e-9)
-            ax.set_ylim(-0.7, 2.4)
-            ax.set_xlabel("privacy parameter")
-            ax.grid(True, axis="x", alpha=0.3)
-            ax.legend(loc="upper right", framealpha=0.9, markerscale=0.5)
-            ax.set_title("what the audit proves")
+            _draw_proven(fig.add_subplot(1, 2, 2), au, lb, "proven by the audit (95%, lower bound)")
 
     cap = (f"Audit ({au['attack']} attack, {au['trials']} trials): measured success with its exact Clopper-Pearson "
            "interval against the certified bound \u03b3 at the audit's baseline \u03ba"
            + ("; right: the privacy parameters the audit proves (one-sided 95% Clopper-Pearson lower end; "
               "Jagielski et al. 2020) next to the certified ones - the truth lies between." if lb else "."))
     return FigureData("audit", "Audit against the bound", cap, cols, draw, size=(9.0, 4.0) if lb else (6.4, 4.0))
+
+
+def _draw_proven(ax: Any, au: dict[str, Any], lb: dict[str, Any], label: str) -> None:
+    """epsilon and mu proven by an audit (bars) against the certified ones (ticks)."""
+    y = [1, 0]
+    lows_ = [lb["epsilon_lower"], lb["mu_gdp_lower"]]
+    cert = [au["certified_epsilon"], au["certified_mu"]]
+    ax.barh(y, lows_, color=PALETTE["orange"], height=0.45, label=label)
+    ax.plot(cert, y, "|", color=PALETTE["blue"], ms=26, mew=3, label="certified (upper bound)")
+    for yy, lo_, ce in zip(y, lows_, cert):
+        ax.annotate(f"{lo_:.3g} \u2264 \u00b7 \u2264 {ce:.3g}", (ce, yy), textcoords="offset points", xytext=(6, -3))
+    ax.set_yticks(y)
+    ax.set_yticklabels([f"\u03b5 (\u03b4 = {au['certified_epsilon_delta']:g})",
+                        "\u03bc" + (" (GDP)" if au["certified_mu_kind"] == "mu_gdp" else " (equivalent)")])
+    ax.set_xlim(0, max(cert + lows_) * 1.45 + 1e-9)
+    ax.set_ylim(-0.7, 2.4)
+    ax.set_xlabel("privacy parameter")
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.legend(loc="upper right", framealpha=0.9, markerscale=0.5)
+    ax.set_title("what the audit proves")
+
+
+def _one_run_audit(au: dict[str, Any]) -> FigureData:
+    """A one-run audit: correct guesses against the claimed curve's certified upper tail, the
+    all-slot accuracy against the game's per-slot bound, epsilon / mu proven against certified."""
+    v, lb = au["one_run_view"], au["lower_bounds"]
+    g, c, cu = v["guesses"], v["correct"], v["correct_upper"]
+    ps = v["per_slot_bound"]
+    conf = f"{100 * v['confidence']:.3g}%"
+    acc_g = c / g if g else None
+    tail = cu / g if (g and cu is not None) else None
+    cols = {"quantity": ["accuracy_guesses", "claim_correct_upper_fraction", "accuracy_all", "per_slot_bound",
+                         "kappa", "epsilon_lower", "epsilon_certified", "mu_lower", "mu_certified"],
+            "value": [acc_g, tail, v["accuracy_all"], ps["value"], au["kappa"], v["epsilon_lower"],
+                      v["certified_epsilon"], v["mu_lower"], v["certified_mu"]],
+            "lower": [None, None, v["accuracy_interval"][0], ps["interval"][0], au["kappa"]] + [None] * 4,
+            "upper": [None, None, v["accuracy_interval"][1], ps["interval"][1], au["kappa"]] + [None] * 4}
+
+    def draw(fig: Any, c_: dict[str, list]) -> None:
+        ax = fig.add_subplot(1, 2, 1)
+        if acc_g is not None:
+            ax.plot([0], [acc_g], "o", color=PALETTE["black"], ms=8, label=f"correct / guesses ({c} of {g})")
+        if tail is not None:
+            ax.hlines(tail, -0.35, 0.35, color=PALETTE["red"], lw=2.5,
+                      label=f"claimed curve allows \u2264 {cu} of {g} ({conf})")
+        a, (lo, hi) = v["accuracy_all"], v["accuracy_interval"]
+        ax.errorbar([1], [a], yerr=[[a - lo], [hi - a]], fmt="s", color=PALETTE["blue"], capsize=8, ms=7,
+                    label=f"accuracy, all {v['slots']} slots (95% CI)")
+        ax.hlines(ps["value"], 0.65, 1.35, color=PALETTE["purple"], lw=2.5, label=f"per-slot bound: {ps['name']}")
+        ax.axhline(au["kappa"], color=PALETTE["grey"], lw=1.5, ls="--", label=f"blind guess 1/{v['options']}")
+        ax.set_xlim(-0.7, 1.7)
+        ax.set_xticks([0, 1])
+        ax.set_xticklabels([f"{g} guesses", f"all {v['slots']} canaries"])
+        ax.set_ylim(0, 1.85)  # room above 1 for the legend
+        ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
+        ax.set_ylabel("fraction correct")
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(loc="upper left", framealpha=0.9)
+        ax.set_title(f"one training run, {v['game']} game")
+        _draw_proven(fig.add_subplot(1, 2, 2), au, lb, f"proven by the run ({conf}, lower bound)")
+
+    verdict = {None: "no claim tested", True: "REJECTED", False: "not rejected"}[v["claim_rejected"]]
+    cap = (f"One-run audit ({v['game']} game, {v['slots']} canary slots of one training run, k = {v['options']}): "
+           f"left, {c} correct of {g} guesses against the most its claimed curve allows at {conf} "
+           f"({verdict}; guesses chosen: {v['selection']}), and the "
+           f"accuracy over all slots against the certified per-slot bound ({ps['method']}); right, the \u03b5 and "
+           f"\u03bc the run proves (Mahloujifar et al. 2025) next to the certified ones - the truth lies between.")
+    return FigureData("audit", "One-run audit against the certified curve", cap, cols, draw, size=(9.0, 4.0))
 
 
 def figures(rep: Any) -> list[FigureData]:

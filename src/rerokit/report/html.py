@@ -220,7 +220,10 @@ _THREAT_TEXT = [
     ("Audits",
      "An audit trains models and attacks them; its measured success (exact Clopper-Pearson interval) must stay "
      "below \u03b3, and its one-sided lower end proves the mechanism is not \u03b5-DP / \u03bc-GDP for smaller "
-     "parameters (Jagielski et al. 2020; Balle et al. 2022, Cor. 3)."),
+     "parameters (Jagielski et al. 2020; Balle et al. 2022, Cor. 3). A one-run audit trains ONE model with m "
+     "canary slots instead and guesses some of them: more correct guesses than the run's claimed trade-off curve "
+     "allows reject that claim, and the count proves lower bounds on \u03b5 and \u03bc (Steinke et al. 2023; "
+     "Mahloujifar et al. 2025)."),
 ]
 
 

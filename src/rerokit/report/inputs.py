@@ -462,12 +462,16 @@ def audit_from_dict(d: Any, *, where: str = "audit", path: str | None = None) ->
 
 
 def _one_run_summary(d: dict, s: dict, st: dict, where: str, path: str | None) -> AuditSummary:
-    """A one-run audit (``rerokit audit one-run``): accuracy over all canary slots (its Clopper-Pearson
-    interval as the audit printed it), the one-run result itself for its own lower bounds."""
+    """A one-run audit (``rerokit audit one-run``): accuracy over all canary slots of the run (its
+    Clopper-Pearson interval as the audit printed it), the one-run result itself for its own lower bounds."""
     m = _field(d, "canaries", where, "int")
     k = _field(d, "options", where, "int")
     if m < 1 or k < 2:
         raise ValueError(f"{where}: \"canaries\" must be >= 1 and \"options\" >= 2")
+    # the bound's slots (a split selection bounds on a held-out half); the accuracy is over all of them
+    m = _field(s, "canaries", where + " settings", "int", optional=True) or m
+    if m < d["canaries"]:
+        raise ValueError(f"{where}: settings \"canaries\" = {m} is below the bound's {d['canaries']} slots")
     acc = _check_prob(_field(d, "accuracy_all", where, "number"), "accuracy_all", where)
     ci = _field(d, "accuracy_interval", where, "list")
     if len(ci) != 2:
