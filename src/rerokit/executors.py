@@ -676,8 +676,6 @@ class RunOptions:
     def __post_init__(self) -> None:
         if self.resume and self.overwrite:
             raise ValueError("give resume (--resume) or overwrite (--overwrite), not both")
-        if self.out is None and (self.resume or self.overwrite):
-            raise ValueError(f"{'resume' if self.resume else 'overwrite'} needs --out (the JSONL file of the run)")
         if self.chunk_size is not None:
             check_int("chunk_size", self.chunk_size, minimum=1)
 

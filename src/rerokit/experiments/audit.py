@@ -1034,6 +1034,8 @@ def run_audit(
             from rerokit._files import check_output_file
 
             check_output_file("out", opts.out)
+        elif opts.resume or opts.overwrite:
+            raise ValueError(f"{'resume' if opts.resume else 'overwrite'} needs --out (the JSONL file of the run)")
         check_audit_memory(base, trials, chunk_size, full=attack == "alg2_nosub")
         cfg = base._calibrated(epsilon, noise_multiplier, delta) if config is None else config
         if kind == "prior-aware" and attack == "auto":
