@@ -787,7 +787,7 @@ def _run_blocks(job: _Job, fn, trials: int, seed: int, opts: "RunOptions", extra
     Every record (read on resume or appended) must carry the run's seed of its trial and pass
     ``check_record`` (what else ties it to this run: a guess in the prior, ``success`` agreeing
     with guess and target, finite fractions)."""
-    from rerokit.executors import get_executor, plan_blocks, run_blocks
+    from rerokit.executors import ProgressBar, get_executor, plan_blocks, run_blocks
     from rerokit.experiments.records import TrialLog
     from rerokit.training import trial_seeds
 
@@ -816,7 +816,8 @@ def _run_blocks(job: _Job, fn, trials: int, seed: int, opts: "RunOptions", extra
         elif announce and progress:  # the first line a user sees: what is being run, before the training
             print(announce, file=sys.stderr, flush=True)
         blocks = plan_blocks(K, chunk_size, log.done, payload=lambda lo, hi: seeds[lo:hi])
-        run_blocks(ex, fn, job, blocks, log.append, progress=progress, desc=desc, gpu=job.device.startswith("cuda"))
+        run_blocks(ex, fn, job, blocks, log.append, progress=ProgressBar(desc=desc) if progress else None,
+                   gpu=job.device.startswith("cuda"))
         log.sort()
         recs = [r for r in log if r["trial"] < K]
     finally:

@@ -177,7 +177,7 @@ def run_fil_glm(
     """
     import numpy as np
 
-    from rerokit.executors import get_executor, plan_blocks, run_blocks
+    from rerokit.executors import ProgressBar, get_executor, plan_blocks, run_blocks
 
     draws = check_int("draws", draws, minimum=1)
     block = check_int("block", block, minimum=1)
@@ -201,7 +201,7 @@ def run_fil_glm(
     try:
         todo = plan_blocks(len(blocks), 1, log.done)  # one block of draws per item, seeded [seed, b]
         run_blocks(ex, _draws_block, _DrawsJob(model, X, y, noise_std, seed, block, draws), todo, log.append,
-                   progress=progress, desc="GLM attack draws", unit="block")
+                   progress=ProgressBar(desc="GLM attack draws", unit="block") if progress else None)
         log.sort()
         tot = np.zeros(n)
         cnt = np.zeros(n)

@@ -367,7 +367,7 @@ def train_models_in_blocks(X_fixed, y_fixed, X_targets, y_targets, *, block_size
     Returns:
         (K, P) parameters on the CPU.
     """
-    from rerokit.executors import get_executor, plan_blocks, run_blocks
+    from rerokit.executors import ProgressBar, get_executor, plan_blocks, run_blocks
 
     K = int(np.asarray(X_targets).shape[0])
     B = check_int("chunk_size", block_size, minimum=1)
@@ -377,8 +377,9 @@ def train_models_in_blocks(X_fixed, y_fixed, X_targets, y_targets, *, block_size
     out: dict[int, torch.Tensor] = {}
     ex = get_executor(executor)
     try:
-        run_blocks(ex, _models_block, job, blocks, out.__setitem__, progress=progress, desc=desc, unit="model",
-                   total=K, weight=lambda theta: int(theta.shape[0]), leave=False, gpu=job.device.startswith("cuda"))
+        bar = ProgressBar(desc=desc, unit="model", total=K, weight=lambda theta: int(theta.shape[0]), leave=False)
+        run_blocks(ex, _models_block, job, blocks, out.__setitem__, progress=bar if progress else None,
+                   gpu=job.device.startswith("cuda"))
     finally:
         if ex is not executor:
             ex.close()
