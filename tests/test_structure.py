@@ -33,7 +33,6 @@ KNOWN_LONG_SIGNATURES: dict[str, int] = {
     "rerokit.experiments.analytic:run_analytic_attack": 15,
     "rerokit.attacks.reconn:gd_many": 15,
     "rerokit.training.engine:train_dpsgd": 14,
-    "rerokit.experiments.fil_glm:run_fil_glm": 14,
     "rerokit.training.opacus_adapter:record_opacus_transcript": 13,
     "rerokit.risk:reconstruction_risk": 13,
     "rerokit.opacus:make_private_with_reconstruction_risk": 12,
