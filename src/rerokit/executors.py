@@ -55,6 +55,7 @@ __all__ = [
     "plan_blocks",
     "fixed_threads",
     "RunOptions",
+    "ProgressBar",
 ]
 
 EXECUTORS = ("local", "ray")
@@ -676,8 +677,6 @@ class RunOptions:
     def __post_init__(self) -> None:
         if self.resume and self.overwrite:
             raise ValueError("give resume (--resume) or overwrite (--overwrite), not both")
-        if self.out is None and (self.resume or self.overwrite):
-            raise ValueError(f"{'resume' if self.resume else 'overwrite'} needs --out (the JSONL file of the run)")
         if self.chunk_size is not None:
             check_int("chunk_size", self.chunk_size, minimum=1)
 
@@ -735,23 +734,42 @@ def using_executor(executor: "str | Executor | None" = "local", **options: Any) 
             ex.close()
 
 
+@dataclass(frozen=True)
+class ProgressBar:
+    """The progress bar of :func:`run_blocks` (tqdm on stderr).
+
+    Attributes:
+        desc: its text (the executor is added when not local).
+        unit: its unit.
+        total: its end (default: the items to do).
+        initial: its start.
+        weight: ``weight(result)``: how many units an item counts (default 1).
+        leave: keep it at the end.
+    """
+
+    desc: str = "blocks"
+    unit: str = "trial"
+    total: int | None = None
+    initial: int = 0
+    weight: Callable[[Any], int] | None = None
+    leave: bool = True
+
+
 def run_blocks(executor: Executor, fn: BlockFn, job: Any, blocks: Sequence[Block], sink: Callable[[int, Any], None], *,
-               progress: bool = False, desc: str = "blocks", unit: str = "trial", total: int | None = None,
-               initial: int = 0, weight: Callable[[Any], int] | None = None, leave: bool = True,
-               gpu: bool = False) -> None:
+               progress: ProgressBar | None = None, gpu: bool = False) -> None:
     """:meth:`Executor.run` with one progress bar on this process's stderr counting finished items.
 
     Args:
         executor: where the blocks run.
         fn, job, blocks: as for :meth:`Executor.run`.
         sink: called with every item and its result (e.g. a :class:`TrialLog`'s ``append``).
-        progress: show the bar (tqdm on stderr); ``desc`` its text (the executor is added when not local),
-            ``unit`` its unit, ``total`` its end (default: the items to do), ``initial`` its start,
-            ``weight(result)`` how many units an item counts (default 1), ``leave`` keep it at the end.
+        progress: the bar (:class:`ProgressBar`), or None for none.
         gpu: the blocks run on a CUDA device.
     """
     bar = None
-    if progress:
+    weight = None if progress is None else progress.weight
+    if progress is not None:
+        desc, unit, total, initial, leave = progress.desc, progress.unit, progress.total, progress.initial, progress.leave
         todo = sum(len(b.todo) for b in blocks)
         if total is None:
             total = todo

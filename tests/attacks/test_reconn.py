@@ -25,7 +25,8 @@ from rerokit.attacks.reconn import (
     train_reconstructor,
 )
 from rerokit.data import load_dataset
-from rerokit.experiments.reconn import run_reconn
+from rerokit.executors import RunOptions
+from rerokit.experiments.reconn import ReconnConfig, run_reconn
 from rerokit.training import train_dpsgd_many
 
 
@@ -220,7 +221,7 @@ _CI = dict(shadow_models=1500, fixed_size=200, epochs=30, targets=100, reconstru
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_reconn_beats_nn_oracle_default_setting(digits, tmp_path, seed):
-    res = run_reconn(digits, **_CI, seed=seed, log_path=tmp_path / "t.jsonl")
+    res = run_reconn(digits, ReconnConfig(**_CI), seed=seed, options=RunOptions(out=tmp_path / "t.jsonl"))
     assert res.success and res.mse < 0.75 * res.nn_oracle_mse, (res.mse, res.nn_oracle_mse)
     assert res.success_rate >= 0.75
     assert res.kl < res.nn_oracle_kl  # the classifier also sees the reconstruction as closer
@@ -238,32 +239,32 @@ def test_reconn_beats_nn_oracle_default_setting(digits, tmp_path, seed):
 def test_random_init_option_is_worse_than_known_init(digits):
     # Balle et al. Table II: without the initialisation the attack fails (MNIST 0.0695 vs oracle 0.0232).
     small = dict(shadow_models=400, fixed_size=100, epochs=15, targets=40, reconstructor_epochs=20,
-                 reconstructor_hidden=(128, 128), seed=3)
-    known = run_reconn(digits, init="known", **small)
-    rand = run_reconn(digits, init="random", **small)
+                 reconstructor_hidden=(128, 128))
+    known = run_reconn(digits, ReconnConfig(init="known", **small), seed=3)
+    rand = run_reconn(digits, ReconnConfig(init="random", **small), seed=3)
     assert np.isfinite(rand.mse) and rand.settings["init"] == "random"
     assert rand.mse > known.mse
 
 
 def test_run_reconn_bad_input(digits):
     with pytest.raises(ValueError, match="shadow_models"):
-        run_reconn(digits, shadow_models=1)
+        run_reconn(digits, ReconnConfig(shadow_models=1))
     with pytest.raises(ValueError, match="epsilon"):
-        run_reconn(digits, epsilon=float("nan"))
+        run_reconn(digits, ReconnConfig(epsilon=float("nan")))
     with pytest.raises(ValueError, match="init"):
-        run_reconn(digits, init="zeros")
+        run_reconn(digits, ReconnConfig(init="zeros"))
     with pytest.raises(ValueError, match="fixed_size"):
-        run_reconn(digits, fixed_size=1797)
+        run_reconn(digits, ReconnConfig(fixed_size=1797))
     with pytest.raises(ValueError, match="reconstructor_epochs"):
-        run_reconn(digits, reconstructor_epochs=0)
+        run_reconn(digits, ReconnConfig(reconstructor_epochs=0))
 
 
 @pytest.mark.slow
 def test_dpgd_sweep_fig9_files_and_mitigation(digits, tmp_path):
     from rerokit.experiments.reconn_dpgd import run_dpgd_sweep
 
-    kw = dict(shadow_models=300, fixed_size=100, epochs=15, targets=30, reconstructor_epochs=15,
-              reconstructor_hidden=(64, 64), seed=2)
+    kw = dict(config=ReconnConfig(shadow_models=300, fixed_size=100, epochs=15, targets=30, reconstructor_epochs=15,
+                                  reconstructor_hidden=(64, 64)), seed=2)
     rows = run_dpgd_sweep(tmp_path, [0.5], dataset=digits, **kw)
     assert [r["epsilon"] for r in rows] == [math.inf, 0.5]
     # sigma from the exact full-batch Gaussian calibration over `epochs` steps, delta = 1e-5
@@ -279,7 +280,7 @@ def test_dpgd_sweep_fig9_files_and_mitigation(digits, tmp_path):
     assert len(got) == 2 and float(got[1]["mse"]) == pytest.approx(rows[1]["mse"], rel=1e-12)
     assert (tmp_path / "reconn_dpgd.png").read_bytes()[:4] == b"\x89PNG"
     # resume: the finished cells are read back, not recomputed
-    again = run_dpgd_sweep(tmp_path, [0.5], dataset=digits, resume=True, **kw)
+    again = run_dpgd_sweep(tmp_path, [0.5], dataset=digits, options=RunOptions(resume=True), **kw)
     assert [r["mse"] for r in again] == [r["mse"] for r in rows]
     with pytest.raises(ValueError, match="epsilons"):
         run_dpgd_sweep(tmp_path / "x", [float("nan")], dataset=digits, **kw)

@@ -79,8 +79,10 @@ def test_experiment_reconn_dpgd_files(capsys, tmp_path):
     assert [r["epsilon"] for r in d["rows"]] == ["inf", 2.0]  # non-private reference first
     assert d["rows"][0]["noise_multiplier"] == 0 and d["rows"][1]["noise_multiplier"] > 0
     assert (tmp_path / "reconn_dpgd.csv").exists() and (tmp_path / "reconn_dpgd.png").exists()
-    assert main(argv) == 2  # the JSONL exists: refuse to overwrite without --resume
-    assert "resume" in capsys.readouterr().err
+    assert main(argv) == 0  # the finished JSONL, same settings: reported again, nothing retrained
+    assert json.loads(capsys.readouterr().out)["rows"] == d["rows"]
+    assert main([*argv[:-3], "4", "--quiet", "--json"]) == 2  # other settings: refused, naming --resume
+    assert "--resume" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("extra", [["--epsilons", "nan"], ["--epsilons", "0"], ["--clip", "-1"], ["--delta", "0"]])

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from rerokit.bounds import uninformed as U
+from rerokit.executors import RunOptions
 from rerokit.experiments.uninformed_fig2 import REGIMES, regime_settings, run_uninformed_fig2
 
 pytestmark = pytest.mark.slow  # ~15-30 s on a loaded 2-core machine (plotting + torch import)
@@ -74,10 +75,13 @@ def test_empirical_mse_law_ks_in_optimal_regime(small_run):
 def test_resume_reuses_cells(small_run, tmp_path):
     out, res = small_run
     again = run_uninformed_fig2(out, sigmas=(0.05, 0.3), seed=1, points=200, dim=4, rows=100,
-                                digits_targets=60, datasets=("synthetic", "digits"), resume=True)
+                                digits_targets=60, datasets=("synthetic", "digits"), options=RunOptions(resume=True))
     assert again["summary"] == res["summary"]
-    with pytest.raises(ValueError, match="out file"):
-        run_uninformed_fig2(out, sigmas=(0.05, 0.3), seed=1, points=200, dim=4, rows=100,
+    # without resume the finished file is reported again; other settings name both ways on
+    assert run_uninformed_fig2(out, sigmas=(0.05, 0.3), seed=1, points=200, dim=4, rows=100,
+                               digits_targets=60, datasets=("synthetic", "digits"))["summary"] == res["summary"]
+    with pytest.raises(ValueError, match="other settings.*--resume"):
+        run_uninformed_fig2(out, sigmas=(0.05, 0.3), seed=2, points=200, dim=4, rows=100,
                             digits_targets=60, datasets=("synthetic", "digits"))
 
 

@@ -217,9 +217,10 @@ def test_fig3_dfil_bound_holds_for_most_samples_under_glm_attack(tmp_path):
     # the attack MSE is strongly rank-correlated with the bound. Tolerance: >= 90% of samples
     # (measured: 100% at noise 1e-4 and 1e-3; 65% at 1e-2 where the biased attack falls below
     # the unbiased bound for hard samples, but still 100% of those with bound <= 1).
+    from rerokit.executors import RunOptions
     from rerokit.experiments.fil_glm import run_fil_glm
 
-    res = run_fil_glm(tmp_path / "a", noise_std=1e-4, draws=60, block=20, seed=0, progress=False)
+    res = run_fil_glm(tmp_path / "a", noise_std=1e-4, draws=60, seed=0, options=RunOptions(chunk_size=20, progress=False))
     assert res["n"] == 360 and res["samples_attack_failed"] == 0
     assert res["fraction_bound_holds"] >= 0.9
     assert res["spearman"] > 0.8
@@ -228,11 +229,13 @@ def test_fig3_dfil_bound_holds_for_most_samples_under_glm_attack(tmp_path):
     rows = (tmp_path / "a" / "fil_glm.csv").read_text().splitlines()
     assert rows[0].startswith("index,label,dfil,mse_lower_bound,attack_mse") and len(rows) == 361
     # Resume: a finished run re-reads its blocks and reproduces the summary.
-    again = run_fil_glm(tmp_path / "a", noise_std=1e-4, draws=60, block=20, seed=0, progress=False, resume=True, plot=False)
+    again = run_fil_glm(tmp_path / "a", noise_std=1e-4, draws=60, seed=0, plot=False,
+                        options=RunOptions(chunk_size=20, progress=False, resume=True))
     assert again["fraction_bound_holds"] == res["fraction_bound_holds"] and again["spearman"] == res["spearman"]
     # Heavy-tailed attack errors: with few draws the mean under-estimates the MSE (60 draws gave
     # 90% below the line, 300 draws 100%); tolerance 95% at 300 draws.
-    big = run_fil_glm(tmp_path / "b", noise_std=1e-2, draws=300, block=100, seed=1, progress=False, plot=False)
+    big = run_fil_glm(tmp_path / "b", noise_std=1e-2, draws=300, seed=1, plot=False,
+                      options=RunOptions(chunk_size=100, progress=False))
     assert big["samples_bound_below_1"] > 20
     assert big["fraction_bound_holds_below_1"] >= 0.95
     assert big["fraction_bound_holds"] < res["fraction_bound_holds"]  # violations appear with more noise

@@ -91,7 +91,8 @@ def _reconn(args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
     from rerokit.attacks.reconn import save_reconstructions_png
-    from rerokit.experiments.reconn import run_reconn
+    from rerokit.executors import RunOptions
+    from rerokit.experiments.reconn import ReconnConfig, run_reconn
 
     if threads:
         torch.set_num_threads(threads)
@@ -110,33 +111,15 @@ def _reconn(args: argparse.Namespace) -> dict[str, Any]:
     executor = executor_from_args(args)  # checked before the data are read
     ds = _dataset_for_memory_check(args, hidden, reconstructor_hidden)
     try:
-        res = run_reconn(
-            ds,
-            shadow_models=args.shadow_models,
-            fixed_size=args.fixed_size,
-            targets=args.targets,
-            epochs=args.epochs,
-            seed=args.seed,
-            init="random" if args.random_init else "known",
-            epsilon=args.epsilon,
-            delta=args.delta,
-            clip=args.clip,
-            hidden=hidden,
-            lr=args.lr,
-            momentum=args.momentum,
-            reconstructor_hidden=reconstructor_hidden,
-            reconstructor_epochs=args.reconstructor_epochs,
-            optimizer=args.optimizer,
-            compile=args.compile,
-            data_path=args.data_path,
-            log_path=args.out,
-            resume=args.resume,
-            overwrite=args.overwrite,
-            progress=not args.quiet,
-            chunk_size=args.chunk_size,
-            executor=executor,
-            device=args.device,
+        config = ReconnConfig(
+            shadow_models=args.shadow_models, fixed_size=args.fixed_size, targets=args.targets, epochs=args.epochs,
+            init="random" if args.random_init else "known", epsilon=args.epsilon, delta=args.delta, clip=args.clip,
+            hidden=hidden, lr=args.lr, momentum=args.momentum, reconstructor_hidden=reconstructor_hidden,
+            reconstructor_epochs=args.reconstructor_epochs, optimizer=args.optimizer, compile=args.compile,
         )
+        options = RunOptions(out=args.out, resume=args.resume, overwrite=args.overwrite, progress=not args.quiet,
+                             chunk_size=args.chunk_size, executor=executor, device=args.device)
+        res = run_reconn(ds, config, seed=args.seed, data_path=args.data_path, options=options)
     finally:
         executor.close()  # a local Ray cluster started for this run
     out = res.to_dict()

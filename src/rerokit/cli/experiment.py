@@ -55,12 +55,14 @@ def _uninformed_fig2(args: argparse.Namespace) -> dict[str, Any]:
         check_memory(option, need, f"the analytic attack on {k} {name} records of dimension {n} with {rows} rows "
                      f"({backend} backend)")
 
+    from rerokit.executors import RunOptions
+
     with executor_from_args(args) as ex:
         res = run_uninformed_fig2(
             args.out_dir, sigmas=tuple(args.sigmas) if args.sigmas else DEFAULT_SIGMAS, seed=args.seed,
             points=args.points, dim=args.dim, rows=args.rows, digits_targets=args.digits_targets,
-            datasets=tuple(args.datasets), backend=args.backend, resume=args.resume, progress=not args.no_progress,
-            executor=ex,
+            datasets=tuple(args.datasets), backend=args.backend,
+            options=RunOptions(resume=args.resume, progress=not args.no_progress, executor=ex),
         )
     return {"settings": res["settings"], **res["paths"], "cells": len(res["summary"])}
 

@@ -21,9 +21,11 @@ def _handle(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit.experiments.guo_dfil import FIL_LEAK_NOTE
 
     with executor_from_args(args) as ex:
+        from rerokit.executors import RunOptions
+
+        options = RunOptions(resume=args.resume, progress=not args.no_progress, executor=ex, device=args.device)
         return {"note": FIL_LEAK_NOTE} | run_fil_glm(args.out_dir, dataset=args.dataset, classes=cls, lam=args.lam, noise_std=args.noise_std,
-                           draws=args.draws, seed=args.seed, resume=args.resume, progress=not args.no_progress,
-                           executor=ex, device=args.device)
+                           draws=args.draws, seed=args.seed, options=options)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -28,16 +28,20 @@ def _dpgd(args: argparse.Namespace) -> dict[str, Any]:
     ex = executor_from_args(args)
     import torch
 
+    from rerokit.executors import RunOptions
+    from rerokit.experiments.reconn import ReconnConfig
     from rerokit.experiments.reconn_dpgd import run_dpgd_sweep
 
     if threads:
         torch.set_num_threads(threads)
     try:
+        config = ReconnConfig(shadow_models=args.shadow_models, fixed_size=args.fixed_size, epochs=args.epochs,
+                              targets=args.targets, delta=args.delta, clip=args.clip,
+                              reconstructor_epochs=args.reconstructor_epochs)
         rows = run_dpgd_sweep(
             args.out_dir, args.epsilons, include_nonprivate=not args.no_nonprivate, dataset=args.dataset,
-            shadow_models=args.shadow_models, fixed_size=args.fixed_size, epochs=args.epochs, targets=args.targets,
-            delta=args.delta, clip=args.clip, seed=args.seed, resume=args.resume, progress=not args.quiet,
-            executor=ex, device=args.device, reconstructor_epochs=args.reconstructor_epochs,
+            config=config, seed=args.seed,
+            options=RunOptions(resume=args.resume, progress=not args.quiet, executor=ex, device=args.device),
         )
     finally:
         ex.close()  # a local Ray cluster started for this run

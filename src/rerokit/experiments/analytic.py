@@ -16,7 +16,7 @@ import numpy as np
 from rerokit._validate import check_choice, check_int, check_positive
 from rerokit.attacks import analytic as A
 from rerokit.bounds import uninformed as U
-from rerokit.executors import get_executor, plan_blocks, run_blocks
+from rerokit.executors import ProgressBar, get_executor, plan_blocks, run_blocks
 
 __all__ = ["run_analytic_attack", "trial_schema"]
 
@@ -159,8 +159,9 @@ def run_analytic_attack(
             log.append(i, rec)
 
     try:
-        run_blocks(ex, _analytic_block, job, blocks, keep, progress=progress, desc=f"analytic attack ({backend})",
-                   unit="it", total=k, initial=k - sum(len(b.todo) for b in blocks), leave=False)
+        bar = ProgressBar(desc=f"analytic attack ({backend})", unit="it", total=k,
+                          initial=k - sum(len(b.todo) for b in blocks), leave=False)
+        run_blocks(ex, _analytic_block, job, blocks, keep, progress=bar if progress else None)
         if log is not None:
             log.sort()
     finally:

@@ -803,7 +803,7 @@ def _run_blocks(job: _Job, fn, trials: int, seed: int, opts: "RunOptions", extra
     Every record (read on resume or appended) must carry the run's seed of its trial and pass
     ``check_record`` (what else ties it to this run: a guess in the prior, ``success`` agreeing
     with guess and target, finite fractions)."""
-    from rerokit.executors import get_executor, plan_blocks, run_blocks
+    from rerokit.executors import ProgressBar, get_executor, plan_blocks, run_blocks
     from rerokit.experiments.records import TrialLog
     from rerokit.training import trial_seeds
 
@@ -833,7 +833,8 @@ def _run_blocks(job: _Job, fn, trials: int, seed: int, opts: "RunOptions", extra
         elif announce and progress:  # the first line a user sees: what is being run, before the training
             print(announce, file=sys.stderr, flush=True)
         blocks = plan_blocks(K, chunk_size, log.done, payload=lambda lo, hi: seeds[lo:hi])
-        run_blocks(ex, fn, job, blocks, log.append, progress=progress, desc=desc, gpu=job.device.startswith("cuda"))
+        run_blocks(ex, fn, job, blocks, log.append, progress=ProgressBar(desc=desc) if progress else None,
+                   gpu=job.device.startswith("cuda"))
         log.sort()
         recs = [r for r in log if r["trial"] < K]
     finally:
@@ -1051,6 +1052,8 @@ def run_audit(
             from rerokit._files import check_output_file
 
             check_output_file("out", opts.out)
+        elif opts.resume or opts.overwrite:
+            raise ValueError(f"{'resume' if opts.resume else 'overwrite'} needs --out (the JSONL file of the run)")
         check_audit_memory(base, trials, chunk_size, full=attack == "alg2_nosub")
         cfg = base._calibrated(epsilon, noise_multiplier, delta) if config is None else config
         if kind == "prior-aware" and attack == "auto":

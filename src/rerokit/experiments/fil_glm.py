@@ -137,14 +137,10 @@ def run_fil_glm(
     lam: float = 1e-2,
     noise_std: float = 1e-4,
     draws: int = 1000,
-    block: int = 100,
     seed: int = 0,
-    resume: bool = False,
-    progress: bool = True,
     data_path: str | None = None,
     plot: bool = True,
-    executor: Any = "local",
-    device: str = "cpu",
+    options: "RunOptions | None" = None,
 ) -> dict[str, Any]:
     """Run the Fig. 3 experiment; returns the summary (also the CSV/PNG/JSONL in ``out_dir``).
 
@@ -154,19 +150,19 @@ def run_fil_glm(
     tighter Tr(I^{-1})/d), ``spearman`` (rank correlation of bound and
     attack MSE), the RDP epsilon of the setting and its Thm 1 bound, and the settings.
 
-    Blocks of ``block`` draws (block b seeded with [seed, b]) run on ``executor``, the same records
-    whatever the executor.
+    Blocks of ``options.chunk_size`` draws (default 100; block b seeded with [seed, b]) run on
+    ``options.executor``, the same records whatever the executor.
 
     Args:
         out_dir: the output folder (created): ``fil_glm.csv``, ``fil_glm.png``, ``fil_glm.jsonl``.
-        dataset, classes, lam, noise_std, data_path, device: as in :func:`fil_glm_setup`.
+        dataset, classes, lam, noise_std, data_path: as in :func:`fil_glm_setup`.
         draws: noise draws (releases) the attack is averaged over (>= 1).
-        block: draws per block (>= 1).
         seed: the run's seed (>= 0).
-        resume: continue ``fil_glm.jsonl`` without repeating its blocks.
-        progress: a progress bar on stderr.
         plot: write ``fil_glm.png``.
-        executor: ``"local"``, ``"ray"`` or a :class:`rerokit.executors.Executor`.
+        options: :class:`rerokit.executors.RunOptions`: ``chunk_size`` draws per block (>= 1, default
+            100), ``resume`` continues ``fil_glm.jsonl`` without repeating its blocks, ``progress`` a
+            bar on stderr, ``executor`` (``"local"``, ``"ray"`` or an Executor) and ``device`` (as in
+            :func:`fil_glm_setup`).
 
     Returns:
         The summary (JSON-ready dict).
@@ -177,8 +173,11 @@ def run_fil_glm(
     """
     import numpy as np
 
-    from rerokit.executors import get_executor, plan_blocks, run_blocks
+    from rerokit.executors import ProgressBar, RunOptions, get_executor, plan_blocks, run_blocks
 
+    opts = RunOptions() if options is None else options
+    block, resume, progress = opts.block_size(100), opts.resume, opts.progress
+    executor, device = opts.executor, opts.device
     draws = check_int("draws", draws, minimum=1)
     block = check_int("block", block, minimum=1)
     seed = check_int("seed", seed, minimum=0)
@@ -201,7 +200,7 @@ def run_fil_glm(
     try:
         todo = plan_blocks(len(blocks), 1, log.done)  # one block of draws per item, seeded [seed, b]
         run_blocks(ex, _draws_block, _DrawsJob(model, X, y, noise_std, seed, block, draws), todo, log.append,
-                   progress=progress, desc="GLM attack draws", unit="block")
+                   progress=ProgressBar(desc="GLM attack draws", unit="block") if progress else None)
         log.sort()
         tot = np.zeros(n)
         cnt = np.zeros(n)

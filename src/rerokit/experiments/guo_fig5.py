@@ -255,7 +255,7 @@ def run_guo_fig5(out_dir: str | Path, config: GuoFig5Config = GuoFig5Config(), *
     Raises:
       ValueError: a setting out of range, an unwritable ``out_dir``, or a log that cannot be resumed.
     """
-    from rerokit.executors import get_executor, plan_blocks, run_blocks
+    from rerokit.executors import ProgressBar, get_executor, plan_blocks, run_blocks
     from rerokit.experiments.guo_dfil import FIL_LEAK_NOTE
     from rerokit.training.devices import resolve_device
 
@@ -279,7 +279,7 @@ def run_guo_fig5(out_dir: str | Path, config: GuoFig5Config = GuoFig5Config(), *
     log = TrialLog(out / "guo_fig5.jsonl", settings, resume=resume, trials=K, schema=schema, validate=validate)
     try:
         run_blocks(ex, _cells, _Job(data, cfg, device), plan_blocks(K, 1, log.done), log.append,
-                   progress=progress, desc="Fig. 5 grid (DP-GD + FIL)", unit="cell")
+                   progress=ProgressBar(desc="Fig. 5 grid (DP-GD + FIL)", unit="cell") if progress else None)
         log.sort()
         rows = [{k: log.trials[i][k] for k in _FIELDS} for i in range(K)]
     finally:

@@ -29,7 +29,7 @@ from rerokit.attacks.nn_oracle import nn_oracle
 from rerokit.bounds.gaussian import noise_multiplier_full_batch
 from rerokit.training.models import ACTIVATIONS
 
-__all__ = ["ReconnResult", "run_reconn", "train_models_in_blocks"]
+__all__ = ["ReconnConfig", "ReconnResult", "run_reconn", "train_models_in_blocks"]
 
 
 def _log(msg: str, progress: bool) -> None:
@@ -83,36 +83,55 @@ class ReconnResult:
         }
 
 
+@dataclass(frozen=True)
+class ReconnConfig:
+    """Settings of a RecoNN attack (Balle et al. 2022, Sec. IV-V; defaults of Table V).
+
+    Attributes:
+        shadow_models: k, the number of shadow models (>= 2).
+        fixed_size, targets: |D_-| and the number of evaluation targets
+            (:func:`rerokit.attacks.reconn.split_dataset`).
+        epochs: full-batch GD steps of every model.
+        init: ``"known"`` or ``"random"`` initialisation (:func:`rerokit.attacks.reconn.train_models`).
+        epsilon: DP-GD at (epsilon, delta)-DP over the ``epochs`` steps; None: no DP.
+        delta: delta in (0, 1) of DP-GD.
+        clip: the clipping norm C > 0 of DP-GD.
+        hidden, activation, lr, momentum: the models (as in :func:`rerokit.attacks.reconn.gd_many`).
+        reconstructor_hidden, reconstructor_epochs, reconstructor_lr, reconstructor_batch_size,
+            optimizer: ``hidden``, ``epochs``, ``lr``, ``batch_size`` and ``optimizer`` of
+            :func:`rerokit.attacks.reconn.train_reconstructor`.
+        compile: ``torch.compile`` the training step.
+
+    Values are checked by :func:`run_reconn` (each error names its field).
+    """
+
+    shadow_models: int = 2000
+    fixed_size: int = 500
+    targets: int = 100
+    epochs: int = 100
+    init: str = "known"
+    epsilon: float | None = None
+    delta: float = 1e-5
+    clip: float = 1.0
+    hidden: Sequence[int] = (10,)
+    activation: str = "elu"
+    lr: float = 0.2
+    momentum: float = 0.9
+    reconstructor_hidden: Sequence[int] = (512, 512)
+    reconstructor_epochs: int = 60
+    reconstructor_lr: float = 1e-3
+    reconstructor_batch_size: int = 128
+    optimizer: str = "adam"
+    compile: bool = False
+
+
 def run_reconn(
     dataset="digits",
+    config: ReconnConfig | None = None,
     *,
-    shadow_models: int = 2000,
-    fixed_size: int = 500,
-    targets: int = 100,
-    epochs: int = 100,
     seed: int = 0,
-    init: str = "known",
-    epsilon: float | None = None,
-    delta: float = 1e-5,
-    clip: float = 1.0,
-    hidden: Sequence[int] = (10,),
-    activation: str = "elu",
-    lr: float = 0.2,
-    momentum: float = 0.9,
-    reconstructor_hidden: Sequence[int] = (512, 512),
-    reconstructor_epochs: int = 60,
-    reconstructor_lr: float = 1e-3,
-    reconstructor_batch_size: int = 128,
-    optimizer: str = "adam",
-    chunk_size: int | None = None,
-    compile: bool = False,
     data_path: str | None = None,
-    log_path: str | None = None,
-    resume: bool = False,
-    overwrite: bool = False,
-    progress: bool = False,
-    executor: Any = "local",
-    device: str = "cpu",
+    options: "RunOptions | None" = None,
 ) -> ReconnResult:
     """The RecoNN attack (Balle et al. 2022, Sec. IV) and its evaluation (Sec. V-B).
 
@@ -132,6 +151,16 @@ def run_reconn(
 
     Args:
         dataset: a name for :func:`rerokit.data.load_dataset` or a :class:`rerokit.data.Dataset`.
+        config: the attack's settings (:class:`ReconnConfig`; default ``ReconnConfig()``).
+        seed: the run's seed (>= 0).
+        data_path: the local file or folder of ``dataset`` (MNIST, CIFAR-10), or None.
+        options: how the run is executed and recorded (:class:`rerokit.executors.RunOptions`):
+            ``out`` the JSON-lines file of the per-target records (or None), ``resume``/``overwrite``,
+            ``chunk_size`` models per block (default :func:`default_models_block`; recorded in the
+            settings with ``device``), ``progress``, ``executor`` (where the blocks of shadow and
+            released models train; the same models bit for bit) and ``device``.
+
+    The fields of ``config``, as used below:
         shadow_models: k, the number of shadow models (>= 2).
         fixed_size, targets: |D_-| and the number of evaluation targets
             (:func:`rerokit.attacks.reconn.split_dataset`).
@@ -148,15 +177,6 @@ def run_reconn(
         chunk_size: models per block (default :func:`default_models_block`; recorded in the
             settings with ``device``).
         compile: ``torch.compile`` the training step.
-        data_path: the local file or folder of ``dataset`` (MNIST, CIFAR-10), or None.
-        log_path: the JSON-lines file of the per-target records, or None.
-        resume: continue ``log_path`` (same settings).
-        overwrite: replace an existing ``log_path`` (without it and ``resume``, only a finished
-            file of the same settings is accepted, and reported again).
-        progress: progress on stderr.
-        executor: where the blocks of shadow and released models train (``"local"``, ``"ray"`` or
-            an Executor; the same models bit for bit).
-        device: ``"cpu"``, ``"cuda"`` or ``"auto"`` for the model training.
 
     Returns:
         The :class:`ReconnResult`.
@@ -166,9 +186,23 @@ def run_reconn(
             (before any training).
     """
     from rerokit.data import load_dataset
-    from rerokit.executors import get_executor
+    from rerokit.executors import RunOptions, get_executor
     from rerokit.training.devices import resolve_device
 
+    c = ReconnConfig() if config is None else config
+    if not isinstance(c, ReconnConfig):
+        raise TypeError(f"config must be a ReconnConfig, got {type(c).__name__}")
+    o = RunOptions() if options is None else options
+    if not isinstance(o, RunOptions):
+        raise TypeError(f"options must be a RunOptions, got {type(o).__name__}")
+    shadow_models, fixed_size, targets, epochs, init = c.shadow_models, c.fixed_size, c.targets, c.epochs, c.init
+    epsilon, delta, clip, hidden, activation, lr, momentum = (c.epsilon, c.delta, c.clip, c.hidden, c.activation,
+                                                              c.lr, c.momentum)
+    reconstructor_hidden, reconstructor_epochs = c.reconstructor_hidden, c.reconstructor_epochs
+    reconstructor_lr, reconstructor_batch_size, optimizer, compile = (c.reconstructor_lr, c.reconstructor_batch_size,
+                                                                      c.optimizer, c.compile)
+    log_path, resume, overwrite, progress = o.out, o.resume, o.overwrite, o.progress
+    executor, device, chunk_size = o.executor, o.device, o.chunk_size
     seed = check_int("seed", seed, minimum=0)
     shadow_models = check_int("shadow_models", shadow_models, minimum=2)
     epochs = check_int("epochs", epochs, minimum=1)
@@ -187,7 +221,7 @@ def run_reconn(
     reconstructor_batch_size = check_int("reconstructor_batch_size", reconstructor_batch_size, minimum=1)
     if chunk_size is not None:
         chunk_size = check_int("chunk_size", chunk_size, minimum=1)
-    ex = get_executor(executor)
+    ex = get_executor(executor, workers=o.workers, address=o.address)
     dev = resolve_device(device)
     device = dev.type if dev.index is None else str(dev)
     sigma = 0.0
@@ -333,7 +367,7 @@ def train_models_in_blocks(X_fixed, y_fixed, X_targets, y_targets, *, block_size
     Returns:
         (K, P) parameters on the CPU.
     """
-    from rerokit.executors import get_executor, plan_blocks, run_blocks
+    from rerokit.executors import ProgressBar, get_executor, plan_blocks, run_blocks
 
     K = int(np.asarray(X_targets).shape[0])
     B = check_int("chunk_size", block_size, minimum=1)
@@ -343,8 +377,9 @@ def train_models_in_blocks(X_fixed, y_fixed, X_targets, y_targets, *, block_size
     out: dict[int, torch.Tensor] = {}
     ex = get_executor(executor)
     try:
-        run_blocks(ex, _models_block, job, blocks, out.__setitem__, progress=progress, desc=desc, unit="model",
-                   total=K, weight=lambda theta: int(theta.shape[0]), leave=False, gpu=job.device.startswith("cuda"))
+        bar = ProgressBar(desc=desc, unit="model", total=K, weight=lambda theta: int(theta.shape[0]), leave=False)
+        run_blocks(ex, _models_block, job, blocks, out.__setitem__, progress=bar if progress else None,
+                   gpu=job.device.startswith("cuda"))
     finally:
         if ex is not executor:
             ex.close()

@@ -45,11 +45,9 @@ def run_dpgd_sweep(
     out_dir: str | Path, epsilons: Sequence[float] = DEFAULT_EPSILONS,
     *,
     include_nonprivate: bool = True, dataset="digits",
-    shadow_models: int = 2000, fixed_size: int = 500, epochs: int = 100, targets: int = 100,
-    delta: float = 1e-5, clip: float = 1.0,
+    config: "ReconnConfig | None" = None,
     seed: int = 0,
-    resume: bool = False, progress: bool = False, executor: Any = "local", device: str = "cpu",
-    **reconn_kwargs: Any,
+    options: "RunOptions | None" = None,
 ) -> list[dict[str, Any]]:
     """Fig. 9 of Balle et al. (2022): RecoNN MSE vs epsilon of full-batch DP-GD. Every epsilon uses
     the same ``seed``: the same split, shadow targets and initialisation (common random numbers
@@ -60,12 +58,13 @@ def run_dpgd_sweep(
         epsilons: the epsilons of DP-GD, each > 0.
         include_nonprivate: also run without DP (the first row, epsilon = inf); without it
             ``epsilons`` must not be empty.
-        dataset, shadow_models, fixed_size, epochs, targets, delta, clip, seed, progress, executor,
-            device: as in :func:`rerokit.experiments.reconn.run_reconn` (one executor serves every
-            epsilon).
-        resume: skip the epsilons already in ``reconn_dpgd.jsonl`` (same settings).
-        **reconn_kwargs: further arguments of :func:`rerokit.experiments.reconn.run_reconn`
-            (e.g. ``reconstructor_epochs``).
+        dataset, seed: as in :func:`rerokit.experiments.reconn.run_reconn`.
+        config: the attack's settings (:class:`rerokit.experiments.reconn.ReconnConfig`; its
+            ``epsilon`` is replaced by each of ``epsilons``, its ``delta`` and ``clip`` are DP-GD's).
+        options: :class:`rerokit.executors.RunOptions`: ``resume`` skips the epsilons already in
+            ``reconn_dpgd.jsonl`` (same settings); ``progress``, ``executor`` (one serves every
+            epsilon) and ``device`` as in ``run_reconn`` (``out`` is not used: the files go to
+            ``out_dir``).
 
     Returns:
         The CSV rows (:data:`CSV_FIELDS`; the non-private row first, epsilon = inf).
@@ -74,10 +73,18 @@ def run_dpgd_sweep(
         ValueError: if a setting is out of range, ``out_dir`` cannot be written or the log cannot
             be resumed.
     """
-    from rerokit.executors import get_executor
+    import dataclasses
+
+    from rerokit.executors import RunOptions, get_executor
     from rerokit.experiments.records import Bool, DictOf, Int, Nullable, Num, TrialLog
-    from rerokit.experiments.reconn import run_reconn
+    from rerokit.experiments.reconn import ReconnConfig, run_reconn
     from rerokit.training.devices import resolve_device
+
+    base = ReconnConfig() if config is None else config
+    opts = RunOptions() if options is None else options
+    shadow_models, fixed_size, epochs, targets = base.shadow_models, base.fixed_size, base.epochs, base.targets
+    delta, clip = base.delta, base.clip
+    resume, progress, executor, device = opts.resume, opts.progress, opts.executor, opts.device
 
     eps_list = [check_positive(f"epsilons[{i}]", e) for i, e in enumerate(epsilons)]
     if not eps_list and not include_nonprivate:
@@ -86,8 +93,12 @@ def run_dpgd_sweep(
     clip = check_positive("clip", clip)
     seed = check_int("seed", seed, minimum=0)
     resolve_device(device)
-    ex = get_executor(executor)
+    ex = get_executor(executor, workers=opts.workers, address=opts.address)
     out = output_dir(out_dir)
+    # the attack's further settings (those not in the columns above) that differ from the defaults
+    listed = {"shadow_models", "fixed_size", "epochs", "targets", "delta", "clip", "epsilon"}
+    reconn_kwargs = {f.name: getattr(base, f.name) for f in dataclasses.fields(base)
+                     if f.name not in listed and getattr(base, f.name) != f.default}
     if isinstance(dataset, str):
         from rerokit.data import load_dataset
 
@@ -111,9 +122,8 @@ def run_dpgd_sweep(
             if progress:
                 print(f"[reconn_dpgd] epsilon = {'inf' if eps is None else eps} ({i + 1}/{len(cells)})", file=sys.stderr,
                       flush=True)
-            res = run_reconn(dataset, shadow_models=shadow_models, fixed_size=fixed_size, epochs=epochs, targets=targets,
-                             seed=seed, epsilon=eps, delta=delta, clip=clip, progress=progress, executor=ex,
-                             device=device, **reconn_kwargs)
+            res = run_reconn(dataset, dataclasses.replace(base, epsilon=eps), seed=seed,
+                             options=RunOptions(progress=progress, executor=ex, device=device))
             d = res.to_dict()
             row = dict(epsilon=math.inf if eps is None else eps, delta=delta if eps is not None else None,
                        clip=clip if eps is not None else None, noise_multiplier=d["noise_multiplier"], mse=d["mse"],

@@ -121,7 +121,7 @@ def run_uninformed_fig2(
     sigmas: Sequence[float] = DEFAULT_SIGMAS, seed: int = 0,
     points: int = 100, dim: int = 4, rows: int = 100, digits_targets: int = 100,
     datasets: Sequence[str] = ("synthetic", "digits"), backend: str = "vmap",
-    resume: bool = False, progress: bool = False, executor: Any = "local",
+    options: "RunOptions | None" = None,
 ) -> dict[str, Any]:
     """Run the Fig. 2 experiment and write PNG, CSVs and JSONL into ``out_dir``.
 
@@ -134,11 +134,9 @@ def run_uninformed_fig2(
         digits_targets: how many digits are attacked.
         datasets: ``"synthetic"`` and/or ``"digits"`` (at least one).
         backend: ``"vmap"`` or ``"opacus"`` (:mod:`rerokit.attacks.analytic`; the same records).
-        resume: continue ``uninformed_fig2.jsonl`` without repeating its cells.
-        progress: a progress bar on stderr.
-        executor: where the cells run (``"local"``, ``"ray"`` or a
-            :class:`rerokit.executors.Executor`; each cell draws its own noise: the same records
-            anywhere).
+        options: :class:`rerokit.executors.RunOptions`: ``resume`` continues ``uninformed_fig2.jsonl``
+            without repeating its cells, ``progress`` a bar on stderr (default off here), ``executor``
+            where the cells run (each cell draws its own noise: the same records with any executor).
 
     Returns:
         ``{"settings", "paths", "summary"}``: the run's settings, the written files and one summary
@@ -148,7 +146,10 @@ def run_uninformed_fig2(
         ValueError: if a setting is out of range, ``out_dir`` cannot be written or the log cannot
             be resumed.
     """
-    from rerokit.executors import get_executor, plan_blocks, run_blocks
+    from rerokit.executors import ProgressBar, RunOptions, get_executor, plan_blocks, run_blocks
+
+    opts = RunOptions(progress=False) if options is None else options
+    resume, progress, executor = opts.resume, opts.progress, opts.executor
     from rerokit.experiments.records import Int, ListOf, Num, OneOf, TrialLog
 
     sig = [check_positive("sigmas", s) for s in sigmas]
@@ -178,9 +179,10 @@ def run_uninformed_fig2(
     log = TrialLog(out / "uninformed_fig2.jsonl", settings, resume=resume, trials=len(cells), schema=schema)
     try:
         todo = plan_blocks(len(cells), 1, log.done)  # one cell per item, its noise seeded seed * 1009 + cell
+        bar = ProgressBar(desc="uninformed fig2", unit="it", total=len(cells), initial=len(cells) - len(todo),
+                          leave=False)
         run_blocks(ex, _cell_block, _Fig2Job(data, tuple(sig), rows, seed, backend, tuple(cells)), todo, log.append,
-                   progress=progress, desc="uninformed fig2", unit="it", total=len(cells),
-                   initial=len(cells) - len(todo), leave=False)
+                   progress=bar if progress else None)
         log.sort()
         recs = [log.trials[c] for c in range(len(cells))]
     finally:
