@@ -26,12 +26,12 @@ import numpy as np
 import torch
 
 from rerokit.attacks.prior_aware import alg2_scores, guess, step_statistics_from_grads
-from rerokit.experiments.audit import AuditConfig, RunOptions, _load, build_model, make_trial, run_prior_aware_audit
+from rerokit.experiments.audit import AuditConfig, RunOptions, load_audit_data, build_model, make_trial, run_prior_aware_audit
 from rerokit.training import per_sample_clipped_grads, train_dpsgd, trial_seeds
 
 
 def baseline(cfg: AuditConfig, seeds: list[int]) -> list[int]:
-    ds = _load(cfg)
+    ds = load_audit_data(cfg)
     fm = build_model(cfg, ds.sample_shape, ds.num_classes)
     X, y = torch.as_tensor(ds.X), torch.as_tensor(ds.y)
     guesses = []

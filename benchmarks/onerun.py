@@ -32,7 +32,7 @@ import time
 import numpy as np
 import torch
 
-from rerokit.experiments.audit import _load, build_model
+from rerokit.experiments.audit import load_audit_data, build_model
 from rerokit.experiments.onerun import config_from_args, run_one_run_audit
 from rerokit.training import train_dpsgd
 
@@ -41,7 +41,7 @@ def plain_run(cfg) -> float:
     """One training run of the same model and known data, no canaries (data and model built too)."""
     t0 = time.perf_counter()
     tc = cfg.train
-    ds = _load(tc)
+    ds = load_audit_data(tc)
     fm = build_model(tc, ds.sample_shape, ds.num_classes)
     rng = np.random.default_rng([0, 1])
     known = rng.permutation(len(ds.y))[: tc.n_known]

@@ -40,7 +40,7 @@ import torch
 import torch.nn.functional as F
 from torch.func import grad
 
-from rerokit.attacks.reconn import _functional_model, gd_many, shadow_targets, split_dataset
+from rerokit.attacks.reconn import functional_mlp, gd_many, shadow_targets, split_dataset
 from rerokit.data import load_dataset
 
 
@@ -66,7 +66,7 @@ def main() -> None:
     ds = load_dataset("digits")
     sp = split_dataset(ds, a.fixed_size, 100, a.seed)
     Xs, ys, n_shift = shadow_targets(sp.X_pool, sp.y_pool, a.shadow_models, sp.shape, a.seed)
-    fm = _functional_model(64, (10,), 10, "elu")
+    fm = functional_mlp(64, (10,), 10, "elu")
     theta0 = fm.init_flat(a.seed)
     Xf, yf = torch.tensor(sp.X_fixed), torch.tensor(sp.y_fixed)
     Xt, yt = torch.tensor(Xs), torch.tensor(ys)

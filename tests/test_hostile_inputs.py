@@ -169,7 +169,7 @@ def test_output_file_paths(argv, opt, name, kind, files, capsys, monkeypatch):
     import rerokit.experiments.audit as A
 
     # nothing may be trained before a path is refused
-    monkeypatch.setattr(A, "_train_chunk", lambda *a, **k: pytest.fail("trained before refusing the path"))
+    monkeypatch.setattr(A, "train_chunk", lambda *a, **k: pytest.fail("trained before refusing the path"))
     monkeypatch.setattr(R, "train_models", lambda *a, **k: pytest.fail("trained before refusing the path"))
     p = {"empty-string": "", "dir": files["dir"], "devnull": os.devnull, "parent-is-file": f"{files['good']}/x.out"}[kind]
     refused(capsys, [*argv, opt, p], name, *([] if kind == "empty-string" else [files["good"] if kind ==
@@ -194,7 +194,7 @@ OUT_DIR_COMMANDS = [
 def test_output_dir_paths(argv, kind, files, tmp_path, capsys, monkeypatch):
     import rerokit.experiments.hayes_figures as H
 
-    monkeypatch.setattr(H, "_sigma", lambda *a, **k: pytest.fail("calibrated before refusing the folder"))
+    monkeypatch.setattr(H, "sigma_for_epsilon", lambda *a, **k: pytest.fail("calibrated before refusing the folder"))
     before = sorted(os.listdir("."))
     if kind == "output-name-is-a-folder":
         out = tmp_path / "o"
@@ -306,7 +306,7 @@ def test_prior_aware_bare_trial_and_extra_trial(tmp_path, capsys, monkeypatch):
     d = ok_json(capsys, [*PRIOR, "--out", p])
     assert d["trials"] == 3
     header, recs = records(p)
-    monkeypatch.setattr(A, "_train_chunk", lambda *a, **k: pytest.fail("trained before refusing"))
+    monkeypatch.setattr(A, "train_chunk", lambda *a, **k: pytest.fail("trained before refusing"))
     _write(p, header, [*recs[:2], {"kind": "trial", "trial": 2}])
     refused(capsys, [*PRIOR, "--out", p, "--resume"], p, "line 4", "trial 2 has no")
     _write(p, header, [*recs, {**recs[0], "trial": -1}])

@@ -13,7 +13,7 @@ from torch.func import grad
 
 from rerokit.attacks.nn_oracle import nn_oracle, pairwise_mse
 from rerokit.attacks.reconn import (
-    _functional_model,
+    functional_mlp,
     gd_many,
     kl_metric,
     noise_multiplier_full_batch,
@@ -59,7 +59,7 @@ def _loop_gd(fm, theta0, Xa, ya, steps, lr, mom):
 @pytest.mark.parametrize("hidden,act", [((10,), "elu"), ((8, 6), "tanh"), ((7,), "relu"), ((5,), "sigmoid")])
 def test_gd_many_matches_per_model_loop_and_engine(digits, hidden, act):
     X, y = torch.tensor(digits.flat), torch.tensor(digits.y)
-    fm = _functional_model(64, hidden, 10, act)
+    fm = functional_mlp(64, hidden, 10, act)
     Xf, yf, Xt, yt = X[:60], y[:60], X[100:105], y[100:105]
     # known init (shared theta0) and random init (one theta0 per model)
     for theta0 in (fm.init_flat(3), fm.init_flat_many([11, 12, 13, 14, 15])):
@@ -77,7 +77,7 @@ def test_gd_many_matches_per_model_loop_and_engine(digits, hidden, act):
 @pytest.mark.slow
 def test_gd_many_compiled_equals_eager(digits):
     X, y = torch.tensor(digits.flat), torch.tensor(digits.y)
-    fm = _functional_model(64, (10,), 10, "elu")
+    fm = functional_mlp(64, (10,), 10, "elu")
     a = gd_many(fm.init_flat(0), X[:40], y[:40], X[50:58], y[50:58], steps=5, chunk_size=4)
     b = gd_many(fm.init_flat(0), X[:40], y[:40], X[50:58], y[50:58], steps=5, chunk_size=4, compile=True)
     assert torch.allclose(a, b, atol=1e-6, rtol=0)
@@ -85,7 +85,7 @@ def test_gd_many_compiled_equals_eager(digits):
 
 def test_gd_many_bad_input(digits):
     X, y = torch.tensor(digits.flat), torch.tensor(digits.y)
-    th0 = _functional_model(64, (10,), 10, "elu").init_flat(0)
+    th0 = functional_mlp(64, (10,), 10, "elu").init_flat(0)
     with pytest.raises(ValueError, match="theta0"):
         gd_many(th0[:-1], X[:10], y[:10], X[10:12], y[10:12])
     with pytest.raises(ValueError, match="y_targets"):
@@ -201,7 +201,7 @@ def test_dpgd_models_use_engine(digits):
     c = train_models(sp.X_fixed, sp.y_fixed, sp.X_eval[:4], sp.y_eval[:4], noise_multiplier=sigma, seed=2, **kw)
     assert torch.equal(a, b) and not torch.allclose(a, c)  # seeded, fresh noise per seed
     # noise_multiplier = 0 with clipping = clipped GD, equal to the engine run directly
-    fm = _functional_model(64, (10,), 10, "elu")
+    fm = functional_mlp(64, (10,), 10, "elu")
     r = train_dpsgd_many(fm, fm.init_flat(0), torch.tensor(sp.X_eval[:4])[:, None], torch.tensor(sp.y_eval[:4])[:, None],
                          noise_multiplier=0.0, clip=1.0, steps=T, lr=0.2, momentum=0.9, seed=5,
                          shared=(torch.tensor(sp.X_fixed), torch.tensor(sp.y_fixed)))

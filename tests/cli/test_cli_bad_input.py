@@ -288,15 +288,15 @@ _valid("experiment", "guo-fig5", "0", "--seed", "--coords")  # --coords 0: every
 # Calibrating sigma for (epsilon, delta) comes before the figures' audits; every check must come
 # before it.
 EXPENSIVE: dict[tuple[str, str], list[tuple[str, str]]] = {
-    ("experiment", f): [("rerokit.experiments.hayes_figures", "_sigma")] for f in ("hayes-fig3", "hayes-fig5", "hayes-fig8")
+    ("experiment", f): [("rerokit.experiments.hayes_figures", "sigma_for_epsilon")] for f in ("hayes-fig3", "hayes-fig5", "hayes-fig8")
 }
-EXPENSIVE.update({("experiment", f): [("rerokit.experiments.hayes_more", "_sigma")]
+EXPENSIVE.update({("experiment", f): [("rerokit.experiments.hayes_more", "sigma_for_epsilon")]
                   for f in ("hayes-fig3-sizes", "hayes-fig9", "hayes-fig13", "hayes-fig12")})
 
 
 # The work (training, fitting, attacking) of the other commands is wrapped by a spy: a rejected
 # value must be rejected before the work starts (the spy was not called); a valid one runs.
-_TRAIN_AUDIT = [("rerokit.experiments.audit", "_train_chunk")]
+_TRAIN_AUDIT = [("rerokit.experiments.audit", "train_chunk")]
 _TRAIN_RECONN = [("rerokit.attacks.reconn", "train_models")]
 _FIT_GLM = [("rerokit.attacks.glm", "fit_glm")]
 WORK: dict[tuple[str, str], list[tuple[str, str]]] = {

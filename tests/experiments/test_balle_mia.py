@@ -27,7 +27,7 @@ def test_known_init_without_noise_is_won_every_time_by_the_trivial_strategy():
 
 
 def test_recorded_losses_are_the_cross_entropy_of_the_released_model():
-    from rerokit.attacks.reconn import _functional_model, split_dataset, train_models
+    from rerokit.attacks.reconn import functional_mlp, split_dataset, train_models
     from rerokit.data import load_dataset
 
     cfg = MIAConfig(**TINY)
@@ -38,7 +38,7 @@ def test_recorded_losses_are_the_cross_entropy_of_the_released_model():
     y_t = np.repeat(sp.y_eval[rec["b"]], 3)
     theta = train_models(sp.X_fixed, sp.y_fixed, X_t, y_t, epochs=cfg.epochs, momentum=cfg.momentum, init_seed=0,
                          models=(1, 2))[0]
-    fm = _functional_model(64, (10,), 10, "elu")
+    fm = functional_mlp(64, (10,), 10, "elu")
     for c in (0, 1):
         logits = fm.logits(theta, torch.as_tensor(sp.X_eval[c : c + 1]))
         want = float(torch.nn.functional.cross_entropy(logits, torch.as_tensor(sp.y_eval[c : c + 1])))

@@ -151,7 +151,7 @@ def test_resolve_defaults_and_errors(tmp_path):
 def test_execution_options_refused_before_any_work(cli, monkeypatch, opts, words):
     import rerokit.experiments.audit as A
 
-    monkeypatch.setattr(A, "_train_chunk", lambda *a, **k: pytest.fail("trained before refusing"))
+    monkeypatch.setattr(A, "train_chunk", lambda *a, **k: pytest.fail("trained before refusing"))
     line = cli.error(["audit", "prior-aware", "--noise-multiplier", "1", "--trials", "2", "--no-progress", *opts])
     assert all(w in line for w in words), line
 

@@ -94,14 +94,14 @@ def test_audit_prior_aware_interrupt_resume(cli, capsys, tmp_path, monkeypatch):
 
     out = tmp_path / "b.jsonl"
     orig = A._train_chunk
-    monkeypatch.setattr(A, "_train_chunk", _Interrupt(orig, ok=1))
+    monkeypatch.setattr(A, "train_chunk", _Interrupt(orig, ok=1))
     _interrupted(capsys, [*_PA, "--out", str(out), "--no-progress"])
     settings, part = _records(out)
     assert sorted(part) == [0, 1] and settings["seed"] == 3  # the finished chunk is kept
     line = _refused(capsys, [*_PA, "--out", str(out), "--no-progress"])  # unfinished, not resumed: both ways named
     assert "holds 2 of the 6 trials" in line and "--resume" in line and "--overwrite" in line
     cnt = _Count(orig, size=lambda a, k: len(a[3]))
-    monkeypatch.setattr(A, "_train_chunk", cnt)
+    monkeypatch.setattr(A, "train_chunk", cnt)
     resumed, _ = cli.json_and_stderr([*_PA, "--out", str(out), "--resume", "--no-progress"])
     assert cnt.n == 4  # trials 2..5 only
     _, rec = _records(out)
@@ -119,7 +119,7 @@ def test_audit_prior_aware_interrupt_resume(cli, capsys, tmp_path, monkeypatch):
     assert "other settings" in line and "--resume" in line and "--overwrite" in line
     # the same command again on the finished file: reported again, nothing trained (the README's job re-run)
     cnt = _Count(orig, size=lambda a, k: len(a[3]))
-    monkeypatch.setattr(A, "_train_chunk", cnt)
+    monkeypatch.setattr(A, "train_chunk", cnt)
     again, err = cli.json_and_stderr([*_PA, "--out", str(out)])
     assert cnt.n == 0 and again["success"] == straight["success"] and "already holds the 6 trials" in err
     assert "--resume" in _refused(capsys, [*_PA, "--out", str(out), "--resume", "--overwrite"])
@@ -278,10 +278,10 @@ def test_experiment_hayes_fig3_interrupt_resume(cli, capsys, tmp_path, monkeypat
     d, err = cli.json_and_stderr([*argv, "--out-dir", str(tmp_path / "a")])
     assert d["seed"] == 9 and "prior-aware trials" in err
     orig = A._train_chunk
-    monkeypatch.setattr(A, "_train_chunk", _Interrupt(orig, ok=1))  # dies in the second epsilon
+    monkeypatch.setattr(A, "train_chunk", _Interrupt(orig, ok=1))  # dies in the second epsilon
     _interrupted(capsys, [*argv, "--out-dir", str(tmp_path / "b"), "--no-progress"])
     cnt = _Count(orig)
-    monkeypatch.setattr(A, "_train_chunk", cnt)
+    monkeypatch.setattr(A, "train_chunk", cnt)
     resumed, _ = cli.json_and_stderr([*argv, "--out-dir", str(tmp_path / "b"), "--resume", "--no-progress"])
     assert cnt.n == 1  # epsilon 1 not redone
     for e in ("1", "8"):
@@ -363,7 +363,7 @@ def test_experiment_hayes_fig5_fig8_resume_repeats_nothing(cli, capsys, tmp_path
     files = sorted(tmp_path.glob("*.jsonl"))
     assert files and all(_records(f)[0]["seed"] == 4 for f in files)
     cnt = _Count(A._train_chunk)
-    monkeypatch.setattr(A, "_train_chunk", cnt)
+    monkeypatch.setattr(A, "train_chunk", cnt)
     again, _ = cli.json_and_stderr([*argv, "--seed", "4", "--resume"])
     assert cnt.n == 0 and again["rows"] == d["rows"]
     assert cli.json_and_stderr([*argv, "--seed", "4"])[0]["rows"] == d["rows"] and cnt.n == 0  # finished: reused

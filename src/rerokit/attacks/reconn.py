@@ -254,7 +254,7 @@ def gd_many(
         if yy.numel() and (int(yy.min()) < 0 or int(yy.max()) >= num_classes):
             raise ValueError(f"{nm} must hold labels in [0, {num_classes - 1}]")
     hidden = [check_int(f"hidden[{i}]", h, minimum=1) for i, h in enumerate(hidden)]
-    fm = _functional_model(d, hidden, num_classes, activation)
+    fm = functional_mlp(d, hidden, num_classes, activation)
     theta0 = torch.as_tensor(theta0, dtype=torch.float32).to(device)
     r = train_dpsgd_many(fm, theta0, X_targets[:, None], y_targets[:, None], noise_multiplier=0.0, clip=None,
                          steps=steps, lr=lr, sample_rate=1.0, momentum=momentum, seed=0, shared=(X_fixed, y_fixed),
@@ -262,7 +262,7 @@ def gd_many(
     return r.theta.cpu()
 
 
-def _functional_model(d: int, hidden: Sequence[int], c: int, activation: str):
+def functional_mlp(d: int, hidden: Sequence[int], c: int, activation: str):
     from rerokit.training import FunctionalModel, make_mlp
 
     return FunctionalModel(make_mlp(d, list(hidden), c, activation=activation))
@@ -313,7 +313,7 @@ def train_models(
     lo, hi = (0, K) if models is None else (check_int("models[0]", models[0], minimum=0, maximum=K - 1),
                                             check_int("models[1]", models[1], minimum=models[0] + 1, maximum=K))
     d = int(np.asarray(X_fixed).reshape(len(X_fixed), -1).shape[1])
-    fm = _functional_model(d, hidden, num_classes, activation)
+    fm = functional_mlp(d, hidden, num_classes, activation)
     if init == "known":
         theta0 = fm.init_flat(check_int("init_seed", init_seed, minimum=0))
     else:

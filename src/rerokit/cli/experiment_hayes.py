@@ -11,7 +11,7 @@ from typing import Any
 from rerokit.cli._common import add_clip_arg, add_command, add_delta_arg, add_executor_args
 from rerokit.cli._common import add_json_flag, add_out_dir_arg, add_resume_args, add_steps_arg, executor_from_args
 
-_FIELDS = [
+FIGURE_FIELDS = [
     ("png", "the figure written"),
     ("csv", "the CSV of all plotted numbers"),
     ("points", "rows of the figure (points x attacks)"),
@@ -22,7 +22,7 @@ _FIELDS = [
 ]
 
 
-def _common(p: argparse.ArgumentParser, *, trials: int) -> None:
+def add_figure_common_args(p: argparse.ArgumentParser, *, trials: int) -> None:
     add_out_dir_arg(p)
     p.add_argument("--trials", type=int, default=trials, help=f"prior-aware trials per point (default {trials})")
     p.add_argument("--seed", type=int, default=0,
@@ -50,7 +50,7 @@ def _kw(args: argparse.Namespace) -> dict[str, Any]:
                 device=args.device)
 
 
-def _distinct_g(name: str, values) -> None:
+def check_distinct_values(name: str, values) -> None:
     """Values of a sweep name its result files with 6 significant digits (``fig3_eps4.jsonl``): two
     values that print alike would share one file."""
     from rerokit._validate import check_distinct
@@ -88,7 +88,7 @@ def _prior_aware_figure(args: argparse.Namespace, figure: str, run, sweep: str, 
                         **kw: Any) -> dict[str, Any]:
     """A figure of prior-aware audits swept over ``values`` (the option ``sweep``), one JSONL file each
     (``files``): checks first, then ``run`` on the executor."""
-    _distinct_g(sweep, values)
+    check_distinct_values(sweep, values)
     with executor_from_args(args) as ex:
         _precheck(args, figure, files, prior_sizes=(args.prior_size,), full="alg2_nosub" in args.attacks)
         return _summary(run(args.out_dir, prior_size=args.prior_size, attacks=tuple(args.attacks), executor=ex,
@@ -114,7 +114,7 @@ def _fig8(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit._validate import check_distinct
     from rerokit.experiments.hayes_figures import fig8
 
-    _distinct_g("epsilons", args.epsilons)
+    check_distinct_values("epsilons", args.epsilons)
     check_distinct("prior_sizes", args.prior_sizes)
     with executor_from_args(args) as ex:
         _precheck(args, "fig8", [f"fig8_gradient_eps{float(e):g}.jsonl" for e in args.epsilons],
@@ -127,8 +127,8 @@ def _fig8(args: argparse.Namespace) -> dict[str, Any]:
 def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "hayes-fig3", _fig3, help="Hayes et al. 2023 Fig. 3: prior-aware success vs epsilon with the bound",
                     description="Prior size N (default 10), full batch, T = 100, C = 0.1; one prior-aware audit per "
-                    "epsilon; writes fig3.png, fig3.csv and fig3_eps<E>.jsonl into --out-dir.", fields=_FIELDS)
-    _common(p, trials=100)
+                    "epsilon; writes fig3.png, fig3.csv and fig3_eps<E>.jsonl into --out-dir.", fields=FIGURE_FIELDS)
+    add_figure_common_args(p, trials=100)
     p.add_argument("--epsilons", type=float, nargs="+", default=[1, 2, 4, 8, 16], help="epsilons > 0")
     p.add_argument("--prior-size", type=int, default=10, help="prior size N >= 2 (default 10)")
     add_clip_arg(p, "clipping norm C > 0 (default 0.1)", default=0.1)
@@ -137,8 +137,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "hayes-fig5", _fig5, help="Hayes et al. 2023 Fig. 5: success vs sampling rate q at epsilon = 4",
                     description="T = 100, C = 1, prior size 10; sigma calibrated per q; Alg. 3 and the "
                     "log-likelihood attack; writes fig5.png, fig5.csv and fig5_q<Q>.jsonl into --out-dir.",
-                    fields=_FIELDS)
-    _common(p, trials=100)
+                    fields=FIGURE_FIELDS)
+    add_figure_common_args(p, trials=100)
     p.add_argument("--sample-rates", type=float, nargs="+", default=[0.01, 0.05, 0.1, 0.25, 0.5, 1.0],
                    help="sampling rates q in (0, 1]")
     p.add_argument("--epsilon", type=float, default=4.0, help="epsilon > 0 (default 4)")
@@ -150,8 +150,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="Hayes et al. 2023 Fig. 8: gradient-based vs prior-aware attack, prior sizes 2, 8, 128",
                     description="Full batch, T = 100, C = 0.1; per epsilon: one prior-aware audit per prior size "
                     "and one gradient-attack audit whose reconstructions are matched against priors of every size "
-                    "(App. D); writes fig8.png, fig8.csv and JSONL files into --out-dir.", fields=_FIELDS)
-    _common(p, trials=50)
+                    "(App. D); writes fig8.png, fig8.csv and JSONL files into --out-dir.", fields=FIGURE_FIELDS)
+    add_figure_common_args(p, trials=50)
     p.add_argument("--gradient-trials", type=int, default=4, help="gradient-attack trials per epsilon (default 4)")
     p.add_argument("--epsilons", type=float, nargs="+", default=[1, 4, 16, 64], help="epsilons > 0")
     p.add_argument("--prior-sizes", type=int, nargs="+", default=[2, 8, 128], help="prior sizes >= 2")

@@ -624,7 +624,7 @@ class AuditReport:
         return d
 
 
-def _load(cfg: AuditConfig):
+def load_audit_data(cfg: AuditConfig):
     from rerokit.data import load_dataset
 
     if cfg.dataset in ("mnist", "cifar10") and cfg.data_path is None:
@@ -632,7 +632,7 @@ def _load(cfg: AuditConfig):
     return load_dataset(cfg.dataset, cfg.data_path) if cfg.data_path else load_dataset(cfg.dataset)
 
 
-def _train_chunk(cfg: AuditConfig, fm, ds, trials: list[Trial], record: str, device: str = "cpu"):
+def train_chunk(cfg: AuditConfig, fm, ds, trials: list[Trial], record: str, device: str = "cpu"):
     """DP-SGD on D- + {z*} for each of ``trials``, vectorised, on ``device`` (random numbers drawn on the CPU)."""
     from rerokit.training import train_dpsgd_many
 
@@ -680,14 +680,14 @@ _STATE_LOCK = threading.Lock()  # blocks may run on several threads (rerokit.exe
 _MODELS = threading.local()  # one model per thread: torch.func.functional_call swaps a module's parameters
 
 
-def _state(cfg: AuditConfig, device: str) -> tuple[Any, Any, torch.Tensor, torch.Tensor]:
+def initial_state(cfg: AuditConfig, device: str) -> tuple[Any, Any, torch.Tensor, torch.Tensor]:
     """``(dataset, model, X, y)`` of ``cfg`` (X, y as tensors on ``device``), cached for the last config
     (the data shared by all threads, the model built once per thread)."""
     key = (json.dumps(cfg.to_dict(), sort_keys=True), cfg.model_fn, device)
     with _STATE_LOCK:
         if _STATE.get("key") != key:
             _STATE.clear()
-            ds = _load(cfg)
+            ds = load_audit_data(cfg)
             _STATE.update(key=key, value=(ds, torch.as_tensor(ds.X).to(device), torch.as_tensor(ds.y).to(device)))
         ds, X, y = _STATE["value"]
     if getattr(_MODELS, "key", None) != key:
@@ -695,7 +695,7 @@ def _state(cfg: AuditConfig, device: str) -> tuple[Any, Any, torch.Tensor, torch
     return ds, _MODELS.fm, X, y
 
 
-def _block_trials(cfg: AuditConfig, n_data: int, block) -> list[Trial]:
+def block_trials(cfg: AuditConfig, n_data: int, block) -> list[Trial]:
     return [make_trial(n_data, cfg.prior_size, cfg.n_known, s, cfg.prior_weights) for s in block.payload]
 
 
@@ -704,12 +704,12 @@ def _prior_aware_block(job: _Job, block) -> Iterator[tuple[int, dict[str, Any]]]
     from rerokit.attacks import prior_aware as pa
 
     cfg, attacks = job.cfg, job.attacks
-    ds, fm, X, y = _state(cfg, job.device)
-    tri = _block_trials(cfg, ds.n, block)
+    ds, fm, X, y = initial_state(cfg, job.device)
+    tri = block_trials(cfg, ds.n, block)
     record = "full" if "alg2_nosub" in attacks else "gbar_only"
     log_prior = None if cfg.prior_weights is None else torch.log(
         torch.as_tensor(cfg.prior_weights, dtype=torch.float64)).to(job.device)
-    tr = _train_chunk(cfg, fm, ds, tri, record, device=job.device).transcript
+    tr = train_chunk(cfg, fm, ds, tri, record, device=job.device).transcript
     pidx = torch.as_tensor(np.stack([t.prior for t in tri]), dtype=torch.long).to(job.device)
     Xc, yc = X[pidx], y[pidx]
     stats = {"sub": candidate_statistics_many(fm, tr.thetas, tr.gbar, Xc, yc, cfg.clip)}
@@ -745,9 +745,9 @@ def _gradient_block(job: _Job, block) -> Iterator[tuple[int, dict[str, Any]]]:
     from rerokit.attacks.gradient import gradient_attack, mse, prior_match_success
 
     cfg = job.cfg
-    ds, fm, _, _ = _state(cfg, job.device)
-    tri = _block_trials(cfg, ds.n, block)
-    tr = _train_chunk(cfg, fm, ds, tri, "gbar_only", device=job.device).transcript
+    ds, fm, _, _ = initial_state(cfg, job.device)
+    tri = block_trials(cfg, ds.n, block)
+    tr = train_chunk(cfg, fm, ds, tri, "gbar_only", device=job.device).transcript
     todo = set(block.todo)
     for j, t in enumerate(tri):
         i = block.lo + j
@@ -794,7 +794,7 @@ def declared_guarantee(cfg: "AuditConfig") -> dict[str, Any]:
             "sampler": "full_batch" if q == 1.0 else "poisson"}
 
 
-def _run_blocks(job: _Job, fn, trials: int, seed: int, opts: "RunOptions", extra: dict[str, Any],
+def run_trial_blocks(job: _Job, fn, trials: int, seed: int, opts: "RunOptions", extra: dict[str, Any],
                 schema: dict[str, Any], desc: str, validate: Callable[[], None], announce: str | None = None,
                 check_record: Callable[[dict[str, Any]], str | None] | None = None,
                 ) -> tuple[int, int, dict[str, Any], list[dict[str, Any]]]:
@@ -845,7 +845,7 @@ def _run_blocks(job: _Job, fn, trials: int, seed: int, opts: "RunOptions", extra
     return K, seed, settings, recs
 
 
-def _resolve_device(device) -> str:
+def resolve_audit_device(device) -> str:
     from rerokit.training.devices import resolve_device
 
     d = resolve_device(device)
@@ -886,7 +886,7 @@ def run_prior_aware_audit(
     if "loglik" in attacks and cfg.noise_multiplier == 0:
         raise ValueError("attack loglik needs noise_multiplier > 0")
     opts = options or RunOptions()
-    job = _Job("prior-aware", cfg, _resolve_device(opts.device), attacks=attacks)
+    job = _Job("prior-aware", cfg, resolve_audit_device(opts.device), attacks=attacks)
     from rerokit.experiments.schema import prior_aware_problem, prior_aware_schema
 
     schema = prior_aware_schema(cfg.prior_size, attacks)
@@ -895,10 +895,10 @@ def run_prior_aware_audit(
         return prior_aware_problem(rec, cfg.prior_size, attacks)
 
     def validate() -> None:
-        ds = _state(cfg, job.device)[0]
+        ds = initial_state(cfg, job.device)[0]
         make_trial(ds.n, cfg.prior_size, cfg.n_known, 0, cfg.prior_weights)
 
-    _, seed, settings, recs = _run_blocks(job, _prior_aware_block, trials, seed, opts, {"attacks": list(attacks)},
+    _, seed, settings, recs = run_trial_blocks(job, _prior_aware_block, trials, seed, opts, {"attacks": list(attacks)},
                                           schema, "prior-aware trials", validate, announce, check_record)
     gamma = rero_gamma(cfg.noise_multiplier, cfg.sample_rate, cfg.steps, cfg.kappa)
     results = {
@@ -942,7 +942,7 @@ def run_gradient_audit(
     opts = options or RunOptions()
     extra = {"attack": "gradient", "iterations": att.iterations, "restarts": att.restarts,
              "attack_lr": att.attack_lr, "prior_sizes": list(sizes)}
-    job = _Job("gradient", cfg, _resolve_device(opts.device), sizes=sizes, iterations=att.iterations,
+    job = _Job("gradient", cfg, resolve_audit_device(opts.device), sizes=sizes, iterations=att.iterations,
                restarts=att.restarts, attack_lr=att.attack_lr)
     from rerokit.experiments.schema import gradient_problem, gradient_schema
 
@@ -950,12 +950,12 @@ def run_gradient_audit(
     check_record = gradient_problem
 
     def validate() -> None:
-        ds = _state(cfg, job.device)[0]
+        ds = initial_state(cfg, job.device)[0]
         if max(sizes) > ds.n:
             raise ValueError(f"prior_sizes must be <= dataset size {ds.n}, got {max(sizes)}")
         make_trial(ds.n, cfg.prior_size, cfg.n_known, 0, cfg.prior_weights)
 
-    _, seed, settings, recs = _run_blocks(job, _gradient_block, trials, seed, opts, extra, schema,
+    _, seed, settings, recs = run_trial_blocks(job, _gradient_block, trials, seed, opts, extra, schema,
                                           "gradient-attack trials", validate, announce, check_record)
     results = {"mse": AttackResult.from_values([r["mse"] for r in recs], seed=seed, metric="mse", settings=settings,
                                               support=(0.0, float("inf")))}
@@ -1030,7 +1030,7 @@ def run_audit(
     elif not isinstance(attack, GradientAttack):
         raise TypeError(f"attack of the gradient audit must be a GradientAttack, got {attack!r}")
     ex = get_executor(opts.executor, workers=opts.workers, address=opts.address)
-    dev = _resolve_device(opts.device)
+    dev = resolve_audit_device(opts.device)
     try:
         if config is None:
             base = AuditConfig._base(**fields)

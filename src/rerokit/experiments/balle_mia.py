@@ -146,9 +146,9 @@ def _bits(seeds: Sequence[int]) -> np.ndarray:
 
 def _losses(cfg: MIAConfig, split, thetas: torch.Tensor) -> np.ndarray:
     """(K, 2): the cross-entropy of z_0 and z_1 under each model."""
-    from rerokit.attacks.reconn import _functional_model
+    from rerokit.attacks.reconn import functional_mlp
 
-    fm = _functional_model(split.X_fixed.shape[1], cfg.hidden, split.num_classes, "elu")
+    fm = functional_mlp(split.X_fixed.shape[1], cfg.hidden, split.num_classes, "elu")
     X = torch.as_tensor(split.X_eval[:2])
     y = torch.as_tensor(split.y_eval[:2])
     with torch.no_grad():
@@ -211,7 +211,7 @@ def run_informed_mia(cfg: MIAConfig, trials: int, *, out: str | None = None, res
         ValueError: if a setting is out of range (before any training).
     """
     from rerokit.executors import RunOptions
-    from rerokit.experiments.audit import _run_blocks
+    from rerokit.experiments.audit import run_trial_blocks
     from rerokit.experiments.records import Bool, DictOf, Int, Num
 
     if not isinstance(cfg, MIAConfig):
@@ -221,7 +221,7 @@ def run_informed_mia(cfg: MIAConfig, trials: int, *, out: str | None = None, res
               "dist0": Num(minimum=0), "dist1": Num(minimum=0), "success": DictOf(Bool, keys=MIA_ATTACKS)}
     job = _MIAJob(cfg, trials)
     opts = RunOptions(out=out, resume=resume, chunk_size=chunk_size, progress=progress, executor=executor)
-    _, seed, settings, recs = _run_blocks(job, _mia_block, trials, cfg.seed, opts,
+    _, seed, settings, recs = run_trial_blocks(job, _mia_block, trials, cfg.seed, opts,
                                           {"game": "informed MIA (Balle et al. 2022, Alg. 2)"}, schema,
                                           f"informed-MIA trials (init {cfg.init})", lambda: _split(cfg))
     bound = cfg.bound()

@@ -31,8 +31,8 @@ import torch
 from rerokit.executors import RunOptions
 from rerokit._validate import check_choice, check_int, check_positive, check_probability
 from rerokit.attacks.result import AttackResult
-from rerokit.experiments.audit import PRIOR_AWARE_ATTACKS, AuditConfig, AuditReport, _block_trials, _resolve_device
-from rerokit.experiments.audit import _run_blocks, _state, _train_chunk, candidate_statistics_many, make_trial
+from rerokit.experiments.audit import PRIOR_AWARE_ATTACKS, AuditConfig, AuditReport, block_trials, resolve_audit_device
+from rerokit.experiments.audit import run_trial_blocks, initial_state, train_chunk, candidate_statistics_many, make_trial
 from rerokit.experiments.audit import rero_gamma
 
 __all__ = ["PRIORS", "CellOptions", "TOLERANCE", "noise_range", "run_prior_cell", "run_tolerance_cell",
@@ -168,7 +168,7 @@ def _prior_block(job: _CellJob, block) -> Iterator[tuple[int, dict[str, Any]]]:
     from rerokit.training import train_dpsgd_many
 
     cfg, opt = job.cfg, job.options
-    ds, fm, X, y = _state(cfg, job.device)
+    ds, fm, X, y = initial_state(cfg, job.device)
     seeds = list(block.payload)
     Xtr, ytr, Xc, yc, tgt = _trial_tensors(job, ds, X, y, seeds)
     theta0 = fm.init_flat_many(seeds).to(job.device)
@@ -198,9 +198,9 @@ def _tolerance_block(job: _CellJob, block) -> Iterator[tuple[int, dict[str, Any]
     from rerokit.attacks.gradient import gradient_attack, mse
 
     cfg, opt = job.cfg, job.options
-    ds, fm, _, _ = _state(cfg, job.device)
-    tri = _block_trials(cfg, ds.n, block)
-    tr = _train_chunk(cfg, fm, ds, tri, "gbar_only", device=job.device).transcript
+    ds, fm, _, _ = initial_state(cfg, job.device)
+    tri = block_trials(cfg, ds.n, block)
+    tr = train_chunk(cfg, fm, ds, tri, "gbar_only", device=job.device).transcript
     todo = set(block.todo)
     for j, t in enumerate(tri):
         i = block.lo + j
@@ -219,7 +219,7 @@ _prior_block.thread_safe = True  # type: ignore[attr-defined]
 _tolerance_block.thread_safe = True  # type: ignore[attr-defined]
 
 
-def _check_fits(cfg: AuditConfig, prior: str) -> None:
+def check_prior_fits(cfg: AuditConfig, prior: str) -> None:
     from rerokit.data import load_dataset
 
     n = load_dataset("digits").n if cfg.dataset == "digits" else None
@@ -264,15 +264,15 @@ def run_prior_cell(cfg: AuditConfig, trials: int, seed: int, *, options: CellOpt
                          "rerokit.experiments.audit.run_prior_aware_audit")
     if "loglik" in options.attacks and cfg.noise_multiplier == 0:
         raise ValueError("attack loglik needs noise_multiplier > 0")
-    _check_fits(cfg, options.prior)
-    job = _CellJob(cfg, options, _resolve_device(device))
+    check_prior_fits(cfg, options.prior)
+    job = _CellJob(cfg, options, resolve_audit_device(device))
     schema = {"seed": Int(minimum=0), "target": Int(minimum=0), "guess": DictOf(Int(minimum=0), keys=options.attacks),
               "success": DictOf(Bool, keys=options.attacks), "target_clipped_fraction": Num(minimum=0)}
     if options.grad_norms:
         schema.update(grad_norm=Num(minimum=0), clipped_grad_norm=Num(minimum=0))
     extra = {"prior": options.prior, "attacks": list(options.attacks), "grad_norms": options.grad_norms}
     opts = RunOptions(out=out, resume=resume, chunk_size=options.chunk_size, progress=progress, executor=executor)
-    _, seed, settings, recs = _run_blocks(job, _prior_block, trials, seed, opts, extra, schema,
+    _, seed, settings, recs = run_trial_blocks(job, _prior_block, trials, seed, opts, extra, schema,
                                           f"prior-aware trials ({options.prior} prior)", lambda: None)
     gamma = rero_gamma(cfg.noise_multiplier, cfg.sample_rate, cfg.steps, cfg.kappa)
     results = {a: AttackResult.from_successes([r["success"][a] for r in recs], seed=seed, settings=settings,
@@ -336,14 +336,14 @@ def run_tolerance_cell(cfg: AuditConfig, trials: int, seed: int, *, options: Cel
 
     if not isinstance(options, CellOptions):
         raise TypeError(f"options must be a CellOptions, got {type(options).__name__}")
-    _check_fits(cfg, "data")
-    job = _CellJob(cfg, options, _resolve_device(device))
+    check_prior_fits(cfg, "data")
+    job = _CellJob(cfg, options, resolve_audit_device(device))
     schema = {"seed": Int(minimum=0), "target_index": Int(minimum=0), "mse": Num(minimum=0),
               "within": Int(minimum=0)}
     extra = {"attack": "gradient", "tolerance": options.tolerance, "iterations": options.iterations,
              "restarts": options.restarts, "attack_lr": options.attack_lr}
     opts = RunOptions(out=out, resume=resume, chunk_size=options.chunk_size, progress=progress, executor=executor)
-    _, seed, settings, recs = _run_blocks(job, _tolerance_block, trials, seed, opts, extra, schema,
+    _, seed, settings, recs = run_trial_blocks(job, _tolerance_block, trials, seed, opts, extra, schema,
                                           "gradient-attack trials", lambda: None)
     dim = int(np.prod(load_dataset(cfg.dataset).sample_shape)) if cfg.dataset == "digits" else 64
     results = {"mse": AttackResult.from_values([r["mse"] for r in recs], seed=seed, metric="mse", settings=settings,

@@ -40,13 +40,13 @@ CSV_FIELDS = ("figure", "x_name", "x", "prior_size", "attack", "metric", "value"
               "gamma", "kappa", "noise_multiplier", "epsilon", "delta", "sample_rate", "steps", "clip", "trials", "seed")
 
 
-def _sigma(epsilon: float, delta: float, q: float, T: int) -> float:
+def sigma_for_epsilon(epsilon: float, delta: float, q: float, T: int) -> float:
     from rerokit.bounds.calibrate import noise_multiplier_for_epsilon
 
     return float(noise_multiplier_for_epsilon(epsilon, delta, q, T))
 
 
-def _check_run(trials: int, seed: int, attacks: Sequence[str] | None = None, executor: Any = "local",
+def check_run(trials: int, seed: int, attacks: Sequence[str] | None = None, executor: Any = "local",
                device: str = "cpu") -> None:
     """Checks that the audits would make only after sigma is calibrated (done first, cheaply)."""
     from rerokit.training.devices import resolve_device
@@ -63,7 +63,7 @@ def _check_run(trials: int, seed: int, attacks: Sequence[str] | None = None, exe
             check_choice("attacks", a, PRIOR_AWARE_ATTACKS)
 
 
-def _values(name: str, values: Iterable[float], check: Callable[[str, Any], float], what: str) -> list[float]:
+def checked_values(name: str, values: Iterable[float], check: Callable[[str, Any], float], what: str) -> list[float]:
     """Each of ``values`` checked by ``check(name, value)``; at least one (else ValueError)."""
     xs = [check(name, v) for v in values]
     if not xs:
@@ -125,7 +125,7 @@ def _prior_aware_figure(fig: _Figure, cells: Sequence[tuple[float, float, float,
     with using_executor(executor) as ex:
         rows = []
         for x, e, q, cell in cells:
-            cfg = dataclasses.replace(base, sample_rate=q, noise_multiplier=_sigma(e, fig.delta, q, base.steps))
+            cfg = dataclasses.replace(base, sample_rate=q, noise_multiplier=sigma_for_epsilon(e, fig.delta, q, base.steps))
             rep = fig.audit(run_prior_aware_audit, cfg, cell, ex, attacks=tuple(attacks))
             rows += [fig.row(x_name, x, cfg, a, r, rep.gamma, e) for a, r in rep.results.items()]
     return fig.finish(rows, x_label, title)
@@ -193,9 +193,9 @@ def fig3(
         ValueError: if a setting is out of range (checked before sigma is calibrated and before
             any training), or as :func:`rerokit.experiments.audit.run_prior_aware_audit`.
     """
-    _check_run(trials, seed, attacks, executor, device)
+    check_run(trials, seed, attacks, executor, device)
     delta = check_probability("delta", delta, high_open=True)
-    eps = _values("epsilons", epsilons, check_positive, "value > 0")
+    eps = checked_values("epsilons", epsilons, check_positive, "value > 0")
     return _prior_aware_figure(_Figure("fig3", out_dir, trials, seed, delta, resume, progress, device),
                                [(e, e, 1.0, f"eps{e:g}") for e in eps], attacks, executor,
                                ("epsilon", "epsilon", "Fig. 3 (digits)"),
@@ -227,10 +227,10 @@ def fig5(
     Raises:
         ValueError: as :func:`fig3`.
     """
-    _check_run(trials, seed, attacks, executor, device)
+    check_run(trials, seed, attacks, executor, device)
     delta = check_probability("delta", delta, high_open=True)
     e = check_positive("epsilon", epsilon)
-    qs = _values("sample_rates", sample_rates, check_probability, "value in (0, 1]")
+    qs = checked_values("sample_rates", sample_rates, check_probability, "value in (0, 1]")
     return _prior_aware_figure(_Figure("fig5", out_dir, trials, seed, delta, resume, progress, device),
                                [(q, e, q, f"q{q:g}") for q in qs], attacks, executor,
                                ("sample_rate", "sampling rate q", f"Fig. 5 (digits, eps={e:g})"),
@@ -271,7 +271,7 @@ def fig8(
     """
     from rerokit.data import load_dataset
 
-    _check_run(trials, seed, None, executor, device)
+    check_run(trials, seed, None, executor, device)
     check_int("gradient_trials", gradient_trials, minimum=1)
     check_int("iterations", iterations, minimum=1)
     check_int("restarts", restarts, minimum=1)
@@ -296,7 +296,7 @@ def fig8(
     with using_executor(executor) as ex:
         rows = []
         for e in eps:
-            sigma = _sigma(e, delta, 1.0, steps)
+            sigma = sigma_for_epsilon(e, delta, 1.0, steps)
             for n in sizes:
                 cfg = config(sigma, n, n)
                 rep = fig.audit(run_prior_aware_audit, cfg, f"prior_eps{e:g}_n{n}", ex, attacks=("alg2",))

@@ -32,8 +32,8 @@ from rerokit._validate import check_int, check_positive, check_probability
 from rerokit.executors import using_executor
 from rerokit.experiments._outputs import output_dir, pyplot, write_csv
 from rerokit.experiments.audit import AuditConfig
-from rerokit.experiments.hayes_cells import PRIORS, CellOptions, _check_fits, run_prior_cell, run_tolerance_cell
-from rerokit.experiments.hayes_figures import CSV_FIELDS as _BASE_FIELDS, _check_run, _sigma, _values
+from rerokit.experiments.hayes_cells import PRIORS, CellOptions, check_prior_fits, run_prior_cell, run_tolerance_cell
+from rerokit.experiments.hayes_figures import CSV_FIELDS as _BASE_FIELDS, check_run, sigma_for_epsilon, checked_values
 
 __all__ = ["HayesRun", "CSV_FIELDS", "fig3_sizes", "fig9", "fig12", "fig13"]
 
@@ -68,7 +68,7 @@ class HayesRun:
     device: str = "cpu"
 
     def __post_init__(self) -> None:
-        _check_run(self.trials, self.seed, None, self.executor, self.device)
+        check_run(self.trials, self.seed, None, self.executor, self.device)
         check_probability("delta", self.delta, high_open=True)
         check_int("steps", self.steps, minimum=1)
         check_int("n_known", self.n_known, minimum=0)
@@ -99,10 +99,10 @@ def _row(name: str, x_name: str, x: float, cfg: AuditConfig, key: str, res, run:
 def _prior_cells(name: str, out: Path, run: HayesRun, cells, x_name: str, options_of, ex) -> list[dict[str, Any]]:
     """One prior-aware cell per ``(x, epsilon, cfg, prior, cell name)``; its rows."""
     for _, _, base, prior, _ in cells:  # every cell's trial construction, before any calibration
-        _check_fits(base, prior)
+        check_prior_fits(base, prior)
     rows = []
     for x, eps, base, prior, cell in cells:
-        cfg = dataclasses.replace(base, noise_multiplier=_sigma(eps, run.delta, base.sample_rate, base.steps))
+        cfg = dataclasses.replace(base, noise_multiplier=sigma_for_epsilon(eps, run.delta, base.sample_rate, base.steps))
         opt = options_of(prior)
         rep = run_prior_cell(cfg, run.trials, run.seed, options=opt, out=str(out / f"{name}_{cell}.jsonl"),
                              resume=run.resume, progress=run.progress, executor=ex, device=run.device)
@@ -153,7 +153,7 @@ def fig3_sizes(out_dir: str | Path, run: HayesRun = HayesRun(), *, prior_sizes: 
 
     check_choice("prior", prior, PRIORS)
     sizes = _sizes(prior_sizes, prior, run)
-    eps = _values("epsilons", epsilons, check_positive, "value > 0")
+    eps = checked_values("epsilons", epsilons, check_positive, "value > 0")
     out = output_dir(out_dir)
     cells = [(n, e, run.config(n, 0.1, prior), prior, f"n{n}_eps{e:g}") for n in sizes for e in eps]
     with using_executor(run.executor) as ex:
@@ -174,7 +174,7 @@ def fig9(out_dir: str | Path, run: HayesRun = HayesRun(), *, epsilons: Sequence[
     Returns:
         ``{"png", "csv", "rows"}``: one row per prior and epsilon.
     """
-    eps = _values("epsilons", epsilons, check_positive, "value > 0")
+    eps = checked_values("epsilons", epsilons, check_positive, "value > 0")
     _sizes([prior_size], "data", run)
     out = output_dir(out_dir)
     cells = [(e, e, run.config(prior_size, 0.1, p), p, f"{p}_eps{e:g}") for p in PRIORS for e in eps]
@@ -202,8 +202,8 @@ def fig13(out_dir: str | Path, run: HayesRun = HayesRun(), *, epsilons: Sequence
         ``{"png", "csv", "rows"}``: one row per (C, epsilon), with ``grad_norm`` and
         ``clipped_grad_norm`` (means over trials).
     """
-    eps = _values("epsilons", epsilons, check_positive, "value > 0")
-    cs = _values("clips", clips, check_positive, "value > 0")
+    eps = checked_values("epsilons", epsilons, check_positive, "value > 0")
+    cs = checked_values("clips", clips, check_positive, "value > 0")
     _sizes([prior_size], "data", run)
     out = output_dir(out_dir)
     run = dataclasses.replace(run, clip=None)
@@ -234,7 +234,7 @@ def fig12(out_dir: str | Path, run: HayesRun = HayesRun(trials=8), *, epsilons: 
     from rerokit.bounds.priors import PixelTolerancePrior
     from rerokit.data import load_dataset
 
-    eps = _values("epsilons", epsilons, check_positive, "value > 0")
+    eps = checked_values("epsilons", epsilons, check_positive, "value > 0")
     opt = CellOptions(rhos=tuple(rhos), iterations=iterations, restarts=restarts, chunk_size=8)
     out = output_dir(out_dir)
     X = load_dataset("digits").flat
@@ -245,7 +245,7 @@ def fig12(out_dir: str | Path, run: HayesRun = HayesRun(trials=8), *, epsilons: 
     rows = []
     with using_executor(run.executor) as ex:
         for e in eps:
-            cfg = dataclasses.replace(base, noise_multiplier=_sigma(e, run.delta, 1.0, base.steps))
+            cfg = dataclasses.replace(base, noise_multiplier=sigma_for_epsilon(e, run.delta, 1.0, base.steps))
             rep = run_tolerance_cell(cfg, run.trials, run.seed, options=opt, out=str(out / f"fig12_eps{e:g}.jsonl"),
                                      resume=run.resume, progress=run.progress, executor=ex, device=run.device)
             for rho in opt.rhos:

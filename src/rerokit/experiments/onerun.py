@@ -58,7 +58,7 @@ import numpy as np
 import torch
 
 from rerokit._validate import check_choice, check_int, check_positive, check_probability
-from rerokit.experiments.audit import AuditConfig, _load, build_model
+from rerokit.experiments.audit import AuditConfig, load_audit_data, build_model
 
 __all__ = ["GAMES", "THREATS", "CANARIES", "OneRunConfig", "OneRunAudit", "run_one_run_audit", "config_from_args",
            "report_fields"]
@@ -259,7 +259,7 @@ def _whitebox(cfg: OneRunConfig, seed: int, progress: bool, dev: str = "cpu") ->
     from rerokit.bounds.onerun_scores import canary_directions, gaussian_canary_llr
 
     tc = cfg.train
-    ds = _load(tc)
+    ds = load_audit_data(tc)
     fm = build_model(tc, ds.sample_shape, ds.num_classes)
     rng = np.random.default_rng([seed, 1])
     n_data = len(ds.y)
@@ -360,7 +360,7 @@ def _blackbox(cfg: OneRunConfig, seed: int, progress: bool, dev: str = "cpu") ->
     from rerokit.training import train_dpsgd
 
     tc = cfg.train
-    ds = _load(tc)
+    ds = load_audit_data(tc)
     fm = build_model(tc, ds.sample_shape, ds.num_classes)
     rng = np.random.default_rng([seed, 2])
     m, k = cfg.canaries, cfg.options
@@ -445,9 +445,9 @@ def run_one_run_audit(cfg: OneRunConfig, *, seed: int = 0, out: str | None = Non
     from rerokit.stats import clopper_pearson
 
     seed = check_int("seed", seed, minimum=0)
-    from rerokit.experiments.audit import _resolve_device
+    from rerokit.experiments.audit import resolve_audit_device
 
-    dev = _resolve_device(device)
+    dev = resolve_audit_device(device)
     settings = {**cfg.to_dict(), "seed": seed}
     if out is not None and not resume and os.path.exists(out):
         raise ValueError(f"{out} exists; use resume (--resume) to return its result, or another out file")

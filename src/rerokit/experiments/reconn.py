@@ -389,7 +389,7 @@ def train_models_in_blocks(X_fixed, y_fixed, X_targets, y_targets, *, block_size
 
 def _accuracy(thetas: torch.Tensor, split: R.ReconSplit, hidden, activation) -> float:
     """Mean test accuracy of the released models on the shadow pool (points none of them saw)."""
-    fm = R._functional_model(split.X_fixed.shape[1], hidden, split.num_classes, activation)
+    fm = R.functional_mlp(split.X_fixed.shape[1], hidden, split.num_classes, activation)
     X = torch.as_tensor(split.X_pool[:1000])
     y = torch.as_tensor(split.y_pool[:1000])
     with torch.no_grad():

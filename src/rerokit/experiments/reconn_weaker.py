@@ -157,7 +157,7 @@ def _cell(cfg: WeakConfig, cell: ReconnCell, progress: bool) -> dict[str, Any]:
     from rerokit.data import load_dataset
 
     split = R.split_dataset(load_dataset("digits"), cfg.fixed_size, cfg.targets, cfg.seed)
-    fm = R._functional_model(split.X_fixed.shape[1], cfg.hidden, split.num_classes, "elu")
+    fm = R.functional_mlp(split.X_fixed.shape[1], cfg.hidden, split.num_classes, "elu")
     if cell.shadow_data == "digits":
         Xs, ys, n_shift = R.shadow_targets(split.X_pool, split.y_pool, cfg.shadow_models, split.shape, cfg.seed)
     elif cell.shadow_data == "shifted":  # ask for more than the pool holds, keep only the shifted ones

@@ -701,7 +701,7 @@ _METHOD = {
 }
 
 
-def _run_words(d: dict[str, Any]) -> str:
+def run_words(d: dict[str, Any]) -> str:
     st = d["settings"]
     if "schedule" in st:
         return f"A DP-SGD schedule of {len(st['schedule'])} segments ({st['total_steps']} steps in total)"
@@ -977,7 +977,7 @@ def report_summary(d: dict[str, Any]) -> Summary:
     wc = what_if_table(d)
     if wc is not None:
         tables.append(wc)
-    title = (d.get("label") + " \u2014 " if d.get("label") else "") + d["title"] + ": " + _run_words(d) + "."
+    title = (d.get("label") + " \u2014 " if d.get("label") else "") + d["title"] + ": " + run_words(d) + "."
     texts = [plain(v) for v in verdict] + [title] + [f"{r.label} {r.method} {r.section or ''}" for r in rows]
     texts += [" ".join(t.columns) + " " + (t.title or "") for t in tables]
     gl = glossary_for(texts)

@@ -65,7 +65,7 @@ def privacy_markdown(d: dict[str, Any]) -> str:
     Returns:
       The Markdown text (ends with a newline).
     """
-    from rerokit.report.build import _run_words, report_summary, verdict_sentences
+    from rerokit.report.build import run_words, report_summary, verdict_sentences
     from rerokit.report.glossary import REFERENCES
 
     s = report_summary(d)
@@ -74,7 +74,7 @@ def privacy_markdown(d: dict[str, Any]) -> str:
              "This model was trained with differential privacy. The statements below are certified upper bounds "
              "computed by rerokit from the training settings; they hold against every attacker for the stated "
              "sampler and unit of privacy.", "", "**Facts**", ""]
-    facts = [("Training", _run_words(d)), ("Sampler", "Poisson subsampling (each record in each batch with "
+    facts = [("Training", run_words(d)), ("Sampler", "Poisson subsampling (each record in each batch with "
                                                      "probability q)"),
              ("Unit of privacy", "one training record (add-or-remove adjacency)"),
              ("Guarantee", f"(\u03b5 = {fmt(d['epsilon'])}, \u03b4 = {fmt(d['delta'])})-DP, certified PLD accounting"),

@@ -185,11 +185,11 @@ def output_perturbation_dfil(model, X: np.ndarray, y: np.ndarray, noise_std: flo
     Raises:
       ValueError: if ``noise_std`` is not a finite number > 0, or the Hessian is singular.
     """
-    return _per_sample(model, X, y, noise_std, chunk, device,
+    return per_sample_fil(model, X, y, noise_std, chunk, device,
                        lambda J, s, d: (J**2).sum(dim=(1, 2)).cpu().numpy() / (s * s * d))
 
 
-def _per_sample(model, X, y, noise_std, chunk, device, stat) -> np.ndarray:
+def per_sample_fil(model, X, y, noise_std, chunk, device, stat) -> np.ndarray:
     """(n,) array of ``stat(J, s, d)`` over the blocks of :func:`output_perturbation_jacobians`
     (s = ``noise_std``, checked first; d = the number of features)."""
     s = check_positive("noise_std", noise_std)
@@ -225,7 +225,7 @@ def output_perturbation_trace_inverse_bound(model, X: np.ndarray, y: np.ndarray,
         tr = torch.where((ev > tiny).all(1), (1.0 / ev.clamp_min(1e-300)).sum(1), torch.full_like(ev[:, 0], math.inf))
         return tr.cpu().numpy() * s * s / d
 
-    return _per_sample(model, X, y, noise_std, chunk, device, trace_inverse)
+    return per_sample_fil(model, X, y, noise_std, chunk, device, trace_inverse)
 
 
 # ---------------------------------------------------------------------------------------------

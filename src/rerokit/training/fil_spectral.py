@@ -111,7 +111,7 @@ def output_perturbation_spectral_fil(model, X: np.ndarray, y: np.ndarray, noise_
     Raises:
       ValueError: if ``noise_std`` is not a finite number > 0, or the Hessian is singular.
     """
-    from rerokit.training.fil import _per_sample
+    from rerokit.training.fil import per_sample_fil
 
     def top(J: torch.Tensor, s: float, d: int) -> np.ndarray:
         ev = torch.linalg.eigvalsh(J.transpose(1, 2) @ J)  # (m, d), ascending, float64
@@ -119,4 +119,4 @@ def output_perturbation_spectral_fil(model, X: np.ndarray, y: np.ndarray, noise_
         up = ev[:, -1] + 10.0 * d * torch.finfo(ev.dtype).eps * scale
         return up.clamp_min(0.0).cpu().numpy() / (s * s)
 
-    return _per_sample(model, X, y, noise_std, chunk, device, top)
+    return per_sample_fil(model, X, y, noise_std, chunk, device, top)
