@@ -45,11 +45,15 @@ def audit_json_dict() -> dict:
 
 def write_audit_jsonl(path, outcomes=None, settings=None) -> None:
     """The JSON lines 'rerokit audit prior-aware --out' writes: header, then one line per trial."""
+    from rerokit.seeding import trial_seeds
+
     outcomes = audit_outcomes() if outcomes is None else outcomes
+    settings = settings or AUDIT_SETTINGS
+    seeds = trial_seeds(settings.get("seed", 0), max(1, len(outcomes)))  # each trial's seed, as the audit derives it
     with open(path, "w") as f:
-        f.write(json.dumps({"kind": "header", "settings": settings or AUDIT_SETTINGS}) + "\n")
+        f.write(json.dumps({"kind": "header", "settings": settings}) + "\n")
         for i, ok in enumerate(outcomes):
-            f.write(json.dumps({"kind": "trial", "trial": i, "seed": 1000 + i, "prior": list(range(10)), "target": 3,
+            f.write(json.dumps({"kind": "trial", "trial": i, "seed": seeds[i], "prior": list(range(10)), "target": 3,
                                 "guess": {"alg2": 3 if ok else 4}, "success": {"alg2": ok},
                                 "target_clipped_fraction": 1.0}) + "\n")
 

@@ -77,11 +77,14 @@ def test_gradient_audit_files_are_read_without_lower_bounds(tmp_path, fx):
     # it against gamma but proves nothing from it (no count of successes for Clopper-Pearson)
     s = dict(fx.AUDIT_SETTINGS, attack="gradient", prior_sizes=[10])
     s.pop("attacks")
+    from rerokit.seeding import trial_seeds
+
     p = tmp_path / "g.jsonl"
     with open(p, "w") as f:
         f.write(json.dumps({"kind": "header", "settings": s}) + "\n")
         for i, v in enumerate([0.1, 0.2, 0.3, 0.4]):
-            f.write(json.dumps({"kind": "trial", "trial": i, "seed": i, "target_index": i, "mse": 0.1, "objective": 0.5,
+            f.write(json.dumps({"kind": "trial", "trial": i, "seed": trial_seeds(s["seed"], 4)[i], "target_index": i,
+                                "mse": 0.1, "objective": 0.5,
                                 "prior_success": {"10": v}}) + "\n")
         f.write('{"kind": "trial", "tri')  # a line cut by an interruption: skipped, as the audit does
     a = load_audit(p)
