@@ -617,7 +617,7 @@ PATH_CASES = [
     ([*_ANALYTIC, "--out", "{notjsonl}"], "--overwrite"),
     ([*_ANALYTIC, "--dataset", "mnist", "--data-path", "{notjsonl}"], "data_path"),
     ([*_ANALYTIC, "--dataset", "mnist", "--data-path", "{npy}"], "data_path"),
-    ([*_ANALYTIC, "--dataset", "mnist", "--data-path", "{dir}/missing"], "does not exist"),
+    ([*_ANALYTIC, "--dataset", "mnist", "--data-path", "{dir}/missing"], "No such file"),
     ([*_ANALYTIC, "--dataset", "cifar10", "--data-path", "{junkcifar}"], "data_path"),
     ([*_RECONN, "--png", "{dir}"], "png"),
     ([*_RECONN, "--png", "{notjsonl}/x.png"], "{notjsonl}"),  # parent is a file: fails before the attack
