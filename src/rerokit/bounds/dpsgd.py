@@ -41,7 +41,14 @@ Three methods compute it:
     (sigma, q) on a window chosen by Chernoff bounds; the mass outside the window (< 1e-17 per
     side) is added to the upper and subtracted from the lower value. At small kappa the far tail
     is recomputed by exponential tilting (:mod:`rerokit.bounds.pld.tilt`), with relative
-    precision. At q = 1 the exact Gaussian-DP closed form answers (no PLD). The engine is the
+    precision. Below kappa = 1e-300 (step masses beyond double precision) the floored value is the
+    minimum of the RDP bound and Hölder's inequality at the best real order
+    (:mod:`rerokit.bounds.pld.chernoff`: exact integer moments, certified real-order integrals):
+    within 0.02% of the exact log gamma at T = 1, 2 and kappa = 1e-473, 1e-1000 (mpmath), within
+    2% at q = 1, T = 1000 (the Hölder bound alone). Noise multipliers all above the exact range get the smaller of the
+    closed-form envelope and the exact value at the range's top edge (more noise is
+    post-processing), so the value is non-increasing in sigma across it. At q = 1 the exact
+    Gaussian-DP closed form answers (no PLD). The engine is the
     public package :mod:`rerokit.bounds.pld`; this module keeps the entry points. The value
     reported is the upper one, never below the truth.
 
@@ -84,6 +91,7 @@ from rerokit.bounds.pld import (
     PLDTooWide,
     SchedulePLD,
     ThresholdTests,
+    log_chernoff_gamma_many,
     log_rdp_gamma_many,
     rdp_curve_subsampled_gaussian,
     rdp_poisson_gaussian,
@@ -379,6 +387,10 @@ def exact_power_many(
         if log_rdp is None:
             log_rdp = np.full(lks.shape, np.inf)
             log_rdp[floored] = log_rdp_gamma_many(segments, lks[floored])[0]
+        tiny = floored & (lks < _MIN_TILTED_LOG)
+        if tiny.any():  # below 1e-300: the Hölder bound at the best real order (pld.chernoff)
+            log_rdp = np.array(log_rdp, dtype=float)
+            log_rdp[tiny] = np.minimum(log_rdp[tiny], log_chernoff_gamma_many(segments, lks[tiny])[0])
         used_rdp = floored & (log_rdp < log_up)
         log_val = np.where(used_rdp, log_rdp, log_up)
     value = np.array([round_up_exp(float(x)) for x in log_val])
@@ -479,7 +491,7 @@ def rero_dpsgd(
         raise ValueError(f"method='mc' supports group_size=1 only, got group_size={k}")
     kap = base.kappa
     if method == "exact" and outside_exact_range(segs):
-        b = envelope_bound(segs, lk, kap, k)
+        b = _edge_bound(segs, lk, kap, k, envelope_bound(segs, lk, kap, k))
         if membership:
             b.extras["membership"] = _membership(segs, None, k)
         return b
@@ -558,7 +570,8 @@ def rero_dpsgd(
     if r["used_rdp"][0]:
         extras["note"] = (
             "the PLD's infinity mass / round-off floor dominates at this kappa; "
-            "value is the (smaller, still valid) RDP bound"
+            "value is the (smaller, still valid) RDP bound (below kappa = 1e-300: Hölder's inequality at the "
+            "best real order, rerokit.bounds.pld.chernoff)"
         )
     elif floored:
         extras["note"] = "the PLD's infinity mass / round-off floor dominates at this kappa"
@@ -566,6 +579,36 @@ def rero_dpsgd(
     value = float(r["value"][0])
     lower = float(r["lower"][0])
     return Bound(value, max(0.0, value - lower), "exact", "upper", (lower, value), inputs, extras)
+
+
+def _edge_bound(segs: Sequence[Segment], lk: float, kap: float, k: int, env: Bound) -> Bound:
+    """min(envelope, the exact engine at the range's top edge) for noise multipliers above the range.
+
+    A larger noise multiplier is a post-processing of a smaller one (add independent
+    N(0, sigma'^2 - sigma^2) noise to every release), so gamma is non-increasing in sigma and the
+    certified value at sigma = SIGMA_EXACT_RANGE[1] bounds every schedule whose noise multipliers
+    are all at least that (same q, T). Taking the smaller of it and the envelope keeps the reported
+    value non-increasing in sigma across the edge (the envelope alone was looser just outside it:
+    0.10000005 at sigma = 1.0001e8 against 0.1000000149 at 1e8 for q = 0.01, T = 1000, kappa = 0.1).
+    """
+    top = SIGMA_EXACT_RANGE[1]
+    if any(s < top for s, _, _ in segs) or sum(T for _, _, T in segs) > MAX_EXACT_STEPS:
+        return env
+    edge = [Segment(top, q, T) for _, q, T in segs]
+    try:
+        e = rero_dpsgd(segments=edge, log_kappa=lk, comparisons=False, bracket=False, group_size=k)
+    except PLDTooWide:
+        return env
+    if not e.value < env.value:
+        return env
+    value = e.value
+    lower = min(kap, value)
+    extras = dict(env.extras, upper=value, log_gamma=min(float(e.extras["log_gamma"]), env.extras["log_gamma"]),
+                  lower=lower, note=(
+                      f"noise multipliers above {top:g}: value is the exact engine's certified bound at sigma = "
+                      f"{top:g} (more noise is post-processing: gamma is non-increasing in sigma), smaller than the "
+                      "closed-form envelope here; error = value - kappa"))
+    return Bound(value, max(0.0, value - lower), "envelope", "upper", (lower, value), env.inputs, extras)
 
 
 def _full_batch(segs: Sequence[Segment], lk: float, kap: float, k: int, inputs: dict[str, Any],

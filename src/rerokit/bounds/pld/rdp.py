@@ -29,7 +29,7 @@ RDP_ORDERS: tuple[float, ...] = tuple(
 
 _LGAMMA = np.frompyfunc(math.lgamma, 1, 1)
 
-def _log_sum_rounded_up(t: np.ndarray) -> float:
+def log_sum_rounded_up(t: np.ndarray) -> float:
     """log sum_i e^{t_i} plus its float round-off: each e^{t_i} carries a relative error of about
     eps |t_i| (from rounding t_i), the sum eps log2(n), the log eps |log A|. Without it tiny RDP
     values came out below the exact ones (log A ~ 1e-16 cancels): sigma=1e3, q=1e-5 gave 0 at
@@ -83,7 +83,7 @@ def rdp_poisson_gaussian(
                 math.lgamma(a + 1.0) - _LGAMMA(k + 1.0).astype(float) - _LGAMMA(a - k + 1.0).astype(float)
                 + k * math.log(q) + (a - k) * math.log1p(-q) + (k * k - k) / (2.0 * sigma * sigma)
             )
-            out[i] = _log_sum_rounded_up(terms) / (a - 1.0)
+            out[i] = log_sum_rounded_up(terms) / (a - 1.0)
         else:
             lo, hi = -14.0 * sigma, a + 14.0 * sigma
             n = int(min(200_000, max(4_000, math.ceil((hi - lo) / (sigma / 50.0)))))
@@ -92,7 +92,7 @@ def rdp_poisson_gaussian(
             logf += a * remove_loss(x, sigma, q)
             w = np.full(n, math.log((hi - lo) / (n - 1)))
             w[0] = w[-1] = w[0] - math.log(2.0)
-            out[i] = _log_sum_rounded_up(logf + w) / (a - 1.0)
+            out[i] = log_sum_rounded_up(logf + w) / (a - 1.0)
     return np.maximum(out, 0.0)
 
 

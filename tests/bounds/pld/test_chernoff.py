@@ -1,0 +1,103 @@
+"""The Hölder (Chernoff) bound at real orders (rerokit.bounds.pld.chernoff) at tiny baselines.
+
+References, all independent of the code under test: at q = 1 the Gaussian-DP closed form
+log gamma = log Phi(Phi^-1(kappa) + sqrt(T)/sigma) in mpmath; at q < 1 and T = 1, 2 the exact
+Neyman-Pearson power of the likelihood-ratio test L_1 + ... + L_T > l, in mpmath (quadrature for
+T = 2): that test is the most powerful at its own level alpha(l), so (alpha(l), beta(l)) is a
+point of the exact trade-off curve and gamma(alpha) = beta.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+from rerokit.bounds.dpsgd import rero_dpsgd
+from rerokit.bounds.pld import log_chernoff_gamma_many, log_moment_int, log_moment_real, log_rdp_gamma_many
+
+LN10 = math.log(10.0)
+
+
+def _gdp_truth(sigma: float, T: int, lk: float) -> mp.mpf:
+    with mp.workdps(40):
+        z = mp.findroot(lambda x: mp.log(mp.ncdf(x)) - lk, -mp.sqrt(2 * abs(lk)))
+        return mp.log(mp.ncdf(z + mp.sqrt(T) / sigma))
+
+
+def _np_point(sigma: float, q: float, T: int, l: float) -> tuple[mp.mpf, mp.mpf]:
+    """(log alpha, log beta) of the test sum_t L(x_t) > l, L(x) = log(1-q + q e^{(2x-1)/(2 sigma^2)})."""
+    s, qq = mp.mpf(sigma), mp.mpf(q)
+
+    def x_of(v):  # L(x) > v  <=>  x > x_of(v); None when every x qualifies
+        if v <= mp.log(1 - qq):
+            return None
+        return s * s * mp.log((mp.exp(v) - (1 - qq)) / qq) + mp.mpf(1) / 2
+
+    def tail_nu(x):
+        return mp.mpf(1) if x is None else mp.ncdf(-x / s)
+
+    def tail_mu(x):
+        return mp.mpf(1) if x is None else (1 - qq) * mp.ncdf(-x / s) + qq * mp.ncdf(-(x - 1) / s)
+
+    def L(x):
+        return mp.log(1 - qq + qq * mp.exp((2 * x - 1) / (2 * s * s)))
+
+    if T == 1:
+        x = x_of(mp.mpf(l))
+        return mp.log(tail_nu(x)), mp.log(tail_mu(x))
+    c = x_of(mp.mpf(l) / 2)  # the diagonal point of the boundary: the integrands peak near it
+    pts = [-mp.inf, -10 * s, 0] + [c + k * s for k in (-6, -3, -1, 0, 1, 3, 6)] + [2 * c + 10 * s, mp.inf]
+    pts = sorted(set(pts))
+    a = mp.quad(lambda x1: mp.npdf(x1, 0, s) * tail_nu(x_of(l - L(x1))), pts)
+    b = mp.quad(lambda x1: ((1 - qq) * mp.npdf(x1, 0, s) + qq * mp.npdf(x1, 1, s)) * tail_mu(x_of(l - L(x1))), pts)
+    return mp.log(a), mp.log(b)
+
+
+def test_moments_are_upper_bounds_and_tight():
+    segs = [(1.0, 0.3, 1)]
+    s, q = mp.mpf(1), mp.mpf("0.3")
+    with mp.workdps(30):
+        for a in (2, 7, 30):
+            exact = mp.log(mp.fsum(mp.binomial(a, k) * q**k * (1 - q) ** (a - k) * mp.exp((k * k - k) / (2 * s * s))
+                                   for k in range(a + 1)))
+            got = log_moment_int(segs, a)
+            assert got >= exact and got - exact <= 1e-12 * (1 + abs(exact))
+        for a in (1.3, 4.5, 12.25):
+            f = lambda x: mp.npdf(x, 0, s) * (1 - q + q * mp.exp((2 * x - 1) / (2 * s * s))) ** a  # noqa: E731
+            exact = mp.log(mp.quad(f, [-mp.inf, 0, a / 2, a, mp.inf]))
+            got = log_moment_real(segs, a)
+            assert got >= exact and got - exact <= 1e-4 * (1 + abs(exact))  # cellwise Taylor bound: slightly above
+    assert log_moment_real([(2.0, 1.0, 5)], 3.5) >= 5 * 3.5 * 2.5 / 8.0
+
+
+@pytest.mark.parametrize("log10_kappa", [-473.0, -1000.0])
+@pytest.mark.parametrize("sigma,T", [(1.0, 1000), (1.0, 10), (2.0, 100)])
+def test_full_batch_against_the_gdp_closed_form(log10_kappa, sigma, T):
+    lk = log10_kappa * LN10
+    got = float(log_chernoff_gamma_many([(sigma, 1.0, T)], np.array([lk]))[0][0])
+    truth = _gdp_truth(sigma, T, lk)
+    assert got >= truth  # never below the truth
+    # measured: ratio of logs 0.982 (kappa 1e-473, sigma 1, T 1000: log10 -49.2 vs -50.1), >= 0.997 elsewhere
+    assert got / float(truth) >= 0.98
+    # not looser than the fixed-order RDP bound (up to its rounding)
+    assert got <= float(log_rdp_gamma_many([(sigma, 1.0, T)], np.array([lk]))[0][0]) + 1e-9 * abs(lk)
+
+
+# thresholds l chosen so that the level is about 1e-473 (1e-1000 for the last two)
+@pytest.mark.parametrize("sigma,q,T,l", [(1.0, 0.5, 1, 45.4), (1.0, 0.01, 1, 41.5), (2.0, 0.3, 1, 21.9),
+                                         (1.0, 0.5, 2, 63.6), (1.0, 0.1, 2, 90.3), (1.0, 0.5, 1, 67.0)])
+def test_subsampled_against_the_neyman_pearson_power(sigma, q, T, l):
+    la, lb = _np_point(sigma, q, T, l)
+    lk = float(la)
+    assert -1100 * LN10 < lk < -470 * LN10
+    got = float(log_chernoff_gamma_many([(sigma, q, T)], np.array([lk]))[0][0])
+    assert got >= lb  # never below the truth
+    assert got / float(lb) >= 0.999  # measured >= 0.99988 (log10 -453.7 vs -453.8 at 1e-473)
+    # the public entry point: never below the truth, and uses it (no looser than the fixed-order RDP bound)
+    b = rero_dpsgd(sigma, q, T, log_kappa=lk, comparisons=False)
+    assert b.extras["log_gamma"] >= lb
+    assert b.extras["log_gamma"] <= float(log_rdp_gamma_many([(sigma, q, T)], np.array([lk]))[0][0]) + 1e-12
+    assert b.extras["log_gamma"] <= got + 1e-12
