@@ -103,7 +103,10 @@ def test_mse_rero_over_steps_extreme_sigma(sigma: float) -> None:
         # every release reconstructs exactly; only k = 0 (prob 0.99^1000) fails
         assert b.value >= 1 - 0.99**1000 and b.value <= 1.0
     else:
-        assert 0.0 < b.value <= 1e-14  # true value ~ 10^-(huge): safe side, finite, positive
+        # true value ~ 10^-(huge): safe side, finite, positive. The binomial weights come from log-gamma
+        # (scipy.special) with a proven relative rounding allowance (~2e-11 at T = 1000) that the bound adds
+        # on the safe side; before, scipy.stats' pmf carried none and the bound read 1e-15.
+        assert 0.0 < b.value <= 1e-10
 
 
 # --------------------------------------------------------------------------- calibrate

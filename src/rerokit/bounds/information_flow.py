@@ -27,6 +27,7 @@ candidates. |Z| can be taken as the size of the prior's support. Pure numpy (no 
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 from rerokit._validate import check_int, check_nonnegative
@@ -47,6 +48,17 @@ def _log_leakage(epsilon: float, n: int) -> float:
     return math.log(n) - softplus
 
 
+def _support_size(value: Any) -> int:
+    """|Z| as an int >= 1. Python ints of any size are accepted (28x28 images of 256 levels are 10^1888
+    values): only log|Z| meets floating point, so check_int's float-range limit does not apply."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        n = int(value)
+        if n < 1:
+            raise ValueError(f"support_size must be an integer >= 1, got {n}")
+        return n
+    return check_int("support_size", value, minimum=1)
+
+
 def bayes_leakage_bound(epsilon: float, support_size: int) -> float:
     """The multiplicative Bayes leakage bound |Z| e^eps / (|Z| - 1 + e^eps) of an eps-DP channel on |Z| secrets.
 
@@ -65,7 +77,7 @@ def bayes_leakage_bound(epsilon: float, support_size: int) -> float:
       TypeError: if an argument has the wrong type.
     """
     eps = check_nonnegative("epsilon", epsilon)
-    n = check_int("support_size", support_size, minimum=1)
+    n = _support_size(support_size)
     log_leak = _log_leakage(eps, n)
     return math.exp(log_leak) * (1.0 + 8.0 * _ULP) if log_leak < 709.0 else math.inf
 
@@ -107,7 +119,7 @@ def rero_finite_support(epsilon: float, prior: Any = None, *, support_size: int 
                              "unless the prior is uniform over n candidates")
         n = base.prior.n
     else:
-        n = check_int("support_size", support_size, minimum=1)
+        n = _support_size(support_size)
         if isinstance(base.prior, UniformDiscretePrior) and base.prior.n != n:
             raise ValueError(f"support_size={n} differs from the uniform prior's {base.prior.n} candidates")
     lk = base.log_kappa
