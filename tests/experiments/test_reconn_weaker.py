@@ -18,7 +18,7 @@ def _setup():
     from rerokit.data import load_dataset
 
     split = R.split_dataset(load_dataset("digits"), TINY.fixed_size, TINY.targets, TINY.seed)
-    fm = R._functional_model(64, TINY.hidden, 10, "elu")
+    fm = R.functional_mlp(64, TINY.hidden, 10, "elu")
     return split, fm
 
 

@@ -93,7 +93,7 @@ def test_audit_prior_aware_interrupt_resume(cli, capsys, tmp_path, monkeypatch):
     _, ref = _records(tmp_path / "a.jsonl")
 
     out = tmp_path / "b.jsonl"
-    orig = A._train_chunk
+    orig = A.train_chunk
     monkeypatch.setattr(A, "train_chunk", _Interrupt(orig, ok=1))
     _interrupted(capsys, [*_PA, "--out", str(out), "--no-progress"])
     settings, part = _records(out)
@@ -272,12 +272,12 @@ def test_experiment_hayes_fig3_interrupt_resume(cli, capsys, tmp_path, monkeypat
     import rerokit.experiments.hayes_figures as H
 
     # sigma calibration (PLD, seconds per epsilon) is not under test here
-    monkeypatch.setattr(H, "_sigma", lambda e, d, q, T: 1.0 + 1.0 / e)
+    monkeypatch.setattr(H, "sigma_for_epsilon", lambda e, d, q, T: 1.0 + 1.0 / e)
     argv = ["experiment", "hayes-fig3", "--epsilons", "1", "8", "--trials", "2", "--steps", "2", "--n-known", "20",
             "--prior-size", "4", "--seed", "9"]
     d, err = cli.json_and_stderr([*argv, "--out-dir", str(tmp_path / "a")])
     assert d["seed"] == 9 and "prior-aware trials" in err
-    orig = A._train_chunk
+    orig = A.train_chunk
     monkeypatch.setattr(A, "train_chunk", _Interrupt(orig, ok=1))  # dies in the second epsilon
     _interrupted(capsys, [*argv, "--out-dir", str(tmp_path / "b"), "--no-progress"])
     cnt = _Count(orig)
@@ -356,13 +356,13 @@ def test_experiment_hayes_fig5_fig8_resume_repeats_nothing(cli, capsys, tmp_path
     import rerokit.experiments.audit as A
     import rerokit.experiments.hayes_figures as H
 
-    monkeypatch.setattr(H, "_sigma", lambda e, d, q, T: 1.0 + 1.0 / e)  # calibration is not under test
+    monkeypatch.setattr(H, "sigma_for_epsilon", lambda e, d, q, T: 1.0 + 1.0 / e)  # calibration is not under test
     argv = [*argv, "--trials", "2", "--steps", "2", "--n-known", "20", "--no-progress", "--out-dir", str(tmp_path)]
     d, _ = cli.json_and_stderr([*argv, "--seed", "4"])
     assert d["seed"] == 4
     files = sorted(tmp_path.glob("*.jsonl"))
     assert files and all(_records(f)[0]["seed"] == 4 for f in files)
-    cnt = _Count(A._train_chunk)
+    cnt = _Count(A.train_chunk)
     monkeypatch.setattr(A, "train_chunk", cnt)
     again, _ = cli.json_and_stderr([*argv, "--seed", "4", "--resume"])
     assert cnt.n == 0 and again["rows"] == d["rows"]

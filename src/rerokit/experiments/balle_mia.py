@@ -188,7 +188,9 @@ def _mia_block(job: _MIAJob, block) -> Iterator[tuple[int, dict[str, Any]]]:
                       "success": {"loss": g_loss == b[j], "shadow": g_shadow == b[j]}}
 
 
-_mia_block.thread_safe = True  # type: ignore[attr-defined]
+# Not marked thread_safe: in one full-suite run two concurrent blocks gave a released model and the
+# adversary's identical-by-construction model 1e-4 apart (test_known_init_without_noise...); until the
+# cause is found the local executor runs these blocks one at a time (Ray workers are processes).
 
 
 def run_informed_mia(cfg: MIAConfig, trials: int, *, out: str | None = None, resume: bool = False,
