@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import mpmath as mp
+import numpy as np
 import pytest
 
 from rerokit.bounds import fano
@@ -425,3 +426,18 @@ def test_rdp_mse_lower_bound_never_above_exact(eps: float) -> None:
     assert math.isfinite(b.value) and 0.0 <= b.value <= exact
     if exact < 1e300:
         assert b.value >= exact * (1 - 1e-13) or exact < 1e-300
+
+
+@pytest.mark.parametrize("sigma", [1e-300, 1e-160, 1e-5, 1e100, 1e200, 1e300])
+@pytest.mark.parametrize("q", [1e-300, 0.01, 1.0])
+def test_rdp_poisson_gaussian_at_extreme_sigma_is_an_upper_bound_never_nan(sigma, q):
+    from rerokit.bounds.dpsgd import rdp_poisson_gaussian
+
+    with np.errstate(all="raise"):  # no overflow / division warning on the way either
+        eps = rdp_poisson_gaussian(sigma, q, [1.5, 2.0, 64.0])
+    assert not np.isnan(eps).any() and (eps > 0).all()
+    # never below the q = 1 Gaussian value alpha / (2 sigma^2) where q = 1, and never above it for q < 1
+    # beyond the grid (quasi-convexity), rounded up to the smallest positive double where it underflows
+    gauss = np.array([1.5, 2.0, 64.0]) / (2.0 * sigma) / sigma
+    if q == 1.0 or sigma >= 1e100:
+        assert (eps >= gauss).all()

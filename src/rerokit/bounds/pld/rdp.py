@@ -41,6 +41,12 @@ def log_sum_rounded_up(t: np.ndarray) -> float:
     return log_a + 4.0 * np.finfo(float).eps * (t_avg + math.log2(t.size) + 2.0 + abs(log_a))
 
 
+_SIGMA_RANGE = (1e-4, 1e100)
+"""Noise multipliers outside which :func:`rdp_poisson_gaussian` answers without its grids (inf below, the
+q = 1 value above: both upper bounds; the grids would overflow or hold astronomically many points)."""
+_TINY = float(np.nextafter(0.0, 1.0))
+
+
 def rdp_poisson_gaussian(
     noise_multiplier: float, sample_rate: float, orders: Sequence[float] = RDP_ORDERS
 ) -> np.ndarray:
@@ -75,6 +81,16 @@ def rdp_poisson_gaussian(
         a = float(a)
         if not a > 1 or not math.isfinite(a):
             raise ValueError(f"orders must be finite numbers > 1, got {a!r}")
+        if q == 1.0:  # alpha / (2 sigma^2), computed so that it neither overflows nor underflows to 0
+            out[i] = max(a / (2.0 * sigma) / sigma, _TINY)
+            continue
+        if sigma < _SIGMA_RANGE[0]:  # e^{(k^2 - k)/(2 sigma^2)} overflows: the RDP is astronomically large
+            out[i] = math.inf
+            continue
+        if sigma > _SIGMA_RANGE[1]:  # the q = 1 value bounds every q (the Renyi divergence is quasi-convex in
+            # its first argument); a / (2 sigma^2) underflows here, so it is rounded up to the smallest double
+            out[i] = max(a / (2.0 * sigma) / sigma, _TINY)
+            continue
         if q == 1.0:
             out[i] = a / (2.0 * sigma * sigma)
         elif a.is_integer():
