@@ -1,6 +1,6 @@
 """The DP-SGD reconstruction-robustness bound of Hayes, Mahloujifar & Balle (NeurIPS 2023).
 
-Theorem 2 / Corollary 3 of Hayes et al. (proof: paper 000, App. M.1-M.2): DP-SGD with noise
+Theorem 2 / Corollary 3 of Hayes et al. (proof: Hayes, Mahloujifar & Balle 2023, App. M.1-M.2): DP-SGD with noise
 multiplier sigma, Poisson sampling rate q and T steps is (eta, gamma)-ReRo for every prior with
 baseline kappa, where
 

@@ -28,7 +28,7 @@ Main facts implemented here:
 * Sec. 4.3: a record used ``k ~ Binomial(T, q)`` times over ``T`` Poisson-sampled steps; the
   worst case over all steps is the mixture ``sum_k P(k) gamma_k(eta)``.
 
-**What these numbers are.** Thm 1 of 004 ("X_hat is the best achievable estimator") holds among
+**What these numbers are.** Thm 1 of Riess et al. 2024 ("X_hat is the best achievable estimator") holds among
 *unbiased* estimators only (its proof goes through the minimum-variance unbiased estimator): a
 biased attacker - the constant guess 0, or the shrunk c X_hat - can do better (James-Stein). So
 every law here (MSE, PSNR, NCC, over T steps) is the exact law of *one* attack, the optimal

@@ -24,7 +24,7 @@ estimate has a smaller MSE; see :mod:`rerokit.bounds.uninformed`).
   lambda = sqrt(N Var(x)) / s (Var the population variance of X's coordinates) and nu = N - 2,
   NCC = T / sqrt(T^2 + nu) with T ~ noncentral t(nu, lambda) (project the noise on the centred
   target and its orthogonal complement in the (N-1)-dimensional centred subspace). For N = 2 the
-  sample NCC is +-1 with P(+1) = Phi(lambda). It concentrates, as N grows, at the value of 004,
+  sample NCC is +-1 with P(+1) = Phi(lambda). It concentrates, as N grows, at the value of Riess et al. 2024,
   Prop. 6 (:func:`rerokit.bounds.uninformed.ncc_value`). ``sf(c)`` = P(NCC >= c) reads the attack's
   NCC as a reconstruction-robustness statement (success: NCC >= c).
 * :func:`normalized_mutual_information` - the measured metric NMI(A, B) = (H(A) + H(B)) / H(A, B)

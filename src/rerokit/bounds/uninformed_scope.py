@@ -86,7 +86,7 @@ def shrinkage_success(eta: float, noise_multiplier: float, norm: float, dim: int
       noise_multiplier: sigma > 0.
       norm: ||X||_2 > 0 of the record.
       dim: N >= 1.
-      shrink: c in [0, 1] (0: the zero guess; 1: the unbiased attack of 004 Thm 2).
+      shrink: c in [0, 1] (0: the zero guess; 1: the unbiased attack of Riess et al. 2024, Thm 2).
       releases: k >= 1 averaged releases.
 
     Returns:

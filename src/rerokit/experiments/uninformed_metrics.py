@@ -9,7 +9,7 @@ noise multiplier sigma the experiment records
   (:func:`rerokit.bounds.uninformed_metrics.expected_psnr`) and the earlier version's Prop. 2
   expression 10 log10(R^2 / E[MSE]) (a lower bound: see that module);
 * the mean sample NCC and its 5% / 95% quantiles against the law of the sample NCC (noncentral t,
-  :func:`rerokit.bounds.uninformed_metrics.ncc_distribution`) and 004 Prop. 6's value;
+  :func:`rerokit.bounds.uninformed_metrics.ncc_distribution`) and the value of Riess et al. 2024, Prop. 6;
 * the mean NMI (measured from 16 x 16-bin joint histograms; no law), which falls as sigma grows
   (the earlier version's Fig. 4) - towards the NMI of the target with independent noise measured
   the same way (column ``nmi_independent``: about 1.26, not 1, because 64 coordinates fill a
