@@ -27,7 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
-from rerokit.bounds.pld.rdp import log_sum_rounded_up
+from rerokit.bounds.pld.rdp import log_moment_step_int, log_moment_step_real
 
 __all__ = ["log_moment_int", "log_moment_real", "log_chernoff_gamma_many"]
 
@@ -45,8 +45,6 @@ def log_moment_int(segments: Sequence[tuple[float, float, int]], alpha: int) -> 
     Returns:
       An upper bound on log M(alpha) (>= 0; exactly 0 at alpha = 1).
     """
-    from scipy.special import gammaln
-
     a = int(alpha)
     if a == 1:
         return 0.0
@@ -56,30 +54,18 @@ def log_moment_int(segments: Sequence[tuple[float, float, int]], alpha: int) -> 
             la = a * (a - 1.0) / (2.0 * s * s)
             la += 4.0 * _EPS * la
         else:
-            k = np.arange(a + 1, dtype=float)
-            terms = (
-                math.lgamma(a + 1.0) - gammaln(k + 1.0) - gammaln(a - k + 1.0)
-                + k * math.log(q) + (a - k) * math.log1p(-q) + (k * k - k) / (2.0 * s * s)
-            )
-            la = log_sum_rounded_up(terms)
-            # lgamma of large arguments is rounded to a few ulps of its value
-            la += 8.0 * _EPS * (math.lgamma(a + 1.0) + a)
+            la = log_moment_step_int(s, q, a)
         total += T * max(la, 0.0)
         total += 2.0 * _EPS * total
     return total
 
 
 def log_moment_real(segments: Sequence[tuple[float, float, int]], alpha: float) -> float:
-    """An upper bound on log M(alpha) at a real order alpha > 1 (cellwise Taylor bounds).
+    """A proven upper bound on log M(alpha) at a real order alpha > 1.
 
-    q = 1: exactly alpha (alpha - 1) / (2 sigma^2). q < 1: A(alpha) = int e^{h}, h(x) = log phi_sigma(x)
-    + alpha log((1-q) + q e^{(2x-1)/(2 sigma^2)}). On each cell [m - w/2, m + w/2] of a grid over
-    [lo, hi], Taylor's theorem with h'' <= K = max(0, -1/sigma^2 + alpha / (4 sigma^4)) gives
-    h(m + u) <= h(m) + h'(m) u + K u^2 / 2, so the cell's integral is at most
-    e^{h(m) + K w^2 / 8} w sinh(y)/y <= w e^{h(m) + K w^2/8 + y^2/6},
-    y = h'(m) w / 2. Below lo < 1/2 the mixture factor is <= 1 (tail <= Phi(lo/sigma)); above hi >= 1/2 it is <= e^{alpha (2x-1)/(2 sigma^2)}, which makes the tail
-    <= e^{alpha (alpha-1)/(2 sigma^2)} Phi((alpha - hi)/sigma). Round-off is added as in
-    :func:`~rerokit.bounds.pld.rdp.log_sum_rounded_up`.
+    q = 1: exactly alpha (alpha - 1) / (2 sigma^2), rounded up. q < 1: T times
+    :func:`~rerokit.bounds.pld.rdp.log_moment_step_real` (the smaller of the convexity chord between
+    the exact integer orders and a trapezoid sum with the Trefethen & Weideman 2014 error bound).
 
     Args:
       segments: validated (sigma, q, T) segments.
@@ -88,8 +74,6 @@ def log_moment_real(segments: Sequence[tuple[float, float, int]], alpha: float) 
     Returns:
       An upper bound on log M(alpha) (>= 0).
     """
-    from scipy.special import log_ndtr
-
     a = float(alpha)
     total = 0.0
     for s, q, T in segments:
@@ -97,26 +81,7 @@ def log_moment_real(segments: Sequence[tuple[float, float, int]], alpha: float) 
             la = a * (a - 1.0) / (2.0 * s * s)
             la += 4.0 * _EPS * la
         else:
-            lo, hi = min(-40.0 * s, 0.0), a + 40.0 * s
-            n = int(min(100_000, max(8_000, math.ceil((hi - lo) / (s / 200.0)))))
-            w = (hi - lo) / n
-            m = lo + (np.arange(n) + 0.5) * w  # cell midpoints
-            z = (2.0 * m - 1.0) / (2.0 * s * s)
-            lmix = np.logaddexp(math.log1p(-q), math.log(q) + z)
-            h = -m * m / (2.0 * s * s) - math.log(s * math.sqrt(2.0 * math.pi)) + a * lmix
-            dh = (-m + a * np.exp(math.log(q) + z - lmix)) / (s * s)
-            # h'' = -1/s^2 + a q(1-q) e^z / ((1-q+q e^z)^2 s^4) <= K; Taylor: h <= h(m) + h'(m) u + K u^2 / 2
-            k2 = max(0.0, -1.0 / (s * s) + a / (4.0 * s ** 4))
-            y = 0.5 * dh * w
-            # int_{-w/2}^{w/2} e^{h'(m) u} du = w sinh(y)/y <= w e^{y^2/6}
-            cells = h + k2 * w * w / 8.0 + y * y / 6.0 + math.log(w) + 1e-12
-            gauss = h
-            tails = np.array([
-                float(log_ndtr(lo / s)),
-                a * (a - 1.0) / (2.0 * s * s) + float(log_ndtr((a - hi) / s)),
-            ])
-            la = log_sum_rounded_up(np.concatenate((cells, tails)))
-            la += 8.0 * _EPS * (a * float(np.max(np.abs(lmix))) + float(np.max(np.abs(gauss))) + abs(hi) + 1.0)
+            la = log_moment_step_real(s, q, a)
         total += T * max(la, 0.0)
         total += 2.0 * _EPS * total
     return total
