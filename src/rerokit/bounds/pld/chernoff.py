@@ -153,6 +153,8 @@ def _one(segments: Sequence[tuple[float, float, int]], lk: float, cache: dict[in
 
 
 _MAX_MIX_T = 100_000
+_MAX_TILTED_CALLS = 16
+"""At most this many tilted-PLD evaluations per call (each 0.05-2 s); the other kappas keep the rest."""
 _TILT_USEFUL = math.log(1e-100)
 """The tilted PLD is tried where the Hölder value is above this: Hölder misses only the tail's
 polynomial prefactor (measured ~0.25-2.1 nats up to T = 1e5), under 1 % of |log gamma| below it."""
@@ -247,18 +249,23 @@ def log_chernoff_gamma_many(segments: Sequence[tuple[float, float, int]], log_ka
       log_kappas: natural logs of the baselines kappa (<= 0), a 1-D array (not validated here).
       tail_power: optional callable log_alpha -> (log lower, log upper) of the same schedule's
         power (certified; only the upper end is used).
-      tilted: build the tilted PLD here when ``tail_power`` is None (default True).
+      tilted: build the tilted PLD here when ``tail_power`` is None (default True); at most
+        16 kappas per call use it.
 
     Returns:
       ``(log_gamma, order)``: arrays with one entry per log kappa; log_gamma <= 0 is a certified
       upper bound on log gamma (float round-off included, rounded up); order is the Rényi order
       of the Hölder bound where it is the one returned, NaN where another bound is smaller.
     """
+    from rerokit.bounds.pld.compose import WindowTooWide
+    from rerokit.bounds.pld.step import StepTooWide
+
     lks = np.asarray(log_kappas, dtype=float).ravel()
     out = np.zeros(lks.size)
     orders = np.full(lks.size, np.nan)
     cache: dict[int, float] = {}
     built: list = []
+    calls = 0
     for i, lk in enumerate(lks):
         if lk >= 0.0:
             continue
@@ -270,7 +277,8 @@ def log_chernoff_gamma_many(segments: Sequence[tuple[float, float, int]], log_ka
         mx = log_gdp_mixture_gamma(segments, lk)
         if mx < out[i]:
             out[i], orders[i] = mx, np.nan
-        if out[i] > _TILT_USEFUL:
+        if out[i] > _TILT_USEFUL and calls < _MAX_TILTED_CALLS:
+            calls += 1
             tp = tail_power
             if tp is None and tilted:
                 if not built:
@@ -279,7 +287,7 @@ def log_chernoff_gamma_many(segments: Sequence[tuple[float, float, int]], log_ka
             if tp is not None:
                 try:
                     up = float(tp(lk)[1])
-                except (ValueError, ArithmeticError, MemoryError):
+                except (ValueError, ArithmeticError, MemoryError, WindowTooWide, StepTooWide):
                     up = math.inf
                 if up < out[i]:
                     out[i], orders[i] = up, np.nan
@@ -289,8 +297,10 @@ def log_chernoff_gamma_many(segments: Sequence[tuple[float, float, int]], log_ka
 def _tilted_pld(segments: Sequence[tuple[float, float, int]]) -> Callable[[float], tuple[float, float]] | None:
     """The tail_power of the schedule's REMOVE PLD (no lower end), or None if it cannot be built."""
     from rerokit.bounds.pld.builder import schedule_pld
+    from rerokit.bounds.pld.compose import WindowTooWide
+    from rerokit.bounds.pld.step import StepTooWide
 
     try:
         return schedule_pld(list(segments), lower=False, add_direction=False, group_size=1).tail_power
-    except (ValueError, ArithmeticError, MemoryError):
+    except (ValueError, ArithmeticError, MemoryError, WindowTooWide, StepTooWide):
         return None
