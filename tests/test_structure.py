@@ -28,7 +28,6 @@ KNOWN_LONG_SIGNATURES: dict[str, int] = {
     "rerokit.experiments.hayes_figures:fig8": 17,
     "rerokit.training.fil:dpsgd_fil": 16,
     "rerokit.experiments.hayes_figures:fig5": 16,
-    "rerokit.bounds.dpsgd:rero_dpsgd": 17,
     "rerokit.experiments.hayes_figures:fig3": 15,
     "rerokit.experiments.analytic:run_analytic_attack": 15,
     "rerokit.attacks.reconn:gd_many": 15,
@@ -37,7 +36,6 @@ KNOWN_LONG_SIGNATURES: dict[str, int] = {
     "rerokit.risk:reconstruction_risk": 15,
     "rerokit.opacus:make_private_with_reconstruction_risk": 13,
     "rerokit.risk:reconstruction_risks": 13,
-    "rerokit.bounds.solve:calibrate_monotone": 11,
     "rerokit.attacks.gradient:gradient_attack": 11,
     "rerokit.experiments.audit:run_trial_blocks": 11,
 }

@@ -37,7 +37,7 @@ from typing import Any
 
 from rerokit._validate import check_int, check_positive, check_probability
 from rerokit.bounds.priors import resolve_baseline
-from rerokit.bounds.solve import AllFeasible, NoFeasibleValue, calibrate_monotone
+from rerokit.bounds.solve import AllFeasible, NoFeasibleValue, SearchRange, calibrate_monotone
 
 __all__ = [
     "CalibrationResult",
@@ -158,8 +158,11 @@ def _bound(sigma: float, q: float, T: int, lk: float, h: float | None, *, bracke
            sampling: tuple[str, int] = ("poisson", 1)):
     from rerokit.bounds.certify import certified_rero
 
-    return certified_rero(_sched(sigma, q, T, sampling), log_kappa=lk, comparisons=delta is not None,
-                          delta=delta or 1e-5, value_discretization_interval=h, bracket=bracket)[0]
+    from rerokit.bounds.options import Comparisons, Numerics
+
+    return certified_rero(_sched(sigma, q, T, sampling), log_kappa=lk,
+                          comparisons=False if delta is None else Comparisons(delta=delta),
+                          numerics=Numerics(value_discretization_interval=h, bracket=bracket))[0]
 
 
 def _result(sigma: float, q: float, T: int, base, g: float, h: float | None, delta: float | None, bracket,
@@ -244,8 +247,7 @@ def calibrate_noise_multiplier(
     try:
         r = calibrate_monotone(
             lambda s: _bound(s, q, T, lk, h, bracket=False, sampling=sampling).value, g, feasible="above",
-            start=start,
-            lower=lo, upper=hi, rtol=rtol, growth=1.25,
+            search=SearchRange(lo, hi, start), rtol=rtol, growth=1.25,
         )
     except NoFeasibleValue:
         raise ValueError(f"target_gamma={target_gamma!r} is not reached by any noise multiplier <= 2^40 (gamma "
@@ -295,8 +297,7 @@ def calibrate_steps(
     try:
         r = calibrate_monotone(
             lambda T: _bound(sigma, q, int(T), lk, h, bracket=False, sampling=sampling).value, g,
-            feasible="below", start=start,
-            lower=1.0, upper=float(max_steps), integer=True, growth=1.5,
+            feasible="below", search=SearchRange(1.0, float(max_steps), start), integer=True, growth=1.5,
         )
     except NoFeasibleValue:
         one = _bound(sigma, q, 1, lk, h, bracket=False, sampling=sampling).value
@@ -377,7 +378,7 @@ def noise_multiplier_for_epsilon(
         r = calibrate_monotone(
             lambda s: certified_epsilon(_sched(s, q, T, sampling), d,
                                         value_discretization_interval=value_discretization_interval),
-            eps, feasible="above", start=start, lower=floor, upper=sigma_full, rtol=tol, growth=1.25,
+            eps, feasible="above", search=SearchRange(floor, sigma_full, start), rtol=tol, growth=1.25,
             transform="identity",
         )
     except AllFeasible:

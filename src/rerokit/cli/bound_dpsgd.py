@@ -132,7 +132,10 @@ def _poisson(sched: Any, log_kappa: float | None, delta: float) -> dict[str, Any
         return None
     from rerokit.bounds.certify import certified_rero, poisson_assumption
 
-    b, _ = certified_rero(sched.as_poisson(), log_kappa=0.0 if log_kappa is None else log_kappa, delta=delta)
+    from rerokit.bounds.options import Comparisons
+
+    b, _ = certified_rero(sched.as_poisson(), log_kappa=0.0 if log_kappa is None else log_kappa,
+                          comparisons=Comparisons(delta=delta))
     return poisson_assumption(sched, None if log_kappa is None else b.value, b.extras["epsilon"], delta).to_dict()
 
 
@@ -147,8 +150,15 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
 
     lk = base.log_kappa
     sched = _schedule(args)
-    b, cert = certified_rero(sched, log_kappa=lk, method=args.method, mc_samples=args.mc_samples, seed=args.seed,
-                             delta=args.delta, membership=True)
+    from rerokit._validate import check_int
+    from rerokit.bounds.options import Comparisons, MonteCarlo
+
+    # validated whatever the method (a typo fails before any work), named as the options
+    mc = MonteCarlo(samples=check_int("mc_samples", args.mc_samples, minimum=1, maximum=10**9),
+                    seed=None if args.seed is None else check_int("seed", args.seed, minimum=0))
+    method = mc if args.method == "mc" else args.method
+    b, cert = certified_rero(sched, log_kappa=lk, method=method,
+                             comparisons=Comparisons(delta=args.delta, membership=True))
     kappa = base.kappa
     log_gamma = b.extras.get("log_gamma", math.log(b.value) if b.value > 0 else -math.inf)
     out: dict[str, Any] = {
@@ -211,7 +221,9 @@ def _without_prior(args: argparse.Namespace) -> dict[str, Any]:
 
     # kappa = 1 costs nothing extra: the same composed PLD gives epsilon and the membership curve
     sched = _schedule(args)
-    b, cert = certified_rero(sched, kappa=1.0, delta=args.delta, membership=True)
+    from rerokit.bounds.options import Comparisons
+
+    b, cert = certified_rero(sched, kappa=1.0, comparisons=Comparisons(delta=args.delta, membership=True))
     c = _comparisons(b.extras)
     out: dict[str, Any] = {
         "epsilon": c["epsilon"],

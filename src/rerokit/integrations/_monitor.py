@@ -247,7 +247,7 @@ class RiskMonitor:
     def _solve_budget(self, prefix: list[tuple[float, float, int]], sigma: float, q: float,
                       cap: int) -> int | None:
         """Largest k <= cap such that prefix + k steps of (sigma, q) meets every limit; None if all of cap do."""
-        from rerokit.bounds.solve import AllFeasible, NoFeasibleValue, calibrate_monotone
+        from rerokit.bounds.solve import AllFeasible, NoFeasibleValue, SearchRange, calibrate_monotone
 
         lim = self.limits
 
@@ -257,7 +257,7 @@ class RiskMonitor:
         if cap < 1:
             return None
         try:
-            r = calibrate_monotone(worst, 1.0, feasible="below", start=1.0, lower=1.0, upper=float(cap),
+            r = calibrate_monotone(worst, 1.0, feasible="below", search=SearchRange(1.0, float(cap), 1.0),
                                    integer=True, growth=16.0, transform="log")
         except NoFeasibleValue:
             return 0
