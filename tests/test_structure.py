@@ -24,7 +24,6 @@ KNOWN_PRIVATE_IMPORTS: set[tuple[str, str, str]] = set()
 KNOWN_LONG_SIGNATURES: dict[str, int] = {
     "rerokit.training.engine:train_dpsgd_many": 20,
     "rerokit.attacks.reconn:train_models": 20,
-    "rerokit.report.build:build_report": 19,
     "rerokit.experiments.hayes_figures:fig8": 17,
     "rerokit.training.fil:dpsgd_fil": 16,
     "rerokit.experiments.hayes_figures:fig5": 16,
@@ -33,9 +32,6 @@ KNOWN_LONG_SIGNATURES: dict[str, int] = {
     "rerokit.attacks.reconn:gd_many": 15,
     "rerokit.training.engine:train_dpsgd": 14,
     "rerokit.training.opacus_adapter:record_opacus_transcript": 13,
-    "rerokit.risk:reconstruction_risk": 15,
-    "rerokit.opacus:make_private_with_reconstruction_risk": 13,
-    "rerokit.risk:reconstruction_risks": 13,
     "rerokit.attacks.gradient:gradient_attack": 11,
     "rerokit.experiments.audit:run_trial_blocks": 11,
 }

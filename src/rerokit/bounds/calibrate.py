@@ -130,7 +130,7 @@ def _check_sampling(sampler: Any) -> tuple[str, int]:
     from rerokit.bounds.schedule import Sampling
 
     s = Sampling.of(sampler)
-    return s.sampler, s.examples_per_user
+    return s.sampler or "poisson", s.examples_per_user
 
 
 def _sigma_guess(mu: float, q: float, T: int, sampling: tuple[str, int] = ("poisson", 1)) -> float:
