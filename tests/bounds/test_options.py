@@ -102,3 +102,31 @@ def test_a_poisson_schedule_with_a_group_is_the_engines_group(q):
 def test_search_range_drives_the_solver():
     r = calibrate_monotone(lambda s: 1 / (1 + s * s), 0.2, feasible="above", search=SearchRange(1e-6, 1e6, 1.5))
     assert 1 / (1 + r.x * r.x) <= 0.2 and r.x == pytest.approx(2.0, rel=1e-4)
+
+
+# ----------------------------------------------------------------------------- typed view of the extras
+
+
+def test_dpsgd_details_read_the_extras_of_every_method():
+    from rerokit.bounds import DpsgdDetails
+    from rerokit.bounds.types import Bound
+
+    b = rero_dpsgd(1.0, 0.01, 1000, 0.1, comparisons=Comparisons(membership=True))
+    x = DpsgdDetails.of(b)
+    assert x.method == "exact" and x.lower == b.extras["lower"] and x.floored is False
+    assert x.value_discretization_interval == b.extras["value_discretization_interval"] > 0
+    assert x.comparisons.epsilon == b.extras["epsilon"] and x.comparisons.delta == 1e-5
+    assert x.comparisons.rdp_gamma >= b.value and x.membership == b.extras["membership"]
+    assert x.log_gamma == pytest.approx(math.log(b.value), abs=1e-12) and x.monte_carlo is None
+    off = DpsgdDetails.of(rero_dpsgd(1.0, 0.01, 1000, 0.1, comparisons=False))
+    assert off.comparisons is None and off.membership is None
+    mc = DpsgdDetails.of(rero_dpsgd(2.0, 0.5, 3, 0.1, method=MonteCarlo(samples=5000, seed=7), comparisons=False))
+    assert (mc.monte_carlo.seed, mc.monte_carlo.samples) == (7, 5000) and mc.monte_carlo.standard_error > 0
+    cf = DpsgdDetails.of(rero_dpsgd(2.0, 1.0, 4, 0.1, method="closed-form"))
+    assert cf.mu_gdp == pytest.approx(1.0) and cf.comparisons is not None
+    env = DpsgdDetails.of(rero_dpsgd(1e-5, 0.01, 100, 0.1))  # sigma below the exact range: the envelope
+    assert env.method == "envelope" and env.note and env.comparisons is None
+    with pytest.raises(TypeError, match="Bound"):
+        DpsgdDetails.of({"epsilon": 1.0})
+    with pytest.raises(KeyError, match="delta"):
+        DpsgdDetails.of(Bound(0.5, 0.0, "exact", extras={"epsilon": 1.0}))

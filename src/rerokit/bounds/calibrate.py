@@ -168,11 +168,14 @@ def _bound(sigma: float, q: float, T: int, lk: float, h: float | None, *, bracke
 def _result(sigma: float, q: float, T: int, base, g: float, h: float | None, delta: float | None, bracket,
             evaluations: int, capped: bool = False, sampling: tuple[str, int] = ("poisson", 1)) -> CalibrationResult:
     """The certified bound (with its bracket) and epsilon at the calibrated setting."""
+    from rerokit.bounds.dpsgd_details import DpsgdDetails
+
     b = _bound(sigma, q, T, base.log_kappa, h, bracket=True, delta=delta, sampling=sampling)
+    cmp = DpsgdDetails.of(b).comparisons
     return CalibrationResult(
         noise_multiplier=sigma, sample_rate=q, steps=T, kappa=base.kappa, log_kappa=base.log_kappa,
         target_gamma=g, gamma=b.value, gamma_error=b.error,
-        epsilon=b.extras.get("epsilon") if delta is not None else None,
+        epsilon=cmp.epsilon if delta is not None and cmp is not None else None,
         delta=delta if delta is not None else float("nan"), bracket=bracket, evaluations=evaluations + 1,
         capped=capped, sampler=sampling[0], examples_per_user=sampling[1],
     )

@@ -132,17 +132,16 @@ def certified_rero(schedule: Schedule, **kwargs: Any) -> tuple[Any, Certificatio
       below the PLD's floor).
     """
     from rerokit.bounds.dpsgd import rero_dpsgd
-    from rerokit.bounds.options import Comparisons
+    from rerokit.bounds.dpsgd_details import DpsgdDetails
 
     c = engine_certification(schedule)
     kwargs["method"] = _method(schedule, c, kwargs.get("method", "exact"))
     # a group under Poisson sampling: the engine composes the Binomial(k, q) mixture of the schedule's unit
     segments = c.schedule if c.group_size == 1 else Schedule(c.schedule.segments, examples_per_user=c.group_size)
     b = rero_dpsgd(segments=segments, **kwargs)
-    eps = b.extras.get("epsilon")
-    if eps is not None:  # finite below the PLD's floor; exact where every release holds the target
-        delta = b.extras.get("delta", Comparisons.of(kwargs.get("comparisons", True)).delta)
-        b.extras["epsilon"] = certified_epsilon(schedule, delta, pld_epsilon=eps)
+    cmp = DpsgdDetails.of(b).comparisons
+    if cmp is not None:  # finite below the PLD's floor; exact where every release holds the target
+        b.extras["epsilon"] = certified_epsilon(schedule, cmp.delta, pld_epsilon=cmp.epsilon)
     return b, c
 
 
