@@ -97,3 +97,27 @@ def test_sampler_name_and_sampling_object_agree_and_none_keeps_the_mechanisms():
     plain = rerokit.reconstruction_risk(**SETTINGS, prior=10, sampler=Sampling(examples_per_user=1))
     assert plain.gamma == rerokit.reconstruction_risk(**SETTINGS, prior=10).gamma
     assert plain.schedule.sampler_source == "assumed"
+
+
+def test_the_parameter_objects_are_exported_beside_their_functions():
+    import rerokit.bounds
+    import rerokit.report
+
+    for name in ("Sampling", "RiskOptions", "Numerics", "MonteCarlo", "Comparisons"):
+        assert name in rerokit.__all__ and getattr(rerokit, name).__dataclass_params__.frozen
+    for name in ("Sampling", "Numerics", "MonteCarlo", "Comparisons", "SearchRange", "DpsgdDetails"):
+        assert name in rerokit.bounds.__all__ and getattr(rerokit.bounds, name).__dataclass_params__.frozen
+    for name in ("DataDescription", "ReportSettings"):
+        assert name in rerokit.report.__all__ and getattr(rerokit.report, name).__dataclass_params__.frozen
+
+
+def test_eta_of_a_continuous_prior_travels_in_the_options():
+    from rerokit.bounds.priors import UniformBallPrior, resolve_baseline
+
+    prior = UniformBallPrior(4)
+    with pytest.raises(ValueError, match="eta"):  # a continuous error needs its threshold
+        rerokit.reconstruction_risk(**SETTINGS, prior=prior)
+    r = rerokit.reconstruction_risk(**SETTINGS, prior=prior, options=rerokit.RiskOptions(eta=0.5))
+    assert r.log_kappa == resolve_baseline(prior, eta=0.5).log_kappa
+    rs = rerokit.reconstruction_risks(**SETTINGS, priors=[prior], options=rerokit.RiskOptions(eta=0.5))
+    assert rs[0].gamma == r.gamma
