@@ -121,3 +121,10 @@ def test_eta_of_a_continuous_prior_travels_in_the_options():
     assert r.log_kappa == resolve_baseline(prior, eta=0.5).log_kappa
     rs = rerokit.reconstruction_risks(**SETTINGS, priors=[prior], options=rerokit.RiskOptions(eta=0.5))
     assert rs[0].gamma == r.gamma
+
+
+def test_a_bare_sampler_name_keeps_the_mechanisms_unit_of_privacy():
+    acc = SimpleNamespace(history=[(1.0, 0.1, 30)], sampler="poisson", examples_per_user=3, sampler_source="declared")
+    assert rerokit.reconstruction_risk(acc, prior=10, sampler="shuffle").schedule.examples_per_user == 3
+    assert rerokit.reconstruction_risk(acc, prior=10, sampler=Sampling("shuffle")).schedule.examples_per_user == 1
+    assert rerokit.reconstruction_risk(acc, prior=10).schedule.examples_per_user == 3

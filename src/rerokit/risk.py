@@ -301,8 +301,8 @@ def as_schedule(mechanism: Any = None, *, noise_multiplier: Any = None, sample_r
         noise_multiplier, sample_rate, steps: sigma, q and T, keywords only.
         sampler: "poisson", "shuffle" or "full_batch", or a :class:`~rerokit.bounds.schedule.Sampling`
             with the unit of privacy; None (or a ``Sampling`` whose sampler is None) keeps the
-            mechanism's sampler (a rerokit ``RiskAccountant`` knows it; otherwise Poisson, assumed), and
-            None its unit of privacy.
+            mechanism's sampler (a rerokit ``RiskAccountant`` knows it; otherwise Poisson, assumed). The
+            unit of privacy is the ``Sampling``'s; with a bare name or None, the mechanism's (default 1).
 
     Returns:
         The :class:`Schedule` (with its sampler and unit of privacy).
@@ -315,6 +315,8 @@ def as_schedule(mechanism: Any = None, *, noise_multiplier: Any = None, sample_r
     settings = (noise_multiplier, sample_rate, steps)
     smp = None if sampler is None else Sampling.of(sampler)
     name, examples_per_user = (None, None) if smp is None else (smp.sampler, smp.examples_per_user)
+    if not isinstance(sampler, Sampling):  # a bare name says nothing of the unit of privacy: the mechanism's
+        examples_per_user = None
     if mechanism is None:
         if any(s is None for s in settings):
             missing = [n for n, s in zip(("noise_multiplier", "sample_rate", "steps"), settings) if s is None]

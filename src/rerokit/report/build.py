@@ -369,8 +369,9 @@ def build_report(
     settings_given = any(x is not None for x in (noise_multiplier, sample_rate, steps))
     if mechanism is None and not settings_given and a is not None:
         smp = None if sampler is None else Sampling.of(sampler)
-        sched = _audit_schedule(a) if smp is None else _audit_schedule(a).with_sampling(smp.sampler,
-                                                                                         smp.examples_per_user)
+        # a bare sampler name keeps the audit's unit of privacy; a Sampling states its own
+        k = smp.examples_per_user if isinstance(sampler, Sampling) else None
+        sched = _audit_schedule(a) if smp is None else _audit_schedule(a).with_sampling(smp.sampler, k)
         src = source or (f"audit {a.path}" if a.path else "audit settings")
     else:
         sched = as_schedule(mechanism, noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps,
