@@ -22,24 +22,15 @@ KNOWN_PRIVATE_IMPORTS: set[tuple[str, str, str]] = set()
 # rero_dpsgd, reconstruction_risk(s), build_report and make_private_with_reconstruction_risk; the next
 # step is one Sampling parameter object (rerokit.bounds.schedule.Sampling) in their place.
 KNOWN_LONG_SIGNATURES: dict[str, int] = {
-    "rerokit.training.engine:train_dpsgd_many": 20,
-    "rerokit.attacks.reconn:train_models": 20,
     "rerokit.report.build:build_report": 19,
     "rerokit.experiments.hayes_figures:fig8": 17,
-    "rerokit.training.fil:dpsgd_fil": 16,
     "rerokit.experiments.hayes_figures:fig5": 16,
     "rerokit.bounds.dpsgd:rero_dpsgd": 17,
     "rerokit.experiments.hayes_figures:fig3": 15,
-    "rerokit.experiments.analytic:run_analytic_attack": 15,
-    "rerokit.attacks.reconn:gd_many": 15,
-    "rerokit.training.engine:train_dpsgd": 14,
-    "rerokit.training.opacus_adapter:record_opacus_transcript": 13,
     "rerokit.risk:reconstruction_risk": 15,
     "rerokit.opacus:make_private_with_reconstruction_risk": 13,
     "rerokit.risk:reconstruction_risks": 13,
     "rerokit.bounds.solve:calibrate_monotone": 11,
-    "rerokit.attacks.gradient:gradient_attack": 11,
-    "rerokit.experiments.audit:run_trial_blocks": 11,
 }
 
 

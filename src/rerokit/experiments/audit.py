@@ -58,6 +58,7 @@ import numpy as np
 import torch
 
 from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive, check_probability
+from rerokit.attacks.gradient import GradientAttack
 from rerokit.attacks.result import AttackResult
 from rerokit.executors import RunOptions
 
@@ -69,6 +70,7 @@ __all__ = [
     "AuditConfig",
     "GradientAttack",
     "RunOptions",
+    "TrialBlocks",
     "Trial",
     "AuditReport",
     "make_trial",
@@ -95,27 +97,6 @@ N_KNOWN_MAX = 999
 """Default |D-|: min(999, dataset size - prior size)."""
 
 _MAX_TRIAL_ID = 10**9
-
-
-@dataclass(frozen=True)
-class GradientAttack:
-    """Settings of the gradient-based attack of the gradient audit (Hayes et al. 2023, Eq. 1):
-    Adam on the reconstruction objective from uniform noise.
-
-    Attributes:
-        iterations: Adam steps per restart (>= 1, default 200).
-        restarts: random restarts (>= 1, default 2).
-        attack_lr: Adam's step size (> 0, default 0.05).
-    """
-
-    iterations: int = 200
-    restarts: int = 2
-    attack_lr: float = 0.05
-
-    def __post_init__(self) -> None:
-        check_int("iterations", self.iterations, minimum=1)
-        check_int("restarts", self.restarts, minimum=1)
-        check_positive("attack_lr", self.attack_lr)
 
 
 @dataclass(frozen=True)
@@ -192,6 +173,14 @@ class AuditConfig:
         if self.prior_weights is None:
             return 1.0 / self.prior_size
         return float(max(self.prior_weights))
+
+    def dpsgd_settings(self) -> "DPSGDSettings":
+        """The training's :class:`rerokit.training.settings.DPSGDSettings` (noise_multiplier, clip,
+        steps, lr, sample_rate; no momentum)."""
+        from rerokit.training.settings import DPSGDSettings
+
+        return DPSGDSettings(noise_multiplier=self.noise_multiplier, clip=self.clip, steps=self.steps, lr=self.lr,
+                             sample_rate=self.sample_rate)
 
     @property
     def model_factory(self) -> str | None:
@@ -641,12 +630,8 @@ def train_chunk(cfg: AuditConfig, fm, ds, trials: list[Trial], record: str, devi
     # training set D- + {z*}; the target sits last (position is irrelevant: i.i.d. sampling).
     idx = torch.as_tensor(np.stack([np.concatenate([t.known, [t.target_index]]) for t in trials]), dtype=torch.long)
     theta0 = fm.init_flat_many([t.seed for t in trials]).to(device)
-    res = train_dpsgd_many(
-        fm, theta0, X[idx], y[idx],
-        noise_multiplier=cfg.noise_multiplier, clip=cfg.clip, steps=cfg.steps, lr=cfg.lr,
-        sample_rate=cfg.sample_rate, seeds=[t.seed for t in trials], target_index=len(trials[0].known),
-        record=record,
-    )
+    res = train_dpsgd_many(fm, theta0, X[idx], y[idx], cfg.dpsgd_settings(), seed=[t.seed for t in trials],
+                           target_index=len(trials[0].known), record=record)
     return res
 
 
@@ -665,9 +650,7 @@ class _Job:
     device: str = "cpu"
     attacks: tuple[str, ...] = ()
     sizes: tuple[int, ...] = ()
-    iterations: int = 200
-    restarts: int = 2
-    attack_lr: float = 0.05
+    attack: GradientAttack = GradientAttack()
 
     @property
     def user_code(self) -> str | None:
@@ -756,8 +739,7 @@ def _gradient_block(job: _Job, block) -> Iterator[tuple[int, dict[str, Any]]]:
         ti = t.target_index
         x = ds.X[ti]
         o = gradient_attack(fm, tr.thetas[j], tr.gbar[j], int(ds.y[ti]), cfg.clip, ds.sample_shape,
-                            data_range=ds.data_range, iterations=job.iterations, lr=job.attack_lr,
-                            restarts=job.restarts, seed=t.seed % (2**31))
+                            data_range=ds.data_range, attack=job.attack, seed=t.seed % (2**31))
         z_hat = o.z_hat.cpu()
         pool = np.delete(ds.X, ti, axis=0)
         yield i, {
@@ -794,15 +776,66 @@ def declared_guarantee(cfg: "AuditConfig") -> dict[str, Any]:
             "sampler": "full_batch" if q == 1.0 else "poisson"}
 
 
-def run_trial_blocks(job: _Job, fn, trials: int, seed: int, opts: "RunOptions", extra: dict[str, Any],
-                schema: dict[str, Any], desc: str, validate: Callable[[], None], announce: str | None = None,
-                check_record: Callable[[dict[str, Any]], str | None] | None = None,
-                ) -> tuple[int, int, dict[str, Any], list[dict[str, Any]]]:
+@dataclass(frozen=True, eq=False)
+class TrialBlocks:
+    """What a run of :func:`run_trial_blocks` writes and checks besides its job and options.
+
+    Attributes:
+        schema: the keys and types of one record (:mod:`rerokit.experiments.records` types), as
+            :class:`rerokit.experiments.records.TrialLog` checks them.
+        extra: settings written into the file's header besides the job config's, ``seed``,
+            ``chunk_size``, ``device`` and the declared guarantee (e.g. the attacks run).
+        desc: the progress bar's text.
+        validate: called once the log is open, before any work (data, model and trial
+            construction); raises ``ValueError``/``TypeError`` on a bad input. None: nothing to check.
+        announce: the first line a user sees on stderr (what is being run), or None.
+        check_record: what else ties a record to this run besides its trial's seed (a guess in
+            the prior, ``success`` agreeing with guess and target, finite fractions): the problem
+            as text, or None when the record is fine. None: no further check.
+    """
+
+    schema: dict[str, Any]
+    extra: dict[str, Any] = field(default_factory=dict)
+    desc: str = "trials"
+    validate: Callable[[], None] | None = None
+    announce: str | None = None
+    check_record: Callable[[dict[str, Any]], str | None] | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("schema", "extra"):
+            if not isinstance(getattr(self, name), dict):
+                raise TypeError(f"{name} must be a dict, got {type(getattr(self, name)).__name__}")
+        if not isinstance(self.desc, str):
+            raise TypeError(f"desc must be a string, got {type(self.desc).__name__}")
+        if self.announce is not None and not isinstance(self.announce, str):
+            raise TypeError(f"announce must be a string or None, got {type(self.announce).__name__}")
+        for name in ("validate", "check_record"):
+            if getattr(self, name) is not None and not callable(getattr(self, name)):
+                raise TypeError(f"{name} must be a function or None, got {type(getattr(self, name)).__name__}")
+
+
+def run_trial_blocks(job: _Job, fn, trials: int, seed: int, opts: "RunOptions", spec: TrialBlocks,
+                     ) -> tuple[int, int, dict[str, Any], list[dict[str, Any]]]:
     """Open the log, run the missing blocks on the executor, append their trials; the records of 0..trials-1.
 
     Every record (read on resume or appended) must carry the run's seed of its trial and pass
-    ``check_record`` (what else ties it to this run: a guess in the prior, ``success`` agreeing
-    with guess and target, finite fractions)."""
+    ``spec.check_record``.
+
+    Args:
+        job: what every block needs (its ``cfg``, ``device``, ``kind``), sent once to each worker.
+        fn: the block function ``fn(job, block)`` yielding ``(trial, record)``.
+        trials: K, the number of trials (>= 1).
+        seed: the run's seed (>= 0); trial i's seed is ``trial_seeds(seed, K)[i]``.
+        opts: the :class:`rerokit.executors.RunOptions` (file, resume, block size, executor, progress).
+        spec: the :class:`TrialBlocks` (record schema, header extras, progress text, checks).
+
+    Returns:
+        ``(K, seed, settings, records of trials 0..K-1)``.
+    """
+    if not isinstance(spec, TrialBlocks):
+        raise TypeError(f"spec must be a TrialBlocks, got {type(spec).__name__}")
+    extra, schema, desc, announce, check_record = spec.extra, spec.schema, spec.desc, spec.announce, spec.check_record
+    validate = spec.validate or (lambda: None)
     from rerokit.executors import ProgressBar, get_executor, plan_blocks, run_blocks
     from rerokit.experiments.records import TrialLog
     from rerokit.training import trial_seeds
@@ -898,8 +931,8 @@ def run_prior_aware_audit(
         ds = initial_state(cfg, job.device)[0]
         make_trial(ds.n, cfg.prior_size, cfg.n_known, 0, cfg.prior_weights)
 
-    _, seed, settings, recs = run_trial_blocks(job, _prior_aware_block, trials, seed, opts, {"attacks": list(attacks)},
-                                          schema, "prior-aware trials", validate, announce, check_record)
+    spec = TrialBlocks(schema, {"attacks": list(attacks)}, "prior-aware trials", validate, announce, check_record)
+    _, seed, settings, recs = run_trial_blocks(job, _prior_aware_block, trials, seed, opts, spec)
     gamma = rero_gamma(cfg.noise_multiplier, cfg.sample_rate, cfg.steps, cfg.kappa)
     results = {
         a: AttackResult.from_successes([r["success"][a] for r in recs], seed=seed, settings=settings,
@@ -942,8 +975,7 @@ def run_gradient_audit(
     opts = options or RunOptions()
     extra = {"attack": "gradient", "iterations": att.iterations, "restarts": att.restarts,
              "attack_lr": att.attack_lr, "prior_sizes": list(sizes)}
-    job = _Job("gradient", cfg, resolve_audit_device(opts.device), sizes=sizes, iterations=att.iterations,
-               restarts=att.restarts, attack_lr=att.attack_lr)
+    job = _Job("gradient", cfg, resolve_audit_device(opts.device), sizes=sizes, attack=att)
     from rerokit.experiments.schema import gradient_problem, gradient_schema
 
     schema = gradient_schema(sizes)
@@ -955,8 +987,8 @@ def run_gradient_audit(
             raise ValueError(f"prior_sizes must be <= dataset size {ds.n}, got {max(sizes)}")
         make_trial(ds.n, cfg.prior_size, cfg.n_known, 0, cfg.prior_weights)
 
-    _, seed, settings, recs = run_trial_blocks(job, _gradient_block, trials, seed, opts, extra, schema,
-                                          "gradient-attack trials", validate, announce, check_record)
+    spec = TrialBlocks(schema, extra, "gradient-attack trials", validate, announce, check_record)
+    _, seed, settings, recs = run_trial_blocks(job, _gradient_block, trials, seed, opts, spec)
     results = {"mse": AttackResult.from_values([r["mse"] for r in recs], seed=seed, metric="mse", settings=settings,
                                               support=(0.0, float("inf")))}
     gammas = {}
