@@ -23,10 +23,7 @@ KNOWN_PRIVATE_IMPORTS: set[tuple[str, str, str]] = set()
 # step is one Sampling parameter object (rerokit.bounds.schedule.Sampling) in their place.
 KNOWN_LONG_SIGNATURES: dict[str, int] = {
     "rerokit.report.build:build_report": 19,
-    "rerokit.experiments.hayes_figures:fig8": 17,
-    "rerokit.experiments.hayes_figures:fig5": 16,
     "rerokit.bounds.dpsgd:rero_dpsgd": 17,
-    "rerokit.experiments.hayes_figures:fig3": 15,
     "rerokit.risk:reconstruction_risk": 15,
     "rerokit.opacus:make_private_with_reconstruction_risk": 13,
     "rerokit.risk:reconstruction_risks": 13,

@@ -16,7 +16,7 @@ baseline kappa = max_i p_i (1/N for a uniform prior).
 Randomness: trial i uses ``s_i = trial_seeds(seed, trials)[i]`` - a seed that depends on
 ``(seed, i)`` only (:func:`rerokit.training.trial_seeds`); the data draw uses
 ``numpy.random.default_rng([s_i, 0])``, the initialisation ``init_flat(s_i)``, the DP-SGD
-noise/batches ``train_dpsgd_many(seeds=[s_i])``, the gradient attack's restarts ``s_i mod 2^31``.
+noise/batches ``train_dpsgd_many(seed=[s_i])``, the gradient attack's restarts ``s_i mod 2^31``.
 
 Blocks, executors, resume: trials run in blocks with FIXED boundaries - block b holds trials
 [b B, (b + 1) B), B = ``chunk_size`` (recorded in the file's settings) - trained together

@@ -226,7 +226,7 @@ def shared_chunk_size(n: int, widest: int) -> int:
 
 
 def linear_plan_supported(fm: FunctionalModel) -> bool:
-    """True if ``train_dpsgd_many(method='auto')`` uses the MLP engine for this model.
+    """True if ``train_dpsgd_many(options=EngineOptions(method='auto'))`` uses the MLP engine for this model.
 
     Args:
         fm: the model.
