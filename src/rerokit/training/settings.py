@@ -123,9 +123,12 @@ class EngineOptions:
             object.__setattr__(self, "num_threads", check_int("num_threads", self.num_threads, minimum=1))
         _check_bool("progress", self.progress)
         _check_bool("compile", self.compile)
-        if self.device is not None and not isinstance(self.device, str) and type(self.device).__name__ != "device":
-            raise TypeError(f"device must be one of cpu, cuda, auto (a string) or a torch.device, "
-                            f"got {type(self.device).__name__}")
+        if self.device is not None and not isinstance(self.device, str):
+            import torch  # a non-string device can only be a torch.device (torch is then installed)
+
+            if not isinstance(self.device, torch.device):
+                raise TypeError(f"device must be one of cpu, cuda, auto (a string) or a torch.device, "
+                                f"got {type(self.device).__name__}")
 
     def replace(self, **changes: Any) -> "EngineOptions":
         """A copy with ``changes`` (checked again)."""
