@@ -42,7 +42,7 @@ Library use that reproduces ``rerokit audit prior-aware --epsilon 4`` exactly::
     from rerokit.experiments.audit import AuditConfig, run_audit
     cfg = AuditConfig.resolve(epsilon=4.0)            # n_known default, sigma calibrated (PLD)
     rep = run_audit("prior-aware", cfg, trials=100, seed=0)
-    rep.summary()                                     # the command's JSON (without rerokit_version)
+    rep.summary().to_dict()                           # the command's JSON (without rerokit_version)
 """
 
 from __future__ import annotations
@@ -73,6 +73,9 @@ __all__ = [
     "TrialBlocks",
     "Trial",
     "AuditReport",
+    "AuditSummary",
+    "MetricSummary",
+    "EmpiricalBounds",
     "make_trial",
     "build_model",
     "rero_gamma",
@@ -512,6 +515,119 @@ def candidate_statistics_many(
     return torch.cat(inners), torch.cat(sqs)
 
 
+@dataclass(frozen=True)
+class MetricSummary:
+    """One attack's (or metric's) outcome in an audit summary.
+
+    Attributes:
+        metric: ``"success"`` (a success rate) or ``"mse"`` (a mean reconstruction error).
+        value: the estimate (mean over the trials).
+        ci_low, ci_high: its 95% interval (exact Clopper-Pearson for success rates).
+    """
+
+    metric: str
+    value: float
+    ci_low: float
+    ci_high: float
+
+    @classmethod
+    def of(cls, result: AttackResult) -> "MetricSummary":
+        """The summary of an :class:`rerokit.attacks.result.AttackResult`."""
+        return cls(result.metric, result.value, result.interval[0], result.interval[1])
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"metric", "value", "ci_low", "ci_high"}`` (an entry of the JSON's ``attacks``)."""
+        return {"metric": self.metric, "value": self.value, "ci_low": self.ci_low, "ci_high": self.ci_high}
+
+    def flat(self) -> dict[str, Any]:
+        """``{<metric>: value, "ci_low", "ci_high"}`` (the primary attack at the JSON's top level)."""
+        return {self.metric: self.value, "ci_low": self.ci_low, "ci_high": self.ci_high}
+
+
+@dataclass(frozen=True)
+class EmpiricalBounds:
+    """What an audit's successes prove about the mechanism (:meth:`AuditReport.empirical_lower_bounds`).
+
+    Attributes:
+        success_lower: the one-sided Clopper-Pearson lower end of the success rate.
+        mu_gdp_lower: the mechanism is not mu-GDP for any mu below this.
+        epsilon_lower: nor (epsilon, delta)-DP for any epsilon below this (at the report's delta).
+        confidence: the one-sided confidence of both.
+    """
+
+    success_lower: float
+    mu_gdp_lower: float
+    epsilon_lower: float
+    confidence: float
+
+    def flat(self) -> dict[str, Any]:
+        """The JSON's ``empirical_*`` keys."""
+        return {"empirical_success_lower": self.success_lower, "empirical_mu_lower": self.mu_gdp_lower,
+                "empirical_epsilon_lower": self.epsilon_lower, "empirical_confidence": self.confidence}
+
+
+@dataclass(frozen=True)
+class AuditSummary:
+    """The outcome of ``rerokit audit prior-aware|gradient`` as a typed object
+    (:meth:`AuditReport.summary`); :meth:`to_dict` is the command's JSON (less ``rerokit_version``).
+
+    Attributes:
+        kind: ``"prior-aware"`` or ``"gradient"``.
+        attack: the primary attack (prior-aware: its name; gradient: ``prior_success_<N>``).
+        result: the primary attack's outcome.
+        attacks: every attack's (or metric's) outcome, by name.
+        gamma: the ReRo bound at ``kappa``.
+        kappa: the baseline success of the best model-free guess.
+        noise_multiplier: sigma of the audited training.
+        trials: the number of trials.
+        seed: the run's seed.
+        settings: the run's settings (the results file's header).
+        epsilon, delta: what sigma was calibrated for (None when sigma was given).
+        empirical: the empirical lower bounds of a prior-aware audit at ``delta``, else None.
+        mse: the gradient audit's mean reconstruction MSE, else None.
+        mean_target_clipped_fraction: the prior-aware audit's mean fraction of steps whose target
+            gradient was clipped, else None.
+        out: the results file, or None.
+    """
+
+    kind: str
+    attack: str
+    result: MetricSummary
+    attacks: dict[str, MetricSummary]
+    gamma: float
+    kappa: float
+    noise_multiplier: float
+    trials: int
+    seed: int
+    settings: dict[str, Any]
+    epsilon: float | None = None
+    delta: float | None = None
+    empirical: EmpiricalBounds | None = None
+    mse: MetricSummary | None = None
+    mean_target_clipped_fraction: float | None = None
+    out: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready dict of ``rerokit audit ... --json`` (keys in the command's order)."""
+        d: dict[str, Any] = {}
+        if self.mse is not None:
+            d.update(mse=self.mse.value, mse_ci_low=self.mse.ci_low, mse_ci_high=self.mse.ci_high)
+        d.update(self.result.flat())
+        if self.empirical is not None:
+            d.update(self.empirical.flat())
+        d.update(gamma=self.gamma, kappa=self.kappa, noise_multiplier=self.noise_multiplier, trials=self.trials,
+                 seed=self.seed, attacks={k: m.to_dict() for k, m in self.attacks.items()})
+        if self.kind == "gradient":
+            d.update(epsilon=self.epsilon, delta=self.delta)
+        else:
+            d.update(attack=self.attack, epsilon=self.epsilon, delta=self.delta,
+                     mean_target_clipped_fraction=self.mean_target_clipped_fraction)
+        d["settings"] = dict(self.settings)
+        if self.out:
+            d["out"] = self.out
+        return d
+
+
 @dataclass
 class AuditReport:
     """Outcome of an audit: one :class:`AttackResult` per attack (or metric), the bound gamma
@@ -551,6 +667,15 @@ class AuditReport:
         k = sum(bool(r["success"][attack]) for r in self.records)
         return audit_lower_bounds(k, len(self.records), self.kappa, confidence=confidence, delta=delta)
 
+    def _empirical(self, primary: str, delta: float | None) -> EmpiricalBounds | None:
+        """The empirical lower bounds of a success-rate ``primary`` at ``delta`` (None without one)."""
+        r = self.results[primary]
+        if delta is None or r.metric != "success" or not self.records or not isinstance(
+                self.records[0].get("success"), dict):
+            return None
+        e = self.empirical_lower_bounds(primary, delta=delta)
+        return EmpiricalBounds(e["success_lower"], e["mu_gdp_lower"], e["epsilon_lower"], e["confidence"])
+
     def to_dict(self, primary: str | None = None, *, delta: float | None = None) -> dict[str, Any]:
         """JSON-ready summary: gamma, kappa, sigma, trials, seed, every attack's metric, value and
         interval, and the settings.
@@ -568,49 +693,42 @@ class AuditReport:
         """
         d: dict[str, Any] = {}
         if primary is not None:
-            r = self.results[primary]
-            d.update({r.metric: r.value, "ci_low": r.interval[0], "ci_high": r.interval[1]})
-            if delta is not None and r.metric == "success" and self.records and isinstance(
-                    self.records[0].get("success"), dict):
-                e = self.empirical_lower_bounds(primary, delta=delta)
-                d.update(empirical_success_lower=e["success_lower"], empirical_mu_lower=e["mu_gdp_lower"],
-                         empirical_epsilon_lower=e["epsilon_lower"], empirical_confidence=e["confidence"])
+            d.update(MetricSummary.of(self.results[primary]).flat())
+            e = self._empirical(primary, delta)
+            if e is not None:
+                d.update(e.flat())
         d.update(gamma=self.gamma, kappa=self.kappa, noise_multiplier=self.noise_multiplier,
                  trials=len(self.records), seed=self.seed)
-        d["attacks"] = {
-            k: {"metric": r.metric, "value": r.value, "ci_low": r.interval[0], "ci_high": r.interval[1]}
-            for k, r in self.results.items()
-        }
+        d["attacks"] = {k: MetricSummary.of(r).to_dict() for k, r in self.results.items()}
         d["settings"] = dict(self.settings)
         return d
 
-    def summary(self) -> dict[str, Any]:
-        """The output of ``rerokit audit prior-aware|gradient --json`` (less ``rerokit_version``).
+    def summary(self) -> AuditSummary:
+        """The outcome of ``rerokit audit prior-aware|gradient`` as an :class:`AuditSummary`
+        (``.to_dict()``: the command's JSON, less ``rerokit_version``).
 
         Prior-aware: the primary attack's success and interval, the empirical lower bounds (at
-        ``delta``), gamma, kappa, sigma, trials, seed, every attack, ``attack``, ``epsilon``,
-        ``delta``, ``mean_target_clipped_fraction``, settings (and ``out``). Gradient: the mean
-        MSE and its interval, then the prior-matching success at the primary prior size, the
-        same common keys, settings (and ``out``).
+        ``delta``), gamma, kappa, sigma, trials, seed, every attack, ``epsilon``, ``delta``, the
+        mean target-clipped fraction, settings (and ``out``). Gradient: the mean MSE and its
+        interval, then the prior-matching success at the primary prior size, the same common
+        fields, settings (and ``out``).
 
         Returns:
-            A JSON-ready dict.
+            The :class:`AuditSummary`.
         """
         primary = self.primary or next(iter(self.results))
-        if self.kind == "gradient":
-            m = self.results["mse"]
-            d: dict[str, Any] = {"mse": m.value, "mse_ci_low": m.interval[0], "mse_ci_high": m.interval[1]}
-            d.update(self.to_dict(primary=primary))
-            d.update(epsilon=self.epsilon, delta=self.delta)
-        else:
-            d = self.to_dict(primary=primary, delta=self.delta)
-            d.update(attack=primary, epsilon=self.epsilon, delta=self.delta,
-                     mean_target_clipped_fraction=sum(x["target_clipped_fraction"] for x in self.records)
-                     / len(self.records))
-        d["settings"] = d.pop("settings")  # settings last in the table
-        if self.out:
-            d["out"] = self.out
-        return d
+        gradient = self.kind == "gradient"
+        return AuditSummary(
+            kind=self.kind, attack=primary, result=MetricSummary.of(self.results[primary]),
+            attacks={k: MetricSummary.of(r) for k, r in self.results.items()}, gamma=self.gamma, kappa=self.kappa,
+            noise_multiplier=self.noise_multiplier, trials=len(self.records), seed=self.seed,
+            settings=dict(self.settings), epsilon=self.epsilon, delta=self.delta,
+            empirical=None if gradient else self._empirical(primary, self.delta),
+            mse=MetricSummary.of(self.results["mse"]) if gradient else None,
+            mean_target_clipped_fraction=None if gradient else
+            sum(x["target_clipped_fraction"] for x in self.records) / len(self.records),
+            out=self.out,
+        )
 
 
 def load_audit_data(cfg: AuditConfig):
@@ -1023,7 +1141,7 @@ def run_audit(
     ``address`` reachable) and device, the audit settings (data path, |D-| default, trial
     construction), trials, seed, block size, ``out``, memory; then sigma is calibrated for
     (epsilon, delta) and the trials run (see :func:`run_prior_aware_audit`,
-    :func:`run_gradient_audit`). ``rep.summary()`` is the command's JSON.
+    :func:`run_gradient_audit`). ``rep.summary().to_dict()`` is the command's JSON.
 
     Args:
         kind: ``"prior-aware"`` or ``"gradient"``.
