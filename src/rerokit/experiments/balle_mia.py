@@ -132,12 +132,15 @@ def _split(cfg: MIAConfig):
 
 
 def _train(cfg: MIAConfig, split, X_t: np.ndarray, y_t: np.ndarray, seed: int, models=None) -> torch.Tensor:
-    from rerokit.attacks.reconn import train_models
+    from rerokit.attacks.reconn import ReconData, train_models
+    from rerokit.training.settings import DPSGDSettings, MLPSpec
 
     sigma = cfg.noise_multiplier
-    return train_models(split.X_fixed, split.y_fixed, X_t, y_t, hidden=cfg.hidden, num_classes=split.num_classes,
-                        epochs=cfg.epochs, lr=cfg.lr, momentum=cfg.momentum, init=cfg.init, init_seed=cfg.seed,
-                        noise_multiplier=sigma, clip=cfg.clip if sigma > 0 else None, seed=seed, models=models)
+    settings = DPSGDSettings(noise_multiplier=sigma, clip=cfg.clip if sigma > 0 else None, steps=cfg.epochs, lr=cfg.lr,
+                             momentum=cfg.momentum)
+    return train_models(ReconData(split.X_fixed, split.y_fixed, X_t, y_t),
+                        model=MLPSpec(cfg.hidden, num_classes=split.num_classes), settings=settings, init=cfg.init,
+                        init_seed=cfg.seed, seed=seed, models=models)
 
 
 def _bits(seeds: Sequence[int]) -> np.ndarray:
@@ -213,7 +216,7 @@ def run_informed_mia(cfg: MIAConfig, trials: int, *, out: str | None = None, res
         ValueError: if a setting is out of range (before any training).
     """
     from rerokit.executors import RunOptions
-    from rerokit.experiments.audit import run_trial_blocks
+    from rerokit.experiments.audit import TrialBlocks, run_trial_blocks
     from rerokit.experiments.records import Bool, DictOf, Int, Num
 
     if not isinstance(cfg, MIAConfig):
@@ -223,9 +226,9 @@ def run_informed_mia(cfg: MIAConfig, trials: int, *, out: str | None = None, res
               "dist0": Num(minimum=0), "dist1": Num(minimum=0), "success": DictOf(Bool, keys=MIA_ATTACKS)}
     job = _MIAJob(cfg, trials)
     opts = RunOptions(out=out, resume=resume, chunk_size=chunk_size, progress=progress, executor=executor)
-    _, seed, settings, recs = run_trial_blocks(job, _mia_block, trials, cfg.seed, opts,
-                                          {"game": "informed MIA (Balle et al. 2022, Alg. 2)"}, schema,
-                                          f"informed-MIA trials (init {cfg.init})", lambda: _split(cfg))
+    spec = TrialBlocks(schema, {"game": "informed MIA (Balle et al. 2022, Alg. 2)"},
+                       f"informed-MIA trials (init {cfg.init})", lambda: _split(cfg))
+    _, seed, settings, recs = run_trial_blocks(job, _mia_block, trials, cfg.seed, opts, spec)
     bound = cfg.bound()
     results = {a: AttackResult.from_successes([r["success"][a] for r in recs], seed=seed, settings=settings,
                                               extras={"bound": bound}) for a in MIA_ATTACKS}

@@ -192,14 +192,15 @@ def _cells(job: _Job, blk) -> Iterator[tuple[int, dict[str, Any]]]:
     import numpy as np
 
     from rerokit.bounds.mse import cramer_rao_mse_lower_bound, rdp_mse_lower_bound
-    from rerokit.training.fil import dpsgd_fil
+    from rerokit.training.fil import FILOptions, dpsgd_fil
+    from rerokit.training.settings import DPSGDSettings
 
     cfg, d = job.config, job.data
     for i in blk.todo:
         si, ti = divmod(i, len(cfg.steps))
         sigma, T = cfg.sigmas[si], cfg.steps[ti]
-        res = dpsgd_fil(d.module, d.X, d.Y, noise_multiplier=sigma, sample_rate=1.0, steps=T, clip=cfg.clip, lr=cfg.lr,
-                        seed=cfg.seed, coords=cfg.coords, repeats=cfg.repeats, device=job.device)
+        res = dpsgd_fil(d.module, d.X, d.Y, DPSGDSettings(noise_multiplier=sigma, clip=cfg.clip, steps=T, lr=cfg.lr),
+                        seed=cfg.seed, fil=FILOptions(coords=cfg.coords, repeats=cfg.repeats), device=job.device)
         eps2 = dpgd_replace_one_rdp2(sigma, T)
         dfil = np.asarray(res.dfil)
         fil_b = np.asarray(cramer_rao_mse_lower_bound(dfil))
