@@ -507,8 +507,9 @@ def train_reconstructor(
     check_choice("optimizer", optimizer, ("adam", "rmsprop"))
     hidden = [check_int(f"reconstructor_hidden[{i}]", h, minimum=1) for i, h in enumerate(hidden)]
     gen = torch.Generator().manual_seed(check_int("seed", seed, minimum=0))
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(torch.randint(0, 2**62, (1,), generator=gen)))
+    from rerokit.training.models import global_rng
+
+    with global_rng(int(torch.randint(0, 2**62, (1,), generator=gen))):  # thread-safe seeded init
         model = Reconstructor(thetas.mean(0), thetas.std(0), targets.shape[1], hidden)
     opt_cls = torch.optim.Adam if optimizer == "adam" else torch.optim.RMSprop
     opt = opt_cls(model.parameters(), lr=lr, weight_decay=weight_decay)
@@ -557,12 +558,11 @@ def train_kl_classifier(X: np.ndarray, y: np.ndarray, num_classes: int, *, seed:
     Returns:
         The trained classifier, in eval mode.
     """
-    from rerokit.training.models import make_mlp
+    from rerokit.training.models import global_rng, make_mlp
 
     X = torch.as_tensor(np.asarray(X, dtype=np.float32)).reshape(len(X), -1)
     y = torch.as_tensor(np.asarray(y, dtype=np.int64))
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(check_int("seed", seed, minimum=0))
+    with global_rng(check_int("seed", seed, minimum=0)):  # thread-safe seeded init
         clf = make_mlp(X.shape[1], [hidden], num_classes)
     opt = torch.optim.Adam(clf.parameters(), lr=1e-2, weight_decay=1e-4)
     for _ in range(check_int("steps", steps, minimum=1)):

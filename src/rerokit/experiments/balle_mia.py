@@ -191,9 +191,13 @@ def _mia_block(job: _MIAJob, block) -> Iterator[tuple[int, dict[str, Any]]]:
                       "success": {"loss": g_loss == b[j], "shadow": g_shadow == b[j]}}
 
 
-# Not marked thread_safe: in one full-suite run two concurrent blocks gave a released model and the
-# adversary's identical-by-construction model 1e-4 apart (test_known_init_without_noise...); until the
-# cause is found the local executor runs these blocks one at a time (Ray workers are processes).
+# Blocks may run concurrently on threads (rerokit.executors.LocalExecutor): a block draws from torch's
+# global generator only through rerokit.training.models (init_flat, make_mlp), which hold
+# GLOBAL_RNG_LOCK for every draw, seeded or not, and sets no process-wide state. (Before that lock
+# covered module construction too, a concurrent block's nn.Linear(...) could draw between another
+# block's manual_seed(seed) and its reset_parameters: a different known theta_0, so the released
+# model and the adversary's identical-by-construction one ended up apart.)
+_mia_block.thread_safe = True  # type: ignore[attr-defined]
 
 
 def run_informed_mia(cfg: MIAConfig, trials: int, *, out: str | None = None, resume: bool = False,

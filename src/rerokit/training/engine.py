@@ -116,8 +116,18 @@ def _check_options(options: Any) -> EngineOptions:
 
 @contextlib.contextmanager
 def _threads(num_threads: int | None) -> Iterator[None]:
-    """torch's intra-op threads set to ``num_threads`` inside the block (None: unchanged), restored after."""
+    """torch's intra-op threads set to ``num_threads`` inside the block (None: unchanged), restored after.
+
+    The count is process-wide: in a block of a run whose blocks run concurrently on threads
+    (:func:`rerokit.executors.concurrent_threads`) only that run's count is accepted (and nothing is
+    set), anything else is a ``ValueError`` (:func:`rerokit.executors.check_thread_count`)."""
     if num_threads is None:
+        yield
+        return
+    from rerokit.executors import check_thread_count
+
+    num_threads = check_thread_count("num_threads", num_threads)
+    if torch.get_num_threads() == num_threads:  # nothing to set, nothing to restore
         yield
         return
     before = torch.get_num_threads()
