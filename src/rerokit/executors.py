@@ -261,7 +261,10 @@ class LocalExecutor(Executor):
     numbers do not depend on where or alongside what it runs: with ``workers`` > 1 each thread
     executes whole blocks whose torch kernels release the GIL, which uses several cores with
     results identical bit for bit to ``workers=1`` and to Ray. Only block functions marked
-    ``fn.thread_safe = True`` (the audits) run concurrently; the others run one at a time. Results
+    ``fn.thread_safe = True`` (the audits, balle-mia) run concurrently; the others run one at a
+    time. Such a function changes no process-wide state (the thread count: :func:`check_thread_count`)
+    and draws from torch's global generator only holding
+    :data:`rerokit.training.models.GLOBAL_RNG_LOCK` - module construction included. Results
     are emitted on the calling thread (the one that holds the result file) in block order, so the
     file is the same whatever ``workers``; an interruption loses at most the blocks in flight or
     finished but waiting on an earlier one (at most ``workers`` blocks).
