@@ -196,7 +196,7 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
 
         from rerokit.training.fil import FILOptions, dpsgd_fil
         from rerokit.training.settings import DPSGDSettings
-        from rerokit.training.models import make_mlp
+        from rerokit.training.models import global_rng, make_mlp
 
         X = torch.as_tensor(np.asarray(ds.flat), dtype=torch.float32)
         Y = torch.as_tensor(np.asarray(ds.y))
@@ -210,8 +210,8 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
 
         P = mlp_num_params([X.shape[1], *hidden, int(ds.num_classes)])
         check_memory("--hidden", dpsgd_fil_bytes(X.shape[0], P), f"an MLP of {P} parameters and per-sample gradients")
-        torch.manual_seed(args.seed)
-        module = make_mlp(X.shape[1], hidden, int(ds.num_classes), activation="tanh")
+        with global_rng(args.seed):  # seeded initialisation, the global generator restored after
+            module = make_mlp(X.shape[1], hidden, int(ds.num_classes), activation="tanh")
         settings = DPSGDSettings(noise_multiplier=args.noise_multiplier, clip=args.clip, steps=args.steps, lr=args.lr,
                                  sample_rate=args.sample_rate)
         fil = FILOptions(coords=args.coords, subsampling=args.subsampling, delta=args.delta, repeats=args.repeats)
