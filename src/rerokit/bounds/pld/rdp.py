@@ -50,6 +50,21 @@ _SIGMA_RANGE = (1e-4, 1e100)
 q = 1 value above: both upper bounds; the grids would overflow or hold astronomically many points)."""
 _TINY = float(np.nextafter(0.0, 1.0))
 _EPS = float(np.finfo(float).eps)
+# libm's lgamma and erfc element-wise: the CLI's bound commands never import scipy (start-up time)
+_LGAMMA = np.frompyfunc(math.lgamma, 1, 1)
+
+
+def _gammaln(x: np.ndarray | float) -> np.ndarray:
+    """log Gamma(x) for x > 0 (libm's lgamma, a few ulps; the callers add 8 ulps of slack)."""
+    return np.asarray(_LGAMMA(np.asarray(x, dtype=float)), dtype=float)
+
+
+def _log_ndtr_upper(x: float) -> float:
+    """An upper bound on log Phi(x): libm's erfc where Phi(x) is a normal float (x > -37), below
+    that the Mills-ratio bound Phi(x) <= phi(x) / |x| (Gordon 1941), which erfc would underflow to 0."""
+    if x > -37.0:
+        return math.log(0.5 * math.erfc(-x / math.sqrt(2.0)))
+    return -0.5 * x * x - math.log(-x * math.sqrt(2.0 * math.pi))
 
 
 def log_moment_step_int(sigma: float, q: float, alpha: int) -> float:
@@ -68,8 +83,7 @@ def log_moment_step_int(sigma: float, q: float, alpha: int) -> float:
     Returns:
       An upper bound on log A_alpha (0 at alpha = 1).
     """
-    from scipy.special import gammaln
-
+    gammaln = _gammaln
     a = int(alpha)
     if a == 1:
         return 0.0
@@ -104,8 +118,7 @@ def _chord(sigma: float, q: float, a: float) -> float:
 
 def _trapezoid_bound(sigma: float, q: float, a: float) -> float:
     """Trapezoid sum plus proven discretisation, truncation and round-off bounds on log A_a (or inf)."""
-    from scipy.special import log_ndtr
-
+    log_ndtr = _log_ndtr_upper
     s2 = sigma * sigma
     strip = min(1.5 * s2, sigma)  # half-width of the strip of analyticity used (< pi sigma^2 / 2)
     # exponent of the discretisation error 2 M / (e^{2 pi strip / h} - 1), M <= e^{strip^2/(2 s2)} A
@@ -156,7 +169,7 @@ def log_moment_step_real(sigma: float, q: float, alpha: float) -> float:
       e^{alpha(alpha-1)/(2 sigma^2)} Phi((alpha - x_N)/sigma). Each exponent gets 16 ulps of the sum of
       the magnitudes of its pieces, and the log-sum its own round-off (:func:`log_sum_rounded_up`).
 
-    What is assumed: numpy's/scipy's exp, log, log1p, logaddexp, log_ndtr are accurate to a few ulps
+    What is assumed: numpy's/libm's exp, log, log1p, logaddexp, lgamma, erfc are accurate to a few ulps
     (log_ndtr: 1e-12 relative is added). The chord is the tighter one for tiny values (log A ~ 1e-16,
     where rounding slack dominates the trapezoid), the trapezoid everywhere else (measured within
     1e-12 relative of mpmath quadrature at sigma >= 0.3).
