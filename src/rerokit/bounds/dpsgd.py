@@ -363,11 +363,49 @@ def exact_power_many(
     """
     lks = np.asarray(log_kappas, dtype=float)
     log_up, eps_star = pld.upper.power(lks)
+    log_up = np.array(log_up, dtype=float)
     up = np.exp(log_up)
     low = np.array(pld.power_lower(lks), dtype=float)
-    log_up = np.array(log_up, dtype=float)
     floor = pld.upper.error
-    floored = floor > 0.1 * up
+    floor_ext = np.full(lks.shape, floor)
+    # The FFTs run in double precision. Their proven round-off (about 2^11 times extended
+    # precision's) enters the upper end once per composition and the lower end through the level
+    # of the test (times the likelihood ratio e^eps* at the threshold). Where it is a fifth of the
+    # bracket or more and extended precision would make the bracket clearly narrower (gamma near 1,
+    # very long schedules, small levels), those entries are recomputed from the same PLDs composed
+    # in extended precision (:meth:`SchedulePLD.extended`, cached on ``pld``).
+    redo = np.zeros(lks.shape, dtype=bool)
+    done = np.zeros(lks.shape, dtype=bool)
+    pred = up - low
+    if pld.precision != "extended":
+        with np.errstate(over="ignore"):
+            ratio = np.exp(np.clip(np.where(np.isfinite(eps_star), eps_star, 0.0), 0.0, 700.0))
+        ro_up = pld.upper.roundoff
+        t = pld.tests if pld.lower else None
+        # (doubled: the statistic's bucket at the threshold moves too; only a choice of method)
+        ro_eff = 2.0 * (ro_up + (0.0 if t is None else t.p.roundoff + ratio * t.q.roundoff))
+        # predicted width of the extended-precision bracket (round-off ~2^-11 as large; 1e-3 here)
+        pred = np.maximum(up - low - ro_eff, 0.0) + 1e-3 * ro_eff
+        floor_ext = np.full(lks.shape, floor - (1.0 - 1e-3) * ro_up)
+        tail_ext = (floor_ext > 0.1 * up) | ((lks < math.log(1e-6)) & (pred > 1e-3 * up))
+        redo = (ro_eff > 0.2 * (up - low)) & ~tail_ext
+
+    def _extend(sub: np.ndarray) -> None:
+        nonlocal up, floor
+        ext = pld.extended()
+        lu_e, _ = ext.upper.power(lks[sub])
+        log_up[sub] = np.minimum(log_up[sub], lu_e)
+        low[sub] = np.maximum(low[sub], np.array(ext.power_lower(lks[sub]), dtype=float))
+        up = np.exp(log_up)
+        floor = min(floor, ext.upper.error)
+        floor_ext[sub] = ext.upper.error
+        done[sub] = True
+
+    if redo.any():
+        _extend(np.nonzero(redo)[0])
+    floored = floor_ext > 0.1 * up
+    if not done.all():
+        floored |= ~done & (pld.upper.error > 0.1 * up)
     # far tails: exponential tilting (rerokit.bounds.pld.tilt) where the error floor dominates or the
     # bracket is wide at a small level; both ends stay certified, so take the better of each
     # (not below kappa = 1e-300: the step masses there are below double precision's range, and the
@@ -381,6 +419,11 @@ def exact_power_many(
         if math.exp(up_t) * 0.9 > floor or (up_t - lo_t) < 0.09:
             floored[i] = False
     up = np.exp(log_up)
+    if pld.precision != "extended":
+        late = ~done & (pred < 0.8 * (up - low))
+        if late.any():
+            _extend(np.nonzero(late)[0])
+            floored &= ~late | (floor_ext > 0.1 * up)
     log_val = log_up
     used_rdp = np.zeros(lks.shape, dtype=bool)
     if floored.any() and pld.group_size == 1:

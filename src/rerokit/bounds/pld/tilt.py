@@ -112,7 +112,7 @@ def _suffix_logsumexp(a: np.ndarray) -> np.ndarray:
 
 def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tuple[int, np.ndarray, int]] | None,
                  stat_q: Sequence[tuple[int, np.ndarray, int]] | None, h: float, inf_mass: float,
-                 log_alpha: float, t: float | None = None) -> tuple[float, float]:
+                 log_alpha: float, t: float | None = None, precision: str = "double") -> tuple[float, float]:
     """Certified (log lower, log upper) of the power at level exp(log_alpha), by tilting.
 
     Args:
@@ -123,6 +123,10 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
       inf_mass: the composed mass at +infinity.
       log_alpha: natural log of the level (<= 0).
       t: the tilt (default: :func:`saddle_tilt`).
+      precision: the FFT arithmetic, "double" (default) or "extended"
+        (:func:`rerokit.bounds.pld.compose.compose`). The round-off bound is relative to the tilted
+        masses, which are of order one near the threshold, so double precision suffices unless the
+        schedule is extremely long.
 
     Returns:
       (log lower, log upper); log lower = log_alpha where no test fits.
@@ -130,7 +134,7 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
     if t is None:
         t = saddle_tilt(parts, h, log_alpha)
     tp, c, rel = _tilted(parts, h, t)
-    comp = compose(tp, h, _LOG_TAU)
+    comp = compose(tp, h, _LOG_TAU, precision=precision)
     labels = comp.offset + np.arange(comp.pmf.size)
     l = labels * h
     with np.errstate(divide="ignore"):
@@ -151,8 +155,8 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
     if stat_p is not None:
         sp, cp_, rel_p = _tilted(stat_p, h, t)
         sq, cq_, rel_q = _tilted(stat_q, h, t + 1.0)
-        P = compose(sp, h, _LOG_TAU)
-        Q = compose(sq, h, _LOG_TAU)
+        P = compose(sp, h, _LOG_TAU, precision=precision)
+        Q = compose(sq, h, _LOG_TAU, precision=precision)
         lo_lab = max(P.offset, Q.offset)
         hi_lab = min(P.offset + P.pmf.size, Q.offset + Q.pmf.size) - 1
         if hi_lab >= lo_lab:
