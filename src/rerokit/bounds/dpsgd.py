@@ -378,14 +378,24 @@ def exact_power_many(
     done = np.zeros(lks.shape, dtype=bool)
     pred = up - low
     if pld.precision != "extended":
-        with np.errstate(over="ignore"):
-            ratio = np.exp(np.clip(np.where(np.isfinite(eps_star), eps_star, 0.0), 0.0, 700.0))
         ro_up = pld.upper.roundoff
         t = pld.tests if pld.lower else None
-        # (doubled: the statistic's bucket at the threshold moves too; only a choice of method)
-        ro_eff = 2.0 * (ro_up + (0.0 if t is None else t.p.roundoff + ratio * t.q.roundoff))
+
+        def ro_effect(scale: float) -> np.ndarray:
+            """What round-off bounds ``scale`` times the double ones cost the bracket (doubled)."""
+            eff = 2.0 * scale * ro_up
+            if t is None:
+                return eff + np.zeros(lks.shape)
+            # the lower end tests at level kappa - (Q's slack): the upper curve's drop over that
+            # shift bounds what the round-off costs there (all of it where the slack reaches kappa)
+            lev = np.exp(lks) - 2.0 * scale * t.q.roundoff
+            with np.errstate(divide="ignore"):
+                shifted = np.exp(pld.upper.power(np.log(np.maximum(lev, 1e-320)))[0])
+            return eff + 2.0 * scale * t.p.roundoff + np.where(lev > 0, np.maximum(up - shifted, 0.0), up)
+
+        ro_eff = ro_effect(1.0)
         # predicted width of the extended-precision bracket (round-off ~2^-11 as large; 1e-3 here)
-        pred = np.maximum(up - low - ro_eff, 0.0) + 1e-3 * ro_eff
+        pred = np.maximum(up - low - ro_eff, 0.0) + ro_effect(1e-3)
         floor_ext = np.full(lks.shape, floor - (1.0 - 1e-3) * ro_up)
         tail_ext = (floor_ext > 0.1 * up) | ((lks < math.log(1e-6)) & (pred > 1e-3 * up))
         redo = (ro_eff > 0.2 * (up - low)) & ~tail_ext
