@@ -145,6 +145,10 @@ METHODS = ("exact", "closed-form", "mc")
 # At most this many levels of one call get the tilted tail computation (two or three compositions each).
 _MAX_TILTED = 16
 _MIN_TILTED_LOG = math.log(1e-300)
+# Brackets wider than this share of their upper end are recomputed on a finer grid (automatic grids
+# only), which at most this many window points.
+_REFINE_ABOVE = 0.01
+_REFINE_POINTS = 2_000_000
 
 # The composed PLDs of a schedule (kept under its former name).
 DpsgdPLD = SchedulePLD
@@ -359,9 +363,59 @@ def exact_power_many(
       upper); ``eps_star``: threshold loss; ``floor``: the PLD's error terms; ``floored``:
       floor > 0.1 upper, where the RDP bound replaces the PLD value when smaller (``used_rdp``);
       ``log_value``/``value``: the final upper bound (value rounded up, never below the truth);
-      ``lower``: min(lower_pld, value), the certified lower end.
+      ``lower``: min(lower_pld, value), the certified lower end; ``h``: the finest grid step used.
+
+    Grid refinement: where the PLD's grid step was chosen automatically (``pld.auto_grid``) and a
+    bracket is wider than :data:`_REFINE_ABOVE` of its upper end (small q with small sigma, where
+    one step's loss is mostly far below its rms; very long schedules, whose default grid is sized
+    by the composed loss), those levels are recomputed on a grid finer by a factor chosen from the
+    width (the gap shrinks about like h^1.5), and each end keeps the better certified value.
     """
     lks = np.asarray(log_kappas, dtype=float)
+    r = _exact_power_once(pld, segments, lks, log_rdp)
+    r["h"] = pld.h
+    if not pld.auto_grid:
+        return r
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = (r["value"] - r["lower"]) / r["value"]
+    wide = (rel > _REFINE_ABOVE) & ~r["used_rdp"] & (lks >= _MIN_TILTED_LOG)
+    if not wide.any():
+        return r
+    factor = float(np.clip((float(np.max(rel[wide])) / (0.3 * _REFINE_ABOVE)) ** (1.0 / 1.5), 1.5, 8.0))
+    size = max(pld.upper.pmf.size, 1)
+    factor = min(factor, max(1.0, _REFINE_POINTS / size))  # the finer window stays within a few 1e6 points
+    if factor < 1.2:
+        return r
+    try:
+        fine = pld.refined(factor)
+    except PLDTooWide:
+        return r
+    if fine is pld:
+        return r
+    sub = np.nonzero(wide)[0]
+    r2 = _exact_power_once(fine, segments, lks[sub], None if log_rdp is None else np.asarray(log_rdp)[sub])
+    better = r2["log_value"] < r["log_value"][sub]
+    for key in ("log_upper", "eps_star", "log_value", "value", "used_rdp"):
+        r[key] = np.array(r[key], copy=True)
+        r[key][sub] = np.where(better, r2[key], r[key][sub])
+    r["upper"] = np.exp(r["log_upper"])
+    r["floored"] = np.array(r["floored"], copy=True)
+    r["floored"][sub] &= r2["floored"]
+    r["lower_pld"] = np.array(r["lower_pld"], copy=True)
+    r["lower_pld"][sub] = np.maximum(r["lower_pld"][sub], r2["lower_pld"])
+    r["lower_pld"] = np.minimum(r["lower_pld"], r["upper"])
+    r["lower"] = np.array(r["lower"], copy=True)
+    r["lower"][sub] = np.maximum(r["lower"][sub], r2["lower"])
+    r["lower"] = np.minimum(r["lower"], r["value"])
+    r["floor"] = min(float(r["floor"]), float(r2["floor"]))
+    r["h"] = fine.h
+    return r
+
+
+def _exact_power_once(
+    pld: SchedulePLD, segments: Sequence[Segment], lks: np.ndarray, log_rdp: np.ndarray | None
+) -> dict[str, np.ndarray]:
+    """:func:`exact_power_many` on the grid of ``pld`` only (no refinement)."""
     log_up, eps_star = pld.upper.power(lks)
     log_up = np.array(log_up, dtype=float)
     up = np.exp(log_up)
@@ -617,7 +671,7 @@ def rero_dpsgd(
         extras["envelope_tighter"] = True
     floored = bool(r["floored"][0])
     extras.update(
-        lower=float(r["lower_pld"][0]), upper=float(r["upper"][0]), value_discretization_interval=pld.h,
+        lower=float(r["lower_pld"][0]), upper=float(r["upper"][0]), value_discretization_interval=float(r["h"]),
         threshold_epsilon=float(r["eps_star"][0]), pld_floor=float(r["floor"]), floored=floored,
     )
     if r["used_rdp"][0]:

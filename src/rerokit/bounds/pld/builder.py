@@ -94,6 +94,8 @@ class SchedulePLD:
       precision: the FFT arithmetic of the compositions, "double" (default) or "extended"
         (:func:`rerokit.bounds.pld.compose.compose`); :meth:`extended` gives the same PLDs in
         extended precision, sharing the step discretisations.
+      auto_grid: whether h was chosen automatically (:func:`schedule_pld` without a grid step);
+        callers may then refine it where a bracket is wide (:meth:`refined`).
     """
 
     segments: tuple[tuple[float, float, int], ...]
@@ -103,6 +105,7 @@ class SchedulePLD:
     add_direction: bool = True
     log_tau: float = LOG_TAU
     precision: str = "double"
+    auto_grid: bool = False
     _built: dict = field(default_factory=dict, repr=False, compare=False)
 
     def extended(self) -> SchedulePLD:
@@ -119,6 +122,18 @@ class SchedulePLD:
                     other._built[key] = value
             self._built["extended"] = other
         return self._built["extended"]
+
+    def refined(self, factor: float) -> SchedulePLD:
+        """The same schedule on the grid step h / ``factor`` (REMOVE direction and, if requested,
+        the statistic; no ADD direction), coarsened back only if the finer window does not fit.
+        Every query stays certified on either grid; a finer one narrows the brackets (the
+        discretisation gap shrinks about like h^1.5-h^2). ``self`` if one step's grid size limit
+        allows no finer step."""
+        h = _grid_step(self.segments, self.h / factor, self.group_size, ("remove",), self.log_tau)
+        if h >= 0.99 * self.h:
+            return self
+        return schedule_pld(self.segments, h, group_size=self.group_size, lower=self.lower,
+                            add_direction=False, log_tau=self.log_tau)
 
     @property
     def roundoff(self) -> float:
@@ -418,8 +433,9 @@ def schedule_pld(
     segs = merge_segments(raw)
     directions = ("remove", "add") if add_direction else ("remove",)
     h = _grid_step(segs, value_discretization_interval, group_size, directions, log_tau)
+    auto = value_discretization_interval is None
     for _ in range(12):
-        pld = SchedulePLD(segs, h, group_size, lower, add_direction, log_tau)
+        pld = SchedulePLD(segs, h, group_size, lower, add_direction, log_tau, auto_grid=auto)
         try:
             pld.upper  # noqa: B018 - compose the remove direction now (it sizes the grid)
             if eager:
