@@ -36,8 +36,10 @@ Three methods compute it:
       <= kappa gives a certified lower bound on gamma.
 
     ``error`` = upper - lower: a certified bracket of the true gamma, including floating-point
-    round-off through a proven bound (long-double FFT, Higham 2002 Thm 24.2 in componentwise form;
-    :mod:`rerokit.bounds.pld.compose`). T-fold composition uses one FFT power per distinct
+    round-off through a proven bound (double-precision FFT, extended precision where that bound
+    would be a fifth of the bracket; Higham 2002 Thm 24.2 in componentwise form;
+    :mod:`rerokit.bounds.pld.compose`). Where the automatic grid leaves a bracket wider than 1%, it
+    is recomputed on a finer grid; one step (T = 1) is answered by its exact Neyman-Pearson power. T-fold composition uses one FFT power per distinct
     (sigma, q) on a window chosen by Chernoff bounds; the mass outside the window (< 1e-17 per
     side) is added to the upper and subtracted from the lower value. At small kappa the far tail
     is recomputed by exponential tilting (:mod:`rerokit.bounds.pld.tilt`), with relative
@@ -89,6 +91,7 @@ from rerokit.bounds.pld import (
     DiscretePLD,
     GridPMF,
     PLDTooWide,
+    SIGMA_GRID_RANGE,
     SchedulePLD,
     ThresholdTests,
     log_chernoff_gamma_many,
@@ -365,16 +368,20 @@ def exact_power_many(
       ``log_value``/``value``: the final upper bound (value rounded up, never below the truth);
       ``lower``: min(lower_pld, value), the certified lower end; ``h``: the finest grid step used.
 
-    Grid refinement: where the PLD's grid step was chosen automatically (``pld.auto_grid``) and a
+    Grid refinement: where the PLD's grid step was chosen automatically (``pld.auto_grid``), the
+    lower end was requested (``pld.lower``; without it the upper value never depends on a width) and a
     bracket is wider than :data:`_REFINE_ABOVE` of its upper end (small q with small sigma, where
     one step's loss is mostly far below its rms; very long schedules, whose default grid is sized
     by the composed loss), those levels are recomputed on a grid finer by a factor chosen from the
     width (the gap shrinks about like h^1.5), and each end keeps the better certified value.
     """
     lks = np.asarray(log_kappas, dtype=float)
+    one = _one_step_closed_form(pld, lks)
+    if one is not None:
+        return one
     r = _exact_power_once(pld, segments, lks, log_rdp)
     r["h"] = pld.h
-    if not pld.auto_grid:
+    if not (pld.auto_grid and pld.lower):  # no lower end (bracket=False): the width says nothing
         return r
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = (r["value"] - r["lower"]) / r["value"]
@@ -410,6 +417,45 @@ def exact_power_many(
     r["floor"] = min(float(r["floor"]), float(r2["floor"]))
     r["h"] = fine.h
     return r
+
+
+def _one_step_closed_form(pld: SchedulePLD, lks: np.ndarray) -> dict[str, np.ndarray] | None:
+    """One step (T = 1, one example, 0 < q < 1, sigma in the grid range): the exact Neyman-Pearson
+    power, or None for any other schedule.
+
+    The likelihood ratio of (1-q) N(0, s^2) + q N(1, s^2) against N(0, s^2) is increasing in x,
+    so the most powerful test at level kappa rejects when x > s z, z = Phi^-1(1 - kappa), and
+    gamma = (1-q) kappa + q Phi(1/s - z) (Hayes, Mahloujifar & Balle 2023, Thm 2 with T = 1). In
+    logs (scipy's ``ndtri_exp`` and ``log_ndtr``, accurate to ~1e-14 relative down to
+    kappa = 1e-300 and beyond); the bracket is that value widened by 1e-10 relative on each
+    side, far more than the special functions' error. The PLD's tails at tiny kappa are a
+    mixture (the unsampled component dominates every tilt), which this avoids.
+    """
+    if len(pld.segments) != 1 or pld.group_size != 1:
+        return None
+    sigma, q, T = pld.segments[0]
+    if T != 1 or not 0.0 < q < 1.0 or not SIGMA_GRID_RANGE[0] <= sigma <= SIGMA_GRID_RANGE[1]:
+        return None
+    from scipy.special import log_ndtr, ndtri_exp
+
+    lks = np.minimum(np.asarray(lks, dtype=float), 0.0)
+    with np.errstate(divide="ignore"):
+        z = -ndtri_exp(lks)  # Phi(-z) = kappa
+        lg = np.logaddexp(math.log1p(-q) + lks, math.log(q) + log_ndtr(1.0 / sigma - z))
+    lg = np.minimum(lg, 0.0)
+    log_up = np.minimum(lg + 1e-10, 0.0)
+    lower = np.maximum(np.exp(lg - 1e-10) * (1.0 - 1e-15), np.exp(lks))  # and gamma >= kappa (a coin)
+    x = sigma * z  # the threshold in x, its loss log(1 - q + q e^{(2x - 1)/(2 s^2)})
+    with np.errstate(over="ignore"):
+        eps_star = np.logaddexp(math.log1p(-q), math.log(q) + (2.0 * x - 1.0) / (2.0 * sigma * sigma))
+    value = np.array([round_up_exp(float(v)) for v in log_up])
+    up = np.exp(log_up)
+    false = np.zeros(lks.shape, dtype=bool)
+    return {
+        "log_upper": log_up, "upper": up, "lower_pld": np.minimum(lower, up), "eps_star": eps_star,
+        "floor": 0.0, "floored": false, "used_rdp": false.copy(), "log_value": log_up, "value": value,
+        "lower": np.minimum(lower, value), "h": pld.h,
+    }
 
 
 def _exact_power_once(

@@ -87,17 +87,66 @@ def test_gamma_near_one_gets_the_beta_error_of_extended_precision():
     assert r["value"][0] - r["lower"][0] <= 1e-9
 
 
-@pytest.mark.parametrize("sigma,q,lk10", [(0.3, 0.01, -30), (0.3, 0.3, -20)])
-def test_refined_grid_one_step_brackets_neyman_pearson(sigma, q, lk10):
-    """T = 1 at tiny kappa with a small noise multiplier (skewed loss: the default grid left these
-    1-2% wide): gamma = (1-q) kappa + q Phi((1 - t)/sigma), t = sigma Phi^-1(1 - kappa); the
-    refined bracket contains it and is well within the 2% target."""
+@pytest.mark.parametrize("sigma,T,lk10", [(30.0, 100_000, -30), (100.0, 1_000_000, -20)])
+def test_refined_grid_brackets_the_gdp_closed_form(sigma, T, lk10):
+    """q = 1 through the PLD (exact_power_many, not the closed-form shortcut of rero_dpsgd) on a
+    long schedule at tiny kappa, where the default grid (sized by the composed loss) leaves the
+    bracket 1-3% wide: the refined bracket contains log Phi(Phi^-1(kappa) + sqrt(T)/sigma) (scipy)
+    and is within 1%; the unrefined one (explicit grid step) contains it too."""
+    lk = lk10 * math.log(10)
+    truth = math.exp(norm.logcdf(norm.ppf(10.0**lk10) + math.sqrt(T) / sigma))
+    segs = [(sigma, 1.0, T)]
+    pld = dpsgd_pld(segs)
+    r = exact_power_many(pld, segs, np.array([lk]))
+    assert r["lower"][0] <= truth <= r["value"][0]
+    assert (r["value"][0] - r["lower"][0]) / r["value"][0] < 0.01
+    assert r["h"] < pld.h
+    fixed = exact_power_many(dpsgd_pld(segs, pld.h), segs, np.array([lk]))
+    assert fixed["lower"][0] <= truth <= fixed["value"][0]
+    assert fixed["h"] == pld.h and fixed["value"][0] - fixed["lower"][0] > r["value"][0] - r["lower"][0]
+
+
+@pytest.mark.parametrize("sigma,q,lk10", [(0.3, 0.01, -30), (4.0, 0.01, -30), (1.0, 1e-4, -473)])
+def test_one_step_closed_form_brackets_scipy_neyman_pearson(sigma, q, lk10):
+    """T = 1: gamma = (1-q) kappa + q Phi((1 - t)/sigma), t = sigma Phi^-1(1 - kappa): scipy's isf
+    and sf (a different route than the engine's ndtri_exp/log_ndtr) down to 1e-300, mpmath at 40
+    digits (the quantile by bisection) at kappa = 1e-473; log gamma within 1e-9, never below."""
+    if lk10 > -300:
+        kappa = 10.0**lk10
+        t = sigma * norm.isf(kappa)
+        truth = math.log((1 - q) * kappa + q * norm.sf((t - 1) / sigma))
+    else:
+        import mpmath as mp
+
+        mp.mp.dps = 40
+        kap = mp.mpf(10) ** lk10
+        lo, hi = mp.mpf(0), mp.mpf(100)
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            if mp.ncdf(-mid) > kap:
+                lo = mid
+            else:
+                hi = mid
+        z = (lo + hi) / 2
+        truth = float(mp.log((1 - q) * kap + q * mp.ncdf(1 / mp.mpf(sigma) - z)))
+    b = rero_dpsgd(sigma, q, 1, log_kappa=lk10 * math.log(10), comparisons=False)
+    assert b.extras["log_gamma"] >= truth - 1e-12
+    assert b.extras["log_gamma"] - truth < 1e-9
+    if lk10 > -300:
+        assert b.interval[0] <= math.exp(truth) <= b.value
+        assert (b.value - b.interval[0]) / b.value < 1e-9
+
+
+@pytest.mark.parametrize("sigma,q,lk10", [(1.0, 0.01, -30), (0.7, 0.3, -20)])
+def test_one_step_tilted_tail_still_brackets_neyman_pearson(sigma, q, lk10):
+    """The PLD's tilted tail at T = 1 (rero_dpsgd answers T = 1 in closed form now, so the engine's
+    own path is checked here directly) contains the scipy Neyman-Pearson power."""
     kappa = 10.0**lk10
     t = sigma * norm.isf(kappa)
-    truth = (1 - q) * kappa + q * norm.sf((t - 1) / sigma)
-    b = rero_dpsgd(sigma, q, 1, log_kappa=lk10 * math.log(10), comparisons=False)
-    assert b.interval[0] <= truth * (1 + 1e-12) and truth <= b.value
-    assert (b.value - b.interval[0]) / b.value < 0.01
+    truth = math.log((1 - q) * kappa + q * norm.sf((t - 1) / sigma))
+    lo, up = schedule_pld([(sigma, q, 1)]).tail_power(lk10 * math.log(10))
+    assert lo <= truth + 1e-12 and truth <= up
+    assert up - lo < 0.02
 
 
 def test_explicit_grid_step_is_not_refined():
