@@ -160,3 +160,17 @@ def test_long_schedule_tiny_kappa_width_within_target():
     refined bracket is within 2% (soundness of each grid: the tests above)."""
     b = rero_dpsgd(4.0, 1e-3, 1_000_000, log_kappa=-30 * math.log(10), comparisons=False)
     assert 0 < (b.value - b.interval[0]) / b.value < 0.02
+
+
+@pytest.mark.parametrize("sigma,T,lk10", [(0.5, 100, -30), (50.0, 1_000_000, -20)])
+def test_gamma_near_one_at_tiny_kappa_beta_bracket(sigma, T, lk10):
+    """q = 1 through the PLD at kappa = 1e-20/1e-30 with gamma near 1 (the tilted tail path): the
+    bracket of 1 - gamma contains Phi(-(Phi^-1(kappa) + sqrt(T)/sigma)) (scipy) and is within 1e-9
+    (the tilted test's power from the untilted statistic in extended precision; the untilting's
+    relative error alone left ~1e-9-1e-7 there)."""
+    lk = lk10 * math.log(10)
+    beta = norm.sf(norm.ppf(10.0**lk10) + math.sqrt(T) / sigma)
+    segs = [(sigma, 1.0, T)]
+    r = exact_power_many(dpsgd_pld(segs), segs, np.array([lk]))
+    assert 1.0 - r["value"][0] <= beta <= 1.0 - r["lower"][0]
+    assert r["value"][0] - r["lower"][0] <= 1e-9
