@@ -137,7 +137,7 @@ def test_one_step_closed_form_brackets_scipy_neyman_pearson(sigma, q, lk10):
         assert (b.value - b.interval[0]) / b.value < 1e-9
 
 
-@pytest.mark.parametrize("sigma,q,lk10", [(1.0, 0.01, -30), (0.7, 0.3, -20)])
+@pytest.mark.parametrize("sigma,q,lk10", [(1.0, 0.01, -30), (0.7, 0.3, -20), (20.0, 1e-4, -30), (20.0, 1e-4, -9)])
 def test_one_step_tilted_tail_still_brackets_neyman_pearson(sigma, q, lk10):
     """The PLD's tilted tail at T = 1 (rero_dpsgd answers T = 1 in closed form now, so the engine's
     own path is checked here directly) contains the scipy Neyman-Pearson power."""

@@ -59,7 +59,7 @@ def saddle_tilt(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_alph
       log_alpha: natural log of the level.
 
     Returns:
-      t (bisection to 1e-6 relative; capped where the grid's top is reached).
+      t (bisection to 1e-6 relative; capped at max(1e4, 1e3 / h) where the grid's top is reached).
     """
     def g(t: float) -> float:
         psi, dpsi = _log_moments(parts, h, t)
@@ -67,10 +67,13 @@ def saddle_tilt(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_alph
 
     if g(0.0) <= log_alpha:
         return 0.0
+    # the tilt scales like 1/(loss scale): up to 1e4 per unit of loss, or per 1e3 grid steps on fine
+    # grids (small q and large sigma make every loss tiny)
+    cap = max(1e4, 1e3 / h)
     lo, hi = 0.0, 1.0
     while g(hi) > log_alpha:
         lo, hi = hi, 2.0 * hi
-        if hi > 1e4:
+        if hi > cap:
             return lo
     for _ in range(60):
         mid = 0.5 * (lo + hi)
