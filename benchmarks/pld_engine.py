@@ -12,11 +12,18 @@ certified bracket's relative width (upper - lower) / upper over a grid of kappa.
 
 Timings on a shared machine are noisy; each is the best of ``--repeats`` runs.
 
-Measured 2026-11-24 on a loaded 2-core machine (load ~4-7), ``--repeats 3``: T=1e3 rerokit 29 ms
-(riskcal x12.8, dp-accounting x22.8); T=1e5 52 ms (riskcal x0.73 - riskcal is faster there; it is
-uncertified and below our certified lower end at T=1e3 -, dp-accounting x3.0); T=1e6 52 ms
-(riskcal x22.8, dp-accounting x14.4). 2,000-step alternating history 61 ms (reconstruction_risk
-90 ms). Relative width <= 4.3e-3 for kappa in [1e-30, 1e-3] on the three width rows.
+Measured 2026-11-25 on a loaded shared 2-core machine (load ~5), ``--repeats 5``: T=1e3 rerokit
+27 ms (riskcal x25, dp-accounting x30); T=1e5 21 ms (riskcal x2.1, dp-accounting x8.9; x1.8 for
+riskcal in another run at load ~3-5); T=1e6 15 ms (riskcal x93, dp-accounting x80). 2,000-step
+alternating history 52 ms (reconstruction_risk 81 ms). Relative width <= 4.3e-3 for kappa in
+[1e-30, 1e-3] on the three width rows. Before (2026-11-24, long-double FFTs): 29 / 52 / 52 ms,
+riskcal x0.73 at T=1e5.
+
+``--widths`` (a few minutes): every cell of the issue's grid within 2% except sigma = 1,
+q = 1e-4 at kappa <= 1e-20 (T = 1e3: 4.7%, 98%; T = 1e6: 23%, 83%; the RDP bound answers), where
+one sampled step's jump dominates the tail and no exponential tilt centres the composed loss
+there; the bracket of 1 - gamma is <= 2.4e-10 where gamma rounds to 1, and 1e-7 - 8e-5 in four
+cells with 1 - gamma ~ 1e-5 - 1e-4 at kappa <= 1e-9.
 """
 
 from __future__ import annotations
