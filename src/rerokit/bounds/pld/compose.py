@@ -294,7 +294,13 @@ def compose(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_tau: flo
     # rounding to double (extended precision only): half an ulp of each entry
     r64 = _U if ext else 0.0
     entry64 = entry + r64 * (float(np.max(out)) if out.size else 0.0) + 1e-300
-    roundoff = min(2.0, n * entry + r64 * float(np.sum(out)) * 1.01 + n * 1e-300)
+    # the sum over the window, two ways: n times the entry bound, or (Parseval) the exact inverse of
+    # the spectral error D has 2-norm ||D||_2 / sqrt(nfft), so its l1 over n entries is at most
+    # sqrt(n / nfft) ||D||_2 (Cauchy-Schwarz), plus n times the inverse transform's own entry bound;
+    # the zeroed frequencies' bounds enter ||D||_2 through ||.||_2 <= ||.||_1
+    d2 = math.sqrt(float(np.sum(w2_live * err * err)) * (1.0 + 1e-12)) + dead + math.sqrt(nf) * 1e-300
+    parseval = (math.sqrt(n / nfft) * d2 + n * eps_f * y1 / nfft) * (1.0 + 4.0 * u) * (1.0 + 1e-12)
+    roundoff = min(2.0, min(n * entry, parseval) + r64 * float(np.sum(out)) * 1.01 + n * 1e-300)
     return Composed(A, out, 2.0 * math.exp(log_tau), roundoff, min(entry64, 2.0))
 
 def compose_inf_mass(parts: Sequence[tuple[float, int]]) -> float:
