@@ -174,3 +174,14 @@ def test_gamma_near_one_at_tiny_kappa_beta_bracket(sigma, T, lk10):
     r = exact_power_many(dpsgd_pld(segs), segs, np.array([lk]))
     assert 1.0 - r["value"][0] <= beta <= 1.0 - r["lower"][0]
     assert r["value"][0] - r["lower"][0] <= 1e-9
+
+
+@pytest.mark.parametrize("segs", [[(1.0, 0.05, 200)], [(0.8, 0.02, 5000)], [(2.0, 0.3, 50), (1.0, 0.01, 300)]])
+def test_level_one_power_is_one_in_both_precisions(segs):
+    """gamma(1) = 1 exactly (reject always). The stored step pmfs sum to 1 only up to rounding;
+    once the proven round-off is small (extended precision, Parseval) their mass defect must be
+    carried, or the upper end would fall a few 1e-15 below the truth (it did)."""
+    pld = dpsgd_pld(segs)
+    for p in (pld, pld.extended()):
+        assert p.upper.power(np.array([0.0]))[0][0] == 0.0
+        assert p.upper.hockey_stick(np.array([-1e-3]))[0] >= -math.expm1(-1e-3)  # delta(eps<0) >= 1 - e^eps

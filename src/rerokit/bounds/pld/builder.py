@@ -191,7 +191,9 @@ class SchedulePLD:
         if not parts:
             return DiscretePLD(self.h, 0, np.zeros(1), 0.0, 0.0, 0.0, inf)
         c = compose(parts, self.h, self.log_tau, precision=self.precision)
-        return DiscretePLD(self.h, c.offset, c.pmf, c.tail, c.roundoff, c.entry_roundoff, inf)
+        defect = _mass_defect([(st.split, st.inf_mass, T) for st, T in steps]
+                              + [(np.array([m]), p_inf, T) for _, m, p_inf, T in atoms])
+        return DiscretePLD(self.h, c.offset, c.pmf, c.tail + defect, c.roundoff, c.entry_roundoff, inf)
 
     def _get(self, name: str, build) -> Any:
         if name not in self._built:
@@ -247,8 +249,10 @@ class SchedulePLD:
             qq = [(st.j_lo - 1, st.stat_q, T) for st, T in steps]
             cp = compose(pp, self.h, self.log_tau, precision=self.precision)
             cq = compose(qq, self.h, self.log_tau, precision=self.precision)
-            return ThresholdTests(GridPMF(self.h, cp.offset, cp.pmf, cp.tail, cp.roundoff, cp.entry_roundoff),
-                                  GridPMF(self.h, cq.offset, cq.pmf, cq.tail, cq.roundoff, cq.entry_roundoff))
+            dp = _mass_defect([(st.stat_p, 0.0, T) for st, T in steps])
+            dq = _mass_defect([(st.stat_q, 0.0, T) for st, T in steps])
+            return ThresholdTests(GridPMF(self.h, cp.offset, cp.pmf, cp.tail + dp, cp.roundoff, cp.entry_roundoff),
+                                  GridPMF(self.h, cq.offset, cq.pmf, cq.tail + dq, cq.roundoff, cq.entry_roundoff))
 
         return self._get("tests", build)
 
@@ -371,6 +375,18 @@ class SchedulePLD:
         if self.add is None:
             raise ValueError("epsilon needs the PLD built with add_direction=True")
         return max(self.upper.epsilon(delta), self.add.epsilon(delta))
+
+
+def _mass_defect(parts: Sequence[tuple[np.ndarray, float, int]]) -> float:
+    """sum_i T_i |1 - (sum of step i's stored masses + its infinity mass)|: the stored step pmfs
+    are probability distributions only up to rounding (about 1e-16 each), and a composition of T
+    of them can miss (or gain) T times that; carried as mass outside the window, so a bracket
+    near gamma = 1 stays certified once the round-off bound is smaller than it."""
+    tot = 0.0
+    for pmf, inf, T in parts:
+        # math.fsum: the exact sum - 1, correctly rounded (Shewchuk 1997), so |.| (1 + 2^-52) bounds it
+        tot += T * abs(math.fsum(np.asarray(pmf, dtype=float).tolist() + [float(inf), -1.0]))
+    return tot * (1.0 + 1e-9) + 1e-300
 
 
 def _grid_step(segs: Sequence[tuple[float, float, int]], h: float | None, group_size: int,
