@@ -111,7 +111,7 @@ def chernoff_window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_
     For a (sub-)probability pmf p and lam > 0: P(S >= B) <= e^{-lam B} prod_i M_i(lam)^{T_i},
     M_i(lam) = sum_j p_ij e^{lam j}; every lam gives a valid window. lam is chosen on a geometric
     grid around the Gaussian optimum sqrt(2 log(1/tau) / Var(S)) and on 2^-6..2^8 per unit of
-    loss using each pmf's moment function on a 64-fold coarser copy (cheap, only to choose);
+    loss using each pmf's moment function on a copy coarsened to ~256 points (cheap, only to choose);
     the bound itself is then evaluated exactly at the chosen lam and its two neighbours.
 
     Args:
@@ -134,7 +134,7 @@ def chernoff_window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_
         nz = np.nonzero(pmf)[0]
         lo_sup += count * (off + int(nz[0]))
         hi_sup += count * (off + int(nz[-1]))
-        b = 64 if pmf.size > 4096 else 1
+        b = max(1, pmf.size // 256)  # a coarse copy of <= ~256 points: only to choose lam
         nb = -(-pmf.size // b)
         pad = np.zeros(nb * b)
         pad[: pmf.size] = pmf
