@@ -12,17 +12,17 @@ certified bracket's relative width (upper - lower) / upper over a grid of kappa.
 
 Timings on a shared machine are noisy; each is the best of ``--repeats`` runs.
 
-Measured 2026-11-25 on a loaded shared 2-core machine (load ~5), ``--repeats 5``: T=1e3 rerokit
-27 ms (riskcal x25, dp-accounting x30); T=1e5 21 ms (riskcal x2.1, dp-accounting x8.9; x1.8 for
-riskcal in another run at load ~3-5); T=1e6 15 ms (riskcal x93, dp-accounting x80). 2,000-step
-alternating history 52 ms (reconstruction_risk 81 ms). Relative width <= 4.3e-3 for kappa in
-[1e-30, 1e-3] on the three width rows. Before (2026-11-24, long-double FFTs): 29 / 52 / 52 ms,
-riskcal x0.73 at T=1e5.
+Measured 2026-11-25 on a loaded shared 2-core machine (load ~4.9), ``--repeats 5``: T=1e3 rerokit
+22 ms (riskcal x29, dp-accounting x35); T=1e5 18.5 ms (riskcal x2.25, dp-accounting x9.9; the
+riskcal ratio was 1.7-2.2 over other runs and interleaved loops at load 4-5); T=1e6 16 ms (riskcal
+x90, dp-accounting x57). 2,000-step alternating history 58 ms (reconstruction_risk 85 ms). Relative
+width <= 4.3e-3 for kappa in [1e-30, 1e-3] on the three width rows. Before (2026-11-24,
+long-double FFTs): 29 / 52 / 52 ms, riskcal x0.73 at T=1e5.
 
-``--widths`` (a few minutes): every cell of the issue's grid within 2% except sigma = 1,
-q = 1e-4 at kappa <= 1e-20 (T = 1e3: 4.7%, 98%; T = 1e6: 23%, 83%; the RDP bound answers), where
-one sampled step's jump dominates the tail and no exponential tilt centres the composed loss
-there; the bracket of 1 - gamma is <= 2.4e-10 where gamma rounds to 1, and 1e-7 - 8e-5 in four
+``--widths`` (a few minutes): every cell of the issue's grid within 2% (widest 1.1%) except
+sigma = 1, q = 1e-4 at kappa <= 1e-20 (T = 1e3: 4.7%, 96% floored; T = 1e6: 5.5%, 83% floored),
+where one sampled step's jump dominates the tail and no exponential tilt centres the composed loss
+there; the bracket of 1 - gamma is <= 2.6e-10 where gamma rounds to 1, and 2e-8 - 8e-5 in four
 cells with 1 - gamma ~ 1e-5 - 1e-4 at kappa <= 1e-9.
 """
 
