@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
+from rerokit.bounds import Numerics
 from rerokit.bounds.dpsgd import dpsgd_pld, exact_power_many, rero_dpsgd
 from rerokit.bounds.pld import LOG_TAU, compose, schedule_pld
 
@@ -150,9 +151,12 @@ def test_one_step_tilted_tail_still_brackets_neyman_pearson(sigma, q, lk10):
 
 
 def test_explicit_grid_step_is_not_refined():
-    b = rero_dpsgd(0.3, 0.01, 1, log_kappa=-30 * math.log(10), comparisons=False,
-                   value_discretization_interval=0.004)
-    assert b.extras["value_discretization_interval"] == 0.004
+    """The setting of the test below on an explicit (coarser) grid: left as asked, even though the
+    bracket is wider than the refinement threshold."""
+    b = rero_dpsgd(4.0, 1e-3, 1_000_000, log_kappa=-30 * math.log(10), comparisons=False,
+                   numerics=Numerics(value_discretization_interval=1e-4))
+    assert b.extras["value_discretization_interval"] == 1e-4
+    assert (b.value - b.interval[0]) / b.value > 0.01
 
 
 def test_long_schedule_tiny_kappa_width_within_target():
