@@ -36,8 +36,10 @@ Three methods compute it:
       <= kappa gives a certified lower bound on gamma.
 
     ``error`` = upper - lower: a certified bracket of the true gamma, including floating-point
-    round-off through a proven bound (long-double FFT, Higham 2002 Thm 24.2 in componentwise form;
-    :mod:`rerokit.bounds.pld.compose`). T-fold composition uses one FFT power per distinct
+    round-off through a proven bound (double-precision FFT, extended precision where that bound
+    would be a fifth of the bracket; Higham 2002 Thm 24.2 in componentwise form;
+    :mod:`rerokit.bounds.pld.compose`). Where the automatic grid leaves a bracket wider than 1%, it
+    is recomputed on a finer grid; one step (T = 1) is answered by its exact Neyman-Pearson power. T-fold composition uses one FFT power per distinct
     (sigma, q) on a window chosen by Chernoff bounds; the mass outside the window (< 1e-17 per
     side) is added to the upper and subtracted from the lower value. At small kappa the far tail
     is recomputed by exponential tilting (:mod:`rerokit.bounds.pld.tilt`), with relative
@@ -89,6 +91,7 @@ from rerokit.bounds.pld import (
     DiscretePLD,
     GridPMF,
     PLDTooWide,
+    SIGMA_GRID_RANGE,
     SchedulePLD,
     ThresholdTests,
     log_chernoff_gamma_many,
@@ -146,6 +149,10 @@ METHODS = ("exact", "closed-form", "mc")
 # At most this many levels of one call get the tilted tail computation (two or three compositions each).
 _MAX_TILTED = 16
 _MIN_TILTED_LOG = math.log(1e-300)
+# Brackets wider than this share of their upper end are recomputed on a finer grid (automatic grids
+# only), which at most this many window points.
+_REFINE_ABOVE = 0.01
+_REFINE_POINTS = 2_000_000
 
 # The composed PLDs of a schedule (kept under its former name).
 DpsgdPLD = SchedulePLD
@@ -360,15 +367,156 @@ def exact_power_many(
       upper); ``eps_star``: threshold loss; ``floor``: the PLD's error terms; ``floored``:
       floor > 0.1 upper, where the RDP bound replaces the PLD value when smaller (``used_rdp``);
       ``log_value``/``value``: the final upper bound (value rounded up, never below the truth);
-      ``lower``: min(lower_pld, value), the certified lower end.
+      ``lower``: min(lower_pld, value), the certified lower end; ``h``: the finest grid step used.
+
+    Grid refinement: where the PLD's grid step was chosen automatically (``pld.auto_grid``), the
+    lower end was requested (``pld.lower``; without it the upper value never depends on a width) and a
+    bracket is wider than :data:`_REFINE_ABOVE` of its upper end (small q with small sigma, where
+    one step's loss is mostly far below its rms; very long schedules, whose default grid is sized
+    by the composed loss), those levels are recomputed on a grid finer by a factor chosen from the
+    width (the gap shrinks about like h^1.5), and each end keeps the better certified value.
     """
     lks = np.asarray(log_kappas, dtype=float)
+    one = _one_step_closed_form(pld, lks)
+    if one is not None:
+        return one
+    r = _exact_power_once(pld, segments, lks, log_rdp)
+    r["h"] = pld.h
+    if not (pld.auto_grid and pld.lower):  # no lower end (bracket=False): the width says nothing
+        return r
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = (r["value"] - r["lower"]) / r["value"]
+    wide = (rel > _REFINE_ABOVE) & ~r["used_rdp"] & (lks >= _MIN_TILTED_LOG)
+    if not wide.any():
+        return r
+    factor = float(np.clip((float(np.max(rel[wide])) / (0.3 * _REFINE_ABOVE)) ** (1.0 / 1.5), 1.5, 8.0))
+    size = max(pld.upper.pmf.size, 1)
+    factor = min(factor, max(1.0, _REFINE_POINTS / size))  # the finer window stays within a few 1e6 points
+    if factor < 1.2:
+        return r
+    try:
+        fine = pld.refined(factor)
+    except PLDTooWide:
+        return r
+    if fine is pld:
+        return r
+    sub = np.nonzero(wide)[0]
+    r2 = _exact_power_once(fine, segments, lks[sub], None if log_rdp is None else np.asarray(log_rdp)[sub])
+    better = r2["log_value"] < r["log_value"][sub]
+    for key in ("log_upper", "eps_star", "log_value", "value", "used_rdp"):
+        r[key] = np.array(r[key], copy=True)
+        r[key][sub] = np.where(better, r2[key], r[key][sub])
+    r["upper"] = np.exp(r["log_upper"])
+    r["floored"] = np.array(r["floored"], copy=True)
+    r["floored"][sub] &= r2["floored"]
+    r["lower_pld"] = np.array(r["lower_pld"], copy=True)
+    r["lower_pld"][sub] = np.maximum(r["lower_pld"][sub], r2["lower_pld"])
+    r["lower_pld"] = np.minimum(r["lower_pld"], r["upper"])
+    r["lower"] = np.array(r["lower"], copy=True)
+    r["lower"][sub] = np.maximum(r["lower"][sub], r2["lower"])
+    r["lower"] = np.minimum(r["lower"], r["value"])
+    r["floor"] = min(float(r["floor"]), float(r2["floor"]))
+    r["h"] = fine.h
+    return r
+
+
+def _one_step_closed_form(pld: SchedulePLD, lks: np.ndarray) -> dict[str, np.ndarray] | None:
+    """One step (T = 1, one example, 0 < q < 1, sigma in the grid range): the exact Neyman-Pearson
+    power, or None for any other schedule.
+
+    The likelihood ratio of (1-q) N(0, s^2) + q N(1, s^2) against N(0, s^2) is increasing in x,
+    so the most powerful test at level kappa rejects when x > s z, z = Phi^-1(1 - kappa), and
+    gamma = (1-q) kappa + q Phi(1/s - z) (Hayes, Mahloujifar & Balle 2023, Thm 2 with T = 1). In
+    logs (scipy's ``ndtri_exp`` and ``log_ndtr``, accurate to ~1e-14 relative down to
+    kappa = 1e-300 and beyond); the bracket is that value widened by 1e-10 relative on each
+    side, far more than the special functions' error. The PLD's tails at tiny kappa are a
+    mixture (the unsampled component dominates every tilt), which this avoids.
+    """
+    if len(pld.segments) != 1 or pld.group_size != 1:
+        return None
+    sigma, q, T = pld.segments[0]
+    if T != 1 or not 0.0 < q < 1.0 or not SIGMA_GRID_RANGE[0] <= sigma <= SIGMA_GRID_RANGE[1]:
+        return None
+    from scipy.special import log_ndtr, ndtri_exp
+
+    lks = np.minimum(np.asarray(lks, dtype=float), 0.0)
+    with np.errstate(divide="ignore"):
+        z = -ndtri_exp(lks)  # Phi(-z) = kappa
+        lg = np.logaddexp(math.log1p(-q) + lks, math.log(q) + log_ndtr(1.0 / sigma - z))
+    lg = np.minimum(lg, 0.0)
+    log_up = np.minimum(lg + 1e-10, 0.0)
+    lower = np.maximum(np.exp(lg - 1e-10) * (1.0 - 1e-15), np.exp(lks))  # and gamma >= kappa (a coin)
+    x = sigma * z  # the threshold in x, its loss log(1 - q + q e^{(2x - 1)/(2 s^2)})
+    with np.errstate(over="ignore"):
+        eps_star = np.logaddexp(math.log1p(-q), math.log(q) + (2.0 * x - 1.0) / (2.0 * sigma * sigma))
+    value = np.array([round_up_exp(float(v)) for v in log_up])
+    up = np.exp(log_up)
+    false = np.zeros(lks.shape, dtype=bool)
+    return {
+        "log_upper": log_up, "upper": up, "lower_pld": np.minimum(lower, up), "eps_star": eps_star,
+        "floor": 0.0, "floored": false, "used_rdp": false.copy(), "log_value": log_up, "value": value,
+        "lower": np.minimum(lower, value), "h": pld.h,
+    }
+
+
+def _exact_power_once(
+    pld: SchedulePLD, segments: Sequence[Segment], lks: np.ndarray, log_rdp: np.ndarray | None
+) -> dict[str, np.ndarray]:
+    """:func:`exact_power_many` on the grid of ``pld`` only (no refinement)."""
     log_up, eps_star = pld.upper.power(lks)
+    log_up = np.array(log_up, dtype=float)
     up = np.exp(log_up)
     low = np.array(pld.power_lower(lks), dtype=float)
-    log_up = np.array(log_up, dtype=float)
     floor = pld.upper.error
-    floored = floor > 0.1 * up
+    floor_ext = np.full(lks.shape, floor)
+    # The FFTs run in double precision. Their proven round-off (about 2^11 times extended
+    # precision's) enters the upper end once per composition and the lower end through the level
+    # of the test (times the likelihood ratio e^eps* at the threshold). Where it is a fifth of the
+    # bracket or more and extended precision would make the bracket clearly narrower (gamma near 1,
+    # very long schedules, small levels), those entries are recomputed from the same PLDs composed
+    # in extended precision (:meth:`SchedulePLD.extended`, cached on ``pld``).
+    redo = np.zeros(lks.shape, dtype=bool)
+    done = np.zeros(lks.shape, dtype=bool)
+    pred = up - low
+    if pld.precision != "extended":
+        ro_up = pld.upper.roundoff
+        t = pld.tests if pld.lower else None
+
+        def ro_effect(scale: float) -> np.ndarray:
+            """What round-off bounds ``scale`` times the double ones cost the bracket (doubled)."""
+            eff = 2.0 * scale * ro_up
+            if t is None:
+                return eff + np.zeros(lks.shape)
+            # the lower end tests at level kappa - (Q's slack): the upper curve's drop over that
+            # shift bounds what the round-off costs there (all of it where the slack reaches kappa)
+            lev = np.exp(lks) - 2.0 * scale * t.q.roundoff
+            with np.errstate(divide="ignore"):
+                shifted = np.exp(pld.upper.power(np.log(np.maximum(lev, 1e-320)))[0])
+            return eff + 2.0 * scale * t.p.roundoff + np.where(lev > 0, np.maximum(up - shifted, 0.0), up)
+
+        ro_eff = ro_effect(1.0)
+        # predicted width of the extended-precision bracket (round-off ~2^-11 as large; 1e-3 here)
+        pred = np.maximum(up - low - ro_eff, 0.0) + ro_effect(1e-3)
+        floor_ext = np.full(lks.shape, floor - (1.0 - 1e-3) * ro_up)
+        tail_ext = (floor_ext > 0.1 * up) | ((lks < math.log(1e-6)) & (pred > 1e-3 * up))
+        redo = (ro_eff > 0.2 * (up - low)) & ~tail_ext
+
+    def _extend(sub: np.ndarray) -> None:
+        nonlocal up, floor
+        ext = pld.extended()
+        lu_e, _ = ext.upper.power(lks[sub])
+        log_up[sub] = np.minimum(log_up[sub], lu_e)
+        low[sub] = np.maximum(low[sub], np.array(ext.power_lower(lks[sub]), dtype=float))
+        up = np.exp(log_up)
+        floor = min(floor, ext.upper.error)
+        floor_ext[sub] = ext.upper.error
+        done[sub] = True
+
+    if redo.any():
+        _extend(np.nonzero(redo)[0])
+    floored = floor_ext > 0.1 * up
+    if not done.all():
+        floored |= ~done & (pld.upper.error > 0.1 * up)
     # far tails: exponential tilting (rerokit.bounds.pld.tilt) where the error floor dominates or the
     # bracket is wide at a small level; both ends stay certified, so take the better of each
     # (not below kappa = 1e-300: the step masses there are below double precision's range, and the
@@ -382,6 +530,11 @@ def exact_power_many(
         if math.exp(up_t) * 0.9 > floor or (up_t - lo_t) < 0.09:
             floored[i] = False
     up = np.exp(log_up)
+    if pld.precision != "extended":
+        late = ~done & (pred < 0.8 * (up - low))
+        if late.any():
+            _extend(np.nonzero(late)[0])
+            floored &= ~late | (floor_ext > 0.1 * up)
     log_val = log_up
     used_rdp = np.zeros(lks.shape, dtype=bool)
     if floored.any() and pld.group_size == 1:
@@ -560,7 +713,7 @@ def rero_dpsgd(
         extras["envelope_tighter"] = True
     floored = bool(r["floored"][0])
     extras.update(
-        lower=float(r["lower_pld"][0]), upper=float(r["upper"][0]), value_discretization_interval=pld.h,
+        lower=float(r["lower_pld"][0]), upper=float(r["upper"][0]), value_discretization_interval=float(r["h"]),
         threshold_epsilon=float(r["eps_star"][0]), pld_floor=float(r["floor"]), floored=floored,
     )
     if r["used_rdp"][0]:

@@ -25,6 +25,19 @@ rounded-up way and summed in the 2-norm, and Parseval turns the spectral error i
 of the error of the composed pmf. The bound returned, ``roundoff``, is on sum_i |computed_i -
 exact_i| over the window (Cauchy-Schwarz: <= sqrt(n) times the 2-norm), so every bracket that
 adds or subtracts it is certified without estimating anything from the output.
+
+Precision. The same analysis holds at any unit roundoff u (pocketfft's passes are templates on
+the element type; for double its twiddles come from sincos_2pibyn<double>, libm's double sin/cos,
+assumed within 2 ulps as the long double ones are); :func:`compose` runs in double (u = 2^-53,
+the default: pocketfft's double transforms are about 5x faster than its long double ones) or in
+numpy's long double (``precision="extended"``, u = 2^-64 on x86), with :func:`fft_error_constant`
+at that u. The double bound is about 2^11 times the extended one (about T x 3e-14 in l1 for T steps),
+negligible against the discretisation gap of a bracket except for gamma near 1, very long
+schedules and small levels; :func:`rerokit.bounds.dpsgd.exact_power_many` then switches to
+extended precision (:meth:`rerokit.bounds.pld.SchedulePLD.extended`). Frequencies whose bound
+prod_i a_i^{T_i} on the composed spectrum falls below 1e-30 are set to zero and carry that bound
+as their error (exactly what the bound above charges them), so the powers and the bookkeeping
+run on the few frequencies that matter.
 """
 
 from __future__ import annotations
@@ -38,6 +51,7 @@ import numpy as np
 from rerokit.bounds.pld.normal import logsumexp_rows
 
 __all__ = ["Composed", "WindowTooWide", "compose", "chernoff_window", "fft_size", "fft_error_constant", "fft_factors",
+           "PRECISIONS",
            "compose_inf_mass", "MAX_FFT"]
 
 MAX_FFT = 1 << 24  # composed window size
@@ -176,7 +190,7 @@ def chernoff_window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_
     For a (sub-)probability pmf p and lam > 0: P(S >= B) <= e^{-lam B} prod_i M_i(lam)^{T_i},
     M_i(lam) = sum_j p_ij e^{lam j}; every lam gives a valid window. lam is chosen on a geometric
     grid around the Gaussian optimum sqrt(2 log(1/tau) / Var(S)) and on 2^-6..2^8 per unit of
-    loss using each pmf's moment function on a 64-fold coarser copy (cheap, only to choose);
+    loss using each pmf's moment function on a copy coarsened to ~256 points (cheap, only to choose);
     the bound itself is then evaluated exactly at the chosen lam and its two neighbours.
 
     Args:
@@ -199,7 +213,7 @@ def chernoff_window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_
         nz = np.nonzero(pmf)[0]
         lo_sup += count * (off + int(nz[0]))
         hi_sup += count * (off + int(nz[-1]))
-        b = 64 if pmf.size > 4096 else 1
+        b = max(1, pmf.size // 256)  # a coarse copy of <= ~256 points: only to choose lam
         nb = -(-pmf.size // b)
         pad = np.zeros(nb * b)
         pad[: pmf.size] = pmf
@@ -239,83 +253,134 @@ def _cmul_power(z: np.ndarray, T: int) -> np.ndarray:
     return result
 
 
+PRECISIONS = ("double", "extended")
+_DEAD = 1e-30  # frequencies whose spectrum bound falls below this are set to 0 (error <= the bound)
+
+
 def compose(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_tau: float,
-            window: tuple[int, int] | None = None) -> Composed:
+            window: tuple[int, int] | None = None, precision: str = "double") -> Composed:
     """T_i-fold convolution of each pmf, all convolved, restricted to a Chernoff window.
 
-    Computed in long double (numpy's pocketfft supports it), with the proven round-off bound of
-    the module docstring.
+    The FFT runs in double (u = 2^-53, default) or numpy's long double (``"extended"``, u = 2^-64
+    on x86: about 5x slower, 2^11 times smaller round-off), with the proven round-off bound of the
+    module docstring at that unit roundoff either way. Frequencies whose spectrum bound
+    prod_i a_i^{T_i} falls below 1e-30 are set to 0 and carry that bound as their error (their
+    exact value is no larger), so the powers and the error bookkeeping run only on the
+    frequencies that matter (a few hundred for long schedules).
 
     Args:
       parts: (label offset, non-negative pmf, count T_i >= 1) per distinct pmf.
       h: grid step (only for the window).
       log_tau: natural log of the tail mass allowed outside the window on each side.
       window: (A, B) to use instead of :func:`chernoff_window`.
+      precision: "double" (default) or "extended".
 
     Returns:
       The :class:`Composed` pmf with its tail and proven round-off bounds.
 
     Raises:
-      WindowTooWide: if the window exceeds :data:`MAX_FFT` points (or lost double precision).
+      WindowTooWide: if the window exceeds :data:`MAX_FFT` points.
+      ValueError: for an unknown ``precision``.
     """
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
     A, B = window if window is not None else chernoff_window(parts, h, log_tau)
     n = B - A + 1
     if n > MAX_FFT or n < 1:
         raise WindowTooWide(f"the composed privacy-loss window needs {n} points (max {MAX_FFT})")
     nfft = fft_size(n)
-    u = _U_LD
+    ext = precision == "extended"
+    dt = np.longdouble if ext else np.float64
+    u = _U_LD if ext else _U
     eps_f = fft_error_constant(nfft, u)
-    spec = None
-    err = np.zeros(nfft // 2 + 1)  # bound on |computed spectrum - exact spectrum| per frequency
-    mag = np.ones(nfft // 2 + 1)  # upper bound on |exact| and |computed| spectrum per frequency
+    nf = nfft // 2 + 1
+    # full (Hermitian) spectrum sums: frequencies 1..nfft/2-1 appear twice
+    w2 = np.full(nf, 2.0)
+    w2[0] = 1.0
+    if nfft % 2 == 0:
+        w2[-1] = 1.0
+    idx = None  # the live frequencies (None: all)
+    spec = None  # computed spectrum on the live frequencies
+    err = np.zeros(nf)  # bound on |computed - exact| spectrum per live frequency
+    mag = np.ones(nf)  # upper bound on |exact| and |computed| spectrum per live frequency
+    dead = 0.0  # sum over the zeroed frequencies (weights w2) of bounds on their |exact| spectrum
     off_tot = 0
     for off, pmf, count in parts:
-        x = np.asarray(pmf, dtype=np.longdouble)
+        x = np.asarray(pmf, dtype=dt)
         if x.size <= nfft:
-            folded = np.zeros(nfft, dtype=np.longdouble)
+            folded = np.zeros(nfft, dtype=dt)
             folded[: x.size] = x
             fold_rel = 0.0
         else:
-            pad = np.zeros(-(-x.size // nfft) * nfft, dtype=np.longdouble)
+            pad = np.zeros(-(-x.size // nfft) * nfft, dtype=dt)
             pad[: x.size] = x
             folded = pad.reshape(-1, nfft).sum(axis=0)
             fold_rel = (pad.size // nfft) * u  # each folded entry: a sum of that many masses
         X = np.fft.rfft(folded)
+        if idx is not None:
+            X = X[idx]
+        mass = float(np.sum(folded)) * (1.0 + 2.0 * nfft * u) + 1e-300  # >= sum of the exact entries
         # componentwise: |X_hat_k - X_k| <= eps_F sum_j x_j (+ folding's own rounding)
-        e = (eps_f + 1.01 * fold_rel) * float(np.sum(folded)) * (1.0 + 1e-12) + 1e-300
+        e = (eps_f + 1.01 * fold_rel) * mass * (1.0 + 1e-12) + 1e-300
+        # zeroed frequencies: every exact |X_k| <= sum_j x_j, so their bound grows by (mass + e)^T
+        if dead > 0.0:
+            dead *= math.exp(count * math.log(mass + e)) * (1.0 + 1e-12)
         a = np.abs(X).astype(float) * (1.0 + 1e-15) + e  # >= |X_k| and >= |X_hat_k|
+        rho = math.expm1((count - 1) * math.log1p(math.sqrt(5.0) * u)) * (1.0 + 1e-6)
+        # frequencies with mag a^T (1 + rho) <= 1e-30 (a cheap test against the largest mag): zeroed
+        big_mag = float(np.max(mag)) if mag.size else 1.0
+        with np.errstate(divide="ignore", under="ignore", over="ignore"):
+            a_cut = math.exp((math.log(_DEAD) - math.log(big_mag * (1.0 + rho) * (1.0 + 1e-14))) / count)
+        cand = a > a_cut * (1.0 - 1e-12)
+        w2_live = w2 if idx is None else w2[idx]
+        dead += _DEAD * float(np.sum(w2_live[~cand])) * (1.0 + 1e-12)
+        sel = np.nonzero(cand)[0]
+        a, err, mag, w2_live, X = a[sel], err[sel], mag[sel], w2_live[sel], X[sel]
         with np.errstate(under="ignore", over="ignore"):
             a_pow1 = np.power(a, count - 1) * (1.0 + 1e-14)
-            rho = math.expm1((count - 1) * math.log1p(math.sqrt(5.0) * u)) * (1.0 + 1e-6)
             d = count * e * a_pow1 + rho * a_pow1 * a  # |Y_hat_k - Y_k| for this part
             a_pow = a_pow1 * a * (1.0 + rho)
+            new_mag = mag * a_pow
+            live = new_mag > _DEAD
+            # zeroed now: the computed value is 0, so the error is |exact| <= new_mag
+            dead += float(np.sum(w2_live[~live] * new_mag[~live])) * (1.0 + 1e-12)
             # product rule: |Y1Y2 - Y1'Y2'| <= |Y1 - Y1'| M2 + M1 |Y2 - Y2'| (+ the product's rounding)
-            # frequencies whose power is negligible (bound < 1e-30) are set to 0: error |Y_k| <= a^T
-            active = a_pow * mag > 1e-30
-            d = np.where(active, d, a_pow)
             err = err * a_pow + mag * d + (0.0 if spec is None else 3.0 * u * mag * a_pow)
-            mag = mag * a_pow
-            pw = np.zeros(X.size, dtype=X.dtype)
-            pw[active] = _cmul_power(X[active], count)
-            spec = pw if spec is None else spec * pw
+            keep = np.nonzero(live)[0]
+            err, mag = err[keep], new_mag[keep]
+            pw = _cmul_power(X[keep], count)
+            if spec is None:
+                spec = pw
+            else:
+                spec = spec[sel[keep]] * pw
+        idx = sel[keep] if idx is None else idx[sel[keep]]
         off_tot += count * off
-    circ = np.fft.irfft(spec, nfft)
-    # full (Hermitian) spectrum sums: frequencies 1..nfft/2-1 appear twice
-    w2 = np.full(err.size, 2.0)
-    w2[0] = 1.0
-    if nfft % 2 == 0:
-        w2[-1] = 1.0
-    d1 = float(np.sum(w2 * (err + 1e-300)))
-    y1 = float(np.sum(w2 * np.abs(spec).astype(float)))
+    full = np.zeros(nf, dtype=np.complex128 if not ext else np.clongdouble)
+    if spec is not None and idx is not None:
+        full[idx] = spec
+    circ = np.fft.irfft(full, nfft)
+    w2_live = w2 if idx is None else w2[idx]
+    d1 = float(np.sum(w2_live * err)) + dead + nf * 1e-300
+    y1 = float(np.sum(w2_live * np.abs(spec).astype(float))) if spec is not None else 0.0
     # inverse: |computed_l - exact_l| <= (1/n) (sum_k |D_k| + eps_F sum_k |Y_hat_k|) (+ the 1/n scaling)
     entry = (d1 + eps_f * y1) / nfft * (1.0 + 4.0 * u) * (1.0 + 1e-12)
-    window_vals = np.roll(circ, -((A - off_tot) % nfft))[:n]
+    shift = (A - off_tot) % nfft
+    if shift + n <= nfft:
+        window_vals = circ[shift: shift + n]
+    else:
+        window_vals = np.concatenate((circ[shift:], circ[: shift + n - nfft]))
     out = np.maximum(window_vals.astype(float), 0.0)
-    # rounding to double: half an ulp of each entry
-    entry64 = entry + _U * (float(np.max(out)) if out.size else 0.0) + 1e-300
-    roundoff = min(2.0, n * entry + _U * float(np.sum(out)) * 1.01 + n * 1e-300)
+    # rounding to double (extended precision only): half an ulp of each entry
+    r64 = _U if ext else 0.0
+    entry64 = entry + r64 * (float(np.max(out)) if out.size else 0.0) + 1e-300
+    # the sum over the window, two ways: n times the entry bound, or (Parseval) the exact inverse of
+    # the spectral error D has 2-norm ||D||_2 / sqrt(nfft), so its l1 over n entries is at most
+    # sqrt(n / nfft) ||D||_2 (Cauchy-Schwarz), plus n times the inverse transform's own entry bound;
+    # the zeroed frequencies' bounds enter ||D||_2 through ||.||_2 <= ||.||_1
+    d2 = math.sqrt(float(np.sum(w2_live * err * err)) * (1.0 + 1e-12)) + dead + math.sqrt(nf) * 1e-300
+    parseval = (math.sqrt(n / nfft) * d2 + n * eps_f * y1 / nfft) * (1.0 + 4.0 * u) * (1.0 + 1e-12)
+    roundoff = min(2.0, min(n * entry, parseval) + r64 * float(np.sum(out)) * 1.01 + n * 1e-300)
     return Composed(A, out, 2.0 * math.exp(log_tau), roundoff, min(entry64, 2.0))
-
 
 def compose_inf_mass(parts: Sequence[tuple[float, int]]) -> float:
     """Composed +infinity mass 1 - prod (1 - p_inf_i)^{T_i}.

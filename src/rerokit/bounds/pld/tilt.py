@@ -59,7 +59,7 @@ def saddle_tilt(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_alph
       log_alpha: natural log of the level.
 
     Returns:
-      t (bisection to 1e-6 relative; capped where the grid's top is reached).
+      t (bisection to 1e-6 relative; capped at max(1e4, 1e3 / h) where the grid's top is reached).
     """
     def g(t: float) -> float:
         psi, dpsi = _log_moments(parts, h, t)
@@ -67,10 +67,13 @@ def saddle_tilt(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_alph
 
     if g(0.0) <= log_alpha:
         return 0.0
+    # the tilt scales like 1/(loss scale): up to 1e4 per unit of loss, or per 1e3 grid steps on fine
+    # grids (small q and large sigma make every loss tiny)
+    cap = max(1e4, 1e3 / h)
     lo, hi = 0.0, 1.0
     while g(hi) > log_alpha:
         lo, hi = hi, 2.0 * hi
-        if hi > 1e4:
+        if hi > cap:
             return lo
     for _ in range(60):
         mid = 0.5 * (lo + hi)
@@ -112,7 +115,7 @@ def _suffix_logsumexp(a: np.ndarray) -> np.ndarray:
 
 def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tuple[int, np.ndarray, int]] | None,
                  stat_q: Sequence[tuple[int, np.ndarray, int]] | None, h: float, inf_mass: float,
-                 log_alpha: float, t: float | None = None) -> tuple[float, float]:
+                 log_alpha: float, t: float | None = None, precision: str = "double") -> tuple[float, float]:
     """Certified (log lower, log upper) of the power at level exp(log_alpha), by tilting.
 
     Args:
@@ -123,6 +126,10 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
       inf_mass: the composed mass at +infinity.
       log_alpha: natural log of the level (<= 0).
       t: the tilt (default: :func:`saddle_tilt`).
+      precision: the FFT arithmetic, "double" (default) or "extended"
+        (:func:`rerokit.bounds.pld.compose.compose`). The round-off bound is relative to the tilted
+        masses, which are of order one near the threshold, so double precision suffices unless the
+        schedule is extremely long.
 
     Returns:
       (log lower, log upper); log lower = log_alpha where no test fits.
@@ -130,7 +137,7 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
     if t is None:
         t = saddle_tilt(parts, h, log_alpha)
     tp, c, rel = _tilted(parts, h, t)
-    comp = compose(tp, h, _LOG_TAU)
+    comp = compose(tp, h, _LOG_TAU, precision=precision)
     labels = comp.offset + np.arange(comp.pmf.size)
     l = labels * h
     with np.errstate(divide="ignore"):
@@ -151,8 +158,8 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
     if stat_p is not None:
         sp, cp_, rel_p = _tilted(stat_p, h, t)
         sq, cq_, rel_q = _tilted(stat_q, h, t + 1.0)
-        P = compose(sp, h, _LOG_TAU)
-        Q = compose(sq, h, _LOG_TAU)
+        P = compose(sp, h, _LOG_TAU, precision=precision)
+        Q = compose(sq, h, _LOG_TAU, precision=precision)
         lo_lab = max(P.offset, Q.offset)
         hi_lab = min(P.offset + P.pmf.size, Q.offset + Q.pmf.size) - 1
         if hi_lab >= lo_lab:
@@ -173,4 +180,22 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
                     lower = p_ge[i] + np.log1p(-np.exp(np.minimum(0.0, p_err[i] - p_ge[i])))
                 if np.isfinite(lower) and p_err[i] < p_ge[i]:
                     log_lo = max(log_alpha, float(lower) - 1.01 * (rel_p + big) - 1e-12)
+                if log_lo > math.log(0.5) and log_up - log_lo > 1e-10:
+                    # power near 1: the untilting's relative error (~T u) dominates 1 - gamma; the
+                    # same test's power from the *untilted* P-statistic in extended precision has an
+                    # absolute error (round-off ~1e-10 at T = 1e6) instead
+                    log_lo = max(log_lo, _untilted_power(stat_p, h, int(s[i])))
     return min(log_lo, log_up), log_up
+
+
+def _untilted_power(stat_p: Sequence[tuple[int, np.ndarray, int]], h: float, label: int) -> float:
+    """log of a certified lower bound on P(S >= label) from the untilted composition of the
+    statistic (extended precision): the in-window mass at labels >= label minus the proven
+    round-off (mass outside the window is dropped, which only lowers it)."""
+    c = compose(stat_p, h, _LOG_TAU, precision="extended")
+    k = min(max(label - c.offset, 0), c.pmf.size)
+    tail = c.pmf[k:].astype(np.longdouble)
+    # the sum's rounding (recursive-summation bound, n u in long double) and the conversion to double
+    u_ld = float(np.finfo(np.longdouble).eps)
+    mass = float(np.sum(tail)) * (1.0 - (tail.size + 2) * u_ld) * (1.0 - 2.3e-16) - c.roundoff
+    return math.log(mass) if mass > 0 else -math.inf
