@@ -69,6 +69,7 @@ __all__ = [
     "schedule_prefix",
     "step_grid",
     "Report",
+    "LogBound",
     "build_report",
     "report_summary",
     "DEFAULT_PRIOR_SIZES",
@@ -106,6 +107,33 @@ def _pct(x: float) -> str:
 
 def _shape_text(shape: Sequence[int] | None) -> str:
     return "x".join(str(s) for s in shape) if shape else ""
+
+
+@dataclass(frozen=True)
+class LogBound:
+    """A :class:`~rerokit.bounds.types.Bound` with the log of its value (``extras["log_value"]`` of the
+    bounds of :mod:`rerokit.bounds.uninformed`, readable where the value underflows a float), read once.
+
+    Attributes:
+      value: the bound.
+      error: its numerical error.
+      log_value: natural log of the value, or None when the bound does not state it.
+    """
+
+    value: float
+    error: float
+    log_value: float | None
+
+    @classmethod
+    def of(cls, b: Any) -> "LogBound":
+        """The view of a :class:`~rerokit.bounds.types.Bound`."""
+        lv = b.extras.get("log_value")
+        return cls(b.value, b.error, lv)
+
+    @property
+    def log10_value(self) -> float | None:
+        """log10 of the value, or None."""
+        return None if self.log_value is None else self.log_value / _LN10
 
 
 # --------------------------------------------------------------------------- schedule helpers
@@ -563,8 +591,7 @@ def _uninformed(sched: Schedule, dim: int | None, clip: float | None, min_norm: 
     r = min_norm if min_norm is not None else clip
     source = "--min-norm" if min_norm is not None else "clip (assumes C <= min ||X||)"
     sigma = min(s for s, _, _ in sched.segments)  # the least noisy release is the worst case
-    b = U.mse_rero(eta, sigma, dim, min_norm=r, clip=clip)
-    log_value = b.extras.get("log_value")  # log P(MSE <= eta), readable where P underflows
+    b = LogBound.of(U.mse_rero(eta, sigma, dim, min_norm=r, clip=clip))
     over: dict[str, Any] = {"gamma_over_steps": None,
                             "over_steps_note": "a schedule with several segments: only the least noisy single "
                                                "release is bounded"}
@@ -583,7 +610,7 @@ def _uninformed(sched: Schedule, dim: int | None, clip: float | None, min_norm: 
     return UninformedSection(
         noise_multiplier=sigma, dim=dim, min_norm=r, min_norm_source=source, clip=clip, mse_threshold=eta,
         psnr_threshold_db=10.0 * math.log10(data_range * data_range / eta), data_range=data_range,
-        gamma=b.value, gamma_error=b.error, log10_gamma=log_value / _LN10 if log_value is not None else None,
+        gamma=b.value, gamma_error=b.error, log10_gamma=b.log10_value,
         expected_mse=U.expected_mse(sigma, r, 1), ncc_bound=U.ncc_bound(sigma, dim, 1),
         optimal_rows=U.optimal_rows(clip, r) if clip is not None else None,
         kind=ATTACK_LAW, attack="optimal unbiased analytic gradient inversion (Riess et al. 2024, Thm 2)",
