@@ -50,10 +50,10 @@ from rerokit.bounds.schedule import Sampling, Schedule, Segment
 from rerokit.report.format import Lead, Num, Sentence, fmt, fmt_bracket, fmt_log10, key_part, num
 from rerokit.report.inputs import AuditSummary, load_audit
 from rerokit.report.model import (
-    AuditSection, BinomialAudit, DataFacts, DeclaredGuarantee, DiscretePriorRow, GdpFacts, GuoSection, InformedMseSection,
-    InformedRow, LevelFacts, MeanAudit, MembershipFacts, NoPriorAttacksView, OneRunAudit, OneRunProvenBounds,
-    PixelToleranceRow, PoissonAssumptionView, ProvenBounds, ReportData, ReportOptions, RunSettings, Skipped, TprPoint,
-    UninformedSection, VerdictLine, WhatIfSection, WhatIfTarget, as_report_data,
+    AuditSection, BinomialAudit, DataFacts, DeclaredGuarantee, DiscretePriorRow, GdpFacts, GuoSection,
+    InformedMseSection, InformedRow, LevelFacts, MeanAudit, MembershipFacts, NoPriorAttacksView, OneRunAudit,
+    OneRunProvenBounds, PixelToleranceRow, PoissonAssumptionView, ProvenBounds, ReportData, ReportOptions,
+    RunSettings, Skipped, TprPoint, UninformedSection, VerdictLine, WhatIfSection, WhatIfTarget, as_report_data,
 )
 from rerokit.report.settings import DEFAULT_MSE_THRESHOLD, DEFAULT_PRIOR_SIZES, DataDescription, ReportSettings
 from rerokit.report.terminal import Row, Summary, Table
@@ -506,7 +506,8 @@ def build_report(
     m = r0.membership
     membership = MembershipFacts(
         advantage=m.advantage, advantage_interval=tuple(m.advantage_interval),
-        tpr_at_fpr=tuple(TprPoint(fpr=f, tpr=m.tpr_at_fpr[f], interval=tuple(m.tpr_intervals[f])) for f in m.tpr_at_fpr),
+        tpr_at_fpr=tuple(TprPoint(fpr=f, tpr=m.tpr_at_fpr[f], interval=tuple(m.tpr_intervals[f]))
+                         for f in m.tpr_at_fpr),
         bayes_accuracy=m.bayes_accuracy, bayes_accuracy_interval=tuple(m.bayes_accuracy_interval),
         prior_membership=m.prior_membership, adjacency=m.adjacency)
     pa = r0.poisson_assumption  # the Poisson accountant's numbers, not certified for this run
