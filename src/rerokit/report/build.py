@@ -544,7 +544,7 @@ def build_report(
         delta=delta,
         epsilon=r0.epsilon,
         level=LevelFacts(name=lv.name, tier=lv.tier, epsilon=lv.epsilon, delta=lv.delta, basis=lv.basis,
-                         references=tuple(lv.to_dict()["references"])),
+                         references=lv.references),
         gdp=gdp,
         data=facts,
         informed=informed,
