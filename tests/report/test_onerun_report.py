@@ -198,3 +198,15 @@ def test_split_selection_bounds_on_a_held_out_half_accuracy_over_all_slots(repor
     assert one["bound"]["selection"].startswith("split:") and one["bound"]["method"] == "steinke"
     row = next(r for r in report_summary(rep.to_dict()).rows if r.label.startswith("Correct guesses its claimed"))
     assert "Steinke et al. 2023 Thm 5.2" in row.method
+
+
+@pytest.mark.parametrize("name", ["membership", "reconstruction", "split"])
+def test_one_run_audit_is_typed_and_round_trips(reports, name):
+    from rerokit.report.model import OneRunAudit, OneRunView, ReportData
+
+    rep, one = reports[name]
+    au = rep.sections.audit
+    assert isinstance(au, OneRunAudit) and isinstance(au.one_run_view, OneRunView)
+    assert au.one_run_view.epsilon_lower == one["epsilon_lower"] == au.lower_bounds.epsilon_lower
+    assert au.gamma == au.one_run_view.per_slot_bound.value
+    assert ReportData.from_dict(rep.to_dict()) == rep.sections

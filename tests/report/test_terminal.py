@@ -258,3 +258,20 @@ def test_generic_summary_for_commands_without_a_verdict_function():
     assert not [r for r in s.rows if r.label in ("ci low", "ci high", "direction")]
     # a registered function that cannot read an unusual result falls back to the generic summary
     assert plain(summary_for("bound dpsgd", {"odd": 1}).verdict[0]).startswith("rerokit bound dpsgd:")
+
+
+def test_summary_for_checks_what_a_verdict_reads_instead_of_catching_errors():
+    from rerokit.report.verdicts import VERDICTS, generic_summary, summary_for
+
+    # a points list whose entries lack the TPR bracket: the generic summary, by an explicit check
+    odd = {"advantage": 0.1, "points": [{"fpr": 0.1}]}
+    assert summary_for("bound tradeoff", odd) == generic_summary("bound tradeoff", odd)
+    # membership TPRs without an advantage: the dpsgd verdict would index it, so the generic summary
+    dp = {"membership": {"tpr_at_fpr": [{"fpr": 0.01, "tpr": 0.1, "interval": [0.1, 0.1]}]}, "gamma": 0.2}
+    assert summary_for("bound dpsgd", dp) == generic_summary("bound dpsgd", dp)
+    # an audit claiming a proven mu without its epsilon
+    au = {"gamma": 0.3, "kappa": 0.1, "trials": 10, "success": 0.2, "empirical_mu_lower": 0.1}
+    assert summary_for("audit prior-aware", au) == generic_summary("audit prior-aware", au)
+    # a result that passes the checks is the verdict function's own (nothing swallowed)
+    good = {"advantage": 0.1, "points": [{"fpr": 0.1, "tpr": [0.2, 0.21], "beta": [0.79, 0.8]}]}
+    assert summary_for("bound tradeoff", good) == VERDICTS["bound tradeoff"](good)

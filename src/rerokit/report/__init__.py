@@ -14,7 +14,8 @@
 ``rerokit.report.terminal.render`` is the one terminal renderer every CLI command uses.
 Sub-modules: :mod:`~rerokit.report.build`, :mod:`~rerokit.report.inputs` (history / event /
 audit files), :mod:`~rerokit.report.terminal`, :mod:`~rerokit.report.html`,
-:mod:`~rerokit.report.figures`, :mod:`~rerokit.report.format`. Imports are lazy: matplotlib
+:mod:`~rerokit.report.figures`, :mod:`~rerokit.report.format`, :mod:`~rerokit.report.model` (the
+typed sections of a report, :class:`~rerokit.report.model.ReportData`, and its one JSON writer). Imports are lazy: matplotlib
 only for the HTML card and the PNGs, rich only when printing, torch never.
 """
 
@@ -26,6 +27,7 @@ _EXPORTS = {
     "build_report": "rerokit.report.build",
     "Report": "rerokit.report.build",
     "report_summary": "rerokit.report.build",
+    "ReportData": "rerokit.report.model",
     "DataDescription": "rerokit.report.settings",
     "ReportSettings": "rerokit.report.settings",
     "render": "rerokit.report.terminal",

@@ -11,8 +11,8 @@ not only the final model), the accountant and its numerics, and delta.
 from __future__ import annotations
 
 import html
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Mapping
 
 from rerokit.bounds.schedule import Schedule
 
@@ -91,34 +91,40 @@ def privacy_facts(schedule: Schedule, delta: float, method: str = "exact") -> Pr
     )
 
 
-def _items(f: dict[str, Any]) -> list[tuple[str, str]]:
-    return [("unit of privacy", f["unit_of_privacy"]), ("neighbouring relation", f["neighbouring_relation"]),
-            ("sampler", f["sampler_text"]), ("released", f["released"]), ("accountant", f["accountant"]),
-            ("\u03b4", f"{f['delta']:g}")]
+def _facts(f: PrivacyFacts | Mapping[str, Any]) -> PrivacyFacts:
+    if isinstance(f, PrivacyFacts):
+        return f
+    return PrivacyFacts(**{k.name: f[k.name] for k in fields(PrivacyFacts)})
 
 
-def facts_line(f: dict[str, Any]) -> str:
+def _items(f: PrivacyFacts) -> list[tuple[str, str]]:
+    return [("unit of privacy", f.unit_of_privacy), ("neighbouring relation", f.neighbouring_relation),
+            ("sampler", f.sampler_text), ("released", f.released), ("accountant", f.accountant),
+            ("\u03b4", f"{f.delta:g}")]
+
+
+def facts_line(f: PrivacyFacts | Mapping[str, Any]) -> str:
     """The facts as one line of text (the report's first bullet in the terminal).
 
     Args:
-      f: :meth:`PrivacyFacts.to_dict`.
+      f: the :class:`PrivacyFacts` (or its :meth:`PrivacyFacts.to_dict`).
 
     Returns:
       "Privacy facts: unit of privacy: ...; ...".
     """
-    return "Privacy facts \u2014 " + "; ".join(f"{k}: {v}" for k, v in _items(f)) + "."
+    return "Privacy facts \u2014 " + "; ".join(f"{k}: {v}" for k, v in _items(_facts(f))) + "."
 
 
-def facts_html(f: dict[str, Any] | None) -> str:
+def facts_html(f: PrivacyFacts | Mapping[str, Any] | None) -> str:
     """The facts as an HTML section (escaped; empty for a report without facts).
 
     Args:
-      f: :meth:`PrivacyFacts.to_dict` or None.
+      f: the :class:`PrivacyFacts` (or its :meth:`PrivacyFacts.to_dict`), or None.
 
     Returns:
       ``<section id="privacy-facts">...</section>``.
     """
     if not f:
         return ""
-    rows = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in _items(f))
+    rows = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in _items(_facts(f)))
     return f'<section id="privacy-facts"><h2>Privacy facts</h2><dl class="inputs">{rows}</dl></section>'

@@ -24,6 +24,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from rerokit.report.model import (
+    BinomialAudit, DiscretePriorRow, OneRunAudit, OneRunProvenBounds, ProvenBounds, Skipped,
+)
+
 __all__ = ["FigureData", "FIGURE_NAMES", "figures", "render_svg", "write_png", "PALETTE"]
 
 FIGURE_NAMES = ("gamma_vs_kappa", "over_steps", "tradeoff", "uninformed_mse_cdf", "audit")
@@ -78,23 +82,24 @@ class FigureData:
 
 
 def _gamma_vs_kappa(rep: Any) -> FigureData:
-    d = rep.data
-    ref = d["options"]["reference_prior_size"]
+    d = rep.sections
+    ref = d.options.reference_prior_size
     curve = rep.risks[f"prior_{ref}"].curve
     kap = np.logspace(math.log10(KAPPA_MIN), 0, 81)
     br = curve.tpr_at_fpr(kap)
     cols: dict[str, list] = {"kappa": kap.tolist(), "gamma_lower": np.asarray(br.lower).tolist(),
                              "gamma_upper": np.asarray(br.upper).tolist(), "marker": [""] * kap.size}
     marks = []
-    for k, e in d["informed"].items():
-        if e["kappa"] >= KAPPA_MIN:
-            marks.append((e.get("prior_size"), e["kappa"], e["gamma"], e["gamma_interval"]))
+    for k, e in d.informed.items():
+        if e.kappa >= KAPPA_MIN:
+            marks.append((e.prior_size if isinstance(e, DiscretePriorRow) else None, e.kappa, e.gamma,
+                          e.gamma_interval))
     for n, k, g, iv in marks:
         cols["kappa"].append(k)
         cols["gamma_lower"].append(iv[0])
         cols["gamma_upper"].append(g)
         cols["marker"].append(f"prior of {n}")
-    pix = d["informed"].get("pixel_tolerance")
+    pix = d.pixel_tolerance
 
     def draw(fig: Any, c: dict[str, list]) -> None:
         ax = fig.add_subplot(111)
@@ -122,14 +127,14 @@ def _gamma_vs_kappa(rep: Any) -> FigureData:
     if pix is not None:
         from rerokit.report.format import fmt, fmt_log10
 
-        cap += (f" Off the chart: any {'x'.join(map(str, pix['data_shape']))} image within 32/256 per pixel, "
-                f"\u03ba = {fmt_log10(pix['log10_kappa'])}, \u03b3 \u2264 {fmt(pix['gamma'])}.")
+        cap += (f" Off the chart: any {'x'.join(map(str, pix.data_shape))} image within 32/256 per pixel, "
+                f"\u03ba = {fmt_log10(pix.log10_kappa)}, \u03b3 \u2264 {fmt(pix.gamma)}.")
     return FigureData("gamma_vs_kappa", "Reconstruction bound \u03b3 against the baseline \u03ba", cap, cols, draw)
 
 
 def _over_steps(rep: Any) -> FigureData:
     s = rep.steps_series()
-    sizes = rep.data["options"]["prior_sizes"]
+    sizes = rep.sections.options.prior_sizes
     cols = dict(s)
     colors = [PALETTE["red"], PALETTE["blue"], PALETTE["green"], PALETTE["purple"], PALETTE["sky"]]
 
@@ -145,8 +150,8 @@ def _over_steps(rep: Any) -> FigureData:
         ax.grid(True, alpha=0.3)
         ax2 = ax.twinx()
         ax2.plot(c["step"], c["epsilon"], "--", color=PALETTE["black"], lw=1.5,
-                 label=f"\u03b5 at \u03b4 = {rep.data['delta']:g} (right axis)")
-        ax2.set_ylabel(f"\u03b5 at \u03b4 = {rep.data['delta']:g}")
+                 label=f"\u03b5 at \u03b4 = {rep.sections.delta:g} (right axis)")
+        ax2.set_ylabel(f"\u03b5 at \u03b4 = {rep.sections.delta:g}")
         ax2.set_ylim(0, max(c["epsilon"]) * 1.1 if max(c["epsilon"]) > 0 else 1)
         h1, l1 = ax.get_legend_handles_labels()
         h2, l2 = ax2.get_legend_handles_labels()
@@ -161,17 +166,17 @@ def _over_steps(rep: Any) -> FigureData:
 def _tradeoff(rep: Any) -> FigureData:
     from rerokit.bounds.conversions import log_gdp_power
 
-    d = rep.data
-    ref = d["options"]["reference_prior_size"]
+    d = rep.sections
+    ref = d.options.reference_prior_size
     curve = rep.risks[f"prior_{ref}"].curve
     pts = curve.curve(n_points=160, alpha_min=1e-6)
     a = pts.alpha
     tpr_lo = 1.0 - np.asarray(pts.beta_upper)
     tpr_hi = 1.0 - np.asarray(pts.beta_lower)
-    mu = d["gdp"]["mu"]
+    mu = d.gdp.mu
     gdp = [math.exp(log_gdp_power(mu, math.log(x))) if math.isfinite(mu) else 1.0 for x in a]
     cols = {"fpr": a.tolist(), "tpr_lower": tpr_lo.tolist(), "tpr_upper": tpr_hi.tolist(), "tpr_gdp": gdp}
-    which = ("\u03bc-GDP, exact for this full-batch run" if d["gdp"]["exact"] else
+    which = ("\u03bc-GDP, exact for this full-batch run" if d.gdp.exact else
              f"\u03bc-GDP with the \u03bc-equivalent at \u03ba = 1/{ref}")
 
     def draw(fig: Any, c: dict[str, list]) -> None:
@@ -204,28 +209,28 @@ def _tradeoff(rep: Any) -> FigureData:
 
 
 def _uninformed(rep: Any) -> FigureData | None:
-    u = rep.data["uninformed"]
-    if u.get("skipped"):
+    u = rep.sections.uninformed
+    if isinstance(u, Skipped):
         return None
     from rerokit.bounds import uninformed as U
 
-    e_mse = u["expected_mse"]
-    eta = np.logspace(math.log10(min(u["mse_threshold"], e_mse) / 100), math.log10(max(u["mse_threshold"], e_mse) * 10),
+    e_mse = u.expected_mse
+    eta = np.logspace(math.log10(min(u.mse_threshold, e_mse) / 100), math.log10(max(u.mse_threshold, e_mse) * 10),
                       81)
-    one = np.asarray(U.mse_cdf(eta, u["noise_multiplier"], u["min_norm"], u["dim"]), dtype=float)
+    one = np.asarray(U.mse_cdf(eta, u.noise_multiplier, u.min_norm, u.dim), dtype=float)
     cols: dict[str, list] = {"mse_threshold": eta.tolist(), "p_one_release": one.tolist()}
-    if u.get("gamma_over_steps") is not None:
-        cols["p_all_steps"] = [U.mse_rero_over_steps(float(x), u["noise_multiplier"], u["dim"], u["steps"],
-                                                     u["sampling_rate"], min_norm=u["min_norm"]).value for x in eta]
+    if u.gamma_over_steps is not None:
+        cols["p_all_steps"] = [U.mse_rero_over_steps(float(x), u.noise_multiplier, u.dim, u.steps,
+                                                     u.sampling_rate, min_norm=u.min_norm).value for x in eta]
 
     def draw(fig: Any, c: dict[str, list]) -> None:
         ax = fig.add_subplot(111)
         ax.plot(c["mse_threshold"], c["p_one_release"], color=PALETTE["blue"], lw=2, label="one release")
         if "p_all_steps" in c:
             ax.plot(c["mse_threshold"], c["p_all_steps"], color=PALETTE["red"], lw=2, ls="--",
-                    label=f"all {u['steps']} steps averaged")
-        ax.axvline(u["mse_threshold"], color=PALETTE["grey"], lw=1, ls=":",
-                   label=f"\u03b7 = {u['mse_threshold']:g} (PSNR {u['psnr_threshold_db']:.3g} dB)")
+                    label=f"all {u.steps} steps averaged")
+        ax.axvline(u.mse_threshold, color=PALETTE["grey"], lw=1, ls=":",
+                   label=f"\u03b7 = {u.mse_threshold:g} (PSNR {u.psnr_threshold_db:.3g} dB)")
         ax.axvline(e_mse, color=PALETTE["green"], lw=1, ls="-.", label=f"expected MSE, one release = {e_mse:.3g}")
         ax.set_xscale("log")
         ax.set_ylim(-0.02, 1.02)
@@ -236,40 +241,40 @@ def _uninformed(rep: Any) -> FigureData | None:
 
     cap = (f"Uninformed gradient inversion (Riess et al. 2024, Thm 2): the exact law of the optimal unbiased attack's MSE "
            f"(an attack law, not a bound on every attacker), "
-           f"(\u03c3\u00b2 r\u00b2 / N) \u03c7\u00b2_N with \u03c3 = {u['noise_multiplier']:.4g}, r = {u['min_norm']:.4g}"
-           f" ({'assumed = C' if u['min_norm_source'].startswith('clip') else 'given'}), N = {u['dim']}.")
+           f"(\u03c3\u00b2 r\u00b2 / N) \u03c7\u00b2_N with \u03c3 = {u.noise_multiplier:.4g}, r = {u.min_norm:.4g}"
+           f" ({'assumed = C' if u.min_norm_source.startswith('clip') else 'given'}), N = {u.dim}.")
     return FigureData("uninformed_mse_cdf", "Uninformed adversary: MSE of the optimal unbiased gradient inversion", cap, cols, draw)
 
 
 def _audit(rep: Any) -> FigureData | None:
-    au = rep.data.get("audit")
-    if not au:
+    au = rep.sections.audit
+    if au is None:
         return None
-    if au.get("one_run_view"):
+    if isinstance(au, OneRunAudit):
         return _one_run_audit(au)
-    lb = au.get("lower_bounds")
+    lb = au.lower_bounds if isinstance(au, BinomialAudit) else None  # a mean audit proves nothing
     names = ["success", "gamma", "kappa"]
-    vals = [au["success"], au["gamma"], au["kappa"]]
-    lows = [au["interval"][0], au["gamma_interval"][0], au["kappa"]]
-    highs = [au["interval"][1], au["gamma_interval"][1], au["kappa"]]
+    vals = [au.success, au.gamma, au.kappa]
+    lows = [au.interval[0], au.gamma_interval[0], au.kappa]
+    highs = [au.interval[1], au.gamma_interval[1], au.kappa]
     if lb:
         names += ["epsilon_lower", "epsilon_certified", "mu_lower", "mu_certified"]
-        vals += [lb["epsilon_lower"], au["certified_epsilon"], lb["mu_gdp_lower"], au["certified_mu"]]
+        vals += [lb.epsilon_lower, au.certified_epsilon, lb.mu_gdp_lower, au.certified_mu]
         lows += [None] * 4
         highs += [None] * 4
     cols = {"quantity": names, "value": vals, "lower": lows, "upper": highs}
 
     def draw(fig: Any, c: dict[str, list]) -> None:
         ax = fig.add_subplot(1, 2 if lb else 1, 1)
-        s, lo, hi = au["success"], au["interval"][0], au["interval"][1]
+        s, lo, hi = au.success, au.interval[0], au.interval[1]
         ax.errorbar([0], [s], yerr=[[s - lo], [hi - s]], fmt="o", color=PALETTE["black"], capsize=8, ms=8,
                     label="measured success (95% CI)")
-        ax.axhline(au["gamma"], color=PALETTE["red"], lw=2, label=f"certified bound \u03b3 = {au['gamma']:.3g}")
-        ax.axhline(au["kappa"], color=PALETTE["grey"], lw=1.5, ls="--", label=f"blind guess \u03ba = {au['kappa']:.3g}")
+        ax.axhline(au.gamma, color=PALETTE["red"], lw=2, label=f"certified bound \u03b3 = {au.gamma:.3g}")
+        ax.axhline(au.kappa, color=PALETTE["grey"], lw=1.5, ls="--", label=f"blind guess \u03ba = {au.kappa:.3g}")
         ax.set_xlim(-1, 1)
         ax.set_xticks([0])
-        ax.set_xticklabels([f"{au['attack']}, {au['trials']} trials"])
-        ax.set_ylim(0, min(1.05, max(hi, au["gamma"]) * 1.35 + 0.02))
+        ax.set_xticklabels([f"{au.attack}, {au.trials} trials"])
+        ax.set_ylim(0, min(1.05, max(hi, au.gamma) * 1.35 + 0.02))
         ax.set_ylabel("probability of reconstructing the target")
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(loc="upper left", framealpha=0.9)
@@ -277,25 +282,26 @@ def _audit(rep: Any) -> FigureData | None:
         if lb:
             _draw_proven(fig.add_subplot(1, 2, 2), au, lb, "proven by the audit (95%, lower bound)")
 
-    cap = (f"Audit ({au['attack']} attack, {au['trials']} trials): measured success with its exact Clopper-Pearson "
+    cap = (f"Audit ({au.attack} attack, {au.trials} trials): measured success with its exact Clopper-Pearson "
            "interval against the certified bound \u03b3 at the audit's baseline \u03ba"
            + ("; right: the privacy parameters the audit proves (one-sided 95% Clopper-Pearson lower end; "
               "Jagielski et al. 2020) next to the certified ones - the truth lies between." if lb else "."))
     return FigureData("audit", "Audit against the bound", cap, cols, draw, size=(9.0, 4.0) if lb else (6.4, 4.0))
 
 
-def _draw_proven(ax: Any, au: dict[str, Any], lb: dict[str, Any], label: str) -> None:
+def _draw_proven(ax: Any, au: BinomialAudit | OneRunAudit, lb: ProvenBounds | OneRunProvenBounds,
+                 label: str) -> None:
     """epsilon and mu proven by an audit (bars) against the certified ones (ticks)."""
     y = [1, 0]
-    lows_ = [lb["epsilon_lower"], lb["mu_gdp_lower"]]
-    cert = [au["certified_epsilon"], au["certified_mu"]]
+    lows_ = [lb.epsilon_lower, lb.mu_gdp_lower]
+    cert = [au.certified_epsilon, au.certified_mu]
     ax.barh(y, lows_, color=PALETTE["orange"], height=0.45, label=label)
     ax.plot(cert, y, "|", color=PALETTE["blue"], ms=26, mew=3, label="certified (upper bound)")
     for yy, lo_, ce in zip(y, lows_, cert):
         ax.annotate(f"{lo_:.3g} \u2264 \u00b7 \u2264 {ce:.3g}", (ce, yy), textcoords="offset points", xytext=(6, -3))
     ax.set_yticks(y)
-    ax.set_yticklabels([f"\u03b5 (\u03b4 = {au['certified_epsilon_delta']:g})",
-                        "\u03bc" + (" (GDP)" if au["certified_mu_kind"] == "mu_gdp" else " (equivalent)")])
+    ax.set_yticklabels([f"\u03b5 (\u03b4 = {au.certified_epsilon_delta:g})",
+                        "\u03bc" + (" (GDP)" if au.certified_mu_kind == "mu_gdp" else " (equivalent)")])
     ax.set_xlim(0, max(cert + lows_) * 1.45 + 1e-9)
     ax.set_ylim(-0.7, 2.4)
     ax.set_xlabel("privacy parameter")
@@ -304,21 +310,21 @@ def _draw_proven(ax: Any, au: dict[str, Any], lb: dict[str, Any], label: str) ->
     ax.set_title("what the audit proves")
 
 
-def _one_run_audit(au: dict[str, Any]) -> FigureData:
+def _one_run_audit(au: OneRunAudit) -> FigureData:
     """A one-run audit: correct guesses against the claimed curve's certified upper tail, the
     all-slot accuracy against the game's per-slot bound, epsilon / mu proven against certified."""
-    v, lb = au["one_run_view"], au["lower_bounds"]
-    g, c, cu = v["guesses"], v["correct"], v["correct_upper"]
-    ps = v["per_slot_bound"]
-    conf = f"{100 * v['confidence']:.3g}%"
+    v, lb = au.one_run_view, au.lower_bounds
+    g, c, cu = v.guesses, v.correct, v.correct_upper
+    ps = v.per_slot_bound
+    conf = f"{100 * v.confidence:.3g}%"
     acc_g = c / g if g else None
     tail = cu / g if (g and cu is not None) else None
     cols = {"quantity": ["accuracy_guesses", "claim_correct_upper_fraction", "accuracy_all", "per_slot_bound",
                          "kappa", "epsilon_lower", "epsilon_certified", "mu_lower", "mu_certified"],
-            "value": [acc_g, tail, v["accuracy_all"], ps["value"], au["kappa"], v["epsilon_lower"],
-                      v["certified_epsilon"], v["mu_lower"], v["certified_mu"]],
-            "lower": [None, None, v["accuracy_interval"][0], ps["interval"][0], au["kappa"]] + [None] * 4,
-            "upper": [None, None, v["accuracy_interval"][1], ps["interval"][1], au["kappa"]] + [None] * 4}
+            "value": [acc_g, tail, v.accuracy_all, ps.value, au.kappa, v.epsilon_lower,
+                      v.certified_epsilon, v.mu_lower, v.certified_mu],
+            "lower": [None, None, v.accuracy_interval[0], ps.interval[0], au.kappa] + [None] * 4,
+            "upper": [None, None, v.accuracy_interval[1], ps.interval[1], au.kappa] + [None] * 4}
 
     def draw(fig: Any, c_: dict[str, list]) -> None:
         ax = fig.add_subplot(1, 2, 1)
@@ -327,27 +333,27 @@ def _one_run_audit(au: dict[str, Any]) -> FigureData:
         if tail is not None:
             ax.hlines(tail, -0.35, 0.35, color=PALETTE["red"], lw=2.5,
                       label=f"claimed curve allows \u2264 {cu} of {g} ({conf})")
-        a, (lo, hi) = v["accuracy_all"], v["accuracy_interval"]
+        a, (lo, hi) = v.accuracy_all, v.accuracy_interval
         ax.errorbar([1], [a], yerr=[[a - lo], [hi - a]], fmt="s", color=PALETTE["blue"], capsize=8, ms=7,
-                    label=f"accuracy, all {v['slots']} slots (95% CI)")
-        ax.hlines(ps["value"], 0.65, 1.35, color=PALETTE["purple"], lw=2.5, label=f"per-slot bound: {ps['name']}")
-        ax.axhline(au["kappa"], color=PALETTE["grey"], lw=1.5, ls="--", label=f"blind guess 1/{v['options']}")
+                    label=f"accuracy, all {v.slots} slots (95% CI)")
+        ax.hlines(ps.value, 0.65, 1.35, color=PALETTE["purple"], lw=2.5, label=f"per-slot bound: {ps.name}")
+        ax.axhline(au.kappa, color=PALETTE["grey"], lw=1.5, ls="--", label=f"blind guess 1/{v.options}")
         ax.set_xlim(-0.7, 1.7)
         ax.set_xticks([0, 1])
-        ax.set_xticklabels([f"{g} guesses", f"all {v['slots']} canaries"])
+        ax.set_xticklabels([f"{g} guesses", f"all {v.slots} canaries"])
         ax.set_ylim(0, 1.85)  # room above 1 for the legend
         ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
         ax.set_ylabel("fraction correct")
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(loc="upper left", framealpha=0.9)
-        ax.set_title(f"one training run, {v['game']} game")
+        ax.set_title(f"one training run, {v.game} game")
         _draw_proven(fig.add_subplot(1, 2, 2), au, lb, f"proven by the run ({conf}, lower bound)")
 
-    verdict = {None: "no claim tested", True: "REJECTED", False: "not rejected"}[v["claim_rejected"]]
-    cap = (f"One-run audit ({v['game']} game, {v['slots']} canary slots of one training run, k = {v['options']}): "
+    verdict = {None: "no claim tested", True: "REJECTED", False: "not rejected"}[v.claim_rejected]
+    cap = (f"One-run audit ({v.game} game, {v.slots} canary slots of one training run, k = {v.options}): "
            f"left, {c} correct of {g} guesses against the most its claimed curve allows at {conf} "
-           f"({verdict}; guesses chosen: {v['selection']}), and the "
-           f"accuracy over all slots against the certified per-slot bound ({ps['method']}); right, the \u03b5 and "
+           f"({verdict}; guesses chosen: {v.selection}), and the "
+           f"accuracy over all slots against the certified per-slot bound ({ps.method}); right, the \u03b5 and "
            f"\u03bc the run proves (Mahloujifar et al. 2025) next to the certified ones - the truth lies between.")
     return FigureData("audit", "One-run audit against the certified curve", cap, cols, draw, size=(9.0, 4.0))
 

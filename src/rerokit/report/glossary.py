@@ -54,6 +54,7 @@ class Level:
       epsilon: the run's epsilon at ``delta``.
       delta: its delta.
       basis: one sentence: what the level compares to, with the citations.
+      references: the keys of those citations in :data:`REFERENCES`.
     """
 
     name: str
@@ -61,11 +62,12 @@ class Level:
     epsilon: float
     delta: float
     basis: str
+    references: tuple[str, ...] = ("ponomareva2023", "de2022")
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready dict (``level`` of ``rerokit report --json``)."""
         return {"name": self.name, "tier": self.tier, "epsilon": self.epsilon, "delta": self.delta,
-                "basis": self.basis, "references": ["ponomareva2023", "de2022"]}
+                "basis": self.basis, "references": list(self.references)}
 
 
 def privacy_level(epsilon: float, delta: float) -> Level:

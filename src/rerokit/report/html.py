@@ -29,6 +29,7 @@ import html
 from typing import Any
 
 from rerokit.report.format import Lead, Num, Sentence, fmt
+from rerokit.report.model import ReportData, Skipped
 
 __all__ = ["render_html", "CSS"]
 
@@ -137,7 +138,7 @@ def _badge(status: str) -> str:
     return f'<span class="badge {kind}">{_e(status)}</span>'
 
 
-def _tiles(d: dict[str, Any]) -> str:
+def _tiles(d: ReportData) -> str:
     from rerokit.report.build import tiles
 
     out = ['<section class="tiles" aria-label="key numbers">']
@@ -174,27 +175,26 @@ def _table_html(t: Any) -> str:
     return "\n".join(out)
 
 
-def _inputs(d: dict[str, Any], rep: Any) -> str:
-    st = d["settings"]
+def _inputs(d: ReportData) -> str:
+    st = d.settings
     items: list[tuple[str, str]] = []
-    if "schedule" in st:
-        items.append(("schedule (\u03c3, q, T)", "; ".join(f"({fmt(s)}, {fmt(q)}, {t})" for s, q, t in st["schedule"])))
+    if st.schedule is not None:
+        items.append(("schedule (\u03c3, q, T)", "; ".join(f"({fmt(s)}, {fmt(q)}, {t})" for s, q, t in st.schedule)))
     else:
-        items += [("noise multiplier \u03c3", fmt(st["noise_multiplier"])), ("sampling rate q", fmt(st["sample_rate"])),
-                  ("steps T", str(st["steps"]))]
-    items.append(("source", str(st.get("source", ""))))
-    items.append(("\u03b4", fmt(d["delta"])))
-    dd = d["data"]
-    if dd.get("shape"):
-        items.append(("data shape", "x".join(map(str, dd["shape"])) + (f" ({dd['source']})" if dd.get("source") else "")))
-    for k, lab in (("dataset_size", "training records N"), ("expected_batch_size", "expected batch qN"),
-                   ("epochs", "epochs Tq"), ("clip", "clipping norm C"), ("diameter", "diameter per coordinate")):
-        if dd.get(k) is not None:
-            items.append((lab, fmt(dd[k])))
-    au = d.get("audit")
-    if au:
-        items.append(("audit", f"{au.get('path') or 'dict'} ({au['source']}; dataset {au.get('dataset')}, seed "
-                               f"{au.get('seed')})"))
+        items += [("noise multiplier \u03c3", fmt(st.noise_multiplier)), ("sampling rate q", fmt(st.sample_rate)),
+                  ("steps T", str(st.steps))]
+    items.append(("source", str(st.source)))
+    items.append(("\u03b4", fmt(d.delta)))
+    dd = d.data
+    if dd.shape:
+        items.append(("data shape", "x".join(map(str, dd.shape)) + (f" ({dd.source})" if dd.source else "")))
+    for v, lab in ((dd.dataset_size, "training records N"), (dd.expected_batch_size, "expected batch qN"),
+                   (dd.epochs, "epochs Tq"), (dd.clip, "clipping norm C"), (dd.diameter, "diameter per coordinate")):
+        if v is not None:
+            items.append((lab, fmt(v)))
+    au = d.audit
+    if au is not None:
+        items.append(("audit", f"{au.path or 'dict'} ({au.source}; dataset {au.dataset}, seed {au.seed})"))
     return ('<dl class="inputs">' + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in items) + "</dl>")
 
 
@@ -240,14 +240,14 @@ def render_html(rep: Any) -> str:
     from rerokit.report.facts import facts_html
     from rerokit.report.figures import figures, render_svg
 
-    d = rep.data
+    d: ReportData = rep.sections
     s = report_summary(d)
-    title = d.get("label") or d["title"]
-    st = d["settings"]
-    if "schedule" in st:
-        run = f"{len(st['schedule'])} segments, {st['total_steps']} steps"
+    title = d.label or d.title
+    st = d.settings
+    if st.schedule is not None:
+        run = f"{len(st.schedule)} segments, {st.total_steps} steps"
     else:
-        run = f"\u03c3 = {fmt(st['noise_multiplier'])}, q = {fmt(st['sample_rate'])}, T = {st['steps']}"
+        run = f"\u03c3 = {fmt(st.noise_multiplier)}, q = {fmt(st.sample_rate)}, T = {st.steps}"
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en">',
@@ -257,19 +257,19 @@ def render_html(rep: Any) -> str:
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
         "img-src data:; base-uri 'none'; form-action 'none'\">",
         '<meta name="referrer" content="no-referrer">',
-        f'<meta name="generator" content="rerokit {_e(d["rerokit_version"])}">',
+        f'<meta name="generator" content="rerokit {_e(d.rerokit_version)}">',
         f"<title>{_e(title)} \u2014 rerokit report</title>",
         f"<style>{CSS}</style>",
         "</head>",
         "<body>",
         "<main>",
         "<header>",
-        f'<p class="eyebrow">rerokit {_e(d["rerokit_version"])} \u00b7 reconstruction-risk report \u00b7 '
+        f'<p class="eyebrow">rerokit {_e(d.rerokit_version)} \u00b7 reconstruction-risk report \u00b7 '
         f"{_e(_dt.date.today().isoformat())}</p>",
         f'<h1 id="title">{_e(title)}</h1>',
-        f'<p class="run">DP-SGD, {_e(run)} \u00b7 source: <span class="source">{_e(st.get("source"))}</span></p>',
+        f'<p class="run">DP-SGD, {_e(run)} \u00b7 source: <span class="source">{_e(st.source)}</span></p>',
         "</header>",
-        facts_html(d.get("privacy_facts")),
+        facts_html(d.privacy_facts),
         _tiles(d),
         '<section><h2 id="verdict">Verdict</h2><ul class="verdict">',
     ]
@@ -283,9 +283,9 @@ def render_html(rep: Any) -> str:
                  "the value is a bound; certified brackets contain the exact value.</p></section>")
     for t in s.tables:
         parts.append(f'<section><h2 id="what-if">What would change it</h2><p>{_e(t.title)}</p>{_table_html(t)}</section>')
-    wc = d["what_would_change"]
-    if wc.get("skipped") and not wc["skipped"].startswith("not requested"):
-        parts.append(f'<section><h2 id="what-if">What would change it</h2><p>{_e(wc["skipped"])}</p></section>')
+    wc = d.what_would_change
+    if isinstance(wc, Skipped) and not wc.skipped.startswith("not requested"):
+        parts.append(f'<section><h2 id="what-if">What would change it</h2><p>{_e(wc.skipped)}</p></section>')
     parts.append('<section><h2 id="figures">Figures</h2><div class="figs">')
     for i, fd in enumerate(figures(rep)):
         wide = ' class="wide"' if fd.size[0] > 7 else ""
@@ -306,7 +306,7 @@ def render_html(rep: Any) -> str:
 
     parts.append('<section><h2 id="references">References</h2><ol class="refs">'
                  + "".join(f"<li>{_e(v)}</li>" for v in REFERENCES.values()) + "</ol></section>")
-    parts.append(f'<section><h2 id="inputs">Inputs</h2>{_inputs(d, rep)}</section>')
+    parts.append(f'<section><h2 id="inputs">Inputs</h2>{_inputs(d)}</section>')
     parts.append("<footer>Made by rerokit from the settings above; every number is recomputed by "
                  "<code>rerokit report --json</code> and equals what <code>rerokit bound dpsgd / tradeoff / uninformed "
                  "/ mse-rdp</code> print for the same settings. This file loads nothing from the network and runs "

@@ -567,6 +567,51 @@ VERDICTS: dict[str, Callable[[dict[str, Any]], Summary]] = {
 }
 """command -> verdict function (others: :func:`generic_summary`)."""
 
+def _num(v: Any) -> bool:
+    """A number as the commands' JSON writes it (a float, an int, or "inf" / "-inf" / "nan" for a non-finite one)."""
+    return (isinstance(v, (int, float)) and not isinstance(v, bool)) or v in ("inf", "-inf", "nan")
+
+
+def _opt_num(d: dict[str, Any], key: str) -> bool:
+    return d.get(key) is None or _num(d[key])
+
+
+def _tpr_points_ok(m: Any) -> bool:
+    pts = m.get("tpr_at_fpr") if isinstance(m, dict) else None
+    return isinstance(m, dict) and isinstance(pts or [], list) and all(
+        isinstance(p, dict) and _num(p.get("fpr")) and _num(p.get("tpr")) for p in pts or ())
+
+
+def _readable_dpsgd(d: dict[str, Any]) -> bool:
+    m = d.get("membership")
+    return (_tpr_points_ok(m) and all(_opt_num(m, k) for k in ("advantage", "bayes_accuracy"))
+            and ("advantage" in m or tpr_point(m, 0.01) is None)
+            and isinstance(d.get("details") or {}, dict) and isinstance(d.get("comparisons") or {}, dict))
+
+
+def _readable_tradeoff(d: dict[str, Any]) -> bool:
+    return all(isinstance(p, dict) and _num(p.get("fpr")) and isinstance(p.get("tpr"), list) and len(p["tpr"]) == 2
+               and isinstance(p.get("beta"), list) for p in d.get("points") or ())
+
+
+def _readable_uninformed(d: dict[str, Any]) -> bool:
+    return d.get("metric") != "psnr" or _num(d.get("psnr_threshold_db"))
+
+
+def _readable_audit(d: dict[str, Any]) -> bool:
+    attacks = d.get("attacks") or {}
+    return (isinstance(attacks, dict)
+            and all(isinstance(v, dict) and "ci_low" in v and "ci_high" in v for k, v in attacks.items()
+                    if k != d.get("attack") and k != "mse" and not k.startswith("prior_success"))
+            and (d.get("empirical_mu_lower") is None or "empirical_epsilon_lower" in d)
+            and _opt_num(d, "empirical_confidence") and _opt_num(d, "mean_target_clipped_fraction")
+            and isinstance(d.get("trials") or 0, int))
+
+
+def _readable_attack(d: dict[str, Any]) -> bool:
+    return all(_opt_num(d, k) for k in ("label_accuracy", "clipped_fraction"))
+
+
 _REQUIRES: dict[Callable[[dict[str, Any]], Summary], tuple[str, ...]] = {
     _bound_dpsgd: ("membership",),
     _bound_guarantee: ("gamma", "kappa"),
@@ -582,6 +627,18 @@ _REQUIRES: dict[Callable[[dict[str, Any]], Summary], tuple[str, ...]] = {
 }
 """Fields a verdict function reads; a result without them gets the generic summary."""
 
+_READABLE: dict[Callable[[dict[str, Any]], Summary], Callable[[dict[str, Any]], bool]] = {
+    _bound_dpsgd: _readable_dpsgd,
+    _bound_tradeoff: _readable_tradeoff,
+    _bound_uninformed: _readable_uninformed,
+    _audit: _readable_audit,
+    _attack_glm: _readable_attack,
+    _attack_analytic: _readable_attack,
+}
+"""Explicit checks of the nested fields a verdict function indexes (lists of points, optional numbers); a
+result that fails them gets the generic summary. Nothing else is caught: a verdict function that raises on
+a result that passes these checks is a bug, and it shows."""
+
 
 def summary_for(command: str, result: dict[str, Any]) -> Summary:
     """The :class:`~rerokit.report.terminal.Summary` of ``command``'s result.
@@ -591,13 +648,11 @@ def summary_for(command: str, result: dict[str, Any]) -> Summary:
       result: the JSON-ready dict the command returned.
 
     Returns:
-      Its verdict and rows (the registered function's, else :func:`generic_summary`); a verdict
-      function that cannot read an unusual result falls back to the generic summary.
+      Its verdict and rows: the registered function's when the result has the fields it reads
+      (:data:`_REQUIRES`, :data:`_READABLE`), else :func:`generic_summary`.
     """
     fn = VERDICTS.get(command)
-    if fn is not None and all(k in result for k in _REQUIRES.get(fn, ())):
-        try:
-            return fn(result)
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
-            pass
+    if (fn is not None and all(k in result for k in _REQUIRES.get(fn, ()))
+            and _READABLE.get(fn, lambda d: True)(result)):
+        return fn(result)
     return generic_summary(command, result)
