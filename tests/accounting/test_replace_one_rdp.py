@@ -161,5 +161,5 @@ def test_report_error_view_uses_the_run_sampler():
 
     s = Schedule.from_settings(2.0, 0.1, 25, sampler="shuffle")
     g = _guo(s, 1.0, 4)
-    assert g["neighbouring_relation"] == "replace-one" and g["epsilon_rdp2"] == pytest.approx(3.0, rel=1e-14)
-    assert g["mse_lower_bound"] <= rdp_mse_lower_bound(rdp_epsilon_order2(dpsgd_event(2.0, 0.1, 25))[0], 1.0, 4).value
+    assert g.neighbouring_relation == "replace-one" and g.epsilon_rdp2 == pytest.approx(3.0, rel=1e-14)
+    assert g.mse_lower_bound <= rdp_mse_lower_bound(rdp_epsilon_order2(dpsgd_event(2.0, 0.1, 25))[0], 1.0, 4).value
