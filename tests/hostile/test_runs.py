@@ -203,3 +203,23 @@ def test_an_endpoint_that_speaks_http2_but_is_not_ray_is_one_line_within_the_dea
         for c in held:
             c.close()
         srv.close()
+
+
+def test_warnings_of_a_refused_run_do_not_add_lines(refused):
+    """numpy's overflow RuntimeWarnings came before the error line (four lines for --noise 1e308)."""
+    refused(["attack", "glm", "--draws", "2", "--noise", "1e308"], "--noise")
+
+
+def test_warnings_and_log_records_are_held_and_printed_once_after_a_result():
+    import logging
+    import warnings
+
+    from rerokit.cli import _held_warnings
+
+    with _held_warnings() as held:
+        for _ in range(3):
+            warnings.warn("overflow \x1b[2J encountered", RuntimeWarning)
+        logging.getLogger("absl").warning("_compute_log_a_frac failed to converge\nafter 1000 iterations")
+        assert held == []  # nothing printed or listed while the work runs
+    assert held == ["RuntimeWarning: overflow ?[2J encountered",
+                    "absl: _compute_log_a_frac failed to converge after 1000 iterations"]

@@ -106,6 +106,41 @@ def _one_line(exc: BaseException) -> str:
     return msg or type(exc).__name__
 
 
+@contextlib.contextmanager
+def _held_warnings():
+    """Record Python warnings and log records (WARNING and above) of the block instead of printing
+    them; yields the list of their one-line, printable, de-duplicated texts (filled on exit)."""
+    import logging
+    import warnings
+
+    from rerokit._validate import printable
+
+    lines: list[str] = []
+    records: list[str] = []
+
+    class _Hold(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                records.append(f"{record.name}: {record.getMessage()}")
+            except Exception:  # noqa: BLE001 - a record whose message cannot be formatted
+                records.append(f"{record.name}: {record.msg!r}")
+
+    root = logging.getLogger()
+    hold = _Hold(logging.WARNING)
+    root.addHandler(hold)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            yield lines
+    finally:
+        root.removeHandler(hold)
+        seen: set[str] = set()
+        for text in [f"{w.category.__name__}: {w.message}" for w in caught] + records:
+            text = printable(" ".join(str(text).split()))
+            if text not in seen:
+                seen.add(text)
+                lines.append(text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
     try:
@@ -120,8 +155,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             target.print_help(sys.stderr)
             return 2
         # stdout belongs to the result (one JSON object with --json): anything the work prints there -
-        # a --model-factory module that prints on import, a library's banner - goes to stderr instead
-        with contextlib.redirect_stdout(sys.stderr):
+        # a --model-factory module that prints on import, a library's banner - goes to stderr instead.
+        # Warnings (numpy's overflow RuntimeWarnings, dp-accounting's absl log lines) are held back: a
+        # refusal stays one line; after a result each is printed once as one "warning:" line.
+        with contextlib.redirect_stdout(sys.stderr), _held_warnings() as held:
             result = func(args)
         if result is not None:
             command = " ".join(x for x in (getattr(args, "group", None), getattr(args, "command", None)) if x)
@@ -129,6 +166,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                  summary=getattr(args, "summary", None), command=command)
         for note in getattr(args, "_deprecation_notes", ()):
             print(note, file=sys.stderr)
+        for line in held:
+            print(f"warning: {line}", file=sys.stderr)
         return 0
     except (CliError, ValueError, TypeError, OSError) as exc:
         # OSError: a path that cannot be read or written (missing, a directory, no permission)
