@@ -82,3 +82,62 @@ def test_fano_rdp_epsilon_help_names_the_neighbouring_relation(capsys):
         main(["bound", "fano", "--help"])
     text = " ".join(capsys.readouterr().out.split()).replace("- ", "-")
     assert "REPLACE-ONE neighbours" in text and "add/remove" in text
+
+
+# ----------------------------------------------------------------------------- API extremes (probe, issue 20)
+def _refusals():
+    import rerokit
+    from rerokit.bounds import fano, gaussian, onerun, onerun_scores, priors, schedule, uninformed
+
+    big = 10**400
+    return [
+        (rerokit.rero_dpsgd, dict(noise_multiplier=1.0, sample_rate=0.01, steps=10, kappa=0.1, group_size=10**6),
+         "group_size"),
+        (rerokit.rero_dpsgd, dict(noise_multiplier=1.0, sample_rate=0.01, steps=10, kappa=0.1, group_size=1e308),
+         "group_size"),
+        (rerokit.epsilon_dpsgd, dict(noise_multiplier=1.0, sample_rate=0.01, steps=10, group_size=10**6), "group_size"),
+        (rerokit.reconstruction_risk, dict(noise_multiplier=1.0, sample_rate=0.01, steps=10, kappa=0.1,
+                                           examples_per_user=10**6), "examples_per_user"),
+        (rerokit.noise_multiplier_for_epsilon, dict(epsilon=1.0, delta=1e-5, sample_rate=0.01, steps=10, tol=1e-300),
+         "tol"),
+        (gaussian.gdp_mu, dict(epsilon=1.0, delta=1e-5, rtol=1e-300), "rtol"),
+        (gaussian.gaussian_epsilon, dict(delta=1e-5, mu=1.0, rtol=big), "rtol"),
+        (fano.fano_advantage_rdp, dict(epsilon=1.0, prior_size=math.inf), "prior_size"),
+        (onerun.steinke_p_value, dict(canaries=big, guesses=50, correct=40, epsilon=1.0, delta=1e-5), "canaries"),
+        (onerun.steinke_p_value, dict(canaries=100, guesses=50, correct=40, epsilon=1.0, delta=big), "delta"),
+        (onerun_scores.simplex, dict(k=10**6), "k"),
+        (priors.log10_kappa, dict(log_kappa=big), "log_kappa"),
+        (schedule.epochs_touched, dict(sample_rate=0.5, steps=math.inf), "steps"),
+        (schedule.epochs_touched, dict(sample_rate=-math.inf, steps=10), "sample_rate"),
+        (uninformed.rows_prop1_as_printed, dict(clip=1.0, min_norm=1e-320), "min_norm"),
+    ]
+
+
+@pytest.mark.parametrize("i", range(15))
+def test_api_extremes_are_a_value_or_type_error_naming_the_parameter(i, monkeypatch):
+    """Each raised OverflowError, ZeroDivisionError or MemoryError, or ran without end, before."""
+    import rerokit._resources as res
+
+    monkeypatch.setattr(res, "memory_limit", lambda: 3 * 10**9)
+    fn, kw, name = _refusals()[i]
+    with pytest.raises((ValueError, TypeError), match=name.replace("(", r"\(")):
+        fn(**kw)
+
+
+def test_api_extremes_that_have_an_answer_get_it():
+    """sigma^2 underflowing (sigma 1e-300), sigma 1e308 or q 1e-300 in the step search's start, a
+    membership prior of 1e-320 (e^eps overflowed), a tiny min_norm in the noise calibration."""
+    import rerokit
+    from rerokit.bounds import onerun, uninformed
+
+    r = rerokit.reconstruction_risk(noise_multiplier=1e-300, sample_rate=0.01, steps=10, kappa=0.1)
+    assert r.gamma == pytest.approx(1 - 0.99**10 * 0.9)  # the noiseless bound 1 - (1 - q)^T (1 - kappa)
+    m = rerokit.reconstruction_risk(noise_multiplier=1.0, sample_rate=0.01, steps=10, kappa=0.1,
+                                    prior_membership=1e-320).membership
+    assert m.bayes_accuracy == 1.0 and m.bayes_accuracy_interval == (1.0, 1.0)
+    for sigma, q in ((1e308, 0.01), (1.0, 1e-300)):
+        c = rerokit.calibrate_steps(0.5, sigma, q, 0.1, max_steps=1000)
+        assert c.steps == 1000 and c.capped  # every T up to the cap meets the target
+    assert onerun.gdp_inverse_blowup(10**400)(0.5) == 0.0  # mu = inf: no guarantee
+    b = uninformed.calibrate_noise_mse(eta=0.1, target_gamma=0.5, dim=10, min_norm=1e-300)
+    assert math.isfinite(b.value) and b.value > 1e250

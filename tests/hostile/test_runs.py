@@ -158,7 +158,27 @@ CONFLICTS = [
     ([*AUDIT, "--resume"], "--out"),
     ([*AUDIT, "--overwrite"], "--out"),
     ([*AUDIT, "--address", "127.0.0.1:1"], "executor ray"),
+    (["bound", "fano", "--rdp-epsilon", "1", "--sensitivity", "2", "--prior-size", "10"], "--sensitivity"),
+    (["kappa", "samples", "--samples", "x.npy", "--eta", "0.1"], "--eta"),
+    (["attack", "reconn", "--delta", "0.001", "--no-png", "--quiet"], "--epsilon"),
+    (["attack", "reconn", "--delta", "nan", "--epsilon", "1", "--no-png", "--quiet"], "delta"),
+    (["attack", "reconn", "--clip", "-1", "--no-png", "--quiet"], "clip"),
 ]
+
+# counts of training / optimisation loops beyond 1e12 ran until killed (the probe's 25 s limit)
+LOOPS = [
+    (["audit", "one-run", "--steps", str(10**20), "--no-progress"], "steps"),
+    ([*AUDIT[:AUDIT.index("prior-aware")], "gradient", *AUDIT[AUDIT.index("prior-aware") + 1:], "--iterations",
+      str(10**20)], "iterations"),
+    (["attack", "reconn", "--epochs", str(10**20), "--no-png", "--quiet"], "epochs"),
+    (["attack", "reconn", "--reconstructor-epochs", str(10**13), "--no-png", "--quiet"], "reconstructor_epochs"),
+]
+
+
+@pytest.mark.parametrize("argv, named", LOOPS, ids=[n for _, n in LOOPS])
+def test_loop_counts_beyond_1e12_are_refused_up_front(refused_run, argv, named):
+    line = refused_run(argv, named, "1e12")
+    assert len(line) < 300  # the 21-digit count is not echoed whole
 
 
 @pytest.mark.parametrize("argv, named", CONFLICTS, ids=[n for _, n in CONFLICTS])

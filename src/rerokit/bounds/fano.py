@@ -152,7 +152,8 @@ def fano_advantage_rdp(epsilon: float, prior_size: int) -> Bound:
       TypeError: if an argument has the wrong type.
     """
     e = check_nonnegative("epsilon", epsilon)
-    return _from_mi(e, prior_size, "fano_guo2022b_rdp", {"epsilon": e, "prior_size": int(prior_size)})
+    n = check_int("prior_size", prior_size, minimum=2)  # before int(): int(inf) raised OverflowError
+    return _from_mi(e, n, "fano_guo2022b_rdp", {"epsilon": e, "prior_size": n})
 
 
 def gaussian_mutual_information_bound(noise_multiplier: float, prior_size: int, sensitivity: float = 1.0) -> float:

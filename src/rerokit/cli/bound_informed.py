@@ -79,6 +79,9 @@ def _fano(args: argparse.Namespace) -> dict[str, Any]:
 
     if args.noise_multiplier is not None:
         b = fano.fano_advantage_gaussian(args.noise_multiplier, args.prior_size, args.sensitivity)
+    elif args.sensitivity != 1.0:
+        raise ValueError("--sensitivity is the Gaussian mechanism's and needs --noise-multiplier; a --mutual-information "
+                         "or --rdp-epsilon bound already includes it")
     elif args.rdp_epsilon is not None:
         from rerokit._validate import check_nonnegative
 
