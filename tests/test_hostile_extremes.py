@@ -141,3 +141,23 @@ def test_api_extremes_that_have_an_answer_get_it():
     assert onerun.gdp_inverse_blowup(10**400)(0.5) == 0.0  # mu = inf: no guarantee
     b = uninformed.calibrate_noise_mse(eta=0.1, target_gamma=0.5, dim=10, min_norm=1e-300)
     assert math.isfinite(b.value) and b.value > 1e250
+
+
+def test_extreme_schedules_get_an_answer_not_an_internal_error():
+    """sigma 1e308 (mu underflowed to 0: 'mu must be > 0'), T 1e308 (mu 5e307 beyond the search's
+    range), q 1e-320 in the epsilon search (NaN Chernoff window): answers now; a grid step of 1e308
+    is refused naming value_discretization_interval (it gave NaN windows)."""
+    import rerokit
+    from rerokit.bounds.gaussian import gaussian_epsilon
+
+    assert gaussian_epsilon(1e-5, 0.0) == 0.0 and gaussian_epsilon(1e-5, 1e200) == math.inf
+    r = rerokit.reconstruction_risk(noise_multiplier=1e308, sample_rate=0.01, steps=10, kappa=0.1)
+    assert r.gamma == pytest.approx(0.1) and r.epsilon == 0.0
+    r = rerokit.reconstruction_risk(noise_multiplier=1.0, sample_rate=0.01, steps=1e308, kappa=0.1)
+    assert r.gamma == 1.0 and r.epsilon > 1e300
+    with pytest.raises(ValueError, match="value_discretization_interval"):
+        rerokit.reconstruction_risk(noise_multiplier=1.0, sample_rate=0.01, steps=10, kappa=0.1,
+                                    value_discretization_interval=1e308)
+    sigma = rerokit.noise_multiplier_for_epsilon(1.0, 1e-5, 1e-320, 10)
+    assert math.isfinite(sigma) and sigma > 0
+    assert rerokit.epsilon_dpsgd(sigma, 1e-320, 10, 1e-5) <= 1.0
