@@ -163,6 +163,14 @@ CONFLICTS = [
     (["attack", "reconn", "--delta", "0.001", "--no-png", "--quiet"], "--epsilon"),
     (["attack", "reconn", "--delta", "nan", "--epsilon", "1", "--no-png", "--quiet"], "delta"),
     (["attack", "reconn", "--clip", "-1", "--no-png", "--quiet"], "clip"),
+    (["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "10", "--prior-size", "10",
+      "--seed", "3"], "--method mc"),
+    (["calibrate", "dpsgd", "--target-gamma", "0.15", "--sample-rate", "0.01", "--steps", "10", "--prior-size", "10",
+      "--max-steps", "5"], "--max-steps"),
+    (["bound", "tradeoff", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "10", "--fpr", "0.1",
+      "--alpha-min", "0.01"], "--alpha-min"),
+    (["bound", "uninformed", "--noise-multiplier", "1", "--dim", "10", "--min-norm", "1", "--mse-threshold", "0.1",
+      "--prior-scale", "2"], "--prior-scale"),
 ]
 
 # counts of training / optimisation loops beyond 1e12 ran until killed (the probe's 25 s limit)
