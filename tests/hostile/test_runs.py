@@ -279,3 +279,11 @@ class _FakeParser:
         import argparse
 
         return argparse.Namespace(func=self.func)
+
+
+@pytest.mark.parametrize("cmd", [["attack", "reconn", "--no-png", "--quiet"], ["experiment", "reconn-seeds", "--out-dir", "x"],
+                                 ["experiment", "reconn-dpgd"]])
+def test_a_thread_count_beyond_the_machine_is_refused(refused_run, cmd):
+    """--threads 1e6 made OpenBLAS fail to start threads (then 'interrupted', exit 130) and 1e9 made
+    libgomp ask for 216 GB (killed)."""
+    refused_run([*cmd, "--threads", "1000000"], "threads", "<=")
