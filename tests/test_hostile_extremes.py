@@ -161,3 +161,17 @@ def test_extreme_schedules_get_an_answer_not_an_internal_error():
     sigma = rerokit.noise_multiplier_for_epsilon(1.0, 1e-5, 1e-320, 10)
     assert math.isfinite(sigma) and sigma > 0
     assert rerokit.epsilon_dpsgd(sigma, 1e-320, 10, 1e-5) <= 1.0
+
+
+@pytest.mark.parametrize("value", [math.nan, "1", [1.0], 1])
+def test_flags_and_unused_thresholds_are_checked_not_read_by_truthiness(value):
+    """rero_dpsgd's comparisons/membership/bracket took nan, "1" or [1.0] as True; reconstruction_risk
+    took any eta with a discrete prior (which has no use for it) without a look."""
+    import rerokit
+
+    for flag in ("comparisons", "membership", "bracket"):
+        with pytest.raises(TypeError, match=flag):
+            rerokit.rero_dpsgd(1.0, 0.01, 10, 0.1, **{flag: value})
+    if not isinstance(value, int):
+        with pytest.raises((TypeError, ValueError), match="eta"):
+            rerokit.reconstruction_risk(noise_multiplier=1.0, sample_rate=0.01, steps=10, prior=10, eta=value)

@@ -32,7 +32,7 @@ import numbers
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from rerokit._validate import check_probability
+from rerokit._validate import check_nonnegative, check_probability
 from rerokit.bounds.priors import resolve_baseline
 from rerokit.bounds.schedule import Schedule
 
@@ -338,6 +338,7 @@ def reconstruction_risk(
     if prior is None and kappa is None and log_kappa is None:
         raise ValueError("give the adversary's prior: prior=n for n equally likely candidates (e.g. prior=10), "
                          "a rerokit prior, or kappa= / log_kappa= for its baseline")
+    eta = None if eta is None else check_nonnegative("eta", eta)  # checked even where the prior has no use for it
     base = resolve_baseline(prior, kappa=kappa, log_kappa=log_kappa, eta=eta)
     return _risks(sched, [base], delta, fprs, prior_membership, adjacency, value_discretization_interval)[0]
 
@@ -369,6 +370,7 @@ def reconstruction_risks(
                         sampler=sampler, examples_per_user=examples_per_user)
     if isinstance(priors, (str, bytes)) or not isinstance(priors, Sequence) or not priors:
         raise ValueError("priors must be a non-empty list of priors (ints n >= 1 or rerokit priors)")
+    eta = None if eta is None else check_nonnegative("eta", eta)
     bases = [resolve_baseline(p, eta=eta) for p in priors]
     return _risks(sched, bases, delta, fprs, prior_membership, adjacency, value_discretization_interval)
 

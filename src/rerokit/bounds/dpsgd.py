@@ -82,7 +82,7 @@ import math
 from typing import Any, Sequence
 
 import numpy as np
-from rerokit._validate import check_choice, check_int, check_positive, check_probability
+from rerokit._validate import check_choice, check_flag, check_int, check_positive, check_probability
 from rerokit.bounds.pld import (
     LOG_TAU,
     RDP_ORDERS,
@@ -487,6 +487,8 @@ def rero_dpsgd(
         seed = check_int("seed", seed, minimum=0)
     delta = check_probability("delta", delta, high_open=True)
     k = check_group_size(group_size)
+    comparisons, membership, bracket = (check_flag(n, v) for n, v in (("comparisons", comparisons),
+                                                                       ("membership", membership), ("bracket", bracket)))
     if method == "closed-form":
         check_full_batch(segs)
     if method == "mc" and k != 1:
