@@ -175,3 +175,11 @@ def test_flags_and_unused_thresholds_are_checked_not_read_by_truthiness(value):
     if not isinstance(value, int):
         with pytest.raises((TypeError, ValueError), match="eta"):
             rerokit.reconstruction_risk(noise_multiplier=1.0, sample_rate=0.01, steps=10, prior=10, eta=value)
+
+
+@pytest.mark.parametrize("value", [0.1, math.nan, True, "0.1"])
+def test_fprs_as_a_bare_value_is_a_type_error_naming_fprs(value):
+    import rerokit
+
+    with pytest.raises(TypeError, match="fprs"):
+        rerokit.reconstruction_risk(noise_multiplier=1.0, sample_rate=0.01, steps=10, prior=10, fprs=value)

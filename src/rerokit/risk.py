@@ -383,6 +383,8 @@ def _risks(sched: Schedule, bases: Sequence[Any], delta: float, fprs: Sequence[f
 
     delta = check_probability("delta", delta, high_open=True)
     prior_membership = check_probability("prior_membership", prior_membership, high_open=True)
+    if isinstance(fprs, (str, bytes)) or not hasattr(fprs, "__iter__"):  # a bare number: "not iterable"
+        raise TypeError(f"fprs must be a list of false-positive rates in [0, 1], got {type(fprs).__name__}")
     fprs = tuple(check_probability(f"fprs[{i}]", f, low_open=False) for i, f in enumerate(fprs))
     curve, cert = certified_tradeoff(sched, adjacency="remove",
                                      value_discretization_interval=value_discretization_interval)
