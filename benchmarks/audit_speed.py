@@ -28,6 +28,7 @@ import torch
 from rerokit.attacks.prior_aware import alg2_scores, guess, step_statistics_from_grads
 from rerokit.experiments.audit import AuditConfig, RunOptions, load_audit_data, build_model, make_trial, run_prior_aware_audit
 from rerokit.training import per_sample_clipped_grads, train_dpsgd, trial_seeds
+from rerokit.training.settings import DPSGDSettings, EngineOptions
 
 
 def baseline(cfg: AuditConfig, seeds: list[int]) -> list[int]:
@@ -38,9 +39,7 @@ def baseline(cfg: AuditConfig, seeds: list[int]) -> list[int]:
     for s in seeds:
         t = make_trial(ds.n, cfg.prior_size, cfg.n_known, s)
         idx = torch.as_tensor(np.concatenate([t.known, [t.target_index]]))
-        r = train_dpsgd(fm, fm.init_flat(s), X[idx], y[idx], noise_multiplier=cfg.noise_multiplier, clip=cfg.clip,
-                        steps=cfg.steps, lr=cfg.lr, sample_rate=cfg.sample_rate, seed=s,
-                        target_index=len(t.known), record="gbar_only", method="vmap")
+        r = train_dpsgd(fm, fm.init_flat(s), X[idx], y[idx], DPSGDSettings(noise_multiplier=cfg.noise_multiplier, clip=cfg.clip, steps=cfg.steps, lr=cfg.lr, sample_rate=cfg.sample_rate), seed=s, target_index=len(t.known), record="gbar_only", options=EngineOptions(method="vmap"))
         tr = r.transcript
         pidx = torch.as_tensor(t.prior)
         G = torch.stack([per_sample_clipped_grads(fm, th, X[pidx], y[pidx], cfg.clip) for th in tr.thetas])

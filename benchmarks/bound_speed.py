@@ -21,6 +21,7 @@ import time
 from _timing import best_time
 
 from rerokit.bounds.dpsgd import rero_dpsgd
+from rerokit.bounds.options import MonteCarlo, Numerics
 
 SIGMA, Q, T, KAPPA = 1.0, 0.01, 1000, 0.01
 
@@ -41,7 +42,8 @@ def main() -> None:
           f"  (with RDP + eps comparisons: {t_full * 1e3:.1f} ms)")
 
     t0 = time.perf_counter()
-    mc = rero_dpsgd(SIGMA, Q, T, KAPPA, method="mc", mc_samples=args.mc_samples, seed=args.seed, comparisons=False)
+    mc = rero_dpsgd(SIGMA, Q, T, KAPPA, method=MonteCarlo(samples=args.mc_samples, seed=args.seed),
+                    comparisons=False)
     t_mc = time.perf_counter() - t0
     print(f"mc (Alg. 1) gamma ~= {mc.value:.6f}  95% CI [{mc.interval[0]:.6f}, {mc.interval[1]:.6f}]"
           f"  N={args.mc_samples} seed={args.seed}  time {t_mc:.2f} s")
@@ -50,7 +52,8 @@ def main() -> None:
 
     print("exact: speed vs accuracy (grid step h)")
     for h in (1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5):
-        t, b = best_time(lambda: rero_dpsgd(SIGMA, Q, T, KAPPA, comparisons=False, value_discretization_interval=h),
+        t, b = best_time(lambda: rero_dpsgd(SIGMA, Q, T, KAPPA, comparisons=False,
+                                                numerics=Numerics(value_discretization_interval=h)),
                          max(1, args.repeats // 2))
         print(f"  h={h:8.0e}  gamma <= {b.value:.9f}  error {b.error:.2e}  time {t * 1e3:7.1f} ms")
 

@@ -33,7 +33,8 @@ def main() -> None:
     budget = 0
     for _ in range(args.repeats):
         t = time.perf_counter()
-        rerokit.reconstruction_risk(noise_multiplier=1.0, sample_rate=0.01, steps=1000, prior=10, fprs=(0.01,))
+        rerokit.reconstruction_risk(noise_multiplier=1.0, sample_rate=0.01, steps=1000, prior=10,
+                                    options=rerokit.RiskOptions(fprs=(0.01,)))
         base.append(time.perf_counter() - t)
         m = RiskMonitor(noise_multiplier=1.0, sample_rate=0.01, prior=10,
                         limits=RiskLimits(max_gamma=0.3, max_epsilon=8.0))

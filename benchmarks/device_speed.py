@@ -41,19 +41,19 @@ def audit_rate(cfg: AuditConfig, trials: int, chunk: int, device: str, seed: int
 
 
 def shadow_rate(models: int, device: str, seed: int):
-    from rerokit.attacks.reconn import shadow_targets, split_dataset
+    from rerokit.attacks.reconn import TABLE_V, ReconData, shadow_targets, split_dataset
     from rerokit.data import load_dataset
     from rerokit.experiments.reconn import default_models_block, train_models_in_blocks
 
     sp = split_dataset(load_dataset("digits"), 500, 10, seed)
     Xs, ys, _ = shadow_targets(sp.X_pool, sp.y_pool, models, sp.shape, seed)
     block = default_models_block(500, (10,), 10) if device == "cpu" else models
-    kw = dict(hidden=(10,), epochs=100, lr=0.2, momentum=0.9, init="known", init_seed=seed, seed=seed)
+    kw = dict(settings=TABLE_V, init="known", init_seed=seed, seed=seed)
     if device == "cuda":
-        train_models_in_blocks(sp.X_fixed, sp.y_fixed, Xs[:8], ys[:8], block_size=8, device=device, **kw)
+        train_models_in_blocks(ReconData(sp.X_fixed, sp.y_fixed, Xs[:8], ys[:8]), block_size=8, device=device, **kw)
         torch.cuda.synchronize()
     t0 = time.perf_counter()
-    th = train_models_in_blocks(sp.X_fixed, sp.y_fixed, Xs, ys, block_size=block, device=device, **kw)
+    th = train_models_in_blocks(ReconData(sp.X_fixed, sp.y_fixed, Xs, ys), block_size=block, device=device, **kw)
     if device == "cuda":
         torch.cuda.synchronize()
     return models / (time.perf_counter() - t0), th

@@ -27,6 +27,8 @@ from torch.func import jacrev
 from rerokit.data import load_dataset
 from rerokit.training.fil import clipped_grad_fn, clipped_grad_jacobian_trace, dpsgd_fil
 from rerokit.training.models import make_mlp
+from rerokit.training.settings import DPSGDSettings
+from rerokit.training.fil import FILOptions
 
 
 def baseline_traces(module, params, X, Y, clip):
@@ -51,15 +53,15 @@ def main() -> None:
     Y = torch.as_tensor(np.asarray(ds.y))
     torch.manual_seed(0)
     module = make_mlp(64, [10], 10, activation="tanh")
-    kw = dict(noise_multiplier=1.0, sample_rate=a.sample_rate, steps=a.steps, clip=1.0, lr=0.5, seed=0)
+    st = DPSGDSettings(noise_multiplier=1.0, clip=1.0, steps=a.steps, lr=0.5, sample_rate=a.sample_rate)
 
     # Warm-up (first functorch call pays one-off setup).
-    dpsgd_fil(module, X, Y, **dict(kw, steps=1))
+    dpsgd_fil(module, X, Y, st.replace(steps=1), seed=0)
     t = time.perf_counter()
-    exact = dpsgd_fil(module, X, Y, **kw)
+    exact = dpsgd_fil(module, X, Y, st, seed=0)
     t_exact = time.perf_counter() - t
     t = time.perf_counter()
-    sampled = dpsgd_fil(module, X, Y, coords=a.coords, **kw)
+    sampled = dpsgd_fil(module, X, Y, st, seed=0, fil=FILOptions(coords=a.coords))
     t_sampled = time.perf_counter() - t
 
     # Baseline on a few steps' batches (same batch sizes), checked against the JVP traces.

@@ -35,6 +35,7 @@ import torch
 from rerokit.experiments.audit import load_audit_data, build_model
 from rerokit.experiments.onerun import config_from_args, run_one_run_audit
 from rerokit.training import train_dpsgd
+from rerokit.training.settings import DPSGDSettings
 
 
 def plain_run(cfg) -> float:
@@ -46,8 +47,7 @@ def plain_run(cfg) -> float:
     rng = np.random.default_rng([0, 1])
     known = rng.permutation(len(ds.y))[: tc.n_known]
     X, y = torch.as_tensor(ds.X)[known].float(), torch.as_tensor(ds.y)[known].long()
-    train_dpsgd(fm, fm.init_flat(0), X, y, noise_multiplier=tc.noise_multiplier, clip=tc.clip, steps=tc.steps,
-                lr=tc.lr, sample_rate=tc.sample_rate, seed=0)
+    train_dpsgd(fm, fm.init_flat(0), X, y, DPSGDSettings(noise_multiplier=tc.noise_multiplier, clip=tc.clip, steps=tc.steps, lr=tc.lr, sample_rate=tc.sample_rate), seed=0)
     return time.perf_counter() - t0
 
 

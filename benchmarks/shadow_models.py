@@ -40,8 +40,9 @@ import torch
 import torch.nn.functional as F
 from torch.func import grad
 
-from rerokit.attacks.reconn import functional_mlp, gd_many, shadow_targets, split_dataset
+from rerokit.attacks.reconn import TABLE_V, ReconData, functional_mlp, gd_many, shadow_targets, split_dataset
 from rerokit.data import load_dataset
+from rerokit.training.settings import DPSGDSettings, EngineOptions
 
 
 def _load() -> str:
@@ -77,9 +78,10 @@ def main() -> None:
     print(f"load average before: {_load()}")
 
     # warm-up (allocator, BLAS threads; compilation with --compile)
-    gd_many(theta0, Xf, yf, Xt[:64], yt[:64], steps=2, chunk_size=a.chunk_size, compile=a.compile)
+    opts = EngineOptions(chunk_size=a.chunk_size, compile=a.compile)
+    gd_many(theta0, ReconData(Xf, yf, Xt[:64], yt[:64]), settings=TABLE_V.replace(steps=2), options=opts)
     t0 = time.perf_counter()
-    th = gd_many(theta0, Xf, yf, Xt, yt, steps=T, chunk_size=a.chunk_size, compile=a.compile)
+    th = gd_many(theta0, ReconData(Xf, yf, Xt, yt), settings=TABLE_V.replace(steps=T), options=opts)
     t_vec = time.perf_counter() - t0
     print(f"vectorised gd_many: {K} models in {t_vec:.1f} s ({t_vec / K * 1e3:.2f} ms/model)")
 
@@ -106,8 +108,7 @@ def main() -> None:
 
         M = min(a.engine_models, K)
         t0 = time.perf_counter()
-        r = train_dpsgd_many(fm, theta0, Xt[:M, None], yt[:M, None], noise_multiplier=0.0, clip=None, steps=T,
-                             lr=0.2, momentum=0.9, seed=0, shared=(Xf, yf))
+        r = train_dpsgd_many(fm, theta0, Xt[:M, None], yt[:M, None], DPSGDSettings(noise_multiplier=0.0, clip=None, steps=T, lr=0.2, momentum=0.9), seed=0, shared=(Xf, yf))
         t_eng = time.perf_counter() - t0
         print(f"training engine train_dpsgd_many: {M} models in {t_eng:.1f} s -> EXTRAPOLATED to {K}: "
               f"{t_eng / M * K:.0f} s ({t_eng / M * K / t_vec:.1f}x gd_many); "

@@ -32,6 +32,7 @@ import torch
 from rerokit.data import load_dataset
 from rerokit.training import FunctionalModel, make_mlp, train_dpsgd, train_dpsgd_many
 from rerokit.training.opacus_adapter import record_opacus_transcript
+from rerokit.training.settings import DPSGDSettings, EngineOptions
 
 
 def make_trials(K: int, n: int, seed: int):
@@ -55,7 +56,7 @@ def main() -> None:
     ap.add_argument("--loop-trials", type=int, default=3, help="trials timed in the per-trial loop baselines")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: leave torch's default)")
     ap.add_argument("--chunk-size", type=int, default=None)
-    ap.add_argument("--also-vmap", action="store_true", help="also time train_dpsgd_many(method='vmap') on --loop-trials*4 trials")
+    ap.add_argument("--also-vmap", action="store_true", help="also time train_dpsgd_many(options=EngineOptions(method='vmap')) on --loop-trials*4 trials")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--shadow-models", type=int, default=0,
                     help="also time N RecoNN-style shadow models: fixed D- shared (shared=), one varying point, record=False")
@@ -68,11 +69,10 @@ def main() -> None:
     fm = FunctionalModel(make_mlp(64, [10], 10))
     theta0 = fm.init_flat(a.seed)
     X, y = make_trials(a.trials, a.n, a.seed)
-    kw = dict(noise_multiplier=a.sigma, clip=a.clip, steps=a.steps, lr=a.lr, sample_rate=1.0)
+    st = DPSGDSettings(noise_multiplier=a.sigma, clip=a.clip, steps=a.steps, lr=a.lr, sample_rate=1.0)
 
     t = time.perf_counter()
-    R = train_dpsgd_many(fm, theta0, X, y, seed=a.seed, target_index=0, record="gbar_only", chunk_size=a.chunk_size,
-                         method="linear", progress=True, **kw)
+    R = train_dpsgd_many(fm, theta0, X, y, st, seed=a.seed, target_index=0, record="gbar_only", options=EngineOptions(method="linear", chunk_size=a.chunk_size, progress=True))
     t_vec = time.perf_counter() - t
     mb = (R.transcript.thetas.numel() + R.transcript.gbar.numel()) * 4 / 2**20
     print(f"vectorised (linear)  : {t_vec:8.1f} s for {a.trials} trials ({1e3 * t_vec / a.trials:.1f} ms/trial); "
@@ -81,14 +81,13 @@ def main() -> None:
     if a.also_vmap:
         kv = min(a.trials, 4 * a.loop_trials)
         t = time.perf_counter()
-        train_dpsgd_many(fm, theta0, X[:kv], y[:kv], seeds=R.seed[:kv], target_index=0, record="gbar_only",
-                         method="vmap", **kw)
+        train_dpsgd_many(fm, theta0, X[:kv], y[:kv], st, seed=R.seed[:kv], target_index=0, record="gbar_only", options=EngineOptions(method="vmap"))
         t_vm = (time.perf_counter() - t) / kv * a.trials
         print(f"vectorised (vmap)    : {t_vm:8.1f} s for {a.trials} trials (EXTRAPOLATED from {kv} trials)")
 
     L = min(a.loop_trials, a.trials)
     t = time.perf_counter()
-    seq = [train_dpsgd(fm, theta0, X[k], y[k], seed=R.seed[k], target_index=0, record="gbar_only", method="vmap", **kw)
+    seq = [train_dpsgd(fm, theta0, X[k], y[k], st, seed=R.seed[k], target_index=0, record="gbar_only", options=EngineOptions(method="vmap"))
            for k in range(L)]
     t_loop = (time.perf_counter() - t) / L * a.trials
     err = max(float((seq[k].transcript.gbar - R.transcript.gbar[k]).abs().max()) for k in range(L))
@@ -97,7 +96,7 @@ def main() -> None:
 
     t = time.perf_counter()
     for k in range(L):
-        record_opacus_transcript(fm.module, X[k], y[k], 0, a.sigma, a.clip, a.steps, a.lr, 1.0, seed=k, theta0=theta0)
+        record_opacus_transcript(fm.module, X[k], y[k], 0, st, seed=k, theta0=theta0)
     t_op = (time.perf_counter() - t) / L * a.trials
     print(f"loop Opacus          : {t_op:8.1f} s for {a.trials} trials (EXTRAPOLATED from {L} trials)")
     print(f"speed-up of vectorised (linear): {t_loop / t_vec:.1f}x vs loop of train_dpsgd(vmap), "
@@ -110,7 +109,7 @@ def main() -> None:
         pick = rng.choice(perm[a.n - 1 :], size=a.shadow_models, replace=True)
         Xz, yz = torch.from_numpy(ds.X[pick])[:, None], torch.from_numpy(ds.y[pick])[:, None]
         t = time.perf_counter()
-        S = train_dpsgd_many(fm, theta0, Xz, yz, shared=(Xs, ys), seed=a.seed, record=False, progress=True, **kw)
+        S = train_dpsgd_many(fm, theta0, Xz, yz, st, shared=(Xs, ys), seed=a.seed, record=False, options=EngineOptions(progress=True))
         t_sh = time.perf_counter() - t
         print(f"shadow models        : {t_sh:8.1f} s for {a.shadow_models} models (shared D- of {a.n - 1}, "
               f"record=False, {S.settings['method']}); {1e3 * t_sh / a.shadow_models:.1f} ms/model")

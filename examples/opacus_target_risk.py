@@ -23,7 +23,7 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from rerokit.data import load_digits
-from rerokit.opacus import make_private_with_reconstruction_risk
+from rerokit.opacus import EpsilonTarget, make_private_with_reconstruction_risk
 
 
 def small_cnn(num_classes: int = 10) -> nn.Module:
@@ -76,8 +76,8 @@ def main(argv: list[str] | None = None) -> dict:
     engine = PrivacyEngine()
     model, optimizer, loader = make_private_with_reconstruction_risk(
         engine, model, optimizer, loader, target_gamma=args.target_gamma, prior=args.prior_size,
-        epochs=args.epochs, max_grad_norm=args.max_grad_norm, target_epsilon=args.target_epsilon,
-        target_delta=args.delta,
+        epochs=args.epochs, max_grad_norm=args.max_grad_norm,
+        target_epsilon=None if args.target_epsilon is None else EpsilonTarget(args.target_epsilon, delta=args.delta),
     )
     acc_ = engine.accountant
     print(f"noise multiplier {optimizer.noise_multiplier:.4f} for gamma <= {args.target_gamma} "

@@ -91,13 +91,13 @@ def _refusals():
 
     big = 10**400
     return [
-        (rerokit.rero_dpsgd, dict(noise_multiplier=1.0, sample_rate=0.01, steps=10, kappa=0.1, group_size=10**6),
+        (rerokit.dpsgd_tradeoff, dict(noise_multiplier=1.0, sample_rate=0.01, steps=10, group_size=10**6),
          "group_size"),
-        (rerokit.rero_dpsgd, dict(noise_multiplier=1.0, sample_rate=0.01, steps=10, kappa=0.1, group_size=1e308),
+        (rerokit.dpsgd_tradeoff, dict(noise_multiplier=1.0, sample_rate=0.01, steps=10, group_size=1e308),
          "group_size"),
         (rerokit.epsilon_dpsgd, dict(noise_multiplier=1.0, sample_rate=0.01, steps=10, group_size=10**6), "group_size"),
         (rerokit.reconstruction_risk, dict(noise_multiplier=1.0, sample_rate=0.01, steps=10, kappa=0.1,
-                                           examples_per_user=10**6), "examples_per_user"),
+                                           sampler=rerokit.Sampling("poisson", 10**6)), "examples_per_user"),
         (rerokit.noise_multiplier_for_epsilon, dict(epsilon=1.0, delta=1e-5, sample_rate=0.01, steps=10, tol=1e-300),
          "tol"),
         (gaussian.gdp_mu, dict(epsilon=1.0, delta=1e-5, rtol=1e-300), "rtol"),
@@ -133,7 +133,7 @@ def test_api_extremes_that_have_an_answer_get_it():
     r = rerokit.reconstruction_risk(noise_multiplier=1e-300, sample_rate=0.01, steps=10, kappa=0.1)
     assert r.gamma == pytest.approx(1 - 0.99**10 * 0.9)  # the noiseless bound 1 - (1 - q)^T (1 - kappa)
     m = rerokit.reconstruction_risk(noise_multiplier=1.0, sample_rate=0.01, steps=10, kappa=0.1,
-                                    prior_membership=1e-320).membership
+                                    options=rerokit.RiskOptions(prior_membership=1e-320)).membership
     assert m.bayes_accuracy == 1.0 and m.bayes_accuracy_interval == (1.0, 1.0)
     for sigma, q in ((1e308, 0.01), (1.0, 1e-300)):
         c = rerokit.calibrate_steps(0.5, sigma, q, 0.1, max_steps=1000)
@@ -157,7 +157,7 @@ def test_extreme_schedules_get_an_answer_not_an_internal_error():
     assert r.gamma == 1.0 and r.epsilon > 1e300
     with pytest.raises(ValueError, match="value_discretization_interval"):
         rerokit.reconstruction_risk(noise_multiplier=1.0, sample_rate=0.01, steps=10, kappa=0.1,
-                                    value_discretization_interval=1e308)
+                                    options=rerokit.RiskOptions(value_discretization_interval=1e308))
     sigma = rerokit.noise_multiplier_for_epsilon(1.0, 1e-5, 1e-320, 10)
     assert math.isfinite(sigma) and sigma > 0
     assert rerokit.epsilon_dpsgd(sigma, 1e-320, 10, 1e-5) <= 1.0
@@ -165,16 +165,14 @@ def test_extreme_schedules_get_an_answer_not_an_internal_error():
 
 @pytest.mark.parametrize("value", [math.nan, "1", [1.0], 1])
 def test_flags_and_unused_thresholds_are_checked_not_read_by_truthiness(value):
-    """rero_dpsgd's comparisons/membership/bracket took nan, "1" or [1.0] as True; reconstruction_risk
-    took any eta with a discrete prior (which has no use for it) without a look."""
+    """Flags took nan, "1" or [1.0] as True; an eta that the prior has no use for was not looked at."""
     import rerokit
 
-    for flag in ("comparisons", "membership", "bracket"):
-        with pytest.raises(TypeError, match=flag):
-            rerokit.rero_dpsgd(1.0, 0.01, 10, 0.1, **{flag: value})
+    with pytest.raises(TypeError, match="comparisons"):
+        rerokit.rero_dpsgd(1.0, 0.01, 10, 0.1, comparisons=value)
     if not isinstance(value, int):
         with pytest.raises((TypeError, ValueError), match="eta"):
-            rerokit.reconstruction_risk(noise_multiplier=1.0, sample_rate=0.01, steps=10, prior=10, eta=value)
+            rerokit.RiskOptions(eta=value)
 
 
 @pytest.mark.parametrize("value", [0.1, math.nan, True, "0.1"])
@@ -182,4 +180,4 @@ def test_fprs_as_a_bare_value_is_a_type_error_naming_fprs(value):
     import rerokit
 
     with pytest.raises(TypeError, match="fprs"):
-        rerokit.reconstruction_risk(noise_multiplier=1.0, sample_rate=0.01, steps=10, prior=10, fprs=value)
+        rerokit.RiskOptions(fprs=value)

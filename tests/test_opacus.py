@@ -228,3 +228,60 @@ def test_detect_sampler_reads_the_loader():
     g_poisson = acc.get_gamma()
     assert acc.detect_sampler(DataLoader(ds, batch_size=2, shuffle=True), False).sampler == "shuffle"
     assert acc.get_gamma() > g_poisson  # two epochs, two unamplified releases
+
+
+# ----------------------------------------------------------------------------- parameter objects
+
+
+def test_epsilon_target_object_equals_the_float_and_sets_its_delta():
+    from rerokit.bounds.calibrate import noise_multiplier_for_epsilon
+    from rerokit.opacus import EpsilonTarget
+
+    with pytest.raises(ValueError, match="target_epsilon"):
+        EpsilonTarget(0.0)
+    with pytest.raises(ValueError, match="target_delta"):
+        EpsilonTarget(1.0, delta=1.0)
+    sig = []
+    for target in (0.5, EpsilonTarget(0.5), EpsilonTarget(0.5, delta=1e-7)):
+        model, opt, loader = _setup()
+        _, opt, _ = make_private_with_reconstruction_risk(PrivacyEngine(), model, opt, loader, target_gamma=0.5,
+                                                          prior=10, epochs=2, max_grad_norm=1.0,
+                                                          target_epsilon=target)
+        sig.append(opt.noise_multiplier)
+    assert sig[0] == sig[1] == noise_multiplier_for_epsilon(0.5, 1e-5, 1 / len(loader), 2 * len(loader))
+    assert sig[2] > sig[1]  # a smaller delta needs more noise
+
+
+@pytest.mark.parametrize("name", ["kappa", "log_kappa", "target_delta", "examples_per_user"])
+def test_replaced_keywords_say_what_replaced_them(name):
+    value = {"kappa": 0.1, "log_kappa": -2.3, "target_delta": 1e-6, "examples_per_user": 2}[name]
+    with pytest.raises(TypeError, match=f"{name}= is now"):
+        make_private_with_reconstruction_risk(PrivacyEngine(), *_setup(), target_gamma=0.2, prior=10, epochs=1,
+                                              max_grad_norm=1.0, **{name: value})
+
+
+def test_sampling_object_gives_the_unit_of_privacy_and_a_contradiction_is_refused():
+    from rerokit.bounds.calibrate import calibrate_noise_multiplier
+    from rerokit.bounds.priors import BaselinePrior
+    from rerokit.bounds.schedule import Sampling
+
+    engine = PrivacyEngine()
+    model, opt, loader = _setup()
+    n = len(loader)
+    _, opt, _ = make_private_with_reconstruction_risk(engine, model, opt, loader, target_gamma=0.3, prior=10,
+                                                      epochs=2, max_grad_norm=1.0,
+                                                      sampler=Sampling(examples_per_user=2))
+    want = calibrate_noise_multiplier(0.3, 1 / n, 2 * n, prior=10, delta=None,
+                                      sampler=Sampling("poisson", examples_per_user=2)).noise_multiplier
+    assert opt.noise_multiplier == want
+    assert engine.accountant.examples_per_user == 2 and engine.accountant.sampler == "poisson"
+    with pytest.raises(ValueError, match="contradicts the training loader"):
+        make_private_with_reconstruction_risk(PrivacyEngine(), *_setup(), target_gamma=0.3, prior=10, epochs=2,
+                                              max_grad_norm=1.0, sampler="shuffle")  # Opacus' Poisson loader
+    # a bare baseline through the prior (what kappa= was)
+    model, opt, loader = _setup()
+    _, opt, _ = make_private_with_reconstruction_risk(PrivacyEngine(), model, opt, loader, target_gamma=0.3,
+                                                      prior=BaselinePrior(kappa=0.1), epochs=2, max_grad_norm=1.0)
+    assert opt.noise_multiplier == calibrate_noise_multiplier(0.3, 1 / n, 2 * n, kappa=0.1, delta=None).noise_multiplier
+    one_example = calibrate_noise_multiplier(0.3, 1 / n, 2 * n, prior=10, delta=None).noise_multiplier
+    assert opt.noise_multiplier == pytest.approx(one_example, rel=1e-12) and one_example < want  # k = 1 < k = 2

@@ -16,30 +16,9 @@ PKG = Path(rerokit.__file__).resolve().parent
 KNOWN_PRIVATE_IMPORTS: set[tuple[str, str, str]] = set()
 
 # Public functions with more than 10 parameters that are not yet converted to parameter objects
-# (name -> parameter count). The goal is none; the test fails when one is added or grows, and asks
-# for the entry to be removed when one shrinks to 10 or fewer. Grown this stop, in parallel with the
-# conversion: the sampler / unit of privacy (issue 16) and the group size (issue 17) added keywords to
-# rero_dpsgd, reconstruction_risk(s), build_report and make_private_with_reconstruction_risk; the next
-# step is one Sampling parameter object (rerokit.bounds.schedule.Sampling) in their place.
+# (name -> parameter count): none. The test fails when one is added; parameter objects (frozen
+# dataclasses such as DPSGDSettings, RiskOptions, Numerics, DataDescription) take their place.
 KNOWN_LONG_SIGNATURES: dict[str, int] = {
-    "rerokit.training.engine:train_dpsgd_many": 20,
-    "rerokit.attacks.reconn:train_models": 20,
-    "rerokit.report.build:build_report": 19,
-    "rerokit.experiments.hayes_figures:fig8": 17,
-    "rerokit.training.fil:dpsgd_fil": 16,
-    "rerokit.experiments.hayes_figures:fig5": 16,
-    "rerokit.bounds.dpsgd:rero_dpsgd": 17,
-    "rerokit.experiments.hayes_figures:fig3": 15,
-    "rerokit.experiments.analytic:run_analytic_attack": 15,
-    "rerokit.attacks.reconn:gd_many": 15,
-    "rerokit.training.engine:train_dpsgd": 14,
-    "rerokit.training.opacus_adapter:record_opacus_transcript": 13,
-    "rerokit.risk:reconstruction_risk": 15,
-    "rerokit.opacus:make_private_with_reconstruction_risk": 13,
-    "rerokit.risk:reconstruction_risks": 13,
-    "rerokit.bounds.solve:calibrate_monotone": 11,
-    "rerokit.attacks.gradient:gradient_attack": 11,
-    "rerokit.experiments.audit:run_trial_blocks": 11,
 }
 
 

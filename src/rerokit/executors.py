@@ -21,6 +21,14 @@ with any number of workers and an interrupted-and-resumed run write the same rec
 bit. A block that is partly in the file is recomputed whole and only its missing items are
 handed on. An interruption loses at most the blocks in flight.
 
+Blocks that run concurrently on threads share the process, so a block function must not change
+process-wide state that another block's numbers depend on: torch's intra-op thread count (and
+BLAS's) is one per process - while such a run is in progress, :func:`fixed_threads` and
+``EngineOptions(num_threads=...)`` inside a block accept only the run's own count
+(:func:`concurrent_threads`), anything else is a ``ValueError`` - and torch's global generator
+is one per process: every draw from it (seeded or not, module construction included) holds
+:data:`rerokit.training.models.GLOBAL_RNG_LOCK` (:func:`rerokit.training.models.global_rng`).
+
 Ray is an optional extra (``pip install "rerokit[ray]"``); without it ``executor="ray"`` is a
 one-line ``ValueError`` saying so. A block that raises on a Ray worker ends the run with an
 error naming the block (blocks finished before stay in the file): the worker's ``ValueError`` /
@@ -35,6 +43,7 @@ import importlib.util
 import os
 import socket
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
@@ -54,6 +63,8 @@ __all__ = [
     "run_blocks",
     "plan_blocks",
     "fixed_threads",
+    "concurrent_threads",
+    "check_thread_count",
     "RunOptions",
     "ProgressBar",
 ]
@@ -110,10 +121,62 @@ def plan_blocks(total: int, block_size: int, done: Iterable[int] = (),
     return out
 
 
+_CONCURRENT_LOCK = threading.Lock()
+_CONCURRENT: list[int] = []  # the thread count of every concurrent local run in progress in this process
+
+
+def concurrent_threads() -> int | None:
+    """The intra-op thread count fixed for the blocks that run concurrently on threads in this
+    process right now (:class:`LocalExecutor` with ``workers`` > 1), or None when none do.
+
+    Returns:
+        The count, or None.
+    """
+    with _CONCURRENT_LOCK:
+        return _CONCURRENT[-1] if _CONCURRENT else None
+
+
+def check_thread_count(name: str, n: int) -> int:
+    """``n`` intra-op threads requested (as ``name``) by code that may run in a block: a ``ValueError``
+    while blocks run concurrently on threads with another count (the count is process-wide: setting
+    it in one block would change the others' floating-point results, and the set/restore pairs of
+    concurrent blocks interleave).
+
+    Args:
+        name: the option's name, for the message.
+        n: the requested count (>= 1).
+
+    Returns:
+        ``n``.
+    """
+    n = check_int(name, n, minimum=1)
+    fixed = concurrent_threads()
+    if fixed is not None and n != fixed:
+        raise ValueError(f"{name}={n} inside a block of a run whose blocks run concurrently on threads with {fixed} "
+                         f"intra-op thread{'s' if fixed > 1 else ''} each: the count is process-wide (it would change "
+                         f"the other blocks' results); leave it unset there or use {fixed}")
+    return n
+
+
+@contextlib.contextmanager
+def _concurrent_run(n: int) -> Iterator[None]:
+    with _CONCURRENT_LOCK:
+        _CONCURRENT.append(n)
+    try:
+        yield
+    finally:
+        with _CONCURRENT_LOCK:
+            _CONCURRENT.remove(n)
+
+
 @contextlib.contextmanager
 def fixed_threads(n: int | None) -> Iterator[None]:
     """Run the body with ``n`` intra-op threads in torch (if installed) and in numpy's BLAS
     (through threadpoolctl, if installed), restored afterwards.
+
+    Inside a block of a concurrent local run (:func:`concurrent_threads`) the count is already
+    fixed, process-wide: ``n`` equal to it changes nothing, any other ``n`` is a ``ValueError``
+    (:func:`check_thread_count`).
 
     Args:
         n: threads (>= 1); None leaves the process's settings unchanged.
@@ -124,7 +187,10 @@ def fixed_threads(n: int | None) -> Iterator[None]:
     if n is None:
         yield
         return
-    n = check_int("threads", n, minimum=1)
+    n = check_thread_count("threads", n)
+    if concurrent_threads() is not None:  # already n threads, process-wide: nothing to set or restore
+        yield
+        return
     torch = None
     if "torch" in sys.modules or importlib.util.find_spec("torch") is not None:
         import torch  # optional
@@ -195,7 +261,10 @@ class LocalExecutor(Executor):
     numbers do not depend on where or alongside what it runs: with ``workers`` > 1 each thread
     executes whole blocks whose torch kernels release the GIL, which uses several cores with
     results identical bit for bit to ``workers=1`` and to Ray. Only block functions marked
-    ``fn.thread_safe = True`` (the audits) run concurrently; the others run one at a time. Results
+    ``fn.thread_safe = True`` (the audits, balle-mia) run concurrently; the others run one at a
+    time. Such a function changes no process-wide state (the thread count: :func:`check_thread_count`)
+    and draws from torch's global generator only holding
+    :data:`rerokit.training.models.GLOBAL_RNG_LOCK` - module construction included. Results
     are emitted on the calling thread (the one that holds the result file) in block order, so the
     file is the same whatever ``workers``; an interruption loses at most the blocks in flight or
     finished but waiting on an earlier one (at most ``workers`` blocks).
@@ -268,8 +337,10 @@ class LocalExecutor(Executor):
         waiting: dict[int, list] = {pos: [] for pos in range(len(blocks))}
         finished: set[int] = set()
         head = 0
-        # the intra-op thread count is process-wide: set it once around the whole run
-        with fixed_threads(self.threads), ThreadPoolExecutor(self.workers, thread_name_prefix="rerokit-block") as pool:
+        # the intra-op thread count is process-wide: set it once around the whole run, and refuse
+        # other counts inside the blocks meanwhile (check_thread_count)
+        with fixed_threads(self.threads), _concurrent_run(self.threads), \
+                ThreadPoolExecutor(self.workers, thread_name_prefix="rerokit-block") as pool:
             submitted = 0
             try:
                 while head < len(blocks):

@@ -52,8 +52,8 @@ from rerokit._validate import check_int, check_positive, check_probability
 from rerokit.bounds.schedule import Sampling, Schedule
 from rerokit.opacus_audit import GradientCanaryAudit, InputCanaries  # noqa: F401 - one-run audit hooks
 
-__all__ = ["RiskAccountant", "make_private_with_reconstruction_risk", "MECHANISM", "detect_sampler",
-           "DetectedSampler"]
+__all__ = ["RiskAccountant", "make_private_with_reconstruction_risk", "EpsilonTarget", "MECHANISM",
+           "detect_sampler", "DetectedSampler"]
 
 MECHANISM = "rerokit"
 
@@ -64,7 +64,8 @@ class DetectedSampler:
 
     Attributes:
       sampler: "poisson", "shuffle" or "full_batch" (see :mod:`rerokit.bounds.schedule`).
-      source: "detected" (read off Opacus' flag / the loader) or "assumed" (rerokit could not see it).
+      source: "detected" (read off Opacus' flag / the loader), "declared" (given by the user where
+        rerokit could not see it) or "assumed" (rerokit could not see it and nobody said).
       note: what was seen, or which assumption was made.
     """
 
@@ -238,7 +239,7 @@ class RiskAccountant(IAccountant):
           kappa: the baseline success in (0, 1], instead of ``prior``.
           log_kappa: natural log of the baseline (<= 0), instead of ``prior``.
           delta: delta of the reported epsilon (default 1e-5).
-          **kwargs: further arguments of :func:`rerokit.reconstruction_risk` (``fprs``, ...).
+          **kwargs: further arguments of :func:`rerokit.reconstruction_risk` (``options=RiskOptions(...)``).
 
         Returns:
           The :class:`rerokit.ReconstructionRisk`.
@@ -311,6 +312,37 @@ class RiskAccountant(IAccountant):
 register_accountant(MECHANISM, RiskAccountant, force=True)
 
 
+@dataclass(frozen=True)
+class EpsilonTarget:
+    """An (epsilon, delta) guarantee to meet as well as the reconstruction target:
+    ``make_private_with_reconstruction_risk(..., target_epsilon=EpsilonTarget(3.0, delta=1e-6))``.
+
+    Attributes:
+      epsilon: the epsilon not to exceed, a finite number > 0.
+      delta: its delta, in (0, 1) (default 1e-5).
+
+    Raises:
+      ValueError: if a field is out of range or not finite.
+      TypeError: if a field is not a real number.
+    """
+
+    epsilon: float
+    delta: float = 1e-5
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_positive("target_epsilon", self.epsilon))
+        object.__setattr__(self, "delta", check_probability("target_delta", self.delta, high_open=True))
+
+
+# keywords of make_private_with_reconstruction_risk before its parameter objects, and what replaced them
+_REPLACED = {
+    "kappa": "prior=rerokit.bounds.priors.BaselinePrior(kappa=...)",
+    "log_kappa": "prior=rerokit.bounds.priors.BaselinePrior(log_kappa=...)",
+    "target_delta": "target_epsilon=rerokit.opacus.EpsilonTarget(epsilon, delta=...)",
+    "examples_per_user": "sampler=rerokit.Sampling(examples_per_user=...)",
+}
+
+
 def make_private_with_reconstruction_risk(
     privacy_engine: Any,
     module: Any,
@@ -319,13 +351,10 @@ def make_private_with_reconstruction_risk(
     *,
     target_gamma: float,
     prior: Any = None,
-    kappa: float | None = None,
-    log_kappa: float | None = None,
     epochs: int,
     max_grad_norm: float,
-    target_epsilon: float | None = None,
-    target_delta: float = 1e-5,
-    examples_per_user: int = 1,
+    target_epsilon: float | EpsilonTarget | None = None,
+    sampler: str | Sampling | None = None,
     **make_private_kwargs: Any,
 ) -> Any:
     """Opacus ``make_private`` with the noise multiplier calibrated to a target reconstruction risk.
@@ -335,10 +364,10 @@ def make_private_with_reconstruction_risk(
     calibrate_noise_multiplier`, the same solver as ``rerokit calibrate dpsgd``) is at most
     ``target_gamma`` *under the run's sampler* (:func:`detect_sampler`: with
     ``poisson_sampling=False`` the loader's fixed-size batches, certified without amplification,
-    so that Phi(Phi^-1(kappa) + sqrt(epochs)/sigma) <= target_gamma); with ``target_epsilon``, also the smallest sigma meeting (target_epsilon,
-    target_delta) (:func:`rerokit.bounds.calibrate.noise_multiplier_for_epsilon`), and the larger
-    of the two is used. The engine's accountant becomes a :class:`RiskAccountant` with this prior
-    (keeping any history it already had, with a ``RuntimeWarning``: the calibration assumes a
+    so that Phi(Phi^-1(kappa) + sqrt(epochs)/sigma) <= target_gamma); with ``target_epsilon``, also the
+    smallest sigma meeting (epsilon, delta) (:func:`rerokit.bounds.calibrate.noise_multiplier_for_epsilon`),
+    and the larger of the two is used. The engine's accountant becomes a :class:`RiskAccountant` with
+    this prior (keeping any history it already had, with a ``RuntimeWarning``: the calibration assumes a
     fresh run), so ``privacy_engine.accountant.get_risk()`` reports the run's risk at any time.
 
     Args:
@@ -347,15 +376,17 @@ def make_private_with_reconstruction_risk(
       optimizer: its optimizer, as for ``PrivacyEngine.make_private``.
       data_loader: the training data loader (must have a length: batches per epoch).
       target_gamma: the reconstruction success not to exceed, in (kappa, 1).
-      prior: the adversary's prior (e.g. ``prior=10``). Give exactly one of ``prior`` / ``kappa`` /
-        ``log_kappa``.
-      kappa: the baseline success in (0, 1], instead of ``prior``.
-      log_kappa: natural log of the baseline (<= 0), instead of ``prior``.
+      prior: the adversary's prior: an int n (n equally likely candidates, e.g. ``prior=10``) or a
+        rerokit prior (:class:`~rerokit.bounds.priors.BaselinePrior` for a bare kappa or log kappa).
       epochs: number of epochs that will be trained (>= 1).
       max_grad_norm: the clipping norm C > 0.
-      target_epsilon: optional epsilon > 0 honoured as well (None: gamma only).
-      target_delta: the delta of ``target_epsilon``, in (0, 1) (default 1e-5).
-      examples_per_user: unit of privacy k >= 1 (default 1): protect all k examples of a user.
+      target_epsilon: an epsilon > 0 honoured as well, at delta = 1e-5, or an :class:`EpsilonTarget`
+        with its delta; None (default): gamma only.
+      sampler: None (default): detected from the loader and ``poisson_sampling``
+        (:func:`detect_sampler`), one example per user. A :class:`~rerokit.bounds.schedule.Sampling`
+        gives the unit of privacy (``Sampling(examples_per_user=k)``: protect all k examples of a
+        user) and, optionally, declares the sampler ("poisson", "shuffle", "full_batch"; a bare name
+        also works), which must then agree with what is detected.
       **make_private_kwargs: passed to ``make_private`` (``poisson_sampling``, ``criterion``, ...).
 
     Returns:
@@ -363,15 +394,28 @@ def make_private_with_reconstruction_risk(
       noise multiplier is ``optimizer.noise_multiplier``.
 
     Raises:
-      TypeError: if ``data_loader`` has no length, or a setting has the wrong type.
+      TypeError: if ``data_loader`` has no length, a setting has the wrong type, or a keyword replaced
+        by a parameter object is given (``kappa``, ``log_kappa``, ``target_delta``,
+        ``examples_per_user``: the message says what replaced it).
       ValueError: if ``data_loader`` is empty, ``epochs``/``max_grad_norm`` is out of range, the
-        prior is not given exactly once, or the target cannot be met (see
+        declared sampler contradicts the detected one, or the target cannot be met (see
         :func:`rerokit.bounds.calibrate.calibrate_noise_multiplier`).
     """
     from rerokit.bounds.calibrate import calibrate_noise_multiplier, noise_multiplier_for_epsilon
 
+    old_names = sorted(set(_REPLACED) & set(make_private_kwargs))
+    if old_names:
+        raise TypeError("make_private_with_reconstruction_risk: " + "; ".join(
+            f"{n}= is now {_REPLACED[n]}" for n in old_names))
+    if prior is None:
+        raise ValueError("give the adversary's prior: prior=n for n equally likely candidates (e.g. prior=10) or a "
+                         "rerokit prior (BaselinePrior(kappa=...) for a bare baseline)")
     epochs = check_int("epochs", epochs, minimum=1)
     check_positive("max_grad_norm", max_grad_norm)
+    eps_target = None
+    if target_epsilon is not None:
+        eps_target = target_epsilon if isinstance(target_epsilon, EpsilonTarget) else EpsilonTarget(target_epsilon)
+    declared = Sampling.of(sampler)
     try:
         n_batches = len(data_loader)
     except TypeError:
@@ -380,21 +424,24 @@ def make_private_with_reconstruction_risk(
         raise ValueError("data_loader is empty (no batches per epoch)")
     q, T = 1.0 / n_batches, epochs * n_batches
     found = detect_sampler(data_loader, make_private_kwargs.get("poisson_sampling", True))
+    if declared.sampler is not None and declared.sampler != found.sampler and found.source == "detected":
+        raise ValueError(f"sampler={declared.sampler!r} contradicts the training loader ({found.note}): "
+                         "leave sampler's name out to use what is detected")
+    if declared.sampler is not None and found.source == "assumed":
+        found = DetectedSampler(declared.sampler, "declared", f"declared sampler {declared.sampler!r}")
     if found.source == "assumed":
         warnings.warn(f"rerokit: {found.note}; the risk is certified under that assumption", RuntimeWarning,
                       stacklevel=2)
-    sampling = Sampling(found.sampler, examples_per_user)
-    sigma = calibrate_noise_multiplier(target_gamma, q, T, prior=prior, kappa=kappa, log_kappa=log_kappa,
-                                       delta=None, sampler=sampling).noise_multiplier
-    if target_epsilon is not None:
-        sigma = max(sigma, noise_multiplier_for_epsilon(target_epsilon, target_delta, q, T, sampler=sampling))
+    sampling = Sampling(found.sampler, declared.examples_per_user)
+    sigma = calibrate_noise_multiplier(target_gamma, q, T, prior=prior, delta=None, sampler=sampling).noise_multiplier
+    if eps_target is not None:
+        sigma = max(sigma, noise_multiplier_for_epsilon(eps_target.epsilon, eps_target.delta, q, T, sampler=sampling))
     old = privacy_engine.accountant
     if len(old) > 0:
         warnings.warn("make_private_with_reconstruction_risk called with privacy budget already spent: the "
                       "noise multiplier assumes a fresh run, so the final risk will be higher than the target",
                       RuntimeWarning, stacklevel=2)
-    acc = RiskAccountant(prior, kappa=kappa, log_kappa=log_kappa, sampler=sampling.sampler,
-                         examples_per_user=sampling.examples_per_user)
+    acc = RiskAccountant(prior, sampler=sampling.sampler, examples_per_user=sampling.examples_per_user)
     acc.sampler_source = found.source
     acc.history = [tuple(h) for h in old.history]
     privacy_engine.accountant = acc

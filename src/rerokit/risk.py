@@ -16,8 +16,9 @@ re-identification, attribute inference, and data reconstruction risks"):
 * epsilon at delta (add-or-remove adjacency), and the Gaussian-DP mu (exact for full-batch runs;
   for every run the mu of the Gaussian mechanism with the same reconstruction risk at this kappa).
 
-Sampling and the unit of privacy are part of the mechanism (``sampler=``, ``examples_per_user=``;
-see :mod:`rerokit.bounds.schedule`): a run with shuffled fixed-size batches is certified without
+Sampling and the unit of privacy are part of the mechanism (``sampler="shuffle"`` or
+``sampler=Sampling("shuffle", examples_per_user=3)``; see :mod:`rerokit.bounds.schedule`): a run
+with shuffled fixed-size batches is certified without
 amplification by subsampling (each epoch one Gaussian release of the target), and the Poisson
 number is shown beside it in ``poisson_assumption``, flagged as an assumption the run did not meet.
 
@@ -27,18 +28,68 @@ noise_multiplier=1, sample_rate=0.01, steps=1000, prior=10)"`` loads no torch).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from rerokit._validate import check_nonnegative, check_probability
+from rerokit._validate import check_choice, check_nonnegative, check_positive, check_probability
 from rerokit.bounds.priors import resolve_baseline
-from rerokit.bounds.schedule import Schedule
+from rerokit.bounds.schedule import Sampling, Schedule
 
-__all__ = ["ReconstructionRisk", "MembershipRisk", "TprAtFpr", "reconstruction_risk", "reconstruction_risks", "as_schedule"]
+__all__ = ["ReconstructionRisk", "MembershipRisk", "TprAtFpr", "RiskOptions", "reconstruction_risk",
+           "reconstruction_risks", "as_schedule"]
 
 DEFAULT_FPRS = (1e-3, 1e-2, 1e-1)
+
+ADJACENCIES = ("remove", "add_remove")
+
+
+@dataclass(frozen=True)
+class RiskOptions:
+    """Rarely changed settings of :func:`reconstruction_risk` / :func:`reconstruction_risks`.
+
+    ``reconstruction_risk(accountant, prior=10, options=RiskOptions(fprs=(0.01,), adjacency="add_remove"))``.
+
+    Attributes:
+      fprs: the false-positive rates at which to bound the membership TPR, each in [0, 1] (default
+        1e-3, 1e-2, 1e-1; any other FPR can still be asked of the result's ``tpr_at_fpr``).
+      prior_membership: the probability that the target is a member, in (0, 1), for the Bayes
+        accuracy of a membership guess (default 0.5).
+      adjacency: the membership risks' pair: "remove" (default: the pair of Hayes et al., H1 =
+        member) or "add_remove" (the symmetrised f-DP curve, as riskcal reports). gamma always uses
+        the remove pair of Hayes et al. Thm 2.
+      eta: the reconstruction-error threshold of a prior with a continuous error (balls, Gaussians,
+        pixel tolerance), a number >= 0; None (default): the prior's natural threshold (exact match
+        for discrete priors).
+      value_discretization_interval: the PLD grid step, a finite number > 0; None (default) chooses
+        it automatically.
+
+    Raises:
+      ValueError: if a field is out of range (the message names it, e.g. ``RiskOptions.fprs[1]``).
+      TypeError: if a field has the wrong type.
+    """
+
+    fprs: tuple[float, ...] = DEFAULT_FPRS
+    prior_membership: float = 0.5
+    adjacency: str = "remove"
+    eta: float | None = None
+    value_discretization_interval: float | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.fprs, (str, bytes)) or not isinstance(self.fprs, Sequence):
+            raise TypeError(f"RiskOptions.fprs must be a sequence of numbers in [0, 1], got {type(self.fprs).__name__}")
+        object.__setattr__(self, "fprs", tuple(check_probability(f"RiskOptions.fprs[{i}]", f, low_open=False)
+                                               for i, f in enumerate(self.fprs)))
+        object.__setattr__(self, "prior_membership", check_probability(
+            "RiskOptions.prior_membership", self.prior_membership, high_open=True))
+        check_choice("RiskOptions.adjacency", self.adjacency, ADJACENCIES)
+        if self.eta is not None:
+            object.__setattr__(self, "eta", check_nonnegative("RiskOptions.eta", self.eta))
+        if self.value_discretization_interval is not None:
+            object.__setattr__(self, "value_discretization_interval", check_positive(
+                "RiskOptions.value_discretization_interval", self.value_discretization_interval))
 
 
 class TprAtFpr(dict):
@@ -241,16 +292,17 @@ def _finite_json(x: Any) -> Any:
 
 
 def as_schedule(mechanism: Any = None, *, noise_multiplier: Any = None, sample_rate: Any = None,
-                steps: Any = None, sampler: str | None = None, examples_per_user: int | None = None) -> Schedule:
+                steps: Any = None, sampler: str | Sampling | None = None) -> Schedule:
     """The :class:`Schedule` meant by a mechanism object or by the keyword settings (exactly one).
 
     Args:
         mechanism: an Opacus accountant or its ``.history``, a dp-accounting ``DpEvent``, a
             :class:`Schedule`, or None (then the three settings are required).
         noise_multiplier, sample_rate, steps: sigma, q and T, keywords only.
-        sampler: "poisson", "shuffle" or "full_batch"; None keeps the mechanism's (a rerokit
-            ``RiskAccountant`` knows it; otherwise Poisson, assumed).
-        examples_per_user: the unit of privacy k >= 1; None keeps the mechanism's (default 1).
+        sampler: "poisson", "shuffle" or "full_batch", or a :class:`~rerokit.bounds.schedule.Sampling`
+            with the unit of privacy; None (or a ``Sampling`` whose sampler is None) keeps the
+            mechanism's sampler (a rerokit ``RiskAccountant`` knows it; otherwise Poisson, assumed). The
+            unit of privacy is the ``Sampling``'s; with a bare name or None, the mechanism's (default 1).
 
     Returns:
         The :class:`Schedule` (with its sampler and unit of privacy).
@@ -261,6 +313,10 @@ def as_schedule(mechanism: Any = None, *, noise_multiplier: Any = None, sample_r
         ValueError: settings missing or given together with a mechanism, or out of range.
     """
     settings = (noise_multiplier, sample_rate, steps)
+    smp = None if sampler is None else Sampling.of(sampler)
+    name, examples_per_user = (None, None) if smp is None else (smp.sampler, smp.examples_per_user)
+    if not isinstance(sampler, Sampling):  # a bare name says nothing of the unit of privacy: the mechanism's
+        examples_per_user = None
     if mechanism is None:
         if any(s is None for s in settings):
             missing = [n for n, s in zip(("noise_multiplier", "sample_rate", "steps"), settings) if s is None]
@@ -268,7 +324,7 @@ def as_schedule(mechanism: Any = None, *, noise_multiplier: Any = None, sample_r
                 "give the training run: an Opacus accountant (or its .history), a dp_accounting DpEvent, or all "
                 f"of noise_multiplier=, sample_rate=, steps= (missing: {', '.join(missing)})"
             )
-        return Schedule.from_settings(*settings, sampler=sampler, examples_per_user=examples_per_user or 1)
+        return Schedule.from_settings(*settings, sampler=name, examples_per_user=examples_per_user or 1)
     if any(s is not None for s in settings):
         raise ValueError("give either a mechanism (accountant, history, DpEvent, Schedule) or the keyword settings "
                          "noise_multiplier=, sample_rate=, steps=, not both")
@@ -278,7 +334,7 @@ def as_schedule(mechanism: Any = None, *, noise_multiplier: Any = None, sample_r
             f"got the number {mechanism!r}. Pass settings as keywords: reconstruction_risk(noise_multiplier=..., "
             "sample_rate=..., steps=..., prior=...)"
         )
-    return Schedule.coerce(mechanism).with_sampling(sampler, examples_per_user)
+    return Schedule.coerce(mechanism).with_sampling(name, examples_per_user)
 
 
 def _probit_log(log_p: float) -> float:
@@ -287,23 +343,26 @@ def _probit_log(log_p: float) -> float:
     return float(ndtri_exp(min(log_p, -1e-300)))
 
 
+def _options(options: Any) -> RiskOptions:
+    if options is None:
+        return RiskOptions()
+    if not isinstance(options, RiskOptions):
+        raise TypeError(f"options must be a rerokit.RiskOptions, got {type(options).__name__}")
+    return options
+
+
 def reconstruction_risk(
     mechanism: Any = None,
     prior: Any = None,
     *,
     kappa: float | None = None,
     log_kappa: float | None = None,
-    eta: float | None = None,
     noise_multiplier: float | None = None,
     sample_rate: float | None = None,
     steps: int | None = None,
     delta: float = 1e-5,
-    fprs: Sequence[float] = DEFAULT_FPRS,
-    prior_membership: float = 0.5,
-    adjacency: str = "remove",
-    value_discretization_interval: float | None = None,
-    sampler: str | None = None,
-    examples_per_user: int | None = None,
+    sampler: str | Sampling | None = None,
+    options: RiskOptions | None = None,
 ) -> ReconstructionRisk:
     """Certified reconstruction and membership risks of a DP-SGD run.
 
@@ -314,41 +373,43 @@ def reconstruction_risk(
         SelfComposed / Composed) or a rerokit ``Schedule``. Omit it to give the settings below.
       prior: the adversary's prior - an int n (n equally likely candidates: kappa = 1/n) or a
         rerokit prior (e.g. ``PixelTolerancePrior``); or give ``kappa=`` / ``log_kappa=``.
-      kappa, log_kappa: the baseline directly (exactly one of prior / kappa / log_kappa).
-      eta: the error threshold for priors with a continuous error (balls, Gaussians).
-      noise_multiplier, sample_rate, steps: keyword settings of a constant run (instead of
-        ``mechanism``).
-      delta: delta of the reported epsilon.
-      fprs: false-positive rates at which to bound the membership TPR.
-      prior_membership: probability that the target is a member, for the Bayes accuracy.
-      adjacency: "remove" (default: the pair of Hayes et al., H1 = member) or "add_remove" (the
-        symmetrised f-DP curve, as riskcal reports) for the membership risks; gamma always uses
-        the remove pair of Hayes et al. Thm 2.
-      value_discretization_interval: PLD grid step (default automatic).
+      kappa: the baseline success in (0, 1] directly (exactly one of prior / kappa / log_kappa).
+      log_kappa: the natural log of the baseline (<= 0), for baselines that underflow.
+      noise_multiplier: sigma > 0 of a constant run (keyword settings, with ``sample_rate`` and
+        ``steps``, instead of ``mechanism``).
+      sample_rate: its sampling rate q in (0, 1].
+      steps: its number of steps T >= 1.
+      delta: delta of the reported epsilon, in (0, 1) (default 1e-5).
       sampler: how the run formed its batches: "poisson" (amplified), "shuffle" (fixed-size
         shuffled batches, each example at most once per epoch; certified without amplification)
-        or "full_batch"; None: the mechanism's (Poisson, assumed, unless a ``RiskAccountant`` knows).
-      examples_per_user: the unit of privacy, k >= 1 examples per protected user (default 1).
+        or "full_batch", or a :class:`~rerokit.bounds.schedule.Sampling` that also gives the unit
+        of privacy (``Sampling(examples_per_user=3)``); None: the mechanism's (Poisson, assumed,
+        unless a ``RiskAccountant`` knows).
+      options: the rarely changed :class:`RiskOptions` (membership FPRs, prior membership,
+        adjacency, continuous-error threshold eta, PLD grid step); None for the defaults.
 
     Returns:
       A frozen :class:`ReconstructionRisk` (``to_dict()`` for JSON).
+
+    Raises:
+      ValueError: if the run or the prior is missing or given twice, or a value is out of range
+        (the message names it).
+      TypeError: if a value has the wrong type (e.g. ``options`` not a :class:`RiskOptions`).
     """
+    opts = _options(options)
     sched = as_schedule(mechanism, noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps,
-                        sampler=sampler, examples_per_user=examples_per_user)
+                        sampler=sampler)
     if prior is None and kappa is None and log_kappa is None:
         raise ValueError("give the adversary's prior: prior=n for n equally likely candidates (e.g. prior=10), "
                          "a rerokit prior, or kappa= / log_kappa= for its baseline")
-    eta = None if eta is None else check_nonnegative("eta", eta)  # checked even where the prior has no use for it
-    base = resolve_baseline(prior, kappa=kappa, log_kappa=log_kappa, eta=eta)
-    return _risks(sched, [base], delta, fprs, prior_membership, adjacency, value_discretization_interval)[0]
+    base = resolve_baseline(prior, kappa=kappa, log_kappa=log_kappa, eta=opts.eta)
+    return _risks(sched, [base], delta, opts)[0]
 
 
 def reconstruction_risks(
-    mechanism: Any = None, priors: Sequence[Any] = (10,), *, eta: float | None = None,
+    mechanism: Any = None, priors: Sequence[Any] = (10,), *,
     noise_multiplier: float | None = None, sample_rate: float | None = None, steps: int | None = None,
-    delta: float = 1e-5, fprs: Sequence[float] = DEFAULT_FPRS, prior_membership: float = 0.5,
-    adjacency: str = "remove", value_discretization_interval: float | None = None,
-    sampler: str | None = None, examples_per_user: int | None = None,
+    delta: float = 1e-5, sampler: str | Sampling | None = None, options: RiskOptions | None = None,
 ) -> tuple[ReconstructionRisk, ...]:
     """:func:`reconstruction_risk` for several priors of one run, from one composed PLD.
 
@@ -357,35 +418,41 @@ def reconstruction_risks(
     ``reconstruction_risk(m, p)`` number for number.
 
     Args:
-      mechanism, noise_multiplier, sample_rate, steps: the run (as :func:`reconstruction_risk`).
+      mechanism: the run (as :func:`reconstruction_risk`), or None with the keyword settings.
       priors: non-empty sequence of priors: ints n (uniform over n candidates) or rerokit priors
         (:class:`~rerokit.bounds.priors.BaselinePrior` for a bare kappa).
-      eta, delta, fprs, prior_membership, adjacency, value_discretization_interval, sampler,
-        examples_per_user: as :func:`reconstruction_risk`.
+      noise_multiplier: sigma > 0 of a constant run (with ``sample_rate`` and ``steps``).
+      sample_rate: its sampling rate q in (0, 1].
+      steps: its number of steps T >= 1.
+      delta: delta of the reported epsilon, in (0, 1) (default 1e-5).
+      sampler: as :func:`reconstruction_risk` (a name or a :class:`~rerokit.bounds.schedule.Sampling`).
+      options: the :class:`RiskOptions` (as :func:`reconstruction_risk`; its ``eta`` applies to every
+        prior).
 
     Returns:
       One :class:`ReconstructionRisk` per prior, in order.
+
+    Raises:
+      ValueError: if ``priors`` is empty or not a sequence, or as :func:`reconstruction_risk`.
+      TypeError: as :func:`reconstruction_risk`.
     """
+    opts = _options(options)
     sched = as_schedule(mechanism, noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps,
-                        sampler=sampler, examples_per_user=examples_per_user)
+                        sampler=sampler)
     if isinstance(priors, (str, bytes)) or not isinstance(priors, Sequence) or not priors:
         raise ValueError("priors must be a non-empty list of priors (ints n >= 1 or rerokit priors)")
-    eta = None if eta is None else check_nonnegative("eta", eta)
-    bases = [resolve_baseline(p, eta=eta) for p in priors]
-    return _risks(sched, bases, delta, fprs, prior_membership, adjacency, value_discretization_interval)
+    bases = [resolve_baseline(p, eta=opts.eta) for p in priors]
+    return _risks(sched, bases, delta, opts)
 
 
-def _risks(sched: Schedule, bases: Sequence[Any], delta: float, fprs: Sequence[float], prior_membership: float,
-           adjacency: str, value_discretization_interval: float | None) -> tuple[ReconstructionRisk, ...]:
+def _risks(sched: Schedule, bases: Sequence[Any], delta: float, opts: RiskOptions) -> tuple[ReconstructionRisk, ...]:
     """The risks of ``sched`` at each resolved baseline, from one curve (one composed PLD) of what
     its sampler and unit of privacy certify (:mod:`rerokit.bounds.certify`)."""
     from rerokit.bounds.certify import certified_epsilon, certified_tradeoff, poisson_assumption
 
     delta = check_probability("delta", delta, high_open=True)
-    prior_membership = check_probability("prior_membership", prior_membership, high_open=True)
-    if isinstance(fprs, (str, bytes)) or not hasattr(fprs, "__iter__"):  # a bare number: "not iterable"
-        raise TypeError(f"fprs must be a list of false-positive rates in [0, 1], got {type(fprs).__name__}")
-    fprs = tuple(check_probability(f"fprs[{i}]", f, low_open=False) for i, f in enumerate(fprs))
+    fprs, prior_membership, adjacency = opts.fprs, opts.prior_membership, opts.adjacency
+    value_discretization_interval = opts.value_discretization_interval
     curve, cert = certified_tradeoff(sched, adjacency="remove",
                                      value_discretization_interval=value_discretization_interval)
     mcurve = curve if adjacency == "remove" else certified_tradeoff(
@@ -397,8 +464,7 @@ def _risks(sched: Schedule, bases: Sequence[Any], delta: float, fprs: Sequence[f
     mu_gdp = cert.schedule.mu_full_batch if cert.schedule.full_batch and cert.group_size == 1 else None
     assumed = None
     if sched.sampler != "poisson" and not sched.full_batch:  # what a Poisson accountant prints, flagged as not met
-        pois = _risks(sched.as_poisson(), bases, delta, (), prior_membership, "remove",
-                      value_discretization_interval)
+        pois = _risks(sched.as_poisson(), bases, delta, dataclasses.replace(opts, fprs=(), adjacency="remove"))
         assumed = [poisson_assumption(sched, r.gamma, r.epsilon, delta) for r in pois]
     out = []
     for i, base in enumerate(bases):

@@ -10,7 +10,8 @@ import torch
 from scipy import stats
 
 from rerokit.attacks import analytic as A
-from rerokit.experiments.analytic import run_analytic_attack  # moved from rerokit.attacks.analytic
+from rerokit.executors import RunOptions
+from rerokit.experiments.analytic import AnalyticConfig, run_analytic_attack  # moved from rerokit.attacks.analytic
 from rerokit.bounds import uninformed as U
 from rerokit.data import load_dataset
 
@@ -146,8 +147,8 @@ def test_run_analytic_attack_matches_predictions(digits):
     r0 = U.min_nonzero_norm(digits.flat)
     sigma, C = 0.05, 1.0
     eta = float(np.median(sigma**2 * np.linalg.norm(X, axis=1) ** 2))
-    out = run_analytic_attack(X, noise_multiplier=sigma, clip=C, seed=2, image_shape=(1, 8, 8),
-                                min_norm=r0, mse_threshold=eta, backend="vmap")
+    out = run_analytic_attack(X, AnalyticConfig(noise_multiplier=sigma, clip=C, mse_threshold=eta, backend="vmap"),
+                              seed=2, image_shape=(1, 8, 8), min_norm=r0)
     assert out["settings"]["rows"] == U.optimal_rows(C, r0) == 1
     # mean MSE against the predicted expectation (Prop. 2), 5 standard errors
     mse = np.array(out["per_target"]["mse"])
@@ -166,5 +167,10 @@ def test_bad_input_is_rejected():
     with pytest.raises(ValueError, match="rows"):
         A.vectorized_analytic_attack(np.ones((2, 4)), 0, 0.1, 1.0)
     with pytest.raises(ValueError, match="backend"):
-        run_analytic_attack(np.ones((2, 4)), noise_multiplier=0.1, clip=1.0, backend="jax")
+        run_analytic_attack(np.ones((2, 4)), AnalyticConfig(noise_multiplier=0.1, clip=1.0, backend="jax"))
+    with pytest.raises(ValueError, match="noise_multiplier \\* clip"):
+        AnalyticConfig(noise_multiplier=1e60, clip=1e60)
+    with pytest.raises(ValueError, match="log"):
+        run_analytic_attack(np.ones((2, 4)), AnalyticConfig(noise_multiplier=0.1, clip=1.0),
+                            options=RunOptions(out="x.jsonl"))
     assert isinstance(A.target_generator(1, 2), torch.Generator)

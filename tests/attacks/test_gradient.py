@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from rerokit.attacks.gradient import gradient_attack, gradient_objective, mse, prior_match_success
+from rerokit.attacks.gradient import GradientAttack, gradient_attack, gradient_objective, mse, prior_match_success
 from rerokit.data import load_dataset
 from rerokit.training.grads import per_sample_clipped_grads
 from rerokit.training.models import FunctionalModel, make_mlp
@@ -42,7 +42,7 @@ def test_objective_matches_per_step_loop(setting):
 
 def test_recovers_target_without_noise(setting):
     ds, fm, thetas, x, y, C, gbar = setting
-    out = gradient_attack(fm, thetas, gbar, y, C, tuple(x.shape), iterations=150, restarts=1, seed=0)
+    out = gradient_attack(fm, thetas, gbar, y, C, tuple(x.shape), attack=GradientAttack(iterations=150, restarts=1), seed=0)
     assert out.loss < 1e-6
     assert mse(out.z_hat, x) < 1e-4
     assert out.z_hat.min() >= 0 and out.z_hat.max() <= 1
@@ -53,7 +53,7 @@ def test_recovers_target_without_noise(setting):
 def test_noise_degrades_reconstruction(setting):
     ds, fm, thetas, x, y, C, gbar = setting
     noisy = gbar + 3.0 * C * torch.randn(gbar.shape, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
-    out = gradient_attack(fm, thetas, noisy, y, C, tuple(x.shape), iterations=40, restarts=1, seed=0)
+    out = gradient_attack(fm, thetas, noisy, y, C, tuple(x.shape), attack=GradientAttack(iterations=40, restarts=1), seed=0)
     assert mse(out.z_hat, x) > 1e-3
 
 
@@ -88,7 +88,9 @@ def test_bad_input(setting):
     with pytest.raises(ValueError, match="prior_size"):
         prior_match_success(x, x, ds.X[:3], 1)
     with pytest.raises(ValueError, match="restarts"):
-        gradient_attack(fm, thetas, gbar, y, C, tuple(x.shape), restarts=0)
+        gradient_attack(fm, thetas, gbar, y, C, tuple(x.shape), attack=GradientAttack(restarts=0))
+    with pytest.raises(TypeError, match="attack"):
+        gradient_attack(fm, thetas, gbar, y, C, tuple(x.shape), attack={"restarts": 1})
     with pytest.raises(ValueError, match="clip"):
         gradient_objective(fm, thetas, gbar, x[None], y, -1.0)
     with pytest.raises(ValueError, match="thetas and gbar"):

@@ -14,6 +14,8 @@ from torch.func import grad
 from rerokit.attacks.nn_oracle import nn_oracle, pairwise_mse
 from rerokit.attacks.reconn import (
     functional_mlp,
+    TABLE_V,
+    ReconData,
     gd_many,
     kl_metric,
     noise_multiplier_full_batch,
@@ -28,6 +30,7 @@ from rerokit.data import load_dataset
 from rerokit.executors import RunOptions
 from rerokit.experiments.reconn import ReconnConfig, run_reconn
 from rerokit.training import train_dpsgd_many
+from rerokit.training.settings import DPSGDSettings, EngineOptions, MLPSpec
 
 
 
@@ -63,14 +66,15 @@ def test_gd_many_matches_per_model_loop_and_engine(digits, hidden, act):
     Xf, yf, Xt, yt = X[:60], y[:60], X[100:105], y[100:105]
     # known init (shared theta0) and random init (one theta0 per model)
     for theta0 in (fm.init_flat(3), fm.init_flat_many([11, 12, 13, 14, 15])):
-        th = gd_many(theta0, Xf, yf, Xt, yt, hidden=hidden, activation=act, steps=12, lr=0.2, momentum=0.9, chunk_size=2)
+        th = gd_many(theta0, ReconData(Xf, yf, Xt, yt), model=MLPSpec(hidden, act),
+                     settings=DPSGDSettings(noise_multiplier=0.0, clip=None, steps=12, lr=0.2, momentum=0.9),
+                     options=EngineOptions(chunk_size=2))
         for k in range(5):
             t0 = theta0 if theta0.dim() == 1 else theta0[k]
             ref = _loop_gd(fm, t0, torch.cat([Xf, Xt[k : k + 1]]), torch.cat([yf, yt[k : k + 1]]), 12, 0.2, 0.9)
             assert torch.allclose(th[k], ref, atol=2e-6, rtol=0), (k, (th[k] - ref).abs().max())
         # second implementation: the training engine (ghost-norm MLP path), non-private
-        r = train_dpsgd_many(fm, theta0, Xt[:, None], yt[:, None], noise_multiplier=0.0, clip=None, steps=12, lr=0.2,
-                             momentum=0.9, seed=0, shared=(Xf, yf))
+        r = train_dpsgd_many(fm, theta0, Xt[:, None], yt[:, None], DPSGDSettings(noise_multiplier=0.0, clip=None, steps=12, lr=0.2, momentum=0.9), seed=0, shared=(Xf, yf))
         assert torch.allclose(th, r.theta, atol=2e-6, rtol=0)
 
 
@@ -78,8 +82,9 @@ def test_gd_many_matches_per_model_loop_and_engine(digits, hidden, act):
 def test_gd_many_compiled_equals_eager(digits):
     X, y = torch.tensor(digits.flat), torch.tensor(digits.y)
     fm = functional_mlp(64, (10,), 10, "elu")
-    a = gd_many(fm.init_flat(0), X[:40], y[:40], X[50:58], y[50:58], steps=5, chunk_size=4)
-    b = gd_many(fm.init_flat(0), X[:40], y[:40], X[50:58], y[50:58], steps=5, chunk_size=4, compile=True)
+    data, st = ReconData(X[:40], y[:40], X[50:58], y[50:58]), TABLE_V.replace(steps=5)
+    a = gd_many(fm.init_flat(0), data, settings=st, options=EngineOptions(chunk_size=4))
+    b = gd_many(fm.init_flat(0), data, settings=st, options=EngineOptions(chunk_size=4, compile=True))
     assert torch.allclose(a, b, atol=1e-6, rtol=0)
 
 
@@ -87,13 +92,21 @@ def test_gd_many_bad_input(digits):
     X, y = torch.tensor(digits.flat), torch.tensor(digits.y)
     th0 = functional_mlp(64, (10,), 10, "elu").init_flat(0)
     with pytest.raises(ValueError, match="theta0"):
-        gd_many(th0[:-1], X[:10], y[:10], X[10:12], y[10:12])
+        gd_many(th0[:-1], ReconData(X[:10], y[:10], X[10:12], y[10:12]))
     with pytest.raises(ValueError, match="y_targets"):
-        gd_many(th0, X[:10], y[:10], X[10:12], torch.tensor([0, 10]))
+        gd_many(th0, ReconData(X[:10], y[:10], X[10:12], torch.tensor([0, 10])))
+    with pytest.raises(ValueError, match="y_targets"):
+        ReconData(X[:10], y[:10], X[10:12], y[10:13])
     with pytest.raises(ValueError, match="lr"):
-        gd_many(th0, X[:10], y[:10], X[10:12], y[10:12], lr=float("nan"))
+        gd_many(th0, ReconData(X[:10], y[:10], X[10:12], y[10:12]), settings=TABLE_V.replace(lr=float("nan")))
     with pytest.raises(ValueError, match="lr"):  # divergence is reported, never silent NaNs
-        gd_many(th0, X[:10], y[:10], X[10:12], y[10:12], lr=1e30, steps=5)
+        gd_many(th0, ReconData(X[:10], y[:10], X[10:12], y[10:12]), settings=TABLE_V.replace(lr=1e30, steps=5))
+    with pytest.raises(ValueError, match="without privacy"):
+        gd_many(th0, ReconData(X[:10], y[:10], X[10:12], y[10:12]), settings=TABLE_V.replace(clip=1.0))
+    with pytest.raises(ValueError, match="sample_rate"):
+        gd_many(th0, ReconData(X[:10], y[:10], X[10:12], y[10:12]), settings=TABLE_V.replace(sample_rate=0.5))
+    with pytest.raises(ValueError, match="activation"):
+        MLPSpec(activation="swish")
 
 
 def test_nn_oracle_matches_brute_force():
@@ -195,17 +208,17 @@ def test_full_batch_noise_multiplier_exact_and_vs_pld(digits):
 def test_dpgd_models_use_engine(digits):
     T, sigma = 30, noise_multiplier_full_batch(50.0, 1e-5, 30)
     sp = split_dataset(digits, 100, 10, seed=0)
-    kw = dict(epochs=T, clip=1.0, init="known", init_seed=0)
-    a = train_models(sp.X_fixed, sp.y_fixed, sp.X_eval[:4], sp.y_eval[:4], noise_multiplier=sigma, seed=1, **kw)
-    b = train_models(sp.X_fixed, sp.y_fixed, sp.X_eval[:4], sp.y_eval[:4], noise_multiplier=sigma, seed=1, **kw)
-    c = train_models(sp.X_fixed, sp.y_fixed, sp.X_eval[:4], sp.y_eval[:4], noise_multiplier=sigma, seed=2, **kw)
+    data = ReconData(sp.X_fixed, sp.y_fixed, sp.X_eval[:4], sp.y_eval[:4])
+    st = TABLE_V.replace(steps=T, clip=1.0, noise_multiplier=sigma)
+    kw = dict(init="known", init_seed=0)
+    a = train_models(data, settings=st, seed=1, **kw)
+    b = train_models(data, settings=st, seed=1, **kw)
+    c = train_models(data, settings=st, seed=2, **kw)
     assert torch.equal(a, b) and not torch.allclose(a, c)  # seeded, fresh noise per seed
     # noise_multiplier = 0 with clipping = clipped GD, equal to the engine run directly
     fm = functional_mlp(64, (10,), 10, "elu")
-    r = train_dpsgd_many(fm, fm.init_flat(0), torch.tensor(sp.X_eval[:4])[:, None], torch.tensor(sp.y_eval[:4])[:, None],
-                         noise_multiplier=0.0, clip=1.0, steps=T, lr=0.2, momentum=0.9, seed=5,
-                         shared=(torch.tensor(sp.X_fixed), torch.tensor(sp.y_fixed)))
-    d = train_models(sp.X_fixed, sp.y_fixed, sp.X_eval[:4], sp.y_eval[:4], noise_multiplier=0.0, seed=5, **kw)
+    r = train_dpsgd_many(fm, fm.init_flat(0), torch.tensor(sp.X_eval[:4])[:, None], torch.tensor(sp.y_eval[:4])[:, None], DPSGDSettings(noise_multiplier=0.0, clip=1.0, steps=T, lr=0.2, momentum=0.9), seed=5, shared=(torch.tensor(sp.X_fixed), torch.tensor(sp.y_fixed)))
+    d = train_models(data, settings=st.replace(noise_multiplier=0.0), seed=5, **kw)
     assert torch.allclose(d, r.theta, atol=1e-6)
 
 

@@ -15,6 +15,7 @@ from scipy import integrate
 from scipy.stats import norm
 
 from rerokit.bounds import conversions as cv
+from rerokit.bounds.options import MonteCarlo, Numerics
 from rerokit.bounds.dpsgd import (
     RDP_ORDERS,
     dpsgd_pld,
@@ -194,8 +195,8 @@ def test_benchmark_setting_accuracy_and_readme_value():
 
 def test_finer_grid_stays_inside_coarse_bracket():
     """Certified brackets at different grid steps must overlap (all contain the truth)."""
-    coarse = exact(1.0, 0.05, 200, 0.05, value_discretization_interval=1e-2)
-    fine = exact(1.0, 0.05, 200, 0.05, value_discretization_interval=1e-4)
+    coarse = exact(1.0, 0.05, 200, 0.05, numerics=Numerics(value_discretization_interval=1e-2))
+    fine = exact(1.0, 0.05, 200, 0.05, numerics=Numerics(value_discretization_interval=1e-4))
     assert fine.error < coarse.error
     assert coarse.interval[0] <= fine.value + 1e-12 and fine.interval[0] <= coarse.value + 1e-12
 
@@ -281,7 +282,7 @@ def test_rdp_curve_and_rdp_gamma_vs_dp_accounting():
 def test_exact_within_mc_interval(sigma, q, T, kappa, seed):
     """Hayes et al. Alg. 1 (reliable here: small T, moderate sigma) agrees with the exact bound."""
     ex = exact(sigma, q, T, kappa)
-    mc = rero_dpsgd(sigma, q, T, kappa, method="mc", mc_samples=40_000, seed=seed, comparisons=False)
+    mc = rero_dpsgd(sigma, q, T, kappa, method=MonteCarlo(samples=40_000, seed=seed), comparisons=False)
     lo, hi = mc.interval
     assert mc.direction == "estimate" and mc.extras["seed"] == seed and mc.extras["mc_samples"] == 40_000
     assert lo - ex.error <= ex.value and ex.interval[0] <= hi + 1e-12
@@ -289,11 +290,11 @@ def test_exact_within_mc_interval(sigma, q, T, kappa, seed):
 
 
 def test_mc_is_reproducible_and_needs_enough_samples():
-    a = rero_dpsgd(2.0, 0.5, 3, 0.1, method="mc", mc_samples=5000, seed=7, comparisons=False)
-    b = rero_dpsgd(2.0, 0.5, 3, 0.1, method="mc", mc_samples=5000, seed=7, comparisons=False)
+    a = rero_dpsgd(2.0, 0.5, 3, 0.1, method=MonteCarlo(samples=5000, seed=7), comparisons=False)
+    b = rero_dpsgd(2.0, 0.5, 3, 0.1, method=MonteCarlo(samples=5000, seed=7), comparisons=False)
     assert a.value == b.value and a.interval == b.interval
     with pytest.raises(ValueError, match="mc_samples"):
-        rero_dpsgd(2.0, 0.5, 3, 1e-6, method="mc", mc_samples=1000, seed=0)
+        rero_dpsgd(2.0, 0.5, 3, 1e-6, method=MonteCarlo(samples=1000, seed=0))
 
 
 # ----------------------------------------------------------------------------- schedules
@@ -301,9 +302,9 @@ def test_mc_is_reproducible_and_needs_enough_samples():
 
 def test_equal_segments_equal_homogeneous():
     h = 1e-3
-    one = exact(1.2, 0.05, 300, 0.02, value_discretization_interval=h)
+    one = exact(1.2, 0.05, 300, 0.02, numerics=Numerics(value_discretization_interval=h))
     two = rero_dpsgd(segments=[(1.2, 0.05, 100), (1.2, 0.05, 200)], kappa=0.02, comparisons=False,
-                     value_discretization_interval=h)
+                     numerics=Numerics(value_discretization_interval=h))
     assert two.value == pytest.approx(one.value, abs=1e-10)
     assert two.inputs["segments"] == [[1.2, 0.05, 100], [1.2, 0.05, 200]]
 
@@ -318,7 +319,7 @@ def test_heterogeneous_schedule_between_its_homogeneous_bounds_and_from_event():
     assert lo.interval[0] - 1e-12 <= het.value and het.interval[0] <= hi.value + 1e-12
     ev = rero_dpsgd(segments=schedule_event(segs), kappa=0.05, comparisons=False)
     assert ev.value == het.value
-    mc = rero_dpsgd(segments=segs, kappa=0.05, method="mc", mc_samples=40_000, seed=5, comparisons=False)
+    mc = rero_dpsgd(segments=segs, kappa=0.05, method=MonteCarlo(samples=40_000, seed=5), comparisons=False)
     assert mc.interval[0] - het.error <= het.value and het.interval[0] <= mc.interval[1]
 
 

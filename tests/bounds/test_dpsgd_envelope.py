@@ -17,6 +17,7 @@ import pytest
 
 from rerokit.bounds.conversions import rero_from_gdp
 from rerokit.bounds.dpsgd import SIGMA_EXACT_RANGE, envelope_log_gamma, rero_dpsgd
+from rerokit.bounds.options import Numerics
 from rerokit.cli import main
 
 
@@ -85,7 +86,7 @@ def test_value_non_increasing_in_sigma_across_both_range_edges(q, T, kappa, low_
     # (the exact engine at tiny sigma takes ~10 s for long schedules: the low edge on short ones only)
     sigmas = ([lo / 10, lo / 1.0001, lo, lo * 1.0001, lo * 10] if low_edge else [lo / 10]) + [
         hi / 10, hi / 1.0001, hi, hi * 1.0001, hi * 2, hi * 10, hi * 1e4]
-    vals = [rero_dpsgd(s, q, T, kappa, comparisons=False, bracket=False).value for s in sigmas]
+    vals = [rero_dpsgd(s, q, T, kappa, comparisons=False, numerics=Numerics(bracket=False)).value for s in sigmas]
     assert all(b <= a for a, b in zip(vals, vals[1:])), list(zip(sigmas, vals))
     assert all(kappa <= v <= 1.0 for v in vals)
     assert vals[-1] - kappa < vals[0] - kappa

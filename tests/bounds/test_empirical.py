@@ -22,7 +22,14 @@ from rerokit.bounds.dpsgd import rero_dpsgd
 from rerokit.bounds.empirical import audit_lower_bounds, epsilon_lower, mu_gdp_lower
 from rerokit.stats import clopper_pearson, clopper_pearson_lower
 
-mp.mp.dps = 50
+
+
+@pytest.fixture(autouse=True)
+def _mp_precision():
+    """mpmath's working precision for this module's references, restored after each test (a
+    module-level assignment leaked into the other modules collected in the same process)."""
+    with mp.workdps(50):
+        yield
 
 
 def mp_ndtri(p):

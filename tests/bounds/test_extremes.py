@@ -14,7 +14,14 @@ import pytest
 
 from rerokit.bounds import fano
 
-mp.mp.dps = 60
+
+
+@pytest.fixture(autouse=True)
+def _mp_precision():
+    """mpmath's working precision for this module's references, restored after each test (a
+    module-level assignment leaked into the other modules collected in the same process)."""
+    with mp.workdps(60):
+        yield
 
 
 # --------------------------------------------------------------------------- fano

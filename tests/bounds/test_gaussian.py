@@ -9,7 +9,14 @@ import pytest
 
 from rerokit.bounds.gaussian import gaussian_delta, gaussian_delta_bracket, gaussian_epsilon, gdp_mu, noise_multiplier_full_batch
 
-mp.mp.dps = 50
+
+
+@pytest.fixture(autouse=True)
+def _mp_precision():
+    """mpmath's working precision for this module's references, restored after each test (a
+    module-level assignment leaked into the other modules collected in the same process)."""
+    with mp.workdps(50):
+        yield
 
 
 def _delta_exact(eps: float, mu: float) -> mp.mpf:

@@ -19,7 +19,14 @@ from rerokit.bounds.onerun import (
     steinke_p_value,
 )
 
-mpmath.mp.dps = 20
+
+
+@pytest.fixture(autouse=True)
+def _mp_precision():
+    """mpmath's working precision for this module's references, restored after each test (a
+    module-level assignment leaked into the other modules collected in the same process)."""
+    with mpmath.workdps(20):
+        yield
 
 
 # ----------------------------------------------------------------------------- independent references

@@ -20,7 +20,7 @@ import rerokit
 from rerokit.bounds.calibrate import calibrate_noise_multiplier, noise_multiplier_for_epsilon
 from rerokit.bounds.certify import certified_epsilon, rdp_epsilon
 from rerokit.bounds.gaussian import gaussian_epsilon
-from rerokit.bounds.schedule import Schedule, epochs_touched
+from rerokit.bounds.schedule import Sampling, Schedule, epochs_touched
 
 
 def _gdp(kappa: float, mu: float) -> float:
@@ -106,8 +106,8 @@ def test_full_batch_sampler_equals_q1_poisson():
 
 def test_poisson_default_unchanged():
     a = rerokit.reconstruction_risk(noise_multiplier=1.0, sample_rate=0.01, steps=1000, prior=10)
-    b = rerokit.reconstruction_risk(noise_multiplier=1.0, sample_rate=0.01, steps=1000, prior=10, sampler="poisson",
-                                    examples_per_user=1)
+    b = rerokit.reconstruction_risk(noise_multiplier=1.0, sample_rate=0.01, steps=1000, prior=10,
+                                    sampler=Sampling("poisson", examples_per_user=1))
     assert a.gamma == b.gamma and a.epsilon == b.epsilon and a.gamma == pytest.approx(0.19421, abs=1e-5)
 
 
@@ -165,7 +165,6 @@ def test_epsilon_calibration_under_shuffling_is_the_gaussian_closed_form():
     s = noise_multiplier_for_epsilon(2.0, 1e-5, 0.1, 30, sampler="shuffle")
     assert s == noise_multiplier_for_epsilon(2.0, 1e-5, 1.0, 3)
     assert gaussian_epsilon(1e-5, math.sqrt(3) / s) <= 2.0 + 1e-9
-    from rerokit.bounds.schedule import Sampling
 
     s2 = noise_multiplier_for_epsilon(2.0, 1e-5, 0.1, 30, sampler=Sampling("shuffle", examples_per_user=4))
     assert s2 == pytest.approx(4 * s, rel=1e-12)
@@ -175,19 +174,20 @@ def test_epsilon_calibration_under_shuffling_is_the_gaussian_closed_form():
 
 @pytest.mark.parametrize("k", [1, 2, 5])
 def test_group_closed_forms_at_full_batch_and_shuffle(k):
-    r = rerokit.reconstruction_risk(noise_multiplier=3.0, sample_rate=1.0, steps=4, prior=10, examples_per_user=k)
+    r = rerokit.reconstruction_risk(noise_multiplier=3.0, sample_rate=1.0, steps=4, prior=10,
+                                    sampler=Sampling(examples_per_user=k))
     exact = _gdp(0.1, k * 2 / 3.0)
     assert r.gamma_interval[0] - 1e-12 <= exact <= r.gamma <= exact + 1e-4
     assert r.mu_gdp == pytest.approx(k * 2 / 3.0, rel=1e-14)
-    r = rerokit.reconstruction_risk(noise_multiplier=3.0, sample_rate=0.25, steps=8, prior=10, sampler="shuffle",
-                                    examples_per_user=k)
+    r = rerokit.reconstruction_risk(noise_multiplier=3.0, sample_rate=0.25, steps=8, prior=10,
+                                    sampler=Sampling("shuffle", examples_per_user=k))
     exact = _gdp(0.1, k * math.sqrt(2) / 3.0)
     assert r.gamma_interval[0] - 1e-12 <= exact <= r.gamma <= exact + 1e-4
 
 
 def test_group_is_monotone_in_k_and_k1_is_today():
     kw = dict(noise_multiplier=2.0, sample_rate=0.05, steps=100, prior=10)
-    g = [rerokit.reconstruction_risk(**kw, examples_per_user=k).gamma for k in (1, 2, 3, 6)]
+    g = [rerokit.reconstruction_risk(**kw, sampler=Sampling(examples_per_user=k)).gamma for k in (1, 2, 3, 6)]
     assert g[0] == rerokit.reconstruction_risk(**kw).gamma
     assert all(a <= b for a, b in zip(g, g[1:]))
     e = [certified_epsilon(Schedule.from_settings(2.0, 0.05, 100, examples_per_user=k), 1e-5) for k in (1, 2, 3)]
@@ -206,7 +206,8 @@ def _one_step_group_gamma(sigma: float, q: float, k: int, kappa: float) -> float
 @pytest.mark.parametrize("sigma,q,k", [(1.0, 0.3, 2), (0.8, 0.1, 4), (2.0, 0.5, 3)])
 def test_group_under_poisson_is_never_below_the_exact_one_step_value(sigma, q, k):
     """Valid with or without the engine's group_size (without it: the envelope mu = k/sigma)."""
-    r = rerokit.reconstruction_risk(noise_multiplier=sigma, sample_rate=q, steps=1, prior=10, examples_per_user=k)
+    r = rerokit.reconstruction_risk(noise_multiplier=sigma, sample_rate=q, steps=1, prior=10,
+                                    sampler=Sampling(examples_per_user=k))
     assert r.gamma >= _one_step_group_gamma(sigma, q, k, 0.1) - 1e-12
     assert r.gamma <= _gdp(0.1, k / sigma) + 1e-6  # never above the no-amplification envelope
 
@@ -214,7 +215,8 @@ def test_group_under_poisson_is_never_below_the_exact_one_step_value(sigma, q, k
 @needs_group_engine
 @pytest.mark.parametrize("sigma,q,k", [(1.0, 0.3, 2), (0.8, 0.1, 4), (2.0, 0.5, 3)])
 def test_group_under_poisson_matches_the_exact_one_step_value(sigma, q, k):
-    r = rerokit.reconstruction_risk(noise_multiplier=sigma, sample_rate=q, steps=1, prior=10, examples_per_user=k)
+    r = rerokit.reconstruction_risk(noise_multiplier=sigma, sample_rate=q, steps=1, prior=10,
+                                    sampler=Sampling(examples_per_user=k))
     exact = _one_step_group_gamma(sigma, q, k, 0.1)
     assert exact - 1e-12 <= r.gamma <= exact + 1e-4
 

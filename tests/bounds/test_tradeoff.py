@@ -27,7 +27,14 @@ from scipy.stats import norm
 from rerokit.bounds.dpsgd import rero_dpsgd
 from rerokit.bounds.tradeoff import Bracket, CurvePoints, TradeoffCurve, dpsgd_tradeoff, tradeoff_grid
 
-mp.mp.dps = 50
+
+
+@pytest.fixture(autouse=True)
+def _mp_precision():
+    """mpmath's working precision for this module's references, restored after each test (a
+    module-level assignment leaked into the other modules collected in the same process)."""
+    with mp.workdps(50):
+        yield
 
 
 # ----------------------------------------------------------------------------- references

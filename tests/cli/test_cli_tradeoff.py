@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from rerokit.bounds.dpsgd import rero_dpsgd
+from rerokit.bounds.options import Comparisons
 from rerokit.bounds.tradeoff import dpsgd_tradeoff, tradeoff_grid
 
 BASE = ["bound", "tradeoff", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "1000"]
@@ -93,7 +94,7 @@ def test_bound_dpsgd_membership_envelope(cli):
 
 
 def test_library_membership_flag_equals_cli():
-    b = rero_dpsgd(1.0, 0.01, 1000, 0.01, membership=True)
+    b = rero_dpsgd(1.0, 0.01, 1000, 0.01, comparisons=Comparisons(membership=True))
     assert b.extras["membership"] == dpsgd_tradeoff(1.0, 0.01, 1000).membership_summary()
     assert "membership" not in rero_dpsgd(1.0, 0.01, 1000, 0.01).extras  # off by default
 

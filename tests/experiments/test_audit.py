@@ -3,6 +3,7 @@ resume. Small settings (digits MLP, |D-| = 49-99, T <= 20) keep these fast; the 
 the bound is the closed form gamma = Phi(Phi^-1(kappa) + sqrt(T)/sigma) of full-batch DP-SGD
 (Hayes et al. 2023 Thm 2 with q = 1, Gaussian DP)."""
 
+import dataclasses
 import json
 import math
 
@@ -170,7 +171,11 @@ def test_hayes_fig5_and_fig8_write_png_csv_matching_trials(tmp_path):
 
     from rerokit.experiments.hayes_figures import fig5, fig8
 
-    r = fig5(tmp_path, sample_rates=(0.5, 1.0), trials=6, steps=3, n_known=19, progress=False)
+    from rerokit.experiments.hayes_figures import FIG3_AUDIT, FIG5_AUDIT
+
+    quiet = RunOptions(progress=False)
+    r = fig5(tmp_path, sample_rates=(0.5, 1.0), trials=6, audit=dataclasses.replace(FIG5_AUDIT, steps=3, n_known=19),
+             options=quiet)
     assert (tmp_path / "fig5.png").stat().st_size > 0
     rows = list(csv.DictReader(open(tmp_path / "fig5.csv")))
     assert len(rows) == 4 and {x["attack"] for x in rows} == {"alg3", "loglik"}
@@ -179,8 +184,15 @@ def test_hayes_fig5_and_fig8_write_png_csv_matching_trials(tmp_path):
         recs = [json.loads(s) for s in (tmp_path / f"fig5_q{q:g}.jsonl").read_text().splitlines()[1:]]
         assert float(row["value"]) == pytest.approx(np.mean([t["success"][row["attack"]] for t in recs]))
         assert float(row["gamma"]) == pytest.approx(rero_gamma(float(row["noise_multiplier"]), q, 3, 0.1))
-    r = fig8(tmp_path, epsilons=(8,), prior_sizes=(2, 8), trials=4, gradient_trials=1, steps=3, n_known=19,
-             iterations=5, restarts=1, progress=False)
+    r = fig8(tmp_path, epsilons=(8,), prior_sizes=(2, 8), trials=4, gradient_trials=1,
+             audit=dataclasses.replace(FIG3_AUDIT, steps=3, n_known=19), attack=GradientAttack(iterations=5, restarts=1),
+             options=quiet)
+    with pytest.raises(ValueError, match="sample_rate"):  # set per cell by the figure: never silently replaced
+        fig5(tmp_path, audit=dataclasses.replace(FIG5_AUDIT, sample_rate=0.5), options=quiet)
+    with pytest.raises(ValueError, match="noise_multiplier"):
+        fig8(tmp_path, audit=dataclasses.replace(FIG3_AUDIT, noise_multiplier=1.0), options=quiet)
+    with pytest.raises(ValueError, match="out"):
+        fig5(tmp_path, options=RunOptions(out="x.jsonl"))
     assert (tmp_path / "fig8.png").stat().st_size > 0
     attacks = {(x["attack"], x["prior_size"]) for x in r["rows"] if x["metric"] == "success"}
     assert attacks == {("prior-aware (alg2)", 2), ("prior-aware (alg2)", 8),

@@ -27,7 +27,7 @@ def test_known_init_without_noise_is_won_every_time_by_the_trivial_strategy():
 
 
 def test_recorded_losses_are_the_cross_entropy_of_the_released_model():
-    from rerokit.attacks.reconn import functional_mlp, split_dataset, train_models
+    from rerokit.attacks.reconn import TABLE_V, ReconData, functional_mlp, split_dataset, train_models
     from rerokit.data import load_dataset
 
     cfg = MIAConfig(**TINY)
@@ -36,7 +36,8 @@ def test_recorded_losses_are_the_cross_entropy_of_the_released_model():
     # trial 1 of 3 alone, trained independently of the block
     X_t = np.repeat(sp.X_eval[rec["b"]][None], 3, axis=0)
     y_t = np.repeat(sp.y_eval[rec["b"]], 3)
-    theta = train_models(sp.X_fixed, sp.y_fixed, X_t, y_t, epochs=cfg.epochs, momentum=cfg.momentum, init_seed=0,
+    theta = train_models(ReconData(sp.X_fixed, sp.y_fixed, X_t, y_t),
+                         settings=TABLE_V.replace(steps=cfg.epochs, momentum=cfg.momentum), init_seed=0,
                          models=(1, 2))[0]
     fm = functional_mlp(64, (10,), 10, "elu")
     for c in (0, 1):

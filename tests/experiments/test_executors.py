@@ -113,10 +113,13 @@ def test_library_run_audit_reproduces_the_command(cli):
     d = cli.json(argv)
     cfg = AuditConfig.resolve(epsilon=4, steps=5, n_known=29)
     assert cfg.epsilon == 4 and cfg.delta == 1e-5 and cfg.noise_multiplier == d["noise_multiplier"]
-    got = run_audit("prior-aware", cfg, trials=6, seed=1, options=RunOptions(progress=False)).summary()
+    summary = run_audit("prior-aware", cfg, trials=6, seed=1, options=RunOptions(progress=False)).summary()
+    got = summary.to_dict()
     assert got == {k: v for k, v in d.items() if k != "rerokit_version"}
+    assert list(got) == [k for k in d if k != "rerokit_version"]  # the command's key order
+    assert summary.trials == 6 and summary.result.metric == "success" and summary.empirical is not None
     # the same from arguments, and from_epsilon
-    assert run_audit(epsilon=4, steps=5, n_known=29, trials=6, seed=1, options=RunOptions(progress=False)).summary() == got
+    assert run_audit(epsilon=4, steps=5, n_known=29, trials=6, seed=1, options=RunOptions(progress=False)).summary() == summary
     assert AuditConfig.from_epsilon(4, steps=5, n_known=29) == cfg
 
 

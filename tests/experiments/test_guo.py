@@ -24,6 +24,7 @@ from scipy.stats import norm
 from rerokit.bounds.mse import GELU_CLIP_FACTOR
 from rerokit.experiments.guo_dfil import FIL_LEAK_NOTE, GuoDfilHistConfig, run_guo_dfil_hist
 from rerokit.experiments.guo_fig5 import GuoFig5Config, guo_fig5_setup, run_guo_fig5
+from rerokit.training.settings import DPSGDSettings
 
 TINY = GuoFig5Config(sigmas=(0.5, 64.0), steps=(1, 5), lr=2.0, hidden=(), train_size=40, coords=None, seed=0)
 
@@ -178,7 +179,7 @@ def test_fig5_interrupted_run_resumes_to_the_same_records(fig5, tmp_path, monkey
     orig, calls = fil.dpsgd_fil, []
 
     def once_then_interrupt(*a, **k):
-        calls.append(k["noise_multiplier"])
+        calls.append(a[3].noise_multiplier)  # the DPSGDSettings
         if len(calls) > 1:
             raise KeyboardInterrupt
         return orig(*a, **k)
@@ -210,8 +211,7 @@ def test_fig5_repeats_average_the_runs(tmp_path):
     cfg = GuoFig5Config(sigmas=(1.0,), steps=(2,), lr=2.0, hidden=(), train_size=12, coords=None, repeats=2)
     (cell,) = run_guo_fig5(tmp_path, cfg, progress=False, plot=False)["cells"]
     data = guo_fig5_setup(cfg)
-    runs = [dpsgd_fil(data.module, data.X, data.Y, noise_multiplier=1.0, sample_rate=1.0, steps=2, clip=1.0, lr=2.0,
-                      seed=s).dfil for s in (0, 1)]
+    runs = [dpsgd_fil(data.module, data.X, data.Y, DPSGDSettings(noise_multiplier=1.0, clip=1.0, steps=2, lr=2.0, sample_rate=1.0), seed=s).dfil for s in (0, 1)]
     assert not np.allclose(runs[0], runs[1])  # the second step differs between the two noise draws
     mean = np.mean(runs, axis=0)
     assert cell["dfil_max"] == pytest.approx(mean.max(), rel=1e-6)

@@ -50,10 +50,11 @@ def test_subsampled_cells_agree_with_monte_carlo_and_dp_accounting():
     moderate epsilons) and sigma's epsilon against dp-accounting's PLD accountant (an independent accountant)."""
     import dp_accounting
     from rerokit.bounds.dpsgd import rero_dpsgd
+    from rerokit.bounds.options import MonteCarlo
 
     for c in fig15_cells([1.0, 4.0], [0.1], [10]):
-        mc = rero_dpsgd(c.noise_multiplier, c.sample_rate, c.steps, prior=c.prior_size, method="mc",
-                        mc_samples=100_000, seed=0, comparisons=False)
+        mc = rero_dpsgd(c.noise_multiplier, c.sample_rate, c.steps, prior=c.prior_size, 
+                        method=MonteCarlo(samples=100_000, seed=0), comparisons=False)
         lo, hi = mc.interval
         assert lo - 1e-3 <= c.gamma <= hi + 1e-3
         acc = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-3)

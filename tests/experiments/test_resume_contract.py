@@ -163,11 +163,13 @@ def test_analytic_chunks_interrupt_resume_and_cli_refusals(cli, capsys, tmp_path
 
     import rerokit.attacks.analytic as AN
     from rerokit.data import load_dataset
-    from rerokit.experiments.analytic import run_analytic_attack  # moved from rerokit.attacks.analytic
+    from rerokit.executors import RunOptions
+    from rerokit.experiments.analytic import AnalyticConfig, run_analytic_attack  # moved from rerokit.attacks.analytic
     from rerokit.experiments.records import TrialLog
 
     X = load_dataset("digits").flat[:7].astype(np.float64)
-    kw = dict(noise_multiplier=0.5, clip=1.0, seed=4, backend="vmap", chunk=3)
+    kw = dict(config=AnalyticConfig(noise_multiplier=0.5, clip=1.0, backend="vmap"), seed=4,
+              options=RunOptions(chunk_size=3, progress=False))
     straight = run_analytic_attack(X, **kw)
     p = tmp_path / "an.jsonl"
     orig = AN.vectorized_analytic_attack

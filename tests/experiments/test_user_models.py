@@ -119,5 +119,5 @@ def test_built_in_cnn_on_every_input_shape(cli, tmp_path, dataset, shape):
 def test_gradient_audit_of_a_user_module(tmp_path):
     rep = run_audit("gradient", noise_multiplier=0.0, model_fn=tiny_conv, trials=1, **TINY, attack=GradientAttack(iterations=3, restarts=1), options=RunOptions(out=str(tmp_path / "g.jsonl"), progress=False))
     header = json.loads((tmp_path / "g.jsonl").read_text().splitlines()[0])["settings"]
-    assert header["model_factory"] == f"{__name__}:tiny_conv" and rep.summary()["trials"] == 1
-    assert np.isfinite(rep.summary()["mse"])
+    assert header["model_factory"] == f"{__name__}:tiny_conv" and rep.summary().trials == 1
+    assert np.isfinite(rep.summary().mse.value)

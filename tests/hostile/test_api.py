@@ -42,6 +42,10 @@ BASE = {
     "UniformBallPrior": dict(d=10),
     "GaussianPrior": dict(d=10, sigma=1.0),
     "Sampling": dict(sampler="poisson", examples_per_user=1),
+    "Numerics": dict(),
+    "MonteCarlo": dict(),
+    "Comparisons": dict(),
+    "RiskOptions": dict(),
     # calibrations: refused-up-front values only (their valid extremes are searched for seconds)
     "calibrate_noise_multiplier": dict(target_gamma=0.15, sample_rate=0.01, steps=10, kappa=0.1),
     "calibrate_steps": dict(target_gamma=0.15, noise_multiplier=1.0, sample_rate=0.01, kappa=0.1, max_steps=1000),
@@ -49,7 +53,8 @@ BASE = {
 }
 SLOW = {"calibrate_noise_multiplier", "calibrate_steps", "noise_multiplier_for_epsilon"}
 # parameters that take a flag, a name or an object (checked elsewhere) rather than a number
-SKIP = {"mechanism", "prior", "priors", "segments", "sampler", "adjacency", "method", "strict", "dpsgd", "selection", "schedule"}
+SKIP = {"mechanism", "prior", "priors", "segments", "sampler", "adjacency", "method", "strict", "dpsgd", "selection",
+        "schedule", "options", "numerics", "comparisons"}
 
 
 def _cases():

@@ -80,7 +80,8 @@ def test_counts_optimizer_steps_and_logs_through_the_module():
     cb, rec, module = RiskCallback(noise_multiplier=SIGMA, sample_rate=Q, prior=10), Recorder(), Tiny()
     trainer = _fit(module, [cb, rec], max_steps=6, accum=3)
     assert trainer.global_step == 6 and module.batches == 18
-    r = rerokit.reconstruction_risk(noise_multiplier=SIGMA, sample_rate=Q, steps=6, prior=10, fprs=(0.01,))
+    r = rerokit.reconstruction_risk(noise_multiplier=SIGMA, sample_rate=Q, steps=6, prior=10,
+                                    options=rerokit.RiskOptions(fprs=(0.01,)))
     assert cb.summary["steps"] == 6 and not cb.summary["stopped_early"]
     assert cb.summary["gamma"] == pytest.approx(r.gamma, rel=1e-12)
     assert cb.summary["tpr_at_fpr_1pct"] == pytest.approx(r.membership.tpr_at_fpr[0.01], rel=1e-12)

@@ -35,7 +35,8 @@ class FakeAccountant:
 def test_metrics_equal_reconstruction_risk_of_the_same_schedule():
     m = RiskMonitor(noise_multiplier=SIGMA, sample_rate=Q, prior=10, delta=1e-5)
     got = m.metrics(30)
-    r = rerokit.reconstruction_risk(noise_multiplier=SIGMA, sample_rate=Q, steps=30, prior=10, fprs=(0.01,))
+    r = rerokit.reconstruction_risk(noise_multiplier=SIGMA, sample_rate=Q, steps=30, prior=10,
+                                    options=rerokit.RiskOptions(fprs=(0.01,)))
     assert got["steps"] == 30
     assert got["gamma"] == pytest.approx(r.gamma, rel=1e-12)
     assert got["tpr_at_fpr_1pct"] == pytest.approx(r.membership.tpr_at_fpr[0.01], rel=1e-12)
@@ -137,7 +138,8 @@ def test_run_of_the_wrong_kind_is_a_type_error():
 def test_the_declared_sampler_is_the_one_certified():
     for sampler in ("shuffle", "full_batch"):
         m = RiskMonitor(noise_multiplier=SIGMA, sample_rate=Q, sampler=sampler, prior=10)
-        r = rerokit.reconstruction_risk(noise_multiplier=SIGMA, sample_rate=Q, steps=60, prior=10, fprs=(0.01,),
+        r = rerokit.reconstruction_risk(noise_multiplier=SIGMA, sample_rate=Q, steps=60, prior=10,
+                                        options=rerokit.RiskOptions(fprs=(0.01,)),
                                         sampler=sampler)
         assert m.metrics(60)["gamma"] == pytest.approx(r.gamma, rel=1e-12)
         assert m.metrics(60)["epsilon"] == pytest.approx(r.epsilon, rel=1e-12)

@@ -75,7 +75,8 @@ def test_counts_optimizer_steps_not_accumulation_substeps_and_logs_the_risk(tmp_
     trainer = _trainer(tmp_path, cb, max_steps=6, accum=3, callbacks=[sub])
     trainer.train()
     assert trainer.state.global_step == 6 and sub.substeps == 6 * 2  # 2 substeps before each step's last batch
-    r = rerokit.reconstruction_risk(noise_multiplier=SIGMA, sample_rate=Q, steps=6, prior=10, fprs=(0.01,))
+    r = rerokit.reconstruction_risk(noise_multiplier=SIGMA, sample_rate=Q, steps=6, prior=10,
+                                    options=rerokit.RiskOptions(fprs=(0.01,)))
     s = cb.summary
     assert s["steps"] == 6 and s["stopped_early"] is False
     assert s["gamma"] == pytest.approx(r.gamma, rel=1e-12)

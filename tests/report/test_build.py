@@ -10,6 +10,7 @@ import pytest
 import rerokit
 from rerokit.bounds.schedule import Schedule
 from rerokit.report.build import build_report, schedule_prefix, step_grid
+from rerokit.report.settings import DataDescription, ReportSettings
 from rerokit.report.inputs import (
     MAX_TOTAL_STEPS,
     audit_from_dict,
@@ -105,9 +106,9 @@ def test_build_report_errors_name_the_parameter(fx):
     with pytest.raises(ValueError, match="give the training run"):
         build_report()
     with pytest.raises(TypeError, match="label must be a string"):
-        build_report(noise_multiplier=1, sample_rate=0.1, steps=3, label=3)
+        build_report(noise_multiplier=1, sample_rate=0.1, steps=3, settings=ReportSettings(label=3))
     with pytest.raises(ValueError, match=r"prior_sizes\[0\] must be an integer >= 2"):
-        build_report(noise_multiplier=1, sample_rate=0.1, steps=3, prior_sizes=[1])
+        build_report(noise_multiplier=1, sample_rate=0.1, steps=3, settings=ReportSettings(prior_sizes=[1]))
     with pytest.raises(TypeError, match="audit must be a path"):
         build_report(noise_multiplier=1, sample_rate=0.1, steps=3, audit=3.0)
     with pytest.raises(ValueError, match="delta must be a number in"):
@@ -117,8 +118,8 @@ def test_build_report_errors_name_the_parameter(fx):
 def test_min_norm_and_dataset_size():
     from rerokit.bounds import uninformed as U
 
-    d = build_report(noise_multiplier=2.0, sample_rate=0.1, steps=50, data_shape="3x32x32", clip=1.0, min_norm=4.0,
-                     dataset_size=50_000, what_if=False).to_dict()
+    d = build_report(noise_multiplier=2.0, sample_rate=0.1, steps=50, what_if=False,
+                     data=DataDescription(data_shape="3x32x32", clip=1.0, min_norm=4.0, dataset_size=50_000)).to_dict()
     u = d["uninformed"]
     # a given min_norm replaces the clip assumption: 004 Prop. 3 with r = 4 (mse_rero), exact
     assert u["min_norm_source"] == "--min-norm"
@@ -127,21 +128,21 @@ def test_min_norm_and_dataset_size():
     assert u["ncc_bound"] == pytest.approx(math.sqrt(1 / (1 + 4 * 3072)), rel=1e-15)  # Prop. 6
     assert d["data"]["expected_batch_size"] == pytest.approx(5000) and d["data"]["epochs"] == pytest.approx(5)
     assert not any("not below" in n for n in d["notes"])  # delta = 1e-5 < 1/50000
-    d = build_report(noise_multiplier=2.0, sample_rate=0.1, steps=50, dataset_size=10, delta=0.2,
-                     what_if=False).to_dict()
+    d = build_report(noise_multiplier=2.0, sample_rate=0.1, steps=50, data=DataDescription(dataset_size=10),
+                     delta=0.2, what_if=False).to_dict()
     assert any("is not below 1/N" in n for n in d["notes"])  # delta = 0.2 >= 1/10 is flagged
 
 
 def test_every_number_appears_once_in_the_table(audit_files):
     from rerokit.report.build import table_rows
 
-    d = build_report(audit=audit_files[1], diameter=1.0, what_if=False).to_dict()
+    d = build_report(audit=audit_files[1], data=DataDescription(diameter=1.0), what_if=False).to_dict()
     rows = table_rows(d)
     labels = [r.label for r in rows]
     assert len(labels) == len(set(labels))
     # the audit's kappa is 1/10: its bound is the prior-of-10 row, not a second row with the same number
     assert not any(lab.startswith("Bound at the audit") for lab in labels)
-    d2 = build_report(audit=audit_files[1], prior_sizes=(2, 100), what_if=False).to_dict()
+    d2 = build_report(audit=audit_files[1], settings=ReportSettings(prior_sizes=(2, 100)), what_if=False).to_dict()
     assert any(r.label.startswith("Bound at the audit") for r in table_rows(d2))
     # same curve, same kappa; log(0.1) (BaselinePrior) and -log(10) (prior of 10) differ by an ulp: rel 1e-12
     assert d2["audit"]["gamma"] == pytest.approx(d["informed"]["prior_10"]["gamma"], rel=1e-12)

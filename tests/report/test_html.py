@@ -33,7 +33,7 @@ LABEL = '<script>alert("label")</script> & "quotes" \'single\''
 def card(tmp_path_factory, audit_files):
     """(html path, the report's JSON) for a run read from a history file with a hostile name, with a
     hostile label, data description, Guo's diameter and the audit (every section of the card)."""
-    from rerokit.report import build_report
+    from rerokit.report import DataDescription, ReportSettings, build_report
     from rerokit.report.inputs import load_history
 
     d = tmp_path_factory.mktemp("card")
@@ -41,8 +41,9 @@ def card(tmp_path_factory, audit_files):
     h = d / name
     sigma = 10.811618500608592  # the audit's (conftest): sigma for epsilon = 4 at q = 1, T = 100
     h.write_text(json.dumps([[sigma, 1.0, 60], [sigma, 1.0, 40]]))  # merged: one segment, the audited run
-    rep = build_report(load_history(h), source=f"opacus history {name}", label=LABEL, data_shape="1x8x8",
-                       diameter=1.0, audit=audit_files[1], dataset_size=1000)
+    rep = build_report(load_history(h), settings=ReportSettings(source=f"opacus history {name}", label=LABEL),
+                       data=DataDescription(data_shape="1x8x8", diameter=1.0, dataset_size=1000),
+                       audit=audit_files[1])
     path = d / "card.html"
     rep.write_html(path)
     return str(path), rep.to_dict(), name

@@ -24,7 +24,7 @@ def validator():
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory, audit_files):
     """Real outputs: settings only; settings + data + Guo + what-if; an audit; a two-segment history."""
-    from rerokit.report import build_report
+    from rerokit.report import DataDescription, build_report
     from rerokit.report.inputs import load_history
 
     d = tmp_path_factory.mktemp("schema")
@@ -32,8 +32,8 @@ def outputs(tmp_path_factory, audit_files):
     h.write_text(json.dumps([[1.0, 0.01, 400], [1.5, 0.01, 600]]))
     reps = {
         "settings": build_report(noise_multiplier=1.0, sample_rate=0.01, steps=1000, what_if=False),
-        "data": build_report(noise_multiplier=2.0, sample_rate=0.05, steps=50, data_shape="1x8x8", clip=1.0,
-                             diameter=1.0, dataset_size=1000, what_if=True),
+        "data": build_report(noise_multiplier=2.0, sample_rate=0.05, steps=50, what_if=True,
+                             data=DataDescription(data_shape="1x8x8", clip=1.0, diameter=1.0, dataset_size=1000)),
         "audit": build_report(audit=audit_files[1], what_if=False),
         "history": build_report(load_history(h), what_if=True),
     }

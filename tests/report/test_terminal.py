@@ -104,11 +104,11 @@ def test_generic_rows_hide_internal_fields_and_explain_names():
 
 @pytest.fixture(scope="module")
 def settings_report():
-    from rerokit.report import build_report
+    from rerokit.report import DataDescription, build_report
 
     # sigma = 1, q = 0.01, T = 1000: the README's example setting
-    return build_report(noise_multiplier=1.0, sample_rate=0.01, steps=1000, data_shape="1x8x8", clip=0.5,
-                        what_if=False)
+    return build_report(noise_multiplier=1.0, sample_rate=0.01, steps=1000,
+                        data=DataDescription(data_shape="1x8x8", clip=0.5), what_if=False)
 
 
 def test_report_terminal_is_a_level_then_one_line_of_odds_per_threat_model(settings_report):

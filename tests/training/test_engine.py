@@ -20,6 +20,10 @@ from rerokit.training import (
 )
 from rerokit.training.engine import _VmapSums
 from rerokit.training.mlp import MLPPlan
+from rerokit.training.settings import DPSGDSettings, EngineOptions
+
+
+_SETTINGS = ("noise_multiplier", "clip", "steps", "lr", "sample_rate", "momentum")
 
 
 def _data(K, n, d=6, classes=3, seed=0, dtype=torch.float32):
@@ -38,14 +42,16 @@ def test_vectorised_trials_equal_sequential_runs():
     theta0 = torch.stack([fm.init_flat(s) for s in range(K)])
     seeds = [11, 12, 11]
     tgt = [0, 9, 0]
-    kw = dict(noise_multiplier=0.8, clip=0.5, steps=T, lr=0.3, sample_rate=0.6, momentum=0.5)
+    st = DPSGDSettings(noise_multiplier=0.8, clip=0.5, steps=T, lr=0.3, sample_rate=0.6, momentum=0.5)
     for many_m, single_m in [("linear", "vmap"), ("vmap", "linear")]:
-        R = train_dpsgd_many(fm, theta0, X, y, seeds=seeds, target_index=tgt, record=True, method=many_m, chunk_size=2, **kw)
+        R = train_dpsgd_many(fm, theta0, X, y, st, seed=seeds, target_index=tgt, record=True,
+                             options=EngineOptions(method=many_m, chunk_size=2))
         assert R.settings["method"] == many_m
         tr = R.transcript
         assert tr.thetas.shape == (K, T, fm.num_params) and tr.batch_masks.shape == (K, T, n)
         for k in range(K):
-            r = train_dpsgd(fm, theta0[k], X[k], y[k], seed=seeds[k], target_index=tgt[k], record=True, method=single_m, **kw)
+            r = train_dpsgd(fm, theta0[k], X[k], y[k], st, seed=seeds[k], target_index=tgt[k], record=True,
+                            options=EngineOptions(method=single_m))
             assert r.settings["method"] == single_m
             s = tr.trial(k)
             assert torch.equal(s.batch_masks, r.transcript.batch_masks)  # same random numbers
@@ -55,8 +61,8 @@ def test_vectorised_trials_equal_sequential_runs():
         # trials 0 and 2 share the seed: same masks although theta0 differs
         assert torch.equal(tr.batch_masks[0], tr.batch_masks[2])
     # seed=s is seeds=trial_seeds(s, K), and trial k's seed depends only on (s, k)
-    R2 = train_dpsgd_many(fm, theta0, X, y, seed=5, **kw)
-    R3 = train_dpsgd_many(fm, theta0[:2], X[:2], y[:2], seed=5, **kw)
+    R2 = train_dpsgd_many(fm, theta0, X, y, st, seed=5)
+    R3 = train_dpsgd_many(fm, theta0[:2], X[:2], y[:2], st, seed=5)
     assert R2.seed == trial_seeds(5, K) and R3.seed == R2.seed[:2]
     assert torch.allclose(R2.theta[:2], R3.theta, atol=1e-6, rtol=0)
 
@@ -112,9 +118,9 @@ def test_full_batch_noiseless_dpgd_equals_plain_gd_with_clipping():
         opt.step()
     want = fm.flatten(ref.named_parameters())
     for method in ("vmap", "linear"):
-        r = train_dpsgd(fm, theta0, X, y, noise_multiplier=0.0, clip=C, steps=T, lr=lr, seed=0, momentum=0.9, method=method)
+        r = train_dpsgd(fm, theta0, X, y, DPSGDSettings(noise_multiplier=0.0, clip=C, steps=T, lr=lr, momentum=0.9), seed=0, options=EngineOptions(method=method))
         assert torch.allclose(r.theta, want, atol=1e-12)
-    R = train_dpsgd_many(fm, theta0, X[None], y[None], noise_multiplier=0.0, clip=C, steps=T, lr=lr, seed=0, momentum=0.9)
+    R = train_dpsgd_many(fm, theta0, X[None], y[None], DPSGDSettings(noise_multiplier=0.0, clip=C, steps=T, lr=lr, momentum=0.9), seed=0)
     assert torch.allclose(R.theta[0], want, atol=1e-12)
     # clip=None, sigma=0: plain GD on the mean loss
     ref2 = make_mlp(6, [5], 3).double()
@@ -124,7 +130,7 @@ def test_full_batch_noiseless_dpgd_equals_plain_gd_with_clipping():
         opt2.zero_grad()
         F.cross_entropy(ref2(X), y).backward()
         opt2.step()
-    r2 = train_dpsgd(fm, theta0, X, y, noise_multiplier=0.0, clip=None, steps=T, lr=lr, seed=0)
+    r2 = train_dpsgd(fm, theta0, X, y, DPSGDSettings(noise_multiplier=0.0, clip=None, steps=T, lr=lr), seed=0)
     assert torch.allclose(r2.theta, fm.flatten(ref2.named_parameters()), atol=1e-12)
 
 
@@ -132,8 +138,7 @@ def test_poisson_masks_have_rate_q():
     q, n, T = 0.3, 200, 64
     fm = FunctionalModel(make_mlp(2, [], 2))
     X, y = _data(1, n, d=2, classes=2)
-    r = train_dpsgd(fm, fm.init_flat(0), X[0], y[0], noise_multiplier=1.0, clip=1.0, steps=T, lr=0.1,
-                    sample_rate=q, seed=3, record="gbar_only")
+    r = train_dpsgd(fm, fm.init_flat(0), X[0], y[0], DPSGDSettings(noise_multiplier=1.0, clip=1.0, steps=T, lr=0.1, sample_rate=q), seed=3, record="gbar_only")
     m = r.transcript.batch_masks
     N = m.numel()
     # binomial two-sided test at level 1e-4 (deterministic seed; fails only if the rate is wrong)
@@ -142,7 +147,7 @@ def test_poisson_masks_have_rate_q():
     sizes = m.sum(1).numpy()
     assert sizes.std() > 0 and not torch.equal(m[0], m[1])
     assert r.transcript.noisy_sums is None  # gbar_only
-    full = train_dpsgd(fm, fm.init_flat(0), X[0], y[0], noise_multiplier=1.0, clip=1.0, steps=3, lr=0.1, seed=3, record=True)
+    full = train_dpsgd(fm, fm.init_flat(0), X[0], y[0], DPSGDSettings(noise_multiplier=1.0, clip=1.0, steps=3, lr=0.1), seed=3, record=True)
     assert bool(full.transcript.batch_masks.all())  # q = 1: full batch
 
 
@@ -154,8 +159,7 @@ def test_noise_std_and_gbar_semantics():
     X, y = X[0], y[0]
     theta0 = fm.init_flat(1).double()
     tgt = 2
-    r = train_dpsgd(fm, theta0, X, y, noise_multiplier=sigma, clip=C, steps=T, lr=0.2, sample_rate=0.5,
-                    seed=9, target_index=tgt, record=True)
+    r = train_dpsgd(fm, theta0, X, y, DPSGDSettings(noise_multiplier=sigma, clip=C, steps=T, lr=0.2, sample_rate=0.5), seed=9, target_index=tgt, record=True)
     tr = r.transcript
     noise = []
     for t in range(T):
@@ -174,7 +178,7 @@ def test_noise_std_and_gbar_semantics():
     assert lo < s2 < hi
     assert abs(z.mean()) < 4 * sigma * C / math.sqrt(N)
     # target_index=None: gbar is exactly the noise
-    r0 = train_dpsgd(fm, theta0, X, y, noise_multiplier=sigma, clip=C, steps=T, lr=0.2, sample_rate=0.5, seed=9, record=True)
+    r0 = train_dpsgd(fm, theta0, X, y, DPSGDSettings(noise_multiplier=sigma, clip=C, steps=T, lr=0.2, sample_rate=0.5), seed=9, record=True)
     assert torch.allclose(r0.transcript.gbar.reshape(-1), torch.from_numpy(z), atol=1e-12)
     assert torch.equal(tr.target_in_batch(), tr.batch_masks[:, tgt])
 
@@ -182,8 +186,7 @@ def test_noise_std_and_gbar_semantics():
 def test_vectorised_transcript_helpers():
     fm = FunctionalModel(make_mlp(6, [4], 3))
     X, y = _data(3, 5)
-    R = train_dpsgd_many(fm, fm.init_flat(0), X, y, noise_multiplier=1.0, clip=1.0, steps=4, lr=0.1, sample_rate=0.5,
-                         seed=0, target_index=[0, 1, 4], record="gbar_only")
+    R = train_dpsgd_many(fm, fm.init_flat(0), X, y, DPSGDSettings(noise_multiplier=1.0, clip=1.0, steps=4, lr=0.1, sample_rate=0.5), seed=0, target_index=[0, 1, 4], record="gbar_only")
     tr = R.transcript
     assert tr.batched and tr.num_trials == 3 and tr.steps == 4 and tr.noisy_sums is None
     tib = tr.target_in_batch()
@@ -211,45 +214,54 @@ def test_bad_inputs_raise_naming_parameter():
         ("momentum", dict(momentum=1.0)),
         ("record", dict(record="yes")),
     ]
+
+    def run(f, th_, X_, y_, kw, **more):
+        """``f`` called with the settings of ``kw`` (and ``more``) as a DPSGDSettings and EngineOptions."""
+        kw = {**kw, **more}
+        s = DPSGDSettings(**{k: kw.pop(k) for k in _SETTINGS if k in kw})
+        opts = {k: kw.pop(k) for k in ("chunk_size", "method", "num_threads") if k in kw}
+        return f(fm, th_, X_, y_, s, options=EngineOptions(**opts) if opts else None, **kw)
+
     for name, over in cases:
         with pytest.raises((ValueError, TypeError), match=name):
-            train_dpsgd(fm, th, X[0], y[0], **{**base, **over})
-        kw = {**base, **over}
+            run(train_dpsgd, th, X[0], y[0], base, **over)
         with pytest.raises((ValueError, TypeError), match=name if name != "seed" else "seed"):
-            train_dpsgd_many(fm, th, X, y, **kw)
-    with pytest.raises(ValueError, match="seeds"):
-        train_dpsgd_many(fm, th, X, y, **{**base, "seed": None})
-    with pytest.raises(ValueError, match="seeds"):
-        train_dpsgd_many(fm, th, X, y, **{**base, "seed": None, "seeds": [1]})
+            run(train_dpsgd_many, th, X, y, base, **over)
+    with pytest.raises(TypeError, match="seed"):
+        run(train_dpsgd_many, th, X, y, base, seed=None)
+    with pytest.raises(ValueError, match="seed"):
+        run(train_dpsgd_many, th, X, y, base, seed=[1])
+    with pytest.raises(TypeError, match="settings"):
+        train_dpsgd_many(fm, th, X, y, dict(noise_multiplier=1.0, clip=1.0, steps=3, lr=0.1), seed=0)
     with pytest.raises(ValueError, match="target_index"):
-        train_dpsgd_many(fm, th, X, y, **base, target_index=[0, 9])
+        run(train_dpsgd_many, th, X, y, base, target_index=[0, 9])
     with pytest.raises(ValueError, match="theta0"):
-        train_dpsgd_many(fm, th[:3], X, y, **base)
+        run(train_dpsgd_many, th[:3], X, y, base)
     with pytest.raises(ValueError, match="chunk_size"):
-        train_dpsgd_many(fm, th, X, y, **base, chunk_size=0)
+        run(train_dpsgd_many, th, X, y, base, chunk_size=0)
     with pytest.raises(ValueError, match="method"):
-        train_dpsgd_many(fm, th, X, y, **base, method="fast")
+        run(train_dpsgd_many, th, X, y, base, method="fast")
     with pytest.raises(ValueError, match="num_threads"):
-        train_dpsgd_many(fm, th, X, y, **base, num_threads=0)
+        run(train_dpsgd_many, th, X, y, base, num_threads=0)
     before = torch.get_num_threads()
-    r1 = train_dpsgd_many(fm, th, X, y, **base, num_threads=1)
+    r1 = run(train_dpsgd_many, th, X, y, base, num_threads=1)
     assert torch.get_num_threads() == before  # restored
-    assert torch.allclose(r1.theta, train_dpsgd_many(fm, th, X, y, **base).theta, atol=1e-6)
+    assert torch.allclose(r1.theta, run(train_dpsgd_many, th, X, y, base).theta, atol=1e-6)
     with pytest.raises(ValueError, match="X must"):
-        train_dpsgd_many(fm, th, X[0], y, **base)
+        run(train_dpsgd_many, th, X[0], y, base)
     with pytest.raises(ValueError, match="X must hold at least one"):
-        train_dpsgd(fm, th, X[0, :0], y[0, :0], **base)
+        run(train_dpsgd, th, X[0, :0], y[0, :0], base)
     with pytest.raises(ValueError, match="X must hold at least one"):
-        train_dpsgd_many(fm, th, X[:, :0], y[:, :0], **base)
+        run(train_dpsgd_many, th, X[:, :0], y[:, :0], base)
     with pytest.raises(ValueError, match="y must hold class labels in \\[0, 2\\]"):
-        train_dpsgd(fm, th, X[0], y[0] + 3, **base)
+        run(train_dpsgd, th, X[0], y[0] + 3, base)
     with pytest.raises(ValueError, match="y must hold class labels"):
-        train_dpsgd_many(fm, th, X, y - 1, **base)
+        run(train_dpsgd_many, th, X, y - 1, base)
     # divergence is an error naming lr, never silent NaNs
     with pytest.raises(ValueError, match="lr=1e\\+30"):
-        train_dpsgd(fm, th, X[0], y[0], **{**base, "lr": 1e30, "steps": 5})
+        run(train_dpsgd, th, X[0], y[0], base, lr=1e30, steps=5)
     with pytest.raises(ValueError, match="lr="):
-        train_dpsgd_many(fm, th, X, y, **{**base, "lr": 1e30, "steps": 5})
+        run(train_dpsgd_many, th, X, y, base, lr=1e30, steps=5)
 
 
 def test_shared_points_and_expanded_views_equal_materialised_datasets():
@@ -259,40 +271,41 @@ def test_shared_points_and_expanded_views_equal_materialised_datasets():
     Xt, yt = _data(3, 1, seed=2)
     full_X = torch.cat([Xs.expand(3, 7, 6), Xt], 1)
     full_y = torch.cat([ys.expand(3, 7), yt], 1)
-    kw = dict(noise_multiplier=0.5, clip=0.4, steps=5, lr=0.5, sample_rate=0.7, seed=3, target_index=7, record=True)
-    A = train_dpsgd_many(fm, fm.init_flat(0), Xt, yt, shared=(Xs[0], ys[0]), chunk_size=2, **kw)
-    B = train_dpsgd_many(fm, fm.init_flat(0), full_X, full_y, **kw)
+    st = DPSGDSettings(noise_multiplier=0.5, clip=0.4, steps=5, lr=0.5, sample_rate=0.7)
+    kw = dict(seed=3, target_index=7, record=True)
+    A = train_dpsgd_many(fm, fm.init_flat(0), Xt, yt, st, shared=(Xs[0], ys[0]), options=EngineOptions(chunk_size=2), **kw)
+    B = train_dpsgd_many(fm, fm.init_flat(0), full_X, full_y, st, **kw)
     assert torch.equal(A.transcript.batch_masks, B.transcript.batch_masks)
     assert torch.allclose(A.transcript.gbar, B.transcript.gbar, atol=1e-6)
     assert torch.allclose(A.theta, B.theta, atol=1e-6)
-    C_ = train_dpsgd_many(fm, fm.init_flat(0), full_X[:1].expand(3, 8, 6), full_y[:1].expand(3, 8), **kw)
-    D = train_dpsgd(fm, fm.init_flat(0), full_X[0], full_y[0], **{**kw, "seed": C_.seed[2]})
+    C_ = train_dpsgd_many(fm, fm.init_flat(0), full_X[:1].expand(3, 8, 6), full_y[:1].expand(3, 8), st, **kw)
+    D = train_dpsgd(fm, fm.init_flat(0), full_X[0], full_y[0], st, **{**kw, "seed": C_.seed[2]})
     assert torch.allclose(C_.theta[2], D.theta, atol=1e-6)
     with pytest.raises(ValueError, match="shared"):
-        train_dpsgd_many(fm, fm.init_flat(0), Xt, yt, shared=(Xs[0, :, :5], ys[0]), **kw)
+        train_dpsgd_many(fm, fm.init_flat(0), Xt, yt, st, shared=(Xs[0, :, :5], ys[0]), **kw)
     with pytest.raises(ValueError, match="target_index"):
-        train_dpsgd_many(fm, fm.init_flat(0), Xt, yt, shared=(Xs[0], ys[0]), **{**kw, "target_index": 8})
+        train_dpsgd_many(fm, fm.init_flat(0), Xt, yt, st, shared=(Xs[0], ys[0]), **{**kw, "target_index": 8})
 
 
 def test_record_modes_do_not_change_the_run():
     fm = FunctionalModel(make_mlp(6, [4], 3))
     X, y = _data(2, 6)
-    kw = dict(noise_multiplier=1.0, clip=0.5, steps=4, lr=0.3, sample_rate=0.5, seed=2, target_index=3)
-    runs = {m: train_dpsgd_many(fm, fm.init_flat(0), X, y, record=m, **kw) for m in (False, True, "gbar_only")}
+    st = DPSGDSettings(noise_multiplier=1.0, clip=0.5, steps=4, lr=0.3, sample_rate=0.5)
+    kw = dict(seed=2, target_index=3)
+    runs = {m: train_dpsgd_many(fm, fm.init_flat(0), X, y, st, record=m, **kw) for m in (False, True, "gbar_only")}
     assert runs[False].transcript is None
     for m in (True, "gbar_only"):
         assert torch.equal(runs[m].theta, runs[False].theta)
     assert torch.equal(runs[True].transcript.gbar, runs["gbar_only"].transcript.gbar)
     assert runs["gbar_only"].transcript.noisy_sums is None and runs[True].transcript.noisy_sums is not None
-    one = train_dpsgd(fm, fm.init_flat(0), X[0], y[0], record=False, **{**kw, "seed": runs[False].seed[0]})
+    one = train_dpsgd(fm, fm.init_flat(0), X[0], y[0], st, record=False, **{**kw, "seed": runs[False].seed[0]})
     assert one.transcript is None and torch.allclose(one.theta, runs[False].theta[0], atol=1e-6)
 
 
 def test_transcript_roundtrip(tmp_path):
     fm = FunctionalModel(make_mlp(6, [4], 3))
     X, y = _data(2, 5)
-    R = train_dpsgd_many(fm, fm.init_flat(0), X, y, noise_multiplier=1.0, clip=1.0, steps=3, lr=0.1, seed=0,
-                         target_index=[1, 2], record=True)
+    R = train_dpsgd_many(fm, fm.init_flat(0), X, y, DPSGDSettings(noise_multiplier=1.0, clip=1.0, steps=3, lr=0.1), seed=0, target_index=[1, 2], record=True)
     torch.save(R.transcript.to_dict(), tmp_path / "t.pt")
     from rerokit.training import Transcript
 

@@ -22,6 +22,8 @@ from rerokit.training.fil import (
     output_perturbation_trace_inverse_bound,
 )
 from rerokit.training.models import make_mlp
+from rerokit.training.settings import DPSGDSettings
+from rerokit.training.fil import FILOptions
 
 
 def _synthetic(n=30, d=3, seed=0):
@@ -156,7 +158,7 @@ def test_dpsgd_fil_one_step_full_batch_is_gaussian_mechanism_fim(tiny):
     # T = 1, q = 1: I(x) = J^T J / (sigma C)^2 at theta_0 (Guo et al. Eq. 1 with noise std sigma C).
     mod, X, Y = tiny
     sigma, C = 0.8, 0.5
-    res = dpsgd_fil(mod, X, Y, noise_multiplier=sigma, sample_rate=1.0, steps=1, clip=C, seed=3)
+    res = dpsgd_fil(mod, X, Y, DPSGDSettings(noise_multiplier=sigma, clip=C, steps=1, lr=0.1, sample_rate=1.0), seed=3)
     params = {k: v.detach() for k, v in mod.named_parameters()}
     exact = clipped_grad_jacobian_trace_exact(clipped_grad_fn(mod, C), params, X, Y).numpy()
     np.testing.assert_allclose(res.dfil, exact / (sigma * C) ** 2 / 6, rtol=1e-10)
@@ -166,19 +168,19 @@ def test_dpsgd_fil_one_step_full_batch_is_gaussian_mechanism_fim(tiny):
 def test_dpsgd_fil_composes_over_steps(tiny):
     # Thm 3: the accountant sums per-step FIMs evaluated at the realised theta_{t-1}.
     mod, X, Y = tiny
-    kw = dict(noise_multiplier=1.0, sample_rate=1.0, clip=0.5, lr=0.3, seed=5)
-    one = dpsgd_fil(mod, X, Y, steps=1, **kw)
-    two = dpsgd_fil(mod, X, Y, steps=2, **kw)
+    st = DPSGDSettings(noise_multiplier=1.0, clip=0.5, steps=1, lr=0.3, sample_rate=1.0)
+    one = dpsgd_fil(mod, X, Y, st, seed=5)
+    two = dpsgd_fil(mod, X, Y, st.replace(steps=2), seed=5)
     second = clipped_grad_jacobian_trace_exact(clipped_grad_fn(mod, 0.5), one.final_params, X, Y).numpy() / 0.25 / 6
     np.testing.assert_allclose(two.dfil, one.dfil + second, rtol=1e-8)
 
 
 def test_dpsgd_fil_repeats_average_runs(tiny):
     mod, X, Y = tiny
-    kw = dict(noise_multiplier=1.0, sample_rate=0.6, steps=3, clip=0.5)
-    r0 = dpsgd_fil(mod, X, Y, seed=4, **kw)
-    r1 = dpsgd_fil(mod, X, Y, seed=5, **kw)
-    avg = dpsgd_fil(mod, X, Y, seed=4, repeats=2, **kw)
+    st = DPSGDSettings(noise_multiplier=1.0, clip=0.5, steps=3, lr=0.1, sample_rate=0.6)
+    r0 = dpsgd_fil(mod, X, Y, st, seed=4)
+    r1 = dpsgd_fil(mod, X, Y, st, seed=5)
+    avg = dpsgd_fil(mod, X, Y, st, seed=4, fil=FILOptions(repeats=2))
     np.testing.assert_allclose(avg.dfil, (r0.dfil + r1.dfil) / 2, rtol=1e-12)
     np.testing.assert_allclose(avg.mse_lower_bound, 1 / avg.dfil)
     assert avg.settings["repeats"] == 2
@@ -186,18 +188,18 @@ def test_dpsgd_fil_repeats_average_runs(tiny):
 
 def test_dpsgd_fil_subsampling(tiny):
     mod, X, Y = tiny
-    kw = dict(noise_multiplier=2.0, sample_rate=0.5, steps=6, clip=0.5, seed=1)
-    base = dpsgd_fil(mod, X, Y, **kw)
-    amp = dpsgd_fil(mod, X, Y, subsampling="amplified", delta=1e-5, **kw)
+    st = DPSGDSettings(noise_multiplier=2.0, clip=0.5, steps=6, lr=0.1, sample_rate=0.5)
+    base = dpsgd_fil(mod, X, Y, st, seed=1)
+    amp = dpsgd_fil(mod, X, Y, st, seed=1, fil=FILOptions(subsampling="amplified", delta=1e-5))
     # Same training run (same seed), every per-step FIM scaled by kappa of Thm 4 Eq. 3.
     assert amp.kappa == pytest.approx(fil_subsampling_factor(0.5, amp.epsilon_step))
     assert 0.5 < amp.kappa < 1
     np.testing.assert_allclose(amp.dfil, amp.kappa * base.dfil, rtol=1e-10)
     assert base.kappa == 1.0
     with pytest.raises(ValueError, match="sample_rate"):
-        dpsgd_fil(mod, X, Y, noise_multiplier=1.0, sample_rate=1.5, steps=1, clip=1.0)
+        dpsgd_fil(mod, X, Y, DPSGDSettings(noise_multiplier=1.0, clip=1.0, steps=1, lr=0.1, sample_rate=1.5))
     with pytest.raises(ValueError, match="noise_multiplier"):
-        dpsgd_fil(mod, X, Y, noise_multiplier=float("nan"), sample_rate=0.5, steps=1, clip=1.0)
+        dpsgd_fil(mod, X, Y, DPSGDSettings(noise_multiplier=float("nan"), clip=1.0, steps=1, lr=0.1, sample_rate=0.5))
 
 
 def test_accountant_validation():

@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from rerokit.training import ACTIVATIONS, FunctionalModel, make_mlp, per_sample_grads, train_dpsgd, train_dpsgd_many
 from rerokit.training.grads import clip_rows
 from rerokit.training.mlp import MLPPlan, mlp_plan
+from rerokit.training.settings import DPSGDSettings, EngineOptions
 
 K, D, CLASSES = 4, 6, 3
 
@@ -145,12 +146,15 @@ def test_train_dpsgd_is_trial_k_of_train_dpsgd_many(method):
     X = torch.rand(Kt, n, D, generator=g, dtype=torch.float64)
     y = torch.randint(0, CLASSES, (Kt, n), generator=g)
     theta0 = fm.init_flat_many([1, 2, 3]).double()
-    kw = dict(noise_multiplier=0.7, clip=0.3, steps=T, lr=0.2, sample_rate=0.5, momentum=0.3, record=True, method=method)
+    st = DPSGDSettings(noise_multiplier=0.7, clip=0.3, steps=T, lr=0.2, sample_rate=0.5, momentum=0.3)
     seeds = [101, 202, 303]
-    R1 = train_dpsgd_many(fm, theta0, X, y, seeds=seeds, target_index=[0, 4, 8], chunk_size=1, **kw)
-    R3 = train_dpsgd_many(fm, theta0, X, y, seeds=seeds, target_index=[0, 4, 8], chunk_size=3, **kw)
+    R1 = train_dpsgd_many(fm, theta0, X, y, st, seed=seeds, target_index=[0, 4, 8], record=True,
+                          options=EngineOptions(method=method, chunk_size=1))
+    R3 = train_dpsgd_many(fm, theta0, X, y, st, seed=seeds, target_index=[0, 4, 8], record=True,
+                          options=EngineOptions(method=method, chunk_size=3))
     for k, t in enumerate([0, 4, 8]):
-        r = train_dpsgd(fm, theta0[k], X[k], y[k], seed=seeds[k], target_index=t, **kw)
+        r = train_dpsgd(fm, theta0[k], X[k], y[k], st, seed=seeds[k], target_index=t, record=True,
+                        options=EngineOptions(method=method))
         s1, s3 = R1.transcript.trial(k), R3.transcript.trial(k)
         for name in ("thetas", "gbar", "noisy_sums", "batch_masks"):
             assert torch.equal(getattr(s1, name), getattr(r.transcript, name)), name

@@ -115,8 +115,9 @@ def attack_model(dim: int, rows: int, *, seed: int = 0) -> torch.nn.Linear:
     """
     n = check_int("dim", dim, minimum=1)
     m = check_int("rows", rows, minimum=1)
-    with torch.random.fork_rng(devices=[]):  # seeded init without touching the global RNG
-        torch.manual_seed(int(seed))
+    from rerokit.training.models import global_rng
+
+    with global_rng(int(seed)):  # seeded init without touching the global RNG, thread-safe
         return torch.nn.Linear(n, m, bias=False, dtype=torch.float64)
 
 
@@ -357,8 +358,9 @@ def nonprivate_division_attack(
     yy = np.asarray(y, dtype=np.int64).reshape(-1)
     h = check_int("hidden", hidden, minimum=1)
     nc = check_int("num_classes", num_classes, minimum=2)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(check_int("seed", seed, minimum=0))
+    from rerokit.training.models import global_rng
+
+    with global_rng(check_int("seed", seed, minimum=0)):  # seeded init, thread-safe
         net = torch.nn.Sequential(torch.nn.Linear(X.shape[1], h), torch.nn.ReLU(), torch.nn.Linear(h, nc)).double()
     out = np.empty_like(X)
     for i in range(len(X)):

@@ -34,7 +34,29 @@ import torch
 
 from rerokit._validate import check_int, check_positive
 
-__all__ = ["GradientAttackOutput", "gradient_objective", "gradient_attack", "prior_match_success", "mse"]
+__all__ = ["GradientAttack", "GradientAttackOutput", "gradient_objective", "gradient_attack", "prior_match_success",
+           "mse"]
+
+
+@dataclass(frozen=True)
+class GradientAttack:
+    """Settings of the gradient-based attack (Hayes et al. 2023, Eq. 1; :func:`gradient_attack`):
+    Adam on the reconstruction objective from uniform noise, several random restarts.
+
+    Attributes:
+        iterations: Adam steps per restart (an integer >= 1, default 200).
+        restarts: random restarts R (an integer >= 1, default 2).
+        attack_lr: Adam's step size relative to the data range (> 0, default 0.05).
+    """
+
+    iterations: int = 200
+    restarts: int = 2
+    attack_lr: float = 0.05
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "iterations", check_int("iterations", self.iterations, minimum=1))
+        object.__setattr__(self, "restarts", check_int("restarts", self.restarts, minimum=1))
+        object.__setattr__(self, "attack_lr", check_positive("attack_lr", self.attack_lr))
 
 
 @dataclass(frozen=True)
@@ -106,14 +128,12 @@ def gradient_attack(
     sample_shape: tuple[int, ...],
     *,
     data_range: float = 1.0,
-    iterations: int = 200,
-    lr: float = 0.05,
-    restarts: int = 2,
+    attack: GradientAttack = GradientAttack(),
     seed: int = 0,
 ) -> GradientAttackOutput:
-    """Minimise Eq. (1) over z in [0, data_range]^d from ``restarts`` uniform-noise starts.
+    """Minimise Eq. (1) over z in [0, data_range]^d from ``attack.restarts`` uniform-noise starts.
 
-    Adam with step ``lr`` times ``data_range`` for ``iterations`` steps, all restarts at once,
+    Adam with step ``attack.attack_lr`` times ``data_range`` for ``attack.iterations`` steps, all restarts at once,
     projected onto the box after each step (non-finite gradient entries are zeroed); the restart
     with the smallest final objective is returned. ``seed`` fixes the starting points (local
     generator; global RNG untouched).
@@ -126,9 +146,8 @@ def gradient_attack(
       clip: clipping norm C > 0.
       sample_shape: shape of one sample, e.g. (1, 8, 8).
       data_range: upper end of the box [0, data_range]^d, > 0 (default 1).
-      iterations: Adam steps, an integer >= 1 (default 200).
-      lr: Adam step size relative to ``data_range``, > 0 (default 0.05).
-      restarts: random starts R, an integer >= 1 (default 2).
+      attack: the :class:`GradientAttack` (iterations: Adam steps; restarts: random starts R;
+        attack_lr: Adam's step size relative to ``data_range``); default ``GradientAttack()``.
       seed: seed of the starting points, an integer >= 0 (default 0).
 
     Returns:
@@ -136,11 +155,11 @@ def gradient_attack(
 
     Raises:
       ValueError: if a setting is out of range, or ``thetas``/``gbar`` are not both (T, P).
-      TypeError: if a setting has the wrong type.
+      TypeError: if a setting has the wrong type (``attack`` not a GradientAttack).
     """
-    iterations = check_int("iterations", iterations, minimum=1)
-    restarts = check_int("restarts", restarts, minimum=1)
-    lr = check_positive("lr", lr)
+    if not isinstance(attack, GradientAttack):
+        raise TypeError(f"attack must be a GradientAttack, got {type(attack).__name__}")
+    iterations, restarts, lr = attack.iterations, attack.restarts, attack.attack_lr
     rng_max = check_positive("data_range", data_range)
     seed = check_int("seed", seed, minimum=0)
     thetas, gbar = thetas.detach(), gbar.detach()

@@ -65,13 +65,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive
+from rerokit._validate import check_choice, check_int, check_positive
 from rerokit.bounds.gaussian import gaussian_delta, noise_multiplier_full_batch  # noqa: F401 - re-exported
 from rerokit.training.engine import train_dpsgd_many
-from rerokit.training.models import ACTIVATIONS
+from rerokit.training.settings import DPSGDSettings, EngineOptions, MLPSpec
 
 __all__ = [
     "ReconSplit",
+    "ReconData",
+    "TABLE_V",
     "split_dataset",
     "shadow_targets",
     "gd_many",
@@ -198,14 +200,87 @@ def shadow_targets(X_pool: np.ndarray, y_pool: np.ndarray, k: int, shape: Sequen
 # released / shadow model training
 
 
+TABLE_V = DPSGDSettings(noise_multiplier=0.0, clip=None, steps=100, lr=0.2, momentum=0.9)
+"""Balle et al. 2022, Table V: full-batch GD (no noise, no clipping), 100 epochs, lr 0.2, momentum 0.9."""
+
+
+@dataclass(frozen=True, eq=False)
+class ReconData:
+    """The data of K models ``theta_k = A(D_- u {z_k})``: the fixed set D_- shared by all of them
+    and one target per model (Balle et al. 2022, Sec. IV-B). Arrays or tensors; images are
+    flattened to (., d).
+
+    Attributes:
+        X_fixed: D_-, shape (n, ...) (n >= 0).
+        y_fixed: its integer labels, shape (n,).
+        X_targets: the per-model targets z_k, shape (K, ...) with the same d as ``X_fixed``.
+        y_targets: their integer labels, shape (K,).
+    """
+
+    X_fixed: "np.ndarray | torch.Tensor"
+    y_fixed: "np.ndarray | torch.Tensor"
+    X_targets: "np.ndarray | torch.Tensor"
+    y_targets: "np.ndarray | torch.Tensor"
+
+    def __post_init__(self) -> None:
+        shapes = [tuple(getattr(a, "shape", np.shape(a))) for a in (self.X_fixed, self.y_fixed, self.X_targets,
+                                                                     self.y_targets)]
+        (xf, yf, xt, yt) = shapes
+        d = lambda sh: int(np.prod(sh[1:])) if len(sh) >= 1 else -1  # noqa: E731
+        if (len(xf) < 2 or len(xt) < 2 or len(yf) != 1 or len(yt) != 1 or yf[0] != xf[0] or yt[0] != xt[0]
+                or d(xf) != d(xt)):
+            raise ValueError(f"X_fixed (n, d), y_fixed (n,), X_targets (K, d), y_targets (K,) must agree; got "
+                             f"{xf}, {yf}, {xt}, {yt}")
+
+    @property
+    def models(self) -> int:
+        """K, the number of models (targets)."""
+        return len(self.y_targets)
+
+    @property
+    def dim(self) -> int:
+        """d, the flattened dimension of one point."""
+        sh = tuple(getattr(self.X_targets, "shape", np.shape(self.X_targets)))
+        return int(np.prod(sh[1:]))
+
+    def block(self, lo: int, hi: int) -> "ReconData":
+        """The same D_- with targets lo..hi-1 only."""
+        return ReconData(self.X_fixed, self.y_fixed, self.X_targets[lo:hi], self.y_targets[lo:hi])
+
+
+def _check_full_batch(settings: DPSGDSettings, *, private: bool) -> DPSGDSettings:
+    if not isinstance(settings, DPSGDSettings):
+        raise TypeError(f"settings must be a DPSGDSettings, got {type(settings).__name__}")
+    if settings.sample_rate != 1.0:
+        raise ValueError(f"sample_rate must be 1 (full-batch training of every model), got {settings.sample_rate!r}")
+    if not private and settings.private:
+        raise ValueError("gd_many trains without privacy: settings must have noise_multiplier 0 and clip None "
+                         "(DP-GD: train_models)")
+    return settings
+
+
+def _check_model(model: MLPSpec) -> MLPSpec:
+    if not isinstance(model, MLPSpec):
+        raise TypeError(f"model must be an MLPSpec, got {type(model).__name__}")
+    return model
+
+
+def _linear(options: EngineOptions | None) -> EngineOptions:
+    """``options`` with the MLP engine for ``method="auto"``."""
+    if options is None:
+        return EngineOptions(method="linear")
+    if not isinstance(options, EngineOptions):
+        raise TypeError(f"options must be an EngineOptions, got {type(options).__name__}")
+    return options.replace(method="linear") if options.method == "auto" else options
+
+
 def gd_many(
     theta0: torch.Tensor,
-    X_fixed: torch.Tensor, y_fixed: torch.Tensor, X_targets: torch.Tensor, y_targets: torch.Tensor,
+    data: ReconData,
     *,
-    hidden: Sequence[int] = (10,), activation: str = "elu", num_classes: int = 10,
-    steps: int = 100, lr: float = 0.2, momentum: float = 0.9,
-    chunk_size: int | None = None, compile: bool = False, progress: bool = False,
-    device: str | torch.device = "cpu",
+    model: MLPSpec = MLPSpec(),
+    settings: DPSGDSettings = TABLE_V,
+    options: EngineOptions | None = None,
 ) -> torch.Tensor:
     """K released/shadow models theta_k = A(D_- u {z_k}) by full-batch GD with momentum
     (Balle et al. 2022, Sec. V-A(b), Table V: cross-entropy, lr 0.2, momentum 0.9, 100 epochs),
@@ -218,47 +293,39 @@ def gd_many(
     Args:
         theta0: (P,) known initialisation shared by all models, or (K, P) one per model, in the
             flat layout of ``rerokit.training.FunctionalModel(make_mlp(d, hidden, c, activation))``.
-        X_fixed: (n, d) D_-, shared (never copied per model); y_fixed: (n,) its labels.
-        X_targets: (K, d) the per-model points; y_targets: (K,) their labels.
-        hidden, activation, num_classes: the MLP (activation: a name of ``training.ACTIVATIONS``).
-        steps, lr, momentum: the GD schedule.
-        chunk_size: models trained together (default: about 2^21 activations at a time).
-        compile: ``torch.compile`` the step (fuses the elementwise work; same result to float
-            round-off).
-        progress: show a progress bar.
-        device: where the models train (a torch device or its name; the result is on the CPU).
+        data: the :class:`ReconData`: D_- (``X_fixed`` (n, d), ``y_fixed`` (n,)), shared (never
+            copied per model), and the per-model points (``X_targets`` (K, d), ``y_targets`` (K,)).
+        model: the :class:`rerokit.training.settings.MLPSpec` (hidden, activation, num_classes).
+        settings: the GD schedule (steps, lr, momentum) as a non-private
+            :class:`rerokit.training.settings.DPSGDSettings` (noise_multiplier 0, clip None,
+            sample_rate 1); default :data:`TABLE_V`.
+        options: the :class:`rerokit.training.settings.EngineOptions`: ``chunk_size`` models
+            trained together (default: about 2^21 activations at a time), ``compile``
+            (``torch.compile`` the step: same result to float round-off), ``progress``,
+            ``num_threads``, ``device`` (where the models train; the result is on the CPU). The
+            method is the MLP engine (``"auto"`` means ``"linear"`` here).
 
     Returns:
         (K, P) float32 parameters. Raises ``ValueError`` naming ``lr`` if a model diverges.
     """
-    check_choice("activation", activation, tuple(ACTIVATIONS))
-    steps = check_int("steps", steps, minimum=1)
-    lr = check_positive("lr", lr)
-    momentum = check_nonnegative("momentum", momentum)
-    if not momentum < 1.0:
-        raise ValueError(f"momentum must be a number in [0, 1), got {momentum!r}")
-    X_fixed = torch.as_tensor(X_fixed, dtype=torch.float32)
+    model = _check_model(model)
+    settings = _check_full_batch(settings, private=False)
+    if not isinstance(data, ReconData):
+        raise TypeError(f"data must be a ReconData, got {type(data).__name__}")
+    X_fixed = torch.as_tensor(data.X_fixed, dtype=torch.float32)
     X_fixed = X_fixed.reshape(X_fixed.shape[0], -1)
-    y_fixed = torch.as_tensor(y_fixed, dtype=torch.long).reshape(-1)
-    X_targets = torch.as_tensor(X_targets, dtype=torch.float32)
+    y_fixed = torch.as_tensor(data.y_fixed, dtype=torch.long).reshape(-1)
+    X_targets = torch.as_tensor(data.X_targets, dtype=torch.float32)
     X_targets = X_targets.reshape(X_targets.shape[0], -1)
-    y_targets = torch.as_tensor(y_targets, dtype=torch.long).reshape(-1)
-    n, d = X_fixed.shape
-    K = X_targets.shape[0]
-    if y_fixed.shape[0] != n or y_targets.shape[0] != K or X_targets.shape[1] != d:
-        raise ValueError(
-            f"X_fixed (n, d), y_fixed (n,), X_targets (K, d), y_targets (K,) must agree; got "
-            f"{tuple(X_fixed.shape)}, {tuple(y_fixed.shape)}, {tuple(X_targets.shape)}, {tuple(y_targets.shape)}"
-        )
+    y_targets = torch.as_tensor(data.y_targets, dtype=torch.long).reshape(-1)
+    num_classes = model.num_classes
     for nm, yy in (("y_fixed", y_fixed), ("y_targets", y_targets)):
         if yy.numel() and (int(yy.min()) < 0 or int(yy.max()) >= num_classes):
             raise ValueError(f"{nm} must hold labels in [0, {num_classes - 1}]")
-    hidden = [check_int(f"hidden[{i}]", h, minimum=1) for i, h in enumerate(hidden)]
-    fm = functional_mlp(d, hidden, num_classes, activation)
-    theta0 = torch.as_tensor(theta0, dtype=torch.float32).to(device)
-    r = train_dpsgd_many(fm, theta0, X_targets[:, None], y_targets[:, None], noise_multiplier=0.0, clip=None,
-                         steps=steps, lr=lr, sample_rate=1.0, momentum=momentum, seed=0, shared=(X_fixed, y_fixed),
-                         chunk_size=chunk_size, method="linear", progress=progress, compile=compile)
+    fm = functional_mlp(X_fixed.shape[1], model.hidden, num_classes, model.activation)
+    theta0 = torch.as_tensor(theta0, dtype=torch.float32)
+    r = train_dpsgd_many(fm, theta0, X_targets[:, None], y_targets[:, None], settings, seed=0,
+                         shared=(X_fixed, y_fixed), options=_linear(options))
     return r.theta.cpu()
 
 
@@ -269,38 +336,39 @@ def functional_mlp(d: int, hidden: Sequence[int], c: int, activation: str):
 
 
 def train_models(
-    X_fixed: np.ndarray, y_fixed: np.ndarray, X_targets: np.ndarray, y_targets: np.ndarray,
+    data: ReconData,
     *,
-    hidden: Sequence[int] = (10,), activation: str = "elu", num_classes: int = 10,
-    epochs: int = 100, lr: float = 0.2, momentum: float = 0.9,
+    model: MLPSpec = MLPSpec(),
+    settings: DPSGDSettings = TABLE_V,
     init: str = "known", init_seed: int = 0,
-    noise_multiplier: float = 0.0, clip: float | None = None, seed: int = 0,
-    chunk_size: int | None = None, compile: bool = False, progress: bool = False,
+    seed: int = 0,
     models: tuple[int, int] | None = None,
-    device: str | torch.device = "cpu",
+    options: EngineOptions | None = None,
 ) -> torch.Tensor:
-    """theta_k = A(D_- u {z_k}) for every row z_k of ``X_targets``: (K, P).
+    """theta_k = A(D_- u {z_k}) for every target z_k of ``data``: (K, P).
 
     ``init="known"``: every model starts from theta_0 = ``FunctionalModel.init_flat(init_seed)``
     (the adversary knows it, Balle et al. Sec. V-A(b)); ``init="random"``: model k starts from
-    ``init_flat(s_k)`` with s_k drawn from ``seed`` (Sec. VI-B(e)). ``noise_multiplier > 0``
-    (with ``clip``): full-batch DP-GD through :func:`rerokit.training.train_dpsgd_many` with
-    per-model noise seeds from ``seed`` (Sec. VI-D); otherwise :func:`gd_many`.
+    ``init_flat(s_k)`` with s_k drawn from ``seed`` (Sec. VI-B(e)). Private ``settings``
+    (``noise_multiplier > 0`` or a ``clip``): full-batch DP-GD through
+    :func:`rerokit.training.train_dpsgd_many` with per-model noise seeds from ``seed`` (Sec. VI-D);
+    otherwise :func:`gd_many`.
 
     Args:
-        X_fixed, y_fixed, X_targets, y_targets: D_- and the per-model targets, as in :func:`gd_many`
-            (numpy arrays).
-        hidden, activation, num_classes, lr, momentum, chunk_size, compile, progress, device: as in
-            :func:`gd_many`.
-        epochs: full-batch steps T (``steps`` of :func:`gd_many`).
+        data: the :class:`ReconData` (D_- and the per-model targets; numpy arrays or tensors).
+        model: the :class:`rerokit.training.settings.MLPSpec`, as in :func:`gd_many`.
+        settings: the :class:`rerokit.training.settings.DPSGDSettings` of every model: ``steps``
+            full-batch epochs T, ``lr``, ``momentum``, and for DP-GD ``noise_multiplier`` sigma >= 0
+            and ``clip`` C (None with sigma = 0: plain GD, :func:`gd_many`); ``sample_rate`` must
+            be 1. Default :data:`TABLE_V`.
         init: ``"known"`` or ``"random"``.
         init_seed: the known initialisation's seed.
-        noise_multiplier: sigma >= 0 of DP-GD (0: no noise).
-        clip: clipping norm C of DP-GD; None with sigma = 0: plain GD (:func:`gd_many`).
         seed: the run's seed: random initialisations and DP-GD noise.
         models: ``(lo, hi)``: train only models lo..hi-1 of the K (a block; rows (hi - lo, P)), with
             the initialisations and noise they have in the whole run: model k's randomness depends
             on (seed, k) only. None: all K.
+        options: the :class:`rerokit.training.settings.EngineOptions` (chunk_size, compile,
+            progress, num_threads, device), as in :func:`gd_many`.
 
     Returns:
         The (hi - lo, P) float32 parameters, on the CPU.
@@ -309,34 +377,32 @@ def train_models(
         ValueError: if a setting is out of range, or a model diverges (naming ``lr``).
     """
     check_choice("init", init, ("known", "random"))
-    K = int(np.asarray(X_targets).shape[0])
+    model = _check_model(model)
+    settings = _check_full_batch(settings, private=True)
+    if not isinstance(data, ReconData):
+        raise TypeError(f"data must be a ReconData, got {type(data).__name__}")
+    K = data.models
     lo, hi = (0, K) if models is None else (check_int("models[0]", models[0], minimum=0, maximum=K - 1),
                                             check_int("models[1]", models[1], minimum=models[0] + 1, maximum=K))
-    d = int(np.asarray(X_fixed).reshape(len(X_fixed), -1).shape[1])
-    fm = functional_mlp(d, hidden, num_classes, activation)
+    fm = functional_mlp(data.dim, model.hidden, model.num_classes, model.activation)
     if init == "known":
         theta0 = fm.init_flat(check_int("init_seed", init_seed, minimum=0))
     else:
         ss = np.random.SeedSequence([check_int("seed", seed, minimum=0), 3]).generate_state(K, np.uint64) >> np.uint64(1)
         theta0 = fm.init_flat_many([int(s) for s in ss[lo:hi]])
-    sigma = float(noise_multiplier)
-    if sigma < 0 or not math.isfinite(sigma):
-        raise ValueError(f"noise_multiplier must be a finite number >= 0, got {noise_multiplier!r}")
-    X_targets, y_targets = np.asarray(X_targets)[lo:hi], np.asarray(y_targets)[lo:hi]
-    if sigma == 0.0 and clip is None:
-        return gd_many(theta0, X_fixed, y_fixed, X_targets, y_targets, hidden=hidden, activation=activation,
-                       num_classes=num_classes, steps=epochs, lr=lr, momentum=momentum, chunk_size=chunk_size,
-                       compile=compile, progress=progress, device=device)
+    part = data.block(lo, hi)
+    if not settings.private:
+        return gd_many(theta0, part, model=model, settings=settings, options=options)
     from rerokit.training.engine import trial_seeds
 
+    X_fixed, y_fixed = np.asarray(part.X_fixed), np.asarray(part.y_fixed)
     Xf = torch.as_tensor(np.asarray(X_fixed, dtype=np.float32)).reshape(len(X_fixed), -1)
-    Xt = torch.as_tensor(np.asarray(X_targets, dtype=np.float32)).reshape(hi - lo, 1, -1)
+    Xt = torch.as_tensor(np.asarray(part.X_targets, dtype=np.float32)).reshape(hi - lo, 1, -1)
     r = train_dpsgd_many(
-        fm, theta0.to(device), Xt, torch.as_tensor(np.asarray(y_targets, dtype=np.int64)).reshape(hi - lo, 1),
-        noise_multiplier=sigma, clip=clip, steps=epochs, lr=lr, sample_rate=1.0, momentum=momentum,
-        seeds=trial_seeds(check_int("seed", seed, minimum=0), K)[lo:hi],
+        fm, theta0, Xt, torch.as_tensor(np.asarray(part.y_targets, dtype=np.int64)).reshape(hi - lo, 1), settings,
+        seed=trial_seeds(check_int("seed", seed, minimum=0), K)[lo:hi],
         shared=(Xf, torch.as_tensor(np.asarray(y_fixed, dtype=np.int64))),
-        chunk_size=chunk_size, progress=progress, compile=compile,
+        options=options,
     )
     return r.theta.cpu()
 
@@ -441,8 +507,9 @@ def train_reconstructor(
     check_choice("optimizer", optimizer, ("adam", "rmsprop"))
     hidden = [check_int(f"reconstructor_hidden[{i}]", h, minimum=1) for i, h in enumerate(hidden)]
     gen = torch.Generator().manual_seed(check_int("seed", seed, minimum=0))
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(torch.randint(0, 2**62, (1,), generator=gen)))
+    from rerokit.training.models import global_rng
+
+    with global_rng(int(torch.randint(0, 2**62, (1,), generator=gen))):  # thread-safe seeded init
         model = Reconstructor(thetas.mean(0), thetas.std(0), targets.shape[1], hidden)
     opt_cls = torch.optim.Adam if optimizer == "adam" else torch.optim.RMSprop
     opt = opt_cls(model.parameters(), lr=lr, weight_decay=weight_decay)
@@ -491,12 +558,11 @@ def train_kl_classifier(X: np.ndarray, y: np.ndarray, num_classes: int, *, seed:
     Returns:
         The trained classifier, in eval mode.
     """
-    from rerokit.training.models import make_mlp
+    from rerokit.training.models import global_rng, make_mlp
 
     X = torch.as_tensor(np.asarray(X, dtype=np.float32)).reshape(len(X), -1)
     y = torch.as_tensor(np.asarray(y, dtype=np.int64))
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(check_int("seed", seed, minimum=0))
+    with global_rng(check_int("seed", seed, minimum=0)):  # thread-safe seeded init
         clf = make_mlp(X.shape[1], [hidden], num_classes)
     opt = torch.optim.Adam(clf.parameters(), lr=1e-2, weight_decay=1e-4)
     for _ in range(check_int("steps", steps, minimum=1)):

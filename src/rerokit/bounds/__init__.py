@@ -9,8 +9,17 @@ mechanism, the pure-DP curve), ``information_flow`` (finite-support bound, Balle
 Sec. VII-F), ``fano_mc`` (Monte Carlo mutual information, Hayes et al. 2023 Table 2),
 ``uninformed_metrics`` (expected PSNR, sample-NCC law, NMI of the analytic attack), ``onerun`` and ``onerun_scores``
 (one-run audits: Steinke et al. 2023; Mahloujifar et al. 2025).
+
+Parameter objects (frozen dataclasses, validated when built): ``Sampling`` (how batches are formed,
+the unit of privacy), ``Numerics`` / ``MonteCarlo`` / ``Comparisons`` (``rero_dpsgd``'s numerical
+settings, Monte Carlo estimate and what it reports beside gamma), ``SearchRange`` (the range of a
+calibration search). ``DpsgdDetails`` is the typed view of what ``rero_dpsgd`` reports beside gamma.
 """
 
+from rerokit.bounds.dpsgd_details import DpsgdDetails
+from rerokit.bounds.options import Comparisons, MonteCarlo, Numerics
+from rerokit.bounds.schedule import Sampling, Schedule
+from rerokit.bounds.solve import SearchRange
 from rerokit.bounds.types import Bound
 
-__all__ = ["Bound"]
+__all__ = ["Bound", "Comparisons", "DpsgdDetails", "MonteCarlo", "Numerics", "Sampling", "Schedule", "SearchRange"]

@@ -37,7 +37,7 @@ from typing import Any
 
 from rerokit._validate import check_int, check_positive, check_probability
 from rerokit.bounds.priors import resolve_baseline
-from rerokit.bounds.solve import AllFeasible, NoFeasibleValue, calibrate_monotone
+from rerokit.bounds.solve import AllFeasible, NoFeasibleValue, SearchRange, calibrate_monotone
 
 __all__ = [
     "CalibrationResult",
@@ -130,7 +130,7 @@ def _check_sampling(sampler: Any) -> tuple[str, int]:
     from rerokit.bounds.schedule import Sampling
 
     s = Sampling.of(sampler)
-    return s.sampler, s.examples_per_user
+    return s.sampler or "poisson", s.examples_per_user
 
 
 def _sigma_guess(mu: float, q: float, T: int, sampling: tuple[str, int] = ("poisson", 1)) -> float:
@@ -164,18 +164,24 @@ def _bound(sigma: float, q: float, T: int, lk: float, h: float | None, *, bracke
            sampling: tuple[str, int] = ("poisson", 1)):
     from rerokit.bounds.certify import certified_rero
 
-    return certified_rero(_sched(sigma, q, T, sampling), log_kappa=lk, comparisons=delta is not None,
-                          delta=delta or 1e-5, value_discretization_interval=h, bracket=bracket)[0]
+    from rerokit.bounds.options import Comparisons, Numerics
+
+    return certified_rero(_sched(sigma, q, T, sampling), log_kappa=lk,
+                          comparisons=False if delta is None else Comparisons(delta=delta),
+                          numerics=Numerics(value_discretization_interval=h, bracket=bracket))[0]
 
 
 def _result(sigma: float, q: float, T: int, base, g: float, h: float | None, delta: float | None, bracket,
             evaluations: int, capped: bool = False, sampling: tuple[str, int] = ("poisson", 1)) -> CalibrationResult:
     """The certified bound (with its bracket) and epsilon at the calibrated setting."""
+    from rerokit.bounds.dpsgd_details import DpsgdDetails
+
     b = _bound(sigma, q, T, base.log_kappa, h, bracket=True, delta=delta, sampling=sampling)
+    cmp = DpsgdDetails.of(b).comparisons
     return CalibrationResult(
         noise_multiplier=sigma, sample_rate=q, steps=T, kappa=base.kappa, log_kappa=base.log_kappa,
         target_gamma=g, gamma=b.value, gamma_error=b.error,
-        epsilon=b.extras.get("epsilon") if delta is not None else None,
+        epsilon=cmp.epsilon if delta is not None and cmp is not None else None,
         delta=delta if delta is not None else float("nan"), bracket=bracket, evaluations=evaluations + 1,
         capped=capped, sampler=sampling[0], examples_per_user=sampling[1],
     )
@@ -250,8 +256,7 @@ def calibrate_noise_multiplier(
     try:
         r = calibrate_monotone(
             lambda s: _bound(s, q, T, lk, h, bracket=False, sampling=sampling).value, g, feasible="above",
-            start=start,
-            lower=lo, upper=hi, rtol=rtol, growth=1.25,
+            search=SearchRange(lo, hi, start), rtol=rtol, growth=1.25,
         )
     except NoFeasibleValue:
         raise ValueError(f"target_gamma={target_gamma!r} is not reached by any noise multiplier <= 2^40 (gamma "
@@ -301,8 +306,7 @@ def calibrate_steps(
     try:
         r = calibrate_monotone(
             lambda T: _bound(sigma, q, int(T), lk, h, bracket=False, sampling=sampling).value, g,
-            feasible="below", start=start,
-            lower=1.0, upper=float(max_steps), integer=True, growth=1.5,
+            feasible="below", search=SearchRange(1.0, float(max_steps), start), integer=True, growth=1.5,
         )
     except NoFeasibleValue:
         one = _bound(sigma, q, 1, lk, h, bracket=False, sampling=sampling).value
@@ -385,7 +389,7 @@ def noise_multiplier_for_epsilon(
         r = calibrate_monotone(
             lambda s: certified_epsilon(_sched(s, q, T, sampling), d,
                                         value_discretization_interval=value_discretization_interval),
-            eps, feasible="above", start=start, lower=floor, upper=sigma_full, rtol=tol, growth=1.25,
+            eps, feasible="above", search=SearchRange(floor, sigma_full, start), rtol=tol, growth=1.25,
             transform="identity",
         )
     except AllFeasible:

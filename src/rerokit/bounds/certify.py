@@ -124,21 +124,24 @@ def certified_rero(schedule: Schedule, **kwargs: Any) -> tuple[Any, Certificatio
 
     Args:
       schedule: the run.
-      **kwargs: the other arguments of ``rero_dpsgd`` (``log_kappa``, ``method``, ``delta``, ...).
+      **kwargs: the other arguments of ``rero_dpsgd`` (``log_kappa``, ``method``, ``comparisons``,
+        ``numerics``, ...).
 
     Returns:
       ``(bound, certification)``; ``bound.extras["epsilon"]`` is :func:`certified_epsilon`'s (finite
       below the PLD's floor).
     """
     from rerokit.bounds.dpsgd import rero_dpsgd
+    from rerokit.bounds.dpsgd_details import DpsgdDetails
 
-    c = engine_certification(schedule, rero_dpsgd)
+    c = engine_certification(schedule)
     kwargs["method"] = _method(schedule, c, kwargs.get("method", "exact"))
-    b = rero_dpsgd(segments=c.schedule, **kwargs, **_group_kw(c))
-    eps = b.extras.get("epsilon")
-    if eps is not None:  # finite below the PLD's floor; exact where every release holds the target
-        b.extras["epsilon"] = certified_epsilon(schedule, b.extras.get("delta", kwargs.get("delta", 1e-5)),
-                                                pld_epsilon=eps)
+    # a group under Poisson sampling: the engine composes the Binomial(k, q) mixture of the schedule's unit
+    segments = c.schedule if c.group_size == 1 else Schedule(c.schedule.segments, examples_per_user=c.group_size)
+    b = rero_dpsgd(segments=segments, **kwargs)
+    cmp = DpsgdDetails.of(b).comparisons
+    if cmp is not None:  # finite below the PLD's floor; exact where every release holds the target
+        b.extras["epsilon"] = certified_epsilon(schedule, cmp.delta, pld_epsilon=cmp.epsilon)
     return b, c
 
 

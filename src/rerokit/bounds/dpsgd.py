@@ -82,7 +82,7 @@ import math
 from typing import Any, Sequence
 
 import numpy as np
-from rerokit._validate import check_choice, check_flag, check_int, check_positive, check_probability
+from rerokit._validate import check_choice, check_int, check_positive, check_probability
 from rerokit.bounds.pld import (
     LOG_TAU,
     RDP_ORDERS,
@@ -108,6 +108,7 @@ from rerokit.bounds.dpsgd_envelope import (
     outside_exact_range,
     round_up_exp,
 )
+from rerokit.bounds.options import Comparisons, MonteCarlo, Numerics
 from rerokit.bounds.priors import resolve_baseline
 from rerokit.bounds.schedule import Schedule, Segment
 from rerokit.bounds.types import Bound
@@ -412,17 +413,10 @@ def rero_dpsgd(
     *,
     log_kappa: float | None = None,
     prior: Any = None,
-    method: str = "exact",
     segments: Any = None,
-    mc_samples: int = 1_000_000,
-    seed: int | None = None,
-    value_discretization_interval: float | None = None,
-    comparisons: bool = True,
-    delta: float = 1e-5,
-    mc_chunk_elements: int = 1 << 21,
-    membership: bool = False,
-    bracket: bool = True,
-    group_size: int = 1,
+    method: str | MonteCarlo = "exact",
+    comparisons: bool | Comparisons = True,
+    numerics: Numerics | None = None,
 ) -> Bound:
     """ReRo bound gamma of DP-SGD (Hayes et al. 2023, Thm 2 / Cor. 3) - see the module docstring.
 
@@ -441,27 +435,20 @@ def rero_dpsgd(
         ``prior``.
       log_kappa: natural log of kappa (<= 0), for tiny baselines.
       prior: a prior (an int n = uniform over n, or a rerokit ``Prior``).
-      method: "exact" (certified PLD bracket, default), "closed-form" (q = 1 only), "mc"
-        (Hayes et al. Alg. 1 estimate with 95% CI).
-      segments: heterogeneous schedule, list of (sigma, q, T) or a dp-accounting DpEvent.
-      mc_samples: Monte Carlo sample count N, an integer in [1, 1e9] and >= 1/kappa for "mc"
-        (recorded in ``extras``; default 1e6).
-      seed: Monte Carlo seed, an integer >= 0; None (default) draws a fresh one (recorded in
-        ``extras``).
-      value_discretization_interval: PLD grid step h (default: rms loss sd / 40, <= 1e-2).
-      comparisons: add the RDP-based gamma and the (epsilon, delta) of the schedule to extras
-        (default True).
-      delta: the delta of that (epsilon, delta), in (0, 1) (default 1e-5).
-      mc_chunk_elements: Monte Carlo memory budget, about this many normal draws per chunk
-        (default 2^21).
-      membership: add ``extras['membership']``, the membership-inference risks read off the same
-        composed PLD (certified brackets whatever ``method``; see
-        :meth:`rerokit.bounds.tradeoff.TradeoffCurve.membership_summary`).
-      bracket: compute the certified lower end of the exact method (default). ``False`` halves
-        the cost and gives the same certified upper ``value`` with the trivial lower end kappa
-        (used inside calibration searches, which only compare the upper value with a target).
-      group_size: k >= 1 examples that move together (the unit of privacy): one step's pair is
-        sum_j Binomial(j; k, q) N(j, sigma^2) against N(0, sigma^2) (default 1).
+      segments: a heterogeneous schedule: a list of (sigma, q, T) triples, a dp-accounting
+        ``DpEvent`` or a :class:`~rerokit.bounds.schedule.Schedule`. A Poisson ``Schedule`` with
+        ``examples_per_user=k`` > 1 protects k examples together (the unit of privacy): one step's
+        pair is then sum_j Binomial(j; k, q) N(j, sigma^2) against N(0, sigma^2). Other samplers are
+        certified by :func:`rerokit.bounds.certify.certified_rero` (ValueError here).
+      method: "exact" (certified PLD bracket, default), "closed-form" (q = 1 only), or the Monte
+        Carlo estimate of Hayes et al. Alg. 1 with a 95% CI: "mc" (``MonteCarlo()``) or a
+        :class:`~rerokit.bounds.options.MonteCarlo` with its sample count, seed and memory budget
+        (all recorded in ``extras``).
+      comparisons: what to add to ``extras`` beside gamma: True (default; the RDP-based gamma and the
+        (epsilon, delta = 1e-5) of the schedule), False (nothing), or a
+        :class:`~rerokit.bounds.options.Comparisons` (another delta, the membership-inference risks).
+      numerics: the PLD engine's :class:`~rerokit.bounds.options.Numerics` (grid step, whether to
+        compute the certified lower end); None (default) for ``Numerics()``.
 
     Returns:
       A :class:`Bound`: ``value`` = gamma (upper bound for exact/closed-form, estimate for mc),
@@ -471,28 +458,35 @@ def rero_dpsgd(
       ``extras['floored']`` is True and the value is min(PLD bound, RDP bound) - still valid.
 
     Raises:
-      ValueError: if the schedule or baseline is invalid, ``method`` is unknown, ``mc_samples``,
-        ``seed`` or ``delta`` is out of range, ``method="closed-form"`` is asked for q < 1, or
-        ``mc_samples`` < 1/kappa for ``method="mc"``.
-      PLDTooWide: (a ValueError) for ``method="closed-form"``/``"mc"`` when ``comparisons`` or
-        ``membership`` needs a PLD that cannot be discretised.
-      TypeError: if a value has the wrong type.
+      ValueError: if the schedule or baseline is invalid, ``method`` is unknown,
+        ``method="closed-form"`` is asked for q < 1, the Monte Carlo sample count is < 1/kappa, or a
+        Monte Carlo estimate is asked for a group of examples.
+      PLDTooWide: (a ValueError) for ``method="closed-form"``/``"mc"`` when the comparisons or the
+        membership risks need a PLD that cannot be discretised.
+      TypeError: if a value has the wrong type (e.g. ``numerics`` not a :class:`Numerics`).
     """
+    k = 1
+    if isinstance(segments, Schedule) and segments.sampler == "poisson" and segments.examples_per_user > 1:
+        k = segments.examples_per_user  # the engine's group of k examples (the Binomial mixture per step)
+        segments = Schedule(segments.segments)
     segs = normalize_segments(noise_multiplier, sample_rate, steps, segments)
     base = resolve_baseline(prior, kappa=kappa, log_kappa=log_kappa)
     lk = base.log_kappa
-    method = check_choice("method", method, METHODS)
-    mc_samples = check_int("mc_samples", mc_samples, minimum=1, maximum=10**9)
-    if seed is not None:
-        seed = check_int("seed", seed, minimum=0)
-    delta = check_probability("delta", delta, high_open=True)
-    k = check_group_size(group_size)
-    comparisons, membership, bracket = (check_flag(n, v) for n, v in (("comparisons", comparisons),
-                                                                       ("membership", membership), ("bracket", bracket)))
+    mc = method if isinstance(method, MonteCarlo) else None
+    method = "mc" if mc is not None else check_choice("method", method, METHODS)
+    if method == "mc" and mc is None:
+        mc = MonteCarlo()
+    want = Comparisons.of(comparisons)
+    comparisons, delta, membership = want.rdp_and_epsilon, want.delta, want.membership
+    if numerics is None:
+        numerics = Numerics()
+    elif not isinstance(numerics, Numerics):
+        raise TypeError(f"numerics must be a rerokit.bounds.Numerics, got {type(numerics).__name__}")
+    value_discretization_interval, bracket = numerics.value_discretization_interval, numerics.bracket
     if method == "closed-form":
         check_full_batch(segs)
     if method == "mc" and k != 1:
-        raise ValueError(f"method='mc' supports group_size=1 only, got group_size={k}")
+        raise ValueError(f"method='mc' supports one example per user only, got examples_per_user={k}")
     kap = base.kappa
     if method == "exact" and outside_exact_range(segs):
         b = _edge_bound(segs, lk, kap, k, envelope_bound(segs, lk, kap, k))
@@ -550,9 +544,9 @@ def rero_dpsgd(
     if method == "mc":
         from rerokit.bounds.dpsgd_mc import mc_gamma
 
-        r = mc_gamma(segs, lk, mc_samples, seed, mc_chunk_elements)
+        r = mc_gamma(segs, lk, mc.samples, mc.seed, mc.chunk_elements)
         extras.update(
-            seed=r["seed"], mc_samples=mc_samples, se=r["se"], log_threshold=r["log_threshold"],
+            seed=r["seed"], mc_samples=mc.samples, se=r["se"], log_threshold=r["log_threshold"],
             chunk_rows=r["chunk_rows"],
         )
         lo, hi = r["interval"]
@@ -600,7 +594,8 @@ def _edge_bound(segs: Sequence[Segment], lk: float, kap: float, k: int, env: Bou
         return env
     edge = [Segment(top, q, T) for _, q, T in segs]
     try:
-        e = rero_dpsgd(segments=edge, log_kappa=lk, comparisons=False, bracket=False, group_size=k)
+        e = rero_dpsgd(segments=Schedule(tuple(edge), examples_per_user=k), log_kappa=lk, comparisons=False,
+                       numerics=Numerics(bracket=False))
     except PLDTooWide:
         return env
     if not e.value < env.value:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 
 from rerokit._validate import check_epsilon, check_int, check_nonnegative, check_positive, check_probability
-from rerokit.bounds.solve import calibrate_monotone
+from rerokit.bounds.solve import SearchRange, calibrate_monotone
 
 __all__ = ["gaussian_delta", "gaussian_delta_bracket", "gaussian_epsilon", "gdp_mu", "noise_multiplier_full_batch"]
 
@@ -113,7 +113,7 @@ def gaussian_epsilon(delta: float, mu: float, *, rtol: float = 1e-10) -> float:
 
     guess = max(1e-12, 0.5 * m * m + m * float(-ndtri(d)))
     r = calibrate_monotone(
-        lambda e: gaussian_delta(e, m), d, feasible="above", start=guess, lower=1e-300, upper=1e300,
+        lambda e: gaussian_delta(e, m), d, feasible="above", search=SearchRange(1e-300, 1e300, guess),
         rtol=rtol, growth=1.5,
     )
     return r.x
@@ -141,7 +141,7 @@ def gdp_mu(epsilon: float, delta: float, *, rtol: float = 1e-10) -> float:
     # for large eps, mu ~ sqrt(2 eps)
     guess = max(1e-6, min(1e150, max(eps / math.sqrt(2 * math.log(1.25 / d)), math.sqrt(2 * eps))))
     r = calibrate_monotone(
-        lambda m: gaussian_delta(eps, m), d, feasible="below", start=guess, lower=1e-300, upper=1e300,
+        lambda m: gaussian_delta(eps, m), d, feasible="below", search=SearchRange(1e-300, 1e300, guess),
         rtol=rtol, growth=1.5,
     )
     if r.at_limit:  # pragma: no cover - delta(eps; 1e300) = 1 > delta for every finite eps

@@ -77,7 +77,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 from rerokit._validate import check_choice, check_int, check_positive, check_probability
-from rerokit.bounds.solve import AllFeasible, NoFeasibleValue, calibrate_monotone
+from rerokit.bounds.solve import AllFeasible, NoFeasibleValue, SearchRange, calibrate_monotone
 
 __all__ = [
     "DpsgdHypothesis",
@@ -349,7 +349,7 @@ def _boundary(rejects: Callable[[float], bool], *, increasing: bool, lo: float, 
     feasible = "above" if increasing else "below"
     start = math.sqrt(lo * hi)
     try:
-        r = calibrate_monotone(fn, 0.5, feasible=feasible, start=start, lower=lo, upper=hi, rtol=1e-4,
+        r = calibrate_monotone(fn, 0.5, feasible=feasible, search=SearchRange(lo, hi, start), rtol=1e-4,
                                transform="identity")
     except NoFeasibleValue:
         return None, False

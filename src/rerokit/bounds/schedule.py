@@ -100,36 +100,54 @@ def epochs_touched(sample_rate: float, steps: int) -> int:
 class Sampling:
     """How a run forms its batches and whom it protects: ``Sampling("shuffle", examples_per_user=3)``.
 
-    One argument for the calibrators (``sampler=`` takes a string or this), so that they keep few
-    parameters.
+    The one ``sampler=`` argument of :func:`rerokit.reconstruction_risk`, the calibrators, the report
+    and :func:`rerokit.opacus.make_private_with_reconstruction_risk` (each also takes a bare sampler
+    name), so that they keep few parameters.
 
     Attributes:
-      sampler: "poisson", "shuffle" or "full_batch".
-      examples_per_user: the unit of privacy k >= 1.
+      sampler: "poisson" (Poisson subsampling, amplified), "shuffle" (fixed-size shuffled batches,
+        each example at most once per epoch; no amplification) or "full_batch"; None (default): not
+        said here - the mechanism's own (a rerokit ``RiskAccountant`` knows it, Opacus' loader is
+        detected), else Poisson, assumed.
+      examples_per_user: the unit of privacy, k >= 1 examples of one user protected together
+        (default 1: one example).
+
+    Raises:
+      ValueError: if ``sampler`` is not one of :data:`SAMPLERS` or ``examples_per_user`` < 1.
+      TypeError: if a field has the wrong type.
     """
 
-    sampler: str = "poisson"
+    sampler: str | None = None
     examples_per_user: int = 1
 
     def __post_init__(self) -> None:
-        check_choice("sampler", self.sampler, SAMPLERS)
-        object.__setattr__(self, "examples_per_user", check_int("examples_per_user", self.examples_per_user,
-                                                                 minimum=1))
+        if self.sampler is not None:
+            check_choice("Sampling.sampler", self.sampler, SAMPLERS)
+        object.__setattr__(self, "examples_per_user", check_int("Sampling.examples_per_user",
+                                                                 self.examples_per_user, minimum=1))
 
     @classmethod
     def of(cls, sampler: Any) -> "Sampling":
-        """A :class:`Sampling` from a sampler name (k = 1) or a :class:`Sampling` (returned as is).
+        """A :class:`Sampling` from a sampler name (k = 1), None (``Sampling()``) or a :class:`Sampling`
+        (returned as is).
 
         Args:
-          sampler: "poisson", "shuffle", "full_batch" or a :class:`Sampling`.
+          sampler: "poisson", "shuffle", "full_batch", None or a :class:`Sampling`.
 
         Returns:
           The :class:`Sampling`.
 
         Raises:
-          ValueError / TypeError: if ``sampler`` is neither.
+          ValueError / TypeError: if ``sampler`` is none of these (the message names ``sampler``).
         """
-        return sampler if isinstance(sampler, Sampling) else cls(sampler)
+        if isinstance(sampler, Sampling):
+            return sampler
+        if sampler is not None and not isinstance(sampler, str):
+            raise TypeError(f"sampler must be 'poisson', 'shuffle', 'full_batch' or a rerokit Sampling, "
+                            f"got {type(sampler).__name__}")
+        if sampler is not None:
+            check_choice("sampler", sampler, SAMPLERS)
+        return cls(sampler)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
-__all__ = ["Calibrated", "NoFeasibleValue", "AllFeasible", "calibrate_monotone"]
+from rerokit._validate import check_positive
+
+__all__ = ["Calibrated", "NoFeasibleValue", "AllFeasible", "SearchRange", "calibrate_monotone"]
 
 
 class NoFeasibleValue(ValueError):
@@ -57,6 +59,35 @@ class Calibrated:
     at_limit: bool = False
 
 
+@dataclass(frozen=True)
+class SearchRange:
+    """Where :func:`calibrate_monotone` searches: the allowed range and the first parameter tried.
+
+    The counterpart of dp-accounting's ``LowerEndpointAndGuess`` / ``ExplicitBracketInterval``:
+    ``SearchRange(lower=1e-6, upper=2.0**40, start=1.0)``.
+
+    Attributes:
+      lower: the lower end of the allowed range, a finite number > 0 (the search works on log x).
+      upper: the upper end, a finite number >= ``lower``.
+      start: the first parameter tried, in [lower, upper] (a good guess saves evaluations).
+
+    Raises:
+      TypeError: if a field is not a real number.
+      ValueError: if a field is not finite or the order 0 < lower <= start <= upper does not hold.
+    """
+
+    lower: float
+    upper: float
+    start: float
+
+    def __post_init__(self) -> None:
+        for name in ("lower", "upper", "start"):
+            object.__setattr__(self, name, check_positive(f"SearchRange.{name}", getattr(self, name)))
+        if not self.lower <= self.start <= self.upper:
+            raise ValueError(f"SearchRange needs lower <= start <= upper, got lower={self.lower!r}, "
+                             f"start={self.start!r}, upper={self.upper!r}")
+
+
 _TRANSFORMS: dict[str, Callable[[float], float]] = {
     "identity": lambda v: v,
     "log": lambda v: math.log(v) if v > 0 else -745.0,
@@ -72,9 +103,7 @@ def calibrate_monotone(
     target: float,
     *,
     feasible: str,
-    start: float,
-    lower: float,
-    upper: float,
+    search: SearchRange,
     rtol: float = 1e-4,
     integer: bool = False,
     growth: float = 2.0,
@@ -89,9 +118,8 @@ def calibrate_monotone(
       feasible: ``"above"`` when large ``x`` are feasible (``f`` non-increasing, e.g. risk vs the
         noise multiplier): returns the smallest feasible ``x`` (to ``rtol``); ``"below"`` when
         small ``x`` are feasible (``f`` non-decreasing, e.g. risk vs steps): the largest.
-      start: first parameter tried (a good guess saves evaluations); must lie in the range.
-      lower: the lower end of the allowed range, ``0 < lower <= upper`` (the search works on ``log x``).
-      upper: the upper end of the allowed range (finite).
+      search: the :class:`SearchRange` - the allowed range ``[lower, upper]`` (0 < lower, finite;
+        the search works on ``log x``) and the first parameter tried, ``start``.
       rtol: stop when feasible/infeasible ends differ by at most this factor (1 + rtol; default 1e-4).
       integer: search integers (stops when the ends are adjacent).
       growth: first factor by which the bracket is grown from ``start`` (squared each time; > 1).
@@ -106,15 +134,16 @@ def calibrate_monotone(
       NoFeasibleValue: not even the most favourable end of the range meets the target.
       AllFeasible: the least favourable end already meets it (``at_limit`` results are returned
         instead when ``feasible == "below"`` and ``upper`` is feasible - a capped search).
-      ValueError: ``feasible`` is not "above"/"below", the range is not 0 < lower <= start <= upper
-        (finite), or rtol <= 0 or growth <= 1.
-      KeyError: ``transform`` is not one of the three names.
+      ValueError: ``feasible`` is not "above"/"below", rtol <= 0, growth <= 1 or ``transform`` is not
+        one of the three names.
+      TypeError: ``search`` is not a :class:`SearchRange`.
       RuntimeError: more than ``max_evaluations`` evaluations.
     """
     if feasible not in ("above", "below"):
         raise ValueError(f"feasible must be 'above' or 'below', got {feasible!r}")
-    if not (0 < lower <= start <= upper) or not all(map(math.isfinite, (lower, start, upper))):
-        raise ValueError(f"need 0 < lower <= start <= upper (finite), got {lower!r}, {start!r}, {upper!r}")
+    if not isinstance(search, SearchRange):
+        raise TypeError(f"search must be a rerokit.bounds.SearchRange, got {type(search).__name__}")
+    lower, upper, start = search.lower, search.upper, search.start
     if not (rtol > 0 and growth > 1):
         raise ValueError("rtol must be > 0 and growth > 1")
     if not MIN_RTOL <= rtol <= 1.0:  # 1 + rtol == 1 below: the search would never stop (issue 20)

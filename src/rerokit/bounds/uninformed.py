@@ -54,7 +54,7 @@ from scipy import special
 
 from rerokit._validate import check_int, check_nonnegative, check_positive, check_probability, check_real
 from rerokit._validate import check_real_array
-from rerokit.bounds.solve import AllFeasible, NoFeasibleValue, calibrate_monotone
+from rerokit.bounds.solve import AllFeasible, NoFeasibleValue, SearchRange, calibrate_monotone
 from rerokit.bounds.types import Bound
 
 __all__ = [
@@ -938,7 +938,7 @@ def calibrate_noise_mse(
     try:
         r = calibrate_monotone(
             lambda s: (lambda b: (b.value, b))(mse_rero(e, s, n, min_norm=norm, releases=k)), g,
-            feasible="above", start=min(s0, 1e300), lower=1e-300, upper=1e300, rtol=1e-12, growth=1.0 + 1e-9,
+            feasible="above", search=SearchRange(1e-300, 1e300, min(s0, 1e300)), rtol=1e-12, growth=1.0 + 1e-9,
             transform="logit",
         )
     except (NoFeasibleValue, AllFeasible) as exc:  # pragma: no cover - gamma -> 0 as sigma grows

@@ -83,7 +83,8 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     settings = {"dataset": args.dataset, "noise_multiplier": args.noise_multiplier, "clip": args.clip,
                 "rows": args.rows, "targets": k, "seed": seed, "mse_threshold": args.mse_threshold,
                 "backend": args.backend}
-    from rerokit.experiments.analytic import run_analytic_attack, trial_schema
+    from rerokit.executors import RunOptions
+    from rerokit.experiments.analytic import AnalyticConfig, run_analytic_attack, trial_schema
 
     log = None
     if args.out is not None:
@@ -92,11 +93,12 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         log = TrialLog(args.out, settings, resume=args.resume, trials=k, schema=trial_schema(), name="out",
                        overwrite=args.overwrite)
     try:
+        config = AnalyticConfig(noise_multiplier=args.noise_multiplier, clip=args.clip, rows=args.rows,
+                                mse_threshold=args.mse_threshold, backend=args.backend)
         out = run_analytic_attack(
-            X[idx], noise_multiplier=args.noise_multiplier, clip=args.clip, rows=args.rows, seed=seed,
-            data_range=ds.data_range, image_shape=image_shape, min_norm=min_nonzero_norm(X),
-            mse_threshold=args.mse_threshold, backend=args.backend, indices=idx, log=log,
-            progress=not args.no_progress, executor=executor,
+            X[idx], config, seed=seed, data_range=ds.data_range, image_shape=image_shape,
+            min_norm=min_nonzero_norm(X), indices=idx, log=log,
+            options=RunOptions(progress=not args.no_progress, executor=executor),
         )
     finally:
         executor.close()  # a local Ray cluster started for this run

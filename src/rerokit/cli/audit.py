@@ -136,7 +136,7 @@ def _run(args: argparse.Namespace, kind: str, **kw: Any) -> dict[str, Any]:
         sample_rate=args.sample_rate, clip=args.clip, lr=args.lr, hidden=tuple(args.hidden),
         **({"model_fn": args.model_factory} if args.model_factory else {"model": args.model or "mlp"}), **kw,
     )
-    return rep.summary()
+    return rep.summary().to_dict()
 
 
 def _prior_aware(args: argparse.Namespace) -> dict[str, Any]:

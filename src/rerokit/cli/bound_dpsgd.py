@@ -131,9 +131,13 @@ def _poisson(sched: Any, log_kappa: float | None, delta: float) -> dict[str, Any
     if sched.sampler == "poisson" or sched.full_batch:  # q = 1: the Poisson view is the same mechanism
         return None
     from rerokit.bounds.certify import certified_rero, poisson_assumption
+    from rerokit.bounds.dpsgd_details import DpsgdDetails
+    from rerokit.bounds.options import Comparisons
 
-    b, _ = certified_rero(sched.as_poisson(), log_kappa=0.0 if log_kappa is None else log_kappa, delta=delta)
-    return poisson_assumption(sched, None if log_kappa is None else b.value, b.extras["epsilon"], delta).to_dict()
+    b, _ = certified_rero(sched.as_poisson(), log_kappa=0.0 if log_kappa is None else log_kappa,
+                          comparisons=Comparisons(delta=delta))
+    eps = DpsgdDetails.of(b).comparisons.epsilon
+    return poisson_assumption(sched, None if log_kappa is None else b.value, eps, delta).to_dict()
 
 
 def handle(args: argparse.Namespace) -> dict[str, Any]:
@@ -149,10 +153,19 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
 
     lk = base.log_kappa
     sched = _schedule(args)
-    b, cert = certified_rero(sched, log_kappa=lk, method=args.method, mc_samples=args.mc_samples, seed=args.seed,
-                             delta=args.delta, membership=True)
+    from rerokit._validate import check_int
+    from rerokit.bounds.dpsgd_details import DpsgdDetails
+    from rerokit.bounds.options import Comparisons, MonteCarlo
+
+    # validated whatever the method (a typo fails before any work), named as the options
+    mc = MonteCarlo(samples=check_int("mc_samples", args.mc_samples, minimum=1, maximum=10**9),
+                    seed=None if args.seed is None else check_int("seed", args.seed, minimum=0))
+    method = mc if args.method == "mc" else args.method
+    b, cert = certified_rero(sched, log_kappa=lk, method=method,
+                             comparisons=Comparisons(delta=args.delta, membership=True))
     kappa = base.kappa
-    log_gamma = b.extras.get("log_gamma", math.log(b.value) if b.value > 0 else -math.inf)
+    x = DpsgdDetails.of(b)
+    log_gamma = x.log_gamma if x.log_gamma is not None else (math.log(b.value) if b.value > 0 else -math.inf)
     out: dict[str, Any] = {
         "gamma": b.value,
         "kappa": kappa,
@@ -173,52 +186,57 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         **sched.sampling_dict(),
     }
     out["certification"] = _certification(sched, cert)
-    x = b.extras
     if b.method == "exact":
         out["details"] = {
-            "lower": x["lower"],
-            "value_discretization_interval": x["value_discretization_interval"],
-            "threshold_epsilon": x["threshold_epsilon"],
-            "floored": x["floored"],
+            "lower": x.lower,
+            "value_discretization_interval": x.value_discretization_interval,
+            "threshold_epsilon": x.threshold_epsilon,
+            "floored": x.floored,
         }
-        if "note" in x:
-            out["details"]["note"] = x["note"]
+        if x.note is not None:
+            out["details"]["note"] = x.note
     elif b.method == "mc":
-        out["details"] = {"seed": x["seed"], "mc_samples": x["mc_samples"], "standard_error": x["se"]}
+        mc = x.monte_carlo
+        out["details"] = {"seed": mc.seed, "mc_samples": mc.samples, "standard_error": mc.standard_error}
     elif b.method == "closed-form":
-        out["details"] = {"mu_gdp": x["mu_gdp"]}
+        out["details"] = {"mu_gdp": x.mu_gdp}
     elif b.method == "envelope":
-        out["details"] = {"lower": x["lower"], "note": x["note"]}
+        out["details"] = {"lower": x.lower, "note": x.note}
     out["comparisons"] = _comparisons(x)
     # membership inference read off the same composed PLD (certified brackets; upper ends as values)
-    out["membership"] = x["membership"]
+    out["membership"] = x.membership
     assumed = _poisson(sched, lk, args.delta)
     if assumed is not None:
         out["poisson_assumption"] = assumed
     return out
 
 
-def _comparisons(x: dict[str, Any]) -> dict[str, Any]:
-    if "rdp_gamma" not in x:  # envelope: sigma outside the range where accounting is computed in double precision
+def _comparisons(x: Any) -> dict[str, Any]:
+    """The JSON ``comparisons`` object of a bound's :class:`~rerokit.bounds.dpsgd_details.DpsgdDetails`."""
+    v = x.comparisons
+    if v is None:  # envelope: sigma outside the range where accounting is computed in double precision
         return {"rdp_gamma": None, "rdp_order": None, "epsilon": None, "delta": None}
-    c = {"rdp_gamma": x["rdp_gamma"], "rdp_order": x["rdp_order"], "epsilon": x["epsilon"], "delta": x["delta"]}
-    if not math.isfinite(x["epsilon"]):
-        c["note"] = EPSILON_INF_NOTE.format(delta=x["delta"])
+    c = {"rdp_gamma": v.rdp_gamma, "rdp_order": v.rdp_order, "epsilon": v.epsilon, "delta": v.delta}
+    if not math.isfinite(v.epsilon):
+        c["note"] = EPSILON_INF_NOTE.format(delta=v.delta)
     return c
 
 
 def _without_prior(args: argparse.Namespace) -> dict[str, Any]:
     """No prior given: the run's epsilon and membership risks (gamma needs a prior's kappa)."""
     from rerokit.bounds.certify import certified_rero
+    from rerokit.bounds.dpsgd_details import DpsgdDetails
+    from rerokit.bounds.options import Comparisons
 
     # kappa = 1 costs nothing extra: the same composed PLD gives epsilon and the membership curve
     sched = _schedule(args)
-    b, cert = certified_rero(sched, kappa=1.0, delta=args.delta, membership=True)
-    c = _comparisons(b.extras)
+    b, cert = certified_rero(sched, kappa=1.0, comparisons=Comparisons(delta=args.delta, membership=True))
+    x = DpsgdDetails.of(b)
+    c = _comparisons(x)
     out: dict[str, Any] = {
         "epsilon": c["epsilon"],
         "delta": args.delta,
-        "membership": b.extras["membership"],
+        "membership": x.membership,
         "note": "no prior given: gamma needs the adversary's prior (--prior-size, --kappa or --log10-kappa)",
         "settings": {"noise_multiplier": args.noise_multiplier, "sample_rate": args.sample_rate, "steps": args.steps,
                      **sched.sampling_dict()},

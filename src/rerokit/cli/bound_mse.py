@@ -194,8 +194,9 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
     if args.dpsgd:
         import torch
 
-        from rerokit.training.fil import dpsgd_fil
-        from rerokit.training.models import make_mlp
+        from rerokit.training.fil import FILOptions, dpsgd_fil
+        from rerokit.training.settings import DPSGDSettings
+        from rerokit.training.models import global_rng, make_mlp
 
         X = torch.as_tensor(np.asarray(ds.flat), dtype=torch.float32)
         Y = torch.as_tensor(np.asarray(ds.y))
@@ -209,13 +210,12 @@ def _fil(args: argparse.Namespace) -> dict[str, Any]:
 
         P = mlp_num_params([X.shape[1], *hidden, int(ds.num_classes)])
         check_memory("--hidden", dpsgd_fil_bytes(X.shape[0], P), f"an MLP of {P} parameters and per-sample gradients")
-        torch.manual_seed(args.seed)
-        module = make_mlp(X.shape[1], hidden, int(ds.num_classes), activation="tanh")
-        res = dpsgd_fil(
-            module, X, Y, noise_multiplier=args.noise_multiplier, sample_rate=args.sample_rate, steps=args.steps,
-            clip=args.clip, lr=args.lr, seed=args.seed, coords=args.coords, subsampling=args.subsampling,
-            delta=args.delta, progress=not args.json, repeats=args.repeats, device=args.device,
-        )
+        with global_rng(args.seed):  # seeded initialisation, the global generator restored after
+            module = make_mlp(X.shape[1], hidden, int(ds.num_classes), activation="tanh")
+        settings = DPSGDSettings(noise_multiplier=args.noise_multiplier, clip=args.clip, steps=args.steps, lr=args.lr,
+                                 sample_rate=args.sample_rate)
+        fil = FILOptions(coords=args.coords, subsampling=args.subsampling, delta=args.delta, repeats=args.repeats)
+        res = dpsgd_fil(module, X, Y, settings, seed=args.seed, fil=fil, progress=not args.json, device=args.device)
         from rerokit.experiments.guo_dfil import FIL_LEAK_NOTE
 
         extra_note = {"note": FIL_LEAK_NOTE}

@@ -44,10 +44,14 @@ def _summary(res: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
                      for r in res["rows"]]}
 
 
-def _kw(args: argparse.Namespace) -> dict[str, Any]:
-    return dict(trials=args.trials, seed=args.seed, delta=args.delta, steps=args.steps, lr=args.lr,
-                n_known=args.n_known, resume=args.resume, progress=not args.no_progress, clip=args.clip,
-                device=args.device)
+def _kw(args: argparse.Namespace, ex: Any, **audit: Any) -> dict[str, Any]:
+    from rerokit.executors import RunOptions
+    from rerokit.experiments.audit import AuditConfig
+
+    return dict(trials=args.trials, seed=args.seed, delta=args.delta,
+                audit=AuditConfig(noise_multiplier=0.0, steps=args.steps, clip=args.clip, lr=args.lr,
+                                  n_known=args.n_known, **audit),
+                options=RunOptions(resume=args.resume, progress=not args.no_progress, executor=ex, device=args.device))
 
 
 def check_distinct_values(name: str, values) -> None:
@@ -91,8 +95,8 @@ def _prior_aware_figure(args: argparse.Namespace, figure: str, run, sweep: str, 
     check_distinct_values(sweep, values)
     with executor_from_args(args) as ex:
         _precheck(args, figure, files, prior_sizes=(args.prior_size,), full="alg2_nosub" in args.attacks)
-        return _summary(run(args.out_dir, prior_size=args.prior_size, attacks=tuple(args.attacks), executor=ex,
-                            **kw, **_kw(args)), args)
+        return _summary(run(args.out_dir, attacks=tuple(args.attacks), **kw,
+                            **_kw(args, ex, prior_size=args.prior_size)), args)
 
 
 def _fig3(args: argparse.Namespace) -> dict[str, Any]:
@@ -119,9 +123,11 @@ def _fig8(args: argparse.Namespace) -> dict[str, Any]:
     with executor_from_args(args) as ex:
         _precheck(args, "fig8", [f"fig8_gradient_eps{float(e):g}.jsonl" for e in args.epsilons],
                   prior_sizes=args.prior_sizes, gradient=True)
+        from rerokit.experiments.audit import GradientAttack
+
         return _summary(fig8(args.out_dir, epsilons=args.epsilons, prior_sizes=args.prior_sizes,
-                             gradient_trials=args.gradient_trials, iterations=args.iterations,
-                             restarts=args.restarts, executor=ex, **_kw(args)), args)
+                             gradient_trials=args.gradient_trials,
+                             attack=GradientAttack(args.iterations, args.restarts), **_kw(args, ex)), args)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -160,12 +160,18 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         for f in [f"{n}.{e}" for n in FIGURE_NAMES for e in ("png", "csv")]:
             check_not_an_input("--png", os.path.join(args.png, f), inputs)
     _check_accounting_memory(args, mechanism)
+    from rerokit.bounds.schedule import Sampling
+    from rerokit.report.settings import DataDescription, ReportSettings
+
+    sampling = sampling_from_args(args)
     rep = build_report(
         mechanism, noise_multiplier=args.noise_multiplier, sample_rate=args.sample_rate, steps=args.steps,
-        data_shape=args.data_shape, dataset_size=args.dataset_size, clip=args.clip, min_norm=args.min_norm,
-        diameter=args.diameter, mse_threshold=args.mse_threshold, data_range=args.data_range, delta=args.delta,
-        audit=args.audit, label=None if args.label is None else printable(args.label), source=source,
-        what_if=_what_if_wanted(args), **sampling_from_args(args),
+        sampler=Sampling(sampling["sampler"], sampling["examples_per_user"]), delta=args.delta, audit=args.audit,
+        data=DataDescription(data_shape=args.data_shape, dataset_size=args.dataset_size, clip=args.clip,
+                             min_norm=args.min_norm, diameter=args.diameter, mse_threshold=args.mse_threshold,
+                             data_range=args.data_range),
+        settings=ReportSettings(label=None if args.label is None else printable(args.label), source=source),
+        what_if=_what_if_wanted(args),
     )
     out = rep.to_dict()
     written: dict[str, Any] = {}

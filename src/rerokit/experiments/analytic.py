@@ -16,9 +16,47 @@ import numpy as np
 from rerokit._validate import check_choice, check_int, check_positive
 from rerokit.attacks import analytic as A
 from rerokit.bounds import uninformed as U
-from rerokit.executors import ProgressBar, get_executor, plan_blocks, run_blocks
+from rerokit.executors import ProgressBar, RunOptions, get_executor, plan_blocks, run_blocks
 
-__all__ = ["run_analytic_attack", "trial_schema"]
+__all__ = ["AnalyticConfig", "run_analytic_attack", "trial_schema"]
+
+DEFAULT_CHUNK = 100
+"""Targets per block of :func:`run_analytic_attack` when ``options.chunk_size`` is None."""
+
+
+@dataclass(frozen=True)
+class AnalyticConfig:
+    """Settings of the analytic attack of Riess et al. 2024 run by :func:`run_analytic_attack`:
+    one DP-SGD step (batch size 1) per target through the adversary's layer.
+
+    Attributes:
+        noise_multiplier: sigma > 0 of the step.
+        clip: the clipping norm C > 0 (sigma C <= 1e100, the noise std of the gradient).
+        rows: M, rows of the adversary's layer (an integer >= 1); None: optimal for the smallest
+            target norm (:func:`rerokit.bounds.uninformed.optimal_rows`).
+        mse_threshold: eta > 0 of the success event MSE <= eta (default 0.01).
+        backend: ``"opacus"`` (:class:`rerokit.attacks.analytic.OpacusAnalyticAttack`, default) or
+            ``"vmap"`` (:func:`rerokit.attacks.analytic.vectorized_analytic_attack`); the same records.
+    """
+
+    noise_multiplier: float
+    clip: float
+    rows: int | None = None
+    mse_threshold: float = 0.01
+    backend: str = "opacus"
+
+    def __post_init__(self) -> None:
+        s = check_positive("noise_multiplier", self.noise_multiplier)
+        c = check_positive("clip", self.clip)
+        if s * c > 1e100:
+            # beyond this the noise's squares overflow: MSE inf and SSIM NaN instead of numbers
+            raise ValueError(f"noise_multiplier * clip must be <= 1e100 (noise std of the gradient), got {s * c:g}")
+        check_choice("backend", self.backend, ("opacus", "vmap"))
+        object.__setattr__(self, "noise_multiplier", s)
+        object.__setattr__(self, "clip", c)
+        object.__setattr__(self, "mse_threshold", check_positive("mse_threshold", self.mse_threshold))
+        if self.rows is not None:
+            object.__setattr__(self, "rows", check_int("rows", self.rows, minimum=1))
 
 
 def trial_schema() -> dict[str, Any]:
@@ -65,50 +103,41 @@ def _analytic_block(job: _AnalyticJob, block) -> Iterator[tuple[int, dict[str, A
 
 def run_analytic_attack(
     X: np.ndarray,
+    config: AnalyticConfig,
     *,
-    noise_multiplier: float,
-    clip: float,
-    rows: int | None = None,
     seed: int = 0,
     data_range: float = 1.0,
     image_shape: Sequence[int] | None = None,
     min_norm: float | None = None,
-    mse_threshold: float = 0.01,
-    backend: str = "opacus",
     indices: Sequence[int] | None = None,
     log: Any = None,
-    chunk: int = 100,
-    progress: bool = False,
-    executor: Any = "local",
+    options: RunOptions | None = None,
 ) -> dict[str, Any]:
     """Attack each row of ``X`` with one DP-SGD step (batch size 1) and compare with Riess et al.'s laws.
 
-    ``rows`` defaults to :func:`rerokit.bounds.uninformed.optimal_rows` for ``min_norm`` (the
-    dataset's smallest non-zero norm; default: that of ``X``). ``indices`` name the targets (their
-    dataset indices; target i's noise comes from ``target_generator(seed, indices[i])``). With a
-    :class:`rerokit.experiments.records.TrialLog` as ``log``, one record per target is appended as
-    soon as its block is done and targets already in the log are skipped (resume). Targets run in
-    blocks of ``chunk`` with fixed boundaries ([b chunk, (b + 1) chunk)) on ``executor``
-    (``"local"``, ``"ray"`` or a :class:`rerokit.executors.Executor`); every target draws its own
-    noise, so the records do not depend on the executor, the blocks or a resume.
+    ``config.rows`` defaults to :func:`rerokit.bounds.uninformed.optimal_rows` for ``min_norm``
+    (the dataset's smallest non-zero norm; default: that of ``X``). ``indices`` name the targets
+    (their dataset indices; target i's noise comes from ``target_generator(seed, indices[i])``).
+    With a :class:`rerokit.experiments.records.TrialLog` as ``log``, one record per target is
+    appended as soon as its block is done and targets already in the log are skipped (resume).
+    Targets run in blocks of ``options.chunk_size`` (default 100) with fixed boundaries
+    ([b chunk, (b + 1) chunk)) on ``options.executor`` (``"local"``, ``"ray"`` or a
+    :class:`rerokit.executors.Executor`); every target draws its own noise, so the records do not
+    depend on the executor, the blocks or a resume.
 
     Args:
         X: the targets, shape (K, N) (or (K, ...), flattened), K >= 1.
-        noise_multiplier: sigma > 0.
-        clip: clipping norm C > 0 (sigma C <= 1e100).
-        rows: M, rows of the adversary's layer (default: optimal for ``min_norm``).
+        config: the :class:`AnalyticConfig` (noise_multiplier, clip, rows, mse_threshold, backend).
         seed: the run's seed (>= 0).
         data_range: R of the PSNR/SSIM (:func:`rerokit.attacks.analytic.reconstruction_metrics`).
         image_shape: (C, H, W) of one target, for SSIM; None: no SSIM.
         min_norm: r of ``rows`` and of the ReRo bound (default: the smallest non-zero norm in ``X``).
-        mse_threshold: eta > 0 of the success event MSE <= eta.
-        backend: ``"opacus"`` (:class:`rerokit.attacks.analytic.OpacusAnalyticAttack`) or ``"vmap"``
-            (:func:`rerokit.attacks.analytic.vectorized_analytic_attack`); the same records.
         indices: the targets' dataset indices (default 0..K-1).
         log: a :class:`rerokit.experiments.records.TrialLog` of the run (resume), or None.
-        chunk: targets per block (>= 1).
-        progress: show a progress bar on stderr.
-        executor: ``"local"``, ``"ray"`` or a :class:`rerokit.executors.Executor`.
+        options: the :class:`rerokit.executors.RunOptions`: ``chunk_size`` targets per block
+            (default 100), ``progress`` (a bar on stderr), ``executor``, ``workers``, ``address``;
+            default ``RunOptions(progress=False)``. Its ``out``, ``resume`` and ``overwrite`` must be
+            left unset (the results file is ``log``) and ``device`` cpu.
 
     Returns:
         A JSON-ready dict: ``settings``; ``mean_<metric>``; ``predicted_expected_mse`` (the attack as
@@ -120,26 +149,33 @@ def run_analytic_attack(
         count of NaN NCCs, when there are any).
 
     Raises:
-        ValueError: if ``X`` is empty, a setting is out of range, or ``indices`` has the wrong shape.
+        ValueError: if ``X`` is empty, a setting is out of range, ``indices`` has the wrong shape, or
+            ``options`` names a results file or a device.
+        TypeError: if ``config`` is not an AnalyticConfig or ``options`` not a RunOptions.
     """
     from scipy import special
 
     from rerokit.stats import clopper_pearson
 
+    if not isinstance(config, AnalyticConfig):
+        raise TypeError(f"config must be an AnalyticConfig, got {type(config).__name__}")
+    opts = RunOptions(progress=False) if options is None else options
+    if not isinstance(opts, RunOptions):
+        raise TypeError(f"options must be a RunOptions, got {type(opts).__name__}")
+    if opts.out is not None or opts.resume or opts.overwrite:
+        raise ValueError("options.out, resume and overwrite are not options of run_analytic_attack: "
+                         "pass the results file as log (a TrialLog opened with resume or overwrite)")
+    if opts.device != "cpu":
+        raise ValueError(f"the analytic attack runs on the CPU: options.device must be cpu, got {opts.device!r}")
     X = np.asarray(X, dtype=np.float64).reshape(len(X), -1)
     if len(X) == 0:
         raise ValueError("targets must be >= 1")
-    s = check_positive("noise_multiplier", noise_multiplier)
-    c = check_positive("clip", clip)
-    if s * c > 1e100:
-        # beyond this the noise's squares overflow: MSE inf and SSIM NaN instead of numbers
-        raise ValueError(f"noise_multiplier * clip must be <= 1e100 (noise std of the gradient), got {s * c:g}")
-    check_choice("backend", backend, ("opacus", "vmap"))
-    eta = check_positive("mse_threshold", mse_threshold)
+    s, c, eta, backend = config.noise_multiplier, config.clip, config.mse_threshold, config.backend
     seed = check_int("seed", seed, minimum=0)
-    ch = check_int("chunk", chunk, minimum=1)
+    ch = opts.block_size(DEFAULT_CHUNK)
+    progress, executor = opts.progress, opts.executor
     r = U.min_nonzero_norm(X) if min_norm is None else check_positive("min_norm", min_norm)
-    m = U.optimal_rows(c, r) if rows is None else check_int("rows", rows, minimum=1)
+    m = U.optimal_rows(c, r) if config.rows is None else config.rows
     k, n = X.shape
     idx = np.arange(k) if indices is None else np.asarray(indices, dtype=np.int64)
     if idx.shape != (k,):
@@ -147,7 +183,7 @@ def run_analytic_attack(
     records: dict[int, dict[str, Any]] = {}
     if log is not None:
         records.update({int(t): rec for t, rec in log.trials.items() if int(t) < k})
-    ex = get_executor(executor)
+    ex = get_executor(executor, workers=opts.workers, address=opts.address)
     job = _AnalyticJob(n, m, s, c, seed, float(data_range), None if image_shape is None else tuple(image_shape),
                        backend)
     # fixed blocks of ``chunk`` targets; each block carries its rows (and dataset indices)

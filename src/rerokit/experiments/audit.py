@@ -16,7 +16,7 @@ baseline kappa = max_i p_i (1/N for a uniform prior).
 Randomness: trial i uses ``s_i = trial_seeds(seed, trials)[i]`` - a seed that depends on
 ``(seed, i)`` only (:func:`rerokit.training.trial_seeds`); the data draw uses
 ``numpy.random.default_rng([s_i, 0])``, the initialisation ``init_flat(s_i)``, the DP-SGD
-noise/batches ``train_dpsgd_many(seeds=[s_i])``, the gradient attack's restarts ``s_i mod 2^31``.
+noise/batches ``train_dpsgd_many(seed=[s_i])``, the gradient attack's restarts ``s_i mod 2^31``.
 
 Blocks, executors, resume: trials run in blocks with FIXED boundaries - block b holds trials
 [b B, (b + 1) B), B = ``chunk_size`` (recorded in the file's settings) - trained together
@@ -42,7 +42,7 @@ Library use that reproduces ``rerokit audit prior-aware --epsilon 4`` exactly::
     from rerokit.experiments.audit import AuditConfig, run_audit
     cfg = AuditConfig.resolve(epsilon=4.0)            # n_known default, sigma calibrated (PLD)
     rep = run_audit("prior-aware", cfg, trials=100, seed=0)
-    rep.summary()                                     # the command's JSON (without rerokit_version)
+    rep.summary().to_dict()                           # the command's JSON (without rerokit_version)
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ import numpy as np
 import torch
 
 from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive, check_probability
+from rerokit.attacks.gradient import GradientAttack
 from rerokit.attacks.result import AttackResult
 from rerokit.executors import RunOptions
 
@@ -69,8 +70,12 @@ __all__ = [
     "AuditConfig",
     "GradientAttack",
     "RunOptions",
+    "TrialBlocks",
     "Trial",
     "AuditReport",
+    "AuditSummary",
+    "MetricSummary",
+    "EmpiricalBounds",
     "make_trial",
     "build_model",
     "rero_gamma",
@@ -95,27 +100,6 @@ N_KNOWN_MAX = 999
 """Default |D-|: min(999, dataset size - prior size)."""
 
 _MAX_TRIAL_ID = 10**9
-
-
-@dataclass(frozen=True)
-class GradientAttack:
-    """Settings of the gradient-based attack of the gradient audit (Hayes et al. 2023, Eq. 1):
-    Adam on the reconstruction objective from uniform noise.
-
-    Attributes:
-        iterations: Adam steps per restart (>= 1, default 200).
-        restarts: random restarts (>= 1, default 2).
-        attack_lr: Adam's step size (> 0, default 0.05).
-    """
-
-    iterations: int = 200
-    restarts: int = 2
-    attack_lr: float = 0.05
-
-    def __post_init__(self) -> None:
-        check_int("iterations", self.iterations, minimum=1)
-        check_int("restarts", self.restarts, minimum=1)
-        check_positive("attack_lr", self.attack_lr)
 
 
 @dataclass(frozen=True)
@@ -192,6 +176,14 @@ class AuditConfig:
         if self.prior_weights is None:
             return 1.0 / self.prior_size
         return float(max(self.prior_weights))
+
+    def dpsgd_settings(self) -> "DPSGDSettings":
+        """The training's :class:`rerokit.training.settings.DPSGDSettings` (noise_multiplier, clip,
+        steps, lr, sample_rate; no momentum)."""
+        from rerokit.training.settings import DPSGDSettings
+
+        return DPSGDSettings(noise_multiplier=self.noise_multiplier, clip=self.clip, steps=self.steps, lr=self.lr,
+                             sample_rate=self.sample_rate)
 
     @property
     def model_factory(self) -> str | None:
@@ -523,6 +515,119 @@ def candidate_statistics_many(
     return torch.cat(inners), torch.cat(sqs)
 
 
+@dataclass(frozen=True)
+class MetricSummary:
+    """One attack's (or metric's) outcome in an audit summary.
+
+    Attributes:
+        metric: ``"success"`` (a success rate) or ``"mse"`` (a mean reconstruction error).
+        value: the estimate (mean over the trials).
+        ci_low, ci_high: its 95% interval (exact Clopper-Pearson for success rates).
+    """
+
+    metric: str
+    value: float
+    ci_low: float
+    ci_high: float
+
+    @classmethod
+    def of(cls, result: AttackResult) -> "MetricSummary":
+        """The summary of an :class:`rerokit.attacks.result.AttackResult`."""
+        return cls(result.metric, result.value, result.interval[0], result.interval[1])
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"metric", "value", "ci_low", "ci_high"}`` (an entry of the JSON's ``attacks``)."""
+        return {"metric": self.metric, "value": self.value, "ci_low": self.ci_low, "ci_high": self.ci_high}
+
+    def flat(self) -> dict[str, Any]:
+        """``{<metric>: value, "ci_low", "ci_high"}`` (the primary attack at the JSON's top level)."""
+        return {self.metric: self.value, "ci_low": self.ci_low, "ci_high": self.ci_high}
+
+
+@dataclass(frozen=True)
+class EmpiricalBounds:
+    """What an audit's successes prove about the mechanism (:meth:`AuditReport.empirical_lower_bounds`).
+
+    Attributes:
+        success_lower: the one-sided Clopper-Pearson lower end of the success rate.
+        mu_gdp_lower: the mechanism is not mu-GDP for any mu below this.
+        epsilon_lower: nor (epsilon, delta)-DP for any epsilon below this (at the report's delta).
+        confidence: the one-sided confidence of both.
+    """
+
+    success_lower: float
+    mu_gdp_lower: float
+    epsilon_lower: float
+    confidence: float
+
+    def flat(self) -> dict[str, Any]:
+        """The JSON's ``empirical_*`` keys."""
+        return {"empirical_success_lower": self.success_lower, "empirical_mu_lower": self.mu_gdp_lower,
+                "empirical_epsilon_lower": self.epsilon_lower, "empirical_confidence": self.confidence}
+
+
+@dataclass(frozen=True)
+class AuditSummary:
+    """The outcome of ``rerokit audit prior-aware|gradient`` as a typed object
+    (:meth:`AuditReport.summary`); :meth:`to_dict` is the command's JSON (less ``rerokit_version``).
+
+    Attributes:
+        kind: ``"prior-aware"`` or ``"gradient"``.
+        attack: the primary attack (prior-aware: its name; gradient: ``prior_success_<N>``).
+        result: the primary attack's outcome.
+        attacks: every attack's (or metric's) outcome, by name.
+        gamma: the ReRo bound at ``kappa``.
+        kappa: the baseline success of the best model-free guess.
+        noise_multiplier: sigma of the audited training.
+        trials: the number of trials.
+        seed: the run's seed.
+        settings: the run's settings (the results file's header).
+        epsilon, delta: what sigma was calibrated for (None when sigma was given).
+        empirical: the empirical lower bounds of a prior-aware audit at ``delta``, else None.
+        mse: the gradient audit's mean reconstruction MSE, else None.
+        mean_target_clipped_fraction: the prior-aware audit's mean fraction of steps whose target
+            gradient was clipped, else None.
+        out: the results file, or None.
+    """
+
+    kind: str
+    attack: str
+    result: MetricSummary
+    attacks: dict[str, MetricSummary]
+    gamma: float
+    kappa: float
+    noise_multiplier: float
+    trials: int
+    seed: int
+    settings: dict[str, Any]
+    epsilon: float | None = None
+    delta: float | None = None
+    empirical: EmpiricalBounds | None = None
+    mse: MetricSummary | None = None
+    mean_target_clipped_fraction: float | None = None
+    out: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready dict of ``rerokit audit ... --json`` (keys in the command's order)."""
+        d: dict[str, Any] = {}
+        if self.mse is not None:
+            d.update(mse=self.mse.value, mse_ci_low=self.mse.ci_low, mse_ci_high=self.mse.ci_high)
+        d.update(self.result.flat())
+        if self.empirical is not None:
+            d.update(self.empirical.flat())
+        d.update(gamma=self.gamma, kappa=self.kappa, noise_multiplier=self.noise_multiplier, trials=self.trials,
+                 seed=self.seed, attacks={k: m.to_dict() for k, m in self.attacks.items()})
+        if self.kind == "gradient":
+            d.update(epsilon=self.epsilon, delta=self.delta)
+        else:
+            d.update(attack=self.attack, epsilon=self.epsilon, delta=self.delta,
+                     mean_target_clipped_fraction=self.mean_target_clipped_fraction)
+        d["settings"] = dict(self.settings)
+        if self.out:
+            d["out"] = self.out
+        return d
+
+
 @dataclass
 class AuditReport:
     """Outcome of an audit: one :class:`AttackResult` per attack (or metric), the bound gamma
@@ -562,6 +667,15 @@ class AuditReport:
         k = sum(bool(r["success"][attack]) for r in self.records)
         return audit_lower_bounds(k, len(self.records), self.kappa, confidence=confidence, delta=delta)
 
+    def _empirical(self, primary: str, delta: float | None) -> EmpiricalBounds | None:
+        """The empirical lower bounds of a success-rate ``primary`` at ``delta`` (None without one)."""
+        r = self.results[primary]
+        if delta is None or r.metric != "success" or not self.records or not isinstance(
+                self.records[0].get("success"), dict):
+            return None
+        e = self.empirical_lower_bounds(primary, delta=delta)
+        return EmpiricalBounds(e["success_lower"], e["mu_gdp_lower"], e["epsilon_lower"], e["confidence"])
+
     def to_dict(self, primary: str | None = None, *, delta: float | None = None) -> dict[str, Any]:
         """JSON-ready summary: gamma, kappa, sigma, trials, seed, every attack's metric, value and
         interval, and the settings.
@@ -579,49 +693,42 @@ class AuditReport:
         """
         d: dict[str, Any] = {}
         if primary is not None:
-            r = self.results[primary]
-            d.update({r.metric: r.value, "ci_low": r.interval[0], "ci_high": r.interval[1]})
-            if delta is not None and r.metric == "success" and self.records and isinstance(
-                    self.records[0].get("success"), dict):
-                e = self.empirical_lower_bounds(primary, delta=delta)
-                d.update(empirical_success_lower=e["success_lower"], empirical_mu_lower=e["mu_gdp_lower"],
-                         empirical_epsilon_lower=e["epsilon_lower"], empirical_confidence=e["confidence"])
+            d.update(MetricSummary.of(self.results[primary]).flat())
+            e = self._empirical(primary, delta)
+            if e is not None:
+                d.update(e.flat())
         d.update(gamma=self.gamma, kappa=self.kappa, noise_multiplier=self.noise_multiplier,
                  trials=len(self.records), seed=self.seed)
-        d["attacks"] = {
-            k: {"metric": r.metric, "value": r.value, "ci_low": r.interval[0], "ci_high": r.interval[1]}
-            for k, r in self.results.items()
-        }
+        d["attacks"] = {k: MetricSummary.of(r).to_dict() for k, r in self.results.items()}
         d["settings"] = dict(self.settings)
         return d
 
-    def summary(self) -> dict[str, Any]:
-        """The output of ``rerokit audit prior-aware|gradient --json`` (less ``rerokit_version``).
+    def summary(self) -> AuditSummary:
+        """The outcome of ``rerokit audit prior-aware|gradient`` as an :class:`AuditSummary`
+        (``.to_dict()``: the command's JSON, less ``rerokit_version``).
 
         Prior-aware: the primary attack's success and interval, the empirical lower bounds (at
-        ``delta``), gamma, kappa, sigma, trials, seed, every attack, ``attack``, ``epsilon``,
-        ``delta``, ``mean_target_clipped_fraction``, settings (and ``out``). Gradient: the mean
-        MSE and its interval, then the prior-matching success at the primary prior size, the
-        same common keys, settings (and ``out``).
+        ``delta``), gamma, kappa, sigma, trials, seed, every attack, ``epsilon``, ``delta``, the
+        mean target-clipped fraction, settings (and ``out``). Gradient: the mean MSE and its
+        interval, then the prior-matching success at the primary prior size, the same common
+        fields, settings (and ``out``).
 
         Returns:
-            A JSON-ready dict.
+            The :class:`AuditSummary`.
         """
         primary = self.primary or next(iter(self.results))
-        if self.kind == "gradient":
-            m = self.results["mse"]
-            d: dict[str, Any] = {"mse": m.value, "mse_ci_low": m.interval[0], "mse_ci_high": m.interval[1]}
-            d.update(self.to_dict(primary=primary))
-            d.update(epsilon=self.epsilon, delta=self.delta)
-        else:
-            d = self.to_dict(primary=primary, delta=self.delta)
-            d.update(attack=primary, epsilon=self.epsilon, delta=self.delta,
-                     mean_target_clipped_fraction=sum(x["target_clipped_fraction"] for x in self.records)
-                     / len(self.records))
-        d["settings"] = d.pop("settings")  # settings last in the table
-        if self.out:
-            d["out"] = self.out
-        return d
+        gradient = self.kind == "gradient"
+        return AuditSummary(
+            kind=self.kind, attack=primary, result=MetricSummary.of(self.results[primary]),
+            attacks={k: MetricSummary.of(r) for k, r in self.results.items()}, gamma=self.gamma, kappa=self.kappa,
+            noise_multiplier=self.noise_multiplier, trials=len(self.records), seed=self.seed,
+            settings=dict(self.settings), epsilon=self.epsilon, delta=self.delta,
+            empirical=None if gradient else self._empirical(primary, self.delta),
+            mse=MetricSummary.of(self.results["mse"]) if gradient else None,
+            mean_target_clipped_fraction=None if gradient else
+            sum(x["target_clipped_fraction"] for x in self.records) / len(self.records),
+            out=self.out,
+        )
 
 
 def load_audit_data(cfg: AuditConfig):
@@ -641,12 +748,8 @@ def train_chunk(cfg: AuditConfig, fm, ds, trials: list[Trial], record: str, devi
     # training set D- + {z*}; the target sits last (position is irrelevant: i.i.d. sampling).
     idx = torch.as_tensor(np.stack([np.concatenate([t.known, [t.target_index]]) for t in trials]), dtype=torch.long)
     theta0 = fm.init_flat_many([t.seed for t in trials]).to(device)
-    res = train_dpsgd_many(
-        fm, theta0, X[idx], y[idx],
-        noise_multiplier=cfg.noise_multiplier, clip=cfg.clip, steps=cfg.steps, lr=cfg.lr,
-        sample_rate=cfg.sample_rate, seeds=[t.seed for t in trials], target_index=len(trials[0].known),
-        record=record,
-    )
+    res = train_dpsgd_many(fm, theta0, X[idx], y[idx], cfg.dpsgd_settings(), seed=[t.seed for t in trials],
+                           target_index=len(trials[0].known), record=record)
     return res
 
 
@@ -665,9 +768,7 @@ class _Job:
     device: str = "cpu"
     attacks: tuple[str, ...] = ()
     sizes: tuple[int, ...] = ()
-    iterations: int = 200
-    restarts: int = 2
-    attack_lr: float = 0.05
+    attack: GradientAttack = GradientAttack()
 
     @property
     def user_code(self) -> str | None:
@@ -756,8 +857,7 @@ def _gradient_block(job: _Job, block) -> Iterator[tuple[int, dict[str, Any]]]:
         ti = t.target_index
         x = ds.X[ti]
         o = gradient_attack(fm, tr.thetas[j], tr.gbar[j], int(ds.y[ti]), cfg.clip, ds.sample_shape,
-                            data_range=ds.data_range, iterations=job.iterations, lr=job.attack_lr,
-                            restarts=job.restarts, seed=t.seed % (2**31))
+                            data_range=ds.data_range, attack=job.attack, seed=t.seed % (2**31))
         z_hat = o.z_hat.cpu()
         pool = np.delete(ds.X, ti, axis=0)
         yield i, {
@@ -794,15 +894,66 @@ def declared_guarantee(cfg: "AuditConfig") -> dict[str, Any]:
             "sampler": "full_batch" if q == 1.0 else "poisson"}
 
 
-def run_trial_blocks(job: _Job, fn, trials: int, seed: int, opts: "RunOptions", extra: dict[str, Any],
-                schema: dict[str, Any], desc: str, validate: Callable[[], None], announce: str | None = None,
-                check_record: Callable[[dict[str, Any]], str | None] | None = None,
-                ) -> tuple[int, int, dict[str, Any], list[dict[str, Any]]]:
+@dataclass(frozen=True, eq=False)
+class TrialBlocks:
+    """What a run of :func:`run_trial_blocks` writes and checks besides its job and options.
+
+    Attributes:
+        schema: the keys and types of one record (:mod:`rerokit.experiments.records` types), as
+            :class:`rerokit.experiments.records.TrialLog` checks them.
+        extra: settings written into the file's header besides the job config's, ``seed``,
+            ``chunk_size``, ``device`` and the declared guarantee (e.g. the attacks run).
+        desc: the progress bar's text.
+        validate: called once the log is open, before any work (data, model and trial
+            construction); raises ``ValueError``/``TypeError`` on a bad input. None: nothing to check.
+        announce: the first line a user sees on stderr (what is being run), or None.
+        check_record: what else ties a record to this run besides its trial's seed (a guess in
+            the prior, ``success`` agreeing with guess and target, finite fractions): the problem
+            as text, or None when the record is fine. None: no further check.
+    """
+
+    schema: dict[str, Any]
+    extra: dict[str, Any] = field(default_factory=dict)
+    desc: str = "trials"
+    validate: Callable[[], None] | None = None
+    announce: str | None = None
+    check_record: Callable[[dict[str, Any]], str | None] | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("schema", "extra"):
+            if not isinstance(getattr(self, name), dict):
+                raise TypeError(f"{name} must be a dict, got {type(getattr(self, name)).__name__}")
+        if not isinstance(self.desc, str):
+            raise TypeError(f"desc must be a string, got {type(self.desc).__name__}")
+        if self.announce is not None and not isinstance(self.announce, str):
+            raise TypeError(f"announce must be a string or None, got {type(self.announce).__name__}")
+        for name in ("validate", "check_record"):
+            if getattr(self, name) is not None and not callable(getattr(self, name)):
+                raise TypeError(f"{name} must be a function or None, got {type(getattr(self, name)).__name__}")
+
+
+def run_trial_blocks(job: _Job, fn, trials: int, seed: int, opts: "RunOptions", spec: TrialBlocks,
+                     ) -> tuple[int, int, dict[str, Any], list[dict[str, Any]]]:
     """Open the log, run the missing blocks on the executor, append their trials; the records of 0..trials-1.
 
     Every record (read on resume or appended) must carry the run's seed of its trial and pass
-    ``check_record`` (what else ties it to this run: a guess in the prior, ``success`` agreeing
-    with guess and target, finite fractions)."""
+    ``spec.check_record``.
+
+    Args:
+        job: what every block needs (its ``cfg``, ``device``, ``kind``), sent once to each worker.
+        fn: the block function ``fn(job, block)`` yielding ``(trial, record)``.
+        trials: K, the number of trials (>= 1).
+        seed: the run's seed (>= 0); trial i's seed is ``trial_seeds(seed, K)[i]``.
+        opts: the :class:`rerokit.executors.RunOptions` (file, resume, block size, executor, progress).
+        spec: the :class:`TrialBlocks` (record schema, header extras, progress text, checks).
+
+    Returns:
+        ``(K, seed, settings, records of trials 0..K-1)``.
+    """
+    if not isinstance(spec, TrialBlocks):
+        raise TypeError(f"spec must be a TrialBlocks, got {type(spec).__name__}")
+    extra, schema, desc, announce, check_record = spec.extra, spec.schema, spec.desc, spec.announce, spec.check_record
+    validate = spec.validate or (lambda: None)
     from rerokit.executors import ProgressBar, get_executor, plan_blocks, run_blocks
     from rerokit.experiments.records import TrialLog
     from rerokit.training import trial_seeds
@@ -898,8 +1049,8 @@ def run_prior_aware_audit(
         ds = initial_state(cfg, job.device)[0]
         make_trial(ds.n, cfg.prior_size, cfg.n_known, 0, cfg.prior_weights)
 
-    _, seed, settings, recs = run_trial_blocks(job, _prior_aware_block, trials, seed, opts, {"attacks": list(attacks)},
-                                          schema, "prior-aware trials", validate, announce, check_record)
+    spec = TrialBlocks(schema, {"attacks": list(attacks)}, "prior-aware trials", validate, announce, check_record)
+    _, seed, settings, recs = run_trial_blocks(job, _prior_aware_block, trials, seed, opts, spec)
     gamma = rero_gamma(cfg.noise_multiplier, cfg.sample_rate, cfg.steps, cfg.kappa)
     results = {
         a: AttackResult.from_successes([r["success"][a] for r in recs], seed=seed, settings=settings,
@@ -942,8 +1093,7 @@ def run_gradient_audit(
     opts = options or RunOptions()
     extra = {"attack": "gradient", "iterations": att.iterations, "restarts": att.restarts,
              "attack_lr": att.attack_lr, "prior_sizes": list(sizes)}
-    job = _Job("gradient", cfg, resolve_audit_device(opts.device), sizes=sizes, iterations=att.iterations,
-               restarts=att.restarts, attack_lr=att.attack_lr)
+    job = _Job("gradient", cfg, resolve_audit_device(opts.device), sizes=sizes, attack=att)
     from rerokit.experiments.schema import gradient_problem, gradient_schema
 
     schema = gradient_schema(sizes)
@@ -955,8 +1105,8 @@ def run_gradient_audit(
             raise ValueError(f"prior_sizes must be <= dataset size {ds.n}, got {max(sizes)}")
         make_trial(ds.n, cfg.prior_size, cfg.n_known, 0, cfg.prior_weights)
 
-    _, seed, settings, recs = run_trial_blocks(job, _gradient_block, trials, seed, opts, extra, schema,
-                                          "gradient-attack trials", validate, announce, check_record)
+    spec = TrialBlocks(schema, extra, "gradient-attack trials", validate, announce, check_record)
+    _, seed, settings, recs = run_trial_blocks(job, _gradient_block, trials, seed, opts, spec)
     results = {"mse": AttackResult.from_values([r["mse"] for r in recs], seed=seed, metric="mse", settings=settings,
                                               support=(0.0, float("inf")))}
     gammas = {}
@@ -991,7 +1141,7 @@ def run_audit(
     ``address`` reachable) and device, the audit settings (data path, |D-| default, trial
     construction), trials, seed, block size, ``out``, memory; then sigma is calibrated for
     (epsilon, delta) and the trials run (see :func:`run_prior_aware_audit`,
-    :func:`run_gradient_audit`). ``rep.summary()`` is the command's JSON.
+    :func:`run_gradient_audit`). ``rep.summary().to_dict()`` is the command's JSON.
 
     Args:
         kind: ``"prior-aware"`` or ``"gradient"``.

@@ -132,12 +132,15 @@ def _split(cfg: MIAConfig):
 
 
 def _train(cfg: MIAConfig, split, X_t: np.ndarray, y_t: np.ndarray, seed: int, models=None) -> torch.Tensor:
-    from rerokit.attacks.reconn import train_models
+    from rerokit.attacks.reconn import ReconData, train_models
+    from rerokit.training.settings import DPSGDSettings, MLPSpec
 
     sigma = cfg.noise_multiplier
-    return train_models(split.X_fixed, split.y_fixed, X_t, y_t, hidden=cfg.hidden, num_classes=split.num_classes,
-                        epochs=cfg.epochs, lr=cfg.lr, momentum=cfg.momentum, init=cfg.init, init_seed=cfg.seed,
-                        noise_multiplier=sigma, clip=cfg.clip if sigma > 0 else None, seed=seed, models=models)
+    settings = DPSGDSettings(noise_multiplier=sigma, clip=cfg.clip if sigma > 0 else None, steps=cfg.epochs, lr=cfg.lr,
+                             momentum=cfg.momentum)
+    return train_models(ReconData(split.X_fixed, split.y_fixed, X_t, y_t),
+                        model=MLPSpec(cfg.hidden, num_classes=split.num_classes), settings=settings, init=cfg.init,
+                        init_seed=cfg.seed, seed=seed, models=models)
 
 
 def _bits(seeds: Sequence[int]) -> np.ndarray:
@@ -188,9 +191,13 @@ def _mia_block(job: _MIAJob, block) -> Iterator[tuple[int, dict[str, Any]]]:
                       "success": {"loss": g_loss == b[j], "shadow": g_shadow == b[j]}}
 
 
-# Not marked thread_safe: in one full-suite run two concurrent blocks gave a released model and the
-# adversary's identical-by-construction model 1e-4 apart (test_known_init_without_noise...); until the
-# cause is found the local executor runs these blocks one at a time (Ray workers are processes).
+# Blocks may run concurrently on threads (rerokit.executors.LocalExecutor): a block draws from torch's
+# global generator only through rerokit.training.models (init_flat, make_mlp), which hold
+# GLOBAL_RNG_LOCK for every draw, seeded or not, and sets no process-wide state. (Before that lock
+# covered module construction too, a concurrent block's nn.Linear(...) could draw between another
+# block's manual_seed(seed) and its reset_parameters: a different known theta_0, so the released
+# model and the adversary's identical-by-construction one ended up apart.)
+_mia_block.thread_safe = True  # type: ignore[attr-defined]
 
 
 def run_informed_mia(cfg: MIAConfig, trials: int, *, out: str | None = None, resume: bool = False,
@@ -213,7 +220,7 @@ def run_informed_mia(cfg: MIAConfig, trials: int, *, out: str | None = None, res
         ValueError: if a setting is out of range (before any training).
     """
     from rerokit.executors import RunOptions
-    from rerokit.experiments.audit import run_trial_blocks
+    from rerokit.experiments.audit import TrialBlocks, run_trial_blocks
     from rerokit.experiments.records import Bool, DictOf, Int, Num
 
     if not isinstance(cfg, MIAConfig):
@@ -223,9 +230,9 @@ def run_informed_mia(cfg: MIAConfig, trials: int, *, out: str | None = None, res
               "dist0": Num(minimum=0), "dist1": Num(minimum=0), "success": DictOf(Bool, keys=MIA_ATTACKS)}
     job = _MIAJob(cfg, trials)
     opts = RunOptions(out=out, resume=resume, chunk_size=chunk_size, progress=progress, executor=executor)
-    _, seed, settings, recs = run_trial_blocks(job, _mia_block, trials, cfg.seed, opts,
-                                          {"game": "informed MIA (Balle et al. 2022, Alg. 2)"}, schema,
-                                          f"informed-MIA trials (init {cfg.init})", lambda: _split(cfg))
+    spec = TrialBlocks(schema, {"game": "informed MIA (Balle et al. 2022, Alg. 2)"},
+                       f"informed-MIA trials (init {cfg.init})", lambda: _split(cfg))
+    _, seed, settings, recs = run_trial_blocks(job, _mia_block, trials, cfg.seed, opts, spec)
     bound = cfg.bound()
     results = {a: AttackResult.from_successes([r["success"][a] for r in recs], seed=seed, settings=settings,
                                               extras={"bound": bound}) for a in MIA_ATTACKS}

@@ -127,7 +127,7 @@ def guo_fig5_setup(config: GuoFig5Config) -> GuoFig5Data:
     import torch
 
     from rerokit.data import load_dataset
-    from rerokit.training.models import make_mlp
+    from rerokit.training.models import global_rng, make_mlp
 
     cfg = config.checked()
     ds = load_dataset(cfg.dataset, cfg.data_path) if cfg.data_path else load_dataset(cfg.dataset)
@@ -138,8 +138,10 @@ def guo_fig5_setup(config: GuoFig5Config) -> GuoFig5Data:
                          f"got {cfg.train_size}")
     perm = np.random.default_rng(cfg.seed).permutation(len(y))
     tr, te = perm[:cfg.train_size], perm[cfg.train_size:]
-    torch.manual_seed(cfg.seed)
-    module = make_mlp(X.shape[1], list(cfg.hidden), int(ds.num_classes), activation="tanh")
+    # the initialisation of torch.manual_seed(cfg.seed), drawn without reseeding the process's global
+    # generator (which a concurrent seeded initialisation would see: rerokit.training.models.GLOBAL_RNG_LOCK)
+    with global_rng(cfg.seed):
+        module = make_mlp(X.shape[1], list(cfg.hidden), int(ds.num_classes), activation="tanh")
     t = torch.as_tensor
     return GuoFig5Data(t(X[tr]), t(y[tr]), t(X[te]), t(y[te]), module, int(X.shape[1]))
 
@@ -192,14 +194,15 @@ def _cells(job: _Job, blk) -> Iterator[tuple[int, dict[str, Any]]]:
     import numpy as np
 
     from rerokit.bounds.mse import cramer_rao_mse_lower_bound, rdp_mse_lower_bound
-    from rerokit.training.fil import dpsgd_fil
+    from rerokit.training.fil import FILOptions, dpsgd_fil
+    from rerokit.training.settings import DPSGDSettings
 
     cfg, d = job.config, job.data
     for i in blk.todo:
         si, ti = divmod(i, len(cfg.steps))
         sigma, T = cfg.sigmas[si], cfg.steps[ti]
-        res = dpsgd_fil(d.module, d.X, d.Y, noise_multiplier=sigma, sample_rate=1.0, steps=T, clip=cfg.clip, lr=cfg.lr,
-                        seed=cfg.seed, coords=cfg.coords, repeats=cfg.repeats, device=job.device)
+        res = dpsgd_fil(d.module, d.X, d.Y, DPSGDSettings(noise_multiplier=sigma, clip=cfg.clip, steps=T, lr=cfg.lr),
+                        seed=cfg.seed, fil=FILOptions(coords=cfg.coords, repeats=cfg.repeats), device=job.device)
         eps2 = dpgd_replace_one_rdp2(sigma, T)
         dfil = np.asarray(res.dfil)
         fil_b = np.asarray(cramer_rao_mse_lower_bound(dfil))

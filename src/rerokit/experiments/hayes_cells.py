@@ -30,9 +30,10 @@ import torch
 
 from rerokit.executors import RunOptions
 from rerokit._validate import check_choice, check_int, check_positive, check_probability
+from rerokit.attacks.gradient import GradientAttack
 from rerokit.attacks.result import AttackResult
 from rerokit.experiments.audit import PRIOR_AWARE_ATTACKS, AuditConfig, AuditReport, block_trials, resolve_audit_device
-from rerokit.experiments.audit import run_trial_blocks, initial_state, train_chunk, candidate_statistics_many, make_trial
+from rerokit.experiments.audit import TrialBlocks, run_trial_blocks, initial_state, train_chunk, candidate_statistics_many, make_trial
 from rerokit.experiments.audit import rero_gamma
 
 __all__ = ["PRIORS", "CellOptions", "TOLERANCE", "noise_range", "run_prior_cell", "run_tolerance_cell",
@@ -85,6 +86,10 @@ class CellOptions:
         check_int("iterations", self.iterations, minimum=1)
         check_int("restarts", self.restarts, minimum=1)
         check_positive("attack_lr", self.attack_lr)
+
+    def gradient_attack(self) -> GradientAttack:
+        """The gradient attack of the tolerance cell (``iterations``, ``restarts``, ``attack_lr``)."""
+        return GradientAttack(self.iterations, self.restarts, self.attack_lr)
 
 
 @dataclass(frozen=True)
@@ -172,9 +177,8 @@ def _prior_block(job: _CellJob, block) -> Iterator[tuple[int, dict[str, Any]]]:
     seeds = list(block.payload)
     Xtr, ytr, Xc, yc, tgt = _trial_tensors(job, ds, X, y, seeds)
     theta0 = fm.init_flat_many(seeds).to(job.device)
-    tr = train_dpsgd_many(fm, theta0, Xtr, ytr, noise_multiplier=cfg.noise_multiplier, clip=cfg.clip,
-                          steps=cfg.steps, lr=cfg.lr, sample_rate=cfg.sample_rate, seeds=seeds,
-                          target_index=cfg.n_known, record="gbar_only").transcript
+    tr = train_dpsgd_many(fm, theta0, Xtr, ytr, cfg.dpsgd_settings(), seed=seeds, target_index=cfg.n_known,
+                          record="gbar_only").transcript
     inner, sq = (s.double() for s in candidate_statistics_many(fm, tr.thetas, tr.gbar, Xc, yc, cfg.clip))
     guesses = {a: pa.guess(pa.scores(a, inner, sq, noise_multiplier=cfg.noise_multiplier or None,
                                      sample_rate=cfg.sample_rate)).cpu().numpy() for a in opt.attacks}
@@ -208,8 +212,7 @@ def _tolerance_block(job: _CellJob, block) -> Iterator[tuple[int, dict[str, Any]
             continue
         x = ds.X[t.target_index]
         o = gradient_attack(fm, tr.thetas[j], tr.gbar[j], int(ds.y[t.target_index]), cfg.clip, ds.sample_shape,
-                            data_range=ds.data_range, iterations=opt.iterations, lr=opt.attack_lr,
-                            restarts=opt.restarts, seed=t.seed % (2**31))
+                            data_range=ds.data_range, attack=opt.gradient_attack(), seed=t.seed % (2**31))
         z_hat = o.z_hat.cpu().numpy()
         within = int(np.sum(np.abs(z_hat.reshape(-1) - x.reshape(-1)) < opt.tolerance))
         yield i, {"seed": t.seed, "target_index": t.target_index, "mse": mse(o.z_hat.cpu(), x), "within": within}
@@ -272,8 +275,8 @@ def run_prior_cell(cfg: AuditConfig, trials: int, seed: int, *, options: CellOpt
         schema.update(grad_norm=Num(minimum=0), clipped_grad_norm=Num(minimum=0))
     extra = {"prior": options.prior, "attacks": list(options.attacks), "grad_norms": options.grad_norms}
     opts = RunOptions(out=out, resume=resume, chunk_size=options.chunk_size, progress=progress, executor=executor)
-    _, seed, settings, recs = run_trial_blocks(job, _prior_block, trials, seed, opts, extra, schema,
-                                          f"prior-aware trials ({options.prior} prior)", lambda: None)
+    spec = TrialBlocks(schema, extra, f"prior-aware trials ({options.prior} prior)")
+    _, seed, settings, recs = run_trial_blocks(job, _prior_block, trials, seed, opts, spec)
     gamma = rero_gamma(cfg.noise_multiplier, cfg.sample_rate, cfg.steps, cfg.kappa)
     results = {a: AttackResult.from_successes([r["success"][a] for r in recs], seed=seed, settings=settings,
                                               extras={"gamma": gamma, "kappa": cfg.kappa}) for a in options.attacks}
@@ -343,8 +346,8 @@ def run_tolerance_cell(cfg: AuditConfig, trials: int, seed: int, *, options: Cel
     extra = {"attack": "gradient", "tolerance": options.tolerance, "iterations": options.iterations,
              "restarts": options.restarts, "attack_lr": options.attack_lr}
     opts = RunOptions(out=out, resume=resume, chunk_size=options.chunk_size, progress=progress, executor=executor)
-    _, seed, settings, recs = run_trial_blocks(job, _tolerance_block, trials, seed, opts, extra, schema,
-                                          "gradient-attack trials", lambda: None)
+    spec = TrialBlocks(schema, extra, "gradient-attack trials")
+    _, seed, settings, recs = run_trial_blocks(job, _tolerance_block, trials, seed, opts, spec)
     dim = int(np.prod(load_dataset(cfg.dataset).sample_shape)) if cfg.dataset == "digits" else 64
     results = {"mse": AttackResult.from_values([r["mse"] for r in recs], seed=seed, metric="mse", settings=settings,
                                               support=(0.0, float("inf")))}

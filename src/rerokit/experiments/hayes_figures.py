@@ -16,8 +16,11 @@ sigma is calibrated for (epsilon, delta) with dp-accounting (PLD,
 point (App. A); the defaults here are far fewer so that a CPU run takes minutes - the 95%
 Clopper-Pearson intervals in the CSV say how precise each point is.
 
-Every figure takes ``executor`` (``"local"``, ``"ray"`` or a :class:`rerokit.executors.Executor`,
-one for all its cells: the blocks of trials run there with the same results) and ``device``.
+Every figure takes the cells' audit settings (``audit``, an
+:class:`rerokit.experiments.audit.AuditConfig` whose sigma the figure calibrates) and ``options``
+(a :class:`rerokit.executors.RunOptions`: resume, progress, ``executor`` - ``"local"``, ``"ray"`` or
+a :class:`rerokit.executors.Executor`, one for all its cells: the blocks of trials run there with
+the same results - and ``device``).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from rerokit.experiments.audit import PRIOR_AWARE_ATTACKS, AuditConfig, AuditRep
 from rerokit.executors import RunOptions
 from rerokit.experiments.audit import GradientAttack, run_gradient_audit, run_prior_aware_audit
 
-__all__ = ["fig3", "fig5", "fig8", "CSV_FIELDS"]
+__all__ = ["fig3", "fig5", "fig8", "CSV_FIELDS", "FIG3_AUDIT", "FIG5_AUDIT"]
 
 CSV_FIELDS = ("figure", "x_name", "x", "prior_size", "attack", "metric", "value", "ci_low", "ci_high",
               "gamma", "kappa", "noise_multiplier", "epsilon", "delta", "sample_rate", "steps", "clip", "trials", "seed")
@@ -82,21 +85,19 @@ def _check_trial(cfg: AuditConfig) -> AuditConfig:
 @dataclass(frozen=True)
 class _Figure:
     """What every cell (one x value, one prior size) of one figure shares: the figure's name, its
-    folder and the run settings, as in :func:`fig3`."""
+    folder, the trials, seed and delta and the run options, as in :func:`fig3`."""
 
     name: str
     out: Path | str
     trials: int
     seed: int
     delta: float
-    resume: bool
-    progress: bool
-    device: str
+    options: RunOptions
 
     def audit(self, run: Callable[..., AuditReport], cfg: AuditConfig, cell: str, ex: Any, **kw: Any) -> AuditReport:
         """``run`` (an audit of :mod:`rerokit.experiments.audit`) of one cell, its trials in ``<name>_<cell>.jsonl``."""
-        options = RunOptions(out=str(self.out / f"{self.name}_{cell}.jsonl"), resume=self.resume,
-                             progress=self.progress, executor=ex, device=self.device)
+        options = dataclasses.replace(self.options, out=str(self.out / f"{self.name}_{cell}.jsonl"), executor=ex,
+                                      workers=None, address=None)
         return run(cfg, kw.pop("trials", self.trials), self.seed, options=options, **kw)
 
     def row(self, x_name, x, cfg, attack, res, gamma, epsilon, metric=None) -> dict[str, Any]:
@@ -114,15 +115,45 @@ class _Figure:
         return {"png": str(self.out / f"{self.name}.png"), "csv": str(self.out / f"{self.name}.csv"), "rows": rows}
 
 
+def _figure_options(options: RunOptions | None) -> RunOptions:
+    """The run options of a figure (default ``RunOptions()``), which writes one file per cell itself."""
+    opts = RunOptions() if options is None else options
+    if not isinstance(opts, RunOptions):
+        raise TypeError(f"options must be a RunOptions, got {type(opts).__name__}")
+    if opts.out is not None:
+        raise ValueError("options.out must be None: a figure writes one JSON-lines file per cell into out_dir")
+    return opts
+
+
+def _figure_audit(audit: AuditConfig | None, default: AuditConfig, *, per_cell: tuple[str, ...] = ()) -> AuditConfig:
+    """The audit settings of a figure's cells: ``audit`` (default ``default``) on the digits, with the
+    settings that the figure sets in every cell (sigma, and ``per_cell``) left at their defaults."""
+    cfg = default if audit is None else audit
+    if not isinstance(cfg, AuditConfig):
+        raise TypeError(f"audit must be an AuditConfig, got {type(cfg).__name__}")
+    if cfg.dataset != "digits" or cfg.data_path is not None:
+        raise ValueError(f"the figures run on the digits: audit.dataset must be digits, got {cfg.dataset}")
+    if cfg.noise_multiplier != 0.0 or cfg.epsilon is not None or cfg.delta is not None:
+        raise ValueError("the figure calibrates sigma for each epsilon (at delta): leave audit.noise_multiplier 0 "
+                         "and audit.epsilon and audit.delta None")
+    base = AuditConfig(noise_multiplier=0.0)
+    for name in per_cell:
+        if getattr(cfg, name) != getattr(base, name):
+            raise ValueError(f"the figure sets {name} in every cell: leave audit.{name} at its default "
+                             f"{getattr(base, name)!r}, got {getattr(cfg, name)!r}")
+    return cfg
+
+
 def _prior_aware_figure(fig: _Figure, cells: Sequence[tuple[float, float, float, str]], attacks: Sequence[str],
-                        executor: Any, labels: tuple[str, str, str], **settings: Any) -> dict[str, Any]:
+                        labels: tuple[str, str, str], base: AuditConfig) -> dict[str, Any]:
     """Fig. 3 and Fig. 5: one prior-aware audit per cell ``(x, epsilon, q, cell name)``, sigma calibrated
-    for (epsilon, delta) at q just before the cell's audit. ``settings``: the :class:`AuditConfig`
-    fields; ``labels``: the x name in the CSV, the x-axis label and the title of the plot."""
-    base = _check_trial(AuditConfig(noise_multiplier=0.0, **settings))
+    for (epsilon, delta) at q just before the cell's audit. ``base``: the cells' :class:`AuditConfig`
+    (sigma 0); ``labels``: the x name in the CSV, the x-axis label and the title of the plot."""
+    base = _check_trial(base)
     fig = dataclasses.replace(fig, out=output_dir(fig.out))
     x_name, x_label, title = labels
-    with using_executor(executor) as ex:
+    opts = fig.options
+    with using_executor(opts.executor, workers=opts.workers, address=opts.address) as ex:
         rows = []
         for x, e, q, cell in cells:
             cfg = dataclasses.replace(base, sample_rate=q, noise_multiplier=sigma_for_epsilon(e, fig.delta, q, base.steps))
@@ -159,14 +190,21 @@ def _plot(path: Path, rows: list[dict[str, Any]], x_name: str, title: str, logx:
     plt.close(fig)
 
 
+FIG3_AUDIT = AuditConfig(noise_multiplier=0.0, clip=0.1)
+"""The default cell settings of :func:`fig3` (and :func:`fig8`): digits, MLP 64-10-10, prior size 10,
+|D-| = 999, T = 100, C = 0.1, lr 10, full batch (sigma set per cell)."""
+FIG5_AUDIT = AuditConfig(noise_multiplier=0.0, clip=1.0)
+"""The default cell settings of :func:`fig5`: as :data:`FIG3_AUDIT` with C = 1 (q set per cell)."""
+
+
 def fig3(
     out_dir: str | Path,
     *,
     epsilons: Sequence[float] = (1, 2, 4, 8, 16),
     trials: int = 100, seed: int = 0, delta: float = 1e-5,
-    prior_size: int = 10, steps: int = 100, clip: float = 0.1, lr: float = 10.0, n_known: int = 999,
+    audit: AuditConfig | None = None,
     attacks: Sequence[str] = ("alg2",),
-    resume: bool = False, progress: bool = True, executor: Any = "local", device: str = "cpu",
+    options: RunOptions | None = None,
 ) -> dict[str, Any]:
     """Fig. 3-style: success of the prior-aware attack vs epsilon (q = 1) with the bound gamma (Thm 2).
 
@@ -177,13 +215,14 @@ def fig3(
         trials: prior-aware trials per cell (>= 1).
         seed: the seed of every cell (>= 0): trial i is the same draw in every cell.
         delta: delta in (0, 1) of the calibration.
-        prior_size, steps, clip, lr, n_known: the :class:`rerokit.experiments.audit.AuditConfig`
-            fields (digits, MLP 64-10-10).
+        audit: the cells' :class:`rerokit.experiments.audit.AuditConfig` (prior_size, steps, clip,
+            lr, n_known, model, ...; on the digits) with ``noise_multiplier`` 0 - the figure sets
+            sigma in each cell - and ``sample_rate`` 1; None: :data:`FIG3_AUDIT`.
         attacks: names of :data:`rerokit.experiments.audit.PRIOR_AWARE_ATTACKS` (at least one).
-        resume: continue the cells' JSON-lines files without repeating their trials.
-        progress: progress bars on stderr.
-        executor: ``"local"``, ``"ray"`` or a :class:`rerokit.executors.Executor` (one for all cells).
-        device: ``"cpu"``, ``"cuda"`` or ``"auto"``.
+        options: the :class:`rerokit.executors.RunOptions` of every cell (``resume``,
+            ``overwrite``, ``chunk_size``, ``progress`` bars on stderr, ``executor`` - one for all
+            cells -, ``workers``, ``address``, ``device``); its ``out`` must be None (one file per
+            cell in ``out_dir``). Default ``RunOptions()``.
 
     Returns:
         ``{"png": path, "csv": path, "rows": [...]}``, one row (:data:`CSV_FIELDS`) per epsilon and
@@ -193,13 +232,14 @@ def fig3(
         ValueError: if a setting is out of range (checked before sigma is calibrated and before
             any training), or as :func:`rerokit.experiments.audit.run_prior_aware_audit`.
     """
-    check_run(trials, seed, attacks, executor, device)
+    opts = _figure_options(options)
+    check_run(trials, seed, attacks, opts.executor, opts.device)
+    base = _figure_audit(audit, FIG3_AUDIT, per_cell=("sample_rate",))
     delta = check_probability("delta", delta, high_open=True)
     eps = checked_values("epsilons", epsilons, check_positive, "value > 0")
-    return _prior_aware_figure(_Figure("fig3", out_dir, trials, seed, delta, resume, progress, device),
-                               [(e, e, 1.0, f"eps{e:g}") for e in eps], attacks, executor,
-                               ("epsilon", "epsilon", "Fig. 3 (digits)"),
-                               prior_size=prior_size, steps=steps, clip=clip, lr=lr, n_known=n_known)
+    return _prior_aware_figure(_Figure("fig3", out_dir, trials, seed, delta, opts),
+                               [(e, e, 1.0, f"eps{e:g}") for e in eps], attacks,
+                               ("epsilon", "epsilon", "Fig. 3 (digits)"), base)
 
 
 def fig5(
@@ -207,9 +247,9 @@ def fig5(
     *,
     sample_rates: Sequence[float] = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0), epsilon: float = 4.0,
     trials: int = 100, seed: int = 0, delta: float = 1e-5,
-    prior_size: int = 10, steps: int = 100, clip: float = 1.0, lr: float = 10.0, n_known: int = 999,
+    audit: AuditConfig | None = None,
     attacks: Sequence[str] = ("alg3", "loglik"),
-    resume: bool = False, progress: bool = True, executor: Any = "local", device: str = "cpu",
+    options: RunOptions | None = None,
 ) -> dict[str, Any]:
     """Fig. 5-style: success vs sampling rate q at fixed epsilon (sigma calibrated per q): Alg. 3
     (top-qT, App. F) and the log-likelihood attack (App. G) against the bound gamma.
@@ -218,8 +258,8 @@ def fig5(
         out_dir: the output folder: ``fig5.csv``, ``fig5.png``, one ``fig5_q<q>.jsonl`` per q.
         sample_rates: the x values, each in (0, 1] (at least one).
         epsilon: the epsilon (> 0) every sigma is calibrated for, at delta.
-        trials, seed, delta, prior_size, steps, clip, lr, n_known, attacks, resume, progress,
-            executor, device: as in :func:`fig3`.
+        trials, seed, delta, attacks, options: as in :func:`fig3`.
+        audit: as in :func:`fig3` (``sample_rate`` is set per cell); None: :data:`FIG5_AUDIT`.
 
     Returns:
         As :func:`fig3`, one row per q and attack.
@@ -227,14 +267,15 @@ def fig5(
     Raises:
         ValueError: as :func:`fig3`.
     """
-    check_run(trials, seed, attacks, executor, device)
+    opts = _figure_options(options)
+    check_run(trials, seed, attacks, opts.executor, opts.device)
+    base = _figure_audit(audit, FIG5_AUDIT, per_cell=("sample_rate",))
     delta = check_probability("delta", delta, high_open=True)
     e = check_positive("epsilon", epsilon)
     qs = checked_values("sample_rates", sample_rates, check_probability, "value in (0, 1]")
-    return _prior_aware_figure(_Figure("fig5", out_dir, trials, seed, delta, resume, progress, device),
-                               [(q, e, q, f"q{q:g}") for q in qs], attacks, executor,
-                               ("sample_rate", "sampling rate q", f"Fig. 5 (digits, eps={e:g})"),
-                               prior_size=prior_size, steps=steps, clip=clip, lr=lr, n_known=n_known)
+    return _prior_aware_figure(_Figure("fig5", out_dir, trials, seed, delta, opts),
+                               [(q, e, q, f"q{q:g}") for q in qs], attacks,
+                               ("sample_rate", "sampling rate q", f"Fig. 5 (digits, eps={e:g})"), base)
 
 
 def fig8(
@@ -242,9 +283,9 @@ def fig8(
     *,
     epsilons: Sequence[float] = (1, 4, 16, 64), prior_sizes: Sequence[int] = (2, 8, 128),
     trials: int = 50, gradient_trials: int = 4, seed: int = 0, delta: float = 1e-5,
-    steps: int = 100, clip: float = 0.1, lr: float = 10.0, n_known: int = 999,
-    iterations: int = 200, restarts: int = 2,
-    resume: bool = False, progress: bool = True, executor: Any = "local", device: str = "cpu",
+    audit: AuditConfig | None = None,
+    attack: GradientAttack = GradientAttack(),
+    options: RunOptions | None = None,
 ) -> dict[str, Any]:
     """Fig. 8-style: prior-aware (Alg. 2) vs gradient-based attack (Eq. 1 + App. D prior
     matching) success vs epsilon, one panel per prior size. One gradient reconstruction per
@@ -255,12 +296,14 @@ def fig8(
             per epsilon and prior size and ``fig8_gradient_eps<e>.jsonl`` per epsilon.
         epsilons: as in :func:`fig3`.
         prior_sizes: the prior sizes N (each in [2, dataset size]; at least one); |D-| is
-            min(``n_known``, dataset size - N) (the gradient audit: dataset size - max N).
+            min(``audit.n_known``, dataset size - N) (the gradient audit: dataset size - max N).
         trials: prior-aware trials per cell (>= 1).
         gradient_trials: gradient-attack trials per epsilon (>= 1).
-        iterations, restarts: the gradient attack's Adam steps per restart and random restarts.
-        seed, delta, steps, clip, lr, n_known, resume, progress, executor, device: as in
-            :func:`fig3`.
+        seed, delta, options: as in :func:`fig3`.
+        audit: as in :func:`fig3` (``prior_size`` is set per cell, ``sample_rate`` is 1, no
+            ``prior_weights``); None: :data:`FIG3_AUDIT`.
+        attack: the gradient attack's :class:`rerokit.experiments.audit.GradientAttack` (Adam
+            steps per restart, random restarts, step size).
 
     Returns:
         As :func:`fig3`: per epsilon one prior-aware row per N, one gradient row per N (App. D
@@ -271,29 +314,30 @@ def fig8(
     """
     from rerokit.data import load_dataset
 
-    check_run(trials, seed, None, executor, device)
+    opts = _figure_options(options)
+    check_run(trials, seed, None, opts.executor, opts.device)
+    base = _figure_audit(audit, FIG3_AUDIT, per_cell=("sample_rate", "prior_size", "prior_weights"))
     check_int("gradient_trials", gradient_trials, minimum=1)
-    check_int("iterations", iterations, minimum=1)
-    check_int("restarts", restarts, minimum=1)
+    if not isinstance(attack, GradientAttack):
+        raise TypeError(f"attack must be a GradientAttack, got {type(attack).__name__}")
     delta = check_probability("delta", delta, high_open=True)
     eps = [check_positive("epsilons", e) for e in epsilons]
     n_data = load_dataset("digits").n
     sizes = [check_int("prior_sizes", n, minimum=2, maximum=n_data) for n in prior_sizes]
     if not eps or not sizes:
         raise ValueError("epsilons and prior_sizes must be non-empty")
-    n_known = check_int("n_known", n_known, minimum=0)
+    n_known, steps = base.n_known, base.steps
 
     def config(sigma: float, n: int, largest: int) -> AuditConfig:
         """Prior size n, |D-| leaving room for a prior of ``largest`` points."""
-        return AuditConfig(noise_multiplier=sigma, prior_size=n, steps=steps, clip=clip, lr=lr,
-                           n_known=min(n_known, n_data - largest))
+        return dataclasses.replace(base, noise_multiplier=sigma, prior_size=n, n_known=min(n_known, n_data - largest))
 
     # every AuditConfig below, with sigma 0 in place of the calibrated one (checked before any work)
     for n in sizes:
         _check_trial(config(0.0, n, n))
     _check_trial(config(0.0, sizes[0], max(sizes)))
-    fig = _Figure("fig8", output_dir(out_dir), trials, seed, delta, resume, progress, device)
-    with using_executor(executor) as ex:
+    fig = _Figure("fig8", output_dir(out_dir), trials, seed, delta, opts)
+    with using_executor(opts.executor, workers=opts.workers, address=opts.address) as ex:
         rows = []
         for e in eps:
             sigma = sigma_for_epsilon(e, delta, 1.0, steps)
@@ -303,7 +347,7 @@ def fig8(
                 rows.append(fig.row("epsilon", e, cfg, "prior-aware (alg2)", rep.results["alg2"], rep.gamma, e))
             gcfg = config(sigma, sizes[0], max(sizes))
             grep_ = fig.audit(run_gradient_audit, gcfg, f"gradient_eps{e:g}", ex, trials=gradient_trials,
-                              attack=GradientAttack(iterations, restarts), prior_sizes=tuple(sizes))
+                              attack=attack, prior_sizes=tuple(sizes))
             for n in sizes:
                 rows.append(fig.row("epsilon", e, dataclasses.replace(gcfg, prior_size=n), "gradient (Eq. 1 + App. D)",
                                     grep_.results[f"prior_success_{n}"], rero_gamma(sigma, 1.0, steps, 1.0 / n), e))

@@ -59,6 +59,7 @@ import torch
 
 from rerokit._validate import check_choice, check_int, check_positive, check_probability
 from rerokit.experiments.audit import AuditConfig, load_audit_data, build_model
+from rerokit.training.settings import DPSGDSettings
 
 __all__ = ["GAMES", "THREATS", "CANARIES", "OneRunConfig", "OneRunAudit", "run_one_run_audit", "config_from_args",
            "report_fields"]
@@ -372,9 +373,9 @@ def _blackbox(cfg: OneRunConfig, seed: int, progress: bool, dev: str = "cpu") ->
     y = torch.cat([yall[known], torch.as_tensor(labs).long()])
     theta0 = fm.init_flat(int(rng.integers(0, 2**62))).to(dev)
     t0 = time.perf_counter()
-    res = train_dpsgd(fm, theta0, X.to(dev), y.to(dev), noise_multiplier=cfg.actual_noise_multiplier or tc.noise_multiplier,
-                      clip=tc.clip, steps=tc.steps, lr=tc.lr, sample_rate=tc.sample_rate,
-                      seed=int(rng.integers(0, 2**62)))
+    settings = DPSGDSettings(noise_multiplier=cfg.actual_noise_multiplier or tc.noise_multiplier, clip=tc.clip,
+                             steps=tc.steps, lr=tc.lr, sample_rate=tc.sample_rate)
+    res = train_dpsgd(fm, theta0, X.to(dev), y.to(dev), settings, seed=int(rng.integers(0, 2**62)))
     train_s = time.perf_counter() - t0
     with torch.no_grad():
         logp = torch.log_softmax(fm.logits(res.theta, Xall[pool].to(dev)), -1).to(torch.float64).cpu().numpy()

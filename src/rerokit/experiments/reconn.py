@@ -28,6 +28,7 @@ from rerokit.attacks import reconn as R
 from rerokit.attacks.nn_oracle import nn_oracle
 from rerokit.bounds.gaussian import noise_multiplier_full_batch
 from rerokit.training.models import ACTIVATIONS
+from rerokit.training.settings import DPSGDSettings, EngineOptions, MLPSpec
 
 __all__ = ["ReconnConfig", "ReconnResult", "run_reconn", "train_models_in_blocks"]
 
@@ -256,20 +257,20 @@ def run_reconn(
                        overwrite=overwrite)
     try:
         Xs, ys, n_shift = R.shadow_targets(split.X_pool, split.y_pool, shadow_models, split.shape, seed)
-        kw = dict(hidden=hidden, activation=activation, num_classes=split.num_classes, epochs=epochs, lr=lr,
-                  momentum=momentum, init=init, init_seed=seed, noise_multiplier=sigma,
-                  clip=clip if epsilon is not None else None, compile=compile, block_size=chunk_size,
-                  executor=ex, device=device)
+        kw = dict(model=MLPSpec(hidden, activation, split.num_classes),
+                  settings=DPSGDSettings(noise_multiplier=sigma, clip=clip if epsilon is not None else None, steps=epochs,
+                                         lr=lr, momentum=momentum),
+                  init=init, init_seed=seed, compile=compile, block_size=chunk_size, executor=ex, device=device)
         _log(f"training {shadow_models} shadow models (|D-|={split.X_fixed.shape[0]}, {epochs} epochs, init={init}, "
              f"sigma={sigma:.4g})", progress)
         # shadow and released models: different seeds for random init / DP noise (the adversary
         # does not know the released model's randomness)
         ss = np.random.SeedSequence([seed, 4]).generate_state(2, np.uint64) >> np.uint64(1)
-        th_shadow = train_models_in_blocks(split.X_fixed, split.y_fixed, Xs, ys, seed=int(ss[0]), progress=progress,
-                                           desc="shadow models", **kw)
+        th_shadow = train_models_in_blocks(R.ReconData(split.X_fixed, split.y_fixed, Xs, ys), seed=int(ss[0]),
+                                           progress=progress, desc="shadow models", **kw)
         _log(f"training {split.X_eval.shape[0]} released models", progress)
-        th_rel = train_models_in_blocks(split.X_fixed, split.y_fixed, split.X_eval, split.y_eval, seed=int(ss[1]),
-                                        **kw)
+        th_rel = train_models_in_blocks(R.ReconData(split.X_fixed, split.y_fixed, split.X_eval, split.y_eval),
+                                        seed=int(ss[1]), **kw)
         _log("training the reconstructor", progress)
         phi = R.train_reconstructor(th_shadow, torch.as_tensor(Xs), hidden=reconstructor_hidden,
                                   epochs=reconstructor_epochs, batch_size=reconstructor_batch_size,
@@ -318,18 +319,16 @@ def run_reconn(
 class _ModelsJob:
     """The inputs of every block of one :func:`train_models_in_blocks` call (sent once to each worker)."""
 
-    X_fixed: np.ndarray
-    y_fixed: np.ndarray
-    X_targets: np.ndarray
-    y_targets: np.ndarray
+    data: R.ReconData
     kw: dict[str, Any]
+    compile: bool
     device: str
 
 
 def _models_block(job: _ModelsJob, block) -> Any:
     """Models block.lo..block.hi-1 of the run (one item: the block's (hi - lo, P) parameters)."""
-    theta = R.train_models(job.X_fixed, job.y_fixed, job.X_targets, job.y_targets, models=(block.lo, block.hi),
-                           device=job.device, chunk_size=block.hi - block.lo, **job.kw)
+    options = EngineOptions(chunk_size=block.hi - block.lo, compile=job.compile, device=job.device)
+    theta = R.train_models(job.data, models=(block.lo, block.hi), options=options, **job.kw)
     yield block.index, theta
 
 
@@ -350,29 +349,32 @@ def default_models_block(fixed_size: int, hidden: Sequence[int], num_classes: in
     return shared_chunk_size(int(fixed_size) + 1, max([*hidden, int(num_classes)]))
 
 
-def train_models_in_blocks(X_fixed, y_fixed, X_targets, y_targets, *, block_size: int, executor: Any = "local",
-                           device: str = "cpu", progress: bool = False, desc: str = "models",
+def train_models_in_blocks(data: R.ReconData, *, block_size: int, executor: Any = "local", device: str = "cpu",
+                           compile: bool = False, progress: bool = False, desc: str = "models",
                            **kw: Any) -> torch.Tensor:
-    """:func:`rerokit.attacks.reconn.train_models` for all rows of ``X_targets``, in blocks of
+    """:func:`rerokit.attacks.reconn.train_models` for all targets of ``data``, in blocks of
     ``block_size`` models on ``executor`` (equal to one call with ``chunk_size=block_size``).
 
     Args:
-        X_fixed, y_fixed: D-; X_targets, y_targets: one target per model (K rows).
+        data: the :class:`rerokit.attacks.reconn.ReconData` (D- and one target per model, K rows).
         block_size: models per block (each block one engine chunk).
         executor: ``"local"``, ``"ray"`` or a :class:`rerokit.executors.Executor`.
         device: where the models train.
+        compile: ``torch.compile`` the training step.
         progress: a progress bar on stderr counting finished models (``desc``).
-        **kw: the other arguments of ``train_models`` (hidden, epochs, lr, init, seed, noise, ...).
+        **kw: the other keyword arguments of ``train_models`` (model, settings, init, init_seed, seed).
 
     Returns:
         (K, P) parameters on the CPU.
     """
     from rerokit.executors import ProgressBar, get_executor, plan_blocks, run_blocks
 
-    K = int(np.asarray(X_targets).shape[0])
+    K = data.models
     B = check_int("chunk_size", block_size, minimum=1)
-    job = _ModelsJob(np.asarray(X_fixed), np.asarray(y_fixed), np.asarray(X_targets), np.asarray(y_targets),
-                     {k: v for k, v in kw.items() if k not in ("chunk_size", "models")}, str(device))
+    if "models" in kw or "options" in kw:
+        raise TypeError("train_models_in_blocks chooses the models of each block and their options itself")
+    arrays = R.ReconData(*(np.asarray(a) for a in (data.X_fixed, data.y_fixed, data.X_targets, data.y_targets)))
+    job = _ModelsJob(arrays, dict(kw), bool(compile), str(device))
     blocks = plan_blocks(K, B)
     out: dict[int, torch.Tensor] = {}
     ex = get_executor(executor)

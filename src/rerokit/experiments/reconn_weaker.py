@@ -35,6 +35,7 @@ import torch
 
 from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive
 from rerokit.experiments._outputs import output_dir, pyplot, write_csv
+from rerokit.training.settings import DPSGDSettings
 
 __all__ = ["ReconnCell", "WeakConfig", "ACCESS", "SHADOW_DATA", "run_weaker_cells", "CSV_FIELDS"]
 
@@ -118,9 +119,9 @@ def _train(cfg: WeakConfig, cell: ReconnCell, fm, split, X_t: np.ndarray, y_t: n
         seeds = [_seed(cfg.seed, 1)] * K  # one batch-sampling seed for every model (known to the adversary)
     else:
         seeds = trial_seeds(_seed(cfg.seed, 2 + who), K)
+    settings = DPSGDSettings(noise_multiplier=0.0, clip=None, steps=T, lr=cfg.lr, sample_rate=q, momentum=cfg.momentum)
     r = train_dpsgd_many(fm, fm.init_flat(cfg.seed), torch.as_tensor(X_t).reshape(K, 1, -1),
-                         torch.as_tensor(y_t, dtype=torch.long).reshape(K, 1), noise_multiplier=0.0, clip=None,
-                         steps=T, lr=cfg.lr, sample_rate=q, momentum=cfg.momentum, seeds=seeds,
+                         torch.as_tensor(y_t, dtype=torch.long).reshape(K, 1), settings, seed=seeds,
                          shared=(torch.as_tensor(split.X_fixed), torch.as_tensor(split.y_fixed, dtype=torch.long)))
     return r.theta.cpu()
 

@@ -206,12 +206,12 @@ class RiskMonitor:
         return [(self.settings[0], self.settings[1], T)] if T > 0 else []
 
     def _risk_of(self, segments: list[tuple[float, float, int]]) -> dict[str, float]:
-        from rerokit.risk import reconstruction_risk
+        from rerokit.risk import RiskOptions, reconstruction_risk
 
         if any(s == 0.0 for s, _, _ in segments):
             return {"gamma": 1.0, "tpr_at_fpr_1pct": 1.0, "epsilon": math.inf}
         r = reconstruction_risk(Schedule.from_segments(segments), log_kappa=self.baseline.log_kappa,
-                                delta=self.delta, fprs=(MONITOR_FPR,), sampler=self.sampler)
+                                delta=self.delta, options=RiskOptions(fprs=(MONITOR_FPR,)), sampler=self.sampler)
         return {"gamma": float(r.gamma), "tpr_at_fpr_1pct": float(r.membership.tpr_at_fpr[MONITOR_FPR]),
                 "epsilon": float(r.epsilon)}
 
@@ -247,7 +247,7 @@ class RiskMonitor:
     def _solve_budget(self, prefix: list[tuple[float, float, int]], sigma: float, q: float,
                       cap: int) -> int | None:
         """Largest k <= cap such that prefix + k steps of (sigma, q) meets every limit; None if all of cap do."""
-        from rerokit.bounds.solve import AllFeasible, NoFeasibleValue, calibrate_monotone
+        from rerokit.bounds.solve import AllFeasible, NoFeasibleValue, SearchRange, calibrate_monotone
 
         lim = self.limits
 
@@ -257,7 +257,7 @@ class RiskMonitor:
         if cap < 1:
             return None
         try:
-            r = calibrate_monotone(worst, 1.0, feasible="below", start=1.0, lower=1.0, upper=float(cap),
+            r = calibrate_monotone(worst, 1.0, feasible="below", search=SearchRange(1.0, float(cap), 1.0),
                                    integer=True, growth=16.0, transform="log")
         except NoFeasibleValue:
             return 0
@@ -320,9 +320,11 @@ class RiskMonitor:
         segs = self._segments(optimizer_steps)
         if self.card is not None and segs:
             from rerokit.report.build import build_report
+            from rerokit.report.settings import ReportSettings
 
             sched = Schedule.from_segments(segs).with_sampling(self.sampler)
-            rep = build_report(sched, delta=self.delta, what_if=self.card.suffix != ".md", source="training callback")
+            rep = build_report(sched, delta=self.delta, what_if=self.card.suffix != ".md",
+                               settings=ReportSettings(source="training callback"))
             if self.card.suffix == ".md":  # a model card (README.md): its Privacy section and metadata
                 from rerokit.report.model_card import write_model_card
 

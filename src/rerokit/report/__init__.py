@@ -2,8 +2,10 @@
 
 ::
 
-    from rerokit.report import build_report
-    rep = build_report(noise_multiplier=1.0, sample_rate=0.01, steps=1000, data_shape="1x28x28", clip=1.0)
+    from rerokit.report import DataDescription, ReportSettings, build_report
+    rep = build_report(noise_multiplier=1.0, sample_rate=0.01, steps=1000,
+                       data=DataDescription(data_shape="1x28x28", clip=1.0),
+                       settings=ReportSettings(label="mnist-cnn"))
     rep.render_terminal()            # verdict in plain words, then the table (rich)
     rep.to_dict()                    # what `rerokit report --json` prints
     rep.write_html("card.html")      # self-contained card: inline CSS + SVG, no scripts, offline
@@ -24,6 +26,8 @@ _EXPORTS = {
     "build_report": "rerokit.report.build",
     "Report": "rerokit.report.build",
     "report_summary": "rerokit.report.build",
+    "DataDescription": "rerokit.report.settings",
+    "ReportSettings": "rerokit.report.settings",
     "render": "rerokit.report.terminal",
     "Row": "rerokit.report.terminal",
     "Summary": "rerokit.report.terminal",

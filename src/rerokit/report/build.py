@@ -45,9 +45,10 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from rerokit._validate import check_int, check_positive, check_probability
-from rerokit.bounds.schedule import Schedule, Segment
+from rerokit.bounds.schedule import Sampling, Schedule, Segment
 from rerokit.report.format import Lead, Num, Sentence, fmt, fmt_bracket, fmt_log10, key_part, num
-from rerokit.report.inputs import AuditSummary, load_audit, parse_data_shape
+from rerokit.report.inputs import AuditSummary, load_audit
+from rerokit.report.settings import DEFAULT_MSE_THRESHOLD, DEFAULT_PRIOR_SIZES, DataDescription, ReportSettings
 from rerokit.report.terminal import Row, Summary, Table
 
 __all__ = [
@@ -72,15 +73,11 @@ __all__ = [
     "STEP_POINTS",
 ]
 
-DEFAULT_PRIOR_SIZES = (2, 10, 100)
-"""Prior sizes of the informed adversary (n equally likely candidates: kappa = 1/n)."""
 
 PIXEL_TOLERANCE = 32 / 256
 """Per-pixel tolerance of "any image within the pixel tolerance" (Hayes et al. 2023, App. I):
 pixels uniform on [0, 1], success when every pixel is within 32/256 (kappa = (2 x 32/256)^d)."""
 
-DEFAULT_MSE_THRESHOLD = 0.01
-"""MSE threshold eta of the uninformed adversary (PSNR >= 20 dB on data in [0, 1])."""
 
 WHAT_IF_PRIOR = 10
 """Prior size of "what would change it" (and of mu_equivalent when the run is not full batch)."""
@@ -219,7 +216,7 @@ class Report:
         key = ("steps", points)
         if key in self._cache:
             return self._cache[key]
-        from rerokit.risk import reconstruction_risks
+        from rerokit.risk import RiskOptions, reconstruction_risks
 
         sizes = self.data["options"]["prior_sizes"]
         grid = step_grid(self.schedule.total_steps, points)
@@ -229,7 +226,8 @@ class Report:
             if t == self.schedule.total_steps:  # the report's own risks: no second PLD build
                 rs = tuple(self.risks[f"prior_{n}"] for n in sizes)
             else:
-                rs = reconstruction_risks(schedule_prefix(self.schedule, t), list(sizes), delta=delta, fprs=())
+                rs = reconstruction_risks(schedule_prefix(self.schedule, t), list(sizes), delta=delta,
+                                          options=RiskOptions(fprs=()))
             for n, r in zip(sizes, rs):
                 out[f"gamma_prior_{n}"].append(r.gamma)
             out["epsilon"].append(rs[0].epsilon)
@@ -317,21 +315,12 @@ def build_report(
     noise_multiplier: float | None = None,
     sample_rate: float | None = None,
     steps: int | None = None,
-    data_shape: Any = None,
-    dataset_size: int | None = None,
-    clip: float | None = None,
-    min_norm: float | None = None,
-    diameter: float | None = None,
-    mse_threshold: float = DEFAULT_MSE_THRESHOLD,
-    data_range: float = 1.0,
+    sampler: str | Sampling | None = None,
     delta: float | None = None,
     audit: Any = None,
-    label: str | None = None,
-    source: str | None = None,
-    prior_sizes: Sequence[int] = DEFAULT_PRIOR_SIZES,
+    data: DataDescription | None = None,
+    settings: ReportSettings | None = None,
     what_if: bool = True,
-    sampler: str | None = None,
-    examples_per_user: int | None = None,
 ) -> Report:
     """Build the reconstruction-risk report of a DP-SGD run (see the module docstring).
 
@@ -339,27 +328,21 @@ def build_report(
       mechanism: the run as :func:`rerokit.reconstruction_risk` takes it (Opacus accountant or
         history, dp-accounting ``DpEvent``, ``Schedule``); or give the keyword settings; or
         neither, with an ``audit`` (its settings are used).
-      noise_multiplier, sample_rate, steps: sigma > 0, q in (0, 1], T >= 1 of a constant run.
-      data_shape: e.g. ``"1x28x28"`` or ``(3, 32, 32)``: the data dimension of the pixel prior
-        and of the uninformed adversary (default: the audited dataset's shape, if any).
-      dataset_size: number of training records N (shows the expected batch qN and epochs Tq;
-        warns when delta >= 1/N).
-      clip: clipping norm C > 0 (default: the audit's).
-      min_norm: smallest non-zero L2 norm r of a record (default: C, i.e. assume r >= C).
-      diameter: per-coordinate diameter of the data space for Guo et al.'s bound (e.g. 1 for
-        pixels in [0, 1]); None leaves that bound out.
-      mse_threshold: eta of P(MSE <= eta) (default 0.01).
-      data_range: data range R for the PSNR reading of eta, 10 log10(R^2 / eta) dB (default 1).
+      noise_multiplier: sigma > 0 of a constant run (with ``sample_rate`` and ``steps``).
+      sample_rate: its sampling rate q in (0, 1].
+      steps: its number of steps T >= 1.
+      sampler: how the run formed batches ("poisson", "shuffle", "full_batch"), or a
+        :class:`~rerokit.bounds.schedule.Sampling` with the unit of privacy; None: the mechanism's or
+        the audit file's, else Poisson, assumed.
       delta: delta of epsilon, in (0, 1); None: the audit file's declared delta, else 1e-5.
       audit: a path to an audit result (JSON or JSON lines), its parsed dict, or an
         :class:`~rerokit.report.inputs.AuditSummary`.
-      label: a title for the card (e.g. the model's name); shown escaped.
-      source: where the run came from (e.g. "opacus history run.json"); shown escaped.
-      prior_sizes: prior sizes of the informed adversary (integers >= 2; default 2, 10, 100).
+      data: the :class:`~rerokit.report.settings.DataDescription` (record shape, dataset size,
+        clipping norm, smallest record norm, data diameter, MSE threshold, data range); None: nothing
+        known beyond the audit.
+      settings: the :class:`~rerokit.report.settings.ReportSettings` (label, source, prior sizes);
+        None for the defaults.
       what_if: compute "what would change it" (six calibrations; False skips them).
-      sampler: how the run formed batches ("poisson", "shuffle", "full_batch"; None: the
-        mechanism's or the audit file's, else Poisson, assumed).
-      examples_per_user: the unit of privacy k >= 1 (None: the mechanism's, else 1).
 
     Returns:
       The :class:`Report`.
@@ -371,14 +354,28 @@ def build_report(
     from rerokit.bounds.priors import BaselinePrior, PixelTolerancePrior, UniformDiscretePrior
     from rerokit.risk import as_schedule, reconstruction_risks
 
+    if data is None:
+        data = DataDescription()
+    elif not isinstance(data, DataDescription):
+        raise TypeError(f"data must be a rerokit.report.DataDescription, got {type(data).__name__}")
+    if settings is None:
+        settings = ReportSettings()
+    elif not isinstance(settings, ReportSettings):
+        raise TypeError(f"settings must be a rerokit.report.ReportSettings, got {type(settings).__name__}")
+    if not isinstance(what_if, bool):
+        raise TypeError(f"what_if must be True or False, got {type(what_if).__name__}")
+    label, source, sizes = settings.label, settings.source, settings.prior_sizes
     a = _resolve_audit(audit)
     settings_given = any(x is not None for x in (noise_multiplier, sample_rate, steps))
     if mechanism is None and not settings_given and a is not None:
-        sched = _audit_schedule(a).with_sampling(sampler, examples_per_user)
+        smp = None if sampler is None else Sampling.of(sampler)
+        # a bare sampler name keeps the audit's unit of privacy; a Sampling states its own
+        k = smp.examples_per_user if isinstance(sampler, Sampling) else None
+        sched = _audit_schedule(a) if smp is None else _audit_schedule(a).with_sampling(smp.sampler, k)
         src = source or (f"audit {a.path}" if a.path else "audit settings")
     else:
         sched = as_schedule(mechanism, noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps,
-                            sampler=sampler, examples_per_user=examples_per_user)
+                            sampler=sampler)
         src = source or ("settings" if mechanism is None else type(mechanism).__name__)
         if a is not None and not _same_schedule(sched, _audit_schedule(a)):
             where = f"audit {a.path}" if a.path else "audit"
@@ -388,30 +385,23 @@ def build_report(
     if delta is None:  # the guarantee the audited run declared travels with its file
         delta = a.delta if a is not None and a.delta is not None else 1e-5
     delta = check_probability("delta", delta, high_open=True)
-    sizes = tuple(check_int(f"prior_sizes[{i}]", n, minimum=2) for i, n in enumerate(prior_sizes))
-    if not sizes:
-        raise ValueError("prior_sizes must list at least one integer >= 2")
-    sizes = tuple(dict.fromkeys(sizes))
     ref = WHAT_IF_PRIOR if WHAT_IF_PRIOR in sizes else sizes[0]
-    if label is not None and not isinstance(label, str):
-        raise TypeError(f"label must be a string, got {type(label).__name__}")
-    eta = check_positive("mse_threshold", mse_threshold)
-    rng = check_positive("data_range", data_range)
+    eta = data.mse_threshold
+    rng = data.data_range
 
     # ------------------------------------------------------------- data description
     data_note = None
-    shape = None
-    if data_shape is not None:
-        shape = parse_data_shape(data_shape)
-    elif a is not None and a.dataset in DATASET_SHAPES:
+    shape = data.data_shape
+    if shape is None and a is not None and a.dataset in DATASET_SHAPES:
         shape = DATASET_SHAPES[a.dataset]
         data_note = f"data shape of the audited dataset {a.dataset}"
+    clip = data.clip
     if clip is None and a is not None and a.clip is not None:
         clip = a.clip
     C = None if clip is None else check_positive("clip", clip)
-    r_given = None if min_norm is None else check_positive("min_norm", min_norm)
-    n_data = None if dataset_size is None else check_int("dataset_size", dataset_size, minimum=1)
-    D = None if diameter is None else check_positive("diameter", diameter)
+    r_given = data.min_norm
+    n_data = data.dataset_size
+    D = data.diameter
     dim = math.prod(shape) if shape else None
 
     # ------------------------------------------------------------- one curve, every prior
@@ -472,7 +462,7 @@ def build_report(
 
     from rerokit.report.glossary import privacy_level
 
-    data = {
+    out = {
         "schema_version": SCHEMA_VERSION,
         "title": "DP-SGD reconstruction-risk report",
         "label": label,
@@ -488,53 +478,53 @@ def build_report(
         "informed": informed,
         "membership": r0.membership.to_dict(),
     }
-    data["settings"].update(sched.sampling_dict())
+    out["settings"].update(sched.sampling_dict())
     from rerokit.report.facts import privacy_facts
 
-    data["privacy_facts"] = privacy_facts(sched, delta, r0.method).to_dict()
+    out["privacy_facts"] = privacy_facts(sched, delta, r0.method).to_dict()
     if r0.poisson_assumption is not None:  # the Poisson accountant's numbers, not certified for this run
-        data["poisson_assumption"] = r0.poisson_assumption.to_dict()
+        out["poisson_assumption"] = r0.poisson_assumption.to_dict()
     if a is not None and a.target_epsilon is not None:  # the guarantee the audited run declared
-        data["declared_guarantee"] = {"epsilon": a.target_epsilon, "delta": a.delta, "source": src}
+        out["declared_guarantee"] = {"epsilon": a.target_epsilon, "delta": a.delta, "source": src}
     if n_data is not None and len(sched) == 1:
         s, q, T = sched.segments[0]
-        data["data"]["expected_batch_size"] = q * n_data
-        data["data"]["epochs"] = q * T
-    data["uninformed"] = _uninformed(sched, dim, C, r_given, eta, rng)
+        out["data"]["expected_batch_size"] = q * n_data
+        out["data"]["epochs"] = q * T
+    out["uninformed"] = _uninformed(sched, dim, C, r_given, eta, rng)
     if "informed_mse" in risks:
         rm = risks["informed_mse"]
-        data["informed_mse"] = {
+        out["informed_mse"] = {
             "kind": "certified", "prior": f"pixels uniform on [0, {rng:g}]^{dim} (Anderson + Chernoff upper bound on "
             "kappa)", "dim": dim, "mse_threshold": eta, "kappa": rm.kappa, "log10_kappa": rm.log10_kappa,
             "gamma": rm.gamma, "gamma_interval": list(rm.gamma_interval), "method": rm.method,
             "population": "a target drawn from the prior", "reference": "Hayes et al. 2023, Thm 2"}
-    data["guo_mse"] = _guo(sched, D, dim)
-    data["audit"] = (_audit_section(a, risks[audit_key], delta, sched, data["membership"])
+    out["guo_mse"] = _guo(sched, D, dim)
+    out["audit"] = (_audit_section(a, risks[audit_key], delta, sched, out["membership"])
                      if a is not None else None)
-    data["what_would_change"] = (_what_if(sched, r0, ref, delta) if what_if else
+    out["what_would_change"] = (_what_if(sched, r0, ref, delta) if what_if else
                                  {"skipped": "not requested (rerokit report --what-if computes it)"})
-    data["options"] = {"prior_sizes": list(sizes), "reference_prior_size": ref, "pixel_tolerance": PIXEL_TOLERANCE,
+    out["options"] = {"prior_sizes": list(sizes), "reference_prior_size": ref, "pixel_tolerance": PIXEL_TOLERANCE,
                        "what_if_margins": list(WHAT_IF_MARGINS)}
     notes = []
     if n_data is not None and delta >= 1.0 / n_data:
         notes.append(f"delta = {delta:g} is not below 1/N = {1.0 / n_data:.3g}: epsilon at this delta allows "
                      "leaking a record outright; choose delta < 1/N")
-    if data["uninformed"].get("skipped"):
-        notes.append("uninformed adversary: " + data["uninformed"]["skipped"])
-    best = (data["uninformed"].get("no_prior_attacks") or {}).get("best_known")
-    if best is not None and data.get("informed_mse") and best > data["informed_mse"]["gamma"]:
-        notes.append(f"gradient inversion: on a record of norm r = {data['uninformed']['min_norm']:g} a prior-free "
+    if out["uninformed"].get("skipped"):
+        notes.append("uninformed adversary: " + out["uninformed"]["skipped"])
+    best = (out["uninformed"].get("no_prior_attacks") or {}).get("best_known")
+    if best is not None and out.get("informed_mse") and best > out["informed_mse"]["gamma"]:
+        notes.append(f"gradient inversion: on a record of norm r = {out['uninformed']['min_norm']:g} a prior-free "
                      f"attack succeeds with probability {best:.4g}; the certified bound "
-                     f"{data['informed_mse']['gamma']:.4g} is about a target drawn from the uniform-pixel prior, for "
+                     f"{out['informed_mse']['gamma']:.4g} is about a target drawn from the uniform-pixel prior, for "
                      "which records that close to the guess are rare. No bound below 1 holds for one fixed record "
                      "against every attacker (a fixed guess equal to it succeeds)")
-    data["notes"] = notes
-    rep = Report(data, risks, sched, a)
-    data["verdict"] = [{"threat_model": t, "text": _plain(s)} for t, s in verdict_sentences(data)]
-    data["key_numbers"] = key_numbers(data)
+    out["notes"] = notes
+    rep = Report(out, risks, sched, a)
+    out["verdict"] = [{"threat_model": t, "text": _plain(s)} for t, s in verdict_sentences(out)]
+    out["key_numbers"] = key_numbers(out)
     from rerokit import __version__
 
-    data["rerokit_version"] = __version__
+    out["rerokit_version"] = __version__
     return rep
 
 

@@ -3,34 +3,37 @@
 Usage (shapes in brackets; P = number of parameters, n = dataset size, K = trials, T = steps)::
 
     import torch
-    from rerokit.training import FunctionalModel, make_mlp, per_sample_clipped_grads, train_dpsgd, train_dpsgd_many
+    from rerokit.training import (DPSGDSettings, EngineOptions, FunctionalModel, make_mlp, per_sample_clipped_grads,
+                                  train_dpsgd, train_dpsgd_many)
 
     fm = FunctionalModel(make_mlp(64, [10], 10))          # digits MLP, P = 760
     theta0 = fm.init_flat(seed=0)                          # [P], deterministic from the seed
     fm.logits(theta0, X)                                   # X [n, 1, 8, 8] -> [n, 10]
     G = per_sample_clipped_grads(fm, theta0, X, y, C=0.1)  # [n, P], clip_C(grad l(theta, z_i))
 
+    # the hyper-parameters, checked once (noise_multiplier, clip, steps, lr, sample_rate, momentum)
+    s = DPSGDSettings(noise_multiplier=1.0, clip=0.1, steps=100, lr=1.0, sample_rate=1.0)
+
     # one run; record=True gives the informed adversary's view (Hayes et al. 2023 Eq. (1))
-    r = train_dpsgd(fm, theta0, X, y, noise_multiplier=1.0, clip=0.1, steps=100, lr=1.0,
-                    sample_rate=1.0, seed=7, target_index=0, record=True)
+    r = train_dpsgd(fm, theta0, X, y, s, seed=7, target_index=0, record=True)
     tr = r.transcript          # tr.thetas [T, P] (theta_t used at step t), tr.gbar [T, P],
                                # tr.noisy_sums [T, P], tr.batch_masks [T, n] bool, tr.final_theta [P]
 
     # K runs vectorised (per-trial data, per-trial seeds); trial k == train_dpsgd(..., seed=seeds[k])
-    R = train_dpsgd_many(fm, theta0, Xk, yk,                # theta0 [P] or [K, P]; Xk [K, n, ...]; yk [K, n]
-                         noise_multiplier=1.0, clip=0.1, steps=100, lr=1.0, sample_rate=1.0,
-                         seed=123,                         # or seeds=[...K ints]; seeds = trial_seeds(123, K)
+    R = train_dpsgd_many(fm, theta0, Xk, yk, s,            # theta0 [P] or [K, P]; Xk [K, n, ...]; yk [K, n]
+                         seed=123,                         # or K ints [...]; one int: seeds = trial_seeds(123, K)
                          target_index=0,                   # or K ints, or None (all known: gbar = noise)
-                         record="gbar_only")               # False | True/"full" | "gbar_only" (no noisy_sums)
+                         record="gbar_only",               # False | True/"full" | "gbar_only" (no noisy_sums)
+                         options=EngineOptions(num_threads=1))  # method, chunk_size, progress, compile, device
     R.theta [K, P]; R.transcript.trial(k) -> single-run Transcript; R.transcript.target_in_batch() [K, T]
     # common points without K copies: trial k's data = cat([Xs, Xk[k]]); target index m = len(Xs)
-    R = train_dpsgd_many(fm, theta0, Xk_targets, yk_targets, shared=(Xs, ys), target_index=len(Xs), seed=1, ...)
+    R = train_dpsgd_many(fm, theta0, Xk_targets, yk_targets, s, shared=(Xs, ys), target_index=len(Xs), seed=1)
     tr.dp_history() -> [(sigma, q, T)]   # Opacus accountant-history format (accounting.events)
 
     # Opacus' own DP-SGD (GradSampleModule + DPOptimizer + Poisson sampler + RDPAccountant)
     from rerokit.training.opacus_adapter import record_opacus_transcript
-    tr = record_opacus_transcript(module, X, y, target_index, noise_multiplier, clip, steps, lr, sample_rate, seed,
-                                  theta0=None, momentum=0.0)   # same Transcript layout; settings["accountant_history"]
+    tr = record_opacus_transcript(module, X, y, target_index, s, seed,
+                                  theta0=None)   # same Transcript layout; settings["accountant_history"]
 
 Semantics: noisy_sum_t = sum_{i in B_t} clip_C(g_i(theta_t)) + N(0, sigma^2 C^2 I);
 gbar_t = noisy_sum_t - sum_{i in B_t, i != target} clip_C(g_i(theta_t)); update
@@ -54,6 +57,7 @@ _EXPORTS = {
     "train_dpsgd": "engine", "train_dpsgd_many": "engine", "trial_seeds": "engine", "Result": "engine",
     "NOISE_BLOCK": "engine", "linear_plan_supported": "engine",
     "Transcript": "transcript",
+    "DPSGDSettings": "settings", "EngineOptions": "settings", "MLPSpec": "settings",
 }
 
 __all__ = list(_EXPORTS)

@@ -18,33 +18,40 @@ Randomness and seeds. A run with seed s draws from two ``torch.Generator``s seed
 ``numpy.random.SeedSequence(s)``: one for the Poisson masks (``rand((b, n), float64) < q``) and
 one for the noise (``randn((b, P))`` in the training dtype), each drawn in blocks of
 ``NOISE_BLOCK`` steps (b = NOISE_BLOCK, fewer in the last block). Nothing is drawn for the masks
-when q = 1 nor for the noise when sigma = 0. ``train_dpsgd_many`` draws trial k's masks and noise
-from generators seeded with ``seeds[k]`` exactly the same way, so trial k of a vectorised run
-equals ``train_dpsgd(..., seed=seeds[k])`` on trial k's data (same random numbers; floating-point
-results agree to rounding, ~1e-6, because batched kernels sum in a different order). With
-``seed=s`` instead of ``seeds``, ``seeds = trial_seeds(s, K)``, and seed k depends only on (s, k).
+when q = 1 nor for the noise when sigma = 0. ``train_dpsgd_many(..., seed=seeds)`` (K seeds) draws
+trial k's masks and noise from generators seeded with ``seeds[k]`` exactly the same way, so trial k
+of a vectorised run equals ``train_dpsgd(..., seed=seeds[k])`` on trial k's data (same random
+numbers; floating-point results agree to rounding, ~1e-6, because batched kernels sum in a
+different order). With one seed ``seed=s``, ``seeds = trial_seeds(s, K)``, and seed k depends only
+on (s, k).
+
+The hyper-parameters are a :class:`rerokit.training.settings.DPSGDSettings`, how the engine runs
+(backend, chunks, threads, progress, compile, device) an
+:class:`rerokit.training.settings.EngineOptions`.
 
 Transcripts (``record=True``): see :mod:`rerokit.training.transcript`.
 """
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 import torch
 from torch.func import vmap
 
-from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive, check_probability
+from rerokit._validate import check_int
 from rerokit.seeding import trial_seeds  # noqa: F401 - re-exported: rerokit.training.trial_seeds
 from rerokit.training.grads import check_batch, check_labels, per_sample_grads_unchecked, clip_rows
 from rerokit.training.mlp import MLPInputs, MLPPlan, mlp_plan
 from rerokit.training.models import FunctionalModel
+from rerokit.training.settings import DPSGDSettings, EngineOptions
 from rerokit.training.transcript import Transcript
 
-__all__ = ["Result", "train_dpsgd", "train_dpsgd_many", "trial_seeds", "NOISE_BLOCK", "linear_plan_supported",
-           "shared_chunk_size"]
+__all__ = ["Result", "DPSGDSettings", "EngineOptions", "train_dpsgd", "train_dpsgd_many", "trial_seeds",
+           "NOISE_BLOCK", "linear_plan_supported", "shared_chunk_size", "check_record"]
 
 NOISE_BLOCK = 32
 """Steps per block of pre-drawn masks/noise (bounds memory to K_chunk * NOISE_BLOCK * P floats)."""
@@ -86,23 +93,49 @@ class _RunRandom:
         return torch.randn((b, P), generator=self.g_noise, dtype=dtype)
 
 
-def check_dpsgd_settings(noise_multiplier, clip, steps, lr, sample_rate, momentum, record) -> dict:
-    """The DP-SGD settings of a training run, checked (one ValueError/TypeError naming the first bad
-    one), as a dict of the checked values (shared by the engine, FIL accounting and Opacus adapter)."""
-    sigma = check_nonnegative("noise_multiplier", noise_multiplier)
-    if clip is not None:
-        clip = check_positive("clip", clip)
-    elif sigma > 0:
-        raise ValueError("clip must be a finite number > 0 when noise_multiplier > 0 (noise std is noise_multiplier * clip); got None")
-    steps = check_int("steps", steps, minimum=1)
-    lr = check_positive("lr", lr)
-    q = check_probability("sample_rate", sample_rate)
-    momentum = check_nonnegative("momentum", momentum)
-    if momentum >= 1:
-        raise ValueError(f"momentum must be a number in [0, 1), got {momentum!r}")
+def check_record(record: Any) -> bool | str:
+    """``record`` checked: False, True, ``"full"`` or ``"gbar_only"`` (else ValueError naming it)."""
     if record not in _RECORD or isinstance(record, (int,)) and not isinstance(record, bool):
         raise ValueError(f"record must be one of False, True, 'full', 'gbar_only'; got {record!r}")
-    return dict(noise_multiplier=sigma, clip=clip, steps=steps, lr=lr, sample_rate=q, momentum=momentum)
+    return record
+
+
+def _check_settings(settings: Any) -> DPSGDSettings:
+    if not isinstance(settings, DPSGDSettings):
+        raise TypeError(f"settings must be a DPSGDSettings, got {type(settings).__name__}")
+    return settings
+
+
+def _check_options(options: Any) -> EngineOptions:
+    if options is None:
+        return EngineOptions()
+    if not isinstance(options, EngineOptions):
+        raise TypeError(f"options must be an EngineOptions, got {type(options).__name__}")
+    return options
+
+
+@contextlib.contextmanager
+def _threads(num_threads: int | None) -> Iterator[None]:
+    """torch's intra-op threads set to ``num_threads`` inside the block (None: unchanged), restored after.
+
+    The count is process-wide: in a block of a run whose blocks run concurrently on threads
+    (:func:`rerokit.executors.concurrent_threads`) only that run's count is accepted (and nothing is
+    set), anything else is a ``ValueError`` (:func:`rerokit.executors.check_thread_count`)."""
+    if num_threads is None:
+        yield
+        return
+    from rerokit.executors import check_thread_count
+
+    num_threads = check_thread_count("num_threads", num_threads)
+    if torch.get_num_threads() == num_threads:  # nothing to set, nothing to restore
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(num_threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _check_finite(theta: torch.Tensor, lr: float, first: int) -> None:
@@ -203,7 +236,7 @@ def shared_chunk_size(n: int, widest: int) -> int:
 
 
 def linear_plan_supported(fm: FunctionalModel) -> bool:
-    """True if ``train_dpsgd_many(method='auto')`` uses the MLP engine for this model.
+    """True if ``train_dpsgd_many(options=EngineOptions(method='auto'))`` uses the MLP engine for this model.
 
     Args:
         fm: the model.
@@ -247,7 +280,7 @@ class _Runs:
     sums: torch.Tensor | None = None
 
 
-def _train(backend, theta0: torch.Tensor, X: torch.Tensor, y: torch.Tensor, cfg: dict, n: int, seeds: list[int],
+def _train(backend, theta0: torch.Tensor, X: torch.Tensor, y: torch.Tensor, cfg: DPSGDSettings, n: int, seeds: list[int],
            tgt: torch.Tensor | None, mode: str | None, chunk_size: int, progress: bool = False,
            compile: bool = False) -> _Runs:
     """The one DP-SGD loop (module docstring) for K runs in chunks of ``chunk_size`` trials.
@@ -258,7 +291,7 @@ def _train(backend, theta0: torch.Tensor, X: torch.Tensor, y: torch.Tensor, cfg:
     """
     K, P = theta0.shape
     dtype, dev = theta0.dtype, theta0.device
-    sigma, C, T, q, lr, mom = (cfg[k] for k in ("noise_multiplier", "clip", "steps", "sample_rate", "lr", "momentum"))
+    sigma, C, T, q, lr, mom = cfg.noise_multiplier, cfg.clip, cfg.steps, cfg.sample_rate, cfg.lr, cfg.momentum
     ebs = q * n
     scale = sigma * (C if C is not None else 0.0)
     out = _Runs(final=torch.empty((K, P), dtype=dtype, device=dev))
@@ -320,14 +353,12 @@ def _train(backend, theta0: torch.Tensor, X: torch.Tensor, y: torch.Tensor, cfg:
 
 
 def train_dpsgd(
-    fm: FunctionalModel, theta0: torch.Tensor, X: torch.Tensor, y: torch.Tensor,
+    fm: FunctionalModel, theta0: torch.Tensor, X: torch.Tensor, y: torch.Tensor, settings: DPSGDSettings,
     *,
-    noise_multiplier: float, clip: float | None, steps: int, lr: float, sample_rate: float = 1.0,
     seed: int,
     target_index: int | None = None,
     record: bool | str = False,
-    momentum: float = 0.0,
-    method: str = "auto",
+    options: EngineOptions | None = None,
 ) -> Result:
     """One run of DP-SGD (DP-GD for ``sample_rate=1``): the K = 1 case of :func:`train_dpsgd_many`.
 
@@ -337,25 +368,27 @@ def train_dpsgd(
         fm: the model.
         theta0: (P,) initial parameters.
         X: (n, ...) training points; y: (n,) integer labels.
-        noise_multiplier: sigma (noise std sigma * clip on the sum).
-        clip: clipping norm C; None = no clipping (then noise_multiplier must be 0).
-        steps: T; lr: learning rate; sample_rate: q (1 = full batch); momentum: torch SGD momentum.
+        settings: the :class:`DPSGDSettings` (noise_multiplier, clip, steps, lr, sample_rate,
+            momentum).
         seed: the run's seed (masks and noise streams).
         target_index: index of z* in ``X`` (the point the informed adversary does not know;
             None = all known, gbar is then pure noise).
         record: False; True/"full" (thetas, noisy_sums, gbar, batch_masks); "gbar_only" (no noisy_sums).
-        method: "vmap" (reference: per step, the (n, P) per-sample clipped gradients of all n
-            points by ``per_sample_clipped_grads``), "linear" (the MLP engine for Sequential MLPs,
+        options: the :class:`EngineOptions` (default ``EngineOptions()``): ``method`` "vmap"
+            (reference: per step, the (n, P) per-sample clipped gradients of all n points by
+            ``per_sample_clipped_grads``), "linear" (the MLP engine for Sequential MLPs,
             :class:`rerokit.training.mlp.MLPPlan`: exact, no per-sample gradient tensor), "auto"
-            (linear when supported).
+            (linear when supported); ``progress``, ``num_threads``, ``compile``, ``device`` as for
+            :func:`train_dpsgd_many` (``chunk_size`` has no effect on one run).
 
     Returns:
         A :class:`Result` with ``theta`` (P,) and, with ``record``, a single-run :class:`Transcript`.
     """
-    cfg = check_dpsgd_settings(noise_multiplier, clip, steps, lr, sample_rate, momentum, record)
+    cfg = _check_settings(settings)
+    record = check_record(record)
+    opts = _check_options(options)
     if not isinstance(fm, FunctionalModel):
         raise TypeError(f"fm must be a FunctionalModel, got {type(fm).__name__}")
-    check_choice("method", method, ("auto", "vmap", "linear"))
     seed = check_int("seed", seed, minimum=0)
     check_batch(fm, theta0, X, y)
     check_labels(fm, theta0, X[:1], y)
@@ -364,20 +397,27 @@ def train_dpsgd(
         raise ValueError("X must hold at least one training point (n >= 1), got n = 0")
     if target_index is not None:
         target_index = check_int("target_index", target_index, minimum=0, maximum=n - 1)
+    if opts.device is not None:
+        from rerokit.training.devices import resolve_device
+
+        theta0 = theta0.to(resolve_device(opts.device))
     dtype, dev = theta0.dtype, theta0.device
     X, y = X.to(device=dev, dtype=dtype), y.to(device=dev, dtype=torch.long)
     mode = _record_mode(record)
-    backend = _select_sums(fm, method, X[None])
+    backend = _select_sums(fm, opts.method, X[None])
     tgt = None if target_index is None else torch.tensor([target_index], device=dev)
-    runs = _train(backend, theta0.detach()[None], X[None], y[None], cfg, n, [seed], tgt, mode, 1)
+    with _threads(opts.num_threads):
+        runs = _train(backend, theta0.detach()[None], X[None], y[None], cfg, n, [seed], tgt, mode, 1,
+                      progress=opts.progress, compile=opts.compile)
     theta = runs.final[0]
-    settings = dict(cfg, expected_batch_size=cfg["sample_rate"] * n, n=n, P=P, record=mode or False, method=backend.name)
+    settings_d = dict(cfg.to_dict(), expected_batch_size=cfg.sample_rate * n, n=n, P=P, record=mode or False,
+                      method=backend.name)
     tr = None
     if mode:
         tr = Transcript(thetas=runs.thetas[0], gbar=runs.gbar[0], batch_masks=runs.masks[0], final_theta=theta.clone(),
                         noisy_sums=None if runs.sums is None else runs.sums[0], target_index=target_index,
-                        settings=settings, seed=seed, batched=False)
-    return Result(theta=theta, transcript=tr, seed=seed, settings=settings)
+                        settings=settings_d, seed=seed, batched=False)
+    return Result(theta=theta, transcript=tr, seed=seed, settings=settings_d)
 
 
 def _as_target_array(target_index, K: int, n: int) -> torch.Tensor | None:
@@ -395,81 +435,75 @@ def _as_target_array(target_index, K: int, n: int) -> torch.Tensor | None:
     return arr
 
 
+def _trial_seeds_of(seed: Any, K: int) -> list[int]:
+    """``seed`` of :func:`train_dpsgd_many`: one int (``trial_seeds(seed, K)``) or K ints."""
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        return trial_seeds(check_int("seed", seed, minimum=0), K)
+    if isinstance(seed, (str, bytes, bool)) or not hasattr(seed, "__iter__"):
+        raise TypeError(f"seed must be one integer >= 0 or K={K} integers, got {type(seed).__name__}")
+    seeds = [check_int(f"seed[{i}]", s, minimum=0) for i, s in enumerate(seed)]
+    if len(seeds) != K:
+        raise ValueError(f"seed must be one integer or K={K} integers (one per trial), got {len(seeds)}")
+    return seeds
+
+
 def train_dpsgd_many(
-    fm: FunctionalModel, theta0: torch.Tensor, X: torch.Tensor, y: torch.Tensor,
+    fm: FunctionalModel, theta0: torch.Tensor, X: torch.Tensor, y: torch.Tensor, settings: DPSGDSettings,
     *,
-    noise_multiplier: float, clip: float | None, steps: int, lr: float, sample_rate: float = 1.0,
-    seeds: Sequence[int] | None = None,
-    seed: int | None = None,
+    seed: int | Sequence[int],
     target_index: int | Sequence[int] | torch.Tensor | None = None,
     record: bool | str = False,
-    momentum: float = 0.0,
-    chunk_size: int | None = None,
-    method: str = "auto",
-    progress: bool = False,
     shared: tuple[torch.Tensor, torch.Tensor] | None = None,
-    num_threads: int | None = None,
-    compile: bool = False,
+    options: EngineOptions | None = None,
 ) -> Result:
     """K independent DP-SGD runs, vectorised over trials (no Python loop over trials in the math).
 
-    Trial k equals ``train_dpsgd(fm, theta0[k], X[k], y[k], ..., seed=seeds[k])`` up to rounding.
-    Tensors live on ``theta0``'s device; masks and noise are drawn on the CPU (device-independent
-    streams) and moved. Non-private GD (``clip=None``, ``noise_multiplier=0``, ``sample_rate=1``)
-    draws nothing: it is RecoNN's shadow-model training (:func:`rerokit.attacks.reconn.gd_many`).
+    Trial k equals ``train_dpsgd(fm, theta0[k], X[k], y[k], settings, seed=seeds[k])`` up to
+    rounding. Tensors live on ``theta0``'s device (or ``options.device``); masks and noise are
+    drawn on the CPU (device-independent streams) and moved. Non-private GD (``clip=None``,
+    ``noise_multiplier=0``, ``sample_rate=1``) draws nothing: it is RecoNN's shadow-model training
+    (:func:`rerokit.attacks.reconn.gd_many`).
 
     Args:
-        fm, noise_multiplier, clip, steps, lr, sample_rate, momentum: as in :func:`train_dpsgd`.
+        fm: the model.
         theta0: initial parameters, (P,) shared by all trials or (K, P).
         X: each trial's own points (K, n, ...) (or (K, r, ...) with ``shared``); may be an
             ``expand``ed view: only one chunk of trials is materialised at a time.
         y: their integer labels, (K, n).
-        seeds: K per-trial seeds; exactly one of ``seeds`` and ``seed``.
-        seed: one seed, then ``seeds = trial_seeds(seed, K)``.
+        settings: the :class:`DPSGDSettings` of every trial.
+        seed: K per-trial seeds ``seeds``, or one seed, then ``seeds = trial_seeds(seed, K)``.
         target_index: None, one int for all trials, or K ints (index into each trial's dataset).
         record: as in :func:`train_dpsgd` (tensors get a leading K).
-        chunk_size: trials processed together (default: bounded memory; larger with ``shared``).
-        method: "vmap" (``vmap`` over trials of ``vmap(grad)`` over samples: forms (chunk, n, P)
-            per-sample gradients), "linear" (the MLP engine for Sequential MLPs,
-            :class:`rerokit.training.mlp.MLPPlan`: exact ghost clipping, the shared points one block
-            for all trials), or "auto" (linear when supported).
-        progress: a progress bar (trials x steps).
         shared: ``(Xs (m, ...), ys (m,))``, points common to every trial (e.g. a fixed D-),
             prepended to each trial's own ``X[k]`` without materialising K copies: trial k's
             dataset is ``cat([Xs, X[k]])`` (n = m + r; ``target_index`` indexes that concatenation,
             so the per-trial target at ``X[k, 0]`` has index m).
-        num_threads: torch intra-op threads for this call only (restored after); on a loaded
-            shared machine 1 thread was 4x faster than 2 (an earlier run of
-            benchmarks/trials_vmap.py), on an idle one 2 threads were about 1.9x faster than 1
-            (benchmarks/ray_scaling.py, 2026-11-23).
-        compile: ``torch.compile`` the step (same result to float round-off; falls back to eager
-            with a warning where compilation fails).
+        options: the :class:`EngineOptions` (default ``EngineOptions()``): ``method`` "vmap"
+            (``vmap`` over trials of ``vmap(grad)`` over samples: forms (chunk, n, P) per-sample
+            gradients), "linear" (the MLP engine for Sequential MLPs,
+            :class:`rerokit.training.mlp.MLPPlan`: exact ghost clipping, the shared points one
+            block for all trials) or "auto" (linear when supported); ``chunk_size`` trials
+            processed together (default: bounded memory; larger with ``shared``); ``progress`` a
+            progress bar (trials x steps); ``num_threads`` torch intra-op threads for this call
+            only (on a loaded shared machine 1 thread was 4x faster than 2, an earlier run of
+            benchmarks/trials_vmap.py; on an idle one 2 threads were about 1.9x faster than 1,
+            benchmarks/ray_scaling.py, 2026-11-23); ``compile`` ``torch.compile`` the step (same
+            result to float round-off); ``device`` where the trials run (default: ``theta0``'s).
 
     Returns:
         A :class:`Result` with ``theta`` (K, P) and, with ``record``, a batched transcript.
 
     Raises:
-        ValueError: if a setting or shape is out of range, ``seeds``/``seed`` are not given exactly
-            once, or training diverges (naming ``lr``).
-        TypeError: if ``fm`` is not a FunctionalModel, or data or labels have the wrong type.
+        ValueError: if a setting or shape is out of range, ``seed`` is neither one seed nor K, or
+            training diverges (naming ``lr``).
+        TypeError: if ``fm`` is not a FunctionalModel, ``settings``/``options`` have the wrong type,
+            or data or labels have the wrong type.
     """
-    if num_threads is not None:
-        num_threads = check_int("num_threads", num_threads, minimum=1)
-        before = torch.get_num_threads()
-        torch.set_num_threads(num_threads)
-        try:
-            return train_dpsgd_many(
-                fm, theta0, X, y, noise_multiplier=noise_multiplier, clip=clip, steps=steps, lr=lr,
-                sample_rate=sample_rate, seeds=seeds, seed=seed, target_index=target_index, record=record,
-                momentum=momentum, chunk_size=chunk_size, method=method, progress=progress, shared=shared,
-                compile=compile,
-            )
-        finally:
-            torch.set_num_threads(before)
-    cfg = check_dpsgd_settings(noise_multiplier, clip, steps, lr, sample_rate, momentum, record)
+    cfg = _check_settings(settings)
+    record = check_record(record)
+    opts = _check_options(options)
     if not isinstance(fm, FunctionalModel):
         raise TypeError(f"fm must be a FunctionalModel, got {type(fm).__name__}")
-    check_choice("method", method, ("auto", "vmap", "linear"))
     if not isinstance(X, torch.Tensor) or not isinstance(y, torch.Tensor):
         raise TypeError("X and y must be torch tensors")
     if y.dim() != 2 or X.dim() < 2 or tuple(X.shape[:2]) != tuple(y.shape):
@@ -491,19 +525,16 @@ def train_dpsgd_many(
     P = fm.num_params
     if not isinstance(theta0, torch.Tensor) or theta0.shape not in ((P,), (K, P)):
         raise ValueError(f"theta0 must have shape (P,)=({P},) or (K, P)=({K}, {P}); got {getattr(theta0, 'shape', type(theta0))}")
-    if (seeds is None) == (seed is None):
-        raise ValueError("give exactly one of seeds (K ints) or seed (one int)")
-    if seeds is None:
-        seeds = trial_seeds(seed, K)
-    else:
-        seeds = [check_int(f"seeds[{i}]", s, minimum=0) for i, s in enumerate(seeds)]
-        if len(seeds) != K:
-            raise ValueError(f"seeds must have K={K} entries, got {len(seeds)}")
+    seeds = _trial_seeds_of(seed, K)
     tgt = _as_target_array(target_index, K, n)
     th_check = theta0 if theta0.dim() == 1 else theta0[0]
     check_labels(fm, th_check, X[0, :1], y)
     if shared is not None:
         check_labels(fm, th_check, X[0, :1], shared[1], name="shared labels ys")
+    if opts.device is not None:
+        from rerokit.training.devices import resolve_device
+
+        theta0 = theta0.to(resolve_device(opts.device))
     if theta0.dim() == 1:
         theta0 = theta0.unsqueeze(0).expand(K, P)
     dtype, dev = theta0.dtype, theta0.device
@@ -513,7 +544,7 @@ def train_dpsgd_many(
         Xs, ys = shared[0].to(device=dev, dtype=dtype), shared[1].to(device=dev, dtype=torch.long)
 
     shared_t = None if shared is None else (Xs, ys)
-    backend = _select_sums(fm, method, X, shared_t)
+    backend = _select_sums(fm, opts.method, X, shared_t)
     if backend.name == "linear":
         if shared is None:
             # small chunks keep the (chunk, width, n) activations in cache; 64 was fastest on 2 cores
@@ -523,17 +554,17 @@ def train_dpsgd_many(
             default_chunk = min(K, shared_chunk_size(n, max(lin.out for lin in backend.plan.linears)))
     else:
         default_chunk = max(1, min(K, 2**24 // max(1, n * P)))
-    if chunk_size is None:
-        chunk_size = default_chunk
-    chunk_size = check_int("chunk_size", chunk_size, minimum=1)
+    chunk_size = default_chunk if opts.chunk_size is None else opts.chunk_size
     mode = _record_mode(record)
-    ebs = cfg["sample_rate"] * n
-    runs = _train(backend, theta0, X, y, cfg, n, seeds, tgt, mode, chunk_size, progress=progress, compile=compile)
+    ebs = cfg.sample_rate * n
+    with _threads(opts.num_threads):
+        runs = _train(backend, theta0, X, y, cfg, n, seeds, tgt, mode, chunk_size, progress=opts.progress,
+                      compile=opts.compile)
     final = runs.final
-    settings = dict(cfg, expected_batch_size=ebs, n=n, P=P, K=K, record=mode or False,
-                    method=backend.name)
+    settings_d = dict(cfg.to_dict(), expected_batch_size=ebs, n=n, P=P, K=K, record=mode or False,
+                      method=backend.name)
     tr = None
     if mode:
         tr = Transcript(thetas=runs.thetas, gbar=runs.gbar, batch_masks=runs.masks, final_theta=final.clone(),
-                        noisy_sums=runs.sums, target_index=tgt, settings=settings, seed=list(seeds), batched=True)
-    return Result(theta=final, transcript=tr, seed=list(seeds), settings=settings)
+                        noisy_sums=runs.sums, target_index=tgt, settings=settings_d, seed=list(seeds), batched=True)
+    return Result(theta=final, transcript=tr, seed=list(seeds), settings=settings_d)

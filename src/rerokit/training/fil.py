@@ -27,6 +27,7 @@ CPU from the seeded generators and moved, so a seed gives the same draws on ever
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -39,7 +40,7 @@ from torch.func import functional_call, grad, jacfwd, jacrev, jvp, vmap
 
 from rerokit._validate import check_choice, check_int, check_positive, check_probability
 from rerokit.bounds.mse import GELU_CLIP_FACTOR, cramer_rao_mse_lower_bound, fil_subsampling_factor, gaussian_dp_epsilon
-from rerokit.training.engine import check_dpsgd_settings
+from rerokit.training.settings import DPSGDSettings
 
 __all__ = [
     "glm_sample_loss",
@@ -52,6 +53,7 @@ __all__ = [
     "clipped_grad_jacobian_trace_exact",
     "FILAccountant",
     "DPSGDFILResult",
+    "FILOptions",
     "dpsgd_fil",
 ]
 
@@ -442,25 +444,48 @@ class DPSGDFILResult:
         }
 
 
+@dataclass(frozen=True)
+class FILOptions:
+    """How :func:`dpsgd_fil` accounts Fisher information (Guo et al. 2022, Alg. 1).
+
+    Attributes:
+      coords: coordinates sampled per sample and step for the trace (Eq. 5), an integer >= 1;
+        None (default) for all (exact).
+      subsampling: ``"convexity"`` (default, kappa = 1, Thm 4 Eq. 2, always valid) or
+        ``"amplified"`` (Eq. 3, with the exact per-step eps at ``delta``).
+      delta: delta in (0, 1) of the per-step eps for ``"amplified"``; None (default): 1/(n T).
+      repeats: training runs averaged (Monte-Carlo draws of E[sum_t I_t]), an integer >= 1 (default 1).
+    """
+
+    coords: int | None = None
+    subsampling: str = "convexity"
+    delta: float | None = None
+    repeats: int = 1
+
+    def __post_init__(self) -> None:
+        if self.coords is not None:
+            object.__setattr__(self, "coords", check_int("coords", self.coords, minimum=1))
+        check_choice("subsampling", self.subsampling, ("convexity", "amplified"))
+        if self.delta is not None:
+            object.__setattr__(self, "delta", check_probability("delta", self.delta, high_open=True))
+        object.__setattr__(self, "repeats", check_int("repeats", self.repeats, minimum=1))
+
+
 def dpsgd_fil(
-    module: nn.Module, X: torch.Tensor, Y: torch.Tensor,
+    module: nn.Module, X: torch.Tensor, Y: torch.Tensor, settings: DPSGDSettings,
     *,
-    noise_multiplier: float, sample_rate: float, steps: int, clip: float, lr: float = 0.1,
     seed: int = 0,
-    coords: int | None = None,
-    subsampling: str = "convexity",
-    delta: float | None = None,
+    fil: FILOptions = FILOptions(),
     chunk: int = 512,
     progress: bool = False,
-    repeats: int = 1,
     device: str = "cpu",
 ) -> DPSGDFILResult:
     """Train ``module`` with DP-SGD and account FIL per sample as in Guo et al. 2022, Alg. 1.
 
     Poisson sampling at ``sample_rate``, GELU clipping at ``clip``, noise
-    N(0, (noise_multiplier clip)^2 I) on the sum, step lr * sum / (q n).
+    N(0, (noise_multiplier clip)^2 I) on the sum, step lr * sum / (q n) (``settings``; no momentum).
 
-    ``subsampling="convexity"``: kappa = 1 (Thm 4 Eq. 2, always valid). ``"amplified"``:
+    ``fil`` (:class:`FILOptions`): ``subsampling="convexity"``: kappa = 1 (Thm 4 Eq. 2, always valid). ``"amplified"``:
     kappa = q/(q + (1-q) e^{-eps}) (Eq. 3) with eps the exact (eps, delta)-DP of one step:
     Gaussian mechanism with replace-one sensitivity 2 * 1.1153 C of the clipped sum (as in Alg. 1
     line 4) and std sigma C; ``delta`` defaults to 1/(n steps) (total failure probability
@@ -482,55 +507,51 @@ def dpsgd_fil(
       module: the torch module to train (its parameters are copied, not modified).
       X: training inputs, shape (n, ...).
       Y: integer labels, shape (n,).
-      noise_multiplier: sigma > 0.
-      sample_rate: Poisson sampling rate q in (0, 1].
-      steps: number of steps T >= 1.
-      clip: clipping norm C > 0.
-      lr: learning rate > 0 (default 0.1).
+      settings: the :class:`rerokit.training.settings.DPSGDSettings`: noise_multiplier sigma > 0,
+        sample_rate q in (0, 1], steps T >= 1, clip C > 0 (not None), lr > 0, momentum 0.
       seed: seed of the batches and noise (an integer >= 0; seed + 1 seeds the coordinate sampling).
-      coords: coordinates sampled per sample and step (an integer >= 1); None (default) for all.
-      subsampling: "convexity" (default, kappa = 1) or "amplified".
-      delta: delta of the per-step eps for "amplified", in (0, 1); None (default) for 1/(n T).
+      fil: the :class:`FILOptions` (coords, subsampling, delta, repeats).
       chunk: samples per block of per-sample gradients (default 512).
       progress: show a tqdm progress bar on stderr (default False).
-      repeats: number of runs averaged, an integer >= 1 (default 1).
+      device: ``"cpu"`` (default), ``"cuda"`` or ``"auto"``.
 
     Returns:
       A :class:`DPSGDFILResult` (per-sample dFIL and MSE bound, kappa, epsilon_step, settings,
       final parameters).
 
     Raises:
-      ValueError: if a setting is out of range, ``subsampling`` is unknown, or ``X`` and ``Y`` differ
-        in length.
-      TypeError: if a setting has the wrong type.
+      ValueError: if a setting is out of range (noise_multiplier 0, clip None, momentum > 0), or
+        ``X`` and ``Y`` differ in length.
+      TypeError: if ``settings`` is not a DPSGDSettings or ``fil`` not a FILOptions.
     """
-    repeats = check_int("repeats", repeats, minimum=1)
+    if not isinstance(settings, DPSGDSettings):
+        raise TypeError(f"settings must be a DPSGDSettings, got {type(settings).__name__}")
+    if not isinstance(fil, FILOptions):
+        raise TypeError(f"fil must be a FILOptions, got {type(fil).__name__}")
+    repeats = fil.repeats
     if repeats > 1:
-        runs = [
-            dpsgd_fil(module, X, Y, noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps, clip=clip,
-                      lr=lr, seed=seed + r, coords=coords, subsampling=subsampling, delta=delta, chunk=chunk,
-                      progress=progress, repeats=1, device=device)
-            for r in range(repeats)
-        ]
+        one = dataclasses.replace(fil, repeats=1)
+        runs = [dpsgd_fil(module, X, Y, settings, seed=seed + r, fil=one, chunk=chunk, progress=progress, device=device)
+                for r in range(repeats)]
         dfil = np.mean([r.dfil for r in runs], axis=0)
         settings = dict(runs[0].settings, repeats=repeats)
         return DPSGDFILResult(dfil, np.asarray(cramer_rao_mse_lower_bound(dfil)), runs[0].kappa, runs[0].epsilon_step,
                               settings, runs[-1].final_params)
-    sigma = check_positive("noise_multiplier", noise_multiplier)  # > 0 here: the FIL divides by it
-    C = check_positive("clip", clip)
-    cfg = check_dpsgd_settings(sigma, C, steps, lr, sample_rate, 0.0, False)
-    q, T, lr = cfg["sample_rate"], cfg["steps"], cfg["lr"]
+    sigma = check_positive("noise_multiplier", settings.noise_multiplier)  # > 0 here: the FIL divides by it
+    if settings.clip is None:
+        raise ValueError("clip must be a finite number > 0 (GELU clipping at C), got None")
+    if settings.momentum != 0.0:
+        raise ValueError(f"momentum must be 0 for FIL accounting (Alg. 1 has none), got {settings.momentum!r}")
+    C, q, T, lr = settings.clip, settings.sample_rate, settings.steps, settings.lr
+    coords, subsampling, delta = fil.coords, fil.subsampling, fil.delta
     seed = check_int("seed", seed, minimum=0)
-    check_choice("subsampling", subsampling, ("convexity", "amplified"))
-    if coords is not None:
-        coords = check_int("coords", coords, minimum=1)
     n = X.shape[0]
     if Y.shape[0] != n:
         raise ValueError(f"Y has {Y.shape[0]} entries but X has {n}")
     d = int(np.prod(X.shape[1:]))
     eps_step: float | None = None
     if subsampling == "amplified":
-        dl = 1.0 / (n * T) if delta is None else check_probability("delta", delta, high_open=True)
+        dl = 1.0 / (n * T) if delta is None else delta
         eps_step = gaussian_dp_epsilon(2 * GELU_CLIP_FACTOR * C, sigma * C, dl)
         kappa = fil_subsampling_factor(q, eps_step)
     else:

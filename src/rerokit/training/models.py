@@ -8,18 +8,51 @@ them (no BatchNorm; GroupNorm-free small CNN).
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import torch
 from torch import nn
 
 from rerokit._validate import check_choice, check_int
 
-__all__ = ["make_mlp", "SmallCNN", "ACTIVATIONS", "FunctionalModel", "GLOBAL_RNG_LOCK"]
+__all__ = ["make_mlp", "SmallCNN", "ACTIVATIONS", "FunctionalModel", "GLOBAL_RNG_LOCK", "global_rng"]
 
 GLOBAL_RNG_LOCK = threading.RLock()
-"""Held while code seeds and draws from torch's global generator (``fork_rng`` + ``manual_seed``)."""
+"""Held by EVERY piece of rerokit that draws from torch's global generator: seeded draws
+(``fork_rng`` + ``manual_seed``, :func:`global_rng`) and unseeded ones (building a module, whose
+constructor runs ``reset_parameters``: :func:`make_mlp`, :class:`SmallCNN`, ...).
+
+torch has one global CPU generator per process, not one per thread. A seeded initialisation
+(``manual_seed(s)`` then ``reset_parameters``) is a function of ``s`` only if no other thread
+draws from, seeds or restores that generator in between; blocks run concurrently on threads
+(:class:`rerokit.executors.LocalExecutor`), so holding the lock only around the seeded draws is
+not enough: a concurrent ``nn.Linear(...)`` elsewhere advanced the generator between another
+thread's ``manual_seed`` and its draws (a different theta_0 for the same seed; found as
+balle-mia's identical-by-construction models ending up apart). Code running in blocks that
+builds modules or draws from the global generator itself must hold this lock too."""
+
+
+@contextlib.contextmanager
+def global_rng(seed: int | None = None) -> Iterator[None]:
+    """Draw from torch's global generator safely across threads: the body runs holding
+    :data:`GLOBAL_RNG_LOCK`; with ``seed``, inside ``torch.random.fork_rng`` after
+    ``torch.manual_seed(seed)`` (the global generator's state is restored afterwards).
+
+    Args:
+        seed: an integer >= 0, or None (lock only: an unseeded draw, e.g. building a module).
+
+    Returns:
+        A context manager.
+    """
+    with GLOBAL_RNG_LOCK:
+        if seed is None:
+            yield
+            return
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(seed))
+            yield
 
 ACTIVATIONS = {"elu": nn.ELU, "relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU, "sigmoid": nn.Sigmoid}
 
@@ -36,18 +69,20 @@ def make_mlp(in_dim: int, hidden: Sequence[int], out_dim: int, activation: str =
         bias: give the Linear layers biases.
 
     Returns:
-        The ``nn.Sequential`` (torch's default initialisation under the global RNG).
+        The ``nn.Sequential`` (torch's default initialisation under the global RNG, drawn holding
+        :data:`GLOBAL_RNG_LOCK`).
     """
     in_dim = check_int("in_dim", in_dim, minimum=1)
     out_dim = check_int("out_dim", out_dim, minimum=1)
     check_choice("activation", activation, tuple(ACTIVATIONS))
+    hidden = [check_int(f"hidden[{i}]", h, minimum=1) for i, h in enumerate(hidden)]
     layers: list[nn.Module] = [nn.Flatten()]
     d = in_dim
-    for i, h in enumerate(hidden):
-        h = check_int(f"hidden[{i}]", h, minimum=1)
-        layers += [nn.Linear(d, h, bias=bias), ACTIVATIONS[activation]()]
-        d = h
-    layers.append(nn.Linear(d, out_dim, bias=bias))
+    with GLOBAL_RNG_LOCK:  # nn.Linear draws its initialisation from torch's global generator
+        for h in hidden:
+            layers += [nn.Linear(d, h, bias=bias), ACTIVATIONS[activation]()]
+            d = h
+        layers.append(nn.Linear(d, out_dim, bias=bias))
     return nn.Sequential(*layers)
 
 
@@ -66,15 +101,16 @@ class SmallCNN(nn.Module):
         super().__init__()
         check_choice("activation", activation, tuple(ACTIVATIONS))
         act = ACTIVATIONS[activation]
-        self.features = nn.Sequential(
-            nn.Conv2d(in_channels, width, 3, padding=1),
-            act(),
-            nn.Conv2d(width, 2 * width, 3, stride=2, padding=1),
-            act(),
-            nn.AdaptiveAvgPool2d(1),
-            nn.Flatten(),
-        )
-        self.head = nn.Linear(2 * width, num_classes)
+        with GLOBAL_RNG_LOCK:  # the layers draw their initialisation from torch's global generator
+            self.features = nn.Sequential(
+                nn.Conv2d(in_channels, width, 3, padding=1),
+                act(),
+                nn.Conv2d(width, 2 * width, 3, stride=2, padding=1),
+                act(),
+                nn.AdaptiveAvgPool2d(1),
+                nn.Flatten(),
+            )
+            self.head = nn.Linear(2 * width, num_classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """The logits.
@@ -196,10 +232,10 @@ class FunctionalModel:
 
         seed = check_int("seed", seed, minimum=0, maximum=2**63 - 1)
         m = copy.deepcopy(self.module)
-        # torch's global generator is process-wide: one seeded initialisation at a time (blocks may
-        # run on several threads, rerokit.executors.LocalExecutor)
-        with GLOBAL_RNG_LOCK, torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
+        # torch's global generator is process-wide: one seeded initialisation at a time, and no other
+        # rerokit code draws from it meanwhile (blocks may run on several threads,
+        # rerokit.executors.LocalExecutor; see GLOBAL_RNG_LOCK)
+        with global_rng(seed):
             for sub in m.modules():
                 if hasattr(sub, "reset_parameters") and callable(sub.reset_parameters):
                     sub.reset_parameters()

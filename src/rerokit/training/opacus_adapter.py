@@ -34,10 +34,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rerokit._validate import check_int, check_positive
-from rerokit.training.engine import check_dpsgd_settings
+from rerokit._validate import check_int
 from rerokit.training.grads import check_labels
 from rerokit.training.models import FunctionalModel
+from rerokit.training.settings import DPSGDSettings
 from rerokit.training.transcript import Transcript
 
 __all__ = ["record_opacus_transcript"]
@@ -53,11 +53,10 @@ def _grad_sample(p: torch.Tensor) -> torch.Tensor:
 
 def record_opacus_transcript(
     module: nn.Module, X: torch.Tensor, y: torch.Tensor, target_index: int | None,
-    noise_multiplier: float, clip: float, steps: int, lr: float, sample_rate: float = 1.0,
+    settings: DPSGDSettings,
     seed: int = 0,
     *,
     theta0: torch.Tensor | None = None,
-    momentum: float = 0.0,
     secure_mode: bool = False,
 ) -> Transcript:
     """Train a copy of ``module`` with Opacus DP-SGD on ``X`` (n, ...), ``y`` (n,) and return the transcript.
@@ -73,14 +72,10 @@ def record_opacus_transcript(
       y: integer class labels, a tensor of shape (n,), in [0, number of outputs).
       target_index: index of the target z* in ``X`` (in [0, n)), or None to treat every point as
         known (``gbar`` is then exactly the noise).
-      noise_multiplier: sigma >= 0 (noise std sigma C on the clipped sum).
-      clip: clipping norm C > 0.
-      steps: number of steps T >= 1.
-      lr: learning rate > 0.
-      sample_rate: Poisson sampling rate q in (0, 1] (default 1: full batch).
+      settings: the :class:`rerokit.training.settings.DPSGDSettings` (noise_multiplier sigma >= 0,
+        clip C > 0 - never None here -, steps, lr, sample_rate q in (0, 1], momentum in [0, 1)).
       seed: seed of the sampler and noise generators, an integer >= 0 (default 0).
       theta0: starting parameters, a tensor of shape (P,) (default: the module's current ones).
-      momentum: SGD momentum in [0, 1) (default 0).
       secure_mode: passed to Opacus' ``DPOptimizer`` (default False).
 
     Returns:
@@ -88,19 +83,22 @@ def record_opacus_transcript(
       ``accountant_history`` (also ``transcript.dp_history()``) and ``trainer="opacus"``.
 
     Raises:
-      ValueError: if a setting is out of range, ``X``/``y`` shapes disagree or n = 0,
+      ValueError: if ``settings.clip`` is None, ``X``/``y`` shapes disagree or n = 0,
         ``target_index`` is out of range, ``theta0`` has the wrong shape, or a label is out of range.
-      TypeError: if ``X``/``y`` are not tensors, ``y`` is not an integer dtype, or a setting has the
-        wrong type.
+      TypeError: if ``settings`` is not a DPSGDSettings, ``X``/``y`` are not tensors, or ``y`` is not
+        an integer dtype.
     """
     from opacus import GradSampleModule
     from opacus.accountants import RDPAccountant
     from opacus.optimizers import DPOptimizer
     from opacus.utils.uniform_sampler import UniformWithReplacementSampler
 
-    C = check_positive("clip", clip)  # never None here
-    cfg = check_dpsgd_settings(noise_multiplier, C, steps, lr, sample_rate, momentum, False)
-    sigma, T, lr, q, momentum = (cfg[k] for k in ("noise_multiplier", "steps", "lr", "sample_rate", "momentum"))
+    if not isinstance(settings, DPSGDSettings):
+        raise TypeError(f"settings must be a DPSGDSettings, got {type(settings).__name__}")
+    if settings.clip is None:
+        raise ValueError("settings.clip must be a finite number > 0 (Opacus clips every per-sample gradient); got None")
+    sigma, C, T, lr, q, momentum = (settings.noise_multiplier, settings.clip, settings.steps, settings.lr,
+                                    settings.sample_rate, settings.momentum)
     seed = check_int("seed", seed, minimum=0)
     if not isinstance(X, torch.Tensor) or not isinstance(y, torch.Tensor):
         raise TypeError("X and y must be torch tensors")

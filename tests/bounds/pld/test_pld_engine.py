@@ -16,6 +16,7 @@ from scipy import integrate, optimize
 from scipy.stats import binom, norm
 
 from rerokit.bounds.dpsgd import envelope_log_gamma, rero_dpsgd
+from rerokit.bounds.schedule import Schedule
 from rerokit.bounds.pld import LOG_TAU, DiscretePLD, compose, dpsgd_step_pld, schedule_pld
 
 
@@ -40,7 +41,7 @@ def test_group_full_batch_is_gdp_with_mu_k_sqrt_T_over_sigma(k):
     truth = gdp_power(k * math.sqrt(T) / sigma, kappa)
     b = schedule_pld([(sigma, 1.0, T)], group_size=k).power(math.log(kappa))
     assert b.lower[0] <= truth <= b.upper[0] and b.upper[0] - b.lower[0] < 1e-3
-    r = rero_dpsgd(sigma, 1.0, T, kappa, group_size=k)  # q = 1: the closed form itself
+    r = rero_dpsgd(segments=Schedule.from_settings(sigma, 1.0, T, examples_per_user=k), kappa=kappa)  # q = 1: the closed form itself
     assert r.interval[0] <= truth <= r.value and r.error < 1e-12
 
 
@@ -111,7 +112,7 @@ def test_group_size_one_is_the_default_and_schedules_carry_it():
     a = schedule_pld(segs)
     b = schedule_pld(segs, group_size=1)
     np.testing.assert_array_equal(a.upper.pmf, b.upper.pmf)
-    assert rero_dpsgd(1.0, 0.05, 200, 0.01).value == rero_dpsgd(1.0, 0.05, 200, 0.01, group_size=1).value
+    assert rero_dpsgd(1.0, 0.05, 200, 0.01).value == rero_dpsgd(segments=Schedule.from_settings(1.0, 0.05, 200, examples_per_user=1), kappa=0.01).value
     sched = SimpleNamespace(segments=((2.0, 1.0, 10),), examples_per_user=2)
     assert schedule_pld(sched).group_size == 2
     truth = gdp_power(2 * math.sqrt(10) / 2.0, 0.05)
@@ -202,8 +203,8 @@ def test_discrete_pld_queries_are_consistent():
 
 @pytest.mark.parametrize("kw,name", [(dict(group_size=0), "group_size"), (dict(group_size=1.5), "group_size")])
 def test_bad_group_size_raises_naming_it(kw, name):
-    with pytest.raises((ValueError, TypeError), match=name):
-        rero_dpsgd(1.0, 0.1, 10, 0.1, **kw)
+    with pytest.raises((ValueError, TypeError), match="examples_per_user"):  # rero_dpsgd's unit of privacy
+        rero_dpsgd(segments=Schedule.from_settings(1.0, 0.1, 10, examples_per_user=kw["group_size"]), kappa=0.1)
     with pytest.raises(ValueError, match=name):
         schedule_pld([(1.0, 0.1, 10)], **kw)
 
