@@ -24,7 +24,6 @@ __all__ = [
     "printable",
     "check_epsilon",
     "check_loop_count",
-    "check_flag",
     "MAX_LOOP_COUNT",
 ]
 
@@ -202,27 +201,6 @@ def _short(value: Any) -> str:
     if isinstance(value, numbers.Integral) and not isinstance(value, bool) and abs(int(value)) >= 10**20:
         return f"an integer with {len(str(abs(int(value))))} digits"
     return repr(value)
-
-
-def check_flag(name: str, value: Any) -> bool:
-    """``value`` as a bool: True or False (numpy bools too); anything else (nan, "1", a list: all truthy)
-    is a ``TypeError`` naming ``name``, not silently read by its truthiness.
-
-    Args:
-      name: the parameter's name, used in the error message.
-      value: the value to check.
-
-    Returns:
-      ``value`` as a Python bool.
-
-    Raises:
-      TypeError: if ``value`` is not a bool.
-    """
-    import numpy as np
-
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {_short(value)[:40]}")
-    return bool(value)
 
 
 def check_choice(name: str, value: Any, choices: tuple[str, ...] | list[str]) -> str:
