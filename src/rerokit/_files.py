@@ -97,6 +97,9 @@ def check_data_args(dataset: Any, data_path: Any) -> None:
         raise ValueError(f"dataset must be one of {', '.join(DATASETS)}; got {printable(dataset)!r}{hint}")
     if dataset in ("mnist", "cifar10") and data_path is None:
         raise ValueError(f"dataset {dataset} needs a local path (--data-path); nothing is downloaded")
+    if dataset in ("digits", "synthetic") and data_path is not None:  # it would be ignored, not read
+        raise ValueError(f"--data-path is for --dataset mnist or cifar10; {dataset} is "
+                         f"{'bundled with scikit-learn' if dataset == 'digits' else 'generated'} and reads no file")
     check_data_path(data_path)
 
 

@@ -173,6 +173,11 @@ CONFLICTS = [
       "--alpha-min", "0.01"], "--alpha-min"),
     (["bound", "uninformed", "--noise-multiplier", "1", "--dim", "10", "--min-norm", "1", "--mse-threshold", "0.1",
       "--prior-scale", "2"], "--prior-scale"),
+    (["bound", "fil", "--noise-std", "0.1", "--noise-multiplier", "nan"], "--noise-multiplier"),
+    (["bound", "fil", "--dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "2", "--noise-std", "0.1"],
+     "--noise-std"),
+    (["attack", "glm", "--data-path", "/etc/passwd"], "--data-path"),  # digits reads no file: the path was ignored
+    (["bound", "fil", "--noise-std", "0.1", "--dataset", "synthetic", "--data-path", "x.npz"], "--data-path"),
 ]
 
 # counts of training / optimisation loops beyond 1e12 ran until killed (the probe's 25 s limit)
