@@ -178,6 +178,11 @@ CONFLICTS = [
      "--noise-std"),
     (["attack", "glm", "--data-path", "/etc/passwd"], "--data-path"),  # digits reads no file: the path was ignored
     (["bound", "fil", "--noise-std", "0.1", "--dataset", "synthetic", "--data-path", "x.npz"], "--data-path"),
+    (["bound", "mse-rdp", "--epsilon", "1", "--dim", "4", "--lipschitz", "nan"], "--lipschitz"),
+    (["bound", "uninformed", "--noise-multiplier", "1", "--dim", "4", "--min-norm", "1", "--mse-threshold", "0.1",
+      "--data-range", "nan"], "--data-range"),
+    (["bound", "laplace", "--epsilon", "1", "--prior-size", "10", "--sensitivity", "nan"], "--sensitivity"),
+    (["experiment", "guo-dfil-hist", "--out-dir", "x", "--data-path", "y"], "--data-path"),
 ]
 
 # counts of training / optimisation loops beyond 1e12 ran until killed (the probe's 25 s limit)

@@ -132,6 +132,9 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
     if args.model is not None and args.model_factory is not None:
         raise ValueError("give --model or --model-factory, not both")
     check_loop_count("steps", args.steps)
+    from rerokit._files import check_data_args
+
+    check_data_args(args.dataset, args.data_path)
     if args.epsilon is None and args.noise_multiplier is None:
         args.epsilon = 4.0
     train = dict(dataset=args.dataset, data_path=args.data_path, steps=args.steps, sample_rate=args.sample_rate,

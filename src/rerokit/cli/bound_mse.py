@@ -110,6 +110,8 @@ def _mse_rdp(args: argparse.Namespace) -> dict[str, Any]:
         diam = diam[0]
     dpsgd = args.noise_multiplier is not None or args.sample_rate is not None or args.steps is not None
     sources = [args.epsilon is not None, args.orders is not None or args.rdp is not None, args.n is not None, dpsgd]
+    if args.n is None and (args.lam is not None or args.noise_std is not None or args.lipschitz != 1.0):
+        raise ValueError("--lam, --noise-std and --lipschitz describe output perturbation and need --n")
     if sum(sources) != 1:
         raise ValueError(
             "give exactly one of --epsilon, --orders with --rdp, --n with --lam and --noise-std, "

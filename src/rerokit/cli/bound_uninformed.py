@@ -120,6 +120,8 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit.bounds import uninformed as U
 
     sigma = check_positive("noise_multiplier", args.noise_multiplier)
+    if args.data_range is not None and args.psnr_threshold is None:
+        raise ValueError("--data-range is the data range R of the PSNR and needs --psnr-threshold")
     data_range = args.data_range
     if args.dataset is not None:
         from rerokit.data import load_dataset

@@ -22,6 +22,9 @@ def _fig5(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit._files import check_output_dir
     from rerokit.experiments.guo_fig5 import GuoFig5Config, run_guo_fig5
 
+    from rerokit._files import check_data_args
+
+    check_data_args(args.dataset, args.data_path)
     check_output_dir("out_dir", args.out_dir, files=("guo_fig5.jsonl", "guo_fig5.csv", "guo_fig5.png"))
     hidden = () if args.hidden.strip() in ("", "0", "none") else _numbers("hidden", args.hidden, int)
     cfg = GuoFig5Config(
@@ -43,6 +46,9 @@ def _hist(args: argparse.Namespace) -> dict[str, Any]:
 
     # a histogram of the records' dFIL: more bins than 10,000 draws for minutes and shows nothing more
     check_int("bins", args.bins, minimum=2, maximum=10_000)
+    from rerokit._files import check_data_args
+
+    check_data_args(args.dataset, args.data_path)
     check_output_dir("out_dir", args.out_dir, files=("guo_dfil_hist.csv", "guo_dfil_hist.png"))
     cls = _numbers("classes", args.classes, int)
     if len(cls) != 2:
