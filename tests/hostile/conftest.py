@@ -1,5 +1,6 @@
-"""The hostile corpus: files, records and processes generated once per session, and the contract
-every case is held to.
+"""The hostile corpus: files, records and processes generated once per session, API values
+(``test_api.py``: every public function x parameter x hostile value), and the contract every case
+is held to.
 
 The contract (project standard): a refusal is exit code 2 with exactly one ``error:`` line on
 stderr naming the option or file, never a traceback; nothing hangs (subprocesses run under a
