@@ -97,6 +97,9 @@ def check_data_args(dataset: Any, data_path: Any) -> None:
         raise ValueError(f"dataset must be one of {', '.join(DATASETS)}; got {printable(dataset)!r}{hint}")
     if dataset in ("mnist", "cifar10") and data_path is None:
         raise ValueError(f"dataset {dataset} needs a local path (--data-path); nothing is downloaded")
+    if dataset in ("digits", "synthetic") and data_path is not None:  # it would be ignored, not read
+        raise ValueError(f"--data-path is for --dataset mnist or cifar10; {dataset} is "
+                         f"{'bundled with scikit-learn' if dataset == 'digits' else 'generated'} and reads no file")
     check_data_path(data_path)
 
 
@@ -275,6 +278,8 @@ def load_array(name: str, path: Any):
         return ValueError(f"{name}: {p} is damaged or truncated ({msg}); expected {what}")
 
     if magic == b"\x93NUMPY":
+        with open(p, "rb") as f:
+            check_npy_header(name, f, p.stat().st_size, str(p))
         try:
             arr = np.load(p, allow_pickle=False)
         except (ValueError, OSError, EOFError, TypeError) as exc:
@@ -325,8 +330,54 @@ def check_zip_members(name: str, path: Any, factor: float = 3.0) -> None:
     try:
         with zipfile.ZipFile(path) as z:
             total = sum(i.file_size for i in z.infolist())
+            for info in z.infolist():  # each array's header: the shape it declares must be the data it holds
+                if info.filename.endswith(".npy"):
+                    with z.open(info) as f:
+                        check_npy_header(name, f, info.file_size, f"{path} ({info.filename})")
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
         msg = " ".join(str(exc).split()) or type(exc).__name__
+        if msg.startswith(f"{name}: "):
+            raise
         raise ValueError(f"{name}: {path} is damaged or truncated ({msg})") from None
     check_memory(name, factor * total, f"{path} (its arrays decompress to {format_bytes(total)})",
                  hint="give a smaller file")
+
+
+def check_npy_header(name: str, f: Any, size: int, where: str) -> None:
+    """Refuse a ``.npy`` stream whose header declares more data than the stream holds.
+
+    A crafted header (shape (1e11, 1e5) over 64 bytes of data) made numpy allocate for the declared
+    shape: a MemoryError naming no file, or petabytes asked of the kernel. Only the header is read.
+
+    Args:
+      name: the parameter's name, for the message.
+      f: a binary file object at the start of the ``.npy`` data.
+      size: bytes of the whole ``.npy`` stream (file size, or the zip member's declared size).
+      where: the file (and member) for the message.
+
+    Raises:
+      ValueError: if the header cannot be read, or declares more bytes than ``size`` minus the header.
+    """
+    import math
+
+    import numpy as np
+
+    fmt = np.lib.format
+    try:
+        version = fmt.read_magic(f)
+        if version == (1, 0):
+            shape, _, dtype = fmt.read_array_header_1_0(f)
+        elif version in ((2, 0), (3, 0)):
+            shape, _, dtype = fmt.read_array_header_2_0(f)
+        else:
+            raise ValueError(f"unknown .npy format version {version}")
+    except (ValueError, OSError, EOFError, TypeError, SyntaxError) as exc:
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        raise ValueError(f"{name}: {where} has a damaged .npy header ({msg[:200]})") from None
+    if dtype.hasobject:
+        return  # refused by the reader (allow_pickle=False) with its own message
+    declared = math.prod(int(d) for d in shape) * dtype.itemsize
+    held = size - f.tell() if hasattr(f, "tell") else size
+    if declared > held:
+        raise ValueError(f"{name}: {where} is damaged or truncated: its header declares shape {tuple(shape)} of "
+                         f"{dtype} ({declared:.3g} bytes) but it holds {held} bytes of data")

@@ -23,7 +23,13 @@ __all__ = [
     "check_distinct",
     "printable",
     "check_epsilon",
+    "check_loop_count",
+    "MAX_LOOP_COUNT",
 ]
+
+MAX_LOOP_COUNT = 10**12
+"""Largest count of a loop that trains or optimises (steps, epochs, iterations): 1e12 passes of even
+a microsecond each take 11 days; larger counts are refused up front instead of running for ever."""
 
 
 def check_epsilon(name: str, value: Any) -> float:
@@ -167,6 +173,34 @@ def check_int(name: str, value: Any, *, minimum: int | None = None, maximum: int
         rng = " and ".join(s for s in (lo, hi) if s)
         raise ValueError(f"{name} must be an integer {rng}, got {value!r}")
     return n
+
+
+def check_loop_count(name: str, value: Any, *, minimum: int = 1) -> int:
+    """An integer in [minimum, :data:`MAX_LOOP_COUNT`]: the count of a training or optimisation loop.
+
+    Args:
+      name: the parameter's name, used in the error message.
+      value: the value to check.
+      minimum: smallest allowed value (default 1).
+
+    Returns:
+      ``value`` as a Python int.
+
+    Raises:
+      TypeError, ValueError: as :func:`check_int`; the message gives the range and why it ends at 1e12.
+    """
+    n = check_int(name, value, minimum=minimum)
+    if n > MAX_LOOP_COUNT:
+        raise ValueError(f"{name} must be an integer in [{minimum}, 1e12] (a loop of more passes would not finish: "
+                         f"1e12 passes of a microsecond take 11 days), got {_short(value)}")
+    return n
+
+
+def _short(value: Any) -> str:
+    """``repr(value)``, with an integer of more than 20 digits as its digit count."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and abs(int(value)) >= 10**20:
+        return f"an integer with {len(str(abs(int(value))))} digits"
+    return repr(value)
 
 
 def check_choice(name: str, value: Any, choices: tuple[str, ...] | list[str]) -> str:

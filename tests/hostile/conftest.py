@@ -1,5 +1,6 @@
-"""The hostile corpus: files, records and processes generated once per session, and the contract
-every case is held to.
+"""The hostile corpus: files, records and processes generated once per session, API values
+(``test_api.py``: every public function x parameter x hostile value), and the contract every case
+is held to.
 
 The contract (project standard): a refusal is exit code 2 with exactly one ``error:`` line on
 stderr naming the option or file, never a traceback; nothing hangs (subprocesses run under a
@@ -133,6 +134,16 @@ def corpus(tmp_path_factory) -> dict[str, Path]:
     b = io.BytesIO()
     np.savez_compressed(b, x_train=np.zeros((60000, 28, 28), np.uint8), y_train=np.zeros(60000, np.uint8))
     put("bomb.npz", b.getvalue())
+    # an .npy header declaring shape (1e11, 1e5) over 64 bytes (numpy allocated for the declared shape:
+    # a MemoryError naming no file), alone and as both members of an .npz
+    hdr = b"{'descr': '<f8', 'fortran_order': False, 'shape': (100000000000, 100000), }"
+    npy = b"\x93NUMPY\x01\x00" + struct.pack("<H", 118) + hdr.ljust(117) + b"\n" + b"\x00" * 64
+    put("hugeshape.npy", npy)
+    z = io.BytesIO()
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.writestr("x_train.npy", npy)
+        zf.writestr("y_train.npy", npy)
+    put("hugeshape.npz", z.getvalue())
     # MNIST folders: a gzip IDX bomb (header declares 60000 x 28 x 28, 47 MB once inflated), a header that
     # declares 4e9 values, a FIFO where an image file should be, a truncated gzip
     for name, images in (("mnist_bomb", _gzip_idx((60000, 28, 28), 60000 * 784)),

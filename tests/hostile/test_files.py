@@ -4,6 +4,7 @@ declared size is checked before it is decompressed)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -22,6 +23,8 @@ DATA_CASES = [
     ("mnist", "fifo.npz", "pipe"),
     ("mnist", "loop.npz", "data_path"),
     ("mnist", "bomb.npz", "decompress"),
+    ("mnist", "hugeshape.npz", "declares shape (100000000000, 100000)"),
+    ("mnist", "hugeshape.npy", "not an .npz archive"),
     ("mnist", "mnist_bomb", "--data-path"),
     ("mnist", "mnist_huge_header", "4000x1000x1000"),
     ("mnist", "mnist_truncated", "data_path"),
@@ -40,7 +43,8 @@ def test_hostile_data_files_are_one_line(refused, corpus, dataset, name, named):
     refused([*DATA, dataset, "--data-path", corpus[name]], named)
 
 
-@pytest.mark.parametrize("name", ["empty.npz", "text.npz", "fifo.npz", "loop.npz", "bomb.npz", "dir"])
+@pytest.mark.parametrize("name", ["empty.npz", "text.npz", "fifo.npz", "loop.npz", "bomb.npz", "dir", "hugeshape.npy",
+                                  "hugeshape.npz"])
 def test_hostile_sample_files_are_one_line(refused, corpus, name):
     refused(["kappa", "samples", "--samples", corpus[name], "--metric", "l2", "--eta", "0.1"], "samples")
 
@@ -91,3 +95,9 @@ def test_report_outputs_may_not_overwrite_its_inputs(refused, finished_audit, tm
     link.symlink_to(finished_audit)  # the same file under another name
     refused(["report", "--audit", finished_audit, "--html", link], "--html")
     assert finished_audit.read_bytes() == before
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/mem"), reason="needs Linux /proc")
+def test_a_file_that_fails_to_read_is_named(refused):
+    """/proc/self/mem passes the regular-file check and fails on read with EIO ('[Errno 5]', no path)."""
+    refused([*DATA, "mnist", "--data-path", "/proc/self/mem"], "data_path /proc/self/mem", "cannot read")

@@ -110,7 +110,9 @@ def test_a_signal_mid_run_leaves_a_resumable_file(tmp_path, sig):
             p.kill()
             p.communicate()
     assert "Traceback" not in err
-    assert p.returncode in (130, -sig), (p.returncode, err)
+    # SIGTERM unwinds like Ctrl-C (finally blocks close the file, executors, a local Ray cluster): one line
+    assert p.returncode == 128 + sig, (p.returncode, err)
+    assert err.strip().splitlines() == ["error: terminated (SIGTERM; results written so far are kept; use --resume)"]
     done = [json.loads(s)["trial"] for s in out.read_text().splitlines()[1:] if s.endswith("}")]
     r = run_cli([*argv, "--resume", "--json"], timeout=300)
     assert r.returncode == 0, r.stderr
@@ -158,7 +160,46 @@ CONFLICTS = [
     ([*AUDIT, "--resume"], "--out"),
     ([*AUDIT, "--overwrite"], "--out"),
     ([*AUDIT, "--address", "127.0.0.1:1"], "executor ray"),
+    (["bound", "fano", "--rdp-epsilon", "1", "--sensitivity", "2", "--prior-size", "10"], "--sensitivity"),
+    (["kappa", "samples", "--samples", "x.npy", "--eta", "0.1"], "--eta"),
+    (["attack", "reconn", "--delta", "0.001", "--no-png", "--quiet"], "--epsilon"),
+    (["attack", "reconn", "--delta", "nan", "--epsilon", "1", "--no-png", "--quiet"], "delta"),
+    (["attack", "reconn", "--clip", "-1", "--no-png", "--quiet"], "clip"),
+    (["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "10", "--prior-size", "10",
+      "--seed", "3"], "--method mc"),
+    (["calibrate", "dpsgd", "--target-gamma", "0.15", "--sample-rate", "0.01", "--steps", "10", "--prior-size", "10",
+      "--max-steps", "5"], "--max-steps"),
+    (["bound", "tradeoff", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "10", "--fpr", "0.1",
+      "--alpha-min", "0.01"], "--alpha-min"),
+    (["bound", "uninformed", "--noise-multiplier", "1", "--dim", "10", "--min-norm", "1", "--mse-threshold", "0.1",
+      "--prior-scale", "2"], "--prior-scale"),
+    (["bound", "fil", "--noise-std", "0.1", "--noise-multiplier", "nan"], "--noise-multiplier"),
+    (["bound", "fil", "--dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "2", "--noise-std", "0.1"],
+     "--noise-std"),
+    (["attack", "glm", "--data-path", "/etc/passwd"], "--data-path"),  # digits reads no file: the path was ignored
+    (["bound", "fil", "--noise-std", "0.1", "--dataset", "synthetic", "--data-path", "x.npz"], "--data-path"),
+    (["bound", "mse-rdp", "--epsilon", "1", "--dim", "4", "--lipschitz", "nan"], "--lipschitz"),
+    (["bound", "uninformed", "--noise-multiplier", "1", "--dim", "4", "--min-norm", "1", "--mse-threshold", "0.1",
+      "--data-range", "nan"], "--data-range"),
+    (["bound", "laplace", "--epsilon", "1", "--prior-size", "10", "--sensitivity", "nan"], "--sensitivity"),
+    (["experiment", "guo-dfil-hist", "--out-dir", "x", "--data-path", "y"], "--data-path"),
 ]
+
+# counts of training / optimisation loops beyond 1e12 ran until killed (the probe's 25 s limit)
+LOOPS = [
+    (["audit", "one-run", "--steps", str(10**20), "--no-progress"], "steps"),
+    ([*AUDIT[:AUDIT.index("prior-aware")], "gradient", *AUDIT[AUDIT.index("prior-aware") + 1:], "--iterations",
+      str(10**20)], "iterations"),
+    (["attack", "reconn", "--epochs", str(10**20), "--no-png", "--quiet"], "epochs"),
+    (["attack", "reconn", "--reconstructor-epochs", str(10**13), "--no-png", "--quiet"], "reconstructor_epochs"),
+    (["experiment", "guo-dfil-hist", "--out-dir", "x", "--bins", "1000000"], "bins"),
+]
+
+
+@pytest.mark.parametrize("argv, named", LOOPS, ids=[n for _, n in LOOPS])
+def test_loop_counts_beyond_1e12_are_refused_up_front(refused_run, argv, named):
+    line = refused_run(argv, named, "1e12" if named != "bins" else "10000")
+    assert len(line) < 300  # the 21-digit count is not echoed whole
 
 
 @pytest.mark.parametrize("argv, named", CONFLICTS, ids=[n for _, n in CONFLICTS])
@@ -203,3 +244,57 @@ def test_an_endpoint_that_speaks_http2_but_is_not_ray_is_one_line_within_the_dea
         for c in held:
             c.close()
         srv.close()
+
+
+def test_warnings_of_a_refused_run_do_not_add_lines(refused):
+    """numpy's overflow RuntimeWarnings came before the error line (four lines for --noise 1e308)."""
+    refused(["attack", "glm", "--draws", "2", "--noise", "1e308"], "--noise")
+
+
+def test_warnings_and_log_records_are_held_and_printed_once_after_a_result():
+    import logging
+    import warnings
+
+    from rerokit.cli import _held_warnings
+
+    with _held_warnings() as held:
+        for _ in range(3):
+            warnings.warn("overflow \x1b[2J encountered", RuntimeWarning)
+        logging.getLogger("absl").warning("_compute_log_a_frac failed to converge\nafter 1000 iterations")
+        assert held == []  # nothing printed or listed while the work runs
+    assert held == ["RuntimeWarning: overflow ?[2J encountered",
+                    "absl: _compute_log_a_frac failed to converge after 1000 iterations"]
+
+
+def test_sigterm_in_process_unwinds_and_restores_the_handler(capsys, monkeypatch):
+    """main() turns SIGTERM into an exception while it runs (exit 143, one line) and puts the
+    previous handler back afterwards."""
+    import rerokit.cli as cli
+
+    def work(args):
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise AssertionError("SIGTERM did not unwind the work")
+
+    before = signal.getsignal(signal.SIGTERM)
+    monkeypatch.setattr(cli, "build_parser", lambda: _FakeParser(work))
+    assert cli.main([]) == 143
+    assert capsys.readouterr().err.strip() == "error: terminated (SIGTERM; results written so far are kept; use --resume)"
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+class _FakeParser:
+    def __init__(self, func):
+        self.func = func
+
+    def parse_args(self, argv):
+        import argparse
+
+        return argparse.Namespace(func=self.func)
+
+
+@pytest.mark.parametrize("cmd", [["attack", "reconn", "--no-png", "--quiet"], ["experiment", "reconn-seeds", "--out-dir", "x"],
+                                 ["experiment", "reconn-dpgd"]])
+def test_a_thread_count_beyond_the_machine_is_refused(refused_run, cmd):
+    """--threads 1e6 made OpenBLAS fail to start threads (then 'interrupted', exit 130) and 1e9 made
+    libgomp ask for 216 GB (killed)."""
+    refused_run([*cmd, "--threads", "1000000"], "threads", "<=")

@@ -184,9 +184,23 @@ def rdp_epsilon_order2(segments_or_event: Any) -> tuple[float, float]:
     Returns:
       ``(eps, order)``: the RDP epsilon and the order it was read at (2.0).
     """
+    import numpy as np
+
     from rerokit.bounds.mse import rdp_epsilon_at_order
 
     orders, rdp = rdp_curve(segments_or_event, ORDER2_RDP_ORDERS)
+    if np.any(rdp < 0):
+        # dp-accounting's log-space sums round to slightly negative values where the true RDP is
+        # ~0 (sigma 1e6, q 1e-6). Order 2 has the closed form T log(1 + q^2 (e^{1/sigma^2} - 1)) per
+        # segment (Mironov et al. 2019, integer orders; the formula dp-accounting evaluates), here
+        # without cancellation and floored at TINY_RDP; the negative orders are left out.
+        eps2 = 0.0
+        for sigma, q, steps in Schedule.coerce(segments_or_event):
+            inv = 1.0 / sigma / sigma
+            step = math.log1p(q * q * math.expm1(inv)) if inv < 700.0 else math.inf
+            eps2 += steps * max(step, TINY_RDP)
+        rdp = np.where(rdp < 0, np.inf, rdp)
+        rdp[orders == 2.0] = eps2
     return rdp_epsilon_at_order(orders, rdp, 2.0)
 
 

@@ -148,10 +148,16 @@ def _sigma_guess(mu: float, q: float, T: int, sampling: tuple[str, int] = ("pois
 
 
 def _steps_guess(mu: float, sigma: float, q: float) -> float:
+    # a starting point only: inf (the search starts at T = 1) where it over- or underflows
+    # (sigma 1e308 made per_step 0, q 1e-300 overflowed the square)
     if q == 1.0:
-        return (mu * sigma) ** 2
-    per_step = q * math.sqrt(math.expm1(min(1.0 / (sigma * sigma), 700.0)))
-    return (mu / per_step) ** 2
+        x = mu * sigma
+        return x * x
+    per_step = q * math.sqrt(math.expm1(min(1.0 / sigma / sigma, 700.0)))
+    if per_step == 0.0:
+        return math.inf
+    r = mu / per_step
+    return r * r
 
 
 def _bound(sigma: float, q: float, T: int, lk: float, h: float | None, *, bracket: bool, delta: float | None = None,
@@ -357,6 +363,8 @@ def noise_multiplier_for_epsilon(
     q = check_probability("sample_rate", sample_rate)
     T = check_int("steps", steps, minimum=1)
     tol = check_positive("tol", tol)
+    if not 1e-15 <= tol <= 1.0:  # the search's relative precision (bounds.solve.MIN_RTOL)
+        raise ValueError(f"tol must be a relative precision in [1e-15, 1], got {tol!r}")
     sampling = _check_sampling(sampler)
     mu = gdp_mu(eps, d, rtol=min(tol, 1e-9))
     k = sampling[1]

@@ -270,6 +270,8 @@ def dpsgd_pld(
     h = None if value_discretization_interval is None else check_positive(
         "value_discretization_interval", value_discretization_interval
     )
+    if h is not None and h > 1.0:  # a grid step beyond 1 nat only loosens the bound (and 1e308 gave NaN windows)
+        raise ValueError(f"value_discretization_interval must be a number in (0, 1], got {value_discretization_interval!r}")
     return schedule_pld(segments, h, group_size=check_group_size(group_size), lower=lower,
                         add_direction=add_direction, log_tau=log_tau, eager=eager)
 

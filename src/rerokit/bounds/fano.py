@@ -138,7 +138,10 @@ def fano_advantage_rdp(epsilon: float, prior_size: int) -> Bound:
     Hayes et al. 2023, App. H; this is :func:`fano_advantage_from_mi` with I = eps.
 
     Args:
-      epsilon: the RDP epsilon at any order, a finite number >= 0.
+      epsilon: the RDP epsilon at any order, a finite number >= 0, for REPLACE-ONE neighbours
+        (datasets that differ in which candidate the target is: I(pi; w) <= max KL between two
+        candidates' output laws <= eps). An add/remove RDP epsilon does not bound it; for DP-SGD
+        use :func:`rerokit.accounting.replace_one_rdp_order2`.
       prior_size: n, the number of equally likely candidates, an integer >= 2.
 
     Returns:
@@ -149,7 +152,8 @@ def fano_advantage_rdp(epsilon: float, prior_size: int) -> Bound:
       TypeError: if an argument has the wrong type.
     """
     e = check_nonnegative("epsilon", epsilon)
-    return _from_mi(e, prior_size, "fano_guo2022b_rdp", {"epsilon": e, "prior_size": int(prior_size)})
+    n = check_int("prior_size", prior_size, minimum=2)  # before int(): int(inf) raised OverflowError
+    return _from_mi(e, n, "fano_guo2022b_rdp", {"epsilon": e, "prior_size": n})
 
 
 def gaussian_mutual_information_bound(noise_multiplier: float, prior_size: int, sensitivity: float = 1.0) -> float:

@@ -91,20 +91,23 @@ def gaussian_epsilon(delta: float, mu: float, *, rtol: float = 1e-10) -> float:
 
     Args:
       delta: target delta in (0, 1).
-      mu: mu = sensitivity / noise std > 0.
+      mu: mu = sensitivity / noise std >= 0 (0: a mu that underflowed).
       rtol: relative precision of eps, > 0 (default 1e-10).
 
     Returns:
-      eps such that the mu-GDP mechanism is (eps, delta)-DP; 0 if delta(0) <= delta.
+      eps such that the mu-GDP mechanism is (eps, delta)-DP; 0 if delta(0) <= delta (mu = 0
+      included); inf for mu > 1e150 (eps ~ mu^2/2 is beyond the floats).
 
     Raises:
-      ValueError: if ``delta`` is not in (0, 1), ``mu`` is not a finite number > 0, or ``rtol`` <= 0.
+      ValueError: if ``delta`` is not in (0, 1), ``mu`` is not a finite number >= 0, or ``rtol`` <= 0.
       TypeError: if an argument is not a real number.
     """
     d = check_probability("delta", delta, high_open=True)
-    m = check_positive("mu", mu)
-    if gaussian_delta(0.0, m) <= d:
+    m = check_nonnegative("mu", mu)
+    if m == 0.0 or gaussian_delta(0.0, m) <= d:  # mu = 0 (a mu that underflowed): no privacy loss
         return 0.0
+    if m > 1e150:  # eps >= mu^2/2 - mu z: beyond every float (the search's range ends at 1e300)
+        return math.inf
     # delta(eps) <= Phi(mu/2 - eps/mu) <= delta once eps >= mu^2/2 + mu z_delta (Chernoff-free start)
     from scipy.special import ndtri
 

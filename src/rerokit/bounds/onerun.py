@@ -129,7 +129,9 @@ def gdp_inverse_blowup(mu: float) -> Callable[[float], float]:
     """
     from scipy.special import ndtr, ndtri
 
-    m = float(mu)
+    from rerokit._validate import check_epsilon
+
+    m = check_epsilon("mu", mu)  # inf allowed (no guarantee); an int beyond the float range is inf
 
     def inv(y: float) -> float:
         if y <= 0.0:
@@ -247,7 +249,14 @@ def steinke_p_value(canaries: int, guesses: int, correct: int, epsilon: float, d
     """
     from scipy.stats import binom
 
-    p = 1.0 / (1.0 + math.exp(-epsilon))
+    from rerokit._validate import check_epsilon
+
+    canaries = check_int("canaries", canaries, minimum=1)
+    guesses = check_int("guesses", guesses, minimum=0, maximum=canaries)
+    correct = check_int("correct", correct, minimum=0, maximum=guesses)
+    epsilon = check_epsilon("epsilon", epsilon)
+    delta = check_probability("delta", delta, low_open=False, high_open=True)
+    p = 1.0 / (1.0 + math.exp(-min(epsilon, 800.0)))
     beta = float(binom.sf(correct - 1, guesses, p))
     if delta == 0.0 or correct == 0:
         return min(1.0, beta)

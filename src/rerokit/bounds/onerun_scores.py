@@ -74,6 +74,9 @@ def simplex(k: int) -> np.ndarray:
       (k, k - 1) array.
     """
     k = check_int("k", k, minimum=2)
+    from rerokit._resources import check_memory
+
+    check_memory("k", 3 * 8.0 * k * k, f"the {k} vertices of a simplex in R^{k - 1}")
     e = np.eye(k) - 1.0 / k
     u, _, _ = np.linalg.svd(e)
     v = e @ u[:, : k - 1]

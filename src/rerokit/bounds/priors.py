@@ -58,7 +58,7 @@ def log10_kappa(log_kappa: float) -> float:
       TypeError: if ``log_kappa`` is not a real number.
       ValueError: if ``log_kappa`` is nan.
     """
-    if isinstance(log_kappa, (int, float)) and not isinstance(log_kappa, bool) and math.isinf(log_kappa):
+    if isinstance(log_kappa, float) and math.isinf(log_kappa):
         return float(log_kappa)  # kappa = 0 (or an overflowed log): -inf stays -inf
     return check_real("log_kappa", log_kappa) / _LN10
 

@@ -92,7 +92,7 @@ def epochs_touched(sample_rate: float, steps: int) -> int:
     Returns:
       The number of epochs, an integer >= 1.
     """
-    x = float(sample_rate) * int(steps)
+    x = check_probability("sample_rate", sample_rate) * check_int("steps", steps, minimum=1)
     return max(1, math.ceil(x - 1e-9 * max(1.0, x)))
 
 
@@ -487,7 +487,8 @@ class Schedule:
     def mu_full_batch(self) -> float:
         """mu = sqrt(sum_i T_i / sigma_i^2): the GDP parameter of the schedule with q = 1, an upper
         envelope for any q (subsampling never helps the adversary); exact when ``full_batch``."""
-        inv = sum(s.steps / (s.noise_multiplier * s.noise_multiplier) for s in self.segments)
+        # T / sigma / sigma: inf, not ZeroDivisionError, where sigma^2 underflows (sigma 1e-300)
+        inv = sum(s.steps / s.noise_multiplier / s.noise_multiplier for s in self.segments)
         return math.sqrt(inv) if math.isfinite(inv) else math.inf
 
     def sampling_dict(self) -> dict[str, Any]:

@@ -95,6 +95,9 @@ _TRANSFORMS: dict[str, Callable[[float], float]] = {
 }
 
 
+MIN_RTOL = 1e-15
+"""Smallest relative precision a search can reach in double precision (1 + 1e-15 > 1)."""
+
 def calibrate_monotone(
     fn: Callable[[float], Any],
     target: float,
@@ -143,6 +146,8 @@ def calibrate_monotone(
     lower, upper, start = search.lower, search.upper, search.start
     if not (rtol > 0 and growth > 1):
         raise ValueError("rtol must be > 0 and growth > 1")
+    if not MIN_RTOL <= rtol <= 1.0:  # 1 + rtol == 1 below: the search would never stop (issue 20)
+        raise ValueError(f"rtol must be a relative precision in [{MIN_RTOL:g}, 1], got {rtol!r}")
     if transform not in _TRANSFORMS:
         raise ValueError(f"transform must be one of {', '.join(_TRANSFORMS)}, got {transform!r}")
     tf = _TRANSFORMS[transform]

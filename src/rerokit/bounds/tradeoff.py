@@ -626,6 +626,8 @@ class TradeoffCurve:
         pi = check_probability("prior_membership", prior_membership, high_open=True)
         eps = math.log1p(-pi) - math.log(pi)
         trivial = max(pi, 1.0 - pi)
+        if eps > 700.0:  # pi < 1e-304: e^eps overflows, and (1 - pi) + pi delta rounds to 1 - pi = 1
+            return self._bound(trivial, 1.0, prior_membership=pi)
         if self.method != "exact" or self._closed_form:
             d = self._closed_profile(eps, "bayes")
             lo = max(trivial, (1.0 - pi) + pi * d.interval[0])

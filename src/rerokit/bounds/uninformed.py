@@ -268,7 +268,11 @@ def rows_prop1_as_printed(clip: float, min_norm: float) -> int:
     """
     c = check_positive("clip", clip)
     r = check_positive("min_norm", min_norm)
-    return max(1, math.ceil(c / r))
+    x = c / r
+    if not x <= 1e18:  # ceil(inf) raised OverflowError (min_norm 1e-320)
+        raise ValueError(f"clip / min_norm must be at most 1e18 (rows of the attacker's layer), got clip={clip!r}, "
+                         f"min_norm={min_norm!r}")
+    return max(1, math.ceil(x))
 
 
 def reconstruction_std(noise_multiplier: float, norm_x: float) -> float:
@@ -930,7 +934,7 @@ def calibrate_noise_mse(
         raise ValueError(f"target_gamma={g!r} is too small to invert Gamma_R(N/2, .) for dim={n}")
     # closed-form start; the safe-side gamma (rounded up) may exceed the target there by a few
     # ulps, and the one solver then finds the smallest sigma whose certified value meets it
-    s0 = math.sqrt(n * k * e / (2.0 * norm * norm * xstar))
+    s0 = math.sqrt(n * k * e / (2.0 * xstar)) / norm  # / norm: inf, not ZeroDivisionError, where norm^2 underflows
     try:
         r = calibrate_monotone(
             lambda s: (lambda b: (b.value, b))(mse_rero(e, s, n, min_norm=norm, releases=k)), g,

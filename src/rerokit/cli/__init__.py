@@ -106,8 +106,72 @@ def _one_line(exc: BaseException) -> str:
     return msg or type(exc).__name__
 
 
+@contextlib.contextmanager
+def _held_warnings():
+    """Record Python warnings and log records (WARNING and above) of the block instead of printing
+    them; yields the list of their one-line, printable, de-duplicated texts (filled on exit)."""
+    import logging
+    import warnings
+
+    from rerokit._validate import printable
+
+    lines: list[str] = []
+    records: list[str] = []
+
+    class _Hold(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                records.append(f"{record.name}: {record.getMessage()}")
+            except Exception:  # noqa: BLE001 - a record whose message cannot be formatted
+                records.append(f"{record.name}: {record.msg!r}")
+
+    root = logging.getLogger()
+    hold = _Hold(logging.WARNING)
+    root.addHandler(hold)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            yield lines
+    finally:
+        root.removeHandler(hold)
+        seen: set[str] = set()
+        for text in [f"{w.category.__name__}: {w.message}" for w in caught] + records:
+            text = printable(" ".join(str(text).split()))
+            if text not in seen:
+                seen.add(text)
+                lines.append(text)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread: unwinds like Ctrl-C (finally blocks close executors, a
+    local Ray cluster and result files) instead of the process dying where it stands."""
+
+
+def _on_sigterm(signum, frame):  # noqa: ARG001 - signal handler signature
+    raise _Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds():
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
+    with _sigterm_unwinds():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
@@ -120,8 +184,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             target.print_help(sys.stderr)
             return 2
         # stdout belongs to the result (one JSON object with --json): anything the work prints there -
-        # a --model-factory module that prints on import, a library's banner - goes to stderr instead
-        with contextlib.redirect_stdout(sys.stderr):
+        # a --model-factory module that prints on import, a library's banner - goes to stderr instead.
+        # Warnings (numpy's overflow RuntimeWarnings, dp-accounting's absl log lines) are held back: a
+        # refusal stays one line; after a result each is printed once as one "warning:" line.
+        with contextlib.redirect_stdout(sys.stderr), _held_warnings() as held:
             result = func(args)
         if result is not None:
             command = " ".join(x for x in (getattr(args, "group", None), getattr(args, "command", None)) if x)
@@ -129,6 +195,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                  summary=getattr(args, "summary", None), command=command)
         for note in getattr(args, "_deprecation_notes", ()):
             print(note, file=sys.stderr)
+        for line in held:
+            print(f"warning: {line}", file=sys.stderr)
         return 0
     except (CliError, ValueError, TypeError, OSError) as exc:
         # OSError: a path that cannot be read or written (missing, a directory, no permission)
@@ -154,6 +222,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"error: not enough memory for these inputs ({_one_line(exc)}); use smaller sizes", file=sys.stderr)
         return 2
+    except _Terminated:
+        print("error: terminated (SIGTERM; results written so far are kept; use --resume)", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("error: interrupted (results written so far are kept; use --resume)", file=sys.stderr)
         return 130

@@ -354,6 +354,17 @@ def add_dpgd_args(p: argparse.ArgumentParser) -> None:
     add_clip_arg(p, "DP-GD clipping norm C > 0 (default 1, as in Sec. VI-D)", default=1.0)
 
 
+def check_threads(value: Any) -> int:
+    """--threads as an int in [0, 4 x this machine's CPUs] (1e6 made OpenBLAS fail to start threads and
+    libgomp ask for 216 GB)."""
+    import os
+
+    from rerokit._validate import check_int
+
+    top = 4 * (os.cpu_count() or 1)
+    return check_int("threads", value, minimum=0, maximum=top)
+
+
 def add_threads_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, default=0,
                    help="torch CPU threads (0: torch's default; 1 is often faster on a busy shared machine)")

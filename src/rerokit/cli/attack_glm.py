@@ -95,7 +95,8 @@ def _glm(args: argparse.Namespace) -> dict[str, Any]:
     ok = cnt > 0
     mse = per_target[ok] / cnt[ok]
     if not ok.any():
-        raise ValueError("no target could be reconstructed (every gradient vanished)")
+        raise ValueError("no target could be reconstructed: every gradient vanished or was not finite "
+                         f"(with --noise {noise:g} the released model may overflow double precision)")
     settings = {"dataset": args.dataset, "model": kind, "classes": list(cls), "lam": lam, "noise": noise,
                 "draws": runs, "n": n, "dim": X.shape[1]}
     res = AttackResult.from_values(mse, seed=seed, metric="mse", settings=settings, support=(0.0, float("inf")))

@@ -14,7 +14,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_command, add_data_args, add_dpgd_args, add_executor_args, add_json_flag
+from rerokit.cli._common import (
+    add_command, add_data_args, add_dpgd_args, add_executor_args, add_json_flag, check_threads,
+)
 from rerokit.cli._common import add_reconn_args, add_resume_args, add_threads_arg, executor_from_args
 
 DESCRIPTION = """
@@ -85,9 +87,17 @@ def _dataset_for_memory_check(args: argparse.Namespace, hidden, reconstructor_hi
 
 
 def _reconn(args: argparse.Namespace) -> dict[str, Any]:
-    from rerokit._validate import check_int
+    from rerokit._validate import check_int, check_loop_count, check_positive, check_probability
 
-    threads = check_int("threads", args.threads, minimum=0)
+    threads = check_threads(args.threads)
+    check_loop_count("epochs", args.epochs)
+    check_loop_count("reconstructor_epochs", args.reconstructor_epochs)
+    # --delta and --clip set the DP-GD of a private attack: checked always, refused without --epsilon
+    check_probability("delta", args.delta, high_open=True)
+    check_positive("clip", args.clip)
+    if args.epsilon is None and (args.delta != 1e-5 or args.clip != 1.0):
+        raise ValueError("--delta and --clip set the DP-GD of a private attack and need --epsilon (without it the "
+                         "models are trained without noise or clipping)")
     import torch
 
     from rerokit.attacks.reconn import save_reconstructions_png

@@ -146,6 +146,10 @@ def _prior_aware(args: argparse.Namespace) -> dict[str, Any]:
 def _gradient(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit.experiments.audit import GradientAttack
 
+    from rerokit._validate import check_loop_count
+
+    check_loop_count("iterations", args.iterations)
+    check_loop_count("restarts", args.restarts)
     return _run(args, "gradient", attack=GradientAttack(args.iterations, args.restarts, args.attack_lr))
 
 

@@ -127,8 +127,14 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit.experiments.audit import import_model_factory
     from rerokit.experiments.onerun import config_from_args, run_one_run_audit
 
+    from rerokit._validate import check_loop_count
+
     if args.model is not None and args.model_factory is not None:
         raise ValueError("give --model or --model-factory, not both")
+    check_loop_count("steps", args.steps)
+    from rerokit._files import check_data_args
+
+    check_data_args(args.dataset, args.data_path)
     if args.epsilon is None and args.noise_multiplier is None:
         args.epsilon = 4.0
     train = dict(dataset=args.dataset, data_path=args.data_path, steps=args.steps, sample_rate=args.sample_rate,

@@ -141,6 +141,8 @@ def _poisson(sched: Any, log_kappa: float | None, delta: float) -> dict[str, Any
 
 
 def handle(args: argparse.Namespace) -> dict[str, Any]:
+    if args.method != "mc" and (args.mc_samples != 1_000_000 or args.seed is not None):
+        raise ValueError("--mc-samples and --seed set the Monte Carlo estimate: they need --method mc")
     base = baseline_from_args(args, required=False)
     if args.method != "mc":  # the Monte Carlo estimate holds no PLD grid
         check_schedule_memory(args)

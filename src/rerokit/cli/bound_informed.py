@@ -79,6 +79,9 @@ def _fano(args: argparse.Namespace) -> dict[str, Any]:
 
     if args.noise_multiplier is not None:
         b = fano.fano_advantage_gaussian(args.noise_multiplier, args.prior_size, args.sensitivity)
+    elif args.sensitivity != 1.0:
+        raise ValueError("--sensitivity is the Gaussian mechanism's and needs --noise-multiplier; a --mutual-information "
+                         "or --rdp-epsilon bound already includes it")
     elif args.rdp_epsilon is not None:
         from rerokit._validate import check_nonnegative
 
@@ -132,7 +135,7 @@ def register(sub: Any) -> None:
         sub, "fano", _fano, help="Guo et al. 2022b Fano bound on the advantage, uniform prior",
         description="Fano bound on the advantage of any attack against a uniform prior of --prior-size candidates "
         "(Guo et al. 2022b; Hayes et al. 2023, App. H), from a bound on the mutual information between the target "
-        "and the released model: given directly, as an RDP epsilon (I <= epsilon), or for the Gaussian mechanism "
+        "and the released model: given directly, as a replace-one RDP epsilon (I <= epsilon), or for the Gaussian mechanism "
         "with --noise-multiplier and --sensitivity.",
         fields=[("bound", "which bound this is"),
                 ("noise_multiplier", "the --noise-multiplier (Gaussian mechanism)"),
@@ -149,7 +152,10 @@ def register(sub: Any) -> None:
     add_noise_multiplier_arg(g, "Gaussian noise std / sensitivity scale, > 0")
     g.add_argument("--mutual-information", type=float,
                    help="bound on I(pi; w) >= 0 (nats)")
-    g.add_argument("--rdp-epsilon", type=float, help="RDP epsilon >= 0 at any order (I <= eps)")
+    g.add_argument("--rdp-epsilon", type=float,
+                   help="RDP epsilon >= 0 at any order (I <= eps) for REPLACE-ONE neighbours (the datasets differ in "
+                   "which candidate the target is); an add/remove RDP epsilon (the usual DP-SGD accountant's) does "
+                   "not bound it: for DP-SGD use rerokit.accounting.replace_one_rdp_order2")
     p.add_argument("--prior-size", type=int, required=True, help="size n >= 2 of the uniform prior")
     p.add_argument("--sensitivity", type=float, default=1.0,
                    help="l2 sensitivity Delta >= 0 (default 1; sqrt(2) reproduces Hayes et al. 2023 Table 2)")

@@ -110,6 +110,8 @@ def _mse_rdp(args: argparse.Namespace) -> dict[str, Any]:
         diam = diam[0]
     dpsgd = args.noise_multiplier is not None or args.sample_rate is not None or args.steps is not None
     sources = [args.epsilon is not None, args.orders is not None or args.rdp is not None, args.n is not None, dpsgd]
+    if args.n is None and (args.lam is not None or args.noise_std is not None or args.lipschitz != 1.0):
+        raise ValueError("--lam, --noise-std and --lipschitz describe output perturbation and need --n")
     if sum(sources) != 1:
         raise ValueError(
             "give exactly one of --epsilon, --orders with --rdp, --n with --lam and --noise-std, "
@@ -176,8 +178,22 @@ def _summary(prefix: str, arr) -> dict[str, float]:
     return {f"{prefix}_min": float(a.min()), f"{prefix}_median": float(np.median(a)), f"{prefix}_max": float(a.max())}
 
 
+# options of one branch of `bound fil` (with their defaults): given to the other, they would be ignored
+_FIL_DPSGD_ONLY = {"noise_multiplier": None, "sample_rate": None, "steps": None, "clip": 1.0, "lr": 0.5, "hidden": "10",
+                   "coords": None, "subsampling": "convexity", "delta": None, "repeats": 1, "seed": 0}
+_FIL_OUTPUT_ONLY = {"noise_std": None, "model": "logistic", "classes": "0,1", "lam": 0.01}
+
+
 def _fil(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
+
+    other = _FIL_OUTPUT_ONLY if args.dpsgd else _FIL_DPSGD_ONLY
+    given = [k for k, default in other.items() if getattr(args, k) != default]  # nan != default: refused too
+    if given:
+        opts = ", ".join("--" + k.replace("_", "-") for k in given)
+        raise ValueError(f"{opts}: " + ("output-perturbation options, which have no effect with --dpsgd" if args.dpsgd
+                                        else "DP-SGD options, which need --dpsgd (without it the GLM's output "
+                                        "perturbation is bounded)"))
 
     from rerokit.data import load_dataset
 

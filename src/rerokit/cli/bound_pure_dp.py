@@ -32,6 +32,8 @@ def _laplace(args: argparse.Namespace) -> dict[str, Any]:
     if (args.epsilon is None) == (args.scale is None):
         raise ValueError("give exactly one of --epsilon (a number >= 0) or --scale (the Laplace scale b > 0, with "
                          "--sensitivity)")
+    if args.scale is None and args.sensitivity != 1.0:
+        raise ValueError("--sensitivity goes with --scale (eps = sensitivity / scale); an --epsilon already includes it")
     eps = args.epsilon if args.scale is None else laplace_epsilon(args.scale, args.sensitivity)
     base = baseline_from_args(args)
     b = rero_laplace(eps, log_kappa=base.log_kappa)

@@ -59,6 +59,8 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     adjacency = check_choice("adjacency", args.adjacency, ("remove", "add-remove")).replace("-", "_")
     if args.fpr is not None:
         fprs = [check_probability("fpr", f, low_open=False) for f in args.fpr]
+        if args.alpha_min != 1e-6:
+            raise ValueError("--alpha-min is the smallest level of a --grid; with --fpr the levels are given")
     else:
         check_int("grid", args.grid, minimum=4, maximum=100_000)
         check_probability("alpha_min", args.alpha_min)

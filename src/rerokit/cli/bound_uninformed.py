@@ -120,6 +120,8 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit.bounds import uninformed as U
 
     sigma = check_positive("noise_multiplier", args.noise_multiplier)
+    if args.data_range is not None and args.psnr_threshold is None:
+        raise ValueError("--data-range is the data range R of the PSNR and needs --psnr-threshold")
     data_range = args.data_range
     if args.dataset is not None:
         from rerokit.data import load_dataset
@@ -148,6 +150,9 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         check_choice("prior", args.prior, ("ball", "gaussian", "cube", "samples"))
     if args.prior_scale is not None:
         check_positive("prior_scale", args.prior_scale)
+        if args.prior is None or args.prior == "samples":
+            raise ValueError("--prior-scale is the scale of a --prior ball, gaussian or cube (a --prior samples is "
+                             "the records themselves): give it with one of those")
     clip = None if args.clip is None else check_positive("clip", args.clip)
 
     if args.mse_threshold is not None:

@@ -78,6 +78,9 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit.bounds.schedule import Sampling
 
     kw = {"prior": base.prior, "sampler": Sampling(sampling["sampler"] or "poisson", sampling["examples_per_user"])}
+    if args.steps is not None and args.max_steps != 10_000_000:
+        raise ValueError("--max-steps limits the steps calibrated for a --noise-multiplier; with --steps the noise "
+                         "multiplier is calibrated and --max-steps has no effect")
     if args.steps is not None:
         r = calibrate_noise_multiplier(args.target_gamma, args.sample_rate, args.steps, delta=args.delta, **kw)
         solved = {"noise_multiplier": r.noise_multiplier}

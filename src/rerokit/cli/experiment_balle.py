@@ -8,7 +8,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_command, add_executor_args, add_json_flag, add_out_dir_arg, add_resume_args
+from rerokit.cli._common import (
+    add_command, add_executor_args, add_json_flag, add_out_dir_arg, add_resume_args, check_threads,
+)
 from rerokit.cli._common import add_threads_arg, executor_from_args
 
 
@@ -48,7 +50,7 @@ def _weak_run(args: argparse.Namespace, cells, name: str) -> dict[str, Any]:
     from rerokit._validate import check_int
 
     cfg = _weak_config(args)
-    threads = check_int("threads", args.threads, minimum=0)
+    threads = check_threads(args.threads)
     check_output_dir("out_dir", args.out_dir, files=[f"{name}.csv", f"{name}.png", f"{name}.jsonl"])
     import torch
 

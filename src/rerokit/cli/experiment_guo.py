@@ -22,6 +22,9 @@ def _fig5(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit._files import check_output_dir
     from rerokit.experiments.guo_fig5 import GuoFig5Config, run_guo_fig5
 
+    from rerokit._files import check_data_args
+
+    check_data_args(args.dataset, args.data_path)
     check_output_dir("out_dir", args.out_dir, files=("guo_fig5.jsonl", "guo_fig5.csv", "guo_fig5.png"))
     hidden = () if args.hidden.strip() in ("", "0", "none") else _numbers("hidden", args.hidden, int)
     cfg = GuoFig5Config(
@@ -39,6 +42,13 @@ def _hist(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit._files import check_output_dir
     from rerokit.experiments.guo_dfil import GuoDfilHistConfig, run_guo_dfil_hist
 
+    from rerokit._validate import check_int
+
+    # a histogram of the records' dFIL: more bins than 10,000 draws for minutes and shows nothing more
+    check_int("bins", args.bins, minimum=2, maximum=10_000)
+    from rerokit._files import check_data_args
+
+    check_data_args(args.dataset, args.data_path)
     check_output_dir("out_dir", args.out_dir, files=("guo_dfil_hist.csv", "guo_dfil_hist.png"))
     cls = _numbers("classes", args.classes, int)
     if len(cls) != 2:
@@ -133,6 +143,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--classes", default="0,1", help="the two labels compared (default 0,1)")
     p.add_argument("--lam", type=float, default=0.1, help="L2 penalty lambda > 0 of the mean loss (default 0.1)")
     p.add_argument("--noise-std", type=float, default=0.25, help="output perturbation noise std > 0 (default 0.25)")
-    p.add_argument("--bins", type=int, default=40, help="histogram bins >= 2 (default 40)")
+    p.add_argument("--bins", type=int, default=40, help="histogram bins in [2, 10000] (default 40)")
     add_device_arg(p, "the Jacobians are computed")
     add_json_flag(p)

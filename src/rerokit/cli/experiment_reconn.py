@@ -8,7 +8,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rerokit.cli._common import add_command, add_dataset_arg, add_dpgd_args, add_executor_args, add_json_flag
+from rerokit.cli._common import (
+    add_command, add_dataset_arg, add_dpgd_args, add_executor_args, add_json_flag, check_threads,
+)
 from rerokit.cli._common import add_out_dir_arg, add_reconn_args, add_resume_args, add_threads_arg, executor_from_args
 
 
@@ -17,7 +19,7 @@ def _dpgd(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit._resources import check_memory, reconn_bytes
     from rerokit._validate import check_distinct, check_int
 
-    threads = check_int("threads", args.threads, minimum=0)
+    threads = check_threads(args.threads)
     check_output_dir("out_dir", args.out_dir, files=("reconn_dpgd.jsonl", "reconn_dpgd.csv", "reconn_dpgd.png"))
     check_distinct("epsilons", args.epsilons)
     if args.dataset == "digits":  # other datasets are refused by the sweep with their own message

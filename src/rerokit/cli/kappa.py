@@ -89,6 +89,9 @@ def _samples(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit.bounds.priors import kappa_from_samples
 
     metric = check_choice("metric", args.metric, ("exact", "l2", "linf", "l1"))
+    if metric == "exact" and args.eta != 0.0:
+        raise ValueError("--eta is the error threshold of --metric l2, linf or l1; --metric exact (the default) "
+                         "counts equal samples and has none")
     x = load_array("samples", args.samples)
     if x.ndim == 0 or x.shape[0] < 1:
         raise ValueError(f"samples: {args.samples} must hold an array of shape (N, ...) with N >= 1 samples, "

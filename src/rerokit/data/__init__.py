@@ -170,10 +170,15 @@ def _load_npz(path: Path, name: str, num_classes: int, shape: tuple[int, ...], s
 
     what = f"data_path {path} must be a readable .npz file (or a folder of the {name} files)"
     _check_regular(path)
-    with open(path, "rb") as fh:
-        magic = fh.read(6)
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(6)
+    except OSError as exc:  # e.g. /proc/self/mem: EIO, a message without the path
+        raise ValueError(f"{what}: cannot read it ({exc.strerror or type(exc).__name__})") from None
     if magic[:2] != b"PK" and magic != b"\x93NUMPY":  # neither a zip (.npz) nor an .npy file
         raise ValueError(f"{what}: its content is not an .npz archive" + (" (the file is empty)" if not magic else ""))
+    if magic == b"\x93NUMPY":  # refused before numpy reads (and allocates) the array its header declares
+        raise ValueError(f"{what}: it holds a single array (an .npy file), not an .npz archive")
     try:
         if magic[:2] == b"PK":  # declared sizes checked before anything is decompressed
             check_zip_members("size", path, factor=_BYTES_PER_VALUE)

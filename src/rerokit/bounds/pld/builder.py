@@ -35,6 +35,7 @@ import numpy as np
 from rerokit.bounds.pld.compose import WindowTooWide, compose, compose_inf_mass
 from rerokit.bounds.pld.discrete import Bracket, DiscretePLD, GridPMF, ThresholdTests
 from rerokit.bounds.pld.tilt import tilted_power
+from rerokit._resources import check_memory, group_step_pld_bytes
 from rerokit.bounds.pld.step import StepTooWide, default_grid_step, dpsgd_step_pld, loss_range, MAX_STEP_WIDTH
 
 __all__ = ["SchedulePLD", "PLDTooWide", "schedule_pld", "merge_segments", "SIGMA_GRID_RANGE", "LOG_TAU"]
@@ -445,6 +446,9 @@ def schedule_pld(
     if isinstance(group_size, bool) or not isinstance(group_size, (int, np.integer)) or group_size < 1:
         raise ValueError(f"group_size must be an integer >= 1, got {group_size!r}")
     group_size = int(group_size)
+    check_memory("group_size (examples_per_user)", group_step_pld_bytes(group_size),
+                 f"the privacy-loss distribution of groups of "
+                 f"{group_size if group_size < 10**15 else 'about 1e%d' % (len(str(group_size)) - 1)} examples")
     raw = schedule.segments if hasattr(schedule, "segments") else schedule
     segs = merge_segments(raw)
     directions = ("remove", "add") if add_direction else ("remove",)

@@ -235,8 +235,10 @@ def chernoff_window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_
     pick_u = lam[max(0, iu - 1): iu + 2]
     pick_a = lam[max(0, ia - 1): ia + 2]
     fine = [(off + np.arange(pmf.size, dtype=float), pmf, count) for off, pmf, count in parts]
-    B = int(np.min(bounds(pick_u, fine)[0]))
-    A = int(np.max(bounds(pick_a, fine)[1]))
+    hi, lo = np.min(bounds(pick_u, fine)[0]), np.max(bounds(pick_a, fine)[1])
+    if not (np.isfinite(hi) and np.isfinite(lo)):  # moments overflowed (e.g. q 1e-320 at a tiny sigma)
+        raise WindowTooWide("the Chernoff window of this privacy-loss distribution is not finite")
+    B, A = int(hi), int(lo)
     return max(A, lo_sup), min(B, hi_sup)
 
 
