@@ -46,14 +46,14 @@ def _inputs(n: int, rng: np.random.Generator) -> list[np.ndarray]:
     ]
 
 
-def _observed(n: int, rng: np.random.Generator) -> tuple[float, float]:
-    """max over inputs of (forward, inverse) errors relative to sum |input|."""
+def _observed(n: int, rng: np.random.Generator, dtype=np.longdouble) -> tuple[float, float]:
+    """max over inputs of (forward, inverse) errors relative to sum |input|, transforms in ``dtype``."""
     worst_f = worst_b = 0.0
     with mp.workdps(40):
         c = [mp.cos(2 * mp.pi * k / n) for k in range(n)]
         s = [mp.sin(2 * mp.pi * k / n) for k in range(n)]
         for x in _inputs(n, rng):
-            xl = np.asarray(x, dtype=np.longdouble)
+            xl = np.asarray(x, dtype=dtype)
             X = np.fft.rfft(xl)
             xm = _to_mp(xl)
             mass = mp.fsum(abs(v) for v in xm)
@@ -67,7 +67,7 @@ def _observed(n: int, rng: np.random.Generator) -> tuple[float, float]:
             Y[0] = Y[0].real
             if n % 2 == 0:
                 Y[-1] = Y[-1].real
-            y = np.fft.irfft(Y, n) * np.longdouble(n)  # undo the 1/n (exact for n = 2^k; else +u per entry)
+            y = np.fft.irfft(Y, n) * dtype(n)  # undo the 1/n (exact for n = 2^k; else +u per entry)
             yr = _to_mp(Y.real)
             yi = _to_mp(Y.imag)
             w = [1] + [2] * (n // 2 - 1) + [1]
@@ -133,6 +133,32 @@ def test_libm_long_double_sin_cos_within_two_ulps():
                 v = f(t)
                 ulp = float(np.spacing(abs(v)))
                 assert abs(float(_to_mp([v])[0] - g(tm))) <= 2 * ulp
+
+
+U_D = float(np.finfo(float).eps) / 2.0
+
+
+@pytest.mark.parametrize("n", [16, 48, 96, 128])
+def test_constant_in_double_precision_exceeds_every_observed_error(n):
+    """The PLD engine's default transforms are double precision: pocketfft runs the same passes
+    with T = double (its twiddles from the same sincos_2pibyn in double, libm's sin/cos), so the
+    derivation holds at u = 2^-53; exact DFTs in mpmath against numpy's float64 rfft/irfft."""
+    rng = np.random.default_rng(100 + n)
+    f, b = _observed(n, rng, dtype=np.float64)
+    eps = fft_error_constant(n, U_D)
+    assert 0 < f <= eps
+    assert 0 < b <= eps + 4 * U_D * (n & (n - 1) != 0)
+
+
+def test_libm_double_sin_cos_within_two_ulps():
+    """The twiddle assumption at double precision: libm's sin/cos on [0, pi/4] within 2 ulps."""
+    rng = np.random.default_rng(8)
+    th = np.concatenate((rng.random(400) * (math.pi / 4), (math.pi / 4) * np.arange(1, 50) / 50))
+    with mp.workdps(40):
+        for t in th:
+            for f, g in ((math.cos, mp.cos), (math.sin, mp.sin)):
+                v = f(float(t))
+                assert abs(float(mp.mpf(v) - g(mp.mpf(float(t))))) <= 2 * math.ulp(v)
 
 
 @pytest.mark.parametrize("n", [3 * 1024, 4096])
