@@ -153,6 +153,11 @@ _MIN_TILTED_LOG = math.log(1e-300)
 # only), which at most this many window points.
 _REFINE_ABOVE = 0.01
 _REFINE_POINTS = 2_000_000
+# Upper ends above this (gamma near 1, where the target is on 1 - gamma) are recomputed on a grid
+# finer by _NEAR_ONE_FACTOR (automatic grids only). The rule reads the upper end only, so it applies
+# identically with and without the lower end (calibration compares bracket=False upper values).
+_NEAR_ONE_ABOVE = 0.999
+_NEAR_ONE_FACTOR = 8.0
 
 # The composed PLDs of a schedule (kept under its former name).
 DpsgdPLD = SchedulePLD
@@ -377,14 +382,31 @@ def exact_power_many(
     one step's loss is mostly far below its rms; very long schedules, whose default grid is sized
     by the composed loss), those levels are recomputed on a grid finer by a factor chosen from the
     width (the gap shrinks about like h^1.5), and each end keeps the better certified value.
+    Before that, upper ends above :data:`_NEAR_ONE_ABOVE` (gamma near 1, where the target is the
+    bracket of 1 - gamma) are recomputed on a grid finer by :data:`_NEAR_ONE_FACTOR`; that rule
+    reads the upper end only, so it applies identically with and without the lower end and
+    calibration (which compares ``bracket=False`` upper values) stays consistent with
+    :func:`rero_dpsgd`.
     """
     lks = np.asarray(log_kappas, dtype=float)
     one = _one_step_closed_form(pld, lks)
     if one is not None:
         return one
+    return _refined(pld, segments, lks, log_rdp)
+
+
+def _refined(
+    pld: SchedulePLD, segments: Sequence[Segment], lks: np.ndarray, log_rdp: np.ndarray | None
+) -> dict[str, np.ndarray]:
+    """:func:`_exact_power_once` with the grid refinements of :func:`exact_power_many`."""
     r = _exact_power_once(pld, segments, lks, log_rdp)
     r["h"] = pld.h
-    if not (pld.auto_grid and pld.lower):  # no lower end (bracket=False): the width says nothing
+    if not pld.auto_grid:
+        return r
+    near = (r["upper"] > _NEAR_ONE_ABOVE) & ~r["used_rdp"] & (lks >= _MIN_TILTED_LOG)
+    if near.any():
+        r = _refine_into(r, pld, segments, lks, log_rdp, near, _NEAR_ONE_FACTOR)
+    if not pld.lower:  # no lower end (bracket=False): the width says nothing
         return r
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = (r["value"] - r["lower"]) / r["value"]
@@ -392,6 +414,16 @@ def exact_power_many(
     if not wide.any():
         return r
     factor = float(np.clip((float(np.max(rel[wide])) / (0.3 * _REFINE_ABOVE)) ** (1.0 / 1.5), 1.5, 8.0))
+    return _refine_into(r, pld, segments, lks, log_rdp, wide, factor)
+
+
+def _refine_into(
+    r: dict[str, np.ndarray], pld: SchedulePLD, segments: Sequence[Segment], lks: np.ndarray,
+    log_rdp: np.ndarray | None, wide: np.ndarray, factor: float,
+) -> dict[str, np.ndarray]:
+    """Recompute the levels ``wide`` on the grid of ``pld`` finer by ``factor`` (window at most
+    :data:`_REFINE_POINTS` points); each end keeps the better certified value (both stay certified
+    on either grid)."""
     size = max(pld.upper.pmf.size, 1)
     factor = min(factor, max(1.0, _REFINE_POINTS / size))  # the finer window stays within a few 1e6 points
     if factor < 1.2:
