@@ -1,5 +1,5 @@
 """Tails of the certified DP-SGD bracket against independent references in mpmath (never rerokit's
-engine): gamma near 1 (the upper-only grid refinement).
+engine): gamma near 1 (the upper-only grid refinement) and tiny q at tiny kappa (the max test).
 
 References: explicit tests whose level and power are exact in mpmath give lower bounds on the true
 gamma (the upper end must not fall below them), and the binomial mixture of Gaussian shifts
@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import mpmath as mp
+import pytest
 
 from rerokit.bounds.dpsgd import rero_dpsgd
 from rerokit.bounds.options import Numerics
@@ -44,6 +45,15 @@ def _linear_test_power(sigma, q, T, log_kappa):
     return s
 
 
+def _max_test_power(sigma, q, T, log_kappa):
+    """Power of 'reject iff max_t x_t > sigma z' at level kappa, exactly (independent coordinates)."""
+    kappa = mp.exp(log_kappa)
+    a = -mp.expm1(mp.log1p(-kappa) / T)  # Phi(-z) = 1 - (1 - kappa)^(1/T)
+    z = _z_of_level(mp.log(a))
+    b = (1 - q) * _phi_bar(z) + q * _phi_bar(z - 1 / mp.mpf(sigma))
+    return -mp.expm1(T * mp.log1p(-b))
+
+
 def _mixture_upper(sigma, q, T, log_kappa):
     z = -_z_of_level(log_kappa)  # Phi(z) = kappa
     s = mp.mpf(0)
@@ -65,3 +75,54 @@ def test_gamma_near_one_refined_in_both_modes() -> None:
     ref_low = _linear_test_power(1.0, 0.3, 1000, lk)  # a valid test: gamma >= its power
     assert mp.mpf(b.value) >= ref_low and mp.mpf(nb.value) >= ref_low
     assert mp.mpf(b.interval[0]) <= _mixture_upper(1.0, 0.3, 1000, lk)
+
+
+@pytest.mark.parametrize("lk10", [-20, -30])
+def test_tiny_q_max_test_lower_end(lk10: int) -> None:
+    # sigma 1, q 1e-4, T 1000: about 0.1 sampled steps per run. Before, the lower end at kappa 1e-30
+    # was the PLD statistic's e^-68.21 (95 % below the upper end); the max test gives e^-66.57.
+    from rerokit.bounds.pld import log_max_test_power
+
+    lk = lk10 * math.log(10)
+    exact = _max_test_power(1.0, 1e-4, 1000, lk)
+    got = float(log_max_test_power([(1.0, 1e-4, 1000)], [lk])[0])
+    assert got <= mp.log(exact)  # never above the test's exact power
+    assert mp.log(exact) - got <= 1e-8
+    b = rero_dpsgd(1.0, 1e-4, 1000, log_kappa=lk, comparisons=False)
+    assert b.interval[0] >= math.exp(got) * (1 - 1e-12)
+    assert mp.mpf(b.interval[0]) <= _mixture_upper(1.0, 1e-4, 1000, lk)
+    assert mp.mpf(b.value) >= exact  # the upper end is above a valid test's power
+
+
+@pytest.mark.parametrize("sigma,q,T,lk", [(1.0, 1e-4, 10**6, -30.0), (0.5, 0.01, 50, -5.0), (4.0, 0.3, 7, -700.0),
+                                          (2.0, 1.0, 3, -40.0), (1.0, 1e-3, 10, -0.7)])
+def test_max_test_level_and_power_certified(sigma: float, q: float, T: int, lk: float) -> None:
+    from rerokit.bounds.pld import log_max_test_power, max_test_threshold
+
+    z = max_test_threshold(T, lk)
+    level = -mp.expm1(T * mp.log1p(-_phi_bar(mp.mpf(z))))
+    assert mp.log(level) <= lk
+    b = (1 - q) * _phi_bar(mp.mpf(z)) + q * _phi_bar(mp.mpf(z) - 1 / mp.mpf(sigma))
+    power = -mp.expm1(T * mp.log1p(-b))
+    got = float(log_max_test_power([(sigma, q, T)], [lk])[0])
+    assert got <= mp.log(power)
+    assert float(log_max_test_power([(sigma, q, T)], [-1e-12])[0]) == -math.inf  # kappa > 1/2: unused
+    assert mp.log(power) - got <= 1e-8 * (1 + abs(got))
+
+
+def test_max_test_two_segments_certified() -> None:
+    # a two-segment schedule: level 1 - Phi(z)^(T1 + T2), power 1 - prod_i (1 - b_i)^(T_i)
+    from rerokit.bounds.pld import log_max_test_power, max_test_threshold
+
+    segs = [(0.8, 1e-3, 300), (2.0, 0.05, 700)]
+    lk = math.log(1e-25)
+    z = mp.mpf(max_test_threshold(1000, lk))
+    assert mp.log(-mp.expm1(1000 * mp.log1p(-_phi_bar(z)))) <= lk
+    s = mp.mpf(0)
+    for sigma, q, T in segs:
+        s += T * mp.log1p(-((1 - q) * _phi_bar(z) + q * _phi_bar(z - 1 / mp.mpf(sigma))))
+    exact = mp.log(-mp.expm1(s))
+    got = float(log_max_test_power(segs, [lk])[0])
+    assert got <= exact and exact - got <= 1e-8
+    b = rero_dpsgd(segments=segs, log_kappa=lk, comparisons=False)
+    assert b.value >= math.exp(got) and b.interval[0] >= math.exp(got) * (1 - 1e-12)

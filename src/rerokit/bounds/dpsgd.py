@@ -95,6 +95,7 @@ from rerokit.bounds.pld import (
     SchedulePLD,
     ThresholdTests,
     log_chernoff_gamma_many,
+    log_max_test_power,
     log_rdp_gamma_many,
     rdp_curve_subsampled_gaussian,
     rdp_poisson_gaussian,
@@ -392,7 +393,14 @@ def exact_power_many(
     one = _one_step_closed_form(pld, lks)
     if one is not None:
         return one
-    return _refined(pld, segments, lks, log_rdp)
+    r = _refined(pld, segments, lks, log_rdp)
+    if pld.lower and pld.group_size == 1:
+        # the max test ("some step's output is large"): closed-form level and power, near optimal
+        # where sampled steps are rare and kappa tiny (rerokit.bounds.pld.maxtest)
+        mt = np.exp(log_max_test_power(pld.segments, lks))
+        r["lower_pld"] = np.minimum(np.maximum(r["lower_pld"], mt), r["upper"])
+        r["lower"] = np.minimum(np.maximum(r["lower"], mt), r["value"])
+    return r
 
 
 def _refined(
