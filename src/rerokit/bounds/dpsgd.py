@@ -159,6 +159,8 @@ _REFINE_POINTS = 2_000_000
 # identically with and without the lower end (calibration compares bracket=False upper values).
 _NEAR_ONE_ABOVE = 0.999
 _NEAR_ONE_FACTOR = 8.0
+# The max test's lower end is tried at levels below this only (where one rare jump can dominate).
+_MAX_TEST_BELOW = math.log(1e-6)
 
 # The composed PLDs of a schedule (kept under its former name).
 DpsgdPLD = SchedulePLD
@@ -394,10 +396,12 @@ def exact_power_many(
     if one is not None:
         return one
     r = _refined(pld, segments, lks, log_rdp)
-    if pld.lower and pld.group_size == 1:
+    small = lks <= _MAX_TEST_BELOW
+    if pld.lower and pld.group_size == 1 and small.any():
         # the max test ("some step's output is large"): closed-form level and power, near optimal
         # where sampled steps are rare and kappa tiny (rerokit.bounds.pld.maxtest)
-        mt = np.exp(log_max_test_power(pld.segments, lks))
+        mt = np.zeros(lks.shape)
+        mt[small] = np.exp(log_max_test_power(pld.segments, lks[small]))
         r["lower_pld"] = np.minimum(np.maximum(r["lower_pld"], mt), r["upper"])
         r["lower"] = np.minimum(np.maximum(r["lower"], mt), r["value"])
     return r
