@@ -331,7 +331,24 @@ class SchedulePLD:
                 wide._parts("remove")
                 src = wide
             except (StepTooWide, WindowTooWide):
-                pass
+                # one step's far tail does not fit this grid (tiny q: the bulk losses ~q set a fine
+                # step): also the far-truncated steps on a coarser grid (certified on any grid);
+                # each end keeps the better value
+                lo, up = self._tail_power_from(self, log_alpha)
+                for factor in (2.0, 4.0, 8.0, 16.0, 32.0):
+                    coarse = SchedulePLD(self.segments, self.h * factor, self.group_size, self.lower, False, lt,
+                                         self.precision)
+                    try:
+                        coarse._parts("remove")
+                    except (StepTooWide, WindowTooWide):
+                        continue
+                    lo_c, up_c = self._tail_power_from(coarse, log_alpha)
+                    return max(lo, lo_c), min(up, up_c)
+                return lo, up
+        return self._tail_power_from(src, log_alpha)
+
+    def _tail_power_from(self, src: "SchedulePLD", log_alpha: float) -> tuple[float, float]:
+        """:meth:`tail_power` from the steps of ``src`` (the same schedule, its own grid and truncation)."""
         steps, atoms, _ = src._parts("remove")
         parts = [(st.j_lo, st.split, T) for st, T in steps] + [(lab, np.array([m]), T) for lab, m, _, T in atoms if m > 0]
         inf = compose_inf_mass([(st.inf_mass, T) for st, T in steps] + [(p_inf, T) for _, _, p_inf, T in atoms])
@@ -340,7 +357,7 @@ class SchedulePLD:
         sp = [(st.j_lo - 1, st.stat_p, T) for st, T in gsteps] if (self.lower and gsteps) else None
         sq = [(st.j_lo - 1, st.stat_q, T) for st, T in gsteps] if (self.lower and gsteps) else None
         try:
-            return tilted_power(parts, sp, sq, self.h, inf, float(log_alpha), precision=self.precision)
+            return tilted_power(parts, sp, sq, src.h, inf, float(log_alpha), precision=self.precision)
         except WindowTooWide:
             return float(log_alpha), 0.0
 
