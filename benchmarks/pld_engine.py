@@ -20,9 +20,9 @@ width <= 4.3e-3 for kappa in [1e-30, 1e-3] on the three width rows. Before (2026
 long-double FFTs): 29 / 52 / 52 ms, riskcal x0.73 at T=1e5.
 
 ``--widths`` (a few minutes): every cell of the issue's grid within 2% (widest 1.1%) except
-sigma = 1, q = 1e-4 at kappa <= 1e-20 (T = 1e3: 4.7%, 22% at 1e-30; T = 1e6: 4.2%, 29% at 1e-30;
-the lower end is the max test's power, the upper one the tilted PLD on a coarser grid; 83-95%
-before), where one sampled step's jump dominates the tail; the bracket of
+sigma = 1, q = 1e-4, T = 1e6 (4.2% at kappa = 1e-20, 2.2% at 1e-30; T = 1e3: 0.82%, 0.024%; were
+4.2-4.7% and 83-95%), where one sampled step's jump dominates the tail (lower end: the max test's
+power; upper end: the tilted PLD of steps truncated just below kappa); the bracket of
 1 - gamma is <= 2.5e-10 where gamma rounds to 1, and 3e-9 - 1.5e-6 in four cells with
 1 - gamma ~ 1e-5 - 1e-4 at kappa <= 1e-9 (5e-5 - 8e-5 before the upper-only refinement near 1).
 """

@@ -38,6 +38,11 @@ from rerokit.bounds.pld.tilt import tilted_power
 from rerokit._resources import check_memory, group_step_pld_bytes
 from rerokit.bounds.pld.step import StepTooWide, default_grid_step, dpsgd_step_pld, loss_range, MAX_STEP_WIDTH
 
+# tail_power where the far-truncated steps do not fit the grid: truncation depths below the level
+# (in nats) and the grid coarsening factors tried, finest first
+_COARSE_TAIL_DEPTHS = (1.5, 3.0, 6.0)
+_COARSE_TAIL_FACTORS = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.5, 8.0, 12.0, 16.0, 32.0)
+
 __all__ = ["SchedulePLD", "PLDTooWide", "schedule_pld", "merge_segments", "SIGMA_GRID_RANGE", "LOG_TAU"]
 
 LOG_TAU = math.log(1e-17)  # tail mass bound used for truncations (per composition)
@@ -331,21 +336,34 @@ class SchedulePLD:
                 wide._parts("remove")
                 src = wide
             except (StepTooWide, WindowTooWide):
-                # one step's far tail does not fit this grid (tiny q: the bulk losses ~q set a fine
-                # step): also the far-truncated steps on a coarser grid (certified on any grid);
-                # each end keeps the better value
-                lo, up = self._tail_power_from(self, log_alpha)
-                for factor in (2.0, 4.0, 8.0, 16.0, 32.0):
-                    coarse = SchedulePLD(self.segments, self.h * factor, self.group_size, self.lower, False, lt,
-                                         self.precision)
-                    try:
-                        coarse._parts("remove")
-                    except (StepTooWide, WindowTooWide):
-                        continue
-                    lo_c, up_c = self._tail_power_from(coarse, log_alpha)
-                    return max(lo, lo_c), min(up, up_c)
-                return lo, up
+                return self._tail_power_coarse(log_alpha)
         return self._tail_power_from(src, log_alpha)
+
+    def _tail_power_coarse(self, log_alpha: float) -> tuple[float, float]:
+        """:meth:`tail_power` where one step's far-truncated grid does not fit this grid step (tiny
+        q: the bulk losses ~q set a fine step, while the tail that matters is one sampled step's
+        large loss, cut off by the default truncation). Steps truncated at a few levels just below
+        alpha (mass at +infinity ~ alpha e^-d), each on the finest grid it fits; every one is
+        certified (any grid, any truncation: its mass at +infinity is counted), and each end keeps
+        the best value; this grid's own steps too where that bracket is wider than 1 % (in log)."""
+        lo, up = float(log_alpha), 0.0
+        found = False
+        for d in _COARSE_TAIL_DEPTHS:
+            lt = min(self.log_tau, max(float(log_alpha) - d, math.log(1e-300)))
+            for factor in _COARSE_TAIL_FACTORS:
+                coarse = SchedulePLD(self.segments, self.h * factor, self.group_size, self.lower, False, lt,
+                                     self.precision)
+                try:
+                    coarse._parts("remove")
+                except (StepTooWide, WindowTooWide):
+                    continue
+                lo_c, up_c = self._tail_power_from(coarse, log_alpha)
+                lo, up, found = max(lo, lo_c), min(up, up_c), True
+                break
+        if not found or up - lo > 0.01:  # not tight: this grid's own steps too (each end the better)
+            lo_s, up_s = self._tail_power_from(self, log_alpha)
+            lo, up = max(lo, lo_s), min(up, up_s)
+        return min(lo, up), up
 
     def _tail_power_from(self, src: "SchedulePLD", log_alpha: float) -> tuple[float, float]:
         """:meth:`tail_power` from the steps of ``src`` (the same schedule, its own grid and truncation)."""
