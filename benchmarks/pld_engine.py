@@ -16,7 +16,9 @@ Measured 2026-11-25 on a loaded shared 2-core machine (load ~4.9), ``--repeats 5
 22 ms (riskcal x29, dp-accounting x35); T=1e5 18.5 ms (riskcal x2.25, dp-accounting x9.9; the
 riskcal ratio was 1.7-2.2 over other runs and interleaved loops at load 4-5); T=1e6 16 ms (riskcal
 x90, dp-accounting x57). 2,000-step alternating history 58 ms (reconstruction_risk 85 ms). Relative
-width <= 4.3e-3 for kappa in [1e-30, 1e-3] on the three width rows. Before (2026-11-24,
+width <= 4.3e-3 for kappa in [1e-30, 1e-3] on the three width rows. 2026-11-26 on the merged main
+at load 0.7, ``--repeats 5``: 15.8 / 13.6 / 11.1 ms (riskcal x20.9 / x2.33 / x86, dp-accounting
+x35 / x9.3 / x53), history 27 ms (reconstruction_risk 47 ms). Before (2026-11-24,
 long-double FFTs): 29 / 52 / 52 ms, riskcal x0.73 at T=1e5.
 
 ``--widths`` (a few minutes): every cell of the issue's grid within 2% (widest 1.1%) except
