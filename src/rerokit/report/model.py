@@ -481,11 +481,11 @@ class OneRunView(_Section):
 
 
 @_frozen
-class BinomialAudit(_Section):
-    """``audit`` of a count of successes over independent trials (prior-aware audits)."""
+class _AuditRun(_Section):
+    """The fields every audit section starts with: the attack, its successes, and the audited run."""
 
     attack: str
-    successes: int
+    successes: Optional[int]
     trials: int
     success: float
     interval: tuple[float, float]
@@ -501,6 +501,13 @@ class BinomialAudit(_Section):
     source: str
     path: Optional[str]
     sampler: Optional[str]
+
+
+@_frozen
+class BinomialAudit(_AuditRun):
+    """``audit`` of a count of successes over independent trials (prior-aware audits)."""
+
+    successes: int  # a count here (keeps its place after ``attack``)
     gamma: float
     gamma_interval: tuple[float, float]
     consistent: Optional[bool]
@@ -516,26 +523,9 @@ class BinomialAudit(_Section):
 
 
 @_frozen
-class MeanAudit(_Section):
+class MeanAudit(_AuditRun):
     """``audit`` whose success is a mean of per-trial probabilities (the gradient audit): no lower bound."""
 
-    attack: str
-    successes: Optional[int]
-    trials: int
-    success: float
-    interval: tuple[float, float]
-    kappa: float
-    noise_multiplier: float
-    sample_rate: float
-    steps: int
-    clip: Optional[float]
-    dataset: Optional[str]
-    target_epsilon: Optional[float]
-    delta: Optional[float]
-    seed: Optional[int]
-    source: str
-    path: Optional[str]
-    sampler: Optional[str]
     gamma: float
     gamma_interval: tuple[float, float]
     consistent: Optional[bool]
@@ -548,26 +538,9 @@ class MeanAudit(_Section):
 
 
 @_frozen
-class OneRunAudit(_Section):
+class OneRunAudit(_AuditRun):
     """``audit`` of one training run with canary slots (``rerokit audit one-run``)."""
 
-    attack: str
-    successes: Optional[int]
-    trials: int
-    success: float
-    interval: tuple[float, float]
-    kappa: float
-    noise_multiplier: float
-    sample_rate: float
-    steps: int
-    clip: Optional[float]
-    dataset: Optional[str]
-    target_epsilon: Optional[float]
-    delta: Optional[float]
-    seed: Optional[int]
-    source: str
-    path: Optional[str]
-    sampler: Optional[str]
     one_run: Mapping[str, Any]
     gamma: float
     gamma_interval: tuple[float, float]
