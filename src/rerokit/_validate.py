@@ -19,6 +19,7 @@ __all__ = [
     "check_probability",
     "check_int",
     "check_choice",
+    "check_bool",
     "check_real_array",
     "check_distinct",
     "printable",
@@ -201,6 +202,25 @@ def _short(value: Any) -> str:
     if isinstance(value, numbers.Integral) and not isinstance(value, bool) and abs(int(value)) >= 10**20:
         return f"an integer with {len(str(abs(int(value))))} digits"
     return repr(value)
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """A real ``bool``: numbers, strings, arrays and None (which truthiness would read silently)
+    are a ``TypeError`` naming ``name``.
+
+    Args:
+      name: the parameter's name, used in the error message.
+      value: the value to check.
+
+    Returns:
+      ``value`` unchanged.
+
+    Raises:
+      TypeError: if ``value`` is not True or False.
+    """
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
+    return value
 
 
 def check_choice(name: str, value: Any, choices: tuple[str, ...] | list[str]) -> str:

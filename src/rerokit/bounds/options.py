@@ -19,15 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rerokit._validate import check_int, check_positive, check_probability
+from rerokit._validate import check_bool, check_int, check_positive, check_probability
 
 __all__ = ["Numerics", "MonteCarlo", "Comparisons"]
 
-
-def _check_bool(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
-    return value
 
 
 @dataclass(frozen=True)
@@ -56,7 +51,7 @@ class Numerics:
         if self.value_discretization_interval is not None:
             object.__setattr__(self, "value_discretization_interval", check_positive(
                 "Numerics.value_discretization_interval", self.value_discretization_interval))
-        _check_bool("Numerics.bracket", self.bracket)
+        check_bool("Numerics.bracket", self.bracket)
 
 
 @dataclass(frozen=True)
@@ -116,9 +111,9 @@ class Comparisons:
     membership: bool = False
 
     def __post_init__(self) -> None:
-        _check_bool("Comparisons.rdp_and_epsilon", self.rdp_and_epsilon)
+        check_bool("Comparisons.rdp_and_epsilon", self.rdp_and_epsilon)
         object.__setattr__(self, "delta", check_probability("Comparisons.delta", self.delta, high_open=True))
-        _check_bool("Comparisons.membership", self.membership)
+        check_bool("Comparisons.membership", self.membership)
 
     @classmethod
     def of(cls, comparisons: Any) -> "Comparisons":

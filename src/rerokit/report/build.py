@@ -45,7 +45,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from rerokit._validate import check_int, check_positive, check_probability
+from rerokit._validate import check_bool, check_int, check_positive, check_probability
 from rerokit.bounds.schedule import Sampling, Schedule, Segment
 from rerokit.report.format import Lead, Num, Sentence, fmt, fmt_bracket, fmt_log10, key_part, num
 from rerokit.report.inputs import AuditSummary, load_audit
@@ -400,8 +400,7 @@ def build_report(
         settings = ReportSettings()
     elif not isinstance(settings, ReportSettings):
         raise TypeError(f"settings must be a rerokit.report.ReportSettings, got {type(settings).__name__}")
-    if not isinstance(what_if, bool):
-        raise TypeError(f"what_if must be True or False, got {type(what_if).__name__}")
+    check_bool("what_if", what_if)
     label, source, sizes = settings.label, settings.source, settings.prior_sizes
     a = _resolve_audit(audit)
     settings_given = any(x is not None for x in (noise_multiplier, sample_rate, steps))

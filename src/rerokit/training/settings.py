@@ -17,18 +17,13 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive, check_probability
+from rerokit._validate import check_bool, check_choice, check_int, check_nonnegative, check_positive, check_probability
 
 __all__ = ["DPSGDSettings", "EngineOptions", "MLPSpec", "METHODS"]
 
 METHODS = ("auto", "vmap", "linear")
 """Clipped-sum backends of the engine (:class:`EngineOptions` ``method``)."""
 
-
-def _check_bool(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be a bool (True or False), got {type(value).__name__}")
-    return value
 
 
 @dataclass(frozen=True)
@@ -121,8 +116,8 @@ class EngineOptions:
             object.__setattr__(self, "chunk_size", check_int("chunk_size", self.chunk_size, minimum=1))
         if self.num_threads is not None:
             object.__setattr__(self, "num_threads", check_int("num_threads", self.num_threads, minimum=1))
-        _check_bool("progress", self.progress)
-        _check_bool("compile", self.compile)
+        check_bool("progress", self.progress)
+        check_bool("compile", self.compile)
         if self.device is not None and not isinstance(self.device, str):
             import torch  # a non-string device can only be a torch.device (torch is then installed)
 
