@@ -15,6 +15,12 @@ Without a CUDA device it prints "no CUDA device" and the CPU figures. The CPU ru
 thread per block, as every executor does (``torch default threads`` is printed for reference).
 
     python benchmarks/device_speed.py [--trials 512] [--models 4000] [--chunk-size 64] [--gpu-chunk-size 1024]
+
+Measured 2026-11-26 on one NVIDIA H200 (16 CPU cores, torch 2.11.0+cu130): ``--trials 2048 --models
+4000``: audit cpu 162.4 trials/s, cuda 382.8 (2.4x), guesses equal for 100.0% of the trials; shadow
+models cpu 102.8 models/s, cuda 31,056 (302x), largest parameter difference 9.54e-07. ``--trials 8192
+--gpu-chunk-size 4096 --models 2000``: audit 174.2 vs 409.6 trials/s (2.4x, 100.0% equal); shadow
+models 207.0 vs 27,809 models/s (134x; the CPU side ran at load 15-43).
 """
 
 from __future__ import annotations
