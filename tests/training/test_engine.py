@@ -314,3 +314,21 @@ def test_transcript_roundtrip(tmp_path):
     one = tr.trial(1)
     assert one.target_index == 2 and torch.equal(one.thetas, R.transcript.thetas[1]) and len(one) == 3
     assert tr.to(torch.float64).gbar.dtype == torch.float64
+
+
+def test_init_flat_many_is_torch_default_init_under_manual_seed():
+    """Row k of ``init_flat_many`` (one module copy re-initialised per seed, only the CPU generator
+    seeded) equals a fresh module built after ``torch.manual_seed(seeds[k])`` (torch's own default
+    initialisation), bit for bit, and leaves the global generator's state as it was."""
+    for build in (lambda: make_mlp(12, [7, 5], 3, activation="tanh"), lambda: SmallCNN(1, 4)):
+        fm = FunctionalModel(build())
+        seeds = [0, 3, 2**62 + 5]
+        before = torch.random.get_rng_state()
+        many = fm.init_flat_many(seeds)
+        assert torch.equal(torch.random.get_rng_state(), before)
+        for k, s in enumerate(seeds):
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(s)
+                fresh = FunctionalModel(build()).current_flat()
+            assert torch.equal(many[k], fresh), k
+            assert torch.equal(fm.init_flat(s), fresh)

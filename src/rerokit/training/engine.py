@@ -547,8 +547,12 @@ def train_dpsgd_many(
     backend = _select_sums(fm, opts.method, X, shared_t)
     if backend.name == "linear":
         if shared is None:
-            # small chunks keep the (chunk, width, n) activations in cache; 64 was fastest on 2 cores
-            default_chunk = max(1, min(K, 64, 2**24 // max(1, n * X[0, 0].numel())))
+            # CPU: small chunks keep the (chunk, width, n) activations in cache; 64 was fastest on 2
+            # cores. GPU: each step is a few kernel launches whatever the chunk, so 64 trials left an
+            # H200 launch-bound (4,096 trials ran as 64 chunks x 100 steps); up to 1,024 trials and
+            # ~2^27 input elements (0.5 GB in float32) per chunk instead.
+            cap, budget = (64, 2**24) if dev.type == "cpu" else (1024, 2**27)
+            default_chunk = max(1, min(K, cap, budget // max(1, n * X[0, 0].numel())))
         else:
             # shared points: one matrix product for the whole chunk, so larger chunks pay (as RecoNN's gd_many)
             default_chunk = min(K, shared_chunk_size(n, max(lin.out for lin in backend.plan.linears)))
