@@ -10,7 +10,9 @@ from __future__ import annotations
 import math
 import numbers
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
+
+_T = TypeVar("_T")
 
 __all__ = [
     "check_real",
@@ -20,6 +22,7 @@ __all__ = [
     "check_int",
     "check_choice",
     "check_bool",
+    "check_instance",
     "check_real_array",
     "check_distinct",
     "printable",
@@ -220,6 +223,35 @@ def check_bool(name: str, value: Any) -> bool:
     """
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
+    return value
+
+
+def _article(type_name: str) -> str:
+    """"a" or "an" before a type name as it is read aloud: acronyms by their first letter's name
+    (an MLPSpec, an MIAConfig, a DPSGDSettings), words by their first letter (an EngineOptions)."""
+    acronym = len(type_name) > 1 and type_name[:2].isupper()
+    return "an" if type_name[0] in ("AEFHILMNORSX" if acronym else "AEIOU") else "a"
+
+
+def check_instance(name: str, value: Any, cls: type[_T], default: Callable[[], _T] | None = None) -> _T:
+    """An option or parameter object of type ``cls`` (e.g. ``options: EngineOptions | None``).
+
+    Args:
+      name: the parameter's name, used in the error message.
+      value: the value to check.
+      cls: the type it must have.
+      default: when given, ``value`` None means ``default()`` (the documented default object).
+
+    Returns:
+      ``value``, or ``default()`` for None.
+
+    Raises:
+      TypeError: ``{name} must be a(n) {cls}, got {type}`` for anything else.
+    """
+    if value is None and default is not None:
+        return default()
+    if not isinstance(value, cls):
+        raise TypeError(f"{name} must be {_article(cls.__name__)} {cls.__name__}, got {type(value).__name__}")
     return value
 
 

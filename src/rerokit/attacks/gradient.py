@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from rerokit._validate import check_int, check_positive
+from rerokit._validate import check_instance, check_int, check_positive
 
 __all__ = ["GradientAttack", "GradientAttackOutput", "gradient_objective", "gradient_attack", "prior_match_success",
            "mse"]
@@ -157,8 +157,7 @@ def gradient_attack(
       ValueError: if a setting is out of range, or ``thetas``/``gbar`` are not both (T, P).
       TypeError: if a setting has the wrong type (``attack`` not a GradientAttack).
     """
-    if not isinstance(attack, GradientAttack):
-        raise TypeError(f"attack must be a GradientAttack, got {type(attack).__name__}")
+    check_instance("attack", attack, GradientAttack)
     iterations, restarts, lr = attack.iterations, attack.restarts, attack.attack_lr
     rng_max = check_positive("data_range", data_range)
     seed = check_int("seed", seed, minimum=0)

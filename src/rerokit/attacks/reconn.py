@@ -65,7 +65,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rerokit._validate import check_choice, check_int, check_positive
+from rerokit._validate import check_choice, check_instance, check_int, check_positive
 from rerokit.bounds.gaussian import gaussian_delta, noise_multiplier_full_batch  # noqa: F401 - re-exported
 from rerokit.training.engine import train_dpsgd_many
 from rerokit.training.settings import DPSGDSettings, EngineOptions, MLPSpec
@@ -249,8 +249,7 @@ class ReconData:
 
 
 def _check_full_batch(settings: DPSGDSettings, *, private: bool) -> DPSGDSettings:
-    if not isinstance(settings, DPSGDSettings):
-        raise TypeError(f"settings must be a DPSGDSettings, got {type(settings).__name__}")
+    check_instance("settings", settings, DPSGDSettings)
     if settings.sample_rate != 1.0:
         raise ValueError(f"sample_rate must be 1 (full-batch training of every model), got {settings.sample_rate!r}")
     if not private and settings.private:
@@ -260,8 +259,7 @@ def _check_full_batch(settings: DPSGDSettings, *, private: bool) -> DPSGDSetting
 
 
 def _check_model(model: MLPSpec) -> MLPSpec:
-    if not isinstance(model, MLPSpec):
-        raise TypeError(f"model must be an MLPSpec, got {type(model).__name__}")
+    check_instance("model", model, MLPSpec)
     return model
 
 
@@ -269,8 +267,7 @@ def _linear(options: EngineOptions | None) -> EngineOptions:
     """``options`` with the MLP engine for ``method="auto"``."""
     if options is None:
         return EngineOptions(method="linear")
-    if not isinstance(options, EngineOptions):
-        raise TypeError(f"options must be an EngineOptions, got {type(options).__name__}")
+    check_instance("options", options, EngineOptions)
     return options.replace(method="linear") if options.method == "auto" else options
 
 
@@ -310,8 +307,7 @@ def gd_many(
     """
     model = _check_model(model)
     settings = _check_full_batch(settings, private=False)
-    if not isinstance(data, ReconData):
-        raise TypeError(f"data must be a ReconData, got {type(data).__name__}")
+    check_instance("data", data, ReconData)
     X_fixed = torch.as_tensor(data.X_fixed, dtype=torch.float32)
     X_fixed = X_fixed.reshape(X_fixed.shape[0], -1)
     y_fixed = torch.as_tensor(data.y_fixed, dtype=torch.long).reshape(-1)
@@ -379,8 +375,7 @@ def train_models(
     check_choice("init", init, ("known", "random"))
     model = _check_model(model)
     settings = _check_full_batch(settings, private=True)
-    if not isinstance(data, ReconData):
-        raise TypeError(f"data must be a ReconData, got {type(data).__name__}")
+    check_instance("data", data, ReconData)
     K = data.models
     lo, hi = (0, K) if models is None else (check_int("models[0]", models[0], minimum=0, maximum=K - 1),
                                             check_int("models[1]", models[1], minimum=models[0] + 1, maximum=K))

@@ -13,7 +13,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from rerokit._validate import check_choice, check_int, check_positive
+from rerokit._validate import check_choice, check_instance, check_int, check_positive
 from rerokit.attacks import analytic as A
 from rerokit.bounds import uninformed as U
 from rerokit.executors import ProgressBar, RunOptions, get_executor, plan_blocks, run_blocks
@@ -157,11 +157,8 @@ def run_analytic_attack(
 
     from rerokit.stats import clopper_pearson
 
-    if not isinstance(config, AnalyticConfig):
-        raise TypeError(f"config must be an AnalyticConfig, got {type(config).__name__}")
-    opts = RunOptions(progress=False) if options is None else options
-    if not isinstance(opts, RunOptions):
-        raise TypeError(f"options must be a RunOptions, got {type(opts).__name__}")
+    check_instance("config", config, AnalyticConfig)
+    opts = check_instance("options", options, RunOptions, lambda: RunOptions(progress=False))
     if opts.out is not None or opts.resume or opts.overwrite:
         raise ValueError("options.out, resume and overwrite are not options of run_analytic_attack: "
                          "pass the results file as log (a TrialLog opened with resume or overwrite)")

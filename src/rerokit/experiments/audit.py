@@ -57,7 +57,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 import torch
 
-from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive, check_probability
+from rerokit._validate import check_choice, check_instance, check_int, check_nonnegative, check_positive, check_probability
 from rerokit.attacks.gradient import GradientAttack
 from rerokit.attacks.result import AttackResult
 from rerokit.executors import RunOptions
@@ -950,8 +950,7 @@ def run_trial_blocks(job: _Job, fn, trials: int, seed: int, opts: "RunOptions", 
     Returns:
         ``(K, seed, settings, records of trials 0..K-1)``.
     """
-    if not isinstance(spec, TrialBlocks):
-        raise TypeError(f"spec must be a TrialBlocks, got {type(spec).__name__}")
+    check_instance("spec", spec, TrialBlocks)
     extra, schema, desc, announce, check_record = spec.extra, spec.schema, spec.desc, spec.announce, spec.check_record
     validate = spec.validate or (lambda: None)
     from rerokit.executors import ProgressBar, get_executor, plan_blocks, run_blocks
@@ -1168,8 +1167,7 @@ def run_audit(
 
     kind = check_choice("kind", kind, AUDITS)
     opts = options or RunOptions()
-    if not isinstance(opts, RunOptions):
-        raise TypeError(f"options must be a RunOptions, got {type(opts).__name__}")
+    check_instance("options", opts, RunOptions)
     if kind == "prior-aware":
         attack = check_choice("attack", attack, ("auto",) + PRIOR_AWARE_ATTACKS)
         sigma0 = config.noise_multiplier if config is not None else noise_multiplier
@@ -1189,8 +1187,7 @@ def run_audit(
                 given = ", ".join([*fields, *(["epsilon"] if epsilon is not None else []),
                                    *(["noise_multiplier"] if noise_multiplier is not None else [])])
                 raise ValueError(f"give the settings in config or as arguments, not both (got config and {given})")
-            if not isinstance(config, AuditConfig):
-                raise TypeError(f"config must be an AuditConfig, got {type(config).__name__}")
+            check_instance("config", config, AuditConfig)
             if config.delta is None:  # the delta of the empirical lower bounds, as the command's --delta
                 config = dataclasses.replace(config, delta=check_probability("delta", delta, high_open=True))
             base = config

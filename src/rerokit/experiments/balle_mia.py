@@ -40,7 +40,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 import torch
 
-from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive, check_probability
+from rerokit._validate import check_choice, check_instance, check_int, check_nonnegative, check_positive, check_probability
 from rerokit.attacks.result import AttackResult
 from rerokit.experiments._outputs import output_dir, pyplot, write_csv
 
@@ -223,8 +223,7 @@ def run_informed_mia(cfg: MIAConfig, trials: int, *, out: str | None = None, res
     from rerokit.experiments.audit import TrialBlocks, run_trial_blocks
     from rerokit.experiments.records import Bool, DictOf, Int, Num
 
-    if not isinstance(cfg, MIAConfig):
-        raise TypeError(f"cfg must be an MIAConfig, got {type(cfg).__name__}")
+    check_instance("cfg", cfg, MIAConfig)
     trials = check_int("trials", trials, minimum=1)
     schema = {"seed": Int(minimum=0), "b": Int(minimum=0), "loss0": Num(minimum=0), "loss1": Num(minimum=0),
               "dist0": Num(minimum=0), "dist1": Num(minimum=0), "success": DictOf(Bool, keys=MIA_ATTACKS)}

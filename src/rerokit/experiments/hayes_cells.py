@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from rerokit.executors import RunOptions
-from rerokit._validate import check_choice, check_int, check_positive, check_probability
+from rerokit._validate import check_choice, check_instance, check_int, check_positive, check_probability
 from rerokit.attacks.gradient import GradientAttack
 from rerokit.attacks.result import AttackResult
 from rerokit.experiments.audit import PRIOR_AWARE_ATTACKS, AuditConfig, AuditReport, block_trials, resolve_audit_device
@@ -260,8 +260,7 @@ def run_prior_cell(cfg: AuditConfig, trials: int, seed: int, *, options: CellOpt
     """
     from rerokit.experiments.records import Bool, DictOf, Int, Num
 
-    if not isinstance(options, CellOptions):
-        raise TypeError(f"options must be a CellOptions, got {type(options).__name__}")
+    check_instance("options", options, CellOptions)
     if cfg.prior_weights is not None:  # the scores here assume a uniform prior (kappa = 1/N)
         raise ValueError("prior_weights must be None here (uniform prior); weighted priors: "
                          "rerokit.experiments.audit.run_prior_aware_audit")
@@ -337,8 +336,7 @@ def run_tolerance_cell(cfg: AuditConfig, trials: int, seed: int, *, options: Cel
     from rerokit.data import load_dataset
     from rerokit.experiments.records import Int, Num
 
-    if not isinstance(options, CellOptions):
-        raise TypeError(f"options must be a CellOptions, got {type(options).__name__}")
+    check_instance("options", options, CellOptions)
     check_prior_fits(cfg, "data")
     job = _CellJob(cfg, options, resolve_audit_device(device))
     schema = {"seed": Int(minimum=0), "target_index": Int(minimum=0), "mse": Num(minimum=0),

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from rerokit._validate import check_choice, check_int, check_positive, check_probability
+from rerokit._validate import check_choice, check_instance, check_int, check_positive, check_probability
 from rerokit.executors import get_executor, using_executor
 from rerokit.experiments._outputs import output_dir, pyplot, write_csv
 from rerokit.experiments.audit import PRIOR_AWARE_ATTACKS, AuditConfig, AuditReport, make_trial, rero_gamma
@@ -117,9 +117,7 @@ class _Figure:
 
 def _figure_options(options: RunOptions | None) -> RunOptions:
     """The run options of a figure (default ``RunOptions()``), which writes one file per cell itself."""
-    opts = RunOptions() if options is None else options
-    if not isinstance(opts, RunOptions):
-        raise TypeError(f"options must be a RunOptions, got {type(opts).__name__}")
+    opts = check_instance("options", options, RunOptions, RunOptions)
     if opts.out is not None:
         raise ValueError("options.out must be None: a figure writes one JSON-lines file per cell into out_dir")
     return opts
@@ -129,8 +127,7 @@ def _figure_audit(audit: AuditConfig | None, default: AuditConfig, *, per_cell: 
     """The audit settings of a figure's cells: ``audit`` (default ``default``) on the digits, with the
     settings that the figure sets in every cell (sigma, and ``per_cell``) left at their defaults."""
     cfg = default if audit is None else audit
-    if not isinstance(cfg, AuditConfig):
-        raise TypeError(f"audit must be an AuditConfig, got {type(cfg).__name__}")
+    check_instance("audit", cfg, AuditConfig)
     if cfg.dataset != "digits" or cfg.data_path is not None:
         raise ValueError(f"the figures run on the digits: audit.dataset must be digits, got {cfg.dataset}")
     if cfg.noise_multiplier != 0.0 or cfg.epsilon is not None or cfg.delta is not None:
@@ -318,8 +315,7 @@ def fig8(
     check_run(trials, seed, None, opts.executor, opts.device)
     base = _figure_audit(audit, FIG3_AUDIT, per_cell=("sample_rate", "prior_size", "prior_weights"))
     check_int("gradient_trials", gradient_trials, minimum=1)
-    if not isinstance(attack, GradientAttack):
-        raise TypeError(f"attack must be a GradientAttack, got {type(attack).__name__}")
+    check_instance("attack", attack, GradientAttack)
     delta = check_probability("delta", delta, high_open=True)
     eps = [check_positive("epsilons", e) for e in epsilons]
     n_data = load_dataset("digits").n

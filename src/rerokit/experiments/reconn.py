@@ -23,7 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive, check_probability
+from rerokit._validate import check_choice, check_instance, check_int, check_nonnegative, check_positive, check_probability
 from rerokit.attacks import reconn as R
 from rerokit.attacks.nn_oracle import nn_oracle
 from rerokit.bounds.gaussian import noise_multiplier_full_batch
@@ -190,12 +190,8 @@ def run_reconn(
     from rerokit.executors import RunOptions, get_executor
     from rerokit.training.devices import resolve_device
 
-    c = ReconnConfig() if config is None else config
-    if not isinstance(c, ReconnConfig):
-        raise TypeError(f"config must be a ReconnConfig, got {type(c).__name__}")
-    o = RunOptions() if options is None else options
-    if not isinstance(o, RunOptions):
-        raise TypeError(f"options must be a RunOptions, got {type(o).__name__}")
+    c = check_instance("config", config, ReconnConfig, ReconnConfig)
+    o = check_instance("options", options, RunOptions, RunOptions)
     shadow_models, fixed_size, targets, epochs, init = c.shadow_models, c.fixed_size, c.targets, c.epochs, c.init
     epsilon, delta, clip, hidden, activation, lr, momentum = (c.epsilon, c.delta, c.clip, c.hidden, c.activation,
                                                               c.lr, c.momentum)

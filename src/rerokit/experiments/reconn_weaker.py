@@ -33,7 +33,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from rerokit._validate import check_choice, check_int, check_nonnegative, check_positive
+from rerokit._validate import check_choice, check_instance, check_int, check_nonnegative, check_positive
 from rerokit.experiments._outputs import output_dir, pyplot, write_csv
 from rerokit.training.settings import DPSGDSettings
 
@@ -218,8 +218,7 @@ def run_weaker_cells(out_dir: str | Path, cells: Sequence[ReconnCell], cfg: Weak
         raise ValueError("cells must hold at least one ReconnCell")
     if len(set(cells)) != len(cells):
         raise ValueError("cells must be distinct")
-    if not isinstance(cfg, WeakConfig):
-        raise TypeError(f"cfg must be a WeakConfig, got {type(cfg).__name__}")
+    check_instance("cfg", cfg, WeakConfig)
     from rerokit.attacks.reconn import split_dataset
     from rerokit.data import load_dataset
 

@@ -42,7 +42,7 @@ import numpy as np
 import torch
 from torch.func import vmap
 
-from rerokit._validate import check_int
+from rerokit._validate import check_instance, check_int
 from rerokit.seeding import trial_seeds  # noqa: F401 - re-exported: rerokit.training.trial_seeds
 from rerokit.training.grads import check_batch, check_labels, per_sample_grads_unchecked, clip_rows
 from rerokit.training.mlp import MLPInputs, MLPPlan, mlp_plan
@@ -101,17 +101,11 @@ def check_record(record: Any) -> bool | str:
 
 
 def _check_settings(settings: Any) -> DPSGDSettings:
-    if not isinstance(settings, DPSGDSettings):
-        raise TypeError(f"settings must be a DPSGDSettings, got {type(settings).__name__}")
-    return settings
+    return check_instance("settings", settings, DPSGDSettings)
 
 
 def _check_options(options: Any) -> EngineOptions:
-    if options is None:
-        return EngineOptions()
-    if not isinstance(options, EngineOptions):
-        raise TypeError(f"options must be an EngineOptions, got {type(options).__name__}")
-    return options
+    return check_instance("options", options, EngineOptions, EngineOptions)
 
 
 @contextlib.contextmanager
@@ -387,8 +381,7 @@ def train_dpsgd(
     cfg = _check_settings(settings)
     record = check_record(record)
     opts = _check_options(options)
-    if not isinstance(fm, FunctionalModel):
-        raise TypeError(f"fm must be a FunctionalModel, got {type(fm).__name__}")
+    check_instance("fm", fm, FunctionalModel)
     seed = check_int("seed", seed, minimum=0)
     check_batch(fm, theta0, X, y)
     check_labels(fm, theta0, X[:1], y)
@@ -502,8 +495,7 @@ def train_dpsgd_many(
     cfg = _check_settings(settings)
     record = check_record(record)
     opts = _check_options(options)
-    if not isinstance(fm, FunctionalModel):
-        raise TypeError(f"fm must be a FunctionalModel, got {type(fm).__name__}")
+    check_instance("fm", fm, FunctionalModel)
     if not isinstance(X, torch.Tensor) or not isinstance(y, torch.Tensor):
         raise TypeError("X and y must be torch tensors")
     if y.dim() != 2 or X.dim() < 2 or tuple(X.shape[:2]) != tuple(y.shape):

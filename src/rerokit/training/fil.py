@@ -38,7 +38,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call, grad, jacfwd, jacrev, jvp, vmap
 
-from rerokit._validate import check_choice, check_int, check_positive, check_probability
+from rerokit._validate import check_choice, check_instance, check_int, check_positive, check_probability
 from rerokit.bounds.mse import GELU_CLIP_FACTOR, cramer_rao_mse_lower_bound, fil_subsampling_factor, gaussian_dp_epsilon
 from rerokit.training.settings import DPSGDSettings
 
@@ -524,10 +524,8 @@ def dpsgd_fil(
         ``X`` and ``Y`` differ in length.
       TypeError: if ``settings`` is not a DPSGDSettings or ``fil`` not a FILOptions.
     """
-    if not isinstance(settings, DPSGDSettings):
-        raise TypeError(f"settings must be a DPSGDSettings, got {type(settings).__name__}")
-    if not isinstance(fil, FILOptions):
-        raise TypeError(f"fil must be a FILOptions, got {type(fil).__name__}")
+    check_instance("settings", settings, DPSGDSettings)
+    check_instance("fil", fil, FILOptions)
     repeats = fil.repeats
     if repeats > 1:
         one = dataclasses.replace(fil, repeats=1)

@@ -38,6 +38,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from rerokit._validate import check_instance
 from rerokit.training.grads import CLIP_EPS
 from rerokit.training.models import ACTIVATIONS, FunctionalModel
 
@@ -171,8 +172,7 @@ class MLPPlan:
     """
 
     def __init__(self, fm: FunctionalModel):
-        if not isinstance(fm, FunctionalModel):
-            raise TypeError(f"fm must be a FunctionalModel, got {type(fm).__name__}")
+        check_instance("fm", fm, FunctionalModel)
         mod = fm.module
         if not isinstance(mod, nn.Sequential):
             raise ValueError("module is not an nn.Sequential")

@@ -34,7 +34,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rerokit._validate import check_int
+from rerokit._validate import check_instance, check_int
 from rerokit.training.grads import check_labels
 from rerokit.training.models import FunctionalModel
 from rerokit.training.settings import DPSGDSettings
@@ -93,8 +93,7 @@ def record_opacus_transcript(
     from opacus.optimizers import DPOptimizer
     from opacus.utils.uniform_sampler import UniformWithReplacementSampler
 
-    if not isinstance(settings, DPSGDSettings):
-        raise TypeError(f"settings must be a DPSGDSettings, got {type(settings).__name__}")
+    check_instance("settings", settings, DPSGDSettings)
     if settings.clip is None:
         raise ValueError("settings.clip must be a finite number > 0 (Opacus clips every per-sample gradient); got None")
     sigma, C, T, lr, q, momentum = (settings.noise_multiplier, settings.clip, settings.steps, settings.lr,
