@@ -159,6 +159,11 @@ _REFINE_POINTS = 2_000_000
 # identically with and without the lower end (calibration compares bracket=False upper values).
 _NEAR_ONE_ABOVE = 0.999
 _NEAR_ONE_FACTOR = 8.0
+# gamma near 1, first: the lower-tail tilt on two grids (rerokit.bounds.pld.lowertail), as
+# (fine-to-coarse ratio, schedule-to-coarse divisor, block steps per ratio^2), cheapest first; the
+# next is tried while the bracket of 1 - gamma is wider than _NEAR_ONE_WIDTH (issue 17: 1e-9)
+_NEAR_ONE_GRIDS = ((4, 1.0, 1.0), (32, 8.0, 2.0))
+_NEAR_ONE_WIDTH = 5e-10
 # The max test's lower end is tried at levels below this only (where one rare jump can dominate).
 _MAX_TEST_BELOW = math.log(1e-6)
 
@@ -417,6 +422,8 @@ def _refined(
         return r
     near = (r["upper"] > _NEAR_ONE_ABOVE) & ~r["used_rdp"] & (lks >= _MIN_TILTED_LOG)
     if near.any():
+        r, near = _near_one_into(r, pld, lks, near)
+    if near.any():
         r = _refine_into(r, pld, segments, lks, log_rdp, near, _NEAR_ONE_FACTOR)
     if not pld.lower:  # no lower end (bracket=False): the width says nothing
         return r
@@ -427,6 +434,49 @@ def _refined(
         return r
     factor = float(np.clip((float(np.max(rel[wide])) / (0.3 * _REFINE_ABOVE)) ** (1.0 / 1.5), 1.5, 8.0))
     return _refine_into(r, pld, segments, lks, log_rdp, wide, factor)
+
+
+def _near_one_into(
+    r: dict[str, np.ndarray], pld: SchedulePLD, lks: np.ndarray, near: np.ndarray
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """gamma near 1: the bracket of 1 - gamma by tilting towards P's lower tail on two grids
+    (:meth:`SchedulePLD.beta_near_one`), at most :data:`_MAX_TILTED` levels; each
+    end keeps the better certified value. A cheap pass (grids 4x finer, about 0.1 s at T = 1e6)
+    first, the fine one (:data:`_NEAR_ONE_GRIDS`) where that bracket of 1 - gamma is wider than
+    :data:`_NEAR_ONE_WIDTH`. Its upper end uses the dominating PLD only, so it is the same with and
+    without the lower end (calibration compares ``bracket=False`` upper values). Returns the
+    updated dict and the levels where it did not apply (left to :func:`_refine_into`)."""
+    rest = np.array(near, copy=True)
+    for key in ("log_upper", "upper", "log_value", "value", "lower", "lower_pld"):
+        r[key] = np.array(r[key], dtype=float, copy=True)
+    for i in np.nonzero(near)[0][:_MAX_TILTED]:
+        got = None
+        for ratio, div, per in _NEAR_ONE_GRIDS:
+            b = pld.beta_near_one(float(lks[i]), ratio=ratio, coarse_div=div, block_per_r2=per)
+            if b is None:
+                break
+            got = b if got is None else (max(got[0], b[0]), min(got[1], b[1]))
+            if got[1] - got[0] <= _NEAR_ONE_WIDTH:
+                break
+        if got is None:
+            continue
+        rest[i] = False
+        b_lo, b_up = got
+        b_lo = max(0.0, b_lo * (1.0 - 1e-9) - 1e-15)  # the rounding of 1 - beta (1 ulp) on the safe side
+        log_up = math.log1p(-b_lo) if b_lo < 1.0 else -math.inf
+        if log_up < r["log_upper"][i]:
+            r["log_upper"][i] = log_up
+            r["upper"][i] = math.exp(log_up)
+        if log_up < r["log_value"][i]:
+            r["log_value"][i] = log_up
+            r["value"][i] = round_up_exp(log_up)
+        if pld.lower:
+            low = float(np.nextafter(1.0 - b_up, 0.0)) - 1e-15
+            r["lower_pld"][i] = max(r["lower_pld"][i], low)
+            r["lower"][i] = max(r["lower"][i], low)
+    r["lower_pld"] = np.minimum(r["lower_pld"], r["upper"])
+    r["lower"] = np.minimum(r["lower"], r["value"])
+    return r, rest
 
 
 def _refine_into(
