@@ -160,10 +160,20 @@ _REFINE_POINTS = 2_000_000
 _NEAR_ONE_ABOVE = 0.999
 _NEAR_ONE_FACTOR = 8.0
 # gamma near 1, first: the lower-tail tilt on two grids (rerokit.bounds.pld.lowertail), as
-# (fine-to-coarse ratio, schedule-to-coarse divisor, block steps per ratio^2), cheapest first; the
-# next is tried while the bracket of 1 - gamma is wider than _NEAR_ONE_WIDTH (issue 17: 1e-9)
-_NEAR_ONE_GRIDS = ((4, 1.0, 1.0), (32, 8.0, 2.0))
-_NEAR_ONE_WIDTH = 5e-10
+# (fine-to-coarse ratio, schedule-to-coarse divisor, block steps per ratio^2, the blocks' FFT
+# arithmetic), cheapest first. The rules for going on read the lower end of 1 - gamma only (the
+# upper end of gamma), so they are the same with and without the statistic: after the first grid,
+# stop if that lower end is at most _NEAR_ONE_FIRST_STOP (its bracket measured 5-8 % of 1 - gamma
+# at T = 1e6, the worst case: the default grid is sized by the composed loss there); after a later
+# one, stop if its gain over the previous one, times _NEAR_ONE_GAIN (the measured ratio of the
+# brackets of consecutive grids, 1.5-1.7e-4 over 5-8e-2 of 1 - gamma, with the bracket about 2.5
+# times the lower end's gap), is within _NEAR_ONE_TARGET (issue 17). Grids whose fine windows would
+# exceed about _NEAR_ONE_POINTS points are skipped.
+_NEAR_ONE_GRIDS = ((4, 1.0, 1.0, "double"), (16, 4.0, 2.0, "double"), (32, 16.0, 2.0, "extended"))
+_NEAR_ONE_FIRST_STOP = 1e-8
+_NEAR_ONE_GAIN = 2.5 / 300.0
+_NEAR_ONE_TARGET = 1e-9
+_NEAR_ONE_POINTS = 4_000_000
 # The max test's lower end is tried at levels below this only (where one rare jump can dominate).
 _MAX_TEST_BELOW = math.log(1e-6)
 
@@ -440,23 +450,32 @@ def _near_one_into(
     r: dict[str, np.ndarray], pld: SchedulePLD, lks: np.ndarray, near: np.ndarray
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """gamma near 1: the bracket of 1 - gamma by tilting towards P's lower tail on two grids
-    (:meth:`SchedulePLD.beta_near_one`), at most :data:`_MAX_TILTED` levels; each
-    end keeps the better certified value. A cheap pass (grids 4x finer, about 0.1 s at T = 1e6)
-    first, the fine one (:data:`_NEAR_ONE_GRIDS`) where that bracket of 1 - gamma is wider than
-    :data:`_NEAR_ONE_WIDTH`. Its upper end uses the dominating PLD only, so it is the same with and
-    without the lower end (calibration compares ``bracket=False`` upper values). Returns the
-    updated dict and the levels where it did not apply (left to :func:`_refine_into`)."""
+    (:meth:`SchedulePLD.beta_near_one`), at most :data:`_MAX_TILTED` levels; each end keeps the
+    better certified value. The grids of :data:`_NEAR_ONE_GRIDS`, cheapest first (about 0.1 s,
+    0.3 s and 2-4 s at T = 1e6), until the next one is predicted to be unneeded; those rules and the
+    upper end of gamma use the dominating PLD only, so they are the same with and without the lower
+    end (calibration compares ``bracket=False`` upper values).
+    Returns the updated dict and the levels where it did not apply (left to :func:`_refine_into`)."""
+    size = max(pld.upper.pmf.size, 1)
+    n_steps = max(sum(T for _, _, T in pld.segments), 1)
     rest = np.array(near, copy=True)
     for key in ("log_upper", "upper", "log_value", "value", "lower", "lower_pld"):
         r[key] = np.array(r[key], dtype=float, copy=True)
     for i in np.nonzero(near)[0][:_MAX_TILTED]:
         got = None
-        for ratio, div, per in _NEAR_ONE_GRIDS:
-            b = pld.beta_near_one(float(lks[i]), ratio=ratio, coarse_div=div, block_per_r2=per)
+        for k, (ratio, div, per, prec) in enumerate(_NEAR_ONE_GRIDS):
+            div = min(div, max(1.0, _REFINE_POINTS / size))  # the coarse window within a few 1e6 points
+            # the fine blocks' windows: about this schedule's window on the fine grid, times the
+            # blocks' share of its spread
+            fine = size * div * ratio * math.sqrt(min(1.0, per * ratio * ratio / n_steps))
+            if k > 0 and fine > _NEAR_ONE_POINTS:
+                break
+            b = pld.beta_near_one(float(lks[i]), ratio=ratio, coarse_div=div, block_per_r2=per, block_precision=prec)
             if b is None:
                 break
+            gain = b[0] - got[0] if got is not None else math.inf
             got = b if got is None else (max(got[0], b[0]), min(got[1], b[1]))
-            if got[1] - got[0] <= _NEAR_ONE_WIDTH:
+            if (k == 0 and got[0] <= _NEAR_ONE_FIRST_STOP) or (k > 0 and gain * _NEAR_ONE_GAIN <= _NEAR_ONE_TARGET):
                 break
         if got is None:
             continue

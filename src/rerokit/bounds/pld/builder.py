@@ -381,7 +381,7 @@ class SchedulePLD:
             return float(log_alpha), 0.0
 
     def beta_near_one(self, log_alpha: float, ratio: int = 32, coarse_div: float = 8.0,
-                      block_per_r2: float = 2.0) -> tuple[float, float] | None:
+                      block_per_r2: float = 2.0, block_precision: str = "double") -> tuple[float, float] | None:
         """Certified (lower, upper) of 1 - gamma (the REMOVE power's complement) at one level where
         gamma is near 1, in relative precision: P's lower tail by exponential tilting, the steps on
         a grid finer by ``coarse_div * ratio`` composed in blocks (:mod:`rerokit.bounds.pld.lowertail`).
@@ -392,6 +392,7 @@ class SchedulePLD:
           ratio: the composition grid's step over the steps' grid step.
           coarse_div: this grid step over the composition grid's.
           block_per_r2: steps per block, over ratio^2.
+          block_precision: the FFT arithmetic of the blocks on the fine grid.
 
         Returns:
           (lower, upper), or None where the threshold is not in P's lower tail, the schedule has
@@ -402,7 +403,8 @@ class SchedulePLD:
             return None
         steps, _, _ = self._parts("remove")
         return near_one_beta(self.segments, [(st.j_lo, st.split, T) for st, T in steps], self.h, float(log_alpha),
-                             self.group_size, self.log_tau, self.lower, ratio, coarse_div, block_per_r2)
+                             self.group_size, self.log_tau, self.lower, ratio, coarse_div, block_per_r2,
+                             self.precision, block_precision)
 
     def power(self, log_alphas: Any) -> Bracket:
         """Certified bracket of the REMOVE pair's power (the ReRo gamma) at levels exp(log_alphas).
