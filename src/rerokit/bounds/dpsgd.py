@@ -455,14 +455,15 @@ def _near_one_into(
     0.3 s and 2-4 s at T = 1e6), until the next one is predicted to be unneeded; those rules and the
     upper end of gamma use the dominating PLD only, so they are the same with and without the lower
     end (calibration compares ``bracket=False`` upper values).
-    Returns the updated dict and the levels where it did not apply (left to :func:`_refine_into`)."""
+    Returns the updated dict and the levels where it did not apply or a grid was skipped (window
+    too wide; left to :func:`_refine_into`)."""
     size = max(pld.upper.pmf.size, 1)
     n_steps = max(sum(T for _, _, T in pld.segments), 1)
     rest = np.array(near, copy=True)
     for key in ("log_upper", "upper", "log_value", "value", "lower", "lower_pld"):
         r[key] = np.array(r[key], dtype=float, copy=True)
     for i in np.nonzero(near)[0][:_MAX_TILTED]:
-        got = None
+        got, stopped = None, False
         for k, (ratio, div, per, prec) in enumerate(_NEAR_ONE_GRIDS):
             div = min(div, max(1.0, _REFINE_POINTS / size))  # the coarse window within a few 1e6 points
             # the fine blocks' windows: about this schedule's window on the fine grid, times the
@@ -476,10 +477,13 @@ def _near_one_into(
             gain = b[0] - got[0] if got is not None else math.inf
             got = b if got is None else (max(got[0], b[0]), min(got[1], b[1]))
             if (k == 0 and got[0] <= _NEAR_ONE_FIRST_STOP) or (k > 0 and gain * _NEAR_ONE_GAIN <= _NEAR_ONE_TARGET):
+                stopped = True
                 break
+        else:
+            stopped = True
         if got is None:
             continue
-        rest[i] = False
+        rest[i] = not stopped  # a grid skipped or not applicable: the 8x finer grid as well
         b_lo, b_up = got
         b_lo = max(0.0, b_lo * (1.0 - 1e-9) - 1e-15)  # the rounding of 1 - beta (1 ulp) on the safe side
         log_up = math.log1p(-b_lo) if b_lo < 1.0 else -math.inf

@@ -161,10 +161,10 @@ def _compose_tilted(parts: Sequence[TiltedPart], h: float, precision: str):
     """(offset, pmf, log C, absolute error, relative error) of the composition."""
     c = compose([(p.offset, p.pmf, p.count) for p in parts], h, _LOG_TAU, precision=precision)
     log_c = sum(p.count * p.log_c for p in parts)
-    # an l1 perturbation e of one factor (mass ~1) moves the composition by <= e (1 + e)^(n-1) in l1
-    n = sum(p.count for p in parts)
+    # factors a_i (computed, l1 norm 1) and b_i (exact) with |a_i - b_i|_1 <= e_i: the convolutions
+    # differ by at most sum_i e_i prod_{j != i} (1 + e_j) <= E e^E in l1, E = sum_i e_i
     e_in = sum(p.count * p.err for p in parts)
-    err = c.roundoff + 3.0 * math.exp(_LOG_TAU) + e_in * math.exp(min(e_in, 1.0)) * (1.0 + 1e-9)
+    err = c.roundoff + 3.0 * math.exp(_LOG_TAU) + e_in * math.exp(min(e_in, 700.0)) * (1.0 + 1e-9)
     rel = sum(p.count * p.rel for p in parts) + 4.0 * _U * (abs(log_c) + 1.0)
     return c.offset, c.pmf, log_c, err, rel
 
@@ -292,6 +292,14 @@ def _block(off: int, pmf_t: np.ndarray, lm: float, rel: float, m: int, count: in
                       m * rel + 16.0 * _U)
 
 
+def _block_size(T: int, m: int) -> int:
+    """A divisor of T in [m/2, m] if there is one (no second, remainder block to compose), else m."""
+    for d in range(m, max(1, (m + 1) // 2) - 1, -1):
+        if T % d == 0:
+            return d
+    return m
+
+
 def near_one_beta(segments: Sequence[tuple[float, float, int]], steps: Sequence[tuple[int, np.ndarray, int]],
                   h: float, log_alpha: float, group_size: int = 1, log_tau: float = _LOG_TAU, lower: bool = True,
                   ratio: int = _RATIO, coarse_div: float = 8.0, block_per_r2: float = _BLOCK_PER_R2,
@@ -342,7 +350,7 @@ def near_one_beta(segments: Sequence[tuple[float, float, int]], steps: Sequence[
             tilted = [(st.j_lo, *_step_tilted(st.j_lo, st.split, h_f, t), "pld", parts, t),
                       (st.j_lo - 1, *_step_tilted(st.j_lo - 1, st.stat_p, h_f, t), "stat", sp, t),
                       (st.j_lo - 1, *_step_tilted(st.j_lo - 1, st.stat_q, h_f, t + 1.0), "stat", sq, t + 1.0)]
-            m = int(min(T, max(1.0, block_per_r2 * ratio * ratio)))
+            m = _block_size(T, int(min(T, max(1.0, block_per_r2 * ratio * ratio))))
             nb, rest = divmod(T, m)
             for off, pt, lm, rel, kind, dest, tt in tilted:
                 if dest is not parts and not lower:
