@@ -43,7 +43,9 @@ Three methods compute it:
     (sigma, q) on a window chosen by Chernoff bounds; the mass outside the window (< 1e-17 per
     side) is added to the upper and subtracted from the lower value. At small kappa the far tail
     is recomputed by exponential tilting (:mod:`rerokit.bounds.pld.tilt`), with relative
-    precision. Below kappa = 1e-300 (step masses beyond double precision) the floored value is the
+    precision; where gamma is near 1, 1 - gamma is computed in relative precision by tilting
+    towards P's lower tail, with the steps on a finer grid composed in blocks
+    (:mod:`rerokit.bounds.pld.lowertail`; its bracket within 1e-9 on the issue's grid). Below kappa = 1e-300 (step masses beyond double precision) the floored value is the
     minimum of the RDP bound and Hölder's inequality at the best real order
     (:mod:`rerokit.bounds.pld.chernoff`: exact integer moments, certified real-order integrals):
     within 0.02% of the exact log gamma at T = 1, 2 and kappa = 1e-473, 1e-1000 (mpmath), within
@@ -400,8 +402,10 @@ def exact_power_many(
     one step's loss is mostly far below its rms; very long schedules, whose default grid is sized
     by the composed loss), those levels are recomputed on a grid finer by a factor chosen from the
     width (the gap shrinks about like h^1.5), and each end keeps the better certified value.
-    Before that, upper ends above :data:`_NEAR_ONE_ABOVE` (gamma near 1, where the target is the
-    bracket of 1 - gamma) are recomputed on a grid finer by :data:`_NEAR_ONE_FACTOR`; that rule
+    Before that, where upper ends are above :data:`_NEAR_ONE_ABOVE` (gamma near 1, where the target
+    is the bracket of 1 - gamma), 1 - gamma is bracketed by the lower-tail tilt on two grids
+    (:func:`_near_one_into`, :mod:`rerokit.bounds.pld.lowertail`), and where that does not apply or
+    skips a grid those levels are recomputed on a grid finer by :data:`_NEAR_ONE_FACTOR`; that rule
     reads the upper end only, so it applies identically with and without the lower end and
     calibration (which compares ``bracket=False`` upper values) stays consistent with
     :func:`rero_dpsgd`.
