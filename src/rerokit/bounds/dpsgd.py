@@ -176,6 +176,9 @@ _NEAR_ONE_FIRST_STOP = 1e-8
 _NEAR_ONE_GAIN = 2.5 / 300.0
 _NEAR_ONE_TARGET = 1e-9
 _NEAR_ONE_POINTS = 4_000_000
+# At most this many levels of one call get the last (finest, seconds at T = 1e6) grid; the others
+# stop before it and get the 8x finer grid as well (one composition shared by all of them).
+_NEAR_ONE_FINE_LEVELS = 4
 # The max test's lower end is tried at levels below this only (where one rare jump can dominate).
 _MAX_TEST_BELOW = math.log(1e-6)
 
@@ -456,7 +459,8 @@ def _near_one_into(
     """gamma near 1: the bracket of 1 - gamma by tilting towards P's lower tail on two grids
     (:meth:`SchedulePLD.beta_near_one`), at most :data:`_MAX_TILTED` levels; each end keeps the
     better certified value. The grids of :data:`_NEAR_ONE_GRIDS`, cheapest first (about 0.1 s,
-    0.3 s and 2-4 s at T = 1e6), until the next one is predicted to be unneeded; those rules and the
+    0.3 s and 2-4 s at T = 1e6; the last for at most :data:`_NEAR_ONE_FINE_LEVELS` levels per
+    call), until the next one is predicted to be unneeded; those rules and the
     upper end of gamma use the dominating PLD only, so they are the same with and without the lower
     end (calibration compares ``bracket=False`` upper values).
     Returns the updated dict and the levels where it did not apply or a grid was skipped (window
@@ -466,6 +470,7 @@ def _near_one_into(
     rest = np.array(near, copy=True)
     for key in ("log_upper", "upper", "log_value", "value", "lower", "lower_pld"):
         r[key] = np.array(r[key], dtype=float, copy=True)
+    fine_left = _NEAR_ONE_FINE_LEVELS
     for i in np.nonzero(near)[0][:_MAX_TILTED]:
         got, stopped = None, False
         for k, (ratio, div, per, prec) in enumerate(_NEAR_ONE_GRIDS):
@@ -475,6 +480,10 @@ def _near_one_into(
             fine = size * div * ratio * math.sqrt(min(1.0, per * ratio * ratio / n_steps))
             if k > 0 and fine > _NEAR_ONE_POINTS:
                 break
+            if k == len(_NEAR_ONE_GRIDS) - 1:
+                if fine_left <= 0:
+                    break
+                fine_left -= 1
             b = pld.beta_near_one(float(lks[i]), ratio=ratio, coarse_div=div, block_per_r2=per, block_precision=prec)
             if b is None:
                 break
