@@ -42,11 +42,21 @@ Bounds (t in (-1, 0), s = e^{l_k}, all in untilted masses of the composed pmfs):
   the mass at +infinity cancels; the stored step pmfs sum to 1 only up to rounding, so their mass
   defect (sum_i T_i |1 - sum of step i's masses|) is subtracted.
 * lower end of gamma (upper end of beta): the threshold test S >= s on the bucket statistic with
-  Q(S >= s) <= alpha (Q-sums tilted by t + 1, an upper bound with the error terms) has
-  1 - gamma <= P(S < s) (an upper bound with the error terms and the statistic's mass defect).
+  Q(S >= s) <= alpha (Q-sums tilted by t + 1, an upper bound with the error terms), randomised on
+  the label s - 1 up to the level, has 1 - gamma <= P(S < s) - f P(S = s - 1) (P-sums: upper and
+  lower bounds with the error terms and the statistic's mass defect).
 
 The relative error of the tilting itself (rounding each exponent, ~T u (|log p| + |t l|)) is
-carried as in :mod:`rerokit.bounds.pld.tilt`.
+carried as in :mod:`rerokit.bounds.pld.tilt`; a block's absolute error (its composition's proven
+round-off, 3 tau) grows by at most e^{|t| h_c} in the re-discretisation (every mass moves by less
+than h_c) and adds up over the coarse composition's factors.
+
+Measured (sigma 1, q 0.01 and sigma 20, q 0.3, T = 1e6, kappa 1e-20 / 1e-30, against second-order
+Lugannani-Rice references): the bracket of 1 - gamma is 5-8 % of it on a grid 4x finer than the
+schedule's (r = 4, h_c = h), 1.5-1.7e-4 with r = 16, h_c = h / 4, 3-4e-6 with r = 32, h_c = h / 16
+and blocks in extended precision (4.5e-10 and 7.6e-10 at 1 - gamma = 1.35e-4 and 2.0e-4, against
+9.6e-7 and 1.5e-6 on the 8x finer grid alone); :func:`rerokit.bounds.dpsgd.exact_power_many` tries
+them in that order.
 """
 
 from __future__ import annotations
