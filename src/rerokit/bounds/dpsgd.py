@@ -162,8 +162,8 @@ _REFINE_POINTS = 2_000_000
 _NEAR_ONE_ABOVE = 0.999
 _NEAR_ONE_FACTOR = 8.0
 # gamma near 1, first: the lower-tail tilt on two grids (rerokit.bounds.pld.lowertail), as
-# (fine-to-coarse ratio, schedule-to-coarse divisor, block steps per ratio^2, the blocks' FFT
-# arithmetic), cheapest first. The rules for going on read the lower end of 1 - gamma only (the
+# (fine-to-coarse ratio, schedule-to-coarse divisor, block steps per ratio^2, the FFT arithmetic of
+# the statistic's blocks), cheapest first. The rules for going on read the lower end of 1 - gamma only (the
 # upper end of gamma), so they are the same with and without the statistic: after the first grid,
 # stop if that lower end is at most _NEAR_ONE_FIRST_STOP (its bracket measured 5-8 % of 1 - gamma
 # at T = 1e6, the worst case: the default grid is sized by the composed loss there); after a later

@@ -392,7 +392,7 @@ class SchedulePLD:
           ratio: the composition grid's step over the steps' grid step.
           coarse_div: this grid step over the composition grid's.
           block_per_r2: steps per block, over ratio^2.
-          block_precision: the FFT arithmetic of the blocks on the fine grid.
+          block_precision: the FFT arithmetic of the statistic's blocks on the fine grid.
 
         Returns:
           (lower, upper), or None where the threshold is not in P's lower tail, the schedule has
