@@ -25,8 +25,12 @@ long-double FFTs): 29 / 52 / 52 ms, riskcal x0.73 at T=1e5.
 sigma = 1, q = 1e-4, T = 1e6 (4.2% at kappa = 1e-20, 2.2% at 1e-30; T = 1e3: 0.82%, 0.024%; were
 4.2-4.7% and 83-95%), where one sampled step's jump dominates the tail (lower end: the max test's
 power; upper end: the tilted PLD of steps truncated just below kappa); the bracket of
-1 - gamma is <= 2.5e-10 where gamma rounds to 1, and 3e-9 - 1.5e-6 in four cells with
-1 - gamma ~ 1e-5 - 1e-4 at kappa <= 1e-9 (5e-5 - 8e-5 before the upper-only refinement near 1).
+1 - gamma is <= 8.7e-10 in every cell with gamma > 0.999 (2026-11-26, the lower-tail tilt on two
+grids, rerokit.bounds.pld.lowertail; 5.2e-10 at sigma 1, q 0.01, T 1e6, kappa 1e-20, 3.9e-10 and
+8.6e-10 at sigma 20, q 0.3, T 1e6, kappa 1e-20 and 1e-30, each around a Lugannani-Rice reference:
+were 9.6e-7, 1.5e-8 and 1.5e-6 with the 8x finer grid alone; the rest <= 1.1e-10). Those three
+calls take 4.6-5.8 s, 0.13 s and 2.8-3.5 s at load ~5 (were 1.0, 0.56 and 0.53 s); kappa = 1e-9 on
+the same rows 0.1 s (was 0.5 s).
 """
 
 from __future__ import annotations

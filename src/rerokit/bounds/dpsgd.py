@@ -43,7 +43,9 @@ Three methods compute it:
     (sigma, q) on a window chosen by Chernoff bounds; the mass outside the window (< 1e-17 per
     side) is added to the upper and subtracted from the lower value. At small kappa the far tail
     is recomputed by exponential tilting (:mod:`rerokit.bounds.pld.tilt`), with relative
-    precision. Below kappa = 1e-300 (step masses beyond double precision) the floored value is the
+    precision; where gamma is near 1, 1 - gamma is computed in relative precision by tilting
+    towards P's lower tail, with the steps on a finer grid composed in blocks
+    (:mod:`rerokit.bounds.pld.lowertail`; its bracket within 1e-9 on the issue's grid). Below kappa = 1e-300 (step masses beyond double precision) the floored value is the
     minimum of the RDP bound and Hölder's inequality at the best real order
     (:mod:`rerokit.bounds.pld.chernoff`: exact integer moments, certified real-order integrals):
     within 0.02% of the exact log gamma at T = 1, 2 and kappa = 1e-473, 1e-1000 (mpmath), within
@@ -159,6 +161,24 @@ _REFINE_POINTS = 2_000_000
 # identically with and without the lower end (calibration compares bracket=False upper values).
 _NEAR_ONE_ABOVE = 0.999
 _NEAR_ONE_FACTOR = 8.0
+# gamma near 1, first: the lower-tail tilt on two grids (rerokit.bounds.pld.lowertail), as
+# (fine-to-coarse ratio, schedule-to-coarse divisor, block steps per ratio^2, the FFT arithmetic of
+# the statistic's blocks), cheapest first. The rules for going on read the lower end of 1 - gamma only (the
+# upper end of gamma), so they are the same with and without the statistic: after the first grid,
+# stop if that lower end is at most _NEAR_ONE_FIRST_STOP (its bracket measured 5-8 % of 1 - gamma
+# at T = 1e6, the worst case: the default grid is sized by the composed loss there); after a later
+# one, stop if its gain over the previous one, times _NEAR_ONE_GAIN (the measured ratio of the
+# brackets of consecutive grids, 1.5-1.7e-4 over 5-8e-2 of 1 - gamma, with the bracket about 2.5
+# times the lower end's gap), is within _NEAR_ONE_TARGET (issue 17). Grids whose fine windows would
+# exceed about _NEAR_ONE_POINTS points are skipped.
+_NEAR_ONE_GRIDS = ((4, 1.0, 1.0, "double"), (16, 4.0, 2.0, "double"), (32, 16.0, 2.0, "extended"))
+_NEAR_ONE_FIRST_STOP = 1e-8
+_NEAR_ONE_GAIN = 2.5 / 300.0
+_NEAR_ONE_TARGET = 1e-9
+_NEAR_ONE_POINTS = 4_000_000
+# At most this many levels of one call get the last (finest, seconds at T = 1e6) grid; the others
+# stop before it and get the 8x finer grid as well (one composition shared by all of them).
+_NEAR_ONE_FINE_LEVELS = 4
 # The max test's lower end is tried at levels below this only (where one rare jump can dominate).
 _MAX_TEST_BELOW = math.log(1e-6)
 
@@ -385,8 +405,10 @@ def exact_power_many(
     one step's loss is mostly far below its rms; very long schedules, whose default grid is sized
     by the composed loss), those levels are recomputed on a grid finer by a factor chosen from the
     width (the gap shrinks about like h^1.5), and each end keeps the better certified value.
-    Before that, upper ends above :data:`_NEAR_ONE_ABOVE` (gamma near 1, where the target is the
-    bracket of 1 - gamma) are recomputed on a grid finer by :data:`_NEAR_ONE_FACTOR`; that rule
+    Before that, where upper ends are above :data:`_NEAR_ONE_ABOVE` (gamma near 1, where the target
+    is the bracket of 1 - gamma), 1 - gamma is bracketed by the lower-tail tilt on two grids
+    (:func:`_near_one_into`, :mod:`rerokit.bounds.pld.lowertail`), and where that does not apply or
+    skips a grid those levels are recomputed on a grid finer by :data:`_NEAR_ONE_FACTOR`; that rule
     reads the upper end only, so it applies identically with and without the lower end and
     calibration (which compares ``bracket=False`` upper values) stays consistent with
     :func:`rero_dpsgd`.
@@ -417,6 +439,8 @@ def _refined(
         return r
     near = (r["upper"] > _NEAR_ONE_ABOVE) & ~r["used_rdp"] & (lks >= _MIN_TILTED_LOG)
     if near.any():
+        r, near = _near_one_into(r, pld, lks, near)
+    if near.any():
         r = _refine_into(r, pld, segments, lks, log_rdp, near, _NEAR_ONE_FACTOR)
     if not pld.lower:  # no lower end (bracket=False): the width says nothing
         return r
@@ -427,6 +451,68 @@ def _refined(
         return r
     factor = float(np.clip((float(np.max(rel[wide])) / (0.3 * _REFINE_ABOVE)) ** (1.0 / 1.5), 1.5, 8.0))
     return _refine_into(r, pld, segments, lks, log_rdp, wide, factor)
+
+
+def _near_one_into(
+    r: dict[str, np.ndarray], pld: SchedulePLD, lks: np.ndarray, near: np.ndarray
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """gamma near 1: the bracket of 1 - gamma by tilting towards P's lower tail on two grids
+    (:meth:`SchedulePLD.beta_near_one`), at most :data:`_MAX_TILTED` levels; each end keeps the
+    better certified value. The grids of :data:`_NEAR_ONE_GRIDS`, cheapest first (about 0.1 s,
+    0.3 s and 2-4 s at T = 1e6; the last for at most :data:`_NEAR_ONE_FINE_LEVELS` levels per
+    call), until the next one is predicted to be unneeded; those rules and the
+    upper end of gamma use the dominating PLD only, so they are the same with and without the lower
+    end (calibration compares ``bracket=False`` upper values).
+    Returns the updated dict and the levels where it did not apply or a grid was skipped (window
+    too wide; left to :func:`_refine_into`)."""
+    size = max(pld.upper.pmf.size, 1)
+    n_steps = max(sum(T for _, _, T in pld.segments), 1)
+    rest = np.array(near, copy=True)
+    for key in ("log_upper", "upper", "log_value", "value", "lower", "lower_pld"):
+        r[key] = np.array(r[key], dtype=float, copy=True)
+    fine_left = _NEAR_ONE_FINE_LEVELS
+    for i in np.nonzero(near)[0][:_MAX_TILTED]:
+        got, stopped = None, False
+        for k, (ratio, div, per, prec) in enumerate(_NEAR_ONE_GRIDS):
+            div = min(div, max(1.0, _REFINE_POINTS / size))  # the coarse window within a few 1e6 points
+            # the fine blocks' windows: about this schedule's window on the fine grid, times the
+            # blocks' share of its spread
+            fine = size * div * ratio * math.sqrt(min(1.0, per * ratio * ratio / n_steps))
+            if k > 0 and fine > _NEAR_ONE_POINTS:
+                break
+            if k == len(_NEAR_ONE_GRIDS) - 1:
+                if fine_left <= 0:
+                    break
+                fine_left -= 1
+            b = pld.beta_near_one(float(lks[i]), ratio=ratio, coarse_div=div, block_per_r2=per, block_precision=prec)
+            if b is None:
+                break
+            gain = b[0] - got[0] if got is not None else math.inf
+            got = b if got is None else (max(got[0], b[0]), min(got[1], b[1]))
+            if (k == 0 and got[0] <= _NEAR_ONE_FIRST_STOP) or (k > 0 and gain * _NEAR_ONE_GAIN <= _NEAR_ONE_TARGET):
+                stopped = True
+                break
+        else:
+            stopped = True
+        if got is None:
+            continue
+        rest[i] = not stopped  # a grid skipped or not applicable: the 8x finer grid as well
+        b_lo, b_up = got
+        b_lo = max(0.0, b_lo * (1.0 - 1e-9) - 1e-15)  # the rounding of 1 - beta (1 ulp) on the safe side
+        log_up = math.log1p(-b_lo) if b_lo < 1.0 else -math.inf
+        if log_up < r["log_upper"][i]:
+            r["log_upper"][i] = log_up
+            r["upper"][i] = math.exp(log_up)
+        if log_up < r["log_value"][i]:
+            r["log_value"][i] = log_up
+            r["value"][i] = round_up_exp(log_up)
+        if pld.lower:
+            low = float(np.nextafter(1.0 - b_up, 0.0)) - 1e-15
+            r["lower_pld"][i] = max(r["lower_pld"][i], low)
+            r["lower"][i] = max(r["lower"][i], low)
+    r["lower_pld"] = np.minimum(r["lower_pld"], r["upper"])
+    r["lower"] = np.minimum(r["lower"], r["value"])
+    return r, rest
 
 
 def _refine_into(

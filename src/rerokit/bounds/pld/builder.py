@@ -34,6 +34,7 @@ import numpy as np
 
 from rerokit.bounds.pld.compose import WindowTooWide, compose, compose_inf_mass
 from rerokit.bounds.pld.discrete import Bracket, DiscretePLD, GridPMF, ThresholdTests
+from rerokit.bounds.pld.lowertail import near_one_beta
 from rerokit.bounds.pld.tilt import tilted_power
 from rerokit._resources import check_memory, group_step_pld_bytes
 from rerokit.bounds.pld.step import StepTooWide, default_grid_step, dpsgd_step_pld, loss_range, MAX_STEP_WIDTH
@@ -378,6 +379,32 @@ class SchedulePLD:
             return tilted_power(parts, sp, sq, src.h, inf, float(log_alpha), precision=self.precision)
         except WindowTooWide:
             return float(log_alpha), 0.0
+
+    def beta_near_one(self, log_alpha: float, ratio: int = 32, coarse_div: float = 8.0,
+                      block_per_r2: float = 2.0, block_precision: str = "double") -> tuple[float, float] | None:
+        """Certified (lower, upper) of 1 - gamma (the REMOVE power's complement) at one level where
+        gamma is near 1, in relative precision: P's lower tail by exponential tilting, the steps on
+        a grid finer by ``coarse_div * ratio`` composed in blocks (:mod:`rerokit.bounds.pld.lowertail`).
+        The upper end is 1 without the statistic (``lower=False``).
+
+        Args:
+          log_alpha: natural log of the level (<= 0).
+          ratio: the composition grid's step over the steps' grid step.
+          coarse_div: this grid step over the composition grid's.
+          block_per_r2: steps per block, over ratio^2.
+          block_precision: the FFT arithmetic of the statistic's blocks on the fine grid.
+
+        Returns:
+          (lower, upper), or None where the threshold is not in P's lower tail, the schedule has
+          steps outside :data:`SIGMA_GRID_RANGE` or a window is too wide.
+        """
+        grid, noiseless, inv = _split_extremes(self.segments)
+        if noiseless or inv > 0 or not grid:
+            return None
+        steps, _, _ = self._parts("remove")
+        return near_one_beta(self.segments, [(st.j_lo, st.split, T) for st, T in steps], self.h, float(log_alpha),
+                             self.group_size, self.log_tau, self.lower, ratio, coarse_div, block_per_r2,
+                             self.precision, block_precision)
 
     def power(self, log_alphas: Any) -> Bracket:
         """Certified bracket of the REMOVE pair's power (the ReRo gamma) at levels exp(log_alphas).

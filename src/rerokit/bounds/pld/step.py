@@ -232,7 +232,7 @@ def check_direction(direction: str, k: int) -> None:
 
 
 def dpsgd_step_pld(sigma: float, q: float, h: float, direction: str, log_tau: float,
-                   group_size: int = 1) -> StepPLD:
+                   group_size: int = 1, max_width: int = MAX_STEP_WIDTH) -> StepPLD:
     """Discretise one DP-SGD step's PLD on the grid l_j = j h (see the module docstring).
 
     Args:
@@ -242,19 +242,20 @@ def dpsgd_step_pld(sigma: float, q: float, h: float, direction: str, log_tau: fl
       direction: "remove", "add" or "replace".
       log_tau: natural log of the tail mass cut off on each side.
       group_size: number k of examples that move together (the unit of privacy), >= 1.
+      max_width: the most grid points allowed (default :data:`MAX_STEP_WIDTH`).
 
     Returns:
       The :class:`StepPLD`.
 
     Raises:
-      StepTooWide: if the grid would have more than :data:`MAX_STEP_WIDTH` points.
+      StepTooWide: if the grid would have more than ``max_width`` points.
       ValueError: for an unknown direction (or replace with a group).
     """
     check_direction(direction, group_size)
     l_lo, l_hi = loss_range(sigma, q, direction, log_tau, group_size)
     j_lo, j_hi = math.floor(l_lo / h), math.ceil(l_hi / h)
-    if j_hi - j_lo > MAX_STEP_WIDTH:
-        raise StepTooWide(f"{j_hi - j_lo} grid points for one step (max {MAX_STEP_WIDTH})")
+    if j_hi - j_lo > max_width:
+        raise StepTooWide(f"{j_hi - j_lo} grid points for one step (max {max_width})")
     j_hi = max(j_hi, j_lo + 1)
     l = np.arange(j_lo, j_hi + 1) * h
     p_gt, p_le, q_gt, q_le = _tails(l, sigma, q, direction, group_size)

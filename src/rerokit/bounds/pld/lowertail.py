@@ -1,0 +1,376 @@
+"""gamma near 1: the type-II error beta = 1 - gamma in relative precision, by tilting towards P's lower tail.
+
+Where the ReRo gamma is close to 1 the target is the bracket of beta = 1 - gamma (issue 17: width
+<= 1e-9). beta is the P-mass of the privacy loss below the Neyman-Pearson threshold l*, which sits
+far in P's *lower* tail (Q(L > l*) = alpha is tiny, so l* is far below E_P[L]). The plain
+composition carries absolute errors (round-off, window tails, mass defect) of 1e-10-1e-8 at
+T = 1e6, and its grid step h costs a discretisation gap of order T h^2 times the density at l*.
+This module removes both:
+
+1. Exponential tilting (the Esscher transform; Esscher 1932, Daniels 1954) with a *negative*
+   parameter t in (-1, 0), the mirror of :mod:`rerokit.bounds.pld.tilt`: each step's pmf is
+   replaced by p(l) e^{t l} / M(t) before the FFT, and after it
+
+       p(l) = e^{C - t l} p_t(l),   C = sum_i T_i log M_i(t).
+
+   Since Q's masses are p(l) e^{-l}, the same composition is Q tilted by t + 1 > 0. An absolute
+   error e of the tilted composition (round-off, proven as in :mod:`rerokit.bounds.pld.compose`;
+   wrap-around and the mass outside the window, 3 tau) costs at most e^{C - t l_k} e in every sum
+   over labels <= l_k of P-masses (t < 0: e^{-t l} increases with l) and in every sum over labels
+   > l_k of Q-masses times e^{l_k} (t + 1 > 0), i.e. an error *relative* to beta when t centres
+   the tilted distribution at l* (the saddle point: Psi(t) - (t+1) Psi'(t) = log alpha, as in
+   :func:`rerokit.bounds.pld.tilt.saddle_tilt`; it only *chooses* t, every t in (-1, 0) is
+   certified).
+
+2. Two grids. The gap of a threshold test on the bucket statistic (and of the connect-the-dots
+   chord) grows with the variance that the per-step rounding to the grid adds, about T h^2 / 12.
+   The steps are discretised on a fine grid h_f, composed in blocks of m steps there (tilted), and
+   each block is re-discretised onto the coarse grid h_c = r h_f: the block's dominating PLD by
+   connect-the-dots (each atom's P- and Q-mass split onto the two neighbouring coarse atoms, both
+   preserved: Blackwell dominance, Doroshenko et al. 2022), the block's bucket statistic by the
+   coarse label floor(S_f / r) (a function of the output: still a test of the true pair). The
+   added variance is then T h_f^2 / 12 + (T / m) h_c^2 / 12 instead of T h_c^2 / 12.
+
+Bounds (t in (-1, 0), s = e^{l_k}, all in untilted masses of the composed pmfs):
+
+* upper end of gamma (lower end of beta): gamma <= f(s) = s alpha + p_inf + sum_{l > l_k} p_l
+  (1 - s e^{-l}) for every s (Neyman-Pearson duality, :mod:`rerokit.bounds.pld.discrete`), and
+  with sum_l p_l + p_inf = 1,
+
+      1 - gamma >= P(L <= l_k) + s Q(L > l_k) - s alpha,
+
+  the mass at +infinity cancels; the stored step pmfs sum to 1 only up to rounding, so their mass
+  defect (sum_i T_i |1 - sum of step i's masses|) is subtracted.
+* lower end of gamma (upper end of beta): the threshold test S >= s on the bucket statistic with
+  Q(S >= s) <= alpha (Q-sums tilted by t + 1, an upper bound with the error terms), randomised on
+  the label s - 1 up to the level, has 1 - gamma <= P(S < s) - f P(S = s - 1) (P-sums: upper and
+  lower bounds with the error terms and the statistic's mass defect).
+
+The relative error of the tilting itself (rounding each exponent, ~T u (|log p| + |t l|)) is
+carried as in :mod:`rerokit.bounds.pld.tilt`; a block's absolute error (its composition's proven
+round-off, 3 tau) grows by at most e^{|t| h_c} in the re-discretisation (every mass moves by less
+than h_c) and adds up over the coarse composition's factors.
+
+Measured (sigma 1, q 0.01 and sigma 20, q 0.3, T = 1e6, kappa 1e-20 / 1e-30, against second-order
+Lugannani-Rice references): the bracket of 1 - gamma is 5-8 % of it on a grid 4x finer than the
+schedule's (r = 4, h_c = h), 1.5-1.7e-4 with r = 16, h_c = h / 4, 4e-6 with r = 32, h_c = h / 16
+and the statistic's blocks in extended precision (5.2e-10 and 8.6e-10 at 1 - gamma = 1.35e-4 and
+2.0e-4, against 9.6e-7 and 1.5e-6 on the 8x finer grid alone);
+:func:`rerokit.bounds.dpsgd.exact_power_many` tries them in that order.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from rerokit.bounds.pld.compose import WindowTooWide, compose
+from rerokit.bounds.pld.normal import logsumexp_rows
+from rerokit.bounds.pld.step import StepTooWide, dpsgd_step_pld
+
+__all__ = ["TiltedPart", "lower_tilt", "tilted_beta", "near_one_beta"]
+
+_LOG_TAU = math.log(1e-17)
+_U = float(np.finfo(float).eps)
+# defaults of near_one_beta: the fine grid is the coarse one divided by _RATIO (r); blocks of about
+# _BLOCK_PER_R2 r^2 steps
+_RATIO = 32
+_BLOCK_PER_R2 = 2.0
+# one fine step's grid points at most; its top tail (sent to +infinity, which costs the lower end of
+# 1 - gamma about the share of paths that meet it) at most this log mass over all steps
+_MAX_STEP = 1 << 20
+_MAX_TOP_LOG = math.log(1e-10)
+
+
+@dataclass(frozen=True)
+class TiltedPart:
+    """One factor of a tilted composition, ``count`` copies.
+
+    Untilted mass at label j: exp(log_c - t j h) pmf[j], up to the errors: ``err`` bounds the l1
+    distance of ``pmf`` to the exact tilted masses, ``rel`` the relative error of each entry (both
+    per copy).
+    """
+
+    offset: int
+    pmf: np.ndarray
+    count: int
+    log_c: float
+    err: float = 0.0
+    rel: float = 0.0
+
+
+def _log_moments(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float) -> tuple[float, float]:
+    """(Psi(t), Psi'(t)): sum_i T_i log M_i(t) and sum_i T_i E_t[L] (as in :mod:`rerokit.bounds.pld.tilt`)."""
+    psi = dpsi = 0.0
+    for off, pmf, count in parts:
+        l = (off + np.arange(pmf.size)) * h
+        with np.errstate(divide="ignore"):
+            a = np.log(pmf) + t * l
+        lm = float(logsumexp_rows(a[None, :])[0])
+        psi += count * lm
+        dpsi += count * float(np.sum(np.exp(a - lm) * l))
+    return psi, dpsi
+
+
+def _step_tilted(off: int, pmf: np.ndarray, h: float, t: float) -> tuple[np.ndarray, float, float]:
+    """(tilted pmf, log M(t), relative error) of one step's pmf, as :mod:`rerokit.bounds.pld.tilt`
+    does: each tilted mass exp(log p + t l - log M) carries a relative error of at most
+    4u (|log p| + |t l| + |log M| + 1) from rounding its exponent."""
+    l = (off + np.arange(pmf.size)) * h
+    with np.errstate(divide="ignore", under="ignore"):
+        lp = np.log(pmf)
+        a = lp + t * l
+        lm = float(logsumexp_rows(a[None, :])[0])
+        out = np.exp(a - lm)
+    fin = np.isfinite(lp)
+    big = float(np.max(np.abs(lp[fin]))) if fin.any() else 0.0
+    return out, lm, 4.0 * _U * (big + float(np.max(np.abs(t * l))) + abs(lm) + 1.0)
+
+
+def _defect(pmf: np.ndarray, inf: float, count: int) -> float:
+    """count |1 - (sum of the stored masses + inf)| (math.fsum: correctly rounded), rounded up; as
+    :mod:`rerokit.bounds.pld.builder` carries it."""
+    return count * abs(math.fsum(np.asarray(pmf, dtype=float).tolist() + [float(inf), -1.0])) * (1.0 + 1e-9) + 1e-300
+
+
+def lower_tilt(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_alpha: float) -> float | None:
+    """The tilt t in (-1, 0) with Psi(t) - (t + 1) Psi'(t) = log alpha, or None if the threshold is
+    not in P's lower tail (Psi(0) - Psi'(0) = -E_P[L] >= log alpha)."""
+
+    def g(t: float) -> float:
+        psi, dpsi = _log_moments(parts, h, t)
+        return psi - (t + 1.0) * dpsi
+
+    if g(0.0) >= log_alpha:
+        return None
+    lo, hi = -1.0 + 1e-9, 0.0  # g decreases on (-1, 0]: g(-1) = log Q-mass ~ 0 > log alpha
+    for _ in range(50):
+        mid = 0.5 * (lo + hi)
+        if g(mid) > log_alpha:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-7:
+            break
+    return 0.5 * (lo + hi)
+
+
+def _prefix_lse(a: np.ndarray) -> np.ndarray:
+    return np.logaddexp.accumulate(a)
+
+
+def _suffix_lse_after(a: np.ndarray) -> np.ndarray:
+    """s[k] = log sum_{j > k} e^{a_j} (-inf at the end)."""
+    return np.concatenate((np.logaddexp.accumulate(a[::-1])[::-1][1:], [-np.inf]))
+
+
+def _compose_tilted(parts: Sequence[TiltedPart], h: float, precision: str):
+    """(offset, pmf, log C, absolute error, relative error) of the composition."""
+    c = compose([(p.offset, p.pmf, p.count) for p in parts], h, _LOG_TAU, precision=precision)
+    log_c = sum(p.count * p.log_c for p in parts)
+    # factors a_i (computed, l1 norm 1) and b_i (exact) with |a_i - b_i|_1 <= e_i: the convolutions
+    # differ by at most sum_i e_i prod_{j != i} (1 + e_j) <= E e^E in l1, E = sum_i e_i
+    e_in = sum(p.count * p.err for p in parts)
+    err = c.roundoff + 3.0 * math.exp(_LOG_TAU) + e_in * math.exp(min(e_in, 700.0)) * (1.0 + 1e-9)
+    rel = sum(p.count * p.rel for p in parts) + 4.0 * _U * (abs(log_c) + 1.0)
+    return c.offset, c.pmf, log_c, err, rel
+
+
+def tilted_beta(pld_parts: Sequence[TiltedPart], stat_p: Sequence[TiltedPart] | None,
+                stat_q: Sequence[TiltedPart] | None, h: float, t: float, log_alpha: float,
+                defect: float = 0.0, defect_stat: float = 0.0,
+                precision: str = "double") -> tuple[float, float]:
+    """Certified (lower, upper) of beta = 1 - gamma at level exp(log_alpha) (module docstring).
+
+    Args:
+      pld_parts: the tilted (by t) dominating REMOVE pmfs, on the grid h.
+      stat_p: the tilted (by t) bucket statistic's P-masses, or None (upper end 1).
+      stat_q: the tilted (by t + 1) statistic's Q-masses.
+      h: grid step.
+      t: the tilt, in (-1, 0).
+      log_alpha: natural log of the level.
+      defect: mass defect of the stored dominating step pmfs (sum_i T_i |1 - mass_i|).
+      defect_stat: the same for the statistic's P-masses.
+      precision: the FFT arithmetic (:func:`rerokit.bounds.pld.compose.compose`).
+
+    Returns:
+      (lower, upper) bounds on 1 - gamma, lower >= 0 and upper <= 1.
+    """
+    if not -1.0 < t < 0.0:
+        raise ValueError(f"the lower-tail tilt must be in (-1, 0), got {t!r}")
+    off, pmf, c, err, rel = _compose_tilted(pld_parts, h, precision)
+    l = (off + np.arange(pmf.size)) * h
+    n = pmf.size
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        logp = np.log(pmf) - t * l + c
+        p_le = np.exp(_prefix_lse(logp))
+        sq_gt = np.exp(l + _suffix_lse_after(logp - l))
+        s_alpha = np.exp(l + log_alpha)
+        e_k = np.exp(c - t * l + math.log(err))
+    # relative errors: tilting, untilting (u (|log p_t| + |t l| + |C|)), the log-sum recursions (n u)
+    r = rel + 4.0 * _U * (float(np.max(np.abs(t * l))) + abs(c) + 800.0) + 4.0 * _U * n
+    with np.errstate(invalid="ignore"):
+        cand = (p_le + sq_gt) * (1.0 - 1.01 * r) - s_alpha * (1.0 + 4.0 * _U) - e_k * (1.0 + 1e-9)
+    cand = np.where(np.isfinite(cand), cand, -np.inf)
+    lower = max(0.0, float(np.max(cand)) - defect * (1.0 + 1e-9)) if n else 0.0
+    upper = 1.0
+    if stat_p is not None and stat_q is not None:
+        offp, pp, cp, errp, relp = _compose_tilted(stat_p, h, precision)
+        offq, pq, cq, errq, relq = _compose_tilted(stat_q, h, precision)
+        s_all = np.arange(min(offp, offq), max(offp + pp.size, offq + pq.size) + 1)
+        lq = (offq + np.arange(pq.size)) * h
+        lp = (offp + np.arange(pp.size)) * h
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            logq = np.log(pq) - (t + 1.0) * lq + cq
+            logpp = np.log(pp) - t * lp + cp
+            q_suf = np.concatenate((np.logaddexp.accumulate(logq[::-1])[::-1], [-np.inf]))
+            p_pre = np.concatenate(([-np.inf], _prefix_lse(logpp)))  # p_pre[i] = log sum_{j < i}
+            iq = np.clip(s_all - offq, 0, pq.size)
+            ip = np.clip(s_all - offp, 0, pp.size)
+            rq = relq + 4.0 * _U * (float(np.max(np.abs((t + 1.0) * s_all * h))) + abs(cq) + 800.0) + 4.0 * _U * pq.size
+            rp = relp + 4.0 * _U * (float(np.max(np.abs(t * s_all * h))) + abs(cp) + 800.0) + 4.0 * _U * pp.size
+            q_up = (np.exp(q_suf[iq]) * (1.0 + 1.01 * rq)
+                    + np.exp(cq - (t + 1.0) * s_all * h + math.log(errq)) * (1.0 + 1e-9))
+            p_up = (np.exp(p_pre[ip]) * (1.0 + 1.01 * rp)
+                    + np.exp(cp - t * (s_all - 1) * h + math.log(errp)) * (1.0 + 1e-9) + defect_stat * (1.0 + 1e-9))
+        alpha = math.exp(log_alpha) * (1.0 - 4.0 * _U)
+        ok = np.nonzero(q_up <= alpha)[0]
+        if ok.size:
+            i = int(ok[0])
+            upper = float(p_up[i])
+            if i > 0:  # randomised on the label below: rejected with probability f
+                j = int(s_all[i - 1])
+                with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+                    qb = (float(pq[j - offq]) * (1.0 + 1.01 * rq) if offq <= j < offq + pq.size else 0.0) + errq
+                    qb_up = math.exp(cq - (t + 1.0) * j * h) * qb * (1.0 + 1e-9)
+                    pb = (float(pp[j - offp]) * (1.0 - 1.01 * rp) if offp <= j < offp + pp.size else 0.0) - errp
+                    pb_lo = math.exp(cp - t * j * h) * pb * (1.0 - 1e-9) if pb > 0 else 0.0
+                f = min(1.0, (alpha - float(q_up[i])) / qb_up) if qb_up > 0 else 0.0
+                if f > 0 and pb_lo > 0:
+                    upper -= f * pb_lo
+            upper = min(1.0, upper)
+    return lower, max(lower, upper)
+
+
+# --------------------------------------------------------------------------- two grids
+
+
+def _rebin_pld(off_f: int, pmf_t: np.ndarray, r: int, h_f: float, t: float) -> tuple[int, np.ndarray]:
+    """Connect-the-dots of a tilted fine PLD (grid h_f) onto the grid h_c = r h_f, in tilted terms:
+    the atom at l = i h_f (J h_c <= l < (J+1) h_c, a = l - J h_c) sends the P-mass fraction
+    w = (1 - e^{-a}) / (1 - e^{-h_c}) to J + 1 and 1 - w to J (both P and Q masses preserved), and
+    a tilted mass moved from l to l' is multiplied by e^{t (l' - l)}."""
+    h_c = r * h_f
+    i = off_f + np.arange(pmf_t.size)
+    J = np.floor_divide(i, r)
+    a = (i - J * r) * h_f
+    w = -np.expm1(-a) / -math.expm1(-h_c)
+    lo = pmf_t * (1.0 - w) * np.exp(-t * a)
+    hi = pmf_t * w * np.exp(t * (h_c - a))
+    j0 = int(J[0])
+    out = np.zeros(int(J[-1]) - j0 + 2)
+    out += np.bincount(J - j0, lo, out.size) + np.bincount(J - j0 + 1, hi, out.size)
+    return j0, out
+
+
+def _rebin_stat(off_f: int, pmf_t: np.ndarray, r: int, h_f: float, t: float) -> tuple[int, np.ndarray]:
+    """The coarse label floor(i / r) of a tilted fine statistic, in tilted terms (untilted by the
+    coarse value J h_c): masses multiplied by e^{t (J h_c - i h_f)}."""
+    i = off_f + np.arange(pmf_t.size)
+    J = np.floor_divide(i, r)
+    fac = np.exp(-t * (i - J * r) * h_f)
+    j0 = int(J[0])
+    out = np.zeros(int(J[-1]) - j0 + 1)
+    out += np.bincount(J - j0, pmf_t * fac, out.size)
+    return j0, out
+
+
+def _block(off: int, pmf_t: np.ndarray, lm: float, rel: float, m: int, count: int, r: int, h_f: float, t: float,
+           kind: str, precision: str) -> TiltedPart:
+    """m tilted fine steps composed on the fine grid, re-discretised onto the coarse grid (``kind``:
+    "pld" connect-the-dots, "stat" coarse labels), normalised; ``count`` copies."""
+    c = compose([(off, pmf_t, m)], h_f, _LOG_TAU, precision=precision)
+    e = c.roundoff + 3.0 * math.exp(_LOG_TAU)
+    j0, out = (_rebin_pld if kind == "pld" else _rebin_stat)(c.offset, c.pmf, r, h_f, t)
+    s = math.fsum(out.tolist())
+    # the rebinning moves every mass by less than h_c: its tilted weight changes by <= e^{|t| h_c}
+    e = e * math.exp(abs(t) * r * h_f) / s
+    return TiltedPart(j0, out / s, count, m * lm + math.log(s), e * (1.0 + 1e-9),
+                      m * rel + 16.0 * _U)
+
+
+def _block_size(T: int, m: int) -> int:
+    """A divisor of T in [m/2, m] if there is one (no second, remainder block to compose), else m."""
+    for d in range(m, max(1, (m + 1) // 2) - 1, -1):
+        if T % d == 0:
+            return d
+    return m
+
+
+def near_one_beta(segments: Sequence[tuple[float, float, int]], steps: Sequence[tuple[int, np.ndarray, int]],
+                  h: float, log_alpha: float, group_size: int = 1, log_tau: float = _LOG_TAU, lower: bool = True,
+                  ratio: int = _RATIO, coarse_div: float = 8.0, block_per_r2: float = _BLOCK_PER_R2,
+                  precision: str = "double", block_precision: str = "double") -> tuple[float, float] | None:
+    """Certified (lower, upper) of 1 - gamma at level exp(log_alpha) for a schedule (module docstring).
+
+    None where this does not apply (the threshold not in P's lower tail, or a window too wide).
+
+    Args:
+      segments: the schedule's (sigma, q, T), noise multipliers within the grid range.
+      steps: (label offset, dominating pmf, count) of its steps on the grid h (they choose the tilt).
+      h: the schedule's grid step; the steps are discretised anew on the grid h / coarse_div / ratio
+        and composed on h / coarse_div.
+      log_alpha: natural log of the level.
+      group_size: examples that move together.
+      log_tau: natural log of the composed tail mass (the steps are truncated at tau / T).
+      lower: also the upper end of 1 - gamma (the bucket statistic's test); else it is 1.
+      ratio: the coarse grid step over the fine one (r).
+      coarse_div: the schedule's grid step over the coarse one.
+      block_per_r2: blocks of about this times r^2 steps (the rebinning's added variance,
+        (T / m) h_c^2 / 12, then about that of the fine grid, T h_f^2 / 12).
+      precision: the FFT arithmetic of the coarse compositions.
+      block_precision: that of the statistic's blocks on the fine grid ("extended": their proven
+        round-off, about T x 5e-14 in the tilted l1 in double, becomes negligible). The dominating
+        PLD's blocks stay in double: measured at T = 1e6, extended precision narrows its end by
+        only 0.7-1e-10 there (the statistic's by 2.6-3.2e-10) and costs 3x as much.
+    """
+    t = lower_tilt(steps, h, float(log_alpha))
+    if t is None:
+        return None
+    h_c = h / coarse_div
+    h_f = h_c / ratio
+    n_steps = sum(T for _, _, T in segments)
+    step_tau = log_tau - math.log(max(n_steps, 1))
+    parts, sp, sq = [], [], []
+    defect = defect_stat = 0.0
+    try:
+        for s, q, T in segments:
+            lt = step_tau
+            while True:  # truncated less deep where the fine grid does not fit (the top tail: +infinity)
+                try:
+                    st = dpsgd_step_pld(s, q, h_f, "remove", lt, group_size, _MAX_STEP)
+                    break
+                except StepTooWide:
+                    lt += 2.0
+                    if lt > _MAX_TOP_LOG - math.log(max(n_steps, 1)):
+                        return None
+            defect += _defect(st.split, st.inf_mass, T)
+            todo = [(st.j_lo, st.split, "pld", parts, t)]
+            if lower:
+                defect_stat += _defect(st.stat_p, 0.0, T)
+                todo += [(st.j_lo - 1, st.stat_p, "stat", sp, t), (st.j_lo - 1, st.stat_q, "stat", sq, t + 1.0)]
+            m = _block_size(T, int(min(T, max(1.0, block_per_r2 * ratio * ratio))))
+            nb, rest = divmod(T, m)
+            for off, pmf, kind, dest, tt in todo:
+                pt, lm, rel = _step_tilted(off, pmf, h_f, tt)
+                prec = "double" if dest is parts else block_precision
+                dest.append(_block(off, pt, lm, rel, m, nb, ratio, h_f, tt, kind, prec))
+                if rest:
+                    dest.append(_block(off, pt, lm, rel, rest, 1, ratio, h_f, tt, kind, prec))
+        return tilted_beta(parts, sp if lower else None, sq if lower else None, h_c, t, float(log_alpha),
+                           defect, defect_stat, precision)
+    except WindowTooWide:
+        return None
