@@ -36,7 +36,11 @@ from rerokit.bounds.pld.normal import logsumexp_rows
 
 __all__ = ["tilted_power", "saddle_tilt"]
 
-_LOG_TAU = math.log(1e-17)
+# tail mass left outside the tilted windows (each side): relative to the tilted masses, which are of
+# order one near the threshold, so far larger than the untilted compositions' 1e-17 (smaller FFTs);
+# the statistic's Q side is tilted one further than its saddle point, hence its smaller value
+_LOG_TAU = math.log(1e-12)
+_LOG_TAU_STAT = math.log(1e-15)
 
 
 def _log_moments(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float) -> tuple[float, float]:
@@ -161,8 +165,8 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
     if stat_p is not None:
         sp, cp_, rel_p = _tilted(stat_p, h, t)
         sq, cq_, rel_q = _tilted(stat_q, h, t + 1.0)
-        P = compose(sp, h, _LOG_TAU, precision=precision)
-        Q = compose(sq, h, _LOG_TAU, precision=precision)
+        P = compose(sp, h, _LOG_TAU_STAT, precision=precision)
+        Q = compose(sq, h, _LOG_TAU_STAT, precision=precision)
         lo_lab = max(P.offset, Q.offset)
         hi_lab = min(P.offset + P.pmf.size, Q.offset + Q.pmf.size) - 1
         if hi_lab >= lo_lab:
@@ -172,8 +176,8 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
                 lp = np.log(P.pmf) - t * (P.offset + np.arange(P.pmf.size)) * h + cp_
             q_ge = _suffix_logsumexp(lq)[s - Q.offset]
             p_ge = _suffix_logsumexp(lp)[s - P.offset]
-            q_err = cq_ - (t + 1.0) * s * h + math.log(weighted_roundoff(Q, (t + 1.0) * h) + 3.0 * math.exp(_LOG_TAU))
-            p_err = cp_ - t * s * h + math.log(weighted_roundoff(P, t * h) + 3.0 * math.exp(_LOG_TAU))
+            q_err = cq_ - (t + 1.0) * s * h + math.log(weighted_roundoff(Q, (t + 1.0) * h) + 3.0 * math.exp(_LOG_TAU_STAT))
+            p_err = cp_ - t * s * h + math.log(weighted_roundoff(P, t * h) + 3.0 * math.exp(_LOG_TAU_STAT))
             big = 4.0 * float(np.finfo(float).eps) * (float(np.max(np.abs((t + 1.0) * s * h))) + abs(cp_) + abs(cq_) + 800.0)
             q_up = np.logaddexp(q_ge, q_err) + 1.01 * (rel_q + big) + 1e-12
             ok = np.nonzero(q_up <= log_alpha)[0]
@@ -195,7 +199,7 @@ def _untilted_power(stat_p: Sequence[tuple[int, np.ndarray, int]], h: float, lab
     """log of a certified lower bound on P(S >= label) from the untilted composition of the
     statistic (extended precision): the in-window mass at labels >= label minus the proven
     round-off (mass outside the window is dropped, which only lowers it)."""
-    c = compose(stat_p, h, _LOG_TAU, precision="extended")
+    c = compose(stat_p, h, math.log(1e-17), precision="extended")
     k = min(max(label - c.offset, 0), c.pmf.size)
     tail = c.pmf[k:].astype(np.longdouble)
     # the sum's rounding (recursive-summation bound, n u in long double) and the conversion to double
