@@ -363,20 +363,25 @@ class SchedulePLD:
         lt_q = self._inf_truncation(log_alpha)
         if lt_q is not None and lt_q > lts[0]:
             lts.insert(0, lt_q)
+        done = set()  # (truncation, grid factor) already computed (capped depths coincide)
         for lt in lts:
             if found and up - lo <= _COARSE_TAIL_ENOUGH:
                 break
             for factor in _COARSE_TAIL_FACTORS:
+                if (lt, factor) in done:
+                    break
                 coarse = SchedulePLD(self.segments, self.h * factor, self.group_size, self.lower, False, lt,
                                      self.precision)
                 try:
                     coarse._parts("remove")
                 except (StepTooWide, WindowTooWide):
                     continue
+                done.add((lt, factor))
                 lo_c, up_c = self._tail_power_from(coarse, log_alpha)
                 lo, up, found = max(lo, lo_c), min(up, up_c), True
                 break
-        if not found or up - lo > 0.01:  # not tight: this grid's own steps too (each end the better)
+        # not tight: this grid's own steps too (each end the better), unless just computed
+        if (not found or up - lo > 0.01) and (self.log_tau, 1.0) not in done:
             lo_s, up_s = self._tail_power_from(self, log_alpha)
             lo, up = max(lo, lo_s), min(up, up_s)
         return min(lo, up), up
@@ -401,7 +406,7 @@ class SchedulePLD:
         n_steps = sum(T for _, _, T in grid)
         target = float(log_alpha) - _INF_DEPTH
         best = None
-        lt = max(target, math.log(1e-300))
+        lt = min(max(target, math.log(1e-300)), self.log_tau)
         while lt <= self.log_tau:
             step_tau = lt - math.log(n_steps)
             infs = []
