@@ -47,6 +47,8 @@ _COARSE_TAIL_FACTORS = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.5, 8.0, 12.0,
 # further depths only while the bracket is wider than _COARSE_TAIL_ENOUGH (in log)
 _INF_DEPTH = 7.0
 _COARSE_TAIL_ENOUGH = 0.008
+_TAIL_FIRST_POINTS = 131_072
+_TAIL_FIRST_ENOUGH = 0.003
 
 __all__ = ["SchedulePLD", "PLDTooWide", "schedule_pld", "merge_segments", "SIGMA_GRID_RANGE", "LOG_TAU"]
 
@@ -356,16 +358,43 @@ class SchedulePLD:
         large loss, cut off by the default truncation). Steps truncated at a few levels just below
         alpha (mass at +infinity ~ alpha e^-d), each on the finest grid it fits; every one is
         certified (any grid, any truncation: its mass at +infinity is counted), and each end keeps
-        the best value; this grid's own steps too where that bracket is wider than 1 % (in log)."""
+        the best value; this grid's own steps too where that bracket is wider than 1 % (in log).
+
+        Order (speed): the shallowest truncation with mass at +infinity <= alpha e^-7
+        (:meth:`_inf_truncation`) first, on a grid where one step has <= :data:`_TAIL_FIRST_POINTS`
+        points, kept alone if that bracket is within :data:`_TAIL_FIRST_ENOUGH` (in log); then the
+        finest grids, each further depth only while wider than :data:`_COARSE_TAIL_ENOUGH`. The
+        widths here count the max test's power (:mod:`rerokit.bounds.pld.maxtest`) as a lower end,
+        as the final bracket does; only the choice of grids depends on them."""
         lo, up = float(log_alpha), 0.0
         found = False
         lts = [min(self.log_tau, max(float(log_alpha) - d, math.log(1e-300))) for d in _COARSE_TAIL_DEPTHS]
         lt_q = self._inf_truncation(log_alpha)
         if lt_q is not None and lt_q > lts[0]:
             lts.insert(0, lt_q)
+        # when to stop: the max test's power (closed form, pld.maxtest) counts as the lower end too,
+        # as it will in the final bracket (it is not returned here)
+        lo_mt = -math.inf
+        if self.group_size == 1:
+            from rerokit.bounds.pld.maxtest import log_max_test_power
+            lo_mt = float(log_max_test_power(self.segments, np.array([float(log_alpha)]))[0])
         done = set()  # (truncation, grid factor) already computed (capped depths coincide)
+        # first a grid on which one step has at most _TAIL_FIRST_POINTS points (fast; often enough:
+        # where the schedule's own grid is fine, as for T ~ 1e3, the finest one is far tighter than needed)
+        span = self._step_span(lts[0])
+        first = [f for f in _COARSE_TAIL_FACTORS if span / (self.h * f) <= _TAIL_FIRST_POINTS]
+        if first and first[0] > 1.0:
+            coarse = SchedulePLD(self.segments, self.h * first[0], self.group_size, self.lower, False, lts[0],
+                                 self.precision)
+            try:
+                coarse._parts("remove")
+                lo, up = self._tail_power_from(coarse, log_alpha)
+                found = max(lo, lo_mt) >= up - _TAIL_FIRST_ENOUGH
+                done.add((lts[0], first[0]))
+            except (StepTooWide, WindowTooWide):
+                pass
         for lt in lts:
-            if found and up - lo <= _COARSE_TAIL_ENOUGH:
+            if found and up - max(lo, lo_mt) <= _COARSE_TAIL_ENOUGH:
                 break
             for factor in _COARSE_TAIL_FACTORS:
                 if (lt, factor) in done:
@@ -381,7 +410,7 @@ class SchedulePLD:
                 lo, up, found = max(lo, lo_c), min(up, up_c), True
                 break
         # not tight: this grid's own steps too (each end the better), unless just computed
-        if (not found or up - lo > 0.01) and (self.log_tau, 1.0) not in done:
+        if (not found or up - max(lo, lo_mt) > 0.01) and (self.log_tau, 1.0) not in done:
             lo_s, up_s = self._tail_power_from(self, log_alpha)
             lo, up = max(lo, lo_s), min(up, up_s)
         return min(lo, up), up
