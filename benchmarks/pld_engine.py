@@ -21,10 +21,13 @@ at load 0.7, ``--repeats 5``: 15.8 / 13.6 / 11.1 ms (riskcal x20.9 / x2.33 / x86
 x35 / x9.3 / x53), history 27 ms (reconstruction_risk 47 ms). Before (2026-11-24,
 long-double FFTs): 29 / 52 / 52 ms, riskcal x0.73 at T=1e5.
 
-``--widths`` (a few minutes): every cell of the issue's grid within 2% (widest 1.1%) except
-sigma = 1, q = 1e-4, T = 1e6 (4.2% at kappa = 1e-20, 2.2% at 1e-30; T = 1e3: 0.82%, 0.024%; were
-4.2-4.7% and 83-95%), where one sampled step's jump dominates the tail (lower end: the max test's
-power; upper end: the tilted PLD of steps truncated just below kappa); the bracket of
+``--widths`` (a few minutes): every cell of the issue's grid within 2% (widest 1.1%: sigma 0.3,
+q 1e-4, T 1e6, kappa 1e-30). sigma = 1, q = 1e-4, where one sampled step's jump dominates the tail
+(the tilted PLD, its round-off weighted by the untilting factors, of steps truncated where the
+mass at +infinity is <= kappa e^-7; the max test's power below): T = 1e6 0.67% at kappa = 1e-20,
+0.20% at 1e-30 (were 4.2%, 2.2%: round-off limited), T = 1e3 0.026%, 0.013% (were 0.82%, 0.024%);
+the two rows take 2.8 s and 3.7 s for their four kappas at load ~4 (2026-11-26), one tail call
+1.8-3.8 s there against 20-35 s before in the same run (13.5-17.7 s before at load ~1); the bracket of
 1 - gamma is <= 2.5e-10 where gamma rounds to 1, and 3e-9 - 1.5e-6 in four cells with
 1 - gamma ~ 1e-5 - 1e-4 at kappa <= 1e-9 (5e-5 - 8e-5 before the upper-only refinement near 1).
 """
