@@ -21,16 +21,19 @@ at load 0.7, ``--repeats 5``: 15.8 / 13.6 / 11.1 ms (riskcal x20.9 / x2.33 / x86
 x35 / x9.3 / x53), history 27 ms (reconstruction_risk 47 ms). Before (2026-11-24,
 long-double FFTs): 29 / 52 / 52 ms, riskcal x0.73 at T=1e5.
 
-``--widths`` (a few minutes): every cell of the issue's grid within 2% (widest 1.1%) except
-sigma = 1, q = 1e-4, T = 1e6 (4.2% at kappa = 1e-20, 2.2% at 1e-30; T = 1e3: 0.82%, 0.024%; were
-4.2-4.7% and 83-95%), where one sampled step's jump dominates the tail (lower end: the max test's
-power; upper end: the tilted PLD of steps truncated just below kappa); the bracket of
-1 - gamma is <= 8.7e-10 in every cell with gamma > 0.999 (2026-11-26, the lower-tail tilt on two
-grids, rerokit.bounds.pld.lowertail; 5.2e-10 at sigma 1, q 0.01, T 1e6, kappa 1e-20, 3.9e-10 and
-8.6e-10 at sigma 20, q 0.3, T 1e6, kappa 1e-20 and 1e-30, each around a Lugannani-Rice reference:
-were 9.6e-7, 1.5e-8 and 1.5e-6 with the 8x finer grid alone; the rest <= 1.1e-10). Those three
-calls take 4.6-5.8 s, 0.13 s and 2.8-3.5 s at load ~5 (were 1.0, 0.56 and 0.53 s); kappa = 1e-9 on
-the same rows 0.1 s (was 0.5 s).
+``--widths`` (a few minutes): every cell of the issue's grid within 2% (widest 1.1%: sigma 0.3,
+q 1e-4, T 1e6, kappa 1e-30). sigma = 1, q = 1e-4, where one sampled step's jump dominates the tail
+(the tilted PLD, its round-off weighted by the untilting factors, of steps truncated where the
+mass at +infinity is <= kappa e^-7; the max test's power below): T = 1e6 0.67% at kappa = 1e-20,
+0.20% at 1e-30 (were 4.2%, 2.2%: round-off limited), T = 1e3 0.026%, 0.013% (were 0.82%, 0.024%);
+the two rows take 2.8 s and 3.7 s for their four kappas at load ~4 (2026-11-26), one tail call
+1.8-3.8 s there against 20-35 s before in the same run (13.5-17.7 s before at load ~1).
+The bracket of 1 - gamma is <= 8.7e-10 in every cell with gamma > 0.999 (2026-11-26, the
+lower-tail tilt on two grids, rerokit.bounds.pld.lowertail; 5.2e-10 at sigma 1, q 0.01, T 1e6,
+kappa 1e-20, 3.9e-10 and 8.6e-10 at sigma 20, q 0.3, T 1e6, kappa 1e-20 and 1e-30, each around a
+Lugannani-Rice reference: were 9.6e-7, 1.5e-8 and 1.5e-6 with the 8x finer grid alone; the rest
+<= 1.1e-10). Those three calls take 4.6-5.8 s, 0.13 s and 2.8-3.5 s at load ~5 (were 1.0, 0.56
+and 0.53 s); kappa = 1e-9 on the same rows 0.1 s (was 0.5 s).
 """
 
 from __future__ import annotations

@@ -37,12 +37,19 @@ from rerokit.bounds.pld.discrete import Bracket, DiscretePLD, GridPMF, Threshold
 from rerokit.bounds.pld.lowertail import near_one_beta
 from rerokit.bounds.pld.tilt import tilted_power
 from rerokit._resources import check_memory, group_step_pld_bytes
-from rerokit.bounds.pld.step import StepTooWide, default_grid_step, dpsgd_step_pld, loss_range, MAX_STEP_WIDTH
+from rerokit.bounds.pld.step import (StepTooWide, default_grid_step, dpsgd_step_pld, loss_range, loss_tails,
+                                    MAX_STEP_WIDTH)
 
 # tail_power where the far-truncated steps do not fit the grid: truncation depths below the level
 # (in nats) and the grid coarsening factors tried, finest first
 _COARSE_TAIL_DEPTHS = (1.5, 3.0, 6.0)
 _COARSE_TAIL_FACTORS = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.5, 8.0, 12.0, 16.0, 32.0)
+# ... tried first: the shallowest truncation whose mass at +infinity is <= alpha e^-_INF_DEPTH; the
+# further depths only while the bracket is wider than _COARSE_TAIL_ENOUGH (in log)
+_INF_DEPTH = 7.0
+_COARSE_TAIL_ENOUGH = 0.008
+_TAIL_FIRST_POINTS = 131_072
+_TAIL_FIRST_ENOUGH = 0.003
 
 __all__ = ["SchedulePLD", "PLDTooWide", "schedule_pld", "merge_segments", "SIGMA_GRID_RANGE", "LOG_TAU"]
 
@@ -331,6 +338,12 @@ class SchedulePLD:
         # the level itself (down to the smallest normal tail, Phi(-38) ~ 1e-316)
         lt = min(self.log_tau, max(float(log_alpha) - 46.0, math.log(1e-300)))
         src = self
+        lt_q = self._inf_truncation(log_alpha) if lt < self.log_tau else None
+        if lt_q is not None and self._step_span(lt_q) < 0.5 * self._step_span(lt):
+            # small q: the sampled component's tail sets the mass at +infinity (about q tau), so a far
+            # shallower truncation keeps it below alpha e^-7; the steps' grids are then less than half
+            # as long and fit finer grids (the coarse path tries that truncation first)
+            return self._tail_power_coarse(log_alpha)
         if lt < self.log_tau:
             wide = SchedulePLD(self.segments, self.h, self.group_size, self.lower, False, lt, self.precision)
             try:
@@ -346,25 +359,96 @@ class SchedulePLD:
         large loss, cut off by the default truncation). Steps truncated at a few levels just below
         alpha (mass at +infinity ~ alpha e^-d), each on the finest grid it fits; every one is
         certified (any grid, any truncation: its mass at +infinity is counted), and each end keeps
-        the best value; this grid's own steps too where that bracket is wider than 1 % (in log)."""
+        the best value; this grid's own steps too where that bracket is wider than 1 % (in log).
+
+        Order (speed): the shallowest truncation with mass at +infinity <= alpha e^-7
+        (:meth:`_inf_truncation`) first, on a grid where one step has <= :data:`_TAIL_FIRST_POINTS`
+        points, kept alone if that bracket is within :data:`_TAIL_FIRST_ENOUGH` (in log); then the
+        finest grids, each further depth only while wider than :data:`_COARSE_TAIL_ENOUGH`. The
+        widths here count the max test's power (:mod:`rerokit.bounds.pld.maxtest`) as a lower end,
+        as the final bracket does; only the choice of grids depends on them."""
         lo, up = float(log_alpha), 0.0
         found = False
-        for d in _COARSE_TAIL_DEPTHS:
-            lt = min(self.log_tau, max(float(log_alpha) - d, math.log(1e-300)))
+        lts = [min(self.log_tau, max(float(log_alpha) - d, math.log(1e-300))) for d in _COARSE_TAIL_DEPTHS]
+        lt_q = self._inf_truncation(log_alpha)
+        if lt_q is not None and lt_q > lts[0]:
+            lts.insert(0, lt_q)
+        # when to stop: the max test's power (closed form, pld.maxtest) counts as the lower end too,
+        # as it will in the final bracket (it is not returned here)
+        lo_mt = -math.inf
+        if self.group_size == 1:
+            from rerokit.bounds.pld.maxtest import log_max_test_power
+            lo_mt = float(log_max_test_power(self.segments, np.array([float(log_alpha)]))[0])
+        done = set()  # (truncation, grid factor) already computed (capped depths coincide)
+        # first a grid on which one step has at most _TAIL_FIRST_POINTS points (fast; often enough:
+        # where the schedule's own grid is fine, as for T ~ 1e3, the finest one is far tighter than needed)
+        span = self._step_span(lts[0])
+        first = [f for f in _COARSE_TAIL_FACTORS if span / (self.h * f) <= _TAIL_FIRST_POINTS]
+        if first and first[0] > 1.0:
+            coarse = SchedulePLD(self.segments, self.h * first[0], self.group_size, self.lower, False, lts[0],
+                                 self.precision)
+            try:
+                coarse._parts("remove")
+                lo, up = self._tail_power_from(coarse, log_alpha)
+                found = max(lo, lo_mt) >= up - _TAIL_FIRST_ENOUGH
+                done.add((lts[0], first[0]))
+            except (StepTooWide, WindowTooWide):
+                pass
+        for lt in lts:
+            if found and up - max(lo, lo_mt) <= _COARSE_TAIL_ENOUGH:
+                break
             for factor in _COARSE_TAIL_FACTORS:
+                if (lt, factor) in done:
+                    break
                 coarse = SchedulePLD(self.segments, self.h * factor, self.group_size, self.lower, False, lt,
                                      self.precision)
                 try:
                     coarse._parts("remove")
                 except (StepTooWide, WindowTooWide):
                     continue
+                done.add((lt, factor))
                 lo_c, up_c = self._tail_power_from(coarse, log_alpha)
                 lo, up, found = max(lo, lo_c), min(up, up_c), True
                 break
-        if not found or up - lo > 0.01:  # not tight: this grid's own steps too (each end the better)
+        # not tight: this grid's own steps too (each end the better), unless just computed
+        if (not found or up - max(lo, lo_mt) > 0.01) and (self.log_tau, 1.0) not in done:
             lo_s, up_s = self._tail_power_from(self, log_alpha)
             lo, up = max(lo, lo_s), min(up, up_s)
         return min(lo, up), up
+
+    def _step_span(self, log_tau: float) -> float:
+        """The longest loss range of one grid step truncated at ``log_tau`` (per composition)."""
+        grid, _, _ = _split_extremes(self.segments)
+        step_tau = log_tau - math.log(max(sum(T for _, _, T in self.segments), 1))
+        spans = [loss_range(s_, q_, "remove", step_tau, self.group_size) for s_, q_, _ in grid]
+        return max((hi - lo for lo, hi in spans), default=0.0)
+
+    def _inf_truncation(self, log_alpha: float) -> float | None:
+        """The shallowest truncation log tau (<= this one's; None if none is found or the schedule
+        has steps outside the grid range) whose composed mass at +infinity is at most
+        alpha e^-:data:`_INF_DEPTH`, i.e. at most that fraction of the power (>= alpha): a choice
+        only (the mass is counted whatever it is), which keeps one step's grid short where the
+        sampled component's tail, not the truncation bound, sets the mass (small q: about
+        q tau)."""
+        grid, noiseless, inv = _split_extremes(self.segments)
+        if noiseless or inv > 0 or not grid:
+            return None
+        n_steps = sum(T for _, _, T in grid)
+        target = float(log_alpha) - _INF_DEPTH
+        best = None
+        lt = min(max(target, math.log(1e-300)), self.log_tau)
+        while lt <= self.log_tau:
+            step_tau = lt - math.log(n_steps)
+            infs = []
+            for s_, q_, T in grid:
+                l_hi = loss_range(s_, q_, "remove", step_tau, self.group_size)[1]
+                infs.append((float(loss_tails(np.array([l_hi]), s_, q_, "remove", self.group_size)[0][0]), T))
+            inf = compose_inf_mass(infs)
+            if not (inf > 0.0 and math.log(inf) <= target):
+                break
+            best = lt
+            lt += 0.5
+        return best
 
     def _tail_power_from(self, src: "SchedulePLD", log_alpha: float) -> tuple[float, float]:
         """:meth:`tail_power` from the steps of ``src`` (the same schedule, its own grid and truncation)."""

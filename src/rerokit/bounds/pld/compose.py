@@ -52,7 +52,7 @@ from rerokit.bounds.pld.normal import logsumexp_rows
 
 __all__ = ["Composed", "WindowTooWide", "compose", "chernoff_window", "fft_size", "fft_error_constant", "fft_factors",
            "PRECISIONS",
-           "compose_inf_mass", "MAX_FFT"]
+           "compose_inf_mass", "MAX_FFT", "weighted_roundoff"]
 
 MAX_FFT = 1 << 24  # composed window size
 _U = float(np.finfo(float).eps) / 2.0  # unit roundoff of double
@@ -73,6 +73,8 @@ class Composed:
       tail: bound on the exact mass outside the window (both sides together).
       roundoff: bound on sum_i |pmf_i - exact_i| over the window (floating-point error).
       entry_roundoff: bound on max_i |pmf_i - exact_i|.
+      roundoff2: bound on (sum_i |pmf_i - exact_i|^2)^(1/2) over the window (the 2-norm of the
+        same error; :func:`weighted_roundoff` turns it into bounds on geometrically weighted sums).
     """
 
     offset: int
@@ -80,6 +82,7 @@ class Composed:
     tail: float
     roundoff: float
     entry_roundoff: float
+    roundoff2: float = math.inf
 
 
 def fft_size(n: int) -> int:
@@ -382,7 +385,36 @@ def compose(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_tau: flo
     d2 = math.sqrt(float(np.sum(w2_live * err * err)) * (1.0 + 1e-12)) + dead + math.sqrt(nf) * 1e-300
     parseval = (math.sqrt(n / nfft) * d2 + n * eps_f * y1 / nfft) * (1.0 + 4.0 * u) * (1.0 + 1e-12)
     roundoff = min(2.0, min(n * entry, parseval) + r64 * float(np.sum(out)) * 1.01 + n * 1e-300)
-    return Composed(A, out, 2.0 * math.exp(log_tau), roundoff, min(entry64, 2.0))
+    # the same two parts in the 2-norm: ||IDFT(D)||_2 = ||D||_2 / sqrt(nfft) (Parseval; restricting to
+    # the window only lowers it) plus sqrt(n) times the inverse's entry bound; the rounding to double
+    # (extended only) is <= r64 out_i per entry, 2-norm <= r64 sum(out)
+    l2 = (d2 / math.sqrt(nfft) + math.sqrt(n) * eps_f * y1 / nfft) * (1.0 + 4.0 * u) * (1.0 + 1e-12)
+    roundoff2 = min(roundoff, l2 + r64 * float(np.sum(out)) * 1.01 + math.sqrt(n) * 1e-300)
+    return Composed(A, out, 2.0 * math.exp(log_tau), roundoff, min(entry64, 2.0), roundoff2)
+
+
+def weighted_roundoff(c: Composed, rate: float) -> float:
+    """A bound on sum_{j >= 0} e^{-rate j} |pmf_{k+j} - exact_{k+j}| for every k (rate >= 0): the
+    round-off of masses above a point, each weighted by its untilting factor relative to that point
+    (:mod:`rerokit.bounds.pld.tilt`).
+
+    The smallest of: the l1 bound (weights <= 1); the entry bound times sum_j e^{-rate j} =
+    1 / (1 - e^{-rate}); and (Cauchy-Schwarz) the 2-norm bound times (sum_j e^{-2 rate j})^(1/2) =
+    (1 - e^{-2 rate})^(-1/2).
+
+    Args:
+      c: a composition.
+      rate: the weights' decay per grid step (t h for a tilt t), >= 0.
+
+    Returns:
+      The bound (rounded up).
+    """
+    best = c.roundoff
+    if rate > 0.0:
+        g1 = -math.expm1(-rate)
+        g2 = -math.expm1(-2.0 * rate)
+        best = min(best, c.entry_roundoff / g1, c.roundoff2 / math.sqrt(g2))
+    return best * (1.0 + 1e-12)
 
 def compose_inf_mass(parts: Sequence[tuple[float, int]]) -> float:
     """Composed +infinity mass 1 - prod (1 - p_inf_i)^{T_i}.

@@ -32,7 +32,7 @@ import numpy as np
 from rerokit.bounds.pld.normal import ndtr, normal_isf_log
 
 __all__ = ["StepPLD", "StepTooWide", "dpsgd_step_pld", "loss_range", "default_grid_step", "DIRECTIONS",
-           "MAX_STEP_WIDTH", "remove_loss"]
+           "MAX_STEP_WIDTH", "remove_loss", "loss_tails"]
 
 DIRECTIONS = ("remove", "add", "replace")
 MAX_STEP_WIDTH = 200_000  # grid points of one step's PLD
@@ -189,6 +189,22 @@ def _tails(l: np.ndarray, sigma: float, q: float, direction: str, k: int = 1):
     x = _x_of_replace_loss(l, sigma, q)
     return (_mix_sf(x, sigma, q), _mix_cdf(x, sigma, q), _mix_sf(x, sigma, q, 1, -1.0),
             _mix_cdf(x, sigma, q, 1, -1.0))
+
+
+def loss_tails(l: np.ndarray, sigma: float, q: float, direction: str, k: int = 1):
+    """(P(L > l), P(L <= l), Q(L > l), Q(L <= l)) for the pair (P, Q) of ``direction``, element-wise.
+
+    Args:
+      l: losses.
+      sigma: noise multiplier > 0.
+      q: sampling rate in (0, 1].
+      direction: "remove", "add" or "replace".
+      k: group size >= 1.
+
+    Returns:
+      The four arrays.
+    """
+    return _tails(np.asarray(l, dtype=float), sigma, q, direction, k)
 
 
 def _replace_loss(x: float, sigma: float, q: float) -> float:

@@ -14,8 +14,11 @@ approximations in statistics" - used here only to *choose* t; every t gives a ce
 
 Upper end: f(s) = s alpha + p_inf + sum_{l_i > log s} p_i (1 - s e^{-l_i}) >= the power for every
 s > 0 (Neyman-Pearson duality), evaluated at s = e^{l_k} for every grid point of the tilted window
-with the untilted masses; the masses above l_k may be off by at most e^{C - t l_k} (roundoff +
-3 tau) (round-off, wrap-around and the mass above the window, all tilted masses).
+with the untilted masses; the masses above l_k may be off by at most e^{C - t l_k} (R + 3 tau)
+(round-off, wrap-around and the mass above the window, all tilted masses), where R bounds the
+tilted round-off errors weighted by their untilting factors e^{-t (l_j - l_k)} <= 1
+(:func:`rerokit.bounds.pld.compose.weighted_roundoff`: the l1 round-off, or by Cauchy-Schwarz its
+2-norm times (1 - e^{-2 t h})^(-1/2), far smaller for long schedules on fine grids).
 Lower end: threshold tests S >= s on the bucket statistic, with its P- and Q-distributions tilted
 by t and t + 1, level bounded above and power below by the untilted sums and the same error terms.
 Everything is in logs, so levels like 1e-473 are handled without underflow.
@@ -28,12 +31,16 @@ from typing import Sequence
 
 import numpy as np
 
-from rerokit.bounds.pld.compose import compose
+from rerokit.bounds.pld.compose import compose, weighted_roundoff
 from rerokit.bounds.pld.normal import logsumexp_rows
 
 __all__ = ["tilted_power", "saddle_tilt"]
 
-_LOG_TAU = math.log(1e-17)
+# tail mass left outside the tilted windows (each side): relative to the tilted masses, which are of
+# order one near the threshold, so far larger than the untilted compositions' 1e-17 (smaller FFTs);
+# the statistic's Q side is tilted one further than its saddle point, hence its smaller value
+_LOG_TAU = math.log(1e-12)
+_LOG_TAU_STAT = math.log(1e-15)
 
 
 def _log_moments(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float) -> tuple[float, float]:
@@ -148,7 +155,7 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
         frac = np.exp(np.minimum(0.0, l + log_b - log_a))
         term = log_a + np.log1p(-frac)
     term = np.where(np.isfinite(log_a), term, -np.inf)
-    err = c - t * l + math.log(comp.roundoff + 3.0 * math.exp(_LOG_TAU))
+    err = c - t * l + math.log(weighted_roundoff(comp, t * h) + 3.0 * math.exp(_LOG_TAU))
     stack = np.vstack((log_alpha + l, term, err, np.full(l.size, math.log(inf_mass) if inf_mass > 0 else -np.inf)))
     log_f = logsumexp_rows(stack.T)
     # the untilting's own rounding: u (|log p_t| + |t l| + |C|) per mass, plus the tilting's (rel)
@@ -158,8 +165,8 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
     if stat_p is not None:
         sp, cp_, rel_p = _tilted(stat_p, h, t)
         sq, cq_, rel_q = _tilted(stat_q, h, t + 1.0)
-        P = compose(sp, h, _LOG_TAU, precision=precision)
-        Q = compose(sq, h, _LOG_TAU, precision=precision)
+        P = compose(sp, h, _LOG_TAU_STAT, precision=precision)
+        Q = compose(sq, h, _LOG_TAU_STAT, precision=precision)
         lo_lab = max(P.offset, Q.offset)
         hi_lab = min(P.offset + P.pmf.size, Q.offset + Q.pmf.size) - 1
         if hi_lab >= lo_lab:
@@ -169,8 +176,8 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
                 lp = np.log(P.pmf) - t * (P.offset + np.arange(P.pmf.size)) * h + cp_
             q_ge = _suffix_logsumexp(lq)[s - Q.offset]
             p_ge = _suffix_logsumexp(lp)[s - P.offset]
-            q_err = cq_ - (t + 1.0) * s * h + math.log(Q.roundoff + 3.0 * math.exp(_LOG_TAU))
-            p_err = cp_ - t * s * h + math.log(P.roundoff + 3.0 * math.exp(_LOG_TAU))
+            q_err = cq_ - (t + 1.0) * s * h + math.log(weighted_roundoff(Q, (t + 1.0) * h) + 3.0 * math.exp(_LOG_TAU_STAT))
+            p_err = cp_ - t * s * h + math.log(weighted_roundoff(P, t * h) + 3.0 * math.exp(_LOG_TAU_STAT))
             big = 4.0 * float(np.finfo(float).eps) * (float(np.max(np.abs((t + 1.0) * s * h))) + abs(cp_) + abs(cq_) + 800.0)
             q_up = np.logaddexp(q_ge, q_err) + 1.01 * (rel_q + big) + 1e-12
             ok = np.nonzero(q_up <= log_alpha)[0]
@@ -192,7 +199,7 @@ def _untilted_power(stat_p: Sequence[tuple[int, np.ndarray, int]], h: float, lab
     """log of a certified lower bound on P(S >= label) from the untilted composition of the
     statistic (extended precision): the in-window mass at labels >= label minus the proven
     round-off (mass outside the window is dropped, which only lowers it)."""
-    c = compose(stat_p, h, _LOG_TAU, precision="extended")
+    c = compose(stat_p, h, math.log(1e-17), precision="extended")
     k = min(max(label - c.offset, 0), c.pmf.size)
     tail = c.pmf[k:].astype(np.longdouble)
     # the sum's rounding (recursive-summation bound, n u in long double) and the conversion to double
