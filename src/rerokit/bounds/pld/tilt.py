@@ -32,6 +32,7 @@ from typing import Sequence
 import numpy as np
 
 from rerokit.bounds.pld.compose import compose, weighted_roundoff
+from rerokit.bounds.pld.logsum import suffix_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 
 __all__ = ["tilted_power", "saddle_tilt"]
@@ -115,9 +116,11 @@ def _tilted(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float):
     return out, c, rel + 4.0 * u * (abs(c) + 1.0)
 
 
-def _suffix_logsumexp(a: np.ndarray) -> np.ndarray:
-    """s[i] = log sum_{j >= i} e^{a_j}, s[n] = -inf."""
-    return np.concatenate((np.logaddexp.accumulate(a[::-1])[::-1], [-np.inf]))
+def _suffix_logsumexp(a: np.ndarray, side: int) -> np.ndarray:
+    """s[i] = log sum_{j >= i} e^{a_j}, s[n] = -inf, moved by its proven rounding bound
+    (:func:`rerokit.bounds.pld.logsum.suffix_logsumexp`) up (``side`` +1) or down (-1)."""
+    s, err = suffix_logsumexp(a)
+    return s + side * err
 
 
 def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tuple[int, np.ndarray, int]] | None,
@@ -149,8 +152,10 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
     l = labels * h
     with np.errstate(divide="ignore"):
         logp = np.log(comp.pmf) - t * l + c
-    log_a = _suffix_logsumexp(logp)[1:]  # mass of the atoms above l_k
-    log_b = _suffix_logsumexp(logp - l)[1:]
+    # f(s) = s alpha + p_inf + P(L > l_k) - s Q(L > l_k) at s = e^{l_k}: an upper end needs the
+    # P-sums rounded up and the Q-sums rounded down
+    log_a = _suffix_logsumexp(logp, +1)[1:]  # mass of the atoms above l_k
+    log_b = _suffix_logsumexp(logp - l, -1)[1:]
     with np.errstate(divide="ignore", invalid="ignore"):
         frac = np.exp(np.minimum(0.0, l + log_b - log_a))
         term = log_a + np.log1p(-frac)
@@ -174,8 +179,8 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
             with np.errstate(divide="ignore"):
                 lq = np.log(Q.pmf) - (t + 1.0) * (Q.offset + np.arange(Q.pmf.size)) * h + cq_
                 lp = np.log(P.pmf) - t * (P.offset + np.arange(P.pmf.size)) * h + cp_
-            q_ge = _suffix_logsumexp(lq)[s - Q.offset]
-            p_ge = _suffix_logsumexp(lp)[s - P.offset]
+            q_ge = _suffix_logsumexp(lq, +1)[s - Q.offset]  # the level: Q-sums up
+            p_ge = _suffix_logsumexp(lp, -1)[s - P.offset]  # the power: P-sums down
             q_err = cq_ - (t + 1.0) * s * h + math.log(weighted_roundoff(Q, (t + 1.0) * h) + 3.0 * math.exp(_LOG_TAU_STAT))
             p_err = cp_ - t * s * h + math.log(weighted_roundoff(P, t * h) + 3.0 * math.exp(_LOG_TAU_STAT))
             big = 4.0 * float(np.finfo(float).eps) * (float(np.max(np.abs((t + 1.0) * s * h))) + abs(cp_) + abs(cq_) + 800.0)
