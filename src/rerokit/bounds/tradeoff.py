@@ -365,7 +365,7 @@ class TradeoffCurve:
         if self.adjacency == "remove" or all(q == 1.0 for _, q, _ in self.segments):
             # (q = 1: the Gaussian pair is symmetric, the symmetrised curve is the remove curve)
             r = dp.exact_power_many(self._pld, self.segments, lks)
-            return r["lower"], r["value"], r["floored"]
+            return r.lower, r.value, r.floored
         return self._sym_power(lks, alpha)
 
     def _sym_tables(self) -> tuple:
@@ -420,7 +420,13 @@ class TradeoffCurve:
         rev = tests.reversed()  # A direction: alternative nu, null mu, tests S <= s
 
         def r_lo(a: np.ndarray) -> np.ndarray:
-            return tests.power_lower_at(a)
+            # every certified R-direction test: the statistic's and, at small levels, the max test
+            a = np.minimum(a, 1.0)
+            pos = a > 0
+            out = np.zeros(a.shape)
+            if pos.any():
+                out[pos] = pld.power_lower(np.log(a[pos]))
+            return out
 
         def a_lo(a: np.ndarray) -> np.ndarray:
             return rev.power_lower_at(a)

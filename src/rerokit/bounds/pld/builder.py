@@ -34,6 +34,7 @@ import numpy as np
 
 from rerokit.bounds.pld.compose import WindowTooWide, compose, compose_inf_mass
 from rerokit.bounds.pld.discrete import Bracket, DiscretePLD, GridPMF, ThresholdTests
+from rerokit.bounds.pld.maxtest import log_max_test_power
 from rerokit.bounds.pld.tilt import tilted_power
 from rerokit._resources import check_memory, group_step_pld_bytes
 from rerokit.bounds.pld.step import StepTooWide, default_grid_step, dpsgd_step_pld, loss_range, MAX_STEP_WIDTH
@@ -43,9 +44,13 @@ from rerokit.bounds.pld.step import StepTooWide, default_grid_step, dpsgd_step_p
 _COARSE_TAIL_DEPTHS = (1.5, 3.0, 6.0)
 _COARSE_TAIL_FACTORS = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.5, 8.0, 12.0, 16.0, 32.0)
 
-__all__ = ["SchedulePLD", "PLDTooWide", "schedule_pld", "merge_segments", "SIGMA_GRID_RANGE", "LOG_TAU"]
+__all__ = ["SchedulePLD", "PLDTooWide", "schedule_pld", "merge_segments", "SIGMA_GRID_RANGE", "LOG_TAU", "MAX_TEST_BELOW"]
 
 LOG_TAU = math.log(1e-17)  # tail mass bound used for truncations (per composition)
+
+# The max test's lower end (rerokit.bounds.pld.maxtest) is tried at levels at or below this only
+# (where one rare jump can dominate; above, the statistic's tests are better and the time is saved).
+MAX_TEST_BELOW = math.log(1e-6)
 
 # Noise multipliers whose one-step PLD fits the double-precision grid; outside, the dominating
 # replacements of the module docstring are used.
@@ -285,6 +290,11 @@ class SchedulePLD:
         p0 = 1 - prod (1 - (1 - (1-q)^k) Phi(1/(2 sigma)))^T), independent of the statistic, so
         the combined test at level alpha has power >= p0 + (1 - p0) lower_S(alpha - a0).
 
+        At levels <= :data:`MAX_TEST_BELOW` (one example per step), also the max test "some step's
+        output is large" (:func:`rerokit.bounds.pld.maxtest.log_max_test_power`: closed-form level
+        and power on the true pair, every step included); any test at level <= alpha has power <=
+        the Neyman-Pearson power (Neyman & Pearson 1933), so the larger of the two is a lower bound.
+
         Args:
           log_alphas: natural logs of the levels (<= 0).
 
@@ -294,6 +304,16 @@ class SchedulePLD:
         lk = np.atleast_1d(np.asarray(log_alphas, dtype=float))
         if not self.lower:
             return np.exp(lk)
+        low = self._power_lower_stat(lk)
+        small = lk <= MAX_TEST_BELOW
+        if self.group_size == 1 and small.any():
+            mt = np.zeros(lk.shape)
+            mt[small] = np.exp(log_max_test_power(self.segments, lk[small]))
+            low = np.maximum(low, mt)
+        return low
+
+    def _power_lower_stat(self, lk: np.ndarray) -> np.ndarray:
+        """:meth:`power_lower` from the bucket statistic (and the near-noiseless steps' indicator) only."""
         _, noiseless, _ = _split_extremes(self.segments)
         if not noiseless:
             return self.tests.power_lower(lk)
