@@ -36,7 +36,9 @@ query is a batch of O(n + m log n) work on its composed arrays.
 * Lower end of the power: actual threshold tests on the bucket statistic S (a function of the
   output), randomised between adjacent thresholds, with level bounded above and power bounded
   below by the composed bucket masses minus their window/round-off allowances
-  (:func:`rerokit.bounds.dpsgd.np_lower_many`).
+  (:func:`rerokit.bounds.dpsgd.np_lower_many`); at levels <= 1e-6 also the max test "some step's
+  output is large" (:mod:`rerokit.bounds.pld.maxtest`, closed-form level and power), through
+  :meth:`rerokit.bounds.pld.SchedulePLD.power_lower`, in both adjacencies.
 * ``error`` = upper - lower is the numerical error; the truth lies in the bracket.
 
 For sigma outside :data:`rerokit.bounds.dpsgd.SIGMA_EXACT_RANGE` (and for schedules too long

@@ -356,12 +356,13 @@ def test_step_masses_are_rounded_in_the_safe_stochastic_order(sigma, q, k, direc
         got = suffixes([mp.mpf(float(v)) for v in stored])
         for g, e in zip(got, suffixes(exact)):
             assert (g <= e) if below else (g >= e)
-    # the exact split, atoms widened by the loss error eta (StepPLD.loss_shift = 2 eta)
-    eta = mp.mpf(st.loss_shift) / 2
+    # the exact split, atoms widened by each bucket's loss error eta_j (<= StepPLD.loss_shift / 2)
     hh = mp.mpf(h)
     split = [mp.mpf(0)] * (len(ep) - 1)
     split[0] += ep[0]
     for j in range(len(ep) - 2):
+        eta = mp.mpf(step.LOSS_POINT_ULPS * 2.0 ** -53 * (1.0 + max(abs(float(l[j])), abs(float(l[j + 1])))))
+        assert 2 * eta <= st.loss_shift
         pb, qb = ep[j + 1], eq_[j + 1]
         c = (pb - mp.exp(mp.mpf(float(l[j])) - eta) * qb) / (1 - mp.exp(-hh - 2 * eta))
         c = min(max(c, mp.mpf(0)), pb)

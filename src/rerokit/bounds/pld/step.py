@@ -481,18 +481,19 @@ def dpsgd_step_pld(sigma: float, q: float, h: float, direction: str, log_tau: fl
     c = np.clip((pb - eq) / (-math.expm1(-h)), 0.0, pb)
     a = pb - c
     # the split's exact counterpart (module docstring): each bucket's losses lie within eta of its
-    # grid points, so its connect-the-dots split onto l_j - eta, l_{j+1} + eta (c^ below) shifted up
-    # by eta dominates it; the stored split differs from that one at the cut between atoms j and
+    # grid points (eta_j <= eta for bucket j), so its connect-the-dots split onto l_j - eta_j,
+    # l_{j+1} + eta_j (c^ below) shifted up by eta_j dominates it (all atoms within 2 eta above the grid); the stored split differs from that one at the cut between atoms j and
     # j+1 by the statistic's suffix error plus |c_j - c^_j| <= (|d pb_j| + e^{l_j} |d qb_j| + the
     # rounding of eq = exp(l_j + log qb) (libm's exp/log within 2 ulps), of the subtraction and
-    # division + eta (eq_j + 2 pb_j)) / (1 - e^{-h}) + |d pb_j| (the clip)
+    # division + eta_j (eq_j + 2 pb_j)) / (1 - e^{-h}) + |d pb_j| (the clip)
     eta = LOSS_POINT_ULPS * _U * (1.0 + float(np.max(np.abs(l))))
     lj = l[:-1]
+    eta_j = LOSS_POINT_ULPS * _U * (1.0 + np.maximum(np.abs(lj), np.abs(l[1:])))  # bucket j's own (<= eta)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore", under="ignore"):
         q_scaled = np.exp(np.minimum(lj + np.log(local_q), 700.0))  # e^{l_j} |d qb_j|
         lq = np.where(qb > 0, np.abs(np.log(np.where(qb > 0, qb, 1.0))), 0.0)
     eq_rel = _U * (6.0 * lq + 4.0 * np.abs(lj) + 8.0)
-    num = local_p + q_scaled + eq_rel * eq + 8.0 * _U * (pb + eq) + eta * (eq + 2.0 * pb)
+    num = local_p + q_scaled + eq_rel * eq + 8.0 * _U * (pb + eq) + eta_j * (eq + 2.0 * pb)
     dc = (num / (-math.expm1(-h) * (1.0 - 8.0 * _U)) + local_p) * (1.0 + 1e-9)
     split = np.zeros(j_hi - j_lo + 1)
     split[:-1] += a
