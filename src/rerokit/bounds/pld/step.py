@@ -493,6 +493,9 @@ def dpsgd_step_pld(sigma: float, q: float, h: float, direction: str, log_tau: fl
         q_scaled = np.exp(np.minimum(lj + np.log(local_q), 700.0))  # e^{l_j} |d qb_j|
         lq = np.where(qb > 0, np.abs(np.log(np.where(qb > 0, qb, 1.0))), 0.0)
     eq_rel = _U * (6.0 * lq + 4.0 * np.abs(lj) + 8.0)
+    # and |d qb_j| <= stored + exact qb_j, e^{l_j} exact qb_j <= e^{eta_j} exact pb_j (the cell's
+    # likelihood ratio is >= e^{l_j - eta_j}): what bounds it where qb_j underflows at huge losses
+    q_scaled = np.minimum(q_scaled, eq * (1.0 + eq_rel) + math.exp(2.0 * eta) * (pb + local_p) * (1.0 + 4.0 * _U))
     num = local_p + q_scaled + eq_rel * eq + 8.0 * _U * (pb + eq) + eta_j * (eq + 2.0 * pb)
     dc = (num / (-math.expm1(-h) * (1.0 - 8.0 * _U)) + local_p) * (1.0 + 1e-9)
     split = np.zeros(j_hi - j_lo + 1)
