@@ -133,3 +133,47 @@ def test_max_test_two_segments_certified() -> None:
     assert got <= exact and exact - got <= 1e-8
     b = rero_dpsgd(segments=segs, log_kappa=lk, comparisons=False)
     assert b.value >= math.exp(got) and b.interval[0] >= math.exp(got) * (1 - 1e-12)
+
+
+def _sym_profile_upper(sigma, q, T, log_alpha, kmax=40):
+    """An upper bound on the add-or-remove trade-off curve's power at level e^log_alpha: both
+    directions' privacy profiles are <= D(eps) = sum_k Bin(k; T, q) delta_GDP(sqrt(k)/sigma, eps)
+    (joint convexity of the hockey-stick divergence over the binomial mixture of Gaussian shifts;
+    GDP is symmetric), and TPR_sym(alpha) <= e^eps alpha + D(eps) at every eps (Dong, Roth & Su
+    2022, Prop. 2.12 / F.2); minimised over a grid of eps. k > kmax: their mass, delta <= 1."""
+    lq, l1q = mp.log(q), mp.log(1 - mp.mpf(q))
+    w = [mp.exp(mp.loggamma(T + 1) - mp.loggamma(k + 1) - mp.loggamma(T - k + 1) + k * lq + (T - k) * l1q)
+         for k in range(kmax + 1)]
+    rest = max(mp.mpf(0), 1 - mp.fsum(w))
+
+    def d_gdp(mu, eps):
+        return _phi_bar(eps / mu - mu / 2) - mp.exp(eps) * _phi_bar(eps / mu + mu / 2)
+
+    best = mp.mpf(1)
+    for i in range(0, 301):
+        eps = mp.mpf(i) / 10
+        v = mp.exp(eps + log_alpha) + rest + mp.fsum(w[k] * d_gdp(mp.sqrt(k) / sigma, eps) for k in range(1, kmax + 1))
+        best = min(best, v)
+    return best
+
+
+def test_tradeoff_lower_end_gets_the_max_test_in_both_adjacencies() -> None:
+    # The max test sits in SchedulePLD.power_lower, so the trade-off curve's lower end gets it in
+    # both adjacencies (before: only rero_dpsgd / the remove curve; the add_remove lower end at
+    # FPR 1e-30 was the trivial e^-69.08, now e^-66.57).
+    from rerokit.bounds.dpsgd import dpsgd_pld
+    from rerokit.bounds.pld import log_max_test_power
+    from rerokit.bounds.tradeoff import TradeoffCurve
+
+    segs = [(1.0, 1e-4, 1000)]
+    pld = dpsgd_pld(segs, add_direction=True)
+    for lk in (-30 * math.log(10), -8 * math.log(10)):
+        mt = float(log_max_test_power(segs, [lk])[0])
+        ref = mp.log(_mixture_upper(1.0, 1e-4, 1000, lk))
+        ref_sym = mp.log(_sym_profile_upper(1.0, 1e-4, 1000, lk))
+        for adj, up_ref in (("remove", ref), ("add_remove", ref_sym)):
+            b = TradeoffCurve.from_pld(segs, pld, adj).tpr_at_fpr(log_fpr=lk)
+            assert math.log(b.lower) >= mt - 1e-12, adj
+            assert math.log(b.lower) <= up_ref, adj
+            assert b.lower <= b.upper
+        assert ref <= ref_sym + 1e-9  # the remove curve lies below the symmetrised one's bound

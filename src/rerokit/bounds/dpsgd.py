@@ -83,6 +83,7 @@ a few tenths.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -97,7 +98,6 @@ from rerokit.bounds.pld import (
     SchedulePLD,
     ThresholdTests,
     log_chernoff_gamma_many,
-    log_max_test_power,
     log_rdp_gamma_many,
     rdp_curve_subsampled_gaussian,
     rdp_poisson_gaussian,
@@ -128,6 +128,7 @@ __all__ = [
     "DpsgdPLD",
     "epsilon_from_pld",
     "exact_power_many",
+    "ExactPower",
     "np_upper_many",
     "np_lower_many",
     "log_rdp_gamma_many",
@@ -179,8 +180,6 @@ _NEAR_ONE_POINTS = 4_000_000
 # At most this many levels of one call get the last (finest, seconds at T = 1e6) grid; the others
 # stop before it and get the 8x finer grid as well (one composition shared by all of them).
 _NEAR_ONE_FINE_LEVELS = 4
-# The max test's lower end is tried at levels below this only (where one rare jump can dominate).
-_MAX_TEST_BELOW = math.log(1e-6)
 
 # The composed PLDs of a schedule (kept under its former name).
 DpsgdPLD = SchedulePLD
@@ -376,9 +375,42 @@ def _log_rdp_gamma(segments: Sequence[Segment], log_kappa: float) -> tuple[float
     return float(v[0]), float(o[0])
 
 
+@dataclass(frozen=True)
+class ExactPower:
+    """The ``exact`` method's numbers at many levels (arrays, one entry per kappa; ``floor`` and ``h``
+    are one number for all): what :func:`exact_power_many` returns.
+
+    Attributes:
+      log_upper: log of the dominating PLD's bound on gamma (the Neyman-Pearson power).
+      upper: exp(log_upper).
+      lower_pld: the certified lower end from actual tests (bucket statistic, max test, tilting),
+        at most ``upper``.
+      eps_star: the threshold privacy loss of the optimal test on the dominating PLD.
+      floor: the PLD's error terms (mass at infinity, window and round-off).
+      floored: where ``floor`` exceeds a tenth of the upper end.
+      used_rdp: where the RDP (or, below kappa = 1e-300, the Hölder) bound replaced the PLD value.
+      log_value: log of the final upper bound on gamma.
+      value: the final upper bound, exp(log_value) rounded up (never below the truth).
+      lower: min(lower_pld, value), the certified lower end.
+      h: the finest grid step used.
+    """
+
+    log_upper: np.ndarray
+    upper: np.ndarray
+    lower_pld: np.ndarray
+    eps_star: np.ndarray
+    floor: float
+    floored: np.ndarray
+    used_rdp: np.ndarray
+    log_value: np.ndarray
+    value: np.ndarray
+    lower: np.ndarray
+    h: float
+
+
 def exact_power_many(
     pld: SchedulePLD, segments: Sequence[Segment], log_kappas: np.ndarray, log_rdp: np.ndarray | None = None
-) -> dict[str, np.ndarray]:
+) -> ExactPower:
     """The ``exact`` method at many log kappas from one composed PLD (arrays, one entry per kappa).
 
     :func:`rero_dpsgd` calls this with one kappa, so both give the same numbers.
@@ -392,12 +424,12 @@ def exact_power_many(
         they are computed here for the floored entries only.
 
     Returns:
-      A dict of arrays (one entry per kappa, except the scalar ``floor``):
-      ``log_upper``/``upper``: dominating-PLD bound; ``lower_pld``: min(threshold-test bound,
-      upper); ``eps_star``: threshold loss; ``floor``: the PLD's error terms; ``floored``:
-      floor > 0.1 upper, where the RDP bound replaces the PLD value when smaller (``used_rdp``);
-      ``log_value``/``value``: the final upper bound (value rounded up, never below the truth);
-      ``lower``: min(lower_pld, value), the certified lower end; ``h``: the finest grid step used.
+      An :class:`ExactPower`: the dominating-PLD bound (``log_upper``/``upper``), the certified
+      lower end (``lower_pld``, and ``lower`` = min(lower_pld, value)), the threshold loss
+      (``eps_star``), the PLD's error terms (``floor``; ``floored`` where they exceed a tenth of
+      the upper end, and the RDP bound then replaces the PLD value when smaller: ``used_rdp``),
+      the final upper bound (``log_value``/``value``, rounded up, never below the truth) and the
+      finest grid step used (``h``).
 
     Grid refinement: where the PLD's grid step was chosen automatically (``pld.auto_grid``), the
     lower end was requested (``pld.lower``; without it the upper value never depends on a width) and a
@@ -417,27 +449,18 @@ def exact_power_many(
     one = _one_step_closed_form(pld, lks)
     if one is not None:
         return one
-    r = _refined(pld, segments, lks, log_rdp)
-    small = lks <= _MAX_TEST_BELOW
-    if pld.lower and pld.group_size == 1 and small.any():
-        # the max test ("some step's output is large"): closed-form level and power, near optimal
-        # where sampled steps are rare and kappa tiny (rerokit.bounds.pld.maxtest)
-        mt = np.zeros(lks.shape)
-        mt[small] = np.exp(log_max_test_power(pld.segments, lks[small]))
-        r["lower_pld"] = np.minimum(np.maximum(r["lower_pld"], mt), r["upper"])
-        r["lower"] = np.minimum(np.maximum(r["lower"], mt), r["value"])
-    return r
+    # (the lower end includes the max test at small levels: SchedulePLD.power_lower)
+    return _refined(pld, segments, lks, log_rdp)
 
 
 def _refined(
     pld: SchedulePLD, segments: Sequence[Segment], lks: np.ndarray, log_rdp: np.ndarray | None
-) -> dict[str, np.ndarray]:
+) -> ExactPower:
     """:func:`_exact_power_once` with the grid refinements of :func:`exact_power_many`."""
     r = _exact_power_once(pld, segments, lks, log_rdp)
-    r["h"] = pld.h
     if not pld.auto_grid:
         return r
-    near = (r["upper"] > _NEAR_ONE_ABOVE) & ~r["used_rdp"] & (lks >= _MIN_TILTED_LOG)
+    near = (r.upper > _NEAR_ONE_ABOVE) & ~r.used_rdp & (lks >= _MIN_TILTED_LOG)
     if near.any():
         r, near = _near_one_into(r, pld, lks, near)
     if near.any():
@@ -445,8 +468,8 @@ def _refined(
     if not pld.lower:  # no lower end (bracket=False): the width says nothing
         return r
     with np.errstate(divide="ignore", invalid="ignore"):
-        rel = (r["value"] - r["lower"]) / r["value"]
-    wide = (rel > _REFINE_ABOVE) & ~r["used_rdp"] & (lks >= _MIN_TILTED_LOG)
+        rel = (r.value - r.lower) / r.value
+    wide = (rel > _REFINE_ABOVE) & ~r.used_rdp & (lks >= _MIN_TILTED_LOG)
     if not wide.any():
         return r
     factor = float(np.clip((float(np.max(rel[wide])) / (0.3 * _REFINE_ABOVE)) ** (1.0 / 1.5), 1.5, 8.0))
@@ -454,8 +477,8 @@ def _refined(
 
 
 def _near_one_into(
-    r: dict[str, np.ndarray], pld: SchedulePLD, lks: np.ndarray, near: np.ndarray
-) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    r: ExactPower, pld: SchedulePLD, lks: np.ndarray, near: np.ndarray
+) -> tuple[ExactPower, np.ndarray]:
     """gamma near 1: the bracket of 1 - gamma by tilting towards P's lower tail on two grids
     (:meth:`SchedulePLD.beta_near_one`), at most :data:`_MAX_TILTED` levels; each end keeps the
     better certified value. The grids of :data:`_NEAR_ONE_GRIDS`, cheapest first (about 0.1 s,
@@ -463,13 +486,13 @@ def _near_one_into(
     call), until the next one is predicted to be unneeded; those rules and the
     upper end of gamma use the dominating PLD only, so they are the same with and without the lower
     end (calibration compares ``bracket=False`` upper values).
-    Returns the updated dict and the levels where it did not apply or a grid was skipped (window
+    Returns the updated result and the levels where it did not apply or a grid was skipped (window
     too wide; left to :func:`_refine_into`)."""
     size = max(pld.upper.pmf.size, 1)
     n_steps = max(sum(T for _, _, T in pld.segments), 1)
     rest = np.array(near, copy=True)
-    for key in ("log_upper", "upper", "log_value", "value", "lower", "lower_pld"):
-        r[key] = np.array(r[key], dtype=float, copy=True)
+    keys = ("log_upper", "upper", "log_value", "value", "lower", "lower_pld")
+    v = {key: np.array(getattr(r, key), dtype=float, copy=True) for key in keys}
     fine_left = _NEAR_ONE_FINE_LEVELS
     for i in np.nonzero(near)[0][:_MAX_TILTED]:
         got, stopped = None, False
@@ -500,25 +523,25 @@ def _near_one_into(
         b_lo, b_up = got
         b_lo = max(0.0, b_lo * (1.0 - 1e-9) - 1e-15)  # the rounding of 1 - beta (1 ulp) on the safe side
         log_up = math.log1p(-b_lo) if b_lo < 1.0 else -math.inf
-        if log_up < r["log_upper"][i]:
-            r["log_upper"][i] = log_up
-            r["upper"][i] = math.exp(log_up)
-        if log_up < r["log_value"][i]:
-            r["log_value"][i] = log_up
-            r["value"][i] = round_up_exp(log_up)
+        if log_up < v["log_upper"][i]:
+            v["log_upper"][i] = log_up
+            v["upper"][i] = math.exp(log_up)
+        if log_up < v["log_value"][i]:
+            v["log_value"][i] = log_up
+            v["value"][i] = round_up_exp(log_up)
         if pld.lower:
             low = float(np.nextafter(1.0 - b_up, 0.0)) - 1e-15
-            r["lower_pld"][i] = max(r["lower_pld"][i], low)
-            r["lower"][i] = max(r["lower"][i], low)
-    r["lower_pld"] = np.minimum(r["lower_pld"], r["upper"])
-    r["lower"] = np.minimum(r["lower"], r["value"])
-    return r, rest
+            v["lower_pld"][i] = max(v["lower_pld"][i], low)
+            v["lower"][i] = max(v["lower"][i], low)
+    v["lower_pld"] = np.minimum(v["lower_pld"], v["upper"])
+    v["lower"] = np.minimum(v["lower"], v["value"])
+    return replace(r, **v), rest
 
 
 def _refine_into(
-    r: dict[str, np.ndarray], pld: SchedulePLD, segments: Sequence[Segment], lks: np.ndarray,
+    r: ExactPower, pld: SchedulePLD, segments: Sequence[Segment], lks: np.ndarray,
     log_rdp: np.ndarray | None, wide: np.ndarray, factor: float,
-) -> dict[str, np.ndarray]:
+) -> ExactPower:
     """Recompute the levels ``wide`` on the grid of ``pld`` finer by ``factor`` (window at most
     :data:`_REFINE_POINTS` points); each end keeps the better certified value (both stay certified
     on either grid)."""
@@ -534,25 +557,31 @@ def _refine_into(
         return r
     sub = np.nonzero(wide)[0]
     r2 = _exact_power_once(fine, segments, lks[sub], None if log_rdp is None else np.asarray(log_rdp)[sub])
-    better = r2["log_value"] < r["log_value"][sub]
-    for key in ("log_upper", "eps_star", "log_value", "value", "used_rdp"):
-        r[key] = np.array(r[key], copy=True)
-        r[key][sub] = np.where(better, r2[key], r[key][sub])
-    r["upper"] = np.exp(r["log_upper"])
-    r["floored"] = np.array(r["floored"], copy=True)
-    r["floored"][sub] &= r2["floored"]
-    r["lower_pld"] = np.array(r["lower_pld"], copy=True)
-    r["lower_pld"][sub] = np.maximum(r["lower_pld"][sub], r2["lower_pld"])
-    r["lower_pld"] = np.minimum(r["lower_pld"], r["upper"])
-    r["lower"] = np.array(r["lower"], copy=True)
-    r["lower"][sub] = np.maximum(r["lower"][sub], r2["lower"])
-    r["lower"] = np.minimum(r["lower"], r["value"])
-    r["floor"] = min(float(r["floor"]), float(r2["floor"]))
-    r["h"] = fine.h
-    return r
+    better = r2.log_value < r.log_value[sub]
+
+    def merged(mine: np.ndarray, theirs: np.ndarray) -> np.ndarray:
+        out = np.array(mine, copy=True)
+        out[sub] = np.where(better, theirs, out[sub])
+        return out
+
+    log_upper = merged(r.log_upper, r2.log_upper)
+    upper = np.exp(log_upper)
+    value = merged(r.value, r2.value)
+    floored = np.array(r.floored, copy=True)
+    floored[sub] &= r2.floored
+    lower_pld = np.array(r.lower_pld, copy=True)
+    lower_pld[sub] = np.maximum(lower_pld[sub], r2.lower_pld)
+    lower = np.array(r.lower, copy=True)
+    lower[sub] = np.maximum(lower[sub], r2.lower)
+    return ExactPower(
+        log_upper=log_upper, upper=upper, lower_pld=np.minimum(lower_pld, upper),
+        eps_star=merged(r.eps_star, r2.eps_star), floor=min(float(r.floor), float(r2.floor)), floored=floored,
+        used_rdp=merged(r.used_rdp, r2.used_rdp), log_value=merged(r.log_value, r2.log_value), value=value,
+        lower=np.minimum(lower, value), h=fine.h,
+    )
 
 
-def _one_step_closed_form(pld: SchedulePLD, lks: np.ndarray) -> dict[str, np.ndarray] | None:
+def _one_step_closed_form(pld: SchedulePLD, lks: np.ndarray) -> ExactPower | None:
     """One step (T = 1, one example, 0 < q < 1, sigma in the grid range): the exact Neyman-Pearson
     power, or None for any other schedule.
 
@@ -584,16 +613,16 @@ def _one_step_closed_form(pld: SchedulePLD, lks: np.ndarray) -> dict[str, np.nda
     value = np.array([round_up_exp(float(v)) for v in log_up])
     up = np.exp(log_up)
     false = np.zeros(lks.shape, dtype=bool)
-    return {
-        "log_upper": log_up, "upper": up, "lower_pld": np.minimum(lower, up), "eps_star": eps_star,
-        "floor": 0.0, "floored": false, "used_rdp": false.copy(), "log_value": log_up, "value": value,
-        "lower": np.minimum(lower, value), "h": pld.h,
-    }
+    return ExactPower(
+        log_upper=log_up, upper=up, lower_pld=np.minimum(lower, up), eps_star=eps_star, floor=0.0,
+        floored=false, used_rdp=false.copy(), log_value=log_up, value=value, lower=np.minimum(lower, value),
+        h=pld.h,
+    )
 
 
 def _exact_power_once(
     pld: SchedulePLD, segments: Sequence[Segment], lks: np.ndarray, log_rdp: np.ndarray | None
-) -> dict[str, np.ndarray]:
+) -> ExactPower:
     """:func:`exact_power_many` on the grid of ``pld`` only (no refinement)."""
     log_up, eps_star = pld.upper.power(lks)
     log_up = np.array(log_up, dtype=float)
@@ -681,11 +710,10 @@ def _exact_power_once(
         log_val = np.where(used_rdp, log_rdp, log_up)
     value = np.array([round_up_exp(float(x)) for x in log_val])
     lower_pld = np.minimum(low, up)
-    return {
-        "log_upper": log_up, "upper": up, "lower_pld": lower_pld, "eps_star": eps_star, "floor": floor,
-        "floored": floored, "used_rdp": used_rdp, "log_value": log_val, "value": value,
-        "lower": np.minimum(lower_pld, value),
-    }
+    return ExactPower(
+        log_upper=log_up, upper=up, lower_pld=lower_pld, eps_star=eps_star, floor=floor, floored=floored,
+        used_rdp=used_rdp, log_value=log_val, value=value, lower=np.minimum(lower_pld, value), h=pld.h,
+    )
 
 
 def rero_dpsgd(
@@ -838,17 +866,18 @@ def rero_dpsgd(
     r = exact_power_many(pld, segs, np.array([lk]), None if log_rdp is None else np.array([log_rdp]))
     # the never-sampled supremum (a closed form, rounded up here) is as certified and sometimes tighter
     log_env = log_sup_gamma(segs, lk, k)
-    if log_env < float(r["log_value"][0]):
-        r["log_value"][0] = log_env
-        r["value"][0] = round_up_exp(log_env)
-        r["lower"][0] = min(float(r["lower"][0]), float(r["value"][0]))
+    log_value, value, lower = float(r.log_value[0]), float(r.value[0]), float(r.lower[0])
+    if log_env < log_value:
+        log_value = log_env
+        value = round_up_exp(log_env)
+        lower = min(lower, value)
         extras["envelope_tighter"] = True
-    floored = bool(r["floored"][0])
+    floored = bool(r.floored[0])
     extras.update(
-        lower=float(r["lower_pld"][0]), upper=float(r["upper"][0]), value_discretization_interval=float(r["h"]),
-        threshold_epsilon=float(r["eps_star"][0]), pld_floor=float(r["floor"]), floored=floored,
+        lower=float(r.lower_pld[0]), upper=float(r.upper[0]), value_discretization_interval=float(r.h),
+        threshold_epsilon=float(r.eps_star[0]), pld_floor=float(r.floor), floored=floored,
     )
-    if r["used_rdp"][0]:
+    if r.used_rdp[0]:
         extras["note"] = (
             "the PLD's infinity mass / round-off floor dominates at this kappa; "
             "value is the (smaller, still valid) RDP bound (below kappa = 1e-300: Hölder's inequality at the "
@@ -856,9 +885,7 @@ def rero_dpsgd(
         )
     elif floored:
         extras["note"] = "the PLD's infinity mass / round-off floor dominates at this kappa"
-    extras["log_gamma"] = float(r["log_value"][0])
-    value = float(r["value"][0])
-    lower = float(r["lower"][0])
+    extras["log_gamma"] = log_value
     return Bound(value, max(0.0, value - lower), "exact", "upper", (lower, value), inputs, extras)
 
 

@@ -36,7 +36,9 @@ query is a batch of O(n + m log n) work on its composed arrays.
 * Lower end of the power: actual threshold tests on the bucket statistic S (a function of the
   output), randomised between adjacent thresholds, with level bounded above and power bounded
   below by the composed bucket masses minus their window/round-off allowances
-  (:func:`rerokit.bounds.dpsgd.np_lower_many`).
+  (:func:`rerokit.bounds.dpsgd.np_lower_many`); at levels <= 1e-6 also the max test "some step's
+  output is large" (:mod:`rerokit.bounds.pld.maxtest`, closed-form level and power), through
+  :meth:`rerokit.bounds.pld.SchedulePLD.power_lower`, in both adjacencies.
 * ``error`` = upper - lower is the numerical error; the truth lies in the bracket.
 
 For sigma outside :data:`rerokit.bounds.dpsgd.SIGMA_EXACT_RANGE` (and for schedules too long
@@ -365,7 +367,7 @@ class TradeoffCurve:
         if self.adjacency == "remove" or all(q == 1.0 for _, q, _ in self.segments):
             # (q = 1: the Gaussian pair is symmetric, the symmetrised curve is the remove curve)
             r = dp.exact_power_many(self._pld, self.segments, lks)
-            return r["lower"], r["value"], r["floored"]
+            return r.lower, r.value, r.floored
         return self._sym_power(lks, alpha)
 
     def _sym_tables(self) -> tuple:
@@ -420,7 +422,13 @@ class TradeoffCurve:
         rev = tests.reversed()  # A direction: alternative nu, null mu, tests S <= s
 
         def r_lo(a: np.ndarray) -> np.ndarray:
-            return tests.power_lower_at(a)
+            # every certified R-direction test: the statistic's and, at small levels, the max test
+            a = np.minimum(a, 1.0)
+            pos = a > 0
+            out = np.zeros(a.shape)
+            if pos.any():
+                out[pos] = pld.power_lower(np.log(a[pos]))
+            return out
 
         def a_lo(a: np.ndarray) -> np.ndarray:
             return rev.power_lower_at(a)

@@ -147,3 +147,68 @@ def test_subsampled_long_schedules_against_the_saddle_point(sigma, q, T, lam):
     b = rero_dpsgd(sigma, q, T, log_kappa=lk, comparisons=False)
     assert b.extras["log_gamma"] >= lg - 1e-3 * abs(lg)
     assert (b.extras["log_gamma"] - lg) / abs(lg) <= 0.005
+
+
+def _np_point_two(segs, l: float) -> tuple[mp.mpf, mp.mpf]:
+    """(log alpha, log beta) of the test L_1(x_1) + L_2(x_2) > l for two one-step segments with
+    different (sigma, q), by mpmath quadrature over x_1 (the most powerful test at its own level)."""
+    (s1, q1), (s2, q2) = [(mp.mpf(a), mp.mpf(b)) for a, b, _ in segs]
+
+    def x_of(v, s, q):  # L(x) > v  <=>  x > x_of(v); None when every x qualifies
+        if v <= mp.log(1 - q):
+            return None
+        return s * s * mp.log((mp.exp(v) - (1 - q)) / q) + mp.mpf(1) / 2
+
+    def tail_nu(x, s):
+        return mp.mpf(1) if x is None else mp.ncdf(-x / s)
+
+    def tail_mu(x, s, q):
+        return mp.mpf(1) if x is None else (1 - q) * mp.ncdf(-x / s) + q * mp.ncdf(-(x - 1) / s)
+
+    def loss(x, s, q):
+        return mp.log(1 - q + q * mp.exp((2 * x - 1) / (2 * s * s)))
+
+    l = mp.mpf(l)
+    c = x_of(l / 2, s1, q1)
+    pts = sorted(set([-mp.inf, -10 * s1, 0] + [c + k * s1 for k in (-6, -3, -1, 0, 1, 3, 6)]
+                     + [x_of(l, s1, q1) + 10 * s1, mp.inf]))
+    a = mp.quad(lambda x: mp.npdf(x, 0, s1) * tail_nu(x_of(l - loss(x, s1, q1), s2, q2), s2), pts)
+    b = mp.quad(lambda x: ((1 - q1) * mp.npdf(x, 0, s1) + q1 * mp.npdf(x, 1, s1))
+                * tail_mu(x_of(l - loss(x, s1, q1), s2, q2), s2, q2), pts)
+    return mp.log(a), mp.log(b)
+
+
+def test_two_subsampled_segments_get_the_mixture_bound_below_1e300() -> None:
+    # two segments with q < 1 (one step each): the joint binomial mixture of Gaussian shifts is an
+    # upper bound (each component is exactly GDP), here within 1e-5 in log of the exact
+    # Neyman-Pearson power at kappa ~ 1e-599; before, such schedules had only the Hölder / RDP
+    # bounds there (log gamma -1320.013 against the exact -1320.109; now -1320.102)
+    segs = [(1.0, 0.5, 1), (1.5, 0.2, 1)]
+    with mp.workdps(30):
+        la, lb = _np_point_two(segs, 60.0)
+    lk = float(la)
+    assert lk < -300 * LN10
+    mix = log_gdp_mixture_gamma(segs, lk)
+    assert lb <= mix <= lb * (1 - 1e-5)
+    got = float(log_chernoff_gamma_many(segs, np.array([lk]))[0][0])
+    assert lb <= got <= mix + 1e-12
+    b = rero_dpsgd(segments=segs, log_kappa=lk, comparisons=False)
+    assert lb <= b.extras["log_gamma"] <= mix + 1e-12
+
+
+def test_two_segment_mixture_against_an_independent_sum() -> None:
+    # the same bound summed independently in mpmath over (k_1, k_2) (30 digits)
+    segs = [(1.0, 0.1, 20), (2.0, 0.3, 30), (3.0, 1.0, 5)]
+    for lk in (-800 * LN10, -20 * LN10):
+        with mp.workdps(30):
+            z = mp.findroot(lambda x: mp.log(mp.ncdf(x)) - lk, -mp.sqrt(2 * abs(lk)))
+            c = mp.mpf(5) / 9
+            tot = mp.mpf(0)
+            for k1 in range(21):
+                w1 = mp.binomial(20, k1) * mp.mpf("0.1") ** k1 * mp.mpf("0.9") ** (20 - k1)
+                for k2 in range(31):
+                    w2 = mp.binomial(30, k2) * mp.mpf("0.3") ** k2 * mp.mpf("0.7") ** (30 - k2)
+                    tot += w1 * w2 * mp.ncdf(z + mp.sqrt(k1 + mp.mpf(k2) / 4 + c))
+            ref = mp.log(tot)
+        got = log_gdp_mixture_gamma(segs, lk)
+        assert ref <= got <= ref + 1e-9 * abs(ref) + 1e-12

@@ -84,8 +84,8 @@ def test_gamma_near_one_gets_the_beta_error_of_extended_precision():
     plain = pld.power(math.log(kappa))
     assert plain.upper[0] - plain.lower[0] > 1e-9  # double precision alone: not enough
     r = exact_power_many(pld, segs, np.array([math.log(kappa)]))
-    assert 1.0 - r["value"][0] <= beta and 1.0 - r["lower"][0] >= beta
-    assert r["value"][0] - r["lower"][0] <= 1e-9
+    assert 1.0 - r.value[0] <= beta and 1.0 - r.lower[0] >= beta
+    assert r.value[0] - r.lower[0] <= 1e-9
 
 
 @pytest.mark.parametrize("sigma,T,lk10", [(30.0, 100_000, -30), (100.0, 1_000_000, -20)])
@@ -99,12 +99,12 @@ def test_refined_grid_brackets_the_gdp_closed_form(sigma, T, lk10):
     segs = [(sigma, 1.0, T)]
     pld = dpsgd_pld(segs)
     r = exact_power_many(pld, segs, np.array([lk]))
-    assert r["lower"][0] <= truth <= r["value"][0]
-    assert (r["value"][0] - r["lower"][0]) / r["value"][0] < 0.01
-    assert r["h"] < pld.h
+    assert r.lower[0] <= truth <= r.value[0]
+    assert (r.value[0] - r.lower[0]) / r.value[0] < 0.01
+    assert r.h < pld.h
     fixed = exact_power_many(dpsgd_pld(segs, pld.h), segs, np.array([lk]))
-    assert fixed["lower"][0] <= truth <= fixed["value"][0]
-    assert fixed["h"] == pld.h and fixed["value"][0] - fixed["lower"][0] > r["value"][0] - r["lower"][0]
+    assert fixed.lower[0] <= truth <= fixed.value[0]
+    assert fixed.h == pld.h and fixed.value[0] - fixed.lower[0] > r.value[0] - r.lower[0]
 
 
 @pytest.mark.parametrize("sigma,q,lk10", [(0.3, 0.01, -30), (4.0, 0.01, -30), (1.0, 1e-4, -473)])
@@ -176,8 +176,8 @@ def test_gamma_near_one_at_tiny_kappa_beta_bracket(sigma, T, lk10):
     beta = norm.sf(norm.ppf(10.0**lk10) + math.sqrt(T) / sigma)
     segs = [(sigma, 1.0, T)]
     r = exact_power_many(dpsgd_pld(segs), segs, np.array([lk]))
-    assert 1.0 - r["value"][0] <= beta <= 1.0 - r["lower"][0]
-    assert r["value"][0] - r["lower"][0] <= 1e-9
+    assert 1.0 - r.value[0] <= beta <= 1.0 - r.lower[0]
+    assert r.value[0] - r.lower[0] <= 1e-9
 
 
 @pytest.mark.parametrize("segs", [[(1.0, 0.05, 200)], [(0.8, 0.02, 5000)], [(2.0, 0.3, 50), (1.0, 0.01, 300)]])

@@ -35,6 +35,7 @@ import numpy as np
 from rerokit.bounds.pld.compose import WindowTooWide, compose, compose_inf_mass
 from rerokit.bounds.pld.discrete import Bracket, DiscretePLD, GridPMF, ThresholdTests
 from rerokit.bounds.pld.lowertail import near_one_beta
+from rerokit.bounds.pld.maxtest import log_max_test_power
 from rerokit.bounds.pld.tilt import tilted_power
 from rerokit._resources import check_memory, group_step_pld_bytes
 from rerokit.bounds.pld.step import (StepTooWide, default_grid_step, dpsgd_step_pld, loss_range, loss_tails,
@@ -51,9 +52,13 @@ _COARSE_TAIL_ENOUGH = 0.008
 _TAIL_FIRST_POINTS = 131_072
 _TAIL_FIRST_ENOUGH = 0.003
 
-__all__ = ["SchedulePLD", "PLDTooWide", "schedule_pld", "merge_segments", "SIGMA_GRID_RANGE", "LOG_TAU"]
+__all__ = ["SchedulePLD", "PLDTooWide", "schedule_pld", "merge_segments", "SIGMA_GRID_RANGE", "LOG_TAU", "MAX_TEST_BELOW"]
 
 LOG_TAU = math.log(1e-17)  # tail mass bound used for truncations (per composition)
+
+# The max test's lower end (rerokit.bounds.pld.maxtest) is tried at levels at or below this only
+# (where one rare jump can dominate; above, the statistic's tests are better and the time is saved).
+MAX_TEST_BELOW = math.log(1e-6)
 
 # Noise multipliers whose one-step PLD fits the double-precision grid; outside, the dominating
 # replacements of the module docstring are used.
@@ -205,9 +210,12 @@ class SchedulePLD:
         if not parts:
             return DiscretePLD(self.h, 0, np.zeros(1), 0.0, 0.0, 0.0, inf)
         c = compose(parts, self.h, self.log_tau, precision=self.precision)
-        defect = _mass_defect([(st.split, st.inf_mass, T) for st, T in steps]
-                              + [(np.array([m]), p_inf, T) for _, m, p_inf, T in atoms])
-        return DiscretePLD(self.h, c.offset, c.pmf, c.tail + defect, c.roundoff, c.entry_roundoff, inf)
+        # the grid steps' masses are rounded upwards in the stochastic order (rerokit.bounds.pld.step:
+        # their masses' rounding needs no allowance); the near-noiseless atoms' masses are rounded
+        defect = _mass_defect([(np.array([m]), p_inf, T) for _, m, p_inf, T in atoms]) if atoms else 0.0
+        # the grid points' loss error is a shift of the losses
+        shift = sum(T * st.loss_shift for st, T in steps) * (1.0 + 1e-9)
+        return DiscretePLD(self.h, c.offset, c.pmf, c.tail + defect, c.roundoff, c.entry_roundoff, inf, shift)
 
     def _get(self, name: str, build) -> Any:
         if name not in self._built:
@@ -263,10 +271,13 @@ class SchedulePLD:
             qq = [(st.j_lo - 1, st.stat_q, T) for st, T in steps]
             cp = compose(pp, self.h, self.log_tau, precision=self.precision)
             cq = compose(qq, self.h, self.log_tau, precision=self.precision)
-            dp = _mass_defect([(st.stat_p, 0.0, T) for st, T in steps])
-            dq = _mass_defect([(st.stat_q, 0.0, T) for st, T in steps])
-            return ThresholdTests(GridPMF(self.h, cp.offset, cp.pmf, cp.tail + dp, cp.roundoff, cp.entry_roundoff),
-                                  GridPMF(self.h, cq.offset, cq.pmf, cq.tail + dq, cq.roundoff, cq.entry_roundoff))
+            # the steps' masses are rounded in the safe stochastic order for the tests S >= s
+            # (rerokit.bounds.pld.step); the reversed tests S <= s allow for their prefix errors
+            rp = _step_rounding([(st.stat_p, 0.0, T, st.stat_rev_err[0]) for st, T in steps])
+            rq = _step_rounding([(st.stat_q, 0.0, T, st.stat_rev_err[1]) for st, T in steps])
+            return ThresholdTests(GridPMF(self.h, cp.offset, cp.pmf, cp.tail, cp.roundoff, cp.entry_roundoff),
+                                  GridPMF(self.h, cq.offset, cq.pmf, cq.tail, cq.roundoff, cq.entry_roundoff),
+                                  rp, rq)
 
         return self._get("tests", build)
 
@@ -293,6 +304,11 @@ class SchedulePLD:
         p0 = 1 - prod (1 - (1 - (1-q)^k) Phi(1/(2 sigma)))^T), independent of the statistic, so
         the combined test at level alpha has power >= p0 + (1 - p0) lower_S(alpha - a0).
 
+        At levels <= :data:`MAX_TEST_BELOW` (one example per step), also the max test "some step's
+        output is large" (:func:`rerokit.bounds.pld.maxtest.log_max_test_power`: closed-form level
+        and power on the true pair, every step included); any test at level <= alpha has power <=
+        the Neyman-Pearson power (Neyman & Pearson 1933), so the larger of the two is a lower bound.
+
         Args:
           log_alphas: natural logs of the levels (<= 0).
 
@@ -302,6 +318,16 @@ class SchedulePLD:
         lk = np.atleast_1d(np.asarray(log_alphas, dtype=float))
         if not self.lower:
             return np.exp(lk)
+        low = self._power_lower_stat(lk)
+        small = lk <= MAX_TEST_BELOW
+        if self.group_size == 1 and small.any():
+            mt = np.zeros(lk.shape)
+            mt[small] = np.exp(log_max_test_power(self.segments, lk[small]))
+            low = np.maximum(low, mt)
+        return low
+
+    def _power_lower_stat(self, lk: np.ndarray) -> np.ndarray:
+        """:meth:`power_lower` from the bucket statistic (and the near-noiseless steps' indicator) only."""
         _, noiseless, _ = _split_extremes(self.segments)
         if not noiseless:
             return self.tests.power_lower(lk)
@@ -460,9 +486,18 @@ class SchedulePLD:
         sp = [(st.j_lo - 1, st.stat_p, T) for st, T in gsteps] if (self.lower and gsteps) else None
         sq = [(st.j_lo - 1, st.stat_q, T) for st, T in gsteps] if (self.lower and gsteps) else None
         try:
-            return tilted_power(parts, sp, sq, src.h, inf, float(log_alpha), precision=self.precision)
+            lo, up = tilted_power(parts, sp, sq, src.h, inf, float(log_alpha), precision=self.precision)
+            # the steps' loss shift s (DiscretePLD.loss_shift): the upper end is the power at level
+            # alpha e^s, at most e^s times that at alpha (concave in the level, 0 at level 0); near
+            # gamma = 1 that factor is loose, and the upper end is recomputed at alpha e^s instead
+            shift = sum(T * st.loss_shift for st, T in steps) * (1.0 + 1e-9)
+            up_s = min(0.0, up + shift)
+            if shift > 0.0 and up_s > -0.1:
+                up_s = min(up_s, tilted_power(parts, sp, sq, src.h, inf, min(0.0, float(log_alpha) + shift),
+                                              precision=self.precision)[1])
         except WindowTooWide:
             return float(log_alpha), 0.0
+        return lo, up_s
 
     def beta_near_one(self, log_alpha: float, ratio: int = 32, coarse_div: float = 8.0,
                       block_per_r2: float = 2.0, block_precision: str = "double") -> tuple[float, float] | None:
@@ -534,6 +569,25 @@ def _mass_defect(parts: Sequence[tuple[np.ndarray, float, int]]) -> float:
         # math.fsum: the exact sum - 1, correctly rounded (Shewchuk 1997), so |.| (1 + 2^-52) bounds it
         tot += T * abs(math.fsum(np.asarray(pmf, dtype=float).tolist() + [float(inf), -1.0]))
     return tot * (1.0 + 1e-9) + 1e-300
+
+
+def _step_rounding(parts: Sequence[tuple[np.ndarray, float, int, float]]) -> float:
+    """What the rounding of the steps' masses can do to the composed prefix sums (the reversed
+    tests S <= s; ``err``: a step's bound on |E' g - E g| for monotone g with values in [0, 1],
+    ``StepPLD.stat_rev_err``; :mod:`rerokit.bounds.pld.step`).
+
+    Telescoping, p'^{*T} - p^{*T} = sum_k p'^{*k} * (p' - p) * p^{*(T-1-k)}, and every term is one
+    step's difference tested against g averaged over a positive measure (again non-decreasing,
+    increments no larger, values in [0, its mass]); the exact steps have mass <= 1, the stored ones
+    at most 1 + their (fsum-exact) excess, so the bound is sum_i T_i err_i times
+    exp(sum_i T_i excess_i). It bounds every prefix or suffix sum, so it is carried as round-off of
+    the reversed pair; one entry (a difference of two such sums) twice it.
+    """
+    tot, excess = 0.0, 0.0
+    for pmf, inf, T, err in parts:
+        tot += T * float(err)
+        excess += T * max(0.0, math.fsum(np.asarray(pmf, dtype=float).tolist() + [float(inf), -1.0]))
+    return tot * math.exp(excess * (1.0 + 1e-9)) * (1.0 + 1e-9)
 
 
 def _grid_step(segs: Sequence[tuple[float, float, int]], h: float | None, group_size: int,

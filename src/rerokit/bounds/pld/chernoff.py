@@ -153,6 +153,7 @@ def _one(segments: Sequence[tuple[float, float, int]], lk: float, cache: dict[in
 
 
 _MAX_MIX_T = 100_000
+_MAX_MIX_POINTS = 2_000_000  # joint (k_1, ..., k_m) combinations of several q < 1 segments
 _MAX_TILTED_CALLS = 16
 """At most this many tilted-PLD evaluations per call (each 0.05-2 s); the other kappas keep the rest."""
 _TILT_USEFUL = math.log(1e-100)
@@ -176,7 +177,7 @@ def _log_ndtr_inverse_up(lk: float) -> float:
 
 
 def log_gdp_mixture_gamma(segments: Sequence[tuple[float, float, int]], log_kappa: float) -> float:
-    """Upper bound on log gamma from the binomial mixture of Gaussian shifts (one segment with q < 1).
+    """Upper bound on log gamma from the binomial mixture of Gaussian shifts.
 
     With Poisson sampling, mu = sum_S P(S) N(1_S, sigma^2 I) over the set S of steps that drew the
     example, nu = N(0, sigma^2 I); each component against nu is exactly mu_S-GDP, mu_S^2 = sum
@@ -185,7 +186,10 @@ def log_gdp_mixture_gamma(segments: Sequence[tuple[float, float, int]], log_kapp
     mu(E) <= sum_k Bin(k; T, q) Phi(Phi^-1(kappa) + sqrt(k / sigma^2 + c)),
     c = sum over the q = 1 segments of T_i / sigma_i^2. Exact (up to rounding) when every segment
     has q = 1 (Gaussian DP closed form) or T = 1 (one threshold test is optimal for all
-    components); increasingly loose with T (the components' optimal tests differ).
+    components); increasingly loose with T (the components' optimal tests differ). With several
+    segments of q < 1, mu_S^2 depends on S only through the counts k_i drawn in each (independent
+    binomials), and the sum runs over (k_1, ..., k_m) with weight prod_i Bin(k_i; T_i, q_i) and
+    mu^2 = sum_i k_i / sigma_i^2 + c (at most :data:`_MAX_MIX_POINTS` combinations).
 
     Rounding: Phi^-1(kappa) is rounded up (checked with log_ndtr), each term gets 1e-13 of its
     magnitude (scipy's log_ndtr and gammaln assumed accurate to 1e-13 relative) plus 8 ulps of the
@@ -201,7 +205,9 @@ def log_gdp_mixture_gamma(segments: Sequence[tuple[float, float, int]], log_kapp
     from scipy.special import gammaln, log_ndtr
 
     mix = [(s, q, T) for s, q, T in segments if q < 1.0]
-    if len(mix) > 1 or (mix and mix[0][2] > _MAX_MIX_T):
+    if len(mix) > 1:
+        return _log_gdp_mixture_many(segments, mix, log_kappa)
+    if mix and mix[0][2] > _MAX_MIX_T:
         return math.inf
     c = sum(T / (s * s) for s, q, T in segments if q == 1.0)
     z = _log_ndtr_inverse_up(float(log_kappa))
@@ -226,14 +232,50 @@ def log_gdp_mixture_gamma(segments: Sequence[tuple[float, float, int]], log_kapp
     return min(0.0, log_sum_rounded_up(terms))
 
 
+def _log_gdp_mixture_many(segments: Sequence[tuple[float, float, int]], mix: Sequence[tuple[float, float, int]],
+                          log_kappa: float) -> float:
+    """:func:`log_gdp_mixture_gamma` for several segments with q < 1 (the joint counts)."""
+    from scipy.special import gammaln, log_ndtr
+
+    size = 1
+    for _, _, T in mix:
+        size *= T + 1
+    if size > _MAX_MIX_POINTS:
+        return math.inf
+    c = sum(T / (s * s) for s, q, T in segments if q == 1.0)
+    z = _log_ndtr_inverse_up(float(log_kappa))
+    if not math.isfinite(z):
+        return math.inf
+    lb = np.zeros(1)
+    slack_b = np.zeros(1)
+    mu2 = np.full(1, c)
+    for s, q, T in mix:
+        k = np.arange(T + 1, dtype=float)
+        lg = float(gammaln(T + 1.0))
+        lb_i = lg - gammaln(k + 1.0) - gammaln(T - k + 1.0) + k * math.log(q) + (T - k) * math.log1p(-q)
+        sl_i = np.full(T + 1, 8.0 * _EPS * (lg + T * (1.0 + abs(math.log(q)) + abs(math.log1p(-q)))))
+        sl_i[0] = sl_i[-1] = 8.0 * _EPS * T * (abs(math.log(q)) + abs(math.log1p(-q)))
+        lb = (lb[:, None] + lb_i[None, :]).ravel()
+        slack_b = (slack_b[:, None] + sl_i[None, :]).ravel()
+        mu2 = (mu2[:, None] + (k / (s * s))[None, :]).ravel()
+    # each sum of non-negative terms (k / sigma^2 and c, each rounded) is within (m + 3) ulps
+    x = z + np.sqrt(mu2) * (1.0 + (4.0 + len(mix)) * _EPS)
+    x = x + 4.0 * _EPS * (abs(z) + np.abs(x))
+    lphi = log_ndtr(x)
+    # slack per term: each binomial's and the sum of m logs (m ulps of their magnitude)
+    terms = lb + slack_b + len(mix) * _EPS * np.abs(lb) + lphi + 1e-13 * np.abs(lphi) + 1e-300
+    return min(0.0, log_sum_rounded_up(terms))
+
+
 def log_chernoff_gamma_many(segments: Sequence[tuple[float, float, int]], log_kappas: np.ndarray,
                             tail_power: Callable[[float], tuple[float, float]] | None = None,
                             tilted: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """(log gamma, order) per log kappa: the best of three certified upper bounds.
 
     * the Hölder bound at the best real order found (module docstring);
-    * the binomial mixture of Gaussian shifts (:func:`log_gdp_mixture_gamma`; schedules with at
-      most one segment of q < 1: the closed form at q = 1, exact at T = 1, tight at small T);
+    * the binomial mixture of Gaussian shifts (:func:`log_gdp_mixture_gamma`: the closed form at
+      q = 1, exact at T = 1 with one segment of q < 1, tight at small T; several segments of q < 1
+      through their joint counts, up to 2e6 combinations);
     * the tilted PLD's certified upper end (:mod:`rerokit.bounds.pld.tilt`), from ``tail_power``
       (e.g. a :class:`~rerokit.bounds.pld.SchedulePLD`'s ``tail_power``) or, if ``tilted``, from a
       PLD of ``segments`` built here; used where the Hölder value is above 1e-100 (below, Hölder is

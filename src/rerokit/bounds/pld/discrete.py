@@ -122,9 +122,13 @@ class DiscretePLD(GridPMF):
 
     Attributes:
       inf_mass: P-mass at loss +infinity.
+      loss_shift: how far (nats) the dominating losses may lie above the stored atoms (the steps'
+        grid points' own rounding; :mod:`rerokit.bounds.pld.step`): every query reads the losses
+        that much higher (delta at eps is the stored one at eps - loss_shift).
     """
 
     inf_mass: float = 0.0
+    loss_shift: float = 0.0
 
     @property
     def error(self) -> float:
@@ -185,8 +189,9 @@ class DiscretePLD(GridPMF):
             errs += other.tail + other.roundoff
         c = compose(parts, self.h, log_tau)
         # input errors: an l1 perturbation e of one factor moves the composition by <= e in l1
+        shift = count * self.loss_shift + (other.loss_shift if other is not None else 0.0)
         return DiscretePLD(self.h, c.offset, c.pmf, c.tail, c.roundoff + errs, c.entry_roundoff + errs,
-                           compose_inf_mass(infs))
+                           compose_inf_mass(infs), shift * (1.0 + 1e-12))
 
     # ------------------------------------------------------------------ queries
 
@@ -202,7 +207,7 @@ class DiscretePLD(GridPMF):
         Returns:
           Array of upper bounds (one per eps).
         """
-        eps = np.atleast_1d(np.asarray(eps, dtype=float))
+        eps = np.atleast_1d(np.asarray(eps, dtype=float)) - self.loss_shift
         l, _, rq, rp = self.top_sums
         cnt = l.size - np.searchsorted(l, eps, side="right")  # atoms with loss > eps: the top cnt
         top = np.maximum(cnt - 1, 0)
@@ -260,7 +265,7 @@ class DiscretePLD(GridPMF):
             eps = float(l[k])
         else:
             eps = min(float(l[k]), max(lo, math.log(num) - float(lq_ge[k])))
-        return max(0.0, eps)
+        return max(0.0, eps + self.loss_shift)
 
     def power(self, log_alphas: Any) -> tuple[np.ndarray, np.ndarray]:
         """Upper bounds on the log power (Neyman-Pearson) at levels alpha = exp(log_alphas).
@@ -277,7 +282,9 @@ class DiscretePLD(GridPMF):
           ``(log_power, eps_star)``: log_power <= 0 an upper bound (0 where the total Q-mass is
           below alpha), eps_star the threshold loss (-inf there).
         """
-        lk = np.atleast_1d(np.asarray(log_alphas, dtype=float))
+        # the loss shift s: delta(eps) <= stored delta(eps - s), so the power at alpha is at most the
+        # stored power at alpha e^s
+        lk = np.atleast_1d(np.asarray(log_alphas, dtype=float)) + self.loss_shift
         l, _, rq, rp = self.top_sums
         n = self.pmf.size
         allowance = self.error
@@ -294,7 +301,14 @@ class DiscretePLD(GridPMF):
             if allowance > 0:
                 lg = np.logaddexp(lg, math.log(allowance))
         lg = np.where(full, 0.0, np.minimum(0.0, lg))
-        return lg, np.where(full, -np.inf, l[k])
+        return lg, np.where(full, -np.inf, l[k] + self.loss_shift)
+
+
+def _widened(g: GridPMF, err: float) -> GridPMF:
+    """``g`` with ``err`` more round-off (any sum over labels) and twice that on one entry."""
+    if err <= 0.0:
+        return g
+    return GridPMF(g.h, g.offset, g.pmf, g.tail, g.roundoff + err, g.entry_roundoff + 2.0 * err)
 
 
 @dataclass(frozen=True)
@@ -308,10 +322,17 @@ class ThresholdTests:
 
     p: GridPMF
     q: GridPMF
+    p_reversed_error: float = 0.0
+    q_reversed_error: float = 0.0
 
     def reversed(self) -> ThresholdTests:
-        """The reversed pair (alternative Q, null P) with tests S <= s."""
-        return ThresholdTests(self.q.reversed(), self.p.reversed())
+        """The reversed pair (alternative Q, null P) with tests S <= s.
+
+        ``p_reversed_error``/``q_reversed_error`` bound what the masses' rounding can do to a sum
+        over the labels <= s (the steps' masses are rounded for the tests S >= s only;
+        :mod:`rerokit.bounds.pld.step`); they become round-off of the reversed pair."""
+        return ThresholdTests(_widened(self.q.reversed(), self.q_reversed_error),
+                              _widened(self.p.reversed(), self.p_reversed_error))
 
     def power_lower(self, log_alphas: Any) -> np.ndarray:
         """Certified lower bounds on the power at levels exp(log_alphas).

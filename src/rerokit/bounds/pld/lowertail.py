@@ -182,7 +182,7 @@ def _compose_tilted(parts: Sequence[TiltedPart], h: float, precision: str):
 def tilted_beta(pld_parts: Sequence[TiltedPart], stat_p: Sequence[TiltedPart] | None,
                 stat_q: Sequence[TiltedPart] | None, h: float, t: float, log_alpha: float,
                 defect: float = 0.0, defect_stat: float = 0.0,
-                precision: str = "double") -> tuple[float, float]:
+                precision: str = "double", level_shift: float = 0.0) -> tuple[float, float]:
     """Certified (lower, upper) of beta = 1 - gamma at level exp(log_alpha) (module docstring).
 
     Args:
@@ -195,6 +195,11 @@ def tilted_beta(pld_parts: Sequence[TiltedPart], stat_p: Sequence[TiltedPart] | 
       defect: mass defect of the stored dominating step pmfs (sum_i T_i |1 - mass_i|).
       defect_stat: the same for the statistic's P-masses.
       precision: the FFT arithmetic (:func:`rerokit.bounds.pld.compose.compose`).
+      level_shift: how far (nats) the true losses may lie above the stored grid points (the steps'
+        ``loss_shift``, summed): the dominating PLD's bound on gamma is then read at level
+        alpha e^level_shift (:class:`rerokit.bounds.pld.discrete.DiscretePLD`), i.e. the lower end
+        of 1 - gamma subtracts s alpha e^level_shift; the tests' end needs no shift (a test's
+        level and power are those of its buckets' masses).
 
     Returns:
       (lower, upper) bounds on 1 - gamma, lower >= 0 and upper <= 1.
@@ -208,7 +213,7 @@ def tilted_beta(pld_parts: Sequence[TiltedPart], stat_p: Sequence[TiltedPart] | 
         logp = np.log(pmf) - t * l + c
         p_le = np.exp(_prefix_lse(logp))
         sq_gt = np.exp(l + _suffix_lse_after(logp - l))
-        s_alpha = np.exp(l + log_alpha)
+        s_alpha = np.exp(l + (log_alpha + level_shift))
         e_k = np.exp(c - t * l + math.log(err))
     # relative errors: tilting, untilting (u (|log p_t| + |t l| + |C|)), the log-sum recursions (n u)
     r = rel + 4.0 * _U * (float(np.max(np.abs(t * l))) + abs(c) + 800.0) + 4.0 * _U * n
@@ -345,7 +350,7 @@ def near_one_beta(segments: Sequence[tuple[float, float, int]], steps: Sequence[
     n_steps = sum(T for _, _, T in segments)
     step_tau = log_tau - math.log(max(n_steps, 1))
     parts, sp, sq = [], [], []
-    defect = defect_stat = 0.0
+    defect = defect_stat = shift = 0.0
     try:
         for s, q, T in segments:
             lt = step_tau
@@ -358,6 +363,7 @@ def near_one_beta(segments: Sequence[tuple[float, float, int]], steps: Sequence[
                     if lt > _MAX_TOP_LOG - math.log(max(n_steps, 1)):
                         return None
             defect += _defect(st.split, st.inf_mass, T)
+            shift += T * st.loss_shift
             todo = [(st.j_lo, st.split, "pld", parts, t)]
             if lower:
                 defect_stat += _defect(st.stat_p, 0.0, T)
@@ -371,6 +377,6 @@ def near_one_beta(segments: Sequence[tuple[float, float, int]], steps: Sequence[
                 if rest:
                     dest.append(_block(off, pt, lm, rel, rest, 1, ratio, h_f, tt, kind, prec))
         return tilted_beta(parts, sp if lower else None, sq if lower else None, h_c, t, float(log_alpha),
-                           defect, defect_stat, precision)
+                           defect, defect_stat, precision, shift * (1.0 + 1e-9))
     except WindowTooWide:
         return None

@@ -19,6 +19,44 @@ end atoms preserving both, so its hockey-stick curve is the chord of the true on
 dominance), bottom tail rounded up to the lowest atom, top tail to +infinity; and the bucket
 masses ``stat_p``/``stat_q`` themselves, the dominated (post-processed) experiment of the bucket
 statistic, which gives certified lower bounds.
+
+Rounding of the bucket masses. The masses are differences of normal tails (``ndtr``) at the grid
+points x'_j (computed inverses of the losses l_j), in floating point, so the computed masses are
+exact only up to rounding. They are stored rounded in the *safe stochastic order*, which every
+query and the composition respect, so that no allowance for this rounding is needed afterwards:
+
+* the cells (x'_j, x'_{j+1}] are a partition of the line, so the statistic is a function of the
+  output whatever the x'_j; its exact masses are those of these cells. With proven bounds F_m on
+  |computed - exact| mass of the positions >= m (the tail errors below: a run of buckets taken
+  from one side of the median telescopes to the difference of two tails, so only the tail errors
+  at the cut, where the side changes and at the ends enter, plus each subtraction's rounding),
+  ``stat_p`` is lowered and ``stat_q`` raised by the least mass flow across the cuts that makes
+  every suffix sum (the mass of S >= s) at most, resp. at least, the exact one: a lower bound on
+  the power and an upper bound on the level of every test S >= s, by any composition (convolution
+  preserves the stochastic order of non-negative measures: E[g(X + Y)] is non-decreasing in X's
+  law for non-decreasing g). The flow is at most F_m at cut m, i.e. relative to the tails, so
+  tiny levels keep their relative precision. The reversed tests S <= s get the prefix sums'
+  error bound ``stat_rev_err`` as round-off instead.
+* ``split`` (with its mass at +infinity) is raised in the same order above the exact
+  connect-the-dots split of the same cells, so its hockey-stick divergence (E[(1 - e^{eps-L})_+],
+  non-decreasing in L) and power stay upper bounds; at the cut between atoms j and j+1 the exact
+  split also differs by the error of the split fraction c_j, computed from its bucket's two
+  masses (divided by 1 - e^{-h}, but moved by one grid step only).
+* the grid points' own loss error eta (L(x'_j) within eta of l_j): each cell's losses lie in
+  [l_j - eta, l_{j+1} + eta], so its split onto those two points, shifted up by eta, dominates it
+  (the fraction's change is counted above); every atom is then at most 2 eta above the grid, and
+  the composed PLD carries the shift (``loss_shift``) that its queries add to the losses.
+
+Assumed (stated as for the FFT's sin/cos, and measured against mpmath in
+``tests/bounds/pld/test_pld_engine.py``): (i) every computed mixture tail sum_c w_c Phi(+-a_c)
+(``ndtr`` through libm's ``erfc`` or scipy's ``ndtr``, a_c = (x' - m_c) / sigma the standardised
+arguments, the weights and the sum) at a computed point x' is within
+:data:`NDTR_ULPS` u (tail + sum_c w_c |a_c| phi(a_c)) of the exact tail at x' (relative
+accuracy of the special function and the arithmetic, plus the rounding of the argument itself,
+a few u |a_c|, times the density there; group weights from lgamma with their own relative
+bound); (ii) the computed point x'_j has exact loss L(x'_j) within :data:`LOSS_POINT_ULPS` u
+(1 + max |l|) of l_j (the loss inversions are a few well-conditioned operations in the loss;
+measured <= 7 u (1 + |l_j|)); (iii) libm's exp, log and expm1 within 2 ulps (the split fractions).
 """
 
 from __future__ import annotations
@@ -36,6 +74,12 @@ __all__ = ["StepPLD", "StepTooWide", "dpsgd_step_pld", "loss_range", "default_gr
 
 DIRECTIONS = ("remove", "add", "replace")
 MAX_STEP_WIDTH = 200_000  # grid points of one step's PLD
+NDTR_ULPS = 16.0
+"""Assumed accuracy of a computed mixture tail, in units of u (tail + sum_c w_c |a_c| phi(a_c))
+(module docstring, (i))."""
+LOSS_POINT_ULPS = 32.0
+"""Assumed accuracy of a grid point's loss, in units of u (1 + |l|) (module docstring, (ii))."""
+_U = 2.0 ** -53
 COMPOSED_POINTS = 4000  # default grid points per standard deviation of the composed loss (at most)
 
 
@@ -54,6 +98,12 @@ class StepPLD:
       inf_mass: P-mass sent to +infinity (the top tail).
       stat_p: P-masses of the buckets, labels j_lo-1..j_hi (first: bottom tail, last: top tail).
       stat_q: Q-masses of the same buckets.
+      stat_rev_err: (P, Q) bounds on |stored - exact| of every prefix sum (mass of the buckets up
+        to a label) of ``stat_p`` / ``stat_q``: what the tests S <= s (the reversed pair) must allow;
+        the tests S >= s need none (module docstring).
+      loss_shift: bound on how far (in nats) the true losses of a bucket may lie above its grid
+        atoms (the grid points' own loss error, twice; module docstring): the composed PLD's
+        losses are to be read that much higher.
     """
 
     h: float
@@ -62,6 +112,8 @@ class StepPLD:
     inf_mass: float
     stat_p: np.ndarray
     stat_q: np.ndarray
+    stat_rev_err: tuple[float, float] = (0.0, 0.0)
+    loss_shift: float = 0.0
 
 
 # --------------------------------------------------------------------------- the pair
@@ -180,15 +232,20 @@ def _x_of_replace_loss(l: np.ndarray, sigma: float, q: float) -> np.ndarray:
 
 def _tails(l: np.ndarray, sigma: float, q: float, direction: str, k: int = 1):
     """(P(L > l), P(L <= l), Q(L > l), Q(L <= l)) for the pair (P, Q) of ``direction``."""
+    return _tails_at(l, sigma, q, direction, k)[:4]
+
+
+def _tails_at(l: np.ndarray, sigma: float, q: float, direction: str, k: int = 1):
+    """:func:`_tails` and the points x where they were evaluated."""
     if direction == "remove":
         x = _x_of_remove_loss(l, sigma, q, k)
-        return _mix_sf(x, sigma, q, k), _mix_cdf(x, sigma, q, k), ndtr(-x / sigma), ndtr(x / sigma)
+        return _mix_sf(x, sigma, q, k), _mix_cdf(x, sigma, q, k), ndtr(-x / sigma), ndtr(x / sigma), x
     if direction == "add":
         x = _x_of_remove_loss(-l, sigma, q, k)  # L_A > l  <=>  x < x_R(-l)
-        return ndtr(x / sigma), ndtr(-x / sigma), _mix_cdf(x, sigma, q, k), _mix_sf(x, sigma, q, k)
+        return ndtr(x / sigma), ndtr(-x / sigma), _mix_cdf(x, sigma, q, k), _mix_sf(x, sigma, q, k), x
     x = _x_of_replace_loss(l, sigma, q)
     return (_mix_sf(x, sigma, q), _mix_cdf(x, sigma, q), _mix_sf(x, sigma, q, 1, -1.0),
-            _mix_cdf(x, sigma, q, 1, -1.0))
+            _mix_cdf(x, sigma, q, 1, -1.0), x)
 
 
 def loss_tails(l: np.ndarray, sigma: float, q: float, direction: str, k: int = 1):
@@ -239,6 +296,153 @@ def _bucket_masses(p_gt: np.ndarray, p_le: np.ndarray) -> np.ndarray:
     return np.maximum(np.where(p_gt[:-1] < 0.5, from_gt, from_le), 0.0)
 
 
+def _arg_slack(x: np.ndarray, sigma: float, comps: Sequence[tuple[float, float]]) -> np.ndarray:
+    """sum_c w_c |a_c| phi(a_c), a_c = (x - m_c) / sigma, for the components (w_c, m_c) of a mixture."""
+    out = np.zeros(x.shape)
+    fin = np.isfinite(x)
+    xf = np.where(fin, x, 0.0)
+    for w, m in comps:
+        a = np.abs(xf - m) / sigma
+        with np.errstate(under="ignore"):
+            out += w * a * np.exp(-0.5 * a * a) * 0.3989422804014328
+    return np.where(fin, out, 0.0)
+
+
+def _components(sigma: float, q: float, direction: str, k: int) -> tuple[list, list, float]:
+    """(weight, mean) of the components of P and of Q for ``direction``, and a bound on the
+    relative error of the computed binomial weights (k > 1: exp of a sum of lgamma and log terms,
+    libm within 2 ulps; k = 1: q exactly and 1 - q rounded once, inside the tails' own budget)."""
+    lw = _log_weights(q, k)
+    w = np.exp(lw)
+    mix = [(float(w[j]), float(j)) for j in range(k + 1) if w[j] > 0]
+    rel_w = 0.0
+    if k > 1 and q < 1.0:
+        fin = lw[np.isfinite(lw)]
+        big = 3.0 * math.lgamma(k + 1.0) + k * (abs(math.log(q)) + abs(math.log1p(-q)))
+        rel_w = 8.0 * _U * (4.0 + big + float(np.max(np.abs(fin))))
+    if direction == "remove":
+        return mix, [(1.0, 0.0)], rel_w
+    if direction == "add":
+        return [(1.0, 0.0)], mix, rel_w
+    return [(1.0 - q, 0.0), (q, 1.0)], [(1.0 - q, 0.0), (q, -1.0)], rel_w
+
+
+def _tail_errors(p_gt: np.ndarray, p_le: np.ndarray, slack: np.ndarray, rel_w: float):
+    """Bounds on the computed tails' errors (module docstring, (i)), and the mixture weights'."""
+    e_gt = (NDTR_ULPS * _U + rel_w) * np.abs(p_gt) + NDTR_ULPS * _U * slack + 1e-300
+    e_le = (NDTR_ULPS * _U + rel_w) * np.abs(p_le) + NDTR_ULPS * _U * slack + 1e-300
+    return e_gt, e_le
+
+
+def _suffix_errors(p_gt: np.ndarray, p_le: np.ndarray, e_gt: np.ndarray, e_le: np.ndarray,
+                   use_gt: np.ndarray | None = None):
+    """Errors of the stored statistic [bottom tail, buckets, top tail] (:func:`_bucket_masses`).
+
+    A run of buckets taken from one side telescopes to the difference of two tails, so the stored
+    mass of the positions >= a cut is off by at most the tail errors at the cut, at the points
+    where the side changes (both sides) and at the top or bottom where a run ends there, plus
+    each bucket's own subtraction (<= u |result|) and clipping of a negative rounded difference.
+
+    Args:
+      p_gt, p_le: the computed tails at the grid points; e_gt, e_le: bounds on their errors.
+      use_gt: which side each bucket was taken from (default: :func:`_bucket_masses`' choice).
+
+    Returns:
+      (F, local): F[m] bounds |stored - exact| mass of the positions >= m (m = 0..n, n the
+      statistic's length); local[j] bounds |stored - exact| of bucket j alone.
+    """
+    n_b = p_gt.size - 1
+    if use_gt is None:
+        use_gt = p_gt[:-1] < 0.5
+    raw = np.where(use_gt, p_gt[:-1] - p_gt[1:], p_le[1:] - p_le[:-1])
+    extra = _U * np.abs(raw) + np.maximum(-raw, 0.0)
+    side = np.where(use_gt, e_gt[:-1], e_le[:-1])  # the error at each bucket's lower point, its side
+    local = np.where(use_gt, e_gt[:-1] + e_gt[1:], e_le[:-1] + e_le[1:]) + extra
+    const = np.zeros(n_b)
+    starts = np.concatenate(([0], np.nonzero(use_gt[1:] != use_gt[:-1])[0] + 1))
+    c = 0.0 if use_gt[-1] else float(e_le[-1] + e_gt[-1])  # the top run's end (top tail cancels on the gt side)
+    for r in range(starts.size - 1, -1, -1):
+        a = int(starts[r])
+        b = int(starts[r + 1]) if r + 1 < starts.size else n_b
+        const[a:b] = c
+        c = c + float(e_le[a] + e_gt[a])  # the run below ends at a: both sides' errors there
+    ext_suffix = np.concatenate((np.cumsum(extra[::-1])[::-1], [0.0]))
+    F = np.zeros(n_b + 3)
+    F[1:n_b + 1] = side + const + ext_suffix[:-1]
+    # the total: the bottom tail p_le[0] cancels against a run of le buckets starting there
+    F[0] = const[0] + ext_suffix[0] + (0.0 if not use_gt[0] else float(e_le[0] + e_gt[0]))
+    F[n_b + 1] = e_gt[-1]  # the top tail alone
+    return F * (1.0 + 1e-9), local
+
+
+def _one_sided(p_gt: np.ndarray, p_le: np.ndarray, e_gt: np.ndarray, e_le: np.ndarray, stored: np.ndarray):
+    """(up, down, local, f_suf, f_pre): bounds on exact - stored (up) and stored - exact (down) mass
+    of the positions >= m of the stored statistic ``stored`` (exact total 1), the buckets' own
+    errors, and the two-sided suffix and prefix bounds they come from.
+
+    Each is the smaller of the suffix bound (:func:`_suffix_errors`) and the stored total's exact
+    excess (math.fsum) plus the bound on the prefix (positions < m), the same telescoping from the
+    bottom: relative to the smaller tail at every cut, so that the flows below keep the relative
+    precision of both tails (tiny levels, and gamma near 1)."""
+    use_gt = p_gt[:-1] < 0.5
+    f_suf, local = _suffix_errors(p_gt, p_le, e_gt, e_le, use_gt)
+    f_rev, _ = _suffix_errors(p_le[::-1], p_gt[::-1], e_le[::-1], e_gt[::-1], ~use_gt[::-1])
+    f_pre = f_rev[::-1]  # F_pre[m]: positions < m (reversed positions >= n - m)
+    excess = math.fsum(np.asarray(stored, dtype=float).tolist() + [-1.0])  # stored total - 1, exact
+    slop = 2.0 * _U * abs(excess)  # excess is the exact sum rounded once
+    up = np.maximum(0.0, np.minimum(f_suf, f_pre - excess + slop))
+    down = np.maximum(0.0, np.minimum(f_suf, f_pre + excess + slop))
+    return up, down, local, f_suf, f_pre
+
+
+def _flow_up(p: np.ndarray, F: np.ndarray) -> np.ndarray:
+    """A pmf p'' whose mass at positions >= m is >= that of p plus F[m] for every m (so it
+    stochastically dominates every pmf within F of p at every cut), moving mass upwards only
+    where needed: G_m = max(F_m, G_{m+1} - p_m), p''_m >= p_m + G_m - G_{m+1} >= 0 (rounded up)."""
+    n = p.size
+    G = np.array(F[: n + 1], dtype=float)
+    G[n] = 0.0
+    for _ in range(256):
+        cand = np.maximum(F[:n], G[1:] - p)
+        if np.array_equal(cand, G[:n]):
+            break
+        G[:n] = cand
+    else:  # a long chain (not seen in practice): the recurrence itself
+        for m in range(n - 1, -1, -1):
+            G[m] = max(F[m], G[m + 1] - p[m])
+    d = G[:n] - G[1:]
+    return np.maximum(0.0, (p + d) + 5.0 * _U * (p + np.abs(d)))
+
+
+def _flow_down(p: np.ndarray, F: np.ndarray) -> np.ndarray:
+    """A pmf p'' whose mass at positions >= m is <= that of p minus F[m], or equal to the mass at
+    positions >= m + 1 where that is not possible (stochastically dominated by every pmf within F
+    of p at every cut): G_m = min(F_m, G_{m+1} + p_m) from the top, p''_m = 0 where the min is the
+    second, else <= p_m - G_m + G_{m+1} (rounded down)."""
+    n = p.size
+    G = np.array(F[: n + 1], dtype=float)
+    G[n] = 0.0
+    shrink = 1.0 - 4.0 * _U
+    for _ in range(256):
+        cand = np.minimum(F[:n], (G[1:] + p) * shrink)
+        if np.array_equal(cand, G[:n]):
+            break
+        G[:n] = cand
+    else:
+        for m in range(n - 1, -1, -1):
+            G[m] = min(F[m], (G[m + 1] + p[m]) * shrink)
+    second = F[:n] > (G[1:] + p) * shrink
+    d = G[:n] - G[1:]
+    out = np.maximum(0.0, (p - d) - 5.0 * _U * (p + np.abs(d)))
+    return np.where(second, 0.0, out)
+
+
+def _prefix_error(p: np.ndarray, p2: np.ndarray, F: np.ndarray) -> float:
+    """Bound on |prefix sum of p2 - exact| for every cut (exact total 1): twice the largest suffix
+    error (p vs exact: F; p2 vs p: their l1 distance), since a prefix is the total minus a suffix."""
+    return 2.0 * (float(np.max(F)) + float(np.sum(np.abs(p2 - p))) * (1.0 + 1e-6) + 1e-300)
+
+
 def check_direction(direction: str, k: int) -> None:
     """Raise ValueError for an unknown direction or replace with a group (k > 1)."""
     if direction not in DIRECTIONS:
@@ -274,9 +478,17 @@ def dpsgd_step_pld(sigma: float, q: float, h: float, direction: str, log_tau: fl
         raise StepTooWide(f"{j_hi - j_lo} grid points for one step (max {max_width})")
     j_hi = max(j_hi, j_lo + 1)
     l = np.arange(j_lo, j_hi + 1) * h
-    p_gt, p_le, q_gt, q_le = _tails(l, sigma, q, direction, group_size)
+    p_gt, p_le, q_gt, q_le, x = _tails_at(l, sigma, q, direction, group_size)
     pb = _bucket_masses(p_gt, p_le)  # bucket (l_j, l_{j+1}], j = j_lo..j_hi-1
     qb = _bucket_masses(q_gt, q_le)
+    # proven effect of the tails' rounding (module docstring)
+    comp_p, comp_q, rel_w = _components(sigma, q, direction, group_size)
+    ep_gt, ep_le = _tail_errors(p_gt, p_le, _arg_slack(x, sigma, comp_p), rel_w if direction != "add" else 0.0)
+    eq_gt, eq_le = _tail_errors(q_gt, q_le, _arg_slack(x, sigma, comp_q), rel_w if direction == "add" else 0.0)
+    stat_p = np.concatenate(([float(p_le[0])], pb, [float(p_gt[-1])]))
+    stat_q = np.concatenate(([float(q_le[0])], qb, [float(q_gt[-1])]))
+    fp_up, fp_down, local_p, f_suf, f_pre = _one_sided(p_gt, p_le, ep_gt, ep_le, stat_p)
+    fq_up, fq_down, local_q, _, _ = _one_sided(q_gt, q_le, eq_gt, eq_le, stat_q)
     p_bot, q_bot = float(p_le[0]), float(q_le[0])
     p_top, q_top = float(p_gt[-1]), float(q_gt[-1])
     # split bucket j onto atoms j (mass a) and j+1 (mass c), preserving both P and Q masses:
@@ -285,13 +497,47 @@ def dpsgd_step_pld(sigma: float, q: float, h: float, direction: str, log_tau: fl
         eq = np.where(qb > 0, np.exp(l[:-1] + np.log(qb)), 0.0)
     c = np.clip((pb - eq) / (-math.expm1(-h)), 0.0, pb)
     a = pb - c
+    # the split's exact counterpart (module docstring): each bucket's losses lie within eta of its
+    # grid points (eta_j <= eta for bucket j), so its connect-the-dots split onto l_j - eta_j,
+    # l_{j+1} + eta_j (c^ below) shifted up by eta_j dominates it (all atoms within 2 eta above the grid); the stored split differs from that one at the cut between atoms j and
+    # j+1 by the statistic's suffix error plus |c_j - c^_j| <= (|d pb_j| + e^{l_j} |d qb_j| + the
+    # rounding of eq = exp(l_j + log qb) (libm's exp/log within 2 ulps), of the subtraction and
+    # division + eta_j (eq_j + 2 pb_j)) / (1 - e^{-h}) + |d pb_j| (the clip)
+    eta = LOSS_POINT_ULPS * _U * (1.0 + float(np.max(np.abs(l))))
+    lj = l[:-1]
+    eta_j = LOSS_POINT_ULPS * _U * (1.0 + np.maximum(np.abs(lj), np.abs(l[1:])))  # bucket j's own (<= eta)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore", under="ignore"):
+        q_scaled = np.exp(np.minimum(lj + np.log(local_q), 700.0))  # e^{l_j} |d qb_j|
+        lq = np.where(qb > 0, np.abs(np.log(np.where(qb > 0, qb, 1.0))), 0.0)
+    eq_rel = _U * (6.0 * lq + 4.0 * np.abs(lj) + 8.0)
+    # and |d qb_j| <= stored + exact qb_j, e^{l_j} exact qb_j <= e^{eta_j} exact pb_j (the cell's
+    # likelihood ratio is >= e^{l_j - eta_j}): what bounds it where qb_j underflows at huge losses
+    q_scaled = np.minimum(q_scaled, eq * (1.0 + eq_rel) + math.exp(2.0 * eta) * (pb + local_p) * (1.0 + 4.0 * _U))
+    num = local_p + q_scaled + eq_rel * eq + 8.0 * _U * (pb + eq) + eta_j * (eq + 2.0 * pb)
+    dc = (num / (-math.expm1(-h) * (1.0 - 8.0 * _U)) + local_p) * (1.0 + 1e-9)
     split = np.zeros(j_hi - j_lo + 1)
     split[:-1] += a
     split[1:] += c
     split[0] += p_bot  # bottom tail: rounded up to the lowest atom (pessimistic)
-    stat_p = np.concatenate(([p_bot], pb, [p_top]))
-    stat_q = np.concatenate(([q_bot], qb, [q_top]))
-    return StepPLD(h, j_lo, split, p_top, stat_p, stat_q)
+    # rounded in the safe stochastic order (upwards), with the mass at +infinity as the top position
+    # (exact total 1: the suffix and prefix bounds of the statistic, the fraction's error at the
+    # cut it straddles, and the stored split's own exact excess)
+    n_b = pb.size
+    stored = np.concatenate((split, [p_top]))
+    g_suf, g_pre = np.array(f_suf), np.array(f_pre)
+    g_suf[1:n_b + 1] = f_suf[2:n_b + 2] + dc
+    g_suf[n_b + 1] = f_suf[n_b + 1]
+    g_pre[1:n_b + 1] = f_pre[2:n_b + 2] + dc
+    g_pre[n_b + 1] = f_pre[n_b + 1]
+    excess = math.fsum(stored.tolist() + [-1.0])
+    f_split = np.maximum(0.0, np.minimum(g_suf, g_pre - excess + 2.0 * _U * abs(excess)))
+    up = _flow_up(stored, f_split)
+    split, p_top = up[:-1], float(up[-1])
+    # the statistic's masses, rounded in the safe stochastic order: P below (power of S >= s), Q above
+    # (its level), so the tests S >= s need no allowance; the reversed tests get stat_rev_err
+    p_lo, q_hi = _flow_down(stat_p, fp_down), _flow_up(stat_q, fq_up)
+    rev = (_prefix_error(stat_p, p_lo, np.maximum(fp_up, fp_down)), _prefix_error(stat_q, q_hi, np.maximum(fq_up, fq_down)))
+    return StepPLD(h, j_lo, split, p_top, p_lo, q_hi, rev, 2.0 * eta)
 
 
 def step_variance(sigma: float, q: float, k: int = 1) -> float:
