@@ -63,8 +63,8 @@ def test_gdp_closed_form_beta_bracket():
     beta = norm.sf(norm.ppf(1e-20) + math.sqrt(T) / sigma)
     segs = [(sigma, 1.0, T)]
     r = exact_power_many(dpsgd_pld(segs), segs, np.array([lk]))
-    assert 1.0 - r["value"][0] <= beta <= 1.0 - r["lower"][0]
-    assert r["value"][0] - r["lower"][0] <= TARGET
+    assert 1.0 - r.value[0] <= beta <= 1.0 - r.lower[0]
+    assert r.value[0] - r.lower[0] <= TARGET
 
 
 def test_subsampled_beta_bracket_against_the_saddle_point():

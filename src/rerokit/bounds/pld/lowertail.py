@@ -136,6 +136,27 @@ def _defect(pmf: np.ndarray, inf: float, count: int) -> float:
     return count * abs(math.fsum(np.asarray(pmf, dtype=float).tolist() + [float(inf), -1.0])) * (1.0 + 1e-9) + 1e-300
 
 
+def conserve_from_bottom(pmf: np.ndarray, inf: float) -> np.ndarray:
+    """A dominating step pmf (stored masses + ``inf`` at +infinity, total 1 + e with e >= 0, every
+    suffix sum >= the true one: :mod:`rerokit.bounds.pld.step`) with the excess e taken from its
+    lowest buckets: suffix sums min(S_m, 1), still >= the true ones (which are <= 1), total 1 up to
+    the rounding of the touched buckets (kept upwards). The upper end of gamma then carries no
+    mass defect, which at T = 1e6 steps of ~5 u each would cost ~5e-10 of 1 - gamma."""
+    pmf = np.asarray(pmf, dtype=float)
+    excess = math.fsum(pmf.tolist() + [float(inf), -1.0])
+    if not excess > 0.0:
+        return pmf
+    # slightly less than the excess, and the mass below each bucket rounded up (the cumsum errs by
+    # < n u relative): never more is taken than min(S_m, 1) allows; what is left over (~1e-6 e) is
+    # the recomputed mass defect, carried as before
+    below = np.concatenate(([0.0], np.cumsum(pmf)[:-1])) * (1.0 + 1e-9)
+    take = np.clip(excess * (1.0 - 1e-6) - below, 0.0, pmf)
+    out = pmf - take
+    touched = take > 0
+    out[touched] = np.nextafter(out[touched], np.inf)  # the subtraction rounded upwards
+    return out
+
+
 def lower_tilt(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_alpha: float) -> float | None:
     """The tilt t in (-1, 0) with Psi(t) - (t + 1) Psi'(t) = log alpha, or None if the threshold is
     not in P's lower tail (Psi(0) - Psi'(0) = -E_P[L] >= log alpha)."""
@@ -362,9 +383,10 @@ def near_one_beta(segments: Sequence[tuple[float, float, int]], steps: Sequence[
                     lt += 2.0
                     if lt > _MAX_TOP_LOG - math.log(max(n_steps, 1)):
                         return None
-            defect += _defect(st.split, st.inf_mass, T)
+            split = conserve_from_bottom(st.split, st.inf_mass)
+            defect += _defect(split, st.inf_mass, T)
             shift += T * st.loss_shift
-            todo = [(st.j_lo, st.split, "pld", parts, t)]
+            todo = [(st.j_lo, split, "pld", parts, t)]
             if lower:
                 defect_stat += _defect(st.stat_p, 0.0, T)
                 todo += [(st.j_lo - 1, st.stat_p, "stat", sp, t), (st.j_lo - 1, st.stat_q, "stat", sq, t + 1.0)]
