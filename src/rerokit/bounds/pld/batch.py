@@ -217,7 +217,7 @@ def _blocks(parts: Sequence[tuple[int, np.ndarray, int]]):
     k = np.arange(int(nb.sum()), dtype=np.int64) - cstarts[part]
     offs = np.array([int(o) for o, _, _ in parts], dtype=np.int64)
     a = offs[part] + B * k
-    w = np.minimum(B - 1, sizes[part] - 1 - B * k)
+    w = np.minimum(B - 1, sizes[part] - 1 - B * k).astype(np.int16)
     return mass, d, a, w, part, cstarts, nb
 
 
@@ -228,18 +228,30 @@ def _log_chord_moments(mass, d, a, w, cstarts, lam: float, reps=None) -> np.ndar
     over blocks as :func:`rerokit.bounds.pld.normal.logsumexp_rows` (terms below e^-700 of the
     part's largest count as e^-700: rounded up)."""
     with np.errstate(divide="ignore", under="ignore", invalid="ignore", over="ignore"):
+        v = lam * a
         if w is None:  # point masses at the labels a
-            v = lam * a + np.log(mass)
+            t = np.log(mass)
         else:
-            wf = np.maximum(w, 1).astype(float)
-            g = np.where(w > 0, np.expm1(lam * wf) / wf, 0.0)
-            v = lam * a + np.log(mass + d * g)
+            if w.dtype.itemsize <= 2 and w.min() >= 0:  # small widths: expm1(lam w) / w from a table
+                wt = np.arange(int(w.max()) + 1, dtype=float)
+                tab = np.where(wt > 0, np.expm1(lam * wt) / np.maximum(wt, 1.0), 0.0)
+                t = tab[w]
+            else:
+                wf = np.maximum(w, 1).astype(float)
+                t = np.where(w > 0, np.expm1(lam * wf) / wf, 0.0)
+            t *= d
+            t += mass
+            np.log(t, out=t)
+        v += t
+        del t
         m = np.maximum.reduceat(v, cstarts)
         m = np.where(np.isfinite(m), m, 0.0)
         if reps is None:
             reps = np.diff(np.append(cstarts, v.size))
-        z = np.maximum(v - np.repeat(m, reps), -700.0)
-        return np.log(np.add.reduceat(np.exp(z), cstarts)) + m
+        v -= np.repeat(m, reps)
+        np.maximum(v, -700.0, out=v)
+        np.exp(v, out=v)
+        return np.log(np.add.reduceat(v, cstarts)) + m
 
 
 def moment_window_batched(parts: Sequence[tuple[int, np.ndarray, int]], h: float,
@@ -262,7 +274,7 @@ def moment_window_batched(parts: Sequence[tuple[int, np.ndarray, int]], h: float
     has = mass > 0
     big = np.iinfo(np.int64).max
     lo_lab = np.minimum.reduceat(np.where(has, a, big), cstarts)
-    hi_lab = np.maximum.reduceat(np.where(has, a + w, -big), cstarts)
+    hi_lab = np.maximum.reduceat(np.where(has, a + w.astype(np.int64), -big), cstarts)
     lo_sup = int(np.sum(cnt_i * lo_lab.astype(object)))
     hi_sup = int(np.sum(cnt_i * hi_lab.astype(object)))
     # variance (only to choose lam): each block's mass at its mean label
@@ -283,21 +295,24 @@ def moment_window_batched(parts: Sequence[tuple[int, np.ndarray, int]], h: float
     ccst[1:] = np.cumsum(nc)[:-1]
     kb = np.arange(mass.size, dtype=np.int64) - cstarts[part]
     cid = ccst[part] + kb // r[part]
-    cm = np.bincount(cid, weights=mass, minlength=int(nc.sum()))
-    cmid = np.bincount(cid, weights=mass * mid, minlength=int(nc.sum()))
-    cpart = np.repeat(np.arange(nb.size), nc)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        clab = np.where(cm > 0, cmid / np.where(cm > 0, cm, 1.0), 0.0)
-
+    ncs = int(nc.sum())
+    cm = np.bincount(cid, weights=mass, minlength=ncs)
+    # chord blocks of the coarse copy (also a valid bound, so its choice of lam is biased like the
+    # fine one): first label, width, first moment about the first label
+    ca0 = np.full(ncs, np.iinfo(np.int64).max)
+    np.minimum.at(ca0, cid, a)
+    ce = np.full(ncs, np.iinfo(np.int64).min)
+    np.maximum.at(ce, cid, a + w.astype(np.int64))
+    cd = np.bincount(cid, weights=d + mass * (a - ca0[cid]), minlength=ncs)
+    cw = ce - ca0
     def bounds(lams, ms, ds, aa, ww, st) -> tuple[np.ndarray, np.ndarray]:
         up = np.array([float(np.sum(counts * _log_chord_moments(ms, ds, aa, ww, st, float(x), nc))) for x in lams])
         dn = np.array([float(np.sum(counts * _log_chord_moments(ms, ds, aa, ww, st, -float(x), nc))) for x in lams])
         return np.ceil((up - log_tau) / lams), np.floor((log_tau - dn) / lams)
 
-    del cpart
-    cb, ca = bounds(lam, cm, None, clab, None, ccst)
+    cb, ca = bounds(lam, cm, cd, ca0, cw, ccst)
     iu, ia = int(np.argmin(cb)), int(np.argmax(ca))
-    pick_u = lam[max(0, iu - 1): iu + 2]
+    pick_u = lam[iu: iu + 1]  # each bound at the best lam of the coarse copy (any lam is valid)
     pick_a = lam[max(0, ia - 1): ia + 2]
     up = np.array([float(np.sum(counts * _log_chord_moments(mass, d, a, w, cstarts, float(x), nb))) for x in pick_u])
     dn = np.array([float(np.sum(counts * _log_chord_moments(mass, d, a, w, cstarts, -float(x), nb))) for x in pick_a])
@@ -314,6 +329,7 @@ def _fsum_defect(rows) -> float:
 
 
 _HI = 2.0 ** 40
+_TINY = 2.0 ** -600
 
 
 def mass_defect_batched(parts: Sequence[tuple[np.ndarray, float, int]]) -> float:
@@ -342,13 +358,18 @@ def mass_defect_batched(parts: Sequence[tuple[np.ndarray, float, int]]) -> float
         return _fsum_defect(parts) * (1.0 + 1e-9) + 1e-300
     starts = np.zeros(sizes.size, dtype=np.int64)
     starts[1:] = np.cumsum(sizes)[:-1]
-    hi = np.floor(x * _HI) / _HI
-    lo = x - hi
+    # masses below 2^-600 are left out of the sums (no arithmetic on subnormals, which is slow) and
+    # bounded by 2^-600 each
+    x[x < _TINY] = 0.0  # (x is a fresh copy: in place from here)
+    hi = x * _HI
+    np.floor(hi, out=hi)
+    hi /= _HI
+    x -= hi  # the lo parts
     s_hi = np.add.reduceat(hi, starts)
-    s_lo = np.add.reduceat(lo, starts)
+    s_lo = np.add.reduceat(x, starts)
     ok = (s_hi >= 0.5) & (s_hi <= 2.0) & (s_hi < 2.0 ** 12)
     d = ((s_hi - 1.0) + infs) + s_lo
-    bound = np.abs(d) + (sizes * u * s_lo + 2.0 * u * (np.abs(s_hi - 1.0) + infs + s_lo)) * 1.01
+    bound = np.abs(d) + (sizes * u * s_lo + 2.0 * u * (np.abs(s_hi - 1.0) + infs + s_lo)) * 1.01 + sizes * _TINY
     tot = float(np.sum(np.where(ok, counts * bound, 0.0))) * (1.0 + 4.0 * u * sizes.size)
     if not ok.all():
         tot += _fsum_defect([parts[i] for i in np.nonzero(~ok)[0]])
