@@ -159,6 +159,10 @@ _REFINE_POINTS = 2_000_000
 # identically with and without the lower end (calibration compares bracket=False upper values).
 _NEAR_ONE_ABOVE = 0.999
 _NEAR_ONE_FACTOR = 8.0
+# Brackets already this narrow against min(gamma, 1 - gamma) are not recomposed in extended precision
+# (its round-off is a large share of such a bracket, but the bracket is far below every width
+# target; 1 - gamma keeps the rule meaningful near gamma = 1, where the target is on 1 - gamma).
+_PRECISE_ENOUGH = 1e-4
 # The max test's lower end is tried at levels below this only (where one rare jump can dominate).
 _MAX_TEST_BELOW = math.log(1e-6)
 
@@ -545,7 +549,8 @@ def _exact_power_once(
         pred = np.maximum(up - low - ro_eff, 0.0) + ro_effect(1e-3)
         floor_ext = np.full(lks.shape, floor - (1.0 - 1e-3) * ro_up)
         tail_ext = (floor_ext > 0.1 * up) | ((lks < math.log(1e-6)) & (pred > 1e-3 * up))
-        redo = (ro_eff > 0.2 * (up - low)) & ~tail_ext
+        narrow = (up - low) <= _PRECISE_ENOUGH * np.minimum(up, 1.0 - up)
+        redo = (ro_eff > 0.2 * (up - low)) & ~tail_ext & ~narrow
 
     def _extend(sub: np.ndarray) -> None:
         nonlocal up, floor
@@ -577,7 +582,7 @@ def _exact_power_once(
             floored[i] = False
     up = np.exp(log_up)
     if pld.precision != "extended":
-        late = ~done & (pred < 0.8 * (up - low))
+        late = ~done & (pred < 0.8 * (up - low)) & ((up - low) > _PRECISE_ENOUGH * np.minimum(up, 1.0 - up))
         if late.any():
             _extend(np.nonzero(late)[0])
             floored &= ~late | (floor_ext > 0.1 * up)
