@@ -5,7 +5,8 @@ Rows (T = 1e3, 1e5, 1e6): wall time of rerokit's full certified bracket of the R
 ``get_beta_for_dpsgd`` at its default grid (1e-4) for the same level, and of dp-accounting's PLD at
 its default discretisation (1e-4, connect-the-dots, REMOVE direction composed T times, gamma read
 off by min over a 2001-point eps grid of e^eps kappa + delta(eps)). Ratios are printed against
-rerokit measured in the same run. Then: a 2,000-step alternating (sigma, q) history, and the
+rerokit measured in the same run. Then: a 2,000-step alternating (sigma, q) history, a 2,000-step
+history whose steps all differ (sigma ~ U(0.8, 2), q ~ U(0.005, 0.02), seed 0), and the
 certified bracket's relative width (upper - lower) / upper over a grid of kappa.
 
     python benchmarks/pld_engine.py [--repeats 1]
@@ -20,6 +21,11 @@ width <= 4.3e-3 for kappa in [1e-30, 1e-3] on the three width rows. 2026-11-26 o
 at load 0.7, ``--repeats 5``: 15.8 / 13.6 / 11.1 ms (riskcal x20.9 / x2.33 / x86, dp-accounting
 x35 / x9.3 / x53), history 27 ms (reconstruction_risk 47 ms). Before (2026-11-24,
 long-double FFTs): 29 / 52 / 52 ms, riskcal x0.73 at T=1e5.
+2026-11-26 (load ~2.6-3.6, ``--repeats 3``): 26.2 / 14.4 / 17.1 ms (riskcal x17.8 / x2.30 / x87,
+dp-accounting x35 / x10.0 / x59), alternating history 33 ms (reconstruction_risk 54 ms); the
+2,000-step history of distinct steps (a noise scheduler; batched across steps,
+rerokit.bounds.pld.batch) 9.7 s, 28 s before in the same conditions (59 s under heavier load),
+gamma in [0.0440179, 0.0440218] both ways.
 
 ``--widths`` (a few minutes): every cell of the issue's grid within 2% (widest 1.1%: sigma 0.3,
 q 1e-4, T 1e6, kappa 1e-30). sigma = 1, q = 1e-4, where one sampled step's jump dominates the tail
@@ -49,6 +55,7 @@ from rerokit.bounds.dpsgd import rero_dpsgd
 
 ROWS = [(1.0, 0.01, 1_000), (2.0, 0.002, 100_000), (4.0, 0.001, 1_000_000)]
 KAPPA = 1e-3
+DISTINCT_STEPS = 2_000
 
 
 def dp_accounting_gamma(sigma: float, q: float, T: int, kappa: float) -> float:
@@ -91,6 +98,12 @@ def main() -> None:
 
     t_risk, r = best_time(lambda: rerokit.reconstruction_risk(hist, prior=100), args.repeats)
     print(f"  reconstruction_risk (gamma, epsilon, membership) on it: {t_risk * 1e3:.1f} ms")
+
+    rng = np.random.default_rng(0)  # a noise scheduler: every step distinct (batched, rerokit.bounds.pld.batch)
+    distinct = [(float(rng.uniform(0.8, 2.0)), float(rng.uniform(0.005, 0.02)), 1) for _ in range(DISTINCT_STEPS)]
+    t_d, b = best_time(lambda: rero_dpsgd(segments=distinct, kappa=0.01, comparisons=False), args.repeats)
+    print(f"{DISTINCT_STEPS:,}-step history of distinct steps (sigma ~ U(0.8, 2), q ~ U(0.005, 0.02)): "
+          f"{t_d * 1e3:.1f} ms, gamma in [{b.interval[0]:.6g}, {b.value:.6g}]")
 
     print("\ncertified relative width (upper - lower) / upper, by kappa (floored: the PLD's error floor "
           "dominates and the RDP bound answers)")

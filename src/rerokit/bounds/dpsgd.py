@@ -180,6 +180,10 @@ _NEAR_ONE_POINTS = 4_000_000
 # At most this many levels of one call get the last (finest, seconds at T = 1e6) grid; the others
 # stop before it and get the 8x finer grid as well (one composition shared by all of them).
 _NEAR_ONE_FINE_LEVELS = 4
+# Brackets already this narrow against min(gamma, 1 - gamma) are not recomposed in extended precision
+# (its round-off is a large share of such a bracket, but the bracket is far below every width
+# target; 1 - gamma keeps the rule meaningful near gamma = 1, where the target is on 1 - gamma).
+_PRECISE_ENOUGH = 1e-4
 
 # The composed PLDs of a schedule (kept under its former name).
 DpsgdPLD = SchedulePLD
@@ -660,7 +664,8 @@ def _exact_power_once(
         pred = np.maximum(up - low - ro_eff, 0.0) + ro_effect(1e-3)
         floor_ext = np.full(lks.shape, floor - (1.0 - 1e-3) * ro_up)
         tail_ext = (floor_ext > 0.1 * up) | ((lks < math.log(1e-6)) & (pred > 1e-3 * up))
-        redo = (ro_eff > 0.2 * (up - low)) & ~tail_ext
+        narrow = (up - low) <= _PRECISE_ENOUGH * np.minimum(up, 1.0 - up)
+        redo = (ro_eff > 0.2 * (up - low)) & ~tail_ext & ~narrow
 
     def _extend(sub: np.ndarray) -> None:
         nonlocal up, floor
@@ -692,7 +697,7 @@ def _exact_power_once(
             floored[i] = False
     up = np.exp(log_up)
     if pld.precision != "extended":
-        late = ~done & (pred < 0.8 * (up - low))
+        late = ~done & (pred < 0.8 * (up - low)) & ((up - low) > _PRECISE_ENOUGH * np.minimum(up, 1.0 - up))
         if late.any():
             _extend(np.nonzero(late)[0])
             floored &= ~late | (floor_ext > 0.1 * up)

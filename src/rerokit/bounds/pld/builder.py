@@ -32,6 +32,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from rerokit.bounds.pld.batch import BATCH_MIN, mass_defect_batched, step_plds_batched
 from rerokit.bounds.pld.compose import WindowTooWide, compose, compose_inf_mass
 from rerokit.bounds.pld.discrete import Bracket, DiscretePLD, GridPMF, ThresholdTests
 from rerokit.bounds.pld.lowertail import near_one_beta
@@ -181,7 +182,11 @@ class SchedulePLD:
             grid = grid + [(1.0 / math.sqrt(inv), 1.0, 1)]
         n_steps = sum(T for _, _, T in grid) + sum(T for _, _, T in noiseless)
         step_tau = self.log_tau - math.log(max(n_steps, 1))  # composed +inf mass <= ~tau
-        steps = [(dpsgd_step_pld(s, q, self.h, direction, step_tau, self.group_size), T) for s, q, T in grid]
+        if len(grid) >= BATCH_MIN and self.group_size == 1 and direction in ("remove", "add"):
+            # many distinct steps (e.g. a noise scheduler): all grids at once (bit-identical masses)
+            steps = list(zip(step_plds_batched(grid, self.h, direction, step_tau), [T for _, _, T in grid]))
+        else:
+            steps = [(dpsgd_step_pld(s, q, self.h, direction, step_tau, self.group_size), T) for s, q, T in grid]
         atoms = []
         for _, q, T in noiseless:  # revealed sampling indicator (module docstring)
             k = self.group_size
@@ -564,6 +569,8 @@ def _mass_defect(parts: Sequence[tuple[np.ndarray, float, int]]) -> float:
     are probability distributions only up to rounding (about 1e-16 each), and a composition of T
     of them can miss (or gain) T times that; carried as mass outside the window, so a bracket
     near gamma = 1 stays certified once the round-off bound is smaller than it."""
+    if len(parts) >= BATCH_MIN:  # many distinct steps: vectorised, still a proven bound
+        return mass_defect_batched(parts)
     tot = 0.0
     for pmf, inf, T in parts:
         # math.fsum: the exact sum - 1, correctly rounded (Shewchuk 1997), so |.| (1 + 2^-52) bounds it

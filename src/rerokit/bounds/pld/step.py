@@ -69,7 +69,7 @@ import numpy as np
 
 from rerokit.bounds.pld.normal import ndtr, normal_isf_log
 
-__all__ = ["StepPLD", "StepTooWide", "dpsgd_step_pld", "loss_range", "default_grid_step", "DIRECTIONS",
+__all__ = ["StepPLD", "StepTooWide", "dpsgd_step_pld", "step_from_tails", "loss_range", "default_grid_step", "DIRECTIONS",
            "MAX_STEP_WIDTH", "remove_loss", "loss_tails"]
 
 DIRECTIONS = ("remove", "add", "replace")
@@ -478,7 +478,26 @@ def dpsgd_step_pld(sigma: float, q: float, h: float, direction: str, log_tau: fl
         raise StepTooWide(f"{j_hi - j_lo} grid points for one step (max {max_width})")
     j_hi = max(j_hi, j_lo + 1)
     l = np.arange(j_lo, j_hi + 1) * h
-    p_gt, p_le, q_gt, q_le, x = _tails_at(l, sigma, q, direction, group_size)
+    return step_from_tails(sigma, q, h, direction, group_size, j_lo, l, _tails_at(l, sigma, q, direction, group_size))
+
+
+def step_from_tails(sigma: float, q: float, h: float, direction: str, group_size: int, j_lo: int, l: np.ndarray,
+                    tails: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]) -> StepPLD:
+    """The step PLD of :func:`dpsgd_step_pld` from its tails at the grid points ``l`` = (j_lo ..
+    j_hi) h: the buckets, the split and the safe rounding of both (module docstring).
+
+    Args:
+      sigma, q, h, direction, group_size: as for :func:`dpsgd_step_pld`.
+      j_lo: the lowest grid label.
+      l: the grid points' losses, ``np.arange(j_lo, j_hi + 1) * h``.
+      tails: (P(L > l), P(L <= l), Q(L > l), Q(L <= l), x) at those points, as ``_tails_at``
+        computes them (:mod:`rerokit.bounds.pld.batch` computes them for many steps at once).
+
+    Returns:
+      The :class:`StepPLD`.
+    """
+    p_gt, p_le, q_gt, q_le, x = tails
+    j_hi = j_lo + l.size - 1
     pb = _bucket_masses(p_gt, p_le)  # bucket (l_j, l_{j+1}], j = j_lo..j_hi-1
     qb = _bucket_masses(q_gt, q_le)
     # proven effect of the tails' rounding (module docstring)
@@ -560,7 +579,8 @@ def step_variance(sigma: float, q: float, k: int = 1) -> float:
 
 def default_grid_step(segments: Sequence[tuple[float, float, int]], group_size: int = 1) -> float:
     """Grid step ~ 1/40 of the rms standard deviation of one step's privacy loss, in [1e-7, 1e-2],
-    and at least 1/4000 of the composed loss's standard deviation (long schedules).
+    and at least 1/4000 of the composed loss's standard deviation (long schedules), and at least
+    min(1/20 of the step's, 1/2000 of the composed) standard deviation.
 
     Var(L) ~ chi^2(P || Q) = q^2 (e^{1/sigma^2} - 1) for small q, 1/sigma^2 for q = 1. The
     discretisation changes the composed loss variance by O(T h^2), small against T Var(L).
@@ -579,5 +599,8 @@ def default_grid_step(segments: Sequence[tuple[float, float, int]], group_size: 
         n += T
     rms = math.sqrt(tot / n)
     # and at most ~COMPOSED_POINTS grid points per standard deviation of the composed loss: beyond
-    # that a finer grid only costs FFT size (the connect-the-dots error is second order in h)
-    return float(min(1e-2, max(1e-7, rms / 40.0, math.sqrt(tot) / COMPOSED_POINTS)))
+    # that a finer grid only costs FFT size (the connect-the-dots error is second order in h); at
+    # most half that where one step keeps >= 20 points per standard deviation of its own loss
+    # (mid-length schedules, T ~ 3e3-1e5: brackets ~1e-5 wide cost twice the FFT size otherwise)
+    coarse = min(rms / 20.0, 2.0 * math.sqrt(tot) / COMPOSED_POINTS)
+    return float(min(1e-2, max(1e-7, rms / 40.0, math.sqrt(tot) / COMPOSED_POINTS, coarse)))
