@@ -71,7 +71,7 @@ from rerokit.bounds.pld.compose import WindowTooWide, compose
 from rerokit.bounds.pld.normal import logsumexp_rows
 from rerokit.bounds.pld.step import StepTooWide, dpsgd_step_pld
 
-__all__ = ["TiltedPart", "lower_tilt", "tilted_beta", "near_one_beta"]
+__all__ = ["TiltedPart", "lower_tilt", "tilt_spread", "tilted_beta", "tilted_betas", "near_one_beta"]
 
 _LOG_TAU = math.log(1e-17)
 _U = float(np.finfo(float).eps)
@@ -83,6 +83,18 @@ _BLOCK_PER_R2 = 2.0
 # 1 - gamma about the share of paths that meet it) at most this log mass over all steps
 _MAX_STEP = 1 << 20
 _MAX_TOP_LOG = math.log(1e-10)
+# near_one_beta's windows (tilted mass outside each side, 3 tau in the tilted l1 error with the
+# wrap-around): the coarse compositions', the dominating PLD's blocks' and the statistic's blocks'.
+# Against the other errors of the tilted l1 at T = 1e6 (the dominating blocks' double round-off,
+# ~1e-10 per block, 5e-8 in all; the statistic's extended one, ~5e-14 per block, plus ~2e-11 of the
+# coarse compositions), the tails then add 3e-13, 1.5e-9 and 1.5e-10 (500 blocks); measured, the
+# bracket of 1 - gamma moves by < 2e-12 while the windows shrink by 12-13 % (the FFT sizes from
+# 2^21 to 3 * 2^19 for the blocks, from 3 * 2^19 to 2^20 for the coarse compositions).
+_COARSE_LOG_TAU = math.log(1e-13)
+_BLOCK_LOG_TAU = math.log(1e-12)
+_STAT_BLOCK_LOG_TAU = math.log(1e-13)
+# which of the statistic's blocks (P-masses "p", Q-masses "q") take block_precision
+_STAT_EXTENDED = ("p", "q")
 
 
 @dataclass(frozen=True)
@@ -130,10 +142,15 @@ def _step_tilted(off: int, pmf: np.ndarray, h: float, t: float) -> tuple[np.ndar
     return out, lm, 4.0 * _U * (big + float(np.max(np.abs(t * l))) + abs(lm) + 1.0)
 
 
+def _mass_gap(pmf: np.ndarray, inf: float) -> float:
+    """|1 - (sum of the stored masses + inf)| (math.fsum: correctly rounded)."""
+    return abs(math.fsum(np.asarray(pmf, dtype=float).tolist() + [float(inf), -1.0]))
+
+
 def _defect(pmf: np.ndarray, inf: float, count: int) -> float:
-    """count |1 - (sum of the stored masses + inf)| (math.fsum: correctly rounded), rounded up; as
+    """count |1 - (sum of the stored masses + inf)|, rounded up; as
     :mod:`rerokit.bounds.pld.builder` carries it."""
-    return count * abs(math.fsum(np.asarray(pmf, dtype=float).tolist() + [float(inf), -1.0])) * (1.0 + 1e-9) + 1e-300
+    return count * _mass_gap(pmf, inf) * (1.0 + 1e-9) + 1e-300
 
 
 def lower_tilt(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_alpha: float) -> float | None:
@@ -158,6 +175,15 @@ def lower_tilt(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_alpha
     return 0.5 * (lo + hi)
 
 
+def tilt_spread(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float) -> float:
+    """The standard deviation sqrt(Psi''(t)) of the composed loss tilted by t (a central difference
+    of Psi'): a level whose saddle point is t' sits about (t' - t) Psi'' from the tilted mean, so
+    its errors are magnified by about exp((t' - t)^2 Psi'' / 2) against its own tilt."""
+    d = 1e-4
+    lo, hi = max(t - d, -1.0 + 1e-9), min(t + d, -1e-9)
+    return math.sqrt(max((_log_moments(parts, h, hi)[1] - _log_moments(parts, h, lo)[1]) / (hi - lo), 1e-300))
+
+
 def _prefix_lse(a: np.ndarray) -> np.ndarray:
     return np.logaddexp.accumulate(a)
 
@@ -167,14 +193,15 @@ def _suffix_lse_after(a: np.ndarray) -> np.ndarray:
     return np.concatenate((np.logaddexp.accumulate(a[::-1])[::-1][1:], [-np.inf]))
 
 
-def _compose_tilted(parts: Sequence[TiltedPart], h: float, precision: str):
-    """(offset, pmf, log C, absolute error, relative error) of the composition."""
-    c = compose([(p.offset, p.pmf, p.count) for p in parts], h, _LOG_TAU, precision=precision)
+def _compose_tilted(parts: Sequence[TiltedPart], h: float, precision: str, log_tau: float = _LOG_TAU):
+    """(offset, pmf, log C, absolute error, relative error) of the composition (window: tilted
+    mass below tau = e^log_tau outside on each side, 3 tau in the error with the wrap-around)."""
+    c = compose([(p.offset, p.pmf, p.count) for p in parts], h, log_tau, precision=precision)
     log_c = sum(p.count * p.log_c for p in parts)
     # factors a_i (computed, l1 norm 1) and b_i (exact) with |a_i - b_i|_1 <= e_i: the convolutions
     # differ by at most sum_i e_i prod_{j != i} (1 + e_j) <= E e^E in l1, E = sum_i e_i
     e_in = sum(p.count * p.err for p in parts)
-    err = c.roundoff + 3.0 * math.exp(_LOG_TAU) + e_in * math.exp(min(e_in, 700.0)) * (1.0 + 1e-9)
+    err = c.roundoff + 3.0 * math.exp(log_tau) + e_in * math.exp(min(e_in, 700.0)) * (1.0 + 1e-9)
     rel = sum(p.count * p.rel for p in parts) + 4.0 * _U * (abs(log_c) + 1.0)
     return c.offset, c.pmf, log_c, err, rel
 
@@ -199,27 +226,40 @@ def tilted_beta(pld_parts: Sequence[TiltedPart], stat_p: Sequence[TiltedPart] | 
     Returns:
       (lower, upper) bounds on 1 - gamma, lower >= 0 and upper <= 1.
     """
+    return tilted_betas(pld_parts, stat_p, stat_q, h, t, [log_alpha], defect, defect_stat, precision)[0]
+
+
+def tilted_betas(pld_parts: Sequence[TiltedPart], stat_p: Sequence[TiltedPart] | None,
+                 stat_q: Sequence[TiltedPart] | None, h: float, t: float, log_alphas: Sequence[float],
+                 defect: float = 0.0, defect_stat: float = 0.0,
+                 precision: str = "double", log_tau: float = _LOG_TAU) -> list[tuple[float, float]]:
+    """:func:`tilted_beta` at several levels from one set of compositions (every t in (-1, 0) is
+    certified at every level; t near a level's saddle point makes its bracket relative)."""
     if not -1.0 < t < 0.0:
         raise ValueError(f"the lower-tail tilt must be in (-1, 0), got {t!r}")
-    off, pmf, c, err, rel = _compose_tilted(pld_parts, h, precision)
+    off, pmf, c, err, rel = _compose_tilted(pld_parts, h, precision, log_tau)
     l = (off + np.arange(pmf.size)) * h
     n = pmf.size
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         logp = np.log(pmf) - t * l + c
         p_le = np.exp(_prefix_lse(logp))
         sq_gt = np.exp(l + _suffix_lse_after(logp - l))
-        s_alpha = np.exp(l + log_alpha)
         e_k = np.exp(c - t * l + math.log(err))
     # relative errors: tilting, untilting (u (|log p_t| + |t l| + |C|)), the log-sum recursions (n u)
     r = rel + 4.0 * _U * (float(np.max(np.abs(t * l))) + abs(c) + 800.0) + 4.0 * _U * n
     with np.errstate(invalid="ignore"):
-        cand = (p_le + sq_gt) * (1.0 - 1.01 * r) - s_alpha * (1.0 + 4.0 * _U) - e_k * (1.0 + 1e-9)
-    cand = np.where(np.isfinite(cand), cand, -np.inf)
-    lower = max(0.0, float(np.max(cand)) - defect * (1.0 + 1e-9)) if n else 0.0
-    upper = 1.0
+        base = (p_le + sq_gt) * (1.0 - 1.01 * r)
+    e_k = e_k * (1.0 + 1e-9)
+    lowers = []
+    for log_alpha in log_alphas:
+        with np.errstate(over="ignore", invalid="ignore"):
+            cand = base - np.exp(l + log_alpha) * (1.0 + 4.0 * _U) - e_k
+        cand = np.where(np.isfinite(cand), cand, -np.inf)
+        lowers.append(max(0.0, float(np.max(cand)) - defect * (1.0 + 1e-9)) if n else 0.0)
+    uppers = [1.0] * len(lowers)
     if stat_p is not None and stat_q is not None:
-        offp, pp, cp, errp, relp = _compose_tilted(stat_p, h, precision)
-        offq, pq, cq, errq, relq = _compose_tilted(stat_q, h, precision)
+        offp, pp, cp, errp, relp = _compose_tilted(stat_p, h, precision, log_tau)
+        offq, pq, cq, errq, relq = _compose_tilted(stat_q, h, precision, log_tau)
         s_all = np.arange(min(offp, offq), max(offp + pp.size, offq + pq.size) + 1)
         lq = (offq + np.arange(pq.size)) * h
         lp = (offp + np.arange(pp.size)) * h
@@ -236,9 +276,11 @@ def tilted_beta(pld_parts: Sequence[TiltedPart], stat_p: Sequence[TiltedPart] | 
                     + np.exp(cq - (t + 1.0) * s_all * h + math.log(errq)) * (1.0 + 1e-9))
             p_up = (np.exp(p_pre[ip]) * (1.0 + 1.01 * rp)
                     + np.exp(cp - t * (s_all - 1) * h + math.log(errp)) * (1.0 + 1e-9) + defect_stat * (1.0 + 1e-9))
-        alpha = math.exp(log_alpha) * (1.0 - 4.0 * _U)
-        ok = np.nonzero(q_up <= alpha)[0]
-        if ok.size:
+        for a_i, log_alpha in enumerate(log_alphas):
+            alpha = math.exp(log_alpha) * (1.0 - 4.0 * _U)
+            ok = np.nonzero(q_up <= alpha)[0]
+            if not ok.size:
+                continue
             i = int(ok[0])
             upper = float(p_up[i])
             if i > 0:  # randomised on the label below: rejected with probability f
@@ -251,8 +293,8 @@ def tilted_beta(pld_parts: Sequence[TiltedPart], stat_p: Sequence[TiltedPart] | 
                 f = min(1.0, (alpha - float(q_up[i])) / qb_up) if qb_up > 0 else 0.0
                 if f > 0 and pb_lo > 0:
                     upper -= f * pb_lo
-            upper = min(1.0, upper)
-    return lower, max(lower, upper)
+            uppers[a_i] = min(1.0, upper)
+    return [(lo, max(lo, up)) for lo, up in zip(lowers, uppers)]
 
 
 # --------------------------------------------------------------------------- two grids
@@ -288,18 +330,86 @@ def _rebin_stat(off_f: int, pmf_t: np.ndarray, r: int, h_f: float, t: float) -> 
     return j0, out
 
 
+def _block_window(off: int, pmf: np.ndarray, m: int, log_tau: float) -> tuple[int, int]:
+    """Chernoff window [A, B] of the m-fold composition of ``pmf`` (labels off..): for any lam > 0
+    the composed mass above B is at most e^{-lam B} M(lam)^m and below A at most e^{lam A} M(-lam)^m
+    (M(lam) = sum_j p_j e^{lam j}, any non-negative masses), so both are <= tau = e^log_tau with
+    B = ceil((m log M(lam) - log tau) / lam) (and A alike), plus one label for the rounding of the
+    log-sum. As :func:`rerokit.bounds.pld.compose.chernoff_window`, but lam is chosen on a copy
+    coarsened to ~512 points over a 2^(1/4)-spaced grid and the exact moment is evaluated at that lam
+    only (twice over the pmf instead of a dozen: the fine steps have up to 1e6 points)."""
+    n = pmf.size
+    nz = np.nonzero(pmf)[0]
+    lo_sup, hi_sup = m * (off + int(nz[0])), m * (off + int(nz[-1]))
+    j = np.arange(n, dtype=float)  # labels relative to off
+    tot = float(np.sum(pmf))
+    mean = float(np.sum(pmf * j)) / tot
+    var = m * float(np.sum(pmf * (j - mean) ** 2)) / tot
+    b = max(1, n // 512)
+    nb = -(-n // b)
+    pad = np.zeros(nb * b)
+    pad[:n] = pmf
+    with np.errstate(divide="ignore"):
+        lw_c = np.log(pad.reshape(nb, b).sum(axis=1))
+        logp = np.log(pmf)
+    j_c = b * np.arange(nb, dtype=float) + 0.5 * (b - 1)
+    lam0 = math.sqrt(2.0 * abs(log_tau) / var) if var > 0 else 1.0
+    lams = lam0 * 2.0 ** (np.arange(-16, 25) / 4.0)
+    ends = []
+    for sign in (1.0, -1.0):
+        lse_c = logsumexp_rows(lw_c[None, :] + sign * lams[:, None] * j_c[None, :])
+        lam = float(lams[int(np.argmin((m * lse_c - log_tau) / lams))])
+        lse = float(logsumexp_rows((logp + sign * lam * j)[None, :])[0])
+        ends.append((m * lse - log_tau) / lam)
+    if not all(math.isfinite(e) for e in ends):
+        raise WindowTooWide("the Chernoff window of a block is not finite")
+    B = m * off + math.ceil(ends[0]) + 1
+    A = m * off + math.floor(-ends[1]) - 1
+    return max(A, lo_sup), min(B, hi_sup)
+
+
 def _block(off: int, pmf_t: np.ndarray, lm: float, rel: float, m: int, count: int, r: int, h_f: float, t: float,
-           kind: str, precision: str) -> TiltedPart:
-    """m tilted fine steps composed on the fine grid, re-discretised onto the coarse grid (``kind``:
-    "pld" connect-the-dots, "stat" coarse labels), normalised; ``count`` copies."""
-    c = compose([(off, pmf_t, m)], h_f, _LOG_TAU, precision=precision)
-    e = c.roundoff + 3.0 * math.exp(_LOG_TAU)
+           kind: str, precision: str, log_tau: float = _LOG_TAU) -> TiltedPart:
+    """m tilted fine steps composed on the fine grid (window: tilted mass below e^log_tau outside on
+    each side), re-discretised onto the coarse grid (``kind``: "pld" connect-the-dots, "stat" coarse
+    labels), normalised; ``count`` copies."""
+    c = compose([(off, pmf_t, m)], h_f, log_tau, precision=precision)
+    e = c.roundoff + 3.0 * math.exp(log_tau)
     j0, out = (_rebin_pld if kind == "pld" else _rebin_stat)(c.offset, c.pmf, r, h_f, t)
     s = math.fsum(out.tolist())
     # the rebinning moves every mass by less than h_c: its tilted weight changes by <= e^{|t| h_c}
     e = e * math.exp(abs(t) * r * h_f) / s
     return TiltedPart(j0, out / s, count, m * lm + math.log(s), e * (1.0 + 1e-9),
                       m * rel + 16.0 * _U)
+
+
+_STEP_CACHE: dict[tuple, tuple] = {}
+_STEP_CACHE_SIZE = 2
+
+
+def _fine_step(s: float, q: float, h_f: float, step_tau: float, group_size: int, n_steps: int):
+    """(the step's PLD on the fine grid, the mass defect of its dominating pmf and of its statistic's
+    P-masses, per step), truncated less deep where the fine grid does not fit (the top tail:
+    +infinity); None where even that does not fit. The last few are kept: the levels' groups of one
+    call (:func:`rerokit.bounds.dpsgd._near_one_into`) share them."""
+    key = (float(s), float(q), float(h_f), float(step_tau), int(group_size), int(n_steps))
+    hit = _STEP_CACHE.get(key)
+    if hit is not None:
+        return hit
+    lt = step_tau
+    while True:
+        try:
+            st = dpsgd_step_pld(s, q, h_f, "remove", lt, group_size, _MAX_STEP)
+            break
+        except StepTooWide:
+            lt += 2.0
+            if lt > _MAX_TOP_LOG - math.log(max(n_steps, 1)):
+                return None
+    out = (st, _mass_gap(st.split, st.inf_mass), _mass_gap(st.stat_p, 0.0))
+    while len(_STEP_CACHE) >= _STEP_CACHE_SIZE:
+        _STEP_CACHE.pop(next(iter(_STEP_CACHE)))
+    _STEP_CACHE[key] = out
+    return out
 
 
 def _block_size(T: int, m: int) -> int:
@@ -311,12 +421,17 @@ def _block_size(T: int, m: int) -> int:
 
 
 def near_one_beta(segments: Sequence[tuple[float, float, int]], steps: Sequence[tuple[int, np.ndarray, int]],
-                  h: float, log_alpha: float, group_size: int = 1, log_tau: float = _LOG_TAU, lower: bool = True,
-                  ratio: int = _RATIO, coarse_div: float = 8.0, block_per_r2: float = _BLOCK_PER_R2,
-                  precision: str = "double", block_precision: str = "double") -> tuple[float, float] | None:
+                  h: float, log_alpha: float | Sequence[float], group_size: int = 1, log_tau: float = _LOG_TAU,
+                  lower: bool = True, ratio: int = _RATIO, coarse_div: float = 8.0,
+                  block_per_r2: float = _BLOCK_PER_R2, precision: str = "double", block_precision: str = "double",
+                  tilt: float | None = None) -> tuple[float, float] | None | list[tuple[float, float] | None]:
     """Certified (lower, upper) of 1 - gamma at level exp(log_alpha) for a schedule (module docstring).
 
     None where this does not apply (the threshold not in P's lower tail, or a window too wide).
+    With a sequence of levels, a list (one entry per level) from one set of compositions at one
+    tilt (``tilt``, else the saddle point of the middle level): every t in (-1, 0) is certified, and
+    a level whose own saddle point is within about 1 / sd of t (:func:`tilt_spread`) keeps a
+    relative bracket; levels whose threshold is not in P's lower tail get None.
 
     Args:
       segments: the schedule's (sigma, q, T), noise multipliers within the grid range.
@@ -336,10 +451,15 @@ def near_one_beta(segments: Sequence[tuple[float, float, int]], steps: Sequence[
         round-off, about T x 5e-14 in the tilted l1 in double, becomes negligible). The dominating
         PLD's blocks stay in double: measured at T = 1e6, extended precision narrows its end by
         only 0.7-1e-10 there (the statistic's by 2.6-3.2e-10) and costs 3x as much.
+      tilt: the tilt in (-1, 0) to use (default: the saddle point of the (middle) level).
     """
-    t = lower_tilt(steps, h, float(log_alpha))
-    if t is None:
-        return None
+    many = not isinstance(log_alpha, (int, float, np.floating, np.integer))
+    las = [float(a) for a in (log_alpha if many else [log_alpha])]
+    if not las:
+        return []
+    t = tilt if tilt is not None else lower_tilt(steps, h, sorted(las)[len(las) // 2])
+    if t is None or not -1.0 < t < 0.0:
+        return [None] * len(las) if many else None
     h_c = h / coarse_div
     h_f = h_c / ratio
     n_steps = sum(T for _, _, T in segments)
@@ -348,29 +468,28 @@ def near_one_beta(segments: Sequence[tuple[float, float, int]], steps: Sequence[
     defect = defect_stat = 0.0
     try:
         for s, q, T in segments:
-            lt = step_tau
-            while True:  # truncated less deep where the fine grid does not fit (the top tail: +infinity)
-                try:
-                    st = dpsgd_step_pld(s, q, h_f, "remove", lt, group_size, _MAX_STEP)
-                    break
-                except StepTooWide:
-                    lt += 2.0
-                    if lt > _MAX_TOP_LOG - math.log(max(n_steps, 1)):
-                        return None
-            defect += _defect(st.split, st.inf_mass, T)
+            got = _fine_step(s, q, h_f, step_tau, group_size, n_steps)
+            if got is None:
+                return [None] * len(las) if many else None
+            st, d_pld, d_stat = got
+            defect += T * d_pld * (1.0 + 1e-9) + 1e-300
+            if lower:
+                defect_stat += T * d_stat * (1.0 + 1e-9) + 1e-300
             todo = [(st.j_lo, st.split, "pld", parts, t)]
             if lower:
-                defect_stat += _defect(st.stat_p, 0.0, T)
                 todo += [(st.j_lo - 1, st.stat_p, "stat", sp, t), (st.j_lo - 1, st.stat_q, "stat", sq, t + 1.0)]
             m = _block_size(T, int(min(T, max(1.0, block_per_r2 * ratio * ratio))))
             nb, rest = divmod(T, m)
             for off, pmf, kind, dest, tt in todo:
                 pt, lm, rel = _step_tilted(off, pmf, h_f, tt)
-                prec = "double" if dest is parts else block_precision
-                dest.append(_block(off, pt, lm, rel, m, nb, ratio, h_f, tt, kind, prec))
+                prec = block_precision if (dest is sp and "p" in _STAT_EXTENDED) or (dest is sq and "q" in _STAT_EXTENDED) \
+                    else "double"
+                btau = _BLOCK_LOG_TAU if dest is parts else _STAT_BLOCK_LOG_TAU
+                dest.append(_block(off, pt, lm, rel, m, nb, ratio, h_f, tt, kind, prec, btau))
                 if rest:
-                    dest.append(_block(off, pt, lm, rel, rest, 1, ratio, h_f, tt, kind, prec))
-        return tilted_beta(parts, sp if lower else None, sq if lower else None, h_c, t, float(log_alpha),
-                           defect, defect_stat, precision)
+                    dest.append(_block(off, pt, lm, rel, rest, 1, ratio, h_f, tt, kind, prec, btau))
+        res = tilted_betas(parts, sp if lower else None, sq if lower else None, h_c, t, las,
+                           defect, defect_stat, precision, _COARSE_LOG_TAU)
     except WindowTooWide:
-        return None
+        return [None] * len(las) if many else None
+    return res if many else res[0]
