@@ -300,34 +300,39 @@ def tilted_betas(pld_parts: Sequence[TiltedPart], stat_p: Sequence[TiltedPart] |
 # --------------------------------------------------------------------------- two grids
 
 
+def _by_column(off_f: int, pmf_t: np.ndarray, r: int) -> tuple[int, np.ndarray]:
+    """(J0, M): the fine labels off_f.. laid out as rows J0, J0 + 1, ... of r columns (fine label
+    J r + c at row J - J0, column c; zeros outside the pmf), so that a factor that depends only on
+    the position c within a coarse cell is one matrix-vector product."""
+    j0 = off_f // r
+    lead = off_f - j0 * r
+    rows = -(-(lead + pmf_t.size) // r)
+    mat = np.zeros(rows * r)
+    mat[lead: lead + pmf_t.size] = pmf_t
+    return j0, mat.reshape(rows, r)
+
+
 def _rebin_pld(off_f: int, pmf_t: np.ndarray, r: int, h_f: float, t: float) -> tuple[int, np.ndarray]:
     """Connect-the-dots of a tilted fine PLD (grid h_f) onto the grid h_c = r h_f, in tilted terms:
     the atom at l = i h_f (J h_c <= l < (J+1) h_c, a = l - J h_c) sends the P-mass fraction
     w = (1 - e^{-a}) / (1 - e^{-h_c}) to J + 1 and 1 - w to J (both P and Q masses preserved), and
-    a tilted mass moved from l to l' is multiplied by e^{t (l' - l)}."""
+    a tilted mass moved from l to l' is multiplied by e^{t (l' - l)}. The factors depend on a only
+    (the column of :func:`_by_column`): each coarse mass a sum of r products, as a bincount."""
     h_c = r * h_f
-    i = off_f + np.arange(pmf_t.size)
-    J = np.floor_divide(i, r)
-    a = (i - J * r) * h_f
+    a = np.arange(r) * h_f
     w = -np.expm1(-a) / -math.expm1(-h_c)
-    lo = pmf_t * (1.0 - w) * np.exp(-t * a)
-    hi = pmf_t * w * np.exp(t * (h_c - a))
-    j0 = int(J[0])
-    out = np.zeros(int(J[-1]) - j0 + 2)
-    out += np.bincount(J - j0, lo, out.size) + np.bincount(J - j0 + 1, hi, out.size)
+    j0, mat = _by_column(off_f, pmf_t, r)
+    out = np.zeros(mat.shape[0] + 1)
+    out[:-1] += mat @ ((1.0 - w) * np.exp(-t * a))
+    out[1:] += mat @ (w * np.exp(t * (h_c - a)))
     return j0, out
 
 
 def _rebin_stat(off_f: int, pmf_t: np.ndarray, r: int, h_f: float, t: float) -> tuple[int, np.ndarray]:
     """The coarse label floor(i / r) of a tilted fine statistic, in tilted terms (untilted by the
-    coarse value J h_c): masses multiplied by e^{t (J h_c - i h_f)}."""
-    i = off_f + np.arange(pmf_t.size)
-    J = np.floor_divide(i, r)
-    fac = np.exp(-t * (i - J * r) * h_f)
-    j0 = int(J[0])
-    out = np.zeros(int(J[-1]) - j0 + 1)
-    out += np.bincount(J - j0, pmf_t * fac, out.size)
-    return j0, out
+    coarse value J h_c): masses multiplied by e^{t (J h_c - i h_f)} (by column, :func:`_by_column`)."""
+    j0, mat = _by_column(off_f, pmf_t, r)
+    return j0, mat @ np.exp(-t * np.arange(r) * h_f)
 
 
 def _block_window(off: int, pmf: np.ndarray, m: int, log_tau: float) -> tuple[int, int]:
@@ -373,14 +378,16 @@ def _block(off: int, pmf_t: np.ndarray, lm: float, rel: float, m: int, count: in
     """m tilted fine steps composed on the fine grid (window: tilted mass below e^log_tau outside on
     each side), re-discretised onto the coarse grid (``kind``: "pld" connect-the-dots, "stat" coarse
     labels), normalised; ``count`` copies."""
-    c = compose([(off, pmf_t, m)], h_f, log_tau, precision=precision)
+    c = compose([(off, pmf_t, m)], h_f, log_tau, window=_block_window(off, pmf_t, m, log_tau), precision=precision)
     e = c.roundoff + 3.0 * math.exp(log_tau)
     j0, out = (_rebin_pld if kind == "pld" else _rebin_stat)(c.offset, c.pmf, r, h_f, t)
     s = math.fsum(out.tolist())
     # the rebinning moves every mass by less than h_c: its tilted weight changes by <= e^{|t| h_c}
     e = e * math.exp(abs(t) * r * h_f) / s
+    # each coarse mass: a sum of at most 2 r products of a mass and a factor (each factor within a
+    # few u: expm1, exp, the quotient), then the normalisation: relative error <= (2 r + 16) u
     return TiltedPart(j0, out / s, count, m * lm + math.log(s), e * (1.0 + 1e-9),
-                      m * rel + 16.0 * _U)
+                      m * rel + (2.0 * r + 16.0) * _U)
 
 
 _STEP_CACHE: dict[tuple, tuple] = {}
