@@ -103,7 +103,7 @@ from rerokit.bounds.pld import (
     rdp_poisson_gaussian,
     schedule_pld,
 )
-from rerokit.bounds.pld.lowertail import lower_tilt, tilt_spread
+from rerokit.bounds.pld.lowertail import clear_step_cache, lower_tilt, tilt_spread
 from rerokit.bounds.dpsgd_envelope import (
     MAX_EXACT_STEPS,
     SIGMA_EXACT_RANGE,
@@ -448,7 +448,10 @@ def _refined(
         return r
     near = (r["upper"] > _NEAR_ONE_ABOVE) & ~r["used_rdp"] & (lks >= _MIN_TILTED_LOG)
     if near.any():
-        r, near = _near_one_into(r, pld, lks, near)
+        try:
+            r, near = _near_one_into(r, pld, lks, near)
+        finally:
+            clear_step_cache()
     if near.any():
         r = _refine_into(r, pld, segments, lks, log_rdp, near, _NEAR_ONE_FACTOR)
     if not pld.lower:  # no lower end (bracket=False): the width says nothing

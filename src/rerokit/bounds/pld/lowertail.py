@@ -68,12 +68,17 @@ dominating PLD's in double, the statistic's P- and Q-masses in extended precisio
 domain each; ~1e6 points). The windows are Chernoff windows at tau 1e-13 / 1e-12 / 1e-13 (coarse /
 dominating blocks / statistic's blocks), which against the other terms of the tilted l1 error
 change the bracket by < 2e-12, and the blocks' windows use one exact moment per side
-(:func:`_block_window`). Measured 2026-11-26 on the shared 2-core machine (load 2.6-3.6, best of 3,
-against the previous version in the same run): sigma 1, q 0.01, T 1e6, kappa 1e-20 RERO_A;
-sigma 20, q 0.3, kappa 1e-30 RERO_B; twelve levels kappa 1e-30 ... 1e-8 on the first row in one
-call RERO_MULTI (all five levels near 1 on the finest grid, in one group; were three of them, one
-call each); that row without the statistic (``bracket=False``) RERO_NB; calibrating sigma to gamma
-= 0.9999 at q 0.01, T 1e6, kappa 1e-20 RERO_CAL.
+(:func:`_block_window`). Measured 2026-11-26 on the shared 2-core machine (load 1.3-1.8, each run
+a fresh process, best of 3, against the previous version in the same run; ``rero_dpsgd(...,
+comparisons=False)``): sigma 1, q 0.01, T 1e6, kappa 1e-20 1.44 s (was 2.46 s; riskcal 0.97 s),
+bracket of 1 - gamma 5.21e-10 (was 5.23e-10); sigma 20, q 0.3, kappa 1e-30 1.16 s (was 1.71 s;
+riskcal 3.0 s), 8.62e-10 (8.63e-10); the first row without the statistic (``bracket=False``)
+0.69 s (0.95 s); twelve levels kappa 1e-30 ... 1e-8 on the first row in one call
+(:func:`rerokit.bounds.dpsgd.exact_power_many`) 2.6 s (8.3 s; the three levels that reach the
+finest grid in one group), twelve levels 1e-30 ... 1e-15 on the second row (all near 1) 3.2 s
+(21 s, at load ~3; every bracket of 1 - gamma <= 8.6e-10, as before); calibrating sigma to
+gamma = 0.9999 at q 0.01, T 1e6, kappa 1e-20 5.3 s (7.9 s; 12 evaluations). At load ~5 the first
+two rows took 4.6-5.8 s and 2.8-3.5 s before.
 """
 
 from __future__ import annotations
@@ -89,7 +94,8 @@ from rerokit.bounds.pld.compose import WindowTooWide, compose
 from rerokit.bounds.pld.normal import logsumexp_rows
 from rerokit.bounds.pld.step import StepTooWide, dpsgd_step_pld
 
-__all__ = ["TiltedPart", "lower_tilt", "tilt_spread", "tilted_beta", "tilted_betas", "near_one_beta"]
+__all__ = ["TiltedPart", "lower_tilt", "tilt_spread", "tilted_beta", "tilted_betas", "near_one_beta",
+           "clear_step_cache"]
 
 _LOG_TAU = math.log(1e-17)
 _U = float(np.finfo(float).eps)
@@ -408,8 +414,14 @@ def _block(off: int, pmf_t: np.ndarray, lm: float, rel: float, m: int, count: in
                       m * rel + (2.0 * r + 16.0) * _U)
 
 
-_STEP_CACHE: dict[tuple, tuple] = {}
+_STEP_CACHE: dict[tuple, list] = {}
 _STEP_CACHE_SIZE = 2
+
+
+def clear_step_cache() -> None:
+    """Forget the fine steps kept by :func:`_fine_step` (called at the end of each
+    :func:`rerokit.bounds.dpsgd.exact_power_many` near-1 pass: they are shared within a call only)."""
+    _STEP_CACHE.clear()
 
 
 def _fine_step(s: float, q: float, h_f: float, step_tau: float, group_size: int, n_steps: int, lower: bool = True):
