@@ -103,6 +103,7 @@ from rerokit.bounds.pld import (
     rdp_poisson_gaussian,
     schedule_pld,
 )
+from rerokit.bounds.pld.lowertail import clear_step_cache, lower_tilt, tilt_spread
 from rerokit.bounds.dpsgd_envelope import (
     MAX_EXACT_STEPS,
     SIGMA_EXACT_RANGE,
@@ -174,11 +175,19 @@ _NEAR_ONE_FACTOR = 8.0
 # exceed about _NEAR_ONE_POINTS points are skipped.
 _NEAR_ONE_GRIDS = ((4, 1.0, 1.0, "double"), (16, 4.0, 2.0, "double"), (32, 16.0, 2.0, "extended"))
 _NEAR_ONE_FIRST_STOP = 1e-8
+# After the first grid, a level goes straight to the last grid where the middle one's gain, predicted
+# as _NEAR_ONE_SKIP_GAIN times the first grid's gain over the plain PLD's lower end of 1 - gamma
+# (measured 0.14-0.16: sigma 1 q 0.01 and sigma 20 q 0.3 at T 1e6, sigma 2 q 0.2 T 15000, sigma 7.4
+# q 1 T 1e4), exceeds _NEAR_ONE_SKIP_MARGIN times what would stop after the middle grid (it would go
+# on to the last grid anyway; a wrong prediction only costs time, never the bracket).
+_NEAR_ONE_SKIP_GAIN = 0.1
+_NEAR_ONE_SKIP_MARGIN = 4.0
 _NEAR_ONE_GAIN = 2.5 / 300.0
 _NEAR_ONE_TARGET = 1e-9
 _NEAR_ONE_POINTS = 4_000_000
-# At most this many levels of one call get the last (finest, seconds at T = 1e6) grid; the others
-# stop before it and get the 8x finer grid as well (one composition shared by all of them).
+# At most this many groups of levels (nearby saddle-point tilts, one set of compositions each) of
+# one call get the last (finest, seconds at T = 1e6) grid; the others stop before it and get the 8x
+# finer grid as well (one composition shared by all of them).
 _NEAR_ONE_FINE_LEVELS = 4
 # Brackets already this narrow against min(gamma, 1 - gamma) are not recomposed in extended precision
 # (its round-off is a large share of such a bracket, but the bracket is far below every width
@@ -466,7 +475,10 @@ def _refined(
         return r
     near = (r.upper > _NEAR_ONE_ABOVE) & ~r.used_rdp & (lks >= _MIN_TILTED_LOG)
     if near.any():
-        r, near = _near_one_into(r, pld, lks, near)
+        try:
+            r, near = _near_one_into(r, pld, lks, near)
+        finally:
+            clear_step_cache()
     if near.any():
         r = _refine_into(r, pld, segments, lks, log_rdp, near, _NEAR_ONE_FACTOR)
     if not pld.lower:  # no lower end (bracket=False): the width says nothing
@@ -486,10 +498,14 @@ def _near_one_into(
     """gamma near 1: the bracket of 1 - gamma by tilting towards P's lower tail on two grids
     (:meth:`SchedulePLD.beta_near_one`), at most :data:`_MAX_TILTED` levels; each end keeps the
     better certified value. The grids of :data:`_NEAR_ONE_GRIDS`, cheapest first (about 0.1 s,
-    0.3 s and 2-4 s at T = 1e6; the last for at most :data:`_NEAR_ONE_FINE_LEVELS` levels per
-    call), until the next one is predicted to be unneeded; those rules and the
-    upper end of gamma use the dominating PLD only, so they are the same with and without the lower
-    end (calibration compares ``bracket=False`` upper values).
+    0.3 s and 1.5-3 s at T = 1e6), until the next one is predicted to be unneeded; a level whose
+    first grid predicts that the middle one would not stop it goes straight to the last one
+    (:data:`_NEAR_ONE_SKIP_GAIN`). On each grid the levels are grouped by their saddle-point tilts
+    (:func:`_near_one_groups`) and one set of compositions serves a group (the blocks depend on the
+    tilt only; every tilt in (-1, 0) is certified); the last grid for at most
+    :data:`_NEAR_ONE_FINE_LEVELS` groups per call. Those rules and the upper end of gamma use the
+    dominating PLD only, so they are the same with and without the lower end (calibration compares
+    ``bracket=False`` upper values).
     Returns the updated result and the levels where it did not apply or a grid was skipped (window
     too wide; left to :func:`_refine_into`)."""
     size = max(pld.upper.pmf.size, 1)
@@ -497,34 +513,58 @@ def _near_one_into(
     rest = np.array(near, copy=True)
     keys = ("log_upper", "upper", "log_value", "value", "lower", "lower_pld")
     v = {key: np.array(getattr(r, key), dtype=float, copy=True) for key in keys}
-    fine_left = _NEAR_ONE_FINE_LEVELS
-    for i in np.nonzero(near)[0][:_MAX_TILTED]:
-        got, stopped = None, False
-        for k, (ratio, div, per, prec) in enumerate(_NEAR_ONE_GRIDS):
-            div = min(div, max(1.0, _REFINE_POINTS / size))  # the coarse window within a few 1e6 points
-            # the fine blocks' windows: about this schedule's window on the fine grid, times the
-            # blocks' share of its spread
-            fine = size * div * ratio * math.sqrt(min(1.0, per * ratio * ratio / n_steps))
-            if k > 0 and fine > _NEAR_ONE_POINTS:
-                break
-            if k == len(_NEAR_ONE_GRIDS) - 1:
-                if fine_left <= 0:
-                    break
-                fine_left -= 1
-            b = pld.beta_near_one(float(lks[i]), ratio=ratio, coarse_div=div, block_per_r2=per, block_precision=prec)
-            if b is None:
-                break
-            gain = b[0] - got[0] if got is not None else math.inf
-            got = b if got is None else (max(got[0], b[0]), min(got[1], b[1]))
-            if (k == 0 and got[0] <= _NEAR_ONE_FIRST_STOP) or (k > 0 and gain * _NEAR_ONE_GAIN <= _NEAR_ONE_TARGET):
-                stopped = True
-                break
+    last = len(_NEAR_ONE_GRIDS) - 1
+    gots: dict[int, tuple[float, float]] = {}
+    active = [int(i) for i in np.nonzero(near)[0][:_MAX_TILTED]]
+    tilts = _near_one_tilts(pld, lks, active)
+    skipped: list[int] = []  # levels sent from the first grid straight to the last one
+
+    def run(k: int, levels: list[int], cap: int | None = None) -> tuple[list[int], list[int]]:
+        """Grid k for ``levels``, one set of compositions per group of nearby tilts (the blocks
+        depend on the tilt only; a one-level group uses its own saddle point), at most ``cap``
+        groups. Returns (the levels that go on, those of the groups left out)."""
+        ratio, div, per, prec = _NEAR_ONE_GRIDS[k]
+        div = min(div, max(1.0, _REFINE_POINTS / size))  # the coarse window within a few 1e6 points
+        groups = _near_one_groups(tilts, levels)
+        left = [i for _, m in groups[cap:] for i in m] if cap is not None else []
+        nxt = []
+        for tilt, members in groups[:cap]:
+            bs = pld.beta_near_one([float(lks[i]) for i in members], ratio=ratio, coarse_div=div, block_per_r2=per,
+                                   block_precision=prec, tilt=tilt if len(members) > 1 else None)
+            for i, b in zip(members, bs):
+                if b is None:
+                    continue  # not applicable: rest stays True
+                got = gots.get(i)
+                gain = b[0] - got[0] if got is not None else math.inf
+                got = b if got is None else (max(got[0], b[0]), min(got[1], b[1]))
+                gots[i] = got
+                if k == last or (k == 0 and got[0] <= _NEAR_ONE_FIRST_STOP) or (
+                        k > 0 and gain * _NEAR_ONE_GAIN <= _NEAR_ONE_TARGET):
+                    rest[i] = False
+                elif k == 0 and last > 1 and (got[0] - (1.0 - float(v["upper"][i]))) * _NEAR_ONE_SKIP_GAIN \
+                        * _NEAR_ONE_GAIN > _NEAR_ONE_SKIP_MARGIN * _NEAR_ONE_TARGET:
+                    skipped.append(i)
+                    nxt.append(i)
+                else:
+                    nxt.append(i)
+        return nxt, left
+
+    for k in range(last + 1):
+        fits = k == 0 or _near_one_fine_points(size, n_steps, *_NEAR_ONE_GRIDS[k][:3]) <= _NEAR_ONE_POINTS
+        if not active or not fits:
+            break  # the active levels keep rest = True (the 8x finer grid as well)
+        if 0 < k < last:  # the predicted skips wait for the last grid
+            go, wait = [i for i in active if i not in skipped], [i for i in active if i in skipped]
+            active = run(k, go)[0] + wait
+        elif k == last:
+            _, left = run(k, active, _NEAR_ONE_FINE_LEVELS)
+            back = [i for i in left if i in skipped]
+            for k2 in range(1, last):  # skipped levels left out of the last grid: the middle grids after all
+                if back and _near_one_fine_points(size, n_steps, *_NEAR_ONE_GRIDS[k2][:3]) <= _NEAR_ONE_POINTS:
+                    back = run(k2, back)[0]
         else:
-            stopped = True
-        if got is None:
-            continue
-        rest[i] = not stopped  # a grid skipped or not applicable: the 8x finer grid as well
-        b_lo, b_up = got
+            active = run(k, active)[0]
+    for i, (b_lo, b_up) in gots.items():
         b_lo = max(0.0, b_lo * (1.0 - 1e-9) - 1e-15)  # the rounding of 1 - beta (1 ulp) on the safe side
         log_up = math.log1p(-b_lo) if b_lo < 1.0 else -math.inf
         if log_up < v["log_upper"][i]:
@@ -540,6 +580,49 @@ def _near_one_into(
     v["lower_pld"] = np.minimum(v["lower_pld"], v["upper"])
     v["lower"] = np.minimum(v["lower"], v["value"])
     return replace(r, **v), rest
+
+
+def _near_one_fine_points(size: int, n_steps: int, ratio: int, div: float, per: float) -> float:
+    """The fine blocks' windows of a grid of :data:`_NEAR_ONE_GRIDS`: about the schedule's window
+    (``size`` points) on the fine grid, times the blocks' share of its spread."""
+    div = min(div, max(1.0, _REFINE_POINTS / size))  # the coarse window within a few 1e6 points
+    return size * div * ratio * math.sqrt(min(1.0, per * ratio * ratio / n_steps))
+
+
+def _near_one_tilts(pld: SchedulePLD, lks: np.ndarray, levels: Sequence[int]) -> dict[int, tuple[float, float]]:
+    """(saddle-point tilt, sd of the tilted composed loss) per level
+    (:func:`rerokit.bounds.pld.lowertail.lower_tilt`, :func:`~rerokit.bounds.pld.lowertail.tilt_spread`);
+    (0, 0) where the threshold is not in P's lower tail."""
+    if not levels:
+        return {}
+    steps, _, _ = pld._parts("remove")  # noqa: SLF001 - the steps' pmfs for the tilt
+    parts = [(st.j_lo, st.split, T) for st, T in steps]
+    out = {}
+    for i in levels:
+        t = lower_tilt(parts, pld.h, float(lks[i]))
+        out[i] = (t, tilt_spread(parts, pld.h, t)) if t is not None and -1.0 < t < 0.0 else (0.0, 0.0)
+    return out
+
+
+def _near_one_groups(tilts: dict[int, tuple[float, float]], levels: Sequence[int]) -> list[tuple[float, list[int]]]:
+    """Levels grouped by their saddle-point tilts (:func:`_near_one_tilts`): a group spans at most
+    1.8 / sd in t, so each level is within 0.9 / sd of the group's middle tilt and its errors grow by
+    at most about exp(0.9^2 / 2) = 1.5 against its own tilt (the tilted density at its threshold,
+    :func:`~rerokit.bounds.pld.lowertail.tilt_spread`). (tilt, levels) per group, the largest
+    groups first; a one-level group's tilt is its own saddle point."""
+    tl = sorted((tilts[i][0], tilts[i][1], i) for i in levels)
+    groups: list[tuple[float, list[int]]] = []
+    j = 0
+    while j < len(tl):
+        t0, sd, _ = tl[j]
+        width = 1.8 / sd if sd > 0 else 0.0
+        k = j
+        while k + 1 < len(tl) and tl[k + 1][0] - t0 <= width and tl[k + 1][1] > 0:
+            k += 1
+        groups.append((0.5 * (t0 + tl[k][0]), [i for _, _, i in tl[j: k + 1]]))
+        j = k + 1
+    groups.sort(key=lambda g: -len(g[1]))
+    return groups
 
 
 def _refine_into(

@@ -107,3 +107,24 @@ def test_not_in_the_lower_tail_and_tilt_range():
     assert lower_tilt([(st.j_lo, st.split, T)], pld.h, math.log(1e-3)) is None
     with pytest.raises(ValueError, match="tilt"):
         tilted_beta([], None, None, pld.h, 0.5, math.log(1e-3))
+
+
+def test_levels_grouped_by_tilt_share_one_composition():
+    """Several levels near 1 in one exact_power_many call: the levels whose saddle points are close
+    share one set of tilted compositions at a common tilt (rerokit.bounds.dpsgd._near_one_groups);
+    each bracket still contains the Gaussian-DP closed form and is within 1e-9, and the shared
+    compositions give the same brackets as one level per call up to the tilt's effect."""
+    sigma, T = 7.4, 10_000
+    lks = np.array([-20.0, -19.0, -18.0]) * math.log(10)
+    segs = [(sigma, 1.0, T)]
+    r = exact_power_many(dpsgd_pld(segs), segs, lks)
+    for i, lk in enumerate(lks):
+        beta = norm.sf(norm.ppf(math.exp(lk)) + math.sqrt(T) / sigma)
+        assert 1.0 - r["value"][i] <= beta <= 1.0 - r["lower"][i]
+        assert r["value"][i] - r["lower"][i] <= TARGET
+    pld = schedule_pld(segs, add_direction=False)
+    many = pld.beta_near_one(list(lks), ratio=4, coarse_div=1.0, block_per_r2=1.0, tilt=-0.5)
+    assert len(many) == 3
+    for (lo, up), lk in zip(many, lks):
+        beta = norm.sf(norm.ppf(math.exp(lk)) + math.sqrt(T) / sigma)
+        assert lo <= beta <= up

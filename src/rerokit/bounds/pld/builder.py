@@ -35,7 +35,7 @@ import numpy as np
 from rerokit.bounds.pld.batch import BATCH_MIN, mass_defect_batched, step_plds_batched
 from rerokit.bounds.pld.compose import WindowTooWide, compose, compose_inf_mass
 from rerokit.bounds.pld.discrete import Bracket, DiscretePLD, GridPMF, ThresholdTests
-from rerokit.bounds.pld.lowertail import near_one_beta
+from rerokit.bounds.pld.lowertail import NearOneGrid, near_one_beta
 from rerokit.bounds.pld.maxtest import log_max_test_power
 from rerokit.bounds.pld.tilt import tilted_power
 from rerokit._resources import check_memory, group_step_pld_bytes
@@ -504,8 +504,9 @@ class SchedulePLD:
             return float(log_alpha), 0.0
         return lo, up_s
 
-    def beta_near_one(self, log_alpha: float, ratio: int = 32, coarse_div: float = 8.0,
-                      block_per_r2: float = 2.0, block_precision: str = "double") -> tuple[float, float] | None:
+    def beta_near_one(self, log_alpha: Any, ratio: int = 32, coarse_div: float = 8.0,
+                      block_per_r2: float = 2.0, block_precision: str = "double",
+                      tilt: float | None = None) -> Any:
         """Certified (lower, upper) of 1 - gamma (the REMOVE power's complement) at one level where
         gamma is near 1, in relative precision: P's lower tail by exponential tilting, the steps on
         a grid finer by ``coarse_div * ratio`` composed in blocks (:mod:`rerokit.bounds.pld.lowertail`).
@@ -517,18 +518,23 @@ class SchedulePLD:
           coarse_div: this grid step over the composition grid's.
           block_per_r2: steps per block, over ratio^2.
           block_precision: the FFT arithmetic of the statistic's blocks on the fine grid.
+          tilt: the tilt (default: the level's saddle point; with several levels, the middle one's).
 
         Returns:
           (lower, upper), or None where the threshold is not in P's lower tail, the schedule has
-          steps outside :data:`SIGMA_GRID_RANGE` or a window is too wide.
+          steps outside :data:`SIGMA_GRID_RANGE` or a window is too wide; with a sequence of levels
+          a list of those, from one set of compositions
+          (:func:`rerokit.bounds.pld.lowertail.near_one_beta`).
         """
+        many = not isinstance(log_alpha, (int, float, np.floating, np.integer))
         grid, noiseless, inv = _split_extremes(self.segments)
         if noiseless or inv > 0 or not grid:
-            return None
+            return [None] * len(log_alpha) if many else None
         steps, _, _ = self._parts("remove")
-        return near_one_beta(self.segments, [(st.j_lo, st.split, T) for st, T in steps], self.h, float(log_alpha),
-                             self.group_size, self.log_tau, self.lower, ratio, coarse_div, block_per_r2,
-                             self.precision, block_precision)
+        la = [float(a) for a in log_alpha] if many else float(log_alpha)
+        grid_ = NearOneGrid(ratio, coarse_div, block_per_r2, block_precision)
+        return near_one_beta(self.segments, [(st.j_lo, st.split, T) for st, T in steps], self.h, la,
+                             self.group_size, self.log_tau, self.lower, grid_, self.precision, tilt)
 
     def power(self, log_alphas: Any) -> Bracket:
         """Certified bracket of the REMOVE pair's power (the ReRo gamma) at levels exp(log_alphas).

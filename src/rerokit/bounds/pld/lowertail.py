@@ -56,13 +56,36 @@ Lugannani-Rice references): the bracket of 1 - gamma is 5-8 % of it on a grid 4x
 schedule's (r = 4, h_c = h), 1.5-1.7e-4 with r = 16, h_c = h / 4, 4e-6 with r = 32, h_c = h / 16
 and the statistic's blocks in extended precision (5.2e-10 and 8.6e-10 at 1 - gamma = 1.35e-4 and
 2.0e-4, against 9.6e-7 and 1.5e-6 on the 8x finer grid alone);
-:func:`rerokit.bounds.dpsgd.exact_power_many` tries them in that order.
+:func:`rerokit.bounds.dpsgd.exact_power_many` tries them in that order, skips the middle one where
+the first predicts it would not stop, and serves the levels of one call whose saddle points are
+close (within 1.8 / sd in t, sd of the tilted composed loss: their errors grow by at most about 1.5
+against their own tilts) from one set of compositions (:func:`near_one_beta` with several levels),
+since only the tilt, never the level, enters the blocks and the coarse compositions.
+
+Cost (T = 1e6). The finest grid composes, per segment, three blocks of m = 2r^2 fine steps (the
+dominating PLD's in double, the statistic's P- and Q-masses in extended precision; fine windows of
+1.4-1.5e6 points) and three coarse compositions of T / m identical blocks (one power in the Fourier
+domain each; ~1e6 points). The windows are Chernoff windows at tau 1e-13 / 1e-12 / 1e-13 (coarse /
+dominating blocks / statistic's blocks), which against the other terms of the tilted l1 error
+change the bracket by < 2e-12, and the blocks' windows use one exact moment per side
+(:func:`_block_window`). Measured 2026-11-26 on the shared 2-core machine (load 1.3-1.8, each run
+a fresh process, best of 3, against the previous version in the same run; ``rero_dpsgd(...,
+comparisons=False)``): sigma 1, q 0.01, T 1e6, kappa 1e-20 1.44 s (was 2.46 s; riskcal 0.97 s),
+bracket of 1 - gamma 5.21e-10 (was 5.23e-10); sigma 20, q 0.3, kappa 1e-30 1.16 s (was 1.71 s;
+riskcal 3.0 s), 8.62e-10 (8.63e-10); the first row without the statistic (``bracket=False``)
+0.69 s (0.95 s); twelve levels kappa 1e-30 ... 1e-8 on the first row in one call
+(:func:`rerokit.bounds.dpsgd.exact_power_many`) 2.6 s (8.3 s; the three levels that reach the
+finest grid in one group), twelve levels 1e-30 ... 1e-15 on the second row (all near 1) 3.2 s
+(21 s, at load ~3; every bracket of 1 - gamma <= 8.6e-10, as before); calibrating sigma to
+gamma = 0.9999 at q 0.01, T 1e6, kappa 1e-20 5.3 s (7.9 s; 12 evaluations). At load ~5 the first
+two rows took 4.6-5.8 s and 2.8-3.5 s before.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -71,7 +94,8 @@ from rerokit.bounds.pld.compose import WindowTooWide, compose
 from rerokit.bounds.pld.normal import logsumexp_rows
 from rerokit.bounds.pld.step import StepTooWide, dpsgd_step_pld
 
-__all__ = ["TiltedPart", "lower_tilt", "tilted_beta", "near_one_beta"]
+__all__ = ["TiltedPart", "lower_tilt", "tilt_spread", "tilted_beta", "near_one_beta", "NearOneGrid", "conserve_from_bottom",
+           "clear_step_cache"]
 
 _LOG_TAU = math.log(1e-17)
 _U = float(np.finfo(float).eps)
@@ -83,6 +107,18 @@ _BLOCK_PER_R2 = 2.0
 # 1 - gamma about the share of paths that meet it) at most this log mass over all steps
 _MAX_STEP = 1 << 20
 _MAX_TOP_LOG = math.log(1e-10)
+# near_one_beta's windows (tilted mass outside each side, 3 tau in the tilted l1 error with the
+# wrap-around): the coarse compositions', the dominating PLD's blocks' and the statistic's blocks'.
+# Against the other errors of the tilted l1 at T = 1e6 (the dominating blocks' double round-off,
+# ~1e-10 per block, 5e-8 in all; the statistic's extended one, ~5e-14 per block, plus ~2e-11 of the
+# coarse compositions), the tails then add 3e-13, 1.5e-9 and 1.5e-10 (500 blocks); measured, the
+# bracket of 1 - gamma moves by < 2e-12 while the windows shrink by 12-13 % (the FFT sizes from
+# 2^21 to 3 * 2^19 for the blocks, from 3 * 2^19 to 2^20 for the coarse compositions).
+_COARSE_LOG_TAU = math.log(1e-13)
+_BLOCK_LOG_TAU = math.log(1e-12)
+_STAT_BLOCK_LOG_TAU = math.log(1e-13)
+# which of the statistic's blocks (P-masses "p", Q-masses "q") take block_precision
+_STAT_EXTENDED = ("p", "q")
 
 
 @dataclass(frozen=True)
@@ -130,10 +166,15 @@ def _step_tilted(off: int, pmf: np.ndarray, h: float, t: float) -> tuple[np.ndar
     return out, lm, 4.0 * _U * (big + float(np.max(np.abs(t * l))) + abs(lm) + 1.0)
 
 
+def _mass_gap(pmf: np.ndarray, inf: float) -> float:
+    """|1 - (sum of the stored masses + inf)| (math.fsum: correctly rounded)."""
+    return abs(math.fsum(itertools.chain(np.asarray(pmf, dtype=float).tolist(), (float(inf), -1.0))))
+
+
 def _defect(pmf: np.ndarray, inf: float, count: int) -> float:
-    """count |1 - (sum of the stored masses + inf)| (math.fsum: correctly rounded), rounded up; as
+    """count |1 - (sum of the stored masses + inf)|, rounded up; as
     :mod:`rerokit.bounds.pld.builder` carries it."""
-    return count * abs(math.fsum(np.asarray(pmf, dtype=float).tolist() + [float(inf), -1.0])) * (1.0 + 1e-9) + 1e-300
+    return count * _mass_gap(pmf, inf) * (1.0 + 1e-9) + 1e-300
 
 
 def conserve_from_bottom(pmf: np.ndarray, inf: float) -> np.ndarray:
@@ -179,6 +220,15 @@ def lower_tilt(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_alpha
     return 0.5 * (lo + hi)
 
 
+def tilt_spread(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float) -> float:
+    """The standard deviation sqrt(Psi''(t)) of the composed loss tilted by t (a central difference
+    of Psi'): a level whose saddle point is t' sits about (t' - t) Psi'' from the tilted mean, so
+    its errors are magnified by about exp((t' - t)^2 Psi'' / 2) against its own tilt."""
+    d = 1e-4
+    lo, hi = max(t - d, -1.0 + 1e-9), min(t + d, -1e-9)
+    return math.sqrt(max((_log_moments(parts, h, hi)[1] - _log_moments(parts, h, lo)[1]) / (hi - lo), 1e-300))
+
+
 def _prefix_lse(a: np.ndarray) -> np.ndarray:
     return np.logaddexp.accumulate(a)
 
@@ -188,14 +238,15 @@ def _suffix_lse_after(a: np.ndarray) -> np.ndarray:
     return np.concatenate((np.logaddexp.accumulate(a[::-1])[::-1][1:], [-np.inf]))
 
 
-def _compose_tilted(parts: Sequence[TiltedPart], h: float, precision: str):
-    """(offset, pmf, log C, absolute error, relative error) of the composition."""
-    c = compose([(p.offset, p.pmf, p.count) for p in parts], h, _LOG_TAU, precision=precision)
+def _compose_tilted(parts: Sequence[TiltedPart], h: float, precision: str, log_tau: float = _LOG_TAU):
+    """(offset, pmf, log C, absolute error, relative error) of the composition (window: tilted
+    mass below tau = e^log_tau outside on each side, 3 tau in the error with the wrap-around)."""
+    c = compose([(p.offset, p.pmf, p.count) for p in parts], h, log_tau, precision=precision)
     log_c = sum(p.count * p.log_c for p in parts)
     # factors a_i (computed, l1 norm 1) and b_i (exact) with |a_i - b_i|_1 <= e_i: the convolutions
     # differ by at most sum_i e_i prod_{j != i} (1 + e_j) <= E e^E in l1, E = sum_i e_i
     e_in = sum(p.count * p.err for p in parts)
-    err = c.roundoff + 3.0 * math.exp(_LOG_TAU) + e_in * math.exp(min(e_in, 700.0)) * (1.0 + 1e-9)
+    err = c.roundoff + 3.0 * math.exp(log_tau) + e_in * math.exp(min(e_in, 700.0)) * (1.0 + 1e-9)
     rel = sum(p.count * p.rel for p in parts) + 4.0 * _U * (abs(log_c) + 1.0)
     return c.offset, c.pmf, log_c, err, rel
 
@@ -203,7 +254,7 @@ def _compose_tilted(parts: Sequence[TiltedPart], h: float, precision: str):
 def tilted_beta(pld_parts: Sequence[TiltedPart], stat_p: Sequence[TiltedPart] | None,
                 stat_q: Sequence[TiltedPart] | None, h: float, t: float, log_alpha: float,
                 defect: float = 0.0, defect_stat: float = 0.0,
-                precision: str = "double", level_shift: float = 0.0) -> tuple[float, float]:
+                precision: str = "double") -> tuple[float, float]:
     """Certified (lower, upper) of beta = 1 - gamma at level exp(log_alpha) (module docstring).
 
     Args:
@@ -216,36 +267,45 @@ def tilted_beta(pld_parts: Sequence[TiltedPart], stat_p: Sequence[TiltedPart] | 
       defect: mass defect of the stored dominating step pmfs (sum_i T_i |1 - mass_i|).
       defect_stat: the same for the statistic's P-masses.
       precision: the FFT arithmetic (:func:`rerokit.bounds.pld.compose.compose`).
-      level_shift: how far (nats) the true losses may lie above the stored grid points (the steps'
-        ``loss_shift``, summed): the dominating PLD's bound on gamma is then read at level
-        alpha e^level_shift (:class:`rerokit.bounds.pld.discrete.DiscretePLD`), i.e. the lower end
-        of 1 - gamma subtracts s alpha e^level_shift; the tests' end needs no shift (a test's
-        level and power are those of its buckets' masses).
 
     Returns:
       (lower, upper) bounds on 1 - gamma, lower >= 0 and upper <= 1.
     """
+    return _tilted_betas(pld_parts, stat_p, stat_q, h, t, [log_alpha], defect, defect_stat, precision)[0]
+
+
+def _tilted_betas(pld_parts: Sequence[TiltedPart], stat_p: Sequence[TiltedPart] | None,
+                 stat_q: Sequence[TiltedPart] | None, h: float, t: float, log_alphas: Sequence[float],
+                 defect: float = 0.0, defect_stat: float = 0.0,
+                 precision: str = "double", log_tau: float = _LOG_TAU, level_shift: float = 0.0) -> list[tuple[float, float]]:
+    """:func:`tilted_beta` at several levels from one set of compositions (every t in (-1, 0) is
+    certified at every level; t near a level's saddle point makes its bracket relative)."""
     if not -1.0 < t < 0.0:
         raise ValueError(f"the lower-tail tilt must be in (-1, 0), got {t!r}")
-    off, pmf, c, err, rel = _compose_tilted(pld_parts, h, precision)
+    off, pmf, c, err, rel = _compose_tilted(pld_parts, h, precision, log_tau)
     l = (off + np.arange(pmf.size)) * h
     n = pmf.size
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         logp = np.log(pmf) - t * l + c
         p_le = np.exp(_prefix_lse(logp))
         sq_gt = np.exp(l + _suffix_lse_after(logp - l))
-        s_alpha = np.exp(l + (log_alpha + level_shift))
         e_k = np.exp(c - t * l + math.log(err))
     # relative errors: tilting, untilting (u (|log p_t| + |t l| + |C|)), the log-sum recursions (n u)
     r = rel + 4.0 * _U * (float(np.max(np.abs(t * l))) + abs(c) + 800.0) + 4.0 * _U * n
     with np.errstate(invalid="ignore"):
-        cand = (p_le + sq_gt) * (1.0 - 1.01 * r) - s_alpha * (1.0 + 4.0 * _U) - e_k * (1.0 + 1e-9)
-    cand = np.where(np.isfinite(cand), cand, -np.inf)
-    lower = max(0.0, float(np.max(cand)) - defect * (1.0 + 1e-9)) if n else 0.0
-    upper = 1.0
+        base = (p_le + sq_gt) * (1.0 - 1.01 * r)
+    e_k = e_k * (1.0 + 1e-9)
+    lowers = []
+    for log_alpha in log_alphas:
+        with np.errstate(over="ignore", invalid="ignore"):
+            # the steps' loss shift: the dominating PLD's bound on gamma read at level alpha e^shift
+            cand = base - np.exp(l + (log_alpha + level_shift)) * (1.0 + 4.0 * _U) - e_k
+        cand = np.where(np.isfinite(cand), cand, -np.inf)
+        lowers.append(max(0.0, float(np.max(cand)) - defect * (1.0 + 1e-9)) if n else 0.0)
+    uppers = [1.0] * len(lowers)
     if stat_p is not None and stat_q is not None:
-        offp, pp, cp, errp, relp = _compose_tilted(stat_p, h, precision)
-        offq, pq, cq, errq, relq = _compose_tilted(stat_q, h, precision)
+        offp, pp, cp, errp, relp = _compose_tilted(stat_p, h, precision, log_tau)
+        offq, pq, cq, errq, relq = _compose_tilted(stat_q, h, precision, log_tau)
         s_all = np.arange(min(offp, offq), max(offp + pp.size, offq + pq.size) + 1)
         lq = (offq + np.arange(pq.size)) * h
         lp = (offp + np.arange(pp.size)) * h
@@ -262,9 +322,11 @@ def tilted_beta(pld_parts: Sequence[TiltedPart], stat_p: Sequence[TiltedPart] | 
                     + np.exp(cq - (t + 1.0) * s_all * h + math.log(errq)) * (1.0 + 1e-9))
             p_up = (np.exp(p_pre[ip]) * (1.0 + 1.01 * rp)
                     + np.exp(cp - t * (s_all - 1) * h + math.log(errp)) * (1.0 + 1e-9) + defect_stat * (1.0 + 1e-9))
-        alpha = math.exp(log_alpha) * (1.0 - 4.0 * _U)
-        ok = np.nonzero(q_up <= alpha)[0]
-        if ok.size:
+        for a_i, log_alpha in enumerate(log_alphas):
+            alpha = math.exp(log_alpha) * (1.0 - 4.0 * _U)
+            ok = np.nonzero(q_up <= alpha)[0]
+            if not ok.size:
+                continue
             i = int(ok[0])
             upper = float(p_up[i])
             if i > 0:  # randomised on the label below: rejected with probability f
@@ -277,55 +339,138 @@ def tilted_beta(pld_parts: Sequence[TiltedPart], stat_p: Sequence[TiltedPart] | 
                 f = min(1.0, (alpha - float(q_up[i])) / qb_up) if qb_up > 0 else 0.0
                 if f > 0 and pb_lo > 0:
                     upper -= f * pb_lo
-            upper = min(1.0, upper)
-    return lower, max(lower, upper)
+            uppers[a_i] = min(1.0, upper)
+    return [(lo, max(lo, up)) for lo, up in zip(lowers, uppers)]
 
 
 # --------------------------------------------------------------------------- two grids
+
+
+def _by_column(off_f: int, pmf_t: np.ndarray, r: int) -> tuple[int, np.ndarray]:
+    """(J0, M): the fine labels off_f.. laid out as rows J0, J0 + 1, ... of r columns (fine label
+    J r + c at row J - J0, column c; zeros outside the pmf), so that a factor that depends only on
+    the position c within a coarse cell is one matrix-vector product."""
+    j0 = off_f // r
+    lead = off_f - j0 * r
+    rows = -(-(lead + pmf_t.size) // r)
+    mat = np.zeros(rows * r)
+    mat[lead: lead + pmf_t.size] = pmf_t
+    return j0, mat.reshape(rows, r)
 
 
 def _rebin_pld(off_f: int, pmf_t: np.ndarray, r: int, h_f: float, t: float) -> tuple[int, np.ndarray]:
     """Connect-the-dots of a tilted fine PLD (grid h_f) onto the grid h_c = r h_f, in tilted terms:
     the atom at l = i h_f (J h_c <= l < (J+1) h_c, a = l - J h_c) sends the P-mass fraction
     w = (1 - e^{-a}) / (1 - e^{-h_c}) to J + 1 and 1 - w to J (both P and Q masses preserved), and
-    a tilted mass moved from l to l' is multiplied by e^{t (l' - l)}."""
+    a tilted mass moved from l to l' is multiplied by e^{t (l' - l)}. The factors depend on a only
+    (the column of :func:`_by_column`): each coarse mass a sum of r products, as a bincount."""
     h_c = r * h_f
-    i = off_f + np.arange(pmf_t.size)
-    J = np.floor_divide(i, r)
-    a = (i - J * r) * h_f
+    a = np.arange(r) * h_f
     w = -np.expm1(-a) / -math.expm1(-h_c)
-    lo = pmf_t * (1.0 - w) * np.exp(-t * a)
-    hi = pmf_t * w * np.exp(t * (h_c - a))
-    j0 = int(J[0])
-    out = np.zeros(int(J[-1]) - j0 + 2)
-    out += np.bincount(J - j0, lo, out.size) + np.bincount(J - j0 + 1, hi, out.size)
+    j0, mat = _by_column(off_f, pmf_t, r)
+    out = np.zeros(mat.shape[0] + 1)
+    out[:-1] += mat @ ((1.0 - w) * np.exp(-t * a))
+    out[1:] += mat @ (w * np.exp(t * (h_c - a)))
     return j0, out
 
 
 def _rebin_stat(off_f: int, pmf_t: np.ndarray, r: int, h_f: float, t: float) -> tuple[int, np.ndarray]:
     """The coarse label floor(i / r) of a tilted fine statistic, in tilted terms (untilted by the
-    coarse value J h_c): masses multiplied by e^{t (J h_c - i h_f)}."""
-    i = off_f + np.arange(pmf_t.size)
-    J = np.floor_divide(i, r)
-    fac = np.exp(-t * (i - J * r) * h_f)
-    j0 = int(J[0])
-    out = np.zeros(int(J[-1]) - j0 + 1)
-    out += np.bincount(J - j0, pmf_t * fac, out.size)
-    return j0, out
+    coarse value J h_c): masses multiplied by e^{t (J h_c - i h_f)} (by column, :func:`_by_column`)."""
+    j0, mat = _by_column(off_f, pmf_t, r)
+    return j0, mat @ np.exp(-t * np.arange(r) * h_f)
+
+
+def _block_window(off: int, pmf: np.ndarray, m: int, log_tau: float) -> tuple[int, int]:
+    """Chernoff window [A, B] of the m-fold composition of ``pmf`` (labels off..): for any lam > 0
+    the composed mass above B is at most e^{-lam B} M(lam)^m and below A at most e^{lam A} M(-lam)^m
+    (M(lam) = sum_j p_j e^{lam j}, any non-negative masses), so both are <= tau = e^log_tau with
+    B = ceil((m log M(lam) - log tau) / lam) (and A alike), plus one label for the rounding of the
+    log-sum. As :func:`rerokit.bounds.pld.compose.chernoff_window`, but lam is chosen on a copy
+    coarsened to ~512 points over a 2^(1/4)-spaced grid and the exact moment is evaluated at that lam
+    only (twice over the pmf instead of a dozen: the fine steps have up to 1e6 points)."""
+    n = pmf.size
+    nz = np.nonzero(pmf)[0]
+    lo_sup, hi_sup = m * (off + int(nz[0])), m * (off + int(nz[-1]))
+    j = np.arange(n, dtype=float)  # labels relative to off
+    tot = float(np.sum(pmf))
+    mean = float(np.sum(pmf * j)) / tot
+    var = m * float(np.sum(pmf * (j - mean) ** 2)) / tot
+    b = max(1, n // 512)
+    nb = -(-n // b)
+    pad = np.zeros(nb * b)
+    pad[:n] = pmf
+    with np.errstate(divide="ignore"):
+        lw_c = np.log(pad.reshape(nb, b).sum(axis=1))
+        logp = np.log(pmf)
+    j_c = b * np.arange(nb, dtype=float) + 0.5 * (b - 1)
+    lam0 = math.sqrt(2.0 * abs(log_tau) / var) if var > 0 else 1.0
+    lams = lam0 * 2.0 ** (np.arange(-16, 25) / 4.0)
+    ends = []
+    for sign in (1.0, -1.0):
+        lse_c = logsumexp_rows(lw_c[None, :] + sign * lams[:, None] * j_c[None, :])
+        lam = float(lams[int(np.argmin((m * lse_c - log_tau) / lams))])
+        lse = float(logsumexp_rows((logp + sign * lam * j)[None, :])[0])
+        ends.append((m * lse - log_tau) / lam)
+    if not all(math.isfinite(e) for e in ends):
+        raise WindowTooWide("the Chernoff window of a block is not finite")
+    B = m * off + math.ceil(ends[0]) + 1
+    A = m * off + math.floor(-ends[1]) - 1
+    return max(A, lo_sup), min(B, hi_sup)
 
 
 def _block(off: int, pmf_t: np.ndarray, lm: float, rel: float, m: int, count: int, r: int, h_f: float, t: float,
-           kind: str, precision: str) -> TiltedPart:
-    """m tilted fine steps composed on the fine grid, re-discretised onto the coarse grid (``kind``:
-    "pld" connect-the-dots, "stat" coarse labels), normalised; ``count`` copies."""
-    c = compose([(off, pmf_t, m)], h_f, _LOG_TAU, precision=precision)
-    e = c.roundoff + 3.0 * math.exp(_LOG_TAU)
+           kind: str, precision: str, log_tau: float = _LOG_TAU) -> TiltedPart:
+    """m tilted fine steps composed on the fine grid (window: tilted mass below e^log_tau outside on
+    each side), re-discretised onto the coarse grid (``kind``: "pld" connect-the-dots, "stat" coarse
+    labels), normalised; ``count`` copies."""
+    c = compose([(off, pmf_t, m)], h_f, log_tau, window=_block_window(off, pmf_t, m, log_tau), precision=precision)
+    e = c.roundoff + 3.0 * math.exp(log_tau)
     j0, out = (_rebin_pld if kind == "pld" else _rebin_stat)(c.offset, c.pmf, r, h_f, t)
     s = math.fsum(out.tolist())
     # the rebinning moves every mass by less than h_c: its tilted weight changes by <= e^{|t| h_c}
     e = e * math.exp(abs(t) * r * h_f) / s
+    # each coarse mass: a sum of at most 2 r products of a mass and a factor (each factor within a
+    # few u: expm1, exp, the quotient), then the normalisation: relative error <= (2 r + 16) u
     return TiltedPart(j0, out / s, count, m * lm + math.log(s), e * (1.0 + 1e-9),
-                      m * rel + 16.0 * _U)
+                      m * rel + (2.0 * r + 16.0) * _U)
+
+
+_STEP_CACHE: dict[tuple, list] = {}
+_STEP_CACHE_SIZE = 2
+
+
+def clear_step_cache() -> None:
+    """Forget the fine steps kept by :func:`_fine_step` (called at the end of each
+    :func:`rerokit.bounds.dpsgd.exact_power_many` near-1 pass: they are shared within a call only)."""
+    _STEP_CACHE.clear()
+
+
+def _fine_step(s: float, q: float, h_f: float, step_tau: float, group_size: int, n_steps: int, lower: bool = True):
+    """(the step's PLD on the fine grid, the mass defect of its dominating pmf and, with ``lower``,
+    of its statistic's P-masses (else None), per step), truncated less deep where the fine grid does
+    not fit (the top tail: +infinity); None where even that does not fit. The last few are kept:
+    the levels' groups of one call (:func:`rerokit.bounds.dpsgd._near_one_into`) share them."""
+    key = (float(s), float(q), float(h_f), float(step_tau), int(group_size), int(n_steps))
+    hit = _STEP_CACHE.get(key)
+    if hit is None:
+        lt = step_tau
+        while True:
+            try:
+                st = dpsgd_step_pld(s, q, h_f, "remove", lt, group_size, _MAX_STEP)
+                break
+            except StepTooWide:
+                lt += 2.0
+                if lt > _MAX_TOP_LOG - math.log(max(n_steps, 1)):
+                    return None
+        st = replace(st, split=conserve_from_bottom(st.split, st.inf_mass))
+        hit = [st, _mass_gap(st.split, st.inf_mass), None]
+        while len(_STEP_CACHE) >= _STEP_CACHE_SIZE:
+            _STEP_CACHE.pop(next(iter(_STEP_CACHE)))
+        _STEP_CACHE[key] = hit
+    if lower and hit[2] is None:
+        hit[2] = _mass_gap(hit[0].stat_p, 0.0)
+    return tuple(hit)
 
 
 def _block_size(T: int, m: int) -> int:
@@ -336,13 +481,38 @@ def _block_size(T: int, m: int) -> int:
     return m
 
 
+@dataclass(frozen=True)
+class NearOneGrid:
+    """The two grids of :func:`near_one_beta`.
+
+    Attributes:
+      ratio: the coarse grid step over the fine one (r).
+      coarse_div: the schedule's grid step over the coarse one.
+      block_per_r2: blocks of about this times r^2 steps (the rebinning's added variance,
+        (T / m) h_c^2 / 12, then about that of the fine grid, T h_f^2 / 12).
+      block_precision: the FFT arithmetic of the statistic's blocks on the fine grid ("extended":
+        their proven round-off, about T x 5e-14 in the tilted l1 in double, becomes negligible).
+        The dominating PLD's blocks stay in double: measured at T = 1e6, extended precision narrows
+        its end by only 0.7-1e-10 there (the statistic's by 2.6-3.2e-10) and costs 3x as much.
+    """
+
+    ratio: int = _RATIO
+    coarse_div: float = 8.0
+    block_per_r2: float = _BLOCK_PER_R2
+    block_precision: str = "double"
+
+
 def near_one_beta(segments: Sequence[tuple[float, float, int]], steps: Sequence[tuple[int, np.ndarray, int]],
-                  h: float, log_alpha: float, group_size: int = 1, log_tau: float = _LOG_TAU, lower: bool = True,
-                  ratio: int = _RATIO, coarse_div: float = 8.0, block_per_r2: float = _BLOCK_PER_R2,
-                  precision: str = "double", block_precision: str = "double") -> tuple[float, float] | None:
+                  h: float, log_alpha: float | Sequence[float], group_size: int = 1, log_tau: float = _LOG_TAU,
+                  lower: bool = True, grid: NearOneGrid = NearOneGrid(), precision: str = "double",
+                  tilt: float | None = None) -> tuple[float, float] | None | list[tuple[float, float] | None]:
     """Certified (lower, upper) of 1 - gamma at level exp(log_alpha) for a schedule (module docstring).
 
     None where this does not apply (the threshold not in P's lower tail, or a window too wide).
+    With a sequence of levels, a list (one entry per level) from one set of compositions at one
+    tilt (``tilt``, else the saddle point of the middle level): every t in (-1, 0) is certified, and
+    a level whose own saddle point is within about 1 / sd of t (:func:`tilt_spread`) keeps a
+    relative bracket; levels whose threshold is not in P's lower tail get None.
 
     Args:
       segments: the schedule's (sigma, q, T), noise multipliers within the grid range.
@@ -353,19 +523,18 @@ def near_one_beta(segments: Sequence[tuple[float, float, int]], steps: Sequence[
       group_size: examples that move together.
       log_tau: natural log of the composed tail mass (the steps are truncated at tau / T).
       lower: also the upper end of 1 - gamma (the bucket statistic's test); else it is 1.
-      ratio: the coarse grid step over the fine one (r).
-      coarse_div: the schedule's grid step over the coarse one.
-      block_per_r2: blocks of about this times r^2 steps (the rebinning's added variance,
-        (T / m) h_c^2 / 12, then about that of the fine grid, T h_f^2 / 12).
+      grid: the fine and coarse grids and the blocks (:class:`NearOneGrid`).
       precision: the FFT arithmetic of the coarse compositions.
-      block_precision: that of the statistic's blocks on the fine grid ("extended": their proven
-        round-off, about T x 5e-14 in the tilted l1 in double, becomes negligible). The dominating
-        PLD's blocks stay in double: measured at T = 1e6, extended precision narrows its end by
-        only 0.7-1e-10 there (the statistic's by 2.6-3.2e-10) and costs 3x as much.
+      tilt: the tilt in (-1, 0) to use (default: the saddle point of the (middle) level).
     """
-    t = lower_tilt(steps, h, float(log_alpha))
-    if t is None:
-        return None
+    many = not isinstance(log_alpha, (int, float, np.floating, np.integer))
+    las = [float(a) for a in (log_alpha if many else [log_alpha])]
+    if not las:
+        return []
+    ratio, coarse_div, block_per_r2, block_precision = grid.ratio, grid.coarse_div, grid.block_per_r2, grid.block_precision
+    t = tilt if tilt is not None else lower_tilt(steps, h, sorted(las)[len(las) // 2])
+    if t is None or not -1.0 < t < 0.0:
+        return [None] * len(las) if many else None
     h_c = h / coarse_div
     h_f = h_c / ratio
     n_steps = sum(T for _, _, T in segments)
@@ -374,31 +543,29 @@ def near_one_beta(segments: Sequence[tuple[float, float, int]], steps: Sequence[
     defect = defect_stat = shift = 0.0
     try:
         for s, q, T in segments:
-            lt = step_tau
-            while True:  # truncated less deep where the fine grid does not fit (the top tail: +infinity)
-                try:
-                    st = dpsgd_step_pld(s, q, h_f, "remove", lt, group_size, _MAX_STEP)
-                    break
-                except StepTooWide:
-                    lt += 2.0
-                    if lt > _MAX_TOP_LOG - math.log(max(n_steps, 1)):
-                        return None
-            split = conserve_from_bottom(st.split, st.inf_mass)
-            defect += _defect(split, st.inf_mass, T)
+            got = _fine_step(s, q, h_f, step_tau, group_size, n_steps, lower)
+            if got is None:
+                return [None] * len(las) if many else None
+            st, d_pld, d_stat = got
+            defect += T * d_pld * (1.0 + 1e-9) + 1e-300
             shift += T * st.loss_shift
-            todo = [(st.j_lo, split, "pld", parts, t)]
             if lower:
-                defect_stat += _defect(st.stat_p, 0.0, T)
+                defect_stat += T * d_stat * (1.0 + 1e-9) + 1e-300
+            todo = [(st.j_lo, st.split, "pld", parts, t)]
+            if lower:
                 todo += [(st.j_lo - 1, st.stat_p, "stat", sp, t), (st.j_lo - 1, st.stat_q, "stat", sq, t + 1.0)]
             m = _block_size(T, int(min(T, max(1.0, block_per_r2 * ratio * ratio))))
             nb, rest = divmod(T, m)
             for off, pmf, kind, dest, tt in todo:
                 pt, lm, rel = _step_tilted(off, pmf, h_f, tt)
-                prec = "double" if dest is parts else block_precision
-                dest.append(_block(off, pt, lm, rel, m, nb, ratio, h_f, tt, kind, prec))
+                prec = block_precision if (dest is sp and "p" in _STAT_EXTENDED) or (dest is sq and "q" in _STAT_EXTENDED) \
+                    else "double"
+                btau = _BLOCK_LOG_TAU if dest is parts else _STAT_BLOCK_LOG_TAU
+                dest.append(_block(off, pt, lm, rel, m, nb, ratio, h_f, tt, kind, prec, btau))
                 if rest:
-                    dest.append(_block(off, pt, lm, rel, rest, 1, ratio, h_f, tt, kind, prec))
-        return tilted_beta(parts, sp if lower else None, sq if lower else None, h_c, t, float(log_alpha),
-                           defect, defect_stat, precision, shift * (1.0 + 1e-9))
+                    dest.append(_block(off, pt, lm, rel, rest, 1, ratio, h_f, tt, kind, prec, btau))
+        res = _tilted_betas(parts, sp if lower else None, sq if lower else None, h_c, t, las,
+                            defect, defect_stat, precision, _COARSE_LOG_TAU, shift * (1.0 + 1e-9))
     except WindowTooWide:
-        return None
+        return [None] * len(las) if many else None
+    return res if many else res[0]
