@@ -194,6 +194,15 @@ _NEAR_ONE_FINE_LEVELS = 4
 # target; 1 - gamma keeps the rule meaningful near gamma = 1, where the target is on 1 - gamma).
 _PRECISE_ENOUGH = 1e-4
 
+
+
+def _narrow_enough(up: np.ndarray, low: np.ndarray) -> np.ndarray:
+    """Brackets that need no extended-precision recomposition: within _PRECISE_ENOUGH of
+    min(gamma, 1 - gamma), and near gamma = 1 also within the 1 - gamma target (issue 17: 1e-9)."""
+    w = up - low
+    return (w <= _PRECISE_ENOUGH * np.minimum(up, 1.0 - up)) & ((up <= _NEAR_ONE_ABOVE) | (w <= _NEAR_ONE_TARGET))
+
+
 # The composed PLDs of a schedule (kept under its former name).
 DpsgdPLD = SchedulePLD
 
@@ -747,7 +756,7 @@ def _exact_power_once(
         pred = np.maximum(up - low - ro_eff, 0.0) + ro_effect(1e-3)
         floor_ext = np.full(lks.shape, floor - (1.0 - 1e-3) * ro_up)
         tail_ext = (floor_ext > 0.1 * up) | ((lks < math.log(1e-6)) & (pred > 1e-3 * up))
-        narrow = (up - low) <= _PRECISE_ENOUGH * np.minimum(up, 1.0 - up)
+        narrow = _narrow_enough(up, low)
         redo = (ro_eff > 0.2 * (up - low)) & ~tail_ext & ~narrow
 
     def _extend(sub: np.ndarray) -> None:
@@ -780,7 +789,7 @@ def _exact_power_once(
             floored[i] = False
     up = np.exp(log_up)
     if pld.precision != "extended":
-        late = ~done & (pred < 0.8 * (up - low)) & ((up - low) > _PRECISE_ENOUGH * np.minimum(up, 1.0 - up))
+        late = ~done & (pred < 0.8 * (up - low)) & ~_narrow_enough(up, low)
         if late.any():
             _extend(np.nonzero(late)[0])
             floored &= ~late | (floor_ext > 0.1 * up)

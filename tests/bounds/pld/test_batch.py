@@ -131,16 +131,3 @@ def test_narrow_bracket_is_not_recomposed_in_extended_precision():
     r = exact_power_many(pld, segs, np.array([math.log(1e-3)]))
     assert "extended" not in pld._built
     assert (r.value[0] - r.lower[0]) / r.value[0] < 1e-4
-
-
-def test_mid_length_default_grid_is_at_most_2000_points_per_composed_sd():
-    from rerokit.bounds.pld.step import default_grid_step, step_variance
-
-    for sigma, q, T in [(5.0, 1e-3, 10_000), (2.0, 1e-3, 10_000)]:
-        v = step_variance(sigma, q)
-        h = default_grid_step([(sigma, q, T)])
-        assert h == pytest.approx(max(math.sqrt(v) / 40, min(math.sqrt(v) / 20, math.sqrt(T * v) / 2000)))
-    # short and long schedules keep their grids (1/40 of a step's sd; 4000 points per composed sd)
-    v = step_variance(1.0, 0.01)
-    assert default_grid_step([(1.0, 0.01, 100)]) == pytest.approx(math.sqrt(v) / 40)
-    assert default_grid_step([(1.0, 0.01, 1_000_000)]) == pytest.approx(math.sqrt(1e6 * v) / 4000)

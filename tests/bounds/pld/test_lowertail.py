@@ -120,8 +120,8 @@ def test_levels_grouped_by_tilt_share_one_composition():
     r = exact_power_many(dpsgd_pld(segs), segs, lks)
     for i, lk in enumerate(lks):
         beta = norm.sf(norm.ppf(math.exp(lk)) + math.sqrt(T) / sigma)
-        assert 1.0 - r["value"][i] <= beta <= 1.0 - r["lower"][i]
-        assert r["value"][i] - r["lower"][i] <= TARGET
+        assert 1.0 - r.value[i] <= beta <= 1.0 - r.lower[i]
+        assert r.value[i] - r.lower[i] <= TARGET
     pld = schedule_pld(segs, add_direction=False)
     many = pld.beta_near_one(list(lks), ratio=4, coarse_div=1.0, block_per_r2=1.0, tilt=-0.5)
     assert len(many) == 3

@@ -579,8 +579,7 @@ def step_variance(sigma: float, q: float, k: int = 1) -> float:
 
 def default_grid_step(segments: Sequence[tuple[float, float, int]], group_size: int = 1) -> float:
     """Grid step ~ 1/40 of the rms standard deviation of one step's privacy loss, in [1e-7, 1e-2],
-    and at least 1/4000 of the composed loss's standard deviation (long schedules), and at least
-    min(1/20 of the step's, 1/2000 of the composed) standard deviation.
+    and at least 1/4000 of the composed loss's standard deviation (long schedules).
 
     Var(L) ~ chi^2(P || Q) = q^2 (e^{1/sigma^2} - 1) for small q, 1/sigma^2 for q = 1. The
     discretisation changes the composed loss variance by O(T h^2), small against T Var(L).
@@ -599,8 +598,5 @@ def default_grid_step(segments: Sequence[tuple[float, float, int]], group_size: 
         n += T
     rms = math.sqrt(tot / n)
     # and at most ~COMPOSED_POINTS grid points per standard deviation of the composed loss: beyond
-    # that a finer grid only costs FFT size (the connect-the-dots error is second order in h); at
-    # most half that where one step keeps >= 20 points per standard deviation of its own loss
-    # (mid-length schedules, T ~ 3e3-1e5: brackets ~1e-5 wide cost twice the FFT size otherwise)
-    coarse = min(rms / 20.0, 2.0 * math.sqrt(tot) / COMPOSED_POINTS)
-    return float(min(1e-2, max(1e-7, rms / 40.0, math.sqrt(tot) / COMPOSED_POINTS, coarse)))
+    # that a finer grid only costs FFT size (the connect-the-dots error is second order in h)
+    return float(min(1e-2, max(1e-7, rms / 40.0, math.sqrt(tot) / COMPOSED_POINTS)))
