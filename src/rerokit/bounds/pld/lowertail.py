@@ -93,6 +93,7 @@ import numpy as np
 from rerokit.bounds.pld.compose import WindowTooWide, compose
 from rerokit.bounds.pld.normal import logsumexp_rows
 from rerokit.bounds.pld.step import StepTooWide, dpsgd_step_pld
+from rerokit.bounds.pld.tilt import log_moments
 
 __all__ = ["TiltedPart", "lower_tilt", "tilt_spread", "tilted_beta", "near_one_beta", "NearOneGrid", "conserve_from_bottom",
            "clear_step_cache"]
@@ -136,19 +137,6 @@ class TiltedPart:
     log_c: float
     err: float = 0.0
     rel: float = 0.0
-
-
-def _log_moments(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float) -> tuple[float, float]:
-    """(Psi(t), Psi'(t)): sum_i T_i log M_i(t) and sum_i T_i E_t[L] (as in :mod:`rerokit.bounds.pld.tilt`)."""
-    psi = dpsi = 0.0
-    for off, pmf, count in parts:
-        l = (off + np.arange(pmf.size)) * h
-        with np.errstate(divide="ignore"):
-            a = np.log(pmf) + t * l
-        lm = float(logsumexp_rows(a[None, :])[0])
-        psi += count * lm
-        dpsi += count * float(np.sum(np.exp(a - lm) * l))
-    return psi, dpsi
 
 
 def _step_tilted(off: int, pmf: np.ndarray, h: float, t: float) -> tuple[np.ndarray, float, float]:
@@ -203,7 +191,7 @@ def lower_tilt(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_alpha
     not in P's lower tail (Psi(0) - Psi'(0) = -E_P[L] >= log alpha)."""
 
     def g(t: float) -> float:
-        psi, dpsi = _log_moments(parts, h, t)
+        psi, dpsi = log_moments(parts, h, t)
         return psi - (t + 1.0) * dpsi
 
     if g(0.0) >= log_alpha:
@@ -226,7 +214,7 @@ def tilt_spread(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float
     its errors are magnified by about exp((t' - t)^2 Psi'' / 2) against its own tilt."""
     d = 1e-4
     lo, hi = max(t - d, -1.0 + 1e-9), min(t + d, -1e-9)
-    return math.sqrt(max((_log_moments(parts, h, hi)[1] - _log_moments(parts, h, lo)[1]) / (hi - lo), 1e-300))
+    return math.sqrt(max((log_moments(parts, h, hi)[1] - log_moments(parts, h, lo)[1]) / (hi - lo), 1e-300))
 
 
 def _prefix_lse(a: np.ndarray) -> np.ndarray:

@@ -35,7 +35,7 @@ from rerokit.bounds.pld.compose import compose, weighted_roundoff
 from rerokit.bounds.pld.logsum import suffix_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 
-__all__ = ["tilted_power", "saddle_tilt"]
+__all__ = ["tilted_power", "saddle_tilt", "log_moments"]
 
 # tail mass left outside the tilted windows (each side): relative to the tilted masses, which are of
 # order one near the threshold, so far larger than the untilted compositions' 1e-17 (smaller FFTs);
@@ -44,7 +44,7 @@ _LOG_TAU = math.log(1e-12)
 _LOG_TAU_STAT = math.log(1e-15)
 
 
-def _log_moments(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float) -> tuple[float, float]:
+def log_moments(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float) -> tuple[float, float]:
     """(Psi(t), Psi'(t)): sum_i T_i log M_i(t) and sum_i T_i E_t[L] of the tilted pmfs."""
     psi = dpsi = 0.0
     for off, pmf, count in parts:
@@ -70,7 +70,7 @@ def saddle_tilt(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_alph
       t (bisection to 1e-6 relative; capped at max(1e4, 1e3 / h) where the grid's top is reached).
     """
     def g(t: float) -> float:
-        psi, dpsi = _log_moments(parts, h, t)
+        psi, dpsi = log_moments(parts, h, t)
         return psi - (t + 1.0) * dpsi
 
     if g(0.0) <= log_alpha:
