@@ -31,8 +31,11 @@ from typing import Any
 import numpy as np
 
 from rerokit.bounds.pld.compose import compose, compose_inf_mass
+from rerokit.bounds.pld.logsum import prefix_logsumexp, suffix_logsumexp
 
 __all__ = ["Bracket", "GridPMF", "DiscretePLD", "ThresholdTests", "suffix_sums"]
+
+_U = float(np.finfo(float).eps) / 2.0  # unit round-off of double
 
 
 @dataclass(frozen=True)
@@ -137,13 +140,29 @@ class DiscretePLD(GridPMF):
 
     @cached_property
     def top_sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(losses, log p, log Q-mass of the top i+1 atoms, log P-mass of the top i+1 atoms)."""
+        """(losses, log p, log Q-mass of the top i+1 atoms, log P-mass of the top i+1 atoms), the
+        two sums as computed (see :attr:`top_sums_error` for their proven errors)."""
         l = self.losses
         with np.errstate(divide="ignore"):
             logp = np.log(self.pmf)
             rp = np.log(np.cumsum(self.pmf[::-1].astype(np.longdouble)).astype(float))
-        rq = np.logaddexp.accumulate((logp - l)[::-1])
+        rq, _ = prefix_logsumexp((logp - l)[::-1])
         return l, logp, rq, rp
+
+    @cached_property
+    def top_sums_error(self) -> tuple[np.ndarray, np.ndarray]:
+        """Bounds on |computed - exact| of :attr:`top_sums`' two log sums (absolute, in log).
+
+        Q: the running log-sum-exp's proven bound (:mod:`rerokit.bounds.pld.logsum`). P: a long
+        double cumulative sum of non-negative terms errs by at most n u_ld relative (Higham 2002,
+        Sec. 4.2), its conversion to double by u, and libm's log by 2 ulps of the result."""
+        l, logp, _, rp = self.top_sums
+        _, q_err = prefix_logsumexp((logp - l)[::-1])
+        u_ld = float(np.finfo(np.longdouble).eps) / 2.0
+        n = np.arange(1, rp.size + 1, dtype=float)
+        with np.errstate(invalid="ignore"):
+            p_err = 1.01 * (n * u_ld + _U) + 2.0 * _U * np.where(np.isfinite(rp), np.abs(rp), 0.0)
+        return q_err, p_err
 
     # ------------------------------------------------------------------ composition
 
@@ -209,10 +228,12 @@ class DiscretePLD(GridPMF):
         """
         eps = np.atleast_1d(np.asarray(eps, dtype=float)) - self.loss_shift
         l, _, rq, rp = self.top_sums
+        q_err, p_err = self.top_sums_error
         cnt = l.size - np.searchsorted(l, eps, side="right")  # atoms with loss > eps: the top cnt
         top = np.maximum(cnt - 1, 0)
-        lp = np.where(cnt > 0, rp[top], -np.inf)
-        lq = np.where(cnt > 0, rq[top], -np.inf)
+        # an upper bound: the P-sum rounded up, the Q-sum down (their proven errors)
+        lp = np.where(cnt > 0, rp[top] + p_err[top], -np.inf)
+        lq = np.where(cnt > 0, rq[top] - q_err[top], -np.inf)
         with np.errstate(invalid="ignore", over="ignore"):
             d = np.exp(lp) * -np.expm1(np.minimum(0.0, eps + lq - lp))
         return np.where(cnt > 0, d, 0.0) + self.error
@@ -251,8 +272,11 @@ class DiscretePLD(GridPMF):
         p = self.pmf
         with np.errstate(divide="ignore"):
             logq = np.log(p) - l
-        p_ge = np.concatenate((np.cumsum(p[::-1])[::-1], [0.0]))
-        lq_ge = np.concatenate((np.logaddexp.accumulate(logq[::-1])[::-1], [-np.inf]))
+        # delta at the grid points rounded up: the P-sums up (a cumulative sum of n non-negative
+        # terms errs by < n u relative), the Q-sums down (their proven log-sum error)
+        p_ge = np.concatenate((np.cumsum(p[::-1])[::-1], [0.0])) * (1.0 + 1.01 * p.size * _U)
+        lq_ge, lq_err = suffix_logsumexp(logq)
+        lq_ge = lq_ge - lq_err
         with np.errstate(over="ignore", invalid="ignore"):
             d_grid = inf + p_ge[1:] - np.exp(l + lq_ge[1:])  # delta at eps = l_k
         d_grid = np.where(np.isnan(d_grid), inf + p_ge[1:], d_grid)
@@ -293,8 +317,9 @@ class DiscretePLD(GridPMF):
         idc = np.minimum(idx, n - 1)
         k = n - 1 - idc
         prev = np.maximum(idc - 1, 0)
-        log_q_above = np.where(idc > 0, rq[prev], -np.inf)
-        log_p_above = np.where(idc > 0, rp[prev], -np.inf)
+        q_err, p_err = self.top_sums_error  # the sums' proven errors: P up, Q down (an upper bound)
+        log_q_above = np.where(idc > 0, rq[prev] - q_err[prev], -np.inf)
+        log_p_above = np.where(idc > 0, rp[prev] + p_err[prev], -np.inf)
         with np.errstate(divide="ignore", invalid="ignore"):
             frac = lk + np.log1p(-np.exp(np.minimum(0.0, log_q_above - lk)))
             lg = np.logaddexp(log_p_above, l[k] + frac)
