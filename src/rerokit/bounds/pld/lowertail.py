@@ -93,7 +93,7 @@ import numpy as np
 from rerokit.bounds.pld.compose import WindowTooWide, compose
 from rerokit.bounds.pld.normal import logsumexp_rows
 from rerokit.bounds.pld.step import StepTooWide, dpsgd_step_pld
-from rerokit.bounds.pld.tilt import log_moments
+from rerokit.bounds.pld.tilt import bisect_saddle, log_moments, saddle_gap
 
 __all__ = ["TiltedPart", "lower_tilt", "tilt_spread", "tilted_beta", "near_one_beta", "NearOneGrid", "conserve_from_bottom",
            "clear_step_cache"]
@@ -190,22 +190,10 @@ def lower_tilt(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_alpha
     """The tilt t in (-1, 0) with Psi(t) - (t + 1) Psi'(t) = log alpha, or None if the threshold is
     not in P's lower tail (Psi(0) - Psi'(0) = -E_P[L] >= log alpha)."""
 
-    def g(t: float) -> float:
-        psi, dpsi = log_moments(parts, h, t)
-        return psi - (t + 1.0) * dpsi
-
-    if g(0.0) >= log_alpha:
+    if saddle_gap(parts, h, 0.0) >= log_alpha:
         return None
-    lo, hi = -1.0 + 1e-9, 0.0  # g decreases on (-1, 0]: g(-1) = log Q-mass ~ 0 > log alpha
-    for _ in range(50):
-        mid = 0.5 * (lo + hi)
-        if g(mid) > log_alpha:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-7:
-            break
-    return 0.5 * (lo + hi)
+    # g decreases on (-1, 0]: g(-1) = log Q-mass ~ 0 > log alpha
+    return bisect_saddle(parts, h, log_alpha, -1.0 + 1e-9, 0.0, 1e-7, 0.0, 50)
 
 
 def tilt_spread(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float) -> float:

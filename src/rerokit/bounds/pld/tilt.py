@@ -35,7 +35,7 @@ from rerokit.bounds.pld.compose import compose, weighted_roundoff
 from rerokit.bounds.pld.logsum import suffix_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 
-__all__ = ["tilted_power", "saddle_tilt", "log_moments"]
+__all__ = ["tilted_power", "saddle_tilt", "saddle_gap", "bisect_saddle", "log_moments"]
 
 # tail mass left outside the tilted windows (each side): relative to the tilted masses, which are of
 # order one near the threshold, so far larger than the untilted compositions' 1e-17 (smaller FFTs);
@@ -58,6 +58,28 @@ def log_moments(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float
     return psi, dpsi
 
 
+def saddle_gap(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float) -> float:
+    """g(t) = Psi(t) - (t + 1) Psi'(t): the log level whose Neyman-Pearson threshold the tilt t
+    centres (the saddle-point equation g(t) = log alpha; g decreases in t)."""
+    psi, dpsi = log_moments(parts, h, t)
+    return psi - (t + 1.0) * dpsi
+
+
+def bisect_saddle(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_alpha: float, lo: float, hi: float,
+                  atol: float, rtol: float, iterations: int) -> float:
+    """The midpoint of [lo, hi] after bisecting g(t) = log alpha (:func:`saddle_gap`, decreasing;
+    g(lo) > log alpha >= g(hi)) until hi - lo <= atol + rtol hi or ``iterations`` halvings."""
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        if saddle_gap(parts, h, mid) > log_alpha:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= atol + rtol * hi:
+            break
+    return 0.5 * (lo + hi)
+
+
 def saddle_tilt(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_alpha: float) -> float:
     """The tilt t >= 0 with Psi(t) - (t + 1) Psi'(t) = log alpha (0 if alpha is not in the tail).
 
@@ -69,29 +91,17 @@ def saddle_tilt(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_alph
     Returns:
       t (bisection to 1e-6 relative; capped at max(1e4, 1e3 / h) where the grid's top is reached).
     """
-    def g(t: float) -> float:
-        psi, dpsi = log_moments(parts, h, t)
-        return psi - (t + 1.0) * dpsi
-
-    if g(0.0) <= log_alpha:
+    if saddle_gap(parts, h, 0.0) <= log_alpha:
         return 0.0
     # the tilt scales like 1/(loss scale): up to 1e4 per unit of loss, or per 1e3 grid steps on fine
     # grids (small q and large sigma make every loss tiny)
     cap = max(1e4, 1e3 / h)
     lo, hi = 0.0, 1.0
-    while g(hi) > log_alpha:
+    while saddle_gap(parts, h, hi) > log_alpha:
         lo, hi = hi, 2.0 * hi
         if hi > cap:
             return lo
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        if g(mid) > log_alpha:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-6 * hi:
-            break
-    return 0.5 * (lo + hi)
+    return bisect_saddle(parts, h, log_alpha, lo, hi, 0.0, 1e-6, 60)
 
 
 def _tilted(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float):
