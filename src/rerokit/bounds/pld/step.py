@@ -508,8 +508,7 @@ def step_from_tails(sigma: float, q: float, h: float, direction: str, group_size
     stat_q = np.concatenate(([float(q_le[0])], qb, [float(q_gt[-1])]))
     fp_up, fp_down, local_p, f_suf, f_pre = _one_sided(p_gt, p_le, ep_gt, ep_le, stat_p)
     fq_up, fq_down, local_q, _, _ = _one_sided(q_gt, q_le, eq_gt, eq_le, stat_q)
-    p_bot, q_bot = float(p_le[0]), float(q_le[0])
-    p_top, q_top = float(p_gt[-1]), float(q_gt[-1])
+    p_bot, p_top = float(p_le[0]), float(p_gt[-1])
     # split bucket j onto atoms j (mass a) and j+1 (mass c), preserving both P and Q masses:
     # a + c = pb, a e^{-l_j} + c e^{-l_{j+1}} = qb  =>  c = (pb - e^{l_j} qb) / (1 - e^{-h})
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
