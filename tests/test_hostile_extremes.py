@@ -162,7 +162,8 @@ def test_extreme_schedules_get_an_answer_not_an_internal_error():
     # masses are rounded in the safe stochastic order; it was the q = 1 fallback, 5e8 at sigma 1e-4,
     # when the PLD's window came out NaN); the calibration then meets its documented floor
     assert rerokit.epsilon_dpsgd(1e-4, 1e-320, 10, 1e-5) == 0.0
-    with pytest.raises(ValueError, match="effectively non-private"):
+    # ... and the refusal says why (the sampling alone is (0, delta)-DP), not "non-private"
+    with pytest.raises(ValueError, match=r"needs no noise.*1-\(1-q\)\^T = 1e-319 <= delta"):
         rerokit.noise_multiplier_for_epsilon(1.0, 1e-5, 1e-320, 10)
 
 

@@ -71,3 +71,16 @@ def test_target_at_kappa_is_refused_naming_kappa():
     """gamma -> kappa only as sigma -> inf: a target at kappa (to rounding) names kappa."""
     with pytest.raises(ValueError, match=r"target_gamma.*kappa = 0\.1\b"):
         calibrate_noise_multiplier(0.1, 0.01, 1000, prior=10)
+
+
+def test_target_met_at_the_floor_is_explained_by_its_cause():
+    """When even sigma = 1e-4 meets epsilon, the refusal names the cause: Poisson sampling alone is
+    (0, 1-(1-q)^T)-DP (add-or-remove), so below delta nothing needs calibrating; otherwise the floor
+    is named as usable. Neither says the target "needs" a sigma below the floor (it does not)."""
+    from rerokit.bounds.calibrate import _met_at_floor
+
+    alone = _met_at_floor(1.0, 1e-5, 1e-7, 10, ("poisson", 1))
+    assert "needs no noise" in alone and "1e-06 <= delta" in alone
+    floor = _met_at_floor(1.0, 1e-5, 0.5, 10, ("poisson", 1))
+    assert "down to 0.0001" in floor and "use noise_multiplier 0.0001" in floor
+    assert "needs no noise" not in _met_at_floor(1.0, 1e-5, 1e-7, 10, ("shuffle", 1))

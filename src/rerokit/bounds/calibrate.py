@@ -319,6 +319,23 @@ def calibrate_steps(
     return _result(sigma, q, T, base, g, h, delta, bracket, r.evaluations, capped=r.at_limit, sampling=sampling)
 
 
+def _met_at_floor(epsilon: float, delta: float, q: float, T: int, sampling: tuple[str, int]) -> str:
+    """Why the calibration has no answer when even the smallest calibrated sigma meets the target.
+
+    Poisson sampling alone gives (0, 1 - (1-q)^T)-DP under add-or-remove (the outputs differ only
+    when the example is drawn at least once), so where that is <= delta every sigma, 0 included,
+    meets epsilon: say so instead of calling the training non-private."""
+    floor = MIN_MEANINGFUL_NOISE_MULTIPLIER
+    used = -math.expm1(T * math.log1p(-q))
+    if sampling == ("poisson", 1) and used <= delta:
+        return (f"epsilon={epsilon!r} at delta={delta!r} needs no noise: with sample_rate={q!r} and steps={T} "
+                f"the example is used at all with probability 1-(1-q)^T = {used:.3g} <= delta, which alone is "
+                f"(0, delta)-DP, so every noise multiplier (0 included) meets it; there is nothing to calibrate")
+    return (f"epsilon={epsilon!r} at delta={delta!r} (sample_rate={q!r}, steps={T}) is met by every noise "
+            f"multiplier down to {floor:g}, the smallest rerokit calibrates (below it training is effectively "
+            f"non-private): use noise_multiplier {floor:g}, or ask for a smaller epsilon")
+
+
 def noise_multiplier_for_epsilon(
     epsilon: float,
     delta: float,
@@ -393,7 +410,7 @@ def noise_multiplier_for_epsilon(
             transform="identity",
         )
     except AllFeasible:
-        raise ValueError(too_small) from None
+        raise ValueError(_met_at_floor(eps, d, q, T, sampling)) from None
     except NoFeasibleValue:
         # the PLD's (certified, pessimistic) epsilon at sigma_full can exceed the exact value that
         # sigma_full meets; sigma_full itself is feasible exactly (subsampling never hurts)
