@@ -166,7 +166,7 @@ def rdp_curve(segments: Any, orders: Sequence[float] | None = None) -> tuple[Any
 
     acc = dp_accounting.rdp.RdpAccountant(orders=orders)
     acc.compose(_as_event(segments))
-    return np.asarray(acc._orders, dtype=float).copy(), np.asarray(acc._rdp, dtype=float).copy()
+    return np.asarray(acc.orders, dtype=float).copy(), np.asarray(acc.rdp, dtype=float).copy()
 
 
 def rdp_epsilon_order2(segments_or_event: Any) -> tuple[float, float]:

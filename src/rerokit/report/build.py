@@ -43,7 +43,7 @@ import dataclasses
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from rerokit._validate import check_bool, check_int, check_positive, check_probability
 from rerokit.bounds.schedule import Sampling, Schedule, Segment
@@ -201,7 +201,14 @@ class Report:
     risks: dict[str, Any]
     schedule: Schedule
     audit: AuditSummary | None = None
-    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+    _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
+
+    def memo(self, key: Any, make: Callable[[], Any]) -> Any:
+        """``make()`` computed once per report and key (figures and step series are drawn by
+        several renderers of the same report)."""
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
 
     @property
     def data(self) -> dict[str, Any]:
@@ -251,9 +258,9 @@ class Report:
         Returns:
           ``{"step": [...], "gamma_prior_n": [...], ..., "epsilon": [...]}``.
         """
-        key = ("steps", points)
-        if key in self._cache:
-            return self._cache[key]
+        return self.memo(("steps", points), lambda: self._steps_series(points))
+
+    def _steps_series(self, points: int) -> dict[str, list]:
         from rerokit.risk import RiskOptions, reconstruction_risks
 
         sizes = list(self.sections.options.prior_sizes)
@@ -269,7 +276,6 @@ class Report:
             for n, r in zip(sizes, rs):
                 out[f"gamma_prior_{n}"].append(r.gamma)
             out["epsilon"].append(rs[0].epsilon)
-        self._cache[key] = out
         return out
 
     def to_html(self) -> str:

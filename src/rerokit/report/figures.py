@@ -367,14 +367,11 @@ def figures(rep: Any) -> list[FigureData]:
     Returns:
       The :class:`FigureData` list.
     """
-    if "figures" in rep._cache:
-        return rep._cache["figures"]
-    out = [_gamma_vs_kappa(rep), _over_steps(rep), _tradeoff(rep)]
-    for f in (_uninformed(rep), _audit(rep)):
-        if f is not None:
-            out.append(f)
-    rep._cache["figures"] = out
-    return out
+    def make() -> list[FigureData]:
+        out = [_gamma_vs_kappa(rep), _over_steps(rep), _tradeoff(rep)]
+        return out + [f for f in (_uninformed(rep), _audit(rep)) if f is not None]
+
+    return rep.memo("figures", make)
 
 
 # --------------------------------------------------------------------------- rendering
