@@ -104,6 +104,7 @@ from typing import Sequence
 import numpy as np
 
 from rerokit.bounds.pld.compose import WindowTooWide, compose
+from rerokit.bounds.pld.logsum import prefix_logsumexp, suffix_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 from rerokit.bounds.pld.step import StepTooWide, dpsgd_step_pld
 from rerokit.bounds.pld.tilt import bisect_saddle, log_moments, saddle_gap, tilt_pmf
@@ -230,13 +231,18 @@ def tilt_spread(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float
     return math.sqrt(max((log_moments(parts, h, hi)[1] - log_moments(parts, h, lo)[1]) / (hi - lo), 1e-300))
 
 
-def _prefix_lse(a: np.ndarray) -> np.ndarray:
-    return np.logaddexp.accumulate(a)
+def _prefix_lse(a: np.ndarray, side: int) -> np.ndarray:
+    """s[k] = log sum_{j <= k} e^{a_j}, moved by its proven rounding bound
+    (:func:`rerokit.bounds.pld.logsum.prefix_logsumexp`) up (``side`` +1) or down (-1)."""
+    s, err = prefix_logsumexp(a)
+    return s + side * err
 
 
-def _suffix_lse_after(a: np.ndarray) -> np.ndarray:
-    """s[k] = log sum_{j > k} e^{a_j} (-inf at the end)."""
-    return np.concatenate((np.logaddexp.accumulate(a[::-1])[::-1][1:], [-np.inf]))
+def _suffix_lse(a: np.ndarray, side: int) -> np.ndarray:
+    """s[k] = log sum_{j >= k} e^{a_j} (length n + 1, s[n] = -inf), moved by its proven rounding
+    bound (:func:`rerokit.bounds.pld.logsum.suffix_logsumexp`) up (+1) or down (-1)."""
+    s, err = suffix_logsumexp(a)
+    return s + side * err
 
 
 def _compose_tilted(parts: Sequence[TiltedPart], h: float, precision: str, log_tau: float = _LOG_TAU):
@@ -289,11 +295,12 @@ def _tilted_betas(pld_parts: Sequence[TiltedPart], stat_p: Sequence[TiltedPart] 
     n = pmf.size
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         logp = np.log(pmf) - t * l + c
-        p_le = np.exp(_prefix_lse(logp))
-        sq_gt = np.exp(l + _suffix_lse_after(logp - l))
+        # a lower end: both running sums rounded down by their proven bounds (pld.logsum)
+        p_le = np.exp(_prefix_lse(logp, -1))
+        sq_gt = np.exp(l + _suffix_lse(logp - l, -1)[1:])
         e_k = np.exp(c - t * l + math.log(err))
-    # relative errors: tilting, untilting (u (|log p_t| + |t l| + |C|)), the log-sum recursions (n u)
-    r = rel + 4.0 * _U * (float(np.max(np.abs(t * l))) + abs(c) + 800.0) + 4.0 * _U * n
+    # relative errors: tilting, untilting (u (|log p_t| + |t l| + |C|)) and the final exp
+    r = rel + 4.0 * _U * (float(np.max(np.abs(t * l))) + abs(c) + 800.0)
     with np.errstate(invalid="ignore"):
         base = (p_le + sq_gt) * (1.0 - 1.01 * r)
     e_k = e_k * (1.0 + 1e-9)
@@ -314,12 +321,13 @@ def _tilted_betas(pld_parts: Sequence[TiltedPart], stat_p: Sequence[TiltedPart] 
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             logq = np.log(pq) - (t + 1.0) * lq + cq
             logpp = np.log(pp) - t * lp + cp
-            q_suf = np.concatenate((np.logaddexp.accumulate(logq[::-1])[::-1], [-np.inf]))
-            p_pre = np.concatenate(([-np.inf], _prefix_lse(logpp)))  # p_pre[i] = log sum_{j < i}
+            # the level's Q-sums and the type-II error's P-sums both rounded up (pld.logsum)
+            q_suf = _suffix_lse(logq, +1)
+            p_pre = np.concatenate(([-np.inf], _prefix_lse(logpp, +1)))  # p_pre[i] = log sum_{j < i}
             iq = np.clip(s_all - offq, 0, pq.size)
             ip = np.clip(s_all - offp, 0, pp.size)
-            rq = relq + 4.0 * _U * (float(np.max(np.abs((t + 1.0) * s_all * h))) + abs(cq) + 800.0) + 4.0 * _U * pq.size
-            rp = relp + 4.0 * _U * (float(np.max(np.abs(t * s_all * h))) + abs(cp) + 800.0) + 4.0 * _U * pp.size
+            rq = relq + 4.0 * _U * (float(np.max(np.abs((t + 1.0) * s_all * h))) + abs(cq) + 800.0)
+            rp = relp + 4.0 * _U * (float(np.max(np.abs(t * s_all * h))) + abs(cp) + 800.0)
             q_up = (np.exp(q_suf[iq]) * (1.0 + 1.01 * rq)
                     + np.exp(cq - (t + 1.0) * s_all * h + math.log(errq)) * (1.0 + 1e-9))
             p_up = (np.exp(p_pre[ip]) * (1.0 + 1.01 * rp)
