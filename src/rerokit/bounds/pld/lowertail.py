@@ -68,14 +68,16 @@ Measured (sigma 1, q 0.01 and sigma 20, q 0.3, T = 1e6, kappa 1e-20 / 1e-30, aga
 Lugannani-Rice references): the bracket of 1 - gamma is 5-8 % of it on a grid 4x finer than the
 schedule's (r = 4, h_c = h), 1.5-1.7e-4 with r = 16, h_c = h / 4, 4e-6 with r = 32, h_c = h / 16
 and the statistic's blocks in extended precision (5.2e-10 and 8.6e-10 at 1 - gamma = 1.35e-4 and
-2.0e-4, against 9.6e-7 and 1.5e-6 on the 8x finer grid alone);
+2.0e-4, against 9.6e-7 and 1.5e-6 on the 8x finer grid alone; with the steps' proven rounding
+2.3e-9 and 3.0e-9, and now, the statistic conserved at the bottom and the finest grid r = 20,
+h_c = h / 16, blocks of ~2048 steps, 1.43e-9 and 2.11e-9, the dominating split's rounding above);
 :func:`rerokit.bounds.dpsgd.exact_power_many` tries them in that order, skips the middle one where
 the first predicts it would not stop, and serves the levels of one call whose saddle points are
 close (within 1.8 / sd in t, sd of the tilted composed loss: their errors grow by at most about 1.5
 against their own tilts) from one set of compositions (:func:`near_one_beta` with several levels),
 since only the tilt, never the level, enters the blocks and the coarse compositions.
 
-Cost (T = 1e6). The finest grid composes, per segment, three blocks of m = 2r^2 fine steps (the
+Cost (T = 1e6). The finest grid composes, per segment, three blocks of m ~ block_per_r2 r^2 fine steps (the
 dominating PLD's in double, the statistic's P- and Q-masses in extended precision; fine windows of
 1.4-1.5e6 points) and three coarse compositions of T / m identical blocks (one power in the Fourier
 domain each; ~1e6 points). The windows are Chernoff windows at tau 1e-13 / 1e-12 / 1e-13 (coarse /
@@ -91,7 +93,14 @@ riskcal 3.0 s), 8.62e-10 (8.63e-10); the first row without the statistic (``brac
 finest grid in one group), twelve levels 1e-30 ... 1e-15 on the second row (all near 1) 3.2 s
 (21 s, at load ~3; every bracket of 1 - gamma <= 8.6e-10, as before); calibrating sigma to
 gamma = 0.9999 at q 0.01, T 1e6, kappa 1e-20 5.3 s (7.9 s; 12 evaluations). At load ~5 the first
-two rows took 4.6-5.8 s and 2.8-3.5 s before.
+two rows took 4.6-5.8 s and 2.8-3.5 s before. 2026-11-26 later (load 3.4-4.4, fresh processes, best
+of 3, the previous version in the same run): the finest grid at r = 20 (fine steps of 574k points
+instead of 918k) with the proven log-sums: sigma 1, q 0.01, kappa 1e-20 2.80-2.96 s (was
+3.11-3.73 s; riskcal/rerokit 0.62-0.64, was 0.42-0.43), sigma 20, q 0.3, kappa 1e-30 1.47-2.85 s
+(2.19-2.80 s; riskcal x2.6-3.3). Where the time goes (sigma 1, q 0.01): the fine step's
+discretisation (:mod:`rerokit.bounds.pld.step`, ~30 %), the statistic's two blocks in extended
+precision (~25 %), the coarse compositions and the proven running sums (~35 %; pld.logsum's
+tight bound costs about 4 plain accumulations per sum).
 """
 
 from __future__ import annotations
