@@ -46,6 +46,14 @@ of 3 in fresh processes against the previous version in the same run: 1.44 s (wa
 0.97 s) at sigma 1, q 0.01, kappa 1e-20 and 1.16 s (was 1.71 s; riskcal 3.0 s) at sigma 20, q 0.3,
 kappa 1e-30; twelve levels in one call 2.6 s (was 8.3 s). With the steps' ndtr rounding proven
 (rerokit.bounds.pld.step), the 1 - gamma brackets at T = 1e6 are wider: see the README.
+2026-11-26 later (``--widths`` cells with gamma > 0.999, against the previous version): the
+statistic's mass defect is gone (rerokit.bounds.pld.lowertail.conserve_at_bottom), so the 20 cells
+at T 1e6 whose 1 - gamma is ~0 went from 5.4-6.9e-10 to 1.1e-15 and sigma 20, q 0.3, kappa 1e-20
+from 9.5e-10 to 3.9e-10; sigma 1, q 0.01, kappa 1e-20 2.27e-9 -> 1.43e-9 and sigma 20, q 0.3,
+kappa 1e-30 3.00e-9 -> 2.11e-9 (still above 1e-9: the dominating split's proven rounding, ~1.1-1.4e-9,
+lowertail's docstring); every other near-1 cell <= 4.5e-11. sigma 1, q 0.01, kappa 1e-20 at load
+3.4-4.4, best of 3, fresh processes alternating: rerokit 2.80-2.96 s (was 3.11-3.73 s), riskcal
+x0.62-0.64 (was x0.42-0.43); sigma 20, q 0.3, kappa 1e-30 riskcal x2.6-3.3 (was x2.3-2.6).
 """
 
 from __future__ import annotations

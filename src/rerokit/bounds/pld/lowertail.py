@@ -39,12 +39,25 @@ Bounds (t in (-1, 0), s = e^{l_k}, all in untilted masses of the composed pmfs):
 
       1 - gamma >= P(L <= l_k) + s Q(L > l_k) - s alpha,
 
-  the mass at +infinity cancels; the stored step pmfs sum to 1 only up to rounding, so their mass
-  defect (sum_i T_i |1 - sum of step i's masses|) is subtracted.
+  the mass at +infinity cancels; the stored step pmfs sum to 1 only up to rounding: their excess is
+  taken from their lowest buckets (:func:`conserve_from_bottom`) and what is left of it (the mass
+  defect, sum_i T_i |1 - sum of step i's masses|, ~1e-6 of the excess) is subtracted.
 * lower end of gamma (upper end of beta): the threshold test S >= s on the bucket statistic with
   Q(S >= s) <= alpha (Q-sums tilted by t + 1, an upper bound with the error terms), randomised on
-  the label s - 1 up to the level, has 1 - gamma <= P(S < s) - f P(S = s - 1) (P-sums: upper and
-  lower bounds with the error terms and the statistic's mass defect).
+  the label s - 1 up to the level, has 1 - gamma <= P(S < s) - f P(S = s - 1) = (1 - f) P(S < s)
+  + f P(S < s - 1) (P-sums: upper and lower bounds with the error terms). The stored P-masses
+  are below the exact ones in the stochastic order (:mod:`rerokit.bounds.pld.step`) and short of
+  1 by a few u; that shortfall is added to their lowest bucket (:func:`conserve_at_bottom`), after
+  which every prefix sum of every composition dominates the exact one, so no mass defect enters
+  (at T = 1e6 it was ~6e-10 of this end).
+* the dominating step's own safe rounding: its split fractions c = (P - e^l Q) / (1 - e^{-h}) of
+  each bucket carry the tails' proven errors divided by 1 - e^{-h} (:mod:`rerokit.bounds.pld.step`),
+  so each fine step's split is raised by ~32 u x (tail) / h_f at every cut, a loss shift of ~2e-11
+  per step on the finest grid (h_f ~ 6e-6) and ~2e-5 nats over T = 1e6: measured 1.1-1.4e-9 of the
+  lower end of 1 - gamma at sigma 1, q 0.01 and sigma 20, q 0.3 (the rest of that end: 3.5-5.7e-10
+  of discretisation, round-off and tilting error). It grows like 1 / h_f while the discretisation
+  gap shrinks like h_f^2; a coarser fine grid for the dominating blocks alone (h_c / 20) measured
+  1.2e-9 at best.
 
 The relative error of the tilting itself (rounding each exponent, ~T u (|log p| + |t l|)) is
 carried as in :mod:`rerokit.bounds.pld.tilt`; a block's absolute error (its composition's proven
@@ -55,14 +68,16 @@ Measured (sigma 1, q 0.01 and sigma 20, q 0.3, T = 1e6, kappa 1e-20 / 1e-30, aga
 Lugannani-Rice references): the bracket of 1 - gamma is 5-8 % of it on a grid 4x finer than the
 schedule's (r = 4, h_c = h), 1.5-1.7e-4 with r = 16, h_c = h / 4, 4e-6 with r = 32, h_c = h / 16
 and the statistic's blocks in extended precision (5.2e-10 and 8.6e-10 at 1 - gamma = 1.35e-4 and
-2.0e-4, against 9.6e-7 and 1.5e-6 on the 8x finer grid alone);
+2.0e-4, against 9.6e-7 and 1.5e-6 on the 8x finer grid alone; with the steps' proven rounding
+2.3e-9 and 3.0e-9, and now, the statistic conserved at the bottom and the finest grid r = 20,
+h_c = h / 16, blocks of ~2048 steps, 1.43e-9 and 2.11e-9, the dominating split's rounding above);
 :func:`rerokit.bounds.dpsgd.exact_power_many` tries them in that order, skips the middle one where
 the first predicts it would not stop, and serves the levels of one call whose saddle points are
 close (within 1.8 / sd in t, sd of the tilted composed loss: their errors grow by at most about 1.5
 against their own tilts) from one set of compositions (:func:`near_one_beta` with several levels),
 since only the tilt, never the level, enters the blocks and the coarse compositions.
 
-Cost (T = 1e6). The finest grid composes, per segment, three blocks of m = 2r^2 fine steps (the
+Cost (T = 1e6). The finest grid composes, per segment, three blocks of m ~ block_per_r2 r^2 fine steps (the
 dominating PLD's in double, the statistic's P- and Q-masses in extended precision; fine windows of
 1.4-1.5e6 points) and three coarse compositions of T / m identical blocks (one power in the Fourier
 domain each; ~1e6 points). The windows are Chernoff windows at tau 1e-13 / 1e-12 / 1e-13 (coarse /
@@ -78,7 +93,14 @@ riskcal 3.0 s), 8.62e-10 (8.63e-10); the first row without the statistic (``brac
 finest grid in one group), twelve levels 1e-30 ... 1e-15 on the second row (all near 1) 3.2 s
 (21 s, at load ~3; every bracket of 1 - gamma <= 8.6e-10, as before); calibrating sigma to
 gamma = 0.9999 at q 0.01, T 1e6, kappa 1e-20 5.3 s (7.9 s; 12 evaluations). At load ~5 the first
-two rows took 4.6-5.8 s and 2.8-3.5 s before.
+two rows took 4.6-5.8 s and 2.8-3.5 s before. 2026-11-26 later (load 3.4-4.4, fresh processes, best
+of 3, the previous version in the same run): the finest grid at r = 20 (fine steps of 574k points
+instead of 918k) with the proven log-sums: sigma 1, q 0.01, kappa 1e-20 2.80-2.96 s (was
+3.11-3.73 s; riskcal/rerokit 0.62-0.64, was 0.42-0.43), sigma 20, q 0.3, kappa 1e-30 1.47-2.85 s
+(2.19-2.80 s; riskcal x2.6-3.3). Where the time goes (sigma 1, q 0.01): the fine step's
+discretisation (:mod:`rerokit.bounds.pld.step`, ~30 %), the statistic's two blocks in extended
+precision (~25 %), the coarse compositions and the proven running sums (~35 %; pld.logsum's
+tight bound costs about 4 plain accumulations per sum).
 """
 
 from __future__ import annotations
@@ -91,12 +113,13 @@ from typing import Sequence
 import numpy as np
 
 from rerokit.bounds.pld.compose import WindowTooWide, compose
+from rerokit.bounds.pld.logsum import prefix_logsumexp, suffix_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 from rerokit.bounds.pld.step import StepTooWide, dpsgd_step_pld
-from rerokit.bounds.pld.tilt import bisect_saddle, log_moments, saddle_gap
+from rerokit.bounds.pld.tilt import bisect_saddle, log_moments, saddle_gap, tilt_pmf
 
 __all__ = ["TiltedPart", "lower_tilt", "tilt_spread", "tilted_beta", "near_one_beta", "NearOneGrid", "conserve_from_bottom",
-           "clear_step_cache"]
+           "conserve_at_bottom", "clear_step_cache"]
 
 _LOG_TAU = math.log(1e-17)
 _U = float(np.finfo(float).eps)
@@ -118,6 +141,11 @@ _MAX_TOP_LOG = math.log(1e-10)
 _COARSE_LOG_TAU = math.log(1e-13)
 _BLOCK_LOG_TAU = math.log(1e-12)
 _STAT_BLOCK_LOG_TAU = math.log(1e-13)
+# the tilted steps' entries with |log p| above this carry their exponent's rounding as an absolute
+# error (rerokit.bounds.pld.tilt.tilt_pmf): the safe rounding leaves masses near the underflow
+# threshold in the far tails, whose |log p| ~ 700 made the relative error of the whole dominating
+# step 10x larger (6.6e-7 instead of 6e-8 of 1 - gamma at T = 1e6, 1.2e-10 of the bracket)
+_TILT_CAP = 80.0
 # which of the statistic's blocks (P-masses "p", Q-masses "q") take block_precision
 _STAT_EXTENDED = ("p", "q")
 
@@ -137,21 +165,6 @@ class TiltedPart:
     log_c: float
     err: float = 0.0
     rel: float = 0.0
-
-
-def _step_tilted(off: int, pmf: np.ndarray, h: float, t: float) -> tuple[np.ndarray, float, float]:
-    """(tilted pmf, log M(t), relative error) of one step's pmf, as :mod:`rerokit.bounds.pld.tilt`
-    does: each tilted mass exp(log p + t l - log M) carries a relative error of at most
-    4u (|log p| + |t l| + |log M| + 1) from rounding its exponent."""
-    l = (off + np.arange(pmf.size)) * h
-    with np.errstate(divide="ignore", under="ignore"):
-        lp = np.log(pmf)
-        a = lp + t * l
-        lm = float(logsumexp_rows(a[None, :])[0])
-        out = np.exp(a - lm)
-    fin = np.isfinite(lp)
-    big = float(np.max(np.abs(lp[fin]))) if fin.any() else 0.0
-    return out, lm, 4.0 * _U * (big + float(np.max(np.abs(t * l))) + abs(lm) + 1.0)
 
 
 def _mass_gap(pmf: np.ndarray, inf: float) -> float:
@@ -186,6 +199,28 @@ def conserve_from_bottom(pmf: np.ndarray, inf: float) -> np.ndarray:
     return out
 
 
+def conserve_at_bottom(pmf: np.ndarray) -> np.ndarray:
+    """A statistic's P-masses stored below the exact ones in the stochastic order (every suffix sum,
+    the mass of S >= m, including the total, <= the exact one: :mod:`rerokit.bounds.pld.step`'s
+    flow down) with the missing mass 1 - total (rounded up) added to the lowest bucket.
+
+    Every prefix sum (the mass of S < m, m >= 1) is then >= the exact one: it is the new total
+    (>= 1, the exact total) minus the stored suffix sum at m (<= the exact one). Non-negative
+    measures whose every prefix sum dominates keep that order under convolution (E[g(X + Y)] is
+    non-decreasing in each law for non-increasing g >= 0, the order's test functions, and
+    x -> E[g(x + Y)] is again non-increasing), so the composed statistic's P(S < s) is an upper
+    bound on the exact one for every s with no mass-defect term: at T = 1e6 steps of ~5 u each
+    that term cost ~6e-10 of the upper end of 1 - gamma (the type-II error of the test S >= s is a
+    non-negative combination of such prefix sums, randomised or not)."""
+    pmf = np.asarray(pmf, dtype=float)
+    missing = -math.fsum(pmf.tolist() + [-1.0])  # 1 - total, correctly rounded (relative u/2)
+    if not missing > 0.0 or pmf.size == 0:
+        return pmf
+    out = pmf.copy()
+    out[0] = np.nextafter(out[0] + missing * (1.0 + 4.0 * _U), np.inf)  # the sum rounded up
+    return out
+
+
 def lower_tilt(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_alpha: float) -> float | None:
     """The tilt t in (-1, 0) with Psi(t) - (t + 1) Psi'(t) = log alpha, or None if the threshold is
     not in P's lower tail (Psi(0) - Psi'(0) = -E_P[L] >= log alpha)."""
@@ -205,13 +240,18 @@ def tilt_spread(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float
     return math.sqrt(max((log_moments(parts, h, hi)[1] - log_moments(parts, h, lo)[1]) / (hi - lo), 1e-300))
 
 
-def _prefix_lse(a: np.ndarray) -> np.ndarray:
-    return np.logaddexp.accumulate(a)
+def _prefix_lse(a: np.ndarray, side: int) -> np.ndarray:
+    """s[k] = log sum_{j <= k} e^{a_j}, moved by its proven rounding bound
+    (:func:`rerokit.bounds.pld.logsum.prefix_logsumexp`) up (``side`` +1) or down (-1)."""
+    s, err = prefix_logsumexp(a)
+    return s + side * err
 
 
-def _suffix_lse_after(a: np.ndarray) -> np.ndarray:
-    """s[k] = log sum_{j > k} e^{a_j} (-inf at the end)."""
-    return np.concatenate((np.logaddexp.accumulate(a[::-1])[::-1][1:], [-np.inf]))
+def _suffix_lse(a: np.ndarray, side: int) -> np.ndarray:
+    """s[k] = log sum_{j >= k} e^{a_j} (length n + 1, s[n] = -inf), moved by its proven rounding
+    bound (:func:`rerokit.bounds.pld.logsum.suffix_logsumexp`) up (+1) or down (-1)."""
+    s, err = suffix_logsumexp(a)
+    return s + side * err
 
 
 def _compose_tilted(parts: Sequence[TiltedPart], h: float, precision: str, log_tau: float = _LOG_TAU):
@@ -241,7 +281,8 @@ def tilted_beta(pld_parts: Sequence[TiltedPart], stat_p: Sequence[TiltedPart] | 
       t: the tilt, in (-1, 0).
       log_alpha: natural log of the level.
       defect: mass defect of the stored dominating step pmfs (sum_i T_i |1 - mass_i|).
-      defect_stat: the same for the statistic's P-masses.
+      defect_stat: the same for the statistic's P-masses (0 once they are conserved at the
+        bottom, :func:`conserve_at_bottom`).
       precision: the FFT arithmetic (:func:`rerokit.bounds.pld.compose.compose`).
 
     Returns:
@@ -263,11 +304,12 @@ def _tilted_betas(pld_parts: Sequence[TiltedPart], stat_p: Sequence[TiltedPart] 
     n = pmf.size
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         logp = np.log(pmf) - t * l + c
-        p_le = np.exp(_prefix_lse(logp))
-        sq_gt = np.exp(l + _suffix_lse_after(logp - l))
+        # a lower end: both running sums rounded down by their proven bounds (pld.logsum)
+        p_le = np.exp(_prefix_lse(logp, -1))
+        sq_gt = np.exp(l + _suffix_lse(logp - l, -1)[1:])
         e_k = np.exp(c - t * l + math.log(err))
-    # relative errors: tilting, untilting (u (|log p_t| + |t l| + |C|)), the log-sum recursions (n u)
-    r = rel + 4.0 * _U * (float(np.max(np.abs(t * l))) + abs(c) + 800.0) + 4.0 * _U * n
+    # relative errors: tilting, untilting (u (|log p_t| + |t l| + |C|)) and the final exp
+    r = rel + 4.0 * _U * (float(np.max(np.abs(t * l))) + abs(c) + 800.0)
     with np.errstate(invalid="ignore"):
         base = (p_le + sq_gt) * (1.0 - 1.01 * r)
     e_k = e_k * (1.0 + 1e-9)
@@ -288,12 +330,13 @@ def _tilted_betas(pld_parts: Sequence[TiltedPart], stat_p: Sequence[TiltedPart] 
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             logq = np.log(pq) - (t + 1.0) * lq + cq
             logpp = np.log(pp) - t * lp + cp
-            q_suf = np.concatenate((np.logaddexp.accumulate(logq[::-1])[::-1], [-np.inf]))
-            p_pre = np.concatenate(([-np.inf], _prefix_lse(logpp)))  # p_pre[i] = log sum_{j < i}
+            # the level's Q-sums and the type-II error's P-sums both rounded up (pld.logsum)
+            q_suf = _suffix_lse(logq, +1)
+            p_pre = np.concatenate(([-np.inf], _prefix_lse(logpp, +1)))  # p_pre[i] = log sum_{j < i}
             iq = np.clip(s_all - offq, 0, pq.size)
             ip = np.clip(s_all - offp, 0, pp.size)
-            rq = relq + 4.0 * _U * (float(np.max(np.abs((t + 1.0) * s_all * h))) + abs(cq) + 800.0) + 4.0 * _U * pq.size
-            rp = relp + 4.0 * _U * (float(np.max(np.abs(t * s_all * h))) + abs(cp) + 800.0) + 4.0 * _U * pp.size
+            rq = relq + 4.0 * _U * (float(np.max(np.abs((t + 1.0) * s_all * h))) + abs(cq) + 800.0)
+            rp = relp + 4.0 * _U * (float(np.max(np.abs(t * s_all * h))) + abs(cp) + 800.0)
             q_up = (np.exp(q_suf[iq]) * (1.0 + 1.01 * rq)
                     + np.exp(cq - (t + 1.0) * s_all * h + math.log(errq)) * (1.0 + 1e-9))
             p_up = (np.exp(p_pre[ip]) * (1.0 + 1.01 * rp)
@@ -396,12 +439,15 @@ def _block_window(off: int, pmf: np.ndarray, m: int, log_tau: float) -> tuple[in
 
 
 def _block(off: int, pmf_t: np.ndarray, lm: float, rel: float, m: int, count: int, r: int, h_f: float, t: float,
-           kind: str, precision: str, log_tau: float = _LOG_TAU) -> TiltedPart:
+           kind: str, precision: str, log_tau: float = _LOG_TAU, step_err: float = 0.0) -> TiltedPart:
     """m tilted fine steps composed on the fine grid (window: tilted mass below e^log_tau outside on
     each side), re-discretised onto the coarse grid (``kind``: "pld" connect-the-dots, "stat" coarse
-    labels), normalised; ``count`` copies."""
+    labels), normalised; ``count`` copies. ``step_err``: the l1 error of the tilted step itself
+    (:func:`rerokit.bounds.pld.tilt.tilt_pmf`), which the m-fold convolution turns into at most
+    m e e^{m e} (as in :func:`_compose_tilted`)."""
     c = compose([(off, pmf_t, m)], h_f, log_tau, window=_block_window(off, pmf_t, m, log_tau), precision=precision)
-    e = c.roundoff + 3.0 * math.exp(log_tau)
+    e_in = m * step_err
+    e = c.roundoff + 3.0 * math.exp(log_tau) + e_in * math.exp(min(e_in, 700.0)) * (1.0 + 1e-9)
     j0, out = (_rebin_pld if kind == "pld" else _rebin_stat)(c.offset, c.pmf, r, h_f, t)
     s = math.fsum(out.tolist())
     # the rebinning moves every mass by less than h_c: its tilted weight changes by <= e^{|t| h_c}
@@ -445,7 +491,10 @@ def _fine_step(s: float, q: float, h_f: float, step_tau: float, group_size: int,
             _STEP_CACHE.pop(next(iter(_STEP_CACHE)))
         _STEP_CACHE[key] = hit
     if lower and hit[2] is None:
-        hit[2] = _mass_gap(hit[0].stat_p, 0.0)
+        # the statistic's missing mass moved to its lowest bucket (conserve_at_bottom): its prefix
+        # sums then dominate with no mass defect left to carry
+        hit[0] = replace(hit[0], stat_p=conserve_at_bottom(hit[0].stat_p))
+        hit[2] = 0.0
     return tuple(hit)
 
 
@@ -533,13 +582,13 @@ def near_one_beta(segments: Sequence[tuple[float, float, int]], steps: Sequence[
             m = _block_size(T, int(min(T, max(1.0, block_per_r2 * ratio * ratio))))
             nb, rest = divmod(T, m)
             for off, pmf, kind, dest, tt in todo:
-                pt, lm, rel = _step_tilted(off, pmf, h_f, tt)
+                pt, lm, rel, e_t = tilt_pmf(off, pmf, h_f, tt, _TILT_CAP)
                 prec = block_precision if (dest is sp and "p" in _STAT_EXTENDED) or (dest is sq and "q" in _STAT_EXTENDED) \
                     else "double"
                 btau = _BLOCK_LOG_TAU if dest is parts else _STAT_BLOCK_LOG_TAU
-                dest.append(_block(off, pt, lm, rel, m, nb, ratio, h_f, tt, kind, prec, btau))
+                dest.append(_block(off, pt, lm, rel, m, nb, ratio, h_f, tt, kind, prec, btau, e_t))
                 if rest:
-                    dest.append(_block(off, pt, lm, rel, rest, 1, ratio, h_f, tt, kind, prec, btau))
+                    dest.append(_block(off, pt, lm, rel, rest, 1, ratio, h_f, tt, kind, prec, btau, e_t))
         res = _tilted_betas(parts, sp if lower else None, sq if lower else None, h_c, t, las,
                             defect, defect_stat, precision, _COARSE_LOG_TAU, shift * (1.0 + 1e-9))
     except WindowTooWide:

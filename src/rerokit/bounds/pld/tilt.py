@@ -35,7 +35,7 @@ from rerokit.bounds.pld.compose import compose, weighted_roundoff
 from rerokit.bounds.pld.logsum import suffix_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 
-__all__ = ["tilted_power", "saddle_tilt", "saddle_gap", "bisect_saddle", "log_moments"]
+__all__ = ["tilted_power", "saddle_tilt", "saddle_gap", "bisect_saddle", "log_moments", "tilt_pmf"]
 
 # tail mass left outside the tilted windows (each side): relative to the tilted masses, which are of
 # order one near the threshold, so far larger than the untilted compositions' 1e-17 (smaller FFTs);
@@ -104,26 +104,50 @@ def saddle_tilt(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_alph
     return bisect_saddle(parts, h, log_alpha, lo, hi, 0.0, 1e-6, 60)
 
 
+def tilt_pmf(off: int, pmf: np.ndarray, h: float, t: float,
+             cap: float = math.inf) -> tuple[np.ndarray, float, float, float]:
+    """(tilted pmf, log M(t), relative error, absolute error) of one step's pmf (labels off..).
+
+    The tilted mass at l = j h is exp(log p + t l - log M) with log M = log sum_j p_j e^{t l_j}
+    (computed; the untilting uses the same value, so only the rounding of each exponent counts).
+    Rounding the exponent a_j = log p_j + t l_j - log M (the log, the product, the two
+    subtractions) and the exp errs by at most 4u (|log p_j| + |t l_j| + |log M| + 1) relative
+    (r_j; u = 2^-52 here, twice the unit round-off, covering libm's exp/log within 2 ulps). The
+    entries with |log p_j| <= ``cap`` get the largest of their r_j as ``rel``; the others (masses
+    below e^-cap, typically the far tails that the safe rounding of :mod:`rerokit.bounds.pld.step`
+    leaves near the underflow threshold, whose |log p| ~ 700 would otherwise set ``rel``) carry
+    sum_j r_j (1 + 2 r_j) out_j as an absolute (l1) error ``abs`` of the tilted pmf instead."""
+    l = (off + np.arange(pmf.size)) * h
+    with np.errstate(divide="ignore", under="ignore"):
+        lp = np.log(pmf)
+        a = lp + t * l
+        lm = float(logsumexp_rows(a[None, :])[0])
+        out = np.exp(a - lm)
+    fin = np.isfinite(lp)
+    r = 4.0 * _U_T * (np.abs(np.where(fin, lp, 0.0)) + np.abs(t * l) + abs(lm) + 1.0)
+    keep = fin & (np.abs(np.where(fin, lp, 0.0)) <= cap)
+    rel = float(np.max(r[keep])) if keep.any() else 4.0 * _U_T * (abs(lm) + 1.0)
+    rest = fin & ~keep
+    err = float(np.sum(r[rest] * (1.0 + 2.0 * r[rest]) * out[rest])) * (1.0 + 1e-9) if rest.any() else 0.0
+    return out, lm, rel, err
+
+
+_U_T = float(np.finfo(float).eps)  # tilt_pmf's u (twice the unit round-off)
+
+
 def _tilted(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float):
     """(tilted parts, C = sum_i T_i log M_i(t), bound on the log-relative error of untilting).
 
-    Each tilted mass exp(log p + t l - log M) carries a relative error of at most
-    4u (|log p| + |t l| + |log M| + 1) from rounding its exponent; a composed mass is a product of
-    T such factors, so its untilted value is off by at most sum_i T_i times that in log terms."""
+    Each tilted mass carries the relative error of :func:`tilt_pmf` (all entries relative); a
+    composed mass is a product of T such factors, so its untilted value is off by at most sum_i T_i
+    times that in log terms."""
     out, c, rel = [], 0.0, 0.0
-    u = float(np.finfo(float).eps)
     for off, pmf, count in parts:
-        l = (off + np.arange(pmf.size)) * h
-        with np.errstate(divide="ignore", under="ignore"):
-            lp = np.log(pmf)
-            a = lp + t * l
-            lm = float(logsumexp_rows(a[None, :])[0])
-            out.append((off, np.exp(a - lm), count))
-        fin = np.isfinite(lp)
-        big = float(np.max(np.abs(lp[fin]))) if fin.any() else 0.0
-        rel += count * 4.0 * u * (big + float(np.max(np.abs(t * l))) + abs(lm) + 1.0)
+        pt, lm, r, _ = tilt_pmf(off, pmf, h, t)
+        out.append((off, pt, count))
+        rel += count * r
         c += count * lm
-    return out, c, rel + 4.0 * u * (abs(c) + 1.0)
+    return out, c, rel + 4.0 * _U_T * (abs(c) + 1.0)
 
 
 def _suffix_logsumexp(a: np.ndarray, side: int) -> np.ndarray:
