@@ -185,3 +185,20 @@ def test_fprs_as_a_bare_value_is_a_type_error_naming_fprs(value):
 
     with pytest.raises(TypeError, match="fprs"):
         rerokit.RiskOptions(fprs=value)
+
+
+def test_gamma_near_one_at_the_smallest_noise_multiplier_is_finite_and_exact():
+    """sigma 1e-4 (losses ~5e7) with gamma near 1: the lower-tail tilt's factors overflowed (an
+    OverflowError, or numpy's overflow warning) and escaped as a traceback. Now that route says "not
+    applicable" and the plain bracket answers. There a drawn step reveals the target, so gamma =
+    kappa + (1 - kappa)(1 - (1-q)^T) to double precision (the e^-5e7 remainder is far below u)."""
+    import warnings
+
+    import rerokit
+
+    truth = 0.1 + 0.9 * -math.expm1(100 * math.log1p(-0.1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        b = rerokit.rero_dpsgd(1e-4, 0.1, 100, 0.1, comparisons=False)
+    assert b.interval[0] <= truth * (1 + 1e-15) and b.value >= truth * (1 - 1e-15)
+    assert b.value - b.interval[0] <= 1e-9

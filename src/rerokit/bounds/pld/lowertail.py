@@ -567,30 +567,33 @@ def near_one_beta(segments: Sequence[tuple[float, float, int]], steps: Sequence[
     parts, sp, sq = [], [], []
     defect = defect_stat = shift = 0.0
     try:
-        for s, q, T in segments:
-            got = _fine_step(s, q, h_f, step_tau, group_size, n_steps, lower)
-            if got is None:
-                return [None] * len(las) if many else None
-            st, d_pld, d_stat = got
-            defect += T * d_pld * (1.0 + 1e-9) + 1e-300
-            shift += T * st.loss_shift
-            if lower:
-                defect_stat += T * d_stat * (1.0 + 1e-9) + 1e-300
-            todo = [(st.j_lo, st.split, "pld", parts, t)]
-            if lower:
-                todo += [(st.j_lo - 1, st.stat_p, "stat", sp, t), (st.j_lo - 1, st.stat_q, "stat", sq, t + 1.0)]
-            m = _block_size(T, int(min(T, max(1.0, block_per_r2 * ratio * ratio))))
-            nb, rest = divmod(T, m)
-            for off, pmf, kind, dest, tt in todo:
-                pt, lm, rel, e_t = tilt_pmf(off, pmf, h_f, tt, _TILT_CAP)
-                prec = block_precision if (dest is sp and "p" in _STAT_EXTENDED) or (dest is sq and "q" in _STAT_EXTENDED) \
-                    else "double"
-                btau = _BLOCK_LOG_TAU if dest is parts else _STAT_BLOCK_LOG_TAU
-                dest.append(_block(off, pt, lm, rel, m, nb, ratio, h_f, tt, kind, prec, btau, e_t))
-                if rest:
-                    dest.append(_block(off, pt, lm, rel, rest, 1, ratio, h_f, tt, kind, prec, btau, e_t))
-        res = _tilted_betas(parts, sp if lower else None, sq if lower else None, h_c, t, las,
-                            defect, defect_stat, precision, _COARSE_LOG_TAU, shift * (1.0 + 1e-9))
-    except WindowTooWide:
+        with np.errstate(over="raise"):  # an overflow makes the part meaningless: not applicable
+            for s, q, T in segments:
+                got = _fine_step(s, q, h_f, step_tau, group_size, n_steps, lower)
+                if got is None:
+                    return [None] * len(las) if many else None
+                st, d_pld, d_stat = got
+                defect += T * d_pld * (1.0 + 1e-9) + 1e-300
+                shift += T * st.loss_shift
+                if lower:
+                    defect_stat += T * d_stat * (1.0 + 1e-9) + 1e-300
+                todo = [(st.j_lo, st.split, "pld", parts, t)]
+                if lower:
+                    todo += [(st.j_lo - 1, st.stat_p, "stat", sp, t), (st.j_lo - 1, st.stat_q, "stat", sq, t + 1.0)]
+                m = _block_size(T, int(min(T, max(1.0, block_per_r2 * ratio * ratio))))
+                nb, rest = divmod(T, m)
+                for off, pmf, kind, dest, tt in todo:
+                    pt, lm, rel, e_t = tilt_pmf(off, pmf, h_f, tt, _TILT_CAP)
+                    prec = block_precision if (dest is sp and "p" in _STAT_EXTENDED) or (dest is sq and "q" in _STAT_EXTENDED) \
+                        else "double"
+                    btau = _BLOCK_LOG_TAU if dest is parts else _STAT_BLOCK_LOG_TAU
+                    dest.append(_block(off, pt, lm, rel, m, nb, ratio, h_f, tt, kind, prec, btau, e_t))
+                    if rest:
+                        dest.append(_block(off, pt, lm, rel, rest, 1, ratio, h_f, tt, kind, prec, btau, e_t))
+            res = _tilted_betas(parts, sp if lower else None, sq if lower else None, h_c, t, las,
+                                defect, defect_stat, precision, _COARSE_LOG_TAU, shift * (1.0 + 1e-9))
+    except (WindowTooWide, OverflowError, FloatingPointError):
+        # an extreme tilt (sigma ~1e-4: losses ~1e8) overflows the tilting factors: not applicable here
         return [None] * len(las) if many else None
+    res = [r if r is None or all(math.isfinite(v) for v in r) else None for r in res]  # never inf or NaN
     return res if many else res[0]
