@@ -17,13 +17,14 @@ from typing import Sequence
 
 import numpy as np
 
-from rerokit.bounds.pld.normal import SCIPY_ABOVE, ndtr, normal_isf_log
-from rerokit.bounds.pld.step import MAX_STEP_WIDTH, StepPLD, StepTooWide, remove_loss, step_from_tails
+from rerokit.bounds.pld.normal import _ERFC, SCIPY_ABOVE, normal_isf_log
+from rerokit.bounds.pld.step import (LOSS_POINT_ULPS, MAX_STEP_WIDTH, StepPLD, StepTooWide, _U, _arg_slack, _components,
+                                    _tail_errors, remove_loss)
 
 __all__ = ["BATCH_MIN", "step_plds_batched", "moment_window_batched", "mass_defect_batched"]
 
 BATCH_MIN = 16  # distinct steps from which the builder uses the batched functions
-_CHUNK_POINTS = 4_000_000  # grid points per vectorised chunk (bounds the temporaries' memory)
+_BLOCK_POINTS = 1 << 19  # padded grid points per block of rows (bounds the temporaries' memory)
 
 
 def _ranges(sigmas: np.ndarray, qs: np.ndarray, direction: str, log_tau: float) -> tuple[np.ndarray, np.ndarray]:
@@ -40,32 +41,13 @@ def _ranges(sigmas: np.ndarray, qs: np.ndarray, direction: str, log_tau: float) 
     return lo, hi
 
 
-def _x_of_remove_loss_flat(l: np.ndarray, s2: np.ndarray, q: np.ndarray, logq: np.ndarray,
-                           one_m_q: np.ndarray) -> np.ndarray:
-    """:func:`rerokit.bounds.pld.step._x_of_remove_loss` (k = 1) with per-point sigma^2, q, log q, 1-q
-    (each branch evaluated on its own points only: the same values)."""
-    pos = l > 0
-    lg = np.empty(l.size)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        lp = l[pos]
-        lg[pos] = lp + np.log1p(-one_m_q[pos] * np.exp(-lp))
-        neg = ~pos
-        lg[neg] = np.log(np.expm1(l[neg]) + q[neg])
-        x = s2 * (lg - logq) + 0.5
-        x[np.isnan(x)] = -np.inf
-        full = q == 1.0  # q = 1: x = sigma^2 l + 1/2
-        if full.any():
-            x = np.where(full, s2 * l + 0.5, x)
-    return x
-
-
-def _ndtr_pairs(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(Phi(-t), Phi(t)). For large arrays (scipy's ``ndtr``, which for |t| >= 1 returns
-    y = erfc(|t|/sqrt2)/2 on the lower side and 1 - y on the upper) one evaluation serves both,
-    with the same values as two calls; small arrays: :func:`ndtr` twice (libm's erfc)."""
-    if 2 * t.size <= SCIPY_ABOVE:
-        both = ndtr(np.concatenate((-t, t)))
-        return both[: t.size], both[t.size:]
+def _ndtr_pairs(t: np.ndarray, small: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(Phi(-t), Phi(t)), element-wise. ``small``: :func:`ndtr`'s libm path twice (as the per-step
+    code below :data:`SCIPY_ABOVE` points); else scipy's ``ndtr`` (which for |t| >= 1 returns
+    y = erfc(|t|/sqrt2)/2 on the lower side and 1 - y on the upper) once for both, with the same
+    values as two calls."""
+    if small:
+        return _libm_ndtr(-t), _libm_ndtr(t)
     from scipy.special import ndtr as _scipy_ndtr  # what ndtr uses at this size
 
     a = np.abs(t)
@@ -76,16 +58,21 @@ def _ndtr_pairs(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     mid = a < 1.0  # scipy uses erf there: evaluate those directly
     if mid.any():
         tm = t[mid]
-        v = _scipy_ndtr(np.concatenate((-tm, tm)))
-        lo_side[mid] = v[: tm.size]
-        hi_side[mid] = v[tm.size:]
+        lo_side[mid] = _scipy_ndtr(-tm)
+        hi_side[mid] = _scipy_ndtr(tm)
     return lo_side, hi_side
+
+
+def _libm_ndtr(t: np.ndarray) -> np.ndarray:
+    return 0.5 * _ERFC(-t * math.sqrt(0.5)).astype(float)
 
 
 def step_plds_batched(segs: Sequence[tuple[float, float, int]], h: float, direction: str,
                       log_tau: float) -> list[StepPLD]:
     """:func:`rerokit.bounds.pld.step.dpsgd_step_pld` (group size 1, ``"remove"`` or ``"add"``) for
-    many (sigma, q) at once: the grids of all steps on one flat array, one ``ndtr`` call per chunk.
+    many (sigma, q) at once: the steps sorted by grid size, in blocks of rows of one 2-D array
+    (each row one step's grid, padded at its top end by repeating its last point), every
+    per-step operation of :func:`rerokit.bounds.pld.step.step_from_tails` done on whole blocks.
 
     Args:
       segs: (sigma, q, T) triples (T unused).
@@ -94,7 +81,7 @@ def step_plds_batched(segs: Sequence[tuple[float, float, int]], h: float, direct
       log_tau: natural log of the tail mass cut off on each side of each step.
 
     Returns:
-      One :class:`StepPLD` per triple, in order (their arrays are views of shared flat arrays).
+      One :class:`StepPLD` per triple, in order (their arrays are views of shared 2-D arrays).
 
     Raises:
       StepTooWide: if one step's grid would exceed :data:`MAX_STEP_WIDTH` points.
@@ -111,51 +98,226 @@ def step_plds_batched(segs: Sequence[tuple[float, float, int]], h: float, direct
         raise StepTooWide(f"{int(width.max())} grid points for one step (max {MAX_STEP_WIDTH})")
     j_hi = np.maximum(j_hi, j_lo + 1)
     npts = (j_hi - j_lo + 1).astype(np.int64)
-    out: list[StepPLD] = []
+    # libm's erfc (as the per-step code for grids below SCIPY_ABOVE points) when all steps together are small
+    small = 4 * int(npts.sum()) <= SCIPY_ABOVE
+    order = np.argsort(npts, kind="stable")
+    out: list[StepPLD | None] = [None] * len(segs)
     i = 0
-    while i < len(segs):  # chunks of at most ~_CHUNK_POINTS points (at least one step)
-        cum = np.cumsum(npts[i:])
-        j = i + max(1, int(np.searchsorted(cum, _CHUNK_POINTS, side="right")))
-        out.extend(_chunk(sig[i:j], qs[i:j], j_lo[i:j], npts[i:j], h, direction))
-        i = j
-    return out
+    while i < order.size:  # blocks of rows of similar width, at most ~_BLOCK_POINTS padded points
+        rows = [int(order[i])]
+        i += 1
+        while i < order.size and (len(rows) + 1) * int(npts[order[i]]) <= _BLOCK_POINTS:
+            rows.append(int(order[i]))
+            i += 1
+        r = np.array(rows)
+        for k, st in zip(rows, _block(sig[r], qs[r], j_lo[r], npts[r], h, direction, small)):
+            out[k] = st
+    return out  # type: ignore[return-value]
 
 
-def _chunk(sig: np.ndarray, qs: np.ndarray, j_lo: np.ndarray, npts: np.ndarray, h: float,
-           direction: str) -> list[StepPLD]:
-    n = int(npts.sum())
-    S = npts.size
-    starts = np.zeros(S, dtype=np.int64)
-    starts[1:] = np.cumsum(npts)[:-1]
-    l = (np.arange(n, dtype=np.int64) + np.repeat(j_lo - starts, npts)) * h  # np.arange(j_lo, j_hi + 1) * h
-    # per-step scalars computed as the per-step code does (Python floats), then spread
-    s_l, q_l = sig.tolist(), qs.tolist()
-    s2 = np.repeat(np.array([s * s for s in s_l]), npts)
-    logq = np.repeat(np.array([math.log(q) for q in q_l]), npts)
-    one_m_q = np.repeat(np.array([1.0 - q for q in q_l]), npts)
-    qp = np.repeat(qs, npts)
-    sp = np.repeat(sig, npts)
-    x = _x_of_remove_loss_flat(l if direction == "remove" else -l, s2, qp, logq, one_m_q)
-    del s2, logq
-    # the four normal CDFs of step._tails: Phi(-x/s), Phi(x/s), Phi((1-x)/s), Phi((x-1)/s)
-    n_neg, n_pos = _ndtr_pairs(x / sp)
-    n_1mx, n_xm1 = _ndtr_pairs((x - 1.0) / sp)
-    del sp
-    mix_sf = one_m_q * n_neg + qp * n_1mx
-    mix_cdf = one_m_q * n_pos + qp * n_xm1
-    del n_1mx, n_xm1, one_m_q, qp
-    if direction == "remove":
-        tails = (mix_sf, mix_cdf, n_neg, n_pos, x)
+def _exact_excess(a: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Per row: math.fsum(row[:n] + [-1]), the row's exact sum minus 1 rounded once."""
+    return np.array([math.fsum(a[r, :k].tolist() + [-1.0]) for r, k in enumerate(n.tolist())])[:, None]
+
+
+def _gather(a: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    return a[np.arange(a.shape[0]), cols]
+
+
+def _suffix_prefix(p_gt, p_le, e_gt, e_le, use, raw, m):
+    """:func:`rerokit.bounds.pld.step._suffix_errors` on rows (bit-identical to it on each row's
+    valid part; zero beyond), and the prefix bounds its reversed call gives
+    (``_one_sided``'s ``f_pre``), computed forwards with the same additions in the same order.
+
+    Returns:
+      (f_suf, f_pre, local): (R, W + 2), (R, W + 2), (R, W - 1).
+    """
+    R, W = p_gt.shape
+    u = _U
+    extra = u * np.abs(raw) + np.maximum(-raw, 0.0)  # 0 at the padded buckets (raw = 0 there)
+    side = np.where(use, e_gt[:, :-1], e_le[:, :-1])
+    local = np.where(use, e_gt[:, :-1] + e_gt[:, 1:], e_le[:, :-1] + e_le[:, 1:]) + extra
+    colb = np.arange(W - 1)
+    nb = (m - 1)[:, None]  # buckets per row
+    start = np.zeros(use.shape, dtype=bool)
+    start[:, 1:] = use[:, 1:] != use[:, :-1]
+    start &= colb < nb
+    w = np.where(start, e_le[:, :-1] + e_gt[:, :-1], 0.0)  # the errors at the points where a run starts
+    last_use = _gather(use, m - 2)
+    c0 = np.where(last_use, 0.0, _gather(e_le, m - 1) + _gather(e_gt, m - 1))
+    # suffix: const[j] = c0 + sum_{run starts a > j} w_a, added from the top (zeros add exactly)
+    cs = np.cumsum(np.concatenate((c0[:, None], w[:, :0:-1]), axis=1), axis=1)
+    const = cs[:, ::-1]
+    ext = np.cumsum(extra[:, ::-1], axis=1)[:, ::-1]
+    f_suf = np.zeros((R, W + 2))
+    f_suf[:, 1:W] = side + const + ext
+    f_suf[:, 0] = const[:, 0] + ext[:, 0] + np.where(use[:, 0], e_le[:, 0] + e_gt[:, 0], 0.0)
+    colf = np.arange(W + 2)
+    f_suf[colf > m[:, None]] = 0.0
+    f_suf[np.arange(R), m] = _gather(e_gt, m - 1)
+    f_suf *= 1.0 + 1e-9
+    # prefix (the reversed call, read forwards): bucket j at column j + 2
+    c0r = np.where(use[:, 0], e_gt[:, 0] + e_le[:, 0], 0.0)
+    const_r = np.cumsum(np.concatenate((c0r[:, None], w[:, 1:]), axis=1), axis=1)
+    ext_r = np.cumsum(extra, axis=1)
+    side_r = np.where(use, e_gt[:, 1:], e_le[:, 1:])
+    f_pre = np.zeros((R, W + 2))
+    f_pre[:, 1] = e_le[:, 0]
+    f_pre[:, 2:W + 1] = side_r + const_r + ext_r
+    top = _gather(const_r, m - 2) + _gather(ext_r, m - 2) + np.where(
+        _gather(use, m - 2), 0.0, _gather(e_gt, m - 1) + _gather(e_le, m - 1))
+    f_pre[colf > (m + 1)[:, None]] = 0.0
+    f_pre[np.arange(R), m + 1] = top
+    f_pre *= 1.0 + 1e-9
+    return f_suf, f_pre, local
+
+
+def _flow_rows(p: np.ndarray, F: np.ndarray, up: bool) -> np.ndarray:
+    """:func:`rerokit.bounds.pld.step._flow_up` (``up``) or ``_flow_down`` on every row (rows
+    padded with p = F = 0, which keeps G = 0 there). The recurrence G_m = max(F_m, G_{m+1} - p_m)
+    (resp. min(F_m, (G_{m+1} + p_m) shrink)), G_n = 0, has one solution, which the per-step code
+    reaches by iterating the whole array and this one by recomputing only the positions whose right
+    neighbour changed: the same floating-point values."""
+    R, N = p.shape
+    G = np.array(F[:, : N + 1], dtype=float)
+    G[:, N] = 0.0
+    shrink = 1.0 - 4.0 * _U
+    if up:
+        cand = np.maximum(F[:, :N], G[:, 1:] - p)
     else:
-        tails = (n_pos, n_neg, mix_cdf, mix_sf, x)
-    # each step's buckets, split and their proven safe rounding from its slice of the flat tails
-    # (bit-identical to dpsgd_step_pld: the same tails, the same per-step code)
+        cand = np.minimum(F[:, :N], (G[:, 1:] + p) * shrink)
+    ch_r, ch_c = np.nonzero(cand != G[:, :N])
+    G[:, :N] = cand
+    Ff = F[:, :N]
+    while ch_r.size:
+        ok = ch_c > 0
+        rr, cc = ch_r[ok], ch_c[ok] - 1
+        if up:
+            new = np.maximum(Ff[rr, cc], G[rr, cc + 1] - p[rr, cc])
+        else:
+            new = np.minimum(Ff[rr, cc], (G[rr, cc + 1] + p[rr, cc]) * shrink)
+        diff = new != G[rr, cc]
+        G[rr[diff], cc[diff]] = new[diff]
+        ch_r, ch_c = rr[diff], cc[diff]
+    d = G[:, :N] - G[:, 1:]
+    if up:
+        return np.maximum(0.0, (p + d) + 5.0 * _U * (p + np.abs(d)))
+    second = F[:, :N] > (G[:, 1:] + p) * shrink
+    out = np.maximum(0.0, (p - d) - 5.0 * _U * (p + np.abs(d)))
+    return np.where(second, 0.0, out)
+
+
+def _tails_rows(sig, qs, j_lo, m, h, direction, small):
+    """The grid l (rows padded by repeating the last point) and ``_tails_at``'s five arrays on it."""
+    W = int(m.max())
+    l = (j_lo[:, None] + np.minimum(np.arange(W)[None, :], (m - 1)[:, None])) * h
+    s_l, q_l = sig.tolist(), qs.tolist()
+    s2 = np.array([s * s for s in s_l])[:, None]
+    logq = np.array([math.log(q) for q in q_l])[:, None]
+    one_m_q = np.array([1.0 - q for q in q_l])[:, None]
+    q_c, s_c = qs[:, None], sig[:, None]
+    L = l if direction == "remove" else -l
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        lg = L + np.log1p(-one_m_q * np.exp(-np.maximum(L, 0.0)))
+        negc = np.flatnonzero((L <= 0).any(axis=0))
+        if negc.size:  # log(expm1(l) + q) where l <= 0 (only on the columns that have such points)
+            a, b = int(negc[0]), int(negc[-1]) + 1
+            sub = L[:, a:b]
+            lg[:, a:b] = np.where(sub > 0, lg[:, a:b], np.log(np.expm1(np.minimum(sub, 0.0)) + q_c))
+        x = s2 * (lg - logq) + 0.5
+        x[np.isnan(x)] = -np.inf
+        full = qs == 1.0  # q = 1: x = sigma^2 l + 1/2
+        if full.any():
+            x[full] = s2[full] * L[full] + 0.5
+    n_neg, n_pos = _ndtr_pairs(x / s_c, small)
+    n_1mx, n_xm1 = _ndtr_pairs((x - 1.0) / s_c, small)
+    mix_sf = one_m_q * n_neg + q_c * n_1mx
+    mix_cdf = one_m_q * n_pos + q_c * n_xm1
+    if direction == "remove":
+        return l, (mix_sf, mix_cdf, n_neg, n_pos, x)
+    return l, (n_pos, n_neg, mix_cdf, mix_sf, x)
+
+
+def _block(sig, qs, j_lo, m, h, direction, small) -> list[StepPLD]:
+    """:func:`rerokit.bounds.pld.step.step_from_tails` for the rows of one block (module docstring)."""
+    R = m.size
+    rows = np.arange(R)
+    l, (p_gt, p_le, q_gt, q_le, x) = _tails_rows(sig, qs, j_lo, m, h, direction, small)
+    W = l.shape[1]
+    use_p, use_q = p_gt[:, :-1] < 0.5, q_gt[:, :-1] < 0.5
+    raw_p = np.where(use_p, p_gt[:, :-1] - p_gt[:, 1:], p_le[:, 1:] - p_le[:, :-1])
+    raw_q = np.where(use_q, q_gt[:, :-1] - q_gt[:, 1:], q_le[:, 1:] - q_le[:, :-1])
+    pb, qb = np.maximum(raw_p, 0.0), np.maximum(raw_q, 0.0)
+    # the mixture's components (weights as step._components computes them) per row
+    w0, w1 = np.zeros((R, 1)), np.zeros((R, 1))
+    for r, (s, q) in enumerate(zip(sig.tolist(), qs.tolist())):
+        mix = _components(s, q, "remove", 1)[0]
+        for wc, mc in mix:
+            (w1 if mc == 1.0 else w0)[r, 0] = wc
+    mix = [(w0, 0.0), (w1, 1.0)]
+    one = [(1.0, 0.0)]
+    s_c = sig[:, None]
+    ep_gt, ep_le = _tail_errors(p_gt, p_le, _arg_slack(x, s_c, mix if direction == "remove" else one), 0.0)
+    eq_gt, eq_le = _tail_errors(q_gt, q_le, _arg_slack(x, s_c, one if direction == "remove" else mix), 0.0)
+    del x
+    # the statistic [bottom tail, buckets, top tail] (row r: m_r + 1 entries)
+    def stat(b, lo, hi):
+        st = np.zeros((R, W + 1))
+        st[:, 0] = lo[:, 0]
+        st[:, 1:W] = b
+        st[rows, m] = _gather(hi, m - 1)
+        return st
+
+    stat_p, stat_q = stat(pb, p_le, p_gt), stat(qb, q_le, q_gt)
+    u = _U
+    sides = []
+    for s_gt, s_le, e_gt, e_le, use, raw, st in ((p_gt, p_le, ep_gt, ep_le, use_p, raw_p, stat_p),
+                                                 (q_gt, q_le, eq_gt, eq_le, use_q, raw_q, stat_q)):
+        f_suf, f_pre, local = _suffix_prefix(s_gt, s_le, e_gt, e_le, use, raw, m)
+        excess = _exact_excess(st, m + 1)
+        slop = 2.0 * u * np.abs(excess)
+        f_up = np.maximum(0.0, np.minimum(f_suf, f_pre - excess + slop))
+        f_dn = np.maximum(0.0, np.minimum(f_suf, f_pre + excess + slop))
+        sides.append((f_up, f_dn, local, f_suf, f_pre))
+    (fp_up, fp_down, local_p, f_suf, f_pre), (fq_up, fq_down, local_q, _, _) = sides
+    p_bot, p_top = p_le[:, 0], _gather(p_gt, m - 1)
+    em = -math.expm1(-h)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        eq = np.where(qb > 0, np.exp(l[:, :-1] + np.log(qb)), 0.0)
+    c = np.clip((pb - eq) / em, 0.0, pb)
+    a = pb - c
+    eta = LOSS_POINT_ULPS * _U * (1.0 + np.max(np.abs(l), axis=1))
+    e2 = np.array([math.exp(2.0 * e) for e in eta.tolist()])[:, None]
+    lj = l[:, :-1]
+    eta_j = LOSS_POINT_ULPS * _U * (1.0 + np.maximum(np.abs(lj), np.abs(l[:, 1:])))
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore", under="ignore"):
+        q_scaled = np.exp(np.minimum(lj + np.log(local_q), 700.0))
+        lq = np.where(qb > 0, np.abs(np.log(np.where(qb > 0, qb, 1.0))), 0.0)
+    eq_rel = _U * (6.0 * lq + 4.0 * np.abs(lj) + 8.0)
+    q_scaled = np.minimum(q_scaled, eq * (1.0 + eq_rel) + e2 * (pb + local_p) * (1.0 + 4.0 * _U))
+    num = local_p + q_scaled + eq_rel * eq + 8.0 * _U * (pb + eq) + eta_j * (eq + 2.0 * pb)
+    dc = (num / (em * (1.0 - 8.0 * _U)) + local_p) * (1.0 + 1e-9)
+    stored = np.zeros((R, W + 1))
+    stored[:, :W - 1] += a
+    stored[:, 1:W] += c
+    stored[:, 0] += p_bot
+    stored[rows, m] = p_top
+    inner = np.arange(W - 1)[None, :] < (m - 1)[:, None]
+    g_suf, g_pre = f_suf.copy(), f_pre.copy()
+    g_suf[:, 1:W] = np.where(inner, f_suf[:, 2:W + 1] + dc, f_suf[:, 1:W])
+    g_pre[:, 1:W] = np.where(inner, f_pre[:, 2:W + 1] + dc, f_pre[:, 1:W])
+    excess = _exact_excess(stored, m + 1)
+    f_split = np.maximum(0.0, np.minimum(g_suf, g_pre - excess + 2.0 * _U * np.abs(excess)))
+    up = _flow_rows(stored, f_split, True)
+    p_lo, q_hi = _flow_rows(stat_p, fp_down, False), _flow_rows(stat_q, fq_up, True)
+    dp, dq = np.abs(p_lo - stat_p), np.abs(q_hi - stat_q)
+    mp, mq = np.max(np.maximum(fp_up, fp_down), axis=1), np.max(np.maximum(fq_up, fq_down), axis=1)
     out = []
-    st_l, n_l, jl, s_l, q_l = starts.tolist(), npts.tolist(), j_lo.tolist(), sig.tolist(), qs.tolist()
-    for t in range(S):
-        a0, m = st_l[t], n_l[t]
-        views = tuple(arr[a0: a0 + m] for arr in tails)
-        out.append(step_from_tails(s_l[t], q_l[t], h, direction, 1, jl[t], l[a0: a0 + m], views))
+    for r, (k, jl, e) in enumerate(zip(m.tolist(), j_lo.tolist(), eta.tolist())):
+        # _prefix_error, the sums over each row's own entries (the same pairwise sums)
+        rev = (2.0 * (float(mp[r]) + float(np.sum(dp[r, :k + 1])) * (1.0 + 1e-6) + 1e-300),
+               2.0 * (float(mq[r]) + float(np.sum(dq[r, :k + 1])) * (1.0 + 1e-6) + 1e-300))
+        out.append(StepPLD(h, jl, up[r, :k], float(up[r, k]), p_lo[r, :k + 1], q_hi[r, :k + 1], rev, 2.0 * e))
     return out
 
 
