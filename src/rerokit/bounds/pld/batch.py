@@ -21,7 +21,7 @@ from rerokit.bounds.pld.normal import _ERFC, SCIPY_ABOVE, normal_isf_log
 from rerokit.bounds.pld.step import (LOSS_POINT_ULPS, MAX_STEP_WIDTH, StepPLD, StepTooWide, _U, _arg_slack, _components,
                                     _tail_errors, remove_loss)
 
-__all__ = ["BATCH_MIN", "step_plds_batched", "moment_window_batched", "mass_defect_batched"]
+__all__ = ["BATCH_MIN", "step_plds_batched", "moment_window_batched", "mass_defect_batched", "exact_excess"]
 
 BATCH_MIN = 16  # distinct steps from which the builder uses the batched functions
 _BLOCK_POINTS = 1 << 19  # padded grid points per block of rows (bounds the temporaries' memory)
@@ -115,9 +115,74 @@ def step_plds_batched(segs: Sequence[tuple[float, float, int]], h: float, direct
     return out  # type: ignore[return-value]
 
 
+_SIGMAS = (8.0, 2.0 ** -31, 2.0 ** -65)  # extraction points (Rump, Ogita & Oishi 2008, Lemma 3.3)
+_R_MAX = 2.0 ** -118  # |residual| after the three extractions
+_SEG_MAX = 1 << 18  # longest segment the extractions' sums are exact for
+
+
+def exact_excess(x: np.ndarray, starts: np.ndarray, extra: np.ndarray | None = None) -> np.ndarray:
+    """Per segment x[starts[i]:starts[i+1]] of non-negative masses: its exact sum (+ ``extra[i]``)
+    minus 1, rounded once to nearest, i.e. ``math.fsum(seg.tolist() + [extra[i], -1.0])``
+    (Shewchuk 1997), vectorised.
+
+    Each mass is split without error into three parts on fixed grids and a residual (the
+    extraction of Rump, Ogita & Oishi 2008, "Accurate floating-point summation part I", Lemma 3.3:
+    for sigma = 2^k and |p| <= sigma, q = fl(fl(sigma + p) - sigma) is a multiple of u sigma and
+    p - q is a float of modulus <= u sigma). With sigma = 8, 2^-31, 2^-65 the parts are multiples
+    of 2^-50, 2^-84, 2^-118, and for segments of fewer than 2^18 masses with sum < 8 every partial
+    sum of each part is a multiple of its grid step below 2^52 of them: the three sums are exact in
+    any order. The residuals (<= 2^-118 each) are summed with error <= gamma_{n-1} n 2^-118
+    (Higham 2002, Thm 4.4). The rounded total of the four (``math.fsum``) is taken at both ends of
+    that error interval; rounding is monotone, so where the two agree it is the exact total
+    rounded once. Elsewhere (and for segments that do not meet the conditions) ``math.fsum`` itself.
+
+    Args:
+      x: flat array of masses.
+      starts: first index of each segment (increasing; the last one runs to the end of x).
+      extra: one more term per segment (default none).
+
+    Returns:
+      The rounded excesses, one per segment.
+    """
+    x = np.asarray(x, dtype=float)
+    starts = np.asarray(starts, dtype=np.int64)
+    k = starts.size
+    ends = np.append(starts[1:], x.size)
+    ext = np.zeros(k) if extra is None else np.asarray(extra, dtype=float)
+    out = np.empty(k)
+    ok = np.ones(k, dtype=bool)
+    if x.size and k and bool(np.all(ends > starts)):
+        sums = []
+        r = x.copy()
+        for sg in _SIGMAS:
+            q = r + sg
+            q -= sg
+            r -= q
+            sums.append(np.add.reduceat(q, starts))
+        s4 = np.add.reduceat(r, starts)
+        n = (ends - starts).astype(float)
+        delta = 1.01 * n * n * _R_MAX * _U + 1e-300  # gamma_{n-1} n 2^-118 (n u < 0.01)
+        lo4 = np.nextafter(s4 - delta, -np.inf)
+        hi4 = np.nextafter(s4 + delta, np.inf)
+        neg = np.minimum.reduceat(x, starts) < 0
+        ok = (~neg) & (n < _SEG_MAX) & (sums[0] < 8.0) & np.isfinite(s4) & (ends > starts)
+        s1m = sums[0] - 1.0  # exact (a multiple of 2^-50 below 8)
+        for i in np.flatnonzero(ok).tolist():
+            head = [float(s1m[i]), float(sums[1][i]), float(sums[2][i]), float(ext[i])]
+            a = math.fsum(head + [float(lo4[i])])
+            if a == math.fsum(head + [float(hi4[i])]):
+                out[i] = a
+            else:
+                ok[i] = False
+    for i in np.flatnonzero(~ok).tolist():
+        out[i] = math.fsum(x[starts[i]:ends[i]].tolist() + [float(ext[i]), -1.0])
+    return out
+
+
 def _exact_excess(a: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """Per row: math.fsum(row[:n] + [-1]), the row's exact sum minus 1 rounded once."""
-    return np.array([math.fsum(a[r, :k].tolist() + [-1.0]) for r, k in enumerate(n.tolist())])[:, None]
+    """Per row of ``a`` (zero beyond its first n entries): math.fsum(row[:n] + [-1]), as a column."""
+    R, N = a.shape
+    return exact_excess(a.ravel(), np.arange(R, dtype=np.int64) * N)[:, None]
 
 
 def _gather(a: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -456,53 +521,37 @@ def moment_window_batched(parts: Sequence[tuple[int, np.ndarray, int]], h: float
 # --------------------------------------------------------------------------- the mass defect
 
 
-def _fsum_defect(rows) -> float:
-    return sum(T * abs(math.fsum(np.asarray(p, dtype=float).tolist() + [float(inf), -1.0])) for p, inf, T in rows)
-
-
-_HI = 2.0 ** 40
-_TINY = 2.0 ** -600
+def segment_excesses(parts: Sequence[tuple[np.ndarray, float]]) -> np.ndarray:
+    """``math.fsum(pmf.tolist() + [inf, -1.0])`` for every (pmf, inf) (:func:`exact_excess` on their
+    concatenation: the same values)."""
+    sizes = np.array([np.asarray(p).size for p, _ in parts], dtype=np.int64)
+    if sizes.size == 0:
+        return np.zeros(0)
+    x = np.concatenate([np.asarray(p, dtype=float).ravel() for p, _ in parts])
+    starts = np.zeros(sizes.size, dtype=np.int64)
+    starts[1:] = np.cumsum(sizes)[:-1]
+    if np.any(sizes == 0):  # empty pmfs: their excess is inf - 1 (exact_excess needs non-empty segments)
+        out = np.array([math.fsum([float(inf), -1.0]) for _, inf in parts])
+        nz = np.flatnonzero(sizes)
+        if nz.size:
+            out[nz] = segment_excesses([parts[i] for i in nz.tolist()])
+        return out
+    return exact_excess(x, starts, np.array([float(inf) for _, inf in parts]))
 
 
 def mass_defect_batched(parts: Sequence[tuple[np.ndarray, float, int]]) -> float:
-    """The builder's ``_mass_defect`` (sum_i T_i |1 - (sum of step i's masses + its infinity mass)|)
-    for many steps, as a proven bound: each mass x = hi + lo exactly, hi = floor(x 2^40) / 2^40 (a
-    multiple of 2^-40, so the sums of the hi parts, below 2^13, are exact in any order) and
-    0 <= lo < 2^-40 (summed with error at most (n - 1) u sum lo); then (s_hi - 1) is exact and
-    the two additions of ((s_hi - 1) + inf) + s_lo round by at most u each. About 1e-16 per step,
-    as the exact sums. Parts with negative or non-finite masses, or sums far from 1, get
-    :func:`math.fsum`.
+    """The builder's ``_mass_defect``, sum_i T_i |1 - (sum of step i's masses + its infinity
+    mass)| with each step's exact sum rounded once (:func:`segment_excesses`), times (1 + 1e-9)
+    plus 1e-300: the same value, vectorised.
 
     Args:
-      parts: (non-negative masses, infinity mass, count T_i).
+      parts: (masses, infinity mass, count T_i).
 
     Returns:
       The bound.
     """
-    u = 2.0 ** -53
-    sizes = np.array([np.asarray(p).size for p, _, _ in parts], dtype=np.int64)
-    if sizes.size == 0 or np.any(sizes == 0):
-        return _fsum_defect(parts) * (1.0 + 1e-9) + 1e-300
-    x = np.concatenate([np.asarray(p, dtype=float) for p, _, _ in parts])
-    infs = np.array([float(inf) for _, inf, _ in parts])
-    counts = np.array([float(T) for _, _, T in parts])
-    if not (np.all(x >= 0) and np.all(np.isfinite(x)) and np.all((infs >= 0) & (infs <= 1))):
-        return _fsum_defect(parts) * (1.0 + 1e-9) + 1e-300
-    starts = np.zeros(sizes.size, dtype=np.int64)
-    starts[1:] = np.cumsum(sizes)[:-1]
-    # masses below 2^-600 are left out of the sums (no arithmetic on subnormals, which is slow) and
-    # bounded by 2^-600 each
-    x[x < _TINY] = 0.0  # (x is a fresh copy: in place from here)
-    hi = x * _HI
-    np.floor(hi, out=hi)
-    hi /= _HI
-    x -= hi  # the lo parts
-    s_hi = np.add.reduceat(hi, starts)
-    s_lo = np.add.reduceat(x, starts)
-    ok = (s_hi >= 0.5) & (s_hi <= 2.0) & (s_hi < 2.0 ** 12)
-    d = ((s_hi - 1.0) + infs) + s_lo
-    bound = np.abs(d) + (sizes * u * s_lo + 2.0 * u * (np.abs(s_hi - 1.0) + infs + s_lo)) * 1.01 + sizes * _TINY
-    tot = float(np.sum(np.where(ok, counts * bound, 0.0))) * (1.0 + 4.0 * u * sizes.size)
-    if not ok.all():
-        tot += _fsum_defect([parts[i] for i in np.nonzero(~ok)[0]])
+    exc = segment_excesses([(p, inf) for p, inf, _ in parts])
+    tot = 0.0
+    for (_, _, T), e in zip(parts, exc.tolist()):
+        tot += T * abs(e)
     return tot * (1.0 + 1e-9) + 1e-300
