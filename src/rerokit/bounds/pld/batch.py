@@ -24,7 +24,7 @@ from rerokit.bounds.pld.step import (LOSS_POINT_ULPS, MAX_STEP_WIDTH, StepPLD, S
 __all__ = ["BATCH_MIN", "step_plds_batched", "moment_window_batched", "mass_defect_batched", "exact_excess"]
 
 BATCH_MIN = 16  # distinct steps from which the builder uses the batched functions
-_BLOCK_POINTS = 1 << 19  # padded grid points per block of rows (bounds the temporaries' memory)
+_BLOCK_POINTS = 1 << 15  # padded grid points per block of rows (temporaries of 256 KB: in cache)
 
 
 def _ranges(sigmas: np.ndarray, qs: np.ndarray, direction: str, log_tau: float) -> tuple[np.ndarray, np.ndarray]:
@@ -115,8 +115,8 @@ def step_plds_batched(segs: Sequence[tuple[float, float, int]], h: float, direct
     return out  # type: ignore[return-value]
 
 
-_SIGMAS = (8.0, 2.0 ** -31, 2.0 ** -65)  # extraction points (Rump, Ogita & Oishi 2008, Lemma 3.3)
-_R_MAX = 2.0 ** -118  # |residual| after the three extractions
+_SIGMAS = (8.0, 2.0 ** -31)  # extraction points (Rump, Ogita & Oishi 2008, Lemma 3.3)
+_R_MAX = 2.0 ** -84  # |residual| after the two extractions
 _SEG_MAX = 1 << 18  # longest segment the extractions' sums are exact for
 
 
@@ -125,14 +125,14 @@ def exact_excess(x: np.ndarray, starts: np.ndarray, extra: np.ndarray | None = N
     minus 1, rounded once to nearest, i.e. ``math.fsum(seg.tolist() + [extra[i], -1.0])``
     (Shewchuk 1997), vectorised.
 
-    Each mass is split without error into three parts on fixed grids and a residual (the
+    Each mass is split without error into two parts on fixed grids and a residual (the
     extraction of Rump, Ogita & Oishi 2008, "Accurate floating-point summation part I", Lemma 3.3:
     for sigma = 2^k and |p| <= sigma, q = fl(fl(sigma + p) - sigma) is a multiple of u sigma and
-    p - q is a float of modulus <= u sigma). With sigma = 8, 2^-31, 2^-65 the parts are multiples
-    of 2^-50, 2^-84, 2^-118, and for segments of fewer than 2^18 masses with sum < 8 every partial
-    sum of each part is a multiple of its grid step below 2^52 of them: the three sums are exact in
-    any order. The residuals (<= 2^-118 each) are summed with error <= gamma_{n-1} n 2^-118
-    (Higham 2002, Thm 4.4). The rounded total of the four (``math.fsum``) is taken at both ends of
+    p - q is a float of modulus <= u sigma). With sigma = 8, 2^-31 the parts are multiples of
+    2^-50, 2^-84 (the first >= 0), and for segments of fewer than 2^18 masses with sum < 8 every
+    partial sum of each part is a multiple of its grid step below 2^52 of them: the two sums are
+    exact in any order. The residuals (<= 2^-84 each) are summed with error <= gamma_{n-1} n 2^-84
+    (Higham 2002, Thm 4.4). The rounded total of the three (``math.fsum``) is taken at both ends of
     that error interval; rounding is monotone, so where the two agree it is the exact total
     rounded once. Elsewhere (and for segments that do not meet the conditions) ``math.fsum`` itself.
 
@@ -153,22 +153,22 @@ def exact_excess(x: np.ndarray, starts: np.ndarray, extra: np.ndarray | None = N
     ok = np.ones(k, dtype=bool)
     if x.size and k and bool(np.all(ends > starts)):
         sums = []
-        r = x.copy()
+        r = x
         for sg in _SIGMAS:
             q = r + sg
             q -= sg
-            r -= q
+            r = r - q
             sums.append(np.add.reduceat(q, starts))
         s4 = np.add.reduceat(r, starts)
         n = (ends - starts).astype(float)
-        delta = 1.01 * n * n * _R_MAX * _U + 1e-300  # gamma_{n-1} n 2^-118 (n u < 0.01)
+        delta = 1.01 * n * n * _R_MAX * _U + 1e-300  # gamma_{n-1} n 2^-84 (n u < 0.01)
         lo4 = np.nextafter(s4 - delta, -np.inf)
         hi4 = np.nextafter(s4 + delta, np.inf)
         neg = np.minimum.reduceat(x, starts) < 0
         ok = (~neg) & (n < _SEG_MAX) & (sums[0] < 8.0) & np.isfinite(s4) & (ends > starts)
         s1m = sums[0] - 1.0  # exact (a multiple of 2^-50 below 8)
         for i in np.flatnonzero(ok).tolist():
-            head = [float(s1m[i]), float(sums[1][i]), float(sums[2][i]), float(ext[i])]
+            head = [float(s1m[i]), float(sums[1][i]), float(ext[i])]
             a = math.fsum(head + [float(lo4[i])])
             if a == math.fsum(head + [float(hi4[i])]):
                 out[i] = a
@@ -522,21 +522,27 @@ def moment_window_batched(parts: Sequence[tuple[int, np.ndarray, int]], h: float
 
 
 def segment_excesses(parts: Sequence[tuple[np.ndarray, float]]) -> np.ndarray:
-    """``math.fsum(pmf.tolist() + [inf, -1.0])`` for every (pmf, inf) (:func:`exact_excess` on their
-    concatenation: the same values)."""
-    sizes = np.array([np.asarray(p).size for p, _ in parts], dtype=np.int64)
-    if sizes.size == 0:
-        return np.zeros(0)
-    x = np.concatenate([np.asarray(p, dtype=float).ravel() for p, _ in parts])
-    starts = np.zeros(sizes.size, dtype=np.int64)
-    starts[1:] = np.cumsum(sizes)[:-1]
-    if np.any(sizes == 0):  # empty pmfs: their excess is inf - 1 (exact_excess needs non-empty segments)
-        out = np.array([math.fsum([float(inf), -1.0]) for _, inf in parts])
-        nz = np.flatnonzero(sizes)
-        if nz.size:
-            out[nz] = segment_excesses([parts[i] for i in nz.tolist()])
-        return out
-    return exact_excess(x, starts, np.array([float(inf) for _, inf in parts]))
+    """``math.fsum(pmf.tolist() + [inf, -1.0])`` for every (pmf, inf) (:func:`exact_excess` on
+    groups of about :data:`_BLOCK_POINTS` masses: the same values; small temporaries, which on a
+    loaded machine cost far less than fresh large ones)."""
+    sizes = [np.asarray(p).size for p, _ in parts]
+    out = np.empty(len(parts))
+    i = 0
+    while i < len(parts):
+        j, tot = i + 1, sizes[i]
+        while j < len(parts) and tot + sizes[j] <= _BLOCK_POINTS:
+            tot += sizes[j]
+            j += 1
+        group = parts[i:j]
+        if min(sizes[i:j]) == 0:  # empty pmfs: exact_excess needs non-empty segments
+            out[i:j] = [math.fsum(np.asarray(p, dtype=float).tolist() + [float(inf), -1.0]) for p, inf in group]
+        else:
+            starts = np.zeros(j - i, dtype=np.int64)
+            starts[1:] = np.cumsum(sizes[i:j - 1])
+            x = np.concatenate([np.asarray(p, dtype=float).ravel() for p, _ in group])
+            out[i:j] = exact_excess(x, starts, np.array([float(inf) for _, inf in group]))
+        i = j
+    return out
 
 
 def mass_defect_batched(parts: Sequence[tuple[np.ndarray, float, int]]) -> float:
