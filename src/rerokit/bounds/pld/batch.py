@@ -18,8 +18,8 @@ from typing import Sequence
 import numpy as np
 
 from rerokit.bounds.pld.normal import _ERFC, SCIPY_ABOVE, normal_isf_log
-from rerokit.bounds.pld.step import (LOSS_POINT_ULPS, MAX_STEP_WIDTH, StepPLD, StepTooWide, _U, _arg_slack, _components,
-                                    _tail_errors, remove_loss)
+from rerokit.bounds.pld.step import (LOSS_POINT_ULPS, MAX_STEP_WIDTH, NDTR_ULPS, StepPLD, StepTooWide, _U, _components,
+                                    remove_loss)
 
 __all__ = ["BATCH_MIN", "step_plds_batched", "moment_window_batched", "mass_defect_batched", "exact_excess"]
 
@@ -167,13 +167,15 @@ def exact_excess(x: np.ndarray, starts: np.ndarray, extra: np.ndarray | None = N
         neg = np.minimum.reduceat(x, starts) < 0
         ok = (~neg) & (n < _SEG_MAX) & (sums[0] < 8.0) & np.isfinite(s4) & (ends > starts)
         s1m = sums[0] - 1.0  # exact (a multiple of 2^-50 below 8)
-        for i in np.flatnonzero(ok).tolist():
-            head = [float(s1m[i]), float(sums[1][i]), float(ext[i])]
-            a = math.fsum(head + [float(lo4[i])])
-            if a == math.fsum(head + [float(hi4[i])]):
-                out[i] = a
-            else:
-                ok[i] = False
+        fs = math.fsum
+        for i, (o, x1, x2, x3, lo, hi) in enumerate(zip(ok.tolist(), s1m.tolist(), sums[1].tolist(), ext.tolist(),
+                                                      lo4.tolist(), hi4.tolist())):
+            if o:
+                a = fs((x1, x2, x3, lo))
+                if a == fs((x1, x2, x3, hi)):
+                    out[i] = a
+                else:
+                    ok[i] = False
     for i in np.flatnonzero(~ok).tolist():
         out[i] = math.fsum(x[starts[i]:ends[i]].tolist() + [float(ext[i]), -1.0])
     return out
@@ -189,52 +191,97 @@ def _gather(a: np.ndarray, cols: np.ndarray) -> np.ndarray:
     return a[np.arange(a.shape[0]), cols]
 
 
-def _suffix_prefix(p_gt, p_le, e_gt, e_le, use, raw, m):
+def _suffix_prefix(e_gt, e_le, use, raw, m, pad_suf, pad_pre):
     """:func:`rerokit.bounds.pld.step._suffix_errors` on rows (bit-identical to it on each row's
-    valid part; zero beyond), and the prefix bounds its reversed call gives
-    (``_one_sided``'s ``f_pre``), computed forwards with the same additions in the same order.
+    valid part; zero beyond: ``pad_suf``), and the prefix bounds its reversed call gives
+    (``_one_sided``'s ``f_pre``; zero beyond: ``pad_pre``), computed forwards with the same
+    additions in the same order.
 
     Returns:
       (f_suf, f_pre, local): (R, W + 2), (R, W + 2), (R, W - 1).
     """
-    R, W = p_gt.shape
-    u = _U
-    extra = u * np.abs(raw) + np.maximum(-raw, 0.0)  # 0 at the padded buckets (raw = 0 there)
+    R, W = e_gt.shape
+    extra = _U * np.abs(raw) + np.maximum(-raw, 0.0)  # 0 at the padded buckets (raw = 0 there)
     side = np.where(use, e_gt[:, :-1], e_le[:, :-1])
     local = np.where(use, e_gt[:, :-1] + e_gt[:, 1:], e_le[:, :-1] + e_le[:, 1:]) + extra
-    colb = np.arange(W - 1)
-    nb = (m - 1)[:, None]  # buckets per row
-    start = np.zeros(use.shape, dtype=bool)
-    start[:, 1:] = use[:, 1:] != use[:, :-1]
-    start &= colb < nb
-    w = np.where(start, e_le[:, :-1] + e_gt[:, :-1], 0.0)  # the errors at the points where a run starts
-    last_use = _gather(use, m - 2)
-    c0 = np.where(last_use, 0.0, _gather(e_le, m - 1) + _gather(e_gt, m - 1))
-    # suffix: const[j] = c0 + sum_{run starts a > j} w_a, added from the top (zeros add exactly)
-    cs = np.cumsum(np.concatenate((c0[:, None], w[:, :0:-1]), axis=1), axis=1)
-    const = cs[:, ::-1]
+    # the runs of buckets taken from one side: the per-step loop over them, row by row (a few each)
+    st_r, st_c = np.nonzero(use[:, 1:] != use[:, :-1])
+    st_c += 1
+    keep = st_c < (m - 1)[st_r]
+    st_r, st_c = st_r[keep], st_c[keep]
+    wv = (e_le[st_r, st_c] + e_gt[st_r, st_c]).tolist()
+    last = m - 1
+    c0 = np.where(_gather(use, m - 2), 0.0, _gather(e_le, last) + _gather(e_gt, last)).tolist()
+    c0r = np.where(use[:, 0], e_gt[:, 0] + e_le[:, 0], 0.0).tolist()
+    const = np.empty((R, W - 1))
+    const_r = np.empty((R, W - 1))
+    bnd = np.searchsorted(st_r, np.arange(R + 1)).tolist()
+    cols = st_c.tolist()
+    for r in range(R):
+        cs, ws = cols[bnd[r]:bnd[r + 1]], wv[bnd[r]:bnd[r + 1]]
+        c, b = c0[r], W - 1  # suffix: const[j] = c0 + sum_{run starts a > j} w_a, from the top
+        for a, wa in zip(cs[::-1], ws[::-1]):
+            const[r, a:b] = c
+            c, b = c + wa, a
+        const[r, :b] = c
+        c, a0 = c0r[r], 0  # prefix: c0' + sum_{run starts a <= j} w_a, from the bottom
+        for a, wa in zip(cs, ws):
+            const_r[r, a0:a] = c
+            c, a0 = c + wa, a
+        const_r[r, a0:] = c
     ext = np.cumsum(extra[:, ::-1], axis=1)[:, ::-1]
     f_suf = np.zeros((R, W + 2))
     f_suf[:, 1:W] = side + const + ext
     f_suf[:, 0] = const[:, 0] + ext[:, 0] + np.where(use[:, 0], e_le[:, 0] + e_gt[:, 0], 0.0)
-    colf = np.arange(W + 2)
-    f_suf[colf > m[:, None]] = 0.0
-    f_suf[np.arange(R), m] = _gather(e_gt, m - 1)
+    f_suf[pad_suf] = 0.0
+    rows = np.arange(R)
+    f_suf[rows, m] = _gather(e_gt, last)
     f_suf *= 1.0 + 1e-9
     # prefix (the reversed call, read forwards): bucket j at column j + 2
-    c0r = np.where(use[:, 0], e_gt[:, 0] + e_le[:, 0], 0.0)
-    const_r = np.cumsum(np.concatenate((c0r[:, None], w[:, 1:]), axis=1), axis=1)
     ext_r = np.cumsum(extra, axis=1)
-    side_r = np.where(use, e_gt[:, 1:], e_le[:, 1:])
     f_pre = np.zeros((R, W + 2))
     f_pre[:, 1] = e_le[:, 0]
-    f_pre[:, 2:W + 1] = side_r + const_r + ext_r
+    f_pre[:, 2:W + 1] = np.where(use, e_gt[:, 1:], e_le[:, 1:]) + const_r + ext_r
     top = _gather(const_r, m - 2) + _gather(ext_r, m - 2) + np.where(
-        _gather(use, m - 2), 0.0, _gather(e_gt, m - 1) + _gather(e_le, m - 1))
-    f_pre[colf > (m + 1)[:, None]] = 0.0
-    f_pre[np.arange(R), m + 1] = top
+        _gather(use, m - 2), 0.0, _gather(e_gt, last) + _gather(e_le, last))
+    f_pre[pad_pre] = 0.0
+    f_pre[rows, m + 1] = top
     f_pre *= 1.0 + 1e-9
     return f_suf, f_pre, local
+
+
+def _slack_errors(x, sig, w0, w1, direction):
+    """``_tail_errors(., ., _arg_slack(x, sigma, comps), 0)``'s slack terms 16 u slack for P and Q
+    (the components (w0, 0), (w1, 1) of the mixture and (1, 0) of the plain Gaussian; the shared
+    a = |x| / sigma and its density computed once: the same values)."""
+    fin = np.isfinite(x)
+    allfin = bool(fin.all())
+    xf = x if allfin else np.where(fin, x, 0.0)
+    c = 0.3989422804014328
+    with np.errstate(under="ignore"):
+        a0 = np.abs(xf) / sig  # |x - 0| / sigma
+        e0 = np.exp(-0.5 * a0 * a0)
+        one = a0 * e0 * c
+        mix = w0 * a0 * e0 * c
+        del e0
+        a1 = np.abs(xf - 1.0) / sig
+        mix += w1 * a1 * np.exp(-0.5 * a1 * a1) * c
+    del a1, a0
+    if not allfin:
+        one = np.where(fin, one, 0.0)
+        mix = np.where(fin, mix, 0.0)
+    k = NDTR_ULPS * _U
+    one *= k
+    mix *= k
+    return (mix, one) if direction == "remove" else (one, mix)
+
+
+def _errors(p: np.ndarray, slack_k: np.ndarray) -> np.ndarray:
+    """``_tail_errors``' bound for one tail (k = 1, non-negative tails: |p| = p)."""
+    e = p * (NDTR_ULPS * _U)
+    e += slack_k
+    e += 1e-300
+    return e
 
 
 def _flow_rows(p: np.ndarray, F: np.ndarray, up: bool) -> np.ndarray:
@@ -316,15 +363,13 @@ def _block(sig, qs, j_lo, m, h, direction, small) -> list[StepPLD]:
     # the mixture's components (weights as step._components computes them) per row
     w0, w1 = np.zeros((R, 1)), np.zeros((R, 1))
     for r, (s, q) in enumerate(zip(sig.tolist(), qs.tolist())):
-        mix = _components(s, q, "remove", 1)[0]
-        for wc, mc in mix:
+        for wc, mc in _components(s, q, "remove", 1)[0]:
             (w1 if mc == 1.0 else w0)[r, 0] = wc
-    mix = [(w0, 0.0), (w1, 1.0)]
-    one = [(1.0, 0.0)]
-    s_c = sig[:, None]
-    ep_gt, ep_le = _tail_errors(p_gt, p_le, _arg_slack(x, s_c, mix if direction == "remove" else one), 0.0)
-    eq_gt, eq_le = _tail_errors(q_gt, q_le, _arg_slack(x, s_c, one if direction == "remove" else mix), 0.0)
+    sk_p, sk_q = _slack_errors(x, sig[:, None], w0, w1, direction)
     del x
+    ep_gt, ep_le = _errors(p_gt, sk_p), _errors(p_le, sk_p)
+    eq_gt, eq_le = _errors(q_gt, sk_q), _errors(q_le, sk_q)
+    del sk_p, sk_q
     # the statistic [bottom tail, buckets, top tail] (row r: m_r + 1 entries)
     def stat(b, lo, hi):
         st = np.zeros((R, W + 1))
@@ -336,9 +381,10 @@ def _block(sig, qs, j_lo, m, h, direction, small) -> list[StepPLD]:
     stat_p, stat_q = stat(pb, p_le, p_gt), stat(qb, q_le, q_gt)
     u = _U
     sides = []
-    for s_gt, s_le, e_gt, e_le, use, raw, st in ((p_gt, p_le, ep_gt, ep_le, use_p, raw_p, stat_p),
-                                                 (q_gt, q_le, eq_gt, eq_le, use_q, raw_q, stat_q)):
-        f_suf, f_pre, local = _suffix_prefix(s_gt, s_le, e_gt, e_le, use, raw, m)
+    colf = np.arange(W + 2)[None, :]
+    pad_suf, pad_pre = colf > m[:, None], colf > (m + 1)[:, None]
+    for e_gt, e_le, use, raw, st in ((ep_gt, ep_le, use_p, raw_p, stat_p), (eq_gt, eq_le, use_q, raw_q, stat_q)):
+        f_suf, f_pre, local = _suffix_prefix(e_gt, e_le, use, raw, m, pad_suf, pad_pre)
         excess = _exact_excess(st, m + 1)
         slop = 2.0 * u * np.abs(excess)
         f_up = np.maximum(0.0, np.minimum(f_suf, f_pre - excess + slop))
@@ -398,16 +444,22 @@ def _blocks(parts: Sequence[tuple[int, np.ndarray, int]]):
     B = _BLOCK
     sizes = np.array([np.asarray(p).size for _, p, _ in parts], dtype=np.int64)
     nb = -(-sizes // B)
-    chunks = []
-    for (_, p, _), m in zip(parts, nb.tolist()):
+    masses, ds, chunks, tot = [], [], [], 0
+    nb_l = nb.tolist()
+    for i, (_, p, _) in enumerate(parts):  # in groups of ~_BLOCK_POINTS points (small temporaries)
         p = np.asarray(p, dtype=float)
         chunks.append(p)
-        pad = m * B - p.size
+        pad = nb_l[i] * B - p.size
         if pad:
             chunks.append(np.zeros(pad))
-    x = np.concatenate(chunks).reshape(-1, B)
-    mass = x.sum(axis=1)
-    d = x @ np.arange(B, dtype=float)
+        tot += nb_l[i] * B
+        if tot >= _BLOCK_POINTS or i == len(parts) - 1:
+            x = np.concatenate(chunks).reshape(-1, B)
+            masses.append(x.sum(axis=1))
+            ds.append(x @ np.arange(B, dtype=float))
+            chunks, tot = [], 0
+    mass = np.concatenate(masses) if masses else np.zeros(0)
+    d = np.concatenate(ds) if ds else np.zeros(0)
     cstarts = np.zeros(sizes.size, dtype=np.int64)
     cstarts[1:] = np.cumsum(nb)[:-1]
     part = np.repeat(np.arange(sizes.size), nb)
