@@ -434,7 +434,7 @@ def _block(sig, qs, j_lo, m, h, direction, small) -> list[StepPLD]:
 
 # --------------------------------------------------------------------------- the window
 
-_BLOCK = 8  # labels per block of the chord bound on the moment functions
+_BLOCK = 8  # labels per block of the chord bound on the moment functions (_blocks' sums are written for 8)
 
 
 def _blocks(parts: Sequence[tuple[int, np.ndarray, int]]):
@@ -455,8 +455,11 @@ def _blocks(parts: Sequence[tuple[int, np.ndarray, int]]):
         tot += nb_l[i] * B
         if tot >= _BLOCK_POINTS or i == len(parts) - 1:
             x = np.concatenate(chunks).reshape(-1, B)
-            masses.append(x.sum(axis=1))
-            ds.append(x @ np.arange(B, dtype=float))
+            # by columns (B = 8): the mass as x.sum(axis=1) (numpy's pairwise sum of 8 terms), the first
+            # moment in a fixed order (a matrix product's rounding depends on the rows around it)
+            c = [x[:, i] for i in range(B)]
+            masses.append(((c[0] + c[1]) + (c[2] + c[3])) + ((c[4] + c[5]) + (c[6] + c[7])))
+            ds.append((c[1] + 2.0 * c[2] + 3.0 * c[3]) + (4.0 * c[4] + 5.0 * c[5]) + (6.0 * c[6] + 7.0 * c[7]))
             chunks, tot = [], 0
     mass = np.concatenate(masses) if masses else np.zeros(0)
     d = np.concatenate(ds) if ds else np.zeros(0)
