@@ -115,8 +115,7 @@ def step_plds_batched(segs: Sequence[tuple[float, float, int]], h: float, direct
     return out  # type: ignore[return-value]
 
 
-_SIGMAS = (8.0, 2.0 ** -31)  # extraction points (Rump, Ogita & Oishi 2008, Lemma 3.3)
-_R_MAX = 2.0 ** -84  # |residual| after the two extractions
+_SIGMAS = (8.0, 2.0 ** -31, 2.0 ** -65)  # extraction points (Rump, Ogita & Oishi 2008, Lemma 3.3)
 _SEG_MAX = 1 << 18  # longest segment the extractions' sums are exact for
 
 
@@ -125,16 +124,17 @@ def exact_excess(x: np.ndarray, starts: np.ndarray, extra: np.ndarray | None = N
     minus 1, rounded once to nearest, i.e. ``math.fsum(seg.tolist() + [extra[i], -1.0])``
     (Shewchuk 1997), vectorised.
 
-    Each mass is split without error into two parts on fixed grids and a residual (the
+    Each mass is split without error into three parts on fixed grids and a residual (the
     extraction of Rump, Ogita & Oishi 2008, "Accurate floating-point summation part I", Lemma 3.3:
     for sigma = 2^k and |p| <= sigma, q = fl(fl(sigma + p) - sigma) is a multiple of u sigma and
-    p - q is a float of modulus <= u sigma). With sigma = 8, 2^-31 the parts are multiples of
-    2^-50, 2^-84 (the first >= 0), and for segments of fewer than 2^18 masses with sum < 8 every
-    partial sum of each part is a multiple of its grid step below 2^52 of them: the two sums are
-    exact in any order. The residuals (<= 2^-84 each) are summed with error <= gamma_{n-1} n 2^-84
-    (Higham 2002, Thm 4.4). The rounded total of the three (``math.fsum``) is taken at both ends of
-    that error interval; rounding is monotone, so where the two agree it is the exact total
-    rounded once. Elsewhere (and for segments that do not meet the conditions) ``math.fsum`` itself.
+    p - q is a float of modulus <= u sigma). With sigma = 8, 2^-31, 2^-65 the parts are multiples
+    of 2^-50, 2^-84, 2^-118 (the first >= 0), and for segments of fewer than 2^18 masses with sum
+    < 8 every partial sum of each part is a multiple of its grid step below 2^52 of them: the three
+    sums are exact in any order. The residuals r are summed with error <= gamma_{n-1} sum |r|
+    (Higham 2002, Thm 4.4; sum |r| itself computed, so divided by 1 - gamma_{n-1}). The rounded
+    total of the four (``math.fsum``) is taken at both ends of that error interval; rounding is
+    monotone, so where the two agree it is the exact total rounded once. Elsewhere (and for
+    segments that do not meet the conditions) ``math.fsum`` itself.
 
     Args:
       x: flat array of masses.
@@ -160,19 +160,21 @@ def exact_excess(x: np.ndarray, starts: np.ndarray, extra: np.ndarray | None = N
             r = r - q
             sums.append(np.add.reduceat(q, starts))
         s4 = np.add.reduceat(r, starts)
+        np.abs(r, out=r)
         n = (ends - starts).astype(float)
-        delta = 1.01 * n * n * _R_MAX * _U + 1e-300  # gamma_{n-1} n 2^-84 (n u < 0.01)
+        # gamma_{n-1} sum|r| / (1 - gamma_{n-1}) <= 1.01 n u fl(sum|r|) for n u < 1e-3
+        delta = 1.01 * n * _U * np.add.reduceat(r, starts) + 1e-300
         lo4 = np.nextafter(s4 - delta, -np.inf)
         hi4 = np.nextafter(s4 + delta, np.inf)
         neg = np.minimum.reduceat(x, starts) < 0
         ok = (~neg) & (n < _SEG_MAX) & (sums[0] < 8.0) & np.isfinite(s4) & (ends > starts)
         s1m = sums[0] - 1.0  # exact (a multiple of 2^-50 below 8)
         fs = math.fsum
-        for i, (o, x1, x2, x3, lo, hi) in enumerate(zip(ok.tolist(), s1m.tolist(), sums[1].tolist(), ext.tolist(),
-                                                      lo4.tolist(), hi4.tolist())):
+        for i, (o, x1, x2, x3, x4, lo, hi) in enumerate(zip(ok.tolist(), s1m.tolist(), sums[1].tolist(),
+                                                          sums[2].tolist(), ext.tolist(), lo4.tolist(), hi4.tolist())):
             if o:
-                a = fs((x1, x2, x3, lo))
-                if a == fs((x1, x2, x3, hi)):
+                a = fs((x1, x2, x3, x4, lo))
+                if a == fs((x1, x2, x3, x4, hi)):
                     out[i] = a
                 else:
                     ok[i] = False
