@@ -53,8 +53,9 @@ def _ndtr_pairs(t: np.ndarray, small: bool) -> tuple[np.ndarray, np.ndarray]:
     a = np.abs(t)
     y = _scipy_ndtr(-a)  # Phi(-|t|)
     hi = 1.0 - y
-    lo_side = np.where(t >= 0, y, hi)
-    hi_side = np.where(t >= 0, hi, y)
+    pos = t >= 0
+    lo_side = np.where(pos, y, hi)
+    hi_side = np.where(pos, hi, y)
     mid = a < 1.0  # scipy uses erf there: evaluate those directly
     if mid.any():
         tm = t[mid]
@@ -331,15 +332,20 @@ def _tails_rows(sig, qs, j_lo, m, h, direction, small):
     one_m_q = np.array([1.0 - q for q in q_l])[:, None]
     q_c, s_c = qs[:, None], sig[:, None]
     L = l if direction == "remove" else -l
+    # the columns with points l <= 0 (remove; l >= 0 for add): labels j <= 0 (j >= 0)
+    if direction == "remove":  # (a row all <= 0 would have its padding there too)
+        a, b = 0, (W if np.any(j_lo + m - 1 <= 0) else int(np.clip(np.max(1 - j_lo), 0, W)))
+    else:
+        a, b = int(np.clip(np.min(-j_lo), 0, W)), W
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         lg = L + np.log1p(-one_m_q * np.exp(-np.maximum(L, 0.0)))
-        negc = np.flatnonzero((L <= 0).any(axis=0))
-        if negc.size:  # log(expm1(l) + q) where l <= 0 (only on the columns that have such points)
-            a, b = int(negc[0]), int(negc[-1]) + 1
+        if b > a:  # log(expm1(l) + q) where l <= 0 (only on those columns; the rest is finite)
             sub = L[:, a:b]
             lg[:, a:b] = np.where(sub > 0, lg[:, a:b], np.log(np.expm1(np.minimum(sub, 0.0)) + q_c))
         x = s2 * (lg - logq) + 0.5
-        x[np.isnan(x)] = -np.inf
+        if b > a:
+            xs = x[:, a:b]
+            xs[np.isnan(xs)] = -np.inf
         full = qs == 1.0  # q = 1: x = sigma^2 l + 1/2
         if full.any():
             x[full] = s2[full] * L[full] + 0.5
@@ -396,7 +402,8 @@ def _block(sig, qs, j_lo, m, h, direction, small) -> list[StepPLD]:
     p_bot, p_top = p_le[:, 0], _gather(p_gt, m - 1)
     em = -math.expm1(-h)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        eq = np.where(qb > 0, np.exp(l[:, :-1] + np.log(qb)), 0.0)
+        log_qb = np.log(qb)  # (where qb > 0: the same values as step's two logs of it)
+        eq = np.where(qb > 0, np.exp(l[:, :-1] + log_qb), 0.0)
     c = np.clip((pb - eq) / em, 0.0, pb)
     a = pb - c
     eta = LOSS_POINT_ULPS * _U * (1.0 + np.max(np.abs(l), axis=1))
@@ -405,7 +412,7 @@ def _block(sig, qs, j_lo, m, h, direction, small) -> list[StepPLD]:
     eta_j = LOSS_POINT_ULPS * _U * (1.0 + np.maximum(np.abs(lj), np.abs(l[:, 1:])))
     with np.errstate(divide="ignore", over="ignore", invalid="ignore", under="ignore"):
         q_scaled = np.exp(np.minimum(lj + np.log(local_q), 700.0))
-        lq = np.where(qb > 0, np.abs(np.log(np.where(qb > 0, qb, 1.0))), 0.0)
+        lq = np.where(qb > 0, np.abs(log_qb), 0.0)
     eq_rel = _U * (6.0 * lq + 4.0 * np.abs(lj) + 8.0)
     q_scaled = np.minimum(q_scaled, eq * (1.0 + eq_rel) + e2 * (pb + local_p) * (1.0 + 4.0 * _U))
     num = local_p + q_scaled + eq_rel * eq + 8.0 * _U * (pb + eq) + eta_j * (eq + 2.0 * pb)
@@ -553,10 +560,9 @@ def moment_window_batched(parts: Sequence[tuple[int, np.ndarray, int]], h: float
     cm = np.bincount(cid, weights=mass, minlength=ncs)
     # chord blocks of the coarse copy (also a valid bound, so its choice of lam is biased like the
     # fine one): first label, width, first moment about the first label
-    ca0 = np.full(ncs, np.iinfo(np.int64).max)
-    np.minimum.at(ca0, cid, a)
-    ce = np.full(ncs, np.iinfo(np.int64).min)
-    np.maximum.at(ce, cid, a + w.astype(np.int64))
+    cst = np.flatnonzero(np.diff(cid, prepend=-1))  # cid is non-decreasing, every coarse block non-empty
+    ca0 = np.minimum.reduceat(a, cst)
+    ce = np.maximum.reduceat(a + w.astype(np.int64), cst)
     cd = np.bincount(cid, weights=d + mass * (a - ca0[cid]), minlength=ncs)
     cw = ce - ca0
     def bounds(lams, ms, ds, aa, ww, st) -> tuple[np.ndarray, np.ndarray]:
