@@ -120,7 +120,7 @@ def test_suffix_prefix_rows_equal_step_suffix_errors():
 @pytest.mark.parametrize("up", [True, False])
 def test_flow_rows_equal_step_flows_on_long_chains(up):
     rng = np.random.default_rng(15 + up)
-    R, W = 6, 700
+    R, W = 6, 2000
     m = rng.integers(2, W + 1, size=R)
     p = np.zeros((R, W))
     F = np.zeros((R, W + 1))
@@ -130,6 +130,7 @@ def test_flow_rows_equal_step_flows_on_long_chains(up):
         # large bounds at a few cuts: chains of several hundred positions (beyond step's 256 sweeps)
         F[r, :k] = rng.random(k) * 1e-6
         F[r, rng.integers(0, k, size=3)] = 0.3
+        F[r, k - 1] = 0.3
     got = batch._flow_rows(p, F, up)
     ref_fn = _step._flow_up if up else _step._flow_down
     for r in range(R):
