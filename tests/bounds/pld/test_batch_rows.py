@@ -105,7 +105,9 @@ def test_suffix_prefix_rows_equal_step_suffix_errors():
     R, W = 7, 60
     p_gt, p_le, e_gt, e_le, use, raw, m = _rows(rng, R, W)
     colf = np.arange(W + 2)[None, :]
-    f_suf, f_pre, local = batch._suffix_prefix(e_gt, e_le, use, raw, m, colf > m[:, None], colf > (m + 1)[:, None])
+    scale_suf = np.where(colf > m[:, None], 0.0, 1.0 + 1e-9)
+    scale_pre = np.where(colf > (m + 1)[:, None], 0.0, 1.0 + 1e-9)
+    f_suf, f_pre, local = batch._suffix_prefix(e_gt, e_le, use, raw, m, scale_suf, scale_pre)
     for r in range(R):
         k = int(m[r])
         u = use[r, :k - 1]

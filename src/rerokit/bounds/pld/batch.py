@@ -194,11 +194,11 @@ def _gather(a: np.ndarray, cols: np.ndarray) -> np.ndarray:
     return a[np.arange(a.shape[0]), cols]
 
 
-def _suffix_prefix(e_gt, e_le, use, raw, m, pad_suf, pad_pre):
+def _suffix_prefix(e_gt, e_le, use, raw, m, scale_suf, scale_pre):
     """:func:`rerokit.bounds.pld.step._suffix_errors` on rows (bit-identical to it on each row's
-    valid part; zero beyond: ``pad_suf``), and the prefix bounds its reversed call gives
-    (``_one_sided``'s ``f_pre``; zero beyond: ``pad_pre``), computed forwards with the same
-    additions in the same order.
+    valid part; zero beyond), and the prefix bounds its reversed call gives (``_one_sided``'s
+    ``f_pre``), computed forwards with the same additions in the same order. ``scale_suf`` /
+    ``scale_pre``: 1 + 1e-9 (the bounds' final factor) on each row's valid part, 0 beyond.
 
     Returns:
       (f_suf, f_pre, local): (R, W + 2), (R, W + 2), (R, W - 1).
@@ -234,22 +234,23 @@ def _suffix_prefix(e_gt, e_le, use, raw, m, pad_suf, pad_pre):
         const_r[r, a0:] = c
     ext = np.cumsum(extra[:, ::-1], axis=1)[:, ::-1]
     f_suf = np.zeros((R, W + 2))
-    f_suf[:, 1:W] = side + const + ext
+    body = f_suf[:, 1:W]
+    np.add(side, const, out=body)
+    body += ext
     f_suf[:, 0] = const[:, 0] + ext[:, 0] + np.where(use[:, 0], e_le[:, 0] + e_gt[:, 0], 0.0)
-    f_suf[pad_suf] = 0.0
     rows = np.arange(R)
     f_suf[rows, m] = _gather(e_gt, last)
-    f_suf *= 1.0 + 1e-9
+    f_suf *= scale_suf  # (1 + 1e-9) on the row, 0 beyond
     # prefix (the reversed call, read forwards): bucket j at column j + 2
     ext_r = np.cumsum(extra, axis=1)
     f_pre = np.zeros((R, W + 2))
     f_pre[:, 1] = e_le[:, 0]
-    f_pre[:, 2:W + 1] = np.where(use, e_gt[:, 1:], e_le[:, 1:]) + const_r + ext_r
-    top = _gather(const_r, m - 2) + _gather(ext_r, m - 2) + np.where(
+    body = f_pre[:, 2:W + 1]
+    np.add(np.where(use, e_gt[:, 1:], e_le[:, 1:]), const_r, out=body)
+    body += ext_r
+    f_pre[rows, m + 1] = _gather(const_r, m - 2) + _gather(ext_r, m - 2) + np.where(
         _gather(use, m - 2), 0.0, _gather(e_gt, last) + _gather(e_le, last))
-    f_pre[pad_pre] = 0.0
-    f_pre[rows, m + 1] = top
-    f_pre *= 1.0 + 1e-9
+    f_pre *= scale_pre
     return f_suf, f_pre, local
 
 
@@ -297,13 +298,16 @@ def _flow_rows(p: np.ndarray, F: np.ndarray, up: bool) -> np.ndarray:
     G = np.array(F[:, : N + 1], dtype=float)
     G[:, N] = 0.0
     shrink = 1.0 - 4.0 * _U
-    if up:
-        cand = np.maximum(F[:, :N], G[:, 1:] - p)
-    else:
-        cand = np.minimum(F[:, :N], (G[:, 1:] + p) * shrink)
-    ch_r, ch_c = np.nonzero(cand != G[:, :N])
-    G[:, :N] = cand
     Ff = F[:, :N]
+    if up:
+        cand = G[:, 1:] - p
+        np.maximum(Ff, cand, out=cand)
+    else:
+        cand = G[:, 1:] + p
+        cand *= shrink
+        np.minimum(Ff, cand, out=cand)
+    ch_r, ch_c = np.nonzero(cand != G[:, :N])
+    G[ch_r, ch_c] = cand[ch_r, ch_c]
     while ch_r.size:
         ok = ch_c > 0
         rr, cc = ch_r[ok], ch_c[ok] - 1
@@ -315,11 +319,21 @@ def _flow_rows(p: np.ndarray, F: np.ndarray, up: bool) -> np.ndarray:
         G[rr[diff], cc[diff]] = new[diff]
         ch_r, ch_c = rr[diff], cc[diff]
     d = G[:, :N] - G[:, 1:]
+    e = np.abs(d)
+    e += p
+    e *= 5.0 * _U
     if up:
-        return np.maximum(0.0, (p + d) + 5.0 * _U * (p + np.abs(d)))
-    second = F[:, :N] > (G[:, 1:] + p) * shrink
-    out = np.maximum(0.0, (p - d) - 5.0 * _U * (p + np.abs(d)))
-    return np.where(second, 0.0, out)
+        out = p + d
+        out += e
+        return np.maximum(0.0, out, out=out)
+    lim = G[:, 1:] + p
+    lim *= shrink
+    second = Ff > lim
+    out = p - d
+    out -= e
+    np.maximum(0.0, out, out=out)
+    out[second] = 0.0
+    return out
 
 
 def _tails_rows(sig, qs, j_lo, m, h, direction, small):
@@ -390,9 +404,10 @@ def _block(sig, qs, j_lo, m, h, direction, small) -> list[StepPLD]:
     u = _U
     sides = []
     colf = np.arange(W + 2)[None, :]
-    pad_suf, pad_pre = colf > m[:, None], colf > (m + 1)[:, None]
+    scale_suf = np.where(colf > m[:, None], 0.0, 1.0 + 1e-9)
+    scale_pre = np.where(colf > (m + 1)[:, None], 0.0, 1.0 + 1e-9)
     for e_gt, e_le, use, raw, st in ((ep_gt, ep_le, use_p, raw_p, stat_p), (eq_gt, eq_le, use_q, raw_q, stat_q)):
-        f_suf, f_pre, local = _suffix_prefix(e_gt, e_le, use, raw, m, pad_suf, pad_pre)
+        f_suf, f_pre, local = _suffix_prefix(e_gt, e_le, use, raw, m, scale_suf, scale_pre)
         excess = _exact_excess(st, m + 1)
         slop = 2.0 * u * np.abs(excess)
         f_up = np.maximum(0.0, np.minimum(f_suf, f_pre - excess + slop))
