@@ -157,3 +157,35 @@ def test_steps_in_small_padded_blocks_equal_the_per_step_code(monkeypatch, direc
         assert ref.loss_shift == st.loss_shift and ref.stat_rev_err == st.stat_rev_err
         for name in ("split", "stat_p", "stat_q"):
             assert np.array_equal(getattr(ref, name), getattr(st, name)), (s, q, name)
+
+
+def _window_parts(rng, n):
+    parts = []
+    for _ in range(n):
+        k = int(rng.integers(1, 3000))
+        p = rng.random(k) ** 6
+        parts.append((int(rng.integers(-2000, 500)), p / p.sum(), int(rng.integers(1, 40))))
+    return parts
+
+
+def test_window_in_groups_equals_the_window_on_all_parts(monkeypatch):
+    rng = np.random.default_rng(17)
+    parts = _window_parts(rng, 60)
+    monkeypatch.setattr(batch, "_BLOCK_POINTS", 1 << 30)
+    whole = batch.moment_window_batched(parts, 1e-3, math.log(1e-17))
+    monkeypatch.setattr(batch, "_BLOCK_POINTS", 512)  # a group per few parts
+    assert batch.moment_window_batched(parts, 1e-3, math.log(1e-17)) == whole
+
+
+def test_chord_moments_bound_the_exact_moments():
+    import mpmath
+
+    rng = np.random.default_rng(18)
+    parts = _window_parts(rng, 5)
+    (mass, d, a, w, _, cstarts, nb) = batch._blocks(parts)
+    for lam in (-0.02, -1e-3, 1e-3, 0.05):
+        got = batch._log_chord_moments(mass, d, a, w, cstarts, lam, nb)
+        for i, (off, p, _) in enumerate(parts):
+            exact = mpmath.log(mpmath.fsum(mpmath.mpf(float(x)) * mpmath.exp(lam * (off + j)) for j, x in enumerate(p)))
+            assert got[i] >= float(exact) - 1e-12 * max(1.0, abs(float(exact)))
+            assert got[i] <= float(exact) + lam * lam * 64  # within the chords' stated slack (lam^2 B^2 / 8 per step)

@@ -17,13 +17,14 @@ from typing import Sequence
 
 import numpy as np
 
-from rerokit.bounds.pld.normal import _ERFC, SCIPY_ABOVE, normal_isf_log
-from rerokit.bounds.pld.step import (LOSS_POINT_ULPS, MAX_STEP_WIDTH, NDTR_ULPS, StepPLD, StepTooWide, _U, _components,
+from rerokit.bounds.pld.normal import SCIPY_ABOVE, ndtr, normal_isf_log
+from rerokit.bounds.pld.step import (LOSS_POINT_ULPS, MAX_STEP_WIDTH, NDTR_ULPS, StepPLD, StepTooWide, pair_components,
                                     remove_loss)
 
 __all__ = ["BATCH_MIN", "step_plds_batched", "moment_window_batched", "mass_defect_batched", "exact_excess"]
 
 BATCH_MIN = 16  # distinct steps from which the builder uses the batched functions
+_U = 2.0 ** -53  # unit roundoff of double
 _BLOCK_POINTS = 1 << 15  # padded grid points per block of rows (temporaries of 256 KB: in cache)
 
 
@@ -65,7 +66,10 @@ def _ndtr_pairs(t: np.ndarray, small: bool) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _libm_ndtr(t: np.ndarray) -> np.ndarray:
-    return 0.5 * _ERFC(-t * math.sqrt(0.5)).astype(float)
+    """:func:`ndtr` by libm's erfc (its path for at most :data:`SCIPY_ABOVE` points), on any size."""
+    flat = t.ravel()
+    parts = [ndtr(flat[i:i + SCIPY_ABOVE]) for i in range(0, flat.size, SCIPY_ABOVE)]
+    return (np.concatenate(parts) if parts else np.zeros(0)).reshape(t.shape)
 
 
 def step_plds_batched(segs: Sequence[tuple[float, float, int]], h: float, direction: str,
@@ -382,10 +386,10 @@ def _block(sig, qs, j_lo, m, h, direction, small) -> list[StepPLD]:
     raw_p = np.where(use_p, p_gt[:, :-1] - p_gt[:, 1:], p_le[:, 1:] - p_le[:, :-1])
     raw_q = np.where(use_q, q_gt[:, :-1] - q_gt[:, 1:], q_le[:, 1:] - q_le[:, :-1])
     pb, qb = np.maximum(raw_p, 0.0), np.maximum(raw_q, 0.0)
-    # the mixture's components (weights as step._components computes them) per row
+    # the mixture's components (weights as step.pair_components computes them) per row
     w0, w1 = np.zeros((R, 1)), np.zeros((R, 1))
     for r, (s, q) in enumerate(zip(sig.tolist(), qs.tolist())):
-        for wc, mc in _components(s, q, "remove", 1)[0]:
+        for wc, mc in pair_components(s, q, "remove", 1)[0]:
             (w1 if mc == 1.0 else w0)[r, 0] = wc
     sk_p, sk_q = _slack_errors(x, sig[:, None], w0, w1, direction)
     del x
@@ -530,41 +534,21 @@ def _log_chord_moments(mass, d, a, w, cstarts, lam: float, reps=None) -> np.ndar
         return np.log(np.add.reduceat(v, cstarts)) + m
 
 
-def moment_window_batched(parts: Sequence[tuple[int, np.ndarray, int]], h: float,
-                          log_tau: float) -> tuple[float, float, int, int]:
-    """The Chernoff window of :func:`rerokit.bounds.pld.compose.chernoff_window` for many parts at
-    once, with each part's moment function bounded from above by chords over blocks of
-    :data:`_BLOCK` labels (:func:`_log_chord_moments`: a valid Chernoff bound, wider than the exact
-    moments by about lam^2 _BLOCK^2 / 8 per step in log, a fraction of a percent of the window),
-    so the work per lam is on 1/_BLOCK of the points. lam is chosen as there (the variance from the
-    blocks' masses at their mean labels, which only guides the choice), on blocks of ~256 points.
-
-    Returns:
-      (hi, lo, lo_sup, hi_sup): the bounds on the top and bottom labels (floats, maybe infinite)
-      and (a superset of) the support of the composition.
-    """
+def _window_group(parts: Sequence[tuple[int, np.ndarray, int]]):
+    """One group of parts: its chord blocks (:func:`_blocks`), per part the support ends, total
+    mass and first moment, and its coarse copy (~64 blocks per part, only to choose lam)."""
     mass, d, a, w, part, cstarts, nb = _blocks(parts)
-    counts = np.array([float(c) for _, _, c in parts])
-    cnt_i = np.array([int(c) for _, _, c in parts], dtype=object)
-    # support (a superset): the first and last blocks with mass, from their first and last labels
     has = mass > 0
     big = np.iinfo(np.int64).max
     lo_lab = np.minimum.reduceat(np.where(has, a, big), cstarts)
     hi_lab = np.maximum.reduceat(np.where(has, a + w.astype(np.int64), -big), cstarts)
-    lo_sup = int(np.sum(cnt_i * lo_lab.astype(object)))
-    hi_sup = int(np.sum(cnt_i * hi_lab.astype(object)))
-    # variance (only to choose lam): each block's mass at its mean label
     tot = np.add.reduceat(mass, cstarts)
-    ok = tot > 0
-    safe = np.where(ok, tot, 1.0)
+    safe = np.where(tot > 0, tot, 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         mid = a + np.where(mass > 0, d / np.where(mass > 0, mass, 1.0), 0.0)
     m1 = np.add.reduceat(mass * mid, cstarts) / safe
-    var = float(np.sum(np.where(ok, counts * np.add.reduceat(mass * (mid - np.repeat(m1, nb)) ** 2, cstarts) / safe,
-                                0.0)))
-    lam0 = math.sqrt(2.0 * abs(log_tau) / var) if var > 0 else 1.0
-    lam = np.unique(np.concatenate((lam0 * 2.0 ** np.arange(-4, 7), h * 2.0 ** np.arange(-6, 9))))
-    # coarse blocks (~64 per part) of the chord blocks: only to choose lam
+    m2 = np.add.reduceat(mass * (mid - np.repeat(m1, nb)) ** 2, cstarts)
+    del mid
     r = np.maximum(1, nb // 64)
     nc = -(-nb // r)
     ccst = np.zeros(nb.size, dtype=np.int64)
@@ -579,18 +563,66 @@ def moment_window_batched(parts: Sequence[tuple[int, np.ndarray, int]], h: float
     ca0 = np.minimum.reduceat(a, cst)
     ce = np.maximum.reduceat(a + w.astype(np.int64), cst)
     cd = np.bincount(cid, weights=d + mass * (a - ca0[cid]), minlength=ncs)
-    cw = ce - ca0
-    def bounds(lams, ms, ds, aa, ww, st) -> tuple[np.ndarray, np.ndarray]:
-        up = np.array([float(np.sum(counts * _log_chord_moments(ms, ds, aa, ww, st, float(x), nc))) for x in lams])
-        dn = np.array([float(np.sum(counts * _log_chord_moments(ms, ds, aa, ww, st, -float(x), nc))) for x in lams])
+    fine = (mass, d, a, w, cstarts, nb)
+    return fine, (lo_lab, hi_lab, tot, m2), (cm, cd, ca0, ce - ca0, nc)
+
+
+def moment_window_batched(parts: Sequence[tuple[int, np.ndarray, int]], h: float,
+                          log_tau: float) -> tuple[float, float, int, int]:
+    """The Chernoff window of :func:`rerokit.bounds.pld.compose.chernoff_window` for many parts at
+    once, with each part's moment function bounded from above by chords over blocks of
+    :data:`_BLOCK` labels (:func:`_log_chord_moments`: a valid Chernoff bound, wider than the exact
+    moments by about lam^2 _BLOCK^2 / 8 per step in log, a fraction of a percent of the window),
+    so the work per lam is on 1/_BLOCK of the points. lam is chosen as there (the variance from the
+    blocks' masses at their mean labels, which only guides the choice), on blocks of ~256 points.
+    The parts are processed in groups of about 8 :data:`_BLOCK_POINTS` points (small temporaries);
+    every per-part quantity is the same as on all parts at once, and the sums over parts are
+    taken over all parts together.
+
+    Returns:
+      (hi, lo, lo_sup, hi_sup): the bounds on the top and bottom labels (floats, maybe infinite)
+      and (a superset of) the support of the composition.
+    """
+    groups, i = [], 0
+    sizes = [np.asarray(p).size for _, p, _ in parts]
+    while i < len(parts):
+        j, tot = i + 1, sizes[i]
+        while j < len(parts) and tot + sizes[j] <= 8 * _BLOCK_POINTS:
+            tot += sizes[j]
+            j += 1
+        groups.append(_window_group(parts[i:j]))
+        i = j
+    counts = np.array([float(c) for _, _, c in parts])
+    cnt_i = np.array([int(c) for _, _, c in parts], dtype=object)
+    lo_lab, hi_lab, tot, m2 = (np.concatenate([g[1][k] for g in groups]) for k in range(4))
+    # support (a superset): the first and last blocks with mass, from their first and last labels
+    lo_sup = int(np.sum(cnt_i * lo_lab.astype(object)))
+    hi_sup = int(np.sum(cnt_i * hi_lab.astype(object)))
+    # variance (only to choose lam): each block's mass at its mean label
+    ok = tot > 0
+    safe = np.where(ok, tot, 1.0)
+    var = float(np.sum(np.where(ok, counts * m2 / safe, 0.0)))
+    lam0 = math.sqrt(2.0 * abs(log_tau) / var) if var > 0 else 1.0
+    lam = np.unique(np.concatenate((lam0 * 2.0 ** np.arange(-4, 7), h * 2.0 ** np.arange(-6, 9))))
+    # the coarse copies of all groups together
+    cm, cd, ca0, cw, nc = (np.concatenate([g[2][k] for g in groups]) for k in range(5))
+    ccst = np.zeros(nc.size, dtype=np.int64)
+    ccst[1:] = np.cumsum(nc)[:-1]
+
+    def bounds(lams) -> tuple[np.ndarray, np.ndarray]:
+        up = np.array([float(np.sum(counts * _log_chord_moments(cm, cd, ca0, cw, ccst, float(x), nc))) for x in lams])
+        dn = np.array([float(np.sum(counts * _log_chord_moments(cm, cd, ca0, cw, ccst, -float(x), nc))) for x in lams])
         return np.ceil((up - log_tau) / lams), np.floor((log_tau - dn) / lams)
 
-    cb, ca = bounds(lam, cm, cd, ca0, cw, ccst)
+    def fine(x: float) -> float:  # sum_i T_i log M_i(x) from the chord blocks, group by group
+        return float(np.sum(counts * np.concatenate([_log_chord_moments(*g[0][:5], x, g[0][5]) for g in groups])))
+
+    cb, ca = bounds(lam)
     iu, ia = int(np.argmin(cb)), int(np.argmax(ca))
     pick_u = lam[iu: iu + 1]  # each bound at the best lam of the coarse copy (any lam is valid)
     pick_a = lam[max(0, ia - 1): ia + 2]
-    up = np.array([float(np.sum(counts * _log_chord_moments(mass, d, a, w, cstarts, float(x), nb))) for x in pick_u])
-    dn = np.array([float(np.sum(counts * _log_chord_moments(mass, d, a, w, cstarts, -float(x), nb))) for x in pick_a])
+    up = np.array([fine(float(x)) for x in pick_u])
+    dn = np.array([fine(-float(x)) for x in pick_a])
     hi = float(np.min(np.ceil((up - log_tau) / pick_u)))
     lo = float(np.max(np.floor((log_tau - dn) / pick_a)))
     return hi, lo, lo_sup, hi_sup
