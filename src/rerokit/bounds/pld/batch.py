@@ -501,16 +501,24 @@ def _blocks(parts: Sequence[tuple[int, np.ndarray, int]]):
     return mass, d, a, w, part, cstarts, nb
 
 
-def _log_chord_moments(mass, d, a, w, cstarts, lam: float, reps=None) -> np.ndarray:
+def _log_chord_moments(mass, d, a, w, cstarts, lam: float, reps=None, last=None) -> np.ndarray:
     """Per part an upper bound on log sum_j p_j e^{lam j}: e^{lam j} is convex, so on a block
     [a, a + w] it lies below its chord, e^{lam j} <= e^{lam a} (1 + (j - a) expm1(lam w) / w), and
     the block contributes at most e^{lam a} (P_b + D_b expm1(lam w) / w) (exact for w = 0); the sum
     over blocks as :func:`rerokit.bounds.pld.normal.logsumexp_rows` (terms below e^-700 of the
-    part's largest count as e^-700: rounded up)."""
+    part's largest count as e^-700: rounded up). ``last``: the index of each part's last block, where
+    all other blocks have the full width _BLOCK - 1 (the table's value for it, without a gather)."""
     with np.errstate(divide="ignore", under="ignore", invalid="ignore", over="ignore"):
         v = lam * a
         if w is None:  # point masses at the labels a
             t = np.log(mass)
+        elif last is not None:
+            wt = np.arange(_BLOCK, dtype=float)
+            tab = np.where(wt > 0, np.expm1(lam * wt) / np.maximum(wt, 1.0), 0.0)
+            t = d * tab[_BLOCK - 1]
+            t[last] = d[last] * tab[w[last]]
+            t += mass
+            np.log(t, out=t)
         else:
             if w.dtype.itemsize <= 2 and w.min() >= 0:  # small widths: expm1(lam w) / w from a table
                 wt = np.arange(int(w.max()) + 1, dtype=float)
@@ -563,7 +571,7 @@ def _window_group(parts: Sequence[tuple[int, np.ndarray, int]]):
     ca0 = np.minimum.reduceat(a, cst)
     ce = np.maximum.reduceat(a + w.astype(np.int64), cst)
     cd = np.bincount(cid, weights=d + mass * (a - ca0[cid]), minlength=ncs)
-    fine = (mass, d, a, w, cstarts, nb)
+    fine = (mass, d, a.astype(float), w, cstarts, nb, np.cumsum(nb) - 1)
     return fine, (lo_lab, hi_lab, tot, m2), (cm, cd, ca0, ce - ca0, nc)
 
 
@@ -615,7 +623,8 @@ def moment_window_batched(parts: Sequence[tuple[int, np.ndarray, int]], h: float
         return np.ceil((up - log_tau) / lams), np.floor((log_tau - dn) / lams)
 
     def fine(x: float) -> float:  # sum_i T_i log M_i(x) from the chord blocks, group by group
-        return float(np.sum(counts * np.concatenate([_log_chord_moments(*g[0][:5], x, g[0][5]) for g in groups])))
+        return float(np.sum(counts * np.concatenate([_log_chord_moments(*g[0][:5], x, g[0][5], g[0][6])
+                                                     for g in groups])))
 
     cb, ca = bounds(lam)
     iu, ia = int(np.argmin(cb)), int(np.argmax(ca))
