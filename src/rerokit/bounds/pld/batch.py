@@ -1,13 +1,20 @@
 """Many distinct DP-SGD steps at once: the per-step work of :mod:`rerokit.bounds.pld.step`,
-:func:`rerokit.bounds.pld.compose.chernoff_window` and the builder's mass defect, vectorised across
-steps on one flat array (a schedule whose noise multiplier or sampling rate changes every step, e.g.
-an Opacus noise scheduler, has thousands of distinct steps; one call per step cost ~20 ms each).
+:func:`rerokit.bounds.pld.compose.chernoff_window` and the builder's mass sums, vectorised across
+steps (a schedule whose noise multiplier or sampling rate changes every step, e.g. an Opacus noise
+scheduler, has thousands of distinct steps; one call per step cost ~20 ms each).
 
-Every function here computes the same quantities with the same floating-point expressions as its
-per-step twin (element-wise, so the step masses are bit-identical while the flat array stays below
-:data:`rerokit.bounds.pld.normal.SCIPY_ABOVE` points per chunk; above it scipy's vectorised ``ndtr``
-is used, as the per-step code does for large grids); only sums over a step's points may be taken
-in another order (window choice: any window is valid; mass defect: a proven bound, below).
+The steps are sorted by grid size and cut into blocks of rows of one 2-D array (a row per step,
+padded at its top end by repeating its last grid point, so the padded buckets have zero mass; about
+:data:`_BLOCK_POINTS` points per block: small temporaries, which on a shared machine cost far less
+than fresh large arrays). Every operation of :func:`rerokit.bounds.pld.step.step_from_tails` is
+done on whole blocks with the same floating-point expressions, sums over a step's points in the
+same order (cumulative sums along rows; the per-step loops over the few runs of buckets and the
+flows' recurrences row by row, whose solution is unique), so the steps are bit-identical to
+:func:`rerokit.bounds.pld.step.dpsgd_step_pld` (with the same ``ndtr``: libm's while all steps
+together have few points, else scipy's, as the per-step code for large grids). The exact sums
+(``math.fsum``) of each step's masses are computed vectorised with the same values
+(:func:`exact_excess`). The window is the Chernoff bound on chord blocks (any window is valid),
+in groups of parts with the same per-part values.
 """
 
 from __future__ import annotations

@@ -494,7 +494,8 @@ def step_from_tails(sigma: float, q: float, h: float, direction: str, group_size
       j_lo: the lowest grid label.
       l: the grid points' losses, ``np.arange(j_lo, j_hi + 1) * h``.
       tails: (P(L > l), P(L <= l), Q(L > l), Q(L <= l), x) at those points, as ``_tails_at``
-        computes them (:mod:`rerokit.bounds.pld.batch` computes them for many steps at once).
+        computes them (:mod:`rerokit.bounds.pld.batch` does all of this for many steps at once, on
+        rows of a 2-D array, with the same values).
 
     Returns:
       The :class:`StepPLD`.
