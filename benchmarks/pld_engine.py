@@ -25,7 +25,11 @@ long-double FFTs): 29 / 52 / 52 ms, riskcal x0.73 at T=1e5.
 dp-accounting x35 / x10.0 / x59), alternating history 33 ms (reconstruction_risk 54 ms); the
 2,000-step history of distinct steps (a noise scheduler; batched across steps,
 rerokit.bounds.pld.batch) 9.7 s, 28 s before in the same conditions (59 s under heavier load),
-gamma in [0.0440179, 0.0440218] both ways.
+gamma in [0.0440179, 0.0440218] both ways. 2026-11-26, with the steps as rows of 2-D blocks (the
+same, bit-identical steps), their exact mass sums vectorised and the window in groups, old and new
+interleaved in fresh processes (best of 2, three rounds, load 3.1-3.8): 12.3 / 15.7 / 15.0 s
+against 16.8 / 18.8 / 21.7 s (x1.2-1.45), the same gamma bracket; the 2,000 steps alone 6.4 s
+against 14.7 s, one window 0.41 s against 0.73 s; the three FFT compositions (compose) unchanged.
 
 ``--widths`` (a few minutes): every cell of the issue's grid within 2% (widest 1.1%: sigma 0.3,
 q 1e-4, T 1e6, kappa 1e-30). sigma = 1, q = 1e-4, where one sampled step's jump dominates the tail

@@ -31,7 +31,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from rerokit.bounds.pld.batch import BATCH_MIN, mass_defect_batched, step_plds_batched
+from rerokit.bounds.pld.batch import BATCH_MIN, mass_defect_batched, segment_excesses, step_plds_batched
 from rerokit.bounds.pld.compose import WindowTooWide, compose, compose_inf_mass
 from rerokit.bounds.pld.discrete import Bracket, DiscretePLD, GridPMF, ThresholdTests
 from rerokit.bounds.pld.lowertail import NearOneGrid, near_one_beta
@@ -574,7 +574,7 @@ def _mass_defect(parts: Sequence[tuple[np.ndarray, float, int]]) -> float:
     are probability distributions only up to rounding (about 1e-16 each), and a composition of T
     of them can miss (or gain) T times that; carried as mass outside the window, so a bracket
     near gamma = 1 stays certified once the round-off bound is smaller than it."""
-    if len(parts) >= BATCH_MIN:  # many distinct steps: vectorised, still a proven bound
+    if len(parts) >= BATCH_MIN:  # many distinct steps: the same sums, vectorised
         return mass_defect_batched(parts)
     tot = 0.0
     for pmf, inf, T in parts:
@@ -596,9 +596,11 @@ def _step_rounding(parts: Sequence[tuple[np.ndarray, float, int, float]]) -> flo
     the reversed pair; one entry (a difference of two such sums) twice it.
     """
     tot, excess = 0.0, 0.0
-    for pmf, inf, T, err in parts:
+    # the fsum-exact excesses, vectorised (batch.segment_excesses: the same values)
+    exc = segment_excesses([(pmf, inf) for pmf, inf, _, _ in parts]).tolist()
+    for (_, _, T, err), e in zip(parts, exc):
         tot += T * float(err)
-        excess += T * max(0.0, math.fsum(np.asarray(pmf, dtype=float).tolist() + [float(inf), -1.0]))
+        excess += T * max(0.0, e)
     return tot * math.exp(excess * (1.0 + 1e-9)) * (1.0 + 1e-9)
 
 

@@ -70,7 +70,7 @@ import numpy as np
 from rerokit.bounds.pld.normal import ndtr, normal_isf_log
 
 __all__ = ["StepPLD", "StepTooWide", "dpsgd_step_pld", "step_from_tails", "loss_range", "default_grid_step", "DIRECTIONS",
-           "MAX_STEP_WIDTH", "remove_loss", "loss_tails"]
+           "MAX_STEP_WIDTH", "remove_loss", "loss_tails", "pair_components"]
 
 DIRECTIONS = ("remove", "add", "replace")
 MAX_STEP_WIDTH = 200_000  # grid points of one step's PLD
@@ -308,7 +308,7 @@ def _arg_slack(x: np.ndarray, sigma: float, comps: Sequence[tuple[float, float]]
     return np.where(fin, out, 0.0)
 
 
-def _components(sigma: float, q: float, direction: str, k: int) -> tuple[list, list, float]:
+def pair_components(sigma: float, q: float, direction: str, k: int) -> tuple[list, list, float]:
     """(weight, mean) of the components of P and of Q for ``direction``, and a bound on the
     relative error of the computed binomial weights (k > 1: exp of a sum of lgamma and log terms,
     libm within 2 ulps; k = 1: q exactly and 1 - q rounded once, inside the tails' own budget)."""
@@ -325,6 +325,9 @@ def _components(sigma: float, q: float, direction: str, k: int) -> tuple[list, l
     if direction == "add":
         return [(1.0, 0.0)], mix, rel_w
     return [(1.0 - q, 0.0), (q, 1.0)], [(1.0 - q, 0.0), (q, -1.0)], rel_w
+
+
+_components = pair_components  # (the name the tests use)
 
 
 def _tail_errors(p_gt: np.ndarray, p_le: np.ndarray, slack: np.ndarray, rel_w: float):
@@ -491,7 +494,8 @@ def step_from_tails(sigma: float, q: float, h: float, direction: str, group_size
       j_lo: the lowest grid label.
       l: the grid points' losses, ``np.arange(j_lo, j_hi + 1) * h``.
       tails: (P(L > l), P(L <= l), Q(L > l), Q(L <= l), x) at those points, as ``_tails_at``
-        computes them (:mod:`rerokit.bounds.pld.batch` computes them for many steps at once).
+        computes them (:mod:`rerokit.bounds.pld.batch` does all of this for many steps at once, on
+        rows of a 2-D array, with the same values).
 
     Returns:
       The :class:`StepPLD`.
@@ -501,7 +505,7 @@ def step_from_tails(sigma: float, q: float, h: float, direction: str, group_size
     pb = _bucket_masses(p_gt, p_le)  # bucket (l_j, l_{j+1}], j = j_lo..j_hi-1
     qb = _bucket_masses(q_gt, q_le)
     # proven effect of the tails' rounding (module docstring)
-    comp_p, comp_q, rel_w = _components(sigma, q, direction, group_size)
+    comp_p, comp_q, rel_w = pair_components(sigma, q, direction, group_size)
     ep_gt, ep_le = _tail_errors(p_gt, p_le, _arg_slack(x, sigma, comp_p), rel_w if direction != "add" else 0.0)
     eq_gt, eq_le = _tail_errors(q_gt, q_le, _arg_slack(x, sigma, comp_q), rel_w if direction == "add" else 0.0)
     stat_p = np.concatenate(([float(p_le[0])], pb, [float(p_gt[-1])]))
