@@ -139,30 +139,37 @@ class DiscretePLD(GridPMF):
         return self.inf_mass + self.tail + self.roundoff
 
     @cached_property
-    def top_sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(losses, log p, log Q-mass of the top i+1 atoms, log P-mass of the top i+1 atoms), the
-        two sums as computed (see :attr:`top_sums_error` for their proven errors)."""
+    def _top_sums_and_errors(self) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+                                            tuple[np.ndarray, np.ndarray]]:
+        """:attr:`top_sums` and :attr:`top_sums_error` from one pass (the Q log-sum and its bound
+        come from the same running sum)."""
         l = self.losses
         with np.errstate(divide="ignore"):
             logp = np.log(self.pmf)
             rp = np.log(np.cumsum(self.pmf[::-1].astype(np.longdouble)).astype(float))
-        rq, _ = prefix_logsumexp((logp - l)[::-1])
-        return l, logp, rq, rp
+        rq, q_err = prefix_logsumexp((logp - l)[::-1])
+        # P: a long double cumulative sum of non-negative terms errs by at most n u_ld relative
+        # (Higham 2002, Sec. 4.2), its conversion to double by u, and libm's log by 2 ulps of the result
+        u_ld = float(np.finfo(np.longdouble).eps) / 2.0
+        n = np.arange(1, rp.size + 1, dtype=float)
+        with np.errstate(invalid="ignore"):
+            p_err = 1.01 * (n * u_ld + _U) + 2.0 * _U * np.where(np.isfinite(rp), np.abs(rp), 0.0)
+        return (l, logp, rq, rp), (q_err, p_err)
 
-    @cached_property
+    @property
+    def top_sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(losses, log p, log Q-mass of the top i+1 atoms, log P-mass of the top i+1 atoms), the
+        two sums as computed (see :attr:`top_sums_error` for their proven errors)."""
+        return self._top_sums_and_errors[0]
+
+    @property
     def top_sums_error(self) -> tuple[np.ndarray, np.ndarray]:
         """Bounds on |computed - exact| of :attr:`top_sums`' two log sums (absolute, in log).
 
         Q: the running log-sum-exp's proven bound (:mod:`rerokit.bounds.pld.logsum`). P: a long
         double cumulative sum of non-negative terms errs by at most n u_ld relative (Higham 2002,
         Sec. 4.2), its conversion to double by u, and libm's log by 2 ulps of the result."""
-        l, logp, _, rp = self.top_sums
-        _, q_err = prefix_logsumexp((logp - l)[::-1])
-        u_ld = float(np.finfo(np.longdouble).eps) / 2.0
-        n = np.arange(1, rp.size + 1, dtype=float)
-        with np.errstate(invalid="ignore"):
-            p_err = 1.01 * (n * u_ld + _U) + 2.0 * _U * np.where(np.isfinite(rp), np.abs(rp), 0.0)
-        return q_err, p_err
+        return self._top_sums_and_errors[1]
 
     # ------------------------------------------------------------------ composition
 
