@@ -53,6 +53,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+from typing import Any
 
 import numpy as np
 from _timing import best_time
@@ -78,6 +79,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--widths", action="store_true",
                     help="also the width grid (sigma 0.3-20, q 1e-4-1, T 1-1e6, kappa 1e-3-1e-30; a few minutes)")
+    ap.add_argument("--mid", action="store_true",
+                    help="only the mid-length rows against riskcal (sigma 2, 3, 5; q 1e-3; T 3e3-1e5; kappa 1e-3-1e-9)")
     args = ap.parse_args()
     print(f"load average {os.getloadavg()} (measured on a loaded shared machine)")
     try:
@@ -85,6 +88,9 @@ def main() -> None:
     except ImportError:
         get_beta_for_dpsgd = None
     rero_dpsgd(1.0, 0.1, 10, 0.01, comparisons=False)  # warm-up (imports)
+    if args.mid:
+        mid_rows(get_beta_for_dpsgd, args.repeats)
+        return
     print(f"\ngamma at kappa={KAPPA}: time (ms), ratio peer/rerokit")
     for sigma, q, T in ROWS:
         t_r, b = best_time(lambda: rero_dpsgd(sigma, q, T, KAPPA, comparisons=False), args.repeats)
@@ -122,6 +128,36 @@ def main() -> None:
         print(f"  sigma={sigma} q={q} T={T}: " + "  ".join(cells))
     if args.widths:
         width_grid()
+
+
+MID_SIGMAS = (2.0, 3.0, 5.0)
+MID_Q = 1e-3
+MID_TS = (3_000, 10_000, 30_000, 100_000)
+MID_KAPPAS = (1e-3, 1e-6, 1e-9)
+
+
+def mid_rows(get_beta_for_dpsgd: Any, repeats: int) -> None:
+    """Mid-length schedules (T 3e3-1e5), where riskcal was the faster: rerokit's certified bracket
+    (warm: the process's first call at a small level is made before timing) against riskcal's
+    ``get_beta_for_dpsgd`` in the same run, each the best of ``repeats``; ratio riskcal / rerokit
+    (> 1: rerokit faster), and the geometric mean of the ratios."""
+    rero_dpsgd(2.0, MID_Q, 1000, 1e-9, comparisons=False)  # warm-up of the small-level path
+    print(f"\nmid-length rows, q={MID_Q}: time (ms), ratio riskcal/rerokit, rerokit's relative width")
+    logs = []
+    for sigma in MID_SIGMAS:
+        for T in MID_TS:
+            cells = []
+            for kappa in MID_KAPPAS:
+                t_r, b = best_time(lambda: rero_dpsgd(sigma, MID_Q, T, kappa, comparisons=False), repeats)
+                cell = f"{kappa:g}: {t_r * 1e3:6.1f}"
+                if get_beta_for_dpsgd is not None:
+                    t_c, _ = best_time(lambda: get_beta_for_dpsgd(sigma, MID_Q, T, kappa), repeats)
+                    cell += f" vs {t_c * 1e3:5.1f} (x{t_c / t_r:.2f})"
+                    logs.append(math.log(t_c / t_r))
+                cells.append(cell + f" w {(b.value - b.interval[0]) / b.value:.0e}")
+            print(f"  sigma={sigma} T={T:>6}: " + " | ".join(cells), flush=True)
+    if logs:
+        print(f"  geometric mean of riskcal/rerokit: x{math.exp(sum(logs) / len(logs)):.2f}")
 
 
 WIDTH_SIGMAS = (0.3, 1.0, 4.0, 20.0)

@@ -735,7 +735,7 @@ def _exact_power_once(
     redo = np.zeros(lks.shape, dtype=bool)
     done = np.zeros(lks.shape, dtype=bool)
     pred = up - low
-    if pld.precision != "extended":
+    if pld.precision == "double":
         ro_up = pld.upper.roundoff
         t = pld.tests if pld.lower else None
 
@@ -788,7 +788,7 @@ def _exact_power_once(
         if math.exp(up_t) * 0.9 > floor or (up_t - lo_t) < 0.09:
             floored[i] = False
     up = np.exp(log_up)
-    if pld.precision != "extended":
+    if pld.precision == "double":
         late = ~done & (pred < 0.8 * (up - low)) & ~_narrow_enough(up, low)
         if late.any():
             _extend(np.nonzero(late)[0])

@@ -8,7 +8,7 @@ and lands inside it, so each computed entry is >= the exact one up to round-off.
 
 Round-off (proven, a priori for the transforms, carried through the powers exactly). numpy 2.x
 computes ``rfft``/``irfft`` with pocketfft's ``rfftp`` (the FFTPACK real passes radf2/radf3/radf4 and
-radb2/radb3/radb4 for the sizes 2^k and 3 * 2^k that :func:`fft_size` returns), in long double. Each
+radb2/radb3/radb4 for the sizes 2^k, 3 * 2^k and 9 * 2^k that :func:`fft_size` returns), in long double. Each
 pass forms unit-modulus combinations of partial DFTs over disjoint residue classes, so with
 per-pass constants theta_r (twiddle accuracy, one complex multiplication, and the pass's additions
 and constant products counted from the source) the error of every output is at most
@@ -87,11 +87,13 @@ class Composed:
 
 
 def fft_size(n: int) -> int:
-    """Smallest 2^k or 3 * 2^k >= n (both fast in pocketfft), at least 16."""
-    m = 1 << max(4, (n - 1).bit_length())
-    if 3 * (m >> 2) >= n:
-        return 3 * (m >> 2)
-    return m
+    """Smallest 2^k, 3 * 2^k or 9 * 2^k >= n, at least 16: pocketfft's real transforms of these
+    lengths run radix-4 and -2 passes and at most two radix-3 ones (:func:`fft_factors`; round-off
+    proven by :func:`fft_error_constant`, at most about 5 % above that of the next 2^k), and the
+    sizes are at most a third above n (2^k and 3 * 2^k alone: up to a half). More factors 3 would
+    pad less but cost about twice the round-off per level of the transform each."""
+    n = max(int(n), 16)
+    return min(m << max(0, (-(-n // m) - 1).bit_length()) for m in (1, 3, 9))
 
 
 def fft_factors(n: int) -> list[int]:
@@ -276,10 +278,11 @@ def compose(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_tau: flo
     on x86: about 5x slower, 2^11 times smaller round-off), with the proven round-off bound of the
     module docstring at that unit roundoff either way; ``"mixed"`` takes the forward transforms
     and the powers in long double and the inverse in double (the spectrum rounded to complex128,
-    u |Y_k| more error per frequency, then the double inverse's constant): the T-fold amplified
-    forward error, which dominates the double bound, stays at long double's size, while the
-    inverse, whose error is not amplified, costs a double transform (about half the time of
-    ``"extended"``). Frequencies whose spectrum bound
+    u |Y_k| more error per frequency, then the double inverse's constant) where that at most
+    doubles the proven round-off (long schedules, whose narrow spectrum makes the inverse's error
+    small), else in long double: the T-fold amplified forward error, which dominates the double
+    bound, stays at long double's size, while the inverse, whose error is not amplified, costs a
+    double transform (about 0.6 of the time of ``"extended"``). Frequencies whose spectrum bound
     prod_i a_i^{T_i} falls below 1e-30 are set to 0 and carry that bound as their error (their
     exact value is no larger), so the powers and the error bookkeeping run only on the
     frequencies that matter (a few hundred for long schedules).
@@ -373,8 +376,19 @@ def compose(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_tau: flo
         idx = sel[keep] if idx is None else idx[sel[keep]]
         off_tot += count * off
     if ext and not inv_ext and spec is not None:
-        # "mixed": the spectrum rounded to complex128 (each part to nearest: |error| <= u |Y_hat_k|,
-        # u of double), then the inverse in double, with the double transform's constant
+        # "mixed": the inverse in double where its error (the l1 form below, at double's u) is at most
+        # what the long double one would leave (the forward/powers' part and its own): the proven
+        # round-off then at most doubles; else (short schedules: a wide spectrum) in long double
+        w2_live = w2 if idx is None else w2[idx]
+        mod = np.abs(spec).astype(float)
+        y1_ = float(np.sum(w2_live * mod))
+        fwd = math.sqrt(n / nfft) * (math.sqrt(float(np.sum(w2_live * err * err))) + dead) + n * eps_f * y1_ / nfft
+        inv_d = n * fft_error_constant(nfft, _U) * y1_ / nfft + math.sqrt(n / nfft) * _U * math.sqrt(
+            float(np.sum(w2_live * mod * mod)))
+        inv_ext = inv_d > fwd
+    if ext and not inv_ext and spec is not None:
+        # the spectrum rounded to complex128 (each part to nearest: |error| <= u |Y_hat_k|, u of
+        # double), then the inverse in double, with the double transform's constant
         spec = spec.astype(np.complex128)
         err = err + _U * np.abs(spec) * (1.0 + 1e-12)
         u = _U
