@@ -139,7 +139,7 @@ class SchedulePLD:
             other = SchedulePLD(self.segments, self.h, self.group_size, self.lower, self.add_direction,
                                 self.log_tau, "mixed")
             for key, value in self._built.items():
-                if isinstance(key, tuple) and key[0] == "parts":
+                if isinstance(key, tuple) and key[0] in ("parts", "window"):  # the windows do not depend on the arithmetic
                     other._built[key] = value
             self._built["extended"] = other
         return self._built["extended"]
@@ -215,13 +215,20 @@ class SchedulePLD:
         inf = compose_inf_mass(infs)
         if not parts:
             return DiscretePLD(self.h, 0, np.zeros(1), 0.0, 0.0, 0.0, inf)
-        c = compose(parts, self.h, self.log_tau, precision=self.precision)
+        c = self._compose_windowed(("window", direction), parts)
         # the grid steps' masses are rounded upwards in the stochastic order (rerokit.bounds.pld.step:
         # their masses' rounding needs no allowance); the near-noiseless atoms' masses are rounded
         defect = _mass_defect([(np.array([m]), p_inf, T) for _, m, p_inf, T in atoms]) if atoms else 0.0
         # the grid points' loss error is a shift of the losses
         shift = sum(T * st.loss_shift for st, T in steps) * (1.0 + 1e-9)
         return DiscretePLD(self.h, c.offset, c.pmf, c.tail + defect, c.roundoff, c.entry_roundoff, inf, shift)
+
+    def _compose_windowed(self, key: tuple[str, str], parts: list) -> Any:
+        """:func:`compose` on the Chernoff window kept under ``key`` (the same parts' window, from a
+        composition in another arithmetic: :meth:`extended`), else on a new one, which is kept."""
+        c = compose(parts, self.h, self.log_tau, window=self._built.get(key), precision=self.precision)
+        self._built[key] = (c.offset, c.offset + c.pmf.size - 1)
+        return c
 
     def _get(self, name: str, build) -> Any:
         if name not in self._built:
@@ -275,8 +282,8 @@ class SchedulePLD:
                 return ThresholdTests(z, z)
             pp = [(st.j_lo - 1, st.stat_p, T) for st, T in steps]
             qq = [(st.j_lo - 1, st.stat_q, T) for st, T in steps]
-            cp = compose(pp, self.h, self.log_tau, precision=self.precision)
-            cq = compose(qq, self.h, self.log_tau, precision=self.precision)
+            cp = self._compose_windowed(("window", "stat_p"), pp)
+            cq = self._compose_windowed(("window", "stat_q"), qq)
             # the steps' masses are rounded in the safe stochastic order for the tests S >= s
             # (rerokit.bounds.pld.step); the reversed tests S <= s allow for their prefix errors
             rp = _step_rounding([(st.stat_p, 0.0, T, st.stat_rev_err[0]) for st, T in steps])

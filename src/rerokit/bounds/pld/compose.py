@@ -345,7 +345,9 @@ def compose(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_tau: flo
         # zeroed frequencies: every exact |X_k| <= sum_j x_j, so their bound grows by (mass + e)^T
         if dead > 0.0:
             dead *= math.exp(count * math.log(mass + e)) * (1.0 + 1e-12)
-        a = np.abs(X).astype(float) * (1.0 + 1e-15) + e  # >= |X_k| and >= |X_hat_k|
+        # >= |X_k| and >= |X_hat_k| (long double spectra: their modulus taken after rounding to
+        # complex128, within 3u of |X_hat_k|, which the factor covers; 7x faster than the long double abs)
+        a = np.abs(X.astype(np.complex128) if ext else X) * (1.0 + 1e-15) + e
         rho = math.expm1((count - 1) * math.log1p(math.sqrt(5.0) * u)) * (1.0 + 1e-6)
         # frequencies with mag a^T (1 + rho) <= 1e-30 (a cheap test against the largest mag): zeroed
         big_mag = float(np.max(mag)) if mag.size else 1.0
