@@ -245,19 +245,39 @@ class DiscretePLD(GridPMF):
             d = np.exp(lp) * -np.expm1(np.minimum(0.0, eps + lq - lp))
         return np.where(cnt > 0, d, 0.0) + self.error
 
-    def log_null_mass_above(self, eps: np.ndarray, strict: bool = True) -> np.ndarray:
+    def log_null_mass_above(self, eps: np.ndarray, strict: bool = True, side: int = 0) -> np.ndarray:
         """log of the Q-mass of the atoms with loss > eps (``strict``) or >= eps.
+
+        The running log-sum of :attr:`top_sums` carries its proven error
+        (:mod:`rerokit.bounds.pld.logsum`): ``side`` = -1 / +1 returns a certified lower / upper bound
+        on the exact log of the stored atoms' Q-mass (the computed value minus / plus that error,
+        rounded outwards by one ulp), 0 the computed value. The symmetrised trade-off curve
+        (:mod:`rerokit.bounds.tradeoff`) uses the computed value: there it picks a vertex (any vertex
+        gives a valid bound) and the levels of two certified tests joined by a chord (valid at any
+        levels, the tests being evaluated at the same ones).
 
         Args:
           eps: real numbers.
           strict: ">" (default) or ">=".
+          side: -1, 0 (default) or +1.
 
         Returns:
           Array of logs (-inf where no atom qualifies).
+
+        Raises:
+          ValueError: if ``side`` is not -1, 0 or 1.
         """
+        if side not in (-1, 0, 1):
+            raise ValueError(f"side must be -1, 0 or 1, got {side!r}")
         l, _, rq, _ = self.top_sums
         cnt = l.size - np.searchsorted(l, eps, side="right" if strict else "left")
-        return np.where(cnt > 0, rq[np.maximum(cnt - 1, 0)], -np.inf)
+        top = np.maximum(cnt - 1, 0)
+        val = rq[top]
+        if side:
+            q_err = self.top_sums_error[0]
+            with np.errstate(invalid="ignore"):  # -inf: an empty (exactly zero) sum stays -inf
+                val = np.where(np.isfinite(val), np.nextafter(val + side * q_err[top], side * np.inf), val)
+        return np.where(cnt > 0, val, -np.inf)
 
     def epsilon(self, delta: float) -> float:
         """Smallest eps >= 0 with this PLD's delta(eps) (errors included) <= ``delta``.
