@@ -13,6 +13,20 @@ certified bracket's relative width (upper - lower) / upper over a grid of kappa.
 
 Timings on a shared machine are noisy; each is the best of ``--repeats`` runs.
 
+``--mid``: only the mid-length rows (sigma 2, 3, 5; q 1e-3; T 3e3, 1e4, 3e4, 1e5; kappa 1e-3, 1e-6,
+1e-9) against riskcal in the same run, with the geometric mean of the ratios. Measured 2026-11-26 at
+load 3-4 (shared 2-core machine), ``--repeats 5``, the previous engine and this one back to back:
+geometric mean riskcal/rerokit x0.41 before, x0.73 after. kappa 1e-3: 23-79 ms before (x0.47-2.05),
+18-56 ms after (x0.78-3.35; riskcal's own times varied 2x between the two runs); kappa 1e-6: 55-211 ms
+before (x0.14-0.55), 19-98 ms after (x0.45-1.25; T 3e3-1e4 no longer recomposed in extended precision,
+brackets 3e-4-1.3e-3, were 4e-6-2e-5; T 3e4-1e5 recomposed in mixed precision, 2x faster); kappa 1e-9:
+46-163 ms before, 62-140 ms after (the far-tail tilt, rerokit.bounds.pld.tilt, unchanged: x0.16-1.04).
+What changed: the log-sums of the top sums in linear space (pld.logsum; one pass, was two), FFT sizes
+2^k, 3 * 2^k or 9 * 2^k (pocketfft; was 2^k or 3 * 2^k: 73728 points instead of 98304 at T 1e4), the
+extended recomposition in "mixed" precision on the double one's windows, the max test without
+scipy.special (the first small-level call of a process: 89 ms against 630 ms, which imported it). Main
+rows in the same conditions (``--repeats 3``): 62 / 55 / 45 ms before, 42 / 32 / 25 ms after.
+
 Measured 2026-11-25 on a loaded shared 2-core machine (load ~4.9), ``--repeats 5``: T=1e3 rerokit
 22 ms (riskcal x29, dp-accounting x35); T=1e5 18.5 ms (riskcal x2.25, dp-accounting x9.9; the
 riskcal ratio was 1.7-2.2 over other runs and interleaved loops at load 4-5); T=1e6 16 ms (riskcal
