@@ -13,6 +13,20 @@ certified bracket's relative width (upper - lower) / upper over a grid of kappa.
 
 Timings on a shared machine are noisy; each is the best of ``--repeats`` runs.
 
+``--mid``: only the mid-length rows (sigma 2, 3, 5; q 1e-3; T 3e3, 1e4, 3e4, 1e5; kappa 1e-3, 1e-6,
+1e-9) against riskcal in the same run, with the geometric mean of the ratios. Measured 2026-11-26 at
+load 3-4 (shared 2-core machine), ``--repeats 5``, the previous engine and this one back to back:
+geometric mean riskcal/rerokit x0.41 before, x0.73 after. kappa 1e-3: 23-79 ms before (x0.47-2.05),
+18-56 ms after (x0.78-3.35; riskcal's own times varied 2x between the two runs); kappa 1e-6: 55-211 ms
+before (x0.14-0.55), 19-98 ms after (x0.45-1.25; T 3e3-1e4 no longer recomposed in extended precision,
+brackets 3e-4-1.3e-3, were 4e-6-2e-5; T 3e4-1e5 recomposed in mixed precision, 2x faster); kappa 1e-9:
+46-163 ms before, 62-140 ms after (the far-tail tilt, rerokit.bounds.pld.tilt, unchanged: x0.16-1.04).
+What changed: the log-sums of the top sums in linear space (pld.logsum; one pass, was two), FFT sizes
+2^k, 3 * 2^k or 9 * 2^k (pocketfft; was 2^k or 3 * 2^k: 73728 points instead of 98304 at T 1e4), the
+extended recomposition in "mixed" precision on the double one's windows, the max test without
+scipy.special (the first small-level call of a process: 89 ms against 630 ms, which imported it). Main
+rows in the same conditions (``--repeats 3``): 62 / 55 / 45 ms before, 42 / 32 / 25 ms after.
+
 Measured 2026-11-25 on a loaded shared 2-core machine (load ~4.9), ``--repeats 5``: T=1e3 rerokit
 22 ms (riskcal x29, dp-accounting x35); T=1e5 18.5 ms (riskcal x2.25, dp-accounting x9.9; the
 riskcal ratio was 1.7-2.2 over other runs and interleaved loops at load 4-5); T=1e6 16 ms (riskcal
@@ -65,6 +79,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+from typing import Any
 
 import numpy as np
 from _timing import best_time
@@ -90,6 +105,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--widths", action="store_true",
                     help="also the width grid (sigma 0.3-20, q 1e-4-1, T 1-1e6, kappa 1e-3-1e-30; a few minutes)")
+    ap.add_argument("--mid", action="store_true",
+                    help="only the mid-length rows against riskcal (sigma 2, 3, 5; q 1e-3; T 3e3-1e5; kappa 1e-3-1e-9)")
     args = ap.parse_args()
     print(f"load average {os.getloadavg()} (measured on a loaded shared machine)")
     try:
@@ -97,6 +114,9 @@ def main() -> None:
     except ImportError:
         get_beta_for_dpsgd = None
     rero_dpsgd(1.0, 0.1, 10, 0.01, comparisons=False)  # warm-up (imports)
+    if args.mid:
+        mid_rows(get_beta_for_dpsgd, args.repeats)
+        return
     print(f"\ngamma at kappa={KAPPA}: time (ms), ratio peer/rerokit")
     for sigma, q, T in ROWS:
         t_r, b = best_time(lambda: rero_dpsgd(sigma, q, T, KAPPA, comparisons=False), args.repeats)
@@ -134,6 +154,36 @@ def main() -> None:
         print(f"  sigma={sigma} q={q} T={T}: " + "  ".join(cells))
     if args.widths:
         width_grid()
+
+
+MID_SIGMAS = (2.0, 3.0, 5.0)
+MID_Q = 1e-3
+MID_TS = (3_000, 10_000, 30_000, 100_000)
+MID_KAPPAS = (1e-3, 1e-6, 1e-9)
+
+
+def mid_rows(get_beta_for_dpsgd: Any, repeats: int) -> None:
+    """Mid-length schedules (T 3e3-1e5), where riskcal was the faster: rerokit's certified bracket
+    (warm: the process's first call at a small level is made before timing) against riskcal's
+    ``get_beta_for_dpsgd`` in the same run, each the best of ``repeats``; ratio riskcal / rerokit
+    (> 1: rerokit faster), and the geometric mean of the ratios."""
+    rero_dpsgd(2.0, MID_Q, 1000, 1e-9, comparisons=False)  # warm-up of the small-level path
+    print(f"\nmid-length rows, q={MID_Q}: time (ms), ratio riskcal/rerokit, rerokit's relative width")
+    logs = []
+    for sigma in MID_SIGMAS:
+        for T in MID_TS:
+            cells = []
+            for kappa in MID_KAPPAS:
+                t_r, b = best_time(lambda: rero_dpsgd(sigma, MID_Q, T, kappa, comparisons=False), repeats)
+                cell = f"{kappa:g}: {t_r * 1e3:6.1f}"
+                if get_beta_for_dpsgd is not None:
+                    t_c, _ = best_time(lambda: get_beta_for_dpsgd(sigma, MID_Q, T, kappa), repeats)
+                    cell += f" vs {t_c * 1e3:5.1f} (x{t_c / t_r:.2f})"
+                    logs.append(math.log(t_c / t_r))
+                cells.append(cell + f" w {(b.value - b.interval[0]) / b.value:.0e}")
+            print(f"  sigma={sigma} T={T:>6}: " + " | ".join(cells), flush=True)
+    if logs:
+        print(f"  geometric mean of riskcal/rerokit: x{math.exp(sum(logs) / len(logs)):.2f}")
 
 
 WIDTH_SIGMAS = (0.3, 1.0, 4.0, 20.0)

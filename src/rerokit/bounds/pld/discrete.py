@@ -139,30 +139,39 @@ class DiscretePLD(GridPMF):
         return self.inf_mass + self.tail + self.roundoff
 
     @cached_property
-    def top_sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(losses, log p, log Q-mass of the top i+1 atoms, log P-mass of the top i+1 atoms), the
-        two sums as computed (see :attr:`top_sums_error` for their proven errors)."""
+    def _top_sums_and_errors(self) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+                                            tuple[np.ndarray, np.ndarray]]:
+        """:attr:`top_sums` and :attr:`top_sums_error` from one pass (the Q log-sum and its bound
+        come from the same running sum)."""
         l = self.losses
+        logp, logq, q_in = _log_q_terms(self.pmf, l)
         with np.errstate(divide="ignore"):
-            logp = np.log(self.pmf)
             rp = np.log(np.cumsum(self.pmf[::-1].astype(np.longdouble)).astype(float))
-        rq, _ = prefix_logsumexp((logp - l)[::-1])
-        return l, logp, rq, rp
-
-    @cached_property
-    def top_sums_error(self) -> tuple[np.ndarray, np.ndarray]:
-        """Bounds on |computed - exact| of :attr:`top_sums`' two log sums (absolute, in log).
-
-        Q: the running log-sum-exp's proven bound (:mod:`rerokit.bounds.pld.logsum`). P: a long
-        double cumulative sum of non-negative terms errs by at most n u_ld relative (Higham 2002,
-        Sec. 4.2), its conversion to double by u, and libm's log by 2 ulps of the result."""
-        l, logp, _, rp = self.top_sums
-        _, q_err = prefix_logsumexp((logp - l)[::-1])
+        rq, q_err = prefix_logsumexp(logq[::-1])
+        q_err = q_err + np.maximum.accumulate(q_in[::-1])  # the terms' own rounding (_log_q_terms)
+        # P: a long double cumulative sum of non-negative terms errs by at most n u_ld relative
+        # (Higham 2002, Sec. 4.2), its conversion to double by u, and libm's log by 2 ulps of the result
         u_ld = float(np.finfo(np.longdouble).eps) / 2.0
         n = np.arange(1, rp.size + 1, dtype=float)
         with np.errstate(invalid="ignore"):
             p_err = 1.01 * (n * u_ld + _U) + 2.0 * _U * np.where(np.isfinite(rp), np.abs(rp), 0.0)
-        return q_err, p_err
+        return (l, logp, rq, rp), (q_err, p_err)
+
+    @property
+    def top_sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(losses, log p, log Q-mass of the top i+1 atoms, log P-mass of the top i+1 atoms), the
+        two sums as computed (see :attr:`top_sums_error` for their proven errors)."""
+        return self._top_sums_and_errors[0]
+
+    @property
+    def top_sums_error(self) -> tuple[np.ndarray, np.ndarray]:
+        """Bounds on |computed - exact| of :attr:`top_sums`' two log sums (absolute, in log).
+
+        Q: the running log-sum-exp's proven bound (:mod:`rerokit.bounds.pld.logsum`), plus the
+        largest rounding of its terms log p_i - l_i so far (:func:`_log_q_terms`). P: a long
+        double cumulative sum of non-negative terms errs by at most n u_ld relative (Higham 2002,
+        Sec. 4.2), its conversion to double by u, and libm's log by 2 ulps of the result."""
+        return self._top_sums_and_errors[1]
 
     # ------------------------------------------------------------------ composition
 
@@ -238,19 +247,39 @@ class DiscretePLD(GridPMF):
             d = np.exp(lp) * -np.expm1(np.minimum(0.0, eps + lq - lp))
         return np.where(cnt > 0, d, 0.0) + self.error
 
-    def log_null_mass_above(self, eps: np.ndarray, strict: bool = True) -> np.ndarray:
+    def log_null_mass_above(self, eps: np.ndarray, strict: bool = True, side: int = 0) -> np.ndarray:
         """log of the Q-mass of the atoms with loss > eps (``strict``) or >= eps.
+
+        The running log-sum of :attr:`top_sums` carries its proven error
+        (:mod:`rerokit.bounds.pld.logsum`): ``side`` = -1 / +1 returns a certified lower / upper bound
+        on the exact log of the stored atoms' Q-mass (the computed value minus / plus that error,
+        rounded outwards by one ulp), 0 the computed value. The symmetrised trade-off curve
+        (:mod:`rerokit.bounds.tradeoff`) uses the computed value: there it picks a vertex (any vertex
+        gives a valid bound) and the levels of two certified tests joined by a chord (valid at any
+        levels, the tests being evaluated at the same ones).
 
         Args:
           eps: real numbers.
           strict: ">" (default) or ">=".
+          side: -1, 0 (default) or +1.
 
         Returns:
           Array of logs (-inf where no atom qualifies).
+
+        Raises:
+          ValueError: if ``side`` is not -1, 0 or 1.
         """
+        if side not in (-1, 0, 1):
+            raise ValueError(f"side must be -1, 0 or 1, got {side!r}")
         l, _, rq, _ = self.top_sums
         cnt = l.size - np.searchsorted(l, eps, side="right" if strict else "left")
-        return np.where(cnt > 0, rq[np.maximum(cnt - 1, 0)], -np.inf)
+        top = np.maximum(cnt - 1, 0)
+        val = rq[top]
+        if side:
+            q_err = self.top_sums_error[0]
+            with np.errstate(invalid="ignore"):  # -inf: an empty (exactly zero) sum stays -inf
+                val = np.where(np.isfinite(val), np.nextafter(val + side * q_err[top], side * np.inf), val)
+        return np.where(cnt > 0, val, -np.inf)
 
     def epsilon(self, delta: float) -> float:
         """Smallest eps >= 0 with this PLD's delta(eps) (errors included) <= ``delta``.
@@ -270,13 +299,12 @@ class DiscretePLD(GridPMF):
             return math.inf
         l = self.losses
         p = self.pmf
-        with np.errstate(divide="ignore"):
-            logq = np.log(p) - l
+        _, logq, q_in = _log_q_terms(p, l)
         # delta at the grid points rounded up: the P-sums up (a cumulative sum of n non-negative
         # terms errs by < n u relative), the Q-sums down (their proven log-sum error)
         p_ge = np.concatenate((np.cumsum(p[::-1])[::-1], [0.0])) * (1.0 + 1.01 * p.size * _U)
         lq_ge, lq_err = suffix_logsumexp(logq)
-        lq_ge = lq_ge - lq_err
+        lq_ge = lq_ge - lq_err - np.concatenate((np.maximum.accumulate(q_in[::-1])[::-1], [0.0]))
         with np.errstate(over="ignore", invalid="ignore"):
             d_grid = inf + p_ge[1:] - np.exp(l + lq_ge[1:])  # delta at eps = l_k
         d_grid = np.where(np.isnan(d_grid), inf + p_ge[1:], d_grid)
@@ -327,6 +355,22 @@ class DiscretePLD(GridPMF):
                 lg = np.logaddexp(lg, math.log(allowance))
         lg = np.where(full, 0.0, np.minimum(0.0, lg))
         return lg, np.where(full, -np.inf, l[k] + self.loss_shift)
+
+
+def _log_q_terms(pmf: np.ndarray, l: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(log p_i, log q_i = log p_i - l_i, a bound on |computed log q_i - exact|) for atoms of P-mass
+    p_i at losses l_i = (offset + i) h (computed as one rounded product: u |l_i|).
+
+    numpy's log is within 4 ulps (8u |log p_i|; measured in tests/bounds/pld/test_logsum_linear.py) and
+    the subtraction rounds once (u |log q_i|): 1.01 u (8 |log p_i| + |l_i| + |log q_i|) (-inf terms are
+    exact). A sum of terms each off by a factor e^{d_i} is off by at most max |d_i| in log, so the
+    largest bound among the terms summed is added to a log-sum's own bound."""
+    with np.errstate(divide="ignore"):
+        logp = np.log(pmf)
+    logq = logp - l
+    with np.errstate(invalid="ignore"):
+        err = np.where(np.isfinite(logq), 1.01 * _U * (8.0 * np.abs(logp) + np.abs(l) + np.abs(logq)), 0.0)
+    return logp, logq, err
 
 
 def _widened(g: GridPMF, err: float) -> GridPMF:

@@ -15,6 +15,17 @@ with the derivative's actual size, e^{s_{j-1} - s_j}, the tighter e^{-s_j} sum_{
 The bound carries 2 u (|s_j| + 3) per step, twice the first-order value, which covers the
 second-order terms and evaluating |s_j| at the computed value. A step whose new term is -inf (or
 whose sum so far is -inf) is exact.
+
+Faster, where every finite term lies in [-700, 690] (the engine's PLDs, a = log p - l, almost
+always): the sums in linear space, t_j = exp(a_j) by numpy's vectorised exp (assumed within 4 ulps,
+twice the libm assumption, as numpy may dispatch to SIMD code; measured <= 0.7 ulp in the tests:
+relative 8u, the results normal), summed in long double (recursive summation of non-negative terms
+errs by at most gamma_j = j u_ld / (1 - j u_ld) relative; Higham 2002, Sec. 4.2), rounded to double
+(u; no overflow below 1e8 terms: e^690 1e8 < 1.8e308) and logged by numpy's log (4 ulps of the
+result assumed: 8u |s_j|). So |s_hat_j - s_j| <= -log(1 - theta_j) + 8u |s_j| with
+theta_j = (1 + 8u)(1 + gamma_j)(1 + u) - 1, carried as 1.01 (9u + j u_ld + 8u |s_hat_j|): far
+tighter than the running log-sum's cumulative bound, and several times faster (one exp and one log
+per term, no accumulate of logaddexp). Up to the second finite term a sum is that one term, exact.
 """
 
 from __future__ import annotations
@@ -24,10 +35,37 @@ import numpy as np
 __all__ = ["prefix_logsumexp", "suffix_logsumexp"]
 
 _U = float(np.finfo(float).eps) / 2.0  # unit round-off of double
+_U_LD = float(np.finfo(np.longdouble).eps) / 2.0  # unit round-off of numpy's long double
+_LINEAR_RANGE = (-700.0, 690.0)  # finite terms in this range: the linear-space sums (module docstring)
+_LINEAR_MAX_TERMS = 10**8
+
+
+def _prefix_linear(a: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`prefix_logsumexp` in linear space (module docstring), or None where a finite term lies
+    outside :data:`_LINEAR_RANGE` (or there are too many terms)."""
+    fin = np.isfinite(a)
+    if a.size > _LINEAR_MAX_TERMS or not fin.any():
+        return None
+    live = a[fin]
+    if float(np.min(live)) < _LINEAR_RANGE[0] or float(np.max(live)) > _LINEAR_RANGE[1]:
+        return None
+    t = np.exp(a)  # -inf -> 0 exactly
+    with np.errstate(divide="ignore"):
+        s = np.log(np.cumsum(t.astype(np.longdouble)).astype(float))
+    j = np.arange(1, a.size + 1, dtype=float)
+    err = np.where(np.isfinite(s), 1.01 * (9.0 * _U + j * _U_LD + 8.0 * _U * np.abs(np.where(np.isfinite(s), s, 0.0))),
+                   0.0)
+    # up to the second finite term the sum is one term: exact (as in the running log-sum)
+    first = np.flatnonzero(fin)[:2]
+    stop = int(first[1]) if first.size > 1 else a.size
+    s[: stop] = np.where(np.arange(stop) < first[0], -np.inf, a[first[0]])
+    err[: stop] = 0.0
+    return s, err
 
 
 def prefix_logsumexp(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """s[i] = log sum_{j <= i} e^{a_j} by ``np.logaddexp.accumulate``, with a proven error bound.
+    """s[i] = log sum_{j <= i} e^{a_j}, with a proven error bound: in linear space where the terms
+    allow, else by ``np.logaddexp.accumulate`` (module docstring).
 
     Args:
       a: 1-D float array (-inf allowed; no NaN, no +inf).
@@ -36,6 +74,10 @@ def prefix_logsumexp(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
       (s, err): the computed running sums and err[i] >= |s[i] - exact| (absolute, in log).
     """
     a = np.asarray(a, dtype=float)
+    if a.size >= 2:
+        lin = _prefix_linear(a)
+        if lin is not None:
+            return lin
     s = np.logaddexp.accumulate(a)
     if s.size < 2:
         return s, np.zeros(s.size)
