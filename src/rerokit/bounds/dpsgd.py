@@ -608,8 +608,7 @@ def _near_one_tilts(pld: SchedulePLD, lks: np.ndarray, levels: Sequence[int]) ->
     (0, 0) where the threshold is not in P's lower tail."""
     if not levels:
         return {}
-    steps, _, _ = pld._parts("remove")  # noqa: SLF001 - the steps' pmfs for the tilt
-    parts = [(st.j_lo, st.split, T) for st, T in steps]
+    parts = pld.grid_steps("remove")
     out = {}
     for i in levels:
         t = lower_tilt(parts, pld.h, float(lks[i]))

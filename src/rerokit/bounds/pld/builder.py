@@ -171,6 +171,11 @@ class SchedulePLD:
 
     # ------------------------------------------------------------------ directions
 
+    def grid_steps(self, direction: str = "remove") -> list[tuple[int, np.ndarray, int]]:
+        """(label offset, dominating pmf, count) of each grid step of ``direction``: what the
+        lower-tail tilt reads its saddle point from (:func:`rerokit.bounds.pld.lowertail.lower_tilt`)."""
+        return [(st.j_lo, st.split, T) for st, T in self._parts(direction)[0]]
+
     def _parts(self, direction: str) -> tuple[list, list, float]:
         key = ("parts", direction)
         if key not in self._built:
@@ -538,10 +543,9 @@ class SchedulePLD:
         grid, noiseless, inv = _split_extremes(self.segments)
         if noiseless or inv > 0 or not grid:
             return [None] * len(log_alpha) if many else None
-        steps, _, _ = self._parts("remove")
         la = [float(a) for a in log_alpha] if many else float(log_alpha)
         grid_ = NearOneGrid(ratio, coarse_div, block_per_r2, block_precision)
-        return near_one_beta(self.segments, [(st.j_lo, st.split, T) for st, T in steps], self.h, la,
+        return near_one_beta(self.segments, self.grid_steps("remove"), self.h, la,
                              self.group_size, self.log_tau, self.lower, grid_, self.precision, tilt)
 
     def power(self, log_alphas: Any) -> Bracket:
