@@ -41,7 +41,9 @@ query and the composition respect, so that no allowance for this rounding is nee
   connect-the-dots split of the same cells, so its hockey-stick divergence (E[(1 - e^{eps-L})_+],
   non-decreasing in L) and power stay upper bounds; at the cut between atoms j and j+1 the exact
   split also differs by the error of the split fraction c_j, computed from its bucket's two
-  masses (divided by 1 - e^{-h}, but moved by one grid step only).
+  masses (divided by 1 - e^{-h}, but moved by one grid step only). Opt-in (remove, k = 1:
+  ``component_split``), c_j is taken from the components instead, P - e^l Q = q (R - e^a Q) with
+  R = N(1, sigma^2), where that error is smaller (:func:`component_split`).
 * the grid points' own loss error eta (L(x'_j) within eta of l_j): each cell's losses lie in
   [l_j - eta, l_{j+1} + eta], so its split onto those two points, shifted up by eta, dominates it
   (the fraction's change is counted above); every atom is then at most 2 eta above the grid, and
@@ -534,9 +536,13 @@ def step_from_tails(sigma: float, q: float, h: float, direction: str, group_size
     p_bot, p_top = float(p_le[0]), float(p_gt[-1])
     c, dc, eta = _default_split(l, h, pb, qb, local_p, local_q)
     a = pb - c
-    if r_tails is not None:  # the opt-in path: per bucket, whichever fraction has the smaller bound
+    if r_tails is not None:
+        # the opt-in path: per bucket, whichever fraction has the smaller c + dc. The flows below
+        # make the stored suffix at the cut inside bucket j (which holds c_j and no other fraction)
+        # max over the cuts above of (stored suffix + its bound): this choice lowers every one of
+        # them, so the split is never above the default path's beyond the rounding of a = pb - c
         c2, dc2 = component_split(l, h, q, pb, qb, local_p, local_q, sigma, x, r_tails)
-        better = dc2 < dc  # (False where dc2 is not finite)
+        better = c2 + dc2 < c + dc  # (False where dc2 is not finite)
         c, dc = np.where(better, c2, c), np.where(better, dc2, dc)
         a = pb - c
     split = np.zeros(j_hi - j_lo + 1)
