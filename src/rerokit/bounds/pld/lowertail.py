@@ -57,7 +57,11 @@ Bounds (t in (-1, 0), s = e^{l_k}, all in untilted masses of the composed pmfs):
   lower end of 1 - gamma at sigma 1, q 0.01 and sigma 20, q 0.3 (the rest of that end: 3.5-5.7e-10
   of discretisation, round-off and tilting error). It grows like 1 / h_f while the discretisation
   gap shrinks like h_f^2; a coarser fine grid for the dominating blocks alone (h_c / 20) measured
-  1.2e-9 at best.
+  1.2e-9 at best. With group_size 1 the fine steps therefore take their split fractions from the
+  mixture's components (:func:`rerokit.bounds.pld.step.component_split`: P - e^l Q = q (R - e^a Q),
+  the (1 - q) Q part cancels exactly), whose proven error is about q + (e^l - 1 + q) times the
+  tails' instead of 2x: that end's gap fell from 1.21e-9 to 5.2e-10 (sigma 1, q 0.01) and from
+  1.75e-9 to 1.08e-9 (sigma 20, q 0.3, where R ~ Q and the gain is only ~2.5x).
 
 The relative error of the tilting itself (rounding each exponent, ~T u (|log p| + |t l|)) is
 carried as in :mod:`rerokit.bounds.pld.tilt`; a block's absolute error (its composition's proven
@@ -70,7 +74,8 @@ schedule's (r = 4, h_c = h), 1.5-1.7e-4 with r = 16, h_c = h / 4, 4e-6 with r = 
 and the statistic's blocks in extended precision (5.2e-10 and 8.6e-10 at 1 - gamma = 1.35e-4 and
 2.0e-4, against 9.6e-7 and 1.5e-6 on the 8x finer grid alone; with the steps' proven rounding
 2.3e-9 and 3.0e-9, and now, the statistic conserved at the bottom and the finest grid r = 20,
-h_c = h / 16, blocks of ~2048 steps, 1.43e-9 and 2.11e-9, the dominating split's rounding above);
+h_c = h / 16, blocks of ~2048 steps, 1.43e-9 and 2.11e-9, the dominating split's rounding above;
+with the component split 7.5e-10 and 1.44e-9);
 :func:`rerokit.bounds.dpsgd.exact_power_many` tries them in that order, skips the middle one where
 the first predicts it would not stop, and serves the levels of one call whose saddle points are
 close (within 1.8 / sd in t, sd of the tilted composed loss: their errors grow by at most about 1.5
@@ -479,7 +484,9 @@ def _fine_step(s: float, q: float, h_f: float, step_tau: float, group_size: int,
         lt = step_tau
         while True:
             try:
-                st = dpsgd_step_pld(s, q, h_f, "remove", lt, group_size, _MAX_STEP)
+                # k = 1: the split fractions from the components (1 - q cancels), about q times
+                # smaller a proven error where e^l ~ 1 (module docstring, the dominating split)
+                st = dpsgd_step_pld(s, q, h_f, "remove", lt, group_size, _MAX_STEP, component_split=group_size == 1)
                 break
             except StepTooWide:
                 lt += 2.0

@@ -41,7 +41,9 @@ query and the composition respect, so that no allowance for this rounding is nee
   connect-the-dots split of the same cells, so its hockey-stick divergence (E[(1 - e^{eps-L})_+],
   non-decreasing in L) and power stay upper bounds; at the cut between atoms j and j+1 the exact
   split also differs by the error of the split fraction c_j, computed from its bucket's two
-  masses (divided by 1 - e^{-h}, but moved by one grid step only).
+  masses (divided by 1 - e^{-h}, but moved by one grid step only). Opt-in (remove, k = 1:
+  ``component_split``), c_j is taken from the components instead, P - e^l Q = q (R - e^a Q) with
+  R = N(1, sigma^2), where that error is smaller (:func:`component_split`).
 * the grid points' own loss error eta (L(x'_j) within eta of l_j): each cell's losses lie in
   [l_j - eta, l_{j+1} + eta], so its split onto those two points, shifted up by eta, dominates it
   (the fraction's change is counted above); every atom is then at most 2 eta above the grid, and
@@ -69,7 +71,7 @@ import numpy as np
 
 from rerokit.bounds.pld.normal import ndtr, normal_isf_log
 
-__all__ = ["StepPLD", "StepTooWide", "dpsgd_step_pld", "step_from_tails", "loss_range", "default_grid_step", "DIRECTIONS",
+__all__ = ["StepPLD", "StepTooWide", "dpsgd_step_pld", "step_from_tails", "component_split", "loss_range", "default_grid_step", "DIRECTIONS",
            "MAX_STEP_WIDTH", "remove_loss", "loss_tails", "pair_components"]
 
 DIRECTIONS = ("remove", "add", "replace")
@@ -455,7 +457,7 @@ def check_direction(direction: str, k: int) -> None:
 
 
 def dpsgd_step_pld(sigma: float, q: float, h: float, direction: str, log_tau: float,
-                   group_size: int = 1, max_width: int = MAX_STEP_WIDTH) -> StepPLD:
+                   group_size: int = 1, max_width: int = MAX_STEP_WIDTH, component_split: bool = False) -> StepPLD:
     """Discretise one DP-SGD step's PLD on the grid l_j = j h (see the module docstring).
 
     Args:
@@ -466,26 +468,42 @@ def dpsgd_step_pld(sigma: float, q: float, h: float, direction: str, log_tau: fl
       log_tau: natural log of the tail mass cut off on each side.
       group_size: number k of examples that move together (the unit of privacy), >= 1.
       max_width: the most grid points allowed (default :data:`MAX_STEP_WIDTH`).
+      component_split: (remove, group_size 1 only) compute the split fractions from the mixture's
+        components, where the (1 - q) N(0, sigma^2) part cancels exactly (:func:`component_split`):
+        the same statistic, a split with a proven error about q times smaller where e^l ~ 1 (the
+        lower-tail tilt's fine grids, :mod:`rerokit.bounds.pld.lowertail`). Off: the default
+        path, which :mod:`rerokit.bounds.pld.batch` mirrors.
 
     Returns:
       The :class:`StepPLD`.
 
     Raises:
       StepTooWide: if the grid would have more than ``max_width`` points.
-      ValueError: for an unknown direction (or replace with a group).
+      ValueError: for an unknown direction (or replace with a group), or ``component_split`` for
+        another pair than remove with group_size 1.
     """
     check_direction(direction, group_size)
+    if component_split and (direction != "remove" or group_size != 1):
+        raise ValueError(f"component_split needs direction='remove' and group_size=1, got {direction!r}, {group_size}")
     l_lo, l_hi = loss_range(sigma, q, direction, log_tau, group_size)
     j_lo, j_hi = math.floor(l_lo / h), math.ceil(l_hi / h)
     if j_hi - j_lo > max_width:
         raise StepTooWide(f"{j_hi - j_lo} grid points for one step (max {max_width})")
     j_hi = max(j_hi, j_lo + 1)
     l = np.arange(j_lo, j_hi + 1) * h
+    if component_split:
+        x = _x_of_remove_loss(l, sigma, q, 1)
+        q_gt, q_le = ndtr(-x / sigma), ndtr(x / sigma)
+        r_gt, r_le = ndtr((1.0 - x) / sigma), ndtr((x - 1.0) / sigma)
+        # the same operations as _mix_sf / _mix_cdf (k = 1): the same tails, bit for bit
+        tails = ((1.0 - q) * q_gt + q * r_gt, (1.0 - q) * q_le + q * r_le, q_gt, q_le, x)
+        return step_from_tails(sigma, q, h, direction, group_size, j_lo, l, tails, r_tails=(r_gt, r_le))
     return step_from_tails(sigma, q, h, direction, group_size, j_lo, l, _tails_at(l, sigma, q, direction, group_size))
 
 
 def step_from_tails(sigma: float, q: float, h: float, direction: str, group_size: int, j_lo: int, l: np.ndarray,
-                    tails: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]) -> StepPLD:
+                    tails: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+                    r_tails: tuple[np.ndarray, np.ndarray] | None = None) -> StepPLD:
     """The step PLD of :func:`dpsgd_step_pld` from its tails at the grid points ``l`` = (j_lo ..
     j_hi) h: the buckets, the split and the safe rounding of both (module docstring).
 
@@ -496,6 +514,9 @@ def step_from_tails(sigma: float, q: float, h: float, direction: str, group_size
       tails: (P(L > l), P(L <= l), Q(L > l), Q(L <= l), x) at those points, as ``_tails_at``
         computes them (:mod:`rerokit.bounds.pld.batch` does all of this for many steps at once, on
         rows of a 2-D array, with the same values).
+      r_tails: (remove, k = 1 only) the tails (N(1, sigma^2)(X > x), N(1, sigma^2)(X <= x)) at the
+        same points, from which the split fractions are taken where their proven error is smaller
+        (:func:`component_split`); None (the default): the default path.
 
     Returns:
       The :class:`StepPLD`.
@@ -513,30 +534,17 @@ def step_from_tails(sigma: float, q: float, h: float, direction: str, group_size
     fp_up, fp_down, local_p, f_suf, f_pre = _one_sided(p_gt, p_le, ep_gt, ep_le, stat_p)
     fq_up, fq_down, local_q, _, _ = _one_sided(q_gt, q_le, eq_gt, eq_le, stat_q)
     p_bot, p_top = float(p_le[0]), float(p_gt[-1])
-    # split bucket j onto atoms j (mass a) and j+1 (mass c), preserving both P and Q masses:
-    # a + c = pb, a e^{-l_j} + c e^{-l_{j+1}} = qb  =>  c = (pb - e^{l_j} qb) / (1 - e^{-h})
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        eq = np.where(qb > 0, np.exp(l[:-1] + np.log(qb)), 0.0)
-    c = np.clip((pb - eq) / (-math.expm1(-h)), 0.0, pb)
+    c, dc, eta = _default_split(l, h, pb, qb, local_p, local_q)
     a = pb - c
-    # the split's exact counterpart (module docstring): each bucket's losses lie within eta of its
-    # grid points (eta_j <= eta for bucket j), so its connect-the-dots split onto l_j - eta_j,
-    # l_{j+1} + eta_j (c^ below) shifted up by eta_j dominates it (all atoms within 2 eta above the grid); the stored split differs from that one at the cut between atoms j and
-    # j+1 by the statistic's suffix error plus |c_j - c^_j| <= (|d pb_j| + e^{l_j} |d qb_j| + the
-    # rounding of eq = exp(l_j + log qb) (libm's exp/log within 2 ulps), of the subtraction and
-    # division + eta_j (eq_j + 2 pb_j)) / (1 - e^{-h}) + |d pb_j| (the clip)
-    eta = LOSS_POINT_ULPS * _U * (1.0 + float(np.max(np.abs(l))))
-    lj = l[:-1]
-    eta_j = LOSS_POINT_ULPS * _U * (1.0 + np.maximum(np.abs(lj), np.abs(l[1:])))  # bucket j's own (<= eta)
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore", under="ignore"):
-        q_scaled = np.exp(np.minimum(lj + np.log(local_q), 700.0))  # e^{l_j} |d qb_j|
-        lq = np.where(qb > 0, np.abs(np.log(np.where(qb > 0, qb, 1.0))), 0.0)
-    eq_rel = _U * (6.0 * lq + 4.0 * np.abs(lj) + 8.0)
-    # and |d qb_j| <= stored + exact qb_j, e^{l_j} exact qb_j <= e^{eta_j} exact pb_j (the cell's
-    # likelihood ratio is >= e^{l_j - eta_j}): what bounds it where qb_j underflows at huge losses
-    q_scaled = np.minimum(q_scaled, eq * (1.0 + eq_rel) + math.exp(2.0 * eta) * (pb + local_p) * (1.0 + 4.0 * _U))
-    num = local_p + q_scaled + eq_rel * eq + 8.0 * _U * (pb + eq) + eta_j * (eq + 2.0 * pb)
-    dc = (num / (-math.expm1(-h) * (1.0 - 8.0 * _U)) + local_p) * (1.0 + 1e-9)
+    if r_tails is not None:
+        # the opt-in path: per bucket, whichever fraction has the smaller c + dc. The flows below
+        # make the stored suffix at the cut inside bucket j (which holds c_j and no other fraction)
+        # max over the cuts above of (stored suffix + its bound): this choice lowers every one of
+        # them, so the split is never above the default path's beyond the rounding of a = pb - c
+        c2, dc2 = component_split(l, h, q, pb, qb, local_p, local_q, sigma, x, r_tails)
+        better = c2 + dc2 < c + dc  # (False where dc2 is not finite)
+        c, dc = np.where(better, c2, c), np.where(better, dc2, dc)
+        a = pb - c
     split = np.zeros(j_hi - j_lo + 1)
     split[:-1] += a
     split[1:] += c
@@ -560,6 +568,99 @@ def step_from_tails(sigma: float, q: float, h: float, direction: str, group_size
     p_lo, q_hi = _flow_down(stat_p, fp_down), _flow_up(stat_q, fq_up)
     rev = (_prefix_error(stat_p, p_lo, np.maximum(fp_up, fp_down)), _prefix_error(stat_q, q_hi, np.maximum(fq_up, fq_down)))
     return StepPLD(h, j_lo, split, p_top, p_lo, q_hi, rev, 2.0 * eta)
+
+
+def _default_split(l: np.ndarray, h: float, pb: np.ndarray, qb: np.ndarray, local_p: np.ndarray,
+                   local_q: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """The default path's split fractions c_j = (pb_j - e^{l_j} qb_j) / (1 - e^{-h}) (clipped to
+    [0, pb_j]; Doroshenko et al. 2022), bounds dc on |c - exact| (module docstring) and the grid
+    points' loss error eta (:func:`step_from_tails`; :mod:`rerokit.bounds.pld.batch` mirrors it)."""
+    # split bucket j onto atoms j (mass a) and j+1 (mass c), preserving both P and Q masses:
+    # a + c = pb, a e^{-l_j} + c e^{-l_{j+1}} = qb  =>  c = (pb - e^{l_j} qb) / (1 - e^{-h})
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        eq = np.where(qb > 0, np.exp(l[:-1] + np.log(qb)), 0.0)
+    c = np.clip((pb - eq) / (-math.expm1(-h)), 0.0, pb)
+    # the split's exact counterpart (module docstring): each bucket's losses lie within eta of its
+    # grid points (eta_j <= eta for bucket j), so its connect-the-dots split onto l_j - eta_j,
+    # l_{j+1} + eta_j (c^ below) shifted up by eta_j dominates it (all atoms within 2 eta above the grid); the stored split differs from that one at the cut between atoms j and
+    # j+1 by the statistic's suffix error plus |c_j - c^_j| <= (|d pb_j| + e^{l_j} |d qb_j| + the
+    # rounding of eq = exp(l_j + log qb) (libm's exp/log within 2 ulps), of the subtraction and
+    # division + eta_j (eq_j + 2 pb_j)) / (1 - e^{-h}) + |d pb_j| (the clip)
+    eta = LOSS_POINT_ULPS * _U * (1.0 + float(np.max(np.abs(l))))
+    lj = l[:-1]
+    eta_j = LOSS_POINT_ULPS * _U * (1.0 + np.maximum(np.abs(lj), np.abs(l[1:])))  # bucket j's own (<= eta)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore", under="ignore"):
+        q_scaled = np.exp(np.minimum(lj + np.log(local_q), 700.0))  # e^{l_j} |d qb_j|
+        lq = np.where(qb > 0, np.abs(np.log(np.where(qb > 0, qb, 1.0))), 0.0)
+    eq_rel = _U * (6.0 * lq + 4.0 * np.abs(lj) + 8.0)
+    # and |d qb_j| <= stored + exact qb_j, e^{l_j} exact qb_j <= e^{eta_j} exact pb_j (the cell's
+    # likelihood ratio is >= e^{l_j - eta_j}): what bounds it where qb_j underflows at huge losses
+    q_scaled = np.minimum(q_scaled, eq * (1.0 + eq_rel) + math.exp(2.0 * eta) * (pb + local_p) * (1.0 + 4.0 * _U))
+    num = local_p + q_scaled + eq_rel * eq + 8.0 * _U * (pb + eq) + eta_j * (eq + 2.0 * pb)
+    dc = (num / (-math.expm1(-h) * (1.0 - 8.0 * _U)) + local_p) * (1.0 + 1e-9)
+    return c, dc, eta
+
+
+def component_split(l: np.ndarray, h: float, q: float, pb: np.ndarray, qb: np.ndarray, local_p: np.ndarray,
+                    local_q: np.ndarray, sigma: float, x: np.ndarray,
+                    r_tails: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Split fractions c_j of the remove pair with k = 1 from its components, and their proven error.
+
+    P = (1 - q) Q + q R with Q = N(0, sigma^2), R = N(1, sigma^2), so for the exact cell masses
+    (pb*, qb*, rb*) of a bucket and W = e^{l_j} - (1 - q) (l_j the grid value, a float, exact)
+
+        pb* - e^{l_j} qb* = q rb* - W qb*,
+
+    and c_j = (q rb_j - W qb_j) / (1 - e^{-h}) (clipped to [0, pb_j]) loses the (1 - q) Q part
+    exactly: its error is q |d rb| + |W| |d qb| instead of |d pb| + e^{l_j} |d qb| (module
+    docstring), about q times smaller where e^{l_j} ~ 1 - q + O(q) (P's lower tail; Doroshenko et
+    al. 2022 for the split itself). Every rounding, with d the bound on |computed - exact|:
+
+    * rb, qb: bucket masses of single-component tails at the computed points (the module
+      docstring's assumption (i) with one component), their errors local_r, local_q
+      (:func:`_suffix_errors`, each bucket alone: two tails plus the subtraction and clip);
+    * W = fl(expm1(l_j) + q): assumption (iii) budgets libm's expm1 at 2 ulps (<= 4 u relative);
+      numpy's vectorised expm1 is allowed 4x that, dW <= 16 u |expm1(l_j)| + 2 u |W| (the sum
+      rounded once, |W| vs the computed one: + u);
+    * N = fl(fl(q rb) - fl(W qb)): two products and the subtraction, <= 3 u (q rb + |W| qb), and
+      |N - N*| <= q local_r + (|W| + dW) local_q + dW qb + that;
+    * the division by D = fl(-expm1(-h)) (2 ulps) and its own rounding: <= 6 u |N| / D, with
+      |N| <= (q rb + |W| qb)(1 + 2u): counted as 8 u (q rb + |W| qb) / (D (1 - 8 u));
+    * the grid points' loss error eta_j (module docstring): the exact counterpart splits onto
+      l_j - eta_j and l_{j+1} + eta_j, which changes e^{l_j} qb* by <= eta_j e^{l_j} qb* and the
+      denominator by <= 2 eta_j: + eta_j (e^{l_j} qb + 2 pb) / D, with e^{l_j} = W* + 1 - q <=
+      |W| + dW + 1 (first order; the products of two u-small terms are inside the final 1e-9);
+    * the clip to [0, pb] (the exact fraction lies in [0, pb*]): + local_p.
+
+    Args:
+      l: the grid points' losses (n + 1); h: the grid step; q: the sampling rate.
+      pb, qb: the computed P- and Q-bucket masses (n); local_p, local_q: their error bounds.
+      sigma: noise multiplier; x: the computed points (n + 1).
+      r_tails: R(X > x), R(X <= x) at the points x, computed as ndtr((1 - x) / sigma),
+        ndtr((x - 1) / sigma).
+
+    Returns:
+      (c, dc): the fractions (n) and bounds on |c - exact| (inf where W overflows: not used).
+    """
+    r_gt, r_le = r_tails
+    rb = _bucket_masses(r_gt, r_le)
+    er_gt, er_le = _tail_errors(r_gt, r_le, _arg_slack(x, sigma, [(1.0, 1.0)]), 0.0)
+    _, local_r = _suffix_errors(r_gt, r_le, er_gt, er_le, r_gt[:-1] < 0.5)
+    lj = l[:-1]
+    with np.errstate(over="ignore", invalid="ignore"):
+        em = np.expm1(lj)
+        w = em + q
+        aw = np.abs(w)
+        dw = 16.0 * _U * np.abs(em) + 2.0 * _U * aw
+        qr, wq = q * rb, w * qb
+        big = qr + aw * qb
+        d = -math.expm1(-h)
+        c = np.clip((qr - wq) / d, 0.0, pb)
+        err_n = q * local_r + (aw + dw) * local_q + dw * qb + 3.0 * _U * big
+        eta_j = LOSS_POINT_ULPS * _U * (1.0 + np.maximum(np.abs(lj), np.abs(l[1:])))
+        num = err_n + 8.0 * _U * big + eta_j * ((aw + dw + 1.0) * qb + 2.0 * pb)
+        dc = (num / (d * (1.0 - 8.0 * _U)) + local_p) * (1.0 + 1e-9)
+    return c, np.where(np.isfinite(dc), dc, np.inf)
 
 
 def step_variance(sigma: float, q: float, k: int = 1) -> float:
