@@ -153,6 +153,8 @@ _STAT_BLOCK_LOG_TAU = math.log(1e-13)
 _TILT_CAP = 80.0
 # which of the statistic's blocks (P-masses "p", Q-masses "q") take block_precision
 _STAT_EXTENDED = ("p", "q")
+# the dominating PLD's fine grid is this many times finer than the statistic's
+_PLD_FINER = 2
 
 
 @dataclass(frozen=True)
@@ -464,7 +466,7 @@ def _block(off: int, pmf_t: np.ndarray, lm: float, rel: float, m: int, count: in
 
 
 _STEP_CACHE: dict[tuple, list] = {}
-_STEP_CACHE_SIZE = 2
+_STEP_CACHE_SIZE = 4
 
 
 def clear_step_cache() -> None:
@@ -569,6 +571,7 @@ def near_one_beta(segments: Sequence[tuple[float, float, int]], steps: Sequence[
         return [None] * len(las) if many else None
     h_c = h / coarse_div
     h_f = h_c / ratio
+    finer = _PLD_FINER if block_precision == "extended" else 1
     n_steps = sum(T for _, _, T in segments)
     step_tau = log_tau - math.log(max(n_steps, 1))
     parts, sp, sq = [], [], []
@@ -580,23 +583,30 @@ def near_one_beta(segments: Sequence[tuple[float, float, int]], steps: Sequence[
                 if got is None:
                     return [None] * len(las) if many else None
                 st, d_pld, d_stat = got
-                defect += T * d_pld * (1.0 + 1e-9) + 1e-300
-                shift += T * st.loss_shift
                 if lower:
                     defect_stat += T * d_stat * (1.0 + 1e-9) + 1e-300
-                todo = [(st.j_lo, st.split, "pld", parts, t)]
+                # the dominating steps on a grid _PLD_FINER times finer still (same blocks, same coarse grid)
+                r_pld, hp, st_p = ratio, h_f, st
+                if finer > 1:
+                    got = _fine_step(s, q, h_f / finer, step_tau, group_size, n_steps, False)
+                    if got is not None:  # (else: where it does not fit, on the statistic's grid)
+                        r_pld, hp, st_p, d_pld = ratio * finer, h_f / finer, got[0], got[1]
+                defect += T * d_pld * (1.0 + 1e-9) + 1e-300
+                shift += T * st_p.loss_shift
+                todo = [(st_p.j_lo, st_p.split, "pld", parts, t, r_pld, hp)]
                 if lower:
-                    todo += [(st.j_lo - 1, st.stat_p, "stat", sp, t), (st.j_lo - 1, st.stat_q, "stat", sq, t + 1.0)]
+                    todo += [(st.j_lo - 1, st.stat_p, "stat", sp, t, ratio, h_f),
+                             (st.j_lo - 1, st.stat_q, "stat", sq, t + 1.0, ratio, h_f)]
                 m = _block_size(T, int(min(T, max(1.0, block_per_r2 * ratio * ratio))))
                 nb, rest = divmod(T, m)
-                for off, pmf, kind, dest, tt in todo:
-                    pt, lm, rel, e_t = tilt_pmf(off, pmf, h_f, tt, _TILT_CAP)
+                for off, pmf, kind, dest, tt, rr, hh in todo:
+                    pt, lm, rel, e_t = tilt_pmf(off, pmf, hh, tt, _TILT_CAP)
                     prec = block_precision if (dest is sp and "p" in _STAT_EXTENDED) or (dest is sq and "q" in _STAT_EXTENDED) \
                         else "double"
                     btau = _BLOCK_LOG_TAU if dest is parts else _STAT_BLOCK_LOG_TAU
-                    dest.append(_block(off, pt, lm, rel, m, nb, ratio, h_f, tt, kind, prec, btau, e_t))
+                    dest.append(_block(off, pt, lm, rel, m, nb, rr, hh, tt, kind, prec, btau, e_t))
                     if rest:
-                        dest.append(_block(off, pt, lm, rel, rest, 1, ratio, h_f, tt, kind, prec, btau, e_t))
+                        dest.append(_block(off, pt, lm, rel, rest, 1, rr, hh, tt, kind, prec, btau, e_t))
             res = _tilted_betas(parts, sp if lower else None, sq if lower else None, h_c, t, las,
                                 defect, defect_stat, precision, _COARSE_LOG_TAU, shift * (1.0 + 1e-9))
     except (WindowTooWide, OverflowError, FloatingPointError):
