@@ -120,7 +120,7 @@ import numpy as np
 from rerokit.bounds.pld.compose import WindowTooWide, compose
 from rerokit.bounds.pld.logsum import prefix_logsumexp, suffix_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
-from rerokit.bounds.pld.step import StepTooWide, dpsgd_step_pld
+from rerokit.bounds.pld.step import StepTooWide, dpsgd_step_pld, loss_range
 from rerokit.bounds.pld.tilt import bisect_saddle, log_moments, saddle_gap, tilt_pmf
 
 __all__ = ["TiltedPart", "lower_tilt", "tilt_spread", "tilted_beta", "near_one_beta", "NearOneGrid", "conserve_from_bottom",
@@ -153,8 +153,13 @@ _STAT_BLOCK_LOG_TAU = math.log(1e-13)
 _TILT_CAP = 80.0
 # which of the statistic's blocks (P-masses "p", Q-masses "q") take block_precision
 _STAT_EXTENDED = ("p", "q")
-# the dominating PLD's fine grid is this many times finer than the statistic's
+# on the finest grids (block_precision "extended") the dominating PLD's fine grid is this many times
+# finer than the statistic's where its steps have at most _PLD_FINER_POINTS points (their split's
+# proven rounding, now relative to each fraction (rerokit.bounds.pld.step._quadrature_split), no
+# longer grows like 1 / h_f, while the discretisation gap shrinks like h_f^2; wider steps would
+# cost up to 2x the call for a bracket already within the target)
 _PLD_FINER = 2
+_PLD_FINER_POINTS = 1 << 18
 
 
 @dataclass(frozen=True)
@@ -475,12 +480,14 @@ def clear_step_cache() -> None:
     _STEP_CACHE.clear()
 
 
-def _fine_step(s: float, q: float, h_f: float, step_tau: float, group_size: int, n_steps: int, lower: bool = True):
+def _fine_step(s: float, q: float, h_f: float, step_tau: float, group_size: int, n_steps: int, lower: bool = True,
+               split: bool = True):
     """(the step's PLD on the fine grid, the mass defect of its dominating pmf and, with ``lower``,
     of its statistic's P-masses (else None), per step), truncated less deep where the fine grid does
     not fit (the top tail: +infinity); None where even that does not fit. The last few are kept:
-    the levels' groups of one call (:func:`rerokit.bounds.dpsgd._near_one_into`) share them."""
-    key = (float(s), float(q), float(h_f), float(step_tau), int(group_size), int(n_steps))
+    the levels' groups of one call (:func:`rerokit.bounds.dpsgd._near_one_into`) share them.
+    ``split`` False: the dominating split is not used (the default path's, cheaper)."""
+    key = (float(s), float(q), float(h_f), float(step_tau), int(group_size), int(n_steps), bool(split))
     hit = _STEP_CACHE.get(key)
     if hit is None:
         lt = step_tau
@@ -488,7 +495,7 @@ def _fine_step(s: float, q: float, h_f: float, step_tau: float, group_size: int,
             try:
                 # k = 1: the split fractions from the components (1 - q cancels), about q times
                 # smaller a proven error where e^l ~ 1 (module docstring, the dominating split)
-                st = dpsgd_step_pld(s, q, h_f, "remove", lt, group_size, _MAX_STEP, component_split=group_size == 1)
+                st = dpsgd_step_pld(s, q, h_f, "remove", lt, group_size, _MAX_STEP, component_split=split and group_size == 1)
                 break
             except StepTooWide:
                 lt += 2.0
@@ -579,18 +586,20 @@ def near_one_beta(segments: Sequence[tuple[float, float, int]], steps: Sequence[
     try:
         with np.errstate(over="raise"):  # an overflow makes the part meaningless: not applicable
             for s, q, T in segments:
-                got = _fine_step(s, q, h_f, step_tau, group_size, n_steps, lower)
+                # the dominating steps on a grid `finer` times finer still (same blocks, same coarse
+                # grid), where that fits; the statistic's steps then need no split of their own
+                lo_l, hi_l = loss_range(s, q, "remove", step_tau, group_size)
+                cheap = finer > 1 and (hi_l - lo_l) * finer / h_f <= _PLD_FINER_POINTS
+                got_p = _fine_step(s, q, h_f / finer, step_tau, group_size, n_steps, False) if cheap else None
+                got = _fine_step(s, q, h_f, step_tau, group_size, n_steps, lower, split=got_p is None)
                 if got is None:
                     return [None] * len(las) if many else None
                 st, d_pld, d_stat = got
                 if lower:
                     defect_stat += T * d_stat * (1.0 + 1e-9) + 1e-300
-                # the dominating steps on a grid _PLD_FINER times finer still (same blocks, same coarse grid)
                 r_pld, hp, st_p = ratio, h_f, st
-                if finer > 1:
-                    got = _fine_step(s, q, h_f / finer, step_tau, group_size, n_steps, False)
-                    if got is not None:  # (else: where it does not fit, on the statistic's grid)
-                        r_pld, hp, st_p, d_pld = ratio * finer, h_f / finer, got[0], got[1]
+                if got_p is not None:
+                    r_pld, hp, st_p, d_pld = ratio * finer, h_f / finer, got_p[0], got_p[1]
                 defect += T * d_pld * (1.0 + 1e-9) + 1e-300
                 shift += T * st_p.loss_shift
                 todo = [(st_p.j_lo, st_p.split, "pld", parts, t, r_pld, hp)]

@@ -666,10 +666,10 @@ def component_split(l: np.ndarray, h: float, q: float, pb: np.ndarray, qb: np.nd
     return np.where(better, c3, c), np.where(better, dc3, dc)
 
 
-# Gauss-Legendre nodes and weights on [-1, 1], m = 4 (Abramowitz & Stegun 1964, Table 25.4)
-_GL_X = (-0.8611363115940526, -0.3399810435848563, 0.3399810435848563, 0.8611363115940526)
-_GL_W = (0.3478548451374538, 0.6521451548625461, 0.6521451548625461, 0.3478548451374538)
-_GL_M = 4
+# Gauss-Legendre nodes and weights on [-1, 1], m = 3 (Abramowitz & Stegun 1964, Table 25.4)
+_GL_X = (-0.7745966692414834, 0.0, 0.7745966692414834)
+_GL_W = (0.5555555555555556, 0.8888888888888888, 0.5555555555555556)
+_GL_M = 3
 _GL_CONST = math.factorial(_GL_M) ** 4 / ((2 * _GL_M + 1) * math.factorial(2 * _GL_M) ** 2)
 
 
@@ -685,11 +685,12 @@ def _quadrature_split(l: np.ndarray, h: float, q: float, pb: np.ndarray, qb: np.
         pb* - e^{l_j} qb* = q phi_1(x_j) J + eps_j qb*,
         J = int_0^Delta exp(-k x_j t - k t^2 / 2) expm1(k t) dt,
 
-    whose integrand g is positive and vanishes at t = 0. J by the 4-point Gauss-Legendre rule, its
-    remainder Delta^9 (4!)^4 / (9 (8!)^3) |g^(8)| (Abramowitz & Stegun 1964, 25.4.30) bounded by
-    Cauchy's estimate |g^(8)| <= 8! M / s^8 on the disks of radius s around [0, Delta] (g is entire,
-    |g(z)| <= exp(|k x_j| rho + k rho^2 / 2) expm1(k rho) =: M for |z| <= rho = Delta + s; the best
-    of four s). Rounding, all counted (u the unit roundoff; numpy's exp and expm1 allowed 8 u):
+    whose integrand g is positive and vanishes at t = 0. J by the 3-point Gauss-Legendre rule, its
+    remainder Delta^7 (3!)^4 / (7 (6!)^3) |g^(6)| (Abramowitz & Stegun 1964, 25.4.30) bounded by
+    Cauchy's estimate |g^(6)| <= 6! M / s^6 on the disks of radius s around [0, Delta] (g is entire,
+    |g(z)| <= exp(|k x_j| rho + k rho^2 / 2) expm1(k rho) =: M for |z| <= rho = Delta + s;
+    s = 6 / (|k x_j| + sqrt(k)), about where M / s^6 is least). Rounding, all counted (u the unit
+    roundoff; numpy's exp and expm1 allowed 8 u):
 
     * Delta = fl(x_{j+1} - x_j): |Delta~ - Delta| <= u Delta~ (1 + 2u), times max g <= e^{|k x_j| D}
       expm1(k D) on [0, D], D = Delta~ (1 + 2u);
@@ -702,7 +703,7 @@ def _quadrature_split(l: np.ndarray, h: float, q: float, pb: np.ndarray, qb: np.
     * q phi_1(x_j) = q exp(-(x_j - 1)^2 k / 2) / (sigma sqrt(2 pi)): (24 + 8 (x_j - 1)^2 k / 2) u
       relative; N = fl(q phi_1 J) another u, and the division by D = fl(-expm1(-h)) as in
       :func:`component_split`, with its loss-point term eta_j (e^{l_j} qb + 2 pb) / D and the clip
-      (+ local_p).
+      (+ local_p); expm1(eta_j) <= eta_j (1 + eta_j) (eta_j <= 1).
 
     Returns:
       (c, dc) as :func:`component_split` (dc = inf where a bound overflows or underflows: not used).
@@ -722,16 +723,14 @@ def _quadrature_split(l: np.ndarray, h: float, q: float, pb: np.ndarray, qb: np.
             jq += w * (np.exp(-(b * t + 0.5 * k * t * t)) * np.expm1(k * t))
         jq *= half
         big_d = dx * (1.0 + 2.0 * _U)
-        e_d = np.exp(ab * big_d)
-        em_d = np.expm1(k * big_d)
+        e_d = np.exp(ab * big_d) * (1.0 + 16.0 * _U)
+        em_d = np.expm1(k * big_d) * (1.0 + 16.0 * _U)
         g0 = e_d * em_d
-        g1 = e_d * ((ab + k * big_d) * em_d + k * np.exp(k * big_d))
-        rem = np.full(xj.shape, np.inf)
-        for f in (1.0, 2.0, 4.0, 8.0):
-            s = f / (ab + math.sqrt(k))
-            rho = big_d + s
-            m_bound = np.exp(ab * rho + 0.5 * k * rho * rho) * np.expm1(k * rho)
-            rem = np.minimum(rem, _GL_CONST * big_d * (big_d / s) ** (2 * _GL_M) * m_bound)
+        g1 = e_d * ((ab + k * big_d) * em_d + k * (1.0 + em_d))
+        s = 2.0 * _GL_M / (ab + math.sqrt(k))
+        rho = big_d + s
+        m_bound = np.exp(ab * rho + 0.5 * k * rho * rho) * np.expm1(k * rho)
+        rem = _GL_CONST * big_d * (big_d / s) ** (2 * _GL_M) * m_bound
         rel = (48.0 + 8.0 * (ab * big_d + k * big_d * big_d) + 4.0 * k * big_d) * _U
         err_j = rem + _U * big_d * g0 + 4.0 * _U * big_d * big_d * g1 + rel * jq
         arg = 0.5 * k * (xj - 1.0) ** 2
@@ -743,7 +742,7 @@ def _quadrature_split(l: np.ndarray, h: float, q: float, pb: np.ndarray, qb: np.
         lj = l[:-1]
         eta_j = LOSS_POINT_ULPS * _U * (1.0 + np.maximum(np.abs(lj), np.abs(l[1:])))
         el = np.exp(lj) * (1.0 + 16.0 * _U)
-        err_n = pref * (1.0 + pref_rel) * err_j + pref_rel * n + el * np.expm1(eta_j) * (1.0 + 16.0 * _U) * (qb + local_q)
+        err_n = pref * (1.0 + pref_rel) * err_j + pref_rel * n + el * eta_j * (1.0 + eta_j + 1e-9) * (qb + local_q)
         num = err_n + 8.0 * _U * n + eta_j * (el * qb + 2.0 * pb)
         dc = (num / (d * (1.0 - 8.0 * _U)) + local_p) * (1.0 + 1e-9)
         good = ok & np.isfinite(dc) & (pref > 1e-280) & (jq > 1e-280)
