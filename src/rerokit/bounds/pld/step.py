@@ -604,7 +604,20 @@ def _default_split(l: np.ndarray, h: float, pb: np.ndarray, qb: np.ndarray, loca
 def component_split(l: np.ndarray, h: float, q: float, pb: np.ndarray, qb: np.ndarray, local_p: np.ndarray,
                     local_q: np.ndarray, sigma: float, x: np.ndarray,
                     r_tails: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Split fractions c_j of the remove pair with k = 1 from its components, and their proven error.
+    """Split fractions c_j of the remove pair with k = 1 from its components, and their proven error:
+    per bucket the one with the smaller c + dc of :func:`_tails_split` (from the components' tails)
+    and :func:`_quadrature_split` (quadrature of the cell's integrand: an error relative to the
+    fraction itself). Arguments and returns as :func:`_tails_split`."""
+    c, dc = _tails_split(l, h, q, pb, qb, local_p, local_q, sigma, x, r_tails)
+    c3, dc3 = _quadrature_split(l, h, q, pb, qb, local_p, local_q, sigma, x)
+    better = c3 + dc3 < c + dc  # (False where dc3 is not finite)
+    return np.where(better, c3, c), np.where(better, dc3, dc)
+
+
+def _tails_split(l: np.ndarray, h: float, q: float, pb: np.ndarray, qb: np.ndarray, local_p: np.ndarray,
+                 local_q: np.ndarray, sigma: float, x: np.ndarray,
+                 r_tails: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Split fractions c_j of the remove pair with k = 1 from its components' tails, and their proven error.
 
     P = (1 - q) Q + q R with Q = N(0, sigma^2), R = N(1, sigma^2), so for the exact cell masses
     (pb*, qb*, rb*) of a bucket and W = e^{l_j} - (1 - q) (l_j the grid value, a float, exact)
@@ -660,10 +673,7 @@ def component_split(l: np.ndarray, h: float, q: float, pb: np.ndarray, qb: np.nd
         eta_j = LOSS_POINT_ULPS * _U * (1.0 + np.maximum(np.abs(lj), np.abs(l[1:])))
         num = err_n + 8.0 * _U * big + eta_j * ((aw + dw + 1.0) * qb + 2.0 * pb)
         dc = (num / (d * (1.0 - 8.0 * _U)) + local_p) * (1.0 + 1e-9)
-    dc = np.where(np.isfinite(dc), dc, np.inf)
-    c3, dc3 = _quadrature_split(l, h, q, pb, qb, local_p, local_q, sigma, x)
-    better = c3 + dc3 < c + dc  # (False where dc3 is not finite)
-    return np.where(better, c3, c), np.where(better, dc3, dc)
+    return c, np.where(np.isfinite(dc), dc, np.inf)
 
 
 # Gauss-Legendre nodes and weights on [-1, 1], m = 3 (Abramowitz & Stegun 1964, Table 25.4)
@@ -689,11 +699,12 @@ def _quadrature_split(l: np.ndarray, h: float, q: float, pb: np.ndarray, qb: np.
     remainder Delta^7 (3!)^4 / (7 (6!)^3) |g^(6)| (Abramowitz & Stegun 1964, 25.4.30) bounded by
     Cauchy's estimate |g^(6)| <= 6! M / s^6 on the disks of radius s around [0, Delta] (g is entire,
     |g(z)| <= exp(|k x_j| rho + k rho^2 / 2) expm1(k rho) =: M for |z| <= rho = Delta + s;
-    s = 6 / (|k x_j| + sqrt(k)), about where M / s^6 is least). Rounding, all counted (u the unit
-    roundoff; numpy's exp and expm1 allowed 8 u):
+    s = 2 / (|k x_j| + sqrt(k)), where M stays O(k rho)). Only where |k x_j| D <= 1 and k D <= 1
+    (D below; else the rule is of no use). Rounding, all counted (u the unit roundoff; numpy's exp
+    and expm1 allowed 8 u):
 
     * Delta = fl(x_{j+1} - x_j): |Delta~ - Delta| <= u Delta~ (1 + 2u), times max g <= e^{|k x_j| D}
-      expm1(k D) on [0, D], D = Delta~ (1 + 2u);
+      expm1(k D) on [0, D], D = Delta~ (1 + 2u) (e^y <= 1 + y + y^2, expm1(y) <= y + y^2 for y <= 1);
     * the nodes (literals, 1 + xi and the product) within 4 u Delta of the rule's: times max |g'| <=
       e^{|k x_j| D} ((|k x_j| + k D) expm1(k D) + k e^{k D}), and the rule's weights sum to 2;
     * each g at a node, with k = fl(1 / sigma^2) and k x_j rounded (2u each): the exponent's argument
@@ -723,14 +734,19 @@ def _quadrature_split(l: np.ndarray, h: float, q: float, pb: np.ndarray, qb: np.
             jq += w * (np.exp(-(b * t + 0.5 * k * t * t)) * np.expm1(k * t))
         jq *= half
         big_d = dx * (1.0 + 2.0 * _U)
-        e_d = np.exp(ab * big_d) * (1.0 + 16.0 * _U)
-        em_d = np.expm1(k * big_d) * (1.0 + 16.0 * _U)
+        y1, y2 = ab * big_d, k * big_d
+        ok &= (y1 <= 1.0) & (y2 <= 1.0)  # (else the rule is no use: not used)
+        e_d = (1.0 + y1 + y1 * y1) * (1.0 + 8.0 * _U)  # e^y <= 1 + y + y^2 and expm1(y) <= y + y^2 (y <= 1)
+        em_d = (y2 + y2 * y2) * (1.0 + 8.0 * _U)
         g0 = e_d * em_d
-        g1 = e_d * ((ab + k * big_d) * em_d + k * (1.0 + em_d))
-        s = 2.0 * _GL_M / (ab + math.sqrt(k))
+        g1 = e_d * ((ab + y2) * em_d + k * (1.0 + em_d))
+        s = 2.0 / (ab + math.sqrt(k))
         rho = big_d + s
-        m_bound = np.exp(ab * rho + 0.5 * k * rho * rho) * np.expm1(k * rho)
-        rem = _GL_CONST * big_d * (big_d / s) ** (2 * _GL_M) * m_bound
+        # M <= e^{|k x_j| rho + k rho^2 / 2} k rho e^{k rho} (expm1(y) <= y e^y: one exp)
+        krho = k * rho
+        m_bound = krho * np.exp(ab * rho + 0.5 * krho * rho + krho) * (1.0 + 16.0 * _U)
+        r2 = (big_d / s) ** 2
+        rem = _GL_CONST * big_d * (r2 * r2 * r2) * m_bound * (1.0 + 16.0 * _U)
         rel = (48.0 + 8.0 * (ab * big_d + k * big_d * big_d) + 4.0 * k * big_d) * _U
         err_j = rem + _U * big_d * g0 + 4.0 * _U * big_d * big_d * g1 + rel * jq
         arg = 0.5 * k * (xj - 1.0) ** 2
