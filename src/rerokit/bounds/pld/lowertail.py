@@ -61,7 +61,15 @@ Bounds (t in (-1, 0), s = e^{l_k}, all in untilted masses of the composed pmfs):
   mixture's components (:func:`rerokit.bounds.pld.step.component_split`: P - e^l Q = q (R - e^a Q),
   the (1 - q) Q part cancels exactly), whose proven error is about q + (e^l - 1 + q) times the
   tails' instead of 2x: that end's gap fell from 1.21e-9 to 5.2e-10 (sigma 1, q 0.01) and from
-  1.75e-9 to 1.08e-9 (sigma 20, q 0.3, where R ~ Q and the gain is only ~2.5x).
+  1.75e-9 to 1.08e-9 (sigma 20, q 0.3, where R ~ Q and the gain is only ~2.5x). Per bucket, the
+  fraction may also come from a quadrature of the cell's integrand
+  (:func:`rerokit.bounds.pld.step._quadrature_split`), whose proven error is relative to the
+  fraction itself: at sigma 20, q 0.3 the split's rounding then costs ~1e-12 of that end (measured:
+  scaling every dc by 0 or 2 moves it by < 1e-12) and it fell to 7.9e-10, the dominating split's
+  discretisation on the fine grid. No longer held back by a 1 / h_f rounding, the finest grids
+  (statistic in extended precision) take the dominating steps :data:`_PLD_FINER` times finer
+  where they stay cheap (<= :data:`_PLD_FINER_POINTS` points): 3.7e-10 (bracket 1.44e-9 ->
+  7.3e-10); sigma 1, q 0.01 (1e6-point steps, not refined) 7.47e-10 -> 7.26e-10.
 
 The relative error of the tilting itself (rounding each exponent, ~T u (|log p| + |t l|)) is
 carried as in :mod:`rerokit.bounds.pld.tilt`; a block's absolute error (its composition's proven

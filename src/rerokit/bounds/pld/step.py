@@ -43,7 +43,8 @@ query and the composition respect, so that no allowance for this rounding is nee
   split also differs by the error of the split fraction c_j, computed from its bucket's two
   masses (divided by 1 - e^{-h}, but moved by one grid step only). Opt-in (remove, k = 1:
   ``component_split``), c_j is taken from the components instead, P - e^l Q = q (R - e^a Q) with
-  R = N(1, sigma^2), where that error is smaller (:func:`component_split`).
+  R = N(1, sigma^2), or by quadrature of that difference's density over the cell (an error
+  relative to c_j itself), per bucket whichever bound is smaller (:func:`component_split`).
 * the grid points' own loss error eta (L(x'_j) within eta of l_j): each cell's losses lie in
   [l_j - eta, l_{j+1} + eta], so its split onto those two points, shifted up by eta, dominates it
   (the fraction's change is counted above); every atom is then at most 2 eta above the grid, and
@@ -761,7 +762,7 @@ def _quadrature_split(l: np.ndarray, h: float, q: float, pb: np.ndarray, qb: np.
         err_n = pref * (1.0 + pref_rel) * err_j + pref_rel * n + el * eta_j * (1.0 + eta_j + 1e-9) * (qb + local_q)
         num = err_n + 8.0 * _U * n + eta_j * (el * qb + 2.0 * pb)
         dc = (num / (d * (1.0 - 8.0 * _U)) + local_p) * (1.0 + 1e-9)
-        good = ok & np.isfinite(dc) & (pref > 1e-280) & (jq > 1e-280)
+        good = ok & np.isfinite(dc) & (n > 1e-280)  # (no subnormal: every relative bound above holds)
     return np.where(good, c, 0.0), np.where(good, dc, np.inf)
 
 
