@@ -84,6 +84,28 @@ every near-1 cell of the grid within 1e-9. Main rows on the merged main (load 2.
 / 13.6 ms, riskcal x16.7 / x2.34 / x78, dp-accounting x28.8 / x9.2 / x48; alternating history 37 ms
 (reconstruction_risk 69 ms); 2,000 distinct steps 10.0 s; widest cell 1.12% (sigma 0.3, q 1e-4, T 1e6,
 kappa 1e-30).
+2026-11-26, the far-tail tilt's redundant work cut (every number bit-identical: the upper end's
+four-term log-sum without stacking the columns, the lower end's P-sum at its one chosen test instead
+of all suffix sums, the saddle point's bisection on log masses computed once; the linear-space
+log-sum's bound formed in place, pld.logsum, 1.5x faster; the Chernoff window's exact bounds one
+side each). Old and new in one process, switched call by call (load 3.0-3.3, best of 15):
+rerokit.bounds.pld.tilt.tilted_power at kappa 1e-9 (q 1e-3) 26.4 -> 22.3 ms (sigma 2, T 1e5),
+26.0 -> 22.4 ms (sigma 3, T 3e4), 25.7 -> 23.2 ms (sigma 5, T 1e4), about half of such a call.
+Whole calls (best of 6, same conditions), the 36 --mid cells and the main rows: every bracket
+identical; geometric mean old/new x1.00 at kappa 1e-9 and 1e-3, x0.99 at 1e-6, x1.06 on the main
+rows (1.04-1.09) -- within this machine's noise (single cells x0.6-1.3 both ways). What was checked
+and left: the tilt is needed where it runs (plain brackets at kappa 1e-9, T 1e4-1e5: [1.0e-9,
+1.8-7.3e-9] against tilted widths 2e-4-2e-3); the three tilted compositions are each needed (the
+plain lower end is 25-65 % below there); the tilted windows are +-7.4 sd (tau 1e-12, masses at the
+edges already 0), so a larger tau would save about 10 % of the FFT points only, and move numbers;
+at T 3e3, kappa 1e-9 the time is the extended-precision recomposition (dpsgd._extend), not the tilt.
+Then dpsgd._PRECISE_ENOUGH 2e-3 -> 5e-3 (no extended recomposition where the double bracket is within
+a quarter of the 2 % target): of the 39 cells above only q 1e-3, T 3e4, kappa 1e-6 change (sigma 2 /
+3 / 5: widths 1.1e-4 / 6.9e-5 / 4.2e-5 -> 3.1e-3 / 3.4e-3 / 3.7e-3), x2.2-2.5 faster (same process,
+switched call by call, best of 6, load 2.4-3.2); against riskcal in one process (best of 3, load 3.2,
+the test suite running alongside) x0.44 / x0.43 / x0.30 before, x1.20 / x1.06 / x0.88 after.
+``--widths`` afterwards: widest cell still 1.12e-2 (sigma 0.3, q 1e-4, T 1e6, kappa 1e-30), every cell
+within 2 %, the near-1 cells as before (largest 1 - gamma bracket 1.4e-9: sigma 20, q 0.3, T 1e6).
 """
 
 from __future__ import annotations

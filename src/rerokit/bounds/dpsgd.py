@@ -192,11 +192,12 @@ _NEAR_ONE_POINTS = 4_000_000
 # finer grid as well (one composition shared by all of them).
 _NEAR_ONE_FINE_LEVELS = 4
 # Brackets already this narrow against min(gamma, 1 - gamma) are not recomposed in extended precision
-# (its round-off is a large share of such a bracket, but the bracket is a tenth of the 2 % width
+# (its round-off is a large share of such a bracket, but the bracket is a quarter of the 2 % width
 # target or less; 1 - gamma keeps the rule meaningful near gamma = 1, where the target is on 1 - gamma).
 # Was 1e-4: at q 1e-3, T 3e3-1e4, kappa 1e-6 the brackets are now 3e-4-1.3e-3 wide (were 4e-6-2e-5)
-# and the calls about 2.5 times faster (benchmarks/pld_engine.py --mid).
-_PRECISE_ENOUGH = 2e-3
+# and the calls about 2.5 times faster (benchmarks/pld_engine.py --mid). Was 2e-3: at q 1e-3, T 3e4,
+# kappa 1e-6 the double brackets are 3.1-3.4e-3 wide, and their recomposition was half of the call.
+_PRECISE_ENOUGH = 5e-3
 _BETA_NEGLIGIBLE = 1e-12
 
 

@@ -233,20 +233,27 @@ def chernoff_window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_
     lam = np.concatenate((lam0 * 2.0 ** np.arange(-4, 7), h * 2.0 ** np.arange(-6, 9)))
     lam = np.unique(lam)
 
-    def bounds(lams: np.ndarray, parts_) -> tuple[np.ndarray, np.ndarray]:
+    def bounds(lams: np.ndarray, parts_, sides: tuple[bool, bool] = (True, True)) -> tuple[np.ndarray, np.ndarray]:
+        """(upper, lower) window ends at each lam; a side not in ``sides`` is left as nan (each row
+        of the moment terms is computed on its own, so the other side's values do not change)."""
         up = np.zeros(lams.size)
         dn = np.zeros(lams.size)
         for labels, p, count in parts_:
-            up += count * _moment_terms(labels, p, lams)
-            dn += count * _moment_terms(labels, p, -lams)
-        return np.ceil((up - log_tau) / lams), np.floor((log_tau - dn) / lams)
+            if sides[0]:
+                up += count * _moment_terms(labels, p, lams)
+            if sides[1]:
+                dn += count * _moment_terms(labels, p, -lams)
+        with np.errstate(invalid="ignore"):
+            return (np.ceil((up - log_tau) / lams) if sides[0] else up * np.nan,
+                    np.floor((log_tau - dn) / lams) if sides[1] else dn * np.nan)
 
     cb, ca = bounds(lam, coarse)
     iu, ia = int(np.argmin(cb)), int(np.argmax(ca))
     pick_u = lam[max(0, iu - 1): iu + 2]
     pick_a = lam[max(0, ia - 1): ia + 2]
     fine = [(off + np.arange(pmf.size, dtype=float), pmf, count) for off, pmf, count in parts]
-    hi, lo = np.min(bounds(pick_u, fine)[0]), np.max(bounds(pick_a, fine)[1])
+    # the exact bounds at the chosen lams, each side only (half the moment terms)
+    hi, lo = np.min(bounds(pick_u, fine, (True, False))[0]), np.max(bounds(pick_a, fine, (False, True))[1])
     if not (np.isfinite(hi) and np.isfinite(lo)):  # moments overflowed (e.g. q 1e-320 at a tiny sigma)
         raise WindowTooWide("the Chernoff window of this privacy-loss distribution is not finite")
     B, A = int(hi), int(lo)

@@ -43,20 +43,25 @@ _LINEAR_MAX_TERMS = 10**8
 def _prefix_linear(a: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """:func:`prefix_logsumexp` in linear space (module docstring), or None where a finite term lies
     outside :data:`_LINEAR_RANGE` (or there are too many terms)."""
-    fin = np.isfinite(a)
-    if a.size > _LINEAR_MAX_TERMS or not fin.any():
+    if a.size > _LINEAR_MAX_TERMS:
         return None
-    live = a[fin]
-    if float(np.min(live)) < _LINEAR_RANGE[0] or float(np.max(live)) > _LINEAR_RANGE[1]:
+    fin = np.isfinite(a)
+    first = np.flatnonzero(fin)[:2]
+    if not first.size:
+        return None
+    # no NaN or +inf (the callers' contract), so the largest term is the largest finite one
+    if float(np.min(a, where=fin, initial=np.inf)) < _LINEAR_RANGE[0] or float(np.max(a)) > _LINEAR_RANGE[1]:
         return None
     t = np.exp(a)  # -inf -> 0 exactly
     with np.errstate(divide="ignore"):
         s = np.log(np.cumsum(t.astype(np.longdouble)).astype(float))
-    j = np.arange(1, a.size + 1, dtype=float)
-    err = np.where(np.isfinite(s), 1.01 * (9.0 * _U + j * _U_LD + 8.0 * _U * np.abs(np.where(np.isfinite(s), s, 0.0))),
-                   0.0)
+    # s is -inf exactly before the first finite term, which lies in the exact part zeroed below
+    with np.errstate(invalid="ignore"):
+        err = np.abs(s)
+        err *= 8.0 * _U
+        err += np.arange(1, a.size + 1, dtype=float) * _U_LD + 9.0 * _U
+        err *= 1.01
     # up to the second finite term the sum is one term: exact (as in the running log-sum)
-    first = np.flatnonzero(fin)[:2]
     stop = int(first[1]) if first.size > 1 else a.size
     s[: stop] = np.where(np.arange(stop) < first[0], -np.inf, a[first[0]])
     err[: stop] = 0.0
