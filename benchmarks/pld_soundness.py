@@ -22,7 +22,9 @@ Measured 2026-11-26 (b09622b, seed 0, 40 draws, ~12 min at load ~4.5): 26 settin
 to 1e-294): rerokit's bracket contained the truth in all 26, relative width <= 8.1e-3 (widest:
 sigma 6.85, q 0.00439, T 365687, kappa e^-24.3), 1 - gamma within 5.7e-10 where gamma is near 1;
 riskcal's value fell below the truth in 6 of its 18 one-segment settings (e.g. sigma 4.51, q 0.0297,
-T 457402, kappa e^-65.3: 2.9e-12 against e^-24.76 = 1.8e-11).
+T 457402, kappa e^-65.3: 2.9e-12 against e^-24.76 = 1.8e-11). Seed 1 (merged main of the same day, after the
+quadrature split): 30 settings with a reference (10 two-segment, kappa down to e^-63.2, four with
+gamma near 1), all contained, widest 5.2e-3; riskcal below the truth in 9 of its 20.
 """
 
 from __future__ import annotations
