@@ -5,6 +5,8 @@ mpmath (50 digits), and its bound against the tail-based ones (component_split's
 from __future__ import annotations
 
 import math
+import sys
+from pathlib import Path
 
 import mpmath as mp
 import numpy as np
@@ -13,19 +15,12 @@ import pytest
 from rerokit.bounds.pld import LOG_TAU
 from rerokit.bounds.pld import step as step_mod
 
+sys.path.insert(0, str(Path(__file__).parent))
+from test_step_split import bucket_inputs  # noqa: E402 - the buckets as step_from_tails has them
+
 
 def _inputs(sigma: float, q: float, h: float):
-    log_tau = LOG_TAU - math.log(1e6)
-    lo, hi = step_mod.loss_range(sigma, q, "remove", log_tau)
-    l = np.arange(math.floor(lo / h), math.ceil(hi / h) + 1) * h
-    p_gt, p_le, q_gt, q_le, x = step_mod._tails_at(l, sigma, q, "remove")  # noqa: SLF001
-    pb, qb = step_mod._bucket_masses(p_gt, p_le), step_mod._bucket_masses(q_gt, q_le)  # noqa: SLF001
-    comp_p, comp_q, _ = step_mod.pair_components(sigma, q, "remove", 1)
-    ep = step_mod._tail_errors(p_gt, p_le, step_mod._arg_slack(x, sigma, comp_p), 0.0)  # noqa: SLF001
-    eq = step_mod._tail_errors(q_gt, q_le, step_mod._arg_slack(x, sigma, comp_q), 0.0)  # noqa: SLF001
-    _, local_p = step_mod._suffix_errors(p_gt, p_le, *ep, p_gt[:-1] < 0.5)  # noqa: SLF001
-    _, local_q = step_mod._suffix_errors(q_gt, q_le, *eq, q_gt[:-1] < 0.5)  # noqa: SLF001
-    return l, x, pb, qb, local_p, local_q
+    return bucket_inputs(sigma, q, h, LOG_TAU - math.log(1e6))
 
 
 # the lower-tail tilt's fine grids (sigma 20, q 0.3: both of its grids), a tiny q, and coarse grids

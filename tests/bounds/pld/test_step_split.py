@@ -27,9 +27,9 @@ def _grid(sigma: float, q: float, h: float, log_tau: float) -> np.ndarray:
     return np.arange(math.floor(lo / h), math.ceil(hi / h) + 1) * h
 
 
-def _component_inputs(sigma: float, q: float, h: float, log_tau: float):
+def bucket_inputs(sigma: float, q: float, h: float, log_tau: float):
     """The grid, the computed points, the buckets and their error bounds as step_from_tails has
-    them, and component_split's (c, dc)."""
+    them (remove, k = 1): (l, x, pb, qb, local_p, local_q). Also used by test_step_quadrature."""
     l = _grid(sigma, q, h, log_tau)
     p_gt, p_le, q_gt, q_le, x = step_mod._tails_at(l, sigma, q, "remove")  # noqa: SLF001
     pb, qb = step_mod._bucket_masses(p_gt, p_le), step_mod._bucket_masses(q_gt, q_le)  # noqa: SLF001
@@ -38,6 +38,12 @@ def _component_inputs(sigma: float, q: float, h: float, log_tau: float):
     eq = step_mod._tail_errors(q_gt, q_le, step_mod._arg_slack(x, sigma, comp_q), 0.0)  # noqa: SLF001
     _, local_p = step_mod._suffix_errors(p_gt, p_le, *ep, p_gt[:-1] < 0.5)  # noqa: SLF001
     _, local_q = step_mod._suffix_errors(q_gt, q_le, *eq, q_gt[:-1] < 0.5)  # noqa: SLF001
+    return l, x, pb, qb, local_p, local_q
+
+
+def _component_inputs(sigma: float, q: float, h: float, log_tau: float):
+    """:func:`bucket_inputs` and component_split's (c, dc) with the default path's dc."""
+    l, x, pb, qb, local_p, local_q = bucket_inputs(sigma, q, h, log_tau)
     r_tails = (step_mod.ndtr((1.0 - x) / sigma), step_mod.ndtr((x - 1.0) / sigma))
     c, dc = step_mod.component_split(l, h, q, pb, qb, local_p, local_q, sigma, x, r_tails)
     _, dc_default, _ = step_mod._default_split(l, h, pb, qb, local_p, local_q)  # noqa: SLF001
