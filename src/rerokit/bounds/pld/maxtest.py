@@ -15,11 +15,13 @@ then one sampled step's large output, and the optimal test is close to this one,
 threshold statistic loses its relative precision there (sigma = 1, q = 1e-4, T = 1e3, kappa =
 1e-30: log gamma >= -66.57 here against -68.21 from the PLD's test).
 
-Rounding: z is rounded up until :func:`log_ndtr` (accurate to 1e-13 relative, with much to spare)
-confirms the level with 1e-12 to spare; the power is computed in logs and lowered by 1e-10 relative
-plus 1e-12 absolute (in log gamma), far more than the float error of the few operations involved.
-Everything here is ``math`` only: importing scipy.special costs a few tenths of a second on a
-process's first call at a small level, which the CLI's bound commands would pay.
+Rounding: z is the engine's upper normal quantile (:func:`rerokit.bounds.pld.normal.normal_isf_log`,
+which confirms the level with :func:`~rerokit.bounds.pld.normal.log_ndtr`, accurate to 1e-13
+relative with much to spare) at the level less 1e-12; the power is computed in logs and lowered by
+1e-10 relative plus 1e-12 absolute (in log gamma), far more than the float error of the few
+operations involved. Everything here is ``math`` only (normal.py imports numpy alone): importing
+scipy.special costs a few tenths of a second on a process's first call at a small level, which the
+CLI's bound commands would pay.
 """
 
 from __future__ import annotations
@@ -29,60 +31,11 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["log_max_test_power", "log_ndtr", "max_test_threshold"]
+from rerokit.bounds.pld.normal import LOG_NDTR_REL, log_ndtr, normal_isf_log
+
+__all__ = ["log_max_test_power", "max_test_threshold"]
 
 _MAX_LOG_KAPPA = math.log(0.5)
-_SERIES_BELOW = -30.0  # log_ndtr: the Mills-ratio series below this argument, libm's erfc above
-_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-
-
-def log_ndtr(x: float) -> float:
-    """log Phi(x), the standard normal log CDF, to about 1e-15 relative (``math`` only).
-
-    x >= -30: log(erfc(-x / sqrt 2) / 2), or log1p(-erfc(x / sqrt 2) / 2) for x > 0, with libm's
-    erfc (within 2 ulps, the package's assumption on libm); the rounding of the argument x / sqrt 2
-    (2u relative) moves log erfc(y) by at most 4 u y^2 + 4 u, i.e. about 2e-16 of |log Phi(x)| in
-    the lower tail. x < -30: the Mills-ratio expansion Phi(-z) = phi(z)/z sum_k (-1)^k (2k-1)!!/z^{2k}
-    (Abramowitz & Stegun 1964, 26.2.12), whose remainder after the term k = 7 is below the next
-    term, 5e-18 at z = 30 (an alternating asymptotic series with decreasing terms there).
-    Checked against mpmath in tests/bounds/pld/test_maxtest_normal.py.
-
-    Args:
-      x: a real number (+-inf allowed).
-
-    Returns:
-      log Phi(x) (-inf at -inf, 0 at +inf).
-    """
-    x = float(x)
-    if x >= _SERIES_BELOW:
-        if x > 0.0:
-            return math.log1p(-0.5 * math.erfc(x * math.sqrt(0.5)))
-        return math.log(0.5 * math.erfc(-x * math.sqrt(0.5)))
-    if x == -math.inf:
-        return -math.inf
-    z = -x
-    r = 1.0 / (z * z)
-    term, series = 1.0, 1.0
-    for k in range(1, 8):
-        term *= -(2 * k - 1) * r
-        series += term
-    return -0.5 * z * z - math.log(z) - _LOG_SQRT_2PI + math.log(series)
-
-
-def _normal_isf_log(log_p: float) -> float:
-    """z with log Phi(-z) = log_p (log_p < log 1/2) by bisection on :func:`log_ndtr` to adjacent
-    doubles (the replacement of scipy's ``ndtri_exp`` here; only a starting point: the caller
-    confirms the level)."""
-    lo, hi = 0.0, math.sqrt(-2.0 * log_p)  # log Phi(-z) <= -z^2/2 - log 2 < log_p at the upper end
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if not lo < mid < hi:
-            break
-        if log_ndtr(-mid) > log_p:
-            lo = mid
-        else:
-            hi = mid
-    return hi
 
 
 def max_test_threshold(n_steps: int, log_kappa: float) -> float:
@@ -101,16 +54,7 @@ def max_test_threshold(n_steps: int, log_kappa: float) -> float:
         la = math.log(-math.expm1(math.log1p(-math.exp(lk)) / n))
     else:  # kappa below double range: the union bound N Phi(-z) <= kappa
         la = lk - math.log(n)
-    target = la - 1e-12
-    z = _normal_isf_log(la)
-    step = 1e-13 * (abs(z) + 1.0)
-    for _ in range(200):
-        v = float(log_ndtr(-z))
-        if v + 1e-13 * abs(v) <= target:
-            return z
-        z += step
-        step *= 2.0
-    return math.inf
+    return normal_isf_log(la - 1e-12)  # Phi(-z) <= e^la for certain, with 1e-12 to spare for la's rounding
 
 
 def log_max_test_power(segments: Sequence[tuple[float, float, int]], log_kappas: np.ndarray) -> np.ndarray:
@@ -140,11 +84,11 @@ def log_max_test_power(segments: Sequence[tuple[float, float, int]], log_kappas:
         if not math.isfinite(z):
             continue
         v0 = float(log_ndtr(-z))
-        v0 -= 1e-13 * abs(v0)
+        v0 -= LOG_NDTR_REL * abs(v0)
         s_log = 0.0  # sum_i T_i log(1 - b_i) (an upper bound on it: b_i rounded down)
         for sigma, q, T in segments:
             v1 = float(log_ndtr(1.0 / sigma - z))
-            v1 -= 1e-13 * abs(v1)
+            v1 -= LOG_NDTR_REL * abs(v1)  # (argument > 0: 1e-16 absolute, inside lb's 1e-13 below)
             if q >= 1.0:
                 lb = v1
             else:
