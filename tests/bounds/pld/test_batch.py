@@ -35,19 +35,23 @@ def _per_step(monkeypatch):
     monkeypatch.setattr(_compose, "BATCH_MIN", 10**9)
 
 
-@pytest.mark.parametrize("direction", ["remove", "add"])
-def test_batched_steps_equal_the_per_step_discretisation(monkeypatch, direction):
-    segs = _history(40, seed=1)
-    h, lt = 3e-4, math.log(1e-17 / 40)
+def assert_batched_equal_per_step(monkeypatch, segs, h, direction, lt):
+    """batch.step_plds_batched(segs, ...) equals dpsgd_step_pld step by step, bit for bit: the
+    per-step code with the same normal CDF (scipy's, which the batch uses at these sizes). Also
+    used by test_batch_rows."""
     got = batch.step_plds_batched(segs, h, direction, lt)
-    # the per-step code with the same normal CDF (scipy's, which the batch uses at this size)
     monkeypatch.setattr(_step, "ndtr", lambda x: scipy_ndtr(np.asarray(x, dtype=float)))
     for (s, q, _), st in zip(segs, got):
         ref = dpsgd_step_pld(s, q, h, direction, lt)
         assert ref.j_lo == st.j_lo and ref.inf_mass == st.inf_mass
         assert ref.loss_shift == st.loss_shift and ref.stat_rev_err == st.stat_rev_err
         for name in ("split", "stat_p", "stat_q"):  # the safely rounded masses (step's proven rounding)
-            assert np.array_equal(getattr(ref, name), getattr(st, name)), name
+            assert np.array_equal(getattr(ref, name), getattr(st, name)), (s, q, name)
+
+
+@pytest.mark.parametrize("direction", ["remove", "add"])
+def test_batched_steps_equal_the_per_step_discretisation(monkeypatch, direction):
+    assert_batched_equal_per_step(monkeypatch, _history(40, seed=1), 3e-4, direction, math.log(1e-17 / 40))
 
 
 def test_batched_steps_small_arrays_use_libm_like_the_per_step_code():

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import math
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.special import ndtr as scipy_ndtr
 
 from rerokit.bounds.pld import batch
-from rerokit.bounds.pld.step import dpsgd_step_pld
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_batch import assert_batched_equal_per_step  # noqa: E402 - batched steps against the per-step code
 
 _step = sys.modules["rerokit.bounds.pld.step"]
 _builder = sys.modules["rerokit.bounds.pld.builder"]
@@ -147,16 +149,8 @@ def test_steps_in_small_padded_blocks_equal_the_per_step_code(monkeypatch, direc
     rng = np.random.default_rng(16)
     segs = [(float(rng.uniform(0.5, 6.0)), float(10 ** rng.uniform(-4, -0.3)), 1) for _ in range(24)]
     segs += [(2.0, 1.0, 1), (0.9, 0.999, 1), (30.0, 1e-6, 1)]
-    h, lt = 2e-3, math.log(1e-17 / 30)
     monkeypatch.setattr(batch, "_BLOCK_POINTS", 6000)  # several rows of different widths per block
-    got = batch.step_plds_batched(segs, h, direction, lt)
-    monkeypatch.setattr(_step, "ndtr", lambda x: scipy_ndtr(np.asarray(x, dtype=float)))
-    for (s, q, _), st in zip(segs, got):
-        ref = dpsgd_step_pld(s, q, h, direction, lt)
-        assert ref.j_lo == st.j_lo and ref.inf_mass == st.inf_mass
-        assert ref.loss_shift == st.loss_shift and ref.stat_rev_err == st.stat_rev_err
-        for name in ("split", "stat_p", "stat_q"):
-            assert np.array_equal(getattr(ref, name), getattr(st, name)), (s, q, name)
+    assert_batched_equal_per_step(monkeypatch, segs, 2e-3, direction, math.log(1e-17 / 30))
 
 
 def _window_parts(rng, n):

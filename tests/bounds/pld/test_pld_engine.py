@@ -7,7 +7,9 @@ round-off bound - never rerokit's own engine."""
 from __future__ import annotations
 
 import math
+import sys
 from fractions import Fraction
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -18,6 +20,9 @@ from scipy.stats import binom, norm
 from rerokit.bounds.dpsgd import envelope_log_gamma, rero_dpsgd
 from rerokit.bounds.schedule import Schedule
 from rerokit.bounds.pld import LOG_TAU, DiscretePLD, compose, dpsgd_step_pld, schedule_pld
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _mp_reference import mp_cells, mp_exact_split, mp_pair, mp_suffixes  # noqa: E402 - exact step references
 
 
 def gdp_power(mu, kappa):
@@ -249,24 +254,6 @@ _STEP_CASES = [(1.0, 0.01, 1, "remove", 2e-3), (0.5, 0.3, 1, "add", 5e-3), (3.0,
                (10.0, 1e-3, 2, "remove", 1e-4), (1.0, 0.1, 3, "add", 2e-3), (2.0, 1.0, 1, "remove", 1e-2)]
 
 
-def _mp_pair(sigma, q, k, direction):
-    """Exact (mpmath) mixture components (weight, mean) of P and Q and the loss L(x)."""
-    import mpmath as mp
-
-    s, qq = mp.mpf(sigma), mp.mpf(q)
-    w = [mp.binomial(k, j) * qq ** j * (1 - qq) ** (k - j) for j in range(k + 1)]
-    mix = [(w[j], j) for j in range(k + 1) if w[j] > 0]
-
-    def lr(x):
-        return mp.log(mp.fsum(wj * mp.exp((2 * j * x - j * j) / (2 * s * s)) for wj, j in mix))
-
-    if direction == "remove":
-        return mix, [(1, 0)], lr
-    if direction == "add":
-        return [(1, 0)], mix, lambda x: -lr(x)
-    return [(1 - qq, 0), (qq, 1)], [(1 - qq, 0), (qq, -1)], lambda x: lr(x) - lr(-x)
-
-
 @pytest.mark.parametrize("sigma,q,k,direction,h", _STEP_CASES)
 def test_step_tail_and_grid_point_accuracy_assumptions_hold(sigma, q, k, direction, h):
     """The two assumptions of rerokit.bounds.pld.step, measured against mpmath at 40 points of one
@@ -283,7 +270,7 @@ def test_step_tail_and_grid_point_accuracy_assumptions_hold(sigma, q, k, directi
     l = np.arange(math.floor(lo / h), math.ceil(hi / h) + 1) * h
     *tails, x = step._tails_at(l, sigma, q, direction, k)
     comp_p, comp_q, rel_w = step._components(sigma, q, direction, k)
-    mp_p, mp_q, loss = _mp_pair(sigma, q, k, direction)
+    mp_p, mp_q, loss = mp_pair(sigma, q, k, direction)
     s = mp.mpf(sigma)
     for i in np.unique(np.linspace(0, l.size - 1, 40).astype(int)):
         if not np.isfinite(x[i]):
@@ -325,53 +312,20 @@ def test_step_masses_are_rounded_in_the_safe_stochastic_order(sigma, q, k, direc
     lo, hi = step.loss_range(sigma, q, direction, log_tau, k)
     l = np.arange(math.floor(lo / h), math.ceil(hi / h) + 1) * h
     *_, x = step._tails_at(l, sigma, q, direction, k)
-    mp_p, mp_q, _ = _mp_pair(sigma, q, k, direction)
-    s = mp.mpf(sigma)
-    sign = -1 if direction == "add" else 1  # the cells in x run the other way for add
-
-    def cdf(comps, xv):  # P(X <= x)
-        if xv == -math.inf:
-            return mp.mpf(0)
-        return mp.fsum(w * mp.erfc((m - mp.mpf(float(xv))) / s / mp.sqrt(2)) / 2 for w, m in comps)
-
-    def cell_masses(comps):
-        # P(L <= l_0), P(l_j < L <= l_{j+1}), P(L > l_n), from the cells of the computed points
-        c = [cdf(comps, v) for v in x]
-        if sign > 0:
-            le = c
-        else:  # L > l <=> X < x: P(L <= l) = 1 - P(X < x) (continuous)
-            le = [1 - v for v in c]
-        return [le[0]] + [le[j + 1] - le[j] for j in range(len(le) - 1)] + [1 - le[-1]]
-
-    def suffixes(masses):
-        out, acc = [], mp.mpf(0)
-        for v in reversed(masses):
-            acc += v
-            out.append(acc)
-        return out[::-1]
-
-    ep, eq_ = cell_masses(mp_p), cell_masses(mp_q)
+    mp_p, mp_q, _ = mp_pair(sigma, q, k, direction)
+    decreasing = direction == "add"  # the cells in x run the other way for add
+    ep, eq_ = mp_cells(mp_p, x, sigma, decreasing), mp_cells(mp_q, x, sigma, decreasing)
     for stored, exact, below in ((st.stat_p, ep, True), (st.stat_q, eq_, False)):
         assert len(stored) == len(exact)
-        got = suffixes([mp.mpf(float(v)) for v in stored])
-        for g, e in zip(got, suffixes(exact)):
+        got = mp_suffixes([mp.mpf(float(v)) for v in stored])
+        for g, e in zip(got, mp_suffixes(exact)):
             assert (g <= e) if below else (g >= e)
     # the exact split, atoms widened by each bucket's loss error eta_j (<= StepPLD.loss_shift / 2)
-    hh = mp.mpf(h)
-    split = [mp.mpf(0)] * (len(ep) - 1)
-    split[0] += ep[0]
-    for j in range(len(ep) - 2):
-        eta = mp.mpf(step.LOSS_POINT_ULPS * 2.0 ** -53 * (1.0 + max(abs(float(l[j])), abs(float(l[j + 1])))))
-        assert 2 * eta <= st.loss_shift
-        pb, qb = ep[j + 1], eq_[j + 1]
-        c = (pb - mp.exp(mp.mpf(float(l[j])) - eta) * qb) / (1 - mp.exp(-hh - 2 * eta))
-        c = min(max(c, mp.mpf(0)), pb)
-        split[j] += pb - c
-        split[j + 1] += c
-    exact_split = split + [ep[-1]]
-    got = suffixes([mp.mpf(float(v)) for v in st.split] + [mp.mpf(st.inf_mass)])
-    for g, e in zip(got, suffixes(exact_split)):
+    exact_split, etas = mp_exact_split(ep, eq_, l, h, step.LOSS_POINT_ULPS)
+    assert all(2 * eta <= st.loss_shift for eta in etas)
+    got = mp_suffixes([mp.mpf(float(v)) for v in st.split] + [mp.mpf(st.inf_mass)])
+    for g, e in zip(got, mp_suffixes(exact_split)):
         assert g >= e
     # and the rounding moved almost nothing: relative 1e-8 of each suffix (1e-290 absolute)
-    for g, e in zip(got, suffixes(exact_split)):
+    for g, e in zip(got, mp_suffixes(exact_split)):
         assert g - e <= 1e-8 * e + 1e-290

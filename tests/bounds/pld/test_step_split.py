@@ -19,6 +19,7 @@ from rerokit.bounds.pld import LOG_TAU, dpsgd_step_pld
 from rerokit.bounds.pld import step as step_mod
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _mp_reference import mp_cdf, mp_cells, mp_exact_split, mp_pair, mp_suffixes  # noqa: E402 - exact step references
 from test_lowertail import TARGET, _lr_point  # noqa: E402 - the saddle-point reference
 
 
@@ -68,7 +69,7 @@ def test_component_fraction_within_its_bound_of_the_exact_one(sigma, q, h):
         d_mp = 1 - mp.exp(-hh)
 
         def le(v: float, m: int) -> mp.mpf:  # N(m, sigma^2)(X <= v)
-            return mp.mpf(0) if v == -math.inf else mp.erfc((m - mp.mpf(float(v))) / s / mp.sqrt(2)) / 2
+            return mp_cdf([(1, m)], v, sigma)
 
         for j in np.unique(np.linspace(0, l.size - 2, 60).astype(int)):
             qb = le(x[j + 1], 0) - le(x[j], 0)
@@ -101,38 +102,11 @@ def test_option_changes_only_the_split_and_it_still_dominates(sigma, q, h):
     l = _grid(sigma, q, h, log_tau)
     *_, x = step_mod._tails_at(l, sigma, q, "remove")  # noqa: SLF001
     with mp.workdps(40):
-        s, qq, hh = mp.mpf(sigma), mp.mpf(q), mp.mpf(h)
-        comps = [(1 - qq, 0), (qq, 1)] if q < 1.0 else [(mp.mpf(1), 1)]
-
-        def cdf(cs, v):
-            if v == -math.inf:
-                return mp.mpf(0)
-            return mp.fsum(w * mp.erfc((m - mp.mpf(float(v))) / s / mp.sqrt(2)) / 2 for w, m in cs)
-
-        def cells(cs):
-            c = [cdf(cs, v) for v in x]
-            return [c[0]] + [c[j + 1] - c[j] for j in range(len(c) - 1)] + [1 - c[-1]]
-
-        def suffixes(masses):
-            out, acc = [], mp.mpf(0)
-            for v in reversed(masses):
-                acc += v
-                out.append(acc)
-            return out[::-1]
-
-        ep, eq_ = cells(comps), cells([(mp.mpf(1), 0)])
-        split = [mp.mpf(0)] * (len(ep) - 1)
-        split[0] += ep[0]
-        for j in range(len(ep) - 2):
-            eta = mp.mpf(step_mod.LOSS_POINT_ULPS * 2.0 ** -53 * (1.0 + max(abs(float(l[j])), abs(float(l[j + 1])))))
-            pb, qb = ep[j + 1], eq_[j + 1]
-            c = (pb - mp.exp(mp.mpf(float(l[j])) - eta) * qb) / (1 - mp.exp(-hh - 2 * eta))
-            c = min(max(c, mp.mpf(0)), pb)
-            split[j] += pb - c
-            split[j + 1] += c
-        exact = suffixes(split + [ep[-1]])
-        got = suffixes([mp.mpf(float(v)) for v in on.split] + [mp.mpf(on.inf_mass)])
-        old = suffixes([mp.mpf(float(v)) for v in off.split] + [mp.mpf(off.inf_mass)])
+        mp_p, mp_q, _ = mp_pair(sigma, q, 1, "remove")  # (1 - q) N(0, s^2) + q N(1, s^2) against N(0, s^2)
+        ep, eq_ = mp_cells(mp_p, x, sigma), mp_cells(mp_q, x, sigma)
+        exact = mp_suffixes(mp_exact_split(ep, eq_, l, h, step_mod.LOSS_POINT_ULPS)[0])
+        got = mp_suffixes([mp.mpf(float(v)) for v in on.split] + [mp.mpf(on.inf_mass)])
+        old = mp_suffixes([mp.mpf(float(v)) for v in off.split] + [mp.mpf(off.inf_mass)])
         for g, e, o in zip(got, exact, old):
             assert e <= g <= o * (1 + mp.mpf(1e-8)) + mp.mpf(1e-290)
 
