@@ -338,9 +338,9 @@ def as_schedule(mechanism: Any = None, *, noise_multiplier: Any = None, sample_r
 
 
 def _probit_log(log_p: float) -> float:
-    from scipy.special import ndtri_exp
+    from rerokit.bounds.pld.normal import normal_ppf_log  # (scipy-free: no scipy.special on this path)
 
-    return float(ndtri_exp(min(log_p, -1e-300)))
+    return normal_ppf_log(min(log_p, -1e-300))
 
 
 def _options(options: Any) -> RiskOptions:

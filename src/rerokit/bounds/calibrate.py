@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from statistics import NormalDist
 from typing import Any
 
 from rerokit._validate import check_int, check_positive, check_probability
@@ -108,11 +107,10 @@ def _check_target(target_gamma: float, lk: float) -> float:
 
 
 def _probit(log_p: float) -> float:
-    """Phi^{-1}(e^log_p) (stdlib; an asymptotic expansion where e^log_p underflows) - for start guesses."""
-    if log_p > -700.0:
-        return NormalDist().inv_cdf(min(max(math.exp(log_p), 1e-300), 1.0 - 1e-16))
-    t = -2.0 * log_p  # Phi(-z) ~ phi(z)/z  =>  z^2 ~ 2 log(1/p) - log(2 pi z^2)
-    return -math.sqrt(max(t - math.log(2.0 * math.pi * t), 1.0))
+    """Phi^{-1}(e^log_p) (:func:`rerokit.bounds.pld.normal.normal_ppf_log`, scipy-free) - for start guesses."""
+    from rerokit.bounds.pld.normal import normal_ppf_log  # (the PLD package: loaded when first needed)
+
+    return normal_ppf_log(log_p)
 
 
 def _gdp_target_mu(target: float, lk: float) -> float:

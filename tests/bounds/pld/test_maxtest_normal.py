@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from rerokit.bounds.pld.maxtest import log_max_test_power, max_test_threshold
-from rerokit.bounds.pld.normal import log_ndtr, normal_isf_log
+from rerokit.bounds.pld.normal import log_ndtr, normal_isf_log, normal_ppf_log
 
 
 def _exact(x: float) -> mp.mpf:
@@ -87,3 +87,18 @@ def test_normal_isf_log_edges() -> None:
         normal_isf_log(math.nan)
     with pytest.raises(ValueError, match="log_tau"):
         normal_isf_log(-0.5, upper=False)
+
+
+@pytest.mark.parametrize("lp", [-5e4, -1089.1, -100.0, -3.0, math.log(0.5) - 1e-9, math.log(0.5), math.log(0.5) + 1e-13,
+                                math.log(0.5) + 1e-9, -0.1, -1e-5, -1e-12, -1e-30, -1e-300])
+def test_normal_ppf_log_sides_against_mpmath(lp: float) -> None:
+    """Phi(upper) >= p >= Phi(lower) (mpmath, 350 digits: 1 - p down to 1e-300 is resolved), the
+    two within 1e-12 (1 + |z|) of each other."""
+    up, lo = normal_ppf_log(lp), normal_ppf_log(lp, upper=False)
+    with mp.workdps(350):
+        p = mp.exp(mp.mpf(lp))
+        assert mp.ncdf(mp.mpf(lo)) <= p <= mp.ncdf(mp.mpf(up))
+    assert lo <= up <= lo + 1e-12 * (1.0 + abs(up))
+    assert normal_ppf_log(-math.inf) == -math.inf and normal_ppf_log(0.0) == math.inf
+    with pytest.raises(ValueError, match="log_p"):
+        normal_ppf_log(1e-9)

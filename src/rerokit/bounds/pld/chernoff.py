@@ -33,6 +33,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from rerokit.bounds.pld.normal import normal_ppf_log
 from rerokit.bounds.pld.rdp import log_moment_step_int, log_moment_step_real, log_sum_rounded_up
 
 __all__ = ["log_moment_int", "log_moment_real", "log_gdp_mixture_gamma", "log_chernoff_gamma_many"]
@@ -161,21 +162,6 @@ _TILT_USEFUL = math.log(1e-100)
 polynomial prefactor (measured ~0.25-2.1 nats up to T = 1e5), under 1 % of |log gamma| below it."""
 
 
-def _log_ndtr_inverse_up(lk: float) -> float:
-    """z with Phi(z) >= e^lk for certain (scipy's ndtri_exp, nudged up until log_ndtr confirms it
-    with 1e-13 relative to spare)."""
-    from scipy.special import log_ndtr, ndtri_exp
-
-    z = float(ndtri_exp(lk))
-    step = 1e-13 * (abs(z) + 1.0)
-    for _ in range(200):
-        if float(log_ndtr(z)) >= lk + 1e-13 * abs(lk) + 1e-300:
-            return z
-        z += step
-        step *= 2.0
-    return math.inf
-
-
 def log_gdp_mixture_gamma(segments: Sequence[tuple[float, float, int]], log_kappa: float) -> float:
     """Upper bound on log gamma from the binomial mixture of Gaussian shifts.
 
@@ -191,7 +177,7 @@ def log_gdp_mixture_gamma(segments: Sequence[tuple[float, float, int]], log_kapp
     binomials), and the sum runs over (k_1, ..., k_m) with weight prod_i Bin(k_i; T_i, q_i) and
     mu^2 = sum_i k_i / sigma_i^2 + c (at most :data:`_MAX_MIX_POINTS` combinations).
 
-    Rounding: Phi^-1(kappa) is rounded up (checked with log_ndtr), each term gets 1e-13 of its
+    Rounding: Phi^-1(kappa) is rounded up (:func:`rerokit.bounds.pld.normal.normal_ppf_log`), each term gets 1e-13 of its
     magnitude (scipy's log_ndtr and gammaln assumed accurate to 1e-13 relative) plus 8 ulps of the
     log-binomial's gammaln(T + 1) and of the argument's square.
 
@@ -210,7 +196,7 @@ def log_gdp_mixture_gamma(segments: Sequence[tuple[float, float, int]], log_kapp
     if mix and mix[0][2] > _MAX_MIX_T:
         return math.inf
     c = sum(T / (s * s) for s, q, T in segments if q == 1.0)
-    z = _log_ndtr_inverse_up(float(log_kappa))
+    z = normal_ppf_log(float(log_kappa))  # Phi(z) >= kappa for certain
     if not math.isfinite(z):
         return math.inf
     if mix:
@@ -243,7 +229,7 @@ def _log_gdp_mixture_many(segments: Sequence[tuple[float, float, int]], mix: Seq
     if size > _MAX_MIX_POINTS:
         return math.inf
     c = sum(T / (s * s) for s, q, T in segments if q == 1.0)
-    z = _log_ndtr_inverse_up(float(log_kappa))
+    z = normal_ppf_log(float(log_kappa))  # Phi(z) >= kappa for certain
     if not math.isfinite(z):
         return math.inf
     lb = np.zeros(1)

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-__all__ = ["ndtr", "log_ndtr", "normal_isf_log", "logsumexp_rows", "LOG_NDTR_REL", "SCIPY_ABOVE"]
+__all__ = ["ndtr", "log_ndtr", "normal_isf_log", "normal_ppf_log", "logsumexp_rows", "LOG_NDTR_REL", "SCIPY_ABOVE"]
 
 _ERFC = np.frompyfunc(math.erfc, 1, 1)
 SCIPY_ABOVE = 50_000
@@ -127,6 +127,40 @@ def normal_isf_log(log_tau: float, upper: bool = True) -> float:
         else:
             lo = mid
     return hi if upper else lo
+
+
+def normal_ppf_log(log_p: float, upper: bool = True) -> float:
+    """The standard normal quantile z = Phi^{-1}(p) of p = exp(log_p) in (0, 1], rounded to a
+    proven side: :func:`normal_isf_log` of p below 1/2 (z = -isf(p), the other side), of 1 - p
+    above (its log rounded by 1e-15 (1 + |log(1 - p)|), far more than the few ulps of
+    ``log(-expm1(log_p))`` with libm's log and expm1 within 2 ulps).
+
+    Args:
+      log_p: natural log of p, <= 0 (-inf allowed).
+      upper: True (default): Phi(z) >= p for certain (an upper value of the exact z). False:
+        Phi(z) <= p for certain (a lower value).
+
+    Returns:
+      z (-inf at log_p = -inf, +inf at log_p = 0), at a level within about 2e-13 relative of p or
+      of 1 - p (see :func:`normal_isf_log`).
+
+    Raises:
+      ValueError: if ``log_p`` is NaN or positive.
+    """
+    lp = float(log_p)
+    if not lp <= 0.0:
+        raise ValueError(f"log_p must be <= 0, got {log_p!r}")
+    if lp == -math.inf or lp == 0.0:
+        return math.inf if lp == 0.0 else -math.inf
+    if lp < (_LOG_HALF - 1e-12 if upper else _LOG_HALF):  # p < 1/2: z = -w, Phi(-w) = p
+        return -normal_isf_log(lp, upper=not upper)
+    lq = math.log(-math.expm1(lp))  # log(1 - p); z >= 0 with Phi(-z) = 1 - p
+    slack = 1e-15 * (1.0 + abs(lq))
+    if upper:  # Phi(-z) <= 1 - p (0 where 1 - p > 1/2 for certain, i.e. p < 1/2)
+        return normal_isf_log(lq - slack)
+    if lq + slack > _LOG_HALF - 1e-12:  # (p > 1/2 here: Phi(0) = 1/2 < p; the lower isf needs
+        return 0.0                      # 1 - p below 1/2 by its margin)
+    return normal_isf_log(lq + slack, upper=False)
 
 
 def logsumexp_rows(a: np.ndarray) -> np.ndarray:
