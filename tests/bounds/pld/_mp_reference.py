@@ -55,7 +55,8 @@ def mp_suffixes(masses: Sequence) -> list:
     return out[::-1]
 
 
-def mp_exact_split(ep: Sequence, eq: Sequence, l: Sequence[float], h: float, loss_point_ulps: float) -> tuple[list, list]:
+def mp_exact_split(ep: Sequence, eq: Sequence, l: Sequence[float], h: float,
+                   loss_point_ulps: float) -> tuple[list, list]:
     """The exact connect-the-dots split of the cells ``ep``/``eq`` (as :func:`mp_cells` returns
     them) onto the grid points l_j, each bucket's atoms widened by its loss error eta_j =
     loss_point_ulps u (1 + max(|l_j|, |l_{j+1}|)); bottom tail on the lowest atom, the top tail

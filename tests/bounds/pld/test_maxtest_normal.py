@@ -1,5 +1,6 @@
-"""The engine's scipy-free normal log CDF and inverse (rerokit.bounds.pld.normal.log_ndtr, normal_isf_log), the max test's threshold
-against mpmath (40 digits), and that the max test imports no scipy."""
+"""The engine's scipy-free normal log CDF and inverses (rerokit.bounds.pld.normal: log_ndtr,
+normal_isf_log, normal_ppf_log, each on its proven side) and the max test's threshold and power
+against mpmath (40-350 digits), and that the max test imports no scipy."""
 
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ def test_power_unchanged_in_value_and_certified() -> None:
 
 def test_no_scipy_import() -> None:
     code = ("import sys, numpy as np; from rerokit.bounds.pld.maxtest import log_max_test_power; "
-            "log_max_test_power([(2.0, 1e-3, 10000)], np.array([-13.8, -700.0])); print('scipy.special' in sys.modules)")
+            "log_max_test_power([(2.0, 1e-3, 10000)], np.array([-13.8, -700.0, -1089.1])); print('scipy.special' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -80,9 +81,9 @@ def test_normal_isf_log_sides_against_mpmath(lt: float) -> None:
 
 
 def test_normal_isf_log_edges() -> None:
-    """tau >= 1/2: 0 (upper); log tau = -inf: +inf; NaN and a lower value above 1/2: ValueError."""
+    """tau >= 1/2: 0 (upper); log tau = -inf: +inf (both sides); NaN and a lower value above 1/2: ValueError."""
     assert normal_isf_log(math.log(0.5)) == 0.0 and normal_isf_log(0.0) == 0.0
-    assert normal_isf_log(-math.inf) == math.inf
+    assert normal_isf_log(-math.inf) == math.inf == normal_isf_log(-math.inf, upper=False)
     with pytest.raises(ValueError, match="log_tau"):
         normal_isf_log(math.nan)
     with pytest.raises(ValueError, match="log_tau"):

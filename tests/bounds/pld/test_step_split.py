@@ -65,7 +65,7 @@ def test_component_fraction_within_its_bound_of_the_exact_one(sigma, q, h):
     assert np.all(np.isfinite(dc)) and np.all(dc > 0)
     d_mp = None
     with mp.workdps(50):
-        s, qq, hh = mp.mpf(sigma), mp.mpf(q), mp.mpf(h)
+        qq, hh = mp.mpf(q), mp.mpf(h)
         d_mp = 1 - mp.exp(-hh)
 
         def le(v: float, m: int) -> mp.mpf:  # N(m, sigma^2)(X <= v)

@@ -2,9 +2,10 @@
 
 numpy has no erfc; ``math.erfc`` (libm, accurate in the tails) element-wise is fast enough for the
 usual grids and avoids importing scipy (a few tenths of a second) on the CLI path; grids larger
-than :data:`SCIPY_ABOVE` points use ``scipy.special.ndtr``. :func:`log_ndtr` and
-:func:`normal_isf_log` are ``math`` only (scalars, the full double range of log levels), the one
-normal log-CDF and inverse of the engine (step truncation points, the max test's threshold).
+than :data:`SCIPY_ABOVE` points use ``scipy.special.ndtr``. :func:`log_ndtr`, :func:`normal_isf_log`
+and :func:`normal_ppf_log` are ``math`` only (scalars, the full double range of log levels): the
+package's one normal log-CDF and inverse, each inverse rounded to the side its caller asks for
+(step truncation points, the max test's threshold, the GDP mixture's Phi^-1(kappa), start guesses).
 """
 
 from __future__ import annotations
@@ -87,8 +88,8 @@ def normal_isf_log(log_tau: float, upper: bool = True) -> float:
     Args:
       log_tau: natural log of the tail mass tau (a float, not NaN).
       upper: True (default): the least z found with Phi(-z) <= tau for certain (an upper value of
-        the exact z; 0 for tau >= 1/2, +inf at log_tau = -inf). False: the largest z found with
-        Phi(-z) >= tau for certain (a lower value; needs tau <= 1/2 with the margin).
+        the exact z; 0 for tau >= 1/2). False: the largest z found with Phi(-z) >= tau for certain
+        (a lower value; needs tau <= 1/2 with the margin). +inf at log_tau = -inf.
 
     Returns:
       z, at a level within two confirmation margins (plus an ulp of z) of tau: log Phi(-z) within
@@ -109,6 +110,8 @@ def normal_isf_log(log_tau: float, upper: bool = True) -> float:
 
     if upper and lt >= _LOG_HALF:  # the double -0.6931471805599453 is above -log 2: tau > 1/2
         return 0.0
+    if lt == -math.inf:  # Phi(-inf) = 0 = tau
+        return math.inf
     if not upper and not confirmed(0.0):
         raise ValueError(f"log_tau must be below log 1/2 for a lower value (upper=False), got {log_tau!r}")
     lo, hi = 0.0, math.sqrt(-2.0 * lt)  # Phi(-z) <= e^{-z^2/2} / 2 = tau / 2 at hi
@@ -117,7 +120,7 @@ def normal_isf_log(log_tau: float, upper: bool = True) -> float:
             break
         lo, hi = hi, 2.0 * hi
     if upper and not (math.isfinite(hi) and confirmed(hi)):
-        return math.inf  # (log_tau below about -1e307, or -inf)
+        return math.inf  # (log_tau below about -1e307)
     for _ in range(2100):  # halves the gap, then the ulps: ends within 1100 steps for any double
         mid = 0.5 * (lo + hi)
         if not lo < mid < hi:

@@ -162,8 +162,9 @@ def log_moment_step_real(sigma: float, q: float, alpha: float) -> float:
 
     What is assumed: numpy's/libm's exp, log, log1p, logaddexp, lgamma, erfc are accurate to a few ulps
     (the tails' :func:`rerokit.bounds.pld.normal.log_ndtr`, within 1e-13 relative: 1e-12 is added).
-    The chord is the tighter one for tiny values (log A ~ 1e-16, where rounding slack dominates the trapezoid), the trapezoid everywhere else (measured within
-    1e-12 relative of mpmath quadrature at sigma >= 0.3).
+    The chord is the tighter one for tiny values (log A ~ 1e-16, where rounding slack dominates the
+    trapezoid), the trapezoid everywhere else (measured within 1e-12 relative of mpmath quadrature
+    at sigma >= 0.3).
 
     Args:
       sigma: noise multiplier > 0.
