@@ -199,7 +199,6 @@ class AuditOutcome:
                 raise ValueError(f"{where}: the top-level success and interval are none of 'attacks'")
         else:
             attack = _key(d, "attack", where)
-            result = attacks.get(attack, result)
         settings = _key(d, "settings", where)
         if not isinstance(settings, Mapping):
             raise TypeError(f"{where}: 'settings' must be a JSON object, got {type(settings).__name__}")

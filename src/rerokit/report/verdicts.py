@@ -12,7 +12,10 @@ value, not in a second row); bounds say their direction in the value ("<= 0.1942
 its method and whether it is certified or an estimate; internal fields (``direction``,
 ``floored``, ``threshold_epsilon``, ``value_discretization_interval``, ``log10_*`` when the
 value is representable) are left to ``--json``. Only the standard library and
-:mod:`rerokit.report.format` are used (the ``bound dpsgd`` path imports no scipy).
+:mod:`rerokit.report.format` are used (the ``bound dpsgd`` path imports no scipy); the audits' verdict
+reads its result as the :class:`~rerokit.experiments.audit_outcome.AuditOutcome` the audit wrote
+(standard library only), so a key the audit renames is caught by :func:`summary_for`'s check, not
+shown as ``None``.
 """
 
 from __future__ import annotations
@@ -365,60 +368,60 @@ def _calibrate(d: dict[str, Any]) -> Summary:
 
 
 def _audit(d: dict[str, Any]) -> Summary:
-    if d.get("out"):  # the result is read by `rerokit report --audit FILE`: print each number once, there
-        n = d.get("trials") or 0
-        return Summary((f"Audit: {n} trial{'s' if n != 1 else ''} written to {d['out']} (seed {d.get('seed')}). "
+    """The verdict of ``rerokit audit prior-aware|gradient``: its JSON read back as the
+    :class:`~rerokit.experiments.audit_outcome.AuditOutcome` the audit wrote (attributes, no string keys)."""
+    from rerokit.experiments.audit_outcome import AuditOutcome
+
+    o = AuditOutcome.from_dict(d)
+    if o.out:  # the result is read by `rerokit report --audit FILE`: print each number once, there
+        n = o.trials or 0
+        return Summary((f"Audit: {n} trial{'s' if n != 1 else ''} written to {o.out} (seed {o.seed}). "
                         f"Its result against the certified bound, with every other risk of the run: "
-                        f"rerokit report --audit {d['out']} (or add --json here for the numbers alone).",), (), (), _notes(d))
-    s = d.get("settings", {})
-    grad = "mse" in d and "attack" not in d
-    metric = "success"
-    succ = d.get(metric)
-    lo, hi = d.get("ci_low"), d.get("ci_high")
-    attack = d.get("attack", "gradient" if grad else "prior-aware")
-    n = d.get("trials") or 0
+                        f"rerokit report --audit {o.out} (or add --json here for the numbers alone).",), (), (), _notes(d))
+    grad = o.kind == "gradient"
+    succ, lo, hi = o.result.value, o.result.ci_low, o.result.ci_high
+    attack = "gradient" if grad else o.attack
+    n = o.trials or 0
     judged = not grad or n >= 2  # a mean of one per-trial probability has no interval
-    above = judged and isinstance(lo, (int, float)) and isinstance(d.get("gamma"), (int, float)) and lo > d["gamma"]
-    eps = d.get("epsilon")
-    run = _settings_text(s) + (f"; calibrated for \u03b5 = {fmt(eps)} at \u03b4 = {fmt(d.get('delta'))}" if eps else "")
+    above = judged and isinstance(lo, (int, float)) and isinstance(o.gamma, (int, float)) and lo > o.gamma
+    eps = o.epsilon
+    run = _settings_text(o.settings) + (f"; calibrated for \u03b5 = {fmt(eps)} at \u03b4 = {fmt(o.delta)}" if eps else "")
     did = ("picked the target among the prior's candidates with mean probability" if grad else
            "reconstructed the target with rate")
     ci = f"95% CI [{fmt(lo)}, {fmt(hi)}]" if judged else "one trial: no interval"
+    e = o.empirical
     verdict = [(Lead("Audit: "), f"the {attack} attack on {n} DP-SGD model{'s' if n != 1 else ''} ({run}) "
                 f"{did} {fmt(succ)} ({ci}); the certified bound at the prior's blind guess "
-                f"\u03ba = {fmt(d.get('kappa'))} is {fmt(d.get('gamma'))}"
+                f"\u03ba = {fmt(o.kappa)} is {fmt(o.gamma)}"
                 + (" \u2014 the attack is ABOVE the bound: check the settings." if above else
                    " \u2014 consistent." if judged else ".")
-                + (f" It proves \u03b5 \u2265 {fmt(d['empirical_epsilon_lower'])} and \u03bc \u2265 "
-                   f"{fmt(d['empirical_mu_lower'])} ({fmt(100 * d.get('empirical_confidence', 0.95))}% confidence)."
-                   if d.get("empirical_mu_lower") is not None else ""))]
+                + (f" It proves \u03b5 \u2265 {fmt(e.epsilon_lower)} and \u03bc \u2265 "
+                   f"{fmt(e.mu_gdp_lower)} ({fmt(100 * e.confidence)}% confidence)."
+                   if e is not None and e.mu_gdp_lower is not None else ""))]
     rows = [Row(f"attack success ({attack})", fmt(succ), f"95% CI {fmt_bracket([lo, hi], 4)}" if judged else ci,
                 "Student-t on the mean" if grad else "Clopper-Pearson", "estimate", section="Attack"),
-            Row("\u03b3: certified bound at \u03ba", _le(d.get("gamma")), "", "Hayes et al. 2023 Thm 2, PLD", "certified"),
-            Row("\u03ba: success of a blind guess", "= " + fmt(d.get("kappa")), "", "prior", "exact")]
-    if grad:
-        rows.append(Row("reconstruction MSE", fmt(d.get("mse")),
-                        f"95% CI {fmt_bracket([d.get('mse_ci_low'), d.get('mse_ci_high')], 4)}", "Student-t on the mean",
-                        "estimate"))
-    others = {k: v for k, v in (d.get("attacks") or {}).items() if k != attack and k != "mse"
-              and not k.startswith("prior_success")}
-    for k, v in others.items():
-        rows.append(Row(f"attack success ({k})", fmt(v.get("value")), f"95% CI {fmt_bracket([v['ci_low'], v['ci_high']], 4)}",
-                        "Clopper-Pearson", "estimate"))
-    if d.get("empirical_mu_lower") is not None:
-        conf = fmt(100 * d.get("empirical_confidence", 0.95))
-        rows.append(Row("\u03b5 proven by the audit", _ge(d.get("empirical_epsilon_lower")), "",
+            Row("\u03b3: certified bound at \u03ba", _le(o.gamma), "", "Hayes et al. 2023 Thm 2, PLD", "certified"),
+            Row("\u03ba: success of a blind guess", "= " + fmt(o.kappa), "", "prior", "exact")]
+    if o.mse is not None:
+        rows.append(Row("reconstruction MSE", fmt(o.mse.value), f"95% CI {fmt_bracket([o.mse.ci_low, o.mse.ci_high], 4)}",
+                        "Student-t on the mean", "estimate"))
+    for k, v in o.attacks.items():
+        if k not in (attack, "mse") and not k.startswith("prior_success"):
+            rows.append(Row(f"attack success ({k})", fmt(v.value), f"95% CI {fmt_bracket([v.ci_low, v.ci_high], 4)}",
+                            "Clopper-Pearson", "estimate"))
+    if e is not None and e.mu_gdp_lower is not None:
+        conf = fmt(100 * e.confidence)
+        rows.append(Row("\u03b5 proven by the audit", _ge(e.epsilon_lower), "",
                         "log((s_lo \u2212 \u03b4)/\u03ba)", f"empirical ({conf}%)", section="What the attack proves"))
-        rows.append(Row("\u03bc proven by the audit", _ge(d["empirical_mu_lower"]), "",
+        rows.append(Row("\u03bc proven by the audit", _ge(e.mu_gdp_lower), "",
                         "\u03a6\u207b\u00b9(s_lo) \u2212 \u03a6\u207b\u00b9(\u03ba)", f"empirical ({conf}%)"))
-        rows.append(Row("success, one-sided lower end s_lo", fmt(d.get("empirical_success_lower")), "",
-                        "Clopper-Pearson", "estimate"))
-    if d.get("mean_target_clipped_fraction") is not None:
-        rows.append(Row("steps where the target's gradient was clipped", f"{d['mean_target_clipped_fraction'] * 100:.3g}%",
+        rows.append(Row("success, one-sided lower end s_lo", fmt(e.success_lower), "", "Clopper-Pearson", "estimate"))
+    if o.mean_target_clipped_fraction is not None:
+        rows.append(Row("steps where the target's gradient was clipped", f"{o.mean_target_clipped_fraction * 100:.3g}%",
                         "", "mean over trials", "measured"))
-    rows.append(Row("noise multiplier \u03c3", fmt(d.get("noise_multiplier")), "",
+    rows.append(Row("noise multiplier \u03c3", fmt(o.noise_multiplier), "",
                     "calibrated for \u03b5" if eps else "given", "input", section="Run"))
-    rows.append(Row("trials (seed)", f"{d.get('trials')} ({d.get('seed')})", "", "", ""))
+    rows.append(Row("trials (seed)", f"{o.trials} ({o.seed})", "", "", ""))
     return Summary(tuple(verdict), tuple(rows), (), _notes(d))
 
 
@@ -599,12 +602,16 @@ def _readable_uninformed(d: dict[str, Any]) -> bool:
 
 
 def _readable_audit(d: dict[str, Any]) -> bool:
-    attacks = d.get("attacks") or {}
-    return (isinstance(attacks, dict)
-            and all(isinstance(v, dict) and "ci_low" in v and "ci_high" in v for k, v in attacks.items()
-                    if k != d.get("attack") and k != "mse" and not k.startswith("prior_success"))
-            and (d.get("empirical_mu_lower") is None or "empirical_epsilon_lower" in d)
-            and _opt_num(d, "empirical_confidence") and _opt_num(d, "mean_target_clipped_fraction")
+    """The audit's JSON reads back as the :class:`~rerokit.experiments.audit_outcome.AuditOutcome` the
+    audit writes (every key it always writes, each attack with its interval), with numbers where the
+    verdict computes with them."""
+    from rerokit.experiments.audit_outcome import AuditOutcome
+
+    try:
+        AuditOutcome.from_dict(d)
+    except (ValueError, TypeError):  # not the command's output: the generic summary shows what it holds
+        return False
+    return (_opt_num(d, "empirical_confidence") and _opt_num(d, "mean_target_clipped_fraction")
             and isinstance(d.get("trials") or 0, int))
 
 
