@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from rerokit.report.format import Lead, fmt, fmt_bracket, fmt_log10, tpr_point
+from rerokit.report.format import Lead, fmt, fmt_bracket, fmt_log10
+from rerokit.report.model import MembershipFacts
 from rerokit.report.terminal import HIDDEN_FIELDS, Row, Summary, generic_rows
 
 __all__ = ["VERDICTS", "summary_for", "generic_summary"]
@@ -89,19 +90,25 @@ def _settings_text(s: dict[str, Any] | None) -> str:
     return ", ".join(parts)
 
 
-def _membership_rows(m: dict[str, Any], section: str = "Membership inference (same run)") -> list[Row]:
+def _membership(d: dict[str, Any]) -> MembershipFacts | None:
+    """The ``membership`` object of a ``bound dpsgd`` result, typed (its keys are those of the report's
+    :class:`~rerokit.report.model.MembershipFacts`, :meth:`~rerokit.bounds.tradeoff.TradeoffCurve.membership_summary`
+    writes them); None without one."""
+    m = d.get("membership")
+    return MembershipFacts.from_dict(m) if isinstance(m, dict) else None
+
+
+def _membership_rows(m: MembershipFacts, section: str = "Membership inference (same run)") -> list[Row]:
     rows = []
     first = True
-    for pt in m.get("tpr_at_fpr") or ():
-        rows.append(Row(f"TPR at FPR {float(pt['fpr']) * 100:g}%", _le(pt["tpr"]), fmt_bracket(pt.get("interval")),
+    for pt in m.tpr_at_fpr:
+        rows.append(Row(f"TPR at FPR {float(pt.fpr) * 100:g}%", _le(pt.tpr), fmt_bracket(pt.interval),
                         "f-DP curve, same PLD", "certified", section=section if first else None))
         first = False
-    if "advantage" in m:
-        rows.append(Row("advantage (TPR \u2212 FPR)", _le(m["advantage"]), fmt_bracket(m.get("advantage_interval")),
-                        "same curve", "certified", section=section if first else None))
-    if "bayes_accuracy" in m:
-        rows.append(Row(f"accuracy (Bayes, prior {fmt(m.get('prior_membership', 0.5))})", _le(m["bayes_accuracy"]),
-                        fmt_bracket(m.get("bayes_accuracy_interval")), "same curve", "certified"))
+    rows.append(Row("advantage (TPR \u2212 FPR)", _le(m.advantage), fmt_bracket(m.advantage_interval),
+                    "same curve", "certified", section=section if first else None))
+    rows.append(Row(f"accuracy (Bayes, prior {fmt(m.prior_membership)})", _le(m.bayes_accuracy),
+                    fmt_bracket(m.bayes_accuracy_interval), "same curve", "certified"))
     return rows
 
 
@@ -118,10 +125,13 @@ _DPSGD_METHOD = {
 
 def _bound_dpsgd_no_prior(d: dict[str, Any]) -> Summary:
     s = d.get("settings", {})
-    m = d["membership"]
+    m = _membership(d)
+    if m is None:  # summary_for checks it first (_readable_dpsgd)
+        raise ValueError("bound dpsgd: a result without prior has a 'membership' object")
+    p = m.tpr_at(0.01)
     verdict = [(Lead("Membership inference: "), f"on DP-SGD ({_settings_text(s)}) any test of \"was this record in "
-                f"training?\" has TPR \u2264 {fmt((tpr_point(m, 0.01) or {}).get('tpr'))} at 1% FPR and advantage \u2264 "
-                f"{fmt(m.get('advantage'))} (certified); the run is (\u03b5 = {fmt(d.get('epsilon'))}, \u03b4 = "
+                f"training?\" has TPR \u2264 {fmt(p.tpr if p is not None else None)} at 1% FPR and advantage \u2264 "
+                f"{fmt(m.advantage)} (certified); the run is (\u03b5 = {fmt(d.get('epsilon'))}, \u03b4 = "
                 f"{fmt(d.get('delta'))})-DP. Give a prior (--prior-size) for the reconstruction bound.")]
     rows = [Row(f"\u03b5 at \u03b4 = {fmt(d.get('delta'))}", _le(d.get("epsilon")), "", "PLD, add-or-remove", "certified",
                 section="Differential privacy")]
@@ -141,10 +151,11 @@ def _bound_dpsgd(d: dict[str, Any]) -> Summary:
                 + f" ({_settings_text(s)})"
                 + (f" the best attack's success at about {_gamma_text(d)} (an estimate, not a bound)." if est else
                    f" succeeds with probability above {_gamma_text(d)} (certified): at most {_odds_vs_chance(d)}.")),]
-    m = d.get("membership")
-    if isinstance(m, dict) and tpr_point(m, 0.01) is not None:
+    m = _membership(d)
+    p = m.tpr_at(0.01) if m is not None else None
+    if m is not None and p is not None:
         verdict.append((Lead("Membership inference: "), f"on the same run, TPR at 1% FPR \u2264 "
-                        f"{fmt(tpr_point(m, 0.01)['tpr'])}; advantage \u2264 {fmt(m['advantage'])} (certified)."))
+                        f"{fmt(p.tpr)}; advantage \u2264 {fmt(m.advantage)} (certified)."))
     g = d.get("gamma")
     # a gamma below the smallest double is shown by its log10; its float bracket would only show the rounding
     detail = "" if isinstance(g, float) and g < 1e-300 else fmt_bracket(d.get("interval"))
@@ -166,7 +177,7 @@ def _bound_dpsgd(d: dict[str, Any]) -> Summary:
     if c.get("epsilon") is not None:
         rows.append(Row(f"\u03b5 at \u03b4 = {fmt(c.get('delta'))}", _le(c["epsilon"]) if c["epsilon"] != "inf" else "inf",
                         "", "PLD, add-or-remove", "certified"))
-    if isinstance(m, dict):
+    if m is not None:
         rows += _membership_rows(m)
     notes = list(_notes(d))
     if det.get("floored") and not det.get("note"):
@@ -579,16 +590,13 @@ def _opt_num(d: dict[str, Any], key: str) -> bool:
     return d.get(key) is None or _num(d[key])
 
 
-def _tpr_points_ok(m: Any) -> bool:
-    pts = m.get("tpr_at_fpr") if isinstance(m, dict) else None
-    return isinstance(m, dict) and isinstance(pts or [], list) and all(
-        isinstance(p, dict) and _num(p.get("fpr")) and _num(p.get("tpr")) for p in pts or ())
-
-
 def _readable_dpsgd(d: dict[str, Any]) -> bool:
-    m = d.get("membership")
-    return (_tpr_points_ok(m) and all(_opt_num(m, k) for k in ("advantage", "bayes_accuracy"))
-            and ("advantage" in m or tpr_point(m, 0.01) is None)
+    try:  # the membership object as bound dpsgd writes it (every MembershipFacts field), numbers where computed with
+        m = _membership(d)
+    except (TypeError, ValueError):
+        return False
+    return (m is not None and all(_num(p.fpr) and _num(p.tpr) for p in m.tpr_at_fpr)
+            and _num(m.advantage) and _num(m.bayes_accuracy)
             and isinstance(d.get("details") or {}, dict) and isinstance(d.get("comparisons") or {}, dict))
 
 
