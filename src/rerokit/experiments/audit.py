@@ -52,7 +52,7 @@ import json
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -62,6 +62,9 @@ from rerokit.attacks.gradient import GradientAttack
 from rerokit.attacks.result import AttackResult
 from rerokit.executors import RunOptions
 from rerokit.experiments.audit_outcome import AuditOutcome, EmpiricalBounds, MetricSummary
+
+if TYPE_CHECKING:
+    from rerokit.training.settings import DPSGDSettings
 
 __all__ = [
     "PRIOR_AWARE_ATTACKS",

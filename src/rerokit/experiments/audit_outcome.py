@@ -1,12 +1,12 @@
 """The outcome of ``rerokit audit prior-aware|gradient`` as typed objects, and their JSON.
 
 :class:`AuditOutcome` is the one declaration of what the audit command prints: the audit writes it
-(:meth:`rerokit.experiments.audit.AuditReport.summary`, :meth:`AuditOutcome.to_dict`), and the
-readers of that JSON - the command's verdict (:mod:`rerokit.report.verdicts`) and the report's
-``--audit`` reader (:func:`rerokit.report.inputs.audit_from_dict`) - read it back with
-:meth:`AuditOutcome.from_dict` / :meth:`AuditOutcome.kind_of`, so a key renamed on one side is an
-error on the other, not a silent ``None``. Torch-free (standard library only), so the report reads
-audits without importing torch.
+(:meth:`rerokit.experiments.audit.AuditReport.summary`, :meth:`AuditOutcome.to_dict`); the
+command's verdict (:mod:`rerokit.report.verdicts`) reads the printed JSON back with
+:meth:`AuditOutcome.from_dict` (its inverse), and the report's ``--audit`` reader
+(:func:`rerokit.report.inputs.audit_from_dict`) tells the two audits' JSON apart with
+:meth:`AuditOutcome.kind_of`, so a key renamed on one side is an error on the other, not a silent
+``None``. Torch-free (standard library only), so the report reads audits without importing torch.
 """
 
 from __future__ import annotations
@@ -207,9 +207,8 @@ class AuditOutcome:
             **{k: _key(d, k, where) for k in ("gamma", "kappa", "noise_multiplier", "trials", "seed")},
             settings=dict(settings), epsilon=_key(d, "epsilon", where), delta=_key(d, "delta", where),
             empirical=EmpiricalBounds.from_flat(d, where),
-            mse=MetricSummary.from_flat("mse", {"mse": d["mse"], "ci_low": _key(d, "mse_ci_low", where),
-                                                "ci_high": _key(d, "mse_ci_high", where)}, where)
-            if kind == "gradient" else None,
+            mse=MetricSummary("mse", d["mse"], _key(d, "mse_ci_low", where), _key(d, "mse_ci_high", where))
+            if kind == "gradient" else None,  # kind_of: "mse" in d
             mean_target_clipped_fraction=None if kind == "gradient" else _key(d, "mean_target_clipped_fraction", where),
             out=d.get("out"),
         )
