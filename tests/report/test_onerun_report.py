@@ -210,3 +210,17 @@ def test_one_run_audit_is_typed_and_round_trips(reports, name):
     assert au.one_run_view.epsilon_lower == one["epsilon_lower"] == au.lower_bounds.epsilon_lower
     assert au.gamma == au.one_run_view.per_slot_bound.value
     assert ReportData.from_dict(rep.to_dict()) == rep.sections
+
+
+@pytest.mark.parametrize("name", ["membership", "split"])
+def test_one_run_section_carries_every_field_of_the_audit_read(reports, name):
+    from dataclasses import fields
+
+    from rerokit.report.model import AuditRun
+
+    rep, one = reports[name]
+    a, au = rep.audit, rep.sections.audit
+    assert a.one_run == one == au.one_run
+    for f in fields(AuditRun):
+        assert getattr(au, f.name) == getattr(a, f.name), f.name
+    assert a.to_dict()["one_run"] == one  # written only for a one-run audit

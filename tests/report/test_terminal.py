@@ -275,3 +275,19 @@ def test_summary_for_checks_what_a_verdict_reads_instead_of_catching_errors():
     # a result that passes the checks is the verdict function's own (nothing swallowed)
     good = {"advantage": 0.1, "points": [{"fpr": 0.1, "tpr": [0.2, 0.21], "beta": [0.79, 0.8]}]}
     assert summary_for("bound tradeoff", good) == VERDICTS["bound tradeoff"](good)
+
+
+def test_bound_dpsgd_membership_is_read_as_the_report_s_membership_facts(cli):
+    from rerokit.report.model import MembershipFacts
+    from rerokit.report.verdicts import VERDICTS, generic_summary, summary_for
+
+    d = cli.json(CHEAP[0])
+    m = MembershipFacts.from_dict(d["membership"])  # membership_summary's keys are MembershipFacts' fields
+    assert m.to_dict() == {k: v for k, v in d["membership"].items() if k != "method"}
+    assert summary_for("bound dpsgd", d) == VERDICTS["bound dpsgd"](d)
+    rows = {r.label: r for r in summary_for("bound dpsgd", d).rows}
+    assert rows["TPR at FPR 1%"].value == f"\u2264 {fmt(m.tpr_at(0.01).tpr)}"
+    # a membership object without one of its fields is not bound dpsgd's: the generic summary, by the check
+    for key in ("bayes_accuracy", "advantage_interval", "adjacency"):
+        bad = dict(d, membership={k: v for k, v in d["membership"].items() if k != key})
+        assert summary_for("bound dpsgd", bad) == generic_summary("bound dpsgd", bad), key

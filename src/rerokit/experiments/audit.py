@@ -52,7 +52,7 @@ import json
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -61,6 +61,10 @@ from rerokit._validate import check_choice, check_instance, check_int, check_non
 from rerokit.attacks.gradient import GradientAttack
 from rerokit.attacks.result import AttackResult
 from rerokit.executors import RunOptions
+from rerokit.experiments.audit_outcome import AuditOutcome, EmpiricalBounds, MetricSummary
+
+if TYPE_CHECKING:
+    from rerokit.training.settings import DPSGDSettings
 
 __all__ = [
     "PRIOR_AWARE_ATTACKS",
@@ -73,7 +77,7 @@ __all__ = [
     "TrialBlocks",
     "Trial",
     "AuditReport",
-    "AuditSummary",
+    "AuditOutcome",
     "MetricSummary",
     "EmpiricalBounds",
     "make_trial",
@@ -98,6 +102,18 @@ DEFAULT_CHUNK_SIZE = {"prior-aware": 64, "gradient": 8}
 """Default block sizes (trials trained together) of :func:`run_audit` (and the CLI)."""
 N_KNOWN_MAX = 999
 """Default |D-|: min(999, dataset size - prior size)."""
+
+
+def __getattr__(name: str) -> Any:
+    """``AuditSummary``: the deprecated name of :class:`AuditOutcome` (it clashed with the report's
+    :class:`rerokit.report.AuditSummary`, the audit as the report reads it)."""
+    if name == "AuditSummary":
+        import warnings
+
+        warnings.warn("rerokit.experiments.audit.AuditSummary is deprecated; use AuditOutcome "
+                      "(rerokit.experiments.audit_outcome)", DeprecationWarning, stacklevel=2)
+        return AuditOutcome
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _MAX_TRIAL_ID = 10**9
 
@@ -515,119 +531,6 @@ def candidate_statistics_many(
     return torch.cat(inners), torch.cat(sqs)
 
 
-@dataclass(frozen=True)
-class MetricSummary:
-    """One attack's (or metric's) outcome in an audit summary.
-
-    Attributes:
-        metric: ``"success"`` (a success rate) or ``"mse"`` (a mean reconstruction error).
-        value: the estimate (mean over the trials).
-        ci_low, ci_high: its 95% interval (exact Clopper-Pearson for success rates).
-    """
-
-    metric: str
-    value: float
-    ci_low: float
-    ci_high: float
-
-    @classmethod
-    def of(cls, result: AttackResult) -> "MetricSummary":
-        """The summary of an :class:`rerokit.attacks.result.AttackResult`."""
-        return cls(result.metric, result.value, result.interval[0], result.interval[1])
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{"metric", "value", "ci_low", "ci_high"}`` (an entry of the JSON's ``attacks``)."""
-        return {"metric": self.metric, "value": self.value, "ci_low": self.ci_low, "ci_high": self.ci_high}
-
-    def flat(self) -> dict[str, Any]:
-        """``{<metric>: value, "ci_low", "ci_high"}`` (the primary attack at the JSON's top level)."""
-        return {self.metric: self.value, "ci_low": self.ci_low, "ci_high": self.ci_high}
-
-
-@dataclass(frozen=True)
-class EmpiricalBounds:
-    """What an audit's successes prove about the mechanism (:meth:`AuditReport.empirical_lower_bounds`).
-
-    Attributes:
-        success_lower: the one-sided Clopper-Pearson lower end of the success rate.
-        mu_gdp_lower: the mechanism is not mu-GDP for any mu below this.
-        epsilon_lower: nor (epsilon, delta)-DP for any epsilon below this (at the report's delta).
-        confidence: the one-sided confidence of both.
-    """
-
-    success_lower: float
-    mu_gdp_lower: float
-    epsilon_lower: float
-    confidence: float
-
-    def flat(self) -> dict[str, Any]:
-        """The JSON's ``empirical_*`` keys."""
-        return {"empirical_success_lower": self.success_lower, "empirical_mu_lower": self.mu_gdp_lower,
-                "empirical_epsilon_lower": self.epsilon_lower, "empirical_confidence": self.confidence}
-
-
-@dataclass(frozen=True)
-class AuditSummary:
-    """The outcome of ``rerokit audit prior-aware|gradient`` as a typed object
-    (:meth:`AuditReport.summary`); :meth:`to_dict` is the command's JSON (less ``rerokit_version``).
-
-    Attributes:
-        kind: ``"prior-aware"`` or ``"gradient"``.
-        attack: the primary attack (prior-aware: its name; gradient: ``prior_success_<N>``).
-        result: the primary attack's outcome.
-        attacks: every attack's (or metric's) outcome, by name.
-        gamma: the ReRo bound at ``kappa``.
-        kappa: the baseline success of the best model-free guess.
-        noise_multiplier: sigma of the audited training.
-        trials: the number of trials.
-        seed: the run's seed.
-        settings: the run's settings (the results file's header).
-        epsilon, delta: what sigma was calibrated for (None when sigma was given).
-        empirical: the empirical lower bounds of a prior-aware audit at ``delta``, else None.
-        mse: the gradient audit's mean reconstruction MSE, else None.
-        mean_target_clipped_fraction: the prior-aware audit's mean fraction of steps whose target
-            gradient was clipped, else None.
-        out: the results file, or None.
-    """
-
-    kind: str
-    attack: str
-    result: MetricSummary
-    attacks: dict[str, MetricSummary]
-    gamma: float
-    kappa: float
-    noise_multiplier: float
-    trials: int
-    seed: int
-    settings: dict[str, Any]
-    epsilon: float | None = None
-    delta: float | None = None
-    empirical: EmpiricalBounds | None = None
-    mse: MetricSummary | None = None
-    mean_target_clipped_fraction: float | None = None
-    out: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON-ready dict of ``rerokit audit ... --json`` (keys in the command's order)."""
-        d: dict[str, Any] = {}
-        if self.mse is not None:
-            d.update(mse=self.mse.value, mse_ci_low=self.mse.ci_low, mse_ci_high=self.mse.ci_high)
-        d.update(self.result.flat())
-        if self.empirical is not None:
-            d.update(self.empirical.flat())
-        d.update(gamma=self.gamma, kappa=self.kappa, noise_multiplier=self.noise_multiplier, trials=self.trials,
-                 seed=self.seed, attacks={k: m.to_dict() for k, m in self.attacks.items()})
-        if self.kind == "gradient":
-            d.update(epsilon=self.epsilon, delta=self.delta)
-        else:
-            d.update(attack=self.attack, epsilon=self.epsilon, delta=self.delta,
-                     mean_target_clipped_fraction=self.mean_target_clipped_fraction)
-        d["settings"] = dict(self.settings)
-        if self.out:
-            d["out"] = self.out
-        return d
-
-
 @dataclass
 class AuditReport:
     """Outcome of an audit: one :class:`AttackResult` per attack (or metric), the bound gamma
@@ -703,8 +606,8 @@ class AuditReport:
         d["settings"] = dict(self.settings)
         return d
 
-    def summary(self) -> AuditSummary:
-        """The outcome of ``rerokit audit prior-aware|gradient`` as an :class:`AuditSummary`
+    def summary(self) -> AuditOutcome:
+        """The outcome of ``rerokit audit prior-aware|gradient`` as an :class:`AuditOutcome`
         (``.to_dict()``: the command's JSON, less ``rerokit_version``).
 
         Prior-aware: the primary attack's success and interval, the empirical lower bounds (at
@@ -714,11 +617,11 @@ class AuditReport:
         fields, settings (and ``out``).
 
         Returns:
-            The :class:`AuditSummary`.
+            The :class:`~rerokit.experiments.audit_outcome.AuditOutcome`.
         """
         primary = self.primary or next(iter(self.results))
         gradient = self.kind == "gradient"
-        return AuditSummary(
+        return AuditOutcome(
             kind=self.kind, attack=primary, result=MetricSummary.of(self.results[primary]),
             attacks={k: MetricSummary.of(r) for k, r in self.results.items()}, gamma=self.gamma, kappa=self.kappa,
             noise_multiplier=self.noise_multiplier, trials=len(self.records), seed=self.seed,

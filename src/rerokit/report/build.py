@@ -325,14 +325,17 @@ def _resolve_audit(audit: Any) -> AuditSummary | None:
         return None
     if isinstance(audit, AuditSummary):
         return audit
-    if isinstance(audit, dict):
-        from rerokit.report.inputs import audit_from_dict
+    from rerokit.experiments.audit_outcome import AuditOutcome
+    from rerokit.report.inputs import audit_from_dict
 
+    if isinstance(audit, AuditOutcome):  # run_audit(...).summary(): read as its printed JSON is
+        return audit_from_dict(audit.to_dict())
+    if isinstance(audit, dict):
         return audit_from_dict(audit)
     if isinstance(audit, (str, bytes, os.PathLike)):
         return load_audit(audit)
-    raise TypeError(f"audit must be a path, the dict 'rerokit audit ... --json' prints or an AuditSummary, "
-                    f"got {type(audit).__name__}")
+    raise TypeError(f"audit must be a path, the dict 'rerokit audit ... --json' prints, an AuditOutcome or an "
+                    f"AuditSummary, got {type(audit).__name__}")
 
 
 def _audit_schedule(a: AuditSummary) -> Schedule:
@@ -379,7 +382,8 @@ def build_report(
         :class:`~rerokit.bounds.schedule.Sampling` with the unit of privacy; None: the mechanism's or
         the audit file's, else Poisson, assumed.
       delta: delta of epsilon, in (0, 1); None: the audit file's declared delta, else 1e-5.
-      audit: a path to an audit result (JSON or JSON lines), its parsed dict, or an
+      audit: a path to an audit result (JSON or JSON lines), its parsed dict, the
+        :class:`~rerokit.experiments.audit_outcome.AuditOutcome` of ``run_audit(...).summary()``, or an
         :class:`~rerokit.report.inputs.AuditSummary`.
       data: the :class:`~rerokit.report.settings.DataDescription` (record shape, dataset size,
         clipping norm, smallest record norm, data diameter, MSE threshold, data range); None: nothing
@@ -641,11 +645,7 @@ def _audit_section(a: AuditSummary, risk: Any, delta: float, sched: Schedule,
                    membership: MembershipFacts) -> AuditSection:
     """The audit against the bound gamma at its kappa, and the empirical lower bounds it proves
     (a one-run audit: against what the certified curve implies for its game, ``one_run_view``)."""
-    base = dict(attack=a.attack, successes=a.successes, trials=a.trials, success=a.success,
-                interval=tuple(a.interval), kappa=a.kappa, noise_multiplier=a.noise_multiplier,
-                sample_rate=a.sample_rate, steps=a.steps, clip=a.clip, dataset=a.dataset,
-                target_epsilon=a.target_epsilon, delta=a.delta, seed=a.seed, source=a.source, path=a.path,
-                sampler=a.sampler)
+    base = a.run_fields()  # every AuditRun field, as read
     gamma_interval = tuple(risk.gamma_interval)
     # a mean of a single per-trial probability has no interval: no verdict on consistency then
     consistent = None if (not a.binomial and a.trials < 2) else bool(a.interval[0] <= risk.gamma)

@@ -41,10 +41,11 @@ import math
 import os
 import re
 import stat
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional
 
 from rerokit.bounds.schedule import Schedule
+from rerokit.report.model import OMIT_NONE, AuditRun
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -270,64 +271,22 @@ def load_event(path: Any) -> Schedule:
 # --------------------------------------------------------------------------- audit results
 
 
-@dataclass(frozen=True)
-class AuditSummary:
-    """An audit's outcome as the report uses it.
+@dataclass(frozen=True, kw_only=True)
+class AuditSummary(AuditRun):
+    """An audit's outcome as the report uses it: the :class:`~rerokit.report.model.AuditRun` fields
+    (declared there once: the attack, its successes and interval, kappa, the audited DP-SGD settings,
+    the seed, where it was read from) and the result of a one-run audit.
 
     Attributes:
-      attack: the attack's name (``alg2``, ``alg3``, ``loglik``, ``alg2_nosub`` or ``gradient``).
-      successes: number of successful trials (None for the gradient audit, whose per-trial
-        success is a probability, not a 0/1 outcome).
-      trials: number of trials.
-      success: the measured success rate.
-      interval: its two-sided 95% interval (exact Clopper-Pearson; Student-t for the gradient audit).
-      kappa: the baseline success of the audit's prior (1/N for N equally likely candidates).
-      noise_multiplier, sample_rate, steps, clip: the audited DP-SGD settings.
-      dataset: the audited dataset's name (or None).
-      target_epsilon, delta: the epsilon sigma was calibrated for (None when sigma was given) and
-        its delta (None when the file does not say).
-      seed: the audit's seed.
-      source: "json" (``--json`` output) or "jsonl" (``--out`` file).
-      path: the file read (None for a dict).
-      sampler: the audited run's sampler as its file states it ("poisson", "full_batch"; None
-        when the file does not say).
       one_run: the result of a one-run audit (``rerokit audit one-run``; its own lower bounds), else None.
     """
 
-    attack: str
-    successes: int | None
-    trials: int
-    success: float
-    interval: tuple[float, float]
-    kappa: float
-    noise_multiplier: float
-    sample_rate: float
-    steps: int
-    clip: float | None
-    dataset: str | None
-    target_epsilon: float | None
-    delta: float | None
-    seed: int | None
-    source: str
-    path: str | None = None
-    sampler: str | None = None
-    one_run: dict | None = None
+    one_run: Optional[Mapping[str, Any]] = field(default=None, metadata=OMIT_NONE)
 
     @property
     def binomial(self) -> bool:
         """True when the success is a count of 0/1 outcomes (empirical lower bounds apply)."""
         return self.successes is not None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (all fields, interval as a list)."""
-        return {
-            "attack": self.attack, "successes": self.successes, "trials": self.trials, "success": self.success,
-            "interval": list(self.interval), "kappa": self.kappa, "noise_multiplier": self.noise_multiplier,
-            "sample_rate": self.sample_rate, "steps": self.steps, "clip": self.clip, "dataset": self.dataset,
-            "target_epsilon": self.target_epsilon, "delta": self.delta, "seed": self.seed, "source": self.source,
-            "path": self.path, "sampler": self.sampler,
-            **({"one_run": self.one_run} if self.one_run is not None else {}),
-        }
 
 
 def _field(d: dict, key: str, where: str, kind: str, *, optional: bool = False) -> Any:
@@ -441,7 +400,10 @@ def audit_from_dict(d: Any, *, where: str = "audit", path: str | None = None) ->
         raise ValueError(f"{where}: \"delta\" must be in (0, 1), got {delta!r}")
     common = dict(kappa=kappa, target_epsilon=None if eps is None else float(eps),
                   delta=None if delta is None else float(delta), source="json", path=path, **st)
-    if "success" in d:
+    from rerokit.experiments.audit_outcome import AuditOutcome
+
+    gradient = AuditOutcome.kind_of(d) == "gradient"
+    if "success" in d and not gradient:
         from rerokit.attacks.result import AttackResult
 
         attack = _check_attack(_field(d, "attack", where, "str", optional=True) or "prior-aware", where)
@@ -451,7 +413,9 @@ def audit_from_dict(d: Any, *, where: str = "audit", path: str | None = None) ->
             raise ValueError(f"{where}: \"success\" = {p!r} is not a count out of trials = {n}")
         r = AttackResult.from_successes([True] * k + [False] * (n - k), seed=st["seed"])
         return AuditSummary(attack=attack, successes=k, trials=n, success=r.value, interval=r.interval, **common)
-    metric = next((key for key in d if re.fullmatch(r"prior_success_\d+", str(key))), None)
+    # the gradient audit prints its primary result (prior_success_<N>) as "success" (AuditOutcome.to_dict)
+    metric = "success" if gradient and "success" in d else next(
+        (key for key in d if re.fullmatch(r"prior_success_\d+", str(key))), None)
     if metric is None:
         raise ValueError(f"{where}: no success rate found (expected \"success\" from 'audit prior-aware' or "
                          "\"prior_success_N\" from 'audit gradient')")

@@ -28,7 +28,7 @@ __all__ = [
     "OMIT_NONE", "Skipped", "RunSettings", "LevelFacts", "GdpFacts", "DataFacts", "DiscretePriorRow",
     "PixelToleranceRow", "InformedRow", "TprPoint", "MembershipFacts", "PoissonAssumptionView", "DeclaredGuarantee",
     "Shrinkage", "NoPriorAttacksView", "UninformedSection", "InformedMseSection", "GuoSection", "ProvenBounds",
-    "OneRunProvenBounds", "PerSlotBound", "OneRunView", "BinomialAudit", "MeanAudit", "OneRunAudit",
+    "OneRunProvenBounds", "PerSlotBound", "OneRunView", "AuditRun", "BinomialAudit", "MeanAudit", "OneRunAudit",
     "AuditSection", "WhatIfTarget", "WhatIfSection", "ReportOptions", "VerdictLine", "ReportData",
     "as_report_data",
 ]
@@ -481,8 +481,32 @@ class OneRunView(_Section):
 
 
 @_frozen
-class _AuditRun(_Section):
-    """The fields every audit section starts with: the attack, its successes, and the audited run."""
+class AuditRun(_Section):
+    """The fields every audit section starts with: the attack, its successes, and the audited run.
+
+    The one declaration of these fields: the audit as the report reads it
+    (:class:`rerokit.report.inputs.AuditSummary`) is an ``AuditRun`` too, and each audit section
+    copies them from it by :meth:`run_fields`.
+
+    Attributes:
+      attack: the attack's name (``alg2``, ``alg3``, ``loglik``, ``alg2_nosub``, ``gradient`` or
+        ``one-run.<threat>``).
+      successes: number of successful trials (None for the gradient audit, whose per-trial
+        success is a probability, not a 0/1 outcome).
+      trials: number of trials.
+      success: the measured success rate.
+      interval: its two-sided 95% interval (exact Clopper-Pearson; Student-t for the gradient audit).
+      kappa: the baseline success of the audit's prior (1/N for N equally likely candidates).
+      noise_multiplier, sample_rate, steps, clip: the audited DP-SGD settings.
+      dataset: the audited dataset's name (or None).
+      target_epsilon, delta: the epsilon sigma was calibrated for (None when sigma was given) and
+        its delta (None when the file does not say).
+      seed: the audit's seed.
+      source: "json" (``--json`` output) or "jsonl" (``--out`` file).
+      path: the file read (None for a dict).
+      sampler: the audited run's sampler as its file states it ("poisson", "full_batch"; None
+        when the file does not say).
+    """
 
     attack: str
     successes: Optional[int]
@@ -502,9 +526,13 @@ class _AuditRun(_Section):
     path: Optional[str]
     sampler: Optional[str]
 
+    def run_fields(self) -> dict[str, Any]:
+        """This object's :class:`AuditRun` fields by name (what an audit section copies from the audit read)."""
+        return {f.name: getattr(self, f.name) for f in fields(AuditRun)}
+
 
 @_frozen
-class BinomialAudit(_AuditRun):
+class BinomialAudit(AuditRun):
     """``audit`` of a count of successes over independent trials (prior-aware audits)."""
 
     successes: int  # a count here (keeps its place after ``attack``)
@@ -523,7 +551,7 @@ class BinomialAudit(_AuditRun):
 
 
 @_frozen
-class MeanAudit(_AuditRun):
+class MeanAudit(AuditRun):
     """``audit`` whose success is a mean of per-trial probabilities (the gradient audit): no lower bound."""
 
     gamma: float
@@ -538,7 +566,7 @@ class MeanAudit(_AuditRun):
 
 
 @_frozen
-class OneRunAudit(_AuditRun):
+class OneRunAudit(AuditRun):
     """``audit`` of one training run with canary slots (``rerokit audit one-run``)."""
 
     one_run: Mapping[str, Any]

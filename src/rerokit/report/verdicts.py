@@ -12,14 +12,18 @@ value, not in a second row); bounds say their direction in the value ("<= 0.1942
 its method and whether it is certified or an estimate; internal fields (``direction``,
 ``floored``, ``threshold_epsilon``, ``value_discretization_interval``, ``log10_*`` when the
 value is representable) are left to ``--json``. Only the standard library and
-:mod:`rerokit.report.format` are used (the ``bound dpsgd`` path imports no scipy).
+:mod:`rerokit.report.format` are used (the ``bound dpsgd`` path imports no scipy); the audits' verdict
+reads its result as the :class:`~rerokit.experiments.audit_outcome.AuditOutcome` the audit wrote
+(standard library only), so a key the audit renames is caught by :func:`summary_for`'s check, not
+shown as ``None``.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from rerokit.report.format import Lead, fmt, fmt_bracket, fmt_log10, tpr_point
+from rerokit.report.format import Lead, fmt, fmt_bracket, fmt_log10
+from rerokit.report.model import MembershipFacts
 from rerokit.report.terminal import HIDDEN_FIELDS, Row, Summary, generic_rows
 
 __all__ = ["VERDICTS", "summary_for", "generic_summary"]
@@ -86,19 +90,25 @@ def _settings_text(s: dict[str, Any] | None) -> str:
     return ", ".join(parts)
 
 
-def _membership_rows(m: dict[str, Any], section: str = "Membership inference (same run)") -> list[Row]:
+def _membership(d: dict[str, Any]) -> MembershipFacts | None:
+    """The ``membership`` object of a ``bound dpsgd`` result, typed (its keys are those of the report's
+    :class:`~rerokit.report.model.MembershipFacts`, :meth:`~rerokit.bounds.tradeoff.TradeoffCurve.membership_summary`
+    writes them); None without one."""
+    m = d.get("membership")
+    return MembershipFacts.from_dict(m) if isinstance(m, dict) else None
+
+
+def _membership_rows(m: MembershipFacts, section: str = "Membership inference (same run)") -> list[Row]:
     rows = []
     first = True
-    for pt in m.get("tpr_at_fpr") or ():
-        rows.append(Row(f"TPR at FPR {float(pt['fpr']) * 100:g}%", _le(pt["tpr"]), fmt_bracket(pt.get("interval")),
+    for pt in m.tpr_at_fpr:
+        rows.append(Row(f"TPR at FPR {float(pt.fpr) * 100:g}%", _le(pt.tpr), fmt_bracket(pt.interval),
                         "f-DP curve, same PLD", "certified", section=section if first else None))
         first = False
-    if "advantage" in m:
-        rows.append(Row("advantage (TPR \u2212 FPR)", _le(m["advantage"]), fmt_bracket(m.get("advantage_interval")),
-                        "same curve", "certified", section=section if first else None))
-    if "bayes_accuracy" in m:
-        rows.append(Row(f"accuracy (Bayes, prior {fmt(m.get('prior_membership', 0.5))})", _le(m["bayes_accuracy"]),
-                        fmt_bracket(m.get("bayes_accuracy_interval")), "same curve", "certified"))
+    rows.append(Row("advantage (TPR \u2212 FPR)", _le(m.advantage), fmt_bracket(m.advantage_interval),
+                    "same curve", "certified", section=section if first else None))
+    rows.append(Row(f"accuracy (Bayes, prior {fmt(m.prior_membership)})", _le(m.bayes_accuracy),
+                    fmt_bracket(m.bayes_accuracy_interval), "same curve", "certified"))
     return rows
 
 
@@ -115,10 +125,13 @@ _DPSGD_METHOD = {
 
 def _bound_dpsgd_no_prior(d: dict[str, Any]) -> Summary:
     s = d.get("settings", {})
-    m = d["membership"]
+    m = _membership(d)
+    if m is None:  # summary_for checks it first (_readable_dpsgd)
+        raise ValueError("bound dpsgd: a result without prior has a 'membership' object")
+    p = m.tpr_at(0.01)
     verdict = [(Lead("Membership inference: "), f"on DP-SGD ({_settings_text(s)}) any test of \"was this record in "
-                f"training?\" has TPR \u2264 {fmt((tpr_point(m, 0.01) or {}).get('tpr'))} at 1% FPR and advantage \u2264 "
-                f"{fmt(m.get('advantage'))} (certified); the run is (\u03b5 = {fmt(d.get('epsilon'))}, \u03b4 = "
+                f"training?\" has TPR \u2264 {fmt(p.tpr if p is not None else None)} at 1% FPR and advantage \u2264 "
+                f"{fmt(m.advantage)} (certified); the run is (\u03b5 = {fmt(d.get('epsilon'))}, \u03b4 = "
                 f"{fmt(d.get('delta'))})-DP. Give a prior (--prior-size) for the reconstruction bound.")]
     rows = [Row(f"\u03b5 at \u03b4 = {fmt(d.get('delta'))}", _le(d.get("epsilon")), "", "PLD, add-or-remove", "certified",
                 section="Differential privacy")]
@@ -138,10 +151,11 @@ def _bound_dpsgd(d: dict[str, Any]) -> Summary:
                 + f" ({_settings_text(s)})"
                 + (f" the best attack's success at about {_gamma_text(d)} (an estimate, not a bound)." if est else
                    f" succeeds with probability above {_gamma_text(d)} (certified): at most {_odds_vs_chance(d)}.")),]
-    m = d.get("membership")
-    if isinstance(m, dict) and tpr_point(m, 0.01) is not None:
+    m = _membership(d)
+    p = m.tpr_at(0.01) if m is not None else None
+    if m is not None and p is not None:
         verdict.append((Lead("Membership inference: "), f"on the same run, TPR at 1% FPR \u2264 "
-                        f"{fmt(tpr_point(m, 0.01)['tpr'])}; advantage \u2264 {fmt(m['advantage'])} (certified)."))
+                        f"{fmt(p.tpr)}; advantage \u2264 {fmt(m.advantage)} (certified)."))
     g = d.get("gamma")
     # a gamma below the smallest double is shown by its log10; its float bracket would only show the rounding
     detail = "" if isinstance(g, float) and g < 1e-300 else fmt_bracket(d.get("interval"))
@@ -163,7 +177,7 @@ def _bound_dpsgd(d: dict[str, Any]) -> Summary:
     if c.get("epsilon") is not None:
         rows.append(Row(f"\u03b5 at \u03b4 = {fmt(c.get('delta'))}", _le(c["epsilon"]) if c["epsilon"] != "inf" else "inf",
                         "", "PLD, add-or-remove", "certified"))
-    if isinstance(m, dict):
+    if m is not None:
         rows += _membership_rows(m)
     notes = list(_notes(d))
     if det.get("floored") and not det.get("note"):
@@ -365,60 +379,60 @@ def _calibrate(d: dict[str, Any]) -> Summary:
 
 
 def _audit(d: dict[str, Any]) -> Summary:
-    if d.get("out"):  # the result is read by `rerokit report --audit FILE`: print each number once, there
-        n = d.get("trials") or 0
-        return Summary((f"Audit: {n} trial{'s' if n != 1 else ''} written to {d['out']} (seed {d.get('seed')}). "
+    """The verdict of ``rerokit audit prior-aware|gradient``: its JSON read back as the
+    :class:`~rerokit.experiments.audit_outcome.AuditOutcome` the audit wrote (attributes, no string keys)."""
+    from rerokit.experiments.audit_outcome import AuditOutcome
+
+    o = AuditOutcome.from_dict(d)
+    if o.out:  # the result is read by `rerokit report --audit FILE`: print each number once, there
+        n = o.trials or 0
+        return Summary((f"Audit: {n} trial{'s' if n != 1 else ''} written to {o.out} (seed {o.seed}). "
                         f"Its result against the certified bound, with every other risk of the run: "
-                        f"rerokit report --audit {d['out']} (or add --json here for the numbers alone).",), (), (), _notes(d))
-    s = d.get("settings", {})
-    grad = "mse" in d and "attack" not in d
-    metric = "success"
-    succ = d.get(metric)
-    lo, hi = d.get("ci_low"), d.get("ci_high")
-    attack = d.get("attack", "gradient" if grad else "prior-aware")
-    n = d.get("trials") or 0
+                        f"rerokit report --audit {o.out} (or add --json here for the numbers alone).",), (), (), _notes(d))
+    grad = o.kind == "gradient"
+    succ, lo, hi = o.result.value, o.result.ci_low, o.result.ci_high
+    attack = "gradient" if grad else o.attack
+    n = o.trials or 0
     judged = not grad or n >= 2  # a mean of one per-trial probability has no interval
-    above = judged and isinstance(lo, (int, float)) and isinstance(d.get("gamma"), (int, float)) and lo > d["gamma"]
-    eps = d.get("epsilon")
-    run = _settings_text(s) + (f"; calibrated for \u03b5 = {fmt(eps)} at \u03b4 = {fmt(d.get('delta'))}" if eps else "")
+    above = judged and isinstance(lo, (int, float)) and isinstance(o.gamma, (int, float)) and lo > o.gamma
+    eps = o.epsilon
+    run = _settings_text(o.settings) + (f"; calibrated for \u03b5 = {fmt(eps)} at \u03b4 = {fmt(o.delta)}" if eps else "")
     did = ("picked the target among the prior's candidates with mean probability" if grad else
            "reconstructed the target with rate")
     ci = f"95% CI [{fmt(lo)}, {fmt(hi)}]" if judged else "one trial: no interval"
+    e = o.empirical
     verdict = [(Lead("Audit: "), f"the {attack} attack on {n} DP-SGD model{'s' if n != 1 else ''} ({run}) "
                 f"{did} {fmt(succ)} ({ci}); the certified bound at the prior's blind guess "
-                f"\u03ba = {fmt(d.get('kappa'))} is {fmt(d.get('gamma'))}"
+                f"\u03ba = {fmt(o.kappa)} is {fmt(o.gamma)}"
                 + (" \u2014 the attack is ABOVE the bound: check the settings." if above else
                    " \u2014 consistent." if judged else ".")
-                + (f" It proves \u03b5 \u2265 {fmt(d['empirical_epsilon_lower'])} and \u03bc \u2265 "
-                   f"{fmt(d['empirical_mu_lower'])} ({fmt(100 * d.get('empirical_confidence', 0.95))}% confidence)."
-                   if d.get("empirical_mu_lower") is not None else ""))]
+                + (f" It proves \u03b5 \u2265 {fmt(e.epsilon_lower)} and \u03bc \u2265 "
+                   f"{fmt(e.mu_gdp_lower)} ({fmt(100 * e.confidence)}% confidence)."
+                   if e is not None and e.mu_gdp_lower is not None else ""))]
     rows = [Row(f"attack success ({attack})", fmt(succ), f"95% CI {fmt_bracket([lo, hi], 4)}" if judged else ci,
                 "Student-t on the mean" if grad else "Clopper-Pearson", "estimate", section="Attack"),
-            Row("\u03b3: certified bound at \u03ba", _le(d.get("gamma")), "", "Hayes et al. 2023 Thm 2, PLD", "certified"),
-            Row("\u03ba: success of a blind guess", "= " + fmt(d.get("kappa")), "", "prior", "exact")]
-    if grad:
-        rows.append(Row("reconstruction MSE", fmt(d.get("mse")),
-                        f"95% CI {fmt_bracket([d.get('mse_ci_low'), d.get('mse_ci_high')], 4)}", "Student-t on the mean",
-                        "estimate"))
-    others = {k: v for k, v in (d.get("attacks") or {}).items() if k != attack and k != "mse"
-              and not k.startswith("prior_success")}
-    for k, v in others.items():
-        rows.append(Row(f"attack success ({k})", fmt(v.get("value")), f"95% CI {fmt_bracket([v['ci_low'], v['ci_high']], 4)}",
-                        "Clopper-Pearson", "estimate"))
-    if d.get("empirical_mu_lower") is not None:
-        conf = fmt(100 * d.get("empirical_confidence", 0.95))
-        rows.append(Row("\u03b5 proven by the audit", _ge(d.get("empirical_epsilon_lower")), "",
+            Row("\u03b3: certified bound at \u03ba", _le(o.gamma), "", "Hayes et al. 2023 Thm 2, PLD", "certified"),
+            Row("\u03ba: success of a blind guess", "= " + fmt(o.kappa), "", "prior", "exact")]
+    if o.mse is not None:
+        rows.append(Row("reconstruction MSE", fmt(o.mse.value), f"95% CI {fmt_bracket([o.mse.ci_low, o.mse.ci_high], 4)}",
+                        "Student-t on the mean", "estimate"))
+    for k, v in o.attacks.items():
+        if k not in (attack, "mse") and not k.startswith("prior_success"):
+            rows.append(Row(f"attack success ({k})", fmt(v.value), f"95% CI {fmt_bracket([v.ci_low, v.ci_high], 4)}",
+                            "Clopper-Pearson", "estimate"))
+    if e is not None and e.mu_gdp_lower is not None:
+        conf = fmt(100 * e.confidence)
+        rows.append(Row("\u03b5 proven by the audit", _ge(e.epsilon_lower), "",
                         "log((s_lo \u2212 \u03b4)/\u03ba)", f"empirical ({conf}%)", section="What the attack proves"))
-        rows.append(Row("\u03bc proven by the audit", _ge(d["empirical_mu_lower"]), "",
+        rows.append(Row("\u03bc proven by the audit", _ge(e.mu_gdp_lower), "",
                         "\u03a6\u207b\u00b9(s_lo) \u2212 \u03a6\u207b\u00b9(\u03ba)", f"empirical ({conf}%)"))
-        rows.append(Row("success, one-sided lower end s_lo", fmt(d.get("empirical_success_lower")), "",
-                        "Clopper-Pearson", "estimate"))
-    if d.get("mean_target_clipped_fraction") is not None:
-        rows.append(Row("steps where the target's gradient was clipped", f"{d['mean_target_clipped_fraction'] * 100:.3g}%",
+        rows.append(Row("success, one-sided lower end s_lo", fmt(e.success_lower), "", "Clopper-Pearson", "estimate"))
+    if o.mean_target_clipped_fraction is not None:
+        rows.append(Row("steps where the target's gradient was clipped", f"{o.mean_target_clipped_fraction * 100:.3g}%",
                         "", "mean over trials", "measured"))
-    rows.append(Row("noise multiplier \u03c3", fmt(d.get("noise_multiplier")), "",
+    rows.append(Row("noise multiplier \u03c3", fmt(o.noise_multiplier), "",
                     "calibrated for \u03b5" if eps else "given", "input", section="Run"))
-    rows.append(Row("trials (seed)", f"{d.get('trials')} ({d.get('seed')})", "", "", ""))
+    rows.append(Row("trials (seed)", f"{o.trials} ({o.seed})", "", "", ""))
     return Summary(tuple(verdict), tuple(rows), (), _notes(d))
 
 
@@ -576,16 +590,13 @@ def _opt_num(d: dict[str, Any], key: str) -> bool:
     return d.get(key) is None or _num(d[key])
 
 
-def _tpr_points_ok(m: Any) -> bool:
-    pts = m.get("tpr_at_fpr") if isinstance(m, dict) else None
-    return isinstance(m, dict) and isinstance(pts or [], list) and all(
-        isinstance(p, dict) and _num(p.get("fpr")) and _num(p.get("tpr")) for p in pts or ())
-
-
 def _readable_dpsgd(d: dict[str, Any]) -> bool:
-    m = d.get("membership")
-    return (_tpr_points_ok(m) and all(_opt_num(m, k) for k in ("advantage", "bayes_accuracy"))
-            and ("advantage" in m or tpr_point(m, 0.01) is None)
+    try:  # the membership object as bound dpsgd writes it (every MembershipFacts field), numbers where computed with
+        m = _membership(d)
+    except (TypeError, ValueError):
+        return False
+    return (m is not None and all(_num(p.fpr) and _num(p.tpr) for p in m.tpr_at_fpr)
+            and _num(m.advantage) and _num(m.bayes_accuracy)
             and isinstance(d.get("details") or {}, dict) and isinstance(d.get("comparisons") or {}, dict))
 
 
@@ -599,12 +610,16 @@ def _readable_uninformed(d: dict[str, Any]) -> bool:
 
 
 def _readable_audit(d: dict[str, Any]) -> bool:
-    attacks = d.get("attacks") or {}
-    return (isinstance(attacks, dict)
-            and all(isinstance(v, dict) and "ci_low" in v and "ci_high" in v for k, v in attacks.items()
-                    if k != d.get("attack") and k != "mse" and not k.startswith("prior_success"))
-            and (d.get("empirical_mu_lower") is None or "empirical_epsilon_lower" in d)
-            and _opt_num(d, "empirical_confidence") and _opt_num(d, "mean_target_clipped_fraction")
+    """The audit's JSON reads back as the :class:`~rerokit.experiments.audit_outcome.AuditOutcome` the
+    audit writes (every key it always writes, each attack with its interval), with numbers where the
+    verdict computes with them."""
+    from rerokit.experiments.audit_outcome import AuditOutcome
+
+    try:
+        AuditOutcome.from_dict(d)
+    except (ValueError, TypeError):  # not the command's output: the generic summary shows what it holds
+        return False
+    return (_opt_num(d, "empirical_confidence") and _opt_num(d, "mean_target_clipped_fraction")
             and isinstance(d.get("trials") or 0, int))
 
 
