@@ -52,7 +52,10 @@ Three methods compute it:
     2% at q = 1, T = 1000 (the Hölder bound alone). Noise multipliers all above the exact range get the smaller of the
     closed-form envelope and the exact value at the range's top edge (more noise is
     post-processing), so the value is non-increasing in sigma across it. At q = 1 the exact
-    Gaussian-DP closed form answers (no PLD). The engine is the
+    Gaussian-DP closed form answers (no PLD). Small noise multipliers (one sampled step reveals the
+    target) are answered, before any PLD is built, by two certified closed forms - the max test's
+    power and the never-sampled supremum - where their bracket is within 1e-6 of gamma and of 1 - gamma
+    (:mod:`rerokit.bounds.dpsgd_tinysigma`; the PLD took 3-90 s there). The engine is the
     public package :mod:`rerokit.bounds.pld`; this module keeps the entry points. The value
     reported is the upper one, never below the truth.
 
@@ -845,7 +848,10 @@ def rero_dpsgd(
     Schedules outside the exact method's range (a noise multiplier outside
     :data:`SIGMA_EXACT_RANGE`, more than :data:`MAX_EXACT_STEPS` steps, or a PLD beyond its size
     limits) get the certified closed-form envelope (:func:`envelope_log_gamma`, ``method="envelope"``)
-    for ``method="exact"``.
+    for ``method="exact"``. Where the closed forms of :mod:`rerokit.bounds.dpsgd_tinysigma` (the max test's
+    power, the never-sampled supremum) already bracket gamma and 1 - gamma within
+    :data:`~rerokit.bounds.dpsgd_tinysigma.CLOSED_FORM_WIDTH` (small noise; one example per step, no
+    membership risks asked), they answer without a PLD (``extras['closed_form_bracket']``).
 
     Args:
       noise_multiplier: sigma > 0 (with ``sample_rate`` and ``steps``, or give ``segments``).
