@@ -15,10 +15,17 @@ gamma (Hayes, Mahloujifar & Balle 2023, Thm 2) down:
   concave): 1 - gamma(kappa) <= (1 - gamma_mt(1/2)) (1 - kappa) / (1/2).
 
 As sigma -> 0 the two coincide (the max test's miss probability tends to (1 - kappa) prod_i
-(1 - q_i)^{T_i}); at sigma = 1e-4 they agree to about 1e-10 in relative terms, where the PLD's grid
-spans losses up to 1 / (2 sigma^2) and its bracket took 3-90 s. :func:`rerokit.bounds.dpsgd.rero_dpsgd`
+(1 - q_i)^{T_i}); at sigma = 1e-4 they agree to a few 1e-12 in relative terms (of gamma and of
+1 - gamma; 2.8e-9 of 1 - gamma = e^-1000.5 at q = 1e-3, T = 1e6), where the PLD's grid spans losses
+up to 1 / (2 sigma^2) and its bracket took 3-90 s (benchmarks/tiny_sigma.py). :func:`rerokit.bounds.dpsgd.rero_dpsgd`
 answers from this bracket before building any PLD when it is within :data:`CLOSED_FORM_WIDTH` of
 gamma and of 1 - gamma.
+
+No other upper end is used: where this bracket is narrow, none can gain more than its width, and
+where it is not, an upper end would have to come within 1e-6 of gamma to make it narrow - the RDP
+bound is far looser (1.0 at sigma = 1e-4), and the q = 1 envelope (Gaussian DP) is below the supremum
+only for large noise and rates (for long schedules about where sigma^2 > 1 / (2 log(1 / (1 - q)))),
+where the max test is not that close; leaving it out keeps the upper end independent of sigma (below).
 
 Monotone in sigma: the upper end does not depend on sigma and the max test's power is
 non-increasing in every sigma_i, so the bracket is narrow exactly for noise multipliers below a
