@@ -52,7 +52,10 @@ Three methods compute it:
     2% at q = 1, T = 1000 (the Hölder bound alone). Noise multipliers all above the exact range get the smaller of the
     closed-form envelope and the exact value at the range's top edge (more noise is
     post-processing), so the value is non-increasing in sigma across it. At q = 1 the exact
-    Gaussian-DP closed form answers (no PLD). The engine is the
+    Gaussian-DP closed form answers (no PLD). Small noise multipliers (one sampled step reveals the
+    target) are answered, before any PLD is built, by two certified closed forms - the max test's
+    power and the never-sampled supremum - where their bracket is within 1e-6 of gamma and of 1 - gamma
+    (:mod:`rerokit.bounds.dpsgd_tinysigma`; the PLD took 3-90 s there). The engine is the
     public package :mod:`rerokit.bounds.pld`; this module keeps the entry points. The value
     reported is the upper one, never below the truth.
 
@@ -115,6 +118,7 @@ from rerokit.bounds.dpsgd_envelope import (
     outside_exact_range,
     round_up_exp,
 )
+from rerokit.bounds.dpsgd_tinysigma import CLOSED_FORM_WIDTH, ClosedFormBracket, narrow_closed_form_bracket
 from rerokit.bounds.options import Comparisons, MonteCarlo, Numerics
 from rerokit.bounds.priors import resolve_baseline
 from rerokit.bounds.schedule import Schedule, Segment
@@ -844,7 +848,10 @@ def rero_dpsgd(
     Schedules outside the exact method's range (a noise multiplier outside
     :data:`SIGMA_EXACT_RANGE`, more than :data:`MAX_EXACT_STEPS` steps, or a PLD beyond its size
     limits) get the certified closed-form envelope (:func:`envelope_log_gamma`, ``method="envelope"``)
-    for ``method="exact"``.
+    for ``method="exact"``. Where the closed forms of :mod:`rerokit.bounds.dpsgd_tinysigma` (the max test's
+    power, the never-sampled supremum) already bracket gamma and 1 - gamma within
+    :data:`~rerokit.bounds.dpsgd_tinysigma.CLOSED_FORM_WIDTH` (small noise; one example per step, no
+    membership risks asked), they answer without a PLD (``extras['closed_form_bracket']``).
 
     Args:
       noise_multiplier: sigma > 0 (with ``sample_rate`` and ``steps``, or give ``segments``).
@@ -929,6 +936,14 @@ def rero_dpsgd(
     full = all(q == 1.0 for _, q, _ in segs)  # q = 1: the exact Gaussian-DP closed form, no PLD
     if method == "exact" and full:
         return _full_batch(segs, lk, kap, k, inputs, extras, delta, comparisons, membership, log_rdp, order)
+    # small noise: the closed forms' bracket (rerokit.bounds.dpsgd_tinysigma) before any PLD is built
+    narrow = narrow_closed_form_bracket(segs, lk) if method == "exact" and k == 1 and not membership else None
+    if narrow is not None:
+        if comparisons:
+            extras.update(rdp_gamma=None if log_rdp is None else round_up_exp(log_rdp), rdp_order=order, delta=delta,
+                          epsilon=epsilon_dpsgd(segments=segs, delta=delta,
+                                                value_discretization_interval=value_discretization_interval))
+        return _closed_form_bound(narrow, inputs, extras)
     pld = None
     if (comparisons and not full) or method == "exact" or (membership and not full):
         try:
@@ -994,6 +1009,22 @@ def rero_dpsgd(
     elif floored:
         extras["note"] = "the PLD's infinity mass / round-off floor dominates at this kappa"
     extras["log_gamma"] = log_value
+    return Bound(value, max(0.0, value - lower), "exact", "upper", (lower, value), inputs, extras)
+
+
+def _closed_form_bound(b: ClosedFormBracket, inputs: dict[str, Any], extras: dict[str, Any]) -> Bound:
+    """The ``exact`` method's Bound from the closed forms' certified bracket (no PLD): the max test's
+    power and the never-sampled supremum (:mod:`rerokit.bounds.dpsgd_tinysigma`)."""
+    value = round_up_exp(b.log_upper)
+    lower = min(b.lower, value)
+    extras.update(
+        lower=lower, upper=value, log_gamma=b.log_upper, log_gamma_lower=b.log_lower,
+        log_one_minus_gamma_interval=(b.log_beta_lower, b.log_beta_upper), closed_form_bracket=True,
+        value_discretization_interval=None, threshold_epsilon=None, pld_floor=0.0, floored=False,
+        note=(f"small noise: both ends are certified closed forms, within {CLOSED_FORM_WIDTH:g} of gamma and of "
+              "1 - gamma (lower: the max test's power; upper: 1 - (1 - kappa) prod (1 - q_i)^T_i, the target never "
+              "sampled); no PLD was built"),
+    )
     return Bound(value, max(0.0, value - lower), "exact", "upper", (lower, value), inputs, extras)
 
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from rerokit.bounds.pld.normal import LOG_NDTR_REL, log_ndtr, normal_isf_log
 
-__all__ = ["log_max_test_power", "max_test_threshold"]
+__all__ = ["log_max_test_miss", "log_max_test_power", "max_test_threshold"]
 
 _MAX_LOG_KAPPA = math.log(0.5)
 
@@ -80,25 +80,61 @@ def log_max_test_power(segments: Sequence[tuple[float, float, int]], log_kappas:
             continue
         if lk > _MAX_LOG_KAPPA:  # useful only at small levels; near 1 the level's rounding is delicate
             continue
-        z = max_test_threshold(n, lk)
-        if not math.isfinite(z):
+        s_log = _log_no_rejection(segments, n, lk)
+        if s_log is None:
             continue
-        v0 = float(log_ndtr(-z))
-        v0 -= LOG_NDTR_REL * abs(v0)
-        s_log = 0.0  # sum_i T_i log(1 - b_i) (an upper bound on it: b_i rounded down)
-        for sigma, q, T in segments:
-            v1 = float(log_ndtr(1.0 / sigma - z))
-            v1 -= LOG_NDTR_REL * abs(v1)  # (argument > 0: 1e-16 absolute, inside lb's 1e-13 below)
-            if q >= 1.0:
-                lb = v1
-            else:
-                lb = float(np.logaddexp(math.log1p(-q) + v0, math.log(q) + v1))
-            lb -= 1e-13 * (abs(lb) + 1.0)
-            b = math.exp(lb)
-            s_log += T * math.log1p(-min(b, 1.0 - 1e-15))
         p = -math.expm1(s_log)
         if p <= 0.0:
             continue
         lp = math.log(p)
         out[j] = min(0.0, lp - 1e-10 * abs(lp) - 1e-12)
     return out
+
+
+def log_max_test_miss(segments: Sequence[tuple[float, float, int]], log_kappa: float) -> float:
+    """A certified upper bound on log(1 - gamma) from the max test: log prod_i (1 - b_i)^{T_i}.
+
+    1 - gamma <= 1 - (the max test's power) = prod_i (1 - b_i)^{T_i} (module docstring), computed in
+    logs, so that it keeps its relative precision where gamma is near 1 (where
+    :func:`log_max_test_power` rounds to 0). The b_i are rounded down as there; the sum of the few
+    logs is raised by 1e-12 of itself, far more than its float error (a few ulps per term).
+
+    Args:
+      segments: validated (sigma, q, T) segments (one example per step).
+      log_kappa: natural log of the baseline kappa (<= log 1/2; larger levels get the trivial 0).
+
+    Returns:
+      An upper bound on log(1 - gamma) (<= 0; 0 where the test is of no use; -inf at kappa = 1).
+    """
+    lk = float(log_kappa)
+    n = int(sum(int(T) for _, _, T in segments))
+    if lk >= 0.0:
+        return -math.inf
+    if n < 1 or lk > _MAX_LOG_KAPPA:
+        return 0.0
+    s_log = _log_no_rejection(segments, n, lk)
+    if s_log is None:
+        return 0.0
+    return min(0.0, s_log + 1e-12 * abs(s_log))
+
+
+def _log_no_rejection(segments: Sequence[tuple[float, float, int]], n: int, lk: float) -> float | None:
+    """sum_i T_i log(1 - b_i) at the threshold of level kappa = e^lk (an upper bound on it: b_i
+    rounded down), or None where no threshold was confirmed."""
+    z = max_test_threshold(n, lk)
+    if not math.isfinite(z):
+        return None
+    v0 = float(log_ndtr(-z))
+    v0 -= LOG_NDTR_REL * abs(v0)
+    s_log = 0.0  # sum_i T_i log(1 - b_i) (an upper bound on it: b_i rounded down)
+    for sigma, q, T in segments:
+        v1 = float(log_ndtr(1.0 / sigma - z))
+        v1 -= LOG_NDTR_REL * abs(v1)  # (argument > 0: 1e-16 absolute, inside lb's 1e-13 below)
+        if q >= 1.0:
+            lb = v1
+        else:
+            lb = float(np.logaddexp(math.log1p(-q) + v0, math.log(q) + v1))
+        lb -= 1e-13 * (abs(lb) + 1.0)
+        b = math.exp(lb)
+        s_log += T * math.log1p(-min(b, 1.0 - 1e-15))
+    return s_log
