@@ -168,6 +168,9 @@ _STAT_EXTENDED = ("p", "q")
 # cost up to 2x the call for a bracket already within the target)
 _PLD_FINER = 2
 _PLD_FINER_POINTS = 1 << 18
+# the fine steps on sparse grids (rerokit.bounds.pld.step.tail_labels): every label where the mass
+# beyond a point exceeds this, every 2^i-th where it is below this times 4^-i
+_SPARSE_TAIL = 1e-4
 
 
 @dataclass(frozen=True)
@@ -189,7 +192,13 @@ class TiltedPart:
 
 def _mass_gap(pmf: np.ndarray, inf: float) -> float:
     """|1 - (sum of the stored masses + inf)| (math.fsum: correctly rounded)."""
-    return abs(math.fsum(itertools.chain(np.asarray(pmf, dtype=float).tolist(), (float(inf), -1.0))))
+    return abs(math.fsum(itertools.chain(_nonzero(pmf).tolist(), (float(inf), -1.0))))
+
+
+def _nonzero(pmf: np.ndarray) -> np.ndarray:
+    """The non-zero entries (a sparse step's pmf is mostly zeros, which add nothing to a sum)."""
+    pmf = np.asarray(pmf, dtype=float)
+    return pmf[pmf != 0.0]
 
 
 def _defect(pmf: np.ndarray, inf: float, count: int) -> float:
@@ -205,7 +214,7 @@ def conserve_from_bottom(pmf: np.ndarray, inf: float) -> np.ndarray:
     the rounding of the touched buckets (kept upwards). The upper end of gamma then carries no
     mass defect, which at T = 1e6 steps of ~5 u each would cost ~5e-10 of 1 - gamma."""
     pmf = np.asarray(pmf, dtype=float)
-    excess = math.fsum(pmf.tolist() + [float(inf), -1.0])
+    excess = math.fsum(_nonzero(pmf).tolist() + [float(inf), -1.0])
     if not excess > 0.0:
         return pmf
     # slightly less than the excess, and the mass below each bucket rounded up (the cumsum errs by
@@ -233,7 +242,7 @@ def conserve_at_bottom(pmf: np.ndarray) -> np.ndarray:
     that term cost ~6e-10 of the upper end of 1 - gamma (the type-II error of the test S >= s is a
     non-negative combination of such prefix sums, randomised or not)."""
     pmf = np.asarray(pmf, dtype=float)
-    missing = -math.fsum(pmf.tolist() + [-1.0])  # 1 - total, correctly rounded (relative u/2)
+    missing = -math.fsum(_nonzero(pmf).tolist() + [-1.0])  # 1 - total, correctly rounded (relative u/2)
     if not missing > 0.0 or pmf.size == 0:
         return pmf
     out = pmf.copy()
@@ -503,7 +512,8 @@ def _fine_step(s: float, q: float, h_f: float, step_tau: float, group_size: int,
             try:
                 # k = 1: the split fractions from the components (1 - q cancels), about q times
                 # smaller a proven error where e^l ~ 1 (module docstring, the dominating split)
-                st = dpsgd_step_pld(s, q, h_f, "remove", lt, group_size, _MAX_STEP, component_split=split and group_size == 1)
+                st = dpsgd_step_pld(s, q, h_f, "remove", lt, group_size, _MAX_STEP, component_split=split and group_size == 1,
+                                    sparse_tail=_SPARSE_TAIL)
                 break
             except StepTooWide:
                 lt += 2.0
