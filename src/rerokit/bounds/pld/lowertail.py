@@ -429,6 +429,20 @@ def _rebin_stat(off_f: int, pmf_t: np.ndarray, r: int, h_f: float, t: float) -> 
     return j0, mat @ np.exp(-t * np.arange(r) * h_f)
 
 
+def _tilt_sparse(off: int, pmf: np.ndarray, h: float, t: float) -> tuple[np.ndarray, float, float, float]:
+    """:func:`rerokit.bounds.pld.tilt.tilt_pmf` (cap :data:`_TILT_CAP`) of a step pmf, on its
+    non-zero entries only where most are zero (a sparse step, :func:`rerokit.bounds.pld.step.tail_labels`):
+    a zero mass tilts to zero exactly and adds nothing to M(t) (its e^-700 floor in the log-sum is
+    only a rounding allowance for non-zero terms)."""
+    nz = np.flatnonzero(pmf)
+    if 2 * nz.size > pmf.size:
+        return tilt_pmf(off, pmf, h, t, _TILT_CAP)
+    pt, lm, rel, e_t = tilt_pmf(off, pmf[nz], h, t, _TILT_CAP, labels=off + nz)
+    out = np.zeros(pmf.size)
+    out[nz] = pt
+    return out, lm, rel, e_t
+
+
 def _block_window(off: int, pmf: np.ndarray, m: int, log_tau: float) -> tuple[int, int]:
     """Chernoff window [A, B] of the m-fold composition of ``pmf`` (labels off..): for any lam > 0
     the composed mass above B is at most e^{-lam B} M(lam)^m and below A at most e^{lam A} M(-lam)^m
@@ -440,17 +454,19 @@ def _block_window(off: int, pmf: np.ndarray, m: int, log_tau: float) -> tuple[in
     n = pmf.size
     nz = np.nonzero(pmf)[0]
     lo_sup, hi_sup = m * (off + int(nz[0])), m * (off + int(nz[-1]))
-    j = np.arange(n, dtype=float)  # labels relative to off
-    tot = float(np.sum(pmf))
-    mean = float(np.sum(pmf * j)) / tot
-    var = m * float(np.sum(pmf * (j - mean) ** 2)) / tot
+    # the moments over the non-zero entries only (the same sums: a sparse step is mostly zeros)
+    p_nz = pmf[nz]
+    j = nz.astype(float)  # labels relative to off
+    tot = float(np.sum(p_nz))
+    mean = float(np.sum(p_nz * j)) / tot
+    var = m * float(np.sum(p_nz * (j - mean) ** 2)) / tot
     b = max(1, n // 512)
     nb = -(-n // b)
     pad = np.zeros(nb * b)
     pad[:n] = pmf
     with np.errstate(divide="ignore"):
         lw_c = np.log(pad.reshape(nb, b).sum(axis=1))
-        logp = np.log(pmf)
+        logp = np.log(p_nz)
     j_c = b * np.arange(nb, dtype=float) + 0.5 * (b - 1)
     lam0 = math.sqrt(2.0 * abs(log_tau) / var) if var > 0 else 1.0
     lams = lam0 * 2.0 ** (np.arange(-16, 25) / 4.0)
@@ -627,7 +643,7 @@ def near_one_beta(segments: Sequence[tuple[float, float, int]], steps: Sequence[
                 m = _block_size(T, int(min(T, max(1.0, block_per_r2 * ratio * ratio))))
                 nb, rest = divmod(T, m)
                 for off, pmf, kind, dest, tt, rr, hh in todo:
-                    pt, lm, rel, e_t = tilt_pmf(off, pmf, hh, tt, _TILT_CAP)
+                    pt, lm, rel, e_t = _tilt_sparse(off, pmf, hh, tt)
                     prec = block_precision if (dest is sp and "p" in _STAT_EXTENDED) or (dest is sq and "q" in _STAT_EXTENDED) \
                         else "double"
                     btau = _BLOCK_LOG_TAU if dest is parts else _STAT_BLOCK_LOG_TAU
