@@ -171,6 +171,11 @@ _PLD_FINER_POINTS = 1 << 18
 # the fine steps on sparse grids (rerokit.bounds.pld.step.tail_labels): every label where the mass
 # beyond a point exceeds this, every 2^i-th where it is below this times 4^-i
 _SPARSE_TAIL = 1e-4
+# the finest grids (block_precision "extended") compose the schedule on a grid this many times
+# coarser than the blocks' coarse grid, from super-blocks whose re-discretisation adds at most
+# _TOP_VAR of the discretisation's variance (_top_blocks)
+_TOP_RATIO = 4
+_TOP_VAR = 0.1
 
 
 @dataclass(frozen=True)
@@ -503,6 +508,27 @@ def _block(off: int, pmf_t: np.ndarray, lm: float, rel: float, m: int, count: in
                       m * rel + (2.0 * r + 16.0) * _U)
 
 
+def _top_blocks(parts: Sequence[TiltedPart], kind: str, t: float, h_c: float, var: float) -> list[TiltedPart]:
+    """Three grids: each part's ``count`` blocks (grid h_c) composed in super-blocks of m2 blocks
+    and re-discretised onto the grid h_c :data:`_TOP_RATIO` (as :func:`_block` re-discretises the
+    fine steps' blocks; certified the same way, every m2), where the schedule is then composed:
+    about a 4x smaller window for the three compositions and the running sums of
+    :func:`_tilted_betas`. m2 is the least count (a divisor of ``count`` up to twice it, where
+    there is one) for which the re-discretisation adds at most :data:`_TOP_VAR` of the
+    discretisation's variance so far (``var``, over h_c^2: T_i (h_f / h_c)^2 + the blocks), about
+    (count / m2) (r h_c)^2 / 12 against ``var`` h_c^2 / 12 (a heuristic choice only)."""
+    out = []
+    r = _TOP_RATIO
+    for p in parts:
+        need = max(1, min(p.count, math.ceil(p.count * r * r / (_TOP_VAR * var))))
+        m2 = next((d for d in range(need, min(2 * need, p.count) + 1) if p.count % d == 0), need)
+        n2, rest = divmod(p.count, m2)
+        for m, c in ((m2, n2), (rest, 1)):
+            if m and c:
+                out.append(_block(p.offset, p.pmf, p.log_c, p.rel, m, c, r, h_c, t, kind, "double", _COARSE_LOG_TAU, p.err))
+    return out
+
+
 _STEP_CACHE: dict[tuple, list] = {}
 _STEP_CACHE_SIZE = 4
 
@@ -616,6 +642,7 @@ def near_one_beta(segments: Sequence[tuple[float, float, int]], steps: Sequence[
     n_steps = sum(T for _, _, T in segments)
     step_tau = log_tau - math.log(max(n_steps, 1))
     parts, sp, sq = [], [], []
+    var = {"pld": 0.0, "stat": 0.0}  # the discretisation's added variance so far, over h_c^2 (x 12)
     defect = defect_stat = shift = 0.0
     try:
         with np.errstate(over="raise"):  # an overflow makes the part meaningless: not applicable
@@ -643,6 +670,8 @@ def near_one_beta(segments: Sequence[tuple[float, float, int]], steps: Sequence[
                 m = _block_size(T, int(min(T, max(1.0, block_per_r2 * ratio * ratio))))
                 nb, rest = divmod(T, m)
                 for off, pmf, kind, dest, tt, rr, hh in todo:
+                    if dest is not sq:
+                        var[kind] += T * (hh / h_c) ** 2 + nb + (1 if rest else 0)
                     pt, lm, rel, e_t = _tilt_sparse(off, pmf, hh, tt)
                     prec = block_precision if (dest is sp and "p" in _STAT_EXTENDED) or (dest is sq and "q" in _STAT_EXTENDED) \
                         else "double"
@@ -650,7 +679,13 @@ def near_one_beta(segments: Sequence[tuple[float, float, int]], steps: Sequence[
                     dest.append(_block(off, pt, lm, rel, m, nb, rr, hh, tt, kind, prec, btau, e_t))
                     if rest:
                         dest.append(_block(off, pt, lm, rel, rest, 1, rr, hh, tt, kind, prec, btau, e_t))
-            res = _tilted_betas(parts, sp if lower else None, sq if lower else None, h_c, t, las,
+            h_top = h_c
+            if block_precision == "extended":  # the finest grids: the blocks in super-blocks (_top_blocks)
+                h_top = h_c * _TOP_RATIO
+                parts = _top_blocks(parts, "pld", t, h_c, var["pld"])
+                sp = _top_blocks(sp, "stat", t, h_c, var["stat"])
+                sq = _top_blocks(sq, "stat", t + 1.0, h_c, var["stat"])
+            res = _tilted_betas(parts, sp if lower else None, sq if lower else None, h_top, t, las,
                                 defect, defect_stat, precision, _COARSE_LOG_TAU, shift * (1.0 + 1e-9))
     except (WindowTooWide, OverflowError, FloatingPointError):
         # an extreme tilt (sigma ~1e-4: losses ~1e8) overflows the tilting factors: not applicable here
