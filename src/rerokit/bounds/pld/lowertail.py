@@ -125,7 +125,7 @@ from typing import Sequence
 
 import numpy as np
 
-from rerokit.bounds.pld.compose import WindowTooWide, compose
+from rerokit.bounds.pld.compose import WindowTooWide, compose, fft_size
 from rerokit.bounds.pld.logsum import prefix_logsumexp, suffix_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 from rerokit.bounds.pld.step import StepTooWide, dpsgd_step_pld, loss_range
@@ -175,7 +175,7 @@ _SPARSE_TAIL = 1e-4
 # coarser than the blocks' coarse grid, from super-blocks whose re-discretisation adds at most
 # _TOP_VAR of the discretisation's variance (_top_blocks)
 _TOP_RATIO = 4
-_TOP_VAR = 0.1
+_TOP_VAR = 0.05
 
 
 @dataclass(frozen=True)
@@ -574,6 +574,26 @@ def _fine_step(s: float, q: float, h_f: float, step_tau: float, group_size: int,
     return tuple(hit)
 
 
+def _smaller_fft_block(off: int, pmf_t: np.ndarray, T: int, m: int, log_tau: float) -> int:
+    """The statistic's block size in extended precision (its FFTs the costliest of the call): the
+    largest divisor m' of T in [m/2, m) whose block window (:func:`_block_window`) needs a smaller
+    FFT (:func:`rerokit.bounds.pld.compose.fft_size`) than m's, else m. Fewer steps per block add
+    (T / m') h_c^2 / 12 of re-discretisation variance instead of (T / m) h_c^2 / 12 (measured at
+    T = 1e6: m' = 1000 instead of 2000, FFTs of 3 * 2^18 points instead of 2^20, the bracket of
+    1 - gamma 8.1e-10 instead of 7.6e-10 at sigma 1, q 0.01; m' = 1250 at sigma 20, q 0.3)."""
+    lo, hi = _block_window(off, pmf_t, m, log_tau)
+    base = fft_size(hi - lo + 1)
+    last = m
+    for d in range(m - 1, (m + 1) // 2 - 1, -1):
+        if T % d or d > 0.95 * last:  # (candidates at least 5 % apart: a few windows at most)
+            continue
+        last = d
+        lo, hi = _block_window(off, pmf_t, d, log_tau)
+        if fft_size(hi - lo + 1) < base:
+            return d
+    return m
+
+
 def _block_size(T: int, m: int) -> int:
     """A divisor of T in [m/2, m] if there is one (no second, remainder block to compose), else m."""
     for d in range(m, max(1, (m + 1) // 2) - 1, -1):
@@ -667,15 +687,17 @@ def near_one_beta(segments: Sequence[tuple[float, float, int]], steps: Sequence[
                 if lower:
                     todo += [(st.j_lo - 1, st.stat_p, "stat", sp, t, ratio, h_f),
                              (st.j_lo - 1, st.stat_q, "stat", sq, t + 1.0, ratio, h_f)]
-                m = _block_size(T, int(min(T, max(1.0, block_per_r2 * ratio * ratio))))
-                nb, rest = divmod(T, m)
+                m = m_pld = _block_size(T, int(min(T, max(1.0, block_per_r2 * ratio * ratio))))
                 for off, pmf, kind, dest, tt, rr, hh in todo:
-                    if dest is not sq:
-                        var[kind] += T * (hh / h_c) ** 2 + nb + (1 if rest else 0)
                     pt, lm, rel, e_t = _tilt_sparse(off, pmf, hh, tt)
                     prec = block_precision if (dest is sp and "p" in _STAT_EXTENDED) or (dest is sq and "q" in _STAT_EXTENDED) \
                         else "double"
                     btau = _BLOCK_LOG_TAU if dest is parts else _STAT_BLOCK_LOG_TAU
+                    if dest is sp and prec == "extended":  # (the Q-masses' blocks take the same size)
+                        m = _smaller_fft_block(off, pt, T, m_pld, btau)
+                    nb, rest = divmod(T, m)
+                    if dest is not sq:
+                        var[kind] += T * (hh / h_c) ** 2 + nb + (1 if rest else 0)
                     dest.append(_block(off, pt, lm, rel, m, nb, rr, hh, tt, kind, prec, btau, e_t))
                     if rest:
                         dest.append(_block(off, pt, lm, rel, rest, 1, rr, hh, tt, kind, prec, btau, e_t))
