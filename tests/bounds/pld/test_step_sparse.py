@@ -23,7 +23,8 @@ def _ends(sigma: float, q: float, h: float, log_tau: float) -> tuple[int, int]:
     return math.floor(lo / h), math.ceil(hi / h)
 
 
-@pytest.mark.parametrize("sigma,q,h", [(1.0, 0.01, 1.024e-5), (20.0, 0.3, 1.17e-5), (0.5, 1e-3, 2e-5), (1.0, 1.0, 1e-4)])
+@pytest.mark.parametrize("sigma,q,h", [(1.0, 0.01, 1.024e-5), (20.0, 0.3, 1.17e-5), (0.5, 1e-3, 2e-5),
+                                       (1.0, 1.0, 1e-4)])
 def test_tail_labels_keep_the_bulk_and_thin_the_tails(sigma, q, h):
     """The labels run from j_lo to j_hi by powers of two; every run of 1024 labels whose tails
     beyond both ends exceed the budget (mpmath: the mixture's tails at the run's ends) keeps every
@@ -166,10 +167,10 @@ def test_near_one_bracket_on_sparse_steps_overlaps_the_full_grids(sigma, q, T, l
 def test_near_one_super_blocks_against_two_grids(sigma, q, T, lk10, monkeypatch):
     """The finest grids' third level (lowertail._top_blocks, here with r 8, h / 4: the blocks in
     super-blocks, the schedule composed on a 4x coarser grid) against the two-grid composition of
-    the same blocks (the old code path): both certified, so the brackets of 1 - gamma overlap, and the three-level one is at
-    most 15 % wider (its re-discretisation adds at most 5 % of the variance; measured at T 1e6 with
-    10 %: 7.59e-10 against 7.27e-10 at sigma 1, q 0.01 and 7.65e-10 against 7.31e-10 at sigma 20,
-    q 0.3)."""
+    the same blocks (the old code path): both certified, so the brackets of 1 - gamma overlap, and
+    the three-level one is at most 15 % wider (its re-discretisation adds at most 5 % of the
+    variance; measured at T 1e6 with 10 %: 7.59e-10 against 7.27e-10 at sigma 1, q 0.01 and
+    7.65e-10 against 7.31e-10 at sigma 20, q 0.3)."""
     pld = dpsgd_pld([(sigma, q, T)], lower=True, eager=False)
     lk = lk10 * math.log(10)
 

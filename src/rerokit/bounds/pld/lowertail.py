@@ -525,7 +525,8 @@ def _top_blocks(parts: Sequence[TiltedPart], kind: str, t: float, h_c: float, va
         n2, rest = divmod(p.count, m2)
         for m, c in ((m2, n2), (rest, 1)):
             if m and c:
-                out.append(_block(p.offset, p.pmf, p.log_c, p.rel, m, c, r, h_c, t, kind, "double", _COARSE_LOG_TAU, p.err))
+                out.append(_block(p.offset, p.pmf, p.log_c, p.rel, m, c, r, h_c, t, kind, "double",
+                                  _COARSE_LOG_TAU, p.err))
     return out
 
 
@@ -554,8 +555,8 @@ def _fine_step(s: float, q: float, h_f: float, step_tau: float, group_size: int,
             try:
                 # k = 1: the split fractions from the components (1 - q cancels), about q times
                 # smaller a proven error where e^l ~ 1 (module docstring, the dominating split)
-                st = dpsgd_step_pld(s, q, h_f, "remove", lt, group_size, _MAX_STEP, component_split=split and group_size == 1,
-                                    sparse_tail=_SPARSE_TAIL)
+                st = dpsgd_step_pld(s, q, h_f, "remove", lt, group_size, _MAX_STEP,
+                                    component_split=split and group_size == 1, sparse_tail=_SPARSE_TAIL)
                 break
             except StepTooWide:
                 lt += 2.0

@@ -781,8 +781,8 @@ _GL_M = 3
 _GL_CONST = math.factorial(_GL_M) ** 4 / ((2 * _GL_M + 1) * math.factorial(2 * _GL_M) ** 2)
 
 
-def _quadrature_split(l: np.ndarray, h: float | np.ndarray, q: float, pb: np.ndarray, qb: np.ndarray, local_p: np.ndarray,
-                      local_q: np.ndarray, sigma: float, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _quadrature_split(l: np.ndarray, h: float | np.ndarray, q: float, pb: np.ndarray, qb: np.ndarray,
+                      local_p: np.ndarray, local_q: np.ndarray, sigma: float, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Split fractions of the remove pair with k = 1 by quadrature of the cell's integrand, with an
     error relative to the fraction itself (not to the tails, as the bucket differences have).
 
