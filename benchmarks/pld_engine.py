@@ -107,6 +107,20 @@ the test suite running alongside) x0.44 / x0.43 / x0.30 before, x1.20 / x1.06 / 
 ``--widths`` afterwards: widest cell still 1.12e-2 (sigma 0.3, q 1e-4, T 1e6, kappa 1e-30), every cell
 within 2 %, the near-1 cells as before (measured before the quadrature split was merged; with it every
 near-1 cell is within 7.4e-10).
+
+``--near1``: the near-gamma=1 cells at T = 1e6 (sigma 1, q 0.01, kappa 1e-20; sigma 20, q 0.3, kappa
+1e-30; the sigma 0.3, q 0.3 row's four kappas, where riskcal's self-composition asks for a 31 GiB FFT)
+against riskcal in the same run (near1_rows). 2026-11-26, the lower-tail tilt's sparse fine steps,
+super-blocks on a 4x coarser top grid and the statistic's smaller extended FFTs
+(rerokit.bounds.pld.lowertail's docstring), ``--repeats 3`` at load ~5 (shared 2-core machine), the
+engine before and after in back-to-back runs of this benchmark: sigma 1, q 0.01 1.06 s (riskcal
+1.43 s, x1.35), before 3.13 s (riskcal 2.14 s, x0.68); sigma 20, q 0.3 1.60 s (riskcal 6.28 s,
+x3.91), before 2.15 s (x2.82); the sigma 0.3 row 36.0 s against 33.8 s (its near-1 part 0.29-0.36 s
+per kappa against 0.47-0.52 s; the rest is the plain composition's extended recomposition). The
+brackets of 1 - gamma 7.86e-10 and 7.92e-10 (were 7.26e-10 and 7.32e-10), every near-1 cell of
+``--widths`` within 7.9e-10 (widest relative width still 1.12e-2). Fresh processes alternating
+(best of 3, load 4.5-7): sigma 1, q 0.01 1.53 s wall / 0.75 s CPU against 3.07 s / 1.50 s before
+and riskcal 2.23 s / 1.12 s.
 """
 
 from __future__ import annotations
