@@ -45,6 +45,9 @@ query and the composition respect, so that no allowance for this rounding is nee
   ``component_split``), c_j is taken from the components instead, P - e^l Q = q (R - e^a Q) with
   R = N(1, sigma^2), or by quadrature of that difference's density over the cell (an error
   relative to c_j itself), per bucket whichever bound is smaller (:func:`component_split`).
+  Opt-in (``sparse_tail``), the grid points are a subset of the labels, sparse in the tails
+  (:func:`tail_labels`): a bucket is then the cell between consecutive points, its split onto
+  their atoms with 1 - e^{-w} for its width w; every bound here is per bucket or per cut.
 * the grid points' own loss error eta (L(x'_j) within eta of l_j): each cell's losses lie in
   [l_j - eta, l_{j+1} + eta], so its split onto those two points, shifted up by eta, dominates it
   (the fraction's change is counted above); every atom is then at most 2 eta above the grid, and
