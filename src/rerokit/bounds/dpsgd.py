@@ -518,8 +518,8 @@ def _near_one_into(
 ) -> tuple[ExactPower, np.ndarray]:
     """gamma near 1: the bracket of 1 - gamma by tilting towards P's lower tail on two grids
     (:meth:`SchedulePLD.beta_near_one`), at most :data:`_MAX_TILTED` levels; each end keeps the
-    better certified value. The grids of :data:`_NEAR_ONE_GRIDS`, cheapest first (about 0.1 s,
-    0.3 s and 1.5-3 s at T = 1e6), until the next one is predicted to be unneeded; a level whose
+    better certified value. The grids of :data:`_NEAR_ONE_GRIDS`, cheapest first (about 0.03 s,
+    0.2 s and 0.7 s of CPU time at T = 1e6: rerokit.bounds.pld.lowertail), until the next one is predicted to be unneeded; a level whose
     first grid predicts that the middle one would not stop it goes straight to the last one
     (:data:`_NEAR_ONE_SKIP_GAIN`). On each grid the levels are grouped by their saddle-point tilts
     (:func:`_near_one_groups`) and one set of compositions serves a group (the blocks depend on the

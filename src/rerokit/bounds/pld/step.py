@@ -45,6 +45,9 @@ query and the composition respect, so that no allowance for this rounding is nee
   ``component_split``), c_j is taken from the components instead, P - e^l Q = q (R - e^a Q) with
   R = N(1, sigma^2), or by quadrature of that difference's density over the cell (an error
   relative to c_j itself), per bucket whichever bound is smaller (:func:`component_split`).
+  Opt-in (``sparse_tail``), the grid points are a subset of the labels, sparse in the tails
+  (:func:`tail_labels`): a bucket is then the cell between consecutive points, its split onto
+  their atoms with 1 - e^{-w} for its width w; every bound here is per bucket or per cut.
 * the grid points' own loss error eta (L(x'_j) within eta of l_j): each cell's losses lie in
   [l_j - eta, l_{j+1} + eta], so its split onto those two points, shifted up by eta, dominates it
   (the fraction's change is counted above); every atom is then at most 2 eta above the grid, and
@@ -458,7 +461,8 @@ def check_direction(direction: str, k: int) -> None:
 
 
 def dpsgd_step_pld(sigma: float, q: float, h: float, direction: str, log_tau: float,
-                   group_size: int = 1, max_width: int = MAX_STEP_WIDTH, component_split: bool = False) -> StepPLD:
+                   group_size: int = 1, max_width: int = MAX_STEP_WIDTH, component_split: bool = False,
+                   sparse_tail: float | None = None) -> StepPLD:
     """Discretise one DP-SGD step's PLD on the grid l_j = j h (see the module docstring).
 
     Args:
@@ -474,12 +478,16 @@ def dpsgd_step_pld(sigma: float, q: float, h: float, direction: str, log_tau: fl
         the same statistic, a split with a proven error about q times smaller where e^l ~ 1 (the
         lower-tail tilt's fine grids, :mod:`rerokit.bounds.pld.lowertail`). Off: the default
         path, which :mod:`rerokit.bounds.pld.batch` mirrors.
+      sparse_tail: (opt-in) the grid points only where :func:`tail_labels` puts them (every label
+        in the bulk, every 2^i-th in the tails, for this mass budget): the same construction on
+        the coarser cells, its arrays on the full grid with zeros at the skipped labels. None
+        (the default): every label.
 
     Returns:
       The :class:`StepPLD`.
 
     Raises:
-      StepTooWide: if the grid would have more than ``max_width`` points.
+      StepTooWide: if the grid would span more than ``max_width`` points.
       ValueError: for an unknown direction (or replace with a group), or ``component_split`` for
         another pair than remove with group_size 1.
     """
@@ -491,20 +499,22 @@ def dpsgd_step_pld(sigma: float, q: float, h: float, direction: str, log_tau: fl
     if j_hi - j_lo > max_width:
         raise StepTooWide(f"{j_hi - j_lo} grid points for one step (max {max_width})")
     j_hi = max(j_hi, j_lo + 1)
-    l = np.arange(j_lo, j_hi + 1) * h
+    labels = None if sparse_tail is None else tail_labels(sigma, q, h, direction, group_size, j_lo, j_hi, sparse_tail)
+    l = (np.arange(j_lo, j_hi + 1) if labels is None else labels) * h
     if component_split:
         x = _x_of_remove_loss(l, sigma, q, 1)
         q_gt, q_le = ndtr(-x / sigma), ndtr(x / sigma)
         r_gt, r_le = ndtr((1.0 - x) / sigma), ndtr((x - 1.0) / sigma)
         # the same operations as _mix_sf / _mix_cdf (k = 1): the same tails, bit for bit
         tails = ((1.0 - q) * q_gt + q * r_gt, (1.0 - q) * q_le + q * r_le, q_gt, q_le, x)
-        return step_from_tails(sigma, q, h, direction, group_size, j_lo, l, tails, r_tails=(r_gt, r_le))
-    return step_from_tails(sigma, q, h, direction, group_size, j_lo, l, _tails_at(l, sigma, q, direction, group_size))
+        return step_from_tails(sigma, q, h, direction, group_size, j_lo, l, tails, r_tails=(r_gt, r_le), labels=labels)
+    return step_from_tails(sigma, q, h, direction, group_size, j_lo, l, _tails_at(l, sigma, q, direction, group_size),
+                           labels=labels)
 
 
 def step_from_tails(sigma: float, q: float, h: float, direction: str, group_size: int, j_lo: int, l: np.ndarray,
                     tails: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-                    r_tails: tuple[np.ndarray, np.ndarray] | None = None) -> StepPLD:
+                    r_tails: tuple[np.ndarray, np.ndarray] | None = None, labels: np.ndarray | None = None) -> StepPLD:
     """The step PLD of :func:`dpsgd_step_pld` from its tails at the grid points ``l`` = (j_lo ..
     j_hi) h: the buckets, the split and the safe rounding of both (module docstring).
 
@@ -518,12 +528,25 @@ def step_from_tails(sigma: float, q: float, h: float, direction: str, group_size
       r_tails: (remove, k = 1 only) the tails (N(1, sigma^2)(X > x), N(1, sigma^2)(X <= x)) at the
         same points, from which the split fractions are taken where their proven error is smaller
         (:func:`component_split`); None (the default): the default path.
+      labels: (opt-in) the points' integer labels, increasing from j_lo, their gaps powers of two
+        (:func:`tail_labels`), ``l = labels * h``: a bucket is then the cell between two consecutive
+        points, its split onto their atoms (connect the dots on a cell of width w = gap h, exact
+        in floating point, with 1 - e^{-w} for 1 - e^{-h} throughout; every bound of the module
+        docstring is per bucket), its statistic labelled by its lower point, and the arrays are
+        returned on the full grid j_lo..j_hi with zeros at the other labels (the same masses in the
+        same order: every stochastic-order statement is unchanged). None: every label.
 
     Returns:
       The :class:`StepPLD`.
     """
     p_gt, p_le, q_gt, q_le, x = tails
     j_hi = j_lo + l.size - 1
+    hw: float | np.ndarray = h  # each bucket's width (the grid step on the default path)
+    if labels is not None:
+        gaps = np.diff(labels)
+        if labels[0] != j_lo or gaps.size != l.size - 1 or np.any(gaps <= 0) or np.any(gaps & (gaps - 1)):
+            raise ValueError("labels must increase from j_lo by powers of two, one per point of l")
+        hw = gaps * h  # a power of two times h: exact
     pb = _bucket_masses(p_gt, p_le)  # bucket (l_j, l_{j+1}], j = j_lo..j_hi-1
     qb = _bucket_masses(q_gt, q_le)
     # proven effect of the tails' rounding (module docstring)
@@ -535,14 +558,14 @@ def step_from_tails(sigma: float, q: float, h: float, direction: str, group_size
     fp_up, fp_down, local_p, f_suf, f_pre = _one_sided(p_gt, p_le, ep_gt, ep_le, stat_p)
     fq_up, fq_down, local_q, _, _ = _one_sided(q_gt, q_le, eq_gt, eq_le, stat_q)
     p_bot, p_top = float(p_le[0]), float(p_gt[-1])
-    c, dc, eta = _default_split(l, h, pb, qb, local_p, local_q)
+    c, dc, eta = _default_split(l, hw, pb, qb, local_p, local_q)
     a = pb - c
     if r_tails is not None:
         # the opt-in path: per bucket, whichever fraction has the smaller c + dc. The flows below
         # make the stored suffix at the cut inside bucket j (which holds c_j and no other fraction)
         # max over the cuts above of (stored suffix + its bound): this choice lowers every one of
         # them, so the split is never above the default path's beyond the rounding of a = pb - c
-        c2, dc2 = component_split(l, h, q, pb, qb, local_p, local_q, sigma, x, r_tails)
+        c2, dc2 = component_split(l, hw, q, pb, qb, local_p, local_q, sigma, x, r_tails)
         better = c2 + dc2 < c + dc  # (False where dc2 is not finite)
         c, dc = np.where(better, c2, c), np.where(better, dc2, dc)
         a = pb - c
@@ -568,10 +591,85 @@ def step_from_tails(sigma: float, q: float, h: float, direction: str, group_size
     # (its level), so the tests S >= s need no allowance; the reversed tests get stat_rev_err
     p_lo, q_hi = _flow_down(stat_p, fp_down), _flow_up(stat_q, fq_up)
     rev = (_prefix_error(stat_p, p_lo, np.maximum(fp_up, fp_down)), _prefix_error(stat_q, q_hi, np.maximum(fq_up, fq_down)))
+    if labels is not None:
+        split, p_lo, q_hi = _on_full_grid(labels, split, p_lo, q_hi)
     return StepPLD(h, j_lo, split, p_top, p_lo, q_hi, rev, 2.0 * eta)
 
 
-def _default_split(l: np.ndarray, h: float, pb: np.ndarray, qb: np.ndarray, local_p: np.ndarray,
+def _on_full_grid(labels: np.ndarray, split: np.ndarray, stat_p: np.ndarray,
+                  stat_q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A sparse step's arrays (:func:`step_from_tails` with ``labels``) on the full grid: the atoms
+    at their labels, each bucket at its lower point's label, the bottom tail below the first and
+    the top tail at the last (as on the default path), zeros elsewhere."""
+    pos = labels - labels[0]
+    n = int(pos[-1]) + 1
+    full = np.zeros(n)
+    full[pos] = split
+    out = [full]
+    for st in (stat_p, stat_q):
+        f = np.zeros(n + 1)
+        f[0] = st[0]
+        f[1 + pos[:-1]] = st[1:-1]
+        f[n] = st[-1]
+        out.append(f)
+    return out[0], out[1], out[2]
+
+
+def tail_labels(sigma: float, q: float, h: float, direction: str, group_size: int, j_lo: int, j_hi: int,
+                budget: float, max_log2: int = 10) -> np.ndarray:
+    """Labels of a sparse step grid (:func:`dpsgd_step_pld` with ``sparse_tail``): j_lo..j_hi in
+    runs of 2^max_log2 labels, run m with every 2^i-th label for the largest i <= max_log2 with
+
+        min(max(P, Q)(L > l_a), max(P, Q)(L <= l_b)) <= budget 4^-i
+
+    (l_a, l_b the run's ends; the tails of :func:`loss_tails` at the runs' ends only); the last
+    gaps split into powers of two. A cell of width w carrying mass m adds at most m w^2 / 4 to the
+    variance of the discretised loss (connect the dots), against about h^2 / 6 per step on the full
+    grid: a run whose mass beyond one end is within budget 4^-i adds at most budget h^2 / 4, and
+    the tails shrink geometrically, so the step's discretisation error grows by a few budget
+    (a heuristic choice only: every grid gives a certified step). Any t-tilt in (-1, 0) of the
+    pair, P^{1+t} Q^{-t}, is below max(P, Q) pointwise, so the rule also holds for the tilted steps
+    up to their normalisation."""
+    run = 1 << max_log2
+    ends = np.append(np.arange(j_lo, j_hi, run), j_hi)
+    p_gt, p_le, q_gt, q_le = _tails(ends * h, sigma, q, direction, group_size)
+    above, below = np.maximum(p_gt, q_gt), np.maximum(p_le, q_le)
+    beyond = np.minimum(above[:-1], below[1:])
+    with np.errstate(divide="ignore"):
+        i = np.floor(np.log(budget / np.maximum(beyond, 1e-300)) / math.log(4.0))
+    i = np.clip(np.nan_to_num(i, nan=0.0), 0, max_log2).astype(np.int64)
+    parts = [np.arange(int(a), int(b), 1 << int(k)) for a, b, k in zip(ends[:-1], ends[1:], i)]
+    labels = np.concatenate(parts + [np.array([j_hi])])
+    gaps = np.diff(labels)
+    odd = np.nonzero(gaps & (gaps - 1))[0]  # (only the last run's last gap can be one)
+    if odd.size:
+        extra = []
+        for g in odd:
+            a, left = int(labels[g]), int(gaps[g])
+            while left & (left - 1):  # not yet a power of two: its largest power of two first
+                p = 1 << (left.bit_length() - 1)
+                a += p
+                left -= p
+                extra.append(a)
+        labels = np.sort(np.concatenate((labels, np.array(extra, dtype=np.int64))))  # (all distinct)
+    return labels
+
+
+def _one_minus_exp(hw: float | np.ndarray) -> float | np.ndarray:
+    """1 - e^{-w} per bucket by libm's expm1 (2 ulps, the module docstring's (iii)): a float for
+    the default path's single grid step, else one value per distinct width, mapped to the buckets."""
+    if np.ndim(hw) == 0:
+        return -math.expm1(-hw)
+    mant, ex = np.frexp(hw)
+    if hw.size and np.all(mant == mant[0]):  # powers of two times one width (tail_labels): a table
+        lo = int(ex.min())
+        tab = np.array([-math.expm1(-math.ldexp(float(mant[0]), lo + i)) for i in range(int(ex.max()) - lo + 1)])
+        return tab[ex - lo]
+    uniq, inv = np.unique(hw, return_inverse=True)
+    return np.array([-math.expm1(-float(w)) for w in uniq])[inv]
+
+
+def _default_split(l: np.ndarray, h: float | np.ndarray, pb: np.ndarray, qb: np.ndarray, local_p: np.ndarray,
                    local_q: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """The default path's split fractions c_j = (pb_j - e^{l_j} qb_j) / (1 - e^{-h}) (clipped to
     [0, pb_j]; Doroshenko et al. 2022), bounds dc on |c - exact| (module docstring) and the grid
@@ -580,7 +678,8 @@ def _default_split(l: np.ndarray, h: float, pb: np.ndarray, qb: np.ndarray, loca
     # a + c = pb, a e^{-l_j} + c e^{-l_{j+1}} = qb  =>  c = (pb - e^{l_j} qb) / (1 - e^{-h})
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         eq = np.where(qb > 0, np.exp(l[:-1] + np.log(qb)), 0.0)
-    c = np.clip((pb - eq) / (-math.expm1(-h)), 0.0, pb)
+    d = _one_minus_exp(h)
+    c = np.clip((pb - eq) / d, 0.0, pb)
     # the split's exact counterpart (module docstring): each bucket's losses lie within eta of its
     # grid points (eta_j <= eta for bucket j), so its connect-the-dots split onto l_j - eta_j,
     # l_{j+1} + eta_j (c^ below) shifted up by eta_j dominates it (all atoms within 2 eta above the grid); the stored split differs from that one at the cut between atoms j and
@@ -598,11 +697,11 @@ def _default_split(l: np.ndarray, h: float, pb: np.ndarray, qb: np.ndarray, loca
     # likelihood ratio is >= e^{l_j - eta_j}): what bounds it where qb_j underflows at huge losses
     q_scaled = np.minimum(q_scaled, eq * (1.0 + eq_rel) + math.exp(2.0 * eta) * (pb + local_p) * (1.0 + 4.0 * _U))
     num = local_p + q_scaled + eq_rel * eq + 8.0 * _U * (pb + eq) + eta_j * (eq + 2.0 * pb)
-    dc = (num / (-math.expm1(-h) * (1.0 - 8.0 * _U)) + local_p) * (1.0 + 1e-9)
+    dc = (num / (d * (1.0 - 8.0 * _U)) + local_p) * (1.0 + 1e-9)
     return c, dc, eta
 
 
-def component_split(l: np.ndarray, h: float, q: float, pb: np.ndarray, qb: np.ndarray, local_p: np.ndarray,
+def component_split(l: np.ndarray, h: float | np.ndarray, q: float, pb: np.ndarray, qb: np.ndarray, local_p: np.ndarray,
                     local_q: np.ndarray, sigma: float, x: np.ndarray,
                     r_tails: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Split fractions c_j of the remove pair with k = 1 from its components, and their proven error:
@@ -615,7 +714,7 @@ def component_split(l: np.ndarray, h: float, q: float, pb: np.ndarray, qb: np.nd
     return np.where(better, c3, c), np.where(better, dc3, dc)
 
 
-def _tails_split(l: np.ndarray, h: float, q: float, pb: np.ndarray, qb: np.ndarray, local_p: np.ndarray,
+def _tails_split(l: np.ndarray, h: float | np.ndarray, q: float, pb: np.ndarray, qb: np.ndarray, local_p: np.ndarray,
                  local_q: np.ndarray, sigma: float, x: np.ndarray,
                  r_tails: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Split fractions c_j of the remove pair with k = 1 from its components' tails, and their proven error.
@@ -647,7 +746,8 @@ def _tails_split(l: np.ndarray, h: float, q: float, pb: np.ndarray, qb: np.ndarr
     * the clip to [0, pb] (the exact fraction lies in [0, pb*]): + local_p.
 
     Args:
-      l: the grid points' losses (n + 1); h: the grid step; q: the sampling rate.
+      l: the grid points' losses (n + 1); h: the grid step (or each bucket's width, a sparse step:
+        :func:`step_from_tails`); q: the sampling rate.
       pb, qb: the computed P- and Q-bucket masses (n); local_p, local_q: their error bounds.
       sigma: noise multiplier; x: the computed points (n + 1).
       r_tails: R(X > x), R(X <= x) at the points x, computed as ndtr((1 - x) / sigma),
@@ -668,7 +768,7 @@ def _tails_split(l: np.ndarray, h: float, q: float, pb: np.ndarray, qb: np.ndarr
         dw = 16.0 * _U * np.abs(em) + 2.0 * _U * aw
         qr, wq = q * rb, w * qb
         big = qr + aw * qb
-        d = -math.expm1(-h)
+        d = _one_minus_exp(h)
         c = np.clip((qr - wq) / d, 0.0, pb)
         err_n = q * local_r + (aw + dw) * local_q + dw * qb + 3.0 * _U * big
         eta_j = LOSS_POINT_ULPS * _U * (1.0 + np.maximum(np.abs(lj), np.abs(l[1:])))
@@ -684,8 +784,8 @@ _GL_M = 3
 _GL_CONST = math.factorial(_GL_M) ** 4 / ((2 * _GL_M + 1) * math.factorial(2 * _GL_M) ** 2)
 
 
-def _quadrature_split(l: np.ndarray, h: float, q: float, pb: np.ndarray, qb: np.ndarray, local_p: np.ndarray,
-                      local_q: np.ndarray, sigma: float, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _quadrature_split(l: np.ndarray, h: float | np.ndarray, q: float, pb: np.ndarray, qb: np.ndarray,
+                      local_p: np.ndarray, local_q: np.ndarray, sigma: float, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Split fractions of the remove pair with k = 1 by quadrature of the cell's integrand, with an
     error relative to the fraction itself (not to the tails, as the bucket differences have).
 
@@ -754,7 +854,7 @@ def _quadrature_split(l: np.ndarray, h: float, q: float, pb: np.ndarray, qb: np.
         pref = q * np.exp(-arg) * (1.0 / (sigma * math.sqrt(2.0 * math.pi)))
         pref_rel = (24.0 + 8.0 * arg) * _U
         n = pref * jq
-        d = -math.expm1(-h)
+        d = _one_minus_exp(h)
         c = np.clip(n / d, 0.0, pb)
         lj = l[:-1]
         eta_j = LOSS_POINT_ULPS * _U * (1.0 + np.maximum(np.abs(lj), np.abs(l[1:])))

@@ -125,8 +125,8 @@ def saddle_tilt(parts: Parts, h: float, log_alpha: float) -> float:
     return bisect_saddle(parts, h, log_alpha, lo, hi, 0.0, 1e-6, 60)
 
 
-def tilt_pmf(off: int, pmf: np.ndarray, h: float, t: float,
-             cap: float = math.inf) -> tuple[np.ndarray, float, float, float]:
+def tilt_pmf(off: int, pmf: np.ndarray, h: float, t: float, cap: float = math.inf,
+             labels: np.ndarray | None = None) -> tuple[np.ndarray, float, float, float]:
     """(tilted pmf, log M(t), relative error, absolute error) of one step's pmf (labels off..).
 
     The tilted mass at l = j h is exp(log p + t l - log M) with log M = log sum_j p_j e^{t l_j}
@@ -137,8 +137,10 @@ def tilt_pmf(off: int, pmf: np.ndarray, h: float, t: float,
     entries with |log p_j| <= ``cap`` get the largest of their r_j as ``rel``; the others (masses
     below e^-cap, typically the far tails that the safe rounding of :mod:`rerokit.bounds.pld.step`
     leaves near the underflow threshold, whose |log p| ~ 700 would otherwise set ``rel``) carry
-    sum_j r_j (1 + 2 r_j) out_j as an absolute (l1) error ``abs`` of the tilted pmf instead."""
-    l = (off + np.arange(pmf.size)) * h
+    sum_j r_j (1 + 2 r_j) out_j as an absolute (l1) error ``abs`` of the tilted pmf instead.
+    ``labels``: the entries' labels where they are not off, off + 1, ... (a sparse pmf's non-zero
+    entries, :mod:`rerokit.bounds.pld.lowertail`)."""
+    l = ((off + np.arange(pmf.size)) if labels is None else labels) * h
     with np.errstate(divide="ignore", under="ignore"):
         lp = np.log(pmf)
         a = lp + t * l
