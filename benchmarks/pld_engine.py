@@ -142,6 +142,8 @@ def main() -> None:
                     help="also the width grid (sigma 0.3-20, q 1e-4-1, T 1-1e6, kappa 1e-3-1e-30; a few minutes)")
     ap.add_argument("--mid", action="store_true",
                     help="only the mid-length rows against riskcal (sigma 2, 3, 5; q 1e-3; T 3e3-1e5; kappa 1e-3-1e-9)")
+    ap.add_argument("--small", action="store_true",
+                    help="only the small levels of the T = 1e5 row against riskcal (kappa 1e-3-1e-30; with --mid, both)")
     args = ap.parse_args()
     print(f"load average {os.getloadavg()} (measured on a loaded shared machine)")
     try:
@@ -149,8 +151,11 @@ def main() -> None:
     except ImportError:
         get_beta_for_dpsgd = None
     rero_dpsgd(1.0, 0.1, 10, 0.01, comparisons=False)  # warm-up (imports)
-    if args.mid:
-        mid_rows(get_beta_for_dpsgd, args.repeats)
+    if args.mid or args.small:
+        if args.small:
+            small_rows(get_beta_for_dpsgd, args.repeats)
+        if args.mid:
+            mid_rows(get_beta_for_dpsgd, args.repeats)
         return
     print(f"\ngamma at kappa={KAPPA}: time (ms), ratio peer/rerokit")
     for sigma, q, T in ROWS:
@@ -219,6 +224,34 @@ def mid_rows(get_beta_for_dpsgd: Any, repeats: int) -> None:
             print(f"  sigma={sigma} T={T:>6}: " + " | ".join(cells), flush=True)
     if logs:
         print(f"  geometric mean of riskcal/rerokit: x{math.exp(sum(logs) / len(logs)):.2f}")
+
+
+SMALL_ROW = (2.0, 0.002, 100_000)
+SMALL_KAPPAS = (1e-3, 1e-6, 1e-9, 1e-15, 1e-20, 1e-30)
+
+
+def small_rows(get_beta_for_dpsgd: Any, repeats: int) -> None:
+    """The T = 1e5 row of the main table at small levels (where the far-tail tilt answers,
+    rerokit.bounds.dpsgd._tilt_first) against riskcal's ``get_beta_for_dpsgd`` in the same run, each
+    the best of ``repeats`` (warm); ratio riskcal / rerokit (> 1: rerokit faster), rerokit's relative
+    width, and the geometric mean of the ratios below kappa = 1e-3."""
+    sigma, q, T = SMALL_ROW
+    rero_dpsgd(sigma, q, 1000, 1e-9, comparisons=False)  # warm-up of the small-level path
+    print(f"
+small levels, sigma={sigma} q={q} T={T}: time (ms), ratio riskcal/rerokit, rerokit's relative width")
+    logs = []
+    for kappa in SMALL_KAPPAS:
+        t_r, b = best_time(lambda: rero_dpsgd(sigma, q, T, kappa, comparisons=False), repeats)
+        line = (f"  kappa={kappa:g}: rerokit {t_r * 1e3:6.1f} ms  bracket [{b.interval[0]:.6g}, {b.value:.6g}] "
+                f"w {(b.value - b.interval[0]) / b.value:.1e}")
+        if get_beta_for_dpsgd is not None:
+            t_c, beta = best_time(lambda: get_beta_for_dpsgd(sigma, q, T, kappa), repeats)
+            line += f" | riskcal {t_c * 1e3:6.1f} ms (x{t_c / t_r:.2f}) gamma {1 - float(beta):.6g}"
+            if kappa < 1e-3:
+                logs.append(math.log(t_c / t_r))
+        print(line, flush=True)
+    if logs:
+        print(f"  geometric mean of riskcal/rerokit below kappa 1e-3: x{math.exp(sum(logs) / len(logs)):.2f}")
 
 
 WIDTH_SIGMAS = (0.3, 1.0, 4.0, 20.0)

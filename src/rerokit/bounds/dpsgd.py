@@ -199,6 +199,22 @@ _NEAR_ONE_FINE_LEVELS = 4
 # kappa 1e-6 the double brackets are 3.1-3.4e-3 wide, and their recomposition was half of the call.
 _PRECISE_ENOUGH = 5e-3
 _BETA_NEGLIGIBLE = 1e-12
+# Tilt first (:func:`_tilt_first`): at levels kappa <= 1e-6 (log at most _TILT_FIRST_BELOW) the far-tail
+# tilt alone where the untilted double-precision bracket is predicted useless: its proven round-off,
+# about _RO_PER_STEP per step (measured 3.9e-14 - 1.1e-13 for sigma 0.5-20, q 1e-4-0.3, T 1e3-1e6), is at
+# least _TILT_FIRST_USELESS times the estimate of gamma (neither it nor the extended recomposition,
+# ~1e-3 of it, then narrows the tilt's bracket), or at least _TILT_FIRST_RATIO times it (the double
+# bracket then needs the extended recomposition or the tilt anyway) where the tilted composition is
+# about as wide as the untilted one (spread <= _TILT_FIRST_SPREAD; small sigma widens it 3-5x, and
+# double + extended is the cheaper there). Not near gamma = 1 (estimate above _TILT_FIRST_GAMMA).
+# Measured at q 1e-3, sigma 2-5, T 3e3-1e5: the tilt alone is 20-35 % of the old call's time cheaper
+# and its bracket within 1.8e-3 .. 2.3e-3 (benchmarks/pld_engine.py --mid --small).
+_TILT_FIRST_BELOW = math.log(1e-6) + 1e-9
+_RO_PER_STEP = 3e-14
+_TILT_FIRST_USELESS = 10.0
+_TILT_FIRST_RATIO = 3e-4
+_TILT_FIRST_SPREAD = 1.5
+_TILT_FIRST_GAMMA = 1e-2
 
 
 def _narrow_enough(up: np.ndarray, low: np.ndarray) -> np.ndarray:
@@ -648,7 +664,7 @@ def _refine_into(
     """Recompute the levels ``wide`` on the grid of ``pld`` finer by ``factor`` (window at most
     :data:`_REFINE_POINTS` points); each end keeps the better certified value (both stay certified
     on either grid)."""
-    size = max(pld.upper.pmf.size, 1)
+    size = max(pld.window_points(), 1)  # the untilted window's size, composed or not (a tilt-only answer)
     factor = min(factor, max(1.0, _REFINE_POINTS / size))  # the finer window stays within a few 1e6 points
     if factor < 1.2:
         return r
@@ -723,10 +739,64 @@ def _one_step_closed_form(pld: SchedulePLD, lks: np.ndarray) -> ExactPower | Non
     )
 
 
+def _tilt_first(pld: SchedulePLD, lks: np.ndarray) -> dict[int, tuple[float, float, float]]:
+    """The levels whose bracket starts with the far-tail tilt, before (and mostly instead of) the
+    untilted double-precision composition (the rule at :data:`_TILT_FIRST_BELOW`), as
+    {index: (threshold estimate, log gamma estimate, log of the predicted round-off over gamma)}
+    (:meth:`rerokit.bounds.pld.SchedulePLD.tail_forecast`). A choice of computation only: every
+    bracket computed either way is certified. It reads the schedule and the levels only (not what
+    ``pld`` has composed so far), so the answer does not depend on the comparisons asked for.
+    Empty where the arithmetic is not double."""
+    out: dict[int, tuple[float, float, float]] = {}
+    if pld.precision != "double":
+        return out
+    log_ro = math.log(_RO_PER_STEP * sum(T for _, _, T in pld.segments))
+    for i in np.nonzero((lks <= _TILT_FIRST_BELOW) & (lks >= _MIN_TILTED_LOG))[0][:_MAX_TILTED]:
+        fc = pld.tail_forecast(float(lks[i]))
+        if fc is None:
+            return {}  # not the same kind of schedule at every level: the plain path
+        _, thr, lg, spread = fc
+        log_r = log_ro - lg
+        if lg <= math.log(_TILT_FIRST_GAMMA) and (log_r >= math.log(_TILT_FIRST_USELESS) or (
+                log_r >= math.log(_TILT_FIRST_RATIO) and spread <= _TILT_FIRST_SPREAD)):
+            out[int(i)] = (thr, lg, log_r)
+    return out
+
+
 def _exact_power_once(
     pld: SchedulePLD, segments: Sequence[Segment], lks: np.ndarray, log_rdp: np.ndarray | None
 ) -> ExactPower:
-    """:func:`exact_power_many` on the grid of ``pld`` only (no refinement)."""
+    """:func:`exact_power_many` on the grid of ``pld`` only (no refinement).
+
+    Where :func:`_tilt_first` picks every level, their brackets are the far-tail tilt's
+    (:meth:`rerokit.bounds.pld.SchedulePLD.tail_power`) with the max test's power as a second lower
+    end, and no untilted composition is computed unless a bracket is wider than
+    :data:`_PRECISE_ENOUGH` (relative; with the lower end) where the round-off prediction leaves the
+    double or extended composition some use, or, without the lower end, the tilt's upper end is far
+    above the estimate of gamma (it failed); then the plain path below runs as well and each end
+    keeps the better value. On that tilt-only answer ``eps_star`` is the tilted mean Psi'(t) (the
+    threshold to first order, :func:`rerokit.bounds.pld.tilt.tail_forecast`) and ``floor`` the
+    largest bracket width (upper - lower) of the levels: there is no untilted PLD error floor."""
+    first = _tilt_first(pld, lks)
+    pre = {i: pld.tail_power(float(lks[i])) for i in first}
+    if first and len(first) == lks.size:
+        idx = sorted(first)
+        log_up_t = np.array([pre[i][1] for i in idx])
+        up_t = np.exp(log_up_t)
+        low_t = np.minimum(np.maximum(np.exp([pre[i][0] for i in idx]), pld.max_test_lower(lks)), up_t)
+        log_r = np.array([first[i][2] for i in idx])
+        if pld.lower:
+            redo_plain = (up_t - low_t > _PRECISE_ENOUGH * up_t) & (log_r < math.log(_TILT_FIRST_USELESS))
+        else:
+            redo_plain = log_up_t > np.array([first[i][1] for i in idx]) + math.log(8.0)
+        if not redo_plain.any():
+            value = np.array([round_up_exp(float(x)) for x in log_up_t])
+            false = np.zeros(lks.shape, dtype=bool)
+            return ExactPower(
+                log_upper=log_up_t, upper=up_t, lower_pld=low_t, eps_star=np.array([first[i][0] for i in idx]),
+                floor=float(np.max(up_t - low_t)), floored=false, used_rdp=false.copy(), log_value=log_up_t,
+                value=value, lower=np.minimum(low_t, value), h=pld.h,
+            )
     log_up, eps_star = pld.upper.power(lks)
     log_up = np.array(log_up, dtype=float)
     up = np.exp(log_up)
@@ -791,8 +861,8 @@ def _exact_power_once(
     # 1 - gamma, which the lower-tail tilt refines (_near_one_into); at sigma 0.3, q 0.3, T 1e6,
     # kappa 1e-30 the tilt took 12 s and changed nothing
     tail &= (1.0 - low > _BETA_NEGLIGIBLE) & (up <= _NEAR_ONE_ABOVE)
-    for i in np.nonzero(tail)[0][:_MAX_TILTED]:
-        lo_t, up_t = pld.tail_power(float(lks[i]))
+    for i in sorted(set(np.nonzero(tail)[0][:_MAX_TILTED].tolist()) | set(pre)):
+        lo_t, up_t = pre[i] if i in pre else pld.tail_power(float(lks[i]))
         if up_t < log_up[i]:
             log_up[i] = up_t
         low[i] = max(float(low[i]), math.exp(lo_t))
