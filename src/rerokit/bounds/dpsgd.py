@@ -200,19 +200,19 @@ _NEAR_ONE_FINE_LEVELS = 4
 _PRECISE_ENOUGH = 5e-3
 _BETA_NEGLIGIBLE = 1e-12
 # Tilt first (:func:`_tilt_first`): at levels kappa <= 1e-6 (log at most _TILT_FIRST_BELOW) the far-tail
-# tilt alone where the untilted double-precision bracket is predicted useless: its proven round-off,
-# about _RO_PER_STEP per step (measured 3.9e-14 - 1.1e-13 for sigma 0.5-20, q 1e-4-0.3, T 1e3-1e6), is at
-# least _TILT_FIRST_USELESS times the estimate of gamma (neither it nor the extended recomposition,
-# ~1e-3 of it, then narrows the tilt's bracket), or at least _TILT_FIRST_RATIO times it (the double
-# bracket then needs the extended recomposition or the tilt anyway) where the tilted composition is
-# about as wide as the untilted one (spread <= _TILT_FIRST_SPREAD; small sigma widens it 3-5x, and
-# double + extended is the cheaper there). Not near gamma = 1 (estimate above _TILT_FIRST_GAMMA).
-# Measured at q 1e-3, sigma 2-5, T 3e3-1e5: the tilt alone is 20-35 % of the old call's time cheaper
-# and its bracket within 1.8e-3 .. 2.3e-3 (benchmarks/pld_engine.py --mid --small).
+# tilt alone where the untilted double-precision bracket is predicted useless. Its proven round-off ro,
+# about _RO_PER_STEP per step (measured 3.9e-14 - 1.1e-13 for sigma 0.5-20, q 1e-4-0.3, T 1e3-1e6), costs
+# the bracket about 2 ro / gamma at the upper end and 2 ro / kappa at the lower one (the statistic's
+# level is shifted by its round-off; _exact_power_once's ro_effect), so its predicted relative width
+# is w = 2 ro (1 / gamma + 1 / kappa), gamma by its Chernoff estimate. Tilt first where w is at least
+# _TILT_FIRST_USELESS (the extended recomposition, ~1e-3 of the round-off, would still be a percent
+# wide: only the tilt helps), or where w exceeds _PRECISE_ENOUGH (the plain path would recompose in
+# extended precision or tilt anyway) and the tilted composition is about as wide as the untilted one
+# (spread <= _TILT_FIRST_SPREAD; small sigma widens it 3-5x, and double + extended is the cheaper
+# there). Not near gamma = 1 (estimate above _TILT_FIRST_GAMMA).
 _TILT_FIRST_BELOW = math.log(1e-6) + 1e-9
 _RO_PER_STEP = 3e-14
 _TILT_FIRST_USELESS = 10.0
-_TILT_FIRST_RATIO = 3e-4
 _TILT_FIRST_SPREAD = 1.5
 _TILT_FIRST_GAMMA = 1e-2
 
@@ -742,7 +742,7 @@ def _one_step_closed_form(pld: SchedulePLD, lks: np.ndarray) -> ExactPower | Non
 def _tilt_first(pld: SchedulePLD, lks: np.ndarray) -> dict[int, tuple[float, float, float]]:
     """The levels whose bracket starts with the far-tail tilt, before (and mostly instead of) the
     untilted double-precision composition (the rule at :data:`_TILT_FIRST_BELOW`), as
-    {index: (threshold estimate, log gamma estimate, log of the predicted round-off over gamma)}
+    {index: (threshold estimate, log gamma estimate, log of the double bracket's predicted width)}
     (:meth:`rerokit.bounds.pld.SchedulePLD.tail_forecast`). A choice of computation only: every
     bracket computed either way is certified. It reads the schedule and the levels only (not what
     ``pld`` has composed so far), so the answer does not depend on the comparisons asked for.
@@ -756,10 +756,10 @@ def _tilt_first(pld: SchedulePLD, lks: np.ndarray) -> dict[int, tuple[float, flo
         if fc is None:
             return {}  # not the same kind of schedule at every level: the plain path
         _, thr, lg, spread = fc
-        log_r = log_ro - lg
-        if lg <= math.log(_TILT_FIRST_GAMMA) and (log_r >= math.log(_TILT_FIRST_USELESS) or (
-                log_r >= math.log(_TILT_FIRST_RATIO) and spread <= _TILT_FIRST_SPREAD)):
-            out[int(i)] = (thr, lg, log_r)
+        log_w = math.log(2.0) + log_ro + float(np.logaddexp(-lg, -float(lks[i])))
+        if lg <= math.log(_TILT_FIRST_GAMMA) and (log_w >= math.log(_TILT_FIRST_USELESS) or (
+                log_w > math.log(_PRECISE_ENOUGH) and spread <= _TILT_FIRST_SPREAD)):
+            out[int(i)] = (thr, lg, log_w)
     return out
 
 
@@ -784,9 +784,9 @@ def _exact_power_once(
         log_up_t = np.array([pre[i][1] for i in idx])
         up_t = np.exp(log_up_t)
         low_t = np.minimum(np.maximum(np.exp([pre[i][0] for i in idx]), pld.max_test_lower(lks)), up_t)
-        log_r = np.array([first[i][2] for i in idx])
+        log_w = np.array([first[i][2] for i in idx])
         if pld.lower:
-            redo_plain = (up_t - low_t > _PRECISE_ENOUGH * up_t) & (log_r < math.log(_TILT_FIRST_USELESS))
+            redo_plain = (up_t - low_t > _PRECISE_ENOUGH * up_t) & (log_w < math.log(_TILT_FIRST_USELESS))
         else:
             redo_plain = log_up_t > np.array([first[i][1] for i in idx]) + math.log(8.0)
         if not redo_plain.any():

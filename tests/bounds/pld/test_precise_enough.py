@@ -13,9 +13,6 @@ from rerokit.bounds.dpsgd import rero_dpsgd
 @pytest.mark.parametrize("sigma", [2.0, 5.0])
 def test_skipped_recomposition_brackets_the_recomposed_one(sigma, monkeypatch):
     args = (sigma, 1e-3, 30_000, 1e-6)
-    # the plain path's rule: these levels are otherwise answered by the far-tail tilt alone
-    # (dpsgd._tilt_first; tests/bounds/pld/test_tilt_first.py)
-    monkeypatch.setattr(dpsgd, "_tilt_first", lambda pld, lks: {})
     b = rero_dpsgd(*args, comparisons=False)
     monkeypatch.setattr(dpsgd, "_PRECISE_ENOUGH", 2e-3)
     ref = rero_dpsgd(*args, comparisons=False)

@@ -100,7 +100,7 @@ def bisect_saddle(parts: Parts, h: float, log_alpha: float, lo: float, hi: float
     return 0.5 * (lo + hi)
 
 
-def saddle_tilt(parts: Parts, h: float, log_alpha: float) -> float:
+def saddle_tilt(parts: Parts, h: float, log_alpha: float, rtol: float = 1e-6) -> float:
     """The tilt t >= 0 with Psi(t) - (t + 1) Psi'(t) = log alpha (0 if alpha is not in the tail).
 
     Args:
@@ -108,8 +108,10 @@ def saddle_tilt(parts: Parts, h: float, log_alpha: float) -> float:
       h: grid step.
       log_alpha: natural log of the level.
 
+      rtol: the bisection's relative tolerance (default 1e-6).
+
     Returns:
-      t (bisection to 1e-6 relative; capped at max(1e4, 1e3 / h) where the grid's top is reached).
+      t (bisection to ``rtol`` relative; capped at max(1e4, 1e3 / h) where the grid's top is reached).
     """
     prep = _prepared(parts, h)
     if _gap(prep, 0.0) <= log_alpha:
@@ -122,7 +124,7 @@ def saddle_tilt(parts: Parts, h: float, log_alpha: float) -> float:
         lo, hi = hi, 2.0 * hi
         if hi > cap:
             return lo
-    return bisect_saddle(parts, h, log_alpha, lo, hi, 0.0, 1e-6, 60)
+    return bisect_saddle(parts, h, log_alpha, lo, hi, 0.0, rtol, 60)
 
 
 def tail_forecast(parts: Parts, h: float, log_alpha: float) -> tuple[float, float, float, float] | None:
@@ -134,8 +136,9 @@ def tail_forecast(parts: Parts, h: float, log_alpha: float) -> tuple[float, floa
     the log of the Chernoff bound P(L >= Psi'(t)) <= e^{Psi(t) - t Psi'(t)} there (about gamma:
     measured 0.5-3.4 times it); spread is sqrt(Psi''(t) / Psi''(0)), the tilted composition's
     standard deviation over the untilted one's (a central difference of Psi'), i.e. about the
-    ratio of their window sizes. Used only to choose between computations, never as a bound."""
-    t = saddle_tilt(parts, h, log_alpha)
+    ratio of their window sizes. Used only to choose between computations, never as a bound (t to
+    1e-3 relative: a forecast)."""
+    t = saddle_tilt(parts, h, log_alpha, 1e-3)
     if not 0.0 < t < max(1e4, 1e3 / h) * 0.99:
         return None
     prep = _prepared(parts, h)
