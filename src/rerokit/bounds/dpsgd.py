@@ -330,7 +330,8 @@ def dpsgd_pld(
       add_direction: also compose the ADD-direction PLD (needed for epsilon; default False).
       log_tau: natural log of the tail mass allowed outside the truncations (default log 1e-17).
       group_size: k >= 1 examples that move together (default 1).
-      eager: compose the requested directions now (default) or on first use.
+      eager: size the requested directions now (default: their steps and windows; the FFT
+        compositions run on first use) or on first use.
 
     Returns:
       The :class:`~rerokit.bounds.pld.SchedulePLD`.
