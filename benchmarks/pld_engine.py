@@ -237,8 +237,7 @@ def small_rows(get_beta_for_dpsgd: Any, repeats: int) -> None:
     width, and the geometric mean of the ratios below kappa = 1e-3."""
     sigma, q, T = SMALL_ROW
     rero_dpsgd(sigma, q, 1000, 1e-9, comparisons=False)  # warm-up of the small-level path
-    print(f"
-small levels, sigma={sigma} q={q} T={T}: time (ms), ratio riskcal/rerokit, rerokit's relative width")
+    print(f"\nsmall levels, sigma={sigma} q={q} T={T}: time (ms), ratio riskcal/rerokit, rerokit's relative width")
     logs = []
     for kappa in SMALL_KAPPAS:
         t_r, b = best_time(lambda: rero_dpsgd(sigma, q, T, kappa, comparisons=False), repeats)
