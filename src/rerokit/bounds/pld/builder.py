@@ -476,8 +476,7 @@ class SchedulePLD:
         span = self._step_span(lts[0])
         first = [f for f in _COARSE_TAIL_FACTORS if span / (self.h * f) <= _TAIL_FIRST_POINTS]
         if first and first[0] > 1.0:
-            coarse = SchedulePLD(self.segments, self.h * first[0], self.group_size, self.lower, False, lts[0],
-                                 self.precision)
+            coarse = self._regridded(first[0], lts[0])
             try:
                 coarse._parts("remove")
                 lo, up = self._tail_power_from(coarse, log_alpha)
@@ -491,8 +490,7 @@ class SchedulePLD:
             for factor in _COARSE_TAIL_FACTORS:
                 if (lt, factor) in done:
                     break
-                coarse = SchedulePLD(self.segments, self.h * factor, self.group_size, self.lower, False, lt,
-                                     self.precision)
+                coarse = self._regridded(factor, lt)
                 try:
                     coarse._parts("remove")
                 except (StepTooWide, WindowTooWide):
@@ -515,7 +513,11 @@ class SchedulePLD:
         grid, noiseless, inv = _split_extremes(self.segments)
         if noiseless or inv > 0 or not grid or self.group_size != 1:
             return None
-        return tail_forecast(self.grid_steps("remove"), self.h, float(log_alpha))
+        # t to tilted_power's own precision: kept for a tilt of these very steps (_tail_power_from)
+        fc = tail_forecast(self.grid_steps("remove"), self.h, float(log_alpha), 1e-6)
+        if fc is not None:
+            self._built[("saddle", float(log_alpha))] = fc[0]
+        return fc
 
     def max_test_lower(self, log_alphas: np.ndarray) -> np.ndarray:
         """The max test's power at levels exp(log_alphas) <= exp(:data:`MAX_TEST_BELOW`), one
@@ -527,6 +529,14 @@ class SchedulePLD:
         if self.group_size == 1 and small.any():
             out[small] = np.exp(log_max_test_power(self.segments, lk[small]))
         return out
+
+    def _regridded(self, factor: float, log_tau: float) -> SchedulePLD:
+        """The same schedule's REMOVE steps on the grid step h * ``factor``, truncated at ``log_tau``:
+        ``self`` where both are this grid's own (its steps, already built for the sizing, are the
+        same ones), else a new :class:`SchedulePLD` (steps built on first use)."""
+        if factor == 1.0 and log_tau == self.log_tau:
+            return self
+        return SchedulePLD(self.segments, self.h * factor, self.group_size, self.lower, False, log_tau, self.precision)
 
     def _step_span(self, log_tau: float) -> float:
         """The longest loss range of one grid step truncated at ``log_tau`` (per composition)."""
@@ -579,7 +589,9 @@ class SchedulePLD:
         sp = [(st.j_lo - 1, st.stat_p, T) for st, T in gsteps] if (self.lower and gsteps) else None
         sq = [(st.j_lo - 1, st.stat_q, T) for st, T in gsteps] if (self.lower and gsteps) else None
         try:
-            lo, up = tilted_power(parts, sp, sq, src.h, inf, float(log_alpha), precision=self.precision)
+            # the saddle point of these steps if tail_forecast found it already (the same bisection)
+            t = self._built.get(("saddle", float(log_alpha))) if src is self else None
+            lo, up = tilted_power(parts, sp, sq, src.h, inf, float(log_alpha), t=t, precision=self.precision)
             # the steps' loss shift s (DiscretePLD.loss_shift): the upper end is the power at level
             # alpha e^s, at most e^s times that at alpha (concave in the level, 0 at level 0); near
             # gamma = 1 that factor is loose, and the upper end is recomputed at alpha e^s instead

@@ -127,7 +127,8 @@ def saddle_tilt(parts: Parts, h: float, log_alpha: float, rtol: float = 1e-6) ->
     return bisect_saddle(parts, h, log_alpha, lo, hi, 0.0, rtol, 60)
 
 
-def tail_forecast(parts: Parts, h: float, log_alpha: float) -> tuple[float, float, float, float] | None:
+def tail_forecast(parts: Parts, h: float, log_alpha: float,
+                  rtol: float = 1e-3) -> tuple[float, float, float, float] | None:
     """What the tilt at a level will look like, before any composition: (t, threshold, log gamma
     estimate, spread), or None where the level is not in the upper tail (t = 0 or capped).
 
@@ -137,8 +138,8 @@ def tail_forecast(parts: Parts, h: float, log_alpha: float) -> tuple[float, floa
     measured 0.5-3.4 times it); spread is sqrt(Psi''(t) / Psi''(0)), the tilted composition's
     standard deviation over the untilted one's (a central difference of Psi'), i.e. about the
     ratio of their window sizes. Used only to choose between computations, never as a bound (t to
-    1e-3 relative: a forecast)."""
-    t = saddle_tilt(parts, h, log_alpha, 1e-3)
+    ``rtol`` relative, :func:`saddle_tilt`'s bisection)."""
+    t = saddle_tilt(parts, h, log_alpha, rtol)
     if not 0.0 < t < max(1e4, 1e3 / h) * 0.99:
         return None
     prep = _prepared(parts, h)
