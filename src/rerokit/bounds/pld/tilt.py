@@ -88,7 +88,12 @@ def bisect_saddle(parts: Parts, h: float, log_alpha: float, lo: float, hi: float
                   atol: float, rtol: float, iterations: int) -> float:
     """The midpoint of [lo, hi] after bisecting g(t) = log alpha (:func:`saddle_gap`, decreasing;
     g(lo) > log alpha >= g(hi)) until hi - lo <= atol + rtol hi or ``iterations`` halvings."""
-    prep = _prepared(parts, h)
+    return _bisect(_prepared(parts, h), log_alpha, lo, hi, atol, rtol, iterations)
+
+
+def _bisect(prep: list[tuple[np.ndarray, np.ndarray, int]], log_alpha: float, lo: float, hi: float,
+            atol: float, rtol: float, iterations: int) -> float:
+    """:func:`bisect_saddle` on :func:`_prepared` steps."""
     for _ in range(iterations):
         mid = 0.5 * (lo + hi)
         if _gap(prep, mid) > log_alpha:
@@ -113,7 +118,11 @@ def saddle_tilt(parts: Parts, h: float, log_alpha: float, rtol: float = 1e-6) ->
     Returns:
       t (bisection to ``rtol`` relative; capped at max(1e4, 1e3 / h) where the grid's top is reached).
     """
-    prep = _prepared(parts, h)
+    return _saddle(_prepared(parts, h), h, log_alpha, rtol)
+
+
+def _saddle(prep: list[tuple[np.ndarray, np.ndarray, int]], h: float, log_alpha: float, rtol: float) -> float:
+    """:func:`saddle_tilt` on :func:`_prepared` steps."""
     if _gap(prep, 0.0) <= log_alpha:
         return 0.0
     # the tilt scales like 1/(loss scale): up to 1e4 per unit of loss, or per 1e3 grid steps on fine
@@ -124,7 +133,7 @@ def saddle_tilt(parts: Parts, h: float, log_alpha: float, rtol: float = 1e-6) ->
         lo, hi = hi, 2.0 * hi
         if hi > cap:
             return lo
-    return bisect_saddle(parts, h, log_alpha, lo, hi, 0.0, rtol, 60)
+    return _bisect(prep, log_alpha, lo, hi, 0.0, rtol, 60)
 
 
 def tail_forecast(parts: Parts, h: float, log_alpha: float,
@@ -139,10 +148,10 @@ def tail_forecast(parts: Parts, h: float, log_alpha: float,
     standard deviation over the untilted one's (a central difference of Psi'), i.e. about the
     ratio of their window sizes. Used only to choose between computations, never as a bound (t to
     ``rtol`` relative, :func:`saddle_tilt`'s bisection)."""
-    t = saddle_tilt(parts, h, log_alpha, rtol)
+    prep = _prepared(parts, h)
+    t = _saddle(prep, h, log_alpha, rtol)
     if not 0.0 < t < max(1e4, 1e3 / h) * 0.99:
         return None
-    prep = _prepared(parts, h)
     psi, dpsi = _moments(prep, t)
     d = 1e-4 * max(t, 1.0)
 
