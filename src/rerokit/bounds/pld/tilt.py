@@ -220,7 +220,7 @@ def _logsumexp4(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: float) -> np.nda
         return np.log(tot) + m
 
 
-_SLICE_MASS = 1e-4  # the upper end and the level's test are looked for above this quantile first
+_SLICE_MASS = 1e-2  # the upper end and the level's test are looked for above this quantile first
 
 
 def _quantile_index(pmf: np.ndarray, mass: float) -> int:
@@ -268,7 +268,7 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
         logp = np.log(comp.pmf) - t * l + c
     # f(s) = s alpha + p_inf + P(L > l_k) - s Q(L > l_k) at s = e^{l_k}: an upper end needs the
     # P-sums rounded up and the Q-sums rounded down. Every k gives an upper end; they are formed
-    # for the k from the tilted mass's lower 1e-4 quantile up only (the minimum sat at its 0.3-0.55
+    # for the k from the tilted mass's lower 1e-2 quantile up only (the minimum sat at its 0.3-0.55
     # quantile in every case measured), all k if the minimum is at that slice's first point:
     # f plus the error term (a multiple of s^-t) is convex in s, so an interior minimum of the
     # slice is the minimum over every k (up to the rounding of the sums). The suffix sums of a
@@ -304,9 +304,8 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
                                                       + abs(cq_) + 800.0)
             with np.errstate(divide="ignore"):
                 lq = np.log(Q.pmf) - (t + 1.0) * (Q.offset + np.arange(Q.pmf.size)) * h + cq_
-                lp = np.log(P.pmf) - t * (P.offset + np.arange(P.pmf.size)) * h + cp_
             # the first test S >= s with level <= alpha: the levels decrease in s, so it is looked
-            # for above the tilted Q-mass's lower 1e-4 quantile first (the Q-sums of that top slice
+            # for above the tilted Q-mass's lower 1e-2 quantile first (the Q-sums of that top slice
             # are those of the whole window there), and over every s if it is that slice's first
             # point or there is none
             start = max(lo_lab, Q.offset + _quantile_index(Q.pmf, _SLICE_MASS))
@@ -324,7 +323,10 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
                 i = int(ok[0])
                 # the power: the P-sum at that one test only, rounded down (the suffix sum of lp's
                 # top part: the same terms in the same order as the full suffix sums' entry there)
-                p_ge = float(_suffix_logsumexp(lp[int(s[i]) - P.offset:], -1)[0])
+                k = int(s[i]) - P.offset
+                with np.errstate(divide="ignore"):
+                    lp = np.log(P.pmf[k:]) - t * (P.offset + np.arange(k, P.pmf.size)) * h + cp_
+                p_ge = float(_suffix_logsumexp(lp, -1)[0])
                 with np.errstate(divide="ignore", invalid="ignore"):
                     lower = p_ge + np.log1p(-np.exp(np.minimum(0.0, p_err[i] - p_ge)))
                 if np.isfinite(lower) and p_err[i] < p_ge:
