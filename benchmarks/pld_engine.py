@@ -45,6 +45,27 @@ interleaved in fresh processes (best of 2, three rounds, load 3.1-3.8): 12.3 / 1
 against 16.8 / 18.8 / 21.7 s (x1.2-1.45), the same gamma bracket; the 2,000 steps alone 6.4 s
 against 14.7 s, one window 0.41 s against 0.73 s; the three FFT compositions (compose) unchanged.
 
+``--small``: the T = 1e5 row (sigma 2, q 0.002) at kappa 1e-3 .. 1e-30 against riskcal in the same run,
+with the geometric mean of the ratios below 1e-3 (``--small --mid`` prints both). Measured 2026-11-27
+(2-core shared machine, load 1.8-3.6, ``--small --mid --repeats 3``, this engine and the previous one
+back to back in fresh processes): kappa 1e-6 / 1e-9 / 1e-15 / 1e-20 / 1e-30 took 21.9 / 21.1 / 21.6 /
+27.5 / 31.1 ms (riskcal x1.70 / x1.66 / x1.65 / x1.38 / x1.15), before 72.4 / 48.4 / 51.2 / 46.3 /
+52.1 ms (x0.55 / x0.73 / x0.73 / x0.76 / x0.65); geometric mean x1.49 (was x0.68). Brackets identical
+except kappa 1e-6 (relative width 1.2e-3 -> 1.6e-3). ``--mid`` kappa 1e-9 (sigma 2 / 3 / 5, T 3e3, 1e4,
+3e4, 1e5): 22.7, 30.5, 25.6, 22.2 / 13.8, 20.8, 20.8, 26.3 / 30.7*, 33.7*, 19.9, 20.7 ms against
+36.8, 56.8, 50.4, 45.4 / 31.3, 41.6, 38.9, 41.7 / 29.1, 43.8, 40.8, 38.6 ms before (* a load spike:
+15.9 and 22.4 ms in a quieter run); riskcal x0.51-1.97 (was x0.26-1.19), geometric mean of all 36 cells
+x0.97 (was x0.81); widths at T 3e3 1.0-2.3e-3 (were 1.6-1.7e-4, the extended recomposition), at T 1e5,
+kappa 1e-6 1.0-1.6e-3 (were 2-6e-4), the others as before. What changed
+(rerokit.bounds.dpsgd._tilt_first): where the untilted double-precision bracket is predicted useless
+(its round-off, ~3e-14 T, costs it about 2 ro (1/gamma + 1/kappa), gamma by a Chernoff estimate at the
+saddle point) at kappa <= 1e-6, the far-tail tilt answers alone and the untilted PLD is never composed
+(schedule_pld now sizes the grid by the steps and Chernoff windows and composes on first use); the
+tilt reuses the sizing's steps where its grid and truncation are the schedule's own, and the
+forecast's saddle point; the tilt's suffix log-sums start at the tilted mass's 1e-2 quantile. Left:
+kappa 1e-9 at T 1e4 (x0.5-0.7): the tilt is three compositions of ~6.5e4 points plus the steps
+(whose normal tails, math.erfc per point, are a fifth of the call) where riskcal takes 10-20 ms.
+
 ``--widths`` (a few minutes): every cell of the issue's grid within 2% (widest 1.1%: sigma 0.3,
 q 1e-4, T 1e6, kappa 1e-30). sigma = 1, q = 1e-4, where one sampled step's jump dominates the tail
 (the tilted PLD, its round-off weighted by the untilting factors, of steps truncated where the
