@@ -46,7 +46,7 @@ against 16.8 / 18.8 / 21.7 s (x1.2-1.45), the same gamma bracket; the 2,000 step
 against 14.7 s, one window 0.41 s against 0.73 s; the three FFT compositions (compose) unchanged.
 
 ``--small``: the T = 1e5 row (sigma 2, q 0.002) at kappa 1e-3 .. 1e-30 against riskcal in the same run,
-with the geometric mean of the ratios below 1e-3 (``--small --mid`` prints both). Measured 2026-11-27
+with the geometric mean of the ratios below 1e-3 (``--small --mid`` prints both). Measured 2026-11-26
 (2-core shared machine, load 1.8-3.6, ``--small --mid --repeats 3``, this engine and the previous one
 back to back in fresh processes): kappa 1e-6 / 1e-9 / 1e-15 / 1e-20 / 1e-30 took 21.9 / 21.1 / 21.6 /
 27.5 / 31.1 ms (riskcal x1.70 / x1.66 / x1.65 / x1.38 / x1.15), before 72.4 / 48.4 / 51.2 / 46.3 /
