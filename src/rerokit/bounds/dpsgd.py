@@ -432,8 +432,10 @@ class ExactPower:
       upper: exp(log_upper).
       lower_pld: the certified lower end from actual tests (bucket statistic, max test, tilting),
         at most ``upper``.
-      eps_star: the threshold privacy loss of the optimal test on the dominating PLD.
-      floor: the PLD's error terms (mass at infinity, window and round-off).
+      eps_star: the threshold privacy loss of the optimal test on the dominating PLD (where the
+        far-tail tilt answered alone, :func:`_tilt_first`: the tilted mean, that threshold to first order).
+      floor: the PLD's error terms (mass at infinity, window and round-off; where the tilt answered
+        alone, the largest bracket width: no untilted PLD was composed).
       floored: where ``floor`` exceeds a tenth of the upper end.
       used_rdp: where the RDP (or, below kappa = 1e-300, the Hölder) bound replaced the PLD value.
       log_value: log of the final upper bound on gamma.
