@@ -45,6 +45,27 @@ interleaved in fresh processes (best of 2, three rounds, load 3.1-3.8): 12.3 / 1
 against 16.8 / 18.8 / 21.7 s (x1.2-1.45), the same gamma bracket; the 2,000 steps alone 6.4 s
 against 14.7 s, one window 0.41 s against 0.73 s; the three FFT compositions (compose) unchanged.
 
+``--small``: the T = 1e5 row (sigma 2, q 0.002) at kappa 1e-3 .. 1e-30 against riskcal in the same run,
+with the geometric mean of the ratios below 1e-3 (``--small --mid`` prints both). Measured 2026-11-26
+(2-core shared machine, load 1.8-3.6, ``--small --mid --repeats 3``, this engine and the previous one
+back to back in fresh processes): kappa 1e-6 / 1e-9 / 1e-15 / 1e-20 / 1e-30 took 21.9 / 21.1 / 21.6 /
+27.5 / 31.1 ms (riskcal x1.70 / x1.66 / x1.65 / x1.38 / x1.15), before 72.4 / 48.4 / 51.2 / 46.3 /
+52.1 ms (x0.55 / x0.73 / x0.73 / x0.76 / x0.65); geometric mean x1.49 (was x0.68). Brackets identical
+except kappa 1e-6 (relative width 1.2e-3 -> 1.6e-3). ``--mid`` kappa 1e-9 (sigma 2 / 3 / 5, T 3e3, 1e4,
+3e4, 1e5): 22.7, 30.5, 25.6, 22.2 / 13.8, 20.8, 20.8, 26.3 / 30.7*, 33.7*, 19.9, 20.7 ms against
+36.8, 56.8, 50.4, 45.4 / 31.3, 41.6, 38.9, 41.7 / 29.1, 43.8, 40.8, 38.6 ms before (* a load spike:
+15.9 and 22.4 ms in a quieter run); riskcal x0.51-1.97 (was x0.26-1.19), geometric mean of all 36 cells
+x0.97 (was x0.81); widths at T 3e3 1.0-2.3e-3 (were 1.6-1.7e-4, the extended recomposition), at T 1e5,
+kappa 1e-6 1.0-1.6e-3 (were 2-6e-4), the others as before. What changed
+(rerokit.bounds.dpsgd._tilt_first): where the untilted double-precision bracket is predicted useless
+(its round-off, ~3e-14 T, costs it about 2 ro (1/gamma + 1/kappa), gamma by a Chernoff estimate at the
+saddle point) at kappa <= 1e-6, the far-tail tilt answers alone and the untilted PLD is never composed
+(schedule_pld now sizes the grid by the steps and Chernoff windows and composes on first use); the
+tilt reuses the sizing's steps where its grid and truncation are the schedule's own, and the
+forecast's saddle point; the tilt's suffix log-sums start at the tilted mass's 1e-2 quantile. Left:
+kappa 1e-9 at T 1e4 (x0.5-0.7): the tilt is three compositions of ~6.5e4 points plus the steps
+(whose normal tails, math.erfc per point, are a fifth of the call) where riskcal takes 10-20 ms.
+
 ``--widths`` (a few minutes): every cell of the issue's grid within 2% (widest 1.1%: sigma 0.3,
 q 1e-4, T 1e6, kappa 1e-30). sigma = 1, q = 1e-4, where one sampled step's jump dominates the tail
 (the tilted PLD, its round-off weighted by the untilting factors, of steps truncated where the
@@ -158,6 +179,8 @@ def main() -> None:
                     help="only the mid-length rows against riskcal (sigma 2, 3, 5; q 1e-3; T 3e3-1e5; kappa 1e-3-1e-9)")
     ap.add_argument("--near1", action="store_true",
                     help="only the near-gamma=1 cells at T 1e6 against riskcal (near1_rows)")
+    ap.add_argument("--small", action="store_true",
+                    help="only the small levels of the T = 1e5 row against riskcal (kappa 1e-3-1e-30; with --mid, both)")
     args = ap.parse_args()
     print(f"load average {os.getloadavg()} (measured on a loaded shared machine)")
     try:
@@ -165,8 +188,11 @@ def main() -> None:
     except ImportError:
         get_beta_for_dpsgd = None
     rero_dpsgd(1.0, 0.1, 10, 0.01, comparisons=False)  # warm-up (imports)
-    if args.mid:
-        mid_rows(get_beta_for_dpsgd, args.repeats)
+    if args.mid or args.small:
+        if args.small:
+            small_rows(get_beta_for_dpsgd, args.repeats)
+        if args.mid:
+            mid_rows(get_beta_for_dpsgd, args.repeats)
         return
     if args.near1:
         near1_rows(get_beta_for_dpsgd, args.repeats)
@@ -238,6 +264,33 @@ def mid_rows(get_beta_for_dpsgd: Any, repeats: int) -> None:
             print(f"  sigma={sigma} T={T:>6}: " + " | ".join(cells), flush=True)
     if logs:
         print(f"  geometric mean of riskcal/rerokit: x{math.exp(sum(logs) / len(logs)):.2f}")
+
+
+SMALL_ROW = (2.0, 0.002, 100_000)
+SMALL_KAPPAS = (1e-3, 1e-6, 1e-9, 1e-15, 1e-20, 1e-30)
+
+
+def small_rows(get_beta_for_dpsgd: Any, repeats: int) -> None:
+    """The T = 1e5 row of the main table at small levels (where the far-tail tilt answers,
+    rerokit.bounds.dpsgd._tilt_first) against riskcal's ``get_beta_for_dpsgd`` in the same run, each
+    the best of ``repeats`` (warm); ratio riskcal / rerokit (> 1: rerokit faster), rerokit's relative
+    width, and the geometric mean of the ratios below kappa = 1e-3."""
+    sigma, q, T = SMALL_ROW
+    rero_dpsgd(sigma, q, 1000, 1e-9, comparisons=False)  # warm-up of the small-level path
+    print(f"\nsmall levels, sigma={sigma} q={q} T={T}: time (ms), ratio riskcal/rerokit, rerokit's relative width")
+    logs = []
+    for kappa in SMALL_KAPPAS:
+        t_r, b = best_time(lambda: rero_dpsgd(sigma, q, T, kappa, comparisons=False), repeats)
+        line = (f"  kappa={kappa:g}: rerokit {t_r * 1e3:6.1f} ms  bracket [{b.interval[0]:.6g}, {b.value:.6g}] "
+                f"w {(b.value - b.interval[0]) / b.value:.1e}")
+        if get_beta_for_dpsgd is not None:
+            t_c, beta = best_time(lambda: get_beta_for_dpsgd(sigma, q, T, kappa), repeats)
+            line += f" | riskcal {t_c * 1e3:6.1f} ms (x{t_c / t_r:.2f}) gamma {1 - float(beta):.6g}"
+            if kappa < 1e-3:
+                logs.append(math.log(t_c / t_r))
+        print(line, flush=True)
+    if logs:
+        print(f"  geometric mean of riskcal/rerokit below kappa 1e-3: x{math.exp(sum(logs) / len(logs)):.2f}")
 
 
 WIDTH_SIGMAS = (0.3, 1.0, 4.0, 20.0)

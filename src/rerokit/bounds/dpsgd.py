@@ -203,6 +203,22 @@ _NEAR_ONE_FINE_LEVELS = 4
 # kappa 1e-6 the double brackets are 3.1-3.4e-3 wide, and their recomposition was half of the call.
 _PRECISE_ENOUGH = 5e-3
 _BETA_NEGLIGIBLE = 1e-12
+# Tilt first (:func:`_tilt_first`): at levels kappa <= 1e-6 (log at most _TILT_FIRST_BELOW) the far-tail
+# tilt alone where the untilted double-precision bracket is predicted useless. Its proven round-off ro,
+# about _RO_PER_STEP per step (measured 3.9e-14 - 1.1e-13 for sigma 0.5-20, q 1e-4-0.3, T 1e3-1e6), costs
+# the bracket about 2 ro / gamma at the upper end and 2 ro / kappa at the lower one (the statistic's
+# level is shifted by its round-off; _exact_power_once's ro_effect), so its predicted relative width
+# is w = 2 ro (1 / gamma + 1 / kappa), gamma by its Chernoff estimate. Tilt first where w is at least
+# _TILT_FIRST_USELESS (the extended recomposition, ~1e-3 of the round-off, would still be a percent
+# wide: only the tilt helps), or where w exceeds _PRECISE_ENOUGH (the plain path would recompose in
+# extended precision or tilt anyway) and the tilted composition is about as wide as the untilted one
+# (spread <= _TILT_FIRST_SPREAD; small sigma widens it 3-5x, and double + extended is the cheaper
+# there). Not near gamma = 1 (estimate above _TILT_FIRST_GAMMA).
+_TILT_FIRST_BELOW = math.log(1e-6) + 1e-9
+_RO_PER_STEP = 3e-14
+_TILT_FIRST_USELESS = 10.0
+_TILT_FIRST_SPREAD = 1.5
+_TILT_FIRST_GAMMA = 1e-2
 
 
 def _narrow_enough(up: np.ndarray, low: np.ndarray) -> np.ndarray:
@@ -318,7 +334,8 @@ def dpsgd_pld(
       add_direction: also compose the ADD-direction PLD (needed for epsilon; default False).
       log_tau: natural log of the tail mass allowed outside the truncations (default log 1e-17).
       group_size: k >= 1 examples that move together (default 1).
-      eager: compose the requested directions now (default) or on first use.
+      eager: size the requested directions now (default: their steps and windows; the FFT
+        compositions run on first use) or on first use.
 
     Returns:
       The :class:`~rerokit.bounds.pld.SchedulePLD`.
@@ -419,8 +436,10 @@ class ExactPower:
       upper: exp(log_upper).
       lower_pld: the certified lower end from actual tests (bucket statistic, max test, tilting),
         at most ``upper``.
-      eps_star: the threshold privacy loss of the optimal test on the dominating PLD.
-      floor: the PLD's error terms (mass at infinity, window and round-off).
+      eps_star: the threshold privacy loss of the optimal test on the dominating PLD (where the
+        far-tail tilt answered alone, :func:`_tilt_first`: the tilted mean, that threshold to first order).
+      floor: the PLD's error terms (mass at infinity, window and round-off; where the tilt answered
+        alone, the largest bracket width: no untilted PLD was composed).
       floored: where ``floor`` exceeds a tenth of the upper end.
       used_rdp: where the RDP (or, below kappa = 1e-300, the Hölder) bound replaced the PLD value.
       log_value: log of the final upper bound on gamma.
@@ -652,7 +671,7 @@ def _refine_into(
     """Recompute the levels ``wide`` on the grid of ``pld`` finer by ``factor`` (window at most
     :data:`_REFINE_POINTS` points); each end keeps the better certified value (both stay certified
     on either grid)."""
-    size = max(pld.upper.pmf.size, 1)
+    size = max(pld.window_points(), 1)  # the untilted window's size, composed or not (a tilt-only answer)
     factor = min(factor, max(1.0, _REFINE_POINTS / size))  # the finer window stays within a few 1e6 points
     if factor < 1.2:
         return r
@@ -727,10 +746,64 @@ def _one_step_closed_form(pld: SchedulePLD, lks: np.ndarray) -> ExactPower | Non
     )
 
 
+def _tilt_first(pld: SchedulePLD, lks: np.ndarray) -> dict[int, tuple[float, float, float]]:
+    """The levels whose bracket starts with the far-tail tilt, before (and mostly instead of) the
+    untilted double-precision composition (the rule at :data:`_TILT_FIRST_BELOW`), as
+    {index: (threshold estimate, log gamma estimate, log of the double bracket's predicted width)}
+    (:meth:`rerokit.bounds.pld.SchedulePLD.tail_forecast`). A choice of computation only: every
+    bracket computed either way is certified. It reads the schedule and the levels only (not what
+    ``pld`` has composed so far), so the answer does not depend on the comparisons asked for.
+    Empty where the arithmetic is not double."""
+    out: dict[int, tuple[float, float, float]] = {}
+    if pld.precision != "double":
+        return out
+    log_ro = math.log(_RO_PER_STEP * sum(T for _, _, T in pld.segments))
+    for i in np.nonzero((lks <= _TILT_FIRST_BELOW) & (lks >= _MIN_TILTED_LOG))[0][:_MAX_TILTED]:
+        fc = pld.tail_forecast(float(lks[i]))
+        if fc is None:
+            return {}  # not the same kind of schedule at every level: the plain path
+        _, thr, lg, spread = fc
+        log_w = math.log(2.0) + log_ro + float(np.logaddexp(-lg, -float(lks[i])))
+        if lg <= math.log(_TILT_FIRST_GAMMA) and (log_w >= math.log(_TILT_FIRST_USELESS) or (
+                log_w > math.log(_PRECISE_ENOUGH) and spread <= _TILT_FIRST_SPREAD)):
+            out[int(i)] = (thr, lg, log_w)
+    return out
+
+
 def _exact_power_once(
     pld: SchedulePLD, segments: Sequence[Segment], lks: np.ndarray, log_rdp: np.ndarray | None
 ) -> ExactPower:
-    """:func:`exact_power_many` on the grid of ``pld`` only (no refinement)."""
+    """:func:`exact_power_many` on the grid of ``pld`` only (no refinement).
+
+    Where :func:`_tilt_first` picks every level, their brackets are the far-tail tilt's
+    (:meth:`rerokit.bounds.pld.SchedulePLD.tail_power`) with the max test's power as a second lower
+    end, and no untilted composition is computed unless a bracket is wider than
+    :data:`_PRECISE_ENOUGH` (relative; with the lower end) where the round-off prediction leaves the
+    double or extended composition some use, or, without the lower end, the tilt's upper end is far
+    above the estimate of gamma (it failed); then the plain path below runs as well and each end
+    keeps the better value. On that tilt-only answer ``eps_star`` is the tilted mean Psi'(t) (the
+    threshold to first order, :func:`rerokit.bounds.pld.tilt.tail_forecast`) and ``floor`` the
+    largest bracket width (upper - lower) of the levels: there is no untilted PLD error floor."""
+    first = _tilt_first(pld, lks)
+    pre = {i: pld.tail_power(float(lks[i])) for i in first}
+    if first and len(first) == lks.size:
+        idx = sorted(first)
+        log_up_t = np.array([pre[i][1] for i in idx])
+        up_t = np.exp(log_up_t)
+        low_t = np.minimum(np.maximum(np.exp([pre[i][0] for i in idx]), pld.max_test_lower(lks)), up_t)
+        log_w = np.array([first[i][2] for i in idx])
+        if pld.lower:
+            redo_plain = (up_t - low_t > _PRECISE_ENOUGH * up_t) & (log_w < math.log(_TILT_FIRST_USELESS))
+        else:
+            redo_plain = log_up_t > np.array([first[i][1] for i in idx]) + math.log(8.0)
+        if not redo_plain.any():
+            value = np.array([round_up_exp(float(x)) for x in log_up_t])
+            false = np.zeros(lks.shape, dtype=bool)
+            return ExactPower(
+                log_upper=log_up_t, upper=up_t, lower_pld=low_t, eps_star=np.array([first[i][0] for i in idx]),
+                floor=float(np.max(up_t - low_t)), floored=false, used_rdp=false.copy(), log_value=log_up_t,
+                value=value, lower=np.minimum(low_t, value), h=pld.h,
+            )
     log_up, eps_star = pld.upper.power(lks)
     log_up = np.array(log_up, dtype=float)
     up = np.exp(log_up)
@@ -795,8 +868,8 @@ def _exact_power_once(
     # 1 - gamma, which the lower-tail tilt refines (_near_one_into); at sigma 0.3, q 0.3, T 1e6,
     # kappa 1e-30 the tilt took 12 s and changed nothing
     tail &= (1.0 - low > _BETA_NEGLIGIBLE) & (up <= _NEAR_ONE_ABOVE)
-    for i in np.nonzero(tail)[0][:_MAX_TILTED]:
-        lo_t, up_t = pld.tail_power(float(lks[i]))
+    for i in sorted(set(np.nonzero(tail)[0][:_MAX_TILTED].tolist()) | set(pre)):
+        lo_t, up_t = pre[i] if i in pre else pld.tail_power(float(lks[i]))
         if up_t < log_up[i]:
             log_up[i] = up_t
         low[i] = max(float(low[i]), math.exp(lo_t))

@@ -32,11 +32,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from rerokit.bounds.pld.batch import BATCH_MIN, mass_defect_batched, segment_excesses, step_plds_batched
-from rerokit.bounds.pld.compose import WindowTooWide, compose, compose_inf_mass
+from rerokit.bounds.pld.compose import MAX_FFT, WindowTooWide, chernoff_window, compose, compose_inf_mass
 from rerokit.bounds.pld.discrete import Bracket, DiscretePLD, GridPMF, ThresholdTests
 from rerokit.bounds.pld.lowertail import NearOneGrid, near_one_beta
 from rerokit.bounds.pld.maxtest import log_max_test_power
-from rerokit.bounds.pld.tilt import tilted_power
+from rerokit.bounds.pld.tilt import tail_forecast, tilted_power
 from rerokit._resources import check_memory, group_step_pld_bytes
 from rerokit.bounds.pld.step import (StepTooWide, default_grid_step, dpsgd_step_pld, loss_range, loss_tails,
                                     MAX_STEP_WIDTH)
@@ -156,6 +156,21 @@ class SchedulePLD:
         return schedule_pld(self.segments, h, group_size=self.group_size, lower=self.lower,
                             add_direction=False, log_tau=self.log_tau)
 
+    def window_points(self) -> int:
+        """The number of points of the REMOVE PLD's window (its Chernoff window, sized when built;
+        the composed pmf has exactly as many), without composing it."""
+        if ("window", "remove") not in self._built:
+            self._size(False)
+        if ("window", "remove") not in self._built:  # nothing on the grid: one point
+            return 1
+        A, B = self._built[("window", "remove")]
+        return B - A + 1
+
+    def is_composed(self, name: str) -> bool:
+        """Whether the composition ``name`` ("upper", "add", "tests", "replace") has been computed
+        (queries on it then cost no FFT)."""
+        return name in self._built
+
     @property
     def roundoff(self) -> float:
         """The proven round-off bounds of the compositions built so far, summed (the REMOVE PLD
@@ -212,10 +227,52 @@ class SchedulePLD:
                 raise ValueError("direction='replace' needs noise multipliers within the grid range")
         return steps, atoms, n_steps
 
-    def _compose_plain(self, direction: str) -> DiscretePLD:
+    def _plain_parts(self, direction: str) -> list[tuple[int, np.ndarray, int]]:
+        """The FFT parts of ``direction``'s plain composition: the grid steps' dominating pmfs and
+        the near-noiseless atoms."""
         steps, atoms, _ = self._parts(direction)
         parts = [(st.j_lo, st.split, T) for st, T in steps]
-        parts += [(lab, np.array([m]), T) for lab, m, _, T in atoms if m > 0]
+        return parts + [(lab, np.array([m]), T) for lab, m, _, T in atoms if m > 0]
+
+    def _stat_parts(self) -> tuple[list, list, list]:
+        """(grid steps, P parts, Q parts) of the bucket statistic (the replaced extreme steps are
+        ignored by it)."""
+        steps, _, _ = self._parts("remove")
+        grid, _, _ = _split_extremes(self.segments)
+        steps = steps[: len(grid)]
+        pp = [(st.j_lo - 1, st.stat_p, T) for st, T in steps]
+        qq = [(st.j_lo - 1, st.stat_q, T) for st, T in steps]
+        return steps, pp, qq
+
+    def _size(self, every: bool) -> None:
+        """Size this grid without composing: build the steps of the REMOVE direction (and, with
+        ``every``, of the other requested ones and the statistic) and their Chernoff windows
+        (:func:`rerokit.bounds.pld.compose.chernoff_window`), kept for the compositions, which then
+        use exactly these windows. Raises :class:`PLDTooWide` where a step or a window does not
+        fit, which is all that a composition on this grid could raise; the FFTs run on first use,
+        so a query that needs none of them (e.g. :meth:`tail_power`) pays for none."""
+        def window(key: tuple[str, str], parts: list) -> None:
+            if parts and key not in self._built:
+                A, B = chernoff_window(parts, self.h, self.log_tau)
+                if not 1 <= B - A + 1 <= MAX_FFT:
+                    raise WindowTooWide(f"the composed privacy-loss window needs {B - A + 1} points (max {MAX_FFT})")
+                self._built[key] = (A, B)
+
+        try:
+            window(("window", "remove"), self._plain_parts("remove"))
+            if every and self.add_direction and not (all(q == 1.0 for _, q, _ in self.segments)
+                                                     and self.group_size == 1):
+                window(("window", "add"), self._plain_parts("add"))
+            if every and self.lower:
+                _, pp, qq = self._stat_parts()
+                window(("window", "stat_p"), pp)
+                window(("window", "stat_q"), qq)
+        except (WindowTooWide, StepTooWide) as exc:
+            raise PLDTooWide(f"the privacy-loss distribution of this schedule is too wide to discretise ({exc})") from exc
+
+    def _compose_plain(self, direction: str) -> DiscretePLD:
+        steps, atoms, _ = self._parts(direction)
+        parts = self._plain_parts(direction)
         infs = [(st.inf_mass, T) for st, T in steps] + [(p_inf, T) for _, _, p_inf, T in atoms]
         inf = compose_inf_mass(infs)
         if not parts:
@@ -279,14 +336,10 @@ class SchedulePLD:
             return None
 
         def build() -> ThresholdTests:
-            steps, _, _ = self._parts("remove")
-            grid, _, inv = _split_extremes(self.segments)
-            steps = steps[: len(grid)]  # the statistic ignores the replaced extreme steps
+            steps, pp, qq = self._stat_parts()  # the statistic ignores the replaced extreme steps
             if not steps:
                 z = GridPMF(self.h, 0, np.ones(1))
                 return ThresholdTests(z, z)
-            pp = [(st.j_lo - 1, st.stat_p, T) for st, T in steps]
-            qq = [(st.j_lo - 1, st.stat_q, T) for st, T in steps]
             cp = self._compose_windowed(("window", "stat_p"), pp)
             cq = self._compose_windowed(("window", "stat_q"), qq)
             # the steps' masses are rounded in the safe stochastic order for the tests S >= s
@@ -336,13 +389,7 @@ class SchedulePLD:
         lk = np.atleast_1d(np.asarray(log_alphas, dtype=float))
         if not self.lower:
             return np.exp(lk)
-        low = self._power_lower_stat(lk)
-        small = lk <= MAX_TEST_BELOW
-        if self.group_size == 1 and small.any():
-            mt = np.zeros(lk.shape)
-            mt[small] = np.exp(log_max_test_power(self.segments, lk[small]))
-            low = np.maximum(low, mt)
-        return low
+        return np.maximum(self._power_lower_stat(lk), self.max_test_lower(lk))
 
     def _power_lower_stat(self, lk: np.ndarray) -> np.ndarray:
         """:meth:`power_lower` from the bucket statistic (and the near-noiseless steps' indicator) only."""
@@ -429,8 +476,7 @@ class SchedulePLD:
         span = self._step_span(lts[0])
         first = [f for f in _COARSE_TAIL_FACTORS if span / (self.h * f) <= _TAIL_FIRST_POINTS]
         if first and first[0] > 1.0:
-            coarse = SchedulePLD(self.segments, self.h * first[0], self.group_size, self.lower, False, lts[0],
-                                 self.precision)
+            coarse = self._regridded(first[0], lts[0])
             try:
                 coarse._parts("remove")
                 lo, up = self._tail_power_from(coarse, log_alpha)
@@ -444,8 +490,7 @@ class SchedulePLD:
             for factor in _COARSE_TAIL_FACTORS:
                 if (lt, factor) in done:
                     break
-                coarse = SchedulePLD(self.segments, self.h * factor, self.group_size, self.lower, False, lt,
-                                     self.precision)
+                coarse = self._regridded(factor, lt)
                 try:
                     coarse._parts("remove")
                 except (StepTooWide, WindowTooWide):
@@ -459,6 +504,39 @@ class SchedulePLD:
             lo_s, up_s = self._tail_power_from(self, log_alpha)
             lo, up = max(lo, lo_s), min(up, up_s)
         return min(lo, up), up
+
+    def tail_forecast(self, log_alpha: float) -> tuple[float, float, float, float] | None:
+        """:func:`rerokit.bounds.pld.tilt.tail_forecast` of this grid's REMOVE steps at one level
+        (no composition), or None where :meth:`tail_power` would not tilt them as they are (steps
+        outside :data:`SIGMA_GRID_RANGE`, groups of examples) or the level is not in the upper
+        tail. A choice of computation only."""
+        grid, noiseless, inv = _split_extremes(self.segments)
+        if noiseless or inv > 0 or not grid or self.group_size != 1:
+            return None
+        # t to tilted_power's own precision: kept for a tilt of these very steps (_tail_power_from)
+        fc = tail_forecast(self.grid_steps("remove"), self.h, float(log_alpha), 1e-6)
+        if fc is not None:
+            self._built[("saddle", float(log_alpha))] = fc[0]
+        return fc
+
+    def max_test_lower(self, log_alphas: np.ndarray) -> np.ndarray:
+        """The max test's power at levels exp(log_alphas) <= exp(:data:`MAX_TEST_BELOW`), one
+        example per step (:func:`rerokit.bounds.pld.maxtest.log_max_test_power`: closed form on the
+        true pair, no composition); 0 elsewhere. A certified lower end of the power."""
+        lk = np.atleast_1d(np.asarray(log_alphas, dtype=float))
+        out = np.zeros(lk.shape)
+        small = lk <= MAX_TEST_BELOW
+        if self.group_size == 1 and small.any():
+            out[small] = np.exp(log_max_test_power(self.segments, lk[small]))
+        return out
+
+    def _regridded(self, factor: float, log_tau: float) -> SchedulePLD:
+        """The same schedule's REMOVE steps on the grid step h * ``factor``, truncated at ``log_tau``:
+        ``self`` where both are this grid's own (its steps, already built for the sizing, are the
+        same ones), else a new :class:`SchedulePLD` (steps built on first use)."""
+        if factor == 1.0 and log_tau == self.log_tau:
+            return self
+        return SchedulePLD(self.segments, self.h * factor, self.group_size, self.lower, False, log_tau, self.precision)
 
     def _step_span(self, log_tau: float) -> float:
         """The longest loss range of one grid step truncated at ``log_tau`` (per composition)."""
@@ -474,6 +552,13 @@ class SchedulePLD:
         only (the mass is counted whatever it is), which keeps one step's grid short where the
         sampled component's tail, not the truncation bound, sets the mass (small q: about
         q tau)."""
+        key = ("inf_truncation", float(log_alpha))  # tail_power and _tail_power_coarse both ask
+        if key not in self._built:
+            self._built[key] = self._find_inf_truncation(float(log_alpha))
+        return self._built[key]
+
+    def _find_inf_truncation(self, log_alpha: float) -> float | None:
+        """:meth:`_inf_truncation`, computed."""
         grid, noiseless, inv = _split_extremes(self.segments)
         if noiseless or inv > 0 or not grid:
             return None
@@ -504,7 +589,9 @@ class SchedulePLD:
         sp = [(st.j_lo - 1, st.stat_p, T) for st, T in gsteps] if (self.lower and gsteps) else None
         sq = [(st.j_lo - 1, st.stat_q, T) for st, T in gsteps] if (self.lower and gsteps) else None
         try:
-            lo, up = tilted_power(parts, sp, sq, src.h, inf, float(log_alpha), precision=self.precision)
+            # the saddle point of these steps if tail_forecast found it already (the same bisection)
+            t = self._built.get(("saddle", float(log_alpha))) if src is self else None
+            lo, up = tilted_power(parts, sp, sq, src.h, inf, float(log_alpha), t=t, precision=self.precision)
             # the steps' loss shift s (DiscretePLD.loss_shift): the upper end is the power at level
             # alpha e^s, at most e^s times that at alpha (concave in the level, 0 at level 0); near
             # gamma = 1 that factor is loose, and the upper end is recomputed at alpha e^s instead
@@ -642,7 +729,7 @@ def schedule_pld(
     log_tau: float = LOG_TAU,
     eager: bool = True,
 ) -> SchedulePLD:
-    """Build the composed PLDs of a DP-SGD schedule (the REMOVE direction now, others on first use).
+    """Build the composed PLDs of a DP-SGD schedule (sized now, composed on first use).
 
     The grid step h defaults to ~1/40 of the rms standard deviation of one step's loss (within
     [1e-7, 1e-2]) and is raised where needed to keep one step's grid within its size limit; when
@@ -657,9 +744,12 @@ def schedule_pld(
       lower: make the bucket statistic (certified lower ends) available (default True).
       add_direction: make the ADD direction available (default True).
       log_tau: natural log of the tail mass per composition (default log 1e-17).
-      eager: compose every requested direction now (default), so that a too-wide window is
-        met by coarsening the grid here; False composes only the REMOVE direction now and the
-        others on first use (a later :class:`PLDTooWide` is then possible, in extreme cases).
+      eager: size every requested direction now (default: the steps and Chernoff windows that the
+        compositions will use, :meth:`SchedulePLD._size`), so that a too-wide window is met by
+        coarsening the grid here; False sizes only the REMOVE direction now and the others on
+        first use (a later :class:`PLDTooWide` is then possible, in extreme cases). Either way the
+        FFT compositions run on first use (queries at tiny levels answered by
+        :meth:`SchedulePLD.tail_power` alone compose none of them).
 
     Returns:
       The :class:`SchedulePLD`.
@@ -684,10 +774,7 @@ def schedule_pld(
     for _ in range(12):
         pld = SchedulePLD(segs, h, group_size, lower, add_direction, log_tau, auto_grid=auto)
         try:
-            pld.upper  # noqa: B018 - compose the remove direction now (it sizes the grid)
-            if eager:
-                pld.add  # noqa: B018
-                pld.tests  # noqa: B018
+            pld._size(eager)  # the steps and windows now (they size the grid); the FFTs on first use
             return pld
         except PLDTooWide:
             h *= 4.0
