@@ -208,7 +208,7 @@ def closed_form_profile(
     the lower end tends to 1 - P - alpha s + alpha P at the smallest levels, i.e. to the upper end;
     at e^eps <= P both ends are 1 - s exactly.
 
-    Rounding: P in logs (log1p), 1 - P by expm1, and the few additions each raised (upper) or lowered
+    Rounding: P in logs (log1p), 1 - P, 1 - s and 1 - s P each by one expm1, and the few operations each raised (upper) or lowered
     (lower) by a few ulps of the result; the max test's miss probability is already rounded up.
 
     Args:
@@ -221,11 +221,11 @@ def closed_form_profile(
       upper - lower <= :data:`CLOSED_FORM_WIDTH` upper.
     """
     log_never = sum(T * math.log1p(-q) if q < 1.0 else -math.inf for _, q, T in segments)
-    never = math.exp(log_never)
     s = math.exp(eps) if eps < 700.0 else math.inf
-    hi = -math.expm1(log_never) + max(0.0, never - s)
+    # (1 - P) + (P - s)_+ is 1 - s below log P, else 1 - P; and 1 - s P: each one expm1 (no cancellation)
+    hi = -math.expm1(min(eps, log_never))
     if adjacency != "remove":
-        hi = max(hi, max(0.0, 1.0 - s * never) if never > 0.0 else 1.0)
+        hi = max(hi, -math.expm1(eps + log_never) if eps + log_never < 0.0 else 0.0)
     hi = min(1.0, hi * (1.0 + 4.0 * _EPS) + 4.0 * _EPS * _EPS)
     lo = max(0.0, -math.expm1(eps) * (1.0 - 4.0 * _EPS)) if eps < 0.0 else 0.0  # the (1, 1) point
     if math.isfinite(s):
