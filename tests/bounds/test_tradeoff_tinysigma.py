@@ -144,3 +144,31 @@ def test_curve_power_never_above_the_never_sampled_supremum() -> None:
     sup = 1 - (1 - mp.mpf(1e-3)) * (1 - mp.mpf(1e-3)) ** 100
     assert curve.tpr_at_fpr(1e-3).upper <= float(sup) * (1 + 1e-13)  # (rounded up by a few ulps in logs)
     assert curve.reconstruction_success(1e-3).value < 0.09612
+
+
+def _one_step_sym_power(sigma: float, q: float, alpha: float) -> mp.mpf:
+    """The symmetrised (add-or-remove) power: inf over s = e^eps of s alpha + max(delta_R, delta_A)
+    (the conjugacy of tradeoff.py's module docstring), convex in s: ternary search to 1e-40."""
+    def f(s):
+        e = mp.log(s)
+        return s * alpha + max(_one_step_delta_remove(sigma, q, e), _one_step_delta_add(sigma, q, e))
+
+    a, b = mp.mpf("1e-30"), mp.mpf(1) / mp.mpf(alpha) + 10
+    for _ in range(400):
+        m1, m2 = a + (b - a) / 3, b - (b - a) / 3
+        a, b = (a, m2) if f(m1) < f(m2) else (m1, b)
+    return f((a + b) / 2)
+
+
+@pytest.mark.parametrize("sigma", [1e-3, 0.02])
+@pytest.mark.parametrize("alpha", [1e-6, 1e-3, 0.5, 0.995])
+def test_closed_form_sym_power_brackets_one_step_symmetrised_curve(sigma: float, alpha: float) -> None:
+    from rerokit.bounds.dpsgd_tinysigma import closed_form_sym_power
+
+    q = 0.01
+    lo, up, narrow = closed_form_sym_power([(sigma, q, 1)], np.array([math.log(alpha)]))
+    truth = _one_step_sym_power(sigma, q, alpha)
+    tol = mp.mpf("1e-30")  # (the reference's own accuracy: its search and 50-digit cancellations near 1)
+    assert lo[0] <= truth + tol and truth - tol <= up[0]
+    if sigma <= 1e-3:
+        assert narrow[0]

@@ -51,6 +51,7 @@ __all__ = [
     "closed_form_epsilon",
     "closed_form_power",
     "closed_form_profile",
+    "closed_form_sym_power",
     "narrow_closed_form_bracket",
     "supremum_capped",
 ]
@@ -202,7 +203,8 @@ def closed_form_profile(
       level at most alpha_j, gives delta_R(eps) >= p_j - s alpha_j (and delta_R <= the add_remove
       profile). The points are the max test's (:mod:`rerokit.bounds.pld.maxtest`: closed-form level and
       power) at the levels :data:`_PROFILE_LOG_LEVELS`, the test that always rejects (1, 1), and the
-      one that never does (0, 0).
+      one that never does (0, 0); for ``adjacency="add_remove"`` also their complements, tests of the add
+      direction (:func:`_test_points`).
 
     As sigma -> 0 the max test's power at every fixed level tends to 1 - (1 - alpha) P, so at e^eps >= P
     the lower end tends to 1 - P - alpha s + alpha P at the smallest levels, i.e. to the upper end;
@@ -229,14 +231,81 @@ def closed_form_profile(
     hi = min(1.0, hi * (1.0 + 4.0 * _EPS) + 4.0 * _EPS * _EPS)
     lo = max(0.0, -math.expm1(eps) * (1.0 - 4.0 * _EPS)) if eps < 0.0 else 0.0  # the (1, 1) point
     if math.isfinite(s):
-        for la in _PROFILE_LOG_LEVELS:
-            miss = log_max_test_miss(segments, float(la))
-            if miss >= 0.0:
-                continue
-            p = -math.expm1(miss) * (1.0 - 4.0 * _EPS)  # the power, rounded down
-            lo = max(lo, p - math.exp(eps + la) * (1.0 + 4.0 * _EPS) - 4.0 * _EPS * p)
+        x, y = _test_points(segments, adjacency != "remove")
+        lo = max(lo, float(np.max(y - s * x * (1.0 + 4.0 * _EPS) - 4.0 * _EPS * y)))
     lo = min(lo, hi)
     return lo, hi, hi - lo <= CLOSED_FORM_WIDTH * hi
+
+
+def _test_points(segments: Sequence[tuple[float, float, int]], both: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Certified (level, power) points of actual tests: each power at most the curve at its level.
+
+    The max test at level kappa_j = e^{la_j} (:data:`_PROFILE_LOG_LEVELS`) gives (kappa_j, 1 - m_j), m_j its
+    miss probability rounded up (:func:`rerokit.bounds.pld.maxtest.log_max_test_miss`). With ``both``,
+    also its complement "no step's output is large" as a test of the add direction (nu the alternative,
+    mu the null): level mu(all small) <= m_j and power nu(all small) >= 1 - kappa_j, so (m_j, 1 - kappa_j)
+    lies under the add direction's curve (non-decreasing), hence under the symmetrised one (Dong, Roth &
+    Su 2022, Def. F.1: the concave envelope above both directions). Levels rounded up, powers down.
+    """
+    xs, ys = [0.0, 1.0], [0.0, 1.0]
+    for la in _PROFILE_LOG_LEVELS:
+        m = log_max_test_miss(segments, float(la))
+        if m >= 0.0:
+            continue
+        xs.append(math.exp(float(la)) * (1.0 + 4.0 * _EPS))
+        ys.append(-math.expm1(m) * (1.0 - 4.0 * _EPS))
+        if both:
+            xs.append(math.exp(m) * (1.0 + 4.0 * _EPS))
+            ys.append(-math.expm1(float(la)) * (1.0 - 4.0 * _EPS))
+    return np.array(xs), np.array(ys)
+
+
+def _upper_hull(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The upper concave hull of the points (Andrew's monotone chain; which points it keeps only
+    changes how high the lower end is: any chord of points under a concave curve lies under it)."""
+    o = np.lexsort((-y, x))
+    hx: list[float] = []
+    hy: list[float] = []
+    for a, b in zip(x[o], y[o]):
+        if hx and a == hx[-1]:
+            continue  # (the higher point at this level came first)
+        while len(hx) >= 2 and (hx[-1] - hx[-2]) * (b - hy[-2]) - (hy[-1] - hy[-2]) * (a - hx[-2]) >= 0.0:
+            hx.pop(), hy.pop()
+        hx.append(float(a)), hy.append(float(b))
+    return np.array(hx), np.array(hy)
+
+
+def closed_form_sym_power(
+    segments: Sequence[tuple[float, float, int]], log_alphas: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The closed-form bracket of the symmetrised (add-or-remove) power at many levels, and where narrow.
+
+    Upper end: min(1 - P + alpha, the Gaussian-DP curve of the same schedule at q = 1)
+    (:func:`rerokit.bounds.tradeoff._log_sym_envelope`: concave and above both directions' never-sampled
+    bounds). Lower end: the concave hull of the certified test points of both directions
+    (:func:`_test_points`), at alpha, less 4 ulps (the interpolation's rounding), and at least alpha.
+    As sigma -> 0 the remove points tend to (0, 1 - P) and the add points to (P, 1), whose chord is
+    1 - P + alpha: the two ends meet for alpha <= P, and at 1 above.
+
+    Args:
+      segments: validated (sigma, q, T) segments (one example per step).
+      log_alphas: natural logs of the levels (finite, <= 0), a 1-D array.
+
+    Returns:
+      ``(lower, upper, narrow)`` arrays; narrow where upper - lower <= :data:`CLOSED_FORM_WIDTH` times the
+      upper end and times 1 - the lower end (the relative width of the power and of beta), the latter
+      unless the width is at most 8 ulps (near power 1, below what a float power resolves).
+    """
+    from rerokit.bounds.tradeoff import _log_sym_envelope
+
+    lks = np.asarray(log_alphas, dtype=float).ravel()
+    alpha = np.exp(lks)
+    up = np.array([round_up_exp(_log_sym_envelope(segments, float(x))) for x in lks])
+    hx, hy = _upper_hull(*_test_points(segments, True))
+    lo = np.minimum(np.maximum(np.interp(alpha, hx, hy) - 4.0 * _EPS, alpha), up)
+    # (or within 8 ulps of 1: a float power cannot resolve beta any finer, nor can the PLD's)
+    narrow = (up - lo <= CLOSED_FORM_WIDTH * up) & ((up - lo <= CLOSED_FORM_WIDTH * (1.0 - lo)) | (up - lo <= 8.0 * _EPS))
+    return lo, up, narrow
 
 
 def supremum_capped(

@@ -104,7 +104,13 @@ import numpy as np
 from rerokit._validate import check_choice, check_int, check_probability, check_real
 from rerokit.bounds import dpsgd as dp
 from rerokit.bounds.pld import Bracket, SchedulePLD
-from rerokit.bounds.dpsgd_tinysigma import closed_form_epsilon, closed_form_power, closed_form_profile, supremum_capped
+from rerokit.bounds.dpsgd_tinysigma import (
+    closed_form_epsilon,
+    closed_form_power,
+    closed_form_profile,
+    closed_form_sym_power,
+    supremum_capped,
+)
 from rerokit.bounds.priors import resolve_baseline
 from rerokit.bounds.types import Bound
 
@@ -390,9 +396,9 @@ class TradeoffCurve:
         lo_c = up_c = None
         rest = np.ones(lks.shape, dtype=bool)
         if self.group_size == 1:
-            lo_c, up_c, narrow = closed_form_power(self.segments, lks)
-            if self.adjacency == "remove":
-                rest = ~narrow
+            cf = closed_form_power if self.adjacency == "remove" else closed_form_sym_power
+            lo_c, up_c, narrow = cf(self.segments, lks)
+            rest = ~narrow
         lo, up, fl = (np.array(lo_c), np.array(up_c), no.copy()) if lo_c is not None else (alpha, alpha, no.copy())
         if not rest.any():
             return lo, up, fl
@@ -434,8 +440,8 @@ class TradeoffCurve:
 
     def _wide_power(self, lks: np.ndarray, alpha: np.ndarray, max_test: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """Certified power bracket where the PLD cannot be discretised: the envelope of the "envelope"
-        method above, the max test's power (a certified lower end; a test of the remove direction is one
-        of the symmetrised curve's too, which lies above it) or alpha below."""
+        method above, the closed forms' lower end (certified tests, :mod:`rerokit.bounds.dpsgd_tinysigma`)
+        or alpha below."""
         env = dp.envelope_log_gamma if self.adjacency == "remove" else _log_sym_envelope
         up = np.array([dp.round_up_exp(env(self.segments, float(x), self.group_size)) for x in lks])
         lo = np.minimum(alpha, up) if max_test is None else np.minimum(np.maximum(alpha, max_test), up)
