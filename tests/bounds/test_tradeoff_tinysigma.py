@@ -172,3 +172,17 @@ def test_closed_form_sym_power_brackets_one_step_symmetrised_curve(sigma: float,
     assert lo[0] <= truth + tol and truth - tol <= up[0]
     if sigma <= 1e-3:
         assert narrow[0]
+
+
+def test_group_curve_keeps_its_bracket_and_rero_dpsgd_value() -> None:
+    # (the closed forms are for one example per step: a group of 2 goes to the PLD, whose bracket must
+    # come back whole - lower and upper ends are separate arrays)
+    from rerokit.bounds.schedule import Schedule, Segment
+
+    curve = dpsgd_tradeoff(1.0, 0.01, 100, group_size=2)
+    b = rero_dpsgd(segments=Schedule((Segment(1.0, 0.01, 100),), examples_per_user=2), kappa=0.1)
+    g = curve.reconstruction_success(0.1)
+    assert g.value == b.value and g.interval[0] < g.value
+    assert g.interval == pytest.approx(b.interval, rel=1e-12, abs=0.0)
+    t = curve.tpr_at_fpr(1e-3)
+    assert 1e-3 <= t.lower < t.upper

@@ -399,7 +399,9 @@ class TradeoffCurve:
             cf = closed_form_power if self.adjacency == "remove" else closed_form_sym_power
             lo_c, up_c, narrow = cf(self.segments, lks)
             rest = ~narrow
-        lo, up, fl = (np.array(lo_c), np.array(up_c), no.copy()) if lo_c is not None else (alpha, alpha, no.copy())
+        # (fresh arrays: lo and up must not alias each other or alpha)
+        lo, up = (np.array(lo_c), np.array(up_c)) if lo_c is not None else (np.array(alpha), np.array(alpha))
+        fl = no.copy()
         if not rest.any():
             return lo, up, fl
         try:
