@@ -27,6 +27,14 @@ bound is far looser (1.0 at sigma = 1e-4), and the q = 1 envelope (Gaussian DP) 
 only for large noise and rates (for long schedules about where sigma^2 > 1 / (2 log(1 / (1 - q)))),
 where the max test is not that close; leaving it out keeps the upper end independent of sigma (below).
 
+The same reasoning gives the trade-off curve's membership quantities without a PLD
+(:class:`rerokit.bounds.tradeoff.TradeoffCurve` uses them where narrow, and where its PLD cannot be
+discretised): the power at every level (:func:`closed_form_power`, the same floats as ``rero_dpsgd``),
+the privacy profile delta(eps) - advantage and Bayes accuracy - (:func:`closed_form_profile`), the
+symmetrised add-or-remove power (:func:`closed_form_sym_power`), and epsilon
+(:func:`closed_form_epsilon`, used by :func:`rerokit.bounds.dpsgd.epsilon_dpsgd`); and the one cap of the
+PLD's upper end by the supremum that ``rero_dpsgd`` and the curve share (:func:`supremum_capped`).
+
 Monotone in sigma: the upper end does not depend on sigma and the max test's power is
 non-increasing in every sigma_i, so the bracket is narrow exactly for noise multipliers below a
 threshold, and the PLD's value above it is at most the same supremum (``rero_dpsgd`` takes the
@@ -40,7 +48,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from rerokit.bounds.dpsgd_envelope import log_sup_gamma, round_up_exp
+from rerokit.bounds.dpsgd_envelope import envelope_log_gamma, log_sup_gamma, round_up_exp
 from rerokit.bounds.pld.maxtest import log_max_test_miss
 from rerokit.bounds.pld.normal import LOG_NDTR_REL, log_ndtr
 
@@ -52,6 +60,7 @@ __all__ = [
     "closed_form_power",
     "closed_form_profile",
     "closed_form_sym_power",
+    "log_sym_envelope",
     "narrow_closed_form_bracket",
     "supremum_capped",
 ]
@@ -275,13 +284,25 @@ def _upper_hull(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.array(hx), np.array(hy)
 
 
+def log_sym_envelope(segments: Sequence[tuple[float, float, int]], lk: float, group_size: int = 1) -> float:
+    """log of an upper bound on the symmetrised (add-or-remove) power at level e^lk valid for every sigma:
+    min(GDP curve of the same schedule at q = 1 (symmetric), 1 - P + alpha), P = prod (1 - q_i)^{k T_i}.
+    The latter is concave and above both directions' never-sampled bounds, 1 - (1 - alpha) P (remove)
+    and min(1, alpha / P) (add: mu >= P nu), hence above their concave envelope (Dong, Roth & Su 2022,
+    Def. F.1)."""
+    env = envelope_log_gamma([(s, 1.0, T) for s, _, T in segments], lk, group_size)  # GDP part only
+    log_never = sum(group_size * T * math.log1p(-q) if q < 1.0 else -math.inf for _, q, T in segments)
+    never = -math.expm1(log_never) + math.exp(lk)
+    return min(0.0, env, math.log(min(1.0, never)) + 4.0 * _EPS)
+
+
 def closed_form_sym_power(
     segments: Sequence[tuple[float, float, int]], log_alphas: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The closed-form bracket of the symmetrised (add-or-remove) power at many levels, and where narrow.
 
     Upper end: min(1 - P + alpha, the Gaussian-DP curve of the same schedule at q = 1)
-    (:func:`rerokit.bounds.tradeoff._log_sym_envelope`: concave and above both directions' never-sampled
+    (:func:`log_sym_envelope`: concave and above both directions' never-sampled
     bounds). Lower end: the concave hull of the certified test points of both directions
     (:func:`_test_points`), at alpha, less 4 ulps (the interpolation's rounding), and at least alpha.
     As sigma -> 0 the remove points tend to (0, 1 - P) and the add points to (P, 1), whose chord is
@@ -296,11 +317,9 @@ def closed_form_sym_power(
       upper end and times 1 - the lower end (the relative width of the power and of beta), the latter
       unless the width is at most 8 ulps (near power 1, below what a float power resolves).
     """
-    from rerokit.bounds.tradeoff import _log_sym_envelope
-
     lks = np.asarray(log_alphas, dtype=float).ravel()
     alpha = np.exp(lks)
-    up = np.array([round_up_exp(_log_sym_envelope(segments, float(x))) for x in lks])
+    up = np.array([round_up_exp(log_sym_envelope(segments, float(x))) for x in lks])
     hx, hy = _upper_hull(*_test_points(segments, True))
     lo = np.minimum(np.maximum(np.interp(alpha, hx, hy) - 4.0 * _EPS, alpha), up)
     # (or within 8 ulps of 1: a float power cannot resolve beta any finer, nor can the PLD's)

@@ -109,6 +109,7 @@ from rerokit.bounds.dpsgd_tinysigma import (
     closed_form_power,
     closed_form_profile,
     closed_form_sym_power,
+    log_sym_envelope,
     supremum_capped,
 )
 from rerokit.bounds.priors import resolve_baseline
@@ -226,16 +227,6 @@ def _gdp_profile(mu: float, eps: float) -> tuple[float, float]:
 def _log_never(segments: Sequence[tuple[float, float, int]], group_size: int = 1) -> float:
     """log P, P = prod (1 - q_i)^{k T_i}: the probability that no example of the target group is ever sampled."""
     return sum(group_size * T * math.log1p(-q) if q < 1.0 else -math.inf for _, q, T in segments)
-
-
-def _log_sym_envelope(segments: Sequence[tuple[float, float, int]], lk: float, group_size: int = 1) -> float:
-    """log of an upper bound on the symmetrised power at level e^lk valid for every sigma:
-    min(GDP curve of the same schedule at q = 1 (symmetric), 1 - P + alpha). The latter is
-    concave and above both directions' never-sampled bounds, 1 - (1 - alpha) P (remove) and
-    min(1, alpha / P) (add: mu >= P nu), hence above their concave envelope."""
-    env = dp.envelope_log_gamma([(s, 1.0, T) for s, _, T in segments], lk, group_size)  # GDP part only
-    never = -math.expm1(_log_never(segments, group_size)) + math.exp(lk)
-    return min(0.0, env, math.log(min(1.0, never)) + 4.0 * _EPS)
 
 
 def _never_profile(segments: Sequence[tuple[float, float, int]], eps: float, adjacency: str,
@@ -387,7 +378,7 @@ class TradeoffCurve:
             lo = np.array([_ld(math.exp(log_gdp_power(mu, float(x), upward=False))) for x in lks])
             return np.maximum(lo, np.minimum(alpha, up)), up, no
         if self.method == "envelope":
-            env = dp.envelope_log_gamma if self.adjacency == "remove" else _log_sym_envelope
+            env = dp.envelope_log_gamma if self.adjacency == "remove" else log_sym_envelope
             logs = [env(self.segments, float(x), self.group_size) for x in lks]
             up = np.array([dp.round_up_exp(v) for v in logs])
             return np.minimum(alpha, up), up, no
@@ -444,7 +435,7 @@ class TradeoffCurve:
         """Certified power bracket where the PLD cannot be discretised: the envelope of the "envelope"
         method above, the closed forms' lower end (certified tests, :mod:`rerokit.bounds.dpsgd_tinysigma`)
         or alpha below."""
-        env = dp.envelope_log_gamma if self.adjacency == "remove" else _log_sym_envelope
+        env = dp.envelope_log_gamma if self.adjacency == "remove" else log_sym_envelope
         up = np.array([dp.round_up_exp(env(self.segments, float(x), self.group_size)) for x in lks])
         lo = np.minimum(alpha, up) if max_test is None else np.minimum(np.maximum(alpha, max_test), up)
         return lo, up
