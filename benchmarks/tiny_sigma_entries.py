@@ -11,21 +11,40 @@ ran before) run once per setting in a subprocess with a timeout; the closed form
 
     python benchmarks/tiny_sigma_entries.py [--repeats 3] [--timeout 300] [--no-pld]
 
-Measured 2026-11-26 (2-core machine shared with other jobs, load average 4-6; q = 1e-3, delta = 1e-5):
+Measured 2026-11-26 (2-core machine shared with other jobs, load average 3.1-4.4 during the run;
+q = 1e-3, delta = 1e-5; the PLD path's time includes its subprocess's imports, about 0.5-1 s; closed forms:
+best of 3 in-process calls; "membership" is the whole ``membership_summary`` - advantage, TPR at three
+FPRs, Bayes accuracy):
 
-    sigma  T    what        PLD path                     closed forms   ratio
-    1e-4   100  epsilon     1.7 s   1.500309374747e8     1.6 ms   1.500296623197e8   1.1e3
-    1e-4   100  membership  PLDTooWide after 4.3 s       24 ms        (advantage 0.0952078528863)
-    1e-4   1e6  epsilon     9.7 s   5.740660575182e10    0.33 s   5.689962020026e10  29
-    1e-4   1e6  membership  PLDTooWide after 9.6 s       26 ms        (advantage 1 - 1.8e-15)
-    3e-4   100  epsilon     (the closed form is not within 1e-6 there: the PLD answers, as before)
+    sigma  T    what        PLD path  (value)                  new       (value)                    ratio
+    1e-4   100  epsilon     3.96 s    1.500309374745e8         1.56 ms   1.500296623197e8           2.5e3
+    1e-4   100  membership  3.99 s    adv. 0.09520785288629    10.9 ms   the same                   366
+    1e-4   1e6  epsilon     4.33 s    5.740660575182e10        47.8 ms   5.689962020026e10          91
+    1e-4   1e6  membership  28.1 s    adv. 1.0                 6.8 ms    the same                   4.1e3
+    3e-4   100  epsilon     5.55 s    1.667667907407e7         1.99 s    the PLD's (not within 1e-6) 2.8
+    3e-4   100  membership  8.64 s    adv. 0.09520785288629    15.2 ms   the same                   567
+    3e-4   1e6  epsilon     12.0 s    6.322917463478e9         7.61 s    the PLD's (not within 1e-6) 1.6
+    3e-4   1e6  membership  19.5 s    adv. 1.0                 18.0 ms   the same                   1.1e3
 
-The closed-form epsilon is below the PLD's (which is pessimistic by its grid step, 250 nats at T = 100)
-and above its own certified lower end by at most 1e-6 of itself, so the PLD's value minus the closed form
-is the PLD's excess. The old entry points (base 735a598, fresh processes, same inputs):
-``reconstruction_risk`` and every TradeoffCurve membership method raised PLDTooWide at T = 100 and 1e6;
-``rero_dpsgd(..., membership)`` took 12 s; ``rerokit bound dpsgd`` 26 s; ``rerokit report`` failed. Now each
-takes about 1 s in a fresh process (imports included).
+The closed-form epsilon is below the PLD's (pessimistic by its grid, h = 250 nats at T = 100: 1275 nats
+here, 0.9 % at T = 1e6) and within 1e-6 of its own certified lower end. At sigma = 3e-4 it is not within
+1e-6 and the PLD answers, as before (the time beside it is the PLD's, warm, plus the closed form's try).
+
+The entry points themselves, base commit 735a598 against this branch, one fresh process each with a
+120 s timeout (load average 1.8-4.9; sigma = 1e-4, q = 1e-3; the time includes imports):
+
+    entry                                     T = 100: base -> now       T = 1e6: base -> now
+    reconstruction_risk(prior=1000)           PLDTooWide 3.9 s -> 0.83 s   PLDTooWide 12.0 s -> 1.03 s
+    RiskAccountant.get_risk (torch import)    PLDTooWide 7.3 s -> 13.5 s   PLDTooWide 10.4 s -> 18.8 s
+    rero_dpsgd(kappa=1e-3) (epsilon inside)   2.08 s -> 0.80 s             5.71 s -> 1.41 s
+    rero_dpsgd(..., membership=True)          12.2 s -> 0.83 s             > 120 s -> 1.46 s
+    epsilon_dpsgd                             2.80 s -> 0.85 s             16.4 s -> 1.27 s
+    dpsgd_tradeoff + every method (remove)    PLDTooWide 3.5 s -> 0.80 s   PLDTooWide 13.3 s -> 1.18 s
+    the same, adjacency="add_remove"          PLDTooWide 3.8 s -> 0.69 s   PLDTooWide 13.6 s -> 0.63 s
+    rerokit bound dpsgd --prior-size 1000     26.0 s -> 2.04 s             > 120 s -> 2.48 s
+    rerokit report                            error (PLDTooWide) -> 1.44 s error -> 2.59 s
+
+(RiskAccountant's time is Opacus' and torch's imports; its get_risk itself takes 0.23 s.)
 """
 
 from __future__ import annotations
