@@ -54,7 +54,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 from _timing import best_time
 

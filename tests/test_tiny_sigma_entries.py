@@ -44,7 +44,7 @@ def test_reconstruction_risk_and_accountant(T: int) -> None:
     assert r.gamma == b.value and r.gamma_interval == pytest.approx(b.interval, rel=1e-12, abs=0.0)
     _check_advantage(r.membership.advantage_interval, T)
     assert r.epsilon == epsilon_dpsgd(SIGMA, Q, T, 1e-5)
-    opacus = pytest.importorskip("opacus")  # noqa: F841 (RiskAccountant is an Opacus accountant)
+    pytest.importorskip("opacus")  # (RiskAccountant is an Opacus accountant)
     from rerokit.opacus import RiskAccountant
 
     a = RiskAccountant(prior=1000)
