@@ -40,6 +40,15 @@ query is a batch of O(n + m log n) work on its composed arrays.
   output is large" (:mod:`rerokit.bounds.pld.maxtest`, closed-form level and power), through
   :meth:`rerokit.bounds.pld.SchedulePLD.power_lower`, in both adjacencies.
 * ``error`` = upper - lower is the numerical error; the truth lies in the bracket.
+* Small noise (one example per step): the closed forms of :mod:`rerokit.bounds.dpsgd_tinysigma` - the
+  max test's (level, power) points below, the never-sampled bound 1 - (1 - alpha) prod (1 - q_i)^T_i
+  above, and their conjugates for the profile delta(eps) (advantage, Bayes accuracy), for both
+  adjacencies - answer wherever they are within 1e-6, as in ``rero_dpsgd`` (the same floats: one value
+  for gamma); :func:`dpsgd_tradeoff` then defers the PLD to the first query that needs it. Where a PLD
+  direction cannot be discretised (``PLDTooWide``, e.g. the statistic's window at sigma = 1e-4), the
+  query gets the envelope below as its upper end and these closed forms (or alpha) as its lower end -
+  certified, if wider. The PLD's upper end of the power is capped by the same never-sampled supremum
+  as in ``rero_dpsgd`` (:func:`rerokit.bounds.dpsgd_tinysigma.supremum_capped`).
 
 For sigma outside :data:`rerokit.bounds.dpsgd.SIGMA_EXACT_RANGE` (and for schedules too long
 for the exact PLD: more than ``MAX_EXACT_STEPS`` steps, or a grid beyond its size limits) the
@@ -844,7 +853,8 @@ def dpsgd_tradeoff(
     Returns:
       A frozen :class:`TradeoffCurve`. The PLD is built with both directions (as ``rero_dpsgd``
       with its default ``comparisons=True``), so that ``reconstruction_success`` reproduces
-      ``rero_dpsgd`` exactly.
+      ``rero_dpsgd`` exactly; at small noise, where the closed forms bracket the advantage within 1e-6,
+      only on the first query that needs it (module docstring).
 
     Raises:
       ValueError: if the schedule is invalid (see :func:`rerokit.bounds.dpsgd.normalize_segments`),
