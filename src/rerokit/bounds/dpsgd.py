@@ -118,7 +118,9 @@ from rerokit.bounds.dpsgd_envelope import (
     outside_exact_range,
     round_up_exp,
 )
-from rerokit.bounds.dpsgd_tinysigma import CLOSED_FORM_WIDTH, ClosedFormBracket, narrow_closed_form_bracket
+from rerokit.bounds.dpsgd_tinysigma import (
+    CLOSED_FORM_WIDTH, ClosedFormBracket, closed_form_epsilon, narrow_closed_form_bracket, supremum_capped,
+)
 from rerokit.bounds.options import Comparisons, MonteCarlo, Numerics
 from rerokit.bounds.priors import resolve_baseline
 from rerokit.bounds.schedule import Schedule, Segment
@@ -383,7 +385,9 @@ def epsilon_dpsgd(
 
     Both directions, from the dominating PLDs of :mod:`rerokit.bounds.pld`. The same number as
     ``rero_dpsgd(...).extras["epsilon"]``; cross-checked against dp-accounting's PLD accountant
-    in the tests. Schedules with more than :data:`MAX_EXACT_STEPS` steps or whose PLD is too wide
+    in the tests. Where the closed forms of :func:`rerokit.bounds.dpsgd_tinysigma.closed_form_epsilon`
+    bracket epsilon within 1e-6 (small noise, one segment, one example per step) their upper end is
+    returned without a PLD. Schedules with more than :data:`MAX_EXACT_STEPS` steps or whose PLD is too wide
     get the exact epsilon of the same schedule at q = 1 (Gaussian DP with
     mu = k sqrt(sum_i T_i / sigma_i^2); subsampling never increases epsilon), still an upper bound.
 
@@ -409,6 +413,9 @@ def epsilon_dpsgd(
     d = check_probability("delta", delta, high_open=True)
     k = check_group_size(group_size)
     if not outside_exact_range(segs):
+        closed = closed_form_epsilon(segs, d) if k == 1 else None
+        if closed is not None:  # small noise: certified closed forms within 1e-6, no PLD (seconds there)
+            return closed
         try:
             pld = dpsgd_pld(segs, value_discretization_interval, lower=False, add_direction=True, group_size=k)
             return pld.epsilon(d)
@@ -923,8 +930,9 @@ def rero_dpsgd(
     limits) get the certified closed-form envelope (:func:`envelope_log_gamma`, ``method="envelope"``)
     for ``method="exact"``. Where the closed forms of :mod:`rerokit.bounds.dpsgd_tinysigma` (the max test's
     power, the never-sampled supremum) already bracket gamma and 1 - gamma within
-    :data:`~rerokit.bounds.dpsgd_tinysigma.CLOSED_FORM_WIDTH` (small noise; one example per step, no
-    membership risks asked), they answer without a PLD (``extras['closed_form_bracket']``).
+    :data:`~rerokit.bounds.dpsgd_tinysigma.CLOSED_FORM_WIDTH` (small noise; one example per step),
+    they answer without a PLD (``extras['closed_form_bracket']``; the membership risks, if asked, from
+    the trade-off curve's closed forms, :mod:`rerokit.bounds.tradeoff`).
 
     Args:
       noise_multiplier: sigma > 0 (with ``sample_rate`` and ``steps``, or give ``segments``).
@@ -1010,8 +1018,13 @@ def rero_dpsgd(
     if method == "exact" and full:
         return _full_batch(segs, lk, kap, k, inputs, extras, delta, comparisons, membership, log_rdp, order)
     # small noise: the closed forms' bracket (rerokit.bounds.dpsgd_tinysigma) before any PLD is built
-    narrow = narrow_closed_form_bracket(segs, lk) if method == "exact" and k == 1 and not membership else None
+    narrow = narrow_closed_form_bracket(segs, lk) if method == "exact" and k == 1 else None
     if narrow is not None:
+        if membership:  # the curve's closed forms (rerokit.bounds.tradeoff), its PLD composed only if needed
+            from rerokit.bounds.tradeoff import dpsgd_tradeoff
+
+            extras["membership"] = dpsgd_tradeoff(
+                segments=segs, value_discretization_interval=value_discretization_interval).membership_summary()
         if comparisons:
             extras.update(rdp_gamma=None if log_rdp is None else round_up_exp(log_rdp), rdp_order=order, delta=delta,
                           epsilon=epsilon_dpsgd(segments=segs, delta=delta,
@@ -1060,13 +1073,11 @@ def rero_dpsgd(
         return Bound(r["estimate"], (hi - lo) / 2.0, "mc", "estimate", (lo, hi), inputs, extras)
 
     r = exact_power_many(pld, segs, np.array([lk]), None if log_rdp is None else np.array([log_rdp]))
-    # the never-sampled supremum (a closed form, rounded up here) is as certified and sometimes tighter
-    log_env = log_sup_gamma(segs, lk, k)
-    log_value, value, lower = float(r.log_value[0]), float(r.value[0]), float(r.lower[0])
-    if log_env < log_value:
-        log_value = log_env
-        value = round_up_exp(log_env)
-        lower = min(lower, value)
+    # the never-sampled supremum (a closed form, rounded up) is as certified and sometimes tighter
+    # (the same cap as TradeoffCurve's: one value for one quantity)
+    lv, vv, lw, capped = supremum_capped(segs, np.array([lk]), r.log_value, r.value, r.lower, k)
+    log_value, value, lower = float(lv[0]), float(vv[0]), float(lw[0])
+    if capped[0]:
         extras["envelope_tighter"] = True
     floored = bool(r.floored[0])
     extras.update(

@@ -27,6 +27,14 @@ bound is far looser (1.0 at sigma = 1e-4), and the q = 1 envelope (Gaussian DP) 
 only for large noise and rates (for long schedules about where sigma^2 > 1 / (2 log(1 / (1 - q)))),
 where the max test is not that close; leaving it out keeps the upper end independent of sigma (below).
 
+The same reasoning gives the trade-off curve's membership quantities without a PLD
+(:class:`rerokit.bounds.tradeoff.TradeoffCurve` uses them where narrow, and where its PLD cannot be
+discretised): the power at every level (:func:`closed_form_power`, the same floats as ``rero_dpsgd``),
+the privacy profile delta(eps) - advantage and Bayes accuracy - (:func:`closed_form_profile`), the
+symmetrised add-or-remove power (:func:`closed_form_sym_power`), and epsilon
+(:func:`closed_form_epsilon`, used by :func:`rerokit.bounds.dpsgd.epsilon_dpsgd`); and the one cap of the
+PLD's upper end by the supremum that ``rero_dpsgd`` and the curve share (:func:`supremum_capped`).
+
 Monotone in sigma: the upper end does not depend on sigma and the max test's power is
 non-increasing in every sigma_i, so the bracket is narrow exactly for noise multipliers below a
 threshold, and the PLD's value above it is at most the same supremum (``rero_dpsgd`` takes the
@@ -40,10 +48,22 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from rerokit.bounds.dpsgd_envelope import log_sup_gamma
+from rerokit.bounds.dpsgd_envelope import envelope_log_gamma, log_sup_gamma, round_up_exp
 from rerokit.bounds.pld.maxtest import log_max_test_miss
+from rerokit.bounds.pld.normal import LOG_NDTR_REL, log_ndtr
 
-__all__ = ["CLOSED_FORM_WIDTH", "ClosedFormBracket", "closed_form_bracket", "narrow_closed_form_bracket"]
+__all__ = [
+    "CLOSED_FORM_WIDTH",
+    "ClosedFormBracket",
+    "closed_form_bracket",
+    "closed_form_epsilon",
+    "closed_form_power",
+    "closed_form_profile",
+    "closed_form_sym_power",
+    "log_sym_envelope",
+    "narrow_closed_form_bracket",
+    "supremum_capped",
+]
 
 # The closed forms answer where their bracket's relative width, of gamma and of 1 - gamma, is at most
 # this: far inside the issue's 2 % (issue 17), narrower than the PLD's own brackets there (1.4e-6 of
@@ -52,6 +72,11 @@ __all__ = ["CLOSED_FORM_WIDTH", "ClosedFormBracket", "closed_form_bracket", "nar
 CLOSED_FORM_WIDTH = 1e-6
 _LOG_HALF = math.log(0.5)
 _REL = 1e-12  # the float error of a few operations in logs (a few ulps), with much to spare
+_EPS = float(np.finfo(float).eps)
+# the levels of the max-test points behind the profile's lower end (closed_form_profile): natural logs
+# from log 1/2 down to -740 (near the smallest double), geometric, so that both the steep part of the
+# curve (tiny levels) and its straight part (slope prod (1 - q_i)^T_i) get points
+_PROFILE_LOG_LEVELS = -np.geomspace(math.log(2.0), 740.0, 160)
 
 
 @dataclass(frozen=True)
@@ -133,3 +158,351 @@ def narrow_closed_form_bracket(
         return None
     b = closed_form_bracket(segments, log_kappa)
     return b if b.relative_width() <= width else None
+
+
+def closed_form_power(
+    segments: Sequence[tuple[float, float, int]], log_alphas: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The closed-form bracket of the power (TPR) at many levels, as floats, and where it is narrow.
+
+    The power of the best test at level alpha is gamma at kappa = alpha (Hayes et al. 2023, Thm 2;
+    Kulynych et al. 2025), so :func:`closed_form_bracket` brackets it; the floats are those of
+    :func:`rerokit.bounds.dpsgd.rero_dpsgd`'s closed-form answer (upper end rounded up, lower end
+    rounded down and at most the upper end), so that the trade-off curve and ``rero_dpsgd`` report one
+    value.
+
+    Args:
+      segments: validated (sigma, q, T) segments (one example per step).
+      log_alphas: natural logs of the levels (finite, <= 0), a 1-D array.
+
+    Returns:
+      ``(lower, upper, narrow)`` arrays: certified ends of the power (for every level, narrow or not)
+      and where the relative width is at most :data:`CLOSED_FORM_WIDTH` (of the power and of 1 - power).
+    """
+    lks = np.asarray(log_alphas, dtype=float).ravel()
+    lo, up = np.ones(lks.size), np.ones(lks.size)
+    narrow = np.ones(lks.size, dtype=bool)
+    for j, lk in enumerate(lks):
+        if not lk < 0.0:  # level 1: the test that always rejects, power 1
+            continue
+        b = closed_form_bracket(segments, float(lk))
+        up[j] = round_up_exp(b.log_upper)
+        lo[j] = min(b.lower, up[j])
+        narrow[j] = b.relative_width() <= CLOSED_FORM_WIDTH
+    return lo, up, narrow
+
+
+def closed_form_profile(
+    segments: Sequence[tuple[float, float, int]], eps: float, adjacency: str = "remove"
+) -> tuple[float, float, bool]:
+    """A certified bracket of the privacy profile delta(eps) from the two closed forms, without a PLD.
+
+    delta(eps) = sup_E mu(E) - e^eps nu(E) = sup_alpha [TPR(alpha) - e^eps alpha] (the conjugate of the
+    trade-off curve; Dong, Roth & Su 2022, Prop. 2.12), for the remove pair (mu = with the target);
+    the membership advantage is delta(0) = TV(mu, nu) and the Bayes accuracy reads delta at
+    log((1 - pi) / pi) (Kulynych et al. 2025, Prop. D.1). With P = prod_i (1 - q_i)^{T_i} and s = e^eps:
+
+    * upper end: every test at level alpha has power <= 1 - (1 - alpha) P (the never-sampled
+      supremum: with probability P the target is never sampled and mu = nu there), so
+      delta(eps) <= sup_{alpha in [0, 1]} [1 - P + alpha (P - s)] = (1 - P) + (P - s)_+ (the bracket is
+      linear in alpha: its supremum is at an end). For ``adjacency="add_remove"`` the profile is
+      max(delta_R, delta_A) (module docstring of :mod:`rerokit.bounds.tradeoff`), and
+      delta_A(eps) = sup_E nu(E) - s mu(E) <= (1 - s P)_+ since mu >= P nu.
+    * lower end: every certified test point (alpha_j, p_j), p_j at most the power of an actual test of
+      level at most alpha_j, gives delta_R(eps) >= p_j - s alpha_j (and delta_R <= the add_remove
+      profile). The points are the max test's (:mod:`rerokit.bounds.pld.maxtest`: closed-form level and
+      power) at the levels :data:`_PROFILE_LOG_LEVELS`, the test that always rejects (1, 1), and the
+      one that never does (0, 0); for ``adjacency="add_remove"`` also their complements, tests of the add
+      direction (:func:`_test_points`).
+
+    As sigma -> 0 the max test's power at every fixed level tends to 1 - (1 - alpha) P, so at e^eps >= P
+    the lower end tends to 1 - P - alpha s + alpha P at the smallest levels, i.e. to the upper end;
+    at e^eps <= P both ends are 1 - s exactly.
+
+    Rounding: P in logs (log1p), 1 - P, 1 - s and 1 - s P each by one expm1, and the few operations each raised (upper) or lowered
+    (lower) by a few ulps of the result; the max test's miss probability is already rounded up.
+
+    Args:
+      segments: validated (sigma, q, T) segments (one example per step).
+      eps: the real eps at which to bracket the profile (any sign, finite).
+      adjacency: "remove" (default) or "add_remove".
+
+    Returns:
+      ``(lower, upper, narrow)``: certified ends of delta(eps) in [0, 1], and whether
+      upper - lower <= :data:`CLOSED_FORM_WIDTH` upper.
+    """
+    log_never = sum(T * math.log1p(-q) if q < 1.0 else -math.inf for _, q, T in segments)
+    s = math.exp(eps) if eps < 700.0 else math.inf
+    # (1 - P) + (P - s)_+ is 1 - s below log P, else 1 - P; and 1 - s P: each one expm1 (no cancellation)
+    hi = -math.expm1(min(eps, log_never))
+    if adjacency != "remove":
+        hi = max(hi, -math.expm1(eps + log_never) if eps + log_never < 0.0 else 0.0)
+    hi = min(1.0, hi * (1.0 + 4.0 * _EPS) + 4.0 * _EPS * _EPS)
+    lo = max(0.0, -math.expm1(eps) * (1.0 - 4.0 * _EPS)) if eps < 0.0 else 0.0  # the (1, 1) point
+    if math.isfinite(s):
+        x, y = _test_points(segments, adjacency != "remove")
+        lo = max(lo, float(np.max(y - s * x * (1.0 + 4.0 * _EPS) - 4.0 * _EPS * y)))
+    lo = min(lo, hi)
+    return lo, hi, hi - lo <= CLOSED_FORM_WIDTH * hi
+
+
+def _test_points(segments: Sequence[tuple[float, float, int]], both: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Certified (level, power) points of actual tests: each power at most the curve at its level.
+
+    The max test at level kappa_j = e^{la_j} (:data:`_PROFILE_LOG_LEVELS`) gives (kappa_j, 1 - m_j), m_j its
+    miss probability rounded up (:func:`rerokit.bounds.pld.maxtest.log_max_test_miss`). With ``both``,
+    also its complement "no step's output is large" as a test of the add direction (nu the alternative,
+    mu the null): level mu(all small) <= m_j and power nu(all small) >= 1 - kappa_j, so (m_j, 1 - kappa_j)
+    lies under the add direction's curve (non-decreasing), hence under the symmetrised one (Dong, Roth &
+    Su 2022, Def. F.1: the concave envelope above both directions). Levels rounded up, powers down.
+    """
+    xs, ys = [0.0, 1.0], [0.0, 1.0]
+    for la in _PROFILE_LOG_LEVELS:
+        m = log_max_test_miss(segments, float(la))
+        if m >= 0.0:
+            continue
+        xs.append(math.exp(float(la)) * (1.0 + 4.0 * _EPS))
+        ys.append(-math.expm1(m) * (1.0 - 4.0 * _EPS))
+        if both:
+            xs.append(math.exp(m) * (1.0 + 4.0 * _EPS))
+            ys.append(-math.expm1(float(la)) * (1.0 - 4.0 * _EPS))
+    return np.array(xs), np.array(ys)
+
+
+def _upper_hull(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The upper concave hull of the points (Andrew's monotone chain; which points it keeps only
+    changes how high the lower end is: any chord of points under a concave curve lies under it)."""
+    o = np.lexsort((-y, x))
+    hx: list[float] = []
+    hy: list[float] = []
+    for a, b in zip(x[o], y[o]):
+        if hx and a == hx[-1]:
+            continue  # (the higher point at this level came first)
+        while len(hx) >= 2 and (hx[-1] - hx[-2]) * (b - hy[-2]) - (hy[-1] - hy[-2]) * (a - hx[-2]) >= 0.0:
+            hx.pop(), hy.pop()
+        hx.append(float(a)), hy.append(float(b))
+    return np.array(hx), np.array(hy)
+
+
+def log_sym_envelope(segments: Sequence[tuple[float, float, int]], lk: float, group_size: int = 1) -> float:
+    """log of an upper bound on the symmetrised (add-or-remove) power at level e^lk valid for every sigma:
+    min(GDP curve of the same schedule at q = 1 (symmetric), 1 - P + alpha), P = prod (1 - q_i)^{k T_i}.
+    The latter is concave and above both directions' never-sampled bounds, 1 - (1 - alpha) P (remove)
+    and min(1, alpha / P) (add: mu >= P nu), hence above their concave envelope (Dong, Roth & Su 2022,
+    Def. F.1)."""
+    env = envelope_log_gamma([(s, 1.0, T) for s, _, T in segments], lk, group_size)  # GDP part only
+    log_never = sum(group_size * T * math.log1p(-q) if q < 1.0 else -math.inf for _, q, T in segments)
+    never = -math.expm1(log_never) + math.exp(lk)
+    return min(0.0, env, math.log(min(1.0, never)) + 4.0 * _EPS)
+
+
+def closed_form_sym_power(
+    segments: Sequence[tuple[float, float, int]], log_alphas: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The closed-form bracket of the symmetrised (add-or-remove) power at many levels, and where narrow.
+
+    Upper end: min(1 - P + alpha, the Gaussian-DP curve of the same schedule at q = 1)
+    (:func:`log_sym_envelope`: concave and above both directions' never-sampled
+    bounds). Lower end: the concave hull of the certified test points of both directions
+    (:func:`_test_points`), at alpha, less 4 ulps (the interpolation's rounding), and at least alpha.
+    As sigma -> 0 the remove points tend to (0, 1 - P) and the add points to (P, 1), whose chord is
+    1 - P + alpha: the two ends meet for alpha <= P, and at 1 above.
+
+    Args:
+      segments: validated (sigma, q, T) segments (one example per step).
+      log_alphas: natural logs of the levels (finite, <= 0), a 1-D array.
+
+    Returns:
+      ``(lower, upper, narrow)`` arrays; narrow where upper - lower <= :data:`CLOSED_FORM_WIDTH` times the
+      upper end and times 1 - the lower end (the relative width of the power and of beta), the latter
+      unless the width is at most 8 ulps (near power 1, below what a float power resolves).
+    """
+    lks = np.asarray(log_alphas, dtype=float).ravel()
+    alpha = np.exp(lks)
+    up = np.array([round_up_exp(log_sym_envelope(segments, float(x))) for x in lks])
+    hx, hy = _upper_hull(*_test_points(segments, True))
+    lo = np.minimum(np.maximum(np.interp(alpha, hx, hy) - 4.0 * _EPS, alpha), up)
+    # (or within 8 ulps of 1: a float power cannot resolve beta any finer, nor can the PLD's)
+    narrow = (up - lo <= CLOSED_FORM_WIDTH * up) & ((up - lo <= CLOSED_FORM_WIDTH * (1.0 - lo)) | (up - lo <= 8.0 * _EPS))
+    return lo, up, narrow
+
+
+def supremum_capped(
+    segments: Sequence[tuple[float, float, int]], log_kappas: np.ndarray, log_value: np.ndarray,
+    value: np.ndarray, lower: np.ndarray, group_size: int = 1,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """min(the PLD's upper end, the never-sampled supremum) at every level: the one cap both
+    :func:`rerokit.bounds.dpsgd.rero_dpsgd` and :class:`rerokit.bounds.tradeoff.TradeoffCurve` apply.
+
+    The supremum 1 - (1 - kappa) prod_i (1 - q_i)^{k T_i} (:func:`log_sup_gamma`, rounded up) bounds
+    gamma for every noise multiplier; the PLD's dominating pair may be looser (small sigma, where its
+    grid is coarse), and both ends stay certified.
+
+    Args:
+      segments: validated (sigma, q, T) segments.
+      log_kappas: natural logs of the levels (<= 0), a 1-D array.
+      log_value, value, lower: the PLD's log upper end, upper end and lower end (arrays like ``log_kappas``).
+      group_size: k >= 1 examples that move together.
+
+    Returns:
+      ``(log_value, value, lower, capped)``: new arrays; ``capped`` where the supremum was smaller
+      (``lower`` is then at most the new value).
+    """
+    lks = np.asarray(log_kappas, dtype=float).ravel()
+    log_env = np.array([log_sup_gamma(segments, float(x), group_size) for x in lks])
+    capped = log_env < log_value
+    new_value = np.where(capped, [round_up_exp(float(x)) for x in log_env], value)
+    return (np.where(capped, log_env, log_value), new_value, np.where(capped, np.minimum(lower, new_value), lower),
+            capped)
+
+
+# epsilon: the loss shift c of the lower end (a factor 1 - e^-c on delta; 40 nats is 3e-7 of the smallest
+# epsilon the closed form is narrow at), the pmf terms kept (log pmf >= log delta - _KEEP) and the
+# relative slack on math.lgamma's error (glibc: a few ulps for positive arguments)
+_EPS_SHIFT = 40.0
+_KEEP = 60.0
+_LGAMMA_REL = 1e-12
+_MAX_TERMS = 5000  # more Binomial terms than this (large q T): the PLD instead
+_U = _EPS / 2.0
+
+
+def _log_binom_pmf(n: int, T: int, q: float) -> tuple[float, float]:
+    """log Binomial(n; T, q) and a bound on its float error (math.lgamma, logs, sums)."""
+    lg = (math.lgamma(T + 1.0), math.lgamma(n + 1.0), math.lgamma(T - n + 1.0))
+    a, b = n * math.log(q), (T - n) * math.log1p(-q)
+    return lg[0] - lg[1] - lg[2] + a + b, _LGAMMA_REL * (sum(lg) + abs(a) + abs(b)) + 1e-15
+
+
+def _binom_window(T: int, q: float, log_floor: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, float] | None:
+    """The n >= 1 whose log pmf (unimodal in n) is at least ``log_floor``: (n, log pmf, its error bound,
+    an upper bound on the omitted mass, (T + 1) times the larger pmf just outside), or None if more than
+    :data:`_MAX_TERMS` terms."""
+    mode = min(T, int((T + 1) * q))
+    ns, vs, es = [], [], []
+    edge = -math.inf
+    for step in (1, -1):
+        k = mode if step == 1 else mode - 1
+        while 0 <= k <= T:
+            v, e = _log_binom_pmf(k, T, q)
+            if v + e < log_floor:
+                edge = max(edge, v + e)
+                break
+            if k >= 1:
+                ns.append(k), vs.append(v), es.append(e)
+            if len(ns) > _MAX_TERMS:
+                return None
+            k += step
+    omitted = (T + 1) * math.exp(edge) * (1.0 + 4.0 * _U) if edge > -math.inf else 0.0
+    o = np.argsort(ns)
+    return np.array(ns, dtype=float)[o], np.array(vs)[o], np.array(es)[o], omitted
+
+
+def _tail(logw: np.ndarray, x: np.ndarray, up: bool) -> float:
+    """sum_n e^{logw_n} Phi(-x_n), rounded up (``up``) or down; the weights' logs already bounded."""
+    tot = []
+    for lw, xv in zip(logw, x):
+        v = float(log_ndtr(-float(xv)))
+        v = v + LOG_NDTR_REL * abs(v) if up else v - LOG_NDTR_REL * abs(v)
+        tot.append(math.exp(lw + v))
+    s = math.fsum(tot)  # exactly rounded; each exp within an ulp
+    # (upward: an exp that underflowed to 0 or a subnormal is below the smallest subnormal more)
+    return (s + len(tot) * 5e-324) * (1.0 + 4.0 * _U) if up else s * (1.0 - 4.0 * _U)
+
+
+def closed_form_epsilon(segments: Sequence[tuple[float, float, int]], delta: float,
+                        width: float = CLOSED_FORM_WIDTH) -> float | None:
+    """A certified upper bound on the add-or-remove epsilon at ``delta`` from closed forms (small noise,
+    one segment, one example per step), where a certified lower bound is within ``width`` of it; else None.
+
+    For one segment (sigma, q, T), one step's privacy loss (remove direction: mu = with the target, nu =
+    without) is l(x) = log(1 - q + q e^y), y = (2x - 1) / (2 sigma^2), and L = sum_t l(x_t). Then
+    delta_R(eps) = E_mu[(1 - e^{eps - L})_+] (Balle et al. 2018, Thm 1; the hockey-stick divergence), and:
+
+    * upper end: delta_R(eps) <= P_mu(L > eps). Since log q + y <= l <= max(0, y): on the event A that
+      every sampled step has y >= 0 and every other step y <= 0 (each fails with probability
+      Phi(-1 / (2 sigma)), so P(not A) <= T Phi(-1 / (2 sigma))), L <= sum over the N sampled steps of y,
+      which given N = n is N(n / (2 sigma^2), n / sigma^2). So delta_R(eps) <= T Phi(-1/(2 sigma)) +
+      sum_{n >= 1} Bin(n; T, q) Phi(-(eps - n / (2 sigma^2)) sigma / sqrt(n)) for eps >= 0.
+    * lower end: l >= log q + y on sampled steps and l >= log(1 - q) on the others, so
+      delta_R(eps) >= (1 - e^{-c}) P_mu(L > eps + c) >= (1 - e^{-c}) sum_n Bin(n; T, q)
+      Phi(-(eps + c - n log q - (T - n) log(1 - q) - n / (2 sigma^2)) sigma / sqrt(n)), c = 40.
+    * the add direction: delta_A(eps) = E_nu[(1 - e^{eps + L})_+] = 0 for eps >= -T log(1 - q) (as
+      L >= T log(1 - q)); epsilon = max of the two directions' (Dong, Roth & Su 2022, Prop. F.2).
+
+    Each end is found by bisection and confirmed at the returned point: the upper end U(eps) <= delta
+    (so epsilon <= max(eps, -T log(1 - q))) and the lower end's bound > delta at eps_lo (so epsilon >
+    eps_lo). They differ by about c + N log(1/q) nats out of N / (2 sigma^2) (N the number of sampled
+    steps that matter at delta), so they meet where sigma is small (sigma <~ 3e-4 at width 1e-6).
+
+    Rounding: log pmf by math.lgamma with 1e-12 relative slack (thousands of ulps), the normal tail by
+    :func:`rerokit.bounds.pld.normal.log_ndtr` within its proven :data:`LOG_NDTR_REL`, each argument
+    moved outwards by 8 ulps of the sum of its terms' magnitudes, sums by ``math.fsum`` (exactly
+    rounded) and each end moved by 4 ulps; the omitted terms (log pmf below log delta - 60; the pmf is
+    unimodal, so they lie outside a window around the mode) are added to the upper end as (T + 1)
+    times the largest of them, the one just outside the window.
+
+    Args:
+      segments: validated (sigma, q, T) segments.
+      delta: delta in (0, 1) (validated by the caller).
+      width: the largest accepted relative gap between the two ends.
+
+    Returns:
+      The upper end (a float >= 0), or None (more than one segment, q = 1, the ends too far apart, or
+      the union bound T Phi(-1 / (2 sigma)) above delta).
+    """
+    if len(segments) != 1:
+        return None
+    sigma, q, T = (float(segments[0][0]), float(segments[0][1]), int(segments[0][2]))
+    if not 0.0 < q < 1.0:
+        return None
+    w = _binom_window(T, q, math.log(delta) - _KEEP)
+    if w is None or w[0].size == 0:
+        return None
+    n, lpmf, err, omitted = w
+    lw_up, lw_lo = lpmf + err, lpmf - err
+    rt = sigma / np.sqrt(n)  # (the arguments' rounding is covered by the 8-ulp widening below)
+    mean = n / (2.0 * sigma * sigma)
+    v = float(log_ndtr(-1.0 / (2.0 * sigma)))
+    union = T * math.exp(v + LOG_NDTR_REL * abs(v)) * (1.0 + 4.0 * _U)
+    if union + omitted >= delta:
+        return None
+    shift = _EPS_SHIFT - n * math.log(q) - (T - n) * math.log1p(-q)
+    factor = -math.expm1(-_EPS_SHIFT) * (1.0 - 4.0 * _U)
+
+    def upper(e: float) -> float:
+        x = (e - mean) * rt
+        x -= 8.0 * _U * (e + mean) * rt + 8.0 * _U * np.abs(x)
+        return union + omitted + _tail(lw_up, x, up=True)
+
+    def lower(e: float) -> float:
+        x = (e + shift - mean) * rt
+        x += 8.0 * _U * (e + np.abs(shift) + mean) * rt + 8.0 * _U * np.abs(x)
+        return factor * _tail(lw_lo, x, up=False)
+
+    if upper(_EPS_SHIFT / width) <= delta:  # epsilon below c / width: the ends, about c apart, cannot meet
+        return None
+    hi = float(mean[-1] + 60.0 * math.sqrt(n[-1]) / sigma + 2.0 * shift[-1])
+    if upper(hi) > delta:
+        return None
+    lo = 0.0
+    if upper(lo) <= delta:
+        e_hi = 0.0
+    else:
+        a, b = lo, hi  # upper(a) > delta >= upper(b)
+        while b - a > 1e-10 * b:
+            m = 0.5 * (a + b)
+            a, b = (m, b) if upper(m) > delta else (a, m)
+        e_hi = b
+    if not lower(0.0) > delta:
+        e_lo = 0.0
+    else:
+        a, b = 0.0, e_hi + float(np.max(shift)) + 1.0  # lower(a) > delta
+        if lower(b) > delta:  # cannot happen (lower <= delta_R <= upper); keep the certified claim safe
+            return None
+        while b - a > 1e-10 * b:
+            m = 0.5 * (a + b)
+            a, b = (m, b) if lower(m) > delta else (a, m)
+        e_lo = a
+    e_add = -T * math.log1p(-q) * (1.0 + 4.0 * _U)
+    e_up = max(e_hi, e_add)
+    return e_up if e_up - e_lo <= width * e_up else None

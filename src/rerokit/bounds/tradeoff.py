@@ -40,6 +40,15 @@ query is a batch of O(n + m log n) work on its composed arrays.
   output is large" (:mod:`rerokit.bounds.pld.maxtest`, closed-form level and power), through
   :meth:`rerokit.bounds.pld.SchedulePLD.power_lower`, in both adjacencies.
 * ``error`` = upper - lower is the numerical error; the truth lies in the bracket.
+* Small noise (one example per step): the closed forms of :mod:`rerokit.bounds.dpsgd_tinysigma` - the
+  max test's (level, power) points below, the never-sampled bound 1 - (1 - alpha) prod (1 - q_i)^T_i
+  above, and their conjugates for the profile delta(eps) (advantage, Bayes accuracy), for both
+  adjacencies - answer wherever they are within 1e-6, as in ``rero_dpsgd`` (the same floats: one value
+  for gamma); :func:`dpsgd_tradeoff` then defers the PLD to the first query that needs it. Where a PLD
+  direction cannot be discretised (``PLDTooWide``, e.g. the statistic's window at sigma = 1e-4), the
+  query gets the envelope below as its upper end and these closed forms (or alpha) as its lower end -
+  certified, if wider. The PLD's upper end of the power is capped by the same never-sampled supremum
+  as in ``rero_dpsgd`` (:func:`rerokit.bounds.dpsgd_tinysigma.supremum_capped`).
 
 For sigma outside :data:`rerokit.bounds.dpsgd.SIGMA_EXACT_RANGE` (and for schedules too long
 for the exact PLD: more than ``MAX_EXACT_STEPS`` steps, or a grid beyond its size limits) the
@@ -104,6 +113,14 @@ import numpy as np
 from rerokit._validate import check_choice, check_int, check_probability, check_real
 from rerokit.bounds import dpsgd as dp
 from rerokit.bounds.pld import Bracket, SchedulePLD
+from rerokit.bounds.dpsgd_tinysigma import (
+    closed_form_epsilon,
+    closed_form_power,
+    closed_form_profile,
+    closed_form_sym_power,
+    log_sym_envelope,
+    supremum_capped,
+)
 from rerokit.bounds.priors import resolve_baseline
 from rerokit.bounds.types import Bound
 
@@ -221,16 +238,6 @@ def _log_never(segments: Sequence[tuple[float, float, int]], group_size: int = 1
     return sum(group_size * T * math.log1p(-q) if q < 1.0 else -math.inf for _, q, T in segments)
 
 
-def _log_sym_envelope(segments: Sequence[tuple[float, float, int]], lk: float, group_size: int = 1) -> float:
-    """log of an upper bound on the symmetrised power at level e^lk valid for every sigma:
-    min(GDP curve of the same schedule at q = 1 (symmetric), 1 - P + alpha). The latter is
-    concave and above both directions' never-sampled bounds, 1 - (1 - alpha) P (remove) and
-    min(1, alpha / P) (add: mu >= P nu), hence above their concave envelope."""
-    env = dp.envelope_log_gamma([(s, 1.0, T) for s, _, T in segments], lk, group_size)  # GDP part only
-    never = -math.expm1(_log_never(segments, group_size)) + math.exp(lk)
-    return min(0.0, env, math.log(min(1.0, never)) + 4.0 * _EPS)
-
-
 def _never_profile(segments: Sequence[tuple[float, float, int]], eps: float, adjacency: str,
                    group_size: int = 1) -> float:
     """Upper bound on delta(eps) from mu = P nu + (1 - P) (other), P = never-sampled probability:
@@ -250,6 +257,18 @@ def _ld(x: float) -> float:
 
 
 # --------------------------------------------------------------------------- the curve
+
+
+@dataclass(frozen=True)
+class _Deferred:
+    """A PLD build postponed to first use (:meth:`TradeoffCurve._built`)."""
+
+    segments: tuple[tuple[float, float, int], ...]
+    value_discretization_interval: float | None
+
+    def __call__(self) -> SchedulePLD:
+        return dp.dpsgd_pld(self.segments, self.value_discretization_interval, lower=True, add_direction=True,
+                            eager=False)
 
 
 @dataclass(frozen=True)
@@ -322,7 +341,9 @@ class TradeoffCurve:
     def epsilon(self, delta: float) -> float:
         """Certified upper bound on epsilon at ``delta`` under add-or-remove adjacency.
 
-        From both directions' dominating PLDs (method "exact"), else the exact epsilon of the
+        From both directions' dominating PLDs (method "exact"; at small noise the closed forms of
+        :func:`rerokit.bounds.dpsgd_tinysigma.closed_form_epsilon` where they are within 1e-6, as
+        :func:`rerokit.bounds.dpsgd.epsilon_dpsgd`), else the exact epsilon of the
         same schedule at q = 1 (Gaussian DP with :attr:`mu_gdp`; subsampling never increases it).
 
         Args:
@@ -335,8 +356,14 @@ class TradeoffCurve:
           ValueError: if ``delta`` is not in (0, 1).
         """
         d = check_probability("delta", delta, high_open=True)
-        if self._pld is not None and self._pld.add_direction:
-            return self._pld.epsilon(d)
+        closed = closed_form_epsilon(self.segments, d) if self.group_size == 1 and self.method == "exact" else None
+        if closed is not None:  # small noise: the closed forms, as epsilon_dpsgd (one value)
+            return closed
+        if self._pld is not None and (isinstance(self._pld, _Deferred) or self._pld.add_direction):
+            try:
+                return self._built().epsilon(d)
+            except dp.PLDTooWide:  # (the Gaussian-DP epsilon below is certified too)
+                self._cache["too_wide"] = True
         from rerokit.bounds.gaussian import gaussian_epsilon
 
         mu = self.mu_gdp
@@ -360,21 +387,73 @@ class TradeoffCurve:
             lo = np.array([_ld(math.exp(log_gdp_power(mu, float(x), upward=False))) for x in lks])
             return np.maximum(lo, np.minimum(alpha, up)), up, no
         if self.method == "envelope":
-            env = dp.envelope_log_gamma if self.adjacency == "remove" else _log_sym_envelope
+            env = dp.envelope_log_gamma if self.adjacency == "remove" else log_sym_envelope
             logs = [env(self.segments, float(x), self.group_size) for x in lks]
             up = np.array([dp.round_up_exp(v) for v in logs])
             return np.minimum(alpha, up), up, no
-        if self.adjacency == "remove" or all(q == 1.0 for _, q, _ in self.segments):
-            # (q = 1: the Gaussian pair is symmetric, the symmetrised curve is the remove curve)
-            r = dp.exact_power_many(self._pld, self.segments, lks)
-            return r.lower, r.value, r.floored
-        return self._sym_power(lks, alpha)
+        # small noise: the closed forms (rerokit.bounds.dpsgd_tinysigma) answer where narrow, as in rero_dpsgd;
+        # they are certified everywhere, so they also answer (wider) where the PLD cannot be discretised
+        lo_c = up_c = None
+        rest = np.ones(lks.shape, dtype=bool)
+        if self.group_size == 1:
+            cf = closed_form_power if self.adjacency == "remove" else closed_form_sym_power
+            lo_c, up_c, narrow = cf(self.segments, lks)
+            rest = ~narrow
+        # (fresh arrays: lo and up must not alias each other or alpha)
+        lo, up = (np.array(lo_c), np.array(up_c)) if lo_c is not None else (np.array(alpha), np.array(alpha))
+        fl = no.copy()
+        if not rest.any():
+            return lo, up, fl
+        try:
+            if self.adjacency == "remove":
+                r = dp.exact_power_many(self._built(), self.segments, lks[rest])
+                _, value, lower, _ = supremum_capped(self.segments, lks[rest], r.log_value, r.value, r.lower)
+                lo[rest], up[rest], fl[rest] = lower, value, r.floored
+            else:
+                lo[rest], up[rest], fl[rest] = self._sym_power(lks[rest], alpha[rest])
+        except dp.PLDTooWide:  # (a grid beyond its size limits, found when a direction is first composed)
+            self._cache["too_wide"] = True
+            lo[rest], up[rest] = self._wide_power(lks[rest], alpha[rest], lo_c[rest] if lo_c is not None else None)
+            fl[rest] = False
+        return lo, up, fl
+
+    def _built(self) -> SchedulePLD:
+        """The composed PLD; where :func:`dpsgd_tradeoff` deferred it (small noise, where the closed forms
+        answer most queries) it is built on first use, once; PLDTooWide (remembered) if it cannot be."""
+        p = self._pld
+        if not isinstance(p, _Deferred):
+            if self._too_wide:
+                raise dp.PLDTooWide("a direction of this schedule's PLD is too wide to discretise")
+            return p
+        if "pld" not in self._cache:
+            if self._too_wide:
+                raise dp.PLDTooWide("this schedule's PLD is too wide to discretise")
+            try:
+                self._cache["pld"] = p()
+            except dp.PLDTooWide:
+                self._cache["too_wide"] = True
+                raise
+        return self._cache["pld"]
+
+    @property
+    def _too_wide(self) -> bool:
+        """Whether a PLD direction was found too wide to discretise (then every query uses closed forms)."""
+        return bool(self._cache.get("too_wide", False))
+
+    def _wide_power(self, lks: np.ndarray, alpha: np.ndarray, max_test: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """Certified power bracket where the PLD cannot be discretised: the envelope of the "envelope"
+        method above, the closed forms' lower end (certified tests, :mod:`rerokit.bounds.dpsgd_tinysigma`)
+        or alpha below."""
+        env = dp.envelope_log_gamma if self.adjacency == "remove" else log_sym_envelope
+        up = np.array([dp.round_up_exp(env(self.segments, float(x), self.group_size)) for x in lks])
+        lo = np.minimum(alpha, up) if max_test is None else np.minimum(np.maximum(alpha, max_test), up)
+        return lo, up
 
     def _sym_tables(self) -> tuple:
         """Vertices (eps, max profile) of max(delta_R, delta_A) and the slopes between them (cached)."""
         if "sym" in self._cache:
             return self._cache["sym"]
-        pld = self._pld
+        pld = self._built()
         cR, cA = pld.upper, pld.add
         lo_lab = min(cR.offset, cA.offset) - 1
         hi_lab = max(cR.offset + cR.pmf.size, cA.offset + cA.pmf.size)
@@ -403,7 +482,7 @@ class TradeoffCurve:
 
     def _sym_power(self, lks: np.ndarray, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Power bracket of the symmetrised (add-or-remove) curve; see the module docstring."""
-        pld = self._pld
+        pld = self._built()
         eps, m, slope, cR, cA = self._sym_tables()
         c0 = np.searchsorted(slope, -alpha, side="left")
         best = np.full(lks.shape, np.inf)
@@ -606,14 +685,39 @@ class TradeoffCurve:
         """
         if self.method != "exact" or self._closed_form:
             return self._closed_profile(0.0, "advantage")
-        pld = self._pld
+        tiny = self._tiny_profile(0.0)  # (TV is symmetric: the remove pair's delta(0) in both adjacencies)
+        if tiny is not None and tiny[2]:
+            return self._bound(tiny[0], tiny[1])
         zero = np.zeros(1)
-        hi = float(pld.upper.hockey_stick(zero)[0])
-        if pld.add is not None:
-            hi = min(hi, float(pld.add.hockey_stick(zero)[0]))
-        p_lo, q_hi = pld.tests.points()
+        try:
+            pld = self._built()
+            hi = float(pld.upper.hockey_stick(zero)[0])
+            if pld.add is not None:
+                hi = min(hi, float(pld.add.hockey_stick(zero)[0]))
+            p_lo, q_hi = pld.tests.points()
+        except dp.PLDTooWide:
+            self._cache["too_wide"] = True
+            lo, hi = self._wide_profile(0.0, tiny)
+            return self._bound(lo, hi)
         lo = max(0.0, float(np.max(p_lo - q_hi)))
         return self._bound(lo, min(1.0, float(np.nextafter(hi, 2.0))))
+
+    def _tiny_profile(self, eps: float) -> tuple[float, float, bool] | None:
+        """:func:`rerokit.bounds.dpsgd_tinysigma.closed_form_profile` of this curve (one example per step), else None."""
+        if self.group_size != 1:
+            return None
+        return closed_form_profile(self.segments, eps, self.adjacency)
+
+    def _wide_profile(self, eps: float, tiny: tuple[float, float, bool] | None) -> tuple[float, float]:
+        """Certified delta(eps) bracket where the PLD cannot be discretised: the "envelope" method's
+        (Gaussian-DP profile of the q = 1 schedule and the never-sampled bound), raised to the closed
+        forms' lower end and lowered to their upper end where given."""
+        lo, hi = _gdp_profile(self.mu_gdp, eps)
+        hi = min(hi, _never_profile(self.segments, eps, self.adjacency, self.group_size) + 4.0 * _EPS)
+        lo = -math.expm1(eps) if eps < 0 else 0.0
+        if tiny is not None:
+            lo, hi = max(lo, tiny[0]), min(hi, tiny[1])
+        return min(lo, hi), hi
 
     def bayes_accuracy(self, prior_membership: float = 0.5) -> Bound:
         """Bayes-optimal membership accuracy (1 - pi) + pi delta(log((1 - pi)/pi)) (Kulynych et al. 2025, Prop. D.1).
@@ -641,16 +745,24 @@ class TradeoffCurve:
             lo = max(trivial, (1.0 - pi) + pi * d.interval[0])
             hi = min(1.0, (1.0 - pi) + pi * d.value + 4.0 * _EPS)
             return self._bound(lo, hi, prior_membership=pi)
-        pld = self._pld
+        tiny = self._tiny_profile(eps)
         e = np.array([eps])
-        delta_hi = float(pld.upper.hockey_stick(e)[0])
-        p_lo, q_hi = pld.tests.points()
-        s = math.exp(eps)
-        delta_lo = float(np.max(p_lo - s * q_hi))
-        if self.adjacency == "add_remove":
-            delta_hi = max(delta_hi, float(pld.add.hockey_stick(e)[0]))
-            # complements of the same tests: level mu(S < s) <= 1 - p_lo, power nu(S < s) >= 1 - q_hi
-            delta_lo = max(delta_lo, float(np.max((1.0 - q_hi) - s * (1.0 - p_lo))))
+        try:
+            if tiny is not None and tiny[2]:
+                delta_lo, delta_hi = tiny[0], tiny[1]
+            else:
+                pld = self._built()
+                delta_hi = float(pld.upper.hockey_stick(e)[0])
+                p_lo, q_hi = pld.tests.points()
+                s = math.exp(eps)
+                delta_lo = float(np.max(p_lo - s * q_hi))
+                if self.adjacency == "add_remove":
+                    delta_hi = max(delta_hi, float(pld.add.hockey_stick(e)[0]))
+                    # complements of the same tests: level mu(S < s) <= 1 - p_lo, power nu(S < s) >= 1 - q_hi
+                    delta_lo = max(delta_lo, float(np.max((1.0 - q_hi) - s * (1.0 - p_lo))))
+        except dp.PLDTooWide:
+            self._cache["too_wide"] = True
+            delta_lo, delta_hi = self._wide_profile(eps, tiny)
         hi = min(1.0, (1.0 - pi) + pi * delta_hi + 4.0 * _EPS)
         lo = max(trivial, (1.0 - pi) + pi * delta_lo - 4.0 * _EPS)
         return self._bound(lo, hi, prior_membership=pi)
@@ -741,7 +853,8 @@ def dpsgd_tradeoff(
     Returns:
       A frozen :class:`TradeoffCurve`. The PLD is built with both directions (as ``rero_dpsgd``
       with its default ``comparisons=True``), so that ``reconstruction_success`` reproduces
-      ``rero_dpsgd`` exactly.
+      ``rero_dpsgd`` exactly; at small noise, where the closed forms bracket the advantage within 1e-6,
+      only on the first query that needs it (module docstring).
 
     Raises:
       ValueError: if the schedule is invalid (see :func:`rerokit.bounds.dpsgd.normalize_segments`),
@@ -760,6 +873,15 @@ def dpsgd_tradeoff(
         return TradeoffCurve(segs, adjacency, "envelope", None, None, group_size=k)
     if all(q == 1.0 for _, q, _ in segs):  # q = 1: the exact method is the Gaussian-DP closed form, no PLD
         return TradeoffCurve(segs, adjacency, "exact", None, None, group_size=k)
+    if k == 1 and closed_form_profile(segs, 0.0)[2]:
+        # small noise: the closed forms answer the membership queries (and most others); the PLD, seconds
+        # to build there, is built on first use only (``method`` stays "exact": every answer is a certified
+        # bracket, from closed forms, the PLD, or - where it cannot be discretised - both envelopes)
+        h = None if value_discretization_interval is None else dp.check_positive(
+            "value_discretization_interval", value_discretization_interval)
+        if h is not None and h > 1.0:  # (dpsgd_pld's rule, checked now rather than at the deferred build)
+            raise ValueError(f"value_discretization_interval must be a number in (0, 1], got {value_discretization_interval!r}")
+        return TradeoffCurve(segs, adjacency, "exact", h, _Deferred(tuple(tuple(x) for x in segs), h))
     try:
         pld = dp.dpsgd_pld(segs, value_discretization_interval, lower=True, add_direction=True, group_size=k,
                            eager=False)
