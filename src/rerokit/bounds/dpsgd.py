@@ -101,6 +101,7 @@ from rerokit.bounds.pld import (
     SchedulePLD,
     ThresholdTests,
     log_chernoff_gamma_many,
+    log_max_test_power,
     log_rdp_gamma_many,
     rdp_curve_subsampled_gaussian,
     rdp_poisson_gaussian,
@@ -446,6 +447,8 @@ class ExactPower:
       value: the final upper bound, exp(log_value) rounded up (never below the truth).
       lower: min(lower_pld, value), the certified lower end.
       h: the finest grid step used.
+      log_lower: log of a certified lower end, kept in logs where ``lower`` underflows (kappa below
+        1e-300: :func:`_tiny_log_lower`); None where it is just log(lower).
     """
 
     log_upper: np.ndarray
@@ -459,6 +462,7 @@ class ExactPower:
     value: np.ndarray
     lower: np.ndarray
     h: float
+    log_lower: np.ndarray | None = None
 
 
 def exact_power_many(
@@ -739,10 +743,11 @@ def _one_step_closed_form(pld: SchedulePLD, lks: np.ndarray) -> ExactPower | Non
     value = np.array([round_up_exp(float(v)) for v in log_up])
     up = np.exp(log_up)
     false = np.zeros(lks.shape, dtype=bool)
+    log_lower = np.minimum(np.maximum(lg - 1e-10 - 1e-15, lks), log_up)  # lower's log, kept below 1e-300 too
     return ExactPower(
         log_upper=log_up, upper=up, lower_pld=np.minimum(lower, up), eps_star=eps_star, floor=0.0,
         floored=false, used_rdp=false.copy(), log_value=log_up, value=value, lower=np.minimum(lower, value),
-        h=pld.h,
+        h=pld.h, log_lower=log_lower,
     )
 
 
@@ -895,10 +900,46 @@ def _exact_power_once(
         log_val = np.where(used_rdp, log_rdp, log_up)
     value = np.array([round_up_exp(float(x)) for x in log_val])
     lower_pld = np.minimum(low, up)
+    with np.errstate(divide="ignore"):
+        log_lower = np.minimum(np.log(np.minimum(lower_pld, value)), log_val)
+    small = lks < _MIN_TILTED_LOG
+    if small.any():  # below 1e-300 the lower end underflows: its certified log (_tiny_log_lower)
+        log_lower[small] = np.minimum(np.maximum(log_lower[small], _tiny_log_lower(pld, lks[small])), log_val[small])
     return ExactPower(
         log_upper=log_up, upper=up, lower_pld=lower_pld, eps_star=eps_star, floor=floor, floored=floored,
         used_rdp=used_rdp, log_value=log_val, value=value, lower=np.minimum(lower_pld, value), h=pld.h,
+        log_lower=log_lower,
     )
+
+
+def _tiny_log_lower(pld: SchedulePLD, lks: np.ndarray) -> np.ndarray:
+    """Certified lower ends of log gamma at levels below 1e-300 (e.g. the pixel-tolerance baselines
+    of Hayes, Mahloujifar & Balle 2023, App. I), where gamma itself is below double range.
+
+    The larger of two certified powers of actual tests at level <= kappa (Neyman & Pearson 1933:
+    any such test's power is <= gamma): the max test's, in logs
+    (:func:`rerokit.bounds.pld.maxtest.log_max_test_power`), and the tilted PLD's lower end
+    (:meth:`SchedulePLD.tail_power`, :mod:`rerokit.bounds.pld.tilt`; at most :data:`_MAX_TILTED`
+    levels, with the statistic only: ``pld.lower``). The tilt's bracket is certified at any level
+    (its steps' truncation at 1e-300, the smallest double-range tail, is counted as mass at
+    +infinity); below 1e-300 that mass (~T 1e-300) spoils its upper end only, which the
+    Hölder/mixture bounds give there instead, while its lower end stays within ~0.02 of the exact
+    log gamma (measured against a Lugannani-Rice saddle point at T = 1e3-1e5,
+    tests/bounds/test_dpsgd_pixel.py). -inf where neither applies (groups of examples)."""
+    out = np.full(lks.shape, -math.inf)
+    if pld.group_size != 1:
+        return out
+    out = np.maximum(out, log_max_test_power(pld.segments, lks))
+    if pld.lower:
+        from rerokit.bounds.pld.compose import WindowTooWide
+        from rerokit.bounds.pld.step import StepTooWide
+
+        for i in range(min(lks.size, _MAX_TILTED)):
+            try:
+                out[i] = max(out[i], float(pld.tail_power(float(lks[i]))[0]))
+            except (ValueError, ArithmeticError, MemoryError, WindowTooWide, StepTooWide):
+                pass
+    return out
 
 
 def rero_dpsgd(
@@ -1082,6 +1123,11 @@ def rero_dpsgd(
     elif floored:
         extras["note"] = "the PLD's infinity mass / round-off floor dominates at this kappa"
     extras["log_gamma"] = log_value
+    # the lower end in logs (it underflows below kappa = 1e-300; exact_power_many keeps its log)
+    log_lower = math.log(lower) if lower > 0.0 else -math.inf
+    if r.log_lower is not None:
+        log_lower = max(log_lower, float(r.log_lower[0]))
+    extras["log_gamma_lower"] = min(log_lower, log_value)
     return Bound(value, max(0.0, value - lower), "exact", "upper", (lower, value), inputs, extras)
 
 
