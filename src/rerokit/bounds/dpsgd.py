@@ -1206,7 +1206,12 @@ def _full_batch(segs: Sequence[Segment], lk: float, kap: float, k: int, inputs: 
     from scipy.special import ndtri_exp
 
     z = -float(ndtri_exp(lk)) if lk < 0 else -math.inf  # the optimal test rejects when x > z (x ~ N(0, 1) under nu)
-    extras.update(lower=lower, upper=value, mu_gdp=mu, log_gamma=lg, floored=False, pld_floor=0.0,
+    # the closed form rounded down, in logs (the lower end underflows below kappa ~ 1e-300)
+    lg_low = log_gdp_power(mu, lk, upward=False) if lk < 0.0 else 0.0
+    if lower > 0.0:
+        lg_low = max(lg_low, math.log(lower))
+    extras.update(lower=lower, upper=value, mu_gdp=mu, log_gamma=lg, log_gamma_lower=min(lg_low, lg),
+                  floored=False, pld_floor=0.0,
                   value_discretization_interval=None, threshold_epsilon=mu * z - 0.5 * mu * mu,
                   note="q = 1: the exact Gaussian-DP closed form (no discretisation)")
     return Bound(value, max(0.0, value - lower), "exact", "upper", (lower, value), inputs, extras)
