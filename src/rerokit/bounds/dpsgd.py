@@ -107,6 +107,7 @@ from rerokit.bounds.pld import (
     rdp_poisson_gaussian,
     schedule_pld,
 )
+from rerokit.bounds.pld.chernoff import log_sum_test_power
 from rerokit.bounds.pld.lowertail import clear_step_cache, lower_tilt, tilt_spread
 from rerokit.bounds.dpsgd_envelope import (
     MAX_EXACT_STEPS,
@@ -904,7 +905,11 @@ def _exact_power_once(
         log_lower = np.minimum(np.log(np.minimum(lower_pld, value)), log_val)
     small = lks < _MIN_TILTED_LOG
     if small.any():  # below 1e-300 the lower end underflows: its certified log (_tiny_log_lower)
-        log_lower[small] = np.minimum(np.maximum(log_lower[small], _tiny_log_lower(pld, lks[small])), log_val[small])
+        log_lower[small] = np.minimum(np.maximum(log_lower[small], _tiny_log_lower(pld, lks[small], log_val[small])),
+                                      log_val[small])
+        # and its value where that is in double's normal range (1e-14 below: exp's few ulps)
+        normal = small & (log_lower > _MIN_TILTED_LOG)
+        lower_pld[normal] = np.minimum(np.maximum(lower_pld[normal], np.exp(log_lower[normal]) * (1.0 - 1e-14)), up[normal])
     return ExactPower(
         log_upper=log_up, upper=up, lower_pld=lower_pld, eps_star=eps_star, floor=floor, floored=floored,
         used_rdp=used_rdp, log_value=log_val, value=value, lower=np.minimum(lower_pld, value), h=pld.h,
@@ -912,13 +917,16 @@ def _exact_power_once(
     )
 
 
-def _tiny_log_lower(pld: SchedulePLD, lks: np.ndarray) -> np.ndarray:
+def _tiny_log_lower(pld: SchedulePLD, lks: np.ndarray, log_upper: np.ndarray) -> np.ndarray:
     """Certified lower ends of log gamma at levels below 1e-300 (e.g. the pixel-tolerance baselines
     of Hayes, Mahloujifar & Balle 2023, App. I), where gamma itself is below double range.
 
-    The larger of two certified powers of actual tests at level <= kappa (Neyman & Pearson 1933:
+    The largest of three certified powers of actual tests at level <= kappa (Neyman & Pearson 1933:
     any such test's power is <= gamma): the max test's, in logs
-    (:func:`rerokit.bounds.pld.maxtest.log_max_test_power`), and the tilted PLD's lower end
+    (:func:`rerokit.bounds.pld.maxtest.log_max_test_power`), the linear test's
+    (:func:`rerokit.bounds.pld.chernoff.log_sum_test_power`: the all-sampled component's optimal
+    test, within ~1e-9 of the mixture's upper bound at small T), and, where those two leave a
+    bracket wider than 0.01 against ``log_upper`` (the final upper ends), the tilted PLD's lower end
     (:meth:`SchedulePLD.tail_power`, :mod:`rerokit.bounds.pld.tilt`; at most :data:`_MAX_TILTED`
     levels, with the statistic only: ``pld.lower``). The tilt's bracket is certified at any level
     (its steps' truncation at 1e-300, the smallest double-range tail, is counted as mass at
@@ -930,11 +938,12 @@ def _tiny_log_lower(pld: SchedulePLD, lks: np.ndarray) -> np.ndarray:
     if pld.group_size != 1:
         return out
     out = np.maximum(out, log_max_test_power(pld.segments, lks))
+    out = np.maximum(out, [log_sum_test_power(pld.segments, float(lk)) for lk in lks])
     if pld.lower:
         from rerokit.bounds.pld.compose import WindowTooWide
         from rerokit.bounds.pld.step import StepTooWide
 
-        for i in range(min(lks.size, _MAX_TILTED)):
+        for i in np.nonzero(log_upper - out > 0.01)[0][:_MAX_TILTED]:
             try:
                 out[i] = max(out[i], float(pld.tail_power(float(lks[i]))[0]))
             except (ValueError, ArithmeticError, MemoryError, WindowTooWide, StepTooWide):
