@@ -158,3 +158,12 @@ def test_long_schedules_against_the_saddle_point(sigma, q, T, lam, width):
     assert lo <= ref + 5e-3 and ref <= up + 5e-3  # (the saddle point's own error)
     assert ref - lo <= 0.02  # the lower end (the tilted PLD's) is within the width of the truth
     assert up - lo <= width
+
+
+def test_the_log_bracket_is_written_without_underflow():
+    from rerokit.report.format import fmt_bracket_log10
+
+    lo, up = -969.87026181334 / LN10, -969.3153000784491 / LN10
+    assert fmt_bracket_log10((lo, up)) == "[6.17586e-422, 1.07576e-421]"
+    assert fmt_bracket_log10((-math.inf, -2.0)) == "[0, 0.01]"
+    assert fmt_bracket_log10(None) == ""
