@@ -24,9 +24,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence, Union
 
-__all__ = ["SIGNIFICANT", "BRACKET_DIGITS", "Num", "Lead", "Sentence", "fmt", "fmt_log10", "fmt_bracket", "fmt_bracket_log10", "plain",
-           "num",
-           "odds", "chance", "key_part", "tpr_point"]
+__all__ = ["SIGNIFICANT", "BRACKET_DIGITS", "Num", "Lead", "Sentence", "fmt", "fmt_log10", "fmt_bracket",
+           "fmt_bracket_log10", "plain", "num", "odds", "chance", "key_part", "tpr_point"]
 
 SIGNIFICANT = 4
 BRACKET_DIGITS = 6
