@@ -47,7 +47,10 @@ Three methods compute it:
     towards P's lower tail, with the steps on a finer grid composed in blocks
     (:mod:`rerokit.bounds.pld.lowertail`; its bracket within 1e-9 on the issue's grid). Below kappa = 1e-300 (step masses beyond double precision) the floored value is the
     minimum of the RDP bound and Hölder's inequality at the best real order
-    (:mod:`rerokit.bounds.pld.chernoff`: exact integer moments, certified real-order integrals):
+    (:mod:`rerokit.bounds.pld.chernoff`: exact integer moments, certified real-order integrals,
+    the binomial GDP mixture, the tilted PLD where gamma is above T 1e-300), and the lower end is
+    kept in logs (``extras['log_gamma_lower']``: the max test, the linear test and the tilted PLD's
+    lower end, :func:`_tiny_log_lower`; within ~0.02 of the truth at T = 1e3-1e5, ~1e-8 at T <= 2):
     within 0.02% of the exact log gamma at T = 1, 2 and kappa = 1e-473, 1e-1000 (mpmath), within
     2% at q = 1, T = 1000 (the Hölder bound alone). Noise multipliers all above the exact range get the smaller of the
     closed-form envelope and the exact value at the range's top edge (more noise is
@@ -867,8 +870,9 @@ def _exact_power_once(
         floored |= ~done & (pld.upper.error > 0.1 * up)
     # far tails: exponential tilting (rerokit.bounds.pld.tilt) where the error floor dominates or the
     # bracket is wide at a small level; both ends stay certified, so take the better of each
-    # (not below kappa = 1e-300: the step masses there are below double precision's range, and the
-    # RDP bound answers, as before)
+    # (not below kappa = 1e-300: the steps are truncated at 1e-300 at the deepest (their masses
+    # beyond are below double range), so the tilt's mass at +infinity, ~T 1e-300, spoils its upper
+    # end there and the RDP/Hölder bounds answer; its lower end stays good: _tiny_log_lower)
     tail = (floored | ((lks < math.log(1e-6)) & (up - low > 1e-3 * up))) & (lks >= _MIN_TILTED_LOG)
     # not near gamma = 1: the tilt gives gamma in relative precision, while there the target is
     # 1 - gamma, which the lower-tail tilt refines (_near_one_into); at sigma 0.3, q 0.3, T 1e6,

@@ -238,7 +238,7 @@ def log_sum_test_power(segments: Sequence[tuple[float, float, int]], log_kappa: 
 
     Rounding (all down): z with Phi(z) <= kappa for certain (:func:`rerokit.bounds.pld.normal.normal_ppf_log`),
     the argument lowered by 8 ulps of its parts, each log Phi by :data:`~rerokit.bounds.pld.normal.LOG_NDTR_REL`
-    of itself, each log-binomial by 8 ulps of its parts, the log-sum by 1e-13 relative plus 1e-300.
+    of itself plus 1e-15, each log-binomial by 8 ulps of its parts, the log-sum by 1e-13 relative plus 1e-300.
 
     Args:
       segments: validated (sigma, q, T) segments, at most one of them with q < 1 (with T <= 1e5).
@@ -273,7 +273,7 @@ def log_sum_test_power(segments: Sequence[tuple[float, float, int]], log_kappa: 
     shift = m / math.sqrt(v)
     x = z + shift - 8.0 * _EPS * (abs(z) + shift + 1.0)
     lphi = np.array([log_ndtr(float(xi)) for xi in x])
-    terms = lb - slack_b + lphi - LOG_NDTR_REL * np.abs(lphi)
+    terms = lb - slack_b + lphi - LOG_NDTR_REL * np.abs(lphi) - 1e-15  # (log_ndtr: 1e-16 absolute above 0)
     top = float(np.max(terms))
     if not math.isfinite(top):
         return -math.inf
