@@ -93,7 +93,8 @@ def _np_two(sigma: float, q: float, l: float) -> tuple[mp.mpf, mp.mpf]:
 
     with mp.workdps(30):
         c = x_of(mp.mpf(l) / 2)
-        pts = sorted(set([-mp.inf, -10 * s, 0] + [c + k * s for k in (-6, -3, -1, 0, 1, 3, 6)] + [2 * c + 10 * s, mp.inf]))
+        pts = [-mp.inf, -10 * s, 0] + [c + k * s for k in (-6, -3, -1, 0, 1, 3, 6)] + [2 * c + 10 * s, mp.inf]
+        pts = sorted(set(pts))
         a = mp.quad(lambda x1: mp.npdf(x1, 0, s) * tail_nu(x_of(l - L(x1))), pts)
         b = mp.quad(lambda x1: ((1 - qq) * mp.npdf(x1, 0, s) + qq * mp.npdf(x1, 1, s)) * tail_mu(x_of(l - L(x1))), pts)
         return mp.log(a), mp.log(b)

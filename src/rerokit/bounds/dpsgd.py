@@ -913,7 +913,8 @@ def _exact_power_once(
                                       log_val[small])
         # and its value where that is in double's normal range (1e-14 below: exp's few ulps)
         normal = small & (log_lower > _MIN_TILTED_LOG)
-        lower_pld[normal] = np.minimum(np.maximum(lower_pld[normal], np.exp(log_lower[normal]) * (1.0 - 1e-14)), up[normal])
+        got = np.exp(log_lower[normal]) * (1.0 - 1e-14)
+        lower_pld[normal] = np.minimum(np.maximum(lower_pld[normal], got), up[normal])
     return ExactPower(
         log_upper=log_up, upper=up, lower_pld=lower_pld, eps_star=eps_star, floor=floor, floored=floored,
         used_rdp=used_rdp, log_value=log_val, value=value, lower=np.minimum(lower_pld, value), h=pld.h,
