@@ -47,7 +47,10 @@ Three methods compute it:
     towards P's lower tail, with the steps on a finer grid composed in blocks
     (:mod:`rerokit.bounds.pld.lowertail`; its bracket within 1e-9 on the issue's grid). Below kappa = 1e-300 (step masses beyond double precision) the floored value is the
     minimum of the RDP bound and Hölder's inequality at the best real order
-    (:mod:`rerokit.bounds.pld.chernoff`: exact integer moments, certified real-order integrals):
+    (:mod:`rerokit.bounds.pld.chernoff`: exact integer moments, certified real-order integrals,
+    the binomial GDP mixture, the tilted PLD where gamma is above T 1e-300), and the lower end is
+    kept in logs (``extras['log_gamma_lower']``: the max test, the linear test and the tilted PLD's
+    lower end, :func:`_tiny_log_lower`; within ~0.02 of the truth at T = 1e3-1e5, ~1e-8 at T <= 2):
     within 0.02% of the exact log gamma at T = 1, 2 and kappa = 1e-473, 1e-1000 (mpmath), within
     2% at q = 1, T = 1000 (the Hölder bound alone). Noise multipliers all above the exact range get the smaller of the
     closed-form envelope and the exact value at the range's top edge (more noise is
@@ -101,11 +104,13 @@ from rerokit.bounds.pld import (
     SchedulePLD,
     ThresholdTests,
     log_chernoff_gamma_many,
+    log_max_test_power,
     log_rdp_gamma_many,
     rdp_curve_subsampled_gaussian,
     rdp_poisson_gaussian,
     schedule_pld,
 )
+from rerokit.bounds.pld.chernoff import log_sum_test_power
 from rerokit.bounds.pld.lowertail import clear_step_cache, lower_tilt, tilt_spread
 from rerokit.bounds.dpsgd_envelope import (
     MAX_EXACT_STEPS,
@@ -453,6 +458,8 @@ class ExactPower:
       value: the final upper bound, exp(log_value) rounded up (never below the truth).
       lower: min(lower_pld, value), the certified lower end.
       h: the finest grid step used.
+      log_lower: log of a certified lower end, kept in logs where ``lower`` underflows (kappa below
+        1e-300: :func:`_tiny_log_lower`); None where it is just log(lower).
     """
 
     log_upper: np.ndarray
@@ -466,6 +473,7 @@ class ExactPower:
     value: np.ndarray
     lower: np.ndarray
     h: float
+    log_lower: np.ndarray | None = None
 
 
 def exact_power_many(
@@ -746,10 +754,11 @@ def _one_step_closed_form(pld: SchedulePLD, lks: np.ndarray) -> ExactPower | Non
     value = np.array([round_up_exp(float(v)) for v in log_up])
     up = np.exp(log_up)
     false = np.zeros(lks.shape, dtype=bool)
+    log_lower = np.minimum(np.maximum(lg - 1e-10 - 1e-15, lks), log_up)  # lower's log, kept below 1e-300 too
     return ExactPower(
         log_upper=log_up, upper=up, lower_pld=np.minimum(lower, up), eps_star=eps_star, floor=0.0,
         floored=false, used_rdp=false.copy(), log_value=log_up, value=value, lower=np.minimum(lower, value),
-        h=pld.h,
+        h=pld.h, log_lower=log_lower,
     )
 
 
@@ -868,8 +877,9 @@ def _exact_power_once(
         floored |= ~done & (pld.upper.error > 0.1 * up)
     # far tails: exponential tilting (rerokit.bounds.pld.tilt) where the error floor dominates or the
     # bracket is wide at a small level; both ends stay certified, so take the better of each
-    # (not below kappa = 1e-300: the step masses there are below double precision's range, and the
-    # RDP bound answers, as before)
+    # (not below kappa = 1e-300: the steps are truncated at 1e-300 at the deepest (their masses
+    # beyond are below double range), so the tilt's mass at +infinity, ~T 1e-300, spoils its upper
+    # end there and the RDP/Hölder bounds answer; its lower end stays good: _tiny_log_lower)
     tail = (floored | ((lks < math.log(1e-6)) & (up - low > 1e-3 * up))) & (lks >= _MIN_TILTED_LOG)
     # not near gamma = 1: the tilt gives gamma in relative precision, while there the target is
     # 1 - gamma, which the lower-tail tilt refines (_near_one_into); at sigma 0.3, q 0.3, T 1e6,
@@ -902,10 +912,55 @@ def _exact_power_once(
         log_val = np.where(used_rdp, log_rdp, log_up)
     value = np.array([round_up_exp(float(x)) for x in log_val])
     lower_pld = np.minimum(low, up)
+    with np.errstate(divide="ignore"):
+        log_lower = np.minimum(np.log(np.minimum(lower_pld, value)), log_val)
+    small = lks < _MIN_TILTED_LOG
+    if small.any():  # below 1e-300 the lower end underflows: its certified log (_tiny_log_lower)
+        log_lower[small] = np.minimum(np.maximum(log_lower[small], _tiny_log_lower(pld, lks[small], log_val[small])),
+                                      log_val[small])
+        # and its value where that is in double's normal range (1e-14 below: exp's few ulps)
+        normal = small & (log_lower > _MIN_TILTED_LOG)
+        got = np.exp(log_lower[normal]) * (1.0 - 1e-14)
+        lower_pld[normal] = np.minimum(np.maximum(lower_pld[normal], got), up[normal])
     return ExactPower(
         log_upper=log_up, upper=up, lower_pld=lower_pld, eps_star=eps_star, floor=floor, floored=floored,
         used_rdp=used_rdp, log_value=log_val, value=value, lower=np.minimum(lower_pld, value), h=pld.h,
+        log_lower=log_lower,
     )
+
+
+def _tiny_log_lower(pld: SchedulePLD, lks: np.ndarray, log_upper: np.ndarray) -> np.ndarray:
+    """Certified lower ends of log gamma at levels below 1e-300 (e.g. the pixel-tolerance baselines
+    of Hayes, Mahloujifar & Balle 2023, App. I), where gamma itself is below double range.
+
+    The largest of three certified powers of actual tests at level <= kappa (Neyman & Pearson 1933:
+    any such test's power is <= gamma): the max test's, in logs
+    (:func:`rerokit.bounds.pld.maxtest.log_max_test_power`), the linear test's
+    (:func:`rerokit.bounds.pld.chernoff.log_sum_test_power`: the all-sampled component's optimal
+    test, within ~1e-9 of the mixture's upper bound at small T), and, where those two leave a
+    bracket wider than 0.01 against ``log_upper`` (the final upper ends), the tilted PLD's lower end
+    (:meth:`SchedulePLD.tail_power`, :mod:`rerokit.bounds.pld.tilt`; at most :data:`_MAX_TILTED`
+    levels, with the statistic only: ``pld.lower``). The tilt's bracket is certified at any level
+    (its steps' truncation at 1e-300, the smallest double-range tail, is counted as mass at
+    +infinity); below 1e-300 that mass (~T 1e-300) spoils its upper end only, which the
+    Hölder/mixture bounds give there instead, while its lower end stays within ~0.02 of the exact
+    log gamma (measured against a Lugannani-Rice saddle point at T = 1e3-1e5,
+    tests/bounds/test_dpsgd_pixel.py). -inf where neither applies (groups of examples)."""
+    out = np.full(lks.shape, -math.inf)
+    if pld.group_size != 1:
+        return out
+    out = np.maximum(out, log_max_test_power(pld.segments, lks))
+    out = np.maximum(out, [log_sum_test_power(pld.segments, float(lk)) for lk in lks])
+    if pld.lower:
+        from rerokit.bounds.pld.compose import WindowTooWide
+        from rerokit.bounds.pld.step import StepTooWide
+
+        for i in np.nonzero(log_upper - out > 0.01)[0][:_MAX_TILTED]:
+            try:
+                out[i] = max(out[i], float(pld.tail_power(float(lks[i]))[0]))
+            except (ValueError, ArithmeticError, MemoryError, WindowTooWide, StepTooWide):
+                pass
+    return out
 
 
 def rero_dpsgd(
@@ -1093,6 +1148,11 @@ def rero_dpsgd(
     elif floored:
         extras["note"] = "the PLD's infinity mass / round-off floor dominates at this kappa"
     extras["log_gamma"] = log_value
+    # the lower end in logs (it underflows below kappa = 1e-300; exact_power_many keeps its log)
+    log_lower = math.log(lower) if lower > 0.0 else -math.inf
+    if r.log_lower is not None:
+        log_lower = max(log_lower, float(r.log_lower[0]))
+    extras["log_gamma_lower"] = min(log_lower, log_value)
     return Bound(value, max(0.0, value - lower), "exact", "upper", (lower, value), inputs, extras)
 
 
@@ -1171,7 +1231,12 @@ def _full_batch(segs: Sequence[Segment], lk: float, kap: float, k: int, inputs: 
     from scipy.special import ndtri_exp
 
     z = -float(ndtri_exp(lk)) if lk < 0 else -math.inf  # the optimal test rejects when x > z (x ~ N(0, 1) under nu)
-    extras.update(lower=lower, upper=value, mu_gdp=mu, log_gamma=lg, floored=False, pld_floor=0.0,
+    # the closed form rounded down, in logs (the lower end underflows below kappa ~ 1e-300)
+    lg_low = log_gdp_power(mu, lk, upward=False) if lk < 0.0 else 0.0
+    if lower > 0.0:
+        lg_low = max(lg_low, math.log(lower))
+    extras.update(lower=lower, upper=value, mu_gdp=mu, log_gamma=lg, log_gamma_lower=min(lg_low, lg),
+                  floored=False, pld_floor=0.0,
                   value_discretization_interval=None, threshold_epsilon=mu * z - 0.5 * mu * mu,
                   note="q = 1: the exact Gaussian-DP closed form (no discretisation)")
     return Bound(value, max(0.0, value - lower), "exact", "upper", (lower, value), inputs, extras)

@@ -7,7 +7,8 @@ Precision (documented, the same in the terminal, the HTML card and its ``data-ke
 * :func:`fmt_log10` - a number given by its log10 (baselines that underflow, e.g. kappa of
   "any 28x28 image within 32/256 per pixel"): 3 significant digits, ``9.66e-473``;
 * :func:`fmt_bracket` - certified brackets with :data:`BRACKET_DIGITS` = 6 significant digits,
-  enough to show their width.
+  enough to show their width; :func:`fmt_bracket_log10` the same from log10 ends (brackets below
+  double range).
 
 A value shown with :func:`fmt` equals the JSON value rounded to 4 significant digits; the HTML
 card also carries the full value in ``data-value`` (``repr`` of the float).
@@ -23,8 +24,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence, Union
 
-__all__ = ["SIGNIFICANT", "BRACKET_DIGITS", "Num", "Lead", "Sentence", "fmt", "fmt_log10", "fmt_bracket", "plain", "num",
-           "odds", "chance", "key_part", "tpr_point"]
+__all__ = ["SIGNIFICANT", "BRACKET_DIGITS", "Num", "Lead", "Sentence", "fmt", "fmt_log10", "fmt_bracket",
+           "fmt_bracket_log10", "plain", "num", "odds", "chance", "key_part", "tpr_point"]
 
 SIGNIFICANT = 4
 BRACKET_DIGITS = 6
@@ -89,6 +90,23 @@ def fmt_log10(log10_value: float, digits: int = 3) -> str:
         ms = f"{m / 10:.{digits - 1}f}"
     ms = ms.rstrip("0").rstrip(".") if "." in ms else ms
     return f"{ms}e-{abs(e):02d}" if e < 0 else f"{ms}e+{e:02d}"
+
+
+def fmt_bracket_log10(log10_interval: Sequence[float] | None, digits: int = BRACKET_DIGITS) -> str:
+    """``[lower, upper]`` of a bracket given by its log10 ends (gamma below double range, e.g. at
+    pixel-tolerance baselines), each written by :func:`fmt_log10`: ``[6.17586e-422, 1.07576e-421]``.
+
+    Args:
+      log10_interval: (log10 lower, log10 upper) (-inf for a lower end 0), or None.
+      digits: significant digits (default :data:`BRACKET_DIGITS`).
+
+    Returns:
+      The text, or "" for None.
+    """
+    if log10_interval is None:
+        return ""
+    lo, hi = log10_interval
+    return f"[{fmt_log10(lo, digits)}, {fmt_log10(hi, digits)}]"
 
 
 def fmt_bracket(interval: Sequence[float] | None, digits: int = BRACKET_DIGITS) -> str:

@@ -48,6 +48,8 @@ _COARSE_TAIL_FACTORS = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.5, 8.0, 12.0,
 # ... tried first: the shallowest truncation whose mass at +infinity is <= alpha e^-_INF_DEPTH; the
 # further depths only while the bracket is wider than _COARSE_TAIL_ENOUGH (in log)
 _INF_DEPTH = 7.0
+_LOG_MIN_TAIL = math.log(1e-300)
+"""The smallest truncation tail_power uses (the smallest double-range normal tail, about Phi(-37))."""
 _COARSE_TAIL_ENOUGH = 0.008
 _TAIL_FIRST_POINTS = 131_072
 _TAIL_FIRST_ENOUGH = 0.003
@@ -499,8 +501,11 @@ class SchedulePLD:
                 lo_c, up_c = self._tail_power_from(coarse, log_alpha)
                 lo, up, found = max(lo, lo_c), min(up, up_c), True
                 break
-        # not tight: this grid's own steps too (each end the better), unless just computed
-        if (not found or up - max(lo, lo_mt) > 0.01) and (self.log_tau, 1.0) not in done:
+        # not tight: this grid's own steps too (each end the better), unless just computed; not
+        # below 1e-300, where its truncation's mass at +infinity (~tau, far above the level) leaves
+        # that tilt the trivial bracket (alpha, 1): 20 s for nothing at q 1e-4, T 1e3, kappa e^-1089
+        own_useless = float(log_alpha) < _LOG_MIN_TAIL and self.log_tau > float(log_alpha) + 46.0
+        if (not found or up - max(lo, lo_mt) > 0.01) and (self.log_tau, 1.0) not in done and not own_useless:
             lo_s, up_s = self._tail_power_from(self, log_alpha)
             lo, up = max(lo, lo_s), min(up, up_s)
         return min(lo, up), up

@@ -21,7 +21,7 @@ gives a certified bound; we take the best found by a search over a geometric gri
 :func:`log_chernoff_gamma_many` returns the smallest of that and two more certified bounds that keep
 the prefactor: the binomial mixture of Gaussian shifts (:func:`log_gdp_mixture_gamma`: the Gaussian-DP
 closed form at q = 1, exact at T = 1) and the tilted PLD (:mod:`rerokit.bounds.pld.tilt`, everything
-in logs) where gamma is above 1e-100. Measured against independent references (GDP closed form,
+in logs) where gamma is above N 1e-300 (N steps). Measured against independent references (GDP closed form,
 exact Neyman-Pearson power at T = 1, 2, Lugannani-Rice saddle point at T = 1e3-1e4): within 3e-4
 relative in log gamma for kappa in [1e-473, 1e-300], never below.
 """
@@ -33,10 +33,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from rerokit.bounds.pld.normal import normal_ppf_log
+from rerokit.bounds.pld.normal import LOG_NDTR_REL, log_ndtr, normal_ppf_log
 from rerokit.bounds.pld.rdp import log_moment_step_int, log_moment_step_real, log_sum_rounded_up
 
-__all__ = ["log_moment_int", "log_moment_real", "log_gdp_mixture_gamma", "log_chernoff_gamma_many"]
+__all__ = ["log_moment_int", "log_moment_real", "log_gdp_mixture_gamma", "log_chernoff_gamma_many",
+           "log_sum_test_power"]
 
 _EPS = float(np.finfo(float).eps)
 _MAX_ORDER = 1 << 20
@@ -157,9 +158,12 @@ _MAX_MIX_T = 100_000
 _MAX_MIX_POINTS = 2_000_000  # joint (k_1, ..., k_m) combinations of several q < 1 segments
 _MAX_TILTED_CALLS = 16
 """At most this many tilted-PLD evaluations per call (each 0.05-2 s); the other kappas keep the rest."""
-_TILT_USEFUL = math.log(1e-100)
-"""The tilted PLD is tried where the Hölder value is above this: Hölder misses only the tail's
-polynomial prefactor (measured ~0.25-2.1 nats up to T = 1e5), under 1 % of |log gamma| below it."""
+_TILT_TRUNCATION = math.log(1e-300)
+"""The tilted PLD is tried where the Hölder value is above this times the number of steps N: its
+steps are truncated at 1e-300 (the smallest double-range tail), which puts a mass of about N 1e-300
+at +infinity, so its upper end is of use only above that. Hölder misses the tail's polynomial
+prefactor (measured ~0.25-2.1 nats up to T = 1e5: 1.6 nats at sigma 0.5, q 0.01, T 1e3,
+kappa e^-1089, gamma ~ e^-679.6, where the tilt's upper end is within 0.015 of the exact value)."""
 
 
 def log_gdp_mixture_gamma(segments: Sequence[tuple[float, float, int]], log_kappa: float) -> float:
@@ -218,6 +222,65 @@ def log_gdp_mixture_gamma(segments: Sequence[tuple[float, float, int]], log_kapp
     return min(0.0, log_sum_rounded_up(terms))
 
 
+def log_sum_test_power(segments: Sequence[tuple[float, float, int]], log_kappa: float) -> float:
+    """A certified lower bound on log gamma: the power of the linear test U > c, U = sum_t x_t / sigma_t^2.
+
+    Under nu, U ~ N(0, V), V = sum_i T_i / sigma_i^2, so the test at level kappa rejects when
+    U / sqrt(V) > -z, z = Phi^-1(kappa); under mu (Poisson sampling, the mixture over the k steps of
+    the one segment with q < 1 that drew the example), U / sqrt(V) ~ N(m_k / sqrt(V), 1),
+    m_k = k / sigma^2 + c (c = sum over the q = 1 segments of T_i / sigma_i^2), so its power is
+    sum_k Bin(k; T, q) Phi(z + m_k / sqrt(V)). Any test at level <= kappa has power <= gamma
+    (Neyman & Pearson 1933). It is the Neyman-Pearson test of the all-sampled component, which
+    dominates the tail at small T and tiny kappa: then within ~1e-9 (relative, in log) of the
+    mixture's upper bound (:func:`log_gdp_mixture_gamma`), e.g. at T = 2 and kappa ~ e^-1089,
+    where the PLD's tilt is spoiled by the unsampled component; exactly the Neyman-Pearson power at
+    T = 1 and at q = 1 (Gaussian DP closed form).
+
+    Rounding (all down): z with Phi(z) <= kappa for certain (:func:`rerokit.bounds.pld.normal.normal_ppf_log`),
+    the argument lowered by 8 ulps of its parts, each log Phi by :data:`~rerokit.bounds.pld.normal.LOG_NDTR_REL`
+    of itself plus 1e-15, each log-binomial by 8 ulps of its parts, the log-sum by 1e-13 relative plus 1e-300.
+
+    Args:
+      segments: validated (sigma, q, T) segments, at most one of them with q < 1 (with T <= 1e5).
+      log_kappa: natural log of kappa (< 0).
+
+    Returns:
+      A lower bound on log gamma (<= 0), or -inf when the schedule is not of that form.
+    """
+    from scipy.special import gammaln
+
+    mix = [(s, q, T) for s, q, T in segments if q < 1.0]
+    if len(mix) > 1 or (mix and mix[0][2] > _MAX_MIX_T):
+        return -math.inf
+    lk = float(log_kappa)
+    if not lk < 0.0:
+        return 0.0
+    z = normal_ppf_log(lk, upper=False)  # Phi(z) <= kappa for certain
+    if not math.isfinite(z):
+        return -math.inf
+    c = sum(T / (s * s) for s, q, T in segments if q == 1.0)
+    v = c + sum(T / (s * s) for s, q, T in mix)
+    if mix:
+        s, q, T = mix[0]
+        k = np.arange(T + 1, dtype=float)
+        lg = float(gammaln(T + 1.0))
+        lb = lg - gammaln(k + 1.0) - gammaln(T - k + 1.0) + k * math.log(q) + (T - k) * math.log1p(-q)
+        slack_b = np.full(T + 1, 8.0 * _EPS * (lg + T * (1.0 + abs(math.log(q)) + abs(math.log1p(-q)))))
+        slack_b[0] = slack_b[-1] = 8.0 * _EPS * T * (abs(math.log(q)) + abs(math.log1p(-q)))
+        m = k / (s * s) + c
+    else:
+        lb, slack_b, m = np.zeros(1), np.zeros(1), np.array([c])
+    shift = m / math.sqrt(v)
+    x = z + shift - 8.0 * _EPS * (abs(z) + shift + 1.0)
+    lphi = np.array([log_ndtr(float(xi)) for xi in x])
+    terms = lb - slack_b + lphi - LOG_NDTR_REL * np.abs(lphi) - 1e-15  # (log_ndtr: 1e-16 absolute above 0)
+    top = float(np.max(terms))
+    if not math.isfinite(top):
+        return -math.inf
+    out = top + math.log(math.fsum(np.exp(terms - top).tolist()))
+    return min(0.0, out - 1e-13 * abs(out) - 1e-300)
+
+
 def _log_gdp_mixture_many(segments: Sequence[tuple[float, float, int]], mix: Sequence[tuple[float, float, int]],
                           log_kappa: float) -> float:
     """:func:`log_gdp_mixture_gamma` for several segments with q < 1 (the joint counts)."""
@@ -264,13 +327,15 @@ def log_chernoff_gamma_many(segments: Sequence[tuple[float, float, int]], log_ka
       through their joint counts, up to 2e6 combinations);
     * the tilted PLD's certified upper end (:mod:`rerokit.bounds.pld.tilt`), from ``tail_power``
       (e.g. a :class:`~rerokit.bounds.pld.SchedulePLD`'s ``tail_power``) or, if ``tilted``, from a
-      PLD of ``segments`` built here; used where the Hölder value is above 1e-100 (below, Hölder is
-      within ~1 % in log, and the tilted PLD's truncation mass ~ T 1e-300 limits it anyway).
+      PLD of ``segments`` built here; used where the Hölder value is above N 1e-300 (N steps: below,
+      the tilted PLD's truncation mass ~ N 1e-300 spoils its upper end).
 
     The Hölder bound misses the polynomial prefactor of the exact tail (log gamma off by ~1 nat,
     i.e. 11 % at kappa = 1e-300, sigma = 1, T = 1000, q = 1, where gamma ~ 3e-8); the other two
-    recover it, so the certified value stays within ~0.1 % (relative, in log) of the truth over
-    kappa in [1e-473, 1e-300] in the measured settings (tests/bounds/pld/test_chernoff.py).
+    recover it where gamma is above ~N 1e-300 or T is small, so the certified value stays within
+    ~0.1 % (relative, in log) of the truth over kappa in [1e-473, 1e-300] in the measured settings
+    (tests/bounds/pld/test_chernoff.py); below, with T ~ 1e3 and more, it can be 0.1-0.6 nats
+    above (tests/bounds/test_dpsgd_pixel.py).
 
     Args:
       segments: validated (sigma, q, T) segments (group size 1: one example per step).
@@ -291,6 +356,7 @@ def log_chernoff_gamma_many(segments: Sequence[tuple[float, float, int]], log_ka
     lks = np.asarray(log_kappas, dtype=float).ravel()
     out = np.zeros(lks.size)
     orders = np.full(lks.size, np.nan)
+    n_steps = max(sum(int(T) for _, _, T in segments), 1)
     cache: dict[int, float] = {}
     built: list = []
     calls = 0
@@ -305,7 +371,7 @@ def log_chernoff_gamma_many(segments: Sequence[tuple[float, float, int]], log_ka
         mx = log_gdp_mixture_gamma(segments, lk)
         if mx < out[i]:
             out[i], orders[i] = mx, np.nan
-        if out[i] > _TILT_USEFUL and calls < _MAX_TILTED_CALLS:
+        if out[i] > _TILT_TRUNCATION + math.log(n_steps) and calls < _MAX_TILTED_CALLS:
             calls += 1
             tp = tail_power
             if tp is None and tilted:

@@ -15,6 +15,13 @@ then one sampled step's large output, and the optimal test is close to this one,
 threshold statistic loses its relative precision there (sigma = 1, q = 1e-4, T = 1e3, kappa =
 1e-30: log gamma >= -66.57 here against -68.21 from the PLD's test).
 
+At tiny levels (kappa below 1e-300, e.g. the pixel-tolerance baselines of Hayes, Mahloujifar &
+Balle 2023, App. I) the b_i and the power are below double range, so the power is bounded in logs:
+with S = sum_i T_i b_i, 1 - prod_i (1 - b_i)^{T_i} >= 1 - e^{-S} (since 1 - b <= e^{-b}) and
+1 - e^{-S} >= S - S^2/2 for S >= 0 (Taylor's theorem with the Lagrange remainder: e^{-S} = 1 - S +
+S^2/2 - e^{-c} S^3/6 for some c in (0, S)), so log(power) >= log S + log1p(-S/2) for S < 2; used
+where the power is below 1e-200 (S is then below 1e-200 too: the bound loses 1e-200 relative).
+
 Rounding: z is the engine's upper normal quantile (:func:`rerokit.bounds.pld.normal.normal_isf_log`,
 which confirms the level with :func:`~rerokit.bounds.pld.normal.log_ndtr`, accurate to 1e-13
 relative with much to spare) at the level less 1e-12; the power is computed in logs and lowered by
@@ -27,7 +34,7 @@ CLI's bound commands would pay.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -36,6 +43,8 @@ from rerokit.bounds.pld.normal import LOG_NDTR_REL, log_ndtr, normal_isf_log
 __all__ = ["log_max_test_miss", "log_max_test_power", "max_test_threshold"]
 
 _MAX_LOG_KAPPA = math.log(0.5)
+_MIN_DIRECT = 1e-200
+"""Powers above this are 1 - prod_i (1 - b_i)^{T_i} directly; below, its log from S = sum_i T_i b_i."""
 
 
 def max_test_threshold(n_steps: int, log_kappa: float) -> float:
@@ -80,13 +89,19 @@ def log_max_test_power(segments: Sequence[tuple[float, float, int]], log_kappas:
             continue
         if lk > _MAX_LOG_KAPPA:  # useful only at small levels; near 1 the level's rounding is delicate
             continue
-        s_log = _log_no_rejection(segments, n, lk)
-        if s_log is None:
+        got = _log_no_rejection(segments, n, lk, with_sum=True)
+        if got is None:
             continue
+        s_log, log_s = got
         p = -math.expm1(s_log)
-        if p <= 0.0:
+        if p > _MIN_DIRECT:
+            lp = math.log(p)
+        elif log_s < math.log(0.5):
+            # 1 - prod_i (1 - b_i)^{T_i} >= 1 - e^{-S} >= S - S^2/2 = S (1 - S/2), S = sum_i T_i b_i
+            # (module docstring): in logs, where the power itself is below double range
+            lp = log_s + math.log1p(-0.5 * math.exp(log_s))
+        else:
             continue
-        lp = math.log(p)
         out[j] = min(0.0, lp - 1e-10 * abs(lp) - 1e-12)
     return out
 
@@ -118,15 +133,19 @@ def log_max_test_miss(segments: Sequence[tuple[float, float, int]], log_kappa: f
     return min(0.0, s_log + 1e-12 * abs(s_log))
 
 
-def _log_no_rejection(segments: Sequence[tuple[float, float, int]], n: int, lk: float) -> float | None:
+def _log_no_rejection(segments: Sequence[tuple[float, float, int]], n: int, lk: float,
+                      with_sum: bool = False) -> Any:
     """sum_i T_i log(1 - b_i) at the threshold of level kappa = e^lk (an upper bound on it: b_i
-    rounded down), or None where no threshold was confirmed."""
+    rounded down), or None where no threshold was confirmed; with ``with_sum``, the pair of that and
+    log S, S = sum_i T_i b_i (a lower bound on it: each log(T_i b_i) rounded down, and the log-sum
+    lowered by 1e-13 relative, far more than its few ulps)."""
     z = max_test_threshold(n, lk)
     if not math.isfinite(z):
         return None
     v0 = float(log_ndtr(-z))
     v0 -= LOG_NDTR_REL * abs(v0)
     s_log = 0.0  # sum_i T_i log(1 - b_i) (an upper bound on it: b_i rounded down)
+    terms: list[float] = []  # log(T_i b_i), each rounded down
     for sigma, q, T in segments:
         v1 = float(log_ndtr(1.0 / sigma - z))
         v1 -= LOG_NDTR_REL * abs(v1)  # (argument > 0: 1e-16 absolute, inside lb's 1e-13 below)
@@ -137,4 +156,9 @@ def _log_no_rejection(segments: Sequence[tuple[float, float, int]], n: int, lk: 
         lb -= 1e-13 * (abs(lb) + 1.0)
         b = math.exp(lb)
         s_log += T * math.log1p(-min(b, 1.0 - 1e-15))
-    return s_log
+        terms.append(math.log(T) + lb)
+    if not with_sum:
+        return s_log
+    m = max(terms)
+    log_s = m + math.log(math.fsum(math.exp(t - m) for t in terms))
+    return s_log, log_s - 1e-13 * (abs(log_s) + 1.0)
