@@ -1,0 +1,357 @@
+"""The results of ``rerokit bound dp|rdp|zcdp|gdp|fano``, ``bound tradeoff`` and ``calibrate dpsgd`` as
+typed objects, and their JSON.
+
+Each class is the one declaration of what its command prints: the command (:mod:`rerokit.cli`)
+builds it and prints :meth:`to_dict`; the command's verdict (:mod:`rerokit.report.verdicts`) reads
+the printed JSON back with ``from_dict`` (its inverse), so a key renamed on one side is a
+ValueError naming it on the other, not a silent ``None``. Where a library result already carries
+the numbers it is reused: :class:`CalibrateOutput` wraps the
+:class:`~rerokit.bounds.calibrate.CalibrationResult` of the calibration. Standard library only at
+import (the ``bound`` commands start without numpy; the layer contracts let :mod:`rerokit.cli`
+import :mod:`rerokit.report`, never the reverse).
+
+JSON numbers: the CLI writes a non-finite float as the string ``"inf"`` / ``"-inf"`` (NaN as
+``null``); ``from_dict`` reads such a string back as the float.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:
+    from rerokit.bounds.calibrate import CalibrationResult
+    from rerokit.bounds.types import Bound
+
+__all__ = ["ConversionBound", "FanoBound", "CalibrateOutput", "TradeoffPoint", "TradeoffTable", "TradeoffOutput"]
+
+_LN10 = math.log(10.0)
+
+
+def _obj(d: Any, where: str) -> Mapping[str, Any]:
+    """``d`` when it is a JSON object, else a TypeError naming ``where``."""
+    if not isinstance(d, Mapping):
+        raise TypeError(f"{where}: expected a JSON object, got {type(d).__name__}")
+    return d
+
+
+def _key(d: Mapping[str, Any], key: str, where: str) -> Any:
+    """``d[key]``, or a ValueError naming the key (a JSON object that is not the command's output)."""
+    if key not in _obj(d, where):
+        raise ValueError(f"{where}: missing {key!r}")
+    return d[key]
+
+
+def _real(v: Any) -> Any:
+    """A number as the CLI's JSON holds it: the strings "inf" / "-inf" as floats, anything else as it is."""
+    return float(v) if v in ("inf", "-inf") else v
+
+
+def _pair(v: Any, key: str, where: str) -> tuple[float, float]:
+    """A bracket ``[lower, upper]`` as a tuple (ValueError naming ``key`` for anything else)."""
+    if not isinstance(v, (list, tuple)) or len(v) != 2:
+        raise ValueError(f"{where}: {key!r} must be a pair [lower, upper], got {v!r}")
+    return (_real(v[0]), _real(v[1]))
+
+
+def _read(d: Mapping[str, Any], keys: tuple[str, ...], where: str) -> dict[str, Any]:
+    """``{k: d[k]}`` for every key (ValueError naming the first missing one), "inf" strings as floats."""
+    return {k: _real(_key(d, k, where)) for k in keys}
+
+
+# --------------------------------------------------------------------------- bound dp | rdp | zcdp | gdp | fano
+
+
+@dataclass(frozen=True)
+class ConversionBound:
+    """``rerokit bound dp|rdp|zcdp|gdp``: the ReRo bound gamma of a privacy guarantee at a prior's
+    baseline kappa (Balle et al. 2022, Cor. 3, Thm 2, Cor. 4; Kaissis et al. 2023 for mu-GDP).
+
+    Attributes:
+        bound: which conversion (its name and reference).
+        inputs: the guarantee's parameters as given, in the command's order (a subset of
+            :attr:`INPUT_KEYS`).
+        kappa, log10_kappa: the baseline and its log10 (exact where kappa underflows).
+        gamma, log10_gamma: the bound and its log10.
+        advantage: (gamma - kappa) / (1 - kappa).
+    """
+
+    bound: str
+    inputs: Mapping[str, float]
+    kappa: float
+    log10_kappa: float
+    gamma: float
+    log10_gamma: float
+    advantage: float
+
+    INPUT_KEYS = ("alpha", "epsilon", "rho", "mu")
+    """The keys of the guarantees' parameters."""
+    _NUMBERS = ("kappa", "log10_kappa", "gamma", "log10_gamma", "advantage")
+    mutual_information_bound = None  # the attributes FanoBound has besides (one verdict reads both)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready dict of the command (less ``rerokit_version``)."""
+        return {"bound": self.bound, **self.inputs, **{k: getattr(self, k) for k in self._NUMBERS}}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "bound result") -> "ConversionBound":
+        """The inverse of :meth:`to_dict` (ValueError naming a missing key; unknown keys ignored)."""
+        inputs = {k: v for k, v in _obj(d, where).items() if k in cls.INPUT_KEYS}
+        if not inputs:
+            raise ValueError(f"{where}: missing the guarantee (one of {', '.join(map(repr, cls.INPUT_KEYS))})")
+        return cls(bound=_key(d, "bound", where), inputs=inputs, **_read(d, cls._NUMBERS, where))
+
+
+@dataclass(frozen=True)
+class FanoBound:
+    """``rerokit bound fano``: Guo et al. 2022b's Fano bound on the advantage of any attack against a
+    uniform prior (Hayes et al. 2023, App. H), from :mod:`rerokit.bounds.fano`'s
+    :class:`~rerokit.bounds.types.Bound` (:meth:`of`).
+
+    Attributes:
+        bound: the bound's name and reference.
+        inputs: the Bound's inputs in its order (a subset of :attr:`INPUT_KEYS`).
+        advantage: the certified upper end of the advantage (the Bound's value).
+        gamma: the corresponding bound on the success probability.
+        kappa: 1 / prior_size.
+        error: the numerical width of the advantage.
+        mutual_information_bound: the Gaussian mechanism's mutual-information bound (nats), where used.
+    """
+
+    bound: str
+    inputs: Mapping[str, Any]
+    advantage: float
+    gamma: float
+    kappa: float
+    error: float
+    mutual_information_bound: float | None = None
+
+    INPUT_KEYS = ("noise_multiplier", "mutual_information", "epsilon", "prior_size", "sensitivity")
+    """The keys of the inputs (the three ways of giving the information bound, the prior, the sensitivity)."""
+    _NUMBERS = ("advantage", "gamma", "kappa", "error")
+    log10_kappa = None  # Fano's prior is uniform: kappa never underflows
+    log10_gamma = None
+
+    @classmethod
+    def of(cls, name: str, b: "Bound") -> "FanoBound":
+        """The result of :mod:`rerokit.bounds.fano`'s Bound ``b`` (value: the advantage; extras: gamma,
+        kappa and, for the Gaussian mechanism, mutual_information_bound)."""
+        return cls(bound=name, inputs=dict(b.inputs), advantage=b.value, gamma=b.extras["gamma"],
+                   kappa=b.extras["kappa"], error=b.error,
+                   mutual_information_bound=b.extras.get("mutual_information_bound"))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready dict of the command (less ``rerokit_version``)."""
+        d = {"bound": self.bound, **self.inputs, **{k: getattr(self, k) for k in self._NUMBERS}}
+        if self.mutual_information_bound is not None:
+            d["mutual_information_bound"] = self.mutual_information_bound
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "bound fano result") -> "FanoBound":
+        """The inverse of :meth:`to_dict` (ValueError naming a missing key; unknown keys ignored)."""
+        inputs = {k: v for k, v in _obj(d, where).items() if k in cls.INPUT_KEYS}
+        _key(inputs, "prior_size", where)
+        return cls(bound=_key(d, "bound", where), inputs=inputs, **_read(d, cls._NUMBERS, where),
+                   mutual_information_bound=_real(d.get("mutual_information_bound")))
+
+
+# --------------------------------------------------------------------------- calibrate dpsgd
+
+
+@dataclass(frozen=True)
+class CalibrateOutput:
+    """``rerokit calibrate dpsgd``: the calibrated DP-SGD setting and its certified bound.
+
+    Attributes:
+        calibration: the calibration (:func:`rerokit.bounds.calibrate.calibrate_noise_multiplier` or
+            :func:`~rerokit.bounds.calibrate.calibrate_steps`).
+        solved: what was solved for, ``"noise_multiplier"`` or ``"steps"``.
+        note: remarks (steps capped at --max-steps; why epsilon is inf), or None.
+        prior_option: the prior option as given (``{"prior_size": N}``, ``{"log10_kappa": L}`` or ``{}``).
+        sampling: the run's sampler, its source, the unit of privacy and the neighbouring relation
+            (:meth:`rerokit.bounds.schedule.Schedule.sampling_dict`).
+        poisson_assumption: for a non-Poisson sampler, what a Poisson calibration would give (kind
+            "assumption"), else None.
+    """
+
+    calibration: "CalibrationResult"
+    solved: str
+    note: str | None
+    prior_option: Mapping[str, Any]
+    sampling: Mapping[str, Any]
+    poisson_assumption: Mapping[str, Any] | None = None
+
+    SOLVED = ("noise_multiplier", "steps")
+    """What a calibration solves for (the first key of the JSON)."""
+    PRIOR_KEYS = ("prior_size", "log10_kappa")
+    """The prior options echoed in ``settings``."""
+
+    @property
+    def log10_kappa(self) -> float:
+        return self.calibration.log_kappa / _LN10
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready dict of the command (less ``rerokit_version``)."""
+        c = self.calibration
+        d: dict[str, Any] = {self.solved: getattr(c, self.solved)}
+        if self.note is not None:
+            d["note"] = self.note
+        d.update(target_gamma=c.target_gamma, gamma=c.gamma, error=c.gamma_error, kappa=c.kappa,
+                 log10_kappa=self.log10_kappa, epsilon=c.epsilon, delta=c.delta,
+                 settings={"noise_multiplier": c.noise_multiplier, "sample_rate": c.sample_rate, "steps": c.steps,
+                           **self.prior_option, **self.sampling},
+                 search={"bracket": list(c.bracket), "evaluations": c.evaluations})
+        if self.poisson_assumption is not None:
+            d["poisson_assumption"] = dict(self.poisson_assumption)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "calibrate result") -> "CalibrateOutput":
+        """The inverse of :meth:`to_dict` (ValueError naming a missing key; unknown keys ignored).
+
+        ``calibration.log_kappa`` is read from ``log10_kappa`` (equal up to the rounding of the
+        conversion); ``calibration.capped`` is what the JSON says of it: steps solved for with a
+        final bracket of one point ``(max_steps, max_steps)``.
+        """
+        from rerokit.bounds.calibrate import CalibrationResult
+
+        solved = next((k for k in cls.SOLVED if k in _obj(d, where)), None)
+        if solved is None:
+            raise ValueError(f"{where}: missing 'noise_multiplier' or 'steps'")
+        s = _obj(_key(d, "settings", where), f"{where}: settings")
+        search = _obj(_key(d, "search", where), f"{where}: search")
+        bracket = _pair(_key(search, "bracket", f"{where}: search"), "bracket", f"{where}: search")
+        n = _read(d, ("target_gamma", "gamma", "error", "kappa", "log10_kappa", "epsilon", "delta"), where)
+        run = _read(s, ("noise_multiplier", "sample_rate", "steps", "sampler", "examples_per_user"), f"{where}: settings")
+        c = CalibrationResult(
+            noise_multiplier=run["noise_multiplier"], sample_rate=run["sample_rate"], steps=run["steps"],
+            kappa=n["kappa"], log_kappa=n["log10_kappa"] * _LN10, target_gamma=n["target_gamma"], gamma=n["gamma"],
+            gamma_error=n["error"], epsilon=n["epsilon"], delta=n["delta"], bracket=bracket,
+            evaluations=_key(search, "evaluations", f"{where}: search"),
+            capped=solved == "steps" and bracket[0] == bracket[1], sampler=run["sampler"],
+            examples_per_user=run["examples_per_user"])
+        pa = d.get("poisson_assumption")
+        return cls(calibration=c, solved=solved, note=d.get("note"),
+                   prior_option={k: s[k] for k in cls.PRIOR_KEYS if k in s},
+                   sampling={k: v for k, v in s.items() if k not in (*cls.SOLVED, "sample_rate", *cls.PRIOR_KEYS)},
+                   poisson_assumption=None if pa is None else dict(_obj(pa, f"{where}: poisson_assumption")))
+
+
+# --------------------------------------------------------------------------- bound tradeoff
+
+
+@dataclass(frozen=True)
+class TradeoffPoint:
+    """One ``--fpr`` of ``bound tradeoff``: the certified brackets of beta (miss rate) and of the TPR
+    at false-positive rate ``fpr``, and the TPR bracket's width ``error``."""
+
+    fpr: float
+    beta: tuple[float, float]
+    tpr: tuple[float, float]
+    error: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"fpr": self.fpr, "beta": list(self.beta), "tpr": list(self.tpr), "error": self.error}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "point") -> "TradeoffPoint":
+        """The inverse of :meth:`to_dict` (ValueError naming a missing key)."""
+        return cls(fpr=_real(_key(d, "fpr", where)), beta=_pair(_key(d, "beta", where), "beta", where),
+                   tpr=_pair(_key(d, "tpr", where), "tpr", where), error=_real(_key(d, "error", where)))
+
+
+@dataclass(frozen=True)
+class TradeoffTable:
+    """``--grid`` of ``bound tradeoff``: alpha and the lower/upper ends of beta and of the TPR at each point."""
+
+    alpha: tuple[float, ...]
+    beta_lower: tuple[float, ...]
+    beta_upper: tuple[float, ...]
+    tpr_lower: tuple[float, ...]
+    tpr_upper: tuple[float, ...]
+
+    _KEYS = ("alpha", "beta_lower", "beta_upper", "tpr_lower", "tpr_upper")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: list(getattr(self, k)) for k in self._KEYS}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "curve") -> "TradeoffTable":
+        """The inverse of :meth:`to_dict` (ValueError naming a missing key)."""
+        return cls(**{k: tuple(_real(x) for x in _key(d, k, where)) for k in cls._KEYS})
+
+
+@dataclass(frozen=True)
+class TradeoffOutput:
+    """``rerokit bound tradeoff``: the certified trade-off curve of a DP-SGD run (Hayes et al. 2023,
+    Thm 2 pair) and the membership risks read off it (Kulynych et al. 2025).
+
+    Attributes:
+        settings: the run as used: noise_multiplier, sample_rate, steps, adjacency, then the sampler,
+            its source, examples_per_user and the neighbouring relation.
+        method: exact, closed-form or envelope.
+        value_discretization_interval: the PLD's grid step (None for closed forms).
+        points: with ``--fpr``, one :class:`TradeoffPoint` per rate; else None.
+        curve: with ``--grid``, the :class:`TradeoffTable`; else None.
+        max_error: the largest TPR bracket width.
+        advantage, advantage_interval: the advantage TPR - FPR (certified upper end, bracket).
+        bayes_accuracy, bayes_accuracy_interval: the Bayes accuracy at ``prior_membership``.
+        prior_membership: the prior probability of membership.
+        poisson_assumption: for a non-Poisson sampler, the Poisson curve's advantage (kind
+            "assumption"), else None.
+    """
+
+    settings: Mapping[str, Any]
+    method: str
+    value_discretization_interval: float | None
+    points: tuple[TradeoffPoint, ...] | None
+    curve: TradeoffTable | None
+    max_error: float
+    advantage: float
+    advantage_interval: tuple[float, float]
+    bayes_accuracy: float
+    bayes_accuracy_interval: tuple[float, float]
+    prior_membership: float
+    poisson_assumption: Mapping[str, Any] | None = None
+
+    RUN_KEYS = ("noise_multiplier", "sample_rate", "steps", "adjacency")
+    """The ``settings`` keys every result has (then the sampler's)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready dict of the command (less ``rerokit_version``)."""
+        d: dict[str, Any] = {"settings": dict(self.settings), "method": self.method,
+                             "value_discretization_interval": self.value_discretization_interval}
+        if self.points is not None:
+            d["points"] = [p.to_dict() for p in self.points]
+        if self.curve is not None:
+            d["curve"] = self.curve.to_dict()
+        d.update(max_error=self.max_error, advantage=self.advantage, advantage_interval=list(self.advantage_interval),
+                 bayes_accuracy=self.bayes_accuracy, bayes_accuracy_interval=list(self.bayes_accuracy_interval),
+                 prior_membership=self.prior_membership)
+        if self.poisson_assumption is not None:
+            d["poisson_assumption"] = dict(self.poisson_assumption)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "bound tradeoff result") -> "TradeoffOutput":
+        """The inverse of :meth:`to_dict` (ValueError naming a missing key; unknown keys ignored)."""
+        s = _obj(_key(d, "settings", where), f"{where}: settings")
+        _read(s, cls.RUN_KEYS, f"{where}: settings")
+        if ("points" in d) == ("curve" in d):
+            raise ValueError(f"{where}: expected one of 'points' (--fpr) or 'curve' (--grid)")
+        pts = d.get("points")
+        if pts is not None and not isinstance(pts, (list, tuple)):
+            raise TypeError(f"{where}: 'points' must be a list, got {type(pts).__name__}")
+        pa = d.get("poisson_assumption")
+        return cls(
+            settings=dict(s), method=_key(d, "method", where),
+            value_discretization_interval=_key(d, "value_discretization_interval", where),
+            points=None if pts is None else tuple(TradeoffPoint.from_dict(p, f"{where}: points[{i}]")
+                                                  for i, p in enumerate(pts)),
+            curve=None if "curve" not in d else TradeoffTable.from_dict(d["curve"], f"{where}: curve"),
+            **_read(d, ("max_error", "advantage", "bayes_accuracy", "prior_membership"), where),
+            advantage_interval=_pair(_key(d, "advantage_interval", where), "advantage_interval", where),
+            bayes_accuracy_interval=_pair(_key(d, "bayes_accuracy_interval", where), "bayes_accuracy_interval", where),
+            poisson_assumption=None if pa is None else dict(_obj(pa, f"{where}: poisson_assumption")))
