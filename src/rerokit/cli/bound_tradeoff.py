@@ -100,8 +100,8 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         pa = {"advantage": pc.advantage().value, "kind": "assumption",
               "note": POISSON_ASSUMPTION_NOTE.format(sampler=sched.sampler)}
     return TradeoffOutput(
-        settings={"noise_multiplier": args.noise_multiplier, "sample_rate": args.sample_rate, "steps": args.steps,
-                  "adjacency": adjacency, **sched.sampling_dict()},
+        noise_multiplier=args.noise_multiplier, sample_rate=args.sample_rate, steps=args.steps, adjacency=adjacency,
+        sampling=sched.sampling_dict(),
         method=curve.method, value_discretization_interval=curve.value_discretization_interval, points=points,
         curve=table, max_error=max_error, advantage=adv.value, advantage_interval=tuple(adv.interval),
         bayes_accuracy=acc.value, bayes_accuracy_interval=tuple(acc.interval), prior_membership=args.prior_membership,

@@ -43,21 +43,26 @@ def _key(d: Mapping[str, Any], key: str, where: str) -> Any:
     return d[key]
 
 
-def _real(v: Any) -> Any:
-    """A number as the CLI's JSON holds it: the strings "inf" / "-inf" as floats, anything else as it is."""
-    return float(v) if v in ("inf", "-inf") else v
+def _real(v: Any, key: str = "value", where: str = "result") -> float | int | None:
+    """A number as the CLI's JSON holds it (a float, an int, None for NaN, the strings "inf" / "-inf" for
+    infinities, read back as floats); a TypeError naming ``key`` for anything else."""
+    if isinstance(v, str) and v in ("inf", "-inf"):
+        return float(v)
+    if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+        raise TypeError(f"{where}: {key!r} must be a number, got {v!r}")
+    return v
 
 
 def _pair(v: Any, key: str, where: str) -> tuple[float, float]:
     """A bracket ``[lower, upper]`` as a tuple (ValueError naming ``key`` for anything else)."""
     if not isinstance(v, (list, tuple)) or len(v) != 2:
         raise ValueError(f"{where}: {key!r} must be a pair [lower, upper], got {v!r}")
-    return (_real(v[0]), _real(v[1]))
+    return (_real(v[0], key, where), _real(v[1], key, where))
 
 
 def _read(d: Mapping[str, Any], keys: tuple[str, ...], where: str) -> dict[str, Any]:
-    """``{k: d[k]}`` for every key (ValueError naming the first missing one), "inf" strings as floats."""
-    return {k: _real(_key(d, k, where)) for k in keys}
+    """``{k: d[k]}`` for every key, each a number (:func:`_real`); a ValueError naming the first missing one."""
+    return {k: _real(_key(d, k, where), k, where) for k in keys}
 
 
 # --------------------------------------------------------------------------- bound dp | rdp | zcdp | gdp | fano
@@ -154,7 +159,7 @@ class FanoBound:
         inputs = {k: v for k, v in _obj(d, where).items() if k in cls.INPUT_KEYS}
         _key(inputs, "prior_size", where)
         return cls(bound=_key(d, "bound", where), inputs=inputs, **_read(d, cls._NUMBERS, where),
-                   mutual_information_bound=_real(d.get("mutual_information_bound")))
+                   mutual_information_bound=_real(d.get("mutual_information_bound"), "mutual_information_bound", where))
 
 
 # --------------------------------------------------------------------------- calibrate dpsgd
@@ -224,13 +229,13 @@ class CalibrateOutput:
         search = _obj(_key(d, "search", where), f"{where}: search")
         bracket = _pair(_key(search, "bracket", f"{where}: search"), "bracket", f"{where}: search")
         n = _read(d, ("target_gamma", "gamma", "error", "kappa", "log10_kappa", "epsilon", "delta"), where)
-        run = _read(s, ("noise_multiplier", "sample_rate", "steps", "sampler", "examples_per_user"), f"{where}: settings")
+        run = _read(s, ("noise_multiplier", "sample_rate", "steps", "examples_per_user"), f"{where}: settings")
         c = CalibrationResult(
             noise_multiplier=run["noise_multiplier"], sample_rate=run["sample_rate"], steps=run["steps"],
             kappa=n["kappa"], log_kappa=n["log10_kappa"] * _LN10, target_gamma=n["target_gamma"], gamma=n["gamma"],
             gamma_error=n["error"], epsilon=n["epsilon"], delta=n["delta"], bracket=bracket,
             evaluations=_key(search, "evaluations", f"{where}: search"),
-            capped=solved == "steps" and bracket[0] == bracket[1], sampler=run["sampler"],
+            capped=solved == "steps" and bracket[0] == bracket[1], sampler=_key(s, "sampler", f"{where}: settings"),
             examples_per_user=run["examples_per_user"])
         pa = d.get("poisson_assumption")
         return cls(calibration=c, solved=solved, note=d.get("note"),
@@ -258,8 +263,8 @@ class TradeoffPoint:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], where: str = "point") -> "TradeoffPoint":
         """The inverse of :meth:`to_dict` (ValueError naming a missing key)."""
-        return cls(fpr=_real(_key(d, "fpr", where)), beta=_pair(_key(d, "beta", where), "beta", where),
-                   tpr=_pair(_key(d, "tpr", where), "tpr", where), error=_real(_key(d, "error", where)))
+        return cls(**_read(d, ("fpr", "error"), where), beta=_pair(_key(d, "beta", where), "beta", where),
+                   tpr=_pair(_key(d, "tpr", where), "tpr", where))
 
 
 @dataclass(frozen=True)
@@ -280,7 +285,7 @@ class TradeoffTable:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], where: str = "curve") -> "TradeoffTable":
         """The inverse of :meth:`to_dict` (ValueError naming a missing key)."""
-        return cls(**{k: tuple(_real(x) for x in _key(d, k, where)) for k in cls._KEYS})
+        return cls(**{k: tuple(_real(x, k, where) for x in _key(d, k, where)) for k in cls._KEYS})
 
 
 @dataclass(frozen=True)
@@ -289,8 +294,10 @@ class TradeoffOutput:
     Thm 2 pair) and the membership risks read off it (Kulynych et al. 2025).
 
     Attributes:
-        settings: the run as used: noise_multiplier, sample_rate, steps, adjacency, then the sampler,
-            its source, examples_per_user and the neighbouring relation.
+        noise_multiplier, sample_rate, steps: the run (``settings`` in the JSON, as are the next two).
+        adjacency: ``"remove"`` or ``"add_remove"``.
+        sampling: the run's sampler, its source, the unit of privacy and the neighbouring relation
+            (:meth:`rerokit.bounds.schedule.Schedule.sampling_dict`).
         method: exact, closed-form or envelope.
         value_discretization_interval: the PLD's grid step (None for closed forms).
         points: with ``--fpr``, one :class:`TradeoffPoint` per rate; else None.
@@ -303,7 +310,11 @@ class TradeoffOutput:
             "assumption"), else None.
     """
 
-    settings: Mapping[str, Any]
+    noise_multiplier: float
+    sample_rate: float
+    steps: int
+    adjacency: str
+    sampling: Mapping[str, Any]
     method: str
     value_discretization_interval: float | None
     points: tuple[TradeoffPoint, ...] | None
@@ -316,12 +327,17 @@ class TradeoffOutput:
     prior_membership: float
     poisson_assumption: Mapping[str, Any] | None = None
 
-    RUN_KEYS = ("noise_multiplier", "sample_rate", "steps", "adjacency")
-    """The ``settings`` keys every result has (then the sampler's)."""
+    RUN_KEYS = ("noise_multiplier", "sample_rate", "steps")
+    """The run's keys in ``settings`` (then ``adjacency`` and the sampler's)."""
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The JSON's ``settings``: the run, the adjacency, the sampling."""
+        return {**{k: getattr(self, k) for k in self.RUN_KEYS}, "adjacency": self.adjacency, **self.sampling}
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready dict of the command (less ``rerokit_version``)."""
-        d: dict[str, Any] = {"settings": dict(self.settings), "method": self.method,
+        d: dict[str, Any] = {"settings": self.settings, "method": self.method,
                              "value_discretization_interval": self.value_discretization_interval}
         if self.points is not None:
             d["points"] = [p.to_dict() for p in self.points]
@@ -338,7 +354,6 @@ class TradeoffOutput:
     def from_dict(cls, d: Mapping[str, Any], where: str = "bound tradeoff result") -> "TradeoffOutput":
         """The inverse of :meth:`to_dict` (ValueError naming a missing key; unknown keys ignored)."""
         s = _obj(_key(d, "settings", where), f"{where}: settings")
-        _read(s, cls.RUN_KEYS, f"{where}: settings")
         if ("points" in d) == ("curve" in d):
             raise ValueError(f"{where}: expected one of 'points' (--fpr) or 'curve' (--grid)")
         pts = d.get("points")
@@ -346,7 +361,8 @@ class TradeoffOutput:
             raise TypeError(f"{where}: 'points' must be a list, got {type(pts).__name__}")
         pa = d.get("poisson_assumption")
         return cls(
-            settings=dict(s), method=_key(d, "method", where),
+            **_read(s, cls.RUN_KEYS, f"{where}: settings"), adjacency=_key(s, "adjacency", f"{where}: settings"),
+            sampling={k: v for k, v in s.items() if k not in (*cls.RUN_KEYS, "adjacency")}, method=_key(d, "method", where),
             value_discretization_interval=_key(d, "value_discretization_interval", where),
             points=None if pts is None else tuple(TradeoffPoint.from_dict(p, f"{where}: points[{i}]")
                                                   for i, p in enumerate(pts)),

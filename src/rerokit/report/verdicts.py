@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 from rerokit.report.format import Lead, fmt, fmt_bracket, fmt_log10
 from rerokit.report.model import MembershipFacts
+from rerokit.report.results import CalibrateOutput, ConversionBound, FanoBound, TradeoffOutput
 from rerokit.report.terminal import HIDDEN_FIELDS, Row, Summary, generic_rows
 
 __all__ = ["VERDICTS", "summary_for", "generic_summary"]
@@ -37,20 +38,26 @@ def _ge(v: Any) -> str:
     return "\u2265 " + fmt(v)
 
 
-def _kappa_text(d: dict[str, Any]) -> str:
-    k = d.get("kappa")
-    l10 = d.get("log10_kappa")
+def _kappa_str(k: Any, l10: Any) -> str:
+    """kappa, by its log10 where it underflows."""
     if (k is None or k == 0 or (isinstance(k, float) and k < 1e-300)) and l10 is not None:
         return fmt_log10(l10)
     return fmt(k)
 
 
-def _gamma_text(d: dict[str, Any]) -> str:
-    g = d.get("gamma")
-    l10 = d.get("log10_gamma")
+def _gamma_str(g: Any, l10: Any) -> str:
+    """gamma, by its log10 where it underflows."""
     if isinstance(g, (int, float)) and g < 1e-300 and l10 is not None:
         return fmt_log10(l10)
     return fmt(g)
+
+
+def _kappa_text(d: dict[str, Any]) -> str:
+    return _kappa_str(d.get("kappa"), d.get("log10_kappa"))
+
+
+def _gamma_text(d: dict[str, Any]) -> str:
+    return _gamma_str(d.get("gamma"), d.get("log10_gamma"))
 
 
 def _notes(d: dict[str, Any]) -> tuple[str, ...]:
@@ -78,6 +85,11 @@ def _odds_vs_chance(d: dict[str, Any]) -> str:
     if o.endswith(" in 100") and c.endswith(" in 100"):
         c = c[: -len(" in 100")]
     return f"{o} attempts, against {c} by chance"
+
+
+def _run_text(sigma: Any, q: Any, steps: Any) -> str:
+    """"σ = 1, q = 0.01, T = 100" (the values given)."""
+    return ", ".join(f"{sym} = {fmt(v)}" for sym, v in (("\u03c3", sigma), ("q", q), ("T", steps)) if v is not None)
 
 
 def _settings_text(s: dict[str, Any] | None) -> str:
@@ -188,54 +200,62 @@ def _bound_dpsgd(d: dict[str, Any]) -> Summary:
 # --------------------------------------------------------------------------- bound dp / rdp / zcdp / gdp / fano
 
 
-def _bound_guarantee(d: dict[str, Any]) -> Summary:
-    name = str(d.get("bound", "bound"))
-    given = [(k, sym) for k, sym in (("epsilon", "\u03b5"), ("alpha", "\u03b1"), ("rho", "\u03c1"), ("mu", "\u03bc"),
-                                     ("noise_multiplier", "\u03c3"), ("mutual_information_bound", "I"))
-             if d.get(k) is not None and k != "mutual_information_bound"]
-    if d.get("mutual_information") is not None:
-        given.append(("mutual_information", "mutual information I"))
-    g = ", ".join(f"{sym} = {fmt(d[k])}" for k, sym in given) or "this guarantee"
+def _guarantee_summary(r: ConversionBound | FanoBound) -> Summary:
+    """The verdict of a bound from a privacy guarantee (both classes have the attributes read here)."""
+    inp = r.inputs
+    given = [(sym, inp[k]) for k, sym in (("epsilon", "\u03b5"), ("alpha", "\u03b1"), ("rho", "\u03c1"), ("mu", "\u03bc"),
+                                         ("noise_multiplier", "\u03c3")) if inp.get(k) is not None]
+    if inp.get("mutual_information") is not None:
+        given.append(("mutual information I", inp["mutual_information"]))
+    g = ", ".join(f"{sym} = {fmt(v)}" for sym, v in given) or "this guarantee"
+    kappa, gamma = _kappa_str(r.kappa, r.log10_kappa), _gamma_str(r.gamma, r.log10_gamma)
     verdict = [(Lead("Reconstruction: "), f"a mechanism with {g} lets no attack reconstruct a target from a prior "
-                f"with blind guess \u03ba = {_kappa_text(d)} with probability above {_gamma_text(d)} "
-                f"({name}).")]
-    rows = [Row("\u03b3: success of any reconstruction attack", "\u2264 " + _gamma_text(d),
-                "", name, "certified"),
-            Row("\u03ba: success of a blind guess (the prior)", "= " + _kappa_text(d), "", "prior", "exact"),
-            Row("advantage (\u03b3 \u2212 \u03ba) / (1 \u2212 \u03ba)", _le(d.get("advantage")), "", "", "certified")]
-    if d.get("mutual_information_bound") is not None:
-        rows.append(Row("mutual information bound (nats)", _le(d["mutual_information_bound"]), "", "Guo et al. 2022b",
+                f"with blind guess \u03ba = {kappa} with probability above {gamma} ({r.bound}).")]
+    rows = [Row("\u03b3: success of any reconstruction attack", "\u2264 " + gamma, "", r.bound, "certified"),
+            Row("\u03ba: success of a blind guess (the prior)", "= " + kappa, "", "prior", "exact"),
+            Row("advantage (\u03b3 \u2212 \u03ba) / (1 \u2212 \u03ba)", _le(r.advantage), "", "", "certified")]
+    if r.mutual_information_bound is not None:
+        rows.append(Row("mutual information bound (nats)", _le(r.mutual_information_bound), "", "Guo et al. 2022b",
                         "certified"))
     for k, lab in (("sensitivity", "sensitivity"), ("prior_size", "prior size")):
-        if d.get(k) is not None:
-            rows.append(Row(lab, fmt(d[k])))
-    return Summary(tuple(verdict), tuple(rows), (), _notes(d))
+        if inp.get(k) is not None:
+            rows.append(Row(lab, fmt(inp[k])))
+    return Summary(tuple(verdict), tuple(rows), (), ())
+
+
+def _bound_conversion(d: dict[str, Any]) -> Summary:
+    """``bound dp|rdp|zcdp|gdp``: its JSON read back as the :class:`~rerokit.report.results.ConversionBound` it printed."""
+    return _guarantee_summary(ConversionBound.from_dict(d))
+
+
+def _bound_fano(d: dict[str, Any]) -> Summary:
+    """``bound fano``: its JSON read back as the :class:`~rerokit.report.results.FanoBound` it printed."""
+    return _guarantee_summary(FanoBound.from_dict(d))
 
 
 # --------------------------------------------------------------------------- bound tradeoff
 
 
 def _bound_tradeoff(d: dict[str, Any]) -> Summary:
-    s = d.get("settings", {})
-    adj = s.get("adjacency", "remove")
-    verdict = [(Lead("Membership inference: "), f"on DP-SGD ({_settings_text(s)}; {adj.replace('_', '-')} adjacency) "
-                f"no test's advantage TPR \u2212 FPR exceeds {fmt(d.get('advantage'))} and no test's TPR exceeds the "
+    """``bound tradeoff``: its JSON read back as the :class:`~rerokit.report.results.TradeoffOutput` it printed."""
+    r = TradeoffOutput.from_dict(d)
+    run = _run_text(r.noise_multiplier, r.sample_rate, r.steps)
+    verdict = [(Lead("Membership inference: "), f"on DP-SGD ({run}; {str(r.adjacency).replace('_', '-')} adjacency) "
+                f"no test's advantage TPR \u2212 FPR exceeds {fmt(r.advantage)} and no test's TPR exceeds the "
                 "values below at each FPR (certified brackets).")]
     rows: list[Row] = []
-    for i, p in enumerate(d.get("points") or ()):
-        rows.append(Row(f"TPR at FPR {fmt(p['fpr'])}", _le(p["tpr"][1]), fmt_bracket(p["tpr"]),
-                        f"\u03b2 in {fmt_bracket(p['beta'])}", "certified", section="Trade-off curve" if i == 0 else None))
-    cur = d.get("curve")
-    if isinstance(cur, dict):
-        n = len(cur.get("alpha", ()))
-        rows.append(Row("curve points (FPR, \u03b2 bracket, TPR bracket)", f"{n} points", "", "see --json",
+    for i, p in enumerate(r.points or ()):
+        rows.append(Row(f"TPR at FPR {fmt(p.fpr)}", _le(p.tpr[1]), fmt_bracket(p.tpr),
+                        f"\u03b2 in {fmt_bracket(p.beta)}", "certified", section="Trade-off curve" if i == 0 else None))
+    if r.curve is not None:
+        rows.append(Row("curve points (FPR, \u03b2 bracket, TPR bracket)", f"{len(r.curve.alpha)} points", "", "see --json",
                         "certified", section="Trade-off curve"))
-    rows.append(Row("largest bracket width", fmt(d.get("max_error")), "", "numerical error", ""))
-    rows.append(Row("advantage (TPR \u2212 FPR)", _le(d.get("advantage")), fmt_bracket(d.get("advantage_interval")),
+    rows.append(Row("largest bracket width", fmt(r.max_error), "", "numerical error", ""))
+    rows.append(Row("advantage (TPR \u2212 FPR)", _le(r.advantage), fmt_bracket(r.advantage_interval),
                     "same curve (TV)", "certified", section="Derived risks"))
-    rows.append(Row(f"accuracy (Bayes, prior {fmt(d.get('prior_membership'))})", _le(d.get("bayes_accuracy")),
-                    fmt_bracket(d.get("bayes_accuracy_interval")), "same curve", "certified"))
-    return Summary(tuple(verdict), tuple(rows), (), _notes(d))
+    rows.append(Row(f"accuracy (Bayes, prior {fmt(r.prior_membership)})", _le(r.bayes_accuracy),
+                    fmt_bracket(r.bayes_accuracy_interval), "same curve", "certified"))
+    return Summary(tuple(verdict), tuple(rows), (), ())
 
 
 # --------------------------------------------------------------------------- bound uninformed
@@ -342,37 +362,31 @@ def _dict_row(k: str, v: Any, help: dict[str, str] | None = None) -> Row:
 
 
 def _calibrate(d: dict[str, Any]) -> Summary:
-    s = d.get("settings", {})
-    if "steps" in d and "noise_multiplier" not in {k for k in d if k != "settings"}:
-        solved = (f"at most {d['steps']} steps (\u03c3 = {fmt(s.get('noise_multiplier'))}, q = "
-                  f"{fmt(s.get('sample_rate'))})")
+    """``calibrate dpsgd``: its JSON read back as the :class:`~rerokit.report.results.CalibrateOutput` it printed."""
+    o = CalibrateOutput.from_dict(d)
+    c = o.calibration
+    kappa = _kappa_str(c.kappa, o.log10_kappa)
+    if o.solved == "steps":
+        solved = f"at most {c.steps} steps (\u03c3 = {fmt(c.noise_multiplier)}, q = {fmt(c.sample_rate)})"
     else:
-        solved = f"a noise multiplier \u03c3 \u2265 {fmt(d.get('noise_multiplier'))} (q = {fmt(s.get('sample_rate'))}, T = {s.get('steps')})"
-    verdict = [(Lead("Calibration: "), f"to keep every reconstruction attack below {fmt(d.get('target_gamma'))} "
-                f"(prior with blind guess \u03ba = {_kappa_text(d)}), use {solved}; there \u03b3 \u2264 {fmt(d.get('gamma'))}"
-                + (f" and \u03b5 = {fmt(d['epsilon'])} at \u03b4 = {fmt(d.get('delta'))}." if d.get("epsilon") is not None
-                   else "."))]
-    rows = []
-    if "steps" in d and "noise_multiplier" not in d:
-        rows.append(Row("steps T allowed", "\u2264 " + str(d["steps"]), "", "largest T with \u03b3 \u2264 target",
-                        "certified"))
+        solved = f"a noise multiplier \u03c3 \u2265 {fmt(c.noise_multiplier)} (q = {fmt(c.sample_rate)}, T = {c.steps})"
+    verdict = [(Lead("Calibration: "), f"to keep every reconstruction attack below {fmt(c.target_gamma)} "
+                f"(prior with blind guess \u03ba = {kappa}), use {solved}; there \u03b3 \u2264 {fmt(c.gamma)}"
+                + (f" and \u03b5 = {fmt(c.epsilon)} at \u03b4 = {fmt(c.delta)}." if c.epsilon is not None else "."))]
+    if o.solved == "steps":
+        rows = [Row("steps T allowed", "\u2264 " + str(c.steps), "", "largest T with \u03b3 \u2264 target", "certified")]
     else:
-        rows.append(Row("noise multiplier \u03c3 needed", "\u2265 " + fmt(d.get("noise_multiplier")), "",
-                        "smallest \u03c3 with \u03b3 \u2264 target (rtol 1e-4)", "certified"))
-    g = d.get("gamma")
-    err = d.get("error")
+        rows = [Row("noise multiplier \u03c3 needed", "\u2265 " + fmt(c.noise_multiplier), "",
+                    "smallest \u03c3 with \u03b3 \u2264 target (rtol 1e-4)", "certified")]
+    g, err = c.gamma, c.gamma_error
     rows.append(Row("\u03b3 there", _le(g), fmt_bracket([g - err, g]) if isinstance(g, float) and
                     isinstance(err, float) else "", "Hayes et al. 2023 Thm 2, PLD", "certified"))
-    rows.append(Row("target \u03b3", fmt(d.get("target_gamma")), "", "input", ""))
-    rows.append(Row("\u03ba: success of a blind guess", "= " + _kappa_text(d), "", "prior", "exact"))
-    if d.get("epsilon") is not None:
-        rows.append(Row(f"\u03b5 at \u03b4 = {fmt(d.get('delta'))}", _le(d["epsilon"]), "", "PLD, add-or-remove",
-                        "certified"))
-    se = d.get("search") or {}
-    if se:
-        rows.append(Row("search", f"{se.get('evaluations')} evaluations", f"bracket {fmt_bracket(se.get('bracket'))}",
-                        "one monotone solver", ""))
-    return Summary(tuple(verdict), tuple(rows), (), _notes(d))
+    rows.append(Row("target \u03b3", fmt(c.target_gamma), "", "input", ""))
+    rows.append(Row("\u03ba: success of a blind guess", "= " + kappa, "", "prior", "exact"))
+    if c.epsilon is not None:
+        rows.append(Row(f"\u03b5 at \u03b4 = {fmt(c.delta)}", _le(c.epsilon), "", "PLD, add-or-remove", "certified"))
+    rows.append(Row("search", f"{c.evaluations} evaluations", f"bracket {fmt_bracket(c.bracket)}", "one monotone solver", ""))
+    return Summary(tuple(verdict), tuple(rows), (), (o.note,) if o.note else ())
 
 
 # --------------------------------------------------------------------------- audits
@@ -559,11 +573,11 @@ def generic_summary(command: str, d: dict[str, Any]) -> Summary:
 
 VERDICTS: dict[str, Callable[[dict[str, Any]], Summary]] = {
     "bound dpsgd": _bound_dpsgd,
-    "bound dp": _bound_guarantee,
-    "bound rdp": _bound_guarantee,
-    "bound zcdp": _bound_guarantee,
-    "bound gdp": _bound_guarantee,
-    "bound fano": _bound_guarantee,
+    "bound dp": _bound_conversion,
+    "bound rdp": _bound_conversion,
+    "bound zcdp": _bound_conversion,
+    "bound gdp": _bound_conversion,
+    "bound fano": _bound_fano,
     "bound tradeoff": _bound_tradeoff,
     "bound uninformed": _bound_uninformed,
     "bound mse-rdp": _bound_mse_rdp,
@@ -600,11 +614,6 @@ def _readable_dpsgd(d: dict[str, Any]) -> bool:
             and isinstance(d.get("details") or {}, dict) and isinstance(d.get("comparisons") or {}, dict))
 
 
-def _readable_tradeoff(d: dict[str, Any]) -> bool:
-    return all(isinstance(p, dict) and _num(p.get("fpr")) and isinstance(p.get("tpr"), list) and len(p["tpr"]) == 2
-               and isinstance(p.get("beta"), list) for p in d.get("points") or ())
-
-
 def _readable_uninformed(d: dict[str, Any]) -> bool:
     return d.get("metric") != "psnr" or _num(d.get("psnr_threshold_db"))
 
@@ -629,12 +638,9 @@ def _readable_attack(d: dict[str, Any]) -> bool:
 
 _REQUIRES: dict[Callable[[dict[str, Any]], Summary], tuple[str, ...]] = {
     _bound_dpsgd: ("membership",),
-    _bound_guarantee: ("gamma", "kappa"),
-    _bound_tradeoff: ("advantage",),
     _bound_uninformed: ("gamma", "expected_mse", "ncc_bound"),
     _bound_mse_rdp: ("mse_lower_bound",),
     _kappa: ("kappa",),
-    _calibrate: ("target_gamma", "gamma"),
     _audit: ("gamma", "kappa", "trials"),
     _attack_analytic: ("mean_mse", "empirical_success"),
     _attack_glm: ("mse",),
@@ -644,7 +650,6 @@ _REQUIRES: dict[Callable[[dict[str, Any]], Summary], tuple[str, ...]] = {
 
 _READABLE: dict[Callable[[dict[str, Any]], Summary], Callable[[dict[str, Any]], bool]] = {
     _bound_dpsgd: _readable_dpsgd,
-    _bound_tradeoff: _readable_tradeoff,
     _bound_uninformed: _readable_uninformed,
     _audit: _readable_audit,
     _attack_glm: _readable_attack,
@@ -653,6 +658,23 @@ _READABLE: dict[Callable[[dict[str, Any]], Summary], Callable[[dict[str, Any]], 
 """Explicit checks of the nested fields a verdict function indexes (lists of points, optional numbers); a
 result that fails them gets the generic summary. Nothing else is caught: a verdict function that raises on
 a result that passes these checks is a bug, and it shows."""
+
+_TYPED: dict[Callable[[dict[str, Any]], Summary], Callable[[dict[str, Any]], Any]] = {
+    _bound_conversion: ConversionBound.from_dict,
+    _bound_fano: FanoBound.from_dict,
+    _bound_tradeoff: TradeoffOutput.from_dict,
+    _calibrate: CalibrateOutput.from_dict,
+}
+"""Verdict functions that read their command's typed result (:mod:`rerokit.report.results`): a result
+its ``from_dict`` refuses (a missing key, a number that is not one) gets the generic summary."""
+
+
+def _typed_readable(fn: Callable[[dict[str, Any]], Summary], result: dict[str, Any]) -> bool:
+    try:
+        _TYPED[fn](result)
+    except (ValueError, TypeError):  # not the command's output: the generic summary shows what it holds
+        return False
+    return True
 
 
 def summary_for(command: str, result: dict[str, Any]) -> Summary:
@@ -663,11 +685,12 @@ def summary_for(command: str, result: dict[str, Any]) -> Summary:
       result: the JSON-ready dict the command returned.
 
     Returns:
-      Its verdict and rows: the registered function's when the result has the fields it reads
-      (:data:`_REQUIRES`, :data:`_READABLE`), else :func:`generic_summary`.
+      Its verdict and rows: the registered function's when the result reads back as its typed result
+      (:data:`_TYPED`) or has the fields it reads (:data:`_REQUIRES`, :data:`_READABLE`), else
+      :func:`generic_summary`.
     """
     fn = VERDICTS.get(command)
-    if (fn is not None and all(k in result for k in _REQUIRES.get(fn, ()))
-            and _READABLE.get(fn, lambda d: True)(result)):
+    if fn is not None and (_typed_readable(fn, result) if fn in _TYPED else
+                           all(k in result for k in _REQUIRES.get(fn, ())) and _READABLE.get(fn, lambda d: True)(result)):
         return fn(result)
     return generic_summary(command, result)
