@@ -75,8 +75,7 @@ class ConversionBound:
 
     Attributes:
         bound: which conversion (its name and reference).
-        inputs: the guarantee's parameters as given, in the command's order (a subset of
-            :attr:`INPUT_KEYS`).
+        inputs: the guarantee's parameters as given (the keys :attr:`INPUTS` names for ``bound``).
         kappa, log10_kappa: the baseline and its log10 (exact where kappa underflows).
         gamma, log10_gamma: the bound and its log10.
         advantage: (gamma - kappa) / (1 - kappa).
@@ -90,8 +89,8 @@ class ConversionBound:
     log10_gamma: float
     advantage: float
 
-    INPUT_KEYS = ("alpha", "epsilon", "rho", "mu")
-    """The keys of the guarantees' parameters."""
+    INPUTS = {"dp": ("epsilon",), "rdp": ("alpha", "epsilon"), "zcdp": ("rho",), "gdp": ("mu",)}
+    """Each conversion's parameters in the JSON's order, by the first word of ``bound`` (the sub-command)."""
     _NUMBERS = ("kappa", "log10_kappa", "gamma", "log10_gamma", "advantage")
     mutual_information_bound = None  # the attributes FanoBound has besides (one verdict reads both)
 
@@ -102,10 +101,11 @@ class ConversionBound:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], where: str = "bound result") -> "ConversionBound":
         """The inverse of :meth:`to_dict` (ValueError naming a missing key; unknown keys ignored)."""
-        inputs = {k: v for k, v in _obj(d, where).items() if k in cls.INPUT_KEYS}
-        if not inputs:
-            raise ValueError(f"{where}: missing the guarantee (one of {', '.join(map(repr, cls.INPUT_KEYS))})")
-        return cls(bound=_key(d, "bound", where), inputs=inputs, **_read(d, cls._NUMBERS, where))
+        name = _key(d, "bound", where)
+        keys = cls.INPUTS.get(str(name).split(" ", 1)[0])
+        if keys is None:
+            raise ValueError(f"{where}: 'bound' must name one of {', '.join(cls.INPUTS)}, got {name!r}")
+        return cls(bound=name, inputs=_read(d, keys, where), **_read(d, cls._NUMBERS, where))
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,7 @@ class FanoBound:
 
     Attributes:
         bound: the bound's name and reference.
-        inputs: the Bound's inputs in its order (a subset of :attr:`INPUT_KEYS`).
+        inputs: the Bound's inputs in its order (one of :attr:`INPUTS`).
         advantage: the certified upper end of the advantage (the Bound's value).
         gamma: the corresponding bound on the success probability.
         kappa: 1 / prior_size.
@@ -132,8 +132,10 @@ class FanoBound:
     error: float
     mutual_information_bound: float | None = None
 
-    INPUT_KEYS = ("noise_multiplier", "mutual_information", "epsilon", "prior_size", "sensitivity")
-    """The keys of the inputs (the three ways of giving the information bound, the prior, the sensitivity)."""
+    INPUTS = (("noise_multiplier", "prior_size", "sensitivity"), ("mutual_information", "prior_size"),
+              ("epsilon", "prior_size"))
+    """The Bound's inputs of each way of giving the information bound (the Gaussian mechanism's noise, the
+    mutual information, a replace-one RDP epsilon), in its order."""
     _NUMBERS = ("advantage", "gamma", "kappa", "error")
     log10_kappa = None  # Fano's prior is uniform: kappa never underflows
     log10_gamma = None
@@ -156,9 +158,11 @@ class FanoBound:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], where: str = "bound fano result") -> "FanoBound":
         """The inverse of :meth:`to_dict` (ValueError naming a missing key; unknown keys ignored)."""
-        inputs = {k: v for k, v in _obj(d, where).items() if k in cls.INPUT_KEYS}
-        _key(inputs, "prior_size", where)
-        return cls(bound=_key(d, "bound", where), inputs=inputs, **_read(d, cls._NUMBERS, where),
+        keys = next((ks for ks in cls.INPUTS if ks[0] in _obj(d, where)), None)
+        if keys is None:
+            raise ValueError(f"{where}: missing the information bound (one of "
+                             f"{', '.join(repr(ks[0]) for ks in cls.INPUTS)})")
+        return cls(bound=_key(d, "bound", where), inputs=_read(d, keys, where), **_read(d, cls._NUMBERS, where),
                    mutual_information_bound=_real(d.get("mutual_information_bound"), "mutual_information_bound", where))
 
 
@@ -354,6 +358,7 @@ class TradeoffOutput:
     def from_dict(cls, d: Mapping[str, Any], where: str = "bound tradeoff result") -> "TradeoffOutput":
         """The inverse of :meth:`to_dict` (ValueError naming a missing key; unknown keys ignored)."""
         s = _obj(_key(d, "settings", where), f"{where}: settings")
+        _key(s, "sampler", f"{where}: settings")  # read by the sampling notes (rerokit.cli._common.sampling_summary)
         if ("points" in d) == ("curve" in d):
             raise ValueError(f"{where}: expected one of 'points' (--fpr) or 'curve' (--grid)")
         pts = d.get("points")

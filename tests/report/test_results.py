@@ -1,0 +1,134 @@
+"""The typed command results of :mod:`rerokit.report.results`: each reads back the JSON its command prints
+(``from_dict(d).to_dict() == d``), refuses a JSON object without one of the keys it always writes
+(ValueError naming the key, and the verdict falls back to the generic summary), and carries the numbers
+of the library call the command makes (checked against that call, made here independently)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from rerokit.report.results import CalibrateOutput, ConversionBound, FanoBound, TradeoffOutput
+
+CONVERSIONS = [
+    ["bound", "dp", "--epsilon", "2", "--prior-size", "10"],
+    ["bound", "dp", "--epsilon", "3", "--log10-kappa", "-500"],
+    ["bound", "rdp", "--alpha", "2", "--epsilon", "1", "--prior-size", "100"],
+    ["bound", "zcdp", "--rho", "0.5", "--kappa", "0.01"],
+    ["bound", "gdp", "--mu", "1", "--prior-size", "10"],
+]
+FANO = [
+    ["bound", "fano", "--noise-multiplier", "2", "--prior-size", "10"],
+    ["bound", "fano", "--mutual-information", "0.5", "--prior-size", "10"],
+    ["bound", "fano", "--rdp-epsilon", "1", "--prior-size", "5"],
+]
+CALIBRATE = [
+    ["calibrate", "dpsgd", "--target-gamma", "0.5", "--sample-rate", "1", "--steps", "10", "--prior-size", "10"],
+    ["calibrate", "dpsgd", "--target-gamma", "0.5", "--sample-rate", "0.001", "--noise-multiplier", "5", "--prior-size",
+     "100", "--max-steps", "100"],
+    ["calibrate", "dpsgd", "--target-gamma", "0.3", "--sample-rate", "0.1", "--noise-multiplier", "1", "--prior-size",
+     "100", "--sampler", "shuffle"],
+]
+TRADEOFF = [
+    ["bound", "tradeoff", "--noise-multiplier", "2", "--sample-rate", "1", "--steps", "10", "--fpr", "0.01", "0.1"],
+    ["bound", "tradeoff", "--noise-multiplier", "2", "--sample-rate", "1", "--steps", "10", "--grid", "5"],
+    ["bound", "tradeoff", "--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "20", "--fpr", "0.01",
+     "--sampler", "shuffle"],
+]
+CASES = ([(a, ConversionBound) for a in CONVERSIONS] + [(a, FanoBound) for a in FANO]
+         + [(a, CalibrateOutput) for a in CALIBRATE] + [(a, TradeoffOutput) for a in TRADEOFF])
+IDS = [" ".join(a[:3]) + f" #{i}" for i, (a, _) in enumerate(CASES)]
+
+
+def _printed(cli, argv) -> dict:
+    d = cli.json(argv)
+    d.pop("rerokit_version")
+    return d
+
+
+@pytest.mark.parametrize(("argv", "cls"), CASES, ids=IDS)
+def test_the_printed_json_reads_back_and_is_written_again_unchanged(argv, cls, cli):
+    d = _printed(cli, argv)
+    assert cls.from_dict(d).to_dict() == d
+    assert list(cls.from_dict(d).to_dict()) == list(d)  # the keys in the command's order
+
+
+@pytest.mark.parametrize(("argv", "cls"), CASES, ids=IDS)
+def test_a_missing_key_is_an_error_naming_it_and_the_verdict_is_the_generic_one(argv, cls, cli):
+    from rerokit.report.verdicts import generic_summary, summary_for
+
+    d = _printed(cli, argv)
+    command = " ".join(argv[:2])
+    optional = {"note", "poisson_assumption", "mutual_information_bound"}
+    for key in [k for k in d if k not in optional]:
+        bad = {k: v for k, v in d.items() if k != key}
+        with pytest.raises(ValueError):
+            cls.from_dict(bad)
+        assert summary_for(command, bad) == generic_summary(command, bad), key
+    for key in [k for k in d.get("settings", {}) if k in ("noise_multiplier", "sample_rate", "steps", "sampler")]:
+        bad = dict(d, settings={k: v for k, v in d["settings"].items() if k != key})
+        with pytest.raises(ValueError, match=repr(key)):
+            cls.from_dict(bad)
+
+
+def test_missing_scalar_keys_are_named():
+    d = {"bound": "dp", "epsilon": 1.0, "kappa": 0.1, "log10_kappa": -1.0, "gamma": 0.27, "log10_gamma": -0.57}
+    with pytest.raises(ValueError, match="'advantage'"):
+        ConversionBound.from_dict(d)
+    with pytest.raises(ValueError, match="'epsilon'"):
+        ConversionBound.from_dict({k: v for k, v in d.items() if k != "epsilon"})
+    with pytest.raises(ValueError, match="'bound' must name one of dp, rdp, zcdp, gdp"):
+        ConversionBound.from_dict(dict(d, bound="laplace (...)"))
+    with pytest.raises(TypeError, match="'gamma' must be a number"):
+        ConversionBound.from_dict(dict(d, advantage=0.2, gamma=[0.27]))
+
+
+def test_conversion_carries_the_library_gamma(cli):
+    from rerokit.bounds.conversions import log_rero_from_rdp
+
+    r = ConversionBound.from_dict(_printed(cli, CONVERSIONS[2]))
+    assert r.inputs == {"alpha": 2.0, "epsilon": 1.0}
+    assert r.kappa == 0.01
+    assert r.gamma == pytest.approx(math.exp(log_rero_from_rdp(2.0, 1.0, math.log(0.01))), rel=1e-15)
+    # Balle et al. 2022, Thm 2: (kappa e^eps)^((alpha - 1) / alpha)
+    assert r.gamma == pytest.approx((0.01 * math.e) ** 0.5, rel=1e-12)
+
+
+def test_fano_reads_back_the_library_bound(cli):
+    from rerokit.bounds.fano import fano_advantage_gaussian
+
+    b = fano_advantage_gaussian(2.0, 10, 1.0)
+    r = FanoBound.from_dict(_printed(cli, FANO[0]))
+    assert r == FanoBound.of(r.bound, b)
+    assert (r.advantage, r.gamma, r.kappa, r.error) == (b.value, b.extras["gamma"], 0.1, b.error)
+
+
+def test_calibrate_reads_back_the_library_calibration(cli):
+    from rerokit.bounds.calibrate import calibrate_noise_multiplier, calibrate_steps
+
+    c = CalibrateOutput.from_dict(_printed(cli, CALIBRATE[0])).calibration
+    assert c == calibrate_noise_multiplier(0.5, 1.0, 10, prior=10, delta=1e-5)
+    o = CalibrateOutput.from_dict(_printed(cli, CALIBRATE[1]))
+    ref = calibrate_steps(0.5, 5.0, 0.001, prior=100, delta=1e-5, max_steps=100)
+    assert ref.capped and o.calibration == ref and o.solved == "steps"
+    assert o.note == "target holds up to --max-steps=100; steps capped there"
+
+
+def test_calibrate_reads_an_infinite_epsilon_written_as_a_string(cli):
+    d = _printed(cli, CALIBRATE[0])
+    assert CalibrateOutput.from_dict(dict(d, epsilon="inf")).calibration.epsilon == math.inf
+
+
+def test_tradeoff_points_are_the_library_curve(cli):
+    from rerokit.bounds.certify import certified_tradeoff
+    from rerokit.bounds.schedule import Schedule
+
+    r = TradeoffOutput.from_dict(_printed(cli, TRADEOFF[0]))
+    curve, _ = certified_tradeoff(Schedule.from_settings(2.0, 1.0, 10), adjacency="remove")
+    tpr = curve.tpr_at_fpr([0.01, 0.1])
+    assert [p.fpr for p in r.points] == [0.01, 0.1]
+    assert [p.tpr for p in r.points] == [(float(lo), float(hi)) for lo, hi in zip(tpr.lower, tpr.upper)]
+    assert r.curve is None and r.adjacency == "remove" and r.advantage == curve.advantage().value
+    g = TradeoffOutput.from_dict(_printed(cli, TRADEOFF[1]))
+    assert g.points is None and len(g.curve.alpha) == 5
