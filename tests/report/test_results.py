@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from rerokit.report.results import CalibrateOutput, ConversionBound, FanoBound, TradeoffOutput
+from rerokit.report.results import CalibrateOutput, ConversionBound, FanoBound, KappaResult, TradeoffOutput
 
 CONVERSIONS = [
     ["bound", "dp", "--epsilon", "2", "--prior-size", "10"],
@@ -132,3 +132,42 @@ def test_tradeoff_points_are_the_library_curve(cli):
     assert r.curve is None and r.adjacency == "remove" and r.advantage == curve.advantage().value
     g = TradeoffOutput.from_dict(_printed(cli, TRADEOFF[1]))
     assert g.points is None and len(g.curve.alpha) == 5
+
+
+KAPPA = [
+    ["kappa", "discrete", "--prior-size", "10"],
+    ["kappa", "discrete", "--weights", "1,2,3"],
+    ["kappa", "ball", "--dim", "10", "--eta", "0.5"],
+    ["kappa", "gaussian", "--dim", "5", "--sigma", "1", "--eta", "0.5"],
+    ["kappa", "pixels", "--dim", "100", "--delta", "0.1", "--rho", "0.9", "--levels", "256"],
+    ["kappa", "pixels", "--dim", "100", "--delta", "0.1"],
+]
+
+
+@pytest.mark.parametrize("argv", KAPPA, ids=[" ".join(a[1:3]) for a in KAPPA])
+def test_kappa_reads_back_and_a_missing_key_is_named(argv, cli):
+    from rerokit.report.verdicts import VERDICTS, generic_summary, summary_for
+
+    d = _printed(cli, argv)
+    command = " ".join(argv[:2])
+    r = KappaResult.from_dict(argv[1], d)
+    assert r.to_dict() == d and list(r.to_dict()) == list(d)
+    assert summary_for(command, d) == VERDICTS[command](d)
+    for key in d:
+        bad = {k: v for k, v in d.items() if k != key}
+        with pytest.raises(ValueError, match=repr(key)):
+            KappaResult.from_dict(argv[1], bad)
+        assert summary_for(command, bad) == generic_summary(command, bad), key
+
+
+def test_kappa_samples_reads_back(cli, tmp_path):
+    import numpy as np
+
+    path = tmp_path / "s.npy"
+    np.save(path, np.repeat(np.arange(4.0), [5, 3, 1, 1]).reshape(-1, 1))
+    d = _printed(cli, ["kappa", "samples", "--samples", str(path)])
+    r = KappaResult.from_dict("samples", d)
+    assert r.to_dict() == d
+    assert r.extras["kappa_hat_plugin"] == 0.5  # the most frequent value, 5 of 10 samples
+    with pytest.raises(ValueError, match="params must have the keys"):
+        KappaResult(command="ball", prior="", params={"dim": 1}, kappa=1.0, log10_kappa=0.0, extras={})

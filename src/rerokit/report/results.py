@@ -376,3 +376,58 @@ class TradeoffOutput:
             advantage_interval=_pair(_key(d, "advantage_interval", where), "advantage_interval", where),
             bayes_accuracy_interval=_pair(_key(d, "bayes_accuracy_interval", where), "bayes_accuracy_interval", where),
             poisson_assumption=None if pa is None else dict(_obj(pa, f"{where}: poisson_assumption")))
+
+
+# --------------------------------------------------------------------------- kappa
+
+
+@dataclass(frozen=True)
+class KappaResult:
+    """``rerokit kappa discrete|ball|gaussian|samples|pixels``: the baseline success kappa of a prior
+    (Balle et al. 2022, Props. 6-7; Hayes et al. 2023, Apps. I-J).
+
+    Attributes:
+        command: the sub-command (a key of :attr:`PARAMS`; not in the JSON).
+        prior: the prior, in words, with its reference.
+        params: the prior's parameters (the keys :attr:`PARAMS` names for ``command``, in order).
+        kappa, log10_kappa: the baseline and its log10 (exact where kappa underflows).
+        extras: what the prior computes besides (the keys :attr:`EXTRAS` names for ``command``).
+    """
+
+    command: str
+    prior: str
+    params: Mapping[str, Any]
+    kappa: float
+    log10_kappa: float
+    extras: Mapping[str, Any]
+
+    PARAMS = {"discrete": ("prior_size",), "ball": ("dim", "eta"), "gaussian": ("dim", "sigma", "eta"),
+              "samples": ("n_samples", "eta", "metric", "confidence", "method"),
+              "pixels": ("dim", "delta", "rho", "levels", "strict")}
+    """Each sub-command's parameters, in the JSON's order."""
+    EXTRAS = {"samples": ("kappa_hat", "kappa_hat_plugin", "direction"),
+              "pixels": ("per_coordinate_p", "required_coordinates")}
+    """Each sub-command's further keys, after kappa."""
+
+    def __post_init__(self) -> None:
+        if self.command not in self.PARAMS:
+            raise ValueError(f"command must be one of {', '.join(self.PARAMS)}, got {self.command!r}")
+        for what, got, want in (("params", self.params, self.PARAMS), ("extras", self.extras, self.EXTRAS)):
+            if tuple(got) != want.get(self.command, ()):
+                raise ValueError(f"kappa {self.command}: {what} must have the keys {want.get(self.command, ())}, "
+                                 f"got {tuple(got)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready dict of the command (less ``rerokit_version``)."""
+        return {"prior": self.prior, **self.params, "kappa": self.kappa, "log10_kappa": self.log10_kappa,
+                **self.extras}
+
+    @classmethod
+    def from_dict(cls, command: str, d: Mapping[str, Any], where: str = "kappa result") -> "KappaResult":
+        """The inverse of :meth:`to_dict` for ``command`` (ValueError naming a missing key)."""
+        if command not in cls.PARAMS:
+            raise ValueError(f"command must be one of {', '.join(cls.PARAMS)}, got {command!r}")
+        return cls(command=command, prior=_key(d, "prior", where),
+                   params={k: _key(d, k, where) for k in cls.PARAMS[command]},
+                   **_read(d, ("kappa", "log10_kappa"), where),
+                   extras={k: _key(d, k, where) for k in cls.EXTRAS.get(command, ())})

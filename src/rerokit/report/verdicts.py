@@ -20,11 +20,12 @@ shown as ``None``.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 from rerokit.report.format import Lead, fmt, fmt_bracket, fmt_log10
 from rerokit.report.model import MembershipFacts
-from rerokit.report.results import CalibrateOutput, ConversionBound, FanoBound, TradeoffOutput
+from rerokit.report.results import CalibrateOutput, ConversionBound, FanoBound, KappaResult, TradeoffOutput
 from rerokit.report.terminal import HIDDEN_FIELDS, Row, Summary, generic_rows
 
 __all__ = ["VERDICTS", "summary_for", "generic_summary"]
@@ -329,14 +330,28 @@ def _bound_mse_rdp(d: dict[str, Any]) -> Summary:
 # --------------------------------------------------------------------------- kappa
 
 
-def _kappa(d: dict[str, Any]) -> Summary:
-    verdict = [(Lead("Baseline: "), f"without the model, the best guess from this prior ({d.get('prior')}) succeeds "
-                f"with probability \u03ba = {_kappa_text(d)}; every reconstruction bound starts from it.")]
-    rows = [Row("\u03ba: success of a blind guess", "= " + _kappa_text(d), "", str(d.get("prior", "")),
-                "upper confidence bound" if "confidence" in d else "exact")]
-    skip = {"prior", "kappa", "log10_kappa", "rerokit_version", "note"} | set(HIDDEN_FIELDS)
-    rows += [_dict_row(k, v, _KAPPA_HELP) for k, v in d.items() if k not in skip and not isinstance(v, (dict, list))]
-    return Summary(tuple(verdict), tuple(rows), (), _notes(d))
+def _kappa_summary(r: KappaResult) -> Summary:
+    kappa = _kappa_str(r.kappa, r.log10_kappa)
+    verdict = [(Lead("Baseline: "), f"without the model, the best guess from this prior ({r.prior}) succeeds "
+                f"with probability \u03ba = {kappa}; every reconstruction bound starts from it.")]
+    rows = [Row("\u03ba: success of a blind guess", "= " + kappa, "", str(r.prior),
+                "upper confidence bound" if "confidence" in r.params else "exact")]
+    rows += [_dict_row(k, v, _KAPPA_HELP) for k, v in {**r.params, **r.extras}.items()
+             if k not in HIDDEN_FIELDS and not isinstance(v, (dict, list))]
+    return Summary(tuple(verdict), tuple(rows), (), ())
+
+
+def _kappa_verdict(command: str) -> Callable[[dict[str, Any]], Summary]:
+    """The verdict of ``kappa <command>``: its JSON read back as the
+    :class:`~rerokit.report.results.KappaResult` it printed."""
+
+    def verdict(d: dict[str, Any]) -> Summary:
+        return _kappa_summary(KappaResult.from_dict(command, d))
+
+    return verdict
+
+
+_KAPPA = {c: _kappa_verdict(c) for c in KappaResult.PARAMS}
 
 
 _KAPPA_HELP = {
@@ -581,11 +596,11 @@ VERDICTS: dict[str, Callable[[dict[str, Any]], Summary]] = {
     "bound tradeoff": _bound_tradeoff,
     "bound uninformed": _bound_uninformed,
     "bound mse-rdp": _bound_mse_rdp,
-    "kappa discrete": _kappa,
-    "kappa ball": _kappa,
-    "kappa gaussian": _kappa,
-    "kappa samples": _kappa,
-    "kappa pixels": _kappa,
+    "kappa discrete": _KAPPA["discrete"],
+    "kappa ball": _KAPPA["ball"],
+    "kappa gaussian": _KAPPA["gaussian"],
+    "kappa samples": _KAPPA["samples"],
+    "kappa pixels": _KAPPA["pixels"],
     "calibrate dpsgd": _calibrate,
     "audit prior-aware": _audit,
     "audit gradient": _audit,
@@ -640,7 +655,6 @@ _REQUIRES: dict[Callable[[dict[str, Any]], Summary], tuple[str, ...]] = {
     _bound_dpsgd: ("membership",),
     _bound_uninformed: ("gamma", "expected_mse", "ncc_bound"),
     _bound_mse_rdp: ("mse_lower_bound",),
-    _kappa: ("kappa",),
     _audit: ("gamma", "kappa", "trials"),
     _attack_analytic: ("mean_mse", "empirical_success"),
     _attack_glm: ("mse",),
@@ -664,6 +678,7 @@ _TYPED: dict[Callable[[dict[str, Any]], Summary], Callable[[dict[str, Any]], Any
     _bound_fano: FanoBound.from_dict,
     _bound_tradeoff: TradeoffOutput.from_dict,
     _calibrate: CalibrateOutput.from_dict,
+    **{v: functools.partial(KappaResult.from_dict, c) for c, v in _KAPPA.items()},
 }
 """Verdict functions that read their command's typed result (:mod:`rerokit.report.results`): a result
 its ``from_dict`` refuses (a missing key, a number that is not one) gets the generic summary."""
