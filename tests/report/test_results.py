@@ -171,3 +171,43 @@ def test_kappa_samples_reads_back(cli, tmp_path):
     assert r.extras["kappa_hat_plugin"] == 0.5  # the most frequent value, 5 of 10 samples
     with pytest.raises(ValueError, match="params must have the keys"):
         KappaResult(command="ball", prior="", params={"dim": 1}, kappa=1.0, log10_kappa=0.0, extras={})
+
+
+MSE_RDP = [
+    ["bound", "mse-rdp", "--epsilon", "1", "--dim", "10"],
+    ["bound", "mse-rdp", "--epsilon", "0", "--dim", "3"],
+    ["bound", "mse-rdp", "--epsilon", "1", "--diameter", "1,2,3"],
+    ["bound", "mse-rdp", "--orders", "2,4,8", "--rdp", "0.5,1,2", "--diameter", "2", "--dim", "3"],
+    ["bound", "mse-rdp", "--n", "100", "--lam", "0.1", "--noise-std", "1", "--dim", "5"],
+    ["bound", "mse-rdp", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "100", "--dim", "4"],
+]
+
+
+@pytest.mark.parametrize("argv", MSE_RDP, ids=[str(i) for i in range(len(MSE_RDP))])
+def test_mse_rdp_reads_back_and_a_missing_key_is_named(argv, cli):
+    import json
+
+    from rerokit.cli._common import _jsonable
+    from rerokit.report.results import MseRdpBound
+    from rerokit.report.verdicts import VERDICTS, generic_summary, summary_for
+
+    d = _printed(cli, argv)
+    r = MseRdpBound.from_dict(d)
+    assert json.loads(json.dumps(_jsonable(r.to_dict()))) == d and list(r.to_dict()) == list(d)
+    assert summary_for("bound mse-rdp", d) == VERDICTS["bound mse-rdp"](d)
+    for key in [k for k in d if k != "note"]:
+        bad = {k: v for k, v in d.items() if k != key}
+        with pytest.raises(ValueError, match=repr(key)):
+            MseRdpBound.from_dict(bad)
+        assert summary_for("bound mse-rdp", bad) == generic_summary("bound mse-rdp", bad), key
+
+
+def test_mse_rdp_is_guo_theorem_1(cli):
+    from rerokit.report.results import MseRdpBound
+
+    # Guo et al. 2022, Thm 1: MSE >= sum_i diam_i^2 / 4 / (e^eps - 1) / d per coordinate
+    r = MseRdpBound.from_dict(_printed(cli, MSE_RDP[2]))
+    assert r.diameter == (1.0, 2.0, 3.0) and r.dim == 3
+    assert r.mse_lower_bound == pytest.approx((1 + 4 + 9) / 4 / (math.e - 1) / 3, rel=1e-12)
+    r0 = MseRdpBound.from_dict(_printed(cli, MSE_RDP[1]))
+    assert r0.mse_lower_bound == math.inf and r0.note.startswith("mse_lower_bound is inf")

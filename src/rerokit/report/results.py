@@ -431,3 +431,68 @@ class KappaResult:
                    params={k: _key(d, k, where) for k in cls.PARAMS[command]},
                    **_read(d, ("kappa", "log10_kappa"), where),
                    extras={k: _key(d, k, where) for k in cls.EXTRAS.get(command, ())})
+
+
+# --------------------------------------------------------------------------- bound mse-rdp
+
+
+@dataclass(frozen=True)
+class MseRdpBound:
+    """``rerokit bound mse-rdp``: Guo et al. 2022's Thm 1 lower bound on the MSE of an unbiased attacker
+    from an order-2 RDP guarantee (:func:`rerokit.bounds.mse.rdp_mse_lower_bound`).
+
+    Attributes:
+        mse_lower_bound: the bound (per coordinate); inf where epsilon_rdp2 is 0.
+        error: its numerical margin.
+        epsilon_rdp2: the order-2 RDP epsilon used.
+        source: where it came from (its first words are a key of :attr:`DETAILS`).
+        neighbouring_relation: the relation the guarantee holds under (Thm 1 needs replace-one).
+        details: the source's inputs (the keys :attr:`DETAILS` names for it, in order).
+        note: why the bound is inf, or None.
+        dim: the data dimension d.
+        diameter: the diameter per coordinate (a number, or one per coordinate).
+        attack: the attacker bounded ("unbiased").
+        reference: the theorem.
+    """
+
+    mse_lower_bound: float
+    error: float
+    epsilon_rdp2: float
+    source: str
+    neighbouring_relation: str
+    details: Mapping[str, Any]
+    note: str | None
+    dim: int
+    diameter: float | tuple[float, ...]
+    attack: str
+    reference: str
+
+    DETAILS = {"epsilon": (), "rdp curve": ("order_used",),
+               "output perturbation": ("n", "lam", "noise_std", "lipschitz", "adjacency", "gdp_mu"),
+               "DP-SGD": ("noise_multiplier", "sample_rate", "steps", "sampler", "examples_per_user", "order_used")}
+    """Each source's inputs, by the start of ``source``, in the JSON's order."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready dict of the command (less ``rerokit_version``)."""
+        d = {"mse_lower_bound": self.mse_lower_bound, "error": self.error, "epsilon_rdp2": self.epsilon_rdp2,
+             "source": self.source, "neighbouring_relation": self.neighbouring_relation, **self.details}
+        if self.note is not None:
+            d["note"] = self.note
+        d.update(dim=self.dim, diameter=list(self.diameter) if isinstance(self.diameter, tuple) else self.diameter,
+                 attack=self.attack, reference=self.reference)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "bound mse-rdp result") -> "MseRdpBound":
+        """The inverse of :meth:`to_dict` (ValueError naming a missing key; unknown keys ignored)."""
+        source = _key(d, "source", where)
+        kind = next((k for k in cls.DETAILS if str(source).startswith(k)), None)
+        if kind is None:
+            raise ValueError(f"{where}: 'source' must start with one of {', '.join(cls.DETAILS)}, got {source!r}")
+        diam = _key(d, "diameter", where)
+        return cls(**_read(d, ("mse_lower_bound", "error", "epsilon_rdp2", "dim"), where), source=source,
+                   neighbouring_relation=_key(d, "neighbouring_relation", where),
+                   details={k: _key(d, k, where) for k in cls.DETAILS[kind]}, note=d.get("note"),
+                   diameter=tuple(_real(x, "diameter", where) for x in diam) if isinstance(diam, (list, tuple))
+                   else _real(diam, "diameter", where),
+                   attack=_key(d, "attack", where), reference=_key(d, "reference", where))

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from rerokit.report.format import Lead, fmt, fmt_bracket, fmt_log10
 from rerokit.report.model import MembershipFacts
-from rerokit.report.results import CalibrateOutput, ConversionBound, FanoBound, KappaResult, TradeoffOutput
+from rerokit.report.results import CalibrateOutput, ConversionBound, FanoBound, KappaResult, MseRdpBound, TradeoffOutput
 from rerokit.report.terminal import HIDDEN_FIELDS, Row, Summary, generic_rows
 
 __all__ = ["VERDICTS", "summary_for", "generic_summary"]
@@ -306,25 +306,25 @@ def _bound_uninformed(d: dict[str, Any]) -> Summary:
 # --------------------------------------------------------------------------- bound mse-rdp / fil
 
 
-def _relation_prefix(d: dict[str, Any]) -> str:
-    """"replace-one " / "add/remove " before an RDP guarantee whose relation is known (Thm 1 needs replace-one)."""
-    rel = d.get("neighbouring_relation")
-    return f"{rel} " if rel else ""
-
-
 def _bound_mse_rdp(d: dict[str, Any]) -> Summary:
+    """``bound mse-rdp``: its JSON read back as the :class:`~rerokit.report.results.MseRdpBound` it printed."""
+    r = MseRdpBound.from_dict(d)
+    # the relation is stated before the guarantee ("replace-one (2, eps)-RDP"): Thm 1 needs replace-one
+    rel = f"{r.neighbouring_relation} " if r.neighbouring_relation else ""
     verdict = [(Lead("Released model, error view: "), f"an unbiased attacker's mean squared error per coordinate is "
-                f"at least {fmt(d.get('mse_lower_bound'))} (Guo et al. 2022, Thm 1, unbiased attacker; "
-                f"{_relation_prefix(d)}(2, {fmt(d.get('epsilon_rdp2'))})-RDP).")]
-    rows = [Row("MSE of an unbiased attacker", _ge(d.get("mse_lower_bound")), "", str(d.get("reference", "")),
-                "certified"),
-            Row("(2, \u03b5)-RDP \u03b5", "= " + fmt(d.get("epsilon_rdp2")), "",
-                str(d.get("source", "")) + (f", order {fmt(d['order_used'])}" if d.get("order_used") else ""), "input"),
-            Row("diameter per coordinate", fmt(d.get("diameter")), "", "input", ""),
-            Row("data dimension d", fmt(d.get("dim")), "", "input", "")]
-    if d.get("gdp_mu") is not None:
-        rows.append(Row("\u03bc of the output perturbation (GDP)", fmt(d["gdp_mu"]), "", "\u0394 / \u03c3", "exact"))
-    return Summary(tuple(verdict), tuple(rows), (), _notes(d))
+                f"at least {fmt(r.mse_lower_bound)} (Guo et al. 2022, Thm 1, unbiased attacker; "
+                f"{rel}(2, {fmt(r.epsilon_rdp2)})-RDP).")]
+    order = r.details.get("order_used")
+    rows = [Row("MSE of an unbiased attacker", _ge(r.mse_lower_bound), "", str(r.reference), "certified"),
+            Row("(2, \u03b5)-RDP \u03b5", "= " + fmt(r.epsilon_rdp2), "",
+                str(r.source) + (f", order {fmt(order)}" if order else ""), "input"),
+            # one diameter per coordinate, or one for all (a list made fmt raise before)
+            Row("diameter per coordinate", ", ".join(map(fmt, r.diameter)) if isinstance(r.diameter, tuple)
+                else fmt(r.diameter), "", "input", ""),
+            Row("data dimension d", fmt(r.dim), "", "input", "")]
+    if r.details.get("gdp_mu") is not None:
+        rows.append(Row("\u03bc of the output perturbation (GDP)", fmt(r.details["gdp_mu"]), "", "\u0394 / \u03c3", "exact"))
+    return Summary(tuple(verdict), tuple(rows), (), (r.note,) if r.note else ())
 
 
 # --------------------------------------------------------------------------- kappa
@@ -654,7 +654,6 @@ def _readable_attack(d: dict[str, Any]) -> bool:
 _REQUIRES: dict[Callable[[dict[str, Any]], Summary], tuple[str, ...]] = {
     _bound_dpsgd: ("membership",),
     _bound_uninformed: ("gamma", "expected_mse", "ncc_bound"),
-    _bound_mse_rdp: ("mse_lower_bound",),
     _audit: ("gamma", "kappa", "trials"),
     _attack_analytic: ("mean_mse", "empirical_success"),
     _attack_glm: ("mse",),
@@ -678,6 +677,7 @@ _TYPED: dict[Callable[[dict[str, Any]], Summary], Callable[[dict[str, Any]], Any
     _bound_fano: FanoBound.from_dict,
     _bound_tradeoff: TradeoffOutput.from_dict,
     _calibrate: CalibrateOutput.from_dict,
+    _bound_mse_rdp: MseRdpBound.from_dict,
     **{v: functools.partial(KappaResult.from_dict, c) for c, v in _KAPPA.items()},
 }
 """Verdict functions that read their command's typed result (:mod:`rerokit.report.results`): a result
