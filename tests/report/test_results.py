@@ -211,3 +211,39 @@ def test_mse_rdp_is_guo_theorem_1(cli):
     assert r.mse_lower_bound == pytest.approx((1 + 4 + 9) / 4 / (math.e - 1) / 3, rel=1e-12)
     r0 = MseRdpBound.from_dict(_printed(cli, MSE_RDP[1]))
     assert r0.mse_lower_bound == math.inf and r0.note.startswith("mse_lower_bound is inf")
+
+
+GLM = [
+    ["attack", "glm"],
+    ["attack", "glm", "--noise", "0.01", "--draws", "3", "--seed", "1"],
+    ["attack", "glm", "--model", "linear", "--classes", "0,1,2"],
+]
+
+
+@pytest.mark.parametrize("argv", GLM, ids=[str(i) for i in range(len(GLM))])
+def test_glm_attack_reads_back_and_a_missing_key_is_named(argv, cli):
+    from rerokit.report.results import GlmAttackOutput
+    from rerokit.report.verdicts import VERDICTS, generic_summary, summary_for
+
+    d = _printed(cli, argv)
+    o = GlmAttackOutput.from_dict(d)
+    assert o.to_dict() == d and list(o.to_dict()) == list(d)
+    assert summary_for("attack glm", d) == VERDICTS["attack glm"](d)
+    # the interval is over the targets reconstructed; the JSON's trials are all targets
+    assert o.result.trials == o.targets - o.non_identifiable and d["trials"] == o.targets == o.settings.n
+    for key in [k for k in d if k != "label_accuracy"]:
+        bad = {k: v for k, v in d.items() if k != key}
+        with pytest.raises(ValueError, match=repr(key)):
+            GlmAttackOutput.from_dict(bad)
+        assert summary_for("attack glm", bad) == generic_summary("attack glm", bad), key
+    bad = dict(d, settings={k: v for k, v in d["settings"].items() if k != "model"})
+    with pytest.raises(ValueError, match="'model'"):
+        GlmAttackOutput.from_dict(bad)
+
+
+def test_glm_attack_without_noise_is_exact(cli):
+    from rerokit.report.results import GlmAttackOutput
+
+    # Balle et al. 2022, Thm 1: without noise the closed form recovers every identifiable target
+    o = GlmAttackOutput.from_dict(_printed(cli, GLM[0]))
+    assert o.exact and o.mse_max < 1e-16 and o.label_accuracy == 1.0 and o.settings.model == "logistic"

@@ -496,3 +496,87 @@ class MseRdpBound:
                    diameter=tuple(_real(x, "diameter", where) for x in diam) if isinstance(diam, (list, tuple))
                    else _real(diam, "diameter", where),
                    attack=_key(d, "attack", where), reference=_key(d, "reference", where))
+
+
+# --------------------------------------------------------------------------- attack glm
+
+
+@dataclass(frozen=True)
+class GlmSettings:
+    """The settings of ``rerokit attack glm`` (the JSON's ``settings``): the data, the fitted GLM and the noise."""
+
+    dataset: str
+    model: str
+    classes: tuple[int, ...]
+    lam: float
+    noise: float
+    draws: int
+    n: int
+    dim: int
+
+    _KEYS = ("dataset", "model", "classes", "lam", "noise", "draws", "n", "dim")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in ((k, getattr(self, k)) for k in self._KEYS)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "settings") -> "GlmSettings":
+        """The inverse of :meth:`to_dict` (ValueError naming a missing key)."""
+        kw = {k: _key(d, k, where) for k in cls._KEYS}
+        return cls(**dict(kw, classes=tuple(kw["classes"])))
+
+
+@dataclass(frozen=True)
+class GlmAttackOutput:
+    """``rerokit attack glm``: the closed-form reconstruction attack on a GLM fitted to optimality
+    (Balle et al. 2022, Thm 1), over every target of the dataset.
+
+    Attributes:
+        result: the mean MSE over the reconstructed targets with its Student-t interval
+            (:class:`rerokit.attacks.result.AttackResult`, metric ``"mse"``; its ``trials`` the targets
+            reconstructed, its ``settings`` a :class:`GlmSettings`' dict).
+        mse_median, mse_max: the median and largest MSE over the targets.
+        targets: the targets attacked (the JSON's ``trials``: the interval is over targets).
+        non_identifiable: targets whose gradient vanished or was not finite (not reconstructed).
+        exact: every target reconstructed to within 1e-16 without noise.
+        reference: the theorem.
+        label_accuracy: the fraction of labels recovered (logistic and multinomial models), else None.
+    """
+
+    result: Any  # rerokit.attacks.result.AttackResult (numpy at import: not imported here)
+    mse_median: float
+    mse_max: float
+    targets: int
+    non_identifiable: int
+    exact: bool
+    reference: str
+    label_accuracy: float | None = None
+
+    @property
+    def settings(self) -> GlmSettings:
+        return GlmSettings.from_dict(self.result.settings)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready dict of the command (less ``rerokit_version``)."""
+        d = self.result.to_dict()
+        d.update(mse_median=self.mse_median, mse_max=self.mse_max, targets=self.targets,
+                 non_identifiable=self.non_identifiable, exact=self.exact, reference=self.reference)
+        if self.label_accuracy is not None:
+            d["label_accuracy"] = self.label_accuracy
+        d["trials"] = self.targets  # the interval is over targets, not over noise draws
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "attack glm result") -> "GlmAttackOutput":
+        """The inverse of :meth:`to_dict` (ValueError naming a missing key; unknown keys ignored)."""
+        from rerokit.attacks.result import AttackResult
+
+        n = _read(d, ("mse", "ci_low", "ci_high", "confidence", "mse_median", "mse_max", "targets", "non_identifiable"),
+                  where)
+        settings = GlmSettings.from_dict(_obj(_key(d, "settings", where), f"{where}: settings"), f"{where}: settings")
+        _key(d, "trials", where)
+        result = AttackResult("mse", n["mse"], (n["ci_low"], n["ci_high"]), n["targets"] - n["non_identifiable"],
+                              _key(d, "seed", where), settings.to_dict(), n["confidence"])
+        return cls(result=result, **{k: n[k] for k in ("mse_median", "mse_max", "targets", "non_identifiable")},
+                   exact=_key(d, "exact", where), reference=_key(d, "reference", where),
+                   label_accuracy=_real(d.get("label_accuracy"), "label_accuracy", where))

@@ -25,7 +25,8 @@ from typing import Any, Callable
 
 from rerokit.report.format import Lead, fmt, fmt_bracket, fmt_log10
 from rerokit.report.model import MembershipFacts
-from rerokit.report.results import CalibrateOutput, ConversionBound, FanoBound, KappaResult, MseRdpBound, TradeoffOutput
+from rerokit.report.results import (CalibrateOutput, ConversionBound, FanoBound, GlmAttackOutput, KappaResult,
+                                    MseRdpBound, TradeoffOutput)
 from rerokit.report.terminal import HIDDEN_FIELDS, Row, Summary, generic_rows
 
 __all__ = ["VERDICTS", "summary_for", "generic_summary"]
@@ -508,20 +509,21 @@ def _attack_analytic(d: dict[str, Any]) -> Summary:
 
 
 def _attack_glm(d: dict[str, Any]) -> Summary:
-    s = d.get("settings", {})
+    """``attack glm``: its JSON read back as the :class:`~rerokit.report.results.GlmAttackOutput` it printed."""
+    o = GlmAttackOutput.from_dict(d)
+    s, r = o.settings, o.result
+    lo, hi = r.interval
     verdict = [(Lead("GLM attack (Balle et al. 2022, Thm 1): "),
-                f"from a {s.get('model', '')} model fitted on {s.get('dataset', '')} with output noise "
-                f"{fmt(s.get('noise'))}, the closed-form attack reconstructs the missing record with mean MSE "
-                f"{fmt(d.get('mse'))} (95% CI [{fmt(d.get('ci_low'))}, {fmt(d.get('ci_high'))}], {d.get('trials')} "
-                "trials)" + (" - exactly, as without noise." if d.get("exact") else "."))]
-    rows = [Row("mean MSE", fmt(d.get("mse")), f"95% CI {fmt_bracket([d.get('ci_low'), d.get('ci_high')], 4)}",
-                "Student-t on the mean", "estimate"),
-            Row("median / largest MSE", f"{fmt(d.get('mse_median'))} / {fmt(d.get('mse_max'))}", "", "over trials",
-                "estimate"),
-            Row("targets (not identifiable)", f"{d.get('targets')} ({d.get('non_identifiable')})", "", "", "")]
-    if d.get("label_accuracy") is not None:
-        rows.append(Row("label recovered", f"{fmt(100 * d['label_accuracy'])}%", "", "", "estimate"))
-    return Summary(tuple(verdict), tuple(rows), (), _notes(d))
+                f"from a {s.model} model fitted on {s.dataset} with output noise "
+                f"{fmt(s.noise)}, the closed-form attack reconstructs the missing record with mean MSE "
+                f"{fmt(r.value)} (95% CI [{fmt(lo)}, {fmt(hi)}], {o.targets} "
+                "trials)" + (" - exactly, as without noise." if o.exact else "."))]
+    rows = [Row("mean MSE", fmt(r.value), f"95% CI {fmt_bracket([lo, hi], 4)}", "Student-t on the mean", "estimate"),
+            Row("median / largest MSE", f"{fmt(o.mse_median)} / {fmt(o.mse_max)}", "", "over trials", "estimate"),
+            Row("targets (not identifiable)", f"{o.targets} ({o.non_identifiable})", "", "", "")]
+    if o.label_accuracy is not None:
+        rows.append(Row("label recovered", f"{fmt(100 * o.label_accuracy)}%", "", "", "estimate"))
+    return Summary(tuple(verdict), tuple(rows), (), ())
 
 
 def _attack_reconn(d: dict[str, Any]) -> Summary:
@@ -656,7 +658,6 @@ _REQUIRES: dict[Callable[[dict[str, Any]], Summary], tuple[str, ...]] = {
     _bound_uninformed: ("gamma", "expected_mse", "ncc_bound"),
     _audit: ("gamma", "kappa", "trials"),
     _attack_analytic: ("mean_mse", "empirical_success"),
-    _attack_glm: ("mse",),
     _attack_reconn: ("mse", "nn_oracle_mse"),
 }
 """Fields a verdict function reads; a result without them gets the generic summary."""
@@ -665,7 +666,6 @@ _READABLE: dict[Callable[[dict[str, Any]], Summary], Callable[[dict[str, Any]], 
     _bound_dpsgd: _readable_dpsgd,
     _bound_uninformed: _readable_uninformed,
     _audit: _readable_audit,
-    _attack_glm: _readable_attack,
     _attack_analytic: _readable_attack,
 }
 """Explicit checks of the nested fields a verdict function indexes (lists of points, optional numbers); a
@@ -678,6 +678,7 @@ _TYPED: dict[Callable[[dict[str, Any]], Summary], Callable[[dict[str, Any]], Any
     _bound_tradeoff: TradeoffOutput.from_dict,
     _calibrate: CalibrateOutput.from_dict,
     _bound_mse_rdp: MseRdpBound.from_dict,
+    _attack_glm: GlmAttackOutput.from_dict,
     **{v: functools.partial(KappaResult.from_dict, c) for c, v in _KAPPA.items()},
 }
 """Verdict functions that read their command's typed result (:mod:`rerokit.report.results`): a result
