@@ -247,3 +247,20 @@ def test_glm_attack_without_noise_is_exact(cli):
     # Balle et al. 2022, Thm 1: without noise the closed form recovers every identifiable target
     o = GlmAttackOutput.from_dict(_printed(cli, GLM[0]))
     assert o.exact and o.mse_max < 1e-16 and o.label_accuracy == 1.0 and o.settings.model == "logistic"
+
+
+def test_reconn_reads_back_and_a_missing_key_is_named(cli):
+    from rerokit.report.results import ReconnOutput
+    from rerokit.report.verdicts import VERDICTS, generic_summary, summary_for
+
+    d = _printed(cli, ["attack", "reconn", "--shadow-models", "4", "--fixed-size", "20", "--targets", "3", "--epochs",
+                       "2", "--reconstructor-epochs", "1", "--no-png", "--quiet"])
+    o = ReconnOutput.from_dict(d)
+    assert o.to_dict() == d and list(o.to_dict()) == list(d)
+    assert summary_for("attack reconn", d) == VERDICTS["attack reconn"](d)
+    assert o.success == (o.mse < o.nn_oracle_mse) and o.targets == 3 and o.png is None and o.noise_multiplier == 0.0
+    for key in d:
+        bad = {k: v for k, v in d.items() if k != key}
+        with pytest.raises(ValueError, match=repr(key)):
+            ReconnOutput.from_dict(bad)
+        assert summary_for("attack reconn", bad) == generic_summary("attack reconn", bad), key

@@ -580,3 +580,81 @@ class GlmAttackOutput:
         return cls(result=result, **{k: n[k] for k in ("mse_median", "mse_max", "targets", "non_identifiable")},
                    exact=_key(d, "exact", where), reference=_key(d, "reference", where),
                    label_accuracy=_real(d.get("label_accuracy"), "label_accuracy", where))
+
+
+# --------------------------------------------------------------------------- attack reconn
+
+
+@dataclass(frozen=True)
+class ReconnOutput:
+    """``rerokit attack reconn``: the reconstructor-network attack (Balle et al. 2022, Sec. IV-V) on
+    held-out released models, as its JSON summary. The run's
+    :class:`~rerokit.experiments.reconn.ReconnResult` also holds per-target arrays the JSON leaves
+    out; :meth:`of` reads its summary (:meth:`~rerokit.experiments.reconn.ReconnResult.to_dict`).
+
+    Attributes:
+        mse, mse_ci: the mean reconstruction MSE over the targets and its Student-t interval.
+        nn_oracle_mse: the nearest-neighbour oracle's mean MSE (Sec. V-B(d)).
+        success: mse < nn_oracle_mse (Table II's criterion).
+        success_rate, success_rate_ci: the fraction of targets beating their own oracle MSE and its
+            Clopper-Pearson interval.
+        kl, nn_oracle_kl: the mean KL metric of the reconstructions and of the oracle's guesses.
+        targets: the evaluation targets.
+        noise_multiplier: sigma of the released and shadow models' DP-GD (0 without DP).
+        shadow_shifted, shadow_train_mse, classifier_accuracy, released_model_accuracy: the run's
+            diagnostics (shadow models shifted, the reconstructor's training MSE, the KL
+            classifier's accuracy, the released models' test accuracy).
+        settings: the run's settings (:class:`~rerokit.experiments.reconn.ReconnConfig` and the data).
+        png, jsonl: the files written, or None.
+        reference: the paper section.
+    """
+
+    mse: float
+    mse_ci: tuple[float, float]
+    nn_oracle_mse: float
+    success: bool
+    success_rate: float
+    success_rate_ci: tuple[float, float]
+    kl: float
+    nn_oracle_kl: float
+    targets: int
+    noise_multiplier: float
+    shadow_shifted: int
+    shadow_train_mse: float
+    classifier_accuracy: float
+    released_model_accuracy: float
+    settings: Mapping[str, Any]
+    png: str | None
+    jsonl: str | None
+    reference: str
+
+    _PAIRS = ("mse_ci", "success_rate_ci")
+    _NUMBERS = ("mse", "nn_oracle_mse", "success_rate", "kl", "nn_oracle_kl", "targets", "noise_multiplier",
+                "shadow_shifted", "shadow_train_mse", "classifier_accuracy", "released_model_accuracy")
+    _ORDER = ("mse", "mse_ci", "nn_oracle_mse", "success", "success_rate", "success_rate_ci", "kl", "nn_oracle_kl",
+              "targets", "noise_multiplier", "shadow_shifted", "shadow_train_mse", "classifier_accuracy",
+              "released_model_accuracy", "settings")
+    """The keys every result has, in the JSON's order (then png and jsonl where written, then reference)."""
+
+    @classmethod
+    def of(cls, summary: Mapping[str, Any], *, png: str | None, jsonl: str | None, reference: str) -> "ReconnOutput":
+        """The output of a run from its ``ReconnResult.to_dict()`` and the files written."""
+        return cls.from_dict({**summary, "png": png, "jsonl": jsonl, "reference": reference}, "ReconnResult.to_dict()")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready dict of the command (less ``rerokit_version``)."""
+        d = {k: list(v) if k in self._PAIRS else dict(v) if k == "settings" else v
+             for k, v in ((k, getattr(self, k)) for k in self._ORDER)}
+        for k in ("png", "jsonl"):
+            if getattr(self, k):
+                d[k] = getattr(self, k)
+        d["reference"] = self.reference
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "attack reconn result") -> "ReconnOutput":
+        """The inverse of :meth:`to_dict` (ValueError naming a missing key; unknown keys ignored)."""
+        return cls(**_read(d, cls._NUMBERS, where), **{k: _pair(_key(d, k, where), k, where) for k in cls._PAIRS},
+                   success=_key(d, "success", where),
+                   settings=dict(_obj(_key(d, "settings", where), f"{where}: settings")),
+                   png=d.get("png"), jsonl=d.get("jsonl"), reference=_key(d, "reference", where))

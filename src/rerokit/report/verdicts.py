@@ -26,7 +26,7 @@ from typing import Any, Callable
 from rerokit.report.format import Lead, fmt, fmt_bracket, fmt_log10
 from rerokit.report.model import MembershipFacts
 from rerokit.report.results import (CalibrateOutput, ConversionBound, FanoBound, GlmAttackOutput, KappaResult,
-                                    MseRdpBound, TradeoffOutput)
+                                    MseRdpBound, ReconnOutput, TradeoffOutput)
 from rerokit.report.terminal import HIDDEN_FIELDS, Row, Summary, generic_rows
 
 __all__ = ["VERDICTS", "summary_for", "generic_summary"]
@@ -527,24 +527,21 @@ def _attack_glm(d: dict[str, Any]) -> Summary:
 
 
 def _attack_reconn(d: dict[str, Any]) -> Summary:
+    """``attack reconn``: its JSON read back as the :class:`~rerokit.report.results.ReconnOutput` it printed."""
+    o = ReconnOutput.from_dict(d)
     verdict = [(Lead("Reconstructor network (Balle et al. 2022, Sec. IV-V): "),
-                f"on {d.get('targets')} released models (\u03c3 = {fmt(d.get('noise_multiplier'))}) it reconstructs "
-                f"targets with mean MSE {fmt(d.get('mse'))} against {fmt(d.get('nn_oracle_mse'))} for the nearest-"
-                f"neighbour oracle, beating the oracle on {fmt(d.get('success_rate'))} of them "
-                f"({_ci(d.get('success_rate_ci'))}).")]
-    rows = [Row("mean MSE", fmt(d.get("mse")), _ci(d.get("mse_ci")), "Student-t on the mean", "estimate",
-                section="Reconstruction"),
-            Row("nearest-neighbour oracle MSE", fmt(d.get("nn_oracle_mse")), "", "Balle et al. 2022 Table II", "estimate"),
-            Row("targets beaten the oracle on", fmt(d.get("success_rate")), _ci(d.get("success_rate_ci")),
-                "Clopper-Pearson", "estimate"),
-            Row("KL (attack / oracle)", f"{fmt(d.get('kl'))} / {fmt(d.get('nn_oracle_kl'))}", "", "Sec. V-B", "estimate"),
-            Row("shadow-model MSE (training)", fmt(d.get("shadow_train_mse")), "", "", "estimate", section="Models"),
-            Row("released models' test accuracy", fmt(d.get("released_model_accuracy")), "", "", "measured"),
-            Row("noise multiplier \u03c3", fmt(d.get("noise_multiplier")), "", "for (--epsilon, --delta)", "input")]
-    notes = list(_notes(d))
-    for k in ("png", "jsonl"):
-        if d.get(k):
-            notes.append(f"{k}: {d[k]}")
+                f"on {o.targets} released models (\u03c3 = {fmt(o.noise_multiplier)}) it reconstructs "
+                f"targets with mean MSE {fmt(o.mse)} against {fmt(o.nn_oracle_mse)} for the nearest-"
+                f"neighbour oracle, beating the oracle on {fmt(o.success_rate)} of them "
+                f"({_ci(o.success_rate_ci)}).")]
+    rows = [Row("mean MSE", fmt(o.mse), _ci(o.mse_ci), "Student-t on the mean", "estimate", section="Reconstruction"),
+            Row("nearest-neighbour oracle MSE", fmt(o.nn_oracle_mse), "", "Balle et al. 2022 Table II", "estimate"),
+            Row("targets beaten the oracle on", fmt(o.success_rate), _ci(o.success_rate_ci), "Clopper-Pearson", "estimate"),
+            Row("KL (attack / oracle)", f"{fmt(o.kl)} / {fmt(o.nn_oracle_kl)}", "", "Sec. V-B", "estimate"),
+            Row("shadow-model MSE (training)", fmt(o.shadow_train_mse), "", "", "estimate", section="Models"),
+            Row("released models' test accuracy", fmt(o.released_model_accuracy), "", "", "measured"),
+            Row("noise multiplier \u03c3", fmt(o.noise_multiplier), "", "for (--epsilon, --delta)", "input")]
+    notes = [f"{k}: {v}" for k, v in (("png", o.png), ("jsonl", o.jsonl)) if v]
     return Summary(tuple(verdict), tuple(rows), (), tuple(notes))
 
 
@@ -658,7 +655,6 @@ _REQUIRES: dict[Callable[[dict[str, Any]], Summary], tuple[str, ...]] = {
     _bound_uninformed: ("gamma", "expected_mse", "ncc_bound"),
     _audit: ("gamma", "kappa", "trials"),
     _attack_analytic: ("mean_mse", "empirical_success"),
-    _attack_reconn: ("mse", "nn_oracle_mse"),
 }
 """Fields a verdict function reads; a result without them gets the generic summary."""
 
@@ -679,6 +675,7 @@ _TYPED: dict[Callable[[dict[str, Any]], Summary], Callable[[dict[str, Any]], Any
     _calibrate: CalibrateOutput.from_dict,
     _bound_mse_rdp: MseRdpBound.from_dict,
     _attack_glm: GlmAttackOutput.from_dict,
+    _attack_reconn: ReconnOutput.from_dict,
     **{v: functools.partial(KappaResult.from_dict, c) for c, v in _KAPPA.items()},
 }
 """Verdict functions that read their command's typed result (:mod:`rerokit.report.results`): a result
