@@ -367,7 +367,8 @@ class TradeoffOutput:
         pa = d.get("poisson_assumption")
         return cls(
             **_read(s, cls.RUN_KEYS, f"{where}: settings"), adjacency=_key(s, "adjacency", f"{where}: settings"),
-            sampling={k: v for k, v in s.items() if k not in (*cls.RUN_KEYS, "adjacency")}, method=_key(d, "method", where),
+            sampling={k: v for k, v in s.items() if k not in (*cls.RUN_KEYS, "adjacency")},
+            method=_key(d, "method", where),
             value_discretization_interval=_key(d, "value_discretization_interval", where),
             points=None if pts is None else tuple(TradeoffPoint.from_dict(p, f"{where}: points[{i}]")
                                                   for i, p in enumerate(pts)),

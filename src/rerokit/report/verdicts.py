@@ -12,10 +12,16 @@ value, not in a second row); bounds say their direction in the value ("<= 0.1942
 its method and whether it is certified or an estimate; internal fields (``direction``,
 ``floored``, ``threshold_epsilon``, ``value_discretization_interval``, ``log10_*`` when the
 value is representable) are left to ``--json``. Only the standard library and
-:mod:`rerokit.report.format` are used (the ``bound dpsgd`` path imports no scipy); the audits' verdict
-reads its result as the :class:`~rerokit.experiments.audit_outcome.AuditOutcome` the audit wrote
-(standard library only), so a key the audit renames is caught by :func:`summary_for`'s check, not
-shown as ``None``.
+:mod:`rerokit.report.format` are used (the ``bound dpsgd`` path imports no scipy).
+
+Typed results: ``bound dp|rdp|zcdp|gdp|fano``, ``bound tradeoff``, ``bound mse-rdp``, ``kappa ...``,
+``calibrate dpsgd``, ``attack glm`` and ``attack reconn`` print the ``to_dict()`` of a class of
+:mod:`rerokit.report.results`, and their verdicts read the JSON back with its ``from_dict`` (no string
+keys); the audits' verdict reads its result as the
+:class:`~rerokit.experiments.audit_outcome.AuditOutcome` the audit wrote. A key a command renames is
+caught by :func:`summary_for`'s check (:data:`_TYPED`), not shown as ``None``. ``bound dpsgd``,
+``bound uninformed`` and ``attack analytic`` are still read by key, behind explicit checks
+(:data:`_REQUIRES`, :data:`_READABLE`).
 """
 
 from __future__ import annotations
