@@ -264,3 +264,23 @@ def test_reconn_reads_back_and_a_missing_key_is_named(cli):
         with pytest.raises(ValueError, match=repr(key)):
             ReconnOutput.from_dict(bad)
         assert summary_for("attack reconn", bad) == generic_summary("attack reconn", bad), key
+
+
+def test_analytic_attack_reads_back_and_a_missing_key_is_named(cli):
+    from rerokit.report.results import AnalyticAttackOutput
+    from rerokit.report.verdicts import VERDICTS, generic_summary, summary_for
+
+    d = _printed(cli, ["attack", "analytic", "--noise-multiplier", "0.05", "--clip", "1", "--targets", "4", "--seed",
+                       "3", "--rows", "3", "--mse-threshold", "0.05", "--no-progress", "--dataset", "synthetic"])
+    o = AnalyticAttackOutput.from_dict(d)
+    assert o.to_dict() == d and list(o.to_dict()) == list(d)
+    assert summary_for("attack analytic", d) == VERDICTS["attack analytic"](d)
+    assert list(o.means) == ["mse", "psnr", "ncc"]  # synthetic data: no SSIM
+    assert o.means["mse"] == pytest.approx(sum(o.per_target["mse"]) / 4, rel=1e-12)
+    # the measured success is the fraction of per-target MSEs at most the threshold
+    assert o.empirical_success == sum(m <= 0.05 for m in o.per_target["mse"]) / 4
+    for key in [k for k in d if k not in ("mean_psnr", "ncc_undefined")]:
+        bad = {k: v for k, v in d.items() if k != key}
+        with pytest.raises(ValueError, match=repr(key)):
+            AnalyticAttackOutput.from_dict(bad)
+        assert summary_for("attack analytic", bad) == generic_summary("attack analytic", bad), key

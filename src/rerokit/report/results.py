@@ -659,3 +659,75 @@ class ReconnOutput:
                    success=_key(d, "success", where),
                    settings=dict(_obj(_key(d, "settings", where), f"{where}: settings")),
                    png=d.get("png"), jsonl=d.get("jsonl"), reference=_key(d, "reference", where))
+
+
+# --------------------------------------------------------------------------- attack analytic
+
+
+@dataclass(frozen=True)
+class AnalyticAttackOutput:
+    """``rerokit attack analytic``: the optimal analytic gradient inversion (Riess et al. 2024, Cor. 1) on
+    Opacus DP-SGD, measured on real targets beside the laws it follows (Thm 2, Props. 1-3, 6), as
+    :func:`rerokit.experiments.analytic.run_analytic_attack` summarises it (:meth:`of`).
+
+    Attributes:
+        settings: the run's settings (the attack's, then the dataset and the results file).
+        means: the mean of each metric over the targets (``mse`` and ``ncc`` always; ``psnr`` and
+            ``ssim`` where computed), by metric, in :attr:`METRICS` order; NaN (JSON null) where undefined.
+        predicted_expected_mse, predicted_expected_mse_optimal: Eq. 17 at these rows; Props. 1-2 at optimal rows.
+        ncc_bound: Prop. 6's bound on the NCC.
+        empirical_success, empirical_success_ci: the fraction of targets with MSE <= eta and its
+            Clopper-Pearson interval.
+        predicted_success: Thm 2 at these targets' norms.
+        predicted_gamma: Prop. 3's bound over the dataset (r = its smallest norm).
+        clipped_fraction: the fraction of targets whose gradient was clipped.
+        per_target: per-target values (index, each metric, variance, clip factor), by name.
+        ncc_undefined: the constant targets left out of the mean NCC, or None.
+    """
+
+    settings: Mapping[str, Any]
+    means: Mapping[str, float | None]
+    predicted_expected_mse: float
+    predicted_expected_mse_optimal: float
+    ncc_bound: float
+    empirical_success: float
+    empirical_success_ci: tuple[float, float]
+    predicted_success: float
+    predicted_gamma: float
+    clipped_fraction: float
+    per_target: Mapping[str, Any]
+    ncc_undefined: int | None = None
+
+    METRICS = ("mse", "psnr", "ncc", "ssim")
+    """The metrics, in the JSON's order (each as ``mean_<metric>``)."""
+    _REQUIRED_METRICS = ("mse", "ncc")
+    _NUMBERS = ("predicted_expected_mse", "predicted_expected_mse_optimal", "ncc_bound", "empirical_success")
+    _NUMBERS_AFTER_CI = ("predicted_success", "predicted_gamma", "clipped_fraction")
+
+    @classmethod
+    def of(cls, summary: Mapping[str, Any]) -> "AnalyticAttackOutput":
+        """The output of a run from the dict of :func:`~rerokit.experiments.analytic.run_analytic_attack`."""
+        return cls.from_dict(summary, "run_analytic_attack()")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready dict of the command (less ``rerokit_version``)."""
+        d: dict[str, Any] = {"settings": dict(self.settings), **{f"mean_{m}": v for m, v in self.means.items()}}
+        d.update({k: getattr(self, k) for k in self._NUMBERS})
+        d["empirical_success_ci"] = list(self.empirical_success_ci)
+        d.update({k: getattr(self, k) for k in self._NUMBERS_AFTER_CI})
+        d["per_target"] = dict(self.per_target)
+        if self.ncc_undefined is not None:
+            d["ncc_undefined"] = self.ncc_undefined
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "attack analytic result") -> "AnalyticAttackOutput":
+        """The inverse of :meth:`to_dict` (ValueError naming a missing key; unknown keys ignored)."""
+        for m in cls._REQUIRED_METRICS:
+            _key(d, f"mean_{m}", where)
+        return cls(settings=dict(_obj(_key(d, "settings", where), f"{where}: settings")),
+                   means={m: _real(d[f"mean_{m}"], f"mean_{m}", where) for m in cls.METRICS if f"mean_{m}" in d},
+                   **_read(d, cls._NUMBERS + cls._NUMBERS_AFTER_CI, where),
+                   empirical_success_ci=_pair(_key(d, "empirical_success_ci", where), "empirical_success_ci", where),
+                   per_target=dict(_obj(_key(d, "per_target", where), f"{where}: per_target")),
+                   ncc_undefined=_real(d.get("ncc_undefined"), "ncc_undefined", where))

@@ -15,12 +15,12 @@ value is representable) are left to ``--json``. Only the standard library and
 :mod:`rerokit.report.format` are used (the ``bound dpsgd`` path imports no scipy).
 
 Typed results: ``bound dp|rdp|zcdp|gdp|fano``, ``bound tradeoff``, ``bound mse-rdp``, ``kappa ...``,
-``calibrate dpsgd``, ``attack glm`` and ``attack reconn`` print the ``to_dict()`` of a class of
+``calibrate dpsgd`` and ``attack analytic|glm|reconn`` print the ``to_dict()`` of a class of
 :mod:`rerokit.report.results`, and their verdicts read the JSON back with its ``from_dict`` (no string
 keys); the audits' verdict reads its result as the
 :class:`~rerokit.experiments.audit_outcome.AuditOutcome` the audit wrote. A key a command renames is
-caught by :func:`summary_for`'s check (:data:`_TYPED`), not shown as ``None``. ``bound dpsgd``,
-``bound uninformed`` and ``attack analytic`` are still read by key, behind explicit checks
+caught by :func:`summary_for`'s check (:data:`_TYPED`), not shown as ``None``. ``bound dpsgd``
+and ``bound uninformed`` are still read by key, behind explicit checks
 (:data:`_REQUIRES`, :data:`_READABLE`).
 """
 
@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 from rerokit.report.format import Lead, fmt, fmt_bracket, fmt_log10
 from rerokit.report.model import MembershipFacts
-from rerokit.report.results import (CalibrateOutput, ConversionBound, FanoBound, GlmAttackOutput, KappaResult,
+from rerokit.report.results import (AnalyticAttackOutput, CalibrateOutput, ConversionBound, FanoBound, GlmAttackOutput, KappaResult,
                                     MseRdpBound, ReconnOutput, TradeoffOutput)
 from rerokit.report.terminal import HIDDEN_FIELDS, Row, Summary, generic_rows
 
@@ -480,36 +480,39 @@ def _ci(v: Any) -> str:
 
 
 def _attack_analytic(d: dict[str, Any]) -> Summary:
-    s = d.get("settings", {})
+    """``attack analytic``: its JSON read back as the :class:`~rerokit.report.results.AnalyticAttackOutput` it printed."""
+    o = AnalyticAttackOutput.from_dict(d)
+    s, mean = o.settings, o.means
     eta = s.get("mse_threshold")
+    ci = _ci(o.empirical_success_ci)
     verdict = [(Lead("Uninformed gradient inversion, measured: "),
                 f"the optimal analytic attack (Riess et al. 2024 Cor. 1; \u03c3 = {fmt(s.get('noise_multiplier'))}, C = "
                 f"{fmt(s.get('clip'))}, M = {s.get('rows')} rows) on {s.get('targets')} {s.get('dataset', '')} targets "
-                f"reached MSE \u2264 {fmt(eta)} in a fraction {fmt(d.get('empirical_success'))} of them "
-                f"({_ci(d.get('empirical_success_ci'))}); Thm 2 predicts {fmt(d.get('predicted_success'))}, and no "
-                f"analytic attack exceeds {fmt(d.get('predicted_gamma'))} (Prop. 3). Mean MSE {fmt(d.get('mean_mse'))}, "
-                f"predicted {fmt(d.get('predicted_expected_mse'))}.")]
+                f"reached MSE \u2264 {fmt(eta)} in a fraction {fmt(o.empirical_success)} of them "
+                f"({ci}); Thm 2 predicts {fmt(o.predicted_success)}, and no "
+                f"analytic attack exceeds {fmt(o.predicted_gamma)} (Prop. 3). Mean MSE {fmt(mean['mse'])}, "
+                f"predicted {fmt(o.predicted_expected_mse)}.")]
     rows = [
-        Row(f"P(MSE \u2264 {fmt(eta)}), measured", fmt(d.get("empirical_success")), _ci(d.get("empirical_success_ci")),
-            "Clopper-Pearson", "estimate", section="Success"),
-        Row(f"P(MSE \u2264 {fmt(eta)}), predicted", "= " + fmt(d.get("predicted_success")), "",
+        Row(f"P(MSE \u2264 {fmt(eta)}), measured", fmt(o.empirical_success), ci, "Clopper-Pearson", "estimate",
+            section="Success"),
+        Row(f"P(MSE \u2264 {fmt(eta)}), predicted", "= " + fmt(o.predicted_success), "",
             "Riess et al. 2024 Thm 2 at these targets' norms", "exact"),
-        Row("bound over the dataset", _le(d.get("predicted_gamma")), "", "Riess et al. 2024 Prop. 3 with r = min norm", "certified"),
-        Row("mean MSE, measured", fmt(d.get("mean_mse")), "", "mean over targets", "estimate", section="Error"),
-        Row("expected MSE, predicted (these rows)", "= " + fmt(d.get("predicted_expected_mse")), "",
+        Row("bound over the dataset", _le(o.predicted_gamma), "", "Riess et al. 2024 Prop. 3 with r = min norm", "certified"),
+        Row("mean MSE, measured", fmt(mean["mse"]), "", "mean over targets", "estimate", section="Error"),
+        Row("expected MSE, predicted (these rows)", "= " + fmt(o.predicted_expected_mse), "",
             "Riess et al. 2024 Eq. 17", "exact"),
-        Row("expected MSE, optimal rows", "= " + fmt(d.get("predicted_expected_mse_optimal")), "",
+        Row("expected MSE, optimal rows", "= " + fmt(o.predicted_expected_mse_optimal), "",
             "Riess et al. 2024 Prop. 1-2: \u03c3\u00b2\u2016X\u2016\u00b2", "exact"),
-        Row("mean PSNR (dB)", fmt(d.get("mean_psnr")), "", "mean over targets", "estimate"),
-        Row("mean NCC", fmt(d.get("mean_ncc")), "", "mean over targets", "estimate"),
-        Row("NCC bound", _le(d.get("ncc_bound")), "", "Riess et al. 2024 Prop. 6", "certified"),
-        Row("mean SSIM", fmt(d.get("mean_ssim")), "", "mean over targets", "estimate"),
-        Row("targets whose gradient was clipped", f"{fmt(100 * d['clipped_fraction'])}%"
-            if isinstance(d.get("clipped_fraction"), (int, float)) else "n/a", "", "", "measured"),
+        Row("mean PSNR (dB)", fmt(mean.get("psnr")), "", "mean over targets", "estimate"),
+        Row("mean NCC", fmt(mean["ncc"]), "", "mean over targets", "estimate"),
+        Row("NCC bound", _le(o.ncc_bound), "", "Riess et al. 2024 Prop. 6", "certified"),
+        Row("mean SSIM", fmt(mean.get("ssim")), "", "mean over targets", "estimate"),
+        Row("targets whose gradient was clipped", f"{fmt(100 * o.clipped_fraction)}%"
+            if isinstance(o.clipped_fraction, (int, float)) else "n/a", "", "", "measured"),
     ]
-    notes = list(_notes(d))
-    if d.get("ncc_undefined"):
-        notes.append(f"NCC undefined for {d['ncc_undefined']} constant targets (left out of mean_ncc)")
+    notes = []
+    if o.ncc_undefined:
+        notes.append(f"NCC undefined for {o.ncc_undefined} constant targets (left out of mean_ncc)")
     notes.append("per-target values (index, mse, psnr, ncc, ssim, variance, clip factor): --json")
     return Summary(tuple(verdict), tuple(rows), (), tuple(notes))
 
@@ -652,15 +655,10 @@ def _readable_audit(d: dict[str, Any]) -> bool:
             and isinstance(d.get("trials") or 0, int))
 
 
-def _readable_attack(d: dict[str, Any]) -> bool:
-    return all(_opt_num(d, k) for k in ("label_accuracy", "clipped_fraction"))
-
-
 _REQUIRES: dict[Callable[[dict[str, Any]], Summary], tuple[str, ...]] = {
     _bound_dpsgd: ("membership",),
     _bound_uninformed: ("gamma", "expected_mse", "ncc_bound"),
     _audit: ("gamma", "kappa", "trials"),
-    _attack_analytic: ("mean_mse", "empirical_success"),
 }
 """Fields a verdict function reads; a result without them gets the generic summary."""
 
@@ -668,7 +666,6 @@ _READABLE: dict[Callable[[dict[str, Any]], Summary], Callable[[dict[str, Any]], 
     _bound_dpsgd: _readable_dpsgd,
     _bound_uninformed: _readable_uninformed,
     _audit: _readable_audit,
-    _attack_analytic: _readable_attack,
 }
 """Explicit checks of the nested fields a verdict function indexes (lists of points, optional numbers); a
 result that fails them gets the generic summary. Nothing else is caught: a verdict function that raises on
@@ -682,6 +679,7 @@ _TYPED: dict[Callable[[dict[str, Any]], Summary], Callable[[dict[str, Any]], Any
     _bound_mse_rdp: MseRdpBound.from_dict,
     _attack_glm: GlmAttackOutput.from_dict,
     _attack_reconn: ReconnOutput.from_dict,
+    _attack_analytic: AnalyticAttackOutput.from_dict,
     **{v: functools.partial(KappaResult.from_dict, c) for c, v in _KAPPA.items()},
 }
 """Verdict functions that read their command's typed result (:mod:`rerokit.report.results`): a result
