@@ -284,3 +284,52 @@ def test_analytic_attack_reads_back_and_a_missing_key_is_named(cli):
         with pytest.raises(ValueError, match=repr(key)):
             AnalyticAttackOutput.from_dict(bad)
         assert summary_for("attack analytic", bad) == generic_summary("attack analytic", bad), key
+
+
+UNINFORMED = [
+    ["bound", "uninformed", "--noise-multiplier", "1", "--min-norm", "1", "--dim", "100", "--mse-threshold", "0.01"],
+    ["bound", "uninformed", "--noise-multiplier", "0.5", "--min-norm", "2", "--dim", "10", "--mse-threshold", "0.5",
+     "--clip", "1", "--steps", "100", "--sample-rate", "0.01"],
+    ["bound", "uninformed", "--noise-multiplier", "0.5", "--min-norm", "0.5", "--dim", "10", "--mse-threshold", "0.5",
+     "--clip", "1", "--releases", "3", "--prior", "ball", "--prior-scale", "1"],
+    ["bound", "uninformed", "--noise-multiplier", "1e200", "--min-norm", "1e200", "--dim", "10", "--mse-threshold",
+     "0.5", "--clip", "1e150"],
+    ["bound", "uninformed", "--noise-multiplier", "0.3", "--dataset", "synthetic", "--psnr-threshold", "-4000",
+     "--steps", "10", "--sample-rate", "0.1"],
+]
+
+
+@pytest.mark.parametrize("argv", UNINFORMED, ids=[str(i) for i in range(len(UNINFORMED))])
+def test_uninformed_reads_back_and_a_missing_key_is_named(argv, cli):
+    import json
+
+    from rerokit.cli._common import _jsonable
+    from rerokit.cli.bound_uninformed import summary
+    from rerokit.report.results import UninformedOutput
+    from rerokit.report.verdicts import VERDICTS, generic_summary, summary_for
+
+    d = _printed(cli, argv)
+    o = UninformedOutput.from_dict(d)
+    assert json.loads(json.dumps(_jsonable(o.to_dict()))) == d and list(o.to_dict()) == list(d)
+    assert summary_for("bound uninformed", d) == VERDICTS["bound uninformed"](d)
+    assert summary(d).rows  # the command's own verdict reads it too
+    optional = {"note", "expected_mse_data_independent", "log10_expected_mse", "log10_expected_mse_one_row",
+                "log10_expected_mse_data_independent", "sampling_rate"}
+    for key in [k for k in d if k not in optional]:
+        bad = {k: v for k, v in d.items() if k != key}
+        with pytest.raises(ValueError, match=repr(key)):
+            UninformedOutput.from_dict(bad)
+        assert summary_for("bound uninformed", bad) == generic_summary("bound uninformed", bad), key
+
+
+def test_uninformed_overflow_and_law(cli):
+    from rerokit.report.results import UninformedOutput
+
+    o = UninformedOutput.from_dict(_printed(cli, UNINFORMED[3]))
+    # sigma^2 r^2 / K = 1e800: shown as the largest double, its log10 exact
+    assert o.expected_mse == 1.7976931348623157e308 and o.log10_overflow["expected_mse"] == pytest.approx(800.0)
+    assert list(o.log10_overflow) == list(UninformedOutput.OVERFLOW_KEYS) and o.note.startswith("expected_mse, ")
+    # Riess et al. 2024, Prop. 2: E[MSE] = sigma^2 r^2 / K
+    o = UninformedOutput.from_dict(_printed(cli, UNINFORMED[2]))
+    assert o.expected_mse == pytest.approx(0.25 * 0.25 / 3, rel=1e-12) and o.gamma_data_independent is None
+    assert o.mse_threshold == 0.5 and o.metric == "mse" and o.psnr_threshold_db is None

@@ -15,12 +15,12 @@ value is representable) are left to ``--json``. Only the standard library and
 :mod:`rerokit.report.format` are used (the ``bound dpsgd`` path imports no scipy).
 
 Typed results: ``bound dp|rdp|zcdp|gdp|fano``, ``bound tradeoff``, ``bound mse-rdp``, ``kappa ...``,
-``calibrate dpsgd`` and ``attack analytic|glm|reconn`` print the ``to_dict()`` of a class of
+``bound uninformed``, ``calibrate dpsgd`` and ``attack analytic|glm|reconn`` print the ``to_dict()`` of a class of
 :mod:`rerokit.report.results`, and their verdicts read the JSON back with its ``from_dict`` (no string
 keys); the audits' verdict reads its result as the
 :class:`~rerokit.experiments.audit_outcome.AuditOutcome` the audit wrote. A key a command renames is
 caught by :func:`summary_for`'s check (:data:`_TYPED`), not shown as ``None``. ``bound dpsgd``
-and ``bound uninformed`` are still read by key, behind explicit checks
+is still read by key, behind explicit checks
 (:data:`_REQUIRES`, :data:`_READABLE`).
 """
 
@@ -32,7 +32,7 @@ from typing import Any, Callable
 from rerokit.report.format import Lead, fmt, fmt_bracket, fmt_log10
 from rerokit.report.model import MembershipFacts
 from rerokit.report.results import (AnalyticAttackOutput, CalibrateOutput, ConversionBound, FanoBound, GlmAttackOutput, KappaResult,
-                                    MseRdpBound, ReconnOutput, TradeoffOutput)
+                                    MseRdpBound, ReconnOutput, TradeoffOutput, UninformedOutput)
 from rerokit.report.terminal import HIDDEN_FIELDS, Row, Summary, generic_rows
 
 __all__ = ["VERDICTS", "summary_for", "generic_summary"]
@@ -270,44 +270,43 @@ def _bound_tradeoff(d: dict[str, Any]) -> Summary:
 
 
 def _bound_uninformed(d: dict[str, Any]) -> Summary:
-    thr = (f"PSNR \u2265 {fmt(d['psnr_threshold_db'])} dB" if d.get("metric") == "psnr"
-           else f"MSE \u2264 {fmt(d.get('mse_threshold'))}")
-    g = d.get("gamma")
-    gt = fmt_log10(d["log10_gamma"]) if isinstance(g, float) and g < 1e-300 and d.get("log10_gamma") is not None \
-        else fmt(g)
+    """``bound uninformed``: its JSON read back as the :class:`~rerokit.report.results.UninformedOutput` it printed
+    (the command itself prints :func:`rerokit.cli.bound_uninformed.summary`, which adds the prior-free attacks)."""
+    o = UninformedOutput.from_dict(d)
+    thr = f"PSNR \u2265 {fmt(o.psnr_threshold_db)} dB" if o.metric == "psnr" else f"MSE \u2264 {fmt(o.mse_threshold)}"
+    gt = _gamma_str(o.gamma, o.log10_gamma)
     # Riess et al. 2024's laws are those of the optimal UNBIASED analytic attack (kind "attack law"), not
     # bounds on every attacker: a constant guess or a shrunk estimate can do better (bounds.uninformed_scope)
     text = (f"the optimal unbiased analytic gradient inversion (no prior; smallest record norm r = "
-            f"{fmt(d.get('min_norm'))}, \u03c3 = {fmt(d.get('noise_multiplier'))}, N = {d.get('dim')}) reaches {thr} "
+            f"{fmt(o.min_norm)}, \u03c3 = {fmt(o.noise_multiplier)}, N = {o.dim}) reaches {thr} "
             f"with probability "
-            f"{gt} from {'one release' if d.get('releases', 1) == 1 else str(d['releases']) + ' averaged releases'}")
-    if d.get("gamma_over_steps") is not None:
-        text += f", {fmt(d['gamma_over_steps'])} averaging every release over {d.get('steps')} steps"
-    verdict = [(Lead("Uninformed adversary: "), text + f"; expected MSE \u2265 {fmt(d.get('expected_mse'))}, "
-                f"NCC \u2264 {fmt(d.get('ncc_bound'))} (the law of that attack, not a bound on every attacker).")]
-    rows = [Row(f"P({thr})", "= " + gt, "", "Riess et al. 2024 Prop. 3" if d.get("metric") != "psnr" else "Riess et al. 2024 Props. 4-5",
+            f"{gt} from {'one release' if o.releases == 1 else str(o.releases) + ' averaged releases'}")
+    if o.gamma_over_steps is not None:
+        text += f", {fmt(o.gamma_over_steps)} averaging every release over {o.steps} steps"
+    verdict = [(Lead("Uninformed adversary: "), text + f"; expected MSE \u2265 {fmt(o.expected_mse)}, "
+                f"NCC \u2264 {fmt(o.ncc_bound)} (the law of that attack, not a bound on every attacker).")]
+    rows = [Row(f"P({thr})", "= " + gt, "", "Riess et al. 2024 Prop. 3" if o.metric != "psnr" else "Riess et al. 2024 Props. 4-5",
                 "attack law", section="Reconstruction success")]
-    if d.get("gamma_over_steps") is not None:
-        rows.append(Row(f"P({thr}) over {d.get('steps')} steps (q = {fmt(d.get('sampling_rate'))})",
-                        _le(d["gamma_over_steps"]), "", "Riess et al. 2024 Sec. 4.3 + Prop. 7", "attack law"))
-    if d.get("gamma_data_independent") is not None:
-        rows.append(Row("data-independent version (C \u2264 r)", _le(d["gamma_data_independent"]), "",
+    if o.gamma_over_steps is not None:
+        rows.append(Row(f"P({thr}) over {o.steps} steps (q = {fmt(o.sample_rate)})",
+                        _le(o.gamma_over_steps), "", "Riess et al. 2024 Sec. 4.3 + Prop. 7", "attack law"))
+    if o.gamma_data_independent is not None:
+        rows.append(Row("data-independent version (C \u2264 r)", _le(o.gamma_data_independent), "",
                         "Riess et al. 2024 Prop. 3 with r = C", "attack law"))
-    rows.append(Row("expected MSE", _ge(d.get("expected_mse")), "", "Riess et al. 2024 Prop. 2: \u03c3\u00b2 r\u00b2 / K", "exact",
+    rows.append(Row("expected MSE", _ge(o.expected_mse), "", "Riess et al. 2024 Prop. 2: \u03c3\u00b2 r\u00b2 / K", "exact",
                     section="Error"))
-    if d.get("expected_mse_one_row") is not None:
-        rows.append(Row("expected MSE with one row (not optimal)", "= " + fmt(d["expected_mse_one_row"]), "",
+    if o.expected_mse_one_row is not None:
+        rows.append(Row("expected MSE with one row (not optimal)", "= " + fmt(o.expected_mse_one_row), "",
                         "Riess et al. 2024 Eq. 17", "exact"))
-    rows.append(Row("NCC", _le(d.get("ncc_bound")), "", "Riess et al. 2024 Prop. 6", "attack law"))
-    if d.get("optimal_rows") is not None:
-        rows.append(Row("attacker's optimal rows M", fmt(d["optimal_rows"]), "", "\u2308(C / r)\u00b2\u2309", "exact",
+    rows.append(Row("NCC", _le(o.ncc_bound), "", "Riess et al. 2024 Prop. 6", "attack law"))
+    if o.optimal_rows is not None:
+        rows.append(Row("attacker's optimal rows M", fmt(o.optimal_rows), "", "\u2308(C / r)\u00b2\u2309", "exact",
                         section="Attack"))
-    rows.append(Row("smallest record norm r", fmt(d.get("min_norm")), "", str(d.get("min_norm_source", "")), "input",
-                    section="Inputs"))
-    if d.get("mse_threshold") is not None and d.get("metric") == "psnr":
-        rows.append(Row("MSE threshold of the PSNR threshold", fmt(d["mse_threshold"]), "", "10^(\u2212PSNR/10) R\u00b2",
+    rows.append(Row("smallest record norm r", fmt(o.min_norm), "", str(o.min_norm_source), "input", section="Inputs"))
+    if o.metric == "psnr":
+        rows.append(Row("MSE threshold of the PSNR threshold", fmt(o.mse_threshold), "", "10^(\u2212PSNR/10) R\u00b2",
                         "exact"))
-    return Summary(tuple(verdict), tuple(rows), (), _notes(d))
+    return Summary(tuple(verdict), tuple(rows), (), (o.note,) if o.note else ())
 
 
 # --------------------------------------------------------------------------- bound mse-rdp / fil
@@ -637,10 +636,6 @@ def _readable_dpsgd(d: dict[str, Any]) -> bool:
             and isinstance(d.get("details") or {}, dict) and isinstance(d.get("comparisons") or {}, dict))
 
 
-def _readable_uninformed(d: dict[str, Any]) -> bool:
-    return d.get("metric") != "psnr" or _num(d.get("psnr_threshold_db"))
-
-
 def _readable_audit(d: dict[str, Any]) -> bool:
     """The audit's JSON reads back as the :class:`~rerokit.experiments.audit_outcome.AuditOutcome` the
     audit writes (every key it always writes, each attack with its interval), with numbers where the
@@ -657,14 +652,12 @@ def _readable_audit(d: dict[str, Any]) -> bool:
 
 _REQUIRES: dict[Callable[[dict[str, Any]], Summary], tuple[str, ...]] = {
     _bound_dpsgd: ("membership",),
-    _bound_uninformed: ("gamma", "expected_mse", "ncc_bound"),
     _audit: ("gamma", "kappa", "trials"),
 }
 """Fields a verdict function reads; a result without them gets the generic summary."""
 
 _READABLE: dict[Callable[[dict[str, Any]], Summary], Callable[[dict[str, Any]], bool]] = {
     _bound_dpsgd: _readable_dpsgd,
-    _bound_uninformed: _readable_uninformed,
     _audit: _readable_audit,
 }
 """Explicit checks of the nested fields a verdict function indexes (lists of points, optional numbers); a
@@ -680,6 +673,7 @@ _TYPED: dict[Callable[[dict[str, Any]], Summary], Callable[[dict[str, Any]], Any
     _attack_glm: GlmAttackOutput.from_dict,
     _attack_reconn: ReconnOutput.from_dict,
     _attack_analytic: AnalyticAttackOutput.from_dict,
+    _bound_uninformed: UninformedOutput.from_dict,
     **{v: functools.partial(KappaResult.from_dict, c) for c, v in _KAPPA.items()},
 }
 """Verdict functions that read their command's typed result (:mod:`rerokit.report.results`): a result
