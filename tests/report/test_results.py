@@ -333,3 +333,58 @@ def test_uninformed_overflow_and_law(cli):
     o = UninformedOutput.from_dict(_printed(cli, UNINFORMED[2]))
     assert o.expected_mse == pytest.approx(0.25 * 0.25 / 3, rel=1e-12) and o.gamma_data_independent is None
     assert o.mse_threshold == 0.5 and o.metric == "mse" and o.psnr_threshold_db is None
+
+
+DPSGD = [
+    ["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "100", "--prior-size", "10"],
+    ["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "100"],
+    ["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "1", "--steps", "10", "--kappa", "0.01", "--method",
+     "closed-form"],
+    ["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "10", "--prior-size", "10",
+     "--method", "mc", "--mc-samples", "1000", "--seed", "1"],
+    ["bound", "dpsgd", "--noise-multiplier", "1e9", "--sample-rate", "0.01", "--steps", "10", "--prior-size", "10"],
+    ["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "20", "--log10-kappa", "-400",
+     "--sampler", "shuffle"],
+]
+
+
+@pytest.mark.parametrize("argv", DPSGD, ids=[str(i) for i in range(len(DPSGD))])
+def test_dpsgd_reads_back_and_a_missing_key_is_named(argv, cli):
+    from rerokit.report.results import DpsgdNoPriorOutput, DpsgdOutput
+    from rerokit.report.verdicts import VERDICTS, generic_summary, summary_for
+
+    d = _printed(cli, argv)
+    cls = DpsgdOutput if "gamma" in d else DpsgdNoPriorOutput
+    o = cls.from_dict(d)
+    assert o.to_dict() == d and list(o.to_dict()) == list(d)
+    assert summary_for("bound dpsgd", d) == VERDICTS["bound dpsgd"](d)
+    optional = {"interval", "poisson_assumption", "epsilon_note"}
+    for key in [k for k in d if k not in optional | ({"gamma"} if cls is DpsgdOutput else set())]:
+        bad = {k: v for k, v in d.items() if k != key}
+        with pytest.raises(ValueError, match=repr(key)):
+            cls.from_dict(bad)
+        assert summary_for("bound dpsgd", bad) == generic_summary("bound dpsgd", bad), key
+    for part in ("settings", "certification", "details", "comparisons"):
+        for key in [k for k in d.get(part, {}) if k not in ("note", "prior_size", "log10_kappa")]:
+            bad = dict(d, **{part: {k: v for k, v in d[part].items() if k != key}})
+            if part == "settings" and key not in ("noise_multiplier", "sample_rate", "steps"):
+                continue  # the sampler's keys are Schedule.sampling_dict()'s, carried as they are
+            with pytest.raises(ValueError, match=repr(key)):
+                cls.from_dict(bad)
+
+
+def test_dpsgd_carries_the_library_bound(cli):
+    from rerokit.bounds.dpsgd import rero_dpsgd
+    from rerokit.report.results import DpsgdOutput
+
+    o = DpsgdOutput.from_dict(_printed(cli, DPSGD[0]))
+    b = rero_dpsgd(1.0, 0.01, 100, log_kappa=-math.log(10))  # --prior-size 10
+    assert o.gamma == pytest.approx(b.value, rel=1e-12) and o.interval == pytest.approx(b.interval, rel=1e-12)
+    assert o.method == "exact" and o.prior_option == {"prior_size": 10}
+    # the closed form at q = 1 (Hayes et al. 2023, Cor. 3): gamma = Phi(Phi^-1(kappa) + sqrt(T) / sigma)
+    from statistics import NormalDist
+
+    c = DpsgdOutput.from_dict(_printed(cli, DPSGD[2]))
+    nd = NormalDist()
+    assert c.gamma == pytest.approx(nd.cdf(nd.inv_cdf(0.01) + math.sqrt(10)), rel=1e-9)
+    assert c.details == {"mu_gdp": pytest.approx(math.sqrt(10))}

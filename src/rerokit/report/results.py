@@ -835,3 +835,176 @@ class UninformedOutput:
             kw[k] = dict(_obj(_key(d, k, where), f"{where}: {k}"))
         return cls(**kw, log10_overflow={k: d[f"log10_{k}"] for k in cls.OVERFLOW_KEYS if f"log10_{k}" in d},
                    note=d.get("note"))
+
+
+# --------------------------------------------------------------------------- bound dpsgd
+
+
+@dataclass(frozen=True)
+class DpsgdComparisons:
+    """``comparisons`` of ``bound dpsgd``: the RDP bound of Balle et al. 2022 (Thm 2) for the same schedule
+    and the run's (epsilon, delta); all None under the envelope (sigma outside the accounted range)."""
+
+    rdp_gamma: float | None
+    rdp_order: float | None
+    epsilon: float | None
+    delta: float | None
+    note: str | None = None
+
+    _KEYS = ("rdp_gamma", "rdp_order", "epsilon", "delta")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: getattr(self, k) for k in self._KEYS}
+        if self.note is not None:
+            d["note"] = self.note
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "comparisons") -> "DpsgdComparisons":
+        """The inverse of :meth:`to_dict` (ValueError naming a missing key)."""
+        return cls(**_read(d, cls._KEYS, where), note=d.get("note"))
+
+
+@dataclass(frozen=True)
+class DpsgdOutput:
+    """``rerokit bound dpsgd`` with a prior: the ReRo bound gamma of DP-SGD (Hayes et al. 2023, Thm 2), the
+    run's comparisons and the membership risks read off the same composed PLD (Kulynych et al. 2025).
+
+    Attributes:
+        gamma, kappa, advantage: the bound, the prior's baseline, (gamma - kappa) / (1 - kappa).
+        method, direction, error, interval: the bound's method (a key of :attr:`DETAILS`), direction,
+            numerical error (or the estimate's half-width) and bracket (None where it has none).
+        log10_gamma, log10_kappa: exact also where gamma or kappa underflow.
+        noise_multiplier, sample_rate, steps: the run (``settings`` in the JSON, as are the next two).
+        prior_option: the prior option as given (``{"prior_size": N}``, ``{"log10_kappa": L}`` or ``{}``).
+        sampling: the sampler, its source, the unit of privacy and the neighbouring relation
+            (:meth:`rerokit.bounds.schedule.Schedule.sampling_dict`).
+        certification: how the run is certified (the keys :attr:`CERTIFICATION`).
+        details: the method's details (the keys :attr:`DETAILS` names for it; exact: a note where floored).
+        comparisons: the :class:`DpsgdComparisons`.
+        membership: the membership risks (:class:`rerokit.report.model.MembershipFacts`' keys and the method).
+        poisson_assumption: for a non-Poisson sampler, the Poisson accountant's numbers (kind
+            "assumption"), else None.
+    """
+
+    gamma: float
+    kappa: float
+    advantage: float
+    method: str
+    direction: str
+    error: float
+    interval: tuple[float, float] | None
+    log10_gamma: float
+    log10_kappa: float
+    noise_multiplier: float
+    sample_rate: float
+    steps: int
+    prior_option: Mapping[str, Any]
+    sampling: Mapping[str, Any]
+    certification: Mapping[str, Any]
+    details: Mapping[str, Any]
+    comparisons: DpsgdComparisons
+    membership: Mapping[str, Any]
+    poisson_assumption: Mapping[str, Any] | None = None
+
+    CERTIFICATION = ("amplified", "releases", "group_size")
+    """The keys of ``certification`` (attributes of :class:`rerokit.bounds.schedule.Certification`)."""
+    DETAILS = {"exact": ("lower", "value_discretization_interval", "threshold_epsilon", "floored"),
+               "mc": ("seed", "mc_samples", "standard_error"), "closed-form": ("mu_gdp",),
+               "envelope": ("lower", "note")}
+    """Each method's details, in the JSON's order (exact: then ``note`` where the floor dominates)."""
+    RUN_KEYS = ("noise_multiplier", "sample_rate", "steps")
+    PRIOR_KEYS = ("prior_size", "log10_kappa")
+    _HEAD = ("gamma", "kappa", "advantage", "method", "direction", "error")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready dict of the command (less ``rerokit_version``)."""
+        d: dict[str, Any] = {k: getattr(self, k) for k in self._HEAD}
+        if self.interval is not None:
+            d["interval"] = list(self.interval)
+        d.update(log10_gamma=self.log10_gamma, log10_kappa=self.log10_kappa,
+                 settings={**{k: getattr(self, k) for k in self.RUN_KEYS}, **self.prior_option, **self.sampling},
+                 certification=dict(self.certification), details=dict(self.details),
+                 comparisons=self.comparisons.to_dict(), membership=dict(self.membership))
+        if self.poisson_assumption is not None:
+            d["poisson_assumption"] = dict(self.poisson_assumption)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "bound dpsgd result") -> "DpsgdOutput":
+        """The inverse of :meth:`to_dict` (ValueError naming a missing key; unknown keys ignored)."""
+        method = _key(d, "method", where)
+        if method not in cls.DETAILS:
+            raise ValueError(f"{where}: 'method' must be one of {', '.join(cls.DETAILS)}, got {method!r}")
+        s = _obj(_key(d, "settings", where), f"{where}: settings")
+        det = _obj(_key(d, "details", where), f"{where}: details")
+        cert = _obj(_key(d, "certification", where), f"{where}: certification")
+        pa = d.get("poisson_assumption")
+        return cls(
+            **_read(d, ("gamma", "kappa", "advantage", "error", "log10_gamma", "log10_kappa"), where),
+            method=method, direction=_key(d, "direction", where),
+            interval=None if d.get("interval") is None else _pair(d["interval"], "interval", where),
+            **_read(s, cls.RUN_KEYS, f"{where}: settings"),
+            prior_option={k: s[k] for k in cls.PRIOR_KEYS if k in s},
+            sampling={k: v for k, v in s.items() if k not in (*cls.RUN_KEYS, *cls.PRIOR_KEYS)},
+            certification={k: _key(cert, k, f"{where}: certification") for k in cls.CERTIFICATION},
+            details={**{k: _key(det, k, f"{where}: details") for k in cls.DETAILS[method]},
+                     **({"note": det["note"]} if method == "exact" and "note" in det else {})},
+            comparisons=DpsgdComparisons.from_dict(_obj(_key(d, "comparisons", where), f"{where}: comparisons"),
+                                                   f"{where}: comparisons"),
+            membership=dict(_obj(_key(d, "membership", where), f"{where}: membership")),
+            poisson_assumption=None if pa is None else dict(_obj(pa, f"{where}: poisson_assumption")))
+
+
+@dataclass(frozen=True)
+class DpsgdNoPriorOutput:
+    """``rerokit bound dpsgd`` without a prior: the run's (epsilon, delta) and membership risks (gamma
+    needs a prior's kappa).
+
+    Attributes:
+        epsilon, delta: the certified epsilon at delta (inf where none is; ``epsilon_note`` says why).
+        membership: the membership risks (as in :class:`DpsgdOutput`).
+        note: why there is no gamma.
+        noise_multiplier, sample_rate, steps, sampling: the run (``settings`` in the JSON).
+        certification: how the run is certified (:attr:`DpsgdOutput.CERTIFICATION`).
+        poisson_assumption: as in :class:`DpsgdOutput`.
+        epsilon_note: why epsilon is inf, or None.
+    """
+
+    epsilon: float | None
+    delta: float
+    membership: Mapping[str, Any]
+    note: str
+    noise_multiplier: float
+    sample_rate: float
+    steps: int
+    sampling: Mapping[str, Any]
+    certification: Mapping[str, Any]
+    poisson_assumption: Mapping[str, Any] | None = None
+    epsilon_note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready dict of the command (less ``rerokit_version``)."""
+        d: dict[str, Any] = {"epsilon": self.epsilon, "delta": self.delta, "membership": dict(self.membership),
+                             "note": self.note,
+                             "settings": {**{k: getattr(self, k) for k in DpsgdOutput.RUN_KEYS}, **self.sampling},
+                             "certification": dict(self.certification)}
+        if self.poisson_assumption is not None:
+            d["poisson_assumption"] = dict(self.poisson_assumption)
+        if self.epsilon_note is not None:
+            d["epsilon_note"] = self.epsilon_note
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "bound dpsgd result") -> "DpsgdNoPriorOutput":
+        """The inverse of :meth:`to_dict` (ValueError naming a missing key; unknown keys ignored)."""
+        s = _obj(_key(d, "settings", where), f"{where}: settings")
+        cert = _obj(_key(d, "certification", where), f"{where}: certification")
+        pa = d.get("poisson_assumption")
+        return cls(**_read(d, ("epsilon", "delta"), where),
+                   membership=dict(_obj(_key(d, "membership", where), f"{where}: membership")),
+                   note=_key(d, "note", where), **_read(s, DpsgdOutput.RUN_KEYS, f"{where}: settings"),
+                   sampling={k: v for k, v in s.items() if k not in DpsgdOutput.RUN_KEYS},
+                   certification={k: _key(cert, k, f"{where}: certification") for k in DpsgdOutput.CERTIFICATION},
+                   poisson_assumption=None if pa is None else dict(_obj(pa, f"{where}: poisson_assumption")),
+                   epsilon_note=d.get("epsilon_note"))

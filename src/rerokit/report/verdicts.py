@@ -14,25 +14,25 @@ its method and whether it is certified or an estimate; internal fields (``direct
 value is representable) are left to ``--json``. Only the standard library and
 :mod:`rerokit.report.format` are used (the ``bound dpsgd`` path imports no scipy).
 
-Typed results: ``bound dp|rdp|zcdp|gdp|fano``, ``bound tradeoff``, ``bound mse-rdp``, ``kappa ...``,
-``bound uninformed``, ``calibrate dpsgd`` and ``attack analytic|glm|reconn`` print the ``to_dict()`` of a class of
+Typed results: ``bound dpsgd|dp|rdp|zcdp|gdp|fano|tradeoff|uninformed|mse-rdp``, ``kappa ...``,
+``calibrate dpsgd`` and ``attack analytic|glm|reconn`` print the ``to_dict()`` of a class of
 :mod:`rerokit.report.results`, and their verdicts read the JSON back with its ``from_dict`` (no string
 keys); the audits' verdict reads its result as the
 :class:`~rerokit.experiments.audit_outcome.AuditOutcome` the audit wrote. A key a command renames is
-caught by :func:`summary_for`'s check (:data:`_TYPED`), not shown as ``None``. ``bound dpsgd``
-is still read by key, behind explicit checks
-(:data:`_REQUIRES`, :data:`_READABLE`).
+caught by :func:`summary_for`'s check (:data:`_TYPED`, :data:`_READABLE`), not shown as ``None``.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any, Callable
 
 from rerokit.report.format import Lead, fmt, fmt_bracket, fmt_log10
 from rerokit.report.model import MembershipFacts
-from rerokit.report.results import (AnalyticAttackOutput, CalibrateOutput, ConversionBound, FanoBound, GlmAttackOutput, KappaResult,
-                                    MseRdpBound, ReconnOutput, TradeoffOutput, UninformedOutput)
+from rerokit.report.results import (AnalyticAttackOutput, CalibrateOutput, ConversionBound, DpsgdNoPriorOutput,
+                                    DpsgdOutput, FanoBound, GlmAttackOutput, KappaResult, MseRdpBound, ReconnOutput,
+                                    TradeoffOutput, UninformedOutput)
 from rerokit.report.terminal import HIDDEN_FIELDS, Row, Summary, generic_rows
 
 __all__ = ["VERDICTS", "summary_for", "generic_summary"]
@@ -60,14 +60,6 @@ def _gamma_str(g: Any, l10: Any) -> str:
     return fmt(g)
 
 
-def _kappa_text(d: dict[str, Any]) -> str:
-    return _kappa_str(d.get("kappa"), d.get("log10_kappa"))
-
-
-def _gamma_text(d: dict[str, Any]) -> str:
-    return _gamma_str(d.get("gamma"), d.get("log10_gamma"))
-
-
 def _notes(d: dict[str, Any]) -> tuple[str, ...]:
     out = []
     for k in ("note",):
@@ -81,15 +73,14 @@ def _notes(d: dict[str, Any]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _odds_vs_chance(d: dict[str, Any]) -> str:
+def _odds_vs_chance(g: Any, log10_gamma: Any, k: Any, log10_kappa: Any) -> str:
     """'20 in 100 attempts, against 10 by chance' (Nanayakkara et al. 2023: frequencies, rounded up)."""
     from rerokit.report.format import chance, odds
 
-    g, k = d.get("gamma"), d.get("kappa")
     if not isinstance(g, (int, float)) or not isinstance(k, (int, float)):
         return "n/a"
-    o = odds(float(g), d.get("log10_gamma"))
-    c = chance(float(k), d.get("log10_kappa"))
+    o = odds(float(g), log10_gamma)
+    c = chance(float(k), log10_kappa)
     if o.endswith(" in 100") and c.endswith(" in 100"):
         c = c[: -len(" in 100")]
     return f"{o} attempts, against {c} by chance"
@@ -108,14 +99,6 @@ def _settings_text(s: dict[str, Any] | None) -> str:
         if s.get(k) is not None:
             parts.append(f"{sym} = {fmt(s[k])}")
     return ", ".join(parts)
-
-
-def _membership(d: dict[str, Any]) -> MembershipFacts | None:
-    """The ``membership`` object of a ``bound dpsgd`` result, typed (its keys are those of the report's
-    :class:`~rerokit.report.model.MembershipFacts`, :meth:`~rerokit.bounds.tradeoff.TradeoffCurve.membership_summary`
-    writes them); None without one."""
-    m = d.get("membership")
-    return MembershipFacts.from_dict(m) if isinstance(m, dict) else None
 
 
 def _membership_rows(m: MembershipFacts, section: str = "Membership inference (same run)") -> list[Row]:
@@ -143,63 +126,68 @@ _DPSGD_METHOD = {
 }
 
 
-def _bound_dpsgd_no_prior(d: dict[str, Any]) -> Summary:
-    s = d.get("settings", {})
-    m = _membership(d)
-    if m is None:  # summary_for checks it first (_readable_dpsgd)
-        raise ValueError("bound dpsgd: a result without prior has a 'membership' object")
+def _bound_dpsgd_no_prior(o: DpsgdNoPriorOutput) -> Summary:
+    m = MembershipFacts.from_dict(o.membership)
     p = m.tpr_at(0.01)
-    verdict = [(Lead("Membership inference: "), f"on DP-SGD ({_settings_text(s)}) any test of \"was this record in "
+    verdict = [(Lead("Membership inference: "), f"on DP-SGD ({_run_text(o.noise_multiplier, o.sample_rate, o.steps)}) "
+                f"any test of \"was this record in "
                 f"training?\" has TPR \u2264 {fmt(p.tpr if p is not None else None)} at 1% FPR and advantage \u2264 "
-                f"{fmt(m.advantage)} (certified); the run is (\u03b5 = {fmt(d.get('epsilon'))}, \u03b4 = "
-                f"{fmt(d.get('delta'))})-DP. Give a prior (--prior-size) for the reconstruction bound.")]
-    rows = [Row(f"\u03b5 at \u03b4 = {fmt(d.get('delta'))}", _le(d.get("epsilon")), "", "PLD, add-or-remove", "certified",
+                f"{fmt(m.advantage)} (certified); the run is (\u03b5 = {fmt(o.epsilon)}, \u03b4 = "
+                f"{fmt(o.delta)})-DP. Give a prior (--prior-size) for the reconstruction bound.")]
+    rows = [Row(f"\u03b5 at \u03b4 = {fmt(o.delta)}", _le(o.epsilon), "", "PLD, add-or-remove", "certified",
                 section="Differential privacy")]
     rows += _membership_rows(m, section="Membership inference")
     return Summary(tuple(verdict), tuple(rows), (), ())
 
 
+def _read_dpsgd(d: dict[str, Any]) -> DpsgdOutput | DpsgdNoPriorOutput:
+    """``bound dpsgd``'s JSON read back as what it printed: with a prior (a ``gamma``) or without."""
+    return DpsgdOutput.from_dict(d) if "gamma" in d else DpsgdNoPriorOutput.from_dict(d)
+
+
 def _bound_dpsgd(d: dict[str, Any]) -> Summary:
-    if "gamma" not in d:
-        return _bound_dpsgd_no_prior(d)
-    s = d.get("settings", {})
-    method, status = _DPSGD_METHOD.get(d.get("method"), (str(d.get("method")), ""))
-    est = d.get("method") == "mc"
+    """``bound dpsgd``: its JSON read back as the :class:`~rerokit.report.results.DpsgdOutput` (or, without a
+    prior, :class:`~rerokit.report.results.DpsgdNoPriorOutput`) it printed."""
+    o = _read_dpsgd(d)
+    if isinstance(o, DpsgdNoPriorOutput):
+        return _bound_dpsgd_no_prior(o)
+    method, status = _DPSGD_METHOD.get(o.method, (str(o.method), ""))
+    est = o.method == "mc"
+    kappa, gamma = _kappa_str(o.kappa, o.log10_kappa), _gamma_str(o.gamma, o.log10_gamma)
     verdict = [(Lead("Reconstruction: "), f"with a prior whose blind guess succeeds with probability "
-                f"\u03ba = {_kappa_text(d)}, "
+                f"\u03ba = {kappa}, "
                 + ("Monte Carlo estimates" if est else "no attack on DP-SGD")
-                + f" ({_settings_text(s)})"
-                + (f" the best attack's success at about {_gamma_text(d)} (an estimate, not a bound)." if est else
-                   f" succeeds with probability above {_gamma_text(d)} (certified): at most {_odds_vs_chance(d)}.")),]
-    m = _membership(d)
-    p = m.tpr_at(0.01) if m is not None else None
-    if m is not None and p is not None:
+                + f" ({_run_text(o.noise_multiplier, o.sample_rate, o.steps)})"
+                + (f" the best attack's success at about {gamma} (an estimate, not a bound)." if est else
+                   f" succeeds with probability above {gamma} (certified): at most "
+                   f"{_odds_vs_chance(o.gamma, o.log10_gamma, o.kappa, o.log10_kappa)}.")),]
+    m = MembershipFacts.from_dict(o.membership)
+    p = m.tpr_at(0.01)
+    if p is not None:
         verdict.append((Lead("Membership inference: "), f"on the same run, TPR at 1% FPR \u2264 "
                         f"{fmt(p.tpr)}; advantage \u2264 {fmt(m.advantage)} (certified)."))
-    g = d.get("gamma")
     # a gamma below the smallest double is shown by its log10; its float bracket would only show the rounding
-    detail = "" if isinstance(g, float) and g < 1e-300 else fmt_bracket(d.get("interval"))
+    detail = "" if isinstance(o.gamma, float) and o.gamma < 1e-300 else fmt_bracket(o.interval)
     rows = [
-        Row("\u03b3: success of any reconstruction attack", ("\u2248 " if est else "\u2264 ") + _gamma_text(d),
+        Row("\u03b3: success of any reconstruction attack", ("\u2248 " if est else "\u2264 ") + gamma,
             ("95% CI " if est else "") + detail, method, status, section="Reconstruction"),
-        Row("\u03ba: success of a blind guess (the prior)", "= " + _kappa_text(d), "", "prior", "exact"),
-        Row("advantage (\u03b3 \u2212 \u03ba) / (1 \u2212 \u03ba)", ("\u2248 " if est else "\u2264 ") + fmt(d.get("advantage")),
+        Row("\u03ba: success of a blind guess (the prior)", "= " + kappa, "", "prior", "exact"),
+        Row("advantage (\u03b3 \u2212 \u03ba) / (1 \u2212 \u03ba)", ("\u2248 " if est else "\u2264 ") + fmt(o.advantage),
             "", "Hayes et al. 2023 App. H, Eq. 4", status),
     ]
-    det = d.get("details") or {}
+    det = o.details
     if est:
-        rows.append(Row("Monte Carlo samples (seed)", f"{det.get('mc_samples')} ({det.get('seed')})",
-                        f"standard error {fmt(det.get('standard_error'))}", "", ""))
-    c = d.get("comparisons") or {}
-    if c.get("rdp_gamma") is not None:
-        rows.append(Row("\u03b3 from RDP (looser, for comparison)", _le(c["rdp_gamma"]), "",
-                        f"Balle et al. 2022 Thm 2, order {fmt(c.get('rdp_order'))}", "certified", section="Comparisons"))
-    if c.get("epsilon") is not None:
-        rows.append(Row(f"\u03b5 at \u03b4 = {fmt(c.get('delta'))}", _le(c["epsilon"]) if c["epsilon"] != "inf" else "inf",
+        rows.append(Row("Monte Carlo samples (seed)", f"{det['mc_samples']} ({det['seed']})",
+                        f"standard error {fmt(det['standard_error'])}", "", ""))
+    c = o.comparisons
+    if c.rdp_gamma is not None:
+        rows.append(Row("\u03b3 from RDP (looser, for comparison)", _le(c.rdp_gamma), "",
+                        f"Balle et al. 2022 Thm 2, order {fmt(c.rdp_order)}", "certified", section="Comparisons"))
+    if c.epsilon is not None:
+        rows.append(Row(f"\u03b5 at \u03b4 = {fmt(c.delta)}", "inf" if c.epsilon == math.inf else _le(c.epsilon),
                         "", "PLD, add-or-remove", "certified"))
-    if m is not None:
-        rows += _membership_rows(m)
-    notes = list(_notes(d))
+    rows += _membership_rows(m)
+    notes = [str(n) for n in (det.get("note"), c.note) if n]
     if det.get("floored") and not det.get("note"):
         notes.append("the PLD's infinity mass / round-off floor dominates at this kappa (the value stays valid)")
     return Summary(tuple(verdict), tuple(rows), (), tuple(notes))
@@ -627,13 +615,13 @@ def _opt_num(d: dict[str, Any], key: str) -> bool:
 
 
 def _readable_dpsgd(d: dict[str, Any]) -> bool:
-    try:  # the membership object as bound dpsgd writes it (every MembershipFacts field), numbers where computed with
-        m = _membership(d)
+    """The typed result reads back, and its membership object is the report's
+    :class:`~rerokit.report.model.MembershipFacts` (every field), with numbers where computed with."""
+    try:
+        m = MembershipFacts.from_dict(_read_dpsgd(d).membership)
     except (TypeError, ValueError):
         return False
-    return (m is not None and all(_num(p.fpr) and _num(p.tpr) for p in m.tpr_at_fpr)
-            and _num(m.advantage) and _num(m.bayes_accuracy)
-            and isinstance(d.get("details") or {}, dict) and isinstance(d.get("comparisons") or {}, dict))
+    return all(_num(p.fpr) and _num(p.tpr) for p in m.tpr_at_fpr) and _num(m.advantage) and _num(m.bayes_accuracy)
 
 
 def _readable_audit(d: dict[str, Any]) -> bool:
@@ -651,7 +639,6 @@ def _readable_audit(d: dict[str, Any]) -> bool:
 
 
 _REQUIRES: dict[Callable[[dict[str, Any]], Summary], tuple[str, ...]] = {
-    _bound_dpsgd: ("membership",),
     _audit: ("gamma", "kappa", "trials"),
 }
 """Fields a verdict function reads; a result without them gets the generic summary."""
