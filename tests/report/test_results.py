@@ -388,3 +388,20 @@ def test_dpsgd_carries_the_library_bound(cli):
     nd = NormalDist()
     assert c.gamma == pytest.approx(nd.cdf(nd.inv_cdf(0.01) + math.sqrt(10)), rel=1e-9)
     assert c.details == {"mu_gdp": pytest.approx(math.sqrt(10))}
+
+
+def _documented_fields(argv) -> set[str]:
+    """The top-level output fields the command's --help lists (its epilog)."""
+    from rerokit.cli import build_parser
+
+    groups = build_parser()._subparsers._group_actions[0].choices
+    sub = groups[argv[0]]._subparsers._group_actions[0].choices[argv[1]]
+    return {ln.split()[0].split(".")[0] for ln in (sub.epilog or "").splitlines()[1:]
+            if ln.startswith("  ") and not ln.startswith("    ") and ln.strip()}
+
+
+@pytest.mark.parametrize("argv", [a for a, _ in CASES] + KAPPA + MSE_RDP + UNINFORMED + DPSGD + GLM[:1],
+                         ids=lambda a: " ".join(a[:4]))
+def test_every_key_a_typed_result_writes_is_documented_in_help(argv, cli):
+    d = cli.json(argv)
+    assert set(d) <= _documented_fields(argv)
