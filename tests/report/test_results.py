@@ -47,6 +47,17 @@ def _printed(cli, argv) -> dict:
     return d
 
 
+def _assert_each_missing_key_is_refused(read, command: str, d: dict, keys) -> None:
+    """Without any one of ``keys``, ``read`` raises a ValueError naming it and the verdict is the generic one."""
+    from rerokit.report.verdicts import generic_summary, summary_for
+
+    for key in keys:
+        bad = {k: v for k, v in d.items() if k != key}
+        with pytest.raises(ValueError, match=repr(key)):
+            read(bad)
+        assert summary_for(command, bad) == generic_summary(command, bad), key
+
+
 @pytest.mark.parametrize(("argv", "cls"), CASES, ids=IDS)
 def test_the_printed_json_reads_back_and_is_written_again_unchanged(argv, cls, cli):
     d = _printed(cli, argv)
@@ -56,16 +67,10 @@ def test_the_printed_json_reads_back_and_is_written_again_unchanged(argv, cls, c
 
 @pytest.mark.parametrize(("argv", "cls"), CASES, ids=IDS)
 def test_a_missing_key_is_an_error_naming_it_and_the_verdict_is_the_generic_one(argv, cls, cli):
-    from rerokit.report.verdicts import generic_summary, summary_for
-
     d = _printed(cli, argv)
     command = " ".join(argv[:2])
     optional = {"note", "poisson_assumption", "mutual_information_bound"}
-    for key in [k for k in d if k not in optional]:
-        bad = {k: v for k, v in d.items() if k != key}
-        with pytest.raises(ValueError):
-            cls.from_dict(bad)
-        assert summary_for(command, bad) == generic_summary(command, bad), key
+    _assert_each_missing_key_is_refused(cls.from_dict, command, d, [k for k in d if k not in optional])
     for key in [k for k in d.get("settings", {}) if k in ("noise_multiplier", "sample_rate", "steps", "sampler")]:
         bad = dict(d, settings={k: v for k, v in d["settings"].items() if k != key})
         with pytest.raises(ValueError, match=repr(key)):
@@ -146,18 +151,14 @@ KAPPA = [
 
 @pytest.mark.parametrize("argv", KAPPA, ids=[" ".join(a[1:3]) for a in KAPPA])
 def test_kappa_reads_back_and_a_missing_key_is_named(argv, cli):
-    from rerokit.report.verdicts import VERDICTS, generic_summary, summary_for
+    from rerokit.report.verdicts import VERDICTS, summary_for
 
     d = _printed(cli, argv)
     command = " ".join(argv[:2])
     r = KappaResult.from_dict(argv[1], d)
     assert r.to_dict() == d and list(r.to_dict()) == list(d)
     assert summary_for(command, d) == VERDICTS[command](d)
-    for key in d:
-        bad = {k: v for k, v in d.items() if k != key}
-        with pytest.raises(ValueError, match=repr(key)):
-            KappaResult.from_dict(argv[1], bad)
-        assert summary_for(command, bad) == generic_summary(command, bad), key
+    _assert_each_missing_key_is_refused(lambda bad: KappaResult.from_dict(argv[1], bad), command, d, d)
 
 
 def test_kappa_samples_reads_back(cli, tmp_path):
@@ -189,17 +190,13 @@ def test_mse_rdp_reads_back_and_a_missing_key_is_named(argv, cli):
 
     from rerokit.cli._common import _jsonable
     from rerokit.report.results import MseRdpBound
-    from rerokit.report.verdicts import VERDICTS, generic_summary, summary_for
+    from rerokit.report.verdicts import VERDICTS, summary_for
 
     d = _printed(cli, argv)
     r = MseRdpBound.from_dict(d)
     assert json.loads(json.dumps(_jsonable(r.to_dict()))) == d and list(r.to_dict()) == list(d)
     assert summary_for("bound mse-rdp", d) == VERDICTS["bound mse-rdp"](d)
-    for key in [k for k in d if k != "note"]:
-        bad = {k: v for k, v in d.items() if k != key}
-        with pytest.raises(ValueError, match=repr(key)):
-            MseRdpBound.from_dict(bad)
-        assert summary_for("bound mse-rdp", bad) == generic_summary("bound mse-rdp", bad), key
+    _assert_each_missing_key_is_refused(MseRdpBound.from_dict, "bound mse-rdp", d, [k for k in d if k != "note"])
 
 
 def test_mse_rdp_is_guo_theorem_1(cli):
@@ -223,7 +220,7 @@ GLM = [
 @pytest.mark.parametrize("argv", GLM, ids=[str(i) for i in range(len(GLM))])
 def test_glm_attack_reads_back_and_a_missing_key_is_named(argv, cli):
     from rerokit.report.results import GlmAttackOutput
-    from rerokit.report.verdicts import VERDICTS, generic_summary, summary_for
+    from rerokit.report.verdicts import VERDICTS, summary_for
 
     d = _printed(cli, argv)
     o = GlmAttackOutput.from_dict(d)
@@ -231,11 +228,8 @@ def test_glm_attack_reads_back_and_a_missing_key_is_named(argv, cli):
     assert summary_for("attack glm", d) == VERDICTS["attack glm"](d)
     # the interval is over the targets reconstructed; the JSON's trials are all targets
     assert o.result.trials == o.targets - o.non_identifiable and d["trials"] == o.targets == o.settings.n
-    for key in [k for k in d if k != "label_accuracy"]:
-        bad = {k: v for k, v in d.items() if k != key}
-        with pytest.raises(ValueError, match=repr(key)):
-            GlmAttackOutput.from_dict(bad)
-        assert summary_for("attack glm", bad) == generic_summary("attack glm", bad), key
+    _assert_each_missing_key_is_refused(GlmAttackOutput.from_dict, "attack glm", d,
+                                        [k for k in d if k != "label_accuracy"])
     bad = dict(d, settings={k: v for k, v in d["settings"].items() if k != "model"})
     with pytest.raises(ValueError, match="'model'"):
         GlmAttackOutput.from_dict(bad)
@@ -251,7 +245,7 @@ def test_glm_attack_without_noise_is_exact(cli):
 
 def test_reconn_reads_back_and_a_missing_key_is_named(cli):
     from rerokit.report.results import ReconnOutput
-    from rerokit.report.verdicts import VERDICTS, generic_summary, summary_for
+    from rerokit.report.verdicts import VERDICTS, summary_for
 
     d = _printed(cli, ["attack", "reconn", "--shadow-models", "4", "--fixed-size", "20", "--targets", "3", "--epochs",
                        "2", "--reconstructor-epochs", "1", "--no-png", "--quiet"])
@@ -259,16 +253,12 @@ def test_reconn_reads_back_and_a_missing_key_is_named(cli):
     assert o.to_dict() == d and list(o.to_dict()) == list(d)
     assert summary_for("attack reconn", d) == VERDICTS["attack reconn"](d)
     assert o.success == (o.mse < o.nn_oracle_mse) and o.targets == 3 and o.png is None and o.noise_multiplier == 0.0
-    for key in d:
-        bad = {k: v for k, v in d.items() if k != key}
-        with pytest.raises(ValueError, match=repr(key)):
-            ReconnOutput.from_dict(bad)
-        assert summary_for("attack reconn", bad) == generic_summary("attack reconn", bad), key
+    _assert_each_missing_key_is_refused(ReconnOutput.from_dict, "attack reconn", d, d)
 
 
 def test_analytic_attack_reads_back_and_a_missing_key_is_named(cli):
     from rerokit.report.results import AnalyticAttackOutput
-    from rerokit.report.verdicts import VERDICTS, generic_summary, summary_for
+    from rerokit.report.verdicts import VERDICTS, summary_for
 
     d = _printed(cli, ["attack", "analytic", "--noise-multiplier", "0.05", "--clip", "1", "--targets", "4", "--seed",
                        "3", "--rows", "3", "--mse-threshold", "0.05", "--no-progress", "--dataset", "synthetic"])
@@ -279,11 +269,8 @@ def test_analytic_attack_reads_back_and_a_missing_key_is_named(cli):
     assert o.means["mse"] == pytest.approx(sum(o.per_target["mse"]) / 4, rel=1e-12)
     # the measured success is the fraction of per-target MSEs at most the threshold
     assert o.empirical_success == sum(m <= 0.05 for m in o.per_target["mse"]) / 4
-    for key in [k for k in d if k not in ("mean_psnr", "ncc_undefined")]:
-        bad = {k: v for k, v in d.items() if k != key}
-        with pytest.raises(ValueError, match=repr(key)):
-            AnalyticAttackOutput.from_dict(bad)
-        assert summary_for("attack analytic", bad) == generic_summary("attack analytic", bad), key
+    _assert_each_missing_key_is_refused(AnalyticAttackOutput.from_dict, "attack analytic", d,
+                                        [k for k in d if k not in ("mean_psnr", "ncc_undefined")])
 
 
 UNINFORMED = [
@@ -306,7 +293,7 @@ def test_uninformed_reads_back_and_a_missing_key_is_named(argv, cli):
     from rerokit.cli._common import _jsonable
     from rerokit.cli.bound_uninformed import summary
     from rerokit.report.results import UninformedOutput
-    from rerokit.report.verdicts import VERDICTS, generic_summary, summary_for
+    from rerokit.report.verdicts import VERDICTS, summary_for
 
     d = _printed(cli, argv)
     o = UninformedOutput.from_dict(d)
@@ -315,11 +302,8 @@ def test_uninformed_reads_back_and_a_missing_key_is_named(argv, cli):
     assert summary(d).rows  # the command's own verdict reads it too
     optional = {"note", "expected_mse_data_independent", "log10_expected_mse", "log10_expected_mse_one_row",
                 "log10_expected_mse_data_independent", "sampling_rate"}
-    for key in [k for k in d if k not in optional]:
-        bad = {k: v for k, v in d.items() if k != key}
-        with pytest.raises(ValueError, match=repr(key)):
-            UninformedOutput.from_dict(bad)
-        assert summary_for("bound uninformed", bad) == generic_summary("bound uninformed", bad), key
+    _assert_each_missing_key_is_refused(UninformedOutput.from_dict, "bound uninformed", d,
+                                        [k for k in d if k not in optional])
 
 
 def test_uninformed_overflow_and_law(cli):
@@ -351,7 +335,7 @@ DPSGD = [
 @pytest.mark.parametrize("argv", DPSGD, ids=[str(i) for i in range(len(DPSGD))])
 def test_dpsgd_reads_back_and_a_missing_key_is_named(argv, cli):
     from rerokit.report.results import DpsgdNoPriorOutput, DpsgdOutput
-    from rerokit.report.verdicts import VERDICTS, generic_summary, summary_for
+    from rerokit.report.verdicts import VERDICTS, summary_for
 
     d = _printed(cli, argv)
     cls = DpsgdOutput if "gamma" in d else DpsgdNoPriorOutput
@@ -359,11 +343,8 @@ def test_dpsgd_reads_back_and_a_missing_key_is_named(argv, cli):
     assert o.to_dict() == d and list(o.to_dict()) == list(d)
     assert summary_for("bound dpsgd", d) == VERDICTS["bound dpsgd"](d)
     optional = {"interval", "poisson_assumption", "epsilon_note"}
-    for key in [k for k in d if k not in optional | ({"gamma"} if cls is DpsgdOutput else set())]:
-        bad = {k: v for k, v in d.items() if k != key}
-        with pytest.raises(ValueError, match=repr(key)):
-            cls.from_dict(bad)
-        assert summary_for("bound dpsgd", bad) == generic_summary("bound dpsgd", bad), key
+    required = [k for k in d if k not in optional | ({"gamma"} if cls is DpsgdOutput else set())]
+    _assert_each_missing_key_is_refused(cls.from_dict, "bound dpsgd", d, required)
     for part in ("settings", "certification", "details", "comparisons"):
         for key in [k for k in d.get(part, {}) if k not in ("note", "prior_size", "log10_kappa")]:
             bad = dict(d, **{part: {k: v for k, v in d[part].items() if k != key}})
