@@ -272,8 +272,14 @@ def test_summary_for_checks_what_a_verdict_reads_instead_of_catching_errors():
     # an audit claiming a proven mu without its epsilon
     au = {"gamma": 0.3, "kappa": 0.1, "trials": 10, "success": 0.2, "empirical_mu_lower": 0.1}
     assert summary_for("audit prior-aware", au) == generic_summary("audit prior-aware", au)
-    # a result that passes the checks is the verdict function's own (nothing swallowed)
-    good = {"advantage": 0.1, "points": [{"fpr": 0.1, "tpr": [0.2, 0.21], "beta": [0.79, 0.8]}]}
+    # a result that passes the checks (bound tradeoff's: it reads back as its TradeoffOutput) is the verdict
+    # function's own (nothing swallowed)
+    good = {"settings": {"noise_multiplier": 1.0, "sample_rate": 0.01, "steps": 100, "adjacency": "remove",
+                         "sampler": "poisson"},
+            "method": "exact", "value_discretization_interval": 1e-4,
+            "points": [{"fpr": 0.1, "beta": [0.79, 0.8], "tpr": [0.2, 0.21], "error": 0.01}], "max_error": 0.01,
+            "advantage": 0.1, "advantage_interval": [0.09, 0.1], "bayes_accuracy": 0.55,
+            "bayes_accuracy_interval": [0.54, 0.55], "prior_membership": 0.5}
     assert summary_for("bound tradeoff", good) == VERDICTS["bound tradeoff"](good)
 
 

@@ -104,10 +104,12 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         executor.close()  # a local Ray cluster started for this run
         if log is not None:
             log.close()
+    from rerokit.report.results import AnalyticAttackOutput
+
     out["settings"]["dataset"] = args.dataset
     if args.out is not None:
         out["settings"]["out"] = args.out
-    return out
+    return AnalyticAttackOutput.of(out).to_dict()
 
 
 def _check_memory(args: argparse.Namespace, X, k: int) -> None:

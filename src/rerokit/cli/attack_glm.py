@@ -97,23 +97,17 @@ def _glm(args: argparse.Namespace) -> dict[str, Any]:
     if not ok.any():
         raise ValueError("no target could be reconstructed: every gradient vanished or was not finite "
                          f"(with --noise {noise:g} the released model may overflow double precision)")
-    settings = {"dataset": args.dataset, "model": kind, "classes": list(cls), "lam": lam, "noise": noise,
-                "draws": runs, "n": n, "dim": X.shape[1]}
-    res = AttackResult.from_values(mse, seed=seed, metric="mse", settings=settings, support=(0.0, float("inf")))
-    out = res.to_dict()
-    out.update({
-        "mse_median": float(np.median(mse)),
-        "mse_max": float(mse.max()),
-        "targets": n,
-        "non_identifiable": int((~ok).sum()),
-        "exact": bool(noise == 0 and float(mse.max()) < 1e-16),
-        "reference": "Balle et al. 2022, Thm 1",
-    })
-    if kind in ("logistic", "multinomial"):
-        out["label_accuracy"] = float(label_ok.sum() / max(cnt.sum(), 1))
-    # The interval is over targets, not over noise draws.
-    out["trials"] = n
-    return out
+    from rerokit.report.results import GlmAttackOutput, GlmSettings
+
+    settings = GlmSettings(dataset=args.dataset, model=kind, classes=tuple(cls), lam=lam, noise=noise, draws=runs, n=n,
+                           dim=X.shape[1])
+    res = AttackResult.from_values(mse, seed=seed, metric="mse", settings=settings.to_dict(), support=(0.0, float("inf")))
+    return GlmAttackOutput(
+        result=res, mse_median=float(np.median(mse)), mse_max=float(mse.max()), targets=n,
+        non_identifiable=int((~ok).sum()), exact=bool(noise == 0 and float(mse.max()) < 1e-16),
+        reference="Balle et al. 2022, Thm 1",
+        label_accuracy=float(label_ok.sum() / max(cnt.sum(), 1)) if kind in ("logistic", "multinomial") else None,
+    ).to_dict()
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -132,16 +132,17 @@ def _reconn(args: argparse.Namespace) -> dict[str, Any]:
         res = run_reconn(ds, config, seed=args.seed, data_path=args.data_path, options=options)
     finally:
         executor.close()  # a local Ray cluster started for this run
-    out = res.to_dict()
+    from rerokit.report.results import ReconnOutput
+
+    png = None
     if not args.no_png:
-        out["png"] = save_reconstructions_png(
+        png = save_reconstructions_png(
             res.targets, res.reconstructions, res.shape, args.png,
             title=f"RecoNN {res.settings['dataset']}: mse {res.mse:.4f} vs NN oracle {res.nn_oracle_mse:.4f}",
         )
-    if args.out:
-        out["jsonl"] = args.out
-    out["reference"] = "Balle et al. 2022, Sec. IV-V (Table II: success = mean MSE below the NN oracle)"
-    return out
+    return ReconnOutput.of(res.to_dict(), png=png, jsonl=args.out or None,
+                           reference="Balle et al. 2022, Sec. IV-V (Table II: success = mean MSE below the NN oracle)"
+                           ).to_dict()
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -123,7 +123,9 @@ def _schedule(args: argparse.Namespace):
 
 
 def _certification(sched: Any, c: Any) -> dict[str, Any]:
-    return {"amplified": c.amplified, "releases": c.releases, "group_size": c.group_size}
+    from rerokit.report.results import DpsgdOutput
+
+    return {k: getattr(c, k) for k in DpsgdOutput.CERTIFICATION}
 
 
 def _poisson(sched: Any, log_kappa: float | None, delta: float) -> dict[str, Any] | None:
@@ -166,49 +168,30 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     kappa = base.kappa
     x = DpsgdDetails.of(b)
     log_gamma = x.log_gamma if x.log_gamma is not None else (math.log(b.value) if b.value > 0 else -math.inf)
-    out: dict[str, Any] = {
-        "gamma": b.value,
-        "kappa": kappa,
-        "advantage": advantage(b.value, kappa),
-        "method": b.method,
-        "direction": b.direction,
-        "error": b.error,
-    }
-    if b.interval is not None:
-        out["interval"] = list(b.interval)
-    out["log10_gamma"] = log_gamma / _LN10
-    out["log10_kappa"] = lk / _LN10
-    out["settings"] = {
-        "noise_multiplier": args.noise_multiplier,
-        "sample_rate": args.sample_rate,
-        "steps": args.steps,
-        **prior_echo(args),
-        **sched.sampling_dict(),
-    }
-    out["certification"] = _certification(sched, cert)
+    from rerokit.report.results import DpsgdComparisons, DpsgdOutput
+
     if b.method == "exact":
-        out["details"] = {
-            "lower": x.lower,
-            "value_discretization_interval": x.value_discretization_interval,
-            "threshold_epsilon": x.threshold_epsilon,
-            "floored": x.floored,
-        }
+        details = {"lower": x.lower, "value_discretization_interval": x.value_discretization_interval,
+                   "threshold_epsilon": x.threshold_epsilon, "floored": x.floored}
         if x.note is not None:
-            out["details"]["note"] = x.note
+            details["note"] = x.note
     elif b.method == "mc":
-        mc = x.monte_carlo
-        out["details"] = {"seed": mc.seed, "mc_samples": mc.samples, "standard_error": mc.standard_error}
+        details = {"seed": x.monte_carlo.seed, "mc_samples": x.monte_carlo.samples,
+                   "standard_error": x.monte_carlo.standard_error}
     elif b.method == "closed-form":
-        out["details"] = {"mu_gdp": x.mu_gdp}
-    elif b.method == "envelope":
-        out["details"] = {"lower": x.lower, "note": x.note}
-    out["comparisons"] = _comparisons(x)
-    # membership inference read off the same composed PLD (certified brackets; upper ends as values)
-    out["membership"] = x.membership
-    assumed = _poisson(sched, lk, args.delta)
-    if assumed is not None:
-        out["poisson_assumption"] = assumed
-    return out
+        details = {"mu_gdp": x.mu_gdp}
+    else:  # envelope
+        details = {"lower": x.lower, "note": x.note}
+    return DpsgdOutput(
+        gamma=b.value, kappa=kappa, advantage=advantage(b.value, kappa), method=b.method, direction=b.direction,
+        error=b.error, interval=None if b.interval is None else tuple(b.interval), log10_gamma=log_gamma / _LN10,
+        log10_kappa=lk / _LN10, noise_multiplier=args.noise_multiplier, sample_rate=args.sample_rate,
+        steps=args.steps, prior_option=prior_echo(args), sampling=sched.sampling_dict(),
+        certification=_certification(sched, cert), details=details,
+        comparisons=DpsgdComparisons(**_comparisons(x)),
+        # membership inference read off the same composed PLD (certified brackets; upper ends as values)
+        membership=x.membership, poisson_assumption=_poisson(sched, lk, args.delta),
+    ).to_dict()
 
 
 def _comparisons(x: Any) -> dict[str, Any]:
@@ -233,21 +216,15 @@ def _without_prior(args: argparse.Namespace) -> dict[str, Any]:
     b, cert = certified_rero(sched, kappa=1.0, comparisons=Comparisons(delta=args.delta, membership=True))
     x = DpsgdDetails.of(b)
     c = _comparisons(x)
-    out: dict[str, Any] = {
-        "epsilon": c["epsilon"],
-        "delta": args.delta,
-        "membership": x.membership,
-        "note": "no prior given: gamma needs the adversary's prior (--prior-size, --kappa or --log10-kappa)",
-        "settings": {"noise_multiplier": args.noise_multiplier, "sample_rate": args.sample_rate, "steps": args.steps,
-                     **sched.sampling_dict()},
-        "certification": _certification(sched, cert),
-    }
-    assumed = _poisson(sched, None, args.delta)
-    if assumed is not None:
-        out["poisson_assumption"] = assumed
-    if "note" in c:
-        out["epsilon_note"] = c["note"]
-    return out
+    from rerokit.report.results import DpsgdNoPriorOutput
+
+    return DpsgdNoPriorOutput(
+        epsilon=c["epsilon"], delta=args.delta, membership=x.membership,
+        note="no prior given: gamma needs the adversary's prior (--prior-size, --kappa or --log10-kappa)",
+        noise_multiplier=args.noise_multiplier, sample_rate=args.sample_rate, steps=args.steps,
+        sampling=sched.sampling_dict(), certification=_certification(sched, cert),
+        poisson_assumption=_poisson(sched, None, args.delta), epsilon_note=c.get("note"),
+    ).to_dict()
 
 
 def register(sub: argparse._SubParsersAction) -> None:

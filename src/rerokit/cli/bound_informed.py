@@ -29,18 +29,13 @@ _LN10 = math.log(10.0)
 
 
 def _result(name: str, params: dict[str, Any], log_gamma: float, base: Any) -> dict[str, Any]:
+    """The JSON of a conversion (:class:`rerokit.report.results.ConversionBound`)."""
     from rerokit.bounds.conversions import advantage
+    from rerokit.report.results import ConversionBound
 
     gamma = max(math.exp(log_gamma), base.kappa)  # every bound here has gamma >= kappa; undo exp/log round-off
-    return {
-        "bound": name,
-        **params,
-        "kappa": base.kappa,
-        "log10_kappa": base.log10_kappa,
-        "gamma": gamma,
-        "log10_gamma": log_gamma / _LN10,
-        "advantage": advantage(gamma, base.kappa),
-    }
+    return ConversionBound(bound=name, inputs=params, kappa=base.kappa, log10_kappa=base.log10_kappa, gamma=gamma,
+                           log10_gamma=log_gamma / _LN10, advantage=advantage(gamma, base.kappa)).to_dict()
 
 
 def _dp(args: argparse.Namespace) -> dict[str, Any]:
@@ -88,16 +83,9 @@ def _fano(args: argparse.Namespace) -> dict[str, Any]:
         b = fano.fano_advantage_rdp(check_nonnegative("rdp_epsilon", args.rdp_epsilon), args.prior_size)
     else:
         b = fano.fano_advantage_from_mi(args.mutual_information, args.prior_size)
-    return {
-        "bound": "fano (Guo et al. 2022b; Hayes et al. 2023 App. H)",
-        **{k: v for k, v in b.inputs.items()},
-        "advantage": b.value,
-        "gamma": b.extras["gamma"],
-        "kappa": b.extras["kappa"],
-        "error": b.error,
-        **({"mutual_information_bound": b.extras["mutual_information_bound"]}
-           if "mutual_information_bound" in b.extras else {}),
-    }
+    from rerokit.report.results import FanoBound
+
+    return FanoBound.of("fano (Guo et al. 2022b; Hayes et al. 2023 App. H)", b).to_dict()
 
 
 def _add_conversion(sub: Any, name: str, func, help: str, description: str, *options: tuple[str, str]) -> None:

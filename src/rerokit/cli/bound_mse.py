@@ -122,6 +122,7 @@ def _mse_rdp(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError("--sampler and --examples-per-user describe a DP-SGD run: give them with --noise-multiplier, "
                          "--sample-rate and --steps")
     extra: dict[str, Any] = {}
+    note = None
     if args.epsilon is not None:
         eps = args.epsilon
         source = "epsilon"
@@ -155,20 +156,15 @@ def _mse_rdp(args: argparse.Namespace) -> dict[str, Any]:
         extra = {"neighbouring_relation": ASSUMED_RELATION, "order_used": order}
     b = mse.rdp_mse_lower_bound(eps, diam, args.dim)
     if b.value == float("inf"):
-        extra["note"] = ("mse_lower_bound is inf: epsilon_rdp2 is 0 (to double precision), so the mechanism reveals "
-                         "nothing measurable at order 2 and no unbiased attack has a finite MSE (Thm 1: "
-                         "diameter^2 / 4 / (e^epsilon - 1))")
-    return {
-        "mse_lower_bound": b.value,
-        "error": b.error,
-        "epsilon_rdp2": eps,
-        "source": source,
-        **extra,
-        "dim": b.inputs["dim"],
-        "diameter": diam,
-        "attack": "unbiased",
-        "reference": "Guo et al. 2022, Thm 1",
-    }
+        note = ("mse_lower_bound is inf: epsilon_rdp2 is 0 (to double precision), so the mechanism reveals "
+                "nothing measurable at order 2 and no unbiased attack has a finite MSE (Thm 1: "
+                "diameter^2 / 4 / (e^epsilon - 1))")
+    from rerokit.report.results import MseRdpBound
+
+    rel = extra.pop("neighbouring_relation")
+    return MseRdpBound(mse_lower_bound=b.value, error=b.error, epsilon_rdp2=eps, source=source, neighbouring_relation=rel,
+                       details=extra, note=note, dim=b.inputs["dim"], diameter=tuple(diam) if isinstance(diam, list)
+                       else diam, attack="unbiased", reference="Guo et al. 2022, Thm 1").to_dict()
 
 
 def _summary(prefix: str, arr) -> dict[str, float]:

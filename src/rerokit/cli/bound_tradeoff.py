@@ -73,51 +73,39 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     check_schedule_memory(args)  # before the PLD grid is built
     sched = Schedule.from_settings(args.noise_multiplier, args.sample_rate, args.steps, **sampling_from_args(args))
     curve, _ = certified_tradeoff(sched, adjacency=adjacency)
-    out: dict[str, Any] = {
-        "settings": {
-            "noise_multiplier": args.noise_multiplier,
-            "sample_rate": args.sample_rate,
-            "steps": args.steps,
-            "adjacency": adjacency,
-            **sched.sampling_dict(),
-        },
-        "method": curve.method,
-        "value_discretization_interval": curve.value_discretization_interval,
-    }
+    from rerokit.report.results import TradeoffOutput, TradeoffPoint, TradeoffTable
+
+    points, table = None, None
     if args.fpr is not None:
         tpr = curve.tpr_at_fpr(fprs)
         beta = curve.beta(fprs)
-        out["points"] = [
-            {"fpr": a, "beta": [float(bl), float(bh)], "tpr": [float(tl), float(th)], "error": float(th - tl)}
-            for a, bl, bh, tl, th in zip(fprs, beta.lower, beta.upper, tpr.lower, tpr.upper)
-        ]
-        out["max_error"] = float(max(tpr.error)) if fprs else 0.0
+        points = tuple(TradeoffPoint(a, (float(bl), float(bh)), (float(tl), float(th)), float(th - tl))
+                       for a, bl, bh, tl, th in zip(fprs, beta.lower, beta.upper, tpr.lower, tpr.upper))
+        max_error = float(max(tpr.error)) if fprs else 0.0
     else:
         alpha = tradeoff_grid(args.grid, args.alpha_min)
         tpr = curve.tpr_at_fpr(alpha)
         beta = curve.beta(alpha)
-        out["curve"] = {
-            "alpha": alpha.tolist(),
-            "beta_lower": beta.lower.tolist(),
-            "beta_upper": beta.upper.tolist(),
-            "tpr_lower": tpr.lower.tolist(),
-            "tpr_upper": tpr.upper.tolist(),
-        }
-        out["max_error"] = float(tpr.error.max())
+        table = TradeoffTable(alpha=tuple(alpha.tolist()), beta_lower=tuple(beta.lower.tolist()),
+                              beta_upper=tuple(beta.upper.tolist()), tpr_lower=tuple(tpr.lower.tolist()),
+                              tpr_upper=tuple(tpr.upper.tolist()))
+        max_error = float(tpr.error.max())
     adv = curve.advantage()
     acc = curve.bayes_accuracy(args.prior_membership)
-    out["advantage"] = adv.value
-    out["advantage_interval"] = list(adv.interval)
-    out["bayes_accuracy"] = acc.value
-    out["bayes_accuracy_interval"] = list(acc.interval)
-    out["prior_membership"] = args.prior_membership
+    pa = None
     if sched.sampler != "poisson" and not sched.full_batch:  # the Poisson curve's advantage, flagged as an assumption the run does not meet
         from rerokit.bounds.certify import POISSON_ASSUMPTION_NOTE
 
         pc, _ = certified_tradeoff(sched.as_poisson(), adjacency=adjacency)
-        out["poisson_assumption"] = {"advantage": pc.advantage().value, "kind": "assumption",
-                                     "note": POISSON_ASSUMPTION_NOTE.format(sampler=sched.sampler)}
-    return out
+        pa = {"advantage": pc.advantage().value, "kind": "assumption",
+              "note": POISSON_ASSUMPTION_NOTE.format(sampler=sched.sampler)}
+    return TradeoffOutput(
+        noise_multiplier=args.noise_multiplier, sample_rate=args.sample_rate, steps=args.steps, adjacency=adjacency,
+        sampling=sched.sampling_dict(),
+        method=curve.method, value_discretization_interval=curve.value_discretization_interval, points=points,
+        curve=table, max_error=max_error, advantage=adv.value, advantage_interval=tuple(adv.interval),
+        bayes_accuracy=acc.value, bayes_accuracy_interval=tuple(acc.interval), prior_membership=args.prior_membership,
+        poisson_assumption=pa).to_dict()
 
 
 def register(sub: argparse._SubParsersAction) -> None:

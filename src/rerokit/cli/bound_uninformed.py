@@ -160,47 +160,30 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
 
         b = U.mse_rero(check_nonnegative("mse_threshold", args.mse_threshold), sigma, n, min_norm=r, clip=clip, releases=k)
         eta = b.inputs["eta"]
-        metric = {"metric": "mse", "mse_threshold": eta}
+        psnr: tuple[float, float] | None = None
     else:
         if data_range is None:
             raise ValueError("data_range must be given (a number > 0) with --psnr-threshold")
         b = U.psnr_rero(args.psnr_threshold, data_range, sigma, n, min_norm=r, clip=clip, releases=k)
         eta = b.extras["mse_threshold"]
-        metric = {"metric": "psnr", "psnr_threshold_db": float(args.psnr_threshold), "data_range": float(data_range),
-                  "mse_threshold": eta}
-    out: dict[str, Any] = {
-        "bound": "uninformed analytic attack (Riess et al. 2024 Props. 3-6)",
-        "kind": "attack law",
-        "attack": "optimal unbiased analytic gradient inversion X_hat (Riess et al. 2024 Cor. 1, Thm 2)",
-        "noise_multiplier": sigma,
-        "dim": n,
-        "min_norm": r,
-        "min_norm_source": source,
-        "clip": clip,
-        "releases": k,
-        **metric,
-        "gamma": b.value,
-        "gamma_error": b.error,
-        "log10_gamma": b.extras["log_value"] / math.log(10.0) if "log_value" in b.extras else None,
-        "expected_mse": U.expected_mse(sigma, r, k),
-        "ncc_bound": U.ncc_bound(sigma, n, k),
-    }
+        psnr = (float(args.psnr_threshold), float(data_range))
+    expected_mse, ncc = U.expected_mse(sigma, r, k), U.ncc_bound(sigma, n, k)
+    optimal_rows = one_row = gamma_di = mse_di = None
     if clip is not None:
         if clip / r > 1e150:
             raise ValueError(f"clip / min_norm must be <= 1e150, got {clip / r:.3g}: the attacker's optimal number of "
                              "rows (clip / min_norm)^2 would exceed the largest double")
-        out["optimal_rows"] = U.optimal_rows(clip, r)
+        optimal_rows = U.optimal_rows(clip, r)
         # what choosing M gains the attacker: E[MSE] of the smallest-norm record with one row
         # (Eq. 17: sigma^2 max(r^2, C^2)) versus expected_mse at optimal_rows (Prop. 1)
         try:
-            out["expected_mse_one_row"] = U.estimator_variance(r, sigma, clip, 1) / k
+            one_row = U.estimator_variance(r, sigma, clip, 1) / k
         except OverflowError:  # beyond the largest double: explained by _explain_overflow below
-            out["expected_mse_one_row"] = math.inf
-        if clip <= r:
-            out["gamma_data_independent"] = b.extras["gamma_data_independent"]
-            out["expected_mse_data_independent"] = U.expected_mse(sigma, clip, k)
-        else:
-            out["gamma_data_independent"] = None  # Prop. 3's gamma' needs C <= min ||X||
+            one_row = math.inf
+        if clip <= r:  # else None: Prop. 3's gamma' needs C <= min ||X||
+            gamma_di = b.extras["gamma_data_independent"]
+            mse_di = U.expected_mse(sigma, clip, k)
+    t = q = over_steps = None
     if args.steps is not None or args.sample_rate is not None:
         if args.steps is None or args.sample_rate is None:
             raise ValueError("steps and sample_rate must be given together (steps >= 1, sample_rate in (0, 1])")
@@ -211,24 +194,34 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
         q = check_probability("sample_rate", args.sample_rate)
         check_memory("--steps", release_mixture_bytes(t, q),
                      f"the mixture over the likely release counts of Binomial({t}, {q:g})")
-        out["steps"] = t
-        out["sample_rate"] = q
-        out["sampling_rate"] = q  # the JSON key before 0.2, kept for one release
         # an MSE threshold beyond the largest double: every reconstruction succeeds, gamma 1
-        out["gamma_over_steps"] = U.mse_rero_over_steps(eta, sigma, n, t, q, min_norm=r).value if math.isfinite(eta) \
-            else 1.0
-    _scope(out, args, eta, sigma, r, n, k, ds if args.dataset is not None else None)
-    _explain_overflow(out, sigma, r, clip, k)
+        over_steps = U.mse_rero_over_steps(eta, sigma, n, t, q, min_norm=r).value if math.isfinite(eta) else 1.0
+    npa, certified = _scope(args, eta, sigma, r, n, k, ds if args.dataset is not None else None)
+    expected = {"expected_mse": expected_mse, "expected_mse_one_row": one_row,
+                "expected_mse_data_independent": mse_di}
+    logs, note = _explain_overflow(expected, sigma, r, clip, k)
     if not math.isfinite(eta):
-        out["note"] = ((out["note"] + "; ") if "note" in out else "") + (
+        note = (note + "; " if note is not None else "") + (
             "mse_threshold = 10^(-psnr_threshold/10) x data_range^2 exceeds the largest double (shown as inf); "
-            "gamma is computed from its logarithm"
-            + (" and gamma_over_steps is 1" if "gamma_over_steps" in out else ""))
-    return out
+            "gamma is computed from its logarithm" + (" and gamma_over_steps is 1" if t is not None else ""))
+    from rerokit.report.results import UninformedOutput
+
+    return UninformedOutput(
+        bound="uninformed analytic attack (Riess et al. 2024 Props. 3-6)", kind="attack law",
+        attack="optimal unbiased analytic gradient inversion X_hat (Riess et al. 2024 Cor. 1, Thm 2)",
+        noise_multiplier=sigma, dim=n, min_norm=r, min_norm_source=source, clip=clip, releases=k,
+        metric="mse" if psnr is None else "psnr", psnr_threshold_db=None if psnr is None else psnr[0],
+        data_range=None if psnr is None else psnr[1], mse_threshold=eta, gamma=b.value, gamma_error=b.error,
+        log10_gamma=b.extras["log_value"] / math.log(10.0) if "log_value" in b.extras else None,
+        expected_mse=expected["expected_mse"], ncc_bound=ncc, optimal_rows=optimal_rows,
+        expected_mse_one_row=expected["expected_mse_one_row"], gamma_data_independent=gamma_di,
+        expected_mse_data_independent=expected["expected_mse_data_independent"], steps=t, sample_rate=q,
+        gamma_over_steps=over_steps, no_prior_attacks=npa, certified=certified, log10_overflow=logs, note=note,
+    ).to_dict()
 
 
-def _scope(out: dict[str, Any], args: argparse.Namespace, eta: float, sigma: float, r: float, n: int, k: int,
-           ds: Any) -> None:
+def _scope(args: argparse.Namespace, eta: float, sigma: float, r: float, n: int, k: int,
+           ds: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """What the laws are not: the prior-free attacks beside them and the certified bound for a prior."""
     from rerokit.bounds import uninformed_scope as S
 
@@ -242,8 +235,7 @@ def _scope(out: dict[str, Any], args: argparse.Namespace, eta: float, sigma: flo
                 (npa["zero_guess_on_data"], "constant guess 0 on the data"), key=lambda t: t[0])
     else:
         npa = {"kind": "attack law", "best_known": 1.0, "best_known_attack": "any guess (MSE threshold beyond floats)"}
-    out["no_prior_attacks"] = npa
-    out["certified"] = _certified(args, eta, sigma, n, k, ds)
+    return npa, _certified(args, eta, sigma, n, k, ds)
 
 
 def _certified(args: argparse.Namespace, eta: float, sigma: float, n: int, k: int, ds: Any) -> dict[str, Any]:
@@ -293,22 +285,22 @@ def _up(log_value: float) -> float:
 
 
 def summary(d: dict[str, Any]):
-    """Verdict and rows: the attack laws as such, the prior-free attacks, the certified bound."""
+    """Verdict and rows: the attack laws as such, the prior-free attacks, the certified bound (the JSON read
+    back as the :class:`~rerokit.report.results.UninformedOutput` the command printed)."""
     from rerokit.report.format import Lead, fmt, fmt_log10
+    from rerokit.report.results import UninformedOutput
     from rerokit.report.terminal import Row, Summary
 
-    thr = (f"PSNR \u2265 {fmt(d['psnr_threshold_db'])} dB" if d.get("metric") == "psnr"
-           else f"MSE \u2264 {fmt(d.get('mse_threshold'))}")
-    g = d.get("gamma")
-    gt = fmt_log10(d["log10_gamma"]) if isinstance(g, float) and g < 1e-300 and d.get("log10_gamma") is not None \
-        else fmt(g)
-    rel = "one release" if d.get("releases", 1) == 1 else f"{d['releases']} averaged releases"
-    npa = d.get("no_prior_attacks") or {}
-    c = d.get("certified") or {}
-    text = (f"the optimal unbiased analytic gradient inversion (\u03c3 = {fmt(d.get('noise_multiplier'))}, N = "
-            f"{d.get('dim')}, a record of norm r = {fmt(d.get('min_norm'))}) reaches {thr} with probability {gt} from "
-            f"{rel}" + (f", {fmt(d['gamma_over_steps'])} averaging every release over {d.get('steps')} steps"
-                        if d.get("gamma_over_steps") is not None else "") + " (the law of that attack, not a bound)")
+    o = UninformedOutput.from_dict(d)
+    thr = f"PSNR \u2265 {fmt(o.psnr_threshold_db)} dB" if o.metric == "psnr" else f"MSE \u2264 {fmt(o.mse_threshold)}"
+    g = o.gamma
+    gt = fmt_log10(o.log10_gamma) if isinstance(g, float) and g < 1e-300 and o.log10_gamma is not None else fmt(g)
+    rel = "one release" if o.releases == 1 else f"{o.releases} averaged releases"
+    npa, c = o.no_prior_attacks, o.certified
+    text = (f"the optimal unbiased analytic gradient inversion (\u03c3 = {fmt(o.noise_multiplier)}, N = "
+            f"{o.dim}, a record of norm r = {fmt(o.min_norm)}) reaches {thr} with probability {gt} from "
+            f"{rel}" + (f", {fmt(o.gamma_over_steps)} averaging every release over {o.steps} steps"
+                        if o.gamma_over_steps is not None else "") + " (the law of that attack, not a bound)")
     if npa.get("best_known") is not None and npa["best_known"] > (g or 0):
         text += f"; without any prior, the {npa['best_known_attack']} does better: {fmt(npa['best_known'])}"
     if c.get("prior"):
@@ -317,16 +309,16 @@ def summary(d: dict[str, Any]):
     else:
         text += ". No bound below 1 holds against every attacker without a data prior (--prior)."
     law = "attack law"
-    rows = [Row(f"P({thr}), unbiased attack X\u0302", "= " + gt, "", "Riess et al. 2024 Prop. 3 / Thm 2" if d.get("metric") != "psnr"
+    rows = [Row(f"P({thr}), unbiased attack X\u0302", "= " + gt, "", "Riess et al. 2024 Prop. 3 / Thm 2" if o.metric != "psnr"
                 else "Riess et al. 2024 Props. 4-5", law, section="What the unbiased analytic attack achieves (record of norm r)")]
-    if d.get("gamma_over_steps") is not None:
-        rows.append(Row(f"P({thr}) over {d.get('steps')} steps (q = {fmt(d.get('sample_rate'))})",
-                        "= " + fmt(d["gamma_over_steps"]), "", "Riess et al. 2024 Sec. 4.3 + Prop. 7", law))
-    if d.get("gamma_data_independent") is not None:
-        rows.append(Row("the same at norm C (C \u2264 r)", "= " + fmt(d["gamma_data_independent"]), "",
+    if o.gamma_over_steps is not None:
+        rows.append(Row(f"P({thr}) over {o.steps} steps (q = {fmt(o.sample_rate)})",
+                        "= " + fmt(o.gamma_over_steps), "", "Riess et al. 2024 Sec. 4.3 + Prop. 7", law))
+    if o.gamma_data_independent is not None:
+        rows.append(Row("the same at norm C (C \u2264 r)", "= " + fmt(o.gamma_data_independent), "",
                         "Riess et al. 2024 Prop. 3 with r = C", law))
-    rows.append(Row("expected MSE", "= " + fmt(d.get("expected_mse")), "", "Riess et al. 2024 Prop. 2: \u03c3\u00b2 r\u00b2 / K", law))
-    rows.append(Row("NCC of X\u0302", "\u2264 " + fmt(d.get("ncc_bound")), "", "Riess et al. 2024 Prop. 6", law))
+    rows.append(Row("expected MSE", "= " + fmt(o.expected_mse), "", "Riess et al. 2024 Prop. 2: \u03c3\u00b2 r\u00b2 / K", law))
+    rows.append(Row("NCC of X\u0302", "\u2264 " + fmt(o.ncc_bound), "", "Riess et al. 2024 Prop. 6", law))
     if "zero_guess" in npa:
         rows.append(Row(f"P({thr}), constant guess 0", "= " + fmt(npa["zero_guess"]), "", "||X||\u00b2/N \u2264 \u03b7",
                         law, section="What a prior-free attacker gets for free"))
@@ -345,34 +337,37 @@ def summary(d: dict[str, Any]):
                         section=f"Informed ReRo, prior: {c['prior']}"))
         rows.append(Row("\u03ba: best guess from the prior", "\u2264 " + fmt_log10(c["log10_kappa"]), "",
                         "sup_y P(MSE(X, y) \u2264 \u03b7)", "certified"))
-    if d.get("optimal_rows") is not None:
-        rows.append(Row("attacker's optimal rows M", fmt(d["optimal_rows"]), "", "\u2308(C / r)\u00b2\u2309", "exact",
+    if o.optimal_rows is not None:
+        rows.append(Row("attacker's optimal rows M", fmt(o.optimal_rows), "", "\u2308(C / r)\u00b2\u2309", "exact",
                         section="Attack"))
-    rows.append(Row("smallest record norm r", fmt(d.get("min_norm")), "", str(d.get("min_norm_source", "")), "input",
-                    section="Inputs"))
-    notes = [n for n in (d.get("note"), c.get("note")) if n]
+    rows.append(Row("smallest record norm r", fmt(o.min_norm), "", str(o.min_norm_source), "input", section="Inputs"))
+    notes = [n for n in (o.note, c.get("note")) if n]
     return Summary(((Lead("Uninformed adversary: "), text),), tuple(rows), (), tuple(notes))
 
 
-def _explain_overflow(out: dict[str, Any], sigma: float, r: float, clip: float | None, k: int) -> None:
+def _explain_overflow(expected: dict[str, float | None], sigma: float, r: float, clip: float | None,
+                      k: int) -> tuple[dict[str, float], str | None]:
     """An expected MSE sigma^2 x^2 / K beyond the largest double is shown as that largest double
-    (a valid lower bound: the true value is larger) with its exact log10 and a note, not as inf."""
+    (a valid lower bound: the true value is larger) with its exact log10 and a note, not as inf:
+    ``expected`` (by key; None where not computed) is changed in place; returns the log10 of each
+    one changed and the note (None when none overflowed)."""
     import sys
 
     l10 = math.log10
     logs = {"expected_mse": 2 * l10(sigma) + 2 * l10(r) - l10(k)}
     if clip is not None:
         logs["expected_mse_one_row"] = 2 * l10(sigma) + 2 * l10(max(r, clip)) - l10(k)
-        if out.get("expected_mse_data_independent") is not None:
+        if expected.get("expected_mse_data_independent") is not None:
             logs["expected_mse_data_independent"] = 2 * l10(sigma) + 2 * l10(clip) - l10(k)
-    over = [key for key in logs if key in out and not math.isfinite(out[key])]
+    over = [key for key in logs if expected.get(key) is not None and not math.isfinite(expected[key])]
     for key in over:
-        out[key] = sys.float_info.max
-        out[f"log10_{key}"] = logs[key]
-    if over:
-        out["note"] = (f"{', '.join(over)} = sigma^2 x norm^2 / releases exceeds the largest double (1.8e308): shown "
-                       "as that largest double, a lower bound on the true value; log10_" + over[0]
-                       + " holds the exact order of magnitude")
+        expected[key] = sys.float_info.max
+    if not over:
+        return {}, None
+    return {key: logs[key] for key in over}, (
+        f"{', '.join(over)} = sigma^2 x norm^2 / releases exceeds the largest double (1.8e308): shown "
+        "as that largest double, a lower bound on the true value; log10_" + over[0]
+        + " holds the exact order of magnitude")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

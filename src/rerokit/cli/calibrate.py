@@ -81,40 +81,21 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     if args.steps is not None and args.max_steps != 10_000_000:
         raise ValueError("--max-steps limits the steps calibrated for a --noise-multiplier; with --steps the noise "
                          "multiplier is calibrated and --max-steps has no effect")
+    note = None
     if args.steps is not None:
         r = calibrate_noise_multiplier(args.target_gamma, args.sample_rate, args.steps, delta=args.delta, **kw)
-        solved = {"noise_multiplier": r.noise_multiplier}
     else:
         r = calibrate_steps(
             args.target_gamma, args.noise_multiplier, args.sample_rate, delta=args.delta,
             max_steps=args.max_steps, **kw,
         )
-        solved = {"steps": r.steps}
         if r.capped:
-            solved["note"] = f"target holds up to --max-steps={args.max_steps}; steps capped there"
+            note = f"target holds up to --max-steps={args.max_steps}; steps capped there"
     if not math.isfinite(r.epsilon):
         from rerokit.cli.bound_dpsgd import EPSILON_INF_NOTE
 
-        solved["note"] = (solved["note"] + "; " if "note" in solved else "") + EPSILON_INF_NOTE.format(delta=r.delta)
-    out = {
-        **solved,
-        "target_gamma": r.target_gamma,
-        "gamma": r.gamma,
-        "error": r.gamma_error,
-        "kappa": r.kappa,
-        "log10_kappa": lk / math.log(10.0),
-        "epsilon": r.epsilon,
-        "delta": r.delta,
-        "settings": {
-            "noise_multiplier": r.noise_multiplier,
-            "sample_rate": r.sample_rate,
-            "steps": r.steps,
-            **echo,
-            **Schedule.from_settings(r.noise_multiplier, r.sample_rate, r.steps, sampler=sampling["sampler"],
-                                     examples_per_user=r.examples_per_user).sampling_dict(),
-        },
-        "search": {"bracket": list(r.bracket), "evaluations": r.evaluations},
-    }
+        note = (note + "; " if note is not None else "") + EPSILON_INF_NOTE.format(delta=r.delta)
+    pa = None
     if kw["sampler"].sampler != "poisson" and r.sample_rate < 1.0:  # the Poisson calibration, flagged as an assumption the run does not meet
         from rerokit.bounds.certify import POISSON_ASSUMPTION_NOTE
 
@@ -128,9 +109,13 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
                                               max_steps=args.max_steps, **pkw).steps}
         except ValueError as exc:
             p = {"error": str(exc)}
-        out["poisson_assumption"] = {**p, "kind": "assumption",
-                                     "note": POISSON_ASSUMPTION_NOTE.format(sampler=kw["sampler"].sampler)}
-    return out
+        pa = {**p, "kind": "assumption", "note": POISSON_ASSUMPTION_NOTE.format(sampler=kw["sampler"].sampler)}
+    from rerokit.report.results import CalibrateOutput
+
+    sched = Schedule.from_settings(r.noise_multiplier, r.sample_rate, r.steps, sampler=sampling["sampler"],
+                                   examples_per_user=r.examples_per_user)
+    return CalibrateOutput(calibration=r, solved="noise_multiplier" if args.steps is not None else "steps", note=note,
+                           prior_option=echo, sampling=sched.sampling_dict(), poisson_assumption=pa).to_dict()
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -34,14 +34,12 @@ def _add_eta(p: argparse.ArgumentParser) -> None:
 _LN10 = math.log(10.0)
 
 
-def _out(prior: str, params: dict[str, Any], log_kappa: float, **extra: Any) -> dict[str, Any]:
-    return {
-        "prior": prior,
-        **params,
-        "kappa": math.exp(log_kappa),
-        "log10_kappa": log_kappa / _LN10,
-        **extra,
-    }
+def _out(command: str, prior: str, params: dict[str, Any], log_kappa: float, **extra: Any) -> dict[str, Any]:
+    """The JSON of ``rerokit kappa <command>`` (:class:`rerokit.report.results.KappaResult`)."""
+    from rerokit.report.results import KappaResult
+
+    return KappaResult(command=command, prior=prior, params=params, kappa=math.exp(log_kappa),
+                       log10_kappa=log_kappa / _LN10, extras=extra).to_dict()
 
 
 def _parse_weights(text: str) -> list[float]:
@@ -59,16 +57,16 @@ def _discrete(args: argparse.Namespace) -> dict[str, Any]:
 
     if args.prior_size is not None:
         pr = UniformDiscretePrior(args.prior_size)
-        return _out("uniform discrete (exact match)", {"prior_size": pr.n}, pr.log_kappa())
+        return _out("discrete", "uniform discrete (exact match)", {"prior_size": pr.n}, pr.log_kappa())
     dp = DiscretePrior(_parse_weights(args.weights))
-    return _out("discrete (exact match)", {"prior_size": dp.n}, dp.log_kappa())
+    return _out("discrete", "discrete (exact match)", {"prior_size": dp.n}, dp.log_kappa())
 
 
 def _ball(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit.bounds.priors import UniformBallPrior
 
     pr = UniformBallPrior(args.dim)
-    return _out("uniform l2 unit ball (Balle et al. 2022, Prop. 6)", {"dim": pr.d, "eta": args.eta},
+    return _out("ball", "uniform l2 unit ball (Balle et al. 2022, Prop. 6)", {"dim": pr.d, "eta": args.eta},
                 pr.log_kappa(args.eta))
 
 
@@ -76,7 +74,7 @@ def _gaussian(args: argparse.Namespace) -> dict[str, Any]:
     from rerokit.bounds.priors import GaussianPrior
 
     pr = GaussianPrior(args.dim, args.sigma)
-    return _out("isotropic Gaussian, l2 (Balle et al. 2022, Prop. 7)",
+    return _out("gaussian", "isotropic Gaussian, l2 (Balle et al. 2022, Prop. 7)",
                 {"dim": pr.d, "sigma": pr.sigma, "eta": args.eta}, pr.log_kappa(args.eta))
 
 
@@ -105,7 +103,7 @@ def _samples(args: argparse.Namespace) -> dict[str, Any]:
                  hint="use fewer samples (a random subset of the file)")
     b = kappa_from_samples(x, args.eta, metric=metric, confidence=args.confidence, method=args.method)
     return _out(
-        "samples (Hayes et al. 2023, App. J, Prop. 5): upper confidence bound",
+        "samples", "samples (Hayes et al. 2023, App. J, Prop. 5): upper confidence bound",
         {"n_samples": b.inputs["n_samples"], "eta": b.inputs["eta"], "metric": args.metric,
          "confidence": args.confidence, "method": args.method},
         math.log(b.value),
@@ -120,7 +118,7 @@ def _pixels(args: argparse.Namespace) -> dict[str, Any]:
 
     pr = PixelTolerancePrior(args.dim, args.delta, args.rho, levels=args.levels, strict=not args.non_strict)
     return _out(
-        "uniform pixels, fraction rho within delta (Hayes et al. 2023, App. I)",
+        "pixels", "uniform pixels, fraction rho within delta (Hayes et al. 2023, App. I)",
         {"dim": pr.d, "delta": pr.delta, "rho": pr.rho, "levels": pr.levels, "strict": pr.strict},
         pr.log_kappa(),
         per_coordinate_p=pr.p,

@@ -12,18 +12,27 @@ value, not in a second row); bounds say their direction in the value ("<= 0.1942
 its method and whether it is certified or an estimate; internal fields (``direction``,
 ``floored``, ``threshold_epsilon``, ``value_discretization_interval``, ``log10_*`` when the
 value is representable) are left to ``--json``. Only the standard library and
-:mod:`rerokit.report.format` are used (the ``bound dpsgd`` path imports no scipy); the audits' verdict
-reads its result as the :class:`~rerokit.experiments.audit_outcome.AuditOutcome` the audit wrote
-(standard library only), so a key the audit renames is caught by :func:`summary_for`'s check, not
-shown as ``None``.
+:mod:`rerokit.report.format` are used (the ``bound dpsgd`` path imports no scipy).
+
+Typed results: ``bound dpsgd|dp|rdp|zcdp|gdp|fano|tradeoff|uninformed|mse-rdp``, ``kappa ...``,
+``calibrate dpsgd`` and ``attack analytic|glm|reconn`` print the ``to_dict()`` of a class of
+:mod:`rerokit.report.results`, and their verdicts read the JSON back with its ``from_dict`` (no string
+keys); the audits' verdict reads its result as the
+:class:`~rerokit.experiments.audit_outcome.AuditOutcome` the audit wrote. A key a command renames is
+caught by :func:`summary_for`'s check (:data:`_TYPED`, :data:`_READABLE`), not shown as ``None``.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 from typing import Any, Callable
 
 from rerokit.report.format import Lead, fmt, fmt_bracket, fmt_log10
 from rerokit.report.model import MembershipFacts
+from rerokit.report.results import (AnalyticAttackOutput, CalibrateOutput, ConversionBound, DpsgdNoPriorOutput,
+                                    DpsgdOutput, FanoBound, GlmAttackOutput, KappaResult, MseRdpBound, ReconnOutput,
+                                    TradeoffOutput, UninformedOutput)
 from rerokit.report.terminal import HIDDEN_FIELDS, Row, Summary, generic_rows
 
 __all__ = ["VERDICTS", "summary_for", "generic_summary"]
@@ -37,17 +46,15 @@ def _ge(v: Any) -> str:
     return "\u2265 " + fmt(v)
 
 
-def _kappa_text(d: dict[str, Any]) -> str:
-    k = d.get("kappa")
-    l10 = d.get("log10_kappa")
+def _kappa_str(k: Any, l10: Any) -> str:
+    """kappa, by its log10 where it underflows."""
     if (k is None or k == 0 or (isinstance(k, float) and k < 1e-300)) and l10 is not None:
         return fmt_log10(l10)
     return fmt(k)
 
 
-def _gamma_text(d: dict[str, Any]) -> str:
-    g = d.get("gamma")
-    l10 = d.get("log10_gamma")
+def _gamma_str(g: Any, l10: Any) -> str:
+    """gamma, by its log10 where it underflows."""
     if isinstance(g, (int, float)) and g < 1e-300 and l10 is not None:
         return fmt_log10(l10)
     return fmt(g)
@@ -66,18 +73,22 @@ def _notes(d: dict[str, Any]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _odds_vs_chance(d: dict[str, Any]) -> str:
+def _odds_vs_chance(g: Any, log10_gamma: Any, k: Any, log10_kappa: Any) -> str:
     """'20 in 100 attempts, against 10 by chance' (Nanayakkara et al. 2023: frequencies, rounded up)."""
     from rerokit.report.format import chance, odds
 
-    g, k = d.get("gamma"), d.get("kappa")
     if not isinstance(g, (int, float)) or not isinstance(k, (int, float)):
         return "n/a"
-    o = odds(float(g), d.get("log10_gamma"))
-    c = chance(float(k), d.get("log10_kappa"))
+    o = odds(float(g), log10_gamma)
+    c = chance(float(k), log10_kappa)
     if o.endswith(" in 100") and c.endswith(" in 100"):
         c = c[: -len(" in 100")]
     return f"{o} attempts, against {c} by chance"
+
+
+def _run_text(sigma: Any, q: Any, steps: Any) -> str:
+    """"σ = 1, q = 0.01, T = 100" (the values given)."""
+    return ", ".join(f"{sym} = {fmt(v)}" for sym, v in (("\u03c3", sigma), ("q", q), ("T", steps)) if v is not None)
 
 
 def _settings_text(s: dict[str, Any] | None) -> str:
@@ -88,14 +99,6 @@ def _settings_text(s: dict[str, Any] | None) -> str:
         if s.get(k) is not None:
             parts.append(f"{sym} = {fmt(s[k])}")
     return ", ".join(parts)
-
-
-def _membership(d: dict[str, Any]) -> MembershipFacts | None:
-    """The ``membership`` object of a ``bound dpsgd`` result, typed (its keys are those of the report's
-    :class:`~rerokit.report.model.MembershipFacts`, :meth:`~rerokit.bounds.tradeoff.TradeoffCurve.membership_summary`
-    writes them); None without one."""
-    m = d.get("membership")
-    return MembershipFacts.from_dict(m) if isinstance(m, dict) else None
 
 
 def _membership_rows(m: MembershipFacts, section: str = "Membership inference (same run)") -> list[Row]:
@@ -123,63 +126,68 @@ _DPSGD_METHOD = {
 }
 
 
-def _bound_dpsgd_no_prior(d: dict[str, Any]) -> Summary:
-    s = d.get("settings", {})
-    m = _membership(d)
-    if m is None:  # summary_for checks it first (_readable_dpsgd)
-        raise ValueError("bound dpsgd: a result without prior has a 'membership' object")
+def _bound_dpsgd_no_prior(o: DpsgdNoPriorOutput) -> Summary:
+    m = MembershipFacts.from_dict(o.membership)
     p = m.tpr_at(0.01)
-    verdict = [(Lead("Membership inference: "), f"on DP-SGD ({_settings_text(s)}) any test of \"was this record in "
+    verdict = [(Lead("Membership inference: "), f"on DP-SGD ({_run_text(o.noise_multiplier, o.sample_rate, o.steps)}) "
+                f"any test of \"was this record in "
                 f"training?\" has TPR \u2264 {fmt(p.tpr if p is not None else None)} at 1% FPR and advantage \u2264 "
-                f"{fmt(m.advantage)} (certified); the run is (\u03b5 = {fmt(d.get('epsilon'))}, \u03b4 = "
-                f"{fmt(d.get('delta'))})-DP. Give a prior (--prior-size) for the reconstruction bound.")]
-    rows = [Row(f"\u03b5 at \u03b4 = {fmt(d.get('delta'))}", _le(d.get("epsilon")), "", "PLD, add-or-remove", "certified",
+                f"{fmt(m.advantage)} (certified); the run is (\u03b5 = {fmt(o.epsilon)}, \u03b4 = "
+                f"{fmt(o.delta)})-DP. Give a prior (--prior-size) for the reconstruction bound.")]
+    rows = [Row(f"\u03b5 at \u03b4 = {fmt(o.delta)}", _le(o.epsilon), "", "PLD, add-or-remove", "certified",
                 section="Differential privacy")]
     rows += _membership_rows(m, section="Membership inference")
     return Summary(tuple(verdict), tuple(rows), (), ())
 
 
+def _read_dpsgd(d: dict[str, Any]) -> DpsgdOutput | DpsgdNoPriorOutput:
+    """``bound dpsgd``'s JSON read back as what it printed: with a prior (a ``gamma``) or without."""
+    return DpsgdOutput.from_dict(d) if "gamma" in d else DpsgdNoPriorOutput.from_dict(d)
+
+
 def _bound_dpsgd(d: dict[str, Any]) -> Summary:
-    if "gamma" not in d:
-        return _bound_dpsgd_no_prior(d)
-    s = d.get("settings", {})
-    method, status = _DPSGD_METHOD.get(d.get("method"), (str(d.get("method")), ""))
-    est = d.get("method") == "mc"
+    """``bound dpsgd``: its JSON read back as the :class:`~rerokit.report.results.DpsgdOutput` (or, without a
+    prior, :class:`~rerokit.report.results.DpsgdNoPriorOutput`) it printed."""
+    o = _read_dpsgd(d)
+    if isinstance(o, DpsgdNoPriorOutput):
+        return _bound_dpsgd_no_prior(o)
+    method, status = _DPSGD_METHOD.get(o.method, (str(o.method), ""))
+    est = o.method == "mc"
+    kappa, gamma = _kappa_str(o.kappa, o.log10_kappa), _gamma_str(o.gamma, o.log10_gamma)
     verdict = [(Lead("Reconstruction: "), f"with a prior whose blind guess succeeds with probability "
-                f"\u03ba = {_kappa_text(d)}, "
+                f"\u03ba = {kappa}, "
                 + ("Monte Carlo estimates" if est else "no attack on DP-SGD")
-                + f" ({_settings_text(s)})"
-                + (f" the best attack's success at about {_gamma_text(d)} (an estimate, not a bound)." if est else
-                   f" succeeds with probability above {_gamma_text(d)} (certified): at most {_odds_vs_chance(d)}.")),]
-    m = _membership(d)
-    p = m.tpr_at(0.01) if m is not None else None
-    if m is not None and p is not None:
+                + f" ({_run_text(o.noise_multiplier, o.sample_rate, o.steps)})"
+                + (f" the best attack's success at about {gamma} (an estimate, not a bound)." if est else
+                   f" succeeds with probability above {gamma} (certified): at most "
+                   f"{_odds_vs_chance(o.gamma, o.log10_gamma, o.kappa, o.log10_kappa)}.")),]
+    m = MembershipFacts.from_dict(o.membership)
+    p = m.tpr_at(0.01)
+    if p is not None:
         verdict.append((Lead("Membership inference: "), f"on the same run, TPR at 1% FPR \u2264 "
                         f"{fmt(p.tpr)}; advantage \u2264 {fmt(m.advantage)} (certified)."))
-    g = d.get("gamma")
     # a gamma below the smallest double is shown by its log10; its float bracket would only show the rounding
-    detail = "" if isinstance(g, float) and g < 1e-300 else fmt_bracket(d.get("interval"))
+    detail = "" if isinstance(o.gamma, float) and o.gamma < 1e-300 else fmt_bracket(o.interval)
     rows = [
-        Row("\u03b3: success of any reconstruction attack", ("\u2248 " if est else "\u2264 ") + _gamma_text(d),
+        Row("\u03b3: success of any reconstruction attack", ("\u2248 " if est else "\u2264 ") + gamma,
             ("95% CI " if est else "") + detail, method, status, section="Reconstruction"),
-        Row("\u03ba: success of a blind guess (the prior)", "= " + _kappa_text(d), "", "prior", "exact"),
-        Row("advantage (\u03b3 \u2212 \u03ba) / (1 \u2212 \u03ba)", ("\u2248 " if est else "\u2264 ") + fmt(d.get("advantage")),
+        Row("\u03ba: success of a blind guess (the prior)", "= " + kappa, "", "prior", "exact"),
+        Row("advantage (\u03b3 \u2212 \u03ba) / (1 \u2212 \u03ba)", ("\u2248 " if est else "\u2264 ") + fmt(o.advantage),
             "", "Hayes et al. 2023 App. H, Eq. 4", status),
     ]
-    det = d.get("details") or {}
+    det = o.details
     if est:
-        rows.append(Row("Monte Carlo samples (seed)", f"{det.get('mc_samples')} ({det.get('seed')})",
-                        f"standard error {fmt(det.get('standard_error'))}", "", ""))
-    c = d.get("comparisons") or {}
-    if c.get("rdp_gamma") is not None:
-        rows.append(Row("\u03b3 from RDP (looser, for comparison)", _le(c["rdp_gamma"]), "",
-                        f"Balle et al. 2022 Thm 2, order {fmt(c.get('rdp_order'))}", "certified", section="Comparisons"))
-    if c.get("epsilon") is not None:
-        rows.append(Row(f"\u03b5 at \u03b4 = {fmt(c.get('delta'))}", _le(c["epsilon"]) if c["epsilon"] != "inf" else "inf",
+        rows.append(Row("Monte Carlo samples (seed)", f"{det['mc_samples']} ({det['seed']})",
+                        f"standard error {fmt(det['standard_error'])}", "", ""))
+    c = o.comparisons
+    if c.rdp_gamma is not None:
+        rows.append(Row("\u03b3 from RDP (looser, for comparison)", _le(c.rdp_gamma), "",
+                        f"Balle et al. 2022 Thm 2, order {fmt(c.rdp_order)}", "certified", section="Comparisons"))
+    if c.epsilon is not None:
+        rows.append(Row(f"\u03b5 at \u03b4 = {fmt(c.delta)}", "inf" if c.epsilon == math.inf else _le(c.epsilon),
                         "", "PLD, add-or-remove", "certified"))
-    if m is not None:
-        rows += _membership_rows(m)
-    notes = list(_notes(d))
+    rows += _membership_rows(m)
+    notes = [str(n) for n in (det.get("note"), c.note) if n]
     if det.get("floored") and not det.get("note"):
         notes.append("the PLD's infinity mass / round-off floor dominates at this kappa (the value stays valid)")
     return Summary(tuple(verdict), tuple(rows), (), tuple(notes))
@@ -188,135 +196,156 @@ def _bound_dpsgd(d: dict[str, Any]) -> Summary:
 # --------------------------------------------------------------------------- bound dp / rdp / zcdp / gdp / fano
 
 
-def _bound_guarantee(d: dict[str, Any]) -> Summary:
-    name = str(d.get("bound", "bound"))
-    given = [(k, sym) for k, sym in (("epsilon", "\u03b5"), ("alpha", "\u03b1"), ("rho", "\u03c1"), ("mu", "\u03bc"),
-                                     ("noise_multiplier", "\u03c3"), ("mutual_information_bound", "I"))
-             if d.get(k) is not None and k != "mutual_information_bound"]
-    if d.get("mutual_information") is not None:
-        given.append(("mutual_information", "mutual information I"))
-    g = ", ".join(f"{sym} = {fmt(d[k])}" for k, sym in given) or "this guarantee"
+def _guarantee_summary(r: ConversionBound | FanoBound) -> Summary:
+    """The verdict of a bound from a privacy guarantee (both classes have the attributes read here)."""
+    inp = r.inputs
+    given = [(sym, inp[k]) for k, sym in (("epsilon", "\u03b5"), ("alpha", "\u03b1"), ("rho", "\u03c1"), ("mu", "\u03bc"),
+                                         ("noise_multiplier", "\u03c3")) if inp.get(k) is not None]
+    if inp.get("mutual_information") is not None:
+        given.append(("mutual information I", inp["mutual_information"]))
+    g = ", ".join(f"{sym} = {fmt(v)}" for sym, v in given) or "this guarantee"
+    kappa, gamma = _kappa_str(r.kappa, r.log10_kappa), _gamma_str(r.gamma, r.log10_gamma)
     verdict = [(Lead("Reconstruction: "), f"a mechanism with {g} lets no attack reconstruct a target from a prior "
-                f"with blind guess \u03ba = {_kappa_text(d)} with probability above {_gamma_text(d)} "
-                f"({name}).")]
-    rows = [Row("\u03b3: success of any reconstruction attack", "\u2264 " + _gamma_text(d),
-                "", name, "certified"),
-            Row("\u03ba: success of a blind guess (the prior)", "= " + _kappa_text(d), "", "prior", "exact"),
-            Row("advantage (\u03b3 \u2212 \u03ba) / (1 \u2212 \u03ba)", _le(d.get("advantage")), "", "", "certified")]
-    if d.get("mutual_information_bound") is not None:
-        rows.append(Row("mutual information bound (nats)", _le(d["mutual_information_bound"]), "", "Guo et al. 2022b",
+                f"with blind guess \u03ba = {kappa} with probability above {gamma} ({r.bound}).")]
+    rows = [Row("\u03b3: success of any reconstruction attack", "\u2264 " + gamma, "", r.bound, "certified"),
+            Row("\u03ba: success of a blind guess (the prior)", "= " + kappa, "", "prior", "exact"),
+            Row("advantage (\u03b3 \u2212 \u03ba) / (1 \u2212 \u03ba)", _le(r.advantage), "", "", "certified")]
+    if r.mutual_information_bound is not None:
+        rows.append(Row("mutual information bound (nats)", _le(r.mutual_information_bound), "", "Guo et al. 2022b",
                         "certified"))
     for k, lab in (("sensitivity", "sensitivity"), ("prior_size", "prior size")):
-        if d.get(k) is not None:
-            rows.append(Row(lab, fmt(d[k])))
-    return Summary(tuple(verdict), tuple(rows), (), _notes(d))
+        if inp.get(k) is not None:
+            rows.append(Row(lab, fmt(inp[k])))
+    return Summary(tuple(verdict), tuple(rows), (), ())
+
+
+def _bound_conversion(d: dict[str, Any]) -> Summary:
+    """``bound dp|rdp|zcdp|gdp``: its JSON read back as the :class:`~rerokit.report.results.ConversionBound` it printed."""
+    return _guarantee_summary(ConversionBound.from_dict(d))
+
+
+def _bound_fano(d: dict[str, Any]) -> Summary:
+    """``bound fano``: its JSON read back as the :class:`~rerokit.report.results.FanoBound` it printed."""
+    return _guarantee_summary(FanoBound.from_dict(d))
 
 
 # --------------------------------------------------------------------------- bound tradeoff
 
 
 def _bound_tradeoff(d: dict[str, Any]) -> Summary:
-    s = d.get("settings", {})
-    adj = s.get("adjacency", "remove")
-    verdict = [(Lead("Membership inference: "), f"on DP-SGD ({_settings_text(s)}; {adj.replace('_', '-')} adjacency) "
-                f"no test's advantage TPR \u2212 FPR exceeds {fmt(d.get('advantage'))} and no test's TPR exceeds the "
+    """``bound tradeoff``: its JSON read back as the :class:`~rerokit.report.results.TradeoffOutput` it printed."""
+    r = TradeoffOutput.from_dict(d)
+    run = _run_text(r.noise_multiplier, r.sample_rate, r.steps)
+    verdict = [(Lead("Membership inference: "), f"on DP-SGD ({run}; {str(r.adjacency).replace('_', '-')} adjacency) "
+                f"no test's advantage TPR \u2212 FPR exceeds {fmt(r.advantage)} and no test's TPR exceeds the "
                 "values below at each FPR (certified brackets).")]
     rows: list[Row] = []
-    for i, p in enumerate(d.get("points") or ()):
-        rows.append(Row(f"TPR at FPR {fmt(p['fpr'])}", _le(p["tpr"][1]), fmt_bracket(p["tpr"]),
-                        f"\u03b2 in {fmt_bracket(p['beta'])}", "certified", section="Trade-off curve" if i == 0 else None))
-    cur = d.get("curve")
-    if isinstance(cur, dict):
-        n = len(cur.get("alpha", ()))
-        rows.append(Row("curve points (FPR, \u03b2 bracket, TPR bracket)", f"{n} points", "", "see --json",
+    for i, p in enumerate(r.points or ()):
+        rows.append(Row(f"TPR at FPR {fmt(p.fpr)}", _le(p.tpr[1]), fmt_bracket(p.tpr),
+                        f"\u03b2 in {fmt_bracket(p.beta)}", "certified", section="Trade-off curve" if i == 0 else None))
+    if r.curve is not None:
+        rows.append(Row("curve points (FPR, \u03b2 bracket, TPR bracket)", f"{len(r.curve.alpha)} points", "", "see --json",
                         "certified", section="Trade-off curve"))
-    rows.append(Row("largest bracket width", fmt(d.get("max_error")), "", "numerical error", ""))
-    rows.append(Row("advantage (TPR \u2212 FPR)", _le(d.get("advantage")), fmt_bracket(d.get("advantage_interval")),
+    rows.append(Row("largest bracket width", fmt(r.max_error), "", "numerical error", ""))
+    rows.append(Row("advantage (TPR \u2212 FPR)", _le(r.advantage), fmt_bracket(r.advantage_interval),
                     "same curve (TV)", "certified", section="Derived risks"))
-    rows.append(Row(f"accuracy (Bayes, prior {fmt(d.get('prior_membership'))})", _le(d.get("bayes_accuracy")),
-                    fmt_bracket(d.get("bayes_accuracy_interval")), "same curve", "certified"))
-    return Summary(tuple(verdict), tuple(rows), (), _notes(d))
+    rows.append(Row(f"accuracy (Bayes, prior {fmt(r.prior_membership)})", _le(r.bayes_accuracy),
+                    fmt_bracket(r.bayes_accuracy_interval), "same curve", "certified"))
+    return Summary(tuple(verdict), tuple(rows), (), ())
 
 
 # --------------------------------------------------------------------------- bound uninformed
 
 
 def _bound_uninformed(d: dict[str, Any]) -> Summary:
-    thr = (f"PSNR \u2265 {fmt(d['psnr_threshold_db'])} dB" if d.get("metric") == "psnr"
-           else f"MSE \u2264 {fmt(d.get('mse_threshold'))}")
-    g = d.get("gamma")
-    gt = fmt_log10(d["log10_gamma"]) if isinstance(g, float) and g < 1e-300 and d.get("log10_gamma") is not None \
-        else fmt(g)
+    """``bound uninformed``: its JSON read back as the :class:`~rerokit.report.results.UninformedOutput` it printed
+    (the command itself prints :func:`rerokit.cli.bound_uninformed.summary`, which adds the prior-free attacks)."""
+    o = UninformedOutput.from_dict(d)
+    thr = f"PSNR \u2265 {fmt(o.psnr_threshold_db)} dB" if o.metric == "psnr" else f"MSE \u2264 {fmt(o.mse_threshold)}"
+    gt = _gamma_str(o.gamma, o.log10_gamma)
     # Riess et al. 2024's laws are those of the optimal UNBIASED analytic attack (kind "attack law"), not
     # bounds on every attacker: a constant guess or a shrunk estimate can do better (bounds.uninformed_scope)
     text = (f"the optimal unbiased analytic gradient inversion (no prior; smallest record norm r = "
-            f"{fmt(d.get('min_norm'))}, \u03c3 = {fmt(d.get('noise_multiplier'))}, N = {d.get('dim')}) reaches {thr} "
+            f"{fmt(o.min_norm)}, \u03c3 = {fmt(o.noise_multiplier)}, N = {o.dim}) reaches {thr} "
             f"with probability "
-            f"{gt} from {'one release' if d.get('releases', 1) == 1 else str(d['releases']) + ' averaged releases'}")
-    if d.get("gamma_over_steps") is not None:
-        text += f", {fmt(d['gamma_over_steps'])} averaging every release over {d.get('steps')} steps"
-    verdict = [(Lead("Uninformed adversary: "), text + f"; expected MSE \u2265 {fmt(d.get('expected_mse'))}, "
-                f"NCC \u2264 {fmt(d.get('ncc_bound'))} (the law of that attack, not a bound on every attacker).")]
-    rows = [Row(f"P({thr})", "= " + gt, "", "Riess et al. 2024 Prop. 3" if d.get("metric") != "psnr" else "Riess et al. 2024 Props. 4-5",
+            f"{gt} from {'one release' if o.releases == 1 else str(o.releases) + ' averaged releases'}")
+    if o.gamma_over_steps is not None:
+        text += f", {fmt(o.gamma_over_steps)} averaging every release over {o.steps} steps"
+    verdict = [(Lead("Uninformed adversary: "), text + f"; expected MSE \u2265 {fmt(o.expected_mse)}, "
+                f"NCC \u2264 {fmt(o.ncc_bound)} (the law of that attack, not a bound on every attacker).")]
+    rows = [Row(f"P({thr})", "= " + gt, "", "Riess et al. 2024 Prop. 3" if o.metric != "psnr" else "Riess et al. 2024 Props. 4-5",
                 "attack law", section="Reconstruction success")]
-    if d.get("gamma_over_steps") is not None:
-        rows.append(Row(f"P({thr}) over {d.get('steps')} steps (q = {fmt(d.get('sampling_rate'))})",
-                        _le(d["gamma_over_steps"]), "", "Riess et al. 2024 Sec. 4.3 + Prop. 7", "attack law"))
-    if d.get("gamma_data_independent") is not None:
-        rows.append(Row("data-independent version (C \u2264 r)", _le(d["gamma_data_independent"]), "",
+    if o.gamma_over_steps is not None:
+        rows.append(Row(f"P({thr}) over {o.steps} steps (q = {fmt(o.sample_rate)})",
+                        _le(o.gamma_over_steps), "", "Riess et al. 2024 Sec. 4.3 + Prop. 7", "attack law"))
+    if o.gamma_data_independent is not None:
+        rows.append(Row("data-independent version (C \u2264 r)", _le(o.gamma_data_independent), "",
                         "Riess et al. 2024 Prop. 3 with r = C", "attack law"))
-    rows.append(Row("expected MSE", _ge(d.get("expected_mse")), "", "Riess et al. 2024 Prop. 2: \u03c3\u00b2 r\u00b2 / K", "exact",
+    rows.append(Row("expected MSE", _ge(o.expected_mse), "", "Riess et al. 2024 Prop. 2: \u03c3\u00b2 r\u00b2 / K", "exact",
                     section="Error"))
-    if d.get("expected_mse_one_row") is not None:
-        rows.append(Row("expected MSE with one row (not optimal)", "= " + fmt(d["expected_mse_one_row"]), "",
+    if o.expected_mse_one_row is not None:
+        rows.append(Row("expected MSE with one row (not optimal)", "= " + fmt(o.expected_mse_one_row), "",
                         "Riess et al. 2024 Eq. 17", "exact"))
-    rows.append(Row("NCC", _le(d.get("ncc_bound")), "", "Riess et al. 2024 Prop. 6", "attack law"))
-    if d.get("optimal_rows") is not None:
-        rows.append(Row("attacker's optimal rows M", fmt(d["optimal_rows"]), "", "\u2308(C / r)\u00b2\u2309", "exact",
+    rows.append(Row("NCC", _le(o.ncc_bound), "", "Riess et al. 2024 Prop. 6", "attack law"))
+    if o.optimal_rows is not None:
+        rows.append(Row("attacker's optimal rows M", fmt(o.optimal_rows), "", "\u2308(C / r)\u00b2\u2309", "exact",
                         section="Attack"))
-    rows.append(Row("smallest record norm r", fmt(d.get("min_norm")), "", str(d.get("min_norm_source", "")), "input",
-                    section="Inputs"))
-    if d.get("mse_threshold") is not None and d.get("metric") == "psnr":
-        rows.append(Row("MSE threshold of the PSNR threshold", fmt(d["mse_threshold"]), "", "10^(\u2212PSNR/10) R\u00b2",
+    rows.append(Row("smallest record norm r", fmt(o.min_norm), "", str(o.min_norm_source), "input", section="Inputs"))
+    if o.metric == "psnr":
+        rows.append(Row("MSE threshold of the PSNR threshold", fmt(o.mse_threshold), "", "10^(\u2212PSNR/10) R\u00b2",
                         "exact"))
-    return Summary(tuple(verdict), tuple(rows), (), _notes(d))
+    return Summary(tuple(verdict), tuple(rows), (), (o.note,) if o.note else ())
 
 
 # --------------------------------------------------------------------------- bound mse-rdp / fil
 
 
-def _relation_prefix(d: dict[str, Any]) -> str:
-    """"replace-one " / "add/remove " before an RDP guarantee whose relation is known (Thm 1 needs replace-one)."""
-    rel = d.get("neighbouring_relation")
-    return f"{rel} " if rel else ""
-
-
 def _bound_mse_rdp(d: dict[str, Any]) -> Summary:
+    """``bound mse-rdp``: its JSON read back as the :class:`~rerokit.report.results.MseRdpBound` it printed."""
+    r = MseRdpBound.from_dict(d)
+    # the relation is stated before the guarantee ("replace-one (2, eps)-RDP"): Thm 1 needs replace-one
+    rel = f"{r.neighbouring_relation} " if r.neighbouring_relation else ""
     verdict = [(Lead("Released model, error view: "), f"an unbiased attacker's mean squared error per coordinate is "
-                f"at least {fmt(d.get('mse_lower_bound'))} (Guo et al. 2022, Thm 1, unbiased attacker; "
-                f"{_relation_prefix(d)}(2, {fmt(d.get('epsilon_rdp2'))})-RDP).")]
-    rows = [Row("MSE of an unbiased attacker", _ge(d.get("mse_lower_bound")), "", str(d.get("reference", "")),
-                "certified"),
-            Row("(2, \u03b5)-RDP \u03b5", "= " + fmt(d.get("epsilon_rdp2")), "",
-                str(d.get("source", "")) + (f", order {fmt(d['order_used'])}" if d.get("order_used") else ""), "input"),
-            Row("diameter per coordinate", fmt(d.get("diameter")), "", "input", ""),
-            Row("data dimension d", fmt(d.get("dim")), "", "input", "")]
-    if d.get("gdp_mu") is not None:
-        rows.append(Row("\u03bc of the output perturbation (GDP)", fmt(d["gdp_mu"]), "", "\u0394 / \u03c3", "exact"))
-    return Summary(tuple(verdict), tuple(rows), (), _notes(d))
+                f"at least {fmt(r.mse_lower_bound)} (Guo et al. 2022, Thm 1, unbiased attacker; "
+                f"{rel}(2, {fmt(r.epsilon_rdp2)})-RDP).")]
+    order = r.details.get("order_used")
+    rows = [Row("MSE of an unbiased attacker", _ge(r.mse_lower_bound), "", str(r.reference), "certified"),
+            Row("(2, \u03b5)-RDP \u03b5", "= " + fmt(r.epsilon_rdp2), "",
+                str(r.source) + (f", order {fmt(order)}" if order else ""), "input"),
+            # one diameter per coordinate, or one for all (a list made fmt raise before)
+            Row("diameter per coordinate", ", ".join(map(fmt, r.diameter)) if isinstance(r.diameter, tuple)
+                else fmt(r.diameter), "", "input", ""),
+            Row("data dimension d", fmt(r.dim), "", "input", "")]
+    if r.details.get("gdp_mu") is not None:
+        rows.append(Row("\u03bc of the output perturbation (GDP)", fmt(r.details["gdp_mu"]), "", "\u0394 / \u03c3", "exact"))
+    return Summary(tuple(verdict), tuple(rows), (), (r.note,) if r.note else ())
 
 
 # --------------------------------------------------------------------------- kappa
 
 
-def _kappa(d: dict[str, Any]) -> Summary:
-    verdict = [(Lead("Baseline: "), f"without the model, the best guess from this prior ({d.get('prior')}) succeeds "
-                f"with probability \u03ba = {_kappa_text(d)}; every reconstruction bound starts from it.")]
-    rows = [Row("\u03ba: success of a blind guess", "= " + _kappa_text(d), "", str(d.get("prior", "")),
-                "upper confidence bound" if "confidence" in d else "exact")]
-    skip = {"prior", "kappa", "log10_kappa", "rerokit_version", "note"} | set(HIDDEN_FIELDS)
-    rows += [_dict_row(k, v, _KAPPA_HELP) for k, v in d.items() if k not in skip and not isinstance(v, (dict, list))]
-    return Summary(tuple(verdict), tuple(rows), (), _notes(d))
+def _kappa_summary(r: KappaResult) -> Summary:
+    kappa = _kappa_str(r.kappa, r.log10_kappa)
+    verdict = [(Lead("Baseline: "), f"without the model, the best guess from this prior ({r.prior}) succeeds "
+                f"with probability \u03ba = {kappa}; every reconstruction bound starts from it.")]
+    rows = [Row("\u03ba: success of a blind guess", "= " + kappa, "", str(r.prior),
+                "upper confidence bound" if "confidence" in r.params else "exact")]
+    rows += [_dict_row(k, v, _KAPPA_HELP) for k, v in {**r.params, **r.extras}.items()
+             if k not in HIDDEN_FIELDS and not isinstance(v, (dict, list))]
+    return Summary(tuple(verdict), tuple(rows), (), ())
+
+
+def _kappa_verdict(command: str) -> Callable[[dict[str, Any]], Summary]:
+    """The verdict of ``kappa <command>``: its JSON read back as the
+    :class:`~rerokit.report.results.KappaResult` it printed."""
+
+    def verdict(d: dict[str, Any]) -> Summary:
+        return _kappa_summary(KappaResult.from_dict(command, d))
+
+    return verdict
+
+
+_KAPPA = {c: _kappa_verdict(c) for c in KappaResult.PARAMS}
 
 
 _KAPPA_HELP = {
@@ -342,37 +371,31 @@ def _dict_row(k: str, v: Any, help: dict[str, str] | None = None) -> Row:
 
 
 def _calibrate(d: dict[str, Any]) -> Summary:
-    s = d.get("settings", {})
-    if "steps" in d and "noise_multiplier" not in {k for k in d if k != "settings"}:
-        solved = (f"at most {d['steps']} steps (\u03c3 = {fmt(s.get('noise_multiplier'))}, q = "
-                  f"{fmt(s.get('sample_rate'))})")
+    """``calibrate dpsgd``: its JSON read back as the :class:`~rerokit.report.results.CalibrateOutput` it printed."""
+    o = CalibrateOutput.from_dict(d)
+    c = o.calibration
+    kappa = _kappa_str(c.kappa, o.log10_kappa)
+    if o.solved == "steps":
+        solved = f"at most {c.steps} steps (\u03c3 = {fmt(c.noise_multiplier)}, q = {fmt(c.sample_rate)})"
     else:
-        solved = f"a noise multiplier \u03c3 \u2265 {fmt(d.get('noise_multiplier'))} (q = {fmt(s.get('sample_rate'))}, T = {s.get('steps')})"
-    verdict = [(Lead("Calibration: "), f"to keep every reconstruction attack below {fmt(d.get('target_gamma'))} "
-                f"(prior with blind guess \u03ba = {_kappa_text(d)}), use {solved}; there \u03b3 \u2264 {fmt(d.get('gamma'))}"
-                + (f" and \u03b5 = {fmt(d['epsilon'])} at \u03b4 = {fmt(d.get('delta'))}." if d.get("epsilon") is not None
-                   else "."))]
-    rows = []
-    if "steps" in d and "noise_multiplier" not in d:
-        rows.append(Row("steps T allowed", "\u2264 " + str(d["steps"]), "", "largest T with \u03b3 \u2264 target",
-                        "certified"))
+        solved = f"a noise multiplier \u03c3 \u2265 {fmt(c.noise_multiplier)} (q = {fmt(c.sample_rate)}, T = {c.steps})"
+    verdict = [(Lead("Calibration: "), f"to keep every reconstruction attack below {fmt(c.target_gamma)} "
+                f"(prior with blind guess \u03ba = {kappa}), use {solved}; there \u03b3 \u2264 {fmt(c.gamma)}"
+                + (f" and \u03b5 = {fmt(c.epsilon)} at \u03b4 = {fmt(c.delta)}." if c.epsilon is not None else "."))]
+    if o.solved == "steps":
+        rows = [Row("steps T allowed", "\u2264 " + str(c.steps), "", "largest T with \u03b3 \u2264 target", "certified")]
     else:
-        rows.append(Row("noise multiplier \u03c3 needed", "\u2265 " + fmt(d.get("noise_multiplier")), "",
-                        "smallest \u03c3 with \u03b3 \u2264 target (rtol 1e-4)", "certified"))
-    g = d.get("gamma")
-    err = d.get("error")
+        rows = [Row("noise multiplier \u03c3 needed", "\u2265 " + fmt(c.noise_multiplier), "",
+                    "smallest \u03c3 with \u03b3 \u2264 target (rtol 1e-4)", "certified")]
+    g, err = c.gamma, c.gamma_error
     rows.append(Row("\u03b3 there", _le(g), fmt_bracket([g - err, g]) if isinstance(g, float) and
                     isinstance(err, float) else "", "Hayes et al. 2023 Thm 2, PLD", "certified"))
-    rows.append(Row("target \u03b3", fmt(d.get("target_gamma")), "", "input", ""))
-    rows.append(Row("\u03ba: success of a blind guess", "= " + _kappa_text(d), "", "prior", "exact"))
-    if d.get("epsilon") is not None:
-        rows.append(Row(f"\u03b5 at \u03b4 = {fmt(d.get('delta'))}", _le(d["epsilon"]), "", "PLD, add-or-remove",
-                        "certified"))
-    se = d.get("search") or {}
-    if se:
-        rows.append(Row("search", f"{se.get('evaluations')} evaluations", f"bracket {fmt_bracket(se.get('bracket'))}",
-                        "one monotone solver", ""))
-    return Summary(tuple(verdict), tuple(rows), (), _notes(d))
+    rows.append(Row("target \u03b3", fmt(c.target_gamma), "", "input", ""))
+    rows.append(Row("\u03ba: success of a blind guess", "= " + kappa, "", "prior", "exact"))
+    if c.epsilon is not None:
+        rows.append(Row(f"\u03b5 at \u03b4 = {fmt(c.delta)}", _le(c.epsilon), "", "PLD, add-or-remove", "certified"))
+    rows.append(Row("search", f"{c.evaluations} evaluations", f"bracket {fmt_bracket(c.bracket)}", "one monotone solver", ""))
+    return Summary(tuple(verdict), tuple(rows), (), (o.note,) if o.note else ())
 
 
 # --------------------------------------------------------------------------- audits
@@ -444,76 +467,77 @@ def _ci(v: Any) -> str:
 
 
 def _attack_analytic(d: dict[str, Any]) -> Summary:
-    s = d.get("settings", {})
+    """``attack analytic``: its JSON read back as the :class:`~rerokit.report.results.AnalyticAttackOutput` it printed."""
+    o = AnalyticAttackOutput.from_dict(d)
+    s, mean = o.settings, o.means
     eta = s.get("mse_threshold")
+    ci = _ci(o.empirical_success_ci)
     verdict = [(Lead("Uninformed gradient inversion, measured: "),
                 f"the optimal analytic attack (Riess et al. 2024 Cor. 1; \u03c3 = {fmt(s.get('noise_multiplier'))}, C = "
                 f"{fmt(s.get('clip'))}, M = {s.get('rows')} rows) on {s.get('targets')} {s.get('dataset', '')} targets "
-                f"reached MSE \u2264 {fmt(eta)} in a fraction {fmt(d.get('empirical_success'))} of them "
-                f"({_ci(d.get('empirical_success_ci'))}); Thm 2 predicts {fmt(d.get('predicted_success'))}, and no "
-                f"analytic attack exceeds {fmt(d.get('predicted_gamma'))} (Prop. 3). Mean MSE {fmt(d.get('mean_mse'))}, "
-                f"predicted {fmt(d.get('predicted_expected_mse'))}.")]
+                f"reached MSE \u2264 {fmt(eta)} in a fraction {fmt(o.empirical_success)} of them "
+                f"({ci}); Thm 2 predicts {fmt(o.predicted_success)}, and no "
+                f"analytic attack exceeds {fmt(o.predicted_gamma)} (Prop. 3). Mean MSE {fmt(mean['mse'])}, "
+                f"predicted {fmt(o.predicted_expected_mse)}.")]
     rows = [
-        Row(f"P(MSE \u2264 {fmt(eta)}), measured", fmt(d.get("empirical_success")), _ci(d.get("empirical_success_ci")),
-            "Clopper-Pearson", "estimate", section="Success"),
-        Row(f"P(MSE \u2264 {fmt(eta)}), predicted", "= " + fmt(d.get("predicted_success")), "",
+        Row(f"P(MSE \u2264 {fmt(eta)}), measured", fmt(o.empirical_success), ci, "Clopper-Pearson", "estimate",
+            section="Success"),
+        Row(f"P(MSE \u2264 {fmt(eta)}), predicted", "= " + fmt(o.predicted_success), "",
             "Riess et al. 2024 Thm 2 at these targets' norms", "exact"),
-        Row("bound over the dataset", _le(d.get("predicted_gamma")), "", "Riess et al. 2024 Prop. 3 with r = min norm", "certified"),
-        Row("mean MSE, measured", fmt(d.get("mean_mse")), "", "mean over targets", "estimate", section="Error"),
-        Row("expected MSE, predicted (these rows)", "= " + fmt(d.get("predicted_expected_mse")), "",
+        Row("bound over the dataset", _le(o.predicted_gamma), "", "Riess et al. 2024 Prop. 3 with r = min norm", "certified"),
+        Row("mean MSE, measured", fmt(mean["mse"]), "", "mean over targets", "estimate", section="Error"),
+        Row("expected MSE, predicted (these rows)", "= " + fmt(o.predicted_expected_mse), "",
             "Riess et al. 2024 Eq. 17", "exact"),
-        Row("expected MSE, optimal rows", "= " + fmt(d.get("predicted_expected_mse_optimal")), "",
+        Row("expected MSE, optimal rows", "= " + fmt(o.predicted_expected_mse_optimal), "",
             "Riess et al. 2024 Prop. 1-2: \u03c3\u00b2\u2016X\u2016\u00b2", "exact"),
-        Row("mean PSNR (dB)", fmt(d.get("mean_psnr")), "", "mean over targets", "estimate"),
-        Row("mean NCC", fmt(d.get("mean_ncc")), "", "mean over targets", "estimate"),
-        Row("NCC bound", _le(d.get("ncc_bound")), "", "Riess et al. 2024 Prop. 6", "certified"),
-        Row("mean SSIM", fmt(d.get("mean_ssim")), "", "mean over targets", "estimate"),
-        Row("targets whose gradient was clipped", f"{fmt(100 * d['clipped_fraction'])}%"
-            if isinstance(d.get("clipped_fraction"), (int, float)) else "n/a", "", "", "measured"),
+        Row("mean PSNR (dB)", fmt(mean.get("psnr")), "", "mean over targets", "estimate"),
+        Row("mean NCC", fmt(mean["ncc"]), "", "mean over targets", "estimate"),
+        Row("NCC bound", _le(o.ncc_bound), "", "Riess et al. 2024 Prop. 6", "certified"),
+        Row("mean SSIM", fmt(mean.get("ssim")), "", "mean over targets", "estimate"),
+        Row("targets whose gradient was clipped", f"{fmt(100 * o.clipped_fraction)}%"
+            if isinstance(o.clipped_fraction, (int, float)) else "n/a", "", "", "measured"),
     ]
-    notes = list(_notes(d))
-    if d.get("ncc_undefined"):
-        notes.append(f"NCC undefined for {d['ncc_undefined']} constant targets (left out of mean_ncc)")
+    notes = []
+    if o.ncc_undefined:
+        notes.append(f"NCC undefined for {o.ncc_undefined} constant targets (left out of mean_ncc)")
     notes.append("per-target values (index, mse, psnr, ncc, ssim, variance, clip factor): --json")
     return Summary(tuple(verdict), tuple(rows), (), tuple(notes))
 
 
 def _attack_glm(d: dict[str, Any]) -> Summary:
-    s = d.get("settings", {})
+    """``attack glm``: its JSON read back as the :class:`~rerokit.report.results.GlmAttackOutput` it printed."""
+    o = GlmAttackOutput.from_dict(d)
+    s, r = o.settings, o.result
+    lo, hi = r.interval
     verdict = [(Lead("GLM attack (Balle et al. 2022, Thm 1): "),
-                f"from a {s.get('model', '')} model fitted on {s.get('dataset', '')} with output noise "
-                f"{fmt(s.get('noise'))}, the closed-form attack reconstructs the missing record with mean MSE "
-                f"{fmt(d.get('mse'))} (95% CI [{fmt(d.get('ci_low'))}, {fmt(d.get('ci_high'))}], {d.get('trials')} "
-                "trials)" + (" - exactly, as without noise." if d.get("exact") else "."))]
-    rows = [Row("mean MSE", fmt(d.get("mse")), f"95% CI {fmt_bracket([d.get('ci_low'), d.get('ci_high')], 4)}",
-                "Student-t on the mean", "estimate"),
-            Row("median / largest MSE", f"{fmt(d.get('mse_median'))} / {fmt(d.get('mse_max'))}", "", "over trials",
-                "estimate"),
-            Row("targets (not identifiable)", f"{d.get('targets')} ({d.get('non_identifiable')})", "", "", "")]
-    if d.get("label_accuracy") is not None:
-        rows.append(Row("label recovered", f"{fmt(100 * d['label_accuracy'])}%", "", "", "estimate"))
-    return Summary(tuple(verdict), tuple(rows), (), _notes(d))
+                f"from a {s.model} model fitted on {s.dataset} with output noise "
+                f"{fmt(s.noise)}, the closed-form attack reconstructs the missing record with mean MSE "
+                f"{fmt(r.value)} (95% CI [{fmt(lo)}, {fmt(hi)}], {o.targets} "
+                "trials)" + (" - exactly, as without noise." if o.exact else "."))]
+    rows = [Row("mean MSE", fmt(r.value), f"95% CI {fmt_bracket([lo, hi], 4)}", "Student-t on the mean", "estimate"),
+            Row("median / largest MSE", f"{fmt(o.mse_median)} / {fmt(o.mse_max)}", "", "over trials", "estimate"),
+            Row("targets (not identifiable)", f"{o.targets} ({o.non_identifiable})", "", "", "")]
+    if o.label_accuracy is not None:
+        rows.append(Row("label recovered", f"{fmt(100 * o.label_accuracy)}%", "", "", "estimate"))
+    return Summary(tuple(verdict), tuple(rows), (), ())
 
 
 def _attack_reconn(d: dict[str, Any]) -> Summary:
+    """``attack reconn``: its JSON read back as the :class:`~rerokit.report.results.ReconnOutput` it printed."""
+    o = ReconnOutput.from_dict(d)
     verdict = [(Lead("Reconstructor network (Balle et al. 2022, Sec. IV-V): "),
-                f"on {d.get('targets')} released models (\u03c3 = {fmt(d.get('noise_multiplier'))}) it reconstructs "
-                f"targets with mean MSE {fmt(d.get('mse'))} against {fmt(d.get('nn_oracle_mse'))} for the nearest-"
-                f"neighbour oracle, beating the oracle on {fmt(d.get('success_rate'))} of them "
-                f"({_ci(d.get('success_rate_ci'))}).")]
-    rows = [Row("mean MSE", fmt(d.get("mse")), _ci(d.get("mse_ci")), "Student-t on the mean", "estimate",
-                section="Reconstruction"),
-            Row("nearest-neighbour oracle MSE", fmt(d.get("nn_oracle_mse")), "", "Balle et al. 2022 Table II", "estimate"),
-            Row("targets beaten the oracle on", fmt(d.get("success_rate")), _ci(d.get("success_rate_ci")),
-                "Clopper-Pearson", "estimate"),
-            Row("KL (attack / oracle)", f"{fmt(d.get('kl'))} / {fmt(d.get('nn_oracle_kl'))}", "", "Sec. V-B", "estimate"),
-            Row("shadow-model MSE (training)", fmt(d.get("shadow_train_mse")), "", "", "estimate", section="Models"),
-            Row("released models' test accuracy", fmt(d.get("released_model_accuracy")), "", "", "measured"),
-            Row("noise multiplier \u03c3", fmt(d.get("noise_multiplier")), "", "for (--epsilon, --delta)", "input")]
-    notes = list(_notes(d))
-    for k in ("png", "jsonl"):
-        if d.get(k):
-            notes.append(f"{k}: {d[k]}")
+                f"on {o.targets} released models (\u03c3 = {fmt(o.noise_multiplier)}) it reconstructs "
+                f"targets with mean MSE {fmt(o.mse)} against {fmt(o.nn_oracle_mse)} for the nearest-"
+                f"neighbour oracle, beating the oracle on {fmt(o.success_rate)} of them "
+                f"({_ci(o.success_rate_ci)}).")]
+    rows = [Row("mean MSE", fmt(o.mse), _ci(o.mse_ci), "Student-t on the mean", "estimate", section="Reconstruction"),
+            Row("nearest-neighbour oracle MSE", fmt(o.nn_oracle_mse), "", "Balle et al. 2022 Table II", "estimate"),
+            Row("targets beaten the oracle on", fmt(o.success_rate), _ci(o.success_rate_ci), "Clopper-Pearson", "estimate"),
+            Row("KL (attack / oracle)", f"{fmt(o.kl)} / {fmt(o.nn_oracle_kl)}", "", "Sec. V-B", "estimate"),
+            Row("shadow-model MSE (training)", fmt(o.shadow_train_mse), "", "", "estimate", section="Models"),
+            Row("released models' test accuracy", fmt(o.released_model_accuracy), "", "", "measured"),
+            Row("noise multiplier \u03c3", fmt(o.noise_multiplier), "", "for (--epsilon, --delta)", "input")]
+    notes = [f"{k}: {v}" for k, v in (("png", o.png), ("jsonl", o.jsonl)) if v]
     return Summary(tuple(verdict), tuple(rows), (), tuple(notes))
 
 
@@ -559,19 +583,19 @@ def generic_summary(command: str, d: dict[str, Any]) -> Summary:
 
 VERDICTS: dict[str, Callable[[dict[str, Any]], Summary]] = {
     "bound dpsgd": _bound_dpsgd,
-    "bound dp": _bound_guarantee,
-    "bound rdp": _bound_guarantee,
-    "bound zcdp": _bound_guarantee,
-    "bound gdp": _bound_guarantee,
-    "bound fano": _bound_guarantee,
+    "bound dp": _bound_conversion,
+    "bound rdp": _bound_conversion,
+    "bound zcdp": _bound_conversion,
+    "bound gdp": _bound_conversion,
+    "bound fano": _bound_fano,
     "bound tradeoff": _bound_tradeoff,
     "bound uninformed": _bound_uninformed,
     "bound mse-rdp": _bound_mse_rdp,
-    "kappa discrete": _kappa,
-    "kappa ball": _kappa,
-    "kappa gaussian": _kappa,
-    "kappa samples": _kappa,
-    "kappa pixels": _kappa,
+    "kappa discrete": _KAPPA["discrete"],
+    "kappa ball": _KAPPA["ball"],
+    "kappa gaussian": _KAPPA["gaussian"],
+    "kappa samples": _KAPPA["samples"],
+    "kappa pixels": _KAPPA["pixels"],
     "calibrate dpsgd": _calibrate,
     "audit prior-aware": _audit,
     "audit gradient": _audit,
@@ -591,22 +615,13 @@ def _opt_num(d: dict[str, Any], key: str) -> bool:
 
 
 def _readable_dpsgd(d: dict[str, Any]) -> bool:
-    try:  # the membership object as bound dpsgd writes it (every MembershipFacts field), numbers where computed with
-        m = _membership(d)
+    """The typed result reads back, and its membership object is the report's
+    :class:`~rerokit.report.model.MembershipFacts` (every field), with numbers where computed with."""
+    try:
+        m = MembershipFacts.from_dict(_read_dpsgd(d).membership)
     except (TypeError, ValueError):
         return False
-    return (m is not None and all(_num(p.fpr) and _num(p.tpr) for p in m.tpr_at_fpr)
-            and _num(m.advantage) and _num(m.bayes_accuracy)
-            and isinstance(d.get("details") or {}, dict) and isinstance(d.get("comparisons") or {}, dict))
-
-
-def _readable_tradeoff(d: dict[str, Any]) -> bool:
-    return all(isinstance(p, dict) and _num(p.get("fpr")) and isinstance(p.get("tpr"), list) and len(p["tpr"]) == 2
-               and isinstance(p.get("beta"), list) for p in d.get("points") or ())
-
-
-def _readable_uninformed(d: dict[str, Any]) -> bool:
-    return d.get("metric") != "psnr" or _num(d.get("psnr_threshold_db"))
+    return all(_num(p.fpr) and _num(p.tpr) for p in m.tpr_at_fpr) and _num(m.advantage) and _num(m.bayes_accuracy)
 
 
 def _readable_audit(d: dict[str, Any]) -> bool:
@@ -623,36 +638,41 @@ def _readable_audit(d: dict[str, Any]) -> bool:
             and isinstance(d.get("trials") or 0, int))
 
 
-def _readable_attack(d: dict[str, Any]) -> bool:
-    return all(_opt_num(d, k) for k in ("label_accuracy", "clipped_fraction"))
-
-
 _REQUIRES: dict[Callable[[dict[str, Any]], Summary], tuple[str, ...]] = {
-    _bound_dpsgd: ("membership",),
-    _bound_guarantee: ("gamma", "kappa"),
-    _bound_tradeoff: ("advantage",),
-    _bound_uninformed: ("gamma", "expected_mse", "ncc_bound"),
-    _bound_mse_rdp: ("mse_lower_bound",),
-    _kappa: ("kappa",),
-    _calibrate: ("target_gamma", "gamma"),
     _audit: ("gamma", "kappa", "trials"),
-    _attack_analytic: ("mean_mse", "empirical_success"),
-    _attack_glm: ("mse",),
-    _attack_reconn: ("mse", "nn_oracle_mse"),
 }
 """Fields a verdict function reads; a result without them gets the generic summary."""
 
 _READABLE: dict[Callable[[dict[str, Any]], Summary], Callable[[dict[str, Any]], bool]] = {
     _bound_dpsgd: _readable_dpsgd,
-    _bound_tradeoff: _readable_tradeoff,
-    _bound_uninformed: _readable_uninformed,
     _audit: _readable_audit,
-    _attack_glm: _readable_attack,
-    _attack_analytic: _readable_attack,
 }
 """Explicit checks of the nested fields a verdict function indexes (lists of points, optional numbers); a
 result that fails them gets the generic summary. Nothing else is caught: a verdict function that raises on
 a result that passes these checks is a bug, and it shows."""
+
+_TYPED: dict[Callable[[dict[str, Any]], Summary], Callable[[dict[str, Any]], Any]] = {
+    _bound_conversion: ConversionBound.from_dict,
+    _bound_fano: FanoBound.from_dict,
+    _bound_tradeoff: TradeoffOutput.from_dict,
+    _calibrate: CalibrateOutput.from_dict,
+    _bound_mse_rdp: MseRdpBound.from_dict,
+    _attack_glm: GlmAttackOutput.from_dict,
+    _attack_reconn: ReconnOutput.from_dict,
+    _attack_analytic: AnalyticAttackOutput.from_dict,
+    _bound_uninformed: UninformedOutput.from_dict,
+    **{v: functools.partial(KappaResult.from_dict, c) for c, v in _KAPPA.items()},
+}
+"""Verdict functions that read their command's typed result (:mod:`rerokit.report.results`): a result
+its ``from_dict`` refuses (a missing key, a number that is not one) gets the generic summary."""
+
+
+def _typed_readable(fn: Callable[[dict[str, Any]], Summary], result: dict[str, Any]) -> bool:
+    try:
+        _TYPED[fn](result)
+    except (ValueError, TypeError):  # not the command's output: the generic summary shows what it holds
+        return False
+    return True
 
 
 def summary_for(command: str, result: dict[str, Any]) -> Summary:
@@ -663,11 +683,12 @@ def summary_for(command: str, result: dict[str, Any]) -> Summary:
       result: the JSON-ready dict the command returned.
 
     Returns:
-      Its verdict and rows: the registered function's when the result has the fields it reads
-      (:data:`_REQUIRES`, :data:`_READABLE`), else :func:`generic_summary`.
+      Its verdict and rows: the registered function's when the result reads back as its typed result
+      (:data:`_TYPED`) or has the fields it reads (:data:`_REQUIRES`, :data:`_READABLE`), else
+      :func:`generic_summary`.
     """
     fn = VERDICTS.get(command)
-    if (fn is not None and all(k in result for k in _REQUIRES.get(fn, ()))
-            and _READABLE.get(fn, lambda d: True)(result)):
+    if fn is not None and (_typed_readable(fn, result) if fn in _TYPED else
+                           all(k in result for k in _REQUIRES.get(fn, ())) and _READABLE.get(fn, lambda d: True)(result)):
         return fn(result)
     return generic_summary(command, result)
