@@ -329,6 +329,8 @@ DPSGD = [
     ["bound", "dpsgd", "--noise-multiplier", "1e9", "--sample-rate", "0.01", "--steps", "10", "--prior-size", "10"],
     ["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "20", "--log10-kappa", "-400",
      "--sampler", "shuffle"],
+    # a pixel-tolerance baseline (Hayes et al. 2023 App. I, MNIST): gamma below double range
+    ["bound", "dpsgd", "--noise-multiplier", "1", "--sample-rate", "0.5", "--steps", "1", "--log10-kappa", "-472.015"],
 ]
 
 
@@ -342,7 +344,7 @@ def test_dpsgd_reads_back_and_a_missing_key_is_named(argv, cli):
     o = cls.from_dict(d)
     assert o.to_dict() == d and list(o.to_dict()) == list(d)
     assert summary_for("bound dpsgd", d) == VERDICTS["bound dpsgd"](d)
-    optional = {"interval", "poisson_assumption", "epsilon_note"}
+    optional = {"interval", "poisson_assumption", "epsilon_note", "log10_interval"}
     required = [k for k in d if k not in optional | ({"gamma"} if cls is DpsgdOutput else set())]
     _assert_each_missing_key_is_refused(cls.from_dict, "bound dpsgd", d, required)
     for part in ("settings", "certification", "details", "comparisons"):
@@ -369,6 +371,26 @@ def test_dpsgd_carries_the_library_bound(cli):
     nd = NormalDist()
     assert c.gamma == pytest.approx(nd.cdf(nd.inv_cdf(0.01) + math.sqrt(10)), rel=1e-9)
     assert c.details == {"mu_gdp": pytest.approx(math.sqrt(10))}
+
+
+def test_dpsgd_below_double_range_prints_the_log_bracket(cli):
+    """Below 1e-300 the float interval is [0, 5e-324]; the JSON carries the certified bracket in log10
+    (the library's log ends) and the verdict's row shows it."""
+    from rerokit.bounds.dpsgd import rero_dpsgd
+    from rerokit.report.format import fmt_bracket_log10
+    from rerokit.report.results import DpsgdOutput
+    from rerokit.report.verdicts import VERDICTS
+
+    d = _printed(cli, DPSGD[-1])
+    o = DpsgdOutput.from_dict(d)
+    b = rero_dpsgd(1.0, 0.5, 1, log_kappa=-472.015 * math.log(10))
+    lo, hi = b.extras["log_gamma_lower"] / math.log(10), b.extras["log_gamma"] / math.log(10)
+    assert o.interval == (0.0, 5e-324) and o.log10_interval == pytest.approx((lo, hi), rel=1e-15)
+    assert -473 < lo <= hi < -300 and hi - lo < 1e-6  # one step: the exact power, in logs
+    rows = [r for r in VERDICTS["bound dpsgd"](d).rows if r.label.startswith("\u03b3:")]
+    assert rows and rows[0].detail == fmt_bracket_log10(o.log10_interval) != ""
+    # above double range nothing changes: no log10_interval in the JSON
+    assert "log10_interval" not in _printed(cli, DPSGD[0])
 
 
 def _documented_fields(argv) -> set[str]:

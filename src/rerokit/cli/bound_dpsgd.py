@@ -67,6 +67,8 @@ FIELDS = [
               "interval; closed-form: 0"),
     ("interval", "the bracket [lower, gamma] (exact, envelope) or the 95% interval (mc)"),
     ("log10_gamma", "log10 of gamma (exact even where gamma underflows to 0)"),
+    ("log10_interval", "where gamma is below 1e-300 (e.g. pixel-tolerance priors): the certified bracket "
+                       "[lower, gamma] in log10 (the float interval underflows there)"),
     ("log10_kappa", "log10 of kappa"),
     ("epsilon", "without a prior: epsilon of (epsilon, delta)-DP at --delta (certified PLD accountant)"),
     ("delta", "without a prior: the --delta"),
@@ -168,6 +170,10 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     kappa = base.kappa
     x = DpsgdDetails.of(b)
     log_gamma = x.log_gamma if x.log_gamma is not None else (math.log(b.value) if b.value > 0 else -math.inf)
+    log_lower = b.extras.get("log_gamma_lower") if b.method == "exact" else None
+    # below double range the float bracket is [0, 5e-324]: its log ends carry the information
+    log10_interval = (None if log_lower is None or not log_gamma < math.log(1e-300)
+                      else (float(log_lower) / _LN10, log_gamma / _LN10))
     from rerokit.report.results import DpsgdComparisons, DpsgdOutput
 
     if b.method == "exact":
@@ -185,7 +191,7 @@ def handle(args: argparse.Namespace) -> dict[str, Any]:
     return DpsgdOutput(
         gamma=b.value, kappa=kappa, advantage=advantage(b.value, kappa), method=b.method, direction=b.direction,
         error=b.error, interval=None if b.interval is None else tuple(b.interval), log10_gamma=log_gamma / _LN10,
-        log10_kappa=lk / _LN10, noise_multiplier=args.noise_multiplier, sample_rate=args.sample_rate,
+        log10_kappa=lk / _LN10, log10_interval=log10_interval, noise_multiplier=args.noise_multiplier, sample_rate=args.sample_rate,
         steps=args.steps, prior_option=prior_echo(args), sampling=sched.sampling_dict(),
         certification=_certification(sched, cert), details=details,
         comparisons=DpsgdComparisons(**_comparisons(x)),

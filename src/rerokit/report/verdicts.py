@@ -28,7 +28,7 @@ import functools
 import math
 from typing import Any, Callable
 
-from rerokit.report.format import Lead, fmt, fmt_bracket, fmt_log10
+from rerokit.report.format import Lead, fmt, fmt_bracket, fmt_bracket_log10, fmt_log10
 from rerokit.report.model import MembershipFacts
 from rerokit.report.results import (AnalyticAttackOutput, CalibrateOutput, ConversionBound, DpsgdNoPriorOutput,
                                     DpsgdOutput, FanoBound, GlmAttackOutput, KappaResult, MseRdpBound, ReconnOutput,
@@ -166,8 +166,9 @@ def _bound_dpsgd(d: dict[str, Any]) -> Summary:
     if p is not None:
         verdict.append((Lead("Membership inference: "), f"on the same run, TPR at 1% FPR \u2264 "
                         f"{fmt(p.tpr)}; advantage \u2264 {fmt(m.advantage)} (certified)."))
-    # a gamma below the smallest double is shown by its log10; its float bracket would only show the rounding
-    detail = "" if isinstance(o.gamma, float) and o.gamma < 1e-300 else fmt_bracket(o.interval)
+    # a gamma below the smallest double is shown by its log10, and so is its bracket (the float one is [0, 5e-324])
+    tiny = isinstance(o.gamma, float) and o.gamma < 1e-300
+    detail = fmt_bracket_log10(o.log10_interval) if tiny else fmt_bracket(o.interval)
     rows = [
         Row("\u03b3: success of any reconstruction attack", ("\u2248 " if est else "\u2264 ") + gamma,
             ("95% CI " if est else "") + detail, method, status, section="Reconstruction"),

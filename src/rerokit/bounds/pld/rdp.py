@@ -248,8 +248,9 @@ def rdp_curve_subsampled_gaussian(
       ValueError: as :func:`rdp_poisson_gaussian`.
     """
     tot = np.zeros(len(orders))
-    for s, q, T in segments:
-        tot += T * rdp_poisson_gaussian(s, q, orders)
+    with np.errstate(over="ignore"):  # T * rdp beyond the double range is +inf: still an upper bound
+        for s, q, T in segments:
+            tot += T * rdp_poisson_gaussian(s, q, orders)
     return np.asarray(orders, dtype=float), tot
 
 

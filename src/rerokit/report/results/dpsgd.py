@@ -53,6 +53,8 @@ class DpsgdOutput:
         method, direction, error, interval: the bound's method (a key of :attr:`DETAILS`), direction,
             numerical error (or the estimate's half-width) and bracket (None where it has none).
         log10_gamma, log10_kappa: exact also where gamma or kappa underflow.
+        log10_interval: where gamma is below 1e-300, the certified bracket in log10 (the float
+            ``interval`` underflows there); else None (and absent from the JSON).
         noise_multiplier, sample_rate, steps: the run (``settings`` in the JSON, as are the next two).
         prior_option: the prior option as given (``{"prior_size": N}``, ``{"log10_kappa": L}`` or ``{}``).
         sampling: the sampler, its source, the unit of privacy and the neighbouring relation
@@ -84,6 +86,7 @@ class DpsgdOutput:
     comparisons: DpsgdComparisons
     membership: Mapping[str, Any]
     poisson_assumption: Mapping[str, Any] | None = None
+    log10_interval: tuple[float, float] | None = None
 
     CERTIFICATION = ("amplified", "releases", "group_size")
     """The keys of ``certification`` (attributes of :class:`rerokit.bounds.schedule.Certification`)."""
@@ -100,8 +103,10 @@ class DpsgdOutput:
         d: dict[str, Any] = {k: getattr(self, k) for k in self._HEAD}
         if self.interval is not None:
             d["interval"] = list(self.interval)
-        d.update(log10_gamma=self.log10_gamma, log10_kappa=self.log10_kappa,
-                 settings={**{k: getattr(self, k) for k in self.RUN_KEYS}, **self.prior_option, **self.sampling},
+        d.update(log10_gamma=self.log10_gamma, log10_kappa=self.log10_kappa)
+        if self.log10_interval is not None:
+            d["log10_interval"] = list(self.log10_interval)
+        d.update(settings={**{k: getattr(self, k) for k in self.RUN_KEYS}, **self.prior_option, **self.sampling},
                  certification=dict(self.certification), details=dict(self.details),
                  comparisons=self.comparisons.to_dict(), membership=dict(self.membership))
         if self.poisson_assumption is not None:
@@ -122,6 +127,8 @@ class DpsgdOutput:
             **json_numbers(d, ("gamma", "kappa", "advantage", "error", "log10_gamma", "log10_kappa"), where),
             method=method, direction=json_key(d, "direction", where),
             interval=None if d.get("interval") is None else json_pair(d["interval"], "interval", where),
+            log10_interval=(None if d.get("log10_interval") is None
+                            else json_pair(d["log10_interval"], "log10_interval", where)),
             **json_numbers(s, cls.RUN_KEYS, f"{where}: settings"),
             prior_option={k: s[k] for k in cls.PRIOR_KEYS if k in s},
             sampling={k: v for k, v in s.items() if k not in (*cls.RUN_KEYS, *cls.PRIOR_KEYS)},
