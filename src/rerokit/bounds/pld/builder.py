@@ -50,7 +50,14 @@ _COARSE_TAIL_FACTORS = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.5, 8.0, 12.0,
 _INF_DEPTH = 7.0
 _COARSE_TAIL_ENOUGH = 0.008
 _TAIL_FIRST_POINTS = 131_072
-_TAIL_FIRST_ENOUGH = 0.003
+_TAIL_FIRST_ENOUGH = 0.004
+# ... the first grids: one step on _TAIL_LADDER_START points, then finer by the factor that the width
+# predicts (width ~ h^_TAIL_LADDER_ORDER, measured 1.2-2.7 at sigma 1, q 1e-4, T 1e3-1e6, kappa
+# 1e-9-1e-20), at least 2, up to _TAIL_FIRST_POINTS (the tilted composition's cost is about linear in
+# the points: at T 1e3, kappa 1e-20 8192 points gave a bracket 3.3e-4 wide in 0.25 s, 131072 points
+# 2.5e-4 in 4.1 s)
+_TAIL_LADDER_START = 8192
+_TAIL_LADDER_ORDER = 2.0
 
 __all__ = ["SchedulePLD", "PLDTooWide", "schedule_pld", "merge_segments", "SIGMA_GRID_RANGE", "LOG_TAU", "MAX_TEST_BELOW"]
 
@@ -453,8 +460,10 @@ class SchedulePLD:
         the best value; this grid's own steps too where that bracket is wider than 1 % (in log).
 
         Order (speed): the shallowest truncation with mass at +infinity <= alpha e^-7
-        (:meth:`_inf_truncation`) first, on a grid where one step has <= :data:`_TAIL_FIRST_POINTS`
-        points, kept alone if that bracket is within :data:`_TAIL_FIRST_ENOUGH` (in log); then the
+        (:meth:`_inf_truncation`) first, on grids coarser than this one where one step has
+        :data:`_TAIL_LADDER_START` points, then more as the width predicts (at most
+        :data:`_TAIL_FIRST_POINTS`), until a bracket is within :data:`_TAIL_FIRST_ENOUGH` (in log,
+        each end the best so far), kept alone then; else the
         finest grids, each further depth only while wider than :data:`_COARSE_TAIL_ENOUGH`. The
         widths here count the max test's power (:mod:`rerokit.bounds.pld.maxtest`) as a lower end,
         as the final bracket does; only the choice of grids depends on them."""
@@ -471,19 +480,28 @@ class SchedulePLD:
             from rerokit.bounds.pld.maxtest import log_max_test_power
             lo_mt = float(log_max_test_power(self.segments, np.array([float(log_alpha)]))[0])
         done = set()  # (truncation, grid factor) already computed (capped depths coincide)
-        # first a grid on which one step has at most _TAIL_FIRST_POINTS points (fast; often enough:
-        # where the schedule's own grid is fine, as for T ~ 1e3, the finest one is far tighter than needed)
+        # first grids coarser than this one, on which one step has _TAIL_LADDER_START points, then
+        # more as the width predicts, up to _TAIL_FIRST_POINTS (fast; often enough: where the
+        # schedule's own grid is fine, as for T ~ 1e3, a coarse one is far tighter than needed)
         span = self._step_span(lts[0])
-        first = [f for f in _COARSE_TAIL_FACTORS if span / (self.h * f) <= _TAIL_FIRST_POINTS]
-        if first and first[0] > 1.0:
-            coarse = self._regridded(first[0], lts[0])
+        points = float(_TAIL_LADDER_START)
+        if span / (self.h * points) < 8.0:  # this grid is coarse itself: the ladder would cost about as much
+            points = math.inf
+        while not found and span / (self.h * points) >= 1.5:  # else this grid's own, below
+            factor = span / (self.h * points)
             try:
+                coarse = self._regridded(factor, lts[0])
                 coarse._parts("remove")
-                lo, up = self._tail_power_from(coarse, log_alpha)
-                found = max(lo, lo_mt) >= up - _TAIL_FIRST_ENOUGH
-                done.add((lts[0], first[0]))
             except (StepTooWide, WindowTooWide):
-                pass
+                break
+            lo_c, up_c = self._tail_power_from(coarse, log_alpha)
+            lo, up = max(lo, lo_c), min(up, up_c)
+            width = up - max(lo, lo_mt)
+            found = width <= _TAIL_FIRST_ENOUGH
+            if points >= _TAIL_FIRST_POINTS:
+                break
+            grow = (max(width, _TAIL_FIRST_ENOUGH) / _TAIL_FIRST_ENOUGH) ** (1.0 / _TAIL_LADDER_ORDER)
+            points = min(points * max(2.0, grow), float(_TAIL_FIRST_POINTS))
         for lt in lts:
             if found and up - max(lo, lo_mt) <= _COARSE_TAIL_ENOUGH:
                 break
