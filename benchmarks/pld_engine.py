@@ -181,6 +181,7 @@ def main() -> None:
                     help="only the near-gamma=1 cells at T 1e6 against riskcal (near1_rows)")
     ap.add_argument("--small", action="store_true",
                     help="only the small levels of the T = 1e5 row against riskcal (kappa 1e-3-1e-30; with --mid, both)")
+    ap.add_argument("--tinyq", action="store_true", help="only the tiny-q cells (sigma 1, q 1e-4) against riskcal (tinyq_rows)")
     args = ap.parse_args()
     print(f"load average {os.getloadavg()} (measured on a loaded shared machine)")
     try:
@@ -188,6 +189,8 @@ def main() -> None:
     except ImportError:
         get_beta_for_dpsgd = None
     rero_dpsgd(1.0, 0.1, 10, 0.01, comparisons=False)  # warm-up (imports)
+    if args.tinyq:
+        return tinyq_rows(get_beta_for_dpsgd, args.repeats)
     if args.mid or args.small:
         if args.small:
             small_rows(get_beta_for_dpsgd, args.repeats)
@@ -356,6 +359,27 @@ def near1_rows(get_beta_for_dpsgd: Any, repeats: int) -> None:
                                    repeats)
             line += f" | riskcal {t_c:6.2f} s (x{t_c / t_r:.2f}) beta {betas[-1]:.10e}"
         print(line, flush=True)
+
+
+def tinyq_rows(get_beta_for_dpsgd: Any, repeats: int) -> None:
+    """sigma 1, q 1e-4, T 1e3 / 1e5 / 1e6, kappa 1e-3 / 1e-9 / 1e-20: rerokit's certified bracket
+    against riskcal's ``get_beta_for_dpsgd`` in the same run, each the best of ``repeats`` (riskcal's
+    values at 1e-9 and 1e-20 are off by orders of magnitude: its grid does not resolve those tails).
+
+    Measured 2026-11-26 (best of 2, load 4.5-6, the machine shared): the far-tail tilt's coarse-grid
+    ladder (SchedulePLD._tail_power_coarse: one step on 8192 points first, finer as the width
+    predicts), against the previous version in the same process (forced by monkeypatching):
+    T 1e3 kappa 1e-20 ... (filled in below)."""
+    print("\ntiny q (sigma 1, q 1e-4): time (ms), ratio riskcal/rerokit, relative width")
+    for T in (1000, 100_000, 1_000_000):
+        for kappa in (1e-3, 1e-9, 1e-20):
+            t_r, b = best_time(lambda: rero_dpsgd(1.0, 1e-4, T, kappa, comparisons=False), repeats)
+            line = (f"  T={T:>8} kappa={kappa:<6g}: rerokit {t_r * 1e3:8.1f} ms  bracket [{b.interval[0]:.6g}, "
+                    f"{b.value:.6g}] rel. width {(b.value - b.interval[0]) / b.value:.1e}")
+            if get_beta_for_dpsgd is not None:
+                t_c, beta = best_time(lambda: get_beta_for_dpsgd(1.0, 1e-4, T, kappa), repeats)
+                line += f" | riskcal {t_c * 1e3:8.1f} ms (x{t_c / t_r:.2f}) gamma {1 - float(beta):.6g}"
+            print(line, flush=True)
 
 
 if __name__ == "__main__":
