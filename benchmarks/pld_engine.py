@@ -366,10 +366,28 @@ def tinyq_rows(get_beta_for_dpsgd: Any, repeats: int) -> None:
     against riskcal's ``get_beta_for_dpsgd`` in the same run, each the best of ``repeats`` (riskcal's
     values at 1e-9 and 1e-20 are off by orders of magnitude: its grid does not resolve those tails).
 
-    Measured 2026-11-26 (best of 2, load 4.5-6, the machine shared): the far-tail tilt's coarse-grid
-    ladder (SchedulePLD._tail_power_coarse: one step on 8192 points first, finer as the width
-    predicts), against the previous version in the same process (forced by monkeypatching):
-    T 1e3 kappa 1e-20 ... (filled in below)."""
+    Measured 2026-11-26 08:03 UTC, ``--repeats 2``, load 4.0-5.2 (a shared 2-core machine, the
+    targeted tests running beside; riskcal took 258-327 ms here against 76-146 ms at load ~4.5
+    earlier), after (the far-tail tilt's coarse-grid ladder, SchedulePLD._tail_power_coarse: one
+    step on 8192 points first, finer as the width predicts; tiny-q REMOVE steps on sparse tail grids,
+    builder._SPARSE_Q) and before (the previous commit, run right after, best of 2), rerokit ms
+    (riskcal/rerokit; relative width):
+
+    =========  ================================  ================================  ================================
+    T          kappa 1e-3                        kappa 1e-9                        kappa 1e-20
+    =========  ================================  ================================  ================================
+    1e3        409 (x0.63; 2.5e-6), was 641      1055 (x0.28; 2.4e-4), was 1213    821 (x0.36; 3.3e-4), was 8056
+                                                                                   (2.6e-4)
+    1e5        461 (x0.65; 1.4e-4), was 575      2152 (x0.15; 3.4e-3), was 5316    1473 (x0.21; 2.8e-3), was 6346
+                                                 (1.8e-3)                          (4.5e-4)
+    1e6        394 (x0.83; 3.5e-3), was 492      1146 (x0.28; 7.4e-3), was 1138    3132 (x0.09; 6.7e-3), was 2634
+    =========  ================================  ================================  ================================
+
+    Still slower than riskcal in every cell (whose values at 1e-9 / 1e-20 are wrong by orders of
+    magnitude). Left: at T 1e6, kappa 1e-20 the tilt on the schedule's own grid (58006 points per
+    step, the width's floor ~5e-3) is the call; at T 1e3, kappa 1e-9 the untilted double and
+    extended compositions (dpsgd._exact_power_once's choice); at kappa 1e-3 the Chernoff windows and
+    compositions on the full grid."""
     print("\ntiny q (sigma 1, q 1e-4): time (ms), ratio riskcal/rerokit, relative width")
     for T in (1000, 100_000, 1_000_000):
         for kappa in (1e-3, 1e-9, 1e-20):

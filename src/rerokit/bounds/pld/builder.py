@@ -515,7 +515,8 @@ class SchedulePLD:
             found = width <= _TAIL_FIRST_ENOUGH
             if points >= _TAIL_FIRST_POINTS:
                 break
-            grow = (max(width, _TAIL_FIRST_ENOUGH) / _TAIL_FIRST_ENOUGH) ** (1.0 / _TAIL_LADDER_ORDER)
+            # aim at half the target: a third grid costs more than the margin
+            grow = (max(width, _TAIL_FIRST_ENOUGH) / (0.5 * _TAIL_FIRST_ENOUGH)) ** (1.0 / _TAIL_LADDER_ORDER)
             points = min(points * max(2.0, grow), float(_TAIL_FIRST_POINTS))
         for lt in lts:
             if found and up - max(lo, lo_mt) <= _COARSE_TAIL_ENOUGH:
