@@ -50,10 +50,12 @@ _COARSE_TAIL_FACTORS = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.5, 8.0, 12.0,
 _INF_DEPTH = 7.0
 _COARSE_TAIL_ENOUGH = 0.008
 _TAIL_FIRST_POINTS = 131_072
+# (was 0.003; 0.004 stays below dpsgd._PRECISE_ENOUGH = 5e-3, under which a tilt-only bracket is final)
 _TAIL_FIRST_ENOUGH = 0.004
-# ... the first grids: one step on _TAIL_LADDER_START points, then finer by the factor that the width
-# predicts (width ~ h^_TAIL_LADDER_ORDER, measured 1.2-2.7 at sigma 1, q 1e-4, T 1e3-1e6, kappa
-# 1e-9-1e-20), at least 2, up to _TAIL_FIRST_POINTS (the tilted composition's cost is about linear in
+# ... the first grids (where this grid's step has >= 8 times as many points): one step on
+# _TAIL_LADDER_START points, then finer by the factor that the width predicts for half
+# _TAIL_FIRST_ENOUGH (width ~ h^_TAIL_LADDER_ORDER, measured 1.2-2.7 at sigma 1, q 1e-4, T 1e3-1e6,
+# kappa 1e-9-1e-20), at least 2, up to _TAIL_FIRST_POINTS (the tilted composition's cost is about linear in
 # the points: at T 1e3, kappa 1e-20 8192 points gave a bracket 3.3e-4 wide in 0.25 s, 131072 points
 # 2.5e-4 in 4.1 s)
 _TAIL_LADDER_START = 8192
@@ -63,9 +65,10 @@ _TAIL_LADDER_ORDER = 2.0
 # example: nearly all of such a step's grid is the sampled component's tail (total mass q), whose
 # losses reach ~1/(2 sigma^2) + x/sigma^2 while the bulk's (~q) set the grid step; every label where
 # the mass beyond a point exceeds _SPARSE_BUDGET, every 2^i-th where it is below _SPARSE_BUDGET 4^-i.
-# At sigma 1, q 1e-4, T 1e3 one step's 2e5 points become 8212 (0.44 s -> 0.03 s), the brackets of
-# kappa 1e-3 .. 1e-20 at T 1e3 .. 1e6 within 1e-9 relative of the full grids' (benchmarks/pld_engine.py
-# --tinyq). A choice of grid only: every grid gives a certified step.
+# At sigma 1, q 1e-4, T 1e3 one step's 2e5 points become 8212 (0.44 s -> 0.03 s); the brackets of
+# kappa 1e-3 .. 1e-20 at T 1e3 .. 1e6 (benchmarks/pld_engine.py --tinyq) the full grids' to 6-7
+# digits (the lower end at T 1e6, kappa 1e-9 2e-6 lower). A choice of grid only: every grid gives a
+# certified step.
 _SPARSE_Q = 1e-3
 _SPARSE_BUDGET = 1e-9
 
