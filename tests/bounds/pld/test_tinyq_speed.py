@@ -55,3 +55,29 @@ def test_rero_dpsgd_bracket_within_the_target_and_the_old_one() -> None:
     lo, up = b.interval[0], b.value
     assert lo <= 2.44273e-20 * (1 + 1e-5) and up >= 2.44210e-20 * (1 - 1e-5)
     assert (up - lo) / up <= 0.005
+
+
+@pytest.mark.parametrize("T, kappa", [(1000, 1e-3), (1000, 1e-9), (1_000_000, 1e-3)])
+def test_sparse_tail_steps_overlap_the_full_grid(T: int, kappa: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    # schedule_pld's tiny-q REMOVE steps on sparse tail grids (builder._SPARSE_Q) against the full
+    # grids (the old path, forced): both certified, so the brackets overlap; measured equal to 6-7
+    # digits, so the sparse bracket is no more than 1e-4 (relative) wider
+    split = dpsgd_pld([(1.0, 1e-4, T)]).grid_steps("remove")[0][1]
+    assert np.count_nonzero(split) < split.size / 4  # the sparse grid is used: zeros at skipped labels
+    b = rero_dpsgd(1.0, 1e-4, T, kappa, comparisons=False)
+    with monkeypatch.context() as m:
+        m.setattr(builder, "_SPARSE_Q", -1.0)
+        split = dpsgd_pld([(1.0, 1e-4, T)]).grid_steps("remove")[0][1]
+        assert np.count_nonzero(split) > split.size / 2
+        b_full = rero_dpsgd(1.0, 1e-4, T, kappa, comparisons=False)
+    assert b.interval[0] <= b_full.value and b_full.interval[0] <= b.value
+    w, w_full = b.value - b.interval[0], b_full.value - b_full.interval[0]
+    assert w <= w_full + 1e-4 * b_full.value
+    assert w <= 0.005 * b.value
+
+
+def test_sparse_only_for_tiny_q_remove_steps() -> None:
+    assert builder._sparse_budget(1e-4, "remove", 1) == builder._SPARSE_BUDGET
+    assert builder._sparse_budget(1e-2, "remove", 1) is None
+    assert builder._sparse_budget(1e-4, "add", 1) is None
+    assert builder._sparse_budget(1e-4, "remove", 2) is None
