@@ -181,6 +181,7 @@ def main() -> None:
                     help="only the near-gamma=1 cells at T 1e6 against riskcal (near1_rows)")
     ap.add_argument("--small", action="store_true",
                     help="only the small levels of the T = 1e5 row against riskcal (kappa 1e-3-1e-30; with --mid, both)")
+    ap.add_argument("--tinyq", action="store_true", help="only the tiny-q cells (sigma 1, q 1e-4) against riskcal (tinyq_rows)")
     args = ap.parse_args()
     print(f"load average {os.getloadavg()} (measured on a loaded shared machine)")
     try:
@@ -188,6 +189,8 @@ def main() -> None:
     except ImportError:
         get_beta_for_dpsgd = None
     rero_dpsgd(1.0, 0.1, 10, 0.01, comparisons=False)  # warm-up (imports)
+    if args.tinyq:
+        return tinyq_rows(get_beta_for_dpsgd, args.repeats)
     if args.mid or args.small:
         if args.small:
             small_rows(get_beta_for_dpsgd, args.repeats)
@@ -356,6 +359,45 @@ def near1_rows(get_beta_for_dpsgd: Any, repeats: int) -> None:
                                    repeats)
             line += f" | riskcal {t_c:6.2f} s (x{t_c / t_r:.2f}) beta {betas[-1]:.10e}"
         print(line, flush=True)
+
+
+def tinyq_rows(get_beta_for_dpsgd: Any, repeats: int) -> None:
+    """sigma 1, q 1e-4, T 1e3 / 1e5 / 1e6, kappa 1e-3 / 1e-9 / 1e-20: rerokit's certified bracket
+    against riskcal's ``get_beta_for_dpsgd`` in the same run, each the best of ``repeats`` (riskcal's
+    values at 1e-9 and 1e-20 are off by orders of magnitude: its grid does not resolve those tails).
+
+    Measured 2026-11-26 08:03 UTC, ``--repeats 2``, load 4.0-5.2 (a shared 2-core machine, the
+    targeted tests running beside; riskcal took 258-327 ms here against 76-146 ms at load ~4.5
+    earlier), after (the far-tail tilt's coarse-grid ladder, SchedulePLD._tail_power_coarse: one
+    step on 8192 points first, finer as the width predicts; tiny-q REMOVE steps on sparse tail grids,
+    builder._SPARSE_Q) and before (the previous commit, run right after, best of 2), rerokit ms
+    (riskcal/rerokit; relative width):
+
+    =========  ================================  ================================  ================================
+    T          kappa 1e-3                        kappa 1e-9                        kappa 1e-20
+    =========  ================================  ================================  ================================
+    1e3        409 (x0.63; 2.5e-6), was 641      1055 (x0.28; 2.4e-4), was 1213    821 (x0.36; 3.3e-4), was 8056
+                                                                                   (2.6e-4)
+    1e5        461 (x0.65; 1.4e-4), was 575      2152 (x0.15; 3.4e-3), was 5316    1473 (x0.21; 2.8e-3), was 6346
+                                                 (1.8e-3)                          (4.5e-4)
+    1e6        394 (x0.83; 3.5e-3), was 492      1146 (x0.28; 7.4e-3), was 1138    3132 (x0.09; 6.7e-3), was 2634
+    =========  ================================  ================================  ================================
+
+    Still slower than riskcal in every cell (whose values at 1e-9 / 1e-20 are wrong by orders of
+    magnitude). Left: at T 1e6, kappa 1e-20 the tilt on the schedule's own grid (58006 points per
+    step, the width's floor ~5e-3) is the call; at T 1e3, kappa 1e-9 the untilted double and
+    extended compositions (dpsgd._exact_power_once's choice); at kappa 1e-3 the Chernoff windows and
+    compositions on the full grid."""
+    print("\ntiny q (sigma 1, q 1e-4): time (ms), ratio riskcal/rerokit, relative width")
+    for T in (1000, 100_000, 1_000_000):
+        for kappa in (1e-3, 1e-9, 1e-20):
+            t_r, b = best_time(lambda: rero_dpsgd(1.0, 1e-4, T, kappa, comparisons=False), repeats)
+            line = (f"  T={T:>8} kappa={kappa:<6g}: rerokit {t_r * 1e3:8.1f} ms  bracket [{b.interval[0]:.6g}, "
+                    f"{b.value:.6g}] rel. width {(b.value - b.interval[0]) / b.value:.1e}")
+            if get_beta_for_dpsgd is not None:
+                t_c, beta = best_time(lambda: get_beta_for_dpsgd(1.0, 1e-4, T, kappa), repeats)
+                line += f" | riskcal {t_c * 1e3:8.1f} ms (x{t_c / t_r:.2f}) gamma {1 - float(beta):.6g}"
+            print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -52,7 +52,27 @@ _LOG_MIN_TAIL = math.log(1e-300)
 """The smallest truncation tail_power uses (the smallest double-range normal tail, about Phi(-37))."""
 _COARSE_TAIL_ENOUGH = 0.008
 _TAIL_FIRST_POINTS = 131_072
-_TAIL_FIRST_ENOUGH = 0.003
+# (was 0.003; 0.004 stays below dpsgd._PRECISE_ENOUGH = 5e-3, under which a tilt-only bracket is final)
+_TAIL_FIRST_ENOUGH = 0.004
+# ... the first grids (where this grid's step has >= 8 times as many points): one step on
+# _TAIL_LADDER_START points, then finer by the factor that the width predicts for half
+# _TAIL_FIRST_ENOUGH (width ~ h^_TAIL_LADDER_ORDER, measured 1.2-2.7 at sigma 1, q 1e-4, T 1e3-1e6,
+# kappa 1e-9-1e-20), at least 2, up to _TAIL_FIRST_POINTS (the tilted composition's cost is about linear in
+# the points: at T 1e3, kappa 1e-20 8192 points gave a bracket 3.3e-4 wide in 0.25 s, 131072 points
+# 2.5e-4 in 4.1 s)
+_TAIL_LADDER_START = 8192
+_TAIL_LADDER_ORDER = 2.0
+
+# Sparse step grids (rerokit.bounds.pld.step.tail_labels) for REMOVE steps with q <= _SPARSE_Q, one
+# example: nearly all of such a step's grid is the sampled component's tail (total mass q), whose
+# losses reach ~1/(2 sigma^2) + x/sigma^2 while the bulk's (~q) set the grid step; every label where
+# the mass beyond a point exceeds _SPARSE_BUDGET, every 2^i-th where it is below _SPARSE_BUDGET 4^-i.
+# At sigma 1, q 1e-4, T 1e3 one step's 2e5 points become 8212 (0.44 s -> 0.03 s); the brackets of
+# kappa 1e-3 .. 1e-20 at T 1e3 .. 1e6 (benchmarks/pld_engine.py --tinyq) the full grids' to 6-7
+# digits (the lower end at T 1e6, kappa 1e-9 2e-6 lower). A choice of grid only: every grid gives a
+# certified step.
+_SPARSE_Q = 1e-3
+_SPARSE_BUDGET = 1e-9
 
 __all__ = ["SchedulePLD", "PLDTooWide", "schedule_pld", "merge_segments", "SIGMA_GRID_RANGE", "LOG_TAU", "MAX_TEST_BELOW"]
 
@@ -117,6 +137,9 @@ class SchedulePLD:
         mixed precision, sharing the step discretisations.
       auto_grid: whether h was chosen automatically (:func:`schedule_pld` without a grid step);
         callers may then refine it where a bracket is wide (:meth:`refined`).
+      sparse: tiny-q REMOVE steps on sparse grids (:data:`_SPARSE_Q`; :func:`schedule_pld`'s own
+        PLDs); not for the far-tail tilt's steps (:meth:`_regridded`), whose tilt weights the tail
+        that the sparse grid coarsens (at T 1e5, kappa 1e-20 their brackets took 3x as long).
     """
 
     segments: tuple[tuple[float, float, int], ...]
@@ -127,6 +150,7 @@ class SchedulePLD:
     log_tau: float = LOG_TAU
     precision: str = "double"
     auto_grid: bool = False
+    sparse: bool = False
     _built: dict = field(default_factory=dict, repr=False, compare=False)
 
     def extended(self) -> SchedulePLD:
@@ -139,7 +163,7 @@ class SchedulePLD:
             return self
         if "extended" not in self._built:
             other = SchedulePLD(self.segments, self.h, self.group_size, self.lower, self.add_direction,
-                                self.log_tau, "mixed")
+                                self.log_tau, "mixed", sparse=self.sparse)
             for key, value in self._built.items():
                 if isinstance(key, tuple) and key[0] in ("parts", "window"):  # the windows do not depend on the arithmetic
                     other._built[key] = value
@@ -209,7 +233,8 @@ class SchedulePLD:
             # many distinct steps (e.g. a noise scheduler): all grids at once (bit-identical masses)
             steps = list(zip(step_plds_batched(grid, self.h, direction, step_tau), [T for _, _, T in grid]))
         else:
-            steps = [(dpsgd_step_pld(s, q, self.h, direction, step_tau, self.group_size), T) for s, q, T in grid]
+            steps = [(dpsgd_step_pld(s, q, self.h, direction, step_tau, self.group_size, sparse_tail=_sparse_budget(
+                q, direction, self.group_size) if self.sparse else None), T) for s, q, T in grid]
         atoms = []
         for _, q, T in noiseless:  # revealed sampling indicator (module docstring)
             k = self.group_size
@@ -455,8 +480,10 @@ class SchedulePLD:
         the best value; this grid's own steps too where that bracket is wider than 1 % (in log).
 
         Order (speed): the shallowest truncation with mass at +infinity <= alpha e^-7
-        (:meth:`_inf_truncation`) first, on a grid where one step has <= :data:`_TAIL_FIRST_POINTS`
-        points, kept alone if that bracket is within :data:`_TAIL_FIRST_ENOUGH` (in log); then the
+        (:meth:`_inf_truncation`) first, on grids coarser than this one where one step has
+        :data:`_TAIL_LADDER_START` points, then more as the width predicts (at most
+        :data:`_TAIL_FIRST_POINTS`), until a bracket is within :data:`_TAIL_FIRST_ENOUGH` (in log,
+        each end the best so far), kept alone then; else the
         finest grids, each further depth only while wider than :data:`_COARSE_TAIL_ENOUGH`. The
         widths here count the max test's power (:mod:`rerokit.bounds.pld.maxtest`) as a lower end,
         as the final bracket does; only the choice of grids depends on them."""
@@ -473,19 +500,29 @@ class SchedulePLD:
             from rerokit.bounds.pld.maxtest import log_max_test_power
             lo_mt = float(log_max_test_power(self.segments, np.array([float(log_alpha)]))[0])
         done = set()  # (truncation, grid factor) already computed (capped depths coincide)
-        # first a grid on which one step has at most _TAIL_FIRST_POINTS points (fast; often enough:
-        # where the schedule's own grid is fine, as for T ~ 1e3, the finest one is far tighter than needed)
+        # first grids coarser than this one, on which one step has _TAIL_LADDER_START points, then
+        # more as the width predicts, up to _TAIL_FIRST_POINTS (fast; often enough: where the
+        # schedule's own grid is fine, as for T ~ 1e3, a coarse one is far tighter than needed)
         span = self._step_span(lts[0])
-        first = [f for f in _COARSE_TAIL_FACTORS if span / (self.h * f) <= _TAIL_FIRST_POINTS]
-        if first and first[0] > 1.0:
-            coarse = self._regridded(first[0], lts[0])
+        points = float(_TAIL_LADDER_START)
+        if span / (self.h * points) < 8.0:  # this grid is coarse itself: the ladder would cost about as much
+            points = math.inf
+        while not found and span / (self.h * points) >= 1.5:  # else this grid's own, below
+            factor = span / (self.h * points)
             try:
+                coarse = self._regridded(factor, lts[0])
                 coarse._parts("remove")
-                lo, up = self._tail_power_from(coarse, log_alpha)
-                found = max(lo, lo_mt) >= up - _TAIL_FIRST_ENOUGH
-                done.add((lts[0], first[0]))
             except (StepTooWide, WindowTooWide):
-                pass
+                break
+            lo_c, up_c = self._tail_power_from(coarse, log_alpha)
+            lo, up = max(lo, lo_c), min(up, up_c)
+            width = up - max(lo, lo_mt)
+            found = width <= _TAIL_FIRST_ENOUGH
+            if points >= _TAIL_FIRST_POINTS:
+                break
+            # aim at half the target: a third grid costs more than the margin
+            grow = (max(width, _TAIL_FIRST_ENOUGH) / (0.5 * _TAIL_FIRST_ENOUGH)) ** (1.0 / _TAIL_LADDER_ORDER)
+            points = min(points * max(2.0, grow), float(_TAIL_FIRST_POINTS))
         for lt in lts:
             if found and up - max(lo, lo_mt) <= _COARSE_TAIL_ENOUGH:
                 break
@@ -674,6 +711,11 @@ class SchedulePLD:
         return max(self.upper.epsilon(delta), self.add.epsilon(delta))
 
 
+def _sparse_budget(q: float, direction: str, group_size: int) -> float | None:
+    """The ``sparse_tail`` budget of one grid step (:data:`_SPARSE_Q`), None for the full grid."""
+    return _SPARSE_BUDGET if (q <= _SPARSE_Q and direction == "remove" and group_size == 1) else None
+
+
 def _mass_defect(parts: Sequence[tuple[np.ndarray, float, int]]) -> float:
     """sum_i T_i |1 - (sum of step i's stored masses + its infinity mass)|: the stored step pmfs
     are probability distributions only up to rounding (about 1e-16 each), and a composition of T
@@ -777,7 +819,7 @@ def schedule_pld(
     h = _grid_step(segs, value_discretization_interval, group_size, directions, log_tau)
     auto = value_discretization_interval is None
     for _ in range(12):
-        pld = SchedulePLD(segs, h, group_size, lower, add_direction, log_tau, auto_grid=auto)
+        pld = SchedulePLD(segs, h, group_size, lower, add_direction, log_tau, auto_grid=auto, sparse=True)
         try:
             pld._size(eager)  # the steps and windows now (they size the grid); the FFTs on first use
             return pld
