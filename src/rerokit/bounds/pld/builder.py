@@ -430,6 +430,14 @@ class SchedulePLD:
         lt = min(self.log_tau, max(float(log_alpha) - 46.0, math.log(1e-300)))
         src = self
         lt_q = self._inf_truncation(log_alpha) if lt < self.log_tau else None
+        if lt_q is not None and lt_q >= self.log_tau:
+            # this grid's own truncation already keeps the mass at +infinity below alpha e^-7: its
+            # steps (built for the sizing) answer, unless the bracket is wide (then as below). At
+            # q 1e-3, sigma 5, T 3e3-1e5, kappa 1e-6/1e-9 the deeper steps moved the bracket's
+            # ends by < 3e-9 relative and cost a step discretisation.
+            lo, up = self._tail_power_from(self, log_alpha)
+            if up - lo <= _COARSE_TAIL_ENOUGH:
+                return lo, up
         if lt_q is not None and self._step_span(lt_q) < 0.5 * self._step_span(lt):
             # small q: the sampled component's tail sets the mass at +infinity (about q tau), so a far
             # shallower truncation keeps it below alpha e^-7; the steps' grids are then less than half
