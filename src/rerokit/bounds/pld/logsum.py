@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["prefix_logsumexp", "suffix_logsumexp"]
+__all__ = ["prefix_logsumexp", "suffix_logsumexp", "total_logsumexp"]
 
 _U = float(np.finfo(float).eps) / 2.0  # unit round-off of double
 _U_LD = float(np.finfo(np.longdouble).eps) / 2.0  # unit round-off of numpy's long double
@@ -120,3 +120,32 @@ def suffix_logsumexp(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     s, err = prefix_logsumexp(np.asarray(a, dtype=float)[::-1])
     return np.concatenate((s[::-1], [-np.inf])), np.concatenate((err[::-1], [0.0]))
+
+
+def total_logsumexp(a: np.ndarray) -> tuple[float, float]:
+    """log sum_j e^{a_j} and a proven bound on its error: :func:`suffix_logsumexp`'s first entry
+    without the running sums (the total alone, e.g. one test's power).
+
+    In linear space where the terms allow (module docstring): numpy's sum of the exps in long
+    double is pairwise, not recursive, but every term of any summation tree of n non-negative
+    terms passes through at most n - 1 roundings, so the recursive bound gamma_n (n u_ld) holds
+    (Higham 2002, Sec. 4.2), and the bound is the running one's at the last term. Else the
+    running log-sum's last entry.
+
+    Args:
+      a: 1-D float array (-inf allowed; no NaN, no +inf).
+
+    Returns:
+      (s, err): the computed log-sum (-inf for no finite term) and err >= |s - exact|.
+    """
+    a = np.asarray(a, dtype=float)
+    fin = np.isfinite(a)
+    n_fin = int(np.count_nonzero(fin))
+    if n_fin <= 1:  # one term (or none): exact
+        return (float(a[fin][0]) if n_fin else -np.inf), 0.0
+    if (a.size <= _LINEAR_MAX_TERMS and float(np.min(a, where=fin, initial=np.inf)) >= _LINEAR_RANGE[0]
+            and float(np.max(a)) <= _LINEAR_RANGE[1]):
+        s = float(np.log(float(np.sum(np.exp(a), dtype=np.longdouble))))
+        return s, 1.01 * (8.0 * _U * abs(s) + a.size * _U_LD + 9.0 * _U)
+    s_all, err = suffix_logsumexp(a)
+    return float(s_all[0]), float(err[0])

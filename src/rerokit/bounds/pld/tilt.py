@@ -32,7 +32,7 @@ from typing import Sequence
 import numpy as np
 
 from rerokit.bounds.pld.compose import compose, weighted_roundoff
-from rerokit.bounds.pld.logsum import suffix_logsumexp
+from rerokit.bounds.pld.logsum import suffix_logsumexp, total_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 
 __all__ = ["tilted_power", "saddle_tilt", "tail_forecast", "saddle_gap", "bisect_saddle", "log_moments", "tilt_pmf"]
@@ -323,12 +323,13 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
             p_err = cp_ - t * s * h + math.log(weighted_roundoff(P, t * h) + 3.0 * math.exp(_LOG_TAU_STAT))
             if ok.size:
                 i = int(ok[0])
-                # the power: the P-sum at that one test only, rounded down (the suffix sum of lp's
-                # top part: the same terms in the same order as the full suffix sums' entry there)
+                # the power: the P-sum at that one test only, rounded down (its total alone,
+                # pld.logsum.total_logsumexp: no running sums)
                 k = int(s[i]) - P.offset
                 with np.errstate(divide="ignore"):
                     lp = np.log(P.pmf[k:]) - t * (P.offset + np.arange(k, P.pmf.size)) * h + cp_
-                p_ge = float(_suffix_logsumexp(lp, -1)[0])
+                p_ge, p_ge_err = total_logsumexp(lp)
+                p_ge -= p_ge_err
                 with np.errstate(divide="ignore", invalid="ignore"):
                     lower = p_ge + np.log1p(-np.exp(np.minimum(0.0, p_err[i] - p_ge)))
                 if np.isfinite(lower) and p_err[i] < p_ge:
