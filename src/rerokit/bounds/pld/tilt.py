@@ -20,7 +20,11 @@ tilted round-off errors weighted by their untilting factors e^{-t (l_j - l_k)} <
 (:func:`rerokit.bounds.pld.compose.weighted_roundoff`: the l1 round-off, or by Cauchy-Schwarz its
 2-norm times (1 - e^{-2 t h})^(-1/2), far smaller for long schedules on fine grids).
 Lower end: threshold tests S >= s on the bucket statistic, with its P- and Q-distributions tilted
-by t and t + 1, level bounded above and power below by the untilted sums and the same error terms.
+by t and t + 1, level bounded above and power below by the untilted sums and the same error terms;
+and the test that randomizes between the first threshold within the level and the one below it,
+at the largest weight whose level bound stays within alpha (:func:`_randomized_lower`): the grid's
+granularity then no longer costs a whole label's mass (e^{(t+1) h} in the level), and the lower
+ends at q 1e-3, kappa 1e-9 moved from 1e-3 below the upper ones to 1e-5.
 Everything is in logs, so levels like 1e-473 are handled without underflow.
 """
 
