@@ -91,9 +91,11 @@ Main rows in the same run: 17.4 / 23.7 / 18.3 ms against 20.6 / 22.4 / 20.0 ms (
 4.3e-3), geometric mean x1.75 against x1.57. The width rows of the main table: sigma 0.8, q 0.004,
 T 5000, kappa 1e-12 4.9e-4 (was 3.7e-4, the coarse grid's upper end), kappa 1e-20 / 1e-30 1.0-1.3e-4
 (were 3.7-4.8e-4). Left: kappa 1e-3 / 1e-6 at T 1e4 (x0.7-0.85, the plain path, whose long double
-sums in rerokit.bounds.pld.discrete are about a quarter of the call); the tilt alone would take
-kappa 1e-6 at T 3e3-3e4 in half the time with brackets of 2e-5-4e-4 (plain 3e-4-3.7e-3), but
-_tilt_first keeps the plain path there by design (tests/bounds/pld/test_tilt_first.py pins it).
+sums in rerokit.bounds.pld.discrete are about a quarter of the call). Tried and left: _tilt_first
+from a predicted double width of 1e-3 (was 5e-3) sends kappa 1e-6 at T 1e4-3e4 to the tilt alone,
+x1.3-1.6 faster in CPU time with brackets of 3e-5-4e-4 (plain 1.2e-3-3.7e-3), but
+tests/bounds/pld/test_precise_enough.py pins the plain path's recomposition rule on exactly those
+cells (T 3e4, kappa 1e-6), so the rule is unchanged.
 
 ``--widths`` (a few minutes): every cell of the issue's grid within 2% (widest 1.1%: sigma 0.3,
 q 1e-4, T 1e6, kappa 1e-30). sigma = 1, q = 1e-4, where one sampled step's jump dominates the tail
