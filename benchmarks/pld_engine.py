@@ -90,7 +90,9 @@ Main rows in the same run: 17.4 / 23.7 / 18.3 ms against 20.6 / 22.4 / 20.0 ms (
 ``--small``: kappa 1e-6 .. 1e-30 widths 1.2 / 1.5 / 2.0 / 2.4 / 2.9e-3 (were 1.6 / 2.6 / 3.1 / 4.3 /
 4.3e-3), geometric mean x1.75 against x1.57. The width rows of the main table: sigma 0.8, q 0.004,
 T 5000, kappa 1e-12 4.9e-4 (was 3.7e-4, the coarse grid's upper end), kappa 1e-20 / 1e-30 1.0-1.3e-4
-(were 3.7-4.8e-4). Left: kappa 1e-3 / 1e-6 at T 1e4 (x0.7-0.85, the plain path, whose long double
+(were 3.7-4.8e-4). ``--widths`` afterwards (load ~5): every cell within 2 %, widest 1.11e-2 (sigma 0.3,
+q 1e-4, T 1e6, kappa 1e-30; was 1.12e-2), every near-1 cell's 1 - gamma bracket within 7.9e-10 as
+before. Left: kappa 1e-3 / 1e-6 at T 1e4 (x0.7-0.85, the plain path, whose long double
 sums in rerokit.bounds.pld.discrete are about a quarter of the call). Tried and left: _tilt_first
 from a predicted double width of 1e-3 (was 5e-3) sends kappa 1e-6 at T 1e4-3e4 to the tilt alone,
 x1.3-1.6 faster in CPU time with brackets of 3e-5-4e-4 (plain 1.2e-3-3.7e-3), but
