@@ -65,6 +65,39 @@ tilt reuses the sizing's steps where its grid and truncation are the schedule's 
 forecast's saddle point; the tilt's suffix log-sums start at the tilted mass's 1e-2 quantile. Left:
 kappa 1e-9 at T 1e4 (x0.5-0.7): the tilt is three compositions of ~6.5e4 points plus the steps
 (whose normal tails, math.erfc per point, are a fifth of the call) where riskcal takes 10-20 ms.
+2026-11-26 later (``--mid --repeats 3``, this engine and the previous one back to back, two rounds,
+load 3.3-4.9; each rerokit time the best of both rounds, riskcal the best of all four, as its own
+times varied up to 2x between runs): kappa 1e-9 (sigma 2 / 3 / 5, T 3e3, 1e4, 3e4, 1e5) 27.7, 22.9,
+17.0, 14.7 / 10.7, 14.9, 13.7, 12.1 / 8.7, 12.0, 12.0, 11.4 ms against 31.2, 31.9, 24.1, 33.0 /
+15.7, 22.1, 20.2, 28.0 / 16.9, 37.8, 31.7, 20.3 ms before; riskcal x0.67-4.75 (was x0.34-2.05),
+geometric mean x1.45 (was x0.81); kappa 1e-6 x1.10 (was x0.95), kappa 1e-3 unchanged in code path
+(x1.12 against x1.18: noise); all 36 cells x1.21 (was x0.97). In CPU time (process_time, best of 8
+in alternating fresh processes) the kappa 1e-9 cells and kappa 1e-6 at T 1e5 went x1.37-1.97 faster
+(geometric mean x1.65). Widths at kappa 1e-9: 2e-5-1e-4 at T 3e3-1e4 (were 8e-4-2.3e-3), 2e-4-5e-4 at
+T 3e4 (were 2e-4-5e-4), 1.2e-3-3.1e-3 at T 1e5 (were 1.1e-3-2.0e-3); kappa 1e-6 at T 1e5 1.0-2.5e-3
+(were 1.0-1.6e-3). What changed: (i) the far-tail tilt's lower end also takes the Neyman-Pearson
+test that randomizes between the two thresholds around the level (rerokit.bounds.pld.tilt,
+_randomized_lower), so the statistic's grid no longer costs a label's mass: the lower ends sit
+1e-5 below the upper ones at T 3e3-1e4 instead of 1e-3; (ii) where the schedule's own truncation
+already meets the tilt's +infinity-mass target, the tilt runs first on a 2x coarser grid (half the
+FFT points, its steps at half the cost, the forecast's saddle point) and keeps that bracket within
+4e-3 in log, else this grid's steps too (rerokit.bounds.pld.builder, _TILT_GRID_FACTOR); at sigma 5
+it no longer builds deeper-truncated steps (the ends moved < 3e-9 relative); (iii) the tilt's
+running suffix sums in double with the recursive sum's proven bound u sum_i c_i / c_j (~1e-13 here;
+pld.logsum, summation="double"), the chosen test's P-sum as one total; (iv) the steps' normal tails
+once per point set (4 ndtr arrays, was 6) and libm's erfc through map/fromiter (bit-identical).
+Main rows in the same run: 17.4 / 23.7 / 18.3 ms against 20.6 / 22.4 / 20.0 ms (same brackets);
+``--small``: kappa 1e-6 .. 1e-30 widths 1.2 / 1.5 / 2.0 / 2.4 / 2.9e-3 (were 1.6 / 2.6 / 3.1 / 4.3 /
+4.3e-3), geometric mean x1.75 against x1.57. The width rows of the main table: sigma 0.8, q 0.004,
+T 5000, kappa 1e-12 4.9e-4 (was 3.7e-4, the coarse grid's upper end), kappa 1e-20 / 1e-30 1.0-1.3e-4
+(were 3.7-4.8e-4). ``--widths`` afterwards (load ~5): every cell within 2 %, widest 1.11e-2 (sigma 0.3,
+q 1e-4, T 1e6, kappa 1e-30; was 1.12e-2), every near-1 cell's 1 - gamma bracket within 7.9e-10 as
+before. Left: kappa 1e-3 / 1e-6 at T 1e4 (x0.7-0.85, the plain path, whose long double
+sums in rerokit.bounds.pld.discrete are about a quarter of the call). Tried and left: _tilt_first
+from a predicted double width of 1e-3 (was 5e-3) sends kappa 1e-6 at T 1e4-3e4 to the tilt alone,
+x1.3-1.6 faster in CPU time with brackets of 3e-5-4e-4 (plain 1.2e-3-3.7e-3), but
+tests/bounds/pld/test_precise_enough.py pins the plain path's recomposition rule on exactly those
+cells (T 3e4, kappa 1e-6), so the rule is unchanged.
 
 ``--widths`` (a few minutes): every cell of the issue's grid within 2% (widest 1.1%: sigma 0.3,
 q 1e-4, T 1e6, kappa 1e-30). sigma = 1, q = 1e-4, where one sampled step's jump dominates the tail

@@ -26,13 +26,22 @@ result assumed: 8u |s_j|). So |s_hat_j - s_j| <= -log(1 - theta_j) + 8u |s_j| wi
 theta_j = (1 + 8u)(1 + gamma_j)(1 + u) - 1, carried as 1.01 (9u + j u_ld + 8u |s_hat_j|): far
 tighter than the running log-sum's cumulative bound, and several times faster (one exp and one log
 per term, no accumulate of logaddexp). Up to the second finite term a sum is that one term, exact.
+
+``summation="double"`` (the far-tail tilt's suffix sums, :mod:`rerokit.bounds.pld.tilt`, whose
+terms grow geometrically from the top): the exps summed recursively in double, about 3x faster than
+the long double sum. Each addition's rounding is at most u times its computed result, so the
+partial sum c_j errs by at most u/(1-u) sum_{i <= j} c_i (Higham 2002, Sec. 4.2, the bound before
+(4.4)), carried as the relative r_j = u (1 + 1e-7) C_j / c_j with C_j the computed running sum of
+the c_i (within gamma_j < 1.2e-8 relative below 1e8 terms; the factor covers it, 1/(1-u) and
+the division): r_j <= j u always, and far less where the terms grow (about u / (1 - e^{-g}) for a
+growth rate g per term). The bound is then 1.01 (9u + r_j + 8u |s_hat_j|).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["prefix_logsumexp", "suffix_logsumexp"]
+__all__ = ["prefix_logsumexp", "suffix_logsumexp", "total_logsumexp"]
 
 _U = float(np.finfo(float).eps) / 2.0  # unit round-off of double
 _U_LD = float(np.finfo(np.longdouble).eps) / 2.0  # unit round-off of numpy's long double
@@ -40,7 +49,7 @@ _LINEAR_RANGE = (-700.0, 690.0)  # finite terms in this range: the linear-space 
 _LINEAR_MAX_TERMS = 10**8
 
 
-def _prefix_linear(a: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def _prefix_linear(a: np.ndarray, summation: str = "extended") -> tuple[np.ndarray, np.ndarray] | None:
     """:func:`prefix_logsumexp` in linear space (module docstring), or None where a finite term lies
     outside :data:`_LINEAR_RANGE` (or there are too many terms)."""
     if a.size > _LINEAR_MAX_TERMS:
@@ -53,14 +62,27 @@ def _prefix_linear(a: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     if float(np.min(a, where=fin, initial=np.inf)) < _LINEAR_RANGE[0] or float(np.max(a)) > _LINEAR_RANGE[1]:
         return None
     t = np.exp(a)  # -inf -> 0 exactly
-    with np.errstate(divide="ignore"):
-        s = np.log(np.cumsum(t.astype(np.longdouble)).astype(float))
-    # s is -inf exactly before the first finite term, which lies in the exact part zeroed below
-    with np.errstate(invalid="ignore"):
-        err = np.abs(s)
-        err *= 8.0 * _U
-        err += np.arange(1, a.size + 1, dtype=float) * _U_LD + 9.0 * _U
-        err *= 1.01
+    if summation == "double":
+        c = np.cumsum(t)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s = np.log(c)
+            rel = np.cumsum(c)
+            rel /= c
+            rel *= _U * (1.0 + 1e-7)  # NaN (0/0) before the first finite term: zeroed below
+            err = np.abs(s)
+            err *= 8.0 * _U
+            err += rel
+            err += 9.0 * _U
+            err *= 1.01
+    else:
+        with np.errstate(divide="ignore"):
+            s = np.log(np.cumsum(t.astype(np.longdouble)).astype(float))
+        # s is -inf exactly before the first finite term, which lies in the exact part zeroed below
+        with np.errstate(invalid="ignore"):
+            err = np.abs(s)
+            err *= 8.0 * _U
+            err += np.arange(1, a.size + 1, dtype=float) * _U_LD + 9.0 * _U
+            err *= 1.01
     # up to the second finite term the sum is one term: exact (as in the running log-sum)
     stop = int(first[1]) if first.size > 1 else a.size
     s[: stop] = np.where(np.arange(stop) < first[0], -np.inf, a[first[0]])
@@ -68,19 +90,23 @@ def _prefix_linear(a: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     return s, err
 
 
-def prefix_logsumexp(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def prefix_logsumexp(a: np.ndarray, summation: str = "extended") -> tuple[np.ndarray, np.ndarray]:
     """s[i] = log sum_{j <= i} e^{a_j}, with a proven error bound: in linear space where the terms
     allow, else by ``np.logaddexp.accumulate`` (module docstring).
 
     Args:
       a: 1-D float array (-inf allowed; no NaN, no +inf).
+      summation: the linear-space sums in "extended" (long double, default) or "double" (module
+        docstring; faster, a larger bound unless the terms grow).
 
     Returns:
       (s, err): the computed running sums and err[i] >= |s[i] - exact| (absolute, in log).
     """
+    if summation not in ("extended", "double"):
+        raise ValueError(f"summation must be 'extended' or 'double', got {summation!r}")
     a = np.asarray(a, dtype=float)
     if a.size >= 2:
-        lin = _prefix_linear(a)
+        lin = _prefix_linear(a, summation)
         if lin is not None:
             return lin
     s = np.logaddexp.accumulate(a)
@@ -109,14 +135,44 @@ def prefix_logsumexp(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return s, err
 
 
-def suffix_logsumexp(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def suffix_logsumexp(a: np.ndarray, summation: str = "extended") -> tuple[np.ndarray, np.ndarray]:
     """s[i] = log sum_{j >= i} e^{a_j}, with s[n] = -inf (length n + 1), and its error bound.
+
+    Args:
+      a: 1-D float array (-inf allowed; no NaN, no +inf).
+      summation: as for :func:`prefix_logsumexp`.
+
+    Returns:
+      (s, err): the computed suffix sums (s[n] = -inf) and err[i] >= |s[i] - exact| (err[n] = 0).
+    """
+    s, err = prefix_logsumexp(np.asarray(a, dtype=float)[::-1], summation)
+    return np.concatenate((s[::-1], [-np.inf])), np.concatenate((err[::-1], [0.0]))
+
+
+def total_logsumexp(a: np.ndarray) -> tuple[float, float]:
+    """log sum_j e^{a_j} and a proven bound on its error: :func:`suffix_logsumexp`'s first entry
+    without the running sums (the total alone, e.g. one test's power).
+
+    In linear space where the terms allow (module docstring): numpy's sum of the exps in long
+    double is pairwise, not recursive, but every term of any summation tree of n non-negative
+    terms passes through at most n - 1 roundings, so the recursive bound gamma_n (n u_ld) holds
+    (Higham 2002, Sec. 4.2), and the bound is the running one's at the last term. Else the
+    running log-sum's last entry.
 
     Args:
       a: 1-D float array (-inf allowed; no NaN, no +inf).
 
     Returns:
-      (s, err): the computed suffix sums (s[n] = -inf) and err[i] >= |s[i] - exact| (err[n] = 0).
+      (s, err): the computed log-sum (-inf for no finite term) and err >= |s - exact|.
     """
-    s, err = prefix_logsumexp(np.asarray(a, dtype=float)[::-1])
-    return np.concatenate((s[::-1], [-np.inf])), np.concatenate((err[::-1], [0.0]))
+    a = np.asarray(a, dtype=float)
+    fin = np.isfinite(a)
+    n_fin = int(np.count_nonzero(fin))
+    if n_fin <= 1:  # one term (or none): exact
+        return (float(a[fin][0]) if n_fin else -np.inf), 0.0
+    if (a.size <= _LINEAR_MAX_TERMS and float(np.min(a, where=fin, initial=np.inf)) >= _LINEAR_RANGE[0]
+            and float(np.max(a)) <= _LINEAR_RANGE[1]):
+        s = float(np.log(float(np.sum(np.exp(a), dtype=np.longdouble))))
+        return s, 1.01 * (8.0 * _U * abs(s) + a.size * _U_LD + 9.0 * _U)
+    s_all, err = suffix_logsumexp(a)
+    return float(s_all[0]), float(err[0])

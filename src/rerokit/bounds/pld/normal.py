@@ -16,7 +16,6 @@ import numpy as np
 
 __all__ = ["ndtr", "log_ndtr", "normal_isf_log", "normal_ppf_log", "logsumexp_rows", "LOG_NDTR_REL", "SCIPY_ABOVE"]
 
-_ERFC = np.frompyfunc(math.erfc, 1, 1)
 SCIPY_ABOVE = 50_000
 LOG_NDTR_REL = 1e-13
 """A proven bound on :func:`log_ndtr`'s relative error for x <= 0 (about 1e-15 measured)."""
@@ -39,7 +38,9 @@ def ndtr(x: np.ndarray) -> np.ndarray:
         from scipy.special import ndtr as _scipy_ndtr
 
         return _scipy_ndtr(x)
-    return 0.5 * _ERFC(-x * math.sqrt(0.5)).astype(float)
+    # libm's erfc per point (the same values as np.frompyfunc(math.erfc), about 1.3x faster)
+    y = (-x * math.sqrt(0.5)).ravel().tolist()
+    return 0.5 * np.fromiter(map(math.erfc, y), float, len(y)).reshape(x.shape)
 
 
 def log_ndtr(x: float) -> float:

@@ -243,12 +243,17 @@ def _tails(l: np.ndarray, sigma: float, q: float, direction: str, k: int = 1):
 
 def _tails_at(l: np.ndarray, sigma: float, q: float, direction: str, k: int = 1):
     """:func:`_tails` and the points x where they were evaluated."""
-    if direction == "remove":
-        x = _x_of_remove_loss(l, sigma, q, k)
-        return _mix_sf(x, sigma, q, k), _mix_cdf(x, sigma, q, k), ndtr(-x / sigma), ndtr(x / sigma), x
-    if direction == "add":
-        x = _x_of_remove_loss(-l, sigma, q, k)  # L_A > l  <=>  x < x_R(-l)
-        return ndtr(x / sigma), ndtr(-x / sigma), _mix_cdf(x, sigma, q, k), _mix_sf(x, sigma, q, k), x
+    if direction in ("remove", "add"):
+        x = _x_of_remove_loss(l if direction == "remove" else -l, sigma, q, k)  # add: L_A > l <=> x < x_R(-l)
+        q_gt, q_le = ndtr(-x / sigma), ndtr(x / sigma)
+        if k == 1:  # the Q tails reused in the mixture's (the same operations as _mix_sf / _mix_cdf)
+            r_gt, r_le = ndtr((1.0 - x) / sigma), ndtr((x - 1.0) / sigma)
+            p_gt, p_le = (1.0 - q) * q_gt + q * r_gt, (1.0 - q) * q_le + q * r_le
+        else:
+            p_gt, p_le = _mix_sf(x, sigma, q, k), _mix_cdf(x, sigma, q, k)
+        if direction == "remove":
+            return p_gt, p_le, q_gt, q_le, x
+        return q_le, q_gt, p_le, p_gt, x
     x = _x_of_replace_loss(l, sigma, q)
     return (_mix_sf(x, sigma, q), _mix_cdf(x, sigma, q), _mix_sf(x, sigma, q, 1, -1.0),
             _mix_cdf(x, sigma, q, 1, -1.0), x)

@@ -20,7 +20,11 @@ tilted round-off errors weighted by their untilting factors e^{-t (l_j - l_k)} <
 (:func:`rerokit.bounds.pld.compose.weighted_roundoff`: the l1 round-off, or by Cauchy-Schwarz its
 2-norm times (1 - e^{-2 t h})^(-1/2), far smaller for long schedules on fine grids).
 Lower end: threshold tests S >= s on the bucket statistic, with its P- and Q-distributions tilted
-by t and t + 1, level bounded above and power below by the untilted sums and the same error terms.
+by t and t + 1, level bounded above and power below by the untilted sums and the same error terms;
+and the test that randomizes between the first threshold within the level and the one below it,
+at the largest weight whose level bound stays within alpha (:func:`_randomized_lower`): the grid's
+granularity then no longer costs a whole label's mass (e^{(t+1) h} in the level), and the lower
+ends at q 1e-3, kappa 1e-9 moved from 1e-3 below the upper ones to 1e-5.
 Everything is in logs, so levels like 1e-473 are handled without underflow.
 """
 
@@ -32,7 +36,7 @@ from typing import Sequence
 import numpy as np
 
 from rerokit.bounds.pld.compose import compose, weighted_roundoff
-from rerokit.bounds.pld.logsum import suffix_logsumexp
+from rerokit.bounds.pld.logsum import suffix_logsumexp, total_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 
 __all__ = ["tilted_power", "saddle_tilt", "tail_forecast", "saddle_gap", "bisect_saddle", "log_moments", "tilt_pmf"]
@@ -234,8 +238,11 @@ def _quantile_index(pmf: np.ndarray, mass: float) -> int:
 
 def _suffix_logsumexp(a: np.ndarray, side: int) -> np.ndarray:
     """s[i] = log sum_{j >= i} e^{a_j}, s[n] = -inf, moved by its proven rounding bound
-    (:func:`rerokit.bounds.pld.logsum.suffix_logsumexp`) up (``side`` +1) or down (-1)."""
-    s, err = suffix_logsumexp(a)
+    (:func:`rerokit.bounds.pld.logsum.suffix_logsumexp`) up (``side`` +1) or down (-1). Summed in
+    double: the untilted masses grow geometrically from the window's top (by e^{t h} per label and
+    more), so the recursive sum's bound stays near u / (1 - e^{-t h}), ~1e-13 at q 1e-3, kappa
+    1e-9, against ~1e-3 brackets (long double: 3x the time)."""
+    s, err = suffix_logsumexp(a, "double")
     return s + side * err
 
 
@@ -321,24 +328,60 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
                     break
                 start = lo_lab
             p_err = cp_ - t * s * h + math.log(weighted_roundoff(P, t * h) + 3.0 * math.exp(_LOG_TAU_STAT))
-            if ok.size:
-                i = int(ok[0])
-                # the power: the P-sum at that one test only, rounded down (the suffix sum of lp's
-                # top part: the same terms in the same order as the full suffix sums' entry there)
-                k = int(s[i]) - P.offset
+            def p_lower(j: int) -> float:
+                """log of a proven lower bound on P(S >= s[j]): the P-sum at that one test, rounded
+                down (its total alone, pld.logsum.total_logsumexp: no running sums), less its
+                error terms; -inf where they swallow it."""
+                k = int(s[j]) - P.offset
                 with np.errstate(divide="ignore"):
                     lp = np.log(P.pmf[k:]) - t * (P.offset + np.arange(k, P.pmf.size)) * h + cp_
-                p_ge = float(_suffix_logsumexp(lp, -1)[0])
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    lower = p_ge + np.log1p(-np.exp(np.minimum(0.0, p_err[i] - p_ge)))
-                if np.isfinite(lower) and p_err[i] < p_ge:
-                    log_lo = max(log_alpha, float(lower) - 1.01 * (rel_p + big) - 1e-12)
+                p_ge, p_ge_err = total_logsumexp(lp)
+                p_ge -= p_ge_err
+                if not (np.isfinite(p_ge) and p_err[j] < p_ge):
+                    return -math.inf
+                lower = p_ge + math.log1p(-math.exp(min(0.0, float(p_err[j]) - p_ge)))
+                return float(lower) - 1.01 * (rel_p + big) - 1e-12
+
+            if ok.size:
+                i = int(ok[0])
+                lower = p_lower(i)
+                if math.isfinite(lower):
+                    log_lo = max(log_alpha, lower)
+                if i > 0:
+                    log_lo = max(log_lo, _randomized_lower(float(q_up[i]), float(q_up[i - 1]), log_alpha,
+                                                           lower, lambda: p_lower(i - 1)))
                 if log_lo > math.log(0.5) and log_up - log_lo > 1e-10:
                     # power near 1: the untilting's relative error (~T u) dominates 1 - gamma; the
                     # same test's power from the *untilted* P-statistic in extended precision has an
                     # absolute error (round-off ~1e-10 at T = 1e6) instead
                     log_lo = max(log_lo, _untilted_power(stat_p, h, int(s[i])))
     return min(log_lo, log_up), log_up
+
+
+def _randomized_lower(q_hi: float, q_lo: float, log_alpha: float, p_hi: float, p_lo_of) -> float:
+    """log of a proven lower bound on the power of the randomized test between two adjacent
+    thresholds (Neyman & Pearson 1933: the most powerful tests randomize at the boundary): reject
+    if S >= s, and with probability theta if S = s - 1, at the largest theta that keeps its level
+    (1 - theta) Q(S >= s) + theta Q(S >= s - 1) within alpha by the upper bounds
+    e^{q_hi} <= alpha < e^{q_lo} of those levels; its power (1 - theta) P(S >= s) + theta
+    P(S >= s - 1) is then at least the same mixture of the lower bounds e^{p_hi} and e^{p_lo}
+    (``p_lo_of()``, computed only when theta > 0). Every quantity is taken relative to alpha (logs
+    down to -1e300 are fine); the level is checked with 1e-12 plus a few u of the logs to spare,
+    the power rounded down by as much. -inf where no theta > 0 is certain (e.g. a tiny gap)."""
+    u = float(np.finfo(float).eps)
+    a_rel, b_rel = q_hi - log_alpha, q_lo - log_alpha  # <= 0 < b_rel
+    if not (math.isfinite(p_hi) and b_rel > 0.0) or b_rel > 700.0:
+        return -math.inf
+    slack = 1e-12 + 4.0 * u * (abs(q_hi) + abs(q_lo) + abs(log_alpha))
+    A, B = math.exp(a_rel), math.exp(b_rel)
+    theta = min((1.0 - slack - A) / (B - A), 1.0) * (1.0 - 1e-9)
+    if not theta > 0.0 or (A * (1.0 - theta) + theta * B) * (1.0 + slack) > 1.0:
+        return -math.inf
+    p_lo = p_lo_of()
+    if not math.isfinite(p_lo):
+        return -math.inf
+    mix = float(np.logaddexp(math.log1p(-theta) + p_hi, math.log(theta) + p_lo))
+    return mix - 1e-12 - 8.0 * u * (abs(p_hi) + abs(p_lo) + 1.0)
 
 
 def _untilted_power(stat_p: Sequence[tuple[int, np.ndarray, int]], h: float, label: int) -> float:
