@@ -87,7 +87,7 @@ def _dataset_for_memory_check(args: argparse.Namespace, hidden, reconstructor_hi
 
 
 def _reconn(args: argparse.Namespace) -> dict[str, Any]:
-    from rerokit._validate import check_int, check_loop_count, check_positive, check_probability
+    from rerokit._validate import check_loop_count, check_positive, check_probability
 
     threads = check_threads(args.threads)
     check_loop_count("epochs", args.epochs)
