@@ -13,6 +13,8 @@ checked against its closed form in mpmath. Measured log-widths (upper - lower) a
 from __future__ import annotations
 
 import math
+import sys
+from pathlib import Path
 
 import mpmath as mp
 import numpy as np
@@ -21,6 +23,9 @@ import pytest
 from rerokit.bounds.dpsgd import rero_dpsgd
 from rerokit.bounds.pld.chernoff import log_sum_test_power
 from rerokit.bounds.pld.maxtest import log_max_test_power
+
+sys.path.insert(0, str(Path(__file__).parent / "pld"))
+from test_chernoff import _lr_point  # noqa: E402 - the Lugannani-Rice reference (mpmath) shared with the Hölder tests
 
 LN10 = math.log(10.0)
 
@@ -122,28 +127,6 @@ def test_full_batch_against_the_gdp_closed_form(sigma, T, lk):
     assert up - lo <= 1e-9 * abs(ref) + 1e-12
     # the linear test is the Neyman-Pearson test at q = 1
     assert abs(log_sum_test_power([(sigma, 1.0, T)], lk) - ref) <= 1e-9 * abs(ref)
-
-
-def _lr_point(sigma: float, q: float, T: int, lam: float) -> tuple[float, float]:
-    """(log kappa, log gamma) of the test S >= K'(lam), S = sum of the T losses, by Lugannani-Rice:
-    the nu-tail at tilt lam and the mu-tail at tilt lam - 1 (K_mu(t) = K_nu(t + 1))."""
-    with mp.workdps(30):
-        s, qq, la = mp.mpf(sigma), mp.mpf(q), mp.mpf(lam)
-
-        def lr(x):
-            return mp.log(1 - qq + qq * mp.exp((2 * x - 1) / (2 * s * s)))
-
-        pts = [-mp.inf, -8 * s, 0, mp.mpf(1) / 2, la, la + 8 * s, mp.inf]
-        m = [mp.quad(lambda x: mp.npdf(x, 0, s) * mp.exp(la * lr(x)) * lr(x) ** j, pts) for j in range(3)]
-        K, K1 = T * mp.log(m[0]), T * m[1] / m[0]
-        K2 = T * (m[2] / m[0] - (m[1] / m[0]) ** 2)
-
-        def log_tail(t):
-            w = mp.sqrt(2 * (t * K1 - K))
-            u = t * mp.sqrt(K2)
-            return mp.log(mp.ncdf(-w) + mp.npdf(w) * (1 / u - 1 / w))
-
-        return float(log_tail(la)), float(log_tail(la - 1))
 
 
 # lam: the tilt whose level is about e^-1089.1 (kappa ~ 1e-473, the MNIST baseline)

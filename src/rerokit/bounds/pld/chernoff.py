@@ -166,6 +166,19 @@ prefactor (measured ~0.25-2.1 nats up to T = 1e5: 1.6 nats at sigma 0.5, q 0.01,
 kappa e^-1089, gamma ~ e^-679.6, where the tilt's upper end is within 0.015 of the exact value)."""
 
 
+def _log_binomial_weights(T: int, q: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(k, log Bin(k; T, q), a bound on each log weight's float error) for k = 0..T: log-gamma
+    terms (each within a few ulps of its size) and the log q, log(1 - q) products."""
+    from scipy.special import gammaln
+
+    k = np.arange(T + 1, dtype=float)
+    lg = float(gammaln(T + 1.0))
+    lb = lg - gammaln(k + 1.0) - gammaln(T - k + 1.0) + k * math.log(q) + (T - k) * math.log1p(-q)
+    slack_b = np.full(T + 1, 8.0 * _EPS * (lg + T * (1.0 + abs(math.log(q)) + abs(math.log1p(-q)))))
+    slack_b[0] = slack_b[-1] = 8.0 * _EPS * T * (abs(math.log(q)) + abs(math.log1p(-q)))
+    return k, lb, slack_b
+
+
 def log_gdp_mixture_gamma(segments: Sequence[tuple[float, float, int]], log_kappa: float) -> float:
     """Upper bound on log gamma from the binomial mixture of Gaussian shifts.
 
@@ -192,7 +205,7 @@ def log_gdp_mixture_gamma(segments: Sequence[tuple[float, float, int]], log_kapp
     Returns:
       An upper bound on log gamma (<= 0), or +inf when the schedule is not of that form (or too long).
     """
-    from scipy.special import gammaln, log_ndtr
+    from scipy.special import log_ndtr
 
     mix = [(s, q, T) for s, q, T in segments if q < 1.0]
     if len(mix) > 1:
@@ -205,11 +218,7 @@ def log_gdp_mixture_gamma(segments: Sequence[tuple[float, float, int]], log_kapp
         return math.inf
     if mix:
         s, q, T = mix[0]
-        k = np.arange(T + 1, dtype=float)
-        lg = float(gammaln(T + 1.0))
-        lb = lg - gammaln(k + 1.0) - gammaln(T - k + 1.0) + k * math.log(q) + (T - k) * math.log1p(-q)
-        slack_b = np.full(T + 1, 8.0 * _EPS * (lg + T * (1.0 + abs(math.log(q)) + abs(math.log1p(-q)))))
-        slack_b[0] = slack_b[-1] = 8.0 * _EPS * T * (abs(math.log(q)) + abs(math.log1p(-q)))
+        k, lb, slack_b = _log_binomial_weights(T, q)
         mu2 = k / (s * s) + c
     else:
         lb = np.zeros(1)
@@ -247,7 +256,6 @@ def log_sum_test_power(segments: Sequence[tuple[float, float, int]], log_kappa: 
     Returns:
       A lower bound on log gamma (<= 0), or -inf when the schedule is not of that form.
     """
-    from scipy.special import gammaln
 
     mix = [(s, q, T) for s, q, T in segments if q < 1.0]
     if len(mix) > 1 or (mix and mix[0][2] > _MAX_MIX_T):
@@ -262,11 +270,7 @@ def log_sum_test_power(segments: Sequence[tuple[float, float, int]], log_kappa: 
     v = c + sum(T / (s * s) for s, q, T in mix)
     if mix:
         s, q, T = mix[0]
-        k = np.arange(T + 1, dtype=float)
-        lg = float(gammaln(T + 1.0))
-        lb = lg - gammaln(k + 1.0) - gammaln(T - k + 1.0) + k * math.log(q) + (T - k) * math.log1p(-q)
-        slack_b = np.full(T + 1, 8.0 * _EPS * (lg + T * (1.0 + abs(math.log(q)) + abs(math.log1p(-q)))))
-        slack_b[0] = slack_b[-1] = 8.0 * _EPS * T * (abs(math.log(q)) + abs(math.log1p(-q)))
+        k, lb, slack_b = _log_binomial_weights(T, q)
         m = k / (s * s) + c
     else:
         lb, slack_b, m = np.zeros(1), np.zeros(1), np.array([c])
@@ -284,7 +288,7 @@ def log_sum_test_power(segments: Sequence[tuple[float, float, int]], log_kappa: 
 def _log_gdp_mixture_many(segments: Sequence[tuple[float, float, int]], mix: Sequence[tuple[float, float, int]],
                           log_kappa: float) -> float:
     """:func:`log_gdp_mixture_gamma` for several segments with q < 1 (the joint counts)."""
-    from scipy.special import gammaln, log_ndtr
+    from scipy.special import log_ndtr
 
     size = 1
     for _, _, T in mix:
@@ -299,11 +303,7 @@ def _log_gdp_mixture_many(segments: Sequence[tuple[float, float, int]], mix: Seq
     slack_b = np.zeros(1)
     mu2 = np.full(1, c)
     for s, q, T in mix:
-        k = np.arange(T + 1, dtype=float)
-        lg = float(gammaln(T + 1.0))
-        lb_i = lg - gammaln(k + 1.0) - gammaln(T - k + 1.0) + k * math.log(q) + (T - k) * math.log1p(-q)
-        sl_i = np.full(T + 1, 8.0 * _EPS * (lg + T * (1.0 + abs(math.log(q)) + abs(math.log1p(-q)))))
-        sl_i[0] = sl_i[-1] = 8.0 * _EPS * T * (abs(math.log(q)) + abs(math.log1p(-q)))
+        k, lb_i, sl_i = _log_binomial_weights(T, q)
         lb = (lb[:, None] + lb_i[None, :]).ravel()
         slack_b = (slack_b[:, None] + sl_i[None, :]).ravel()
         mu2 = (mu2[:, None] + (k / (s * s))[None, :]).ravel()
