@@ -43,6 +43,7 @@ minimum): the reported value is non-increasing in sigma across the switch.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Sequence
@@ -240,13 +241,14 @@ def closed_form_profile(
     hi = min(1.0, hi * (1.0 + 4.0 * _EPS) + 4.0 * _EPS * _EPS)
     lo = max(0.0, -math.expm1(eps) * (1.0 - 4.0 * _EPS)) if eps < 0.0 else 0.0  # the (1, 1) point
     if math.isfinite(s):
-        x, y = _test_points(segments, adjacency != "remove")
+        x, y = _test_points(tuple((float(a), float(b), int(c)) for a, b, c in segments), adjacency != "remove")
         lo = max(lo, float(np.max(y - s * x * (1.0 + 4.0 * _EPS) - 4.0 * _EPS * y)))
     lo = min(lo, hi)
     return lo, hi, hi - lo <= CLOSED_FORM_WIDTH * hi
 
 
-def _test_points(segments: Sequence[tuple[float, float, int]], both: bool) -> tuple[np.ndarray, np.ndarray]:
+@functools.lru_cache(maxsize=16)  # one curve reads the profile at several eps (advantage, Bayes accuracy)
+def _test_points(segments: tuple[tuple[float, float, int], ...], both: bool) -> tuple[np.ndarray, np.ndarray]:
     """Certified (level, power) points of actual tests: each power at most the curve at its level.
 
     The max test at level kappa_j = e^{la_j} (:data:`_PROFILE_LOG_LEVELS`) gives (kappa_j, 1 - m_j), m_j its
@@ -266,7 +268,9 @@ def _test_points(segments: Sequence[tuple[float, float, int]], both: bool) -> tu
         if both:
             xs.append(math.exp(m) * (1.0 + 4.0 * _EPS))
             ys.append(-math.expm1(float(la)) * (1.0 - 4.0 * _EPS))
-    return np.array(xs), np.array(ys)
+    x, y = np.array(xs), np.array(ys)
+    x.flags.writeable = y.flags.writeable = False  # (cached: shared by every caller)
+    return x, y
 
 
 def _upper_hull(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -320,7 +324,7 @@ def closed_form_sym_power(
     lks = np.asarray(log_alphas, dtype=float).ravel()
     alpha = np.exp(lks)
     up = np.array([round_up_exp(log_sym_envelope(segments, float(x))) for x in lks])
-    hx, hy = _upper_hull(*_test_points(segments, True))
+    hx, hy = _upper_hull(*_test_points(tuple((float(a), float(b), int(c)) for a, b, c in segments), True))
     lo = np.minimum(np.maximum(np.interp(alpha, hx, hy) - 4.0 * _EPS, alpha), up)
     # (or within 8 ulps of 1: a float power cannot resolve beta any finer, nor can the PLD's)
     narrow = (up - lo <= CLOSED_FORM_WIDTH * up) & ((up - lo <= CLOSED_FORM_WIDTH * (1.0 - lo)) | (up - lo <= 8.0 * _EPS))

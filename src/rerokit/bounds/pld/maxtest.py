@@ -146,7 +146,12 @@ def _log_no_rejection(segments: Sequence[tuple[float, float, int]], n: int, lk: 
     v0 -= LOG_NDTR_REL * abs(v0)
     s_log = 0.0  # sum_i T_i log(1 - b_i) (an upper bound on it: b_i rounded down)
     terms: list[float] = []  # log(T_i b_i), each rounded down
+    # steps with the same (sigma, q) have the same b_i: one term each (a 2,000-step alternating
+    # history has two), as both sums are over steps whatever their order
+    counts: dict[tuple[float, float], int] = {}
     for sigma, q, T in segments:
+        counts[(float(sigma), float(q))] = counts.get((float(sigma), float(q)), 0) + int(T)
+    for (sigma, q), T in counts.items():
         v1 = float(log_ndtr(1.0 / sigma - z))
         v1 -= LOG_NDTR_REL * abs(v1)  # (argument > 0: 1e-16 absolute, inside lb's 1e-13 below)
         if q >= 1.0:
