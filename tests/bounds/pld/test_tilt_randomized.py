@@ -64,22 +64,3 @@ def test_randomized_end_never_below_the_deterministic_one():
         tilt._randomized_lower = saved
     assert up == up_det and lo_det <= lo <= up
     assert up - lo < 0.1 * (up - lo_det)
-
-
-@pytest.mark.parametrize("sigma,q,T,kappa", [(2.0, 1.0, 1000, 1e-9), (3.0, 1e-3, 10_000, 1e-9)])
-def test_tail_power_on_the_coarser_grid_first(sigma, q, T, kappa):
-    """tail_power where the grid's own truncation meets the +infinity target: the 2x coarser grid's
-    bracket (kept within _TILT_GRID_ENOUGH in log) intersects the bracket from this grid's own
-    steps (a second computation) and, at q = 1, contains the Gaussian closed form."""
-    from rerokit.bounds.pld import builder
-
-    pld = schedule_pld([(sigma, q, T)])
-    lk = math.log(kappa)
-    assert pld._inf_truncation(lk) >= pld.log_tau  # the branch under test
-    lo, up = pld.tail_power(lk)
-    lo_s, up_s = schedule_pld([(sigma, q, T)])._tail_power_from(pld, lk)
-    assert max(lo, lo_s) <= min(up, up_s) and up - lo <= builder._TILT_GRID_ENOUGH
-    if q == 1.0:
-        with mp.workdps(40):
-            exact = mp.log(mp.ncdf(mp.sqrt(2) * mp.erfinv(2 * mp.mpf(kappa) - 1) + mp.sqrt(T) / sigma))
-            assert lo <= exact <= up
