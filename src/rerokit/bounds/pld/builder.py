@@ -73,11 +73,6 @@ _TAIL_LADDER_ORDER = 2.0
 # certified step.
 _SPARSE_Q = 1e-3
 _SPARSE_BUDGET = 1e-9
-# tail_power where this grid's truncation suffices: the tilt first on a grid this much coarser, kept
-# if its bracket is within _TILT_GRID_ENOUGH (in log). At q 1e-3, sigma 2-5, T 3e3-1e5, kappa 1e-9
-# the coarse brackets are 2e-5-3.1e-3 wide (the randomized lower end, pld.tilt) in 0.55-0.7 of the time
-_TILT_GRID_FACTOR = 2.0
-_TILT_GRID_ENOUGH = 0.004
 
 __all__ = ["SchedulePLD", "PLDTooWide", "schedule_pld", "merge_segments", "SIGMA_GRID_RANGE", "LOG_TAU", "MAX_TEST_BELOW"]
 
@@ -463,24 +458,13 @@ class SchedulePLD:
         src = self
         lt_q = self._inf_truncation(log_alpha) if lt < self.log_tau else None
         if lt_q is not None and lt_q >= self.log_tau:
-            # this grid's own truncation already keeps the mass at +infinity below alpha e^-7 (at
-            # q 1e-3, sigma 5, T 3e3-1e5, kappa 1e-6/1e-9 the deeper steps moved the bracket's ends
-            # by < 3e-9 relative and cost a step discretisation): first the grid _TILT_GRID_FACTOR
-            # times coarser (half the points, its steps built at half the cost; the tilt of this
-            # grid's saddle point), kept if within _TILT_GRID_ENOUGH (in log), else this grid's own
-            # steps (built for the sizing) too, each end the better; then as below if still wide.
-            lo, up = float(log_alpha), 0.0
-            coarse = self._regridded(_TILT_GRID_FACTOR, self.log_tau)
-            try:
-                coarse._parts("remove")
-                lo, up = self._tail_power_from(coarse, log_alpha, self._built.get(("saddle", float(log_alpha))))
-            except (StepTooWide, WindowTooWide):
-                pass
-            if up - lo > _TILT_GRID_ENOUGH:
-                lo_s, up_s = self._tail_power_from(self, log_alpha)
-                lo, up = max(lo, lo_s), min(up, up_s)
+            # this grid's own truncation already keeps the mass at +infinity below alpha e^-7: its
+            # steps (built for the sizing) answer, unless the bracket is wide (then as below). At
+            # q 1e-3, sigma 5, T 3e3-1e5, kappa 1e-6/1e-9 the deeper steps moved the bracket's
+            # ends by < 3e-9 relative and cost a step discretisation.
+            lo, up = self._tail_power_from(self, log_alpha)
             if up - lo <= _COARSE_TAIL_ENOUGH:
-                return min(lo, up), up
+                return lo, up
         if lt_q is not None and self._step_span(lt_q) < 0.5 * self._step_span(lt):
             # small q: the sampled component's tail sets the mass at +infinity (about q tau), so a far
             # shallower truncation keeps it below alpha e^-7; the steps' grids are then less than half
@@ -645,11 +629,8 @@ class SchedulePLD:
             lt += 0.5
         return best
 
-    def _tail_power_from(self, src: "SchedulePLD", log_alpha: float, t: float | None = None) -> tuple[float, float]:
-        """:meth:`tail_power` from the steps of ``src`` (the same schedule, its own grid and
-        truncation), tilted by ``t`` (default: this grid's saddle point where ``src`` is this grid
-        and :meth:`tail_forecast` found it, else the saddle point of ``src``'s steps; every t gives a
-        certified bracket)."""
+    def _tail_power_from(self, src: "SchedulePLD", log_alpha: float) -> tuple[float, float]:
+        """:meth:`tail_power` from the steps of ``src`` (the same schedule, its own grid and truncation)."""
         steps, atoms, _ = src._parts("remove")
         parts = [(st.j_lo, st.split, T) for st, T in steps] + [(lab, np.array([m]), T) for lab, m, _, T in atoms if m > 0]
         inf = compose_inf_mass([(st.inf_mass, T) for st, T in steps] + [(p_inf, T) for _, _, p_inf, T in atoms])
@@ -659,8 +640,7 @@ class SchedulePLD:
         sq = [(st.j_lo - 1, st.stat_q, T) for st, T in gsteps] if (self.lower and gsteps) else None
         try:
             # the saddle point of these steps if tail_forecast found it already (the same bisection)
-            if t is None and src is self:
-                t = self._built.get(("saddle", float(log_alpha)))
+            t = self._built.get(("saddle", float(log_alpha))) if src is self else None
             lo, up = tilted_power(parts, sp, sq, src.h, inf, float(log_alpha), t=t, precision=self.precision)
             # the steps' loss shift s (DiscretePLD.loss_shift): the upper end is the power at level
             # alpha e^s, at most e^s times that at alpha (concave in the level, 0 at level 0); near
