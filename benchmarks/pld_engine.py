@@ -98,6 +98,13 @@ from a predicted double width of 1e-3 (was 5e-3) sends kappa 1e-6 at T 1e4-3e4 t
 x1.3-1.6 faster in CPU time with brackets of 3e-5-4e-4 (plain 1.2e-3-3.7e-3), but
 tests/bounds/pld/test_precise_enough.py pins the plain path's recomposition rule on exactly those
 cells (T 3e4, kappa 1e-6), so the rule is unchanged.
+Reverted afterwards (2026-11-26, the lead): change (ii), the 2x coarser tilt grid, because it kept
+the coarse bracket by its width with the lower end included, so the upper end with and without
+the bracket differed (calibration compares bracket=False upper ends; a calibrated sigma missed its
+target by 3e-5 relative; tests/bounds/pld/test_bracket_consistency.py). After the revert, same run
+(load ~2, best of 3): ``--mid`` geometric mean x1.09; kappa 1e-9 cells x0.59-2.78 (slowest sigma 5,
+T 1e4: 15.4 ms against riskcal's 9.1 ms), widths 5e-6-8e-4; ``--small`` x1.30-2.04 at every
+kappa 1e-3 .. 1e-30 (17.0-25.2 ms against 32.8-36.1 ms).
 
 ``--widths`` (a few minutes): every cell of the issue's grid within 2% (widest 1.1%: sigma 0.3,
 q 1e-4, T 1e6, kappa 1e-30). sigma = 1, q = 1e-4, where one sampled step's jump dominates the tail
