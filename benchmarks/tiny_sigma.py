@@ -37,13 +37,10 @@ too where they are within 1e-6 (benchmarks/tiny_sigma_entries.py).
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
-import sys
 import time
 
-from _timing import best_time
+from _timing import best_time, json_in_fresh_process
 
 from rerokit.bounds.dpsgd import epsilon_dpsgd, rero_dpsgd
 
@@ -68,17 +65,6 @@ def _fmt(x: float) -> str:
     return f"1-{1.0 - x:.2g}" if x > 0.999 else f"{x:.13g}"
 
 
-def _pld_path(s: float, q: float, T: int, k: float, timeout: float) -> dict | None:
-    """The PLD path in a fresh process (None if it ran past ``timeout`` seconds or failed)."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    try:
-        out = subprocess.run([sys.executable, "-c", _PLD_CODE, str(s), str(q), str(T), str(k)], env=env,
-                             capture_output=True, text=True, timeout=timeout, check=True)
-    except (subprocess.TimeoutExpired, subprocess.CalledProcessError):
-        return None
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=5)
@@ -94,7 +80,7 @@ def main() -> None:
         line = (f"sigma={s:g} T={T:g} kappa={k:g}: closed forms {t_new * 1e3:.2f} ms [{_fmt(b.interval[0])}, "
                 f"{_fmt(b.value)}] log(1-gamma) in [{lo_b:.10g}, {up_b:.10g}]")
         if not args.no_pld:
-            r = _pld_path(s, q, T, k, args.timeout)
+            r = json_in_fresh_process(_PLD_CODE, (s, q, T, k), args.timeout)
             line += (f" | PLD > {args.timeout:g} s" if r is None else
                      f" | PLD {r['time']:.1f} s [{_fmt(r['lower'])}, {_fmt(r['upper'])}] ratio {r['time'] / t_new:.0f}x"
                      f" contained: {b.interval[0] <= r['upper'] and r['lower'] <= b.value}")

@@ -50,12 +50,9 @@ The entry points themselves, base commit 735a598 against this branch, one fresh 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
-import sys
 
-from _timing import best_time
+from _timing import best_time, json_in_fresh_process
 
 from rerokit.bounds.dpsgd import epsilon_dpsgd
 from rerokit.bounds.tradeoff import dpsgd_tradeoff
@@ -83,17 +80,6 @@ print(json.dumps({"value": v, "time": time.perf_counter() - t0}))
 """
 
 
-def _pld_path(what: str, s: float, q: float, T: int, timeout: float) -> dict | None:
-    """The PLD path in a fresh process (None if it ran past ``timeout`` seconds or failed)."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    try:
-        out = subprocess.run([sys.executable, "-c", _PLD_CODE, what, str(s), str(q), str(T)], env=env,
-                             capture_output=True, text=True, timeout=timeout, check=True)
-    except (subprocess.TimeoutExpired, subprocess.CalledProcessError):
-        return None
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=3)
@@ -107,7 +93,7 @@ def main() -> None:
         for what, t_new, v in (("epsilon", t_eps, e), ("membership", t_mem, m["advantage"])):
             line = f"sigma={s:g} T={T:g} {what}: new {t_new * 1e3:.2f} ms value {v!r}"
             if not args.no_pld:
-                r = _pld_path(what, s, q, T, args.timeout)
+                r = json_in_fresh_process(_PLD_CODE, (what, s, q, T), args.timeout)
                 line += (f" | PLD > {args.timeout:g} s or failed" if r is None else
                          f" | PLD {r['time']:.2f} s value {r['value']!r} ratio {r['time'] / t_new:.3g}x")
             print(line, flush=True)
