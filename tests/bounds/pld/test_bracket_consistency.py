@@ -20,6 +20,7 @@ from rerokit.bounds.options import Numerics
     (2.0, 1e-3, 3000, 1e-9),  # the far-tail tilt alone (dpsgd._tilt_first)
     (3.0, 1e-3, 30_000, 1e-6),
     (1.0, 0.01, 1000, 1e-20),
+    (1.0, 1e-4, 1000, 1e-20),  # tiny q: the coarse-grid ladder (its grid choice reads the max test)
 ])
 def test_upper_end_is_the_same_with_and_without_the_bracket(sigma: float, q: float, T: int, kappa: float) -> None:
     with_b = rero_dpsgd(sigma, q, T, kappa=kappa, comparisons=False)
