@@ -1130,7 +1130,7 @@ def rero_dpsgd(
     r = exact_power_many(pld, segs, np.array([lk]), None if log_rdp is None else np.array([log_rdp]))
     # the never-sampled supremum (a closed form, rounded up) is as certified and sometimes tighter
     # (the same cap as TradeoffCurve's: one value for one quantity)
-    lv, vv, lw, capped = supremum_capped(segs, np.array([lk]), r.log_value, r.value, r.lower, k)
+    lv, vv, lw, capped = supremum_capped(segs, np.array([lk]), r.log_value, r.value, r.lower, group_size=k)
     log_value, value, lower = float(lv[0]), float(vv[0]), float(lw[0])
     if capped[0]:
         extras["envelope_tighter"] = True

@@ -333,7 +333,7 @@ def closed_form_sym_power(
 
 def supremum_capped(
     segments: Sequence[tuple[float, float, int]], log_kappas: np.ndarray, log_value: np.ndarray,
-    value: np.ndarray, lower: np.ndarray, group_size: int = 1,
+    value: np.ndarray, lower: np.ndarray, *, group_size: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """min(the PLD's upper end, the never-sampled supremum) at every level: the one cap both
     :func:`rerokit.bounds.dpsgd.rero_dpsgd` and :class:`rerokit.bounds.tradeoff.TradeoffCurve` apply.
@@ -346,7 +346,8 @@ def supremum_capped(
       segments: validated (sigma, q, T) segments.
       log_kappas: natural logs of the levels (<= 0), a 1-D array.
       log_value, value, lower: the PLD's log upper end, upper end and lower end (arrays like ``log_kappas``).
-      group_size: k >= 1 examples that move together.
+      group_size: k >= 1 examples that move together (required: with k examples the target group is
+        never sampled with probability prod (1 - q_i)^{k T_i}, and the k = 1 value would be below gamma).
 
     Returns:
       ``(log_value, value, lower, capped)``: new arrays; ``capped`` where the supremum was smaller

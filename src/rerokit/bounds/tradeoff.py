@@ -407,7 +407,8 @@ class TradeoffCurve:
         try:
             if self.adjacency == "remove":
                 r = dp.exact_power_many(self._built(), self.segments, lks[rest])
-                _, value, lower, _ = supremum_capped(self.segments, lks[rest], r.log_value, r.value, r.lower)
+                _, value, lower, _ = supremum_capped(self.segments, lks[rest], r.log_value, r.value, r.lower,
+                                                    group_size=self.group_size)
                 lo[rest], up[rest], fl[rest] = lower, value, r.floored
             else:
                 lo[rest], up[rest], fl[rest] = self._sym_power(lks[rest], alpha[rest])
