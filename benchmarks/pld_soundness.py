@@ -24,7 +24,10 @@ sigma 6.85, q 0.00439, T 365687, kappa e^-24.3), 1 - gamma within 5.7e-10 where 
 riskcal's value fell below the truth in 6 of its 18 one-segment settings (e.g. sigma 4.51, q 0.0297,
 T 457402, kappa e^-65.3: 2.9e-12 against e^-24.76 = 1.8e-11). Seed 1 (merged main of the same day, after the
 quadrature split): 30 settings with a reference (10 two-segment, kappa down to e^-63.2, four with
-gamma near 1), all contained, widest 5.2e-3; riskcal below the truth in 9 of its 20.
+gamma near 1), all contained, widest 5.2e-3; riskcal below the truth in 9 of its 20. Seed 2, 24 draws
+(2026-11-26, third stop: tilt first, randomised tilt lower ends, sparse tiny-q steps, near-1
+super-blocks; load ~3, niced beside CI): 17 settings with a reference (3 two-segment, kappa down to
+e^-68.8, two with gamma near 1), all contained, widest 7.0e-3; riskcal below the truth in 6 of its 14.
 """
 
 from __future__ import annotations
