@@ -1,6 +1,6 @@
 """Small noise multipliers: epsilon and the membership risks from closed forms against the PLD path, same run.
 
-``epsilon_dpsgd`` answers from :func:`rerokit.bounds.dpsgd_tinysigma.closed_form_epsilon` where its
+``epsilon_dpsgd`` answers from :func:`rerokit.bounds.dpsgd_tinysigma_epsilon.closed_form_epsilon` where its
 certified ends are within 1e-6 (one segment, one example per step, sigma <~ 3e-4), and the trade-off
 curve (:func:`rerokit.bounds.tradeoff.dpsgd_tradeoff`; ``reconstruction_risk``, ``rero_dpsgd(...,
 comparisons=Comparisons(membership=True))``, the CLI) from the closed-form power and privacy profile

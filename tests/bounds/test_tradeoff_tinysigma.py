@@ -18,10 +18,10 @@ import pytest
 from rerokit.bounds.dpsgd import dpsgd_pld, rero_dpsgd
 from rerokit.bounds.dpsgd_tinysigma import (
     CLOSED_FORM_WIDTH,
-    closed_form_epsilon,
     closed_form_power,
     closed_form_profile,
 )
+from rerokit.bounds.dpsgd_tinysigma_epsilon import closed_form_epsilon
 from rerokit.bounds.tradeoff import dpsgd_tradeoff
 
 mp.mp.dps = 50

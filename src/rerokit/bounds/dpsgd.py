@@ -124,8 +124,9 @@ from rerokit.bounds.dpsgd_envelope import (
     round_up_exp,
 )
 from rerokit.bounds.dpsgd_tinysigma import (
-    CLOSED_FORM_WIDTH, ClosedFormBracket, closed_form_epsilon, narrow_closed_form_bracket, supremum_capped,
+    CLOSED_FORM_WIDTH, ClosedFormBracket, narrow_closed_form_bracket, supremum_capped,
 )
+from rerokit.bounds.dpsgd_tinysigma_epsilon import closed_form_epsilon
 from rerokit.bounds.options import Comparisons, MonteCarlo, Numerics
 from rerokit.bounds.priors import resolve_baseline
 from rerokit.bounds.schedule import Schedule, Segment
@@ -390,7 +391,7 @@ def epsilon_dpsgd(
 
     Both directions, from the dominating PLDs of :mod:`rerokit.bounds.pld`. The same number as
     ``rero_dpsgd(...).extras["epsilon"]``; cross-checked against dp-accounting's PLD accountant
-    in the tests. Where the closed forms of :func:`rerokit.bounds.dpsgd_tinysigma.closed_form_epsilon`
+    in the tests. Where the closed forms of :func:`rerokit.bounds.dpsgd_tinysigma_epsilon.closed_form_epsilon`
     bracket epsilon within 1e-6 (small noise, one segment, one example per step) their upper end is
     returned without a PLD. Schedules with more than :data:`MAX_EXACT_STEPS` steps or whose PLD is too wide
     get the exact epsilon of the same schedule at q = 1 (Gaussian DP with

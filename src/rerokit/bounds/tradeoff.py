@@ -114,13 +114,13 @@ from rerokit._validate import check_choice, check_int, check_probability, check_
 from rerokit.bounds import dpsgd as dp
 from rerokit.bounds.pld import Bracket, SchedulePLD
 from rerokit.bounds.dpsgd_tinysigma import (
-    closed_form_epsilon,
     closed_form_power,
     closed_form_profile,
     closed_form_sym_power,
     log_sym_envelope,
     supremum_capped,
 )
+from rerokit.bounds.dpsgd_tinysigma_epsilon import closed_form_epsilon
 from rerokit.bounds.priors import resolve_baseline
 from rerokit.bounds.types import Bound
 
@@ -342,7 +342,7 @@ class TradeoffCurve:
         """Certified upper bound on epsilon at ``delta`` under add-or-remove adjacency.
 
         From both directions' dominating PLDs (method "exact"; at small noise the closed forms of
-        :func:`rerokit.bounds.dpsgd_tinysigma.closed_form_epsilon` where they are within 1e-6, as
+        :func:`rerokit.bounds.dpsgd_tinysigma_epsilon.closed_form_epsilon` where they are within 1e-6, as
         :func:`rerokit.bounds.dpsgd.epsilon_dpsgd`), else the exact epsilon of the
         same schedule at q = 1 (Gaussian DP with :attr:`mu_gdp`; subsampling never increases it).
 
