@@ -796,8 +796,8 @@ def _exact_power_once(
     (:meth:`rerokit.bounds.pld.SchedulePLD.tail_power`) with the max test's power as a second lower
     end, and no untilted composition is computed unless a bracket is wider than
     :data:`_PRECISE_ENOUGH` (relative; with the lower end) where the round-off prediction leaves the
-    double or extended composition some use, or, without the lower end, the tilt's upper end is far
-    above the estimate of gamma (it failed); then the plain path below runs as well and each end
+    double or extended composition some use, or (with or without the lower end) the tilt's upper end
+    is far above the estimate of gamma (it failed); then the plain path below runs as well and each end
     keeps the better value. On that tilt-only answer ``eps_star`` is the tilted mean Psi'(t) (the
     threshold to first order, :func:`rerokit.bounds.pld.tilt.tail_forecast`) and ``floor`` the
     largest bracket width (upper - lower) of the levels: there is no untilted PLD error floor."""
@@ -809,10 +809,12 @@ def _exact_power_once(
         up_t = np.exp(log_up_t)
         low_t = np.minimum(np.maximum(np.exp([pre[i][0] for i in idx]), pld.max_test_lower(lks)), up_t)
         log_w = np.array([first[i][2] for i in idx])
+        # the upper-end rule applies with and without the lower end, so that whenever the plain path
+        # runs (and may lower the upper end) without the bracket it runs with it too: calibration
+        # compares bracket=False upper ends and reports the bracketed value
+        redo_plain = log_up_t > np.array([first[i][1] for i in idx]) + math.log(8.0)
         if pld.lower:
-            redo_plain = (up_t - low_t > _PRECISE_ENOUGH * up_t) & (log_w < math.log(_TILT_FIRST_USELESS))
-        else:
-            redo_plain = log_up_t > np.array([first[i][1] for i in idx]) + math.log(8.0)
+            redo_plain |= (up_t - low_t > _PRECISE_ENOUGH * up_t) & (log_w < math.log(_TILT_FIRST_USELESS))
         if not redo_plain.any():
             value = np.array([round_up_exp(float(x)) for x in log_up_t])
             false = np.zeros(lks.shape, dtype=bool)

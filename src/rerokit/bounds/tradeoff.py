@@ -387,10 +387,8 @@ class TradeoffCurve:
             lo = np.array([_ld(math.exp(log_gdp_power(mu, float(x), upward=False))) for x in lks])
             return np.maximum(lo, np.minimum(alpha, up)), up, no
         if self.method == "envelope":
-            env = dp.envelope_log_gamma if self.adjacency == "remove" else log_sym_envelope
-            logs = [env(self.segments, float(x), self.group_size) for x in lks]
-            up = np.array([dp.round_up_exp(v) for v in logs])
-            return np.minimum(alpha, up), up, no
+            lo, up = self._wide_power(lks, alpha, None)
+            return lo, up, no
         # small noise: the closed forms (rerokit.bounds.dpsgd_tinysigma) answer where narrow, as in rero_dpsgd;
         # they are certified everywhere, so they also answer (wider) where the PLD cannot be discretised
         lo_c = up_c = None
