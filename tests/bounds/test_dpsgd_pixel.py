@@ -25,7 +25,7 @@ from rerokit.bounds.pld.chernoff import log_sum_test_power
 from rerokit.bounds.pld.maxtest import log_max_test_power
 
 sys.path.insert(0, str(Path(__file__).parent / "pld"))
-from test_chernoff import _lr_point  # noqa: E402 - the Lugannani-Rice reference (mpmath) shared with the Hölder tests
+from test_chernoff import _gdp_truth, _lr_point, _np_point  # noqa: E402 - mpmath references shared with the Hölder tests
 
 LN10 = math.log(10.0)
 
@@ -80,34 +80,10 @@ def test_one_step_against_the_exact_power(sigma, q, lk):
     assert up - lo <= 1e-8 * abs(ref)  # measured 2e-10 in log (was: no lower end at all)
 
 
-def _np_two(sigma: float, q: float, l: float) -> tuple[mp.mpf, mp.mpf]:
-    """(log alpha, log beta) of the test L(x_1) + L(x_2) > l, L(x) = log(1-q + q e^{(2x-1)/(2 s^2)})."""
-    s, qq = mp.mpf(sigma), mp.mpf(q)
-
-    def x_of(v):  # L(x) > v  <=>  x > x_of(v); None when every x qualifies
-        return None if v <= mp.log(1 - qq) else s * s * mp.log((mp.exp(v) - (1 - qq)) / qq) + mp.mpf(1) / 2
-
-    def tail_nu(x):
-        return mp.mpf(1) if x is None else mp.ncdf(-x / s)
-
-    def tail_mu(x):
-        return mp.mpf(1) if x is None else (1 - qq) * mp.ncdf(-x / s) + qq * mp.ncdf(-(x - 1) / s)
-
-    def L(x):
-        return mp.log(1 - qq + qq * mp.exp((2 * x - 1) / (2 * s * s)))
-
-    with mp.workdps(30):
-        c = x_of(mp.mpf(l) / 2)
-        pts = [-mp.inf, -10 * s, 0] + [c + k * s for k in (-6, -3, -1, 0, 1, 3, 6)] + [2 * c + 10 * s, mp.inf]
-        pts = sorted(set(pts))
-        a = mp.quad(lambda x1: mp.npdf(x1, 0, s) * tail_nu(x_of(l - L(x1))), pts)
-        b = mp.quad(lambda x1: ((1 - qq) * mp.npdf(x1, 0, s) + qq * mp.npdf(x1, 1, s)) * tail_mu(x_of(l - L(x1))), pts)
-        return mp.log(a), mp.log(b)
-
-
 @pytest.mark.parametrize("sigma,q,l", [(1.0, 0.5, 63.6), (1.0, 0.1, 90.3)])
 def test_two_steps_against_the_neyman_pearson_power(sigma, q, l):
-    la, lb = _np_two(sigma, q, l)
+    with mp.workdps(30):
+        la, lb = _np_point(sigma, q, 2, l)  # (log alpha, log beta) of the test L(x_1) + L(x_2) > l
     lk = float(la)
     assert lk < -470 * LN10
     lo, up = _bracket(sigma, q, 2, log_kappa=lk)
@@ -119,9 +95,7 @@ def test_two_steps_against_the_neyman_pearson_power(sigma, q, l):
 
 @pytest.mark.parametrize("sigma,T,lk", [(2.0, 10, -2000.0), (1.0, 1000, -1850 * LN10), (3.0, 1, -472 * LN10)])
 def test_full_batch_against_the_gdp_closed_form(sigma, T, lk):
-    with mp.workdps(40):
-        z = mp.findroot(lambda x: mp.log(mp.ncdf(x)) - lk, -mp.sqrt(2 * abs(lk)))
-        ref = mp.log(mp.ncdf(z + mp.sqrt(T) / sigma))
+    ref = _gdp_truth(sigma, T, lk)
     lo, up = _bracket(sigma, 1.0, T, log_kappa=lk)
     assert lo <= ref <= up
     assert up - lo <= 1e-9 * abs(ref) + 1e-12
