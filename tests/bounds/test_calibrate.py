@@ -84,3 +84,18 @@ def test_target_met_at_the_floor_is_explained_by_its_cause():
     floor = _met_at_floor(1.0, 1e-5, 0.5, 10, ("poisson", 1))
     assert "down to 0.0001" in floor and "use noise_multiplier 0.0001" in floor
     assert "needs no noise" not in _met_at_floor(1.0, 1e-5, 1e-7, 10, ("shuffle", 1))
+
+
+@pytest.mark.parametrize("target,q,T,kappa", [
+    (1e-6, 1e-3, 1000, 1e-9),  # sigma ~0.45: reported 1.0000003e-6 when the search compared bracket-free values
+    (5.3855e-15, 1e-3, 1000, 1e-15),  # between the bracket-free (5.38518e-15) and bracketed (5.38576e-15) values at sigma 1
+    (2.72322e-7, 1e-3, 1000, 1e-9),  # the same at sigma 0.5 (1.9e-7 relative apart)
+])
+def test_calibrated_gamma_meets_the_target_where_the_bracket_free_value_differs(target, q, T, kappa):
+    """The search compares the value it reports (the bracketed run's): in these settings the run
+    without the bracket ends with a different certified upper end (width-chosen refinements), and
+    a search on it reported gamma above the target."""
+    r = calibrate_noise_multiplier(target, q, T, kappa, delta=None)
+    assert r.gamma <= target
+    assert gamma(r.noise_multiplier, q, T, kappa) == r.gamma
+    assert gamma(r.noise_multiplier * (1 - 1e-3), q, T, kappa) > target  # the smallest such sigma (to 0.1 %)

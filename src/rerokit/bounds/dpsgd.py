@@ -172,7 +172,7 @@ _REFINE_ABOVE = 0.01
 _REFINE_POINTS = 2_000_000
 # Upper ends above this (gamma near 1, where the target is on 1 - gamma) are recomputed on a grid
 # finer by _NEAR_ONE_FACTOR (automatic grids only). The rule reads the upper end only, so it applies
-# identically with and without the lower end (calibration compares bracket=False upper values).
+# identically with and without the lower end.
 _NEAR_ONE_ABOVE = 0.999
 _NEAR_ONE_FACTOR = 8.0
 # gamma near 1, first: the lower-tail tilt on two grids (rerokit.bounds.pld.lowertail), as
@@ -510,9 +510,11 @@ def exact_power_many(
     is the bracket of 1 - gamma), 1 - gamma is bracketed by the lower-tail tilt on two grids
     (:func:`_near_one_into`, :mod:`rerokit.bounds.pld.lowertail`), and where that does not apply or
     skips a grid those levels are recomputed on a grid finer by :data:`_NEAR_ONE_FACTOR`; that rule
-    reads the upper end only, so it applies identically with and without the lower end and
-    calibration (which compares ``bracket=False`` upper values) stays consistent with
-    :func:`rero_dpsgd`.
+    reads the upper end only, so it applies identically with and without the lower end. The width
+    rules (this refinement, the extended recomposition and the far-tail tilt of
+    :func:`_exact_power_once`, the tilt's grid ladder) read the lower end, so a run without the
+    bracket may end with another certified upper end than the bracketed one; calibration
+    (:mod:`rerokit.bounds.calibrate`) therefore compares the bracketed value itself.
     """
     lks = np.asarray(log_kappas, dtype=float)
     one = _one_step_closed_form(pld, lks)
@@ -560,8 +562,7 @@ def _near_one_into(
     (:func:`_near_one_groups`) and one set of compositions serves a group (the blocks depend on the
     tilt only; every tilt in (-1, 0) is certified); the last grid for at most
     :data:`_NEAR_ONE_FINE_LEVELS` groups per call. Those rules and the upper end of gamma use the
-    dominating PLD only, so they are the same with and without the lower end (calibration compares
-    ``bracket=False`` upper values).
+    dominating PLD only, so they are the same with and without the lower end.
     Returns the updated result and the levels where it did not apply or a grid was skipped (window
     too wide; left to :func:`_refine_into`)."""
     size = max(pld.upper.pmf.size, 1)
@@ -810,8 +811,7 @@ def _exact_power_once(
         low_t = np.minimum(np.maximum(np.exp([pre[i][0] for i in idx]), pld.max_test_lower(lks)), up_t)
         log_w = np.array([first[i][2] for i in idx])
         # the upper-end rule applies with and without the lower end, so that whenever the plain path
-        # runs (and may lower the upper end) without the bracket it runs with it too: calibration
-        # compares bracket=False upper ends and reports the bracketed value
+        # runs (and may lower the upper end) without the bracket it runs with it too
         redo_plain = log_up_t > np.array([first[i][1] for i in idx]) + math.log(8.0)
         if pld.lower:
             redo_plain |= (up_t - low_t > _PRECISE_ENOUGH * up_t) & (log_w < math.log(_TILT_FIRST_USELESS))

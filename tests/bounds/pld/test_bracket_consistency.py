@@ -1,10 +1,12 @@
 """The upper end of gamma must not depend on whether the lower end is computed.
 
-Calibration (rerokit.bounds.calibrate) compares upper ends computed without the bracket
-(``Numerics(bracket=False)``) against the target, and reports the bound with it: every rule that
-chooses which certified computation runs must read quantities both modes have (the upper end, the
-schedule, the level). A rule that kept a tilted bracket by its width (lower end included) made the
-two differ by 3e-5 relative at sigma 0.79, q 0.01, T 100, kappa 1e-12 (reverted).
+Where the rules that choose which certified computation runs read quantities both modes have (the
+upper end, the schedule, the level), ``Numerics(bracket=False)`` gives the bracketed run's upper end.
+A rule that kept a tilted bracket by its width (lower end included) made the two differ by 3e-5
+relative at sigma 0.79, q 0.01, T 100, kappa 1e-12 (reverted). The older width rules (grid
+refinement, extended recomposition, the tilt's grid ladder) still read the lower end, and the two
+differ elsewhere (up to 1e-3 relative at small q and tiny levels); calibration therefore compares
+the bracketed value itself (tests/bounds/test_calibrate.py).
 """
 
 from __future__ import annotations

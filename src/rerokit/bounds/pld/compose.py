@@ -185,6 +185,9 @@ def fft_error_constant(n: int, unit_roundoff: float = _U_LD) -> float:
 
 
 def _moment_terms(labels: np.ndarray, pmf: np.ndarray, lam: np.ndarray) -> np.ndarray:
+    nz = np.flatnonzero(pmf)
+    if 2 * nz.size < pmf.size:  # sparse steps (tiny q): the zero masses add nothing to the moments
+        labels, pmf = labels[nz], pmf[nz]
     with np.errstate(divide="ignore"):
         logp = np.log(pmf)
     return logsumexp_rows(logp[None, :] + lam[:, None] * labels[None, :])
