@@ -87,7 +87,7 @@ def test_target_met_at_the_floor_is_explained_by_its_cause():
 
 
 @pytest.mark.parametrize("target,q,T,kappa", [
-    (1e-6, 1e-3, 1000, 1e-9),  # sigma ~0.45: reported 1.0000003e-6 when the search compared bracket-free values
+    (1e-6, 1e-3, 1000, 1e-9),  # sigma ~0.45: reported 1.00000005e-6 when the search compared bracket-free values
     (5.3855e-15, 1e-3, 1000, 1e-15),  # between the bracket-free (5.38518e-15) and bracketed (5.38576e-15) values at sigma 1
     (2.72322e-7, 1e-3, 1000, 1e-9),  # the same at sigma 0.5 (1.9e-7 relative apart)
 ])
