@@ -86,3 +86,41 @@ def test_errors_count_in_proportion_to_their_mass():
     for i in (0, 1000, a.size - 2, a.size - 1):
         assert abs(float(mp.mpf(float(s[i])) - ex[i])) <= err[i] + 1e-50
     assert err[-1] < 1e-14
+
+
+@pytest.mark.parametrize("summation", ["extended", "double"])
+@pytest.mark.parametrize("slope", [0.15, -0.15, 0.1])
+def test_blocked_linear_sums_within_the_bound(summation, slope):
+    """Terms spanning 2000-3000 nats (beyond the linear path's range) but a few hundred per block of
+    4096, as in the far-tail tilt's sums: the blocked linear path (module docstring) against
+    60-digit sums, with a leading block of -inf (a sum's first term is exact) and scattered -inf."""
+    from rerokit.bounds.pld import logsum
+
+    rng = np.random.default_rng(11)
+    n = 5 * logsum._BLOCK + 123
+    a = slope * np.arange(n) + rng.normal(0.0, 2.0, n) - (0.0 if slope < 0 else slope * n / 2)
+    a[: logsum._BLOCK + 5] = -np.inf
+    a[rng.integers(0, n, 200)] = -np.inf
+    assert float(np.max(a)) - float(np.min(a[np.isfinite(a)])) > 1390  # not the one-range linear path
+    assert logsum._prefix_linear(a, summation) is None and logsum._prefix_blocked(a, summation) is not None
+    s, err = prefix_logsumexp(a, summation)
+    ex = _exact_prefix(a)
+    first = int(np.flatnonzero(np.isfinite(a))[0])
+    assert s[first] == a[first] and err[first] == 0.0
+    for i in list(range(first - 2, first + 40)) + list(range(first, n, 97)) + [n - 1]:
+        if ex[i] == -mp.inf:
+            assert s[i] == -np.inf
+            continue
+        assert abs(float(mp.mpf(float(s[i])) - ex[i])) <= err[i] + 1e-50, i
+    assert float(np.max(err)) < 1e-11  # tight, unlike the running log-sum's cumulative bound
+
+
+def test_blocked_path_declines_a_block_spanning_more_than_700():
+    from rerokit.bounds.pld import logsum
+
+    a = np.zeros(3 * logsum._BLOCK)
+    a[100] = -800.0  # one block spans 800 nats
+    a[-1] = 1000.0  # and the whole array more than the linear range
+    assert logsum._prefix_blocked(a, "double") is None
+    s, err = prefix_logsumexp(a, "double")  # the running log-sum then
+    assert abs(float(mp.mpf(float(s[-1])) - _exact_prefix(a)[-1])) <= err[-1] + 1e-50

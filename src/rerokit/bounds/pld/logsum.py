@@ -35,9 +35,21 @@ partial sum c_j errs by at most u/(1-u) sum_{i <= j} c_i (Higham 2002, Sec. 4.2,
 the c_i (within gamma_j < 1.2e-8 relative below 1e8 terms; the factor covers it, 1/(1-u) and
 the division): r_j <= j u always, and far less where the terms grow (about u / (1 - e^{-g}) for a
 growth rate g per term). The bound is then 1.01 (9u + r_j + 8u |s_hat_j|).
+
+Blocked, where the terms span more than that range but every block of :data:`_BLOCK` consecutive
+terms spans at most 700 (the far-tail tilt's sums over millions of points, whose terms change by a
+few nats per block): block b's terms shifted by its largest one m_b, summed in linear space as
+above (so the local log-sums l_j = log sum_{block, i <= j} e^{a_i - m_b} carry that bound, with
+one more rounding u |m_b + l_j| for adding m_b), and joined to the log-sum S_b of the blocks
+before it by s_j = logaddexp(S_b, m_b + l_j). S_b is the running log-sum of the block totals
+(this function on nb entries, with its bound) whose inputs err by at most the largest local bound
+so far; logaddexp is 1-Lipschitz in the max norm of its arguments, so the input errors add as
+err(S_b) + err(l_j) at most, and its own evaluation costs 2 u (|s_j| + 3) as for one running step.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -47,6 +59,7 @@ _U = float(np.finfo(float).eps) / 2.0  # unit round-off of double
 _U_LD = float(np.finfo(np.longdouble).eps) / 2.0  # unit round-off of numpy's long double
 _LINEAR_RANGE = (-700.0, 690.0)  # finite terms in this range: the linear-space sums (module docstring)
 _LINEAR_MAX_TERMS = 10**8
+_BLOCK = 4096  # terms per block of the blocked linear sums (module docstring)
 
 
 def _prefix_linear(a: np.ndarray, summation: str = "extended") -> tuple[np.ndarray, np.ndarray] | None:
@@ -90,6 +103,57 @@ def _prefix_linear(a: np.ndarray, summation: str = "extended") -> tuple[np.ndarr
     return s, err
 
 
+def _prefix_blocked(a: np.ndarray, summation: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`prefix_logsumexp` by blocks of :data:`_BLOCK` terms, each summed in linear space
+    relative to its largest term (module docstring), or None where a block's finite terms span more
+    than 700 (or there are too many terms)."""
+    n = a.size
+    if n > _LINEAR_MAX_TERMS or n < 2 * _BLOCK:
+        return None
+    nb = -(-n // _BLOCK)
+    pad = np.full(nb * _BLOCK, -np.inf)
+    pad[:n] = a
+    blocks = pad.reshape(nb, _BLOCK)
+    m = np.max(blocks, axis=1)
+    live = np.isfinite(m)  # blocks with a finite term (no +inf or NaN: the callers' contract)
+    m = np.where(live, m, 0.0)
+    with np.errstate(invalid="ignore"):
+        z = blocks - m[:, None]  # -inf stays -inf
+    if float(np.min(z, where=np.isfinite(z), initial=0.0)) < _LINEAR_RANGE[0]:
+        return None
+    t = np.exp(z)  # in [e^-700, 1] or exactly 0
+    j = np.arange(1, _BLOCK + 1, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if summation == "double":
+            c = np.cumsum(t, axis=1)
+            rel = np.cumsum(c, axis=1)
+            rel /= c
+            rel *= _U * (1.0 + 1e-7)  # NaN (0/0) before a block's first finite term: no term, exact
+            rel = np.where(c > 0.0, rel, 0.0)
+            local = np.log(c)
+        else:
+            c = np.cumsum(t.astype(np.longdouble), axis=1).astype(float)
+            rel = np.where(c > 0.0, j * _U_LD, 0.0)
+            local = np.log(c)
+        err_l = np.where(c > 0.0, 1.01 * (9.0 * _U + rel + 8.0 * _U * np.abs(local)), 0.0)
+        val = local + m[:, None]  # -inf where the block has no term yet
+        err_l += np.where(c > 0.0, 1.01 * _U * np.abs(val), 0.0)
+    # the blocks before each block: the running log-sum of the block totals, its inputs' errors
+    # bounded by the largest local bound so far (1-Lipschitz in the max norm)
+    tot, tot_err = prefix_logsumexp(val[:, -1], summation)
+    tot_err = tot_err + np.maximum.accumulate(err_l[:, -1])
+    before = np.concatenate(([-np.inf], tot[:-1]))
+    before_err = np.concatenate(([0.0], tot_err[:-1]))
+    s = np.logaddexp(before[:, None], val)
+    fin = np.isfinite(s)
+    err = np.where(fin, before_err[:, None] + err_l + 2.0 * _U * (np.abs(np.where(fin, s, 0.0)) + 3.0), 0.0)
+    # a sum that is one term so far is that term exactly (logaddexp(-inf, x) = x): no error
+    one = fin & ~np.isfinite(before)[:, None] & (np.cumsum(np.isfinite(blocks), axis=1) == 1)
+    err = np.where(one, 0.0, err)
+    s = np.where(one, blocks, s)
+    return s.reshape(-1)[:n], err.reshape(-1)[:n]
+
+
 def prefix_logsumexp(a: np.ndarray, summation: str = "extended") -> tuple[np.ndarray, np.ndarray]:
     """s[i] = log sum_{j <= i} e^{a_j}, with a proven error bound: in linear space where the terms
     allow, else by ``np.logaddexp.accumulate`` (module docstring).
@@ -107,6 +171,8 @@ def prefix_logsumexp(a: np.ndarray, summation: str = "extended") -> tuple[np.nda
     a = np.asarray(a, dtype=float)
     if a.size >= 2:
         lin = _prefix_linear(a, summation)
+        if lin is None:
+            lin = _prefix_blocked(a, summation)
         if lin is not None:
             return lin
     s = np.logaddexp.accumulate(a)
@@ -156,8 +222,11 @@ def total_logsumexp(a: np.ndarray) -> tuple[float, float]:
     In linear space where the terms allow (module docstring): numpy's sum of the exps in long
     double is pairwise, not recursive, but every term of any summation tree of n non-negative
     terms passes through at most n - 1 roundings, so the recursive bound gamma_n (n u_ld) holds
-    (Higham 2002, Sec. 4.2), and the bound is the running one's at the last term. Else the
-    running log-sum's last entry.
+    (Higham 2002, Sec. 4.2), and the bound is the running one's at the last term. Else the same
+    sum shifted by the largest term M: s = M + log sum_j e^{a_j - M} over the terms with
+    a_j - M >= -700 (the others, fewer than n of at most e^{M - 700} each against a sum >= e^M,
+    change it by < n e^-700 relative, counted), with one more rounding of each difference a_j - M
+    (at most u |a_j - M| <= 700 u in the exponent) and of the final addition (u |s|).
 
     Args:
       a: 1-D float array (-inf allowed; no NaN, no +inf).
@@ -174,5 +243,10 @@ def total_logsumexp(a: np.ndarray) -> tuple[float, float]:
             and float(np.max(a)) <= _LINEAR_RANGE[1]):
         s = float(np.log(float(np.sum(np.exp(a), dtype=np.longdouble))))
         return s, 1.01 * (8.0 * _U * abs(s) + a.size * _U_LD + 9.0 * _U)
-    s_all, err = suffix_logsumexp(a)
-    return float(s_all[0]), float(err[0])
+    top = float(np.max(a))
+    z = a - top
+    z[z < _LINEAR_RANGE[0]] = -np.inf  # dropped, counted below (no slow subnormal exps)
+    lsum = float(np.log(float(np.sum(np.exp(z), dtype=np.longdouble))))
+    s = top + lsum
+    err = 1.01 * (8.0 * _U * abs(lsum) + a.size * _U_LD + 9.0 * _U + 700.0 * _U + a.size * math.exp(-700.0))
+    return s, err + 1.01 * _U * abs(s)
