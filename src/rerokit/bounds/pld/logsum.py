@@ -106,7 +106,7 @@ def _prefix_linear(a: np.ndarray, summation: str = "extended") -> tuple[np.ndarr
 def _prefix_blocked(a: np.ndarray, summation: str) -> tuple[np.ndarray, np.ndarray] | None:
     """:func:`prefix_logsumexp` by blocks of :data:`_BLOCK` terms, each summed in linear space
     relative to its largest term (module docstring), or None where a block's finite terms span more
-    than 700 (or there are too many terms)."""
+    than 700 (or there are too many terms). The bound is one number per block (its largest)."""
     n = a.size
     if n > _LINEAR_MAX_TERMS or n < 2 * _BLOCK:
         return None
@@ -115,43 +115,45 @@ def _prefix_blocked(a: np.ndarray, summation: str) -> tuple[np.ndarray, np.ndarr
     pad[:n] = a
     blocks = pad.reshape(nb, _BLOCK)
     m = np.max(blocks, axis=1)
-    live = np.isfinite(m)  # blocks with a finite term (no +inf or NaN: the callers' contract)
-    m = np.where(live, m, 0.0)
-    with np.errstate(invalid="ignore"):
-        z = blocks - m[:, None]  # -inf stays -inf
-    if float(np.min(z, where=np.isfinite(z), initial=0.0)) < _LINEAR_RANGE[0]:
+    m = np.where(np.isfinite(m), m, 0.0)  # blocks without a finite term (no +inf or NaN: the contract)
+    z = blocks - m[:, None]  # -inf stays -inf; rounded by at most u |z| <= 700 u
+    if float(np.min(np.where(z == -np.inf, 0.0, z))) < _LINEAR_RANGE[0]:
         return None
-    t = np.exp(z)  # in [e^-700, 1] or exactly 0
-    j = np.arange(1, _BLOCK + 1, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if summation == "double":
-            c = np.cumsum(t, axis=1)
-            rel = np.cumsum(c, axis=1)
-            rel /= c
-            rel *= _U * (1.0 + 1e-7)  # NaN (0/0) before a block's first finite term: no term, exact
-            rel = np.where(c > 0.0, rel, 0.0)
-            local = np.log(c)
-        else:
-            c = np.cumsum(t.astype(np.longdouble), axis=1).astype(float)
-            rel = np.where(c > 0.0, j * _U_LD, 0.0)
-            local = np.log(c)
-        err_l = np.where(c > 0.0, 1.01 * (9.0 * _U + rel + 8.0 * _U * np.abs(local)), 0.0)
-        val = local + m[:, None]  # -inf where the block has no term yet
-        err_l += np.where(c > 0.0, 1.01 * _U * np.abs(val), 0.0)
+    t = np.exp(z)  # in [e^-700, 1] (8u relative) or exactly 0
+    with np.errstate(divide="ignore"):
+        if summation == "double":  # recursive: partial sum j errs by <= u/(1-u) sum_{i<=j} c_i <= j u c_j
+            local = np.log(np.cumsum(t, axis=1))
+            rel = _BLOCK * _U * (1.0 + 1e-7)
+        else:  # long double: gamma_j <= j u_ld (1 + 1e-9), then rounded to double
+            local = np.log(np.cumsum(t.astype(np.longdouble), axis=1).astype(float))
+            rel = _BLOCK * _U_LD * (1.0 + 1e-9) + _U
+    val = local  # the local log-sums l_j in [-700, log _BLOCK] (or -inf), then m_b + l_j
+    val += m[:, None]
+    # per block: exp (8u), the shift (700 u), the sum (rel), log (8u |l_j| <= 8u 701), adding m_b
+    err_l = 1.01 * (9.0 * _U + 701.0 * _U + rel + 8.0 * 701.0 * _U + _U * (np.abs(m) + 701.0))
     # the blocks before each block: the running log-sum of the block totals, its inputs' errors
     # bounded by the largest local bound so far (1-Lipschitz in the max norm)
-    tot, tot_err = prefix_logsumexp(val[:, -1], summation)
-    tot_err = tot_err + np.maximum.accumulate(err_l[:, -1])
+    ends = val[:, -1].copy()
+    tot, tot_err = prefix_logsumexp(ends, summation)
+    tot_err = tot_err + np.maximum.accumulate(err_l)
     before = np.concatenate(([-np.inf], tot[:-1]))
     before_err = np.concatenate(([0.0], tot_err[:-1]))
-    s = np.logaddexp(before[:, None], val)
-    fin = np.isfinite(s)
-    err = np.where(fin, before_err[:, None] + err_l + 2.0 * _U * (np.abs(np.where(fin, s, 0.0)) + 3.0), 0.0)
+    s = np.logaddexp(before[:, None], val, out=val)
+    # |s_j| within the block: s is non-decreasing, from >= min(S_b, m_b - 701) up to the block's end
+    fin_before = np.isfinite(before)
+    mag = np.maximum(np.abs(m) + 701.0, np.where(fin_before, np.abs(before), 0.0))
+    mag = np.maximum(mag, np.where(np.isfinite(tot), np.abs(tot), 0.0) * (1.0 + 1e-12))
+    e_block = 1.01 * (before_err + err_l + 2.0 * _U * (mag + 3.0))
+    s = s.reshape(-1)[:n]
+    err = np.where(np.isfinite(s), np.repeat(e_block, _BLOCK)[:n], 0.0)
     # a sum that is one term so far is that term exactly (logaddexp(-inf, x) = x): no error
-    one = fin & ~np.isfinite(before)[:, None] & (np.cumsum(np.isfinite(blocks), axis=1) == 1)
-    err = np.where(one, 0.0, err)
-    s = np.where(one, blocks, s)
-    return s.reshape(-1)[:n], err.reshape(-1)[:n]
+    fin = np.flatnonzero(np.isfinite(a[: _BLOCK * 2]))
+    if fin.size == 0:
+        fin = np.flatnonzero(np.isfinite(a))
+    if fin.size:
+        f = int(fin[0])
+        s[f], err[f] = a[f], 0.0
+    return s, err
 
 
 def prefix_logsumexp(a: np.ndarray, summation: str = "extended") -> tuple[np.ndarray, np.ndarray]:
