@@ -55,8 +55,12 @@ def _prepared(parts: Parts, h: float) -> list[tuple[np.ndarray, np.ndarray, int]
     """(losses, log masses, count) per step: what every evaluation of the moments reuses."""
     out = []
     for off, pmf, count in parts:
+        labels = off + np.arange(pmf.size)
+        nz = np.flatnonzero(pmf)
+        if 2 * nz.size < pmf.size:  # sparse steps (tiny q): zero masses add nothing to the moments
+            labels, pmf = labels[nz], pmf[nz]
         with np.errstate(divide="ignore"):
-            out.append(((off + np.arange(pmf.size)) * h, np.log(pmf), count))
+            out.append((labels * h, np.log(pmf), count))
     return out
 
 
