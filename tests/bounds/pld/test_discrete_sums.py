@@ -87,7 +87,7 @@ def _mp_threshold_power(p: GridPMF, q: GridPMF, kappa: mp.mpf) -> mp.mpf:
     """The threshold test S >= s randomised on s - 1 at level kappa, on the exact stored sums."""
     Q = [mp.mpf(float(v)) for v in q.pmf]
     P = {p.offset + i: mp.mpf(float(v)) for i, v in enumerate(p.pmf)}
-    n, acc, i = len(Q), mp.mpf(0), len(Q)
+    acc, i = mp.mpf(0), len(Q)
     while i > 0 and acc + Q[i - 1] <= kappa:
         i -= 1
         acc += Q[i]

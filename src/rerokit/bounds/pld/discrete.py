@@ -493,13 +493,15 @@ class DiscretePLD(GridPMF):
             lg = np.logaddexp(log_p_above, t)
             # this combination's own rounding, added on the safe side: the computed loss (u |l_k|),
             # the level's log shifted (u |lk|: log power moves at most as much as log alpha, the
-            # power being concave with power(0) >= 0), the sums and logs forming t (one rounding each; numpy's exp and log1p within 4 ulps),
-            # where the exp's error, amplified by e^d / (1 - e^d) in y, reaches lg weighted by the
-            # term's share, s (alpha - Q) / value, so at most s Q / value <= 1 times 8u (and the
-            # rounded d likewise u |d|); each logaddexp 2u (|lg| + 3) (rerokit.bounds.pld.logsum)
+            # power being concave with power(0) >= 0), the sums and logs forming t (one rounding
+            # each; numpy's exp and log1p within 4 ulps), where the exp's error, amplified by
+            # e^d / (1 - e^d) in y, reaches lg weighted by the term's share, s (alpha - Q) / value,
+            # so at most s Q / value <= 1 times 8u (and the rounded d likewise u |d|); each
+            # logaddexp 2u (|lg| + 3) (rerokit.bounds.pld.logsum)
             fin_t = np.isfinite(t)
-            margin = np.where(fin_t, np.abs(lkk) + 2.0 * np.abs(lk) + np.abs(frac) + np.abs(np.where(fin_t, t, 0.0))
-                              + 8.0 * np.abs(np.where(fin_t, y, 0.0)) + np.abs(np.where(np.isfinite(d), d, 0.0)) + 8.0, 0.0)
+            t_err = (np.abs(lkk) + 2.0 * np.abs(lk) + np.abs(frac) + np.abs(np.where(fin_t, t, 0.0))
+                     + 8.0 * np.abs(np.where(fin_t, y, 0.0)) + np.abs(np.where(np.isfinite(d), d, 0.0)) + 8.0)
+            margin = np.where(fin_t, t_err, 0.0)
             margin = margin + 2.0 * (np.abs(lg) + 3.0)
             if allowance > 0:
                 la = math.log(allowance)
