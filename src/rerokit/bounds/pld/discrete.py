@@ -36,6 +36,9 @@ from rerokit.bounds.pld.logsum import prefix_logsumexp, suffix_logsumexp
 __all__ = ["Bracket", "GridPMF", "DiscretePLD", "ThresholdTests", "suffix_sums"]
 
 _U = float(np.finfo(float).eps) / 2.0  # unit round-off of double
+_U_LD = float(np.finfo(np.longdouble).eps) / 2.0  # unit round-off of numpy's long double
+_BLOCK = 16  # terms per block of the running sums of :class:`_TopSums`
+_TINY = 2.0 ** -1074  # bounds the absolute error of a product that underflows
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,88 @@ def suffix_sums(pmf: np.ndarray) -> np.ndarray:
       Array of length n + 1.
     """
     return np.concatenate((np.cumsum(pmf[::-1].astype(np.longdouble))[::-1].astype(float), [0.0]))
+
+
+def _up(x: Any) -> Any:
+    """One ulp up: an upper bound on the exact result of the operation that rounded to ``x``."""
+    return np.nextafter(x, np.inf)
+
+
+def _down(x: Any) -> Any:
+    """One ulp down: a lower bound on the exact result of the operation that rounded to ``x``."""
+    return np.nextafter(x, -np.inf)
+
+
+@dataclass(frozen=True)
+class _TopSums:
+    """Sums of the first m of some non-negative terms (m = 0..n), each with a proven relative bound.
+
+    The terms are cut into blocks of :data:`_BLOCK`; ``np.add.reduceat`` sums each block in double
+    (any order: at most _BLOCK - 1 roundings on any term's path), the block sums run in long double
+    (``cum``), and a partial block is summed in long double and added to the blocks before it. A sum
+    of non-negative terms in which every term passes through at most d roundings of unit u is
+    sum_i x_i (1 + theta_i) with |theta_i| <= gamma_d = d u / (1 - d u), whatever the order (Higham
+    2002, Lemma 3.1 and Sec. 4.2), so a computed sum, rounded to double, errs by at most :attr:`rel`
+    relative:
+    1.01 ((_BLOCK - 1) u + (blocks + _BLOCK + 1) u_ld + u) (the last u: the conversion; 1.01 covers
+    the second-order terms). For a window of 4e5 atoms about 3e-15, below a long double running sum's
+    n u_ld (2e-14); one pass in double, not a long double conversion of every term. The sum at a count
+    depends on that count only, not on the other counts asked for.
+
+    Attributes:
+      terms: the terms in summation order (non-negative, finite).
+      cum: long double running sums of the blocks' double sums.
+    """
+
+    terms: np.ndarray
+    cum: np.ndarray
+
+    @staticmethod
+    def of(terms: np.ndarray) -> _TopSums:
+        """The running block sums of ``terms`` (1-D, non-negative)."""
+        if not terms.size:
+            return _TopSums(terms, np.zeros(0, dtype=np.longdouble))
+        blocks = np.add.reduceat(terms, np.arange(0, terms.size, _BLOCK))
+        return _TopSums(terms, np.cumsum(blocks, dtype=np.longdouble))
+
+    @property
+    def rel(self) -> float:
+        """Bound on |computed sum - exact sum| / exact sum for every sum returned (class docstring)."""
+        return 1.01 * ((_BLOCK - 1) * _U + (self.cum.size + _BLOCK + 1) * _U_LD + _U)
+
+    def _base(self, b: int) -> np.longdouble:
+        return self.cum[b - 1] if b else np.longdouble(0.0)
+
+    def at(self, counts: np.ndarray) -> np.ndarray:
+        """The computed sums of the first ``counts`` terms (integers in 0..n), as doubles."""
+        uniq, inv = np.unique(np.asarray(counts, dtype=np.int64), return_inverse=True)
+        vals = np.empty(uniq.size)
+        for t, c in enumerate(uniq):
+            b, j = divmod(int(c), _BLOCK)
+            s = self._base(b)
+            if j:
+                s = s + np.sum(self.terms[b * _BLOCK: b * _BLOCK + j], dtype=np.longdouble)
+            vals[t] = float(s)
+        return vals[inv].reshape(np.shape(counts))
+
+    def count(self, x: np.ndarray, strict: bool) -> tuple[np.ndarray, np.ndarray]:
+        """For each ``x``: a count m whose computed sum is < x (``strict``; <= x otherwise; in long
+        double, so <= x once rounded to double) while the sum of the first m + 1 terms reaches x (the
+        running sums' rounding aside), and that sum."""
+        side = "left" if strict else "right"
+        xl = np.asarray(x, dtype=np.longdouble)
+        blocks = np.searchsorted(self.cum, xl, side=side)  # whole blocks below x
+        cnt = np.empty(xl.shape, dtype=np.int64)
+        val = np.empty(xl.shape)
+        for t, b in enumerate(blocks.tolist()):
+            base = self._base(b)
+            if b >= self.cum.size:
+                cnt[t], val[t] = self.terms.size, float(base)
+                continue
+            within = base + np.cumsum(self.terms[b * _BLOCK: (b + 1) * _BLOCK], dtype=np.longdouble)
+            j = int(np.searchsorted(within, xl[t], side=side))
+            cnt[t], val[t] = b * _BLOCK + j, float(within[j - 1] if j else base)
+        return cnt, val
 
 
 @dataclass(frozen=True)
@@ -101,6 +186,11 @@ class GridPMF:
     def suffix(self) -> np.ndarray:
         """sum(pmf[i:]) for i = 0..n (extended-precision sums)."""
         return suffix_sums(self.pmf)
+
+    @cached_property
+    def top_mass(self) -> _TopSums:
+        """Sums of the top m masses (labels offset + n - m .. offset + n - 1), with their bound."""
+        return _TopSums.of(self.pmf[::-1])
 
     def mass_at_least(self, labels: np.ndarray) -> np.ndarray:
         """Stored mass of the labels >= ``labels`` (no error terms).
@@ -156,6 +246,25 @@ class DiscretePLD(GridPMF):
         with np.errstate(invalid="ignore"):
             p_err = 1.01 * (n * u_ld + _U) + 2.0 * _U * np.where(np.isfinite(rp), np.abs(rp), 0.0)
         return (l, logp, rq, rp), (q_err, p_err)
+
+    @cached_property
+    def top_null(self) -> tuple[_TopSums, float] | None:
+        """Sums of the top m atoms' Q-masses q_i = p_i e^{-l_i} (linear space) and a bound rho on
+        every term's relative error, or None where a loss lies outside [-700, 700].
+
+        Each term is the rounded product of p_i and numpy's e^{-l_i} at the computed loss: l_i is one
+        rounded product (relative u, so e^{-l_i} off by u |l_i|), numpy's exp is within 4 ulps (8u
+        relative while the result is normal, as every e^{-l} is for |l| <= 700; the assumption of
+        :mod:`rerokit.bounds.pld.logsum`) and the product rounds once (u relative, or an absolute
+        2^-1075 where it underflows, allowed for by :data:`_TINY` per term where the sums are used):
+        rho = 1.01 u (9 + max |l_i|)."""
+        l = self.losses
+        big = max(abs(float(l[0])), abs(float(l[-1]))) if l.size else math.inf
+        if big > 700.0:
+            return None
+        e = np.exp(np.negative(l, out=l), out=l)[::-1]  # e^{-l_i}, from the top (l is a fresh array)
+        e *= self.pmf[::-1]
+        return _TopSums.of(e), 1.01 * _U * (9.0 + big)
 
     @property
     def top_sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -327,6 +436,13 @@ class DiscretePLD(GridPMF):
         infimum sits at the atom where the Q-mass accumulated from the top first reaches alpha
         (the randomised Neyman-Pearson test); one O(n) pass and O(m log n) for m levels.
 
+        The sums above that atom: in linear space (:attr:`top_mass`, :attr:`top_null`: block sums in
+        double, run in long double, each sum within :attr:`_TopSums.rel` relative, the Q terms within
+        rho), found by a search on the same running sums, where alpha >= e^-700 and every loss lies in
+        [-700, 700]; else the running log-sums of :attr:`top_sums` (log-sum-exp bound). Any atom gives
+        a valid bound, so the search needs no error bound; the sums at the chosen atom are rounded
+        outwards (P up, Q down) and the final combination's rounding is added (one ulp stepped up).
+
         Args:
           log_alphas: natural logs of the levels (<= 0).
 
@@ -337,24 +453,81 @@ class DiscretePLD(GridPMF):
         # the loss shift s: delta(eps) <= stored delta(eps - s), so the power at alpha is at most the
         # stored power at alpha e^s
         lk = np.atleast_1d(np.asarray(log_alphas, dtype=float)) + self.loss_shift
-        l, _, rq, rp = self.top_sums
         n = self.pmf.size
         allowance = self.error
-        idx = np.searchsorted(rq, lk, side="left")
+        # the linear-space sums (top_null, top_mass) where the level is a normal double; else the
+        # running log-sums (top_sums). Each level's bound depends on that level only.
+        lin = self.top_null
+        fast = (lk >= -700.0) if lin is not None else np.zeros(lk.shape, dtype=bool)
+        idx = np.zeros(lk.shape, dtype=np.int64)
+        log_q_above = np.full(lk.shape, -np.inf)
+        log_p_above = np.full(lk.shape, -np.inf)
+        if fast.any():
+            tq, rho = lin
+            cnt, q_sum = tq.count(np.exp(lk[fast]), strict=True)  # Q-mass of the top cnt atoms < alpha
+            p_sum = self.top_mass.at(np.minimum(cnt, n - 1))
+            idx[fast] = cnt
+            # the sums' proven bounds (_TopSums.rel, rho, the underflows' _TINY): P up, Q down
+            log_p_above[fast] = _log_bound(p_sum, self.top_mass.rel, 0.0, 0.0, +1)
+            log_q_above[fast] = _log_bound(q_sum, tq.rel, rho, cnt * _TINY, -1)
+        if not fast.all():
+            slow = ~fast
+            _, _, rq, rp = self.top_sums
+            q_err, p_err = self.top_sums_error  # the sums' proven errors: P up, Q down (an upper bound)
+            i_s = np.searchsorted(rq, lk[slow], side="left")
+            prev = np.maximum(np.minimum(i_s, n - 1) - 1, 0)
+            idx[slow] = i_s
+            log_q_above[slow] = rq[prev] - q_err[prev]
+            log_p_above[slow] = rp[prev] + p_err[prev]
         full = idx >= n
         idc = np.minimum(idx, n - 1)
         k = n - 1 - idc
-        prev = np.maximum(idc - 1, 0)
-        q_err, p_err = self.top_sums_error  # the sums' proven errors: P up, Q down (an upper bound)
-        log_q_above = np.where(idc > 0, rq[prev] - q_err[prev], -np.inf)
-        log_p_above = np.where(idc > 0, rp[prev] + p_err[prev], -np.inf)
+        log_q_above = np.where(idc > 0, log_q_above, -np.inf)
+        log_p_above = np.where(idc > 0, log_p_above, -np.inf)
         with np.errstate(divide="ignore", invalid="ignore"):
-            frac = lk + np.log1p(-np.exp(np.minimum(0.0, log_q_above - lk)))
-            lg = np.logaddexp(log_p_above, l[k] + frac)
+            lkk = (self.offset + k) * self.h  # the losses at k (as :attr:`losses` computes them)
+            d = np.minimum(0.0, log_q_above - lk)
+            y = np.log1p(-np.exp(d))
+            frac = lk + y
+            t = lkk + frac
+            lg = np.logaddexp(log_p_above, t)
+            # this combination's own rounding, added on the safe side: the computed loss (u |l_k|),
+            # the level's log shifted (u |lk|: log power moves at most as much as log alpha, the
+            # power being concave with power(0) >= 0), the sums and logs forming t (one rounding
+            # each; numpy's exp and log1p within 4 ulps), where the exp's error, amplified by
+            # e^d / (1 - e^d) in y, reaches lg weighted by the term's share, s (alpha - Q) / value,
+            # so at most s Q / value <= 1 times 8u (and the rounded d likewise u |d|); each
+            # logaddexp 2u (|lg| + 3) (rerokit.bounds.pld.logsum)
+            fin_t = np.isfinite(t)
+            t_err = (np.abs(lkk) + 2.0 * np.abs(lk) + np.abs(frac) + np.abs(np.where(fin_t, t, 0.0))
+                     + 8.0 * np.abs(np.where(fin_t, y, 0.0)) + np.abs(np.where(np.isfinite(d), d, 0.0)) + 8.0)
+            margin = np.where(fin_t, t_err, 0.0)
+            margin = margin + 2.0 * (np.abs(lg) + 3.0)
             if allowance > 0:
-                lg = np.logaddexp(lg, math.log(allowance))
+                la = math.log(allowance)
+                lg = np.logaddexp(lg, la)
+                margin = margin + 2.0 * (np.abs(lg) + 3.0) + 8.0 * abs(la)
+            lg = np.where(np.isfinite(lg), np.nextafter(lg + 1.05 * _U * margin, np.inf), lg)
         lg = np.where(full, 0.0, np.minimum(0.0, lg))
-        return lg, np.where(full, -np.inf, l[k] + self.loss_shift)
+        return lg, np.where(full, -np.inf, lkk + self.loss_shift)
+
+
+def _log_bound(s: np.ndarray, rel: float, rho: float, tiny: Any, side: int) -> np.ndarray:
+    """A certified upper (``side`` = +1) or lower (-1) bound on log(exact) from computed sums ``s``
+    within relative ``rel`` of the exact sums of the computed terms, each term within relative
+    ``rho`` (and absolute ``tiny`` in all) of its exact value. numpy's log is within 4 ulps of the
+    result (8u |log s|, :mod:`rerokit.bounds.pld.logsum`); log(1 + x) <= x and -log(1 - x) <= 1.01 x
+    for the small x here; every rounding of the bound itself is stepped outwards by one ulp."""
+    s = np.asarray(s, dtype=float)
+    if side > 0:
+        x = _up(s * _up(1.0 + rel))
+    else:
+        x = _down(_down(s * _down(1.0 - rel)) - tiny)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = np.log(np.maximum(x, 0.0))
+        err = 1.01 * (8.0 * _U * np.abs(v) + rho)
+        out = np.nextafter(v + side * err, side * np.inf)
+    return np.where(x > 0, out, -np.inf)
 
 
 def _log_q_terms(pmf: np.ndarray, l: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -407,7 +580,10 @@ class ThresholdTests:
         """Certified lower bounds on the power at levels exp(log_alphas).
 
         The test rejects on S >= s and on S = s-1 with probability f; its level is bounded above
-        by the in-window Q-mass plus the slack, its power below by the P-mass minus the slack.
+        by the in-window Q-mass plus the slack, its power below by the P-mass minus the slack. The
+        stored masses' sums (:attr:`GridPMF.top_mass`) are rounded outwards by their proven relative
+        bound (Q up, P down) and every other rounding is stepped to the safe side, so the level
+        stays <= alpha and the power is a lower bound.
 
         Args:
           log_alphas: natural logs of the levels (<= 0).
@@ -417,25 +593,33 @@ class ThresholdTests:
         """
         kappa = np.exp(np.atleast_1d(np.asarray(log_alphas, dtype=float)))
         cq, cp = self.q, self.p
-        Q, qoff = cq.pmf, cq.offset
-        q_ge = cq.suffix + cq.slack  # Q(S >= qoff + i), non-increasing
-        i = np.searchsorted(-q_ge, -kappa, side="left")
-        none = i >= q_ge.size
-        i = np.minimum(i, q_ge.size - 1)
+        Q, qoff, P, poff = cq.pmf, cq.offset, cp.pmf, cp.offset
+        tq, tp = cq.top_mass, cp.top_mass
+        rq, rp = tq.rel, tp.rel
+        # the test S >= s* takes the top m labels of Q's window: the most whose certified Q-mass (the
+        # stored sum's bound, _TopSums.rel, plus the slack) stays <= kappa. The search target leaves
+        # room for the bound's own roundings; the check below makes it exact.
+        with np.errstate(invalid="ignore"):
+            target = _down(_down(kappa - cq.slack) / _up(_up(1.0 + rq) * (1.0 + 8.0 * _U)))
+        m, q_sum = tq.count(np.maximum(target, 0.0), strict=False)
+        q_hi = _up(_up(q_sum * _up(1.0 + rq)) + cq.slack)
+        none = (target < 0.0) | (q_hi > kappa) | (kappa <= 0.0)
+        i = Q.size - m
         s_star = qoff + i
-        rem = kappa - q_ge[i]
-        P, poff = cp.pmf, cp.offset
+        rem = np.maximum(_down(kappa - q_hi), 0.0)
         j = np.clip(s_star - poff, 0, P.size)
-        power = cp.suffix[j] - cp.slack
+        power = _down(_down(tp.at(P.size - j) * _down(1.0 - rp)) - cp.slack)  # stored P(S >= s*), down
+        # randomised on the label s* - 1: its Q-mass at most qb + entry_roundoff, its P-mass at least
+        # pb; f (qb + entry) <= rem keeps the level <= kappa
         b = s_star - 1 - poff
         qb = Q[np.maximum(i - 1, 0)]
         rand = (i > 0) & (qb > 0) & (b >= 0) & (b < P.size)
         with np.errstate(divide="ignore", invalid="ignore"):
-            f = np.minimum(1.0, rem / (qb + cq.entry_roundoff))
-        pb = np.maximum(0.0, P[np.clip(b, 0, P.size - 1)] - cp.entry_roundoff)
-        power = power + np.where(rand, f * pb, 0.0)
+            f = np.minimum(1.0, _down(rem / _up(qb + cq.entry_roundoff)))
+        pb = np.maximum(0.0, _down(P[np.clip(b, 0, P.size - 1)] - cp.entry_roundoff))
+        power = np.where(rand, _down(power + _down(f * pb)), power)
         out = np.minimum(1.0, np.maximum(kappa, power))
-        return np.where(none | (kappa <= 0.0), kappa, out)
+        return np.where(none, kappa, out)
 
     def power_lower_at(self, alpha: np.ndarray) -> np.ndarray:
         """:meth:`power_lower` at levels ``alpha`` in [0, 1] (0 at alpha = 0)."""
