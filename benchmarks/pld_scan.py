@@ -1,0 +1,79 @@
+"""The certified PLD engine against riskcal over a grid of everyday DP-SGD settings, in one run.
+
+Grid: sigma in {0.5, 1, 2, 5}, q in {1e-3, 1e-2, 0.1}, T in {1e2, 1e3, 1e4, 1e5}, kappa in {1e-3,
+1e-6, 1e-9} (144 cells). Per cell: the wall time of rerokit's full certified bracket of the ReRo gamma
+(``rero_dpsgd(..., comparisons=False)``) and of riskcal 1.5.1's ``get_beta_for_dpsgd`` at its default
+grid, each the best of ``--repeats``, their ratio (riskcal / rerokit: above 1, rerokit is faster) and
+rerokit's relative width (upper - lower) / upper. Then the geometric mean of the ratios, the number of
+cells where rerokit is slower, and the slowest cells. riskcal's value is printed beside it: it is not
+a bound (it falls below the truth in many settings, benchmarks/pld_soundness.py).
+
+    python benchmarks/pld_scan.py [--repeats 2] [--out scan.jsonl]
+
+Each cell is printed (and appended to ``--out`` as JSON) as it completes. The grid of
+benchmarks/pld_engine.py's ``--tinyq`` (q 1e-4) and ``--near1`` (T 1e6) rows is not repeated here.
+
+Measured 2026-11-26 on a shared 2-core machine (load 1.5-2.5, ``--repeats 2``): before this day's
+changes (the calibration and near-1 shortcut commits' parent) geometric mean x10.1, rerokit slower in
+6 of 144 cells: sigma 5, q 0.1, T 1e5, kappa 1e-3 (gamma near 1: 2.62 s against 0.46 s, x0.17) and
+sigma 1, q 1e-3, T 1e4, kappa 1e-9 (474 ms against 213 ms, x0.45), the others x0.78-0.85 (sigma 5,
+q 1e-3, T 1e3-1e4). After (the near-1 shortcut grid, the extended recomposition at small levels where
+its bracket is predicted within 5e-3, the blocked linear log-sums and the block-sum queries): see the
+README's speed table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import os
+import time
+
+from _timing import best_time
+
+from rerokit.bounds.dpsgd import rero_dpsgd
+
+SIGMAS = (0.5, 1.0, 2.0, 5.0)
+QS = (1e-3, 1e-2, 0.1)
+STEPS = (100, 1_000, 10_000, 100_000)
+KAPPAS = (1e-3, 1e-6, 1e-9)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--out", default=None, help="append one JSON line per cell")
+    args = ap.parse_args()
+    if args.repeats < 1:
+        ap.error("--repeats must be at least 1")
+    from riskcal.calibration.dpsgd import get_beta_for_dpsgd
+
+    print(f"load average {os.getloadavg()} (a shared machine: ratios are taken in the same run)")
+    rero_dpsgd(1.0, 0.1, 10, 0.01, comparisons=False)  # warm-up (imports)
+    get_beta_for_dpsgd(1.0, 0.1, 10, 0.01)
+    rows = []
+    for sigma, q, T, kappa in itertools.product(SIGMAS, QS, STEPS, KAPPAS):
+        t_r, b = best_time(lambda: rero_dpsgd(sigma, q, T, kappa, comparisons=False), args.repeats)
+        t_c, beta = best_time(lambda: get_beta_for_dpsgd(sigma, q, T, kappa), args.repeats)
+        width = (b.value - b.interval[0]) / b.value
+        row = {"sigma": sigma, "q": q, "T": T, "kappa": kappa, "rerokit_s": t_r, "riskcal_s": t_c,
+               "ratio": t_c / t_r, "lower": b.interval[0], "upper": b.value, "rel_width": width,
+               "riskcal_gamma": 1.0 - float(beta), "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        rows.append(row)
+        print(f"  sigma={sigma} q={q} T={T:>6} kappa={kappa:g}: rerokit {t_r * 1e3:7.1f} ms, riskcal "
+              f"{t_c * 1e3:7.1f} ms (x{t_c / t_r:.2f}), width {width:.1e}", flush=True)
+        if args.out:
+            with open(args.out, "a") as f:
+                f.write(json.dumps(row) + "\n")
+    gm = math.exp(sum(math.log(r["ratio"]) for r in rows) / len(rows))
+    slower = sorted((r for r in rows if r["ratio"] < 1.0), key=lambda r: r["ratio"])
+    print(f"\ngeometric mean riskcal/rerokit x{gm:.2f}; rerokit slower in {len(slower)} of {len(rows)} cells")
+    for r in slower:
+        print(f"  sigma={r['sigma']} q={r['q']} T={r['T']} kappa={r['kappa']:g}: x{r['ratio']:.2f} "
+              f"({r['rerokit_s'] * 1e3:.1f} ms against {r['riskcal_s'] * 1e3:.1f} ms)")
+
+
+if __name__ == "__main__":
+    main()
