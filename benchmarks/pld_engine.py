@@ -192,6 +192,19 @@ process, switched call by call (best of 5, load 2.0): rero_dpsgd(1, 1e-4, T, 1e-
 1e-3 and 1e-6) x1.28-1.45; against riskcal in the same run their geometric mean x0.71 -> x1.03
 (cells x0.82-1.49). Brackets identical to 10 digits; over 108 cells (sigma 0.5-10, q 1e-3-1, T 1-1e4,
 kappa 1e-1-1e-9) both ends within 4.2e-14 relative of before.
+2026-11-26, fourth stop (load 1.3-1.8, ``--repeats 3`` / ``--tinyq --repeats 2`` / ``--mid --repeats 2``,
+riskcal in the same runs): main rows 16.1 / 10.4 / 8.8 ms (riskcal x21.8 / x3.22 / x113, dp-accounting
+x36.8 / x13.3 / x70.2), alternating history 28 ms (reconstruction_risk 61 ms), 2,000 distinct steps
+8.7 s. ``--tinyq``: kappa 1e-3 63 / 71 / 82 ms at T 1e3 / 1e5 / 1e6 (riskcal x1.25 / x1.24 / x1.20:
+faster at every T; were x0.69-0.79), kappa 1e-9 177 / 947 / 223 ms (x0.46 / x0.10 / x0.43), kappa
+1e-20 91 / 210 / 507 ms (x0.84 / x0.43 / x0.20): still slower there (were x0.06-0.30). What changed:
+the Chernoff windows' and the saddle point's moments of sparse steps on their nonzero masses
+(pld.compose, pld.tilt); running log-sums over millions of terms by blocks of 4096 shifted to their
+largest term and the total shifted by its largest term (pld.logsum, proven bounds; the tilt's
+suffix sums and its lower end's power were np.logaddexp.accumulate); the block-sum queries above.
+``--mid``: geometric mean x1.18 (was x1.03 in the same conditions before the block sums; cells
+x0.61-3.67, slower only at kappa 1e-9 for T 3e3-3e4, x0.61-0.89, and sigma 3/5 at T 1e4, x0.88-0.97,
+within noise), brackets unchanged.
 """
 
 from __future__ import annotations
