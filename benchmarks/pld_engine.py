@@ -202,7 +202,7 @@ the Chernoff windows' and the saddle point's moments of sparse steps on their no
 (pld.compose, pld.tilt); running log-sums over millions of terms by blocks of 4096 shifted to their
 largest term and the total shifted by its largest term (pld.logsum, proven bounds; the tilt's
 suffix sums and its lower end's power were np.logaddexp.accumulate); the block-sum queries above.
-``--mid``: geometric mean x1.18 (was x1.03 in the same conditions before the block sums; cells
+``--mid``: geometric mean x1.18 (x1.03 at the start of the day, load 0.5; cells
 x0.61-3.67, slower only at kappa 1e-9 for T 3e3-3e4, x0.61-0.89, and sigma 3/5 at T 1e4, x0.88-0.97,
 within noise), brackets unchanged.
 """
