@@ -186,3 +186,12 @@ def test_hockey_stick_atom_just_above_its_computed_loss(k: int, h: float) -> Non
     got = mp.mpf(float(pld.hockey_stick(eps)[0]))
     exact = -mp.expm1(mp.mpf(eps) - lam)
     assert exact <= got <= 8 * abs(mp.mpf(eps)) * mp.mpf(2) ** -52
+
+
+@pytest.mark.parametrize("n", [0, 16, 33, 4096])
+def test_top_sums_at_same_in_any_batch(n: int) -> None:
+    """A count's sum does not depend on the batch it is asked in (one count, or every count)."""
+    t = np.exp(np.random.default_rng(n).uniform(-30.0, 0.0, n))
+    ts = _TopSums.of(t)
+    every = ts.at(np.arange(n + 1))
+    assert np.array_equal(every, [ts.at(np.array([c]))[0] for c in range(n + 1)])

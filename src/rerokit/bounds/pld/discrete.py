@@ -127,23 +127,38 @@ class _TopSums:
     def _base(self, b: int) -> np.longdouble:
         return self.cum[b - 1] if b else np.longdouble(0.0)
 
+    @cached_property
+    def _every(self) -> np.ndarray:
+        """The computed sums at every count 0..n (as :meth:`at` forms them), as doubles."""
+        n = self.terms.size
+        pad = np.zeros(self.cum.size * _BLOCK)
+        pad[:n] = self.terms
+        part = np.cumsum(pad.reshape(-1, _BLOCK), axis=1, dtype=np.longdouble)
+        part[1:] += self.cum[:-1, None]  # (each running sum plus the blocks before it: one addition)
+        every = np.concatenate(([0.0], part.reshape(-1)[:n].astype(float)))
+        ends = every[_BLOCK::_BLOCK]  # whole blocks: their running sum itself, as :meth:`at` reads it
+        ends[:] = self.cum[:ends.size]
+        return every
+
     def at(self, counts: np.ndarray) -> np.ndarray:
         """The computed sums of the first ``counts`` terms (integers in 0..n), as doubles.
 
-        Vectorised: the blocks' running sum plus the partial block's running sum in long double (the
-        sums :meth:`count` forms), the partial blocks gathered :data:`_CHUNK` at a time (memory bounded
-        whatever the number of counts)."""
+        The blocks' running sum plus the partial block's running sum in long double (the sums
+        :meth:`count` forms): for many counts read from the sums at every count (computed once), else
+        the partial blocks gathered :data:`_CHUNK` at a time."""
         c = np.asarray(counts, dtype=np.int64)
+        n = self.terms.size
+        if c.size * _BLOCK >= n:
+            return self._every[c]
         b, j = np.divmod(c, _BLOCK)
         out = np.zeros(c.shape, dtype=np.longdouble)
         whole = b > 0
         out[whole] = self.cum[b[whole] - 1]
         sel = np.flatnonzero(j)
         if sel.size:
-            n = self.terms.size
+            flat = out.reshape(-1)
             ub, inv = np.unique(b.ravel()[sel], return_inverse=True)
             js = j.ravel()[sel] - 1
-            flat = out.reshape(-1)
             for start in range(0, ub.size, _CHUNK):
                 rows = ub[start: start + _CHUNK, None] * _BLOCK + np.arange(_BLOCK)
                 part = np.cumsum(np.where(rows < n, self.terms[np.minimum(rows, n - 1)], 0.0), axis=1,
@@ -396,6 +411,34 @@ class DiscretePLD(GridPMF):
                 lq_lo = _down(rq[top] - q_err[top])
         return np.where(cnt > 0, p_hi, 0.0), np.where(cnt > 0, lq_lo, -np.inf)
 
+    def _excess(self, cnt: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """An upper bound on sum over the top ``cnt`` atoms of p_i (1 - e^{t - l_i}) = P - e^t Q (exact
+        losses), for ``t`` a lower bound on the exact exponent (0 where ``cnt`` = 0).
+
+        P up and Q down by their proven bounds (:meth:`_above`); e^t Q in linear space (numpy's exp,
+        8u, and the products stepped down) where the block sums hold and e^t is normal, else as
+        e^{t + log Q}, the exponent rounded down."""
+        cnt = np.asarray(cnt, dtype=np.int64)
+        t = np.asarray(t, dtype=float)
+        lin = self.top_null
+        with np.errstate(invalid="ignore"):
+            if lin is None:
+                p_hi, lq_lo = self._above(cnt)
+                s_lo = _exp_down(_down(t + lq_lo))
+            else:
+                tq, rho = lin
+                tp = self.top_mass
+                p_hi = _up(tp.at(cnt) * _up(1.0 + tp.rel))
+                q = tq.at(cnt)
+                # the exact Q >= (q (1 - rel) - cnt 2^-1074) / (1 + rho) (_log_bound's reading)
+                q_lo = np.maximum(0.0, _down(_down(q * _down(_down(1.0 - tq.rel) * _down(1.0 - rho))) - cnt * _TINY))
+                s_lo = _down(_exp_down(t) * q_lo)
+                far = t < -700.0  # e^t subnormal: through the logs (e^t Q <= P here: no overflow)
+                if far.any():
+                    lq = _log_bound(q[far], tq.rel, rho, cnt[far] * _TINY, -1)
+                    s_lo[far] = _exp_down(_down(t[far] + lq))
+            return np.where(cnt > 0, np.maximum(0.0, _up(p_hi - s_lo)), 0.0)
+
     def hockey_stick(self, eps: Any) -> np.ndarray:
         """Upper bound on delta(eps) = sup_E P(E) - e^eps Q(E) at every real eps.
 
@@ -420,12 +463,9 @@ class DiscretePLD(GridPMF):
         l = self.losses
         cnt = n - np.searchsorted(l, shifted, side="right")  # atoms whose computed loss is > eps: the top cnt
         m = n - cnt  # the lowest of them
-        p_hi, lq_lo = self._above(cnt)
         # sum over the top cnt of p_i (1 - e^{t - l_i}) bounds delta at eps from above for any t <= eps
         # with t <= l_m (no counted term negative): t = min(eps, l_m), both rounded down (one rounding each)
-        t = np.minimum(e_lo, _down(l[np.minimum(m, n - 1)]))
-        with np.errstate(invalid="ignore"):
-            d = np.where(cnt > 0, np.maximum(0.0, _up(p_hi - _exp_down(_down(t + lq_lo)))), 0.0)
+        d = self._excess(cnt, np.minimum(e_lo, _down(l[np.minimum(m, n - 1)])))
         # the atom below (computed loss <= eps) may lie above eps exactly: its term p (1 - e^{eps - l}) is
         # at most p (l - eps) <= p gap; a gap below h leaves no other atom above eps
         below = m > 0
@@ -494,10 +534,7 @@ class DiscretePLD(GridPMF):
 
         def at_grid(k: int) -> float:
             """An upper bound on delta at the exact loss l_k (the atoms above it: the top n - 1 - k)."""
-            p_hi, lq_lo = self._above(np.array([n - 1 - k]))
-            with np.errstate(invalid="ignore"):
-                d = np.where(p_hi > 0, np.maximum(0.0, _up(p_hi - _exp_down(_down(_down(l[k]) + lq_lo)))), 0.0)
-            return float(_up_add(d[0], inf))
+            return float(_up_add(self._excess(np.array([n - 1 - k]), _down(l[k:k + 1]))[0], inf))
 
         # bisection for k with delta(l_k) <= delta < delta(l_{k-1}) (at_grid(n - 1) = inf < delta)
         lo, k = -1, n - 1
