@@ -11,7 +11,9 @@ hockey-stick divergence
 
 is >= the true pair's, and so (Neyman-Pearson / conjugate duality) its power at every level alpha,
 inf_eps (e^eps alpha + delta(eps)), is >= the true power (the largest P(E) with Q(E) <= alpha).
-Every query adds the error terms on the safe side (:attr:`DiscretePLD.error`).
+Every query adds the error terms on the safe side (:attr:`DiscretePLD.error`), and every certified value
+carries a proven bound on its own floating-point rounding, rounded to the safe side (sums:
+:class:`_TopSums`; the rest stepped outwards by one ulp per rounding).
 
 A :class:`GridPMF` (the same grid, no PLD semantics) holds the distribution of the bucket
 statistic S under P or under Q; :class:`ThresholdTests` turns the pair into certified *lower*
@@ -31,9 +33,9 @@ from typing import Any
 import numpy as np
 
 from rerokit.bounds.pld.compose import compose, compose_inf_mass
-from rerokit.bounds.pld.logsum import prefix_logsumexp, suffix_logsumexp
+from rerokit.bounds.pld.logsum import prefix_logsumexp
 
-__all__ = ["Bracket", "GridPMF", "DiscretePLD", "ThresholdTests", "suffix_sums"]
+__all__ = ["Bracket", "GridPMF", "DiscretePLD", "ThresholdTests"]
 
 _U = float(np.finfo(float).eps) / 2.0  # unit round-off of double
 _U_LD = float(np.finfo(np.longdouble).eps) / 2.0  # unit round-off of numpy's long double
@@ -57,18 +59,6 @@ class Bracket:
     def error(self) -> Any:
         """Width upper - lower: the numerical error of the bracket."""
         return self.upper - self.lower
-
-
-def suffix_sums(pmf: np.ndarray) -> np.ndarray:
-    """s[i] = sum(pmf[i:]) for i = 0..n (s[n] = 0), summed in extended precision.
-
-    Args:
-      pmf: 1-D array.
-
-    Returns:
-      Array of length n + 1.
-    """
-    return np.concatenate((np.cumsum(pmf[::-1].astype(np.longdouble))[::-1].astype(float), [0.0]))
 
 
 def _up(x: Any) -> Any:
@@ -216,11 +206,6 @@ class GridPMF:
     def slack(self) -> float:
         """Bound on the mass any sum over labels may be off by: tail + roundoff (rounded up)."""
         return float(_up_add(self.tail, self.roundoff))
-
-    @cached_property
-    def suffix(self) -> np.ndarray:
-        """sum(pmf[i:]) for i = 0..n (extended-precision sums)."""
-        return suffix_sums(self.pmf)
 
     @cached_property
     def top_mass(self) -> _TopSums:
