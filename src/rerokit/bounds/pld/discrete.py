@@ -760,9 +760,13 @@ class ThresholdTests:
         # windows' labels (and one past each end) are evaluated: memory of the windows, not of the
         # gap, which grows linearly with the steps (6e7 labels, 2.7 GB, at sigma 1, q 0.5, T 3e6).
         # A label in both windows gives its point twice (harmless: callers take maxima over points).
-        labels = np.concatenate((np.arange(cp.offset, cp.offset + cp.pmf.size + 1),
-                                 np.arange(cq.offset, cq.offset + cq.pmf.size + 1)))
-        # the stored sums' proven bounds, the slack subtracted (added) and every rounding stepped outwards
-        p_lo = np.maximum(0.0, _down(cp.mass_at_least(labels, -1) - cp.slack))
-        q_hi = np.minimum(1.0, _up_add(cq.mass_at_least(labels, +1), cq.slack))
+        return self.points_at(np.concatenate((np.arange(cp.offset, cp.offset + cp.pmf.size + 1),
+                                              np.arange(cq.offset, cq.offset + cq.pmf.size + 1))))
+
+    def points_at(self, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`points` at the tests "S >= s" for s in ``labels`` (integers): the stored sums' proven
+        bounds (:meth:`GridPMF.mass_at_least`, P down, Q up), the slack subtracted (added), every
+        rounding stepped outwards."""
+        p_lo = np.maximum(0.0, _down(self.p.mass_at_least(labels, -1) - self.p.slack))
+        q_hi = np.minimum(1.0, _up_add(self.q.mass_at_least(labels, +1), self.q.slack))
         return p_lo, q_hi
