@@ -279,11 +279,12 @@ class DiscretePLD(GridPMF):
         rq, q_err = prefix_logsumexp(logq[::-1])
         q_err = q_err + np.maximum.accumulate(q_in[::-1])  # the terms' own rounding (_log_q_terms)
         # P: a long double cumulative sum of non-negative terms errs by at most n u_ld relative
-        # (Higham 2002, Sec. 4.2), its conversion to double by u, and libm's log by 2 ulps of the result
+        # (Higham 2002, Sec. 4.2), its conversion to double by u, and numpy's log by 4 ulps of the result
+        # (8u |log|, as in _log_q_terms)
         u_ld = float(np.finfo(np.longdouble).eps) / 2.0
         n = np.arange(1, rp.size + 1, dtype=float)
         with np.errstate(invalid="ignore"):
-            p_err = 1.01 * (n * u_ld + _U) + 2.0 * _U * np.where(np.isfinite(rp), np.abs(rp), 0.0)
+            p_err = 1.01 * (n * u_ld + _U) + 8.0 * _U * np.where(np.isfinite(rp), np.abs(rp), 0.0)
         return (l, logp, rq, rp), (q_err, p_err)
 
     @cached_property
@@ -318,7 +319,7 @@ class DiscretePLD(GridPMF):
         Q: the running log-sum-exp's proven bound (:mod:`rerokit.bounds.pld.logsum`), plus the
         largest rounding of its terms log p_i - l_i so far (:func:`_log_q_terms`). P: a long
         double cumulative sum of non-negative terms errs by at most n u_ld relative (Higham 2002,
-        Sec. 4.2), its conversion to double by u, and libm's log by 2 ulps of the result."""
+        Sec. 4.2), its conversion to double by u, and numpy's log by 4 ulps of the result (8u |log|)."""
         return self._top_sums_and_errors[1]
 
     # ------------------------------------------------------------------ composition
