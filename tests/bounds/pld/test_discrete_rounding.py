@@ -195,3 +195,31 @@ def test_top_sums_at_same_in_any_batch(n: int) -> None:
     ts = _TopSums.of(t)
     every = ts.at(np.arange(n + 1))
     assert np.array_equal(every, [ts.at(np.array([c]))[0] for c in range(n + 1)])
+
+
+def test_few_atoms_random_against_mpmath() -> None:
+    """Few-atom PLDs at random grids: hockey_stick at the computed losses (where a computed
+    comparison decides which atoms lie above eps) and epsilon at random levels, never on the
+    wrong side of the exact values."""
+    mp.mp.dps = 40
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        n, h, off = int(rng.integers(1, 4)), float(rng.uniform(0.01, 1.0)), int(rng.integers(-5, 30))
+        pmf = rng.uniform(0.0, 1.0, n)
+        pmf /= pmf.sum() * rng.uniform(1.0, 3.0)
+        pld = DiscretePLD(h, off, pmf)
+        atoms = [((off + i) * mp.mpf(h), mp.mpf(float(p))) for i, p in enumerate(pmf)]
+
+        def delta_at(t: mp.mpf) -> mp.mpf:
+            return mp.fsum(p * -mp.expm1(t - lam) for lam, p in atoms if lam > t)
+
+        for e, g in zip(pld.losses, pld.hockey_stick(pld.losses)):
+            assert mp.mpf(float(g)) >= delta_at(mp.mpf(float(e)))
+        delta = float(pmf.sum() * rng.uniform(0.01, 0.9))
+        a, b = mp.mpf(-100), mp.mpf(100)
+        for _ in range(150):
+            mid = (a + b) / 2
+            a, b = (a, mid) if delta_at(mid) <= delta else (mid, b)
+        exact = max(mp.mpf(0), b)
+        got = mp.mpf(pld.epsilon(delta))
+        assert exact <= got <= exact + _REL * max(1, exact)
