@@ -21,10 +21,7 @@ def _brute_points(t: ThresholdTests):
     """Every label from the lowest window start to the highest window end (the former evaluation)."""
     lo = min(t.p.offset, t.q.offset)
     hi = max(t.p.offset + t.p.pmf.size, t.q.offset + t.q.pmf.size)
-    labels = np.arange(lo, hi + 1)
-    p_lo = np.maximum(0.0, t.p.mass_at_least(labels) - t.p.slack)
-    q_hi = np.minimum(1.0, t.q.mass_at_least(labels) + t.q.slack)
-    return p_lo, q_hi
+    return t.points_at(np.arange(lo, hi + 1))
 
 
 @pytest.mark.parametrize("p_off, q_off", [(300, -200), (-200, 300), (0, 5), (40, 0), (-7, -7)])

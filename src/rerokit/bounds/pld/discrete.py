@@ -11,7 +11,9 @@ hockey-stick divergence
 
 is >= the true pair's, and so (Neyman-Pearson / conjugate duality) its power at every level alpha,
 inf_eps (e^eps alpha + delta(eps)), is >= the true power (the largest P(E) with Q(E) <= alpha).
-Every query adds the error terms on the safe side (:attr:`DiscretePLD.error`).
+Every query adds the error terms on the safe side (:attr:`DiscretePLD.error`), and every certified value
+carries a proven bound on its own floating-point rounding, rounded to the safe side (sums:
+:class:`_TopSums`; the rest stepped outwards by one ulp per rounding).
 
 A :class:`GridPMF` (the same grid, no PLD semantics) holds the distribution of the bucket
 statistic S under P or under Q; :class:`ThresholdTests` turns the pair into certified *lower*
@@ -31,14 +33,15 @@ from typing import Any
 import numpy as np
 
 from rerokit.bounds.pld.compose import compose, compose_inf_mass
-from rerokit.bounds.pld.logsum import prefix_logsumexp, suffix_logsumexp
+from rerokit.bounds.pld.logsum import prefix_logsumexp
 
-__all__ = ["Bracket", "GridPMF", "DiscretePLD", "ThresholdTests", "suffix_sums"]
+__all__ = ["Bracket", "GridPMF", "DiscretePLD", "ThresholdTests"]
 
 _U = float(np.finfo(float).eps) / 2.0  # unit round-off of double
 _U_LD = float(np.finfo(np.longdouble).eps) / 2.0  # unit round-off of numpy's long double
 _BLOCK = 16  # terms per block of the running sums of :class:`_TopSums`
 _TINY = 2.0 ** -1074  # bounds the absolute error of a product that underflows
+_CHUNK = 1 << 14  # partial blocks gathered at a time by :meth:`_TopSums.at`
 
 
 @dataclass(frozen=True)
@@ -58,18 +61,6 @@ class Bracket:
         return self.upper - self.lower
 
 
-def suffix_sums(pmf: np.ndarray) -> np.ndarray:
-    """s[i] = sum(pmf[i:]) for i = 0..n (s[n] = 0), summed in extended precision.
-
-    Args:
-      pmf: 1-D array.
-
-    Returns:
-      Array of length n + 1.
-    """
-    return np.concatenate((np.cumsum(pmf[::-1].astype(np.longdouble))[::-1].astype(float), [0.0]))
-
-
 def _up(x: Any) -> Any:
     """One ulp up: an upper bound on the exact result of the operation that rounded to ``x``."""
     return np.nextafter(x, np.inf)
@@ -78,6 +69,12 @@ def _up(x: Any) -> Any:
 def _down(x: Any) -> Any:
     """One ulp down: a lower bound on the exact result of the operation that rounded to ``x``."""
     return np.nextafter(x, -np.inf)
+
+
+def _up_add(a: Any, b: Any) -> Any:
+    """An upper bound on a + b (non-negative): the rounded sum, one ulp up unless a term is 0 (exact)."""
+    s = np.add(a, b)
+    return np.where((np.asarray(a) == 0) | (np.asarray(b) == 0), s, _up(s))[()]
 
 
 @dataclass(frozen=True)
@@ -120,17 +117,45 @@ class _TopSums:
     def _base(self, b: int) -> np.longdouble:
         return self.cum[b - 1] if b else np.longdouble(0.0)
 
+    @cached_property
+    def _every(self) -> np.ndarray:
+        """The computed sums at every count 0..n (as :meth:`at` forms them), as doubles."""
+        n = self.terms.size
+        pad = np.zeros(self.cum.size * _BLOCK)
+        pad[:n] = self.terms
+        part = np.cumsum(pad.reshape(-1, _BLOCK), axis=1, dtype=np.longdouble)
+        part[1:] += self.cum[:-1, None]  # (each running sum plus the blocks before it: one addition)
+        every = np.concatenate(([0.0], part.reshape(-1)[:n].astype(float)))
+        ends = every[_BLOCK::_BLOCK]  # whole blocks: their running sum itself, as :meth:`at` reads it
+        ends[:] = self.cum[:ends.size]
+        return every
+
     def at(self, counts: np.ndarray) -> np.ndarray:
-        """The computed sums of the first ``counts`` terms (integers in 0..n), as doubles."""
-        uniq, inv = np.unique(np.asarray(counts, dtype=np.int64), return_inverse=True)
-        vals = np.empty(uniq.size)
-        for t, c in enumerate(uniq):
-            b, j = divmod(int(c), _BLOCK)
-            s = self._base(b)
-            if j:
-                s = s + np.sum(self.terms[b * _BLOCK: b * _BLOCK + j], dtype=np.longdouble)
-            vals[t] = float(s)
-        return vals[inv].reshape(np.shape(counts))
+        """The computed sums of the first ``counts`` terms (integers in 0..n), as doubles.
+
+        The blocks' running sum plus the partial block's running sum in long double (the sums
+        :meth:`count` forms): for many counts read from the sums at every count (computed once), else
+        the partial blocks gathered :data:`_CHUNK` at a time."""
+        c = np.asarray(counts, dtype=np.int64)
+        n = self.terms.size
+        if c.size * _BLOCK >= n:
+            return self._every[c]
+        b, j = np.divmod(c, _BLOCK)
+        out = np.zeros(c.shape, dtype=np.longdouble)
+        whole = b > 0
+        out[whole] = self.cum[b[whole] - 1]
+        sel = np.flatnonzero(j)
+        if sel.size:
+            flat = out.reshape(-1)
+            ub, inv = np.unique(b.ravel()[sel], return_inverse=True)
+            js = j.ravel()[sel] - 1
+            for start in range(0, ub.size, _CHUNK):
+                rows = ub[start: start + _CHUNK, None] * _BLOCK + np.arange(_BLOCK)
+                part = np.cumsum(np.where(rows < n, self.terms[np.minimum(rows, n - 1)], 0.0), axis=1,
+                                 dtype=np.longdouble)
+                mine = (inv >= start) & (inv < start + _CHUNK)
+                flat[sel[mine]] += part[inv[mine] - start, js[mine]]
+        return out.astype(float)
 
     def count(self, x: np.ndarray, strict: bool) -> tuple[np.ndarray, np.ndarray]:
         """For each ``x``: a count m whose computed sum is < x (``strict``; <= x otherwise; in long
@@ -179,29 +204,42 @@ class GridPMF:
 
     @property
     def slack(self) -> float:
-        """Bound on the mass any sum over labels may be off by: tail + roundoff."""
-        return self.tail + self.roundoff
-
-    @cached_property
-    def suffix(self) -> np.ndarray:
-        """sum(pmf[i:]) for i = 0..n (extended-precision sums)."""
-        return suffix_sums(self.pmf)
+        """Bound on the mass any sum over labels may be off by: tail + roundoff (rounded up)."""
+        return float(_up_add(self.tail, self.roundoff))
 
     @cached_property
     def top_mass(self) -> _TopSums:
         """Sums of the top m masses (labels offset + n - m .. offset + n - 1), with their bound."""
         return _TopSums.of(self.pmf[::-1])
 
-    def mass_at_least(self, labels: np.ndarray) -> np.ndarray:
+    def mass_at_least(self, labels: np.ndarray, side: int = 0) -> np.ndarray:
         """Stored mass of the labels >= ``labels`` (no error terms).
+
+        The sums of :attr:`top_mass`; ``side`` = -1 / +1 returns a certified lower / upper bound on
+        the exact sum of the stored masses (the computed sum moved by its proven relative bound
+        :attr:`_TopSums.rel`, each rounding stepped outwards), 0 the computed sum.
 
         Args:
           labels: integer labels.
+          side: -1, 0 (default) or +1.
 
         Returns:
           Array of sums.
+
+        Raises:
+          ValueError: if ``side`` is not -1, 0 or 1.
         """
-        return self.suffix[np.clip(np.asarray(labels) - self.offset, 0, self.pmf.size)]
+        if side not in (-1, 0, 1):
+            raise ValueError(f"side must be -1, 0 or 1, got {side!r}")
+        n = self.pmf.size
+        top = self.top_mass
+        s = top.at(n - np.clip(np.asarray(labels) - self.offset, 0, n))
+        # (a computed sum of non-negative terms is 0 only where every term is: exact)
+        if side > 0:
+            return np.where(s > 0, _up(s * _up(1.0 + top.rel)), 0.0)
+        if side < 0:
+            return np.where(s > 0, _down(s * _down(1.0 - top.rel)), 0.0)
+        return s
 
     def reversed(self) -> GridPMF:
         """The distribution of -S (labels negated): tests S <= s become tests -S >= -s."""
@@ -225,8 +263,9 @@ class DiscretePLD(GridPMF):
 
     @property
     def error(self) -> float:
-        """Mass a dominating composed PLD may miss: +infinity atom, window tails, round-off."""
-        return self.inf_mass + self.tail + self.roundoff
+        """Mass a dominating composed PLD may miss: +infinity atom, window tails, round-off (the sum
+        rounded up)."""
+        return float(_up_add(self.inf_mass, self.slack))
 
     @cached_property
     def _top_sums_and_errors(self) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
@@ -240,11 +279,12 @@ class DiscretePLD(GridPMF):
         rq, q_err = prefix_logsumexp(logq[::-1])
         q_err = q_err + np.maximum.accumulate(q_in[::-1])  # the terms' own rounding (_log_q_terms)
         # P: a long double cumulative sum of non-negative terms errs by at most n u_ld relative
-        # (Higham 2002, Sec. 4.2), its conversion to double by u, and libm's log by 2 ulps of the result
+        # (Higham 2002, Sec. 4.2), its conversion to double by u, and numpy's log by 4 ulps of the result
+        # (8u |log|, as in _log_q_terms)
         u_ld = float(np.finfo(np.longdouble).eps) / 2.0
         n = np.arange(1, rp.size + 1, dtype=float)
         with np.errstate(invalid="ignore"):
-            p_err = 1.01 * (n * u_ld + _U) + 2.0 * _U * np.where(np.isfinite(rp), np.abs(rp), 0.0)
+            p_err = 1.01 * (n * u_ld + _U) + 8.0 * _U * np.where(np.isfinite(rp), np.abs(rp), 0.0)
         return (l, logp, rq, rp), (q_err, p_err)
 
     @cached_property
@@ -279,7 +319,7 @@ class DiscretePLD(GridPMF):
         Q: the running log-sum-exp's proven bound (:mod:`rerokit.bounds.pld.logsum`), plus the
         largest rounding of its terms log p_i - l_i so far (:func:`_log_q_terms`). P: a long
         double cumulative sum of non-negative terms errs by at most n u_ld relative (Higham 2002,
-        Sec. 4.2), its conversion to double by u, and libm's log by 2 ulps of the result."""
+        Sec. 4.2), its conversion to double by u, and numpy's log by 4 ulps of the result (8u |log|)."""
         return self._top_sums_and_errors[1]
 
     # ------------------------------------------------------------------ composition
@@ -332,11 +372,67 @@ class DiscretePLD(GridPMF):
 
     # ------------------------------------------------------------------ queries
 
+    def _above(self, cnt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Certified bounds on the top ``cnt`` atoms (losses (offset + i) h exactly): an upper bound on
+        their P-mass and a lower bound on the log of their Q-mass (0 and -inf where ``cnt`` = 0).
+
+        The linear-space block sums (:attr:`top_mass`, :attr:`top_null`: each sum within
+        :attr:`_TopSums.rel`, the Q terms within rho and 2^-1074 each) where every loss lies in
+        [-700, 700]; else the running log-sums of :attr:`top_sums` with :attr:`top_sums_error` (numpy's
+        exp within 4 ulps, 8u, where normal; 4 * 2^-1074 absolute below e^-700)."""
+        cnt = np.asarray(cnt, dtype=np.int64)
+        lin = self.top_null
+        if lin is not None:
+            tq, rho = lin
+            tp = self.top_mass
+            p_hi = _up(tp.at(cnt) * _up(1.0 + tp.rel))
+            lq_lo = _log_bound(tq.at(cnt), tq.rel, rho, cnt * _TINY, -1)
+        else:
+            _, _, rq, rp = self.top_sums
+            q_err, p_err = self.top_sums_error
+            top = np.maximum(cnt - 1, 0)
+            lp = _up(rp[top] + p_err[top])
+            p_hi = _up(np.exp(lp) * _up(1.0 + 8.0 * _U)) + np.where(lp < -700.0, 4.0 * _TINY, 0.0)
+            with np.errstate(invalid="ignore"):
+                lq_lo = _down(rq[top] - q_err[top])
+        return np.where(cnt > 0, p_hi, 0.0), np.where(cnt > 0, lq_lo, -np.inf)
+
+    def _excess(self, cnt: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """An upper bound on sum over the top ``cnt`` atoms of p_i (1 - e^{t - l_i}) = P - e^t Q (exact
+        losses), for ``t`` a lower bound on the exact exponent (0 where ``cnt`` = 0).
+
+        P up and Q down by their proven bounds (:meth:`_above`); e^t Q in linear space (numpy's exp,
+        8u, and the products stepped down) where the block sums hold and e^t is normal, else as
+        e^{t + log Q}, the exponent rounded down."""
+        cnt = np.asarray(cnt, dtype=np.int64)
+        t = np.asarray(t, dtype=float)
+        lin = self.top_null
+        with np.errstate(invalid="ignore"):
+            if lin is None:
+                p_hi, lq_lo = self._above(cnt)
+                s_lo = _exp_down(_down(t + lq_lo))
+            else:
+                tq, rho = lin
+                tp = self.top_mass
+                p_hi = _up(tp.at(cnt) * _up(1.0 + tp.rel))
+                q = tq.at(cnt)
+                # the exact Q >= (q (1 - rel) - cnt 2^-1074) / (1 + rho) (_log_bound's reading)
+                q_lo = np.maximum(0.0, _down(_down(q * _down(_down(1.0 - tq.rel) * _down(1.0 - rho))) - cnt * _TINY))
+                s_lo = _down(_exp_down(t) * q_lo)
+                far = t < -700.0  # e^t subnormal: through the logs (e^t Q <= P here: no overflow)
+                if far.any():
+                    lq = _log_bound(q[far], tq.rel, rho, cnt[far] * _TINY, -1)
+                    s_lo[far] = _exp_down(_down(t[far] + lq))
+            return np.where(cnt > 0, np.maximum(0.0, _up(p_hi - s_lo)), 0.0)
+
     def hockey_stick(self, eps: Any) -> np.ndarray:
         """Upper bound on delta(eps) = sup_E P(E) - e^eps Q(E) at every real eps.
 
         p_inf + sum_i p_i (1 - e^{eps - l_i})_+ plus the error terms (each term is the chord bound
-        of its loss bucket, so the true profile lies below at every eps, not only on the grid).
+        of its loss bucket, so the true profile lies below at every eps, not only on the grid). The
+        sums over the atoms above eps: :meth:`_above` (proven bounds, P up, Q down); the combination's
+        roundings, the computed losses' (which atoms lie above eps) and the error terms' sum are each
+        rounded up.
 
         Args:
           eps: real number(s).
@@ -344,17 +440,27 @@ class DiscretePLD(GridPMF):
         Returns:
           Array of upper bounds (one per eps).
         """
-        eps = np.atleast_1d(np.asarray(eps, dtype=float)) - self.loss_shift
-        l, _, rq, rp = self.top_sums
-        q_err, p_err = self.top_sums_error
-        cnt = l.size - np.searchsorted(l, eps, side="right")  # atoms with loss > eps: the top cnt
-        top = np.maximum(cnt - 1, 0)
-        # an upper bound: the P-sum rounded up, the Q-sum down (their proven errors)
-        lp = np.where(cnt > 0, rp[top] + p_err[top], -np.inf)
-        lq = np.where(cnt > 0, rq[top] - q_err[top], -np.inf)
-        with np.errstate(invalid="ignore", over="ignore"):
-            d = np.exp(lp) * -np.expm1(np.minimum(0.0, eps + lq - lp))
-        return np.where(cnt > 0, d, 0.0) + self.error
+        e = np.atleast_1d(np.asarray(eps, dtype=float))
+        n = self.pmf.size
+        if not n:
+            return np.full(e.shape, self.error)
+        shifted = e - self.loss_shift
+        e_lo = _down(shifted) if self.loss_shift else shifted  # <= the exact eps - loss_shift
+        l = self.losses
+        cnt = n - np.searchsorted(l, shifted, side="right")  # atoms whose computed loss is > eps: the top cnt
+        m = n - cnt  # the lowest of them
+        # sum over the top cnt of p_i (1 - e^{t - l_i}) bounds delta at eps from above for any t <= eps
+        # with t <= l_m (no counted term negative): t = min(eps, l_m), both rounded down (one rounding each)
+        d = self._excess(cnt, np.minimum(e_lo, _down(l[np.minimum(m, n - 1)])))
+        # the atom below (computed loss <= eps) may lie above eps exactly: its term p (1 - e^{eps - l}) is
+        # at most p (l - eps) <= p gap; a gap below h leaves no other atom above eps
+        below = m > 0
+        b = np.maximum(m - 1, 0)
+        with np.errstate(invalid="ignore"):
+            gap = np.where(below, np.maximum(0.0, _up(_up(l[b]) - e_lo)), 0.0)
+        mass = np.where(gap < self.h, self.pmf[b], _up(self.top_mass.at(n) * _up(1.0 + self.top_mass.rel)))
+        d = _up_add(d, np.where(below & (gap > 0), _up(mass * gap), 0.0))
+        return _up_add(d, self.error)
 
     def log_null_mass_above(self, eps: np.ndarray, strict: bool = True, side: int = 0) -> np.ndarray:
         """log of the Q-mass of the atoms with loss > eps (``strict``) or >= eps.
@@ -395,7 +501,8 @@ class DiscretePLD(GridPMF):
 
         delta(eps) is linear in e^eps between grid points; the grid interval is found from the
         values at the grid points and solved inside it (as dp-accounting's
-        ``get_epsilon_for_delta``).
+        ``get_epsilon_for_delta``). The grid values are certified upper bounds (:meth:`_above`'s sums,
+        every rounding up), found by bisection (O(log n) sums); the solution is rounded up.
 
         Args:
           delta: target in (0, 1) (not validated here).
@@ -407,26 +514,33 @@ class DiscretePLD(GridPMF):
         if inf >= delta:
             return math.inf
         l = self.losses
-        p = self.pmf
-        _, logq, q_in = _log_q_terms(p, l)
-        # delta at the grid points rounded up: the P-sums up (a cumulative sum of n non-negative
-        # terms errs by < n u relative), the Q-sums down (their proven log-sum error)
-        p_ge = np.concatenate((np.cumsum(p[::-1])[::-1], [0.0])) * (1.0 + 1.01 * p.size * _U)
-        lq_ge, lq_err = suffix_logsumexp(logq)
-        lq_ge = lq_ge - lq_err - np.concatenate((np.maximum.accumulate(q_in[::-1])[::-1], [0.0]))
-        with np.errstate(over="ignore", invalid="ignore"):
-            d_grid = inf + p_ge[1:] - np.exp(l + lq_ge[1:])  # delta at eps = l_k
-        d_grid = np.where(np.isnan(d_grid), inf + p_ge[1:], d_grid)
-        k = int(np.searchsorted(-d_grid, -delta, side="left"))  # first k with d_grid[k] <= delta
-        if k >= l.size:
+        n = l.size
+        if not n:
             return math.inf
-        num = inf + p_ge[k] - delta
-        lo = -math.inf if k == 0 else float(l[k - 1])
-        if num <= 0 or not np.isfinite(lq_ge[k]):
-            eps = float(l[k])
-        else:
-            eps = min(float(l[k]), max(lo, math.log(num) - float(lq_ge[k])))
-        return max(0.0, eps + self.loss_shift)
+
+        def at_grid(k: int) -> float:
+            """An upper bound on delta at the exact loss l_k (the atoms above it: the top n - 1 - k)."""
+            return float(_up_add(self._excess(np.array([n - 1 - k]), _down(l[k:k + 1]))[0], inf))
+
+        # bisection for k with delta(l_k) <= delta < delta(l_{k-1}) (at_grid(n - 1) = inf < delta)
+        lo, k = -1, n - 1
+        while k - lo > 1:
+            mid = (lo + k) // 2
+            if at_grid(mid) <= delta:
+                k = mid
+            else:
+                lo = mid
+        # on (l_{k-1}, l_k] delta(eps) = inf + P - e^eps Q (P, Q: the atoms >= k), = delta at
+        # log((inf + P - delta) / Q): rounded up (P up, Q down); below l_{k-1} the answer is <= l_{k-1}
+        p_hi, lq_lo = self._above(np.array([n - k]))
+        num = _up(_up_add(inf, float(p_hi[0])) - delta)
+        eps = float(_up(l[k]))
+        if num > 0 and np.isfinite(lq_lo[0]):
+            lo_eps = float(_up(l[k - 1])) if k else -math.inf
+            eps = min(eps, max(lo_eps, float(_up(_log_bound(num, 0.0, 0.0, 0.0, +1) - lq_lo[0]))))
+        if self.loss_shift:
+            eps = float(_up(eps + self.loss_shift))
+        return max(0.0, eps)
 
     def power(self, log_alphas: Any) -> tuple[np.ndarray, np.ndarray]:
         """Upper bounds on the log power (Neyman-Pearson) at levels alpha = exp(log_alphas).
@@ -528,6 +642,16 @@ def _log_bound(s: np.ndarray, rel: float, rho: float, tiny: Any, side: int) -> n
         err = 1.01 * (8.0 * _U * np.abs(v) + rho)
         out = np.nextafter(v + side * err, side * np.inf)
     return np.where(x > 0, out, -np.inf)
+
+
+def _exp_down(x: Any) -> np.ndarray:
+    """A lower bound on e^x for x a lower bound on the exponent: numpy's exp within 4 ulps (8u) while
+    normal (x >= -700), else 0; the product stepped down."""
+    x = np.asarray(x, dtype=float)
+    with np.errstate(invalid="ignore"):
+        ok = x >= -700.0
+        v = _down(np.exp(np.where(ok, x, 0.0)) * _down(1.0 - 8.0 * _U))
+    return np.where(ok, v, 0.0)
 
 
 def _log_q_terms(pmf: np.ndarray, l: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -637,8 +761,13 @@ class ThresholdTests:
         # windows' labels (and one past each end) are evaluated: memory of the windows, not of the
         # gap, which grows linearly with the steps (6e7 labels, 2.7 GB, at sigma 1, q 0.5, T 3e6).
         # A label in both windows gives its point twice (harmless: callers take maxima over points).
-        labels = np.concatenate((np.arange(cp.offset, cp.offset + cp.pmf.size + 1),
-                                 np.arange(cq.offset, cq.offset + cq.pmf.size + 1)))
-        p_lo = np.maximum(0.0, cp.mass_at_least(labels) - cp.slack)
-        q_hi = np.minimum(1.0, cq.mass_at_least(labels) + cq.slack)
+        return self.points_at(np.concatenate((np.arange(cp.offset, cp.offset + cp.pmf.size + 1),
+                                              np.arange(cq.offset, cq.offset + cq.pmf.size + 1))))
+
+    def points_at(self, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`points` at the tests "S >= s" for s in ``labels`` (integers): the stored sums' proven
+        bounds (:meth:`GridPMF.mass_at_least`, P down, Q up), the slack subtracted (added), every
+        rounding stepped outwards."""
+        p_lo = np.maximum(0.0, _down(self.p.mass_at_least(labels, -1) - self.p.slack))
+        q_hi = np.minimum(1.0, _up_add(self.q.mass_at_least(labels, +1), self.q.slack))
         return p_lo, q_hi
