@@ -698,7 +698,8 @@ class TradeoffCurve:
             self._cache["too_wide"] = True
             lo, hi = self._wide_profile(0.0, tiny)
             return self._bound(lo, hi)
-        lo = max(0.0, float(np.max(p_lo - q_hi)))
+        # the subtraction rounds to nearest: one step down keeps the lower end below the exact difference
+        lo = max(0.0, float(np.nextafter(np.max(p_lo - q_hi), -np.inf)))
         return self._bound(lo, min(1.0, float(np.nextafter(hi, 2.0))))
 
     def _tiny_profile(self, eps: float) -> tuple[float, float, bool] | None:

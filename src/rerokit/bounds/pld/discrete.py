@@ -591,8 +591,10 @@ class DiscretePLD(GridPMF):
             i_s = np.searchsorted(rq, lk[slow], side="left")
             prev = np.maximum(np.minimum(i_s, n - 1) - 1, 0)
             idx[slow] = i_s
-            log_q_above[slow] = rq[prev] - q_err[prev]
-            log_p_above[slow] = rp[prev] + p_err[prev]
+            # each bound's own addition rounded outwards (Q down, P up)
+            lq_s, lp_s = rq[prev] - q_err[prev], rp[prev] + p_err[prev]
+            log_q_above[slow] = np.where(np.isfinite(lq_s), _down(lq_s), lq_s)
+            log_p_above[slow] = np.where(np.isfinite(lp_s), _up(lp_s), lp_s)
         full = idx >= n
         idc = np.minimum(idx, n - 1)
         k = n - 1 - idc
