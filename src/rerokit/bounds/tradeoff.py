@@ -463,7 +463,9 @@ class TradeoffCurve:
         j = np.nonzero(d[:-1] * d[1:] < 0)[0]
         t = d[j] / (d[j] - d[j + 1])
         ex = grid[j] + np.log1p(np.expm1(pld.h) * t)
-        mx = np.maximum(mr[j] + t * (mr[j + 1] - mr[j]), ma[j] + t * (ma[j + 1] - ma[j]))
+        # the profiles at the computed crossings themselves (each a proven upper bound at that eps;
+        # the chords between grid points are the same up to their rounding)
+        mx = np.maximum(cR.hockey_stick(ex), cA.hockey_stick(ex)) if j.size else np.zeros(0)
         eps = np.concatenate((grid, ex))
         mrc = np.concatenate((mr, mx))
         mac = np.concatenate((ma, mx))
@@ -488,12 +490,14 @@ class TradeoffCurve:
         arg = np.zeros(lks.shape, dtype=int)
         for off in (-1, 0, 1):  # any vertex gives a valid bound; the neighbours absorb rounding
             c = np.clip(c0 + off, 0, eps.size - 1)
+            z = eps[c] + lks  # rounded: u |z|; numpy's exp within 4 ulps (8u); the product and sum stepped up
             with np.errstate(over="ignore"):
-                v = np.exp(np.minimum(eps[c] + lks, 700.0)) + m[c]
+                e = np.exp(np.minimum(z, 700.0)) * (1.0 + 8.0 * _EPS + _EPS * np.abs(z))
+            v = np.nextafter(np.nextafter(e, np.inf) + m[c], np.inf)
             better = v < best
             best = np.where(better, v, best)
             arg = np.where(better, c, arg)
-        upper = np.array([dp.round_up_exp(math.log(x)) if x < 1.0 else 1.0 for x in best])
+        upper = np.where(best < 1.0, best, 1.0)  # (at z > 700 the sum is >= e^700 > 1 anyway)
         # lower end: direct threshold tests of both directions, and chords between the two
         # directions at the touching levels of the optimal supporting line (slope e^eps*)
         tests = pld.tests
