@@ -161,8 +161,9 @@ def envelope_bound(segs: Sequence[Segment], lk: float, kap: float, group_size: i
 
 
 def round_up_exp(log_value: float) -> float:
-    """exp(log_value) rounded up (never below the true value because of underflow/rounding)."""
+    """exp(log_value) rounded up (never below the true value because of underflow/rounding): libm's
+    exp within 2 ulps (the package's assumption, rerokit.bounds.pld.step), so two steps up."""
     v = math.exp(log_value)
     if v >= 1.0:
         return 1.0
-    return float(np.nextafter(v, 1.0)) if v > 0 else 5e-324
+    return min(1.0, float(np.nextafter(np.nextafter(v, 1.0), 1.0))) if v > 0 else 5e-324
