@@ -616,7 +616,8 @@ def _near_one_into(
                 gain = b[0] - got[0] if got is not None else math.inf
                 got = b if got is None else (max(got[0], b[0]), min(got[1], b[1]))
                 gots[i] = got
-                mid = (got[0] - (1.0 - float(v["upper"][i]))) * _NEAR_ONE_SKIP_GAIN * _NEAR_ONE_GAIN  # k = 0
+                # after the first grid: the middle grid's predicted bracket (its gain over the plain PLD)
+                mid = (got[0] - (1.0 - float(v["upper"][i]))) * _NEAR_ONE_SKIP_GAIN * _NEAR_ONE_GAIN if k == 0 else 0.0
                 if k == last or k < 0 or (k == 0 and got[0] <= _NEAR_ONE_FIRST_STOP) or (
                         k > 0 and gain * _NEAR_ONE_GAIN <= _NEAR_ONE_TARGET):
                     rest[i] = False

@@ -51,7 +51,7 @@ import numpy as np
 from rerokit.bounds.pld.batch import BATCH_MIN, moment_window_batched
 from rerokit.bounds.pld.normal import logsumexp_rows
 
-__all__ = ["Composed", "WindowTooWide", "compose", "chernoff_window", "fft_size", "fft_error_constant", "fft_factors",
+__all__ = ["Composed", "WindowTooWide", "compose", "chernoff_window", "moment_support", "fft_size", "fft_error_constant", "fft_factors",
            "PRECISIONS",
            "compose_inf_mass", "MAX_FFT", "weighted_roundoff"]
 
@@ -184,10 +184,18 @@ def fft_error_constant(n: int, unit_roundoff: float = _U_LD) -> float:
     return math.expm1(total) * (1.0 + 1e-9)
 
 
-def _moment_terms(labels: np.ndarray, pmf: np.ndarray, lam: np.ndarray) -> np.ndarray:
+def moment_support(labels: np.ndarray, pmf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(labels, masses) that a moment sum sum_j p_j e^{lam l_j} needs: only the nonzero masses where
+    fewer than half are nonzero (sparse steps, tiny q; zero masses add nothing), else all (the
+    dense steps' sums unchanged)."""
     nz = np.flatnonzero(pmf)
-    if 2 * nz.size < pmf.size:  # sparse steps (tiny q): the zero masses add nothing to the moments
-        labels, pmf = labels[nz], pmf[nz]
+    if 2 * nz.size < pmf.size:
+        return labels[nz], pmf[nz]
+    return labels, pmf
+
+
+def _moment_terms(labels: np.ndarray, pmf: np.ndarray, lam: np.ndarray) -> np.ndarray:
+    labels, pmf = moment_support(labels, pmf)
     with np.errstate(divide="ignore"):
         logp = np.log(pmf)
     return logsumexp_rows(logp[None, :] + lam[:, None] * labels[None, :])

@@ -157,6 +157,17 @@ class _TopSums:
                 flat[sel[mine]] += part[inv[mine] - start, js[mine]]
         return out.astype(float)
 
+    def upper(self, counts: np.ndarray) -> np.ndarray:
+        """Certified upper bounds on the exact sums of the first ``counts`` terms: :meth:`at` moved up
+        by :attr:`rel`, each rounding stepped up (0 where the computed sum is: every term is 0)."""
+        s = self.at(counts)
+        return np.where(s > 0, _up(s * _up(1.0 + self.rel)), 0.0)
+
+    def lower(self, counts: np.ndarray) -> np.ndarray:
+        """Certified lower bounds on the exact sums of the first ``counts`` terms (as :meth:`upper`)."""
+        s = self.at(counts)
+        return np.where(s > 0, _down(s * _down(1.0 - self.rel)), 0.0)
+
     def count(self, x: np.ndarray, strict: bool) -> tuple[np.ndarray, np.ndarray]:
         """For each ``x``: a count m whose computed sum is < x (``strict``; <= x otherwise; in long
         double, so <= x once rounded to double) while the sum of the first m + 1 terms reaches x (the
@@ -233,13 +244,12 @@ class GridPMF:
             raise ValueError(f"side must be -1, 0 or 1, got {side!r}")
         n = self.pmf.size
         top = self.top_mass
-        s = top.at(n - np.clip(np.asarray(labels) - self.offset, 0, n))
-        # (a computed sum of non-negative terms is 0 only where every term is: exact)
+        counts = n - np.clip(np.asarray(labels) - self.offset, 0, n)
         if side > 0:
-            return np.where(s > 0, _up(s * _up(1.0 + top.rel)), 0.0)
+            return top.upper(counts)
         if side < 0:
-            return np.where(s > 0, _down(s * _down(1.0 - top.rel)), 0.0)
-        return s
+            return top.lower(counts)
+        return top.at(counts)
 
     def reversed(self) -> GridPMF:
         """The distribution of -S (labels negated): tests S <= s become tests -S >= -s."""
@@ -384,8 +394,7 @@ class DiscretePLD(GridPMF):
         lin = self.top_null
         if lin is not None:
             tq, rho = lin
-            tp = self.top_mass
-            p_hi = _up(tp.at(cnt) * _up(1.0 + tp.rel))
+            p_hi = self.top_mass.upper(cnt)
             lq_lo = _log_bound(tq.at(cnt), tq.rel, rho, cnt * _TINY, -1)
         else:
             _, _, rq, rp = self.top_sums
@@ -413,8 +422,7 @@ class DiscretePLD(GridPMF):
                 s_lo = _exp_down(_down(t + lq_lo))
             else:
                 tq, rho = lin
-                tp = self.top_mass
-                p_hi = _up(tp.at(cnt) * _up(1.0 + tp.rel))
+                p_hi = self.top_mass.upper(cnt)
                 q = tq.at(cnt)
                 # the exact Q >= (q (1 - rel) - cnt 2^-1074) / (1 + rho) (_log_bound's reading)
                 q_lo = np.maximum(0.0, _down(_down(q * _down(_down(1.0 - tq.rel) * _down(1.0 - rho))) - cnt * _TINY))
@@ -458,7 +466,7 @@ class DiscretePLD(GridPMF):
         b = np.maximum(m - 1, 0)
         with np.errstate(invalid="ignore"):
             gap = np.where(below, np.maximum(0.0, _up(_up(l[b]) - e_lo)), 0.0)
-        mass = np.where(gap < self.h, self.pmf[b], _up(self.top_mass.at(n) * _up(1.0 + self.top_mass.rel)))
+        mass = np.where(gap < self.h, self.pmf[b], self.top_mass.upper(n))
         d = _up_add(d, np.where(below & (gap > 0), _up(mass * gap), 0.0))
         return _up_add(d, self.error)
 
@@ -721,7 +729,7 @@ class ThresholdTests:
         cq, cp = self.q, self.p
         Q, qoff, P, poff = cq.pmf, cq.offset, cp.pmf, cp.offset
         tq, tp = cq.top_mass, cp.top_mass
-        rq, rp = tq.rel, tp.rel
+        rq = tq.rel
         # the test S >= s* takes the top m labels of Q's window: the most whose certified Q-mass (the
         # stored sum's bound, _TopSums.rel, plus the slack) stays <= kappa. The search target leaves
         # room for the bound's own roundings; the check below makes it exact.
@@ -734,7 +742,7 @@ class ThresholdTests:
         s_star = qoff + i
         rem = np.maximum(_down(kappa - q_hi), 0.0)
         j = np.clip(s_star - poff, 0, P.size)
-        power = _down(_down(tp.at(P.size - j) * _down(1.0 - rp)) - cp.slack)  # stored P(S >= s*), down
+        power = _down(tp.lower(P.size - j) - cp.slack)  # stored P(S >= s*), down
         # randomised on the label s* - 1: its Q-mass at most qb + entry_roundoff, its P-mass at least
         # pb; f (qb + entry) <= rem keeps the level <= kappa
         b = s_star - 1 - poff

@@ -147,11 +147,9 @@ def _prefix_blocked(a: np.ndarray, summation: str) -> tuple[np.ndarray, np.ndarr
     s = s.reshape(-1)[:n]
     err = np.where(np.isfinite(s), np.repeat(e_block, _BLOCK)[:n], 0.0)
     # a sum that is one term so far is that term exactly (logaddexp(-inf, x) = x): no error
-    fin = np.flatnonzero(np.isfinite(a[: _BLOCK * 2]))
-    if fin.size == 0:
-        fin = np.flatnonzero(np.isfinite(a))
-    if fin.size:
-        f = int(fin[0])
+    fin = np.isfinite(a)
+    if fin.any():
+        f = int(np.argmax(fin))
         s[f], err[f] = a[f], 0.0
     return s, err
 

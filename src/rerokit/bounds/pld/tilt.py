@@ -35,7 +35,7 @@ from typing import Sequence
 
 import numpy as np
 
-from rerokit.bounds.pld.compose import compose, weighted_roundoff
+from rerokit.bounds.pld.compose import compose, moment_support, weighted_roundoff
 from rerokit.bounds.pld.logsum import suffix_logsumexp, total_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 
@@ -55,10 +55,7 @@ def _prepared(parts: Parts, h: float) -> list[tuple[np.ndarray, np.ndarray, int]
     """(losses, log masses, count) per step: what every evaluation of the moments reuses."""
     out = []
     for off, pmf, count in parts:
-        labels = off + np.arange(pmf.size)
-        nz = np.flatnonzero(pmf)
-        if 2 * nz.size < pmf.size:  # sparse steps (tiny q): zero masses add nothing to the moments
-            labels, pmf = labels[nz], pmf[nz]
+        labels, pmf = moment_support(off + np.arange(pmf.size), pmf)
         with np.errstate(divide="ignore"):
             out.append((labels * h, np.log(pmf), count))
     return out
