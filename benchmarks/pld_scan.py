@@ -16,8 +16,8 @@ benchmarks/pld_engine.py's ``--tinyq`` (q 1e-4) and ``--near1`` (T 1e6) rows is 
 Measured 2026-11-26 on a shared 2-core machine (load 1.5-2.5, ``--repeats 2``): before this day's
 changes (the calibration and near-1 shortcut commits' parent) geometric mean x10.1, rerokit slower in
 6 of 144 cells: sigma 5, q 0.1, T 1e5, kappa 1e-3 (gamma near 1: 2.62 s against 0.46 s, x0.17) and
-sigma 1, q 1e-3, T 1e4, kappa 1e-9 (474 ms against 213 ms, x0.45), the others x0.78-0.85 (sigma 5,
-q 1e-3, T 1e3-1e4). After (the near-1 shortcut grid, the extended recomposition at small levels where
+sigma 1, q 1e-3, T 1e4, kappa 1e-9 (474 ms against 213 ms, x0.45), the others x0.78-1.00 (sigma 5,
+q 1e-3, T 1e3-1e4; sigma 2, q 1e-3, T 1e4, kappa 1e-9). After (the near-1 shortcut grid, the extended recomposition at small levels where
 its bracket is predicted within 5e-3, the blocked linear log-sums and the block-sum queries; load 0.1-1,
 2026-11-26 11:02 UTC): geometric mean x10.85, rerokit slower in 1 of 144 cells (sigma 5, q 1e-3, T 1e4,
 kappa 1e-9: 18.0 ms against 12.7 ms, x0.71, the far-tail tilt); the near-1 cell 330 ms against 382 ms
