@@ -39,7 +39,7 @@ from rerokit.bounds.pld.compose import compose, moment_support, weighted_roundof
 from rerokit.bounds.pld.logsum import suffix_logsumexp, total_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 
-__all__ = ["tilted_power", "saddle_tilt", "tail_forecast", "saddle_gap", "bisect_saddle", "log_moments", "tilt_pmf"]
+__all__ = ["tilted_power", "tilted_upper", "tilted_lower", "saddle_tilt", "tail_forecast", "saddle_gap", "bisect_saddle", "log_moments", "tilt_pmf"]
 
 # tail mass left outside the tilted windows (each side): relative to the tilted masses, which are of
 # order one near the threshold, so far larger than the untilted compositions' 1e-17 (smaller FFTs);
@@ -272,10 +272,116 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
         t = saddle_tilt(parts, h, log_alpha)
     tp, c, rel = _tilted(parts, h, t)
     comp = compose(tp, h, _LOG_TAU, precision=precision)
-    labels = comp.offset + np.arange(comp.pmf.size)
+    err = weighted_roundoff(comp, t * h) + 3.0 * math.exp(_LOG_TAU)
+    log_up = tilted_upper(comp.offset, comp.pmf, h, t, c, err, rel, inf_mass, log_alpha)
+    log_lo = log_alpha
+    if stat_p is not None:
+        sp, cp_, rel_p = _tilted(stat_p, h, t)
+        sq, cq_, rel_q = _tilted(stat_q, h, t + 1.0)
+        P = compose(sp, h, _LOG_TAU_STAT, precision=precision)
+        Q = compose(sq, h, _LOG_TAU_STAT, precision=precision)
+        tau3 = 3.0 * math.exp(_LOG_TAU_STAT)
+        log_lo, label = tilted_lower(P.offset, P.pmf, cp_, rel_p, weighted_roundoff(P, t * h) + tau3,
+                                     Q.offset, Q.pmf, cq_, rel_q, weighted_roundoff(Q, (t + 1.0) * h) + tau3,
+                                     h, t, log_alpha)
+        if label is not None and log_lo > math.log(0.5) and log_up - log_lo > 1e-10:
+            # power near 1: the untilting's relative error (~T u) dominates 1 - gamma; the same
+            # test's power from the *untilted* P-statistic in extended precision has an absolute
+            # error (round-off ~1e-10 at T = 1e6) instead
+            log_lo = max(log_lo, _untilted_power(stat_p, h, label))
+    return min(log_lo, log_up), log_up
+
+
+def tilted_lower(p_off: int, p_pmf: np.ndarray, cp_: float, rel_p: float, err_p: float,
+                 q_off: int, q_pmf: np.ndarray, cq_: float, rel_q: float, err_q: float,
+                 h: float, t: float, log_alpha: float) -> tuple[float, int | None]:
+    """(log of a certified lower bound on the power at level exp(log_alpha), the label s of the
+    test S >= s that gives it, or None) from the composed bucket statistic's P-masses tilted by t
+    and Q-masses tilted by t + 1 (module docstring, lower end): untilted P-mass e^{cp_ - t l} p_pmf[j]
+    at l = (p_off + j) h, Q-mass e^{cq_ - (t + 1) l} q_pmf[j].
+
+    Args:
+      p_off, p_pmf, cp_, rel_p: the P-side's first label, tilted masses, log normaliser and
+        relative error per mass.
+      err_p: a bound, for every label k, on sum_{j >= k} e^{-t (l_j - l_k)} |p_pmf_j - exact_j|
+        (round-off, wrap-around, the tilted mass outside the window).
+      q_off, q_pmf, cq_, rel_q, err_q: the same for the Q-side (weights e^{-(t + 1) (l_j - l_k)}).
+      h: grid step.
+      t: the tilt (> 0).
+      log_alpha: natural log of the level.
+    """
+    log_lo, label = log_alpha, None
+    lo_lab = max(p_off, q_off)
+    hi_lab = min(p_off + p_pmf.size, q_off + q_pmf.size) - 1
+    if hi_lab < lo_lab:
+        return log_lo, label
+
+    big = 4.0 * float(np.finfo(float).eps) * (max(abs(lo_lab), abs(hi_lab)) * (t + 1.0) * h + abs(cp_)
+                                              + abs(cq_) + 800.0)
+    with np.errstate(divide="ignore"):
+        lq = np.log(q_pmf) - (t + 1.0) * (q_off + np.arange(q_pmf.size)) * h + cq_
+    # the first test S >= s with level <= alpha: the levels decrease in s, so it is looked
+    # for above the tilted Q-mass's lower 1e-2 quantile first (the Q-sums of that top slice
+    # are those of the whole window there), and over every s if it is that slice's first
+    # point or there is none
+    start = max(lo_lab, q_off + _quantile_index(q_pmf, _SLICE_MASS))
+    while True:
+        s = np.arange(start, hi_lab + 1)
+        q_ge = _suffix_logsumexp(lq[start - q_off:], +1)[s - start]  # the level: Q-sums up
+        q_err = cq_ - (t + 1.0) * s * h + math.log(err_q)
+        q_up = np.logaddexp(q_ge, q_err) + 1.01 * (rel_q + big) + 1e-12
+        ok = np.nonzero(q_up <= log_alpha)[0]
+        if start == lo_lab or (ok.size and ok[0] > 0):
+            break
+        start = lo_lab
+    p_err = cp_ - t * s * h + math.log(err_p)
+    def p_lower(j: int) -> float:
+        """log of a proven lower bound on P(S >= s[j]): the P-sum at that one test, rounded
+        down (its total alone, pld.logsum.total_logsumexp: no running sums), less its
+        error terms; -inf where they swallow it."""
+        k = int(s[j]) - p_off
+        with np.errstate(divide="ignore"):
+            lp = np.log(p_pmf[k:]) - t * (p_off + np.arange(k, p_pmf.size)) * h + cp_
+        p_ge, p_ge_err = total_logsumexp(lp)
+        p_ge -= p_ge_err
+        if not (np.isfinite(p_ge) and p_err[j] < p_ge):
+            return -math.inf
+        lower = p_ge + math.log1p(-math.exp(min(0.0, float(p_err[j]) - p_ge)))
+        return float(lower) - 1.01 * (rel_p + big) - 1e-12
+
+    if ok.size:
+        i = int(ok[0])
+        lower = p_lower(i)
+        if math.isfinite(lower):
+            log_lo = max(log_alpha, lower)
+        if i > 0:
+            log_lo = max(log_lo, _randomized_lower(float(q_up[i]), float(q_up[i - 1]), log_alpha,
+                                                   lower, lambda: p_lower(i - 1)))
+        label = int(s[i])
+    return log_lo, label
+
+
+def tilted_upper(off: int, pmf: np.ndarray, h: float, t: float, c: float, err: float, rel: float,
+                 inf_mass: float, log_alpha: float) -> float:
+    """log of a certified upper bound on the power at level exp(log_alpha) from a composed tilted
+    dominating pmf (module docstring, upper end): untilted masses e^{C - t l} pmf[j] at l = (off + j) h.
+
+    Args:
+      off: the label of ``pmf[0]``.
+      pmf: the composed tilted masses (computed).
+      h: grid step.
+      t: the tilt (> 0).
+      c: C = log of the product of the tilting normalisers.
+      err: a bound, for every label k, on sum_{j >= k} e^{-t (l_j - l_k)} |pmf_j - exact_j| (round-off,
+        wrap-around and the tilted mass outside the window, e.g. 3 tau).
+      rel: the relative error of every tilted mass (the tilting's exponents).
+      inf_mass: the composed mass at +infinity.
+      log_alpha: natural log of the level.
+    """
+    labels = off + np.arange(pmf.size)
     l = labels * h
     with np.errstate(divide="ignore"):
-        logp = np.log(comp.pmf) - t * l + c
+        logp = np.log(pmf) - t * l + c
     # f(s) = s alpha + p_inf + P(L > l_k) - s Q(L > l_k) at s = e^{l_k}: an upper end needs the
     # P-sums rounded up and the Q-sums rounded down. Every k gives an upper end; they are formed
     # for the k from the tilted mass's lower 1e-2 quantile up only (the minimum sat at its 0.3-0.55
@@ -283,9 +389,9 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
     # f plus the error term (a multiple of s^-t) is convex in s, so an interior minimum of the
     # slice is the minimum over every k (up to the rounding of the sums). The suffix sums of a
     # top slice are the same sums, in the same order, as those of the whole window there.
-    err_c = math.log(weighted_roundoff(comp, t * h) + 3.0 * math.exp(_LOG_TAU))
+    err_c = math.log(err)
     log_inf = math.log(inf_mass) if inf_mass > 0 else -np.inf
-    k0 = _quantile_index(comp.pmf, _SLICE_MASS)
+    k0 = _quantile_index(pmf, _SLICE_MASS)
     while True:
         lk_, ls_ = logp[k0:], l[k0:]
         log_a = _suffix_logsumexp(lk_, +1)[1:]  # mass of the atoms above l_k
@@ -301,62 +407,7 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
     # the untilting's own rounding: u (|log p_t| + |t l| + |C|) per mass, plus the tilting's (rel)
     rel += 4.0 * float(np.finfo(float).eps) * (float(np.max(np.abs(t * l))) + abs(c) + 800.0)
     log_up = min(0.0, float(np.min(log_f)) + 1.01 * rel + 1e-12)
-    log_lo = log_alpha
-    if stat_p is not None:
-        sp, cp_, rel_p = _tilted(stat_p, h, t)
-        sq, cq_, rel_q = _tilted(stat_q, h, t + 1.0)
-        P = compose(sp, h, _LOG_TAU_STAT, precision=precision)
-        Q = compose(sq, h, _LOG_TAU_STAT, precision=precision)
-        lo_lab = max(P.offset, Q.offset)
-        hi_lab = min(P.offset + P.pmf.size, Q.offset + Q.pmf.size) - 1
-        if hi_lab >= lo_lab:
-            big = 4.0 * float(np.finfo(float).eps) * (max(abs(lo_lab), abs(hi_lab)) * (t + 1.0) * h + abs(cp_)
-                                                      + abs(cq_) + 800.0)
-            with np.errstate(divide="ignore"):
-                lq = np.log(Q.pmf) - (t + 1.0) * (Q.offset + np.arange(Q.pmf.size)) * h + cq_
-            # the first test S >= s with level <= alpha: the levels decrease in s, so it is looked
-            # for above the tilted Q-mass's lower 1e-2 quantile first (the Q-sums of that top slice
-            # are those of the whole window there), and over every s if it is that slice's first
-            # point or there is none
-            start = max(lo_lab, Q.offset + _quantile_index(Q.pmf, _SLICE_MASS))
-            while True:
-                s = np.arange(start, hi_lab + 1)
-                q_ge = _suffix_logsumexp(lq[start - Q.offset:], +1)[s - start]  # the level: Q-sums up
-                q_err = cq_ - (t + 1.0) * s * h + math.log(weighted_roundoff(Q, (t + 1.0) * h) + 3.0 * math.exp(_LOG_TAU_STAT))
-                q_up = np.logaddexp(q_ge, q_err) + 1.01 * (rel_q + big) + 1e-12
-                ok = np.nonzero(q_up <= log_alpha)[0]
-                if start == lo_lab or (ok.size and ok[0] > 0):
-                    break
-                start = lo_lab
-            p_err = cp_ - t * s * h + math.log(weighted_roundoff(P, t * h) + 3.0 * math.exp(_LOG_TAU_STAT))
-            def p_lower(j: int) -> float:
-                """log of a proven lower bound on P(S >= s[j]): the P-sum at that one test, rounded
-                down (its total alone, pld.logsum.total_logsumexp: no running sums), less its
-                error terms; -inf where they swallow it."""
-                k = int(s[j]) - P.offset
-                with np.errstate(divide="ignore"):
-                    lp = np.log(P.pmf[k:]) - t * (P.offset + np.arange(k, P.pmf.size)) * h + cp_
-                p_ge, p_ge_err = total_logsumexp(lp)
-                p_ge -= p_ge_err
-                if not (np.isfinite(p_ge) and p_err[j] < p_ge):
-                    return -math.inf
-                lower = p_ge + math.log1p(-math.exp(min(0.0, float(p_err[j]) - p_ge)))
-                return float(lower) - 1.01 * (rel_p + big) - 1e-12
-
-            if ok.size:
-                i = int(ok[0])
-                lower = p_lower(i)
-                if math.isfinite(lower):
-                    log_lo = max(log_alpha, lower)
-                if i > 0:
-                    log_lo = max(log_lo, _randomized_lower(float(q_up[i]), float(q_up[i - 1]), log_alpha,
-                                                           lower, lambda: p_lower(i - 1)))
-                if log_lo > math.log(0.5) and log_up - log_lo > 1e-10:
-                    # power near 1: the untilting's relative error (~T u) dominates 1 - gamma; the
-                    # same test's power from the *untilted* P-statistic in extended precision has an
-                    # absolute error (round-off ~1e-10 at T = 1e6) instead
-                    log_lo = max(log_lo, _untilted_power(stat_p, h, int(s[i])))
-    return min(log_lo, log_up), log_up
+    return log_up
 
 
 def _randomized_lower(q_hi: float, q_lo: float, log_alpha: float, p_hi: float, p_lo_of) -> float:

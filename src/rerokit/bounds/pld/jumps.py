@@ -1,0 +1,272 @@
+"""The far-tail tilt at tiny q on two grids: a fine bulk and coarse jumps.
+
+At tiny q (sigma 1, q 1e-4) the upper tail that the tilt of :mod:`rerokit.bounds.pld.tilt` centres
+at the Neyman-Pearson threshold is made of a few sampled steps with large losses (0.1-1.3 nats,
+the *jumps*), on top of a bulk of steps whose losses are of order q. The bulk needs a fine grid h_f
+(connect-the-dots on a grid coarser than its losses inflates the variance of every step by about
+h E|l| instead of E l^2), the jumps do not, yet one grid for both makes the tilted window span the
+jumps (~20 nats) at the bulk's step: millions of points. Here each step's tilted pmf is split at a
+label ``cut`` into its bulk b (labels < cut) and its jumps j, and a block of m steps is
+
+    (b + j)^{*m} = sum_k C(m, k) beta^{m-k} pi^k  bh^{*(m-k)} * jh^{*k}    (beta, pi: the masses of b, j;
+                                                                               bh, jh: b / beta, j / pi),
+
+a sum over the number k of jumps (the slice k). Slices k <= K are computed, the others' mass is
+bounded (:func:`_omitted`) and carried as an l1 error. In slice k the m - K *main* bulk steps are
+composed on the fine grid (one composition for all slices), the K - k *extra* bulk steps and the k
+jumps are taken one by one, and every part is re-discretised onto the coarse grid h_c = r h_f
+(:func:`rerokit.bounds.pld.lowertail._rebin_pld`: connect-the-dots, each atom's P- and Q-mass split
+onto its two coarse neighbours, both preserved) before the slice is composed there.
+
+Why this dominates the block's PLD (every slice's re-discretisation is a refinement of the true
+pair, Blackwell 1951 / Sherman 1951 / Stein 1951, as connect-the-dots is in Doroshenko et al. 2022,
+"Connect the dots: tighter discrete approximations of privacy loss distributions"): which steps
+jumped (their loss is >= cut h_f) is a function of the output, so revealing it, and with it the
+slice and a fixed choice of the extra bulk steps among the others (say the last K - k), changes
+nothing. Given it, the output's loss is the main bulk's sum plus the other steps' losses; the
+two-point split of the main bulk's sum L_b (P-fractions w at L_b^- and 1 - w at L_b^+ with
+w e^{-L_b^-} + (1 - w) e^{-L_b^+} = e^{-L_b}) preserves the P- and Q-mass of every output atom
+whatever the other losses are (their factor e^{-L_o} cancels), so the split pair is a refinement
+(merging the two points gives back the atom) and the same holds for each extra step and each jump.
+The split of L_b depends only on L_b, hence it acts on the composed bulk measure alone. Compositions
+of dominating pairs dominate (Dong, Roth & Su 2022, Lemma on tensorisation of tradeoff functions),
+so the blocks are composed as they are (:func:`rerokit.bounds.pld.lowertail._compose_tilted`).
+The variance added per block is at most h_c^2 / 4 per re-discretised part (K + 2 parts per slice)
+against the T h_f E|l| of connect-the-dots step by step.
+
+Tilted terms: everything is the tilted pmf of :func:`rerokit.bounds.pld.tilt.tilt_pmf` (normaliser
+M(t) per step), a mass moved from l to l' is multiplied by e^{t (l' - l)} (so by at most
+e^{|t| h_c} per re-discretised part), and the untilted masses are e^{C - t l} times the tilted
+ones. Errors: each slice's composition carries its proven round-off and 3 tau (windows, wrap-around;
+:func:`rerokit.bounds.pld.compose.compose`), the main bulk's its own times the slice's other factors'
+masses, all weighted by the slice weight; the omitted slices their mass bound; the tilted step's own
+absolute error (entries beyond the tilt's cap) m e e^{m e} times the re-discretisation's
+e^{|t| h_c (K + 1)}; relative errors (the tilting's, the divisions by beta and pi, the
+re-discretisation's (2 r + 16) u per part, the weights' logs) add up per entry.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from rerokit.bounds.pld.compose import compose, compose_inf_mass, weighted_roundoff
+from rerokit.bounds.pld.lowertail import TiltedPart, _block_size, _rebin_pld, _rebin_stat, _tilt_sparse
+from rerokit.bounds.pld.tilt import tilted_upper
+
+__all__ = ["jump_parts", "jump_upper", "compose_blocks"]
+
+_U = float(np.finfo(float).eps)  # twice the unit round-off (as pld.lowertail's)
+# the slices' and the main bulk's windows (tilted mass outside each side), and the omitted slices'
+# mass bound: against the ~1e-3 brackets at the cells measured, far below anything that shows
+_LOG_TAU = math.log(1e-13)
+# blocks of at most this many expected jumps (tilted): the slices per block K grows with it
+_JUMPS_PER_BLOCK = 2.0
+
+
+def _log_binom(m: int, k: int) -> tuple[float, float]:
+    """(log C(m, k), a bound on its rounding error): a sum of k logs of exact quotients' roundings
+    (each log within 2 ulps plus the quotient's ulp: <= 2 u (|term| + 1) per term, u = 2^-52)."""
+    s, err = 0.0, 0.0
+    for i in range(k):
+        v = math.log((m - i) / (i + 1))
+        s += v
+        err += 2.0 * _U * (abs(v) + abs(s) + 1.0)
+    return s, err
+
+
+def _omitted(m: int, log_pi: float, beta: float, grow: float, K: int) -> float:
+    """A bound on the total tilted mass of the slices k > K after re-discretisation: each slice's
+    exact mass C(m, k) beta^{m-k} pi^k grows by at most ``grow``^{k+1} (one part per jump and one for
+    the bulk), and C(m, k) <= m^k / k!, beta^{m-k} <= max(1, beta)^m, so the sum is at most
+    grow max(1, beta)^m sum_{k > K} x^k / k! with x = m pi grow, and that tail is at most
+    x^{K+1} / (K+1)! / (1 - x / (K + 2)) (a geometric series) where x < K + 2 (else inf). Rounded up."""
+    if K >= m:
+        return 0.0
+    x_log = math.log(m) + log_pi + math.log(grow)
+    x = math.exp(x_log)
+    if x >= K + 2:
+        return math.inf
+    log_b = (K + 1) * x_log - math.lgamma(K + 2) - math.log1p(-x / (K + 2)) + math.log(grow) + m * max(0.0, math.log(beta))
+    return math.exp(log_b * (1.0 - 1e-9) if log_b < 0 else log_b * (1.0 + 1e-9)) * (1.0 + 1e-6)
+
+
+def _slices(m: int, log_pi: float, beta: float, grow: float, log_tau: float) -> int:
+    """The least K (<= m) whose omitted slices (:func:`_omitted`) weigh at most tau."""
+    K = 0
+    while K < m and not _omitted(m, log_pi, beta, grow, K) <= math.exp(log_tau):
+        K += 1
+    return K
+
+
+def _log_mneg(j0: int, pmf: np.ndarray, h: float, t: float) -> float:
+    """log of an upper bound on sum_i pmf_i e^{-t (j0 + i) h}: what a convolution with ``pmf`` (>= 0)
+    multiplies the weighted error norm of :func:`rerokit.bounds.pld.compose.weighted_roundoff` by
+    (sum_{j >= k} e^{-t (l_j - l_k)} |(e * mu)_j| <= sum_i mu_i e^{-t l_i} x the norm of e). Each
+    term's exponent is rounded within a few u of its magnitude; 1e-12 relative covers them."""
+    nz = np.flatnonzero(pmf)
+    if not nz.size:
+        return -math.inf
+    a = np.log(pmf[nz]) - t * (j0 + nz) * h
+    top = float(np.max(a))
+    return top + math.log(float(np.sum(np.exp(a - top)))) + 1e-12 * (abs(top) + 1.0) + 1e-12
+
+
+def _jump_block(off: int, pt: np.ndarray, lm: float, rel: float, step_err: float, cut: int, m: int, count: int,
+                r: int, h_f: float, t: float, kind: str, log_tau: float) -> tuple[TiltedPart, float]:
+    """m tilted steps (labels off.., grid h_f, tilt t) as one block on the grid r h_f, ``count``
+    copies (module docstring), and a bound on its error in the weighted norm of
+    :func:`rerokit.bounds.pld.compose.weighted_roundoff` at rate t r h_f (``err`` of the part: the
+    l1 bound). ``kind`` "pld" re-discretises by connect-the-dots, "stat" by the coarse label
+    floor(i / r) of a bucket statistic (a function of the output: the test stays a test of the true
+    pair)."""
+    rebin = _rebin_pld if kind == "pld" else _rebin_stat
+    i_c = min(max(cut - off, 1), pt.size - 1)
+    b, j = pt[:i_c], pt[i_c:]
+    beta, pi = math.fsum(b[b != 0].tolist()), math.fsum(j[j != 0].tolist())
+    if not (beta > 0.0 and pi > 0.0):
+        raise ValueError("the cut must leave mass on both sides")
+    h_c = r * h_f
+    # a re-discretised mass's tilted weight grows by at most this (moved by < h_c), and so does the
+    # weighted norm of an error re-discretised (a fine error at l_i >= L_K - h_c reaches labels >= K)
+    grow = math.exp(abs(t) * h_c) * (1.0 + 1e-12)
+    log_pi, log_beta = math.log(pi), math.log(beta)
+    K = _slices(m, log_pi, beta, grow, log_tau)
+    bh, jh = b / beta, j / pi
+    j0_e, be = rebin(off, bh, r, h_f, t)  # one extra bulk step, re-discretised
+    j0_j, jc = rebin(off + i_c, jh, r, h_f, t)  # one jump
+    s_e, s_j = float(np.sum(be)) * (1.0 + be.size * _U), float(np.sum(jc)) * (1.0 + jc.size * _U)
+    lm_e, lm_j = _log_mneg(j0_e, be, h_c, t), _log_mneg(j0_j, jc, h_c, t)
+    tau3 = 3.0 * math.exp(log_tau)
+    n_main = m - K
+    if n_main > 0:
+        cm = compose([(off, bh, n_main)], h_f, log_tau)
+        j0_b, rb = rebin(cm.offset, cm.pmf, r, h_f, t)
+        l1_main = (cm.roundoff + tau3) * grow
+        w_main = (weighted_roundoff(cm, t * h_f) + tau3) * grow
+    terms = []
+    err = werr = log_w_err = 0.0
+    for k in range(K + 1):
+        lc, lc_err = _log_binom(m, k)
+        log_w = lc + (m - k) * log_beta + k * log_pi
+        log_w_err = max(log_w_err, lc_err + 2.0 * _U * ((m - k) * abs(log_beta) + k * abs(log_pi) + abs(log_w) + 2.0))
+        parts = [(j0_e, be, K - k), (j0_j, jc, k)]
+        if n_main > 0:
+            parts.append((j0_b, rb, 1))
+        parts = [p for p in parts if p[2] > 0]
+        w = math.exp(log_w)
+        c = compose(parts, h_c, log_tau)
+        e = c.roundoff + tau3
+        we = weighted_roundoff(c, t * h_c) + tau3
+        if n_main > 0:  # the main bulk's error, convolved with the slice's other parts
+            e += l1_main * s_e ** (K - k) * s_j ** k * (1.0 + 1e-12)
+            we += w_main * math.exp(min((K - k) * lm_e + k * lm_j, 700.0)) * (1.0 + 1e-12)
+        err += w * e * (1.0 + 1e-12)
+        werr += w * we * (1.0 + 1e-12)
+        terms.append((c.offset, w * c.pmf))
+    lo = min(o for o, _ in terms)
+    hi = max(o + p.size for o, p in terms)
+    out = np.zeros(hi - lo)
+    for o, p in terms:
+        out[o - lo: o - lo + p.size] += p
+    e_in = m * step_err
+    rest = _omitted(m, log_pi, beta, grow, K) + grow ** (K + 1) * e_in * math.exp(min(e_in, 700.0)) * (1.0 + 1e-9)
+    err, werr = err + rest, werr + rest  # (l1 bounds bound the weighted norm: weights <= 1)
+    s = math.fsum(out.tolist())
+    # relative errors per entry: the tilting's (m factors), the divisions by beta and pi (u each,
+    # m factors), K + 1 re-discretised parts ((2 r + 16) u each), the weight's log, the sum over
+    # the slices and the normalisation
+    rel_b = m * rel + m * _U + (K + 1) * (2.0 * r + 16.0) * _U + math.expm1(log_w_err) + (K + 4) * _U
+    part = TiltedPart(lo, out / s, count, m * lm + math.log(s), err / s * (1.0 + 1e-9), rel_b * 1.01)
+    return part, werr / s * (1.0 + 1e-9)
+
+
+def compose_blocks(parts: Sequence[tuple[TiltedPart, float]], h: float, t: float,
+                   log_tau: float = _LOG_TAU) -> tuple[int, np.ndarray, float, float, float]:
+    """(offset, tilted pmf, log C, weighted error, relative error) of the composition of the blocks
+    (each with its weighted error bound), the error in the weighted norm of
+    :func:`rerokit.bounds.pld.compose.weighted_roundoff` at rate t h. One block of one copy is taken
+    as it is; else the composition's weighted round-off, 3 tau, and the blocks' errors: with
+    a = computed, b = exact factors, a^{*n} - b^{*n} is a sum of n terms a^{*i} * (a - b) * b^{*(n-1-i)},
+    each bounded by the error's norm times the other factors' moments at -t (:func:`_log_mneg`;
+    an exact factor's is at most the computed one's plus e^{-t l_min} times its l1 error)."""
+    if len(parts) == 1 and parts[0][0].count == 1:
+        p, we = parts[0]
+        return p.offset, p.pmf, p.log_c, we, p.rel + 4.0 * _U * (abs(p.log_c) + 1.0)
+    c = compose([(p.offset, p.pmf, p.count) for p, _ in parts], h, log_tau)
+    log_c = sum(p.count * p.log_c for p, _ in parts)
+    log_g = []
+    for p, _ in parts:
+        lm_p = _log_mneg(p.offset, p.pmf, h, t)
+        extra = -t * p.offset * h + math.log(p.err) if p.err > 0 else -math.inf  # the labels start at p.offset
+        log_g.append(float(np.logaddexp(lm_p, extra)) + 1e-12 * (abs(lm_p) + 1.0))
+    log_G = sum(p.count * g for (p, _), g in zip(parts, log_g))
+    prop = sum(p.count * we * math.exp(min(log_G - g, 700.0)) for (p, we), g in zip(parts, log_g))
+    werr = (weighted_roundoff(c, t * h) + 3.0 * math.exp(log_tau) + prop * (1.0 + 1e-9)) * (1.0 + 1e-12)
+    rel = sum(p.count * p.rel for p, _ in parts) + 4.0 * _U * (abs(log_c) + 1.0)
+    return c.offset, c.pmf, log_c, werr, rel
+
+
+def jump_parts(off: int, pmf: np.ndarray, T: int, h_f: float, t: float, r: int, cut: int, kind: str = "pld",
+               log_tau: float = _LOG_TAU) -> list[tuple[TiltedPart, float]]:
+    """One step's T-fold composition, tilted by t, as blocks on the coarse grid r h_f (module docstring).
+
+    Args:
+      off: the label of ``pmf[0]`` (grid h_f).
+      pmf: the step's (untilted) dominating pmf ("pld") or bucket P- or Q-masses ("stat").
+      T: the number of steps.
+      h_f: the fine grid step.
+      t: the tilt.
+      r: the coarse grid step over the fine one (an integer >= 1).
+      cut: the first label of the jumps.
+      kind: "pld" (connect-the-dots) or "stat" (coarse labels).
+      log_tau: the windows' tail mass and the omitted slices' bound (natural log).
+
+    Returns:
+      (:class:`rerokit.bounds.pld.lowertail.TiltedPart` block (grid r h_f), its weighted error
+      bound (:func:`_jump_block`)) per distinct block.
+    """
+    if kind not in ("pld", "stat"):
+        raise ValueError(f"kind must be 'pld' or 'stat', got {kind!r}")
+    if not (isinstance(r, (int, np.integer)) and r >= 1):
+        raise ValueError(f"r must be an integer >= 1, got {r!r}")
+    if not (isinstance(T, (int, np.integer)) and T >= 1):
+        raise ValueError(f"T must be an integer >= 1, got {T!r}")
+    if not off < cut < off + np.asarray(pmf).size:
+        raise ValueError(f"cut must be inside the pmf's labels, got {cut!r}")
+    pt, lm, rel, e_t = _tilt_sparse(off, np.asarray(pmf, dtype=float), h_f, t)
+    pi = float(np.sum(pt[cut - off:]))
+    nb = max(1, math.ceil(T * pi / _JUMPS_PER_BLOCK))
+    m = _block_size(T, -(-T // nb))
+    n, rest = divmod(T, m)
+    out = [_jump_block(off, pt, lm, rel, e_t, cut, m, n, r, h_f, t, kind, log_tau)]
+    if rest:
+        out.append(_jump_block(off, pt, lm, rel, e_t, cut, rest, 1, r, h_f, t, kind, log_tau))
+    return out
+
+
+def jump_upper(steps: Sequence[tuple[int, np.ndarray, int, float]], h_f: float, t: float, r: int,
+               cut_loss: float, log_alpha: float, log_tau: float = _LOG_TAU) -> float:
+    """log of a certified upper bound on the power at level exp(log_alpha) of the composition of the
+    steps' dominating PLDs, by the two-grid tilt (module docstring) and the evaluation of
+    :func:`rerokit.bounds.pld.tilt.tilted_upper` on the coarse grid r h_f.
+
+    Args:
+      steps: (label offset, dominating pmf, count, mass at +infinity) per distinct step, grid h_f.
+      h_f: the fine grid step.
+      t: the tilt (> 0; e.g. :func:`rerokit.bounds.pld.tilt.saddle_tilt` of the steps).
+      r: the coarse grid step over the fine one.
+      cut_loss: the loss from which a step's atom is a jump.
+      log_alpha: natural log of the level.
+      log_tau: as :func:`jump_parts`.
+    """
+    if not t > 0.0:
+        raise ValueError(f"t must be > 0, got {t!r}")
+    parts: list[tuple[TiltedPart, float]] = []
+    for off, pmf, T, _ in steps:
+        parts += jump_parts(off, pmf, T, h_f, t, r, math.ceil(cut_loss / h_f), "pld", log_tau)
+    off, pmf, c, err, rel = compose_blocks(parts, r * h_f, t, log_tau)
+    inf = compose_inf_mass([(p_inf, T) for _, _, T, p_inf in steps])
+    return tilted_upper(off, pmf, r * h_f, t, c, err, rel, inf, log_alpha)
