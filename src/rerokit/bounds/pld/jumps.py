@@ -52,11 +52,11 @@ from typing import Sequence
 
 import numpy as np
 
-from rerokit.bounds.pld.compose import compose, compose_inf_mass, weighted_roundoff
+from rerokit.bounds.pld.compose import compose, weighted_roundoff
 from rerokit.bounds.pld.lowertail import TiltedPart, _block_size, _rebin_pld, _rebin_stat, _tilt_sparse
-from rerokit.bounds.pld.tilt import tilted_upper
+from rerokit.bounds.pld.tilt import tilted_lower, tilted_upper
 
-__all__ = ["jump_parts", "jump_upper", "compose_blocks"]
+__all__ = ["jump_parts", "jump_power", "compose_blocks"]
 
 _U = float(np.finfo(float).eps)  # twice the unit round-off (as pld.lowertail's)
 # the slices' and the main bulk's windows (tilted mass outside each side), and the omitted slices'
@@ -247,26 +247,49 @@ def jump_parts(off: int, pmf: np.ndarray, T: int, h_f: float, t: float, r: int, 
     return out
 
 
-def jump_upper(steps: Sequence[tuple[int, np.ndarray, int, float]], h_f: float, t: float, r: int,
-               cut_loss: float, log_alpha: float, log_tau: float = _LOG_TAU) -> float:
-    """log of a certified upper bound on the power at level exp(log_alpha) of the composition of the
-    steps' dominating PLDs, by the two-grid tilt (module docstring) and the evaluation of
-    :func:`rerokit.bounds.pld.tilt.tilted_upper` on the coarse grid r h_f.
+def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tuple[int, np.ndarray, int]] | None,
+               stat_q: Sequence[tuple[int, np.ndarray, int]] | None, h_f: float, inf_mass: float, log_alpha: float,
+               t: float, r: int, cut_loss: float, log_tau: float = _LOG_TAU) -> tuple[float, float]:
+    """Certified (log lower, log upper) of the power at level exp(log_alpha), by the two-grid tilt
+    (module docstring): as :func:`rerokit.bounds.pld.tilt.tilted_power` (same arguments, the same
+    evaluation, :func:`rerokit.bounds.pld.tilt.tilted_upper` and
+    :func:`rerokit.bounds.pld.tilt.tilted_lower`), with the compositions on the coarse grid r h_f.
+    The lower end's test is on the statistic whose bulk part is floor(sum of the bulk steps' fine
+    labels / r) and whose jumps are floor(label / r) each (a function of the output).
 
     Args:
-      steps: (label offset, dominating pmf, count, mass at +infinity) per distinct step, grid h_f.
+      parts: (label offset, dominating pmf, count) per distinct step (REMOVE direction, grid h_f).
+      stat_p: (label offset, bucket P-masses, count) per step, or None (no lower end).
+      stat_q: (label offset, bucket Q-masses, count) per step.
       h_f: the fine grid step.
-      t: the tilt (> 0; e.g. :func:`rerokit.bounds.pld.tilt.saddle_tilt` of the steps).
-      r: the coarse grid step over the fine one.
-      cut_loss: the loss from which a step's atom is a jump.
-      log_alpha: natural log of the level.
+      inf_mass: the composed mass at +infinity.
+      log_alpha: natural log of the level (<= 0).
+      t: the tilt (> 0).
+      r: the coarse grid step over the fine one (an integer >= 1).
+      cut_loss: the loss (nats) from which an atom is a jump; the statistic's buckets from the same label.
       log_tau: as :func:`jump_parts`.
+
+    Returns:
+      (log lower, log upper); log lower = log_alpha where no test fits.
     """
     if not t > 0.0:
         raise ValueError(f"t must be > 0, got {t!r}")
-    parts: list[tuple[TiltedPart, float]] = []
-    for off, pmf, T, _ in steps:
-        parts += jump_parts(off, pmf, T, h_f, t, r, math.ceil(cut_loss / h_f), "pld", log_tau)
-    off, pmf, c, err, rel = compose_blocks(parts, r * h_f, t, log_tau)
-    inf = compose_inf_mass([(p_inf, T) for _, _, T, p_inf in steps])
-    return tilted_upper(off, pmf, r * h_f, t, c, err, rel, inf, log_alpha)
+    if not cut_loss > 0.0:
+        raise ValueError(f"cut_loss must be > 0, got {cut_loss!r}")
+    cut = math.ceil(cut_loss / h_f)
+    h_c = r * h_f
+
+    def composed(steps: Sequence[tuple[int, np.ndarray, int]], kind: str, tt: float):
+        blocks: list[tuple[TiltedPart, float]] = []
+        for off, pmf, T in steps:
+            blocks += jump_parts(off, pmf, T, h_f, tt, r, cut, kind, log_tau)
+        return compose_blocks(blocks, h_c, tt, log_tau)
+
+    off, pmf, c, err, rel = composed(parts, "pld", t)
+    log_up = tilted_upper(off, pmf, h_c, t, c, err, rel, inf_mass, log_alpha)
+    log_lo = log_alpha
+    if stat_p is not None and stat_q is not None:
+        po, pp, cp, rp, ep = composed(stat_p, "stat", t)
+        qo, pq, cq, rq, eq = composed(stat_q, "stat", t + 1.0)
+        log_lo = tilted_lower(po, pp, cp, rp, ep, qo, pq, cq, rq, eq, h_c, t, log_alpha)[0]
+    return min(log_lo, log_up), log_up
