@@ -114,15 +114,40 @@ def _log_mneg(j0: int, pmf: np.ndarray, h: float, t: float) -> float:
     return top + math.log(float(np.sum(np.exp(a - top)))) + 1e-12 * (abs(top) + 1.0) + 1e-12
 
 
+def _rebin_nearest(off_f: int, pmf_t: np.ndarray, r: int, h_f: float, t: float) -> tuple[int, np.ndarray]:
+    """The coarse label round(i / r) (floor((i + r // 2) / r)) of a tilted fine statistic, in tilted
+    terms: :func:`rerokit.bounds.pld.lowertail._rebin_stat` of the labels shifted by r // 2, whose
+    factors e^{t (J h_c - (i + r // 2) h_f)} are put back by e^{t (r // 2) h_f}. Rounded to the
+    nearest rather than down, so that the k jumps and K - k extra bulk steps of a slice, each
+    re-labelled on its own, do not shift the slices' statistics apart by about k r / 2 fine labels
+    (measured: 2-5 % of the lower end at q 1e-4). A function of the output, as the floor."""
+    j0, out = _rebin_stat(off_f + r // 2, pmf_t, r, h_f, t)
+    return j0, out * math.exp(t * (r // 2) * h_f)
+
+
+def _split(pt: np.ndarray, off: int, cut: int) -> tuple[int, float, float]:
+    """(index of the first jump, bulk mass beta, jump mass pi) of a tilted step (both sums
+    correctly rounded, math.fsum)."""
+    i_c = min(max(cut - off, 1), pt.size - 1)
+    b, j = pt[:i_c], pt[i_c:]
+    beta, pi = math.fsum(b[b != 0].tolist()), math.fsum(j[j != 0].tolist())
+    if not (beta > 0.0 and pi > 0.0):
+        raise ValueError("the cut must leave mass on both sides")
+    return i_c, beta, pi
+
+
 def _jump_block(off: int, pt: np.ndarray, lm: float, rel: float, step_err: float, cut: int, m: int, count: int,
-                r: int, h_f: float, t: float, kind: str, log_tau: float) -> tuple[TiltedPart, float]:
+                r: int, h_f: float, t: float, kind: str, log_tau: float, K: int) -> tuple[TiltedPart, np.ndarray]:
     """m tilted steps (labels off.., grid h_f, tilt t) as one block on the grid r h_f, ``count``
-    copies (module docstring), and a bound on its error in the weighted norm of
-    :func:`rerokit.bounds.pld.compose.weighted_roundoff` at rate t r h_f (``err`` of the part: the
-    l1 bound). ``kind`` "pld" re-discretises by connect-the-dots, "stat" by the coarse label
-    floor(i / r) of a bucket statistic (a function of the output: the test stays a test of the true
-    pair)."""
-    rebin = _rebin_pld if kind == "pld" else _rebin_stat
+    copies (module docstring), and its error bounds in the weighted norm of
+    :func:`rerokit.bounds.pld.compose.weighted_roundoff` at rate t r h_f *per label* J: a bound on
+    sum_{J' >= J} e^{-t (L_J' - L_J)} |computed - exact|_J' (``err`` of the part: the l1 bound). A
+    slice's round-off and its main bulk's error sit at or below the top of its support (the sum of
+    its parts' tops), so labels above it see only the tails (3 tau, omitted slices, the step's own
+    error), which count everywhere. ``kind`` "pld" re-discretises by connect-the-dots, "stat" by
+    the coarse label round(i / r) of a bucket statistic (:func:`_rebin_nearest`; a function of the
+    output: the test stays a test of the true pair)."""
+    rebin = _rebin_pld if kind == "pld" else _rebin_nearest
     i_c = min(max(cut - off, 1), pt.size - 1)
     b, j = pt[:i_c], pt[i_c:]
     beta, pi = math.fsum(b[b != 0].tolist()), math.fsum(j[j != 0].tolist())
@@ -130,13 +155,14 @@ def _jump_block(off: int, pt: np.ndarray, lm: float, rel: float, step_err: float
         raise ValueError("the cut must leave mass on both sides")
     h_c = r * h_f
     # a re-discretised mass's tilted weight grows by at most this (moved by < h_c), and so does the
-    # weighted norm of an error re-discretised (a fine error at l_i >= L_K - h_c reaches labels >= K)
+    # weighted norm of an error re-discretised (a fine error at l_i >= L_J - h_c reaches labels >= J)
     grow = math.exp(abs(t) * h_c) * (1.0 + 1e-12)
     log_pi, log_beta = math.log(pi), math.log(beta)
-    K = _slices(m, log_pi, beta, grow, log_tau)
+    K = min(m, max(K, _slices(m, log_pi, beta, grow, log_tau)))
     bh, jh = b / beta, j / pi
     j0_e, be = rebin(off, bh, r, h_f, t)  # one extra bulk step, re-discretised
     j0_j, jc = rebin(off + i_c, jh, r, h_f, t)  # one jump
+    top_e, top_j = j0_e + int(np.flatnonzero(be)[-1]), j0_j + int(np.flatnonzero(jc)[-1])
     s_e, s_j = float(np.sum(be)) * (1.0 + be.size * _U), float(np.sum(jc)) * (1.0 + jc.size * _U)
     lm_e, lm_j = _log_mneg(j0_e, be, h_c, t), _log_mneg(j0_j, jc, h_c, t)
     tau3 = 3.0 * math.exp(log_tau)
@@ -144,10 +170,11 @@ def _jump_block(off: int, pt: np.ndarray, lm: float, rel: float, step_err: float
     if n_main > 0:
         cm = compose([(off, bh, n_main)], h_f, log_tau)
         j0_b, rb = rebin(cm.offset, cm.pmf, r, h_f, t)
+        top_b = j0_b + rb.size - 1
+        w_main = weighted_roundoff(cm, t * h_f) * grow  # in the main window (<= top_b)
         l1_main = (cm.roundoff + tau3) * grow
-        w_main = (weighted_roundoff(cm, t * h_f) + tau3) * grow
-    terms = []
-    err = werr = log_w_err = 0.0
+    terms, tops = [], []
+    err = tail = log_w_err = 0.0
     for k in range(K + 1):
         lc, lc_err = _log_binom(m, k)
         log_w = lc + (m - k) * log_beta + k * log_pi
@@ -156,45 +183,54 @@ def _jump_block(off: int, pt: np.ndarray, lm: float, rel: float, step_err: float
         if n_main > 0:
             parts.append((j0_b, rb, 1))
         parts = [p for p in parts if p[2] > 0]
-        w = math.exp(log_w)
+        w = math.exp(log_w) * (1.0 + 1e-12)
         c = compose(parts, h_c, log_tau)
         e = c.roundoff + tau3
-        we = weighted_roundoff(c, t * h_c) + tau3
+        we = weighted_roundoff(c, t * h_c)
+        top = c.offset + c.pmf.size - 1
+        tl = tau3
         if n_main > 0:  # the main bulk's error, convolved with the slice's other parts
             e += l1_main * s_e ** (K - k) * s_j ** k * (1.0 + 1e-12)
             we += w_main * math.exp(min((K - k) * lm_e + k * lm_j, 700.0)) * (1.0 + 1e-12)
-        err += w * e * (1.0 + 1e-12)
-        werr += w * we * (1.0 + 1e-12)
-        terms.append((c.offset, w * c.pmf))
-    lo = min(o for o, _ in terms)
-    hi = max(o + p.size for o, p in terms)
+            tl += tau3 * grow * s_e ** (K - k) * s_j ** k * (1.0 + 1e-12)  # its tails: anywhere
+            top = max(top, top_b + (K - k) * top_e + k * top_j)
+        err += w * e
+        tail += w * tl
+        terms.append((c.offset, w * c.pmf, we * w))
+        tops.append(top)
+    lo = min(o for o, _, _ in terms)
+    hi = max(o + p.size for o, p, _ in terms)
     out = np.zeros(hi - lo)
-    for o, p in terms:
+    wvec = np.zeros(hi - lo)
+    for (o, p, we), top in zip(terms, tops):
         out[o - lo: o - lo + p.size] += p
+        wvec[: max(0, min(top - lo + 1, hi - lo))] += we
     e_in = m * step_err
     rest = _omitted(m, log_pi, beta, grow, K) + grow ** (K + 1) * e_in * math.exp(min(e_in, 700.0)) * (1.0 + 1e-9)
-    err, werr = err + rest, werr + rest  # (l1 bounds bound the weighted norm: weights <= 1)
+    err += rest
     s = math.fsum(out.tolist())
     # relative errors per entry: the tilting's (m factors), the divisions by beta and pi (u each,
     # m factors), K + 1 re-discretised parts ((2 r + 16) u each), the weight's log, the sum over
     # the slices and the normalisation
     rel_b = m * rel + m * _U + (K + 1) * (2.0 * r + 16.0) * _U + math.expm1(log_w_err) + (K + 4) * _U
     part = TiltedPart(lo, out / s, count, m * lm + math.log(s), err / s * (1.0 + 1e-9), rel_b * 1.01)
-    return part, werr / s * (1.0 + 1e-9)
+    # (the running sum of at most K + 1 bounds: 1e-9 covers its rounding)
+    return part, (wvec + tail + rest) / s * (1.0 + 1e-9)
 
 
-def compose_blocks(parts: Sequence[tuple[TiltedPart, float]], h: float, t: float,
-                   log_tau: float = _LOG_TAU) -> tuple[int, np.ndarray, float, float, float]:
+def compose_blocks(parts: Sequence[tuple[TiltedPart, np.ndarray]], h: float, t: float,
+                   log_tau: float = _LOG_TAU) -> tuple[int, np.ndarray, float, float | np.ndarray, float]:
     """(offset, tilted pmf, log C, weighted error, relative error) of the composition of the blocks
-    (each with its weighted error bound), the error in the weighted norm of
-    :func:`rerokit.bounds.pld.compose.weighted_roundoff` at rate t h. One block of one copy is taken
-    as it is; else the composition's weighted round-off, 3 tau, and the blocks' errors: with
+    (each with its weighted error bounds per label, :func:`_jump_block`), the error in the weighted
+    norm of :func:`rerokit.bounds.pld.compose.weighted_roundoff` at rate t h. One block of one copy
+    is taken as it is (its bounds per label); else one bound for all labels: the composition's weighted round-off, 3 tau, and the blocks' errors: with
     a = computed, b = exact factors, a^{*n} - b^{*n} is a sum of n terms a^{*i} * (a - b) * b^{*(n-1-i)},
     each bounded by the error's norm times the other factors' moments at -t (:func:`_log_mneg`;
     an exact factor's is at most the computed one's plus e^{-t l_min} times its l1 error)."""
     if len(parts) == 1 and parts[0][0].count == 1:
         p, we = parts[0]
         return p.offset, p.pmf, p.log_c, we, p.rel + 4.0 * _U * (abs(p.log_c) + 1.0)
+    parts = [(p, float(np.max(we))) for p, we in parts]  # per label: the largest (labels below count above)
     c = compose([(p.offset, p.pmf, p.count) for p, _ in parts], h, log_tau)
     log_c = sum(p.count * p.log_c for p, _ in parts)
     log_g = []
@@ -209,24 +245,26 @@ def compose_blocks(parts: Sequence[tuple[TiltedPart, float]], h: float, t: float
     return c.offset, c.pmf, log_c, werr, rel
 
 
-def jump_parts(off: int, pmf: np.ndarray, T: int, h_f: float, t: float, r: int, cut: int, kind: str = "pld",
-               log_tau: float = _LOG_TAU) -> list[tuple[TiltedPart, float]]:
-    """One step's T-fold composition, tilted by t, as blocks on the coarse grid r h_f (module docstring).
+def jump_parts(off: int, sides: Sequence[tuple[np.ndarray, float]], T: int, h_f: float, r: int, cut: int,
+               kind: str = "pld", log_tau: float = _LOG_TAU) -> list[list[tuple[TiltedPart, np.ndarray]]]:
+    """One step's T-fold composition, tilted, as blocks on the coarse grid r h_f (module docstring),
+    for each of ``sides`` (pmf, tilt): the dominating pmf by t ("pld"), or the bucket statistic's
+    P-masses by t and Q-masses by t + 1 ("stat"), which share the block size and the slices (the
+    statistic of the test is defined by them).
 
     Args:
-      off: the label of ``pmf[0]`` (grid h_f).
-      pmf: the step's (untilted) dominating pmf ("pld") or bucket P- or Q-masses ("stat").
+      off: the label of each pmf's first entry (grid h_f).
+      sides: (untilted pmf, tilt) per side.
       T: the number of steps.
       h_f: the fine grid step.
-      t: the tilt.
       r: the coarse grid step over the fine one (an integer >= 1).
       cut: the first label of the jumps.
       kind: "pld" (connect-the-dots) or "stat" (coarse labels).
       log_tau: the windows' tail mass and the omitted slices' bound (natural log).
 
     Returns:
-      (:class:`rerokit.bounds.pld.lowertail.TiltedPart` block (grid r h_f), its weighted error
-      bound (:func:`_jump_block`)) per distinct block.
+      per side, (:class:`rerokit.bounds.pld.lowertail.TiltedPart` block (grid r h_f), its weighted
+      error bounds per label (:func:`_jump_block`)) per distinct block.
     """
     if kind not in ("pld", "stat"):
         raise ValueError(f"kind must be 'pld' or 'stat', got {kind!r}")
@@ -234,16 +272,24 @@ def jump_parts(off: int, pmf: np.ndarray, T: int, h_f: float, t: float, r: int, 
         raise ValueError(f"r must be an integer >= 1, got {r!r}")
     if not (isinstance(T, (int, np.integer)) and T >= 1):
         raise ValueError(f"T must be an integer >= 1, got {T!r}")
-    if not off < cut < off + np.asarray(pmf).size:
-        raise ValueError(f"cut must be inside the pmf's labels, got {cut!r}")
-    pt, lm, rel, e_t = _tilt_sparse(off, np.asarray(pmf, dtype=float), h_f, t)
-    pi = float(np.sum(pt[cut - off:]))
+    tilted = []
+    for pmf, t in sides:
+        if not off < cut < off + np.asarray(pmf).size:
+            raise ValueError(f"cut must be inside the pmf's labels, got {cut!r}")
+        pt, lm, rel, e_t = _tilt_sparse(off, np.asarray(pmf, dtype=float), h_f, t)
+        tilted.append((pt, lm, rel, e_t, t) + _split(pt, off, cut))
+    pi = max(x[-1] for x in tilted)
     nb = max(1, math.ceil(T * pi / _JUMPS_PER_BLOCK))
     m = _block_size(T, -(-T // nb))
     n, rest = divmod(T, m)
-    out = [_jump_block(off, pt, lm, rel, e_t, cut, m, n, r, h_f, t, kind, log_tau)]
-    if rest:
-        out.append(_jump_block(off, pt, lm, rel, e_t, cut, rest, 1, r, h_f, t, kind, log_tau))
+    out: list[list[tuple[TiltedPart, np.ndarray]]] = [[] for _ in sides]
+    for mm, count in ((m, n), (rest, 1)):
+        if not (mm and count):
+            continue
+        K = max(_slices(mm, math.log(pi_), beta, math.exp(abs(t) * r * h_f) * (1.0 + 1e-12), log_tau)
+                for _, _, _, _, t, _, beta, pi_ in tilted)
+        for dest, (pt, lm, rel, e_t, t, _, _, _) in zip(out, tilted):
+            dest.append(_jump_block(off, pt, lm, rel, e_t, cut, mm, count, r, h_f, t, kind, log_tau, K))
     return out
 
 
@@ -254,8 +300,10 @@ def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tu
     (module docstring): as :func:`rerokit.bounds.pld.tilt.tilted_power` (same arguments, the same
     evaluation, :func:`rerokit.bounds.pld.tilt.tilted_upper` and
     :func:`rerokit.bounds.pld.tilt.tilted_lower`), with the compositions on the coarse grid r h_f.
-    The lower end's test is on the statistic whose bulk part is floor(sum of the bulk steps' fine
-    labels / r) and whose jumps are floor(label / r) each (a function of the output).
+    The lower end's test is on the statistic whose main bulk part is round(sum of its steps' fine
+    bucket labels / r) and whose other parts are round(label / r) each (:func:`_rebin_nearest`; a
+    function of the output, the same for P and Q: :func:`jump_parts` gives them the same blocks and
+    slices).
 
     Args:
       parts: (label offset, dominating pmf, count) per distinct step (REMOVE direction, grid h_f).
@@ -279,17 +327,22 @@ def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tu
     cut = math.ceil(cut_loss / h_f)
     h_c = r * h_f
 
-    def composed(steps: Sequence[tuple[int, np.ndarray, int]], kind: str, tt: float):
-        blocks: list[tuple[TiltedPart, float]] = []
-        for off, pmf, T in steps:
-            blocks += jump_parts(off, pmf, T, h_f, tt, r, cut, kind, log_tau)
-        return compose_blocks(blocks, h_c, tt, log_tau)
-
-    off, pmf, c, err, rel = composed(parts, "pld", t)
+    blocks: list[tuple[TiltedPart, np.ndarray]] = []
+    for off, pmf, T in parts:
+        blocks += jump_parts(off, [(pmf, t)], T, h_f, r, cut, "pld", log_tau)[0]
+    off, pmf, c, err, rel = compose_blocks(blocks, h_c, t, log_tau)
     log_up = tilted_upper(off, pmf, h_c, t, c, err, rel, inf_mass, log_alpha)
     log_lo = log_alpha
     if stat_p is not None and stat_q is not None:
-        po, pp, cp, rp, ep = composed(stat_p, "stat", t)
-        qo, pq, cq, rq, eq = composed(stat_q, "stat", t + 1.0)
-        log_lo = tilted_lower(po, pp, cp, rp, ep, qo, pq, cq, rq, eq, h_c, t, log_alpha)[0]
+        bp: list[tuple[TiltedPart, np.ndarray]] = []
+        bq: list[tuple[TiltedPart, np.ndarray]] = []
+        for (off, pp, T), (off_q, pq, T_q) in zip(stat_p, stat_q):
+            if (off, T) != (off_q, T_q):
+                raise ValueError("stat_p and stat_q must list the same steps")
+            got = jump_parts(off, [(pp, t), (pq, t + 1.0)], T, h_f, r, cut, "stat", log_tau)
+            bp += got[0]
+            bq += got[1]
+        po, pp_, cp, ep, rp = compose_blocks(bp, h_c, t, log_tau)
+        qo, pq_, cq, eq, rq = compose_blocks(bq, h_c, t + 1.0, log_tau)
+        log_lo = tilted_lower(po, pp_, cp, rp, ep, qo, pq_, cq, rq, eq, h_c, t, log_alpha)[0]
     return min(log_lo, log_up), log_up

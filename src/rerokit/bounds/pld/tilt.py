@@ -304,7 +304,8 @@ def tilted_lower(p_off: int, p_pmf: np.ndarray, cp_: float, rel_p: float, err_p:
       p_off, p_pmf, cp_, rel_p: the P-side's first label, tilted masses, log normaliser and
         relative error per mass.
       err_p: a bound, for every label k, on sum_{j >= k} e^{-t (l_j - l_k)} |p_pmf_j - exact_j|
-        (round-off, wrap-around, the tilted mass outside the window).
+        (round-off, wrap-around, the tilted mass outside the window): a float, or an array of one
+        bound per label of ``p_pmf``.
       q_off, q_pmf, cq_, rel_q, err_q: the same for the Q-side (weights e^{-(t + 1) (l_j - l_k)}).
       h: grid step.
       t: the tilt (> 0).
@@ -316,6 +317,7 @@ def tilted_lower(p_off: int, p_pmf: np.ndarray, cp_: float, rel_p: float, err_p:
     if hi_lab < lo_lab:
         return log_lo, label
 
+    log_err_p, log_err_q = _log_errors(err_p, p_pmf.size), _log_errors(err_q, q_pmf.size)
     big = 4.0 * float(np.finfo(float).eps) * (max(abs(lo_lab), abs(hi_lab)) * (t + 1.0) * h + abs(cp_)
                                               + abs(cq_) + 800.0)
     with np.errstate(divide="ignore"):
@@ -328,13 +330,13 @@ def tilted_lower(p_off: int, p_pmf: np.ndarray, cp_: float, rel_p: float, err_p:
     while True:
         s = np.arange(start, hi_lab + 1)
         q_ge = _suffix_logsumexp(lq[start - q_off:], +1)[s - start]  # the level: Q-sums up
-        q_err = cq_ - (t + 1.0) * s * h + math.log(err_q)
+        q_err = cq_ - (t + 1.0) * s * h + _at(log_err_q, s - q_off)
         q_up = np.logaddexp(q_ge, q_err) + 1.01 * (rel_q + big) + 1e-12
         ok = np.nonzero(q_up <= log_alpha)[0]
         if start == lo_lab or (ok.size and ok[0] > 0):
             break
         start = lo_lab
-    p_err = cp_ - t * s * h + math.log(err_p)
+    p_err = cp_ - t * s * h + _at(log_err_p, s - p_off)
     def p_lower(j: int) -> float:
         """log of a proven lower bound on P(S >= s[j]): the P-sum at that one test, rounded
         down (its total alone, pld.logsum.total_logsumexp: no running sums), less its
@@ -361,6 +363,22 @@ def tilted_lower(p_off: int, p_pmf: np.ndarray, cp_: float, rel_p: float, err_p:
     return log_lo, label
 
 
+def _log_errors(err: float | np.ndarray, n: int) -> float | np.ndarray:
+    """log of the error bounds of a window of n labels: one bound for all (a float: a float) or one
+    per label (an array of n: an array)."""
+    if np.ndim(err) == 0:
+        return math.log(float(err))
+    e = np.asarray(err, dtype=float)
+    if e.shape != (n,):
+        raise ValueError(f"err must be a float or an array of {n} bounds, got shape {e.shape}")
+    return np.log(e)
+
+
+def _at(log_err: float | np.ndarray, idx: np.ndarray) -> float | np.ndarray:
+    """:func:`_log_errors`'s bounds at the window indices ``idx``."""
+    return log_err if np.ndim(log_err) == 0 else log_err[idx]
+
+
 def tilted_upper(off: int, pmf: np.ndarray, h: float, t: float, c: float, err: float, rel: float,
                  inf_mass: float, log_alpha: float) -> float:
     """log of a certified upper bound on the power at level exp(log_alpha) from a composed tilted
@@ -373,7 +391,8 @@ def tilted_upper(off: int, pmf: np.ndarray, h: float, t: float, c: float, err: f
       t: the tilt (> 0).
       c: C = log of the product of the tilting normalisers.
       err: a bound, for every label k, on sum_{j >= k} e^{-t (l_j - l_k)} |pmf_j - exact_j| (round-off,
-        wrap-around and the tilted mass outside the window, e.g. 3 tau).
+        wrap-around and the tilted mass outside the window, e.g. 3 tau): one float, or an array of
+        one bound per label of ``pmf`` (errors that sit below a label do not count above it).
       rel: the relative error of every tilted mass (the tilting's exponents).
       inf_mass: the composed mass at +infinity.
       log_alpha: natural log of the level.
@@ -389,7 +408,7 @@ def tilted_upper(off: int, pmf: np.ndarray, h: float, t: float, c: float, err: f
     # f plus the error term (a multiple of s^-t) is convex in s, so an interior minimum of the
     # slice is the minimum over every k (up to the rounding of the sums). The suffix sums of a
     # top slice are the same sums, in the same order, as those of the whole window there.
-    err_c = math.log(err)
+    err_c = _log_errors(err, pmf.size)
     log_inf = math.log(inf_mass) if inf_mass > 0 else -np.inf
     k0 = _quantile_index(pmf, _SLICE_MASS)
     while True:
@@ -400,7 +419,7 @@ def tilted_upper(off: int, pmf: np.ndarray, h: float, t: float, c: float, err: f
             frac = np.exp(np.minimum(0.0, ls_ + log_b - log_a))
             term = log_a + np.log1p(-frac)
         term = np.where(np.isfinite(log_a), term, -np.inf)
-        log_f = _logsumexp4(log_alpha + ls_, term, c - t * ls_ + err_c, log_inf)
+        log_f = _logsumexp4(log_alpha + ls_, term, c - t * ls_ + _at(err_c, slice(k0, None)), log_inf)
         if k0 == 0 or int(np.argmin(log_f)) > 0:
             break
         k0 = 0
