@@ -810,8 +810,10 @@ def _tilt_first(pld: SchedulePLD, lks: np.ndarray) -> dict[int, tuple[float, flo
             return {}  # not the same kind of schedule at every level: the plain path
         _, thr, lg, spread = fc
         log_w = math.log(2.0) + log_ro + float(np.logaddexp(-lg, -float(lks[i])))
+        # (the two-grid tilt of tiny q, pld.jumps, costs about the same whatever the spread)
         if lg <= math.log(_TILT_FIRST_GAMMA) and (log_w >= math.log(_TILT_FIRST_USELESS) or (
-                log_w > math.log(_PRECISE_ENOUGH) and spread <= _TILT_FIRST_SPREAD)):
+                log_w > math.log(_PRECISE_ENOUGH) and (spread <= _TILT_FIRST_SPREAD
+                                                       or pld.tail_by_jumps(float(lks[i]))))):
             out[int(i)] = (thr, lg, log_w)
     return out
 

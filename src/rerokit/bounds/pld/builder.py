@@ -36,7 +36,8 @@ from rerokit.bounds.pld.compose import MAX_FFT, WindowTooWide, chernoff_window, 
 from rerokit.bounds.pld.discrete import Bracket, DiscretePLD, GridPMF, ThresholdTests
 from rerokit.bounds.pld.lowertail import NearOneGrid, near_one_beta
 from rerokit.bounds.pld.maxtest import log_max_test_power
-from rerokit.bounds.pld.tilt import tail_forecast, tilted_power
+from rerokit.bounds.pld.jumps import jump_power
+from rerokit.bounds.pld.tilt import saddle_tilt, tail_forecast, tilted_power
 from rerokit._resources import check_memory, group_step_pld_bytes
 from rerokit.bounds.pld.step import (StepTooWide, default_grid_step, dpsgd_step_pld, loss_range, loss_tails,
                                     MAX_STEP_WIDTH)
@@ -62,6 +63,15 @@ _TAIL_FIRST_ENOUGH = 0.004
 # 2.5e-4 in 4.1 s)
 _TAIL_LADDER_START = 8192
 _TAIL_LADDER_ORDER = 2.0
+
+# the two-grid tilt (rerokit.bounds.pld.jumps) of tail_power: for q <= _JUMP_Q, where the tilted
+# schedule makes at most _JUMP_MAX expected jumps (losses >= _JUMP_CUT nats; one block of slices),
+# on the coarse grid h_c ~ _JUMP_TH / t (the tilted weight of a re-discretised mass moves by at most
+# e^{t h_c}); kept alone where its bracket is within _COARSE_TAIL_ENOUGH (in log)
+_JUMP_Q = 1e-3
+_JUMP_MAX = 4.0
+_JUMP_CUT = 0.05
+_JUMP_TH = 0.02
 
 # Sparse step grids (rerokit.bounds.pld.step.tail_labels) for REMOVE steps with q <= _SPARSE_Q, one
 # example: nearly all of such a step's grid is the sampled component's tail (total mass q), whose
@@ -455,8 +465,19 @@ class SchedulePLD:
         # truncate each step far enough out that the mass sent to +infinity is negligible against
         # the level itself (down to the smallest normal tail, Phi(-38) ~ 1e-316)
         lt = min(self.log_tau, max(float(log_alpha) - 46.0, math.log(1e-300)))
-        src = self
         lt_q = self._inf_truncation(log_alpha) if lt < self.log_tau else None
+        jumps = self._tail_power_jumps(log_alpha, lt_q) if lt_q is not None else None
+        if jumps is not None:
+            if jumps[1] - jumps[0] <= _COARSE_TAIL_ENOUGH:
+                return jumps
+            lo, up = self._tail_power_legacy(log_alpha, lt, lt_q)
+            return max(lo, jumps[0]), min(up, jumps[1])
+        return self._tail_power_legacy(log_alpha, lt, lt_q)
+
+    def _tail_power_legacy(self, log_alpha: float, lt: float, lt_q: float | None) -> tuple[float, float]:
+        """:meth:`tail_power` by the one-grid tilt (:func:`rerokit.bounds.pld.tilt.tilted_power`),
+        steps truncated at ``lt`` (``lt_q``: :meth:`_inf_truncation`, or None)."""
+        src = self
         if lt_q is not None and lt_q >= self.log_tau:
             # this grid's own truncation already keeps the mass at +infinity below alpha e^-7: its
             # steps (built for the sizing) answer, unless the bracket is wide (then as below). At
@@ -478,6 +499,61 @@ class SchedulePLD:
             except (StepTooWide, WindowTooWide):
                 return self._tail_power_coarse(log_alpha)
         return self._tail_power_from(src, log_alpha)
+
+    def tail_by_jumps(self, log_alpha: float) -> bool:
+        """Whether :meth:`tail_power` at this level is predicted to take the two-grid tilt
+        (:meth:`_tail_power_jumps`: tiny q, few tilted jumps), from this grid's own steps and the
+        saddle point of :meth:`tail_forecast`. A choice of computation only."""
+        grid, noiseless, inv = _split_extremes(self.segments)
+        if noiseless or inv > 0 or not grid or self.group_size != 1 or any(q > _JUMP_Q for _, q, _ in grid):
+            return False
+        t = self._built.get(("saddle", float(log_alpha)))
+        if t is None:
+            fc = self.tail_forecast(float(log_alpha))
+            if fc is None:
+                return False
+            t = fc[0]
+        steps, _, _ = self._parts("remove")
+        cut = math.ceil(_JUMP_CUT / self.h)
+        if any(not st.j_lo < cut < st.j_lo + st.split.size for st, _ in steps):
+            return False
+        return _tilted_jumps(steps, self.h, t, cut) <= _JUMP_MAX
+
+    def _tail_power_jumps(self, log_alpha: float, lt_q: float) -> tuple[float, float] | None:
+        """:meth:`tail_power` by the two-grid tilt of :mod:`rerokit.bounds.pld.jumps` (tiny q: a
+        bulk of steps with losses ~q on this grid, a few sampled steps' large losses on a coarse
+        one), steps truncated at ``lt_q`` (:meth:`_inf_truncation`: the mass at +infinity at most
+        alpha e^-7, counted); None where it does not apply (q > :data:`_JUMP_Q`, steps outside
+        the grid range, groups, more than :data:`_JUMP_MAX` expected tilted jumps, no loss above
+        :data:`_JUMP_CUT`) or a window does not fit. Both ends certified; only the choice of t,
+        the cut and the coarse grid is heuristic."""
+        grid, noiseless, inv = _split_extremes(self.segments)
+        if noiseless or inv > 0 or not grid or self.group_size != 1 or any(q > _JUMP_Q for _, q, _ in grid):
+            return None
+        try:
+            src = self if lt_q >= self.log_tau else SchedulePLD(self.segments, self.h, 1, self.lower, False, lt_q,
+                                                              self.precision, sparse=self.sparse)
+            steps, _, _ = src._parts("remove")
+            parts = [(st.j_lo, st.split, T) for st, T in steps]
+            t = saddle_tilt(parts, self.h, float(log_alpha))
+            cut = math.ceil(_JUMP_CUT / self.h)
+            if not (0.0 < t < 1e3 / self.h * 0.99) or any(not st.j_lo < cut < st.j_lo + st.split.size for st, _ in steps):
+                return None
+            n_jumps = _tilted_jumps(steps, self.h, t, cut)
+            if not n_jumps <= _JUMP_MAX:
+                return None
+            r = max(1, int(_JUMP_TH / (t * self.h)))
+            inf = compose_inf_mass([(st.inf_mass, T) for st, T in steps])
+            sp = [(st.j_lo - 1, st.stat_p, T) for st, T in steps] if self.lower else None
+            sq = [(st.j_lo - 1, st.stat_q, T) for st, T in steps] if self.lower else None
+            lo, up = jump_power(parts, sp, sq, self.h, inf, float(log_alpha), t, r, _JUMP_CUT)
+        except (WindowTooWide, StepTooWide, ValueError, FloatingPointError, OverflowError):
+            return None
+        # the steps' loss shift s (DiscretePLD.loss_shift): the power at level alpha e^s, at most
+        # e^s times that at alpha (concave in the level, 0 at level 0)
+        shift = sum(T * st.loss_shift for st, T in steps) * (1.0 + 1e-9)
+        up = min(0.0, up + shift)
+        return min(lo, up), up
 
     def _tail_power_coarse(self, log_alpha: float) -> tuple[float, float]:
         """:meth:`tail_power` where one step's far-truncated grid does not fit this grid step (tiny
@@ -717,6 +793,18 @@ class SchedulePLD:
         if self.add is None:
             raise ValueError("epsilon needs the PLD built with add_direction=True")
         return max(self.upper.epsilon(delta), self.add.epsilon(delta))
+
+
+def _tilted_jumps(steps: Sequence[tuple[Any, int]], h: float, t: float, cut: int) -> float:
+    """The expected number of jumps (labels >= cut) of the schedule tilted by t: sum_i T_i times
+    step i's tilted mass at or above the cut (a choice of computation only)."""
+    n = 0.0
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        for st, T in steps:
+            a = np.log(st.split) + t * (st.j_lo + np.arange(st.split.size)) * h
+            w = np.exp(a - float(np.max(a)))
+            n += T * float(np.sum(w[cut - st.j_lo:]) / np.sum(w))
+    return n
 
 
 def _sparse_budget(q: float, direction: str, group_size: int) -> float | None:

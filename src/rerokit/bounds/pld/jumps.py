@@ -52,7 +52,7 @@ from typing import Sequence
 
 import numpy as np
 
-from rerokit.bounds.pld.compose import compose, weighted_roundoff
+from rerokit.bounds.pld.compose import WindowTooWide, _moment_terms, compose, weighted_roundoff
 from rerokit.bounds.pld.lowertail import TiltedPart, _block_size, _rebin_pld, _rebin_stat, _tilt_sparse
 from rerokit.bounds.pld.tilt import tilted_lower, tilted_upper
 
@@ -136,6 +136,43 @@ def _split(pt: np.ndarray, off: int, cut: int) -> tuple[int, float, float]:
     return i_c, beta, pi
 
 
+# the moment parameters (per label) at which the slices' Chernoff windows are evaluated
+_LAMS = 2.0 ** (np.arange(-64, 9) / 4.0)
+
+
+class _SliceWindows:
+    """Chernoff windows of the slices of one block, all from one evaluation of each part's log
+    moment function on :data:`_LAMS`: for any lam > 0 the mass of a composition above B is at most
+    e^{-lam B} prod_i M_i(lam)^{T_i} (and below A alike, Markov's inequality), as in
+    :func:`rerokit.bounds.pld.compose.chernoff_window` (the same rounding of the log moments, the
+    same ceil/floor), but the best lam of the grid is taken for every slice k at once instead of a
+    search per composition (which cost half of the slices' time)."""
+
+    def __init__(self, parts: Sequence[tuple[int, np.ndarray]], log_tau: float):
+        self.log_tau = log_tau
+        self.up, self.dn, self.lo, self.hi = [], [], [], []
+        for j0, pmf in parts:
+            labels = j0 + np.arange(pmf.size, dtype=float)
+            nz = np.flatnonzero(pmf)
+            self.up.append(_moment_terms(labels, pmf, _LAMS))
+            self.dn.append(_moment_terms(labels, pmf, -_LAMS))
+            self.lo.append(j0 + int(nz[0]))
+            self.hi.append(j0 + int(nz[-1]))
+
+    def window(self, counts: Sequence[int]) -> tuple[int, int]:
+        """[A, B] of the composition with ``counts`` copies of each part."""
+        up = sum(c * u for c, u in zip(counts, self.up))
+        dn = sum(c * d for c, d in zip(counts, self.dn))
+        with np.errstate(invalid="ignore"):
+            B = float(np.min(np.ceil((up - self.log_tau) / _LAMS)))
+            A = float(np.max(np.floor((self.log_tau - dn) / _LAMS)))
+        if not (math.isfinite(A) and math.isfinite(B)):
+            raise WindowTooWide("the Chernoff window of a slice is not finite")
+        lo = sum(c * x for c, x in zip(counts, self.lo))
+        hi = sum(c * x for c, x in zip(counts, self.hi))
+        return max(int(A), lo), min(int(B), hi)
+
+
 def _jump_block(off: int, pt: np.ndarray, lm: float, rel: float, step_err: float, cut: int, m: int, count: int,
                 r: int, h_f: float, t: float, kind: str, log_tau: float, K: int) -> tuple[TiltedPart, np.ndarray]:
     """m tilted steps (labels off.., grid h_f, tilt t) as one block on the grid r h_f, ``count``
@@ -175,6 +212,7 @@ def _jump_block(off: int, pt: np.ndarray, lm: float, rel: float, step_err: float
         l1_main = (cm.roundoff + tau3) * grow
     terms, tops = [], []
     err = tail = log_w_err = 0.0
+    wins = _SliceWindows([(j0_e, be), (j0_j, jc)] + ([(j0_b, rb)] if n_main > 0 else []), log_tau)
     for k in range(K + 1):
         lc, lc_err = _log_binom(m, k)
         log_w = lc + (m - k) * log_beta + k * log_pi
@@ -182,9 +220,10 @@ def _jump_block(off: int, pt: np.ndarray, lm: float, rel: float, step_err: float
         parts = [(j0_e, be, K - k), (j0_j, jc, k)]
         if n_main > 0:
             parts.append((j0_b, rb, 1))
+        window = wins.window([p[2] for p in parts])
         parts = [p for p in parts if p[2] > 0]
         w = math.exp(log_w) * (1.0 + 1e-12)
-        c = compose(parts, h_c, log_tau)
+        c = compose(parts, h_c, log_tau, window=window)
         e = c.roundoff + tau3
         we = weighted_roundoff(c, t * h_c)
         top = c.offset + c.pmf.size - 1
