@@ -67,7 +67,7 @@ _TAIL_LADDER_ORDER = 2.0
 # the two-grid tilt (rerokit.bounds.pld.jumps) of tail_power: for q <= _JUMP_Q, where the tilted
 # schedule makes at most _JUMP_MAX expected jumps (losses >= _JUMP_CUT nats; one block of slices),
 # on the coarse grid h_c ~ _JUMP_TH / t (the tilted weight of a re-discretised mass moves by at most
-# e^{t h_c}); kept alone where its bracket is within _COARSE_TAIL_ENOUGH (in log)
+# e^{t h_c}); alone where it applies
 _JUMP_Q = 1e-3
 _JUMP_MAX = 4.0
 _JUMP_CUT = 0.05
@@ -466,12 +466,11 @@ class SchedulePLD:
         # the level itself (down to the smallest normal tail, Phi(-38) ~ 1e-316)
         lt = min(self.log_tau, max(float(log_alpha) - 46.0, math.log(1e-300)))
         lt_q = self._inf_truncation(log_alpha) if lt < self.log_tau else None
+        # the two-grid tilt where it applies, alone: the choice reads the schedule and the level only
+        # (not the lower end, so that the upper end is the same with and without the bracket)
         jumps = self._tail_power_jumps(log_alpha, lt_q) if lt_q is not None else None
         if jumps is not None:
-            if jumps[1] - jumps[0] <= _COARSE_TAIL_ENOUGH:
-                return jumps
-            lo, up = self._tail_power_legacy(log_alpha, lt, lt_q)
-            return max(lo, jumps[0]), min(up, jumps[1])
+            return jumps
         return self._tail_power_legacy(log_alpha, lt, lt_q)
 
     def _tail_power_legacy(self, log_alpha: float, lt: float, lt_q: float | None) -> tuple[float, float]:
@@ -531,22 +530,34 @@ class SchedulePLD:
         if noiseless or inv > 0 or not grid or self.group_size != 1 or any(q > _JUMP_Q for _, q, _ in grid):
             return None
         try:
-            src = self if lt_q >= self.log_tau else SchedulePLD(self.segments, self.h, 1, self.lower, False, lt_q,
-                                                              self.precision, sparse=self.sparse)
+            src = self
+            # deeper steps where this grid's truncation leaves too much at +infinity: on this grid,
+            # or coarser ones where a step does not fit (the bulk's grid: at T 1e3, kappa 1e-20 one
+            # step needs 277k points on this grid; twice as coarse moved the bracket by < 1e-4)
+            for factor in (1.0, 2.0, 4.0) if lt_q < self.log_tau else ():
+                try:
+                    src = SchedulePLD(self.segments, self.h * factor, 1, self.lower, False, lt_q, self.precision,
+                                      sparse=self.sparse)
+                    src._parts("remove")
+                    break
+                except StepTooWide:
+                    src = None
+            if src is None:
+                return None
+            h = src.h
             steps, _, _ = src._parts("remove")
             parts = [(st.j_lo, st.split, T) for st, T in steps]
-            t = saddle_tilt(parts, self.h, float(log_alpha))
-            cut = math.ceil(_JUMP_CUT / self.h)
-            if not (0.0 < t < 1e3 / self.h * 0.99) or any(not st.j_lo < cut < st.j_lo + st.split.size for st, _ in steps):
+            t = saddle_tilt(parts, h, float(log_alpha))
+            cut = math.ceil(_JUMP_CUT / h)
+            if not (0.0 < t < 1e3 / h * 0.99) or any(not st.j_lo < cut < st.j_lo + st.split.size for st, _ in steps):
                 return None
-            n_jumps = _tilted_jumps(steps, self.h, t, cut)
-            if not n_jumps <= _JUMP_MAX:
+            if not _tilted_jumps(steps, h, t, cut) <= _JUMP_MAX:
                 return None
-            r = max(1, int(_JUMP_TH / (t * self.h)))
+            r = max(1, int(_JUMP_TH / (t * h)))
             inf = compose_inf_mass([(st.inf_mass, T) for st, T in steps])
             sp = [(st.j_lo - 1, st.stat_p, T) for st, T in steps] if self.lower else None
             sq = [(st.j_lo - 1, st.stat_q, T) for st, T in steps] if self.lower else None
-            lo, up = jump_power(parts, sp, sq, self.h, inf, float(log_alpha), t, r, _JUMP_CUT)
+            lo, up = jump_power(parts, sp, sq, h, inf, float(log_alpha), t, r, _JUMP_CUT)
         except (WindowTooWide, StepTooWide, ValueError, FloatingPointError, OverflowError):
             return None
         # the steps' loss shift s (DiscretePLD.loss_shift): the power at level alpha e^s, at most

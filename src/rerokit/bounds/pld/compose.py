@@ -53,7 +53,7 @@ from rerokit.bounds.pld.normal import logsumexp_rows
 
 __all__ = ["Composed", "WindowTooWide", "compose", "chernoff_window", "moment_support", "fft_size", "fft_error_constant", "fft_factors",
            "PRECISIONS",
-           "compose_inf_mass", "MAX_FFT", "weighted_roundoff"]
+           "compose_inf_mass", "MAX_FFT", "weighted_roundoff", "moment_terms"]
 
 MAX_FFT = 1 << 24  # composed window size
 _U = float(np.finfo(float).eps) / 2.0  # unit roundoff of double
@@ -194,7 +194,9 @@ def moment_support(labels: np.ndarray, pmf: np.ndarray) -> tuple[np.ndarray, np.
     return labels, pmf
 
 
-def _moment_terms(labels: np.ndarray, pmf: np.ndarray, lam: np.ndarray) -> np.ndarray:
+def moment_terms(labels: np.ndarray, pmf: np.ndarray, lam: np.ndarray) -> np.ndarray:
+    """log sum_j pmf_j e^{lam l_j} for each lam (rows of :func:`rerokit.bounds.pld.normal.logsumexp_rows`,
+    rounded as it rounds them), over :func:`moment_support`'s entries."""
     labels, pmf = moment_support(labels, pmf)
     with np.errstate(divide="ignore"):
         logp = np.log(pmf)
@@ -251,9 +253,9 @@ def chernoff_window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_
         dn = np.zeros(lams.size)
         for labels, p, count in parts_:
             if sides[0]:
-                up += count * _moment_terms(labels, p, lams)
+                up += count * moment_terms(labels, p, lams)
             if sides[1]:
-                dn += count * _moment_terms(labels, p, -lams)
+                dn += count * moment_terms(labels, p, -lams)
         with np.errstate(invalid="ignore"):
             return (np.ceil((up - log_tau) / lams) if sides[0] else up * np.nan,
                     np.floor((log_tau - dn) / lams) if sides[1] else dn * np.nan)

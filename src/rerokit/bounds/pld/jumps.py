@@ -15,7 +15,7 @@ a sum over the number k of jumps (the slice k). Slices k <= K are computed, the 
 bounded (:func:`_omitted`) and carried as an l1 error. In slice k the m - K *main* bulk steps are
 composed on the fine grid (one composition for all slices), the K - k *extra* bulk steps and the k
 jumps are taken one by one, and every part is re-discretised onto the coarse grid h_c = r h_f
-(:func:`rerokit.bounds.pld.lowertail._rebin_pld`: connect-the-dots, each atom's P- and Q-mass split
+(:func:`rerokit.bounds.pld.lowertail.rebin_pld`: connect-the-dots, each atom's P- and Q-mass split
 onto its two coarse neighbours, both preserved) before the slice is composed there.
 
 Why this dominates the block's PLD (every slice's re-discretisation is a refinement of the true
@@ -52,8 +52,8 @@ from typing import Sequence
 
 import numpy as np
 
-from rerokit.bounds.pld.compose import WindowTooWide, _moment_terms, compose, weighted_roundoff
-from rerokit.bounds.pld.lowertail import TiltedPart, _block_size, _rebin_pld, _rebin_stat, _tilt_sparse
+from rerokit.bounds.pld.compose import WindowTooWide, moment_terms, compose, weighted_roundoff
+from rerokit.bounds.pld.lowertail import TiltedPart, block_size, rebin_pld, rebin_stat, tilt_sparse
 from rerokit.bounds.pld.tilt import tilted_lower, tilted_upper
 
 __all__ = ["jump_parts", "jump_power", "compose_blocks"]
@@ -116,12 +116,12 @@ def _log_mneg(j0: int, pmf: np.ndarray, h: float, t: float) -> float:
 
 def _rebin_nearest(off_f: int, pmf_t: np.ndarray, r: int, h_f: float, t: float) -> tuple[int, np.ndarray]:
     """The coarse label round(i / r) (floor((i + r // 2) / r)) of a tilted fine statistic, in tilted
-    terms: :func:`rerokit.bounds.pld.lowertail._rebin_stat` of the labels shifted by r // 2, whose
+    terms: :func:`rerokit.bounds.pld.lowertail.rebin_stat` of the labels shifted by r // 2, whose
     factors e^{t (J h_c - (i + r // 2) h_f)} are put back by e^{t (r // 2) h_f}. Rounded to the
     nearest rather than down, so that the k jumps and K - k extra bulk steps of a slice, each
     re-labelled on its own, do not shift the slices' statistics apart by about k r / 2 fine labels
     (measured: 2-5 % of the lower end at q 1e-4). A function of the output, as the floor."""
-    j0, out = _rebin_stat(off_f + r // 2, pmf_t, r, h_f, t)
+    j0, out = rebin_stat(off_f + r // 2, pmf_t, r, h_f, t)
     return j0, out * math.exp(t * (r // 2) * h_f)
 
 
@@ -154,8 +154,8 @@ class _SliceWindows:
         for j0, pmf in parts:
             labels = j0 + np.arange(pmf.size, dtype=float)
             nz = np.flatnonzero(pmf)
-            self.up.append(_moment_terms(labels, pmf, _LAMS))
-            self.dn.append(_moment_terms(labels, pmf, -_LAMS))
+            self.up.append(moment_terms(labels, pmf, _LAMS))
+            self.dn.append(moment_terms(labels, pmf, -_LAMS))
             self.lo.append(j0 + int(nz[0]))
             self.hi.append(j0 + int(nz[-1]))
 
@@ -184,7 +184,7 @@ def _jump_block(off: int, pt: np.ndarray, lm: float, rel: float, step_err: float
     error), which count everywhere. ``kind`` "pld" re-discretises by connect-the-dots, "stat" by
     the coarse label round(i / r) of a bucket statistic (:func:`_rebin_nearest`; a function of the
     output: the test stays a test of the true pair)."""
-    rebin = _rebin_pld if kind == "pld" else _rebin_nearest
+    rebin = rebin_pld if kind == "pld" else _rebin_nearest
     i_c = min(max(cut - off, 1), pt.size - 1)
     b, j = pt[:i_c], pt[i_c:]
     beta, pi = math.fsum(b[b != 0].tolist()), math.fsum(j[j != 0].tolist())
@@ -315,11 +315,11 @@ def jump_parts(off: int, sides: Sequence[tuple[np.ndarray, float]], T: int, h_f:
     for pmf, t in sides:
         if not off < cut < off + np.asarray(pmf).size:
             raise ValueError(f"cut must be inside the pmf's labels, got {cut!r}")
-        pt, lm, rel, e_t = _tilt_sparse(off, np.asarray(pmf, dtype=float), h_f, t)
+        pt, lm, rel, e_t = tilt_sparse(off, np.asarray(pmf, dtype=float), h_f, t)
         tilted.append((pt, lm, rel, e_t, t) + _split(pt, off, cut))
     pi = max(x[-1] for x in tilted)
     nb = max(1, math.ceil(T * pi / _JUMPS_PER_BLOCK))
-    m = _block_size(T, -(-T // nb))
+    m = block_size(T, -(-T // nb))
     n, rest = divmod(T, m)
     out: list[list[tuple[TiltedPart, np.ndarray]]] = [[] for _ in sides]
     for mm, count in ((m, n), (rest, 1)):

@@ -156,7 +156,7 @@ from rerokit.bounds.pld.step import StepTooWide, dpsgd_step_pld, loss_range
 from rerokit.bounds.pld.tilt import bisect_saddle, log_moments, saddle_gap, tilt_pmf
 
 __all__ = ["TiltedPart", "lower_tilt", "tilt_spread", "tilted_beta", "near_one_beta", "NearOneGrid", "conserve_from_bottom",
-           "conserve_at_bottom", "clear_step_cache"]
+           "conserve_at_bottom", "clear_step_cache", "rebin_pld", "rebin_stat", "tilt_sparse", "block_size"]
 
 _LOG_TAU = math.log(1e-17)
 _U = float(np.finfo(float).eps)
@@ -435,7 +435,7 @@ def _by_column(off_f: int, pmf_t: np.ndarray, r: int) -> tuple[int, np.ndarray]:
     return j0, mat.reshape(rows, r)
 
 
-def _rebin_pld(off_f: int, pmf_t: np.ndarray, r: int, h_f: float, t: float) -> tuple[int, np.ndarray]:
+def rebin_pld(off_f: int, pmf_t: np.ndarray, r: int, h_f: float, t: float) -> tuple[int, np.ndarray]:
     """Connect-the-dots of a tilted fine PLD (grid h_f) onto the grid h_c = r h_f, in tilted terms:
     the atom at l = i h_f (J h_c <= l < (J+1) h_c, a = l - J h_c) sends the P-mass fraction
     w = (1 - e^{-a}) / (1 - e^{-h_c}) to J + 1 and 1 - w to J (both P and Q masses preserved), and
@@ -451,14 +451,14 @@ def _rebin_pld(off_f: int, pmf_t: np.ndarray, r: int, h_f: float, t: float) -> t
     return j0, out
 
 
-def _rebin_stat(off_f: int, pmf_t: np.ndarray, r: int, h_f: float, t: float) -> tuple[int, np.ndarray]:
+def rebin_stat(off_f: int, pmf_t: np.ndarray, r: int, h_f: float, t: float) -> tuple[int, np.ndarray]:
     """The coarse label floor(i / r) of a tilted fine statistic, in tilted terms (untilted by the
     coarse value J h_c): masses multiplied by e^{t (J h_c - i h_f)} (by column, :func:`_by_column`)."""
     j0, mat = _by_column(off_f, pmf_t, r)
     return j0, mat @ np.exp(-t * np.arange(r) * h_f)
 
 
-def _tilt_sparse(off: int, pmf: np.ndarray, h: float, t: float) -> tuple[np.ndarray, float, float, float]:
+def tilt_sparse(off: int, pmf: np.ndarray, h: float, t: float) -> tuple[np.ndarray, float, float, float]:
     """:func:`rerokit.bounds.pld.tilt.tilt_pmf` (cap :data:`_TILT_CAP`) of a step pmf, on its
     non-zero entries only where most are zero (a sparse step, :func:`rerokit.bounds.pld.step.tail_labels`):
     a zero mass tilts to zero exactly and adds nothing to M(t) (its e^-700 floor in the log-sum is
@@ -522,7 +522,7 @@ def _block(off: int, pmf_t: np.ndarray, lm: float, rel: float, m: int, count: in
     c = compose([(off, pmf_t, m)], h_f, log_tau, window=_block_window(off, pmf_t, m, log_tau), precision=precision)
     e_in = m * step_err
     e = c.roundoff + 3.0 * math.exp(log_tau) + e_in * math.exp(min(e_in, 700.0)) * (1.0 + 1e-9)
-    j0, out = (_rebin_pld if kind == "pld" else _rebin_stat)(c.offset, c.pmf, r, h_f, t)
+    j0, out = (rebin_pld if kind == "pld" else rebin_stat)(c.offset, c.pmf, r, h_f, t)
     s = math.fsum(out.tolist())
     # the rebinning moves every mass by less than h_c: its tilted weight changes by <= e^{|t| h_c}
     e = e * math.exp(abs(t) * r * h_f) / s
@@ -619,7 +619,7 @@ def _smaller_fft_block(off: int, pmf_t: np.ndarray, T: int, m: int, log_tau: flo
     return m
 
 
-def _block_size(T: int, m: int) -> int:
+def block_size(T: int, m: int) -> int:
     """A divisor of T in [m/2, m] if there is one (no second, remainder block to compose), else m."""
     for d in range(m, max(1, (m + 1) // 2) - 1, -1):
         if T % d == 0:
@@ -712,9 +712,9 @@ def near_one_beta(segments: Sequence[tuple[float, float, int]], steps: Sequence[
                 if lower:
                     todo += [(st.j_lo - 1, st.stat_p, "stat", sp, t, ratio, h_f),
                              (st.j_lo - 1, st.stat_q, "stat", sq, t + 1.0, ratio, h_f)]
-                m = m_pld = _block_size(T, int(min(T, max(1.0, block_per_r2 * ratio * ratio))))
+                m = m_pld = block_size(T, int(min(T, max(1.0, block_per_r2 * ratio * ratio))))
                 for off, pmf, kind, dest, tt, rr, hh in todo:
-                    pt, lm, rel, e_t = _tilt_sparse(off, pmf, hh, tt)
+                    pt, lm, rel, e_t = tilt_sparse(off, pmf, hh, tt)
                     prec = block_precision if (dest is sp and "p" in _STAT_EXTENDED) or (dest is sq and "q" in _STAT_EXTENDED) \
                         else "double"
                     btau = _BLOCK_LOG_TAU if dest is parts else _STAT_BLOCK_LOG_TAU
