@@ -1,0 +1,138 @@
+"""The two-grid tilt of tiny q (:mod:`rerokit.bounds.pld.jumps`) against independent references.
+
+* T = 2 steps (sigma 1, q 0.01): the Neyman-Pearson power of the test S > l at its own level in
+  closed form up to one integral, P(S > l) = int p(x1) P(x2 > f^-1(l - f(x1))) dx1 with the step's
+  loss f(x) = log(1 - q + q e^{x - 1/2}) increasing in x, by mpmath quadrature (30 digits).
+* T = 1e6 (sigma 1, q 1e-4): the Bromwich inversion of the exact moment function
+  (``tests/bounds/conftest.py``; no rerokit code).
+* The one-grid tilt (:func:`rerokit.bounds.pld.tilt.tilted_power`, the code path before this one):
+  both brackets are certified, so they overlap; at r = 1 the two compositions are the same
+  measure, computed two ways (slices vs one power).
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+from rerokit.bounds.dpsgd import dpsgd_pld, rero_dpsgd
+from rerokit.bounds.pld.builder import schedule_pld
+from rerokit.bounds.pld.compose import compose_inf_mass
+from rerokit.bounds.pld.jumps import jump_parts, jump_power
+from rerokit.bounds.pld.tilt import saddle_tilt, tilted_power
+
+
+def _exact_two_steps(q: float, l: float) -> tuple[float, float]:
+    """(log Q(S > l), log P(S > l)) for two steps of sigma 1, sampling rate q (mpmath, 30 digits)."""
+    with mp.workdps(30):
+        q_, l_ = mp.mpf(q), mp.mpf(l)
+
+        def f(x):
+            return mp.log(1 - q_ + q_ * mp.exp(x - mp.mpf(1) / 2))
+
+        def f_inv(y):  # the x with f(x) = y; -inf below the loss's infimum log(1 - q)
+            return mp.mpf(1) / 2 + mp.log((mp.exp(y) - 1 + q_) / q_) if y > mp.log(1 - q_) else -mp.inf
+
+        def sf_q(a):
+            return mp.mpf(1) if a == -mp.inf else mp.ncdf(-a)
+
+        def sf_p(a):
+            return mp.mpf(1) if a == -mp.inf else (1 - q_) * mp.ncdf(-a) + q_ * mp.ncdf(1 - a)
+
+        kink = f_inv(l_ - mp.log(1 - q_))  # beyond it the second step passes the test whatever it is
+        pts = sorted({-mp.inf, mp.mpf(-5), mp.mpf(0), kink, kink + 3, mp.mpf(30), mp.inf})
+        q_tail = mp.quad(lambda x: mp.npdf(x) * sf_q(f_inv(l_ - f(x))), pts)
+        p_tail = mp.quad(lambda x: ((1 - q_) * mp.npdf(x) + q_ * mp.npdf(x - 1)) * sf_p(f_inv(l_ - f(x))), pts)
+        return float(mp.log(q_tail)), float(mp.log(p_tail))
+
+
+def _steps(T: int, q: float, h: float | None = None):
+    """(grid step, the one grid step's DiscretePLD parts) of the schedule (sigma 1, q, T)."""
+    pld = schedule_pld(((1.0, q, T),), h)
+    return pld.h, pld._parts("remove")[0][0][0]  # noqa: SLF001 - the step with its statistic
+
+
+def _args(T: int, step, h: float, la: float):
+    return ([(step.j_lo, step.split, T)], [(step.j_lo - 1, step.stat_p, T)], [(step.j_lo - 1, step.stat_q, T)], h,
+            compose_inf_mass([(step.inf_mass, T)]), la)
+
+
+@pytest.mark.parametrize("r", [1, 4])
+def test_two_steps_bracket_contains_the_exact_power(r: int) -> None:
+    q, l = 0.01, 2.0
+    log_level, log_power = _exact_two_steps(q, l)  # level ~3.4e-12
+    h, step = _steps(2, q, 2e-3)
+    args = _args(2, step, h, log_level)
+    t = saddle_tilt(args[0], h, log_level)
+    lo, up = jump_power(*args, t, r, 0.05)
+    # the steps' loss shift (a few ulps per step) is what the builder adds to the upper end
+    up += 2 * step.loss_shift
+    assert lo <= log_power + 1e-9 and up >= log_power - 1e-9
+    assert up - lo <= 0.05  # (T = 2: a coarse statistic; the point is containment)
+
+
+def test_slices_reassemble_the_power_of_the_step() -> None:
+    # r = 1 (no re-discretisation): the blocks' slices sum to the T-fold power of the tilted step,
+    # which the one-grid tilt composes directly; both brackets contain each other's truth region
+    h, step = _steps(20, 0.01, 1e-3)
+    la = math.log(1e-9)
+    args = _args(20, step, h, la)
+    t = saddle_tilt(args[0], h, la)
+    lo_o, up_o = tilted_power(*args, t=t)
+    lo_n, up_n = jump_power(*args, t, 1, 0.2)
+    assert lo_n <= up_o and lo_o <= up_n
+    assert abs(up_n - up_o) < 1e-6 and abs(lo_n - lo_o) < 1e-6
+    (part, err), = jump_parts(step.j_lo, [(step.split, t)], 20, h, 1, math.ceil(0.2 / h))[0]
+    assert part.count == 1 and np.all(np.diff(err) <= 0)  # per label: errors below a label do not count above
+    assert abs(math.fsum(part.pmf.tolist()) - 1.0) < 1e-12
+
+
+@pytest.mark.parametrize("T, kappa", [(1000, 1e-9), (100_000, 1e-9), (100_000, 1e-20), (1_000_000, 1e-20)])
+def test_tinyq_cells_overlap_the_one_grid_tilt_within_one_percent(T: int, kappa: float) -> None:
+    la = math.log(kappa)
+    pld = dpsgd_pld([(1.0, 1e-4, T)])
+    lt = min(pld.log_tau, max(la - 46.0, math.log(1e-300)))
+    lt_q = pld._inf_truncation(la)  # noqa: SLF001
+    got = pld._tail_power_jumps(la, lt_q)  # noqa: SLF001 - the new path alone
+    assert got is not None
+    lo, up = got
+    lo_o, up_o = pld._tail_power_legacy(la, lt, lt_q)  # noqa: SLF001 - the path before it
+    assert lo <= up_o and lo_o <= up  # two certified brackets of the same power overlap
+    assert (math.exp(up) - math.exp(lo)) / math.exp(up) <= 0.01  # issue 17: <= 2 %
+
+
+def test_long_schedule_bracket_contains_the_bromwich_reference(bromwich) -> None:
+    # sigma 1, q 1e-4, T 1e6, threshold 0.93: level e^-28.1845 (5.8e-13), power e^-27.2363
+    pt = bromwich.Schedule([(1.0, 1e-4, 10**6)]).point(0.93)
+    pld = dpsgd_pld([(1.0, 1e-4, 10**6)])
+    assert pld.tail_by_jumps(pt.log_level)
+    lo, up = pld.tail_power(pt.log_level)
+    tol = bromwich.REF_TOL
+    assert lo <= pt.log_power + tol and up >= pt.log_power - tol
+    assert up - lo <= 0.01
+
+
+def test_rero_dpsgd_tinyq_cells_within_one_percent() -> None:
+    for T, kappa in [(1000, 1e-20), (1_000_000, 1e-9)]:
+        b = rero_dpsgd(1.0, 1e-4, T, kappa, comparisons=False)
+        assert (b.value - b.interval[0]) / b.value <= 0.01
+
+
+def test_bad_input_names_the_parameter() -> None:
+    h, step = _steps(20, 0.01, 1e-3)
+    args = _args(20, step, h, math.log(1e-9))
+    with pytest.raises(ValueError, match="t must"):
+        jump_power(*args, 0.0, 4, 0.2)
+    with pytest.raises(ValueError, match="cut_loss"):
+        jump_power(*args, 1.0, 4, -1.0)
+    with pytest.raises(ValueError, match="r must"):
+        jump_parts(step.j_lo, [(step.split, 1.0)], 20, h, 0, 100)
+    with pytest.raises(ValueError, match="T must"):
+        jump_parts(step.j_lo, [(step.split, 1.0)], 0, h, 4, 100)
+    with pytest.raises(ValueError, match="kind"):
+        jump_parts(step.j_lo, [(step.split, 1.0)], 20, h, 4, 100, kind="x")
+    with pytest.raises(ValueError, match="cut"):
+        jump_parts(step.j_lo, [(step.split, 1.0)], 20, h, 4, step.j_lo - 5)
