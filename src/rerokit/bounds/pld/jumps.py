@@ -54,7 +54,7 @@ import numpy as np
 
 from rerokit.bounds.pld.compose import WindowTooWide, moment_terms, compose, weighted_roundoff
 from rerokit.bounds.pld.lowertail import TiltedPart, block_size, rebin_pld, rebin_stat, tilt_sparse
-from rerokit.bounds.pld.tilt import tilted_lower, tilted_upper
+from rerokit.bounds.pld.tilt import log_moments, tilted_lower, tilted_upper
 
 __all__ = ["jump_parts", "jump_power", "compose_blocks"]
 
@@ -62,6 +62,8 @@ _U = float(np.finfo(float).eps)  # twice the unit round-off (as pld.lowertail's)
 # the slices' and the main bulk's windows (tilted mass outside each side), and the omitted slices'
 # mass bound: against the ~1e-3 brackets at the cells measured, far below anything that shows
 _LOG_TAU = math.log(1e-13)
+# the omitted slices are made negligible up to the tilted mean plus this (nats; jump_power)
+_REF_MARGIN = 1.0
 # blocks of at most this many expected jumps (tilted): the slices per block K grows with it
 _JUMPS_PER_BLOCK = 2.0
 
@@ -99,6 +101,53 @@ def _slices(m: int, log_pi: float, beta: float, grow: float, log_tau: float) -> 
     while K < m and not _omitted(m, log_pi, beta, grow, K) <= math.exp(log_tau):
         K += 1
     return K
+
+
+class _OmitBound:
+    """Per-label bounds on the weighted error (rate t, :func:`rerokit.bounds.pld.compose.weighted_roundoff`)
+    that leaving out the slices k > K makes: for every s in [0, t] and every label J of loss L_J,
+    1{L' >= L_J} e^{-t (L' - L_J)} <= e^{-s (L' - L_J)}, so the omitted (tilted, re-discretised)
+    mass costs at most e^{s L_J} sum_{k > K} (its slice's mass times E[e^{-s L'}]) there. A slice is
+    the bulk sum of m - k steps plus k jumps, each part moved by less than h_c (a factor e^{s h_c}
+    on E[e^{-s L'}] and ``grow`` on its tilted mass), so with the normalised bulk's and jump's
+    moments Mb(-s), Mj(-s) (on the fine grid) and C(m, k) <= m^k / k!:
+
+        <= g e^{s h_c} max(1, beta Mb(-s))^m sum_{k > K} x^k / k!,   x = m pi g e^{s h_c} Mj(-s),
+
+    the series' tail bounded as in :func:`_omitted`. s = 0 is :func:`_omitted` itself; s near t
+    makes the bound tiny below the omitted slices' losses (k > K jumps, ~k times a jump's), which is
+    where the thresholds are. Evaluated on a few s, the least taken."""
+
+    def __init__(self, off: int, bh: np.ndarray, off_j: int, jh: np.ndarray, m: int, beta: float, pi: float,
+                 grow: float, h_f: float, h_c: float, t: float):
+        self.s = t * np.array([0.0, 1.0 / 16, 1.0 / 8, 1.0 / 4, 1.0 / 2, 3.0 / 4, 1.0])
+        lb = moment_terms(off + np.arange(bh.size, dtype=float), bh, -self.s * h_f)
+        lj = moment_terms(off_j + np.arange(jh.size, dtype=float), jh, -self.s * h_f)
+        lb, lj = lb + 1e-12 * (np.abs(lb) + 1.0), lj + 1e-12 * (np.abs(lj) + 1.0)
+        self.m, self.h_c = m, h_c
+        log_g = math.log(grow)
+        self.base = log_g + self.s * h_c + m * np.maximum(0.0, math.log(beta) + lb)
+        self.log_x = math.log(m) + math.log(pi) + log_g + self.s * h_c + lj
+
+    def log_at(self, J: np.ndarray, K: int) -> np.ndarray:
+        """log of the bound at the coarse labels J (-inf where K >= m: nothing is left out)."""
+        J = np.asarray(J, dtype=float)
+        if K >= self.m:
+            return np.full(J.shape, -np.inf)
+        ratio = np.exp(self.log_x) / (K + 2)
+        tail = np.full(ratio.shape, np.inf)
+        ok = ratio < 1.0
+        tail[ok] = (K + 1) * self.log_x[ok] - math.lgamma(K + 2) - np.log1p(-ratio[ok])
+        per_s = self.base + tail  # log Phi(s), then + s L_J, least over s
+        out = np.min(self.s[:, None] * (J[None, :] * self.h_c) + per_s[:, None], axis=0)
+        return out + 1e-9 * np.abs(out) + 1e-12
+
+    def slices(self, J_ref: float, log_tau: float) -> int:
+        """The least K whose bound at the label J_ref is at most tau."""
+        K = 0
+        while K < self.m and not float(self.log_at(np.array([J_ref]), K)[0]) <= log_tau:
+            K += 1
+        return K
 
 
 def _log_mneg(j0: int, pmf: np.ndarray, h: float, t: float) -> float:
@@ -195,7 +244,7 @@ def _jump_block(off: int, pt: np.ndarray, lm: float, rel: float, step_err: float
     # weighted norm of an error re-discretised (a fine error at l_i >= L_J - h_c reaches labels >= J)
     grow = math.exp(abs(t) * h_c) * (1.0 + 1e-12)
     log_pi, log_beta = math.log(pi), math.log(beta)
-    K = min(m, max(K, _slices(m, log_pi, beta, grow, log_tau)))
+    K = min(m, K)
     bh, jh = b / beta, j / pi
     j0_e, be = rebin(off, bh, r, h_f, t)  # one extra bulk step, re-discretised
     j0_j, jc = rebin(off + i_c, jh, r, h_f, t)  # one jump
@@ -245,8 +294,11 @@ def _jump_block(off: int, pt: np.ndarray, lm: float, rel: float, step_err: float
         out[o - lo: o - lo + p.size] += p
         wvec[: max(0, min(top - lo + 1, hi - lo))] += we
     e_in = m * step_err
-    rest = _omitted(m, log_pi, beta, grow, K) + grow ** (K + 1) * e_in * math.exp(min(e_in, 700.0)) * (1.0 + 1e-9)
-    err += rest
+    rest = grow ** (K + 1) * e_in * math.exp(min(e_in, 700.0)) * (1.0 + 1e-9)
+    err += rest + _omitted(m, log_pi, beta, grow, K)
+    omit = _OmitBound(off, bh, off + i_c, jh, m, beta, pi, grow, h_f, h_c, t)
+    with np.errstate(over="ignore"):
+        rest = rest + np.exp(omit.log_at(np.arange(lo, hi), K)) * (1.0 + 1e-12)
     s = math.fsum(out.tolist())
     # relative errors per entry: the tilting's (m factors), the divisions by beta and pi (u each,
     # m factors), K + 1 re-discretised parts ((2 r + 16) u each), the weight's log, the sum over
@@ -285,7 +337,8 @@ def compose_blocks(parts: Sequence[tuple[TiltedPart, np.ndarray]], h: float, t: 
 
 
 def jump_parts(off: int, sides: Sequence[tuple[np.ndarray, float]], T: int, h_f: float, r: int, cut: int,
-               kind: str = "pld", log_tau: float = _LOG_TAU) -> list[list[tuple[TiltedPart, np.ndarray]]]:
+               kind: str = "pld", log_tau: float = _LOG_TAU,
+               l_ref: float | None = None) -> list[list[tuple[TiltedPart, np.ndarray]]]:
     """One step's T-fold composition, tilted, as blocks on the coarse grid r h_f (module docstring),
     for each of ``sides`` (pmf, tilt): the dominating pmf by t ("pld"), or the bucket statistic's
     P-masses by t and Q-masses by t + 1 ("stat"), which share the block size and the slices (the
@@ -300,6 +353,8 @@ def jump_parts(off: int, sides: Sequence[tuple[np.ndarray, float]], T: int, h_f:
       cut: the first label of the jumps.
       kind: "pld" (connect-the-dots) or "stat" (coarse labels).
       log_tau: the windows' tail mass and the omitted slices' bound (natural log).
+      l_ref: the loss up to which the omitted slices must weigh at most tau (:class:`_OmitBound`,
+        per label; above it they are counted, only looser); None: everywhere (:func:`_slices`).
 
     Returns:
       per side, (:class:`rerokit.bounds.pld.lowertail.TiltedPart` block (grid r h_f), its weighted
@@ -321,12 +376,20 @@ def jump_parts(off: int, sides: Sequence[tuple[np.ndarray, float]], T: int, h_f:
     nb = max(1, math.ceil(T * pi / _JUMPS_PER_BLOCK))
     m = block_size(T, -(-T // nb))
     n, rest = divmod(T, m)
+    if n > 1 or rest:  # several blocks are composed with one bound for all labels: K for all of them
+        l_ref = None
     out: list[list[tuple[TiltedPart, np.ndarray]]] = [[] for _ in sides]
     for mm, count in ((m, n), (rest, 1)):
         if not (mm and count):
             continue
-        K = max(_slices(mm, math.log(pi_), beta, math.exp(abs(t) * r * h_f) * (1.0 + 1e-12), log_tau)
-                for _, _, _, _, t, _, beta, pi_ in tilted)
+        K = 0
+        for pt, _, _, _, t, i_c, beta, pi_ in tilted:
+            grow = math.exp(abs(t) * r * h_f) * (1.0 + 1e-12)
+            if l_ref is None:
+                K = max(K, _slices(mm, math.log(pi_), beta, grow, log_tau))
+            else:
+                omit = _OmitBound(off, pt[:i_c] / beta, off + i_c, pt[i_c:] / pi_, mm, beta, pi_, grow, h_f, r * h_f, t)
+                K = max(K, omit.slices(l_ref / (r * h_f), log_tau))
         for dest, (pt, lm, rel, e_t, t, _, _, _) in zip(out, tilted):
             dest.append(_jump_block(off, pt, lm, rel, e_t, cut, mm, count, r, h_f, t, kind, log_tau, K))
     return out
@@ -365,10 +428,14 @@ def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tu
         raise ValueError(f"cut_loss must be > 0, got {cut_loss!r}")
     cut = math.ceil(cut_loss / h_f)
     h_c = r * h_f
+    # the omitted slices need to be negligible only up to about the threshold: the tilted mean
+    # (the saddle point centres it there, Daniels 1954) plus a margin; one distinct step only
+    # (several are composed with one bound for all labels)
+    l_ref = log_moments(parts, h_f, t)[1] + _REF_MARGIN if len(parts) == 1 else None
 
     blocks: list[tuple[TiltedPart, np.ndarray]] = []
     for off, pmf, T in parts:
-        blocks += jump_parts(off, [(pmf, t)], T, h_f, r, cut, "pld", log_tau)[0]
+        blocks += jump_parts(off, [(pmf, t)], T, h_f, r, cut, "pld", log_tau, l_ref)[0]
     off, pmf, c, err, rel = compose_blocks(blocks, h_c, t, log_tau)
     log_up = tilted_upper(off, pmf, h_c, t, c, err, rel, inf_mass, log_alpha)
     log_lo = log_alpha
@@ -378,7 +445,7 @@ def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tu
         for (off, pp, T), (off_q, pq, T_q) in zip(stat_p, stat_q):
             if (off, T) != (off_q, T_q):
                 raise ValueError("stat_p and stat_q must list the same steps")
-            got = jump_parts(off, [(pp, t), (pq, t + 1.0)], T, h_f, r, cut, "stat", log_tau)
+            got = jump_parts(off, [(pp, t), (pq, t + 1.0)], T, h_f, r, cut, "stat", log_tau, l_ref)
             bp += got[0]
             bq += got[1]
         po, pp_, cp, ep, rp = compose_blocks(bp, h_c, t, log_tau)
