@@ -54,7 +54,7 @@ import numpy as np
 
 from rerokit.bounds.pld.compose import WindowTooWide, moment_terms, compose, weighted_roundoff
 from rerokit.bounds.pld.lowertail import TiltedPart, block_size, rebin_pld, rebin_stat, tilt_sparse
-from rerokit.bounds.pld.tilt import log_moments, tilted_lower, tilted_upper
+from rerokit.bounds.pld.tilt import tilted_lower, tilted_upper
 
 __all__ = ["jump_parts", "jump_power", "compose_blocks"]
 
@@ -65,7 +65,7 @@ _LOG_TAU = math.log(1e-13)
 # the omitted slices are made negligible up to the tilted mean plus this (nats; jump_power)
 _REF_MARGIN = 1.0
 # blocks of at most this many expected jumps (tilted): the slices per block K grows with it
-_JUMPS_PER_BLOCK = 2.0
+_JUMPS_PER_BLOCK = 4.0
 
 
 def _log_binom(m: int, k: int) -> tuple[float, float]:
@@ -186,7 +186,7 @@ def _split(pt: np.ndarray, off: int, cut: int) -> tuple[int, float, float]:
 
 
 # the moment parameters (per label) at which the slices' Chernoff windows are evaluated
-_LAMS = 2.0 ** (np.arange(-64, 9) / 4.0)
+_LAMS = 2.0 ** (np.arange(-32, 5) / 2.0)
 
 
 class _SliceWindows:
@@ -338,7 +338,7 @@ def compose_blocks(parts: Sequence[tuple[TiltedPart, np.ndarray]], h: float, t: 
 
 def jump_parts(off: int, sides: Sequence[tuple[np.ndarray, float]], T: int, h_f: float, r: int, cut: int,
                kind: str = "pld", log_tau: float = _LOG_TAU,
-               l_ref: float | None = None) -> list[list[tuple[TiltedPart, np.ndarray]]]:
+               margin: float | None = None) -> list[list[tuple[TiltedPart, np.ndarray]]]:
     """One step's T-fold composition, tilted, as blocks on the coarse grid r h_f (module docstring),
     for each of ``sides`` (pmf, tilt): the dominating pmf by t ("pld"), or the bucket statistic's
     P-masses by t and Q-masses by t + 1 ("stat"), which share the block size and the slices (the
@@ -353,8 +353,10 @@ def jump_parts(off: int, sides: Sequence[tuple[np.ndarray, float]], T: int, h_f:
       cut: the first label of the jumps.
       kind: "pld" (connect-the-dots) or "stat" (coarse labels).
       log_tau: the windows' tail mass and the omitted slices' bound (natural log).
-      l_ref: the loss up to which the omitted slices must weigh at most tau (:class:`_OmitBound`,
-        per label; above it they are counted, only looser); None: everywhere (:func:`_slices`).
+      margin: the omitted slices must weigh at most tau (:class:`_OmitBound`, per label; above
+        it they are counted, only looser) up to each side's tilted mean (where the saddle point
+        puts the threshold, Daniels 1954) plus ``margin`` (in loss; the statistic's labels sit
+        elsewhere than the losses); None: everywhere (:func:`_slices`).
 
     Returns:
       per side, (:class:`rerokit.bounds.pld.lowertail.TiltedPart` block (grid r h_f), its weighted
@@ -377,7 +379,7 @@ def jump_parts(off: int, sides: Sequence[tuple[np.ndarray, float]], T: int, h_f:
     m = block_size(T, -(-T // nb))
     n, rest = divmod(T, m)
     if n > 1 or rest:  # several blocks are composed with one bound for all labels: K for all of them
-        l_ref = None
+        margin = None
     out: list[list[tuple[TiltedPart, np.ndarray]]] = [[] for _ in sides]
     for mm, count in ((m, n), (rest, 1)):
         if not (mm and count):
@@ -385,11 +387,12 @@ def jump_parts(off: int, sides: Sequence[tuple[np.ndarray, float]], T: int, h_f:
         K = 0
         for pt, _, _, _, t, i_c, beta, pi_ in tilted:
             grow = math.exp(abs(t) * r * h_f) * (1.0 + 1e-12)
-            if l_ref is None:
+            if margin is None:
                 K = max(K, _slices(mm, math.log(pi_), beta, grow, log_tau))
             else:
                 omit = _OmitBound(off, pt[:i_c] / beta, off + i_c, pt[i_c:] / pi_, mm, beta, pi_, grow, h_f, r * h_f, t)
-                K = max(K, omit.slices(l_ref / (r * h_f), log_tau))
+                mean = mm * float(np.sum(pt * (off + np.arange(pt.size)))) * h_f / float(np.sum(pt))
+                K = max(K, omit.slices((mean + margin) / (r * h_f), log_tau))
         for dest, (pt, lm, rel, e_t, t, _, _, _) in zip(out, tilted):
             dest.append(_jump_block(off, pt, lm, rel, e_t, cut, mm, count, r, h_f, t, kind, log_tau, K))
     return out
@@ -428,14 +431,13 @@ def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tu
         raise ValueError(f"cut_loss must be > 0, got {cut_loss!r}")
     cut = math.ceil(cut_loss / h_f)
     h_c = r * h_f
-    # the omitted slices need to be negligible only up to about the threshold: the tilted mean
-    # (the saddle point centres it there, Daniels 1954) plus a margin; one distinct step only
-    # (several are composed with one bound for all labels)
-    l_ref = log_moments(parts, h_f, t)[1] + _REF_MARGIN if len(parts) == 1 else None
+    # the omitted slices need to be negligible only up to about the threshold (jump_parts); one
+    # distinct step only (several are composed with one bound for all labels)
+    margin = _REF_MARGIN if len(parts) == 1 else None
 
     blocks: list[tuple[TiltedPart, np.ndarray]] = []
     for off, pmf, T in parts:
-        blocks += jump_parts(off, [(pmf, t)], T, h_f, r, cut, "pld", log_tau, l_ref)[0]
+        blocks += jump_parts(off, [(pmf, t)], T, h_f, r, cut, "pld", log_tau, margin)[0]
     off, pmf, c, err, rel = compose_blocks(blocks, h_c, t, log_tau)
     log_up = tilted_upper(off, pmf, h_c, t, c, err, rel, inf_mass, log_alpha)
     log_lo = log_alpha
@@ -445,7 +447,7 @@ def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tu
         for (off, pp, T), (off_q, pq, T_q) in zip(stat_p, stat_q):
             if (off, T) != (off_q, T_q):
                 raise ValueError("stat_p and stat_q must list the same steps")
-            got = jump_parts(off, [(pp, t), (pq, t + 1.0)], T, h_f, r, cut, "stat", log_tau, l_ref)
+            got = jump_parts(off, [(pp, t), (pq, t + 1.0)], T, h_f, r, cut, "stat", log_tau, margin)
             bp += got[0]
             bq += got[1]
         po, pp_, cp, ep, rp = compose_blocks(bp, h_c, t, log_tau)
