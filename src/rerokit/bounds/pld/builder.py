@@ -72,6 +72,10 @@ _JUMP_Q = 1e-3
 _JUMP_MAX = 4.0
 _JUMP_CUT = 0.05
 _JUMP_TH = 0.02
+# ... and where the one-grid tilt's window would be this many times the untilted one or more
+# (tail_forecast's spread: 5.7-262 at sigma 0.5-1, q 1e-4-1e-3; ~1 at sigma >= 2, q 1e-3, where the
+# one-grid tilt took 17-24 ms against 31-33 ms for the two grids)
+_JUMP_SPREAD = 3.0
 
 # Sparse step grids (rerokit.bounds.pld.step.tail_labels) for REMOVE steps with q <= _SPARSE_Q, one
 # example: nearly all of such a step's grid is the sampled component's tail (total mass q), whose
@@ -499,19 +503,25 @@ class SchedulePLD:
                 return self._tail_power_coarse(log_alpha)
         return self._tail_power_from(src, log_alpha)
 
+    def _forecast(self, log_alpha: float) -> tuple[float, float, float, float] | None:
+        """:meth:`tail_forecast`, kept per level (tail_by_jumps and _tail_power_jumps both ask)."""
+        key = ("forecast", float(log_alpha))
+        if key not in self._built:
+            self._built[key] = self.tail_forecast(float(log_alpha))
+        return self._built[key]
+
     def tail_by_jumps(self, log_alpha: float) -> bool:
         """Whether :meth:`tail_power` at this level is predicted to take the two-grid tilt
-        (:meth:`_tail_power_jumps`: tiny q, few tilted jumps), from this grid's own steps and the
-        saddle point of :meth:`tail_forecast`. A choice of computation only."""
+        (:meth:`_tail_power_jumps`: tiny q, few tilted jumps, a tilted window at least
+        :data:`_JUMP_SPREAD` times the untilted one), from this grid's own steps and
+        :meth:`tail_forecast`. A choice of computation only."""
         grid, noiseless, inv = _split_extremes(self.segments)
         if noiseless or inv > 0 or not grid or self.group_size != 1 or any(q > _JUMP_Q for _, q, _ in grid):
             return False
-        t = self._built.get(("saddle", float(log_alpha)))
-        if t is None:
-            fc = self.tail_forecast(float(log_alpha))
-            if fc is None:
-                return False
-            t = fc[0]
+        fc = self._forecast(float(log_alpha))
+        if fc is None or fc[3] < _JUMP_SPREAD:
+            return False
+        t = fc[0]
         steps, _, _ = self._parts("remove")
         cut = math.ceil(_JUMP_CUT / self.h)
         if any(not st.j_lo < cut < st.j_lo + st.split.size for st, _ in steps):
@@ -523,11 +533,14 @@ class SchedulePLD:
         bulk of steps with losses ~q on this grid, a few sampled steps' large losses on a coarse
         one), steps truncated at ``lt_q`` (:meth:`_inf_truncation`: the mass at +infinity at most
         alpha e^-7, counted); None where it does not apply (q > :data:`_JUMP_Q`, steps outside
-        the grid range, groups, more than :data:`_JUMP_MAX` expected tilted jumps, no loss above
-        :data:`_JUMP_CUT`) or a window does not fit. Both ends certified; only the choice of t,
+        the grid range, groups, a spread below :data:`_JUMP_SPREAD`, more than :data:`_JUMP_MAX`
+        expected tilted jumps, no loss above :data:`_JUMP_CUT`) or a window does not fit. Both ends certified; only the choice of t,
         the cut and the coarse grid is heuristic."""
         grid, noiseless, inv = _split_extremes(self.segments)
         if noiseless or inv > 0 or not grid or self.group_size != 1 or any(q > _JUMP_Q for _, q, _ in grid):
+            return None
+        fc = self._forecast(float(log_alpha))
+        if fc is None or fc[3] < _JUMP_SPREAD:  # the one-grid tilt's window is about as small
             return None
         try:
             src = self
@@ -547,7 +560,7 @@ class SchedulePLD:
             h = src.h
             steps, _, _ = src._parts("remove")
             parts = [(st.j_lo, st.split, T) for st, T in steps]
-            t = saddle_tilt(parts, h, float(log_alpha))
+            t = fc[0] if src is self else saddle_tilt(parts, h, float(log_alpha))
             cut = math.ceil(_JUMP_CUT / h)
             if not (0.0 < t < 1e3 / h * 0.99) or any(not st.j_lo < cut < st.j_lo + st.split.size for st, _ in steps):
                 return None
