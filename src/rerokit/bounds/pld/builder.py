@@ -503,13 +503,6 @@ class SchedulePLD:
                 return self._tail_power_coarse(log_alpha)
         return self._tail_power_from(src, log_alpha)
 
-    def _forecast(self, log_alpha: float) -> tuple[float, float, float, float] | None:
-        """:meth:`tail_forecast`, kept per level (tail_by_jumps and _tail_power_jumps both ask)."""
-        key = ("forecast", float(log_alpha))
-        if key not in self._built:
-            self._built[key] = self.tail_forecast(float(log_alpha))
-        return self._built[key]
-
     def tail_by_jumps(self, log_alpha: float) -> bool:
         """Whether :meth:`tail_power` at this level is predicted to take the two-grid tilt
         (:meth:`_tail_power_jumps`: tiny q, few tilted jumps, a tilted window at least
@@ -518,7 +511,7 @@ class SchedulePLD:
         grid, noiseless, inv = _split_extremes(self.segments)
         if noiseless or inv > 0 or not grid or self.group_size != 1 or any(q > _JUMP_Q for _, q, _ in grid):
             return False
-        fc = self._forecast(float(log_alpha))
+        fc = self.tail_forecast(float(log_alpha))
         if fc is None or fc[3] < _JUMP_SPREAD:
             return False
         t = fc[0]
@@ -539,7 +532,7 @@ class SchedulePLD:
         grid, noiseless, inv = _split_extremes(self.segments)
         if noiseless or inv > 0 or not grid or self.group_size != 1 or any(q > _JUMP_Q for _, q, _ in grid):
             return None
-        fc = self._forecast(float(log_alpha))
+        fc = self.tail_forecast(float(log_alpha))
         if fc is None or fc[3] < _JUMP_SPREAD:  # the one-grid tilt's window is about as small
             return None
         try:
@@ -659,15 +652,19 @@ class SchedulePLD:
         """:func:`rerokit.bounds.pld.tilt.tail_forecast` of this grid's REMOVE steps at one level
         (no composition), or None where :meth:`tail_power` would not tilt them as they are (steps
         outside :data:`SIGMA_GRID_RANGE`, groups of examples) or the level is not in the upper
-        tail. A choice of computation only."""
+        tail. A choice of computation only; kept per level (dpsgd._tilt_first, :meth:`tail_by_jumps`
+        and :meth:`_tail_power_jumps` all ask)."""
         grid, noiseless, inv = _split_extremes(self.segments)
         if noiseless or inv > 0 or not grid or self.group_size != 1:
             return None
         # t to tilted_power's own precision: kept for a tilt of these very steps (_tail_power_from)
-        fc = tail_forecast(self.grid_steps("remove"), self.h, float(log_alpha), 1e-6)
-        if fc is not None:
-            self._built[("saddle", float(log_alpha))] = fc[0]
-        return fc
+        key = ("forecast", float(log_alpha))
+        if key not in self._built:
+            fc = tail_forecast(self.grid_steps("remove"), self.h, float(log_alpha), 1e-6)
+            if fc is not None:
+                self._built[("saddle", float(log_alpha))] = fc[0]
+            self._built[key] = fc
+        return self._built[key]
 
     def max_test_lower(self, log_alphas: np.ndarray) -> np.ndarray:
         """The max test's power at levels exp(log_alphas) <= exp(:data:`MAX_TEST_BELOW`), one
