@@ -454,7 +454,34 @@ def tinyq_rows(get_beta_for_dpsgd: Any, repeats: int) -> None:
 
     Re-measured on the final code of that day (after the coarse-tilt revert and the review mends),
     load ~1, best of 2: 113 / 309 / 244 ms at T 1e3, 123 / 1429 / 432 ms at T 1e5 (kappa 1e-9 now
-    8.3e-4 wide), 111 / 371 / 927 ms at T 1e6; riskcal 77-97 ms, ratios x0.07-0.84."""
+    8.3e-4 wide), 111 / 371 / 927 ms at T 1e6; riskcal 77-97 ms, ratios x0.07-0.84.
+
+    2026-11-26 13:11 UTC, load 1.6-1.8, ``--tinyq --repeats 2``, the previous version (69926e7) and
+    this one alternating in fresh processes, two runs each (best of the two runs; riskcal from the
+    same runs, 91-120 ms): the two-grid tilt of :mod:`rerokit.bounds.pld.jumps` (a fine bulk, jumps
+    on a grid ~54x coarser, K = 3-4 slices; dpsgd._tilt_first takes it first where the untilted
+    window has >= 200k points), rerokit ms (riskcal/rerokit; relative width), was:
+
+    =========  ================================  ================================  ================================
+    T          kappa 1e-3                        kappa 1e-9                        kappa 1e-20
+    =========  ================================  ================================  ================================
+    1e3        83 (x1.11; 2.5e-6), was 73 (*)    77 (x1.24; 1.6e-3), was 186       69 (x1.32; 3.5e-4), was 104
+                                                 (2.4e-4)                          (2.4e-4)
+    1e5        89 (x1.15; 1.4e-4), was 77 (*)    56 (x1.83; 5.9e-4), was 900       67 (x1.59; 3.7e-4), was 220
+                                                 (8.3e-4)                          (2.3e-3)
+    1e6        104 (x1.03; 3.5e-3), was 84 (*)   39 (x2.78; 6.1e-3), was 234       48 (x2.25; 7.1e-3), was 543
+                                                 (6.1e-3)                          (6.4e-3)
+    =========  ================================  ================================  ================================
+
+    Faster than riskcal in every cell (whose values at 1e-9 / 1e-20 are still wrong by orders of
+    magnitude), every bracket within 1 %. (*) kappa 1e-3 takes the same code path as before (same
+    brackets); timed alone, alternating fresh processes, best of 3: 75 / 96 / 105 ms against 76 /
+    95 / 106 ms (x0.99-1.01): the difference in the table is the order of the cells. At T 1e3,
+    kappa 1e-9 the untilted double and extended compositions (2.4e-4 wide, 186 ms) gave way to the
+    tilt (1.6e-3, the bulk's grid h); at T 1e6 the width (6-7e-3) is the bulk's grid too (h 3.3e-5).
+    Other cells (q 1e-3, sigma 0.5 / 1 / 2, T 1e2-1e5, kappa 1e-6 / 1e-9, alternating fresh
+    processes): the same brackets and times (x0.95-1.16) except sigma 1, q 1e-3, T 1e4, kappa 1e-9,
+    95 ms against 215 ms (bracket 1.2e-4 wide, was 7.9e-4)."""
     print("\ntiny q (sigma 1, q 1e-4): time (ms), ratio riskcal/rerokit, relative width")
     for T in (1000, 100_000, 1_000_000):
         for kappa in (1e-3, 1e-9, 1e-20):
