@@ -24,6 +24,7 @@ CASES = [(1000, 1e-20), (100_000, 1e-9), (100_000, 1e-20)]
 
 
 def _old_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(builder, "_JUMP_Q", -1.0)  # not the two-grid tilt (pld.jumps) either
     monkeypatch.setattr(builder, "_TAIL_LADDER_START", 10**12)
     monkeypatch.setattr(builder, "_TAIL_FIRST_ENOUGH", 0.003)
 
