@@ -526,9 +526,10 @@ class SchedulePLD:
         bulk of steps with losses ~q on this grid, a few sampled steps' large losses on a coarse
         one), steps truncated at ``lt_q`` (:meth:`_inf_truncation`: the mass at +infinity at most
         alpha e^-7, counted); None where it does not apply (q > :data:`_JUMP_Q`, several distinct
-        steps, steps outside the grid range, groups, a spread below :data:`_JUMP_SPREAD`, more than :data:`_JUMP_MAX`
-        expected tilted jumps, no loss above :data:`_JUMP_CUT`) or a window does not fit. Both ends certified; only the choice of t,
-        the cut and the coarse grid is heuristic."""
+        steps, steps outside the grid range, groups, a spread below :data:`_JUMP_SPREAD`, more
+        than :data:`_JUMP_MAX` expected tilted jumps, no loss above :data:`_JUMP_CUT`) or a window
+        does not fit. Both ends certified; only the choice of t, the cut and the coarse grid is
+        heuristic."""
         grid, noiseless, inv = _split_extremes(self.segments)
         # one distinct step: several are composed from blocks with one error bound for all labels
         # (pld.jumps.compose_blocks), whose lower end was 1-27 % wide where the one-grid tilt's was

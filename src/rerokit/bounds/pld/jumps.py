@@ -104,7 +104,8 @@ def _omitted(m: int, log_pi: float, beta: float, grow: float, K: int) -> float:
     x = math.exp(x_log)
     if x >= K + 2:
         return math.inf
-    log_b = (K + 1) * x_log - math.lgamma(K + 2) - math.log1p(-x / (K + 2)) + math.log(grow) + m * max(0.0, math.log(beta))
+    log_b = ((K + 1) * x_log - math.lgamma(K + 2) - math.log1p(-x / (K + 2)) + math.log(grow)
+             + m * max(0.0, math.log(beta)))
     return math.exp(log_b * (1.0 - 1e-9) if log_b < 0 else log_b * (1.0 + 1e-9)) * (1.0 + 1e-6)
 
 
@@ -327,10 +328,11 @@ def compose_blocks(parts: Sequence[tuple[TiltedPart, np.ndarray]], h: float, t: 
     """(offset, tilted pmf, log C, weighted error, relative error) of the composition of the blocks
     (each with its weighted error bounds per label, :func:`_jump_block`), the error in the weighted
     norm of :func:`rerokit.bounds.pld.compose.weighted_roundoff` at rate t h. One block of one copy
-    is taken as it is (its bounds per label); else one bound for all labels: the composition's weighted round-off, 3 tau, and the blocks' errors: with
-    a = computed, b = exact factors, a^{*n} - b^{*n} is a sum of n terms a^{*i} * (a - b) * b^{*(n-1-i)},
-    each bounded by the error's norm times the other factors' moments at -t (:func:`_log_mneg`;
-    an exact factor's is at most the computed one's plus e^{-t l_min} times its l1 error)."""
+    is taken as it is (its bounds per label); else one bound for all labels: the composition's
+    weighted round-off, 3 tau, and the blocks' errors: with a = computed, b = exact factors,
+    a^{*n} - b^{*n} is a sum of n terms a^{*i} * (a - b) * b^{*(n-1-i)}, each bounded by the error's
+    norm times the other factors' moments at -t (:func:`_log_mneg`; an exact factor's is at most the
+    computed one's plus e^{-t l_min} times its l1 error)."""
     if len(parts) == 1 and parts[0][0].count == 1:
         p, we = parts[0]
         return p.offset, p.pmf, p.log_c, we, p.rel + 4.0 * _U * (abs(p.log_c) + 1.0)
@@ -420,10 +422,10 @@ def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tu
     :func:`rerokit.bounds.pld.tilt.tilted_lower`), with the compositions on the coarse grid r h_f.
     With several distinct steps the blocks are composed with one error bound for all labels
     (:func:`compose_blocks`), certified but far wider at the lower end (measured 1-27 % where one
-    step gives 0.04-0.7 %). The lower end's test is on the statistic whose main bulk part is round(sum of its steps' fine
-    bucket labels / r) and whose other parts are round(label / r) each (:func:`_rebin_nearest`; a
-    function of the output, the same for P and Q: :func:`jump_parts` gives them the same blocks and
-    slices).
+    step gives 0.04-0.7 %). The lower end's test is on the statistic whose main bulk part is
+    round(sum of its steps' fine bucket labels / r) and whose other parts are round(label / r) each
+    (:func:`_rebin_nearest`; a function of the output, the same for P and Q: :func:`jump_parts`
+    gives them the same blocks and slices).
 
     Args:
       parts: (label offset, dominating pmf, count) per distinct step (REMOVE direction, grid h_f).
