@@ -456,32 +456,37 @@ def tinyq_rows(get_beta_for_dpsgd: Any, repeats: int) -> None:
     load ~1, best of 2: 113 / 309 / 244 ms at T 1e3, 123 / 1429 / 432 ms at T 1e5 (kappa 1e-9 now
     8.3e-4 wide), 111 / 371 / 927 ms at T 1e6; riskcal 77-97 ms, ratios x0.07-0.84.
 
-    2026-11-26 13:11 UTC, load 1.6-1.8, ``--tinyq --repeats 2``, the previous version (69926e7) and
+    2026-11-26 13:25 UTC, load 1.7-1.9, ``--tinyq --repeats 2``, the previous version (69926e7) and
     this one alternating in fresh processes, two runs each (best of the two runs; riskcal from the
-    same runs, 91-120 ms): the two-grid tilt of :mod:`rerokit.bounds.pld.jumps` (a fine bulk, jumps
-    on a grid ~54x coarser, K = 3-4 slices; dpsgd._tilt_first takes it first where the untilted
-    window has >= 200k points), rerokit ms (riskcal/rerokit; relative width), was:
+    same runs, 91-125 ms): the two-grid tilt of :mod:`rerokit.bounds.pld.jumps` (a fine bulk on the
+    finest grid of 0.5-4x the schedule's that one step fits, jumps on a grid ~20-80x coarser, K = 3-4
+    slices; dpsgd._tilt_first takes it first where the untilted window has >= 200k points), rerokit
+    ms (riskcal/rerokit; relative width), was:
 
     =========  ================================  ================================  ================================
     T          kappa 1e-3                        kappa 1e-9                        kappa 1e-20
     =========  ================================  ================================  ================================
-    1e3        83 (x1.11; 2.5e-6), was 73 (*)    77 (x1.24; 1.6e-3), was 186       69 (x1.32; 3.5e-4), was 104
+    1e3        71 (x1.28; 2.5e-6), was 71        72 (x1.33; 1.6e-3), was 188       78 (x1.18; 2.6e-4), was 102
                                                  (2.4e-4)                          (2.4e-4)
-    1e5        89 (x1.15; 1.4e-4), was 77 (*)    56 (x1.83; 5.9e-4), was 900       67 (x1.59; 3.7e-4), was 220
+    1e5        92 (x1.16; 1.4e-4), was 81 (*)    55 (x1.84; 5.9e-4), was 935       65 (x1.55; 3.7e-4), was 219
                                                  (8.3e-4)                          (2.3e-3)
-    1e6        104 (x1.03; 3.5e-3), was 84 (*)   39 (x2.78; 6.1e-3), was 234       48 (x2.25; 7.1e-3), was 543
+    1e6        99 (x1.06; 3.5e-3), was 88 (*)    57 (x1.88; 1.5e-3), was 230       66 (x1.58; 3.9e-3), was 513
                                                  (6.1e-3)                          (6.4e-3)
     =========  ================================  ================================  ================================
 
     Faster than riskcal in every cell (whose values at 1e-9 / 1e-20 are still wrong by orders of
-    magnitude), every bracket within 1 %. (*) kappa 1e-3 takes the same code path as before (same
+    magnitude), every bracket within 0.4 %. (*) kappa 1e-3 takes the same code path as before (same
     brackets); timed alone, alternating fresh processes, best of 3: 75 / 96 / 105 ms against 76 /
     95 / 106 ms (x0.99-1.01): the difference in the table is the order of the cells. At T 1e3,
-    kappa 1e-9 the untilted double and extended compositions (2.4e-4 wide, 186 ms) gave way to the
-    tilt (1.6e-3, the bulk's grid h); at T 1e6 the width (6-7e-3) is the bulk's grid too (h 3.3e-5).
+    kappa 1e-9 the untilted double and extended compositions (2.4e-4 wide, 188 ms) gave way to the
+    tilt (1.6e-3: the bulk's grid, the schedule's own h; a finer one does not fit one step).
     Other cells (q 1e-3, sigma 0.5 / 1 / 2, T 1e2-1e5, kappa 1e-6 / 1e-9, alternating fresh
-    processes): the same brackets and times (x0.95-1.16) except sigma 1, q 1e-3, T 1e4, kappa 1e-9,
-    95 ms against 215 ms (bracket 1.2e-4 wide, was 7.9e-4)."""
+    processes, before the bulk's finer grids): the same brackets and times (x0.95-1.16) except
+    sigma 1, q 1e-3, T 1e4, kappa 1e-9, 95 ms against 215 ms (bracket 1.2e-4 wide, was 7.9e-4).
+    Random tiny-q cells (sigma 0.6-1.6, q 5e-5-1e-3, T 3e2-1e6, kappa 1e-30-1e-6; the two paths'
+    certified brackets all overlap): x0.84-117 (17 s against 0.15 s at sigma 1.15, q 5.4e-5, T 1.4e5,
+    kappa 8e-18, bracket 1.2e-2 wide, was 2.1e-2); the two slower ones (sigma 0.79, q 5.5e-4, T 1477,
+    kappa 9e-29: 111 ms against 94 ms) measured before the bulk's finer grids."""
     print("\ntiny q (sigma 1, q 1e-4): time (ms), ratio riskcal/rerokit, relative width")
     for T in (1000, 100_000, 1_000_000):
         for kappa in (1e-3, 1e-9, 1e-20):

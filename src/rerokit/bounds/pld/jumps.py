@@ -54,7 +54,7 @@ Measured (sigma 1, q 1e-4, kappa 1e-9 / 1e-20; 2026-11-26, the one-grid tilt of 
 beside): T 1e5, kappa 1e-9, the bracket [-20.46390, -20.46331] in log (one grid: [-20.46409,
 -20.46326]) from one block of K = 3 slices per side (dominating pmf, statistic's P and Q) on the
 grid 54 h (windows of 10-13k points instead of 1.5-2.3 million); at T 1e6, kappa 1e-20
-[-44.60133, -44.59419]. :mod:`rerokit.bounds.pld.builder` takes this path for q <= 1e-3 where the
+[-44.60005, -44.59616] with the bulk on the grid h / 2 ([-44.60133, -44.59419] on h). :mod:`rerokit.bounds.pld.builder` takes this path for q <= 1e-3 where the
 one-grid tilt's window would be >= 3x the untilted one.
 """
 
