@@ -76,6 +76,12 @@ _JUMP_TH = 0.02
 # (tail_forecast's spread: 5.7-262 at sigma 0.5-1, q 1e-4-1e-3; ~1 at sigma >= 2, q 1e-3, where the
 # one-grid tilt took 17-24 ms against 31-33 ms for the two grids)
 _JUMP_SPREAD = 3.0
+# ... and not where the tilt is small on a short schedule: the jumps spread over many slices (K = 8
+# at sigma 0.79, q 5.5e-4, T 1477, kappa 9e-29, t 9: 146 ms against 97 ms for the one-grid tilt's
+# coarse grids; t 9.4 at T 1629: 96 against 86 ms), while at T 1e5-3e5 small tilts still paid
+# (t 5-7: 139 / 193 ms against 445 / 990 ms)
+_JUMP_SMALL_T = 12.0
+_JUMP_SHORT = 5000
 # the bulk's grid over this one, finest first (the first on which one step fits, step.MAX_STEP_WIDTH)
 _JUMP_FACTORS = (0.5, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0)
 
@@ -514,7 +520,7 @@ class SchedulePLD:
         if noiseless or inv > 0 or len(grid) != 1 or self.group_size != 1 or grid[0][1] > _JUMP_Q:
             return False
         fc = self.tail_forecast(float(log_alpha))
-        if fc is None or fc[3] < _JUMP_SPREAD:
+        if not _jumps_pay(fc, sum(T for _, _, T in grid)):
             return False
         t = fc[0]
         steps, _, _ = self._parts("remove")
@@ -539,7 +545,7 @@ class SchedulePLD:
         if noiseless or inv > 0 or len(grid) != 1 or self.group_size != 1 or grid[0][1] > _JUMP_Q:
             return None
         fc = self.tail_forecast(float(log_alpha))
-        if fc is None or fc[3] < _JUMP_SPREAD:  # the one-grid tilt's window is about as small
+        if not _jumps_pay(fc, sum(T for _, _, T in grid)):
             return None
         try:
             # the bulk's grid: the finest of _JUMP_FACTORS times this one on which a step (truncated
@@ -823,6 +829,17 @@ class SchedulePLD:
         if self.add is None:
             raise ValueError("epsilon needs the PLD built with add_direction=True")
         return max(self.upper.epsilon(delta), self.add.epsilon(delta))
+
+
+def _jumps_pay(fc: tuple[float, float, float, float] | None, n_steps: int) -> bool:
+    """Whether the two-grid tilt is predicted cheaper than the one-grid tilt, from
+    :meth:`SchedulePLD.tail_forecast` (t, threshold, estimate, spread): a spread of at least
+    :data:`_JUMP_SPREAD` (the one-grid tilt's window that many times the untilted one), and not a
+    small tilt on a short schedule (t < :data:`_JUMP_SMALL_T` with fewer than
+    :data:`_JUMP_SHORT` steps, where the one-grid tilt's coarse grids are cheap). A choice only."""
+    if fc is None or fc[3] < _JUMP_SPREAD:
+        return False
+    return not (fc[0] < _JUMP_SMALL_T and n_steps < _JUMP_SHORT)
 
 
 def _tilted_jumps(steps: Sequence[tuple[Any, int]], h: float, t: float, cut: int) -> float:
