@@ -484,9 +484,11 @@ def tinyq_rows(get_beta_for_dpsgd: Any, repeats: int) -> None:
     processes, before the bulk's finer grids): the same brackets and times (x0.95-1.16) except
     sigma 1, q 1e-3, T 1e4, kappa 1e-9, 95 ms against 215 ms (bracket 1.2e-4 wide, was 7.9e-4).
     Random tiny-q cells (sigma 0.6-1.6, q 5e-5-1e-3, T 3e2-1e6, kappa 1e-30-1e-6; the two paths'
-    certified brackets all overlap): x0.84-117 (17 s against 0.15 s at sigma 1.15, q 5.4e-5, T 1.4e5,
-    kappa 8e-18, bracket 1.2e-2 wide, was 2.1e-2); the two slower ones (sigma 0.79, q 5.5e-4, T 1477,
-    kappa 9e-29: 111 ms against 94 ms) measured before the bulk's finer grids."""
+    certified brackets all overlap): up to x90 (17.7 s against 0.20 s at sigma 1.15, q 5.4e-5,
+    T 1.4e5, kappa 8e-18, bracket 1.2e-2 wide, was 2.1e-2; 6.0 s against 66 ms at sigma 0.87,
+    q 5.1e-5, T 5.8e4, kappa 2e-13, 1.2e-3, was 4.6e-2); where it was slower (small tilts on short
+    schedules: sigma 0.73-0.79, T ~1.5e3, 96-146 ms against 86-97 ms) the one-grid tilt answers
+    again (builder._JUMP_SMALL_T: the same brackets and times as before, x0.95-1.01)."""
     print("\ntiny q (sigma 1, q 1e-4): time (ms), ratio riskcal/rerokit, relative width")
     for T in (1000, 100_000, 1_000_000):
         for kappa in (1e-3, 1e-9, 1e-20):
