@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from rerokit.bounds.pld.logtail import composed_log_inf, extend_step, log_bucket_masses, log_mixture_tail
-from rerokit.bounds.pld.step import StepTooWide, _x_of_remove_loss, dpsgd_step_pld, loss_range
+from rerokit.bounds.pld.step import StepTooWide, x_of_remove_loss, dpsgd_step_pld, loss_range
 
 
 def _log_tail_mp(x: float, sigma: float, q: float) -> mp.mpf:
@@ -37,7 +37,7 @@ def test_log_tails_within_their_proven_error(sigma, q):
 @pytest.mark.parametrize("sigma,q,h", [(1.0, 0.01, 0.004), (2.0, 0.002, 0.001), (0.5, 0.3, 0.05)])
 def test_cell_masses_are_upper_bounds_and_close(sigma, q, h):
     l = np.arange(math.floor(30.0 / (sigma * sigma) / h), math.floor(30.0 / (sigma * sigma) / h) + 60) * h
-    x = _x_of_remove_loss(l, sigma, q, 1)
+    x = x_of_remove_loss(l, sigma, q, 1)
     got = log_bucket_masses(*log_mixture_tail(x, sigma, q))
     with mp.workdps(40):
         for i in range(got.size):
@@ -63,7 +63,7 @@ def test_extended_step_dominates_the_exact_tail(sigma, q, T):
     # every extension cell's mass (at its upper label) bounds the exact mass of its cell, the mass
     # at +infinity the exact tail beyond the last point, which is at most about the target
     labels = np.arange(j_hi + 1, j_hi + lp.size - st.split.size + 1)
-    x = _x_of_remove_loss(labels * h, sigma, q, 1)
+    x = x_of_remove_loss(labels * h, sigma, q, 1)
     ext = lp[st.split.size:]
     with mp.workdps(40):
         tails = [mp.exp(_log_tail_mp(float(v), sigma, q)) for v in x]
@@ -75,7 +75,7 @@ def test_extended_step_dominates_the_exact_tail(sigma, q, T):
         assert 0.0 <= float(mp.mpf(log_inf) - top) <= 1e-9 * abs(float(top))
         assert float(top) <= target + 1e-6 * abs(target)
         # the whole tail above the step's last label is carried (extension + its last atom's extra)
-        x_hi = float(_x_of_remove_loss(np.array([j_hi * h]), sigma, q, 1)[0])
+        x_hi = float(x_of_remove_loss(np.array([j_hi * h]), sigma, q, 1)[0])
         carried = mp.fsum(mp.exp(mp.mpf(float(v))) for v in ext) + mp.exp(mp.mpf(log_inf))
         assert carried + mp.mpf(float(own[-1] - st.split[-1])) >= mp.exp(_log_tail_mp(x_hi, sigma, q)) * (1 - mp.mpf(10) ** -12)
         # and the extension ends where the loss range at the target ends

@@ -10,7 +10,7 @@ as a log mass. The far-tail tilt (:func:`rerokit.bounds.pld.tilt.tilted_power` w
 ``log_masses``) then composes it without underflow.
 
 The remove pair with one example, P = (1-q) N(0, sigma^2) + q N(1, sigma^2), Q = N(0, sigma^2),
-loss L(x) increasing in x. With the computed grid points x'_j = x(l_j) (``step._x_of_remove_loss``),
+loss L(x) increasing in x. With the computed grid points x'_j = x(l_j) (``step.x_of_remove_loss``),
 the extension's buckets are the cells (x'_j, x'_{j+1}], j = j_hi .. N-1 (the first one starting at
 x(l_hi - 2 eta) <= the step's own last point, below): each cell's exact P-mass is bounded above by
 S_up(x'_j) - S_low(x'_{j+1}), S(x) = P(X > x) (:func:`log_mixture_tail` with its proven error), and
@@ -46,7 +46,7 @@ import numpy as np
 
 from rerokit.bounds.pld.logsum import total_logsumexp
 from rerokit.bounds.pld.normal import LOG_NDTR_REL, log_ndtr
-from rerokit.bounds.pld.step import LOSS_POINT_ULPS, MAX_STEP_WIDTH, StepPLD, StepTooWide, _x_of_remove_loss, loss_range
+from rerokit.bounds.pld.step import LOSS_POINT_ULPS, MAX_STEP_WIDTH, StepPLD, StepTooWide, x_of_remove_loss, loss_range
 
 __all__ = ["log_mixture_tail", "log_bucket_masses", "extend_step", "composed_log_inf"]
 
@@ -142,7 +142,7 @@ def extend_step(st: StepPLD, sigma: float, q: float, log_target: float,
     # the first cell starts at x(l_hi - 2 eta): its loss is at most l_hi - eta <= that of the step's
     # own last point (both within eta of their grid values), so the cells cover everything above it
     l = np.concatenate(([j_hi * h - 2.0 * eta], (j_hi + np.arange(1, n_lab + 1)) * h))
-    x = _x_of_remove_loss(l, sigma, q, 1)
+    x = x_of_remove_loss(l, sigma, q, 1)
     if not (np.all(np.isfinite(x)) and np.all(np.diff(x) > 0.0)):  # (cells must partition the line above x[0])
         raise StepTooWide("the log-tail extension's grid points are not increasing (grid step too fine)")
     log_s, err = log_mixture_tail(x, sigma, q)
