@@ -82,10 +82,25 @@ def test_extended_step_dominates_the_exact_tail(sigma, q, T):
         assert abs(labels[-1] * h - loss_range(sigma, q, "remove", target)[1]) <= h
 
 
-def test_extension_limits_and_bad_input():
-    st = dpsgd_step_pld(1.0, 0.01, 0.01, "remove", math.log(1e-300))
+def test_coarse_cells_and_bad_input():
+    h = 0.01
+    st = dpsgd_step_pld(1.0, 0.01, h, "remove", math.log(1e-300))
+    _, coarse, log_inf, _ = extend_step(st, 1.0, 0.01, -2000.0, max_width=100)
+    n, j_hi = st.split.size, st.j_lo + st.split.size - 1
+    ext = coarse[n:]
+    nz = np.flatnonzero(np.isfinite(ext))
+    stride = int(nz[1] - nz[0])
+    assert nz.size <= 100 and stride > 1 and stride & (stride - 1) == 0 and np.all(np.diff(nz) == stride)
+    # the mass at the coarse labels >= label j_hi + 1 + k (and at +infinity) bounds the exact tail
+    # above the cell boundary below that label, at every coarse label
+    with mp.workdps(40):
+        for k in nz[::10]:
+            lab = j_hi + 1 + int(k)
+            x0 = float(x_of_remove_loss(np.array([(lab - stride) * h]), 1.0, 0.01, 1)[0])
+            suffix = mp.fsum(mp.exp(mp.mpf(float(v))) for v in ext[k:] if np.isfinite(v)) + mp.exp(mp.mpf(log_inf))
+            assert suffix >= mp.exp(_log_tail_mp(x0, 1.0, 0.01))
     with pytest.raises(StepTooWide):
-        extend_step(st, 1.0, 0.01, -1e5, max_width=1000)
+        extend_step(st, 1.0, 0.01, -1e12)  # (over 2^23 labels)
     with pytest.raises(ValueError, match="q"):
         extend_step(st, 1.0, 0.0, -2000.0)
     with pytest.raises(ValueError, match="log_target"):

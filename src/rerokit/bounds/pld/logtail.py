@@ -51,6 +51,7 @@ from rerokit.bounds.pld.step import LOSS_POINT_ULPS, MAX_STEP_WIDTH, StepPLD, St
 __all__ = ["log_mixture_tail", "log_bucket_masses", "extend_step", "composed_log_inf"]
 
 _U = 2.0 ** -53
+_MAX_EXTENSION = 1 << 23  # labels of one extension (its cells are coarsened to max_width first)
 
 
 def log_mixture_tail(x: np.ndarray, sigma: float, q: float) -> tuple[np.ndarray, np.ndarray]:
@@ -117,7 +118,7 @@ def extend_step(st: StepPLD, sigma: float, q: float, log_target: float,
       sigma, q: its pair.
       log_target: the log of the untilted P-mass that may go to +infinity (the extension ends at the
         first label where the tail beyond is at most about this).
-      max_width: the most labels the extension may add.
+      max_width: the most cells the extension may have (beyond, every 2^i-th label only).
 
     Returns:
       (j_lo, log pmf on the labels j_lo .. N, log of the P-mass at +infinity, loss shift): the log
@@ -125,7 +126,8 @@ def extend_step(st: StepPLD, sigma: float, q: float, log_target: float,
       extension's grid points' loss error if larger) is to be added to the composed losses.
 
     Raises:
-      StepTooWide: if the extension would need more than ``max_width`` labels.
+      StepTooWide: if the extension would span more than 2^23 labels, or its grid points are not
+        increasing.
       ValueError: if log_target is NaN or q is not in (0, 1].
     """
     if not 0.0 < q <= 1.0:
@@ -135,18 +137,25 @@ def extend_step(st: StepPLD, sigma: float, q: float, log_target: float,
     h = st.h
     j_hi = st.j_lo + st.split.size - 1
     n_lab = max(1, math.ceil(loss_range(sigma, q, "remove", float(log_target))[1] / h) - j_hi)
-    if n_lab > max_width:
-        raise StepTooWide(f"{n_lab} labels for the log-tail extension (max {max_width})")
-    l_top = (j_hi + n_lab) * h
+    # at most max_width cells: every stride-th label (a power of two; a cell's mass sits at its
+    # upper label, so a wider cell only costs t (stride h) per jump into it at tilt t)
+    stride = 1
+    while n_lab > max_width * stride:
+        stride *= 2
+    n_cells = -(-n_lab // stride)
+    if n_cells * stride > _MAX_EXTENSION:
+        raise StepTooWide(f"{n_cells * stride} labels for the log-tail extension (max {_MAX_EXTENSION})")
+    l_top = (j_hi + n_cells * stride) * h
     eta = LOSS_POINT_ULPS * _U * (1.0 + max(abs(l_top), abs(st.j_lo * h)))
     # the first cell starts at x(l_hi - 2 eta): its loss is at most l_hi - eta <= that of the step's
     # own last point (both within eta of their grid values), so the cells cover everything above it
-    l = np.concatenate(([j_hi * h - 2.0 * eta], (j_hi + np.arange(1, n_lab + 1)) * h))
+    l = np.concatenate(([j_hi * h - 2.0 * eta], (j_hi + stride * np.arange(1, n_cells + 1)) * h))
     x = x_of_remove_loss(l, sigma, q, 1)
     if not (np.all(np.isfinite(x)) and np.all(np.diff(x) > 0.0)):  # (cells must partition the line above x[0])
         raise StepTooWide("the log-tail extension's grid points are not increasing (grid step too fine)")
     log_s, err = log_mixture_tail(x, sigma, q)
-    ext = log_bucket_masses(log_s, err)
+    ext = np.full(n_cells * stride, -np.inf)
+    ext[stride - 1::stride] = log_bucket_masses(log_s, err)
     log_inf = float(log_s[-1] + err[-1]) + 4.0 * _U * (abs(float(log_s[-1])) + 1.0)
     # the step's +infinity mass goes to its last atom, less what the extension carries for certain
     low0 = float(log_s[0] - err[0]) - 4.0 * _U * (abs(float(log_s[0])) + 1.0)
