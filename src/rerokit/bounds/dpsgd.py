@@ -1195,6 +1195,9 @@ def rero_dpsgd(
             "value is the (smaller, still valid) RDP bound (below kappa = 1e-300: Hölder's inequality at the "
             "best real order, rerokit.bounds.pld.chernoff)"
         )
+    elif floored and lk < _MIN_TILTED_LOG:
+        extras["note"] = ("the untilted PLD's infinity mass / round-off floor dominates at this kappa; value is the "
+                          "far-tail tilted PLD's, its steps continued in log masses (rerokit.bounds.pld.logtail)")
     elif floored:
         extras["note"] = "the PLD's infinity mass / round-off floor dominates at this kappa"
     extras["log_gamma"] = log_value
