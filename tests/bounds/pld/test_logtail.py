@@ -124,3 +124,17 @@ def test_composed_log_inf_against_the_union_bound():
     got = composed_log_inf(parts)
     assert 0.0 <= got - float(exact) <= 1e-12
     assert composed_log_inf([]) == -math.inf
+
+
+def test_log_ndtr_many_against_the_scalar_and_mpmath():
+    from rerokit.bounds.pld.normal import LOG_NDTR_REL, log_ndtr, log_ndtr_many
+
+    x = np.concatenate((-np.geomspace(30.0001, 1e6, 200), np.linspace(-30.0, 5.0, 50), [-np.inf, np.inf, -30.0]))
+    got = log_ndtr_many(x)
+    for xi, g in zip(x, got):
+        s = log_ndtr(float(xi))
+        assert g == s or abs(g - s) <= 8.0 * 2.0 ** -53 * abs(s)  # the same series (numpy's log for libm's)
+    with mp.workdps(40):
+        for xi, g in zip(x[:200:7], got[:200:7]):
+            ref = mp.log(mp.ncdf(mp.mpf(float(xi))))
+            assert abs(float(mp.mpf(float(g)) - ref)) <= LOG_NDTR_REL * abs(float(ref))

@@ -52,7 +52,7 @@ from typing import Sequence
 import numpy as np
 
 from rerokit.bounds.pld.logsum import total_logsumexp
-from rerokit.bounds.pld.normal import LOG_NDTR_REL, log_ndtr
+from rerokit.bounds.pld.normal import LOG_NDTR_REL, log_ndtr_many
 from rerokit.bounds.pld.step import LOSS_POINT_ULPS, MAX_STEP_WIDTH, StepPLD, StepTooWide, x_of_remove_loss, loss_range
 
 __all__ = ["log_mixture_tail", "log_bucket_masses", "extend_step", "composed_log_inf"]
@@ -65,7 +65,7 @@ def log_mixture_tail(x: np.ndarray, sigma: float, q: float, null: bool = False) 
     """log S(x) = log P(X > x), X ~ (1-q) N(0, sigma^2) + q N(1, sigma^2) (``null``: X ~ N(0, sigma^2),
     the pair's Q), and a proven bound E on |computed - exact log S(x)| at each (computed) point x.
 
-    Each component's log tail log Phi((m - x) / sigma) by :func:`~rerokit.bounds.pld.normal.log_ndtr`
+    Each component's log tail log Phi((m - x) / sigma) by :func:`~rerokit.bounds.pld.normal.log_ndtr_many`
     (within LOG_NDTR_REL |v| + 1e-16 of the exact value at its computed argument y; the argument
     fl(fl(m - x) / sigma) within 2u (1 + u) |y| of the exact one, which moves log Phi by at most
     (|y| + 1) times that: the hazard phi / Phi is below |y| + 1 everywhere, Birnbaum 1942), plus
@@ -89,7 +89,7 @@ def log_mixture_tail(x: np.ndarray, sigma: float, q: float, null: bool = False) 
         comps = [(1.0, 0.0)] if q == 1.0 else [(0.0, math.log1p(-q)), (1.0, math.log(q))]
     for m, lw in comps:
         y = (m - x) / sigma
-        v = np.fromiter(map(log_ndtr, y.ravel().tolist()), float, y.size).reshape(y.shape)
+        v = log_ndtr_many(y)
         t = lw + v
         e = (LOG_NDTR_REL * np.abs(v) + 1e-16 + 2.01 * _U * np.abs(y) * (np.abs(y) + 1.0)
              + 8.0 * _U * abs(lw) + _U * np.abs(t))
