@@ -48,10 +48,12 @@ Three methods compute it:
     (:mod:`rerokit.bounds.pld.lowertail`; its bracket within 1e-9 on the issue's grid). Below kappa = 1e-300 (step masses beyond double precision) the floored value is the
     minimum of the RDP bound and Hölder's inequality at the best real order
     (:mod:`rerokit.bounds.pld.chernoff`: exact integer moments, certified real-order integrals,
-    the binomial GDP mixture, the tilted PLD where gamma is above T 1e-300) and the tilted PLD's
-    upper end with its steps continued in log masses (:mod:`rerokit.bounds.pld.logtail`), and the
-    lower end is kept in logs (``extras['log_gamma_lower']``: the max test, the linear test and the
-    tilted PLD's lower end, :func:`_tiny_log_bracket`; ~1e-8 wide at T <= 2):
+    the binomial GDP mixture, the tilted PLD where gamma is above T 1e-300; computed on schedules
+    of <= 2 steps, and elsewhere only where the tilt's bracket is wider than 5e-3 in log) and the
+    tilted PLD's upper end with its steps continued in log masses (:mod:`rerokit.bounds.pld.logtail`;
+    1e-4-4.4e-3 wide in log at T = 1e3-1e5, kappa 1e-473 and 1e-1850), and the lower end is kept in
+    logs (``extras['log_gamma_lower']``: the max test, the linear test and the tilted PLD's lower
+    end, :func:`_tiny_log_bracket`; ~1e-8 wide at T <= 2):
     within 0.02% of the exact log gamma at T = 1, 2 and kappa = 1e-473, 1e-1000 (mpmath), within
     2% at q = 1, T = 1000 (the Hölder bound alone). Noise multipliers all above the exact range get the smaller of the
     closed-form envelope and the exact value at the range's top edge (more noise is
@@ -1009,7 +1011,8 @@ def _tiny_log_bracket(pld: SchedulePLD, lks: np.ndarray, log_upper: np.ndarray) 
     (:func:`rerokit.bounds.pld.maxtest.log_max_test_power`), the linear test's
     (:func:`rerokit.bounds.pld.chernoff.log_sum_test_power`: the all-sampled component's optimal
     test, within ~1e-9 of the mixture's upper bound at small T), and, where those two leave a
-    bracket wider than 0.01 against ``log_upper`` (the Hölder/RDP upper ends), the tilted PLD's
+    bracket wider than 0.01 against ``log_upper`` (the RDP upper ends; with Hölder's on schedules of
+    <= 2 steps: :data:`_HOLDER_FIRST_STEPS`), the tilted PLD's
     (:meth:`SchedulePLD.tail_power`, :mod:`rerokit.bounds.pld.tilt`; at most :data:`_MAX_TILTED`
     levels; its lower end with the statistic only: ``pld.lower``). The tilt's bracket is certified
     at any level: its steps are truncated at 1e-300 at the deepest (the smallest double-range
