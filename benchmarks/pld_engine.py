@@ -503,25 +503,27 @@ def pixel_rows(repeats: int, baseline_src: str | None) -> None:
     src/ in a subprocess of the same run (each best of ``repeats``, one process per checkout), then
     one pixel call through the CLI (a fresh process each: sigma 1, q 0.01, T 1e3, log10 kappa -472.015).
 
-    Measured 2026-11-26 13:05 UTC (shared 2-core machine, load 1.4-1.8, ``--pixel --repeats 3
+    Measured 2026-11-26 13:18 UTC (shared 2-core machine, load 1.6-1.9, ``--pixel --repeats 3
     --baseline-src /work/main/src``, the previous engine = main at 69926e7): below 1e-300 the
     far-tail tilt's steps are continued in log masses (rerokit.bounds.pld.logtail), so its upper end
-    replaces the Hölder/RDP bound. Log widths (upper - lower, nats), this / baseline, time:
+    replaces the Hölder/RDP bound, and the Hölder bound (two thirds of the old time) is computed
+    only where the tilt's log bracket is wider than 5e-3 or the schedule has <= 2 steps. Log widths
+    (upper - lower, nats) this / baseline, and times this / baseline:
 
-    ==========================  =============================  =============================
-    schedule                    kappa ~ e^-1089 (MNIST)        kappa = 2.96e-1850 (CIFAR-10)
-    ==========================  =============================  =============================
-    sigma 1, q 0.01, T 1e3      1.13e-4 / 0.554, 2.90 / 2.79 s  1.17e-4 / 0.608, 3.22 / 3.61 s
-    sigma 0.5, q 0.01, T 1e3    7.80e-4 / 0.0148, 2.51 / 2.40 s 8.82e-4 / 1.70, 2.31 / 2.44 s
-    sigma 2, q 0.002, T 1e5     4.42e-3 / 0.137, 3.92 / 3.87 s  4.29e-3 / 0.138, 4.82 / 5.16 s
-    ==========================  =============================  =============================
+    ==========================  ===================================  ===================================
+    schedule                    kappa ~ e^-1089 (MNIST)              kappa = 2.96e-1850 (CIFAR-10)
+    ==========================  ===================================  ===================================
+    sigma 1, q 0.01, T 1e3      1.13e-4 / 0.554, 0.78 / 2.73 s       1.17e-4 / 0.608, 1.27 / 3.32 s
+    sigma 0.5, q 0.01, T 1e3    7.80e-4 / 0.0148, 0.25 / 2.35 s      8.82e-4 / 1.70, 0.40 / 2.41 s
+    sigma 2, q 0.002, T 1e5     4.42e-3 / 0.137, 1.46 / 3.25 s       4.29e-3 / 0.138, 2.40 / 5.00 s
+    ==========================  ===================================  ===================================
 
-    The CLI pixel call (log10 kappa -472.015, a fresh process) 3.80 s against 3.82 s, log10 bracket
-    [-420.337134, -420.337085] against [-420.337134, -420.096763]. The time is about the same (the tilt
-    ran before too, for the lower end): 2/3 of it is the Hölder bound at the best real order
-    (rerokit.bounds.pld.chernoff, still computed: it is the tighter one at T <= 2), the tilt ~1-1.6 s,
-    the log-mass continuation 0.03-0.15 s of it (the Mills series vectorised, normal.log_ndtr_many;
-    1.0 s at kappa 1e-1850 with the scalar log_ndtr per point)."""
+    The CLI pixel call (log10 kappa -472.015, a fresh process) 1.46 s against 3.78 s, log10 bracket
+    [-420.337134, -420.337085] against [-420.337134, -420.096763]. 40 distinct steps (sigma ~
+    U(0.8, 2), q ~ U(0.005, 0.02), T 25 each, seed 0) at log kappa -1089: 9.1 s against 94 s (the
+    Hölder bound alone took 93.6 s), log width 6.2e-5 against 0.71. The log-mass continuation is
+    0.03-0.15 s of a call (the Mills series vectorised, normal.log_ndtr_many; 1.0 s at kappa
+    1e-1850 with the scalar log_ndtr per point)."""
     import json
     import subprocess
     import sys
