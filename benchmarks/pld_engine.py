@@ -507,7 +507,7 @@ def pixel_rows(repeats: int, baseline_src: str | None) -> None:
     --baseline-src /work/main/src``, the previous engine = main at 69926e7): below 1e-300 the
     far-tail tilt's steps are continued in log masses (rerokit.bounds.pld.logtail), so its upper end
     replaces the Hölder/RDP bound, and the Hölder bound (two thirds of the old time) is computed
-    only where the tilt's log bracket is wider than 5e-3 or the schedule has <= 2 steps. Log widths
+    only where the tilt's log bracket is wider than 5e-3 or the schedule has <= 8 steps. Log widths
     (upper - lower, nats) this / baseline, and times this / baseline:
 
     ==========================  ===================================  ===================================

@@ -49,7 +49,7 @@ Three methods compute it:
     minimum of the RDP bound and Hölder's inequality at the best real order
     (:mod:`rerokit.bounds.pld.chernoff`: exact integer moments, certified real-order integrals,
     the binomial GDP mixture, the tilted PLD where gamma is above T 1e-300; computed on schedules
-    of <= 2 steps, and elsewhere only where the tilt's bracket is wider than 5e-3 in log) and the
+    of <= 8 steps, and elsewhere only where the tilt's bracket is wider than 5e-3 in log) and the
     tilted PLD's upper end with its steps continued in log masses (:mod:`rerokit.bounds.pld.logtail`;
     1e-4-4.4e-3 wide in log at T = 1e3-1e5, kappa 1e-473 and 1e-1850), and the lower end is kept in
     logs (``extras['log_gamma_lower']``: the max test, the linear test and the tilted PLD's lower
@@ -170,9 +170,11 @@ METHODS = ("exact", "closed-form", "mc")
 _MAX_TILTED = 16
 _MIN_TILTED_LOG = math.log(1e-300)
 # Below 1e-300 the Hölder bound (pld.chernoff) before the tilt on schedules of at most this many steps
-# (where it is the tighter one), else only where the tilt's log bracket is wider than _HOLDER_SKIP
-# nats (the most it could then lower the value; a quarter of the 2 % width target)
-_HOLDER_FIRST_STEPS = 2
+# (where it can be the tighter one: measured 4e-4 and 6e-4 below the tilt's upper end at T 3, q 0.3
+# and T 5, q 0.5, kappa e^-1089; 0.019 above at T 10, 0.07-0.6 above at T 3-1e5 with q <= 0.01),
+# else only where the tilt's log bracket is wider than _HOLDER_SKIP nats (the most it could then
+# lower the value; a quarter of the 2 % width target; 0 restores the plain minimum)
+_HOLDER_FIRST_STEPS = 8
 _HOLDER_SKIP = 5e-3
 # Brackets wider than this share of their upper end are recomputed on a finer grid (automatic grids
 # only), which at most this many window points.
@@ -948,9 +950,9 @@ def _exact_power_once(
         log_rdp = np.array(log_rdp, dtype=float)
         tiny = floored & (lks < _MIN_TILTED_LOG)
         # below 1e-300: the Hölder bound at the best real order (pld.chernoff) first only on
-        # schedules of <= _HOLDER_FIRST_STEPS steps (its binomial GDP mixture is within ~1e-8 there,
-        # the tilt's upper end 4e-8-5e-4 above); else after the tilt, where its bracket is still wider
-        # than _HOLDER_SKIP
+        # schedules of <= _HOLDER_FIRST_STEPS steps (its binomial GDP mixture is within ~1e-8 at
+        # T <= 2, the tilt's upper end 4e-8-5e-4 above); else after the tilt, where its bracket is
+        # still wider than _HOLDER_SKIP
         if tiny.any() and sum(T for _, _, T in segments) <= _HOLDER_FIRST_STEPS:
             log_rdp[tiny] = np.minimum(log_rdp[tiny], log_chernoff_gamma_many(segments, lks[tiny])[0])
             tiny[:] = False
@@ -1012,7 +1014,7 @@ def _tiny_log_bracket(pld: SchedulePLD, lks: np.ndarray, log_upper: np.ndarray) 
     (:func:`rerokit.bounds.pld.chernoff.log_sum_test_power`: the all-sampled component's optimal
     test, within ~1e-9 of the mixture's upper bound at small T), and, where those two leave a
     bracket wider than 0.01 against ``log_upper`` (the RDP upper ends; with Hölder's on schedules of
-    <= 2 steps: :data:`_HOLDER_FIRST_STEPS`), the tilted PLD's
+    <= 8 steps: :data:`_HOLDER_FIRST_STEPS`), the tilted PLD's
     (:meth:`SchedulePLD.tail_power`, :mod:`rerokit.bounds.pld.tilt`; at most :data:`_MAX_TILTED`
     levels; its lower end with the statistic only: ``pld.lower``). The tilt's bracket is certified
     at any level: its steps are truncated at 1e-300 at the deepest (the smallest double-range
