@@ -55,7 +55,7 @@ from rerokit.bounds.pld.logsum import total_logsumexp
 from rerokit.bounds.pld.normal import LOG_NDTR_REL, log_ndtr_many
 from rerokit.bounds.pld.step import LOSS_POINT_ULPS, MAX_STEP_WIDTH, StepPLD, StepTooWide, x_of_remove_loss, loss_range
 
-__all__ = ["log_mixture_tail", "log_bucket_masses", "extend_step", "composed_log_inf"]
+__all__ = ["log_mixture_tail", "log_bucket_masses", "log_ctd_split", "extend_step", "composed_log_inf"]
 
 _U = 2.0 ** -53
 _MAX_EXTENSION = 1 << 23  # labels of one extension (its cells are coarsened to max_width first)
