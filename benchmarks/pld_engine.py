@@ -212,6 +212,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import time
 from typing import Any
 
 import numpy as np
@@ -245,7 +246,14 @@ def main() -> None:
     ap.add_argument("--small", action="store_true",
                     help="only the small levels of the T = 1e5 row against riskcal (kappa 1e-3-1e-30; with --mid, both)")
     ap.add_argument("--tinyq", action="store_true", help="only the tiny-q cells (sigma 1, q 1e-4) against riskcal (tinyq_rows)")
+    ap.add_argument("--pixel", action="store_true",
+                    help="only the pixel-tolerance cells (kappa ~ 1e-473, log brackets; pixel_rows)")
+    ap.add_argument("--baseline-src", default=None,
+                    help="with --pixel: the src/ of another checkout, timed in subprocesses in the same run")
     args = ap.parse_args()
+    if args.pixel:
+        print(f"load average {os.getloadavg()}")
+        return pixel_rows(args.repeats, args.baseline_src)
     print(f"load average {os.getloadavg()} (measured on a loaded shared machine)")
     try:
         from riskcal.calibration.dpsgd import get_beta_for_dpsgd
@@ -499,6 +507,86 @@ def tinyq_rows(get_beta_for_dpsgd: Any, repeats: int) -> None:
                 t_c, beta = best_time(lambda: get_beta_for_dpsgd(1.0, 1e-4, T, kappa), repeats)
                 line += f" | riskcal {t_c * 1e3:8.1f} ms (x{t_c / t_r:.2f}) gamma {1 - float(beta):.6g}"
             print(line, flush=True)
+
+
+# (sigma, q, T, log kappa): the tests' saddle-point cells (tests/bounds/test_dpsgd_pixel.py) at
+# kappa ~ e^-1089 (~1e-473, the MNIST pixel-tolerance baseline of Hayes et al. 2023, App. I), and
+# the same schedules at the CIFAR-10 one, kappa = 2.96e-1850
+PIXEL_CELLS = ((1.0, 0.01, 1000, -1089.106), (0.5, 0.01, 1000, -1089.067), (2.0, 0.002, 100_000, -1088.914),
+               (1.0, 0.01, 1000, -4258.698), (0.5, 0.01, 1000, -4258.698), (2.0, 0.002, 100_000, -4258.698))
+_PIXEL_SNIPPET = """
+import json, sys, time
+from rerokit.bounds.dpsgd import rero_dpsgd
+rero_dpsgd(1.0, 0.1, 10, 0.01, comparisons=False)
+out = []
+for sigma, q, T, lk in json.loads(sys.argv[1]):
+    best = None
+    for _ in range(int(sys.argv[2])):
+        t0 = time.perf_counter()
+        b = rero_dpsgd(sigma, q, T, log_kappa=lk, comparisons=False)
+        dt = time.perf_counter() - t0
+        best = dt if best is None else min(best, dt)
+    out.append((best, b.extras["log_gamma_lower"], b.extras["log_gamma"]))
+print(json.dumps(out))
+"""
+
+
+def pixel_rows(repeats: int, baseline_src: str | None) -> None:
+    """The log bracket (log gamma lower, upper) and wall time of ``rero_dpsgd(..., log_kappa=...)`` at
+    kappa ~ e^-1089 (:data:`PIXEL_CELLS`), this checkout and, with ``--baseline-src``, another one's
+    src/ in a subprocess of the same run (each best of ``repeats``, one process per checkout), then
+    one pixel call through the CLI (a fresh process each: sigma 1, q 0.01, T 1e3, log10 kappa -472.015).
+
+    Measured 2026-11-26 13:18 UTC (shared 2-core machine, load 1.6-1.9, ``--pixel --repeats 3
+    --baseline-src /work/main/src``, the previous engine = main at 69926e7): below 1e-300 the
+    far-tail tilt's steps are continued in log masses (rerokit.bounds.pld.logtail), so its upper end
+    replaces the Hölder/RDP bound, and the Hölder bound (two thirds of the old time) is computed
+    only where the tilt's log bracket is wider than 5e-3 or the schedule has <= 8 steps. Log widths
+    (upper - lower, nats) this / baseline, and times this / baseline:
+
+    ==========================  ===================================  ===================================
+    schedule                    kappa ~ e^-1089 (MNIST)              kappa = 2.96e-1850 (CIFAR-10)
+    ==========================  ===================================  ===================================
+    sigma 1, q 0.01, T 1e3      1.13e-4 / 0.554, 0.78 / 2.73 s       1.17e-4 / 0.608, 1.27 / 3.32 s
+    sigma 0.5, q 0.01, T 1e3    7.80e-4 / 0.0148, 0.25 / 2.35 s      8.82e-4 / 1.70, 0.40 / 2.41 s
+    sigma 2, q 0.002, T 1e5     4.42e-3 / 0.137, 1.46 / 3.25 s       4.29e-3 / 0.138, 2.40 / 5.00 s
+    ==========================  ===================================  ===================================
+
+    The CLI pixel call (log10 kappa -472.015, a fresh process) 1.46 s against 3.78 s, log10 bracket
+    [-420.337134, -420.337085] against [-420.337134, -420.096763]. 40 distinct steps (sigma ~
+    U(0.8, 2), q ~ U(0.005, 0.02), T 25 each, seed 0) at log kappa -1089: 9.1 s against 94 s (the
+    Hölder bound alone took 93.6 s), log width 6.2e-5 against 0.71. The log-mass continuation is
+    0.03-0.15 s of a call (the Mills series vectorised, normal.log_ndtr_many; 1.0 s at kappa
+    1e-1850 with the scalar log_ndtr per point)."""
+    import json
+    import subprocess
+    import sys
+
+    cells = json.dumps(PIXEL_CELLS)
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
+    runs = [("this", here)] + ([("baseline", baseline_src)] if baseline_src else [])
+    got = {}
+    for name, src in runs:
+        env = dict(os.environ, PYTHONPATH=src)
+        r = subprocess.run([sys.executable, "-c", _PIXEL_SNIPPET, cells, str(repeats)], env=env,
+                           capture_output=True, text=True, check=True)
+        got[name] = json.loads(r.stdout.strip().splitlines()[-1])
+    print("\npixel-tolerance cells: log bracket width (upper - lower, nats), time (s)")
+    for i, (sigma, q, T, lk) in enumerate(PIXEL_CELLS):
+        t, lo, up = got["this"][i]
+        line = f"  sigma={sigma} q={q} T={T:>7} log kappa={lk}: [{lo:.4f}, {up:.4f}] width {up - lo:.2e} {t:6.2f} s"
+        if "baseline" in got:
+            tb, lob, upb = got["baseline"][i]
+            line += f" | baseline width {upb - lob:.2e} {tb:6.2f} s (time x{tb / t:.2f})"
+        print(line, flush=True)
+    cli = ["-c", "import sys; from rerokit.cli import main; sys.exit(main())", "bound", "dpsgd", "--noise-multiplier",
+           "1", "--sample-rate", "0.01", "--steps", "1000", "--log10-kappa", "-472.015", "--json"]
+    for name, src in runs:
+        t0 = time.perf_counter()
+        r = subprocess.run([sys.executable] + cli, env=dict(os.environ, PYTHONPATH=src), capture_output=True, text=True)
+        d = json.loads(r.stdout) if r.returncode == 0 else {}
+        print(f"  CLI ({name}): {time.perf_counter() - t0:.2f} s, log10 gamma {d.get('log10_gamma')}, "
+              f"log10 bracket {d.get('log10_interval')}", flush=True)
 
 
 if __name__ == "__main__":

@@ -48,9 +48,12 @@ Three methods compute it:
     (:mod:`rerokit.bounds.pld.lowertail`; its bracket within 1e-9 on the issue's grid). Below kappa = 1e-300 (step masses beyond double precision) the floored value is the
     minimum of the RDP bound and Hölder's inequality at the best real order
     (:mod:`rerokit.bounds.pld.chernoff`: exact integer moments, certified real-order integrals,
-    the binomial GDP mixture, the tilted PLD where gamma is above T 1e-300), and the lower end is
-    kept in logs (``extras['log_gamma_lower']``: the max test, the linear test and the tilted PLD's
-    lower end, :func:`_tiny_log_lower`; within ~0.02 of the truth at T = 1e3-1e5, ~1e-8 at T <= 2):
+    the binomial GDP mixture, the tilted PLD where gamma is above T 1e-300; computed on schedules
+    of <= 8 steps, and elsewhere only where the tilt's bracket is wider than 5e-3 in log) and the
+    tilted PLD's upper end with its steps continued in log masses (:mod:`rerokit.bounds.pld.logtail`;
+    1e-4-4.4e-3 wide in log at T = 1e3-1e5, kappa 1e-473 and 1e-1850), and the lower end is kept in
+    logs (``extras['log_gamma_lower']``: the max test, the linear test and the tilted PLD's lower
+    end, :func:`_tiny_log_bracket`; ~1e-8 wide at T <= 2):
     within 0.02% of the exact log gamma at T = 1, 2 and kappa = 1e-473, 1e-1000 (mpmath), within
     2% at q = 1, T = 1000 (the Hölder bound alone). Noise multipliers all above the exact range get the smaller of the
     closed-form envelope and the exact value at the range's top edge (more noise is
@@ -166,6 +169,13 @@ METHODS = ("exact", "closed-form", "mc")
 # At most this many levels of one call get the tilted tail computation (two or three compositions each).
 _MAX_TILTED = 16
 _MIN_TILTED_LOG = math.log(1e-300)
+# Below 1e-300 the Hölder bound (pld.chernoff) before the tilt on schedules of at most this many steps
+# (where it can be the tighter one: measured 4e-4 and 6e-4 below the tilt's upper end at T 3, q 0.3
+# and T 5, q 0.5, kappa e^-1089; 0.019 above at T 10, 0.07-0.6 above at T 3-1e5 with q <= 0.01),
+# else only where the tilt's log bracket is wider than _HOLDER_SKIP nats (the most it could then
+# lower the value; a quarter of the issue's 2 % width target; 0 restores the plain minimum)
+_HOLDER_FIRST_STEPS = 8
+_HOLDER_SKIP = 5e-3
 # Brackets wider than this share of their upper end are recomputed on a finer grid (automatic grids
 # only), which at most this many window points.
 _REFINE_ABOVE = 0.01
@@ -474,7 +484,7 @@ class ExactPower:
       lower: min(lower_pld, value), the certified lower end.
       h: the finest grid step used.
       log_lower: log of a certified lower end, kept in logs where ``lower`` underflows (kappa below
-        1e-300: :func:`_tiny_log_lower`); None where it is just log(lower).
+        1e-300: :func:`_tiny_log_bracket`); None where it is just log(lower).
     """
 
     log_upper: np.ndarray
@@ -919,9 +929,8 @@ def _exact_power_once(
         floored |= ~done & (pld.upper.error > 0.1 * up)
     # far tails: exponential tilting (rerokit.bounds.pld.tilt) where the error floor dominates or the
     # bracket is wide at a small level; both ends stay certified, so take the better of each
-    # (not below kappa = 1e-300: the steps are truncated at 1e-300 at the deepest (their masses
-    # beyond are below double range), so the tilt's mass at +infinity, ~T 1e-300, spoils its upper
-    # end there and the RDP/Hölder bounds answer; its lower end stays good: _tiny_log_lower)
+    # (not below kappa = 1e-300: there the tilt runs with its steps continued in log masses and
+    # its bracket is kept in logs, _tiny_log_bracket)
     tail = (floored | ((lks < math.log(1e-6)) & (up - low > 1e-3 * up))) & (lks >= _MIN_TILTED_LOG)
     # not near gamma = 1: the tilt gives gamma in relative precision, while there the target is
     # 1 - gamma, which the lower-tail tilt refines (_near_one_into); at sigma 0.3, q 0.3, T 1e6,
@@ -946,20 +955,52 @@ def _exact_power_once(
         if log_rdp is None:
             log_rdp = np.full(lks.shape, np.inf)
             log_rdp[floored] = log_rdp_gamma_many(segments, lks[floored])[0]
+        log_rdp = np.array(log_rdp, dtype=float)
         tiny = floored & (lks < _MIN_TILTED_LOG)
-        if tiny.any():  # below 1e-300: the Hölder bound at the best real order (pld.chernoff)
-            log_rdp = np.array(log_rdp, dtype=float)
+        # below 1e-300: the Hölder bound at the best real order (pld.chernoff) first only on
+        # schedules of <= _HOLDER_FIRST_STEPS steps (its binomial GDP mixture is within ~1e-8 at
+        # T <= 2, the tilt's upper end 4e-8-5e-4 above); else after the tilt, where its bracket is
+        # still wider than _HOLDER_SKIP
+        if tiny.any() and sum(T for _, _, T in segments) <= _HOLDER_FIRST_STEPS:
             log_rdp[tiny] = np.minimum(log_rdp[tiny], log_chernoff_gamma_many(segments, lks[tiny])[0])
+            tiny[:] = False
         used_rdp = floored & (log_rdp < log_up)
         log_val = np.where(used_rdp, log_rdp, log_up)
+    else:
+        tiny = np.zeros(lks.shape, dtype=bool)
+    small = lks < _MIN_TILTED_LOG
+    tiny_lower = None
+    if small.any():
+        # the tests' and the tilted PLD's bracket in logs (_tiny_log_bracket); the tilt's upper end
+        # (its steps continued in log masses, pld.logtail) where it beats the Hölder/RDP value:
+        # each certified, the smaller kept
+        tiny_lower, tiny_upper = _tiny_log_bracket(pld, lks[small], log_val[small])
+        idx = np.nonzero(small)[0]
+        log_val = np.array(log_val, dtype=float)
+        used_rdp = np.array(used_rdp)
+
+        def keep_smaller(cand: np.ndarray, from_rdp: bool) -> None:
+            won = cand < log_val[idx]
+            if not from_rdp:
+                log_up[idx[won]] = np.minimum(log_up[idx[won]], cand[won])
+            log_val[idx[won]] = cand[won]
+            used_rdp[idx[won]] = from_rdp
+
+        keep_smaller(tiny_upper, False)
+        # the Hölder bound where the bracket is still wide: it can lower the value by at most the
+        # bracket's width, and it is most of the call (2.4 s for one segment, 94 s for 40 distinct)
+        late = tiny[idx] & (log_val[idx] - tiny_lower > _HOLDER_SKIP)
+        if late.any():
+            cand = np.full(idx.shape, np.inf)
+            cand[late] = log_chernoff_gamma_many(segments, lks[idx[late]])[0]
+            keep_smaller(cand, True)
+        up = np.exp(log_up)
     value = np.array([round_up_exp(float(x)) for x in log_val])
     lower_pld = np.minimum(low, up)
     with np.errstate(divide="ignore"):
         log_lower = np.minimum(np.log(np.minimum(lower_pld, value)), log_val)
-    small = lks < _MIN_TILTED_LOG
-    if small.any():  # below 1e-300 the lower end underflows: its certified log (_tiny_log_lower)
-        log_lower[small] = np.minimum(np.maximum(log_lower[small], _tiny_log_lower(pld, lks[small], log_val[small])),
-                                      log_val[small])
+    if tiny_lower is not None:  # below 1e-300 the lower end underflows: its certified log (_tiny_log_bracket)
+        log_lower[small] = np.minimum(np.maximum(log_lower[small], tiny_lower), log_val[small])
         # and its value where that is in double's normal range (1e-14 below: exp's few ulps)
         normal = small & (log_lower > _MIN_TILTED_LOG)
         got = np.exp(log_lower[normal]) * (1.0 - 1e-14)
@@ -971,38 +1012,42 @@ def _exact_power_once(
     )
 
 
-def _tiny_log_lower(pld: SchedulePLD, lks: np.ndarray, log_upper: np.ndarray) -> np.ndarray:
-    """Certified lower ends of log gamma at levels below 1e-300 (e.g. the pixel-tolerance baselines
-    of Hayes, Mahloujifar & Balle 2023, App. I), where gamma itself is below double range.
+def _tiny_log_bracket(pld: SchedulePLD, lks: np.ndarray, log_upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Certified (lower, upper) ends of log gamma at levels below 1e-300 (e.g. the pixel-tolerance
+    baselines of Hayes, Mahloujifar & Balle 2023, App. I), where gamma itself is below double range.
 
     The largest of three certified powers of actual tests at level <= kappa (Neyman & Pearson 1933:
     any such test's power is <= gamma): the max test's, in logs
     (:func:`rerokit.bounds.pld.maxtest.log_max_test_power`), the linear test's
     (:func:`rerokit.bounds.pld.chernoff.log_sum_test_power`: the all-sampled component's optimal
     test, within ~1e-9 of the mixture's upper bound at small T), and, where those two leave a
-    bracket wider than 0.01 against ``log_upper`` (the final upper ends), the tilted PLD's lower end
+    bracket wider than 0.01 against ``log_upper`` (the RDP upper ends; with Hölder's on schedules of
+    <= 8 steps: :data:`_HOLDER_FIRST_STEPS`), the tilted PLD's
     (:meth:`SchedulePLD.tail_power`, :mod:`rerokit.bounds.pld.tilt`; at most :data:`_MAX_TILTED`
-    levels, with the statistic only: ``pld.lower``). The tilt's bracket is certified at any level
-    (its steps' truncation at 1e-300, the smallest double-range tail, is counted as mass at
-    +infinity); below 1e-300 that mass (~T 1e-300) spoils its upper end only, which the
-    Hölder/mixture bounds give there instead, while its lower end stays within ~0.02 of the exact
-    log gamma (measured against a Lugannani-Rice saddle point at T = 1e3-1e5,
-    tests/bounds/test_dpsgd_pixel.py). -inf where neither applies (groups of examples)."""
+    levels; its lower end with the statistic only: ``pld.lower``). The tilt's bracket is certified
+    at any level: its steps are truncated at 1e-300 at the deepest (the smallest double-range
+    tail) and continued beyond in log masses (:mod:`rerokit.bounds.pld.logtail`) down to a mass
+    at +infinity of kappa e^-30, so its upper end is PLD-quality too (it was the truncated tail at
+    +infinity, ~T 1e-300, that spoiled it). Its upper end is returned (+inf where not computed);
+    the lower end -inf where nothing applies (groups of examples)."""
     out = np.full(lks.shape, -math.inf)
+    upper = np.full(lks.shape, math.inf)
     if pld.group_size != 1:
-        return out
+        return out, upper
     out = np.maximum(out, log_max_test_power(pld.segments, lks))
     out = np.maximum(out, [log_sum_test_power(pld.segments, float(lk)) for lk in lks])
-    if pld.lower:
-        from rerokit.bounds.pld.compose import WindowTooWide
-        from rerokit.bounds.pld.step import StepTooWide
+    from rerokit.bounds.pld.compose import WindowTooWide
+    from rerokit.bounds.pld.step import StepTooWide
 
-        for i in np.nonzero(log_upper - out > 0.01)[0][:_MAX_TILTED]:
-            try:
-                out[i] = max(out[i], float(pld.tail_power(float(lks[i]))[0]))
-            except (ValueError, ArithmeticError, MemoryError, WindowTooWide, StepTooWide):
-                pass
-    return out
+    for i in np.nonzero(log_upper - out > 0.01)[0][:_MAX_TILTED]:
+        try:
+            lo_t, up_t = pld.tail_power(float(lks[i]))
+        except (ValueError, ArithmeticError, MemoryError, WindowTooWide, StepTooWide):
+            continue
+        if pld.lower:
+            out[i] = max(out[i], float(lo_t))
+        upper[i] = float(up_t)
+    return out, upper
 
 
 def rero_dpsgd(
@@ -1187,6 +1232,9 @@ def rero_dpsgd(
             "value is the (smaller, still valid) RDP bound (below kappa = 1e-300: Hölder's inequality at the "
             "best real order, rerokit.bounds.pld.chernoff)"
         )
+    elif floored and lk < _MIN_TILTED_LOG:
+        extras["note"] = ("the untilted PLD's infinity mass / round-off floor dominates at this kappa; value is the "
+                          "far-tail tilted PLD's, its steps continued in log masses (rerokit.bounds.pld.logtail)")
     elif floored:
         extras["note"] = "the PLD's infinity mass / round-off floor dominates at this kappa"
     extras["log_gamma"] = log_value

@@ -11,6 +11,8 @@
   :class:`~rerokit.bounds.schedule.Schedule`, returning a :class:`SchedulePLD`.
 * :mod:`~rerokit.bounds.pld.tilt`: far tails by exponential tilting (relative precision at tiny
   levels).
+* :mod:`~rerokit.bounds.pld.logtail`: the REMOVE step continued beyond double range in log masses
+  (:func:`extend_step`: the tilt's upper end below kappa = 1e-300).
 * :mod:`~rerokit.bounds.pld.rdp`: the Rényi DP curve (moment function) of the same steps.
 * :mod:`~rerokit.bounds.pld.chernoff`: the Hölder bound at the best real order (tiny baselines).
 * :mod:`~rerokit.bounds.pld.maxtest`: the max test's closed-form power (a certified lower end
@@ -22,6 +24,7 @@ from rerokit.bounds.pld.chernoff import log_chernoff_gamma_many, log_moment_int,
 from rerokit.bounds.pld.compose import Composed, compose, fft_error_constant
 from rerokit.bounds.pld.maxtest import log_max_test_power, max_test_threshold
 from rerokit.bounds.pld.discrete import Bracket, DiscretePLD, GridPMF, ThresholdTests
+from rerokit.bounds.pld.logtail import extend_step
 from rerokit.bounds.pld.rdp import RDP_ORDERS, log_rdp_gamma_many, rdp_curve_subsampled_gaussian, rdp_poisson_gaussian
 from rerokit.bounds.pld.step import DIRECTIONS, StepPLD, default_grid_step, dpsgd_step_pld
 from rerokit.bounds.pld.tilt import saddle_tilt, tilted_power
@@ -29,7 +32,7 @@ from rerokit.bounds.pld.tilt import saddle_tilt, tilted_power
 __all__ = [
     "Bracket", "Composed", "DIRECTIONS", "DiscretePLD", "GridPMF", "LOG_TAU", "PLDTooWide", "RDP_ORDERS",
     "SIGMA_GRID_RANGE", "SchedulePLD", "StepPLD", "ThresholdTests", "compose", "default_grid_step",
-    "dpsgd_step_pld", "fft_error_constant", "log_chernoff_gamma_many", "log_max_test_power", "log_moment_int", "log_moment_real",
+    "dpsgd_step_pld", "extend_step", "fft_error_constant", "log_chernoff_gamma_many", "log_max_test_power", "log_moment_int", "log_moment_real",
     "log_rdp_gamma_many", "merge_segments", "rdp_curve_subsampled_gaussian",
     "rdp_poisson_gaussian", "max_test_threshold", "saddle_tilt", "schedule_pld", "tilted_power",
 ]

@@ -35,6 +35,7 @@ from rerokit.bounds.pld.batch import BATCH_MIN, mass_defect_batched, segment_exc
 from rerokit.bounds.pld.compose import MAX_FFT, WindowTooWide, chernoff_window, compose, compose_inf_mass
 from rerokit.bounds.pld.discrete import Bracket, DiscretePLD, GridPMF, ThresholdTests
 from rerokit.bounds.pld.lowertail import NearOneGrid, near_one_beta
+from rerokit.bounds.pld.logtail import composed_log_inf, extend_step
 from rerokit.bounds.pld.maxtest import log_max_test_power
 from rerokit.bounds.pld.jumps import jump_power
 from rerokit.bounds.pld.tilt import saddle_tilt, tail_forecast, tilted_power
@@ -51,6 +52,9 @@ _COARSE_TAIL_FACTORS = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.5, 8.0, 12.0,
 _INF_DEPTH = 7.0
 _LOG_MIN_TAIL = math.log(1e-300)
 """The smallest truncation tail_power uses (the smallest double-range normal tail, about Phi(-37))."""
+# below 1e-300 the steps' log-mass continuation (rerokit.bounds.pld.logtail) ends where the mass beyond
+# is at most alpha e^-_LOG_TAIL_DEPTH / T per step: the composed mass at +infinity is then e^-30 of the level
+_LOG_TAIL_DEPTH = 30.0
 _COARSE_TAIL_ENOUGH = 0.008
 _TAIL_FIRST_POINTS = 131_072
 # (was 0.003; 0.004 stays below dpsgd._PRECISE_ENOUGH = 5e-3, under which a tilt-only bracket is final)
@@ -742,29 +746,61 @@ class SchedulePLD:
         return best
 
     def _tail_power_from(self, src: "SchedulePLD", log_alpha: float) -> tuple[float, float]:
-        """:meth:`tail_power` from the steps of ``src`` (the same schedule, its own grid and truncation)."""
+        """:meth:`tail_power` from the steps of ``src`` (the same schedule, its own grid and truncation).
+
+        Below 1e-300 (:data:`_LOG_MIN_TAIL`; one example per step, every step on the grid) the
+        dominating steps are continued beyond their truncation in log masses
+        (:mod:`rerokit.bounds.pld.logtail`), down to a mass beyond of alpha e^-30 / T per step,
+        so that the mass at +infinity no longer swamps the upper end; the statistic (lower end) is
+        unchanged."""
         steps, atoms, _ = src._parts("remove")
         parts = [(st.j_lo, st.split, T) for st, T in steps] + [(lab, np.array([m]), T) for lab, m, _, T in atoms if m > 0]
         inf = compose_inf_mass([(st.inf_mass, T) for st, T in steps] + [(p_inf, T) for _, _, p_inf, T in atoms])
+        shift = sum(T * st.loss_shift for st, T in steps) * (1.0 + 1e-9)
+        log_masses = False
         grid, _, _ = _split_extremes(self.segments)
+        if float(log_alpha) < _LOG_MIN_TAIL and not atoms and self.group_size == 1:
+            ext = self._log_tail_parts(src, steps, float(log_alpha))
+            if ext is not None:
+                parts, inf, shift = ext
+                log_masses = True
         gsteps = steps[: len(grid)]
         sp = [(st.j_lo - 1, st.stat_p, T) for st, T in gsteps] if (self.lower and gsteps) else None
         sq = [(st.j_lo - 1, st.stat_q, T) for st, T in gsteps] if (self.lower and gsteps) else None
         try:
             # the saddle point of these steps if tail_forecast found it already (the same bisection)
-            t = self._built.get(("saddle", float(log_alpha))) if src is self else None
-            lo, up = tilted_power(parts, sp, sq, src.h, inf, float(log_alpha), t=t, precision=self.precision)
+            t = self._built.get(("saddle", float(log_alpha))) if (src is self and not log_masses) else None
+            lo, up = tilted_power(parts, sp, sq, src.h, inf, float(log_alpha), t=t, precision=self.precision,
+                                  log_masses=log_masses)
             # the steps' loss shift s (DiscretePLD.loss_shift): the upper end is the power at level
             # alpha e^s, at most e^s times that at alpha (concave in the level, 0 at level 0); near
             # gamma = 1 that factor is loose, and the upper end is recomputed at alpha e^s instead
-            shift = sum(T * st.loss_shift for st, T in steps) * (1.0 + 1e-9)
             up_s = min(0.0, up + shift)
             if shift > 0.0 and up_s > -0.1:
                 up_s = min(up_s, tilted_power(parts, sp, sq, src.h, inf, min(0.0, float(log_alpha) + shift),
-                                              precision=self.precision)[1])
+                                              precision=self.precision, log_masses=log_masses)[1])
         except WindowTooWide:
             return float(log_alpha), 0.0
         return lo, up_s
+
+    def _log_tail_parts(self, src: "SchedulePLD", steps: list, log_alpha: float) -> tuple[list, float, float] | None:
+        """(log-mass parts, log of the composed mass at +infinity, total loss shift) of ``src``'s
+        REMOVE steps continued in logs (:func:`rerokit.bounds.pld.logtail.extend_step`), or None
+        where an extension does not fit (then the steps as they are answer)."""
+        grid, _, inv = _split_extremes(self.segments)
+        pairs = [(s_, q_) for s_, q_, _ in grid] + ([(1.0 / math.sqrt(inv), 1.0)] if inv > 0 else [])
+        n_steps = max(sum(T for _, T in steps), 1)
+        target = log_alpha - _LOG_TAIL_DEPTH - math.log(n_steps)
+        parts, infs, shift = [], [], 0.0
+        try:
+            for (st, T), (s_, q_) in zip(steps, pairs):
+                off, lp, li, sh = extend_step(st, s_, q_, target)
+                parts.append((off, lp, T))
+                infs.append((li, T))
+                shift += T * sh
+        except StepTooWide:
+            return None
+        return parts, composed_log_inf(infs), shift * (1.0 + 1e-9)
 
     def beta_near_one(self, log_alpha: Any, ratio: int = 32, coarse_div: float = 8.0,
                       block_per_r2: float = 2.0, block_precision: str = "double",

@@ -14,12 +14,13 @@ import math
 
 import numpy as np
 
-__all__ = ["ndtr", "log_ndtr", "normal_isf_log", "normal_ppf_log", "logsumexp_rows", "LOG_NDTR_REL", "SCIPY_ABOVE"]
+__all__ = ["ndtr", "log_ndtr", "log_ndtr_many", "normal_isf_log", "normal_ppf_log", "logsumexp_rows", "LOG_NDTR_REL", "SCIPY_ABOVE"]
 
 SCIPY_ABOVE = 50_000
 LOG_NDTR_REL = 1e-13
 """A proven bound on :func:`log_ndtr`'s relative error for x <= 0 (about 1e-15 measured)."""
 _SERIES_BELOW = -30.0  # log_ndtr: the Mills-ratio series below this argument, libm's erfc above
+_SERIES_TERMS = 7  # its terms k = 1..7 (the remainder below the next one: log_ndtr)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 _LOG_HALF = math.log(0.5)
 
@@ -71,10 +72,39 @@ def log_ndtr(x: float) -> float:
     z = -x
     r = 1.0 / (z * z)
     term, series = 1.0, 1.0
-    for k in range(1, 8):
+    for k in range(1, _SERIES_TERMS + 1):
         term *= -(2 * k - 1) * r
         series += term
     return -0.5 * z * z - math.log(z) - _LOG_SQRT_2PI + math.log(series)
+
+
+def log_ndtr_many(x: np.ndarray) -> np.ndarray:
+    """:func:`log_ndtr` element-wise: below -30 its Mills-ratio series vectorised (the same
+    operations, numpy's log for libm's: within the same :data:`LOG_NDTR_REL`), else the scalar
+    function per point (the log-mass steps of :mod:`rerokit.bounds.pld.logtail`: ~1e5 far-tail
+    points, 0.6 s per 1e5 as scalars).
+
+    Args:
+      x: array of reals (+-inf allowed).
+
+    Returns:
+      log Phi(x), a float array of the same shape.
+    """
+    x = np.asarray(x, dtype=float)
+    out = np.empty(x.shape)
+    far = (x < _SERIES_BELOW) & np.isfinite(x)
+    rest = ~far
+    if rest.any():
+        out[rest] = np.fromiter(map(log_ndtr, x[rest].tolist()), float, int(np.count_nonzero(rest)))
+    if far.any():
+        z = -x[far]
+        r = 1.0 / (z * z)
+        term, series = np.ones(z.shape), np.ones(z.shape)
+        for k in range(1, _SERIES_TERMS + 1):
+            term *= -(2 * k - 1) * r
+            series += term
+        out[far] = -0.5 * z * z - np.log(z) - _LOG_SQRT_2PI + np.log(series)
+    return out
 
 
 def normal_isf_log(log_tau: float, upper: bool = True) -> float:

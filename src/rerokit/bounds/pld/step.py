@@ -76,7 +76,7 @@ import numpy as np
 from rerokit.bounds.pld.normal import ndtr, normal_isf_log
 
 __all__ = ["StepPLD", "StepTooWide", "dpsgd_step_pld", "step_from_tails", "component_split", "loss_range", "default_grid_step", "DIRECTIONS",
-           "MAX_STEP_WIDTH", "remove_loss", "loss_tails", "pair_components"]
+           "MAX_STEP_WIDTH", "remove_loss", "loss_tails", "pair_components", "x_of_remove_loss"]
 
 DIRECTIONS = ("remove", "add", "replace")
 MAX_STEP_WIDTH = 200_000  # grid points of one step's PLD
@@ -200,6 +200,13 @@ def _x_of_remove_loss(l: np.ndarray, sigma: float, q: float, k: int = 1) -> np.n
             break
         x = x_new
     return np.where(ok, x, -np.inf)
+
+
+def x_of_remove_loss(l: np.ndarray, sigma: float, q: float, k: int = 1) -> np.ndarray:
+    """The grid points x'_j = x(l_j) of the remove pair, as every step computes them (the inverse of
+    :func:`remove_loss`; -inf where l <= log Binomial(0; k, q)): the cells (x'_j, x'_{j+1}] of the
+    log-mass continuation (:mod:`rerokit.bounds.pld.logtail`) are the steps' own."""
+    return _x_of_remove_loss(np.asarray(l, dtype=float), sigma, q, k)
 
 
 def _mix_sf(x: np.ndarray, sigma: float, q: float, k: int = 1, sign: float = 1.0) -> np.ndarray:

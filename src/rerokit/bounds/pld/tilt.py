@@ -51,11 +51,17 @@ _LOG_TAU_STAT = math.log(1e-15)
 Parts = Sequence[tuple[int, np.ndarray, int]]
 
 
-def _prepared(parts: Parts, h: float) -> list[tuple[np.ndarray, np.ndarray, int]]:
-    """(losses, log masses, count) per step: what every evaluation of the moments reuses."""
+def _prepared(parts: Parts, h: float, log_masses: bool = False) -> list[tuple[np.ndarray, np.ndarray, int]]:
+    """(losses, log masses, count) per step: what every evaluation of the moments reuses
+    (``log_masses``: the pmfs are given as log masses, -inf for 0)."""
     out = []
     for off, pmf, count in parts:
-        labels, pmf = moment_support(off + np.arange(pmf.size), pmf)
+        labels = off + np.arange(pmf.size)
+        if log_masses:
+            keep = np.isfinite(pmf)
+            out.append((labels[keep] * h, pmf[keep], count))
+            continue
+        labels, pmf = moment_support(labels, pmf)
         with np.errstate(divide="ignore"):
             out.append((labels * h, np.log(pmf), count))
     return out
@@ -110,7 +116,7 @@ def _bisect(prep: list[tuple[np.ndarray, np.ndarray, int]], log_alpha: float, lo
     return 0.5 * (lo + hi)
 
 
-def saddle_tilt(parts: Parts, h: float, log_alpha: float, rtol: float = 1e-6) -> float:
+def saddle_tilt(parts: Parts, h: float, log_alpha: float, rtol: float = 1e-6, log_masses: bool = False) -> float:
     """The tilt t >= 0 with Psi(t) - (t + 1) Psi'(t) = log alpha (0 if alpha is not in the tail).
 
     Args:
@@ -119,11 +125,12 @@ def saddle_tilt(parts: Parts, h: float, log_alpha: float, rtol: float = 1e-6) ->
       log_alpha: natural log of the level.
 
       rtol: the bisection's relative tolerance (default 1e-6).
+      log_masses: the pmfs are log masses (:mod:`rerokit.bounds.pld.logtail`).
 
     Returns:
       t (bisection to ``rtol`` relative; capped at max(1e4, 1e3 / h) where the grid's top is reached).
     """
-    return _saddle(_prepared(parts, h), h, log_alpha, rtol)
+    return _saddle(_prepared(parts, h, log_masses), h, log_alpha, rtol)
 
 
 def _saddle(prep: list[tuple[np.ndarray, np.ndarray, int]], h: float, log_alpha: float, rtol: float) -> float:
@@ -167,7 +174,7 @@ def tail_forecast(parts: Parts, h: float, log_alpha: float,
 
 
 def tilt_pmf(off: int, pmf: np.ndarray, h: float, t: float, cap: float = math.inf,
-             labels: np.ndarray | None = None) -> tuple[np.ndarray, float, float, float]:
+             labels: np.ndarray | None = None, log_masses: bool = False) -> tuple[np.ndarray, float, float, float]:
     """(tilted pmf, log M(t), relative error, absolute error) of one step's pmf (labels off..).
 
     The tilted mass at l = j h is exp(log p + t l - log M) with log M = log sum_j p_j e^{t l_j}
@@ -180,10 +187,12 @@ def tilt_pmf(off: int, pmf: np.ndarray, h: float, t: float, cap: float = math.in
     leaves near the underflow threshold, whose |log p| ~ 700 would otherwise set ``rel``) carry
     sum_j r_j (1 + 2 r_j) out_j as an absolute (l1) error ``abs`` of the tilted pmf instead.
     ``labels``: the entries' labels where they are not off, off + 1, ... (a sparse pmf's non-zero
-    entries, :mod:`rerokit.bounds.pld.lowertail`)."""
+    entries, :mod:`rerokit.bounds.pld.lowertail`). ``log_masses``: ``pmf`` holds the log masses
+    (-inf for 0; masses below double range, :mod:`rerokit.bounds.pld.logtail`), taken as they are
+    (no log to round: the r_j above still bound the rest)."""
     l = ((off + np.arange(pmf.size)) if labels is None else labels) * h
     with np.errstate(divide="ignore", under="ignore"):
-        lp = np.log(pmf)
+        lp = np.asarray(pmf, dtype=float) if log_masses else np.log(pmf)
         a = lp + t * l
         lm = float(logsumexp_rows(a[None, :])[0])
         out = np.exp(a - lm)
@@ -199,7 +208,7 @@ def tilt_pmf(off: int, pmf: np.ndarray, h: float, t: float, cap: float = math.in
 _U_T = float(np.finfo(float).eps)  # tilt_pmf's u (twice the unit round-off)
 
 
-def _tilted(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float):
+def _tilted(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float, log_masses: bool = False):
     """(tilted parts, C = sum_i T_i log M_i(t), bound on the log-relative error of untilting).
 
     Each tilted mass carries the relative error of :func:`tilt_pmf` (all entries relative); a
@@ -207,7 +216,7 @@ def _tilted(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float):
     times that in log terms."""
     out, c, rel = [], 0.0, 0.0
     for off, pmf, count in parts:
-        pt, lm, r, _ = tilt_pmf(off, pmf, h, t)
+        pt, lm, r, _ = tilt_pmf(off, pmf, h, t, log_masses=log_masses)
         out.append((off, pt, count))
         rel += count * r
         c += count * lm
@@ -249,11 +258,15 @@ def _suffix_logsumexp(a: np.ndarray, side: int) -> np.ndarray:
 
 def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tuple[int, np.ndarray, int]] | None,
                  stat_q: Sequence[tuple[int, np.ndarray, int]] | None, h: float, inf_mass: float,
-                 log_alpha: float, t: float | None = None, precision: str = "double") -> tuple[float, float]:
+                 log_alpha: float, t: float | None = None, precision: str = "double",
+                 log_masses: bool = False) -> tuple[float, float]:
     """Certified (log lower, log upper) of the power at level exp(log_alpha), by tilting.
 
     Args:
-      parts: (label offset, dominating pmf, count) per step (REMOVE direction).
+      parts: (label offset, dominating pmf, count) per step (REMOVE direction); with
+        ``log_masses`` the pmfs are log masses and ``inf_mass`` is the log of the composed mass at
+        +infinity (steps beyond double range, :mod:`rerokit.bounds.pld.logtail`; the statistic's
+        parts stay linear).
       stat_p: (label offset, bucket P-masses, count) per step, or None (no lower end).
       stat_q: (label offset, bucket Q-masses, count) per step.
       h: grid step.
@@ -269,11 +282,11 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
       (log lower, log upper); log lower = log_alpha where no test fits.
     """
     if t is None:
-        t = saddle_tilt(parts, h, log_alpha)
-    tp, c, rel = _tilted(parts, h, t)
+        t = saddle_tilt(parts, h, log_alpha, log_masses=log_masses)
+    tp, c, rel = _tilted(parts, h, t, log_masses)
     comp = compose(tp, h, _LOG_TAU, precision=precision)
     err = weighted_roundoff(comp, t * h) + 3.0 * math.exp(_LOG_TAU)
-    log_up = tilted_upper(comp.offset, comp.pmf, h, t, c, err, rel, inf_mass, log_alpha)
+    log_up = tilted_upper(comp.offset, comp.pmf, h, t, c, err, rel, inf_mass, log_alpha, log_inf_mass=log_masses)
     log_lo = log_alpha
     if stat_p is not None:
         sp, cp_, rel_p = _tilted(stat_p, h, t)
@@ -380,7 +393,7 @@ def _at(log_err: float | np.ndarray, idx: np.ndarray) -> float | np.ndarray:
 
 
 def tilted_upper(off: int, pmf: np.ndarray, h: float, t: float, c: float, err: float, rel: float,
-                 inf_mass: float, log_alpha: float) -> float:
+                 inf_mass: float, log_alpha: float, log_inf_mass: bool = False) -> float:
     """log of a certified upper bound on the power at level exp(log_alpha) from a composed tilted
     dominating pmf (module docstring, upper end): untilted masses e^{C - t l} pmf[j] at l = (off + j) h.
 
@@ -394,8 +407,10 @@ def tilted_upper(off: int, pmf: np.ndarray, h: float, t: float, c: float, err: f
         wrap-around and the tilted mass outside the window, e.g. 3 tau): one float, or an array of
         one bound per label of ``pmf`` (errors that sit below a label do not count above it).
       rel: the relative error of every tilted mass (the tilting's exponents).
-      inf_mass: the composed mass at +infinity.
+      inf_mass: the composed mass at +infinity (its natural log with ``log_inf_mass``: steps continued
+        beyond double range, :mod:`rerokit.bounds.pld.logtail`).
       log_alpha: natural log of the level.
+      log_inf_mass: whether ``inf_mass`` is given as a log.
     """
     labels = off + np.arange(pmf.size)
     l = labels * h
@@ -409,7 +424,10 @@ def tilted_upper(off: int, pmf: np.ndarray, h: float, t: float, c: float, err: f
     # slice is the minimum over every k (up to the rounding of the sums). The suffix sums of a
     # top slice are the same sums, in the same order, as those of the whole window there.
     err_c = _log_errors(err, pmf.size)
-    log_inf = math.log(inf_mass) if inf_mass > 0 else -np.inf
+    if log_inf_mass:
+        log_inf = float(inf_mass)
+    else:
+        log_inf = math.log(inf_mass) if inf_mass > 0 else -np.inf
     k0 = _quantile_index(pmf, _SLICE_MASS)
     while True:
         lk_, ls_ = logp[k0:], l[k0:]
