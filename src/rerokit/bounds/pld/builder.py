@@ -520,11 +520,8 @@ class SchedulePLD:
         (:meth:`_tail_power_jumps`: tiny q, few tilted jumps, a tilted window at least
         :data:`_JUMP_SPREAD` times the untilted one), from this grid's own steps and
         :meth:`tail_forecast`. A choice of computation only."""
-        grid, noiseless, inv = _split_extremes(self.segments)
-        if noiseless or inv > 0 or len(grid) != 1 or self.group_size != 1 or grid[0][1] > _JUMP_Q:
-            return False
-        fc = self.tail_forecast(float(log_alpha))
-        if not _jumps_pay(fc, sum(T for _, _, T in grid)):
+        fc = self._jump_forecast(log_alpha)
+        if fc is None:
             return False
         t = fc[0]
         steps, _, _ = self._parts("remove")
@@ -532,6 +529,18 @@ class SchedulePLD:
         if any(not st.j_lo < cut < st.j_lo + st.split.size for st, _ in steps):
             return False
         return _tilted_jumps(steps, self.h, t, cut) <= _JUMP_MAX
+
+    def _jump_forecast(self, log_alpha: float) -> tuple[float, float, float, float] | None:
+        """:meth:`tail_forecast` where the two-grid tilt may apply (one distinct step on the grid,
+        q <= :data:`_JUMP_Q`, one example per step, and :func:`_jumps_pay`), else None. One
+        distinct step only: several are composed from blocks with one error bound for all labels
+        (pld.jumps.compose_blocks), whose lower end was 1-27 % wide where the one-grid tilt's was
+        0.15-2 % (sigma 0.9-1.2, q 1e-4-2e-4, T 1e5-6e5, two segments). A choice of computation only."""
+        grid, noiseless, inv = _split_extremes(self.segments)
+        if noiseless or inv > 0 or len(grid) != 1 or self.group_size != 1 or grid[0][1] > _JUMP_Q:
+            return None
+        fc = self.tail_forecast(float(log_alpha))
+        return fc if _jumps_pay(fc, sum(T for _, _, T in grid)) else None
 
     def _tail_power_jumps(self, log_alpha: float, lt_q: float) -> tuple[float, float] | None:
         """:meth:`tail_power` by the two-grid tilt of :mod:`rerokit.bounds.pld.jumps` (tiny q: a
@@ -542,14 +551,8 @@ class SchedulePLD:
         than :data:`_JUMP_MAX` expected tilted jumps, no loss above :data:`_JUMP_CUT`) or a window
         does not fit. Both ends certified; only the choice of t, the cut and the coarse grid is
         heuristic."""
-        grid, noiseless, inv = _split_extremes(self.segments)
-        # one distinct step: several are composed from blocks with one error bound for all labels
-        # (pld.jumps.compose_blocks), whose lower end was 1-27 % wide where the one-grid tilt's was
-        # 0.15-2 % (sigma 0.9-1.2, q 1e-4-2e-4, T 1e5-6e5, two segments)
-        if noiseless or inv > 0 or len(grid) != 1 or self.group_size != 1 or grid[0][1] > _JUMP_Q:
-            return None
-        fc = self.tail_forecast(float(log_alpha))
-        if not _jumps_pay(fc, sum(T for _, _, T in grid)):
+        fc = self._jump_forecast(log_alpha)
+        if fc is None:
             return None
         try:
             # the bulk's grid: the finest of _JUMP_FACTORS times this one on which a step (truncated
