@@ -10,7 +10,10 @@ reference's tolerance 2e-4 in log; where gamma > 0.999 the same for 1 - gamma (i
 precision). riskcal (one segment only, its default grid) is printed beside it: its value is not a
 bound and may fall on either side.
 
-    python benchmarks/pld_soundness.py [--settings 40] [--seed 0] [--out results.jsonl]
+    python benchmarks/pld_soundness.py [--settings 40] [--seed 0] [--out results.jsonl] [--tinyq]
+
+``--tinyq``: one segment, sigma 0.7-1.6, q 5e-5-1e-3, T 1e3-1e6, kappa 1e-30-1e-6 (the two-grid
+tilt of rerokit.bounds.pld.jumps; the random draws above rarely reach it with a reference).
 
 Each row is printed (and appended to ``--out`` as JSON) as it completes; the seed is recorded.
 The reference refuses a setting (printed as unavailable) where its Bromwich integral does not
@@ -32,7 +35,12 @@ Seed 3, 30 draws (2026-11-26, fourth stop, after the blocked log-sums): 22 setti
 all contained, widest 7.7e-3; riskcal below the truth in 4. Seed 4, 30 draws (the same day's final
 code: block-sum queries, proven query roundings, near-1 shortcut grid): 24 settings with a reference
 (6 two-segment, kappa down to e^-65.4), all contained, widest 7.6e-3; riskcal below the truth in 9 of
-its 18.
+its 18. Seed 5, 30 draws (2026-11-26, fifth stop: the two-grid tilt of tiny q and the log-mass steps
+below 1e-300 merged): 20 settings with a reference (6 two-segment, kappa down to e^-70.9), all
+contained, widest 6.1e-3; riskcal below the truth in 3. ``--tinyq`` seed 0, 16 draws (the same
+code): 8 with a reference (kappa e^-19.9 to e^-73.8, T 4.8e3-9.8e5), all contained, widest 7.2e-3;
+the two-grid tilt answered in at least two of them (sigma 0.72, q 7.3e-5, T 1.0e5; sigma 0.78,
+q 4.3e-4, T 3.8e4), riskcal's value 1e-15 or 0 in every one (the truth: e^-18.9 to e^-69.3).
 """
 
 from __future__ import annotations
@@ -71,11 +79,22 @@ def draw(rng: np.random.Generator) -> tuple[list[tuple[float, float, int]], floa
     return segs, float(rng.uniform(-30, -3) * math.log(10))
 
 
+def draw_tinyq(rng: np.random.Generator) -> tuple[list[tuple[float, float, int]], float]:
+    """One tiny-q setting (``--tinyq``: where the two-grid tilt of rerokit.bounds.pld.jumps answers):
+    one segment, sigma log-uniform in [0.7, 1.6], q in [5e-5, 1e-3], T in [1e3, 1e6], kappa in
+    [1e-30, 1e-6]."""
+    sigma = float(math.exp(rng.uniform(math.log(0.7), math.log(1.6))))
+    q = float(10 ** rng.uniform(math.log10(5e-5), -3))
+    T = int(round(10 ** rng.uniform(3, 6)))
+    return [(round(sigma, 4), float(f"{q:.3g}"), T)], float(rng.uniform(-30, -6) * math.log(10))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--settings", type=int, default=40)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None, help="append one JSON line per setting")
+    ap.add_argument("--tinyq", action="store_true", help="tiny-q settings only (draw_tinyq)")
     a = ap.parse_args()
     ref = _reference()
     try:
@@ -85,7 +104,7 @@ def main() -> None:
     rng = np.random.default_rng(a.seed)
     bad = peer_below = done = 0
     for k in range(a.settings):
-        segs, lk = draw(rng)
+        segs, lk = (draw_tinyq if a.tinyq else draw)(rng)
         t0 = time.perf_counter()
         try:
             pt = ref.Schedule(segs).at_level(lk)

@@ -67,7 +67,7 @@ import numpy as np
 
 from rerokit.bounds.pld.compose import WindowTooWide, moment_terms, compose, weighted_roundoff
 from rerokit.bounds.pld.lowertail import TiltedPart, block_size, rebin_pld, rebin_stat, tilt_sparse
-from rerokit.bounds.pld.tilt import tilted_lower, tilted_upper
+from rerokit.bounds.pld.tilt import TiltedSide, tilted_lower, tilted_upper
 
 __all__ = ["jump_parts", "jump_power", "compose_blocks"]
 
@@ -469,5 +469,5 @@ def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tu
             bq += got[1]
         po, pp_, cp, ep, rp = compose_blocks(bp, h_c, t, log_tau)
         qo, pq_, cq, eq, rq = compose_blocks(bq, h_c, t + 1.0, log_tau)
-        log_lo = tilted_lower(po, pp_, cp, rp, ep, qo, pq_, cq, rq, eq, h_c, t, log_alpha)[0]
+        log_lo = tilted_lower(TiltedSide(po, pp_, cp, rp, ep), TiltedSide(qo, pq_, cq, rq, eq), h_c, t, log_alpha)[0]
     return min(log_lo, log_up), log_up

@@ -31,6 +31,7 @@ Everything is in logs, so levels like 1e-473 are handled without underflow.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -39,7 +40,7 @@ from rerokit.bounds.pld.compose import compose, moment_support, weighted_roundof
 from rerokit.bounds.pld.logsum import suffix_logsumexp, total_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 
-__all__ = ["tilted_power", "tilted_upper", "tilted_lower", "saddle_tilt", "tail_forecast", "saddle_gap", "bisect_saddle", "log_moments", "tilt_pmf"]
+__all__ = ["tilted_power", "tilted_upper", "tilted_lower", "TiltedSide", "saddle_tilt", "tail_forecast", "saddle_gap", "bisect_saddle", "log_moments", "tilt_pmf"]
 
 # tail mass left outside the tilted windows (each side): relative to the tilted masses, which are of
 # order one near the threshold, so far larger than the untilted compositions' 1e-17 (smaller FFTs);
@@ -294,8 +295,8 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
         P = compose(sp, h, _LOG_TAU_STAT, precision=precision)
         Q = compose(sq, h, _LOG_TAU_STAT, precision=precision)
         tau3 = 3.0 * math.exp(_LOG_TAU_STAT)
-        log_lo, label = tilted_lower(P.offset, P.pmf, cp_, rel_p, weighted_roundoff(P, t * h) + tau3,
-                                     Q.offset, Q.pmf, cq_, rel_q, weighted_roundoff(Q, (t + 1.0) * h) + tau3,
+        log_lo, label = tilted_lower(TiltedSide(P.offset, P.pmf, cp_, rel_p, weighted_roundoff(P, t * h) + tau3),
+                                     TiltedSide(Q.offset, Q.pmf, cq_, rel_q, weighted_roundoff(Q, (t + 1.0) * h) + tau3),
                                      h, t, log_alpha)
         if label is not None and log_lo > math.log(0.5) and log_up - log_lo > 1e-10:
             # power near 1: the untilting's relative error (~T u) dominates 1 - gamma; the same
@@ -305,25 +306,44 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
     return min(log_lo, log_up), log_up
 
 
-def tilted_lower(p_off: int, p_pmf: np.ndarray, cp_: float, rel_p: float, err_p: float,
-                 q_off: int, q_pmf: np.ndarray, cq_: float, rel_q: float, err_q: float,
-                 h: float, t: float, log_alpha: float) -> tuple[float, int | None]:
+@dataclass(frozen=True)
+class TiltedSide:
+    """One side of the composed bucket statistic, tilted (:func:`tilted_lower`): the untilted mass
+    at label ``offset + j`` (loss l = (offset + j) h) is e^{log_c - s l} pmf[j], s = t for P's side
+    and t + 1 for Q's.
+
+    Attributes:
+      offset: the label of ``pmf[0]``.
+      pmf: the composed tilted masses (computed).
+      log_c: the log of the product of the tilting normalisers.
+      rel: the relative error of every tilted mass (the tilting's exponents).
+      err: a bound, for every label k, on sum_{j >= k} e^{-s (l_j - l_k)} |pmf_j - exact_j| (round-off,
+        wrap-around, the tilted mass outside the window): a float, or an array of one bound per
+        label of ``pmf``.
+    """
+
+    offset: int
+    pmf: np.ndarray
+    log_c: float
+    rel: float
+    err: float | np.ndarray
+
+
+def tilted_lower(p_side: TiltedSide, q_side: TiltedSide, h: float, t: float,
+                 log_alpha: float) -> tuple[float, int | None]:
     """(log of a certified lower bound on the power at level exp(log_alpha), the label s of the
     test S >= s that gives it, or None) from the composed bucket statistic's P-masses tilted by t
-    and Q-masses tilted by t + 1 (module docstring, lower end): untilted P-mass e^{cp_ - t l} p_pmf[j]
-    at l = (p_off + j) h, Q-mass e^{cq_ - (t + 1) l} q_pmf[j].
+    and Q-masses tilted by t + 1 (module docstring, lower end).
 
     Args:
-      p_off, p_pmf, cp_, rel_p: the P-side's first label, tilted masses, log normaliser and
-        relative error per mass.
-      err_p: a bound, for every label k, on sum_{j >= k} e^{-t (l_j - l_k)} |p_pmf_j - exact_j|
-        (round-off, wrap-around, the tilted mass outside the window): a float, or an array of one
-        bound per label of ``p_pmf``.
-      q_off, q_pmf, cq_, rel_q, err_q: the same for the Q-side (weights e^{-(t + 1) (l_j - l_k)}).
+      p_side: the statistic's P-side, tilted by t (:class:`TiltedSide`).
+      q_side: its Q-side, tilted by t + 1.
       h: grid step.
       t: the tilt (> 0).
       log_alpha: natural log of the level.
     """
+    p_off, p_pmf, cp_, rel_p, err_p = p_side.offset, p_side.pmf, p_side.log_c, p_side.rel, p_side.err
+    q_off, q_pmf, cq_, rel_q, err_q = q_side.offset, q_side.pmf, q_side.log_c, q_side.rel, q_side.err
     log_lo, label = log_alpha, None
     lo_lab = max(p_off, q_off)
     hi_lab = min(p_off + p_pmf.size, q_off + q_pmf.size) - 1
