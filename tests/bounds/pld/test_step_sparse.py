@@ -36,7 +36,7 @@ def test_tail_labels_keep_the_bulk_and_thin_the_tails(sigma, q, h):
     gaps = np.diff(lab)
     assert lab[0] == j_lo and lab[-1] == j_hi
     assert np.all(gaps > 0) and not np.any(gaps & (gaps - 1)) and int(gaps.max()) <= 1024
-    x_of = step_mod._x_of_remove_loss  # noqa: SLF001
+    x_of = step_mod.x_of_remove_loss
     with mp.workdps(30):
         s, qq = mp.mpf(sigma), mp.mpf(q)
 
@@ -93,7 +93,7 @@ def test_sparse_step_dominates_on_its_cells(sigma, q, h, budget):
     off = np.ones(st.split.size, bool)
     off[pos] = False
     assert not np.any(st.split[off]) and not np.any(st.stat_p[1:-1][off[:-1]]) and not np.any(st.stat_q[1:-1][off[:-1]])
-    x = step_mod._x_of_remove_loss(lab * h, sigma, q, 1)  # noqa: SLF001
+    x = step_mod.x_of_remove_loss(lab * h, sigma, q, 1)
     l = lab * h
     with mp.workdps(40):
         s, qq = mp.mpf(sigma), mp.mpf(q)

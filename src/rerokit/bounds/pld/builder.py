@@ -523,12 +523,7 @@ class SchedulePLD:
         fc = self._jump_forecast(log_alpha)
         if fc is None:
             return False
-        t = fc[0]
-        steps, _, _ = self._parts("remove")
-        cut = math.ceil(_JUMP_CUT / self.h)
-        if any(not st.j_lo < cut < st.j_lo + st.split.size for st, _ in steps):
-            return False
-        return _tilted_jumps(steps, self.h, t, cut) <= _JUMP_MAX
+        return _few_jumps(self._parts("remove")[0], self.h, fc[0])
 
     def _jump_forecast(self, log_alpha: float) -> tuple[float, float, float, float] | None:
         """:meth:`tail_forecast` where the two-grid tilt may apply (one distinct step on the grid,
@@ -576,10 +571,7 @@ class SchedulePLD:
             steps, _, _ = src._parts("remove")
             parts = [(st.j_lo, st.split, T) for st, T in steps]
             t = fc[0] if src is self else saddle_tilt(parts, h, float(log_alpha))
-            cut = math.ceil(_JUMP_CUT / h)
-            if not (0.0 < t < 1e3 / h * 0.99) or any(not st.j_lo < cut < st.j_lo + st.split.size for st, _ in steps):
-                return None
-            if not _tilted_jumps(steps, h, t, cut) <= _JUMP_MAX:
+            if not (0.0 < t < 1e3 / h * 0.99 and _few_jumps(steps, h, t)):
                 return None
             r = max(1, int(_JUMP_TH / (t * h)))
             inf = compose_inf_mass([(st.inf_mass, T) for st, T in steps])
@@ -879,6 +871,16 @@ def _jumps_pay(fc: tuple[float, float, float, float] | None, n_steps: int) -> bo
     if fc is None or fc[3] < _JUMP_SPREAD:
         return False
     return not (fc[0] < _JUMP_SMALL_T and n_steps < _JUMP_SHORT)
+
+
+def _few_jumps(steps: Sequence[tuple[Any, int]], h: float, t: float) -> bool:
+    """Whether every step has losses on both sides of :data:`_JUMP_CUT` and the schedule tilted by t
+    expects at most :data:`_JUMP_MAX` jumps (:func:`_tilted_jumps`): the two-grid tilt's condition
+    on the steps (a choice of computation only)."""
+    cut = math.ceil(_JUMP_CUT / h)
+    if any(not st.j_lo < cut < st.j_lo + st.split.size for st, _ in steps):
+        return False
+    return _tilted_jumps(steps, h, t, cut) <= _JUMP_MAX
 
 
 def _tilted_jumps(steps: Sequence[tuple[Any, int]], h: float, t: float, cut: int) -> float:

@@ -168,13 +168,12 @@ def _log_mneg(j0: int, pmf: np.ndarray, h: float, t: float) -> float:
     """log of an upper bound on sum_i pmf_i e^{-t (j0 + i) h}: what a convolution with ``pmf`` (>= 0)
     multiplies the weighted error norm of :func:`rerokit.bounds.pld.compose.weighted_roundoff` by
     (sum_{j >= k} e^{-t (l_j - l_k)} |(e * mu)_j| <= sum_i mu_i e^{-t l_i} x the norm of e). Each
-    term's exponent is rounded within a few u of its magnitude; 1e-12 relative covers them."""
-    nz = np.flatnonzero(pmf)
-    if not nz.size:
+    term's exponent is rounded within a few u of its magnitude; 1e-12 relative covers them (the moment
+    sum is :func:`rerokit.bounds.pld.compose.moment_terms` at lam = -t h per label)."""
+    if not np.any(pmf):
         return -math.inf
-    a = np.log(pmf[nz]) - t * (j0 + nz) * h
-    top = float(np.max(a))
-    return top + math.log(float(np.sum(np.exp(a - top)))) + 1e-12 * (abs(top) + 1.0) + 1e-12
+    v = float(moment_terms(j0 + np.arange(pmf.size, dtype=float), pmf, np.array([-t * h]))[0])
+    return v + 1e-12 * (abs(v) + 1.0) + 1e-12
 
 
 def _rebin_nearest(off_f: int, pmf_t: np.ndarray, r: int, h_f: float, t: float) -> tuple[int, np.ndarray]:
@@ -248,11 +247,8 @@ def _jump_block(off: int, pt: np.ndarray, lm: float, rel: float, step_err: float
     the coarse label round(i / r) of a bucket statistic (:func:`_rebin_nearest`; a function of the
     output: the test stays a test of the true pair)."""
     rebin = rebin_pld if kind == "pld" else _rebin_nearest
-    i_c = min(max(cut - off, 1), pt.size - 1)
+    i_c, beta, pi = _split(pt, off, cut)
     b, j = pt[:i_c], pt[i_c:]
-    beta, pi = math.fsum(b[b != 0].tolist()), math.fsum(j[j != 0].tolist())
-    if not (beta > 0.0 and pi > 0.0):
-        raise ValueError("the cut must leave mass on both sides")
     h_c = r * h_f
     # a re-discretised mass's tilted weight grows by at most this (moved by < h_c), and so does the
     # weighted norm of an error re-discretised (a fine error at l_i >= L_J - h_c reaches labels >= J)

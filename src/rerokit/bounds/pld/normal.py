@@ -70,12 +70,18 @@ def log_ndtr(x: float) -> float:
     if x == -math.inf:
         return -math.inf
     z = -x
-    r = 1.0 / (z * z)
-    term, series = 1.0, 1.0
+    return -0.5 * z * z - math.log(z) - _LOG_SQRT_2PI + math.log(_mills_series(1.0 / (z * z)))
+
+
+def _mills_series(r):
+    """1 + sum_{k=1}^{7} prod_{i<=k} (-(2 i - 1) r), r = 1 / z^2: the asymptotic series of the Mills
+    ratio Phi(-z) z sqrt(2 pi) e^{z^2 / 2} (:func:`log_ndtr`'s far branch), for a float or an array
+    (the same operations in the same order either way)."""
+    term, series = r * 0.0 + 1.0, r * 0.0 + 1.0
     for k in range(1, _SERIES_TERMS + 1):
-        term *= -(2 * k - 1) * r
-        series += term
-    return -0.5 * z * z - math.log(z) - _LOG_SQRT_2PI + math.log(series)
+        term = term * (-(2 * k - 1) * r)
+        series = series + term
+    return series
 
 
 def log_ndtr_many(x: np.ndarray) -> np.ndarray:
@@ -98,12 +104,7 @@ def log_ndtr_many(x: np.ndarray) -> np.ndarray:
         out[rest] = np.fromiter(map(log_ndtr, x[rest].tolist()), float, int(np.count_nonzero(rest)))
     if far.any():
         z = -x[far]
-        r = 1.0 / (z * z)
-        term, series = np.ones(z.shape), np.ones(z.shape)
-        for k in range(1, _SERIES_TERMS + 1):
-            term *= -(2 * k - 1) * r
-            series += term
-        out[far] = -0.5 * z * z - np.log(z) - _LOG_SQRT_2PI + np.log(series)
+        out[far] = -0.5 * z * z - np.log(z) - _LOG_SQRT_2PI + np.log(_mills_series(1.0 / (z * z)))
     return out
 
 

@@ -171,8 +171,10 @@ def _remove_loss_slope(x: np.ndarray, sigma: float, q: float, k: int) -> np.ndar
     return (j @ w) / np.sum(w, axis=0) / (sigma * sigma)
 
 
-def _x_of_remove_loss(l: np.ndarray, sigma: float, q: float, k: int = 1) -> np.ndarray:
-    """Inverse of L_R: x with L_R(x) = l; -inf where l <= log Binomial(0; k, q) (no such x)."""
+def x_of_remove_loss(l: np.ndarray, sigma: float, q: float, k: int = 1) -> np.ndarray:
+    """Inverse of L_R (:func:`remove_loss`): x with L_R(x) = l; -inf where l <= log Binomial(0; k, q)
+    (no such x). The grid points x'_j = x(l_j) as every step computes them: the cells
+    (x'_j, x'_{j+1}] of the log-mass continuation (:mod:`rerokit.bounds.pld.logtail`) are the steps' own."""
     l = np.asarray(l, dtype=float)
     if q == 1.0:
         return sigma * sigma * l / k + 0.5 * k
@@ -201,12 +203,6 @@ def _x_of_remove_loss(l: np.ndarray, sigma: float, q: float, k: int = 1) -> np.n
         x = x_new
     return np.where(ok, x, -np.inf)
 
-
-def x_of_remove_loss(l: np.ndarray, sigma: float, q: float, k: int = 1) -> np.ndarray:
-    """The grid points x'_j = x(l_j) of the remove pair, as every step computes them (the inverse of
-    :func:`remove_loss`; -inf where l <= log Binomial(0; k, q)): the cells (x'_j, x'_{j+1}] of the
-    log-mass continuation (:mod:`rerokit.bounds.pld.logtail`) are the steps' own."""
-    return _x_of_remove_loss(np.asarray(l, dtype=float), sigma, q, k)
 
 
 def _mix_sf(x: np.ndarray, sigma: float, q: float, k: int = 1, sign: float = 1.0) -> np.ndarray:
@@ -251,7 +247,7 @@ def _tails(l: np.ndarray, sigma: float, q: float, direction: str, k: int = 1):
 def _tails_at(l: np.ndarray, sigma: float, q: float, direction: str, k: int = 1):
     """:func:`_tails` and the points x where they were evaluated."""
     if direction in ("remove", "add"):
-        x = _x_of_remove_loss(l if direction == "remove" else -l, sigma, q, k)  # add: L_A > l <=> x < x_R(-l)
+        x = x_of_remove_loss(l if direction == "remove" else -l, sigma, q, k)  # add: L_A > l <=> x < x_R(-l)
         q_gt, q_le = ndtr(-x / sigma), ndtr(x / sigma)
         if k == 1:  # the Q tails reused in the mixture's (the same operations as _mix_sf / _mix_cdf)
             r_gt, r_le = ndtr((1.0 - x) / sigma), ndtr((x - 1.0) / sigma)
@@ -514,7 +510,7 @@ def dpsgd_step_pld(sigma: float, q: float, h: float, direction: str, log_tau: fl
     labels = None if sparse_tail is None else tail_labels(sigma, q, h, direction, group_size, j_lo, j_hi, sparse_tail)
     l = (np.arange(j_lo, j_hi + 1) if labels is None else labels) * h
     if component_split:
-        x = _x_of_remove_loss(l, sigma, q, 1)
+        x = x_of_remove_loss(l, sigma, q, 1)
         q_gt, q_le = ndtr(-x / sigma), ndtr(x / sigma)
         r_gt, r_le = ndtr((1.0 - x) / sigma), ndtr((x - 1.0) / sigma)
         # the same operations as _mix_sf / _mix_cdf (k = 1): the same tails, bit for bit

@@ -412,8 +412,8 @@ def _at(log_err: float | np.ndarray, idx: np.ndarray) -> float | np.ndarray:
     return log_err if np.ndim(log_err) == 0 else log_err[idx]
 
 
-def tilted_upper(off: int, pmf: np.ndarray, h: float, t: float, c: float, err: float, rel: float,
-                 inf_mass: float, log_alpha: float, log_inf_mass: bool = False) -> float:
+def tilted_upper(off: int, pmf: np.ndarray, h: float, t: float, c: float, err: float | np.ndarray,
+                 rel: float, inf_mass: float, log_alpha: float, log_inf_mass: bool = False) -> float:
     """log of a certified upper bound on the power at level exp(log_alpha) from a composed tilted
     dominating pmf (module docstring, upper end): untilted masses e^{C - t l} pmf[j] at l = (off + j) h.
 
