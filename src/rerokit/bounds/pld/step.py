@@ -87,6 +87,11 @@ LOSS_POINT_ULPS = 32.0
 """Assumed accuracy of a grid point's loss, in units of u (1 + |l|) (module docstring, (ii))."""
 _U = 2.0 ** -53
 COMPOSED_POINTS = 4000  # default grid points per standard deviation of the composed loss (at most)
+# default grid points per (rms) standard deviation of one step's loss. 20, not 40 (2026-11-26):
+# at T <= 4e4 (where this one binds) 40 gave brackets 1e-7-1e-3 wide for twice the FFT size, so
+# riskcal was faster at q 1e-3, T 3e3-3e4; with 20 every cell of benchmarks/pld_engine.py --widths
+# stays below 6.5e-3 (the widest cell, at T 1e6, is set by COMPOSED_POINTS and unchanged)
+STEP_POINTS = 20
 
 
 class StepTooWide(Exception):
@@ -893,7 +898,7 @@ def step_variance(sigma: float, q: float, k: int = 1) -> float:
 
 
 def default_grid_step(segments: Sequence[tuple[float, float, int]], group_size: int = 1) -> float:
-    """Grid step ~ 1/40 of the rms standard deviation of one step's privacy loss, in [1e-7, 1e-2],
+    """Grid step ~ 1/STEP_POINTS (20) of the rms standard deviation of one step's privacy loss, in [1e-7, 1e-2],
     and at least 1/4000 of the composed loss's standard deviation (long schedules).
 
     Var(L) ~ chi^2(P || Q) = q^2 (e^{1/sigma^2} - 1) for small q, 1/sigma^2 for q = 1. The
@@ -914,4 +919,4 @@ def default_grid_step(segments: Sequence[tuple[float, float, int]], group_size: 
     rms = math.sqrt(tot / n)
     # and at most ~COMPOSED_POINTS grid points per standard deviation of the composed loss: beyond
     # that a finer grid only costs FFT size (the connect-the-dots error is second order in h)
-    return float(min(1e-2, max(1e-7, rms / 40.0, math.sqrt(tot) / COMPOSED_POINTS)))
+    return float(min(1e-2, max(1e-7, rms / STEP_POINTS, math.sqrt(tot) / COMPOSED_POINTS)))
