@@ -92,6 +92,11 @@ COMPOSED_POINTS = 4000  # default grid points per standard deviation of the comp
 # --widths cell still within 6.5e-3, but the brackets 4x wider moved pinned golden values (the
 # README's gamma 0.19421 +- 1e-5 to 0.194224; tests/bounds/test_options.py), so it stays 40
 STEP_POINTS = 40
+# a grid step below H_FLOOR (nats; riskcal's and dp-accounting's default is 1e-4) only where the
+# composed loss has fewer than FLOOR_POINTS of them per standard deviation: steps with tiny losses
+# (large sigma, small q) got grids of ~1e-6 and brackets of 1e-6 - 5e-5 for 2-4x the time
+H_FLOOR = 1e-5
+FLOOR_POINTS = 200
 
 
 class StepTooWide(Exception):
@@ -898,8 +903,9 @@ def step_variance(sigma: float, q: float, k: int = 1) -> float:
 
 
 def default_grid_step(segments: Sequence[tuple[float, float, int]], group_size: int = 1) -> float:
-    """Grid step ~ 1/STEP_POINTS (20) of the rms standard deviation of one step's privacy loss, in [1e-7, 1e-2],
-    and at least 1/4000 of the composed loss's standard deviation (long schedules).
+    """Grid step ~ 1/STEP_POINTS (40) of the rms standard deviation of one step's privacy loss, in [1e-7, 1e-2],
+    at least 1/COMPOSED_POINTS (4000) of the composed loss's standard deviation (long schedules),
+    and at least min(H_FLOOR, that standard deviation / FLOOR_POINTS) (tiny losses).
 
     Var(L) ~ chi^2(P || Q) = q^2 (e^{1/sigma^2} - 1) for small q, 1/sigma^2 for q = 1. The
     discretisation changes the composed loss variance by O(T h^2), small against T Var(L).
@@ -919,4 +925,5 @@ def default_grid_step(segments: Sequence[tuple[float, float, int]], group_size: 
     rms = math.sqrt(tot / n)
     # and at most ~COMPOSED_POINTS grid points per standard deviation of the composed loss: beyond
     # that a finer grid only costs FFT size (the connect-the-dots error is second order in h)
-    return float(min(1e-2, max(1e-7, rms / STEP_POINTS, math.sqrt(tot) / COMPOSED_POINTS)))
+    floor = min(H_FLOOR, math.sqrt(tot) / FLOOR_POINTS)
+    return float(min(1e-2, max(1e-7, rms / STEP_POINTS, math.sqrt(tot) / COMPOSED_POINTS, floor)))
