@@ -205,6 +205,22 @@ suffix sums and its lower end's power were np.logaddexp.accumulate); the block-s
 ``--mid``: geometric mean x1.18 (x1.03 at the start of the day, load 0.5; cells
 x0.61-3.67, slower only at kappa 1e-9 for T 3e3-3e4, x0.61-0.89, and sigma 3/5 at T 1e4, x0.88-0.97,
 within noise), brackets unchanged.
+2026-11-26, sixth stop (load 0.1-1.0, ``--mid --repeats 3`` and ``--widths``, riskcal in the same
+runs): the default grid step has a floor min(1e-5, composed loss sd / 200)
+(rerokit.bounds.pld.step.default_grid_step; large sigma with small q had grids of ~1e-6 nats and
+brackets 1e-6-5e-5 wide). ``--mid`` geometric mean x1.15 -> x1.35; sigma 5, T 3e3 / 1e4 at kappa
+1e-3 7.7 / 11.1 ms -> 4.3 / 5.7 ms (riskcal x1.03 / x0.79 -> x1.78 / x1.47). Still slower: kappa 1e-9
+at T 1e4-3e4 (x0.74-0.98 in 6 of 12 cells; the tilt's three compositions and its evaluation). 25
+random cells (sigma 0.5-10, q 1e-4-0.3, T 10-1e6, kappa 1e-30-1e-3, seed 11; /tmp script, best of
+2): rerokit slower than riskcal in 5 before (x0.43-0.91: sigma 9.4, q 5e-4, T 5870 19.1 ms against
+8.2 ms; sigma 6.7, q 2.8e-4, T 2164 15.8 against 7.8 ms), in 1 after (sigma 1.85, q 1.2e-3, T 5.4e4,
+kappa 1.2e-29: 31 against 25 ms, x0.82), those cells now 4.8-5.7 ms with brackets 1.6e-6-2.5e-3.
+``--widths``: every cell within 2 % (widest unchanged, 1.11e-2); the cells that moved are q 1e-4 at
+sigma 1 / 4 / 20 (widest 7.2e-3 at sigma 20, T 1e6, kappa 1e-3, was 2.6e-4). Measured and not kept:
+STEP_POINTS 20 instead of 40 (x2 at T <= 4e4, --mid x1.54) moved pinned golden values (the README's
+gamma 0.19421 +- 1e-5 to 0.194224); COMPOSED_POINTS 2000 as well broke the 2 % width (2.06e-2 at
+sigma 0.3, q 1e-4, T 1e6, kappa 1e-30) and the 1e-9 beta target at T 1e6 (2.9e-9); the tilt on a 2x
+coarser grid at kappa 1e-9 saved 20-30 % only.
 """
 
 from __future__ import annotations
