@@ -156,3 +156,19 @@ def test_shortcut_grid_bracket_against_the_saddle_point(monkeypatch):
     assert b.value - b.interval[0] <= TARGET
     nb = rero_dpsgd(sigma, q, T, log_kappa=lk, comparisons=False, numerics=Numerics(bracket=False))
     assert nb.value == b.value
+
+
+def test_statistic_windows_far_apart_are_refused_not_allocated():
+    """P's and Q's statistic windows 5e9 labels apart (a near-noiseless segment, sigma 0.24, q 1,
+    T 1.2e6, beside two others: found by fuzzing rero_dpsgd) asked for a 37 GiB label array; now
+    WindowTooWide, which near_one_beta turns into 'not applicable' (rero_dpsgd keeps its bracket)."""
+    from rerokit.bounds.pld.compose import WindowTooWide
+    from rerokit.bounds.pld.lowertail import TiltedPart, tilted_beta
+
+    one = np.array([0.25, 0.5, 0.25])
+    pld = [TiltedPart(0, one, 1, 0.0)]
+    with pytest.raises(WindowTooWide, match="span"):
+        tilted_beta(pld, [TiltedPart(0, one, 1, 0.0)], [TiltedPart(5_000_000_000, one, 1, 0.0)], 1e-3, -0.5, -1.0)
+    # windows side by side still answer
+    lo, up = tilted_beta(pld, [TiltedPart(0, one, 1, 0.0)], [TiltedPart(2, one, 1, 0.0)], 1e-3, -0.5, -1.0)
+    assert 0.0 <= lo <= up <= 1.0

@@ -149,7 +149,7 @@ from typing import Sequence
 
 import numpy as np
 
-from rerokit.bounds.pld.compose import WindowTooWide, compose, fft_size
+from rerokit.bounds.pld.compose import MAX_FFT, WindowTooWide, compose, fft_size
 from rerokit.bounds.pld.logsum import prefix_logsumexp, suffix_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 from rerokit.bounds.pld.step import StepTooWide, dpsgd_step_pld, loss_range
@@ -345,6 +345,10 @@ def tilted_beta(pld_parts: Sequence[TiltedPart], stat_p: Sequence[TiltedPart] | 
 
     Returns:
       (lower, upper) bounds on 1 - gamma, lower >= 0 and upper <= 1.
+
+    Raises:
+      WindowTooWide: a composed window, or the statistic's P and Q windows together, exceed
+        :data:`rerokit.bounds.pld.compose.MAX_FFT` (twice it for the pair).
     """
     return _tilted_betas(pld_parts, stat_p, stat_q, h, t, [log_alpha], defect, defect_stat, precision)[0]
 
@@ -382,6 +386,9 @@ def _tilted_betas(pld_parts: Sequence[TiltedPart], stat_p: Sequence[TiltedPart] 
     if stat_p is not None and stat_q is not None:
         offp, pp, cp, errp, relp = _compose_tilted(stat_p, h, precision, log_tau)
         offq, pq, cq, errq, relq = _compose_tilted(stat_q, h, precision, log_tau)
+        span = max(offp + pp.size, offq + pq.size) + 1 - min(offp, offq)
+        if span > 2 * MAX_FFT:  # P's and Q's windows far apart (a near-noiseless step): 37 GiB of labels
+            raise WindowTooWide(f"the statistic's P and Q windows span {span} labels (max {2 * MAX_FFT})")
         s_all = np.arange(min(offp, offq), max(offp + pp.size, offq + pq.size) + 1)
         lq = (offq + np.arange(pq.size)) * h
         lp = (offp + np.arange(pp.size)) * h
