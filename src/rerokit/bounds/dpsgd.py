@@ -555,6 +555,7 @@ def _refined(
     r = _exact_power_once(pld, segments, lks, log_rdp)
     if not pld.auto_grid:
         return r
+    r = _revealed_into(r, pld, lks)
     near = (r.upper > _NEAR_ONE_ABOVE) & ~r.used_rdp & (lks >= _MIN_TILTED_LOG)
     if near.any():
         try:
@@ -572,6 +573,38 @@ def _refined(
         return r
     factor = float(np.clip((float(np.max(rel[wide])) / (0.3 * _REFINE_ABOVE)) ** (1.0 / 1.5), 1.5, 8.0))
     return _refine_into(r, pld, segments, lks, log_rdp, wide, factor)
+
+
+def _revealed_into(r: ExactPower, pld: SchedulePLD, lks: np.ndarray) -> ExactPower:
+    """Each level's upper end also from :meth:`SchedulePLD.revealed` (small-sigma segments with
+    their sampling indicator revealed: a dominating pair), where smaller; the lower ends are this
+    schedule's own (the other pair's tests are not tests of this one)."""
+    from rerokit.bounds.pld.compose import WindowTooWide
+    from rerokit.bounds.pld.step import StepTooWide
+
+    alt = pld.revealed()
+    if alt is None:
+        return r
+    try:
+        r2 = _exact_power_once(alt, alt.segments, lks, None)
+    except (PLDTooWide, WindowTooWide, StepTooWide):
+        return r
+    better = r2.log_value < r.log_value
+    if not better.any():
+        return r
+
+    def merged(mine: np.ndarray, theirs: np.ndarray) -> np.ndarray:
+        return np.where(better, theirs, mine)
+
+    log_upper = merged(r.log_upper, r2.log_upper)
+    value = merged(r.value, r2.value)
+    upper = np.exp(log_upper)
+    return ExactPower(
+        log_upper=log_upper, upper=upper, lower_pld=np.minimum(r.lower_pld, upper),
+        eps_star=merged(r.eps_star, r2.eps_star), floor=float(r.floor), floored=np.where(better, False, r.floored),
+        used_rdp=merged(r.used_rdp, r2.used_rdp), log_value=merged(r.log_value, r2.log_value), value=value,
+        lower=np.minimum(r.lower, value), h=r.h,
+    )
 
 
 def _near_one_into(

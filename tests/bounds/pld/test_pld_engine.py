@@ -147,6 +147,31 @@ def test_near_noiseless_segment_keeps_a_pld_quality_bound():
     assert b.value < env
 
 
+@pytest.mark.parametrize("sigma", [1e-4, 1e-3, 4e-3, 0.02])
+def test_small_sigma_in_the_grid_range_beside_other_segments(sigma):
+    """sigma 1e-4-0.02 (inside SIGMA_GRID_RANGE) beside full-batch steps: one such step's losses
+    (~1 / (2 sigma^2) nats) used to force a grid step of 0.3-300 nats on the whole schedule (sigma
+    1e-3: bracket [0.095, 0.58] in 8 s; found by fuzzing rero_dpsgd). The revealed-indicator pair
+    is exact up to the decoding error eps = T Phi(-1/(2 sigma)) (< 1e-130 here): the truth is
+    p1 + (1 - p1) Phi(Phi^-1(kappa) + mu) (p1 = 1 - (1 - q)^T, the indicator a test of level 0),
+    within eps (1 + 1 / kappa) of it; the bracket must contain it and be narrow."""
+    kappa, q, T = 1e-6, 1e-3, 100
+    p1 = -math.expm1(T * math.log1p(-q))
+    truth = p1 + (1 - p1) * gdp_power(1.0, kappa)  # (2, 1, 4): mu = sqrt(4) / 2 = 1
+    b = rero_dpsgd(segments=[(2.0, 1.0, 4), (sigma, q, T)], kappa=kappa, comparisons=False)
+    assert b.method == "exact"
+    assert b.interval[0] <= truth * (1 + 1e-12) and truth * (1 - 1e-12) <= b.value
+    assert b.value - b.interval[0] <= 1e-4 * b.value
+
+
+def test_small_sigma_bound_is_monotone_across_the_revealed_boundary():
+    """Segments up to REVEAL_BAND also get the revealed pair's upper end (it does not depend on
+    sigma), so the bound does not rise where the near-noiseless rule stops (about sigma 0.005)."""
+    segs = lambda s: [(1.0, 0.01, 1000), (s, 1e-3, 100)]  # noqa: E731
+    vals = [rero_dpsgd(segments=segs(s), kappa=1e-6, comparisons=False).value for s in (1e-3, 4.9e-3, 5.2e-3, 0.01, 0.05, 0.1)]
+    assert all(a >= b * (1 - 1e-12) for a, b in zip(vals, vals[1:]))
+
+
 def test_near_silent_segment_is_dominated_not_dropped():
     kappa = 0.01
     base = rero_dpsgd(1.0, 0.1, 50, kappa, comparisons=False)

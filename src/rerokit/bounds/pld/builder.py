@@ -10,12 +10,14 @@ history of thousands of alternating steps costs one composition per *distinct* s
 Steps outside the double-precision range of the grid get their own certified treatment instead of
 sending the whole schedule to a closed-form envelope:
 
-* sigma < :data:`SIGMA_GRID_RANGE` [0] (near-noiseless): the pair is a post-processing (adding
+* sigma < :data:`SIGMA_GRID_RANGE` [0], or small enough that T Phi(-1/(2 sigma)) <= e^-5060
+  (near-noiseless, :func:`_revealing`; sigma <= ~0.005): the pair is a post-processing (adding
   N(0, sigma^2)) of the pair "the sampling indicator is revealed", P' = (1-q) delta_0 + q delta_1
   against Q' = delta_0, whose PLD is exact and has two atoms: loss log(1-q) with P-mass 1-q
   (rounded up to the grid) and +infinity with P-mass q (ADD direction: loss -log(1-q), P-mass 1).
-  That pair dominates (Blackwell) and is the sigma -> 0 limit, so the bound stays PLD-quality
-  for the rest of the schedule. Those steps are ignored by the lower-end tests (a test that
+  That pair dominates (Blackwell) for every sigma and is the sigma -> 0 limit, within 2 eps / alpha
+  relative of the truth at level alpha (eps = T Phi(-1/(2 sigma)), the error of decoding the
+  indicator), so the bound stays PLD-quality for the rest of the schedule. Those steps are ignored by the lower-end tests (a test that
   ignores part of the output is still a test).
 * sigma > :data:`SIGMA_GRID_RANGE` [1] (near-silent): Poisson subsampling never makes the pair
   more distinguishable (f_mix(alpha) = (1-q)(1-alpha) + q f(alpha) >= f(alpha)), and the
@@ -37,6 +39,7 @@ from rerokit.bounds.pld.discrete import Bracket, DiscretePLD, GridPMF, Threshold
 from rerokit.bounds.pld.lowertail import NearOneGrid, near_one_beta
 from rerokit.bounds.pld.logtail import composed_log_inf, extend_step
 from rerokit.bounds.pld.maxtest import log_max_test_power
+from rerokit.bounds.pld.normal import log_ndtr
 from rerokit.bounds.pld.jumps import jump_power
 from rerokit.bounds.pld.tilt import saddle_tilt, tail_forecast, tilted_power
 from rerokit._resources import check_memory, group_step_pld_bytes
@@ -111,6 +114,12 @@ MAX_TEST_BELOW = math.log(1e-6)
 # Noise multipliers whose one-step PLD fits the double-precision grid; outside, the dominating
 # replacements of the module docstring are used.
 SIGMA_GRID_RANGE = (1e-4, 1e8)
+_U = 2.0 ** -53  # unit round-off
+REVEAL_LOG_ERROR = 5060.0  # :func:`_revealing`: near-noiseless where T Phi(-1/(2 sigma)) <= e^-this
+_REVEAL_SIGMA = 0.01  # (above it Phi(-1/(2 sigma)) > e^-1254: never near-noiseless by that rule)
+# SchedulePLD.revealed: segments up to this sigma also get the revealed pair's upper end (the smaller
+# end is kept): at sigma 0.01-0.05 beside sigma 1, q 0.01 the grid's was 6e-6-5e-5 above it
+REVEAL_BAND = 0.05
 
 
 class PLDTooWide(ValueError):
@@ -134,11 +143,30 @@ def merge_segments(segments: Sequence[Sequence[Any]]) -> tuple[tuple[float, floa
     return tuple((s, q, T) for (s, q), T in tot.items())
 
 
-def _split_extremes(segs: Sequence[tuple[float, float, int]]):
-    """(grid segments, near-noiseless segments, mu of the near-silent ones)."""
+def _revealing(sigma: float, T: int) -> bool:
+    """Whether a segment is treated as near-noiseless (its sampling indicator revealed; module
+    docstring): sigma below :data:`SIGMA_GRID_RANGE` [0], or small enough that decoding the
+    indicator from each release errs with total probability T Phi(-1/(2 sigma)) <= e^-REVEAL_LOG_ERROR.
+    Then the revealed pair's power at a level alpha is at most the true pair's at alpha + eps plus eps
+    (eps that error; a test of the indicator is a test of its decoding, up to eps under P and Q), so
+    it is within 2 eps / alpha relative of the truth: below 1e-26 for every alpha >= e^-5000, while
+    on the grid such a step (losses ~1 / (2 sigma^2) nats, sigma <= 0.005) forces a grid step of
+    0.3 nats or more on every other segment (sigma 1e-3 beside sigma 1, q 0.01: bracket [0.095,
+    0.58] in 8 s, against [0.09521, 0.09522] now; found by fuzzing rero_dpsgd)."""
+    if sigma < SIGMA_GRID_RANGE[0]:
+        return True
+    if sigma > _REVEAL_SIGMA:
+        return False
+    return math.log(T) + log_ndtr(-0.5 / sigma) <= -REVEAL_LOG_ERROR
+
+
+def _split_extremes(segs: Sequence[tuple[float, float, int]], strict: bool = False):
+    """(grid segments, near-noiseless segments, mu of the near-silent ones); ``strict``: only
+    sigma < :data:`SIGMA_GRID_RANGE` [0] is near-noiseless (the replace-one pair has no revealed
+    form here)."""
     grid, noiseless, inv = [], [], 0.0
     for s, q, T in segs:
-        if s < SIGMA_GRID_RANGE[0]:
+        if s < SIGMA_GRID_RANGE[0] if strict else _revealing(s, T):
             noiseless.append((s, q, T))
         elif s > SIGMA_GRID_RANGE[1]:
             inv += T / (s * s)
@@ -208,6 +236,21 @@ class SchedulePLD:
         return schedule_pld(self.segments, h, group_size=self.group_size, lower=self.lower,
                             add_direction=False, log_tau=self.log_tau)
 
+    def revealed(self) -> SchedulePLD | None:
+        """The same schedule with each segment of sigma <= :data:`REVEAL_BAND` that is not already
+        near-noiseless (:func:`_revealing`) given sigma = SIGMA_GRID_RANGE [0] / 2, i.e. its
+        sampling indicator revealed (module docstring: a dominating pair for every sigma), on its
+        own automatic grid, REMOVE direction only and no lower end (its tests would be tests of
+        the other pair). None if there is no such segment. Its upper ends are upper ends of this
+        schedule's; taking the smaller keeps the bound monotone in sigma across the
+        near-noiseless boundary (it does not depend on sigma there)."""
+        band = [(s, q, T) for s, q, T in self.segments if s <= REVEAL_BAND and not _revealing(s, T)]
+        if not band:
+            return None
+        segs = [((0.5 * SIGMA_GRID_RANGE[0], q, T) if (s, q, T) in band else (s, q, T)) for s, q, T in self.segments]
+        return schedule_pld(segs, None, group_size=self.group_size, lower=False, add_direction=False,
+                            log_tau=self.log_tau)
+
     def window_points(self) -> int:
         """The number of points of the REMOVE PLD's window (its Chernoff window, sized when built;
         the composed pmf has exactly as many), without composing it."""
@@ -250,7 +293,7 @@ class SchedulePLD:
         return self._built[key]
 
     def _make_parts(self, direction: str) -> tuple[list, list, float]:
-        grid, noiseless, inv = _split_extremes(self.segments)
+        grid, noiseless, inv = _split_extremes(self.segments, strict=direction == "replace")
         if inv > 0:  # near-silent steps: one full-batch Gaussian step with mu = sqrt(inv)
             grid = grid + [(1.0 / math.sqrt(inv), 1.0, 1)]
         n_steps = sum(T for _, _, T in grid) + sum(T for _, _, T in noiseless)
@@ -261,23 +304,9 @@ class SchedulePLD:
         else:
             steps = [(dpsgd_step_pld(s, q, self.h, direction, step_tau, self.group_size, sparse_tail=_sparse_budget(
                 q, direction, self.group_size) if self.sparse else None), T) for s, q, T in grid]
-        atoms = []
-        for _, q, T in noiseless:  # revealed sampling indicator (module docstring)
-            k = self.group_size
-            never = k * math.log1p(-q) if q < 1.0 else -math.inf
-            if direction == "remove":
-                if math.isfinite(never):
-                    atoms.append((math.ceil(never / self.h), math.exp(never), -math.expm1(never), T))
-                else:
-                    atoms.append((0, 0.0, 1.0, T))
-            elif direction == "add":
-                lab = math.ceil(-never / self.h) if math.isfinite(never) else None
-                if lab is None:  # Q' puts no mass where P' does: loss +infinity surely
-                    atoms.append((0, 0.0, 1.0, T))
-                else:
-                    atoms.append((lab, 1.0, 0.0, T))
-            else:
-                raise ValueError("direction='replace' needs noise multipliers within the grid range")
+        if direction == "replace" and noiseless:
+            raise ValueError("direction='replace' needs noise multipliers within the grid range")
+        atoms = [_revealed_atom(q, T, self.group_size, direction, self.h) for _, q, T in noiseless]
         return steps, atoms, n_steps
 
     def _plain_parts(self, direction: str) -> list[tuple[int, np.ndarray, int]]:
@@ -285,7 +314,7 @@ class SchedulePLD:
         the near-noiseless atoms."""
         steps, atoms, _ = self._parts(direction)
         parts = [(st.j_lo, st.split, T) for st, T in steps]
-        return parts + [(lab, np.array([m]), T) for lab, m, _, T in atoms if m > 0]
+        return parts + [(off, pmf, 1) for off, pmf, _ in atoms if pmf.size]
 
     def _stat_parts(self) -> tuple[list, list, list]:
         """(grid steps, P parts, Q parts) of the bucket statistic (the replaced extreme steps are
@@ -326,14 +355,14 @@ class SchedulePLD:
     def _compose_plain(self, direction: str) -> DiscretePLD:
         steps, atoms, _ = self._parts(direction)
         parts = self._plain_parts(direction)
-        infs = [(st.inf_mass, T) for st, T in steps] + [(p_inf, T) for _, _, p_inf, T in atoms]
+        infs = [(st.inf_mass, T) for st, T in steps] + [(p_inf, 1) for _, _, p_inf in atoms]
         inf = compose_inf_mass(infs)
         if not parts:
             return DiscretePLD(self.h, 0, np.zeros(1), 0.0, 0.0, 0.0, inf)
         c = self._compose_windowed(("window", direction), parts)
         # the grid steps' masses are rounded upwards in the stochastic order (rerokit.bounds.pld.step:
         # their masses' rounding needs no allowance); the near-noiseless atoms' masses are rounded
-        defect = _mass_defect([(np.array([m]), p_inf, T) for _, m, p_inf, T in atoms]) if atoms else 0.0
+        defect = _mass_defect([(pmf, p_inf, 1) for _, pmf, p_inf in atoms]) if atoms else 0.0
         # the grid points' loss error is a shift of the losses
         shift = sum(T * st.loss_shift for st, T in steps) * (1.0 + 1e-9)
         return DiscretePLD(self.h, c.offset, c.pmf, c.tail + defect, c.roundoff, c.entry_roundoff, inf, shift)
@@ -749,8 +778,8 @@ class SchedulePLD:
         so that the mass at +infinity no longer swamps the upper end; the statistic (lower end) is
         unchanged."""
         steps, atoms, _ = src._parts("remove")
-        parts = [(st.j_lo, st.split, T) for st, T in steps] + [(lab, np.array([m]), T) for lab, m, _, T in atoms if m > 0]
-        inf = compose_inf_mass([(st.inf_mass, T) for st, T in steps] + [(p_inf, T) for _, _, p_inf, T in atoms])
+        parts = [(st.j_lo, st.split, T) for st, T in steps] + [(off, pmf, 1) for off, pmf, _ in atoms if pmf.size]
+        inf = compose_inf_mass([(st.inf_mass, T) for st, T in steps] + [(p_inf, 1) for _, _, p_inf in atoms])
         shift = sum(T * st.loss_shift for st, T in steps) * (1.0 + 1e-9)
         log_masses = False
         grid, _, _ = _split_extremes(self.segments)
@@ -898,6 +927,34 @@ def _tilted_jumps(steps: Sequence[tuple[Any, int]], h: float, t: float, cut: int
 def _sparse_budget(q: float, direction: str, group_size: int) -> float | None:
     """The ``sparse_tail`` budget of one grid step (:data:`_SPARSE_Q`), None for the full grid."""
     return _SPARSE_BUDGET if (q <= _SPARSE_Q and direction == "remove" and group_size == 1) else None
+
+
+def _revealed_atom(q: float, T: int, k: int, direction: str, h: float) -> tuple[int, np.ndarray, float]:
+    """(label offset, P-masses on the grid h, mass at +infinity) of T near-noiseless steps composed
+    (module docstring: the revealed sampling indicator of k examples, never sampled with
+    probability (1 - q)^{kT}). REMOVE: loss x = kT log(1 - q) with P-mass e^x, +infinity with the
+    rest; ADD: loss -x with P-mass 1 (+infinity surely at q = 1). The T steps are composed exactly
+    (a point mass) and the loss x put on the grid once by connect-the-dots (Doroshenko et al.
+    2022: P-mass 1 - w at the grid point above, w below, Q-mass preserved, a dominating pair),
+    rounded to the safe side (x up, the finite P-mass down, the upper point's share up). One
+    rounding instead of T: rounding each step's loss up to the grid cost T h (epsilon 0.1 for a
+    loss of 1e-319 at T 10)."""
+    never = k * T * math.log1p(-q) if q < 1.0 else -math.inf
+    if direction == "remove":
+        x, m = never, math.exp(never) * (1.0 - 4.0 * _U) if never > -745.0 else 0.0
+        inf = min(1.0, -math.expm1(never) * (1.0 + 4.0 * _U)) if math.isfinite(never) else 1.0
+    else:
+        x, m, inf = -never, 1.0, 0.0
+    if not (m > 0.0 and math.isfinite(x) and abs(x) / h < 2.0 ** 52):
+        return 0, np.zeros(0), 1.0  # all at +infinity (the pessimistic end: a dominating pair)
+    x += abs(x) * 8.0 * _U + 1e-300  # the log1p and the product: a few ulps, rounded up
+    i = math.floor(x / h)
+    a = i * h
+    if x <= a:  # on the grid point itself (or below it by the division's rounding)
+        return i, np.array([m]), inf
+    up_share = min(1.0, math.expm1(a - x) / math.expm1(-h) * (1.0 + 8.0 * _U))
+    m_up = m * up_share
+    return i, np.array([m - m_up, m_up]), inf
 
 
 def _mass_defect(parts: Sequence[tuple[np.ndarray, float, int]]) -> float:
