@@ -50,3 +50,20 @@ def test_bad_mechanism_says_what_to_pass() -> None:
 
     with pytest.raises(ValueError, match="empty"):
         Schedule.coerce(Empty())
+
+
+def test_schedule_takes_plain_tuples_and_names_bad_segments():
+    """Schedule(((sigma, q, T), ...)) raised AttributeError ('tuple' has no sample_rate) deep in the
+    engine (found by fuzzing reconstruction_risk); plain tuples are now validated into Segments and a
+    malformed one is named."""
+    from rerokit.bounds.schedule import Schedule, Segment
+
+    s = Schedule(((1.0, 0.01, 100), (2.0, 0.02, 50)))
+    assert s.segments == (Segment(1.0, 0.01, 100), Segment(2.0, 0.02, 50))
+    assert s.segments[0].sample_rate == 0.01
+    with pytest.raises(TypeError, match=r"segments\[1\] must be"):
+        Schedule(((1.0, 0.01, 100), (1.0, 0.01)))
+    with pytest.raises(ValueError, match=r"segments\[0\]\.sample_rate"):
+        Schedule(((1.0, 1.5, 100),))
+    with pytest.raises(TypeError, match="segments must be a sequence"):
+        Schedule("abc")

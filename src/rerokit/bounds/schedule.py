@@ -229,6 +229,14 @@ class Schedule:
     sampler_source: str = field(default="assumed", compare=False)  # provenance, not part of the mechanism
 
     def __post_init__(self) -> None:
+        if isinstance(self.segments, (str, bytes)) or not hasattr(self.segments, "__iter__"):
+            raise TypeError(f"segments must be a sequence of (noise_multiplier, sample_rate, steps), got {self.segments!r}")
+        segs = []
+        for i, seg in enumerate(self.segments):  # plain tuples too (they had no .sample_rate: AttributeError)
+            if isinstance(seg, (str, bytes)) or not hasattr(seg, "__len__") or len(seg) != 3:
+                raise TypeError(f"segments[{i}] must be (noise_multiplier, sample_rate, steps), got {seg!r}")
+            segs.append(Segment.checked(*seg, prefix=f"segments[{i}]."))
+        object.__setattr__(self, "segments", tuple(segs))
         if not self.segments:
             raise ValueError("a schedule needs at least one (noise_multiplier, sample_rate, steps) segment")
         check_choice("sampler", self.sampler, SAMPLERS)

@@ -164,6 +164,21 @@ def test_small_sigma_in_the_grid_range_beside_other_segments(sigma):
     assert b.value - b.interval[0] <= 1e-4 * b.value
 
 
+def test_revealed_full_batch_segment_is_certain_not_a_math_domain_error():
+    """A near-noiseless segment with q = 1 puts all its mass at +infinity; 1 - 1e-300 rounds to 1,
+    so the composed infinity mass took log1p(-1) ('math domain error' from dpsgd_tradeoff; found
+    by fuzzing). gamma = 1 and the curve is 0."""
+    from rerokit.bounds.pld.compose import compose_inf_mass
+    from rerokit.bounds.tradeoff import dpsgd_tradeoff
+
+    assert compose_inf_mass([(0.5, 1), (1.0, 3)]) == 1.0 and compose_inf_mass([(1.0, 0)]) == 0.0
+    segs = [(9.4, 0.0055, 3000), (0.0012, 1.0, 100)]
+    b = rero_dpsgd(segments=segs, kappa=1e-6, comparisons=False)
+    assert b.value == 1.0 and b.interval[0] > 1.0 - 1e-12
+    beta = dpsgd_tradeoff(segments=segs).beta(np.array([1e-9, 0.1, 0.9]))
+    assert np.all(beta.lower == 0.0) and np.all(beta.upper <= 1e-12)
+
+
 def test_small_sigma_bound_is_monotone_across_the_revealed_boundary():
     """Segments up to REVEAL_BAND also get the revealed pair's upper end (it does not depend on
     sigma), so the bound does not rise where the near-noiseless rule stops (about sigma 0.005)."""

@@ -480,5 +480,7 @@ def compose_inf_mass(parts: Sequence[tuple[float, int]]) -> float:
     Returns:
       The composed infinity mass.
     """
-    s = sum(T * math.log1p(-min(p, 1.0 - 1e-300)) for p, T in parts)
+    if any(p >= 1.0 and T > 0 for p, T in parts):  # (1 - 1e-300 rounds to 1: log1p(-1) would fail)
+        return 1.0
+    s = sum(T * math.log1p(-min(p, 1.0 - 2.0 ** -53)) for p, T in parts)
     return -math.expm1(s)
