@@ -526,11 +526,10 @@ class SchedulePLD:
         return _few_jumps(self._parts("remove")[0], self.h, fc[0])
 
     def _jump_forecast(self, log_alpha: float) -> tuple[float, float, float, float] | None:
-        """:meth:`tail_forecast` where the two-grid tilt may apply (one distinct step on the grid,
-        q <= :data:`_JUMP_Q`, one example per step, and :func:`_jumps_pay`), else None. One
-        distinct step only: several are composed from blocks with one error bound for all labels
-        (pld.jumps.compose_blocks), whose lower end was 1-27 % wide where the one-grid tilt's was
-        0.15-2 % (sigma 0.9-1.2, q 1e-4-2e-4, T 1e5-6e5, two segments). A choice of computation only."""
+        """:meth:`tail_forecast` where the two-grid tilt may apply (every distinct step on the grid
+        with q <= :data:`_JUMP_Q`, one example per step, and :func:`_jumps_pay`), else None. Several
+        distinct steps are one block of product slices (pld.jumps.jump_parts_multi, per-label
+        error bounds). A choice of computation only."""
         grid, noiseless, inv = _split_extremes(self.segments)
         if noiseless or inv > 0 or not grid or self.group_size != 1 or any(q > _JUMP_Q for _, q, _ in grid):
             return None
@@ -541,10 +540,11 @@ class SchedulePLD:
         """:meth:`tail_power` by the two-grid tilt of :mod:`rerokit.bounds.pld.jumps` (tiny q: a
         bulk of steps with losses ~q on this grid, a few sampled steps' large losses on a coarse
         one), steps truncated at ``lt_q`` (:meth:`_inf_truncation`: the mass at +infinity at most
-        alpha e^-7, counted); None where it does not apply (q > :data:`_JUMP_Q`, several distinct
-        steps, steps outside the grid range, groups, a spread below :data:`_JUMP_SPREAD`, more
-        than :data:`_JUMP_MAX` expected tilted jumps, no loss above :data:`_JUMP_CUT`) or a window
-        does not fit. Both ends certified; only the choice of t, the cut and the coarse grid is
+        alpha e^-7, counted); None where it does not apply (q > :data:`_JUMP_Q`, steps outside the
+        grid range, groups, a spread below :data:`_JUMP_SPREAD`, more than :data:`_JUMP_MAX`
+        expected tilted jumps, no loss above :data:`_JUMP_CUT`, several distinct steps whose
+        product set of slices, as this grid's steps predict it, exceeds pld.jumps.MAX_SLICES) or a
+        window does not fit. Both ends certified; only the choice of t, the cut and the coarse grid is
         heuristic."""
         fc = self._jump_forecast(log_alpha)
         if fc is None:
