@@ -190,3 +190,15 @@ def test_bad_input_names_the_parameter() -> None:
         jump_parts_multi(steps, [1.0], args[3], 4, min(o for o, _, _ in steps) - 5)
     with pytest.raises(ValueError, match="steps"):
         jump_parts_multi([], [1.0], args[3], 4, 100)
+
+
+def test_upper_end_is_the_same_without_the_statistic() -> None:
+    # the path (and the product set) is chosen from the schedule and the level only: the upper end
+    # of the two-grid tilt of several steps is the same with and without the lower end
+    segs, la = [(0.8, 1e-4, 100_000), (1.5, 5e-4, 10_000)], math.log(1e-9)
+    with_b = dpsgd_pld(segs)
+    without = dpsgd_pld(segs, lower=False)
+    assert with_b.tail_by_jumps(la) and without.tail_by_jumps(la)
+    lo, up = with_b.tail_power(la)
+    lo_n, up_n = without.tail_power(la)
+    assert lo < up and up == pytest.approx(up_n, rel=1e-12, abs=0.0)
