@@ -543,30 +543,32 @@ def tinyq_multi_rows(repeats: int, baseline_src: str | None) -> None:
     and, with ``--baseline-src``, another one's src/ (one fresh process per checkout, best of
     ``repeats`` per cell, alternating the checkouts' processes twice).
 
-    Measured 2026-11-26 ~15:50 UTC (shared 2-core machine, load 0.35-1.1, ``--tinyq-multi --repeats 2
-    --baseline-src`` the previous commit 870c889): the two-grid tilt of several distinct steps
-    (pld.jumps.jump_parts_multi), this / baseline, ms (relative width):
+    Measured 2026-11-26 ~16:10 UTC (shared 2-core machine, load 1.0-1.3, ``--tinyq-multi --repeats 2
+    --baseline-src`` the commit before the two-grid tilt of several distinct steps, 870c889), this /
+    baseline, ms (relative width):
 
     ==========================================  =====================  =====================  =====================
     segments (sigma, q, T)                      kappa 1e-9             kappa 1e-20            kappa 1e-30
     ==========================================  =====================  =====================  =====================
-    (1, 1e-4, 5e5) + (2, 2e-4, 5e5)             94 / 273 (1.4e-3 /     104 / 13744 (1.1e-3    73 / 1396 (2.8e-3 /
+    (1, 1e-4, 5e5) + (2, 2e-4, 5e5)             104 / 280 (1.4e-3 /    110 / 13895 (1.1e-3    72 / 1362 (2.8e-3 /
                                                 5.6e-3)                / 9.2e-3)              1.6e-3)
-    (0.8, 1e-4, 1e5) + (1.5, 5e-4, 1e4)         115 / 1307 (1.3e-4 /   118 / 299 (6.6e-4 /    125 / 425 (1.9e-3 /
+    (0.8, 1e-4, 1e5) + (1.5, 5e-4, 1e4)         100 / 1350 (1.2e-4 /   106 / 320 (6.6e-4 /    89 / 430 (1.9e-3 /
                                                 3.2e-3)                2.4e-3)                2.5e-3)
-    (1, 1e-4, 1e3) + (1.2, 1e-4, 1e3)           99 / 186 (2.6e-4 /     102 / 92 (4.6e-4 /     83 / 86 (9.5e-4 /
+    (1, 1e-4, 1e3) + (1.2, 1e-4, 1e3)           126 / 195 (2.5e-4 /    117 / 98 (4.6e-4 /     80 / 94 (9.5e-4 /
                                                 4.4e-4)                6.3e-4)                4.9e-4)
-    (0.5, 1e-4, 1e5) + (1, 1e-3, 1e4)           880 / 826 (1.8e-4,     365 / 319 (3.0e-3,     420 / 360 (3.1e-3,
-                                                same)                  same)                  same)
-    (1, 1e-3, 1e4) + (2, 1e-3, 1e4)             295 / 554 (1.2e-4 /    176 / 175 (1.7e-3 /    214 / 190 (1.9e-3 /
+    (0.5, 1e-4, 1e5) + (1, 1e-3, 1e4)           191 / 836 (2.2e-4 /    224 / 348 (2.5e-3 /    236 / 404 (7.5e-3 /
+                                                1.8e-4)                3.0e-3)                3.1e-3)
+    (1, 1e-3, 1e4) + (2, 1e-3, 1e4)             250 / 604 (6.8e-5 /    87 / 186 (1.7e-3 /     101 / 195 (1.9e-3 /
                                                 1.0e-4)                1.5e-3)                2.0e-3)
-    (0.3, 1e-4, 1e6) + (0.5, 1e-4, 1e4)         209 / 207 (2.5e-3,     225 / 217 (8.0e-3,     212 / 193 (1.1e-2,
+    (0.3, 1e-4, 1e6) + (0.5, 1e-4, 1e4)         247 / 210 (2.5e-3,     230 / 222 (8.0e-3,     201 / 208 (1.1e-2,
                                                 same)                  same)                  same)
     ==========================================  =====================  =====================  =====================
 
-    The sigma 0.5 row stays on the one-grid tilt (its step at t ~3 needs K = 25: 208-232 slices,
-    over jumps.MAX_SLICES; the check costs ~10 ms per level); the sigma 0.3 row is not tiny-q
-    territory for the tilt (spread or level). Other differences are the load (same brackets)."""
+    The sigma 0.5 row takes the cut 0.5 nats (pld.builder._JUMP_MULTI_CUTS: at 0.05 its step at t ~3
+    needs K = 25, 208-232 slices); the sigma 0.3 row is not the tilt's (spread or level: the same
+    code path, the difference is the load). Slower: T 1e3 + 1e3 at kappa 1e-20, 117 against 98 ms
+    (x0.82-0.90 in three runs; the one-grid tilt was cheap there). The earlier run of the day (this
+    code before the higher cuts) gave the same brackets elsewhere."""
     import json
     import subprocess
     import sys

@@ -43,10 +43,11 @@ code): 8 with a reference (kappa e^-19.9 to e^-73.8, T 4.8e3-9.8e5), all contain
 the two-grid tilt answered in at least two of them (sigma 0.72, q 7.3e-5, T 1.0e5; sigma 0.78,
 q 4.3e-4, T 3.8e4), riskcal's value 1e-15 or 0 in every one (the truth: e^-18.9 to e^-69.3).
 ``--tinyq-multi`` seeds 0 and 1, 16 draws each (2026-11-26, the two-grid tilt of several distinct
-steps, pld.jumps.jump_parts_multi): 9 + 13 settings with a reference (kappa e^-24.1 to e^-73.4; the
-others refused: no convergence on twice the panels, or oscillation), all contained; 12 of them
-answered by the new path (SchedulePLD.tail_by_jumps at the level), widest 4.9e-3 there (sigma
-0.77 / 0.91, q 9.2e-5 / 2.8e-4, T 7.1e3 / 8.2e5), 9.1e-3 over all 22 (the one-grid tilt's).
+steps, pld.jumps.jump_parts_multi, with the builder's cut ladder): 9 + 13 settings with a reference
+(kappa e^-24.1 to e^-73.4; the others refused: no convergence on twice the panels, or oscillation),
+all contained; 15 of them answered by the new path (SchedulePLD.tail_by_jumps at the level),
+widest 4.9e-3 there (sigma 0.77 / 0.91, q 9.2e-5 / 2.8e-4, T 7.1e3 / 8.2e5), 9.1e-3 over all 22
+(the one-grid tilt's).
 """
 
 from __future__ import annotations
