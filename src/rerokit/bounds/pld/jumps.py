@@ -728,10 +728,11 @@ def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tu
     (module docstring): as :func:`rerokit.bounds.pld.tilt.tilted_power` (same arguments, the same
     evaluation, :func:`rerokit.bounds.pld.tilt.tilted_upper` and
     :func:`rerokit.bounds.pld.tilt.tilted_lower`), with the compositions on the coarse grid r h_f.
-    Several distinct steps are one block of product slices per side (:func:`jump_parts_multi`, per-
-    label bounds kept); more than :data:`MAX_SLICES` slices raise WindowTooWide (the statistic's:
-    more than 256, the lower end is then left at the level). The lower end's test is on the statistic whose main bulk part is
-    round(sum of its steps' fine bucket labels / r) and whose other parts are round(label / r) each
+    Several distinct steps are one block of product slices per side (:func:`jump_parts_multi`,
+    per-label bounds kept); more than :data:`MAX_SLICES` slices raise WindowTooWide (the
+    statistic's: more than 256, the lower end is then left at the level). The lower end's test is
+    on the statistic whose main bulk part is round(sum of its steps' fine bucket labels / r) and
+    whose other parts are round(label / r) each
     (:func:`_rebin_nearest`; a function of the output, the same for P and Q: :func:`jump_parts`
     gives them the same blocks and slices).
 
