@@ -262,14 +262,19 @@ def main() -> None:
     ap.add_argument("--small", action="store_true",
                     help="only the small levels of the T = 1e5 row against riskcal (kappa 1e-3-1e-30; with --mid, both)")
     ap.add_argument("--tinyq", action="store_true", help="only the tiny-q cells (sigma 1, q 1e-4) against riskcal (tinyq_rows)")
+    ap.add_argument("--tinyq-multi", action="store_true",
+                    help="only the two-segment tiny-q cells (tinyq_multi_rows; with --baseline-src, against another checkout)")
     ap.add_argument("--pixel", action="store_true",
                     help="only the pixel-tolerance cells (kappa ~ 1e-473, log brackets; pixel_rows)")
     ap.add_argument("--baseline-src", default=None,
-                    help="with --pixel: the src/ of another checkout, timed in subprocesses in the same run")
+                    help="with --pixel / --tinyq-multi: the src/ of another checkout, timed in subprocesses in the same run")
     args = ap.parse_args()
     if args.pixel:
         print(f"load average {os.getloadavg()}")
         return pixel_rows(args.repeats, args.baseline_src)
+    if args.tinyq_multi:
+        print(f"load average {os.getloadavg()}")
+        return tinyq_multi_rows(args.repeats, args.baseline_src)
     print(f"load average {os.getloadavg()} (measured on a loaded shared machine)")
     try:
         from riskcal.calibration.dpsgd import get_beta_for_dpsgd
@@ -523,6 +528,88 @@ def tinyq_rows(get_beta_for_dpsgd: Any, repeats: int) -> None:
                 t_c, beta = best_time(lambda: get_beta_for_dpsgd(1.0, 1e-4, T, kappa), repeats)
                 line += f" | riskcal {t_c * 1e3:8.1f} ms (x{t_c / t_r:.2f}) gamma {1 - float(beta):.6g}"
             print(line, flush=True)
+
+
+# two-segment tiny-q schedules (the two-grid tilt of several distinct steps, pld.jumps.jump_parts_multi)
+TINYQ_MULTI_CELLS = ([(1.0, 1e-4, 500_000), (2.0, 2e-4, 500_000)], [(0.8, 1e-4, 100_000), (1.5, 5e-4, 10_000)],
+                     [(1.0, 1e-4, 1000), (1.2, 1e-4, 1000)], [(0.5, 1e-4, 100_000), (1.0, 1e-3, 10_000)],
+                     [(1.0, 1e-3, 10_000), (2.0, 1e-3, 10_000)], [(0.3, 1e-4, 1_000_000), (0.5, 1e-4, 10_000)])
+TINYQ_MULTI_KAPPAS = (1e-9, 1e-20, 1e-30)
+_TINYQ_MULTI_SNIPPET = """
+import json, sys, time
+from rerokit.bounds.dpsgd import rero_dpsgd
+rero_dpsgd(1.0, 0.1, 10, 0.01, comparisons=False)
+out = []
+for segs in json.loads(sys.argv[1]):
+    for kappa in json.loads(sys.argv[2]):
+        best = None
+        for _ in range(int(sys.argv[3])):
+            t0 = time.perf_counter()
+            b = rero_dpsgd(segments=[tuple(s) for s in segs], kappa=kappa, comparisons=False)
+            dt = time.perf_counter() - t0
+            best = dt if best is None else min(best, dt)
+        out.append((best, b.interval[0], b.value))
+print(json.dumps(out))
+"""
+
+
+def tinyq_multi_rows(repeats: int, baseline_src: str | None) -> None:
+    """``rero_dpsgd(segments=..., kappa=...)`` on two-segment tiny-q schedules
+    (:data:`TINYQ_MULTI_CELLS` x :data:`TINYQ_MULTI_KAPPAS`): time and relative width, this checkout
+    and, with ``--baseline-src``, another one's src/ (one fresh process per checkout, best of
+    ``repeats`` per cell, alternating the checkouts' processes twice).
+
+    Measured 2026-11-26 ~16:10 UTC (shared 2-core machine, load 1.0-1.3, ``--tinyq-multi --repeats 2
+    --baseline-src`` the commit before the two-grid tilt of several distinct steps, 870c889), this /
+    baseline, ms (relative width):
+
+    ==========================================  =====================  =====================  =====================
+    segments (sigma, q, T)                      kappa 1e-9             kappa 1e-20            kappa 1e-30
+    ==========================================  =====================  =====================  =====================
+    (1, 1e-4, 5e5) + (2, 2e-4, 5e5)             104 / 280 (1.4e-3 /    110 / 13895 (1.1e-3    72 / 1362 (2.8e-3 /
+                                                5.6e-3)                / 9.2e-3)              1.6e-3)
+    (0.8, 1e-4, 1e5) + (1.5, 5e-4, 1e4)         100 / 1350 (1.2e-4 /   106 / 320 (6.6e-4 /    89 / 430 (1.9e-3 /
+                                                3.2e-3)                2.4e-3)                2.5e-3)
+    (1, 1e-4, 1e3) + (1.2, 1e-4, 1e3)           126 / 195 (2.5e-4 /    117 / 98 (4.6e-4 /     80 / 94 (9.5e-4 /
+                                                4.4e-4)                6.3e-4)                4.9e-4)
+    (0.5, 1e-4, 1e5) + (1, 1e-3, 1e4)           191 / 836 (2.2e-4 /    224 / 348 (2.5e-3 /    236 / 404 (7.5e-3 /
+                                                1.8e-4)                3.0e-3)                3.1e-3)
+    (1, 1e-3, 1e4) + (2, 1e-3, 1e4)             250 / 604 (6.8e-5 /    87 / 186 (1.7e-3 /     101 / 195 (1.9e-3 /
+                                                1.0e-4)                1.5e-3)                2.0e-3)
+    (0.3, 1e-4, 1e6) + (0.5, 1e-4, 1e4)         247 / 210 (2.5e-3,     230 / 222 (8.0e-3,     201 / 208 (1.1e-2,
+                                                same)                  same)                  same)
+    ==========================================  =====================  =====================  =====================
+
+    The sigma 0.5 row takes the cut 0.5 nats (pld.builder._JUMP_MULTI_CUTS: at 0.05 its step at t ~3
+    needs K = 25, 208-232 slices); the sigma 0.3 row is not the tilt's (spread or level: the same
+    code path, the difference is the load). Slower: T 1e3 + 1e3 at kappa 1e-20, 117 against 98 ms
+    (x0.82-0.90 in three runs; the one-grid tilt was cheap there). The earlier run of the day (this
+    code before the higher cuts) gave the same brackets elsewhere."""
+    import json
+    import subprocess
+    import sys
+
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
+    runs = [("this", here)] + ([("baseline", baseline_src)] if baseline_src else [])
+    got: dict[str, list] = {}
+    for _ in range(2):  # alternate: the load drifts
+        for name, src in runs:
+            r = subprocess.run([sys.executable, "-c", _TINYQ_MULTI_SNIPPET, json.dumps(TINYQ_MULTI_CELLS),
+                                json.dumps(TINYQ_MULTI_KAPPAS), str(repeats)], env=dict(os.environ, PYTHONPATH=src),
+                               capture_output=True, text=True, check=True)
+            rows = json.loads(r.stdout.strip().splitlines()[-1])
+            got[name] = rows if name not in got else [(min(x[0], y[0]), x[1], x[2]) for x, y in zip(got[name], rows)]
+    print("\ntwo-segment tiny q: time (ms), relative width")
+    i = 0
+    for segs in TINYQ_MULTI_CELLS:
+        for kappa in TINYQ_MULTI_KAPPAS:
+            t, lo, up = got["this"][i]
+            line = f"  {segs} kappa={kappa:<6g}: {t * 1e3:8.1f} ms  [{lo:.5g}, {up:.5g}] width {(up - lo) / up:.1e}"
+            if "baseline" in got:
+                tb, lob, upb = got["baseline"][i]
+                line += f" | baseline {tb * 1e3:8.1f} ms width {(upb - lob) / upb:.1e} (time x{tb / t:.2f})"
+            print(line, flush=True)
+            i += 1
 
 
 # (sigma, q, T, log kappa): the tests' saddle-point cells (tests/bounds/test_dpsgd_pixel.py) at

@@ -40,7 +40,7 @@ from rerokit.bounds.pld.lowertail import NearOneGrid, near_one_beta
 from rerokit.bounds.pld.logtail import composed_log_inf, extend_step
 from rerokit.bounds.pld.maxtest import log_max_test_power
 from rerokit.bounds.pld.normal import log_ndtr
-from rerokit.bounds.pld.jumps import jump_power
+from rerokit.bounds.pld.jumps import MAX_SLICES, jump_power, multi_slice_count
 from rerokit.bounds.pld.tilt import saddle_tilt, tail_forecast, tilted_power
 from rerokit._resources import check_memory, group_step_pld_bytes
 from rerokit.bounds.pld.step import (StepTooWide, default_grid_step, dpsgd_step_pld, loss_range, loss_tails,
@@ -89,6 +89,13 @@ _JUMP_SPREAD = 3.0
 # (t 5-7: 139 / 193 ms against 445 / 990 ms)
 _JUMP_SMALL_T = 12.0
 _JUMP_SHORT = 5000
+# ... with several distinct steps (pld.jumps.jump_parts_multi: a product set of slices) the cut is
+# the first of these whose predicted product set has at most _JUMP_MULTI_SLICES slices (else the
+# one with the fewest, up to pld.jumps.MAX_SLICES): at sigma 0.5 / 1, q 1e-4 / 1e-3, T 1e5 + 1e4,
+# kappa 1e-9 the cut 0.05 needs 208 slices, 0.2 36 (0.22 s), 0.5 18 (0.13 s, bracket 2.2e-4 wide);
+# elsewhere 0.2 was as tight as 0.05 and as fast or faster (3-6 slices instead of 5-22)
+_JUMP_MULTI_CUTS = (0.2, 0.5, 1.0)
+_JUMP_MULTI_SLICES = 24
 # the bulk's grid over this one, finest first (the first on which one step fits, step.MAX_STEP_WIDTH)
 _JUMP_FACTORS = (0.5, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0)
 
@@ -552,28 +559,63 @@ class SchedulePLD:
         fc = self._jump_forecast(log_alpha)
         if fc is None:
             return False
-        return _few_jumps(self._parts("remove")[0], self.h, fc[0])
+        return _few_jumps(self._parts("remove")[0], self.h, fc[0], self._jump_cut(log_alpha))
 
     def _jump_forecast(self, log_alpha: float) -> tuple[float, float, float, float] | None:
-        """:meth:`tail_forecast` where the two-grid tilt may apply (one distinct step on the grid,
-        q <= :data:`_JUMP_Q`, one example per step, and :func:`_jumps_pay`), else None. One
-        distinct step only: several are composed from blocks with one error bound for all labels
-        (pld.jumps.compose_blocks), whose lower end was 1-27 % wide where the one-grid tilt's was
-        0.15-2 % (sigma 0.9-1.2, q 1e-4-2e-4, T 1e5-6e5, two segments). A choice of computation only."""
+        """:meth:`tail_forecast` where the two-grid tilt may apply (every distinct step on the grid
+        with q <= :data:`_JUMP_Q`, one example per step, and :func:`_jumps_pay`), else None. Several
+        distinct steps are one block of product slices (pld.jumps.jump_parts_multi, per-label
+        error bounds). A choice of computation only."""
         grid, noiseless, inv = _split_extremes(self.segments)
-        if noiseless or inv > 0 or len(grid) != 1 or self.group_size != 1 or grid[0][1] > _JUMP_Q:
+        if noiseless or inv > 0 or not grid or self.group_size != 1 or any(q > _JUMP_Q for _, q, _ in grid):
             return None
         fc = self.tail_forecast(float(log_alpha))
-        return fc if _jumps_pay(fc, sum(T for _, _, T in grid)) else None
+        if not _jumps_pay(fc, sum(T for _, _, T in grid)):
+            return None
+        if len(grid) > 1 and self._jump_cut(log_alpha) is None:
+            return None
+        return fc
+
+    def _jump_cut(self, log_alpha: float) -> float | None:
+        """The two-grid tilt's cut (nats): :data:`_JUMP_CUT` for one distinct step; for several, the
+        first of :data:`_JUMP_MULTI_CUTS` whose product set of slices (pld.jumps.jump_parts_multi),
+        as this grid's steps predict it at the forecast's tilt, has at most :data:`_JUMP_MULTI_SLICES`,
+        else the one with the fewest if at most pld.jumps.MAX_SLICES, else None (declined). Kept
+        per level; a choice of computation only (the schedule and the level)."""
+        if len(_split_extremes(self.segments)[0]) <= 1:
+            return _JUMP_CUT
+        key = ("jump_cut", float(log_alpha))
+        if key not in self._built:
+            steps = self._parts("remove")[0]
+            fc = self.tail_forecast(float(log_alpha))
+            best, best_n = None, math.inf
+            if fc is not None and fc[0] > 0.0:
+                own = [(st.j_lo, st.split, T) for st, T in steps]
+                r = max(1, int(_JUMP_TH / (fc[0] * self.h)))
+                for cut_loss in _JUMP_MULTI_CUTS:
+                    cut = math.ceil(cut_loss / self.h)
+                    if not any(cut < st.j_lo + st.split.size for st, _ in steps):
+                        break  # no step has losses above it (nor above the next)
+                    try:
+                        n = multi_slice_count(own, fc[0], self.h, r, cut)
+                    except (ValueError, FloatingPointError, OverflowError):
+                        continue
+                    if n < best_n:
+                        best, best_n = cut_loss, n
+                    if n <= _JUMP_MULTI_SLICES:
+                        break
+            self._built[key] = best if best_n <= MAX_SLICES else None
+        return self._built[key]
 
     def _tail_power_jumps(self, log_alpha: float, lt_q: float) -> tuple[float, float] | None:
         """:meth:`tail_power` by the two-grid tilt of :mod:`rerokit.bounds.pld.jumps` (tiny q: a
         bulk of steps with losses ~q on this grid, a few sampled steps' large losses on a coarse
         one), steps truncated at ``lt_q`` (:meth:`_inf_truncation`: the mass at +infinity at most
-        alpha e^-7, counted); None where it does not apply (q > :data:`_JUMP_Q`, several distinct
-        steps, steps outside the grid range, groups, a spread below :data:`_JUMP_SPREAD`, more
-        than :data:`_JUMP_MAX` expected tilted jumps, no loss above :data:`_JUMP_CUT`) or a window
-        does not fit. Both ends certified; only the choice of t, the cut and the coarse grid is
+        alpha e^-7, counted); None where it does not apply (q > :data:`_JUMP_Q`, steps outside the
+        grid range, groups, a spread below :data:`_JUMP_SPREAD`, more than :data:`_JUMP_MAX`
+        expected tilted jumps, no loss above :data:`_JUMP_CUT`, several distinct steps whose
+        product set of slices, as this grid's steps predict it, exceeds pld.jumps.MAX_SLICES) or a
+        window does not fit. Both ends certified; only the choice of t, the cut and the coarse grid is
         heuristic."""
         fc = self._jump_forecast(log_alpha)
         if fc is None:
@@ -600,13 +642,14 @@ class SchedulePLD:
             steps, _, _ = src._parts("remove")
             parts = [(st.j_lo, st.split, T) for st, T in steps]
             t = fc[0] if src is self else saddle_tilt(parts, h, float(log_alpha))
-            if not (0.0 < t < 1e3 / h * 0.99 and _few_jumps(steps, h, t)):
+            cut_loss = self._jump_cut(log_alpha)
+            if not (cut_loss is not None and 0.0 < t < 1e3 / h * 0.99 and _few_jumps(steps, h, t, cut_loss)):
                 return None
             r = max(1, int(_JUMP_TH / (t * h)))
             inf = compose_inf_mass([(st.inf_mass, T) for st, T in steps])
             sp = [(st.j_lo - 1, st.stat_p, T) for st, T in steps] if self.lower else None
             sq = [(st.j_lo - 1, st.stat_q, T) for st, T in steps] if self.lower else None
-            lo, up = jump_power(parts, sp, sq, h, inf, float(log_alpha), t, r, _JUMP_CUT)
+            lo, up = jump_power(parts, sp, sq, h, inf, float(log_alpha), t, r, cut_loss)
         except (WindowTooWide, StepTooWide, ValueError, FloatingPointError, OverflowError):
             return None
         # the steps' loss shift s (DiscretePLD.loss_shift): the power at level alpha e^s, at most
@@ -902,12 +945,13 @@ def _jumps_pay(fc: tuple[float, float, float, float] | None, n_steps: int) -> bo
     return not (fc[0] < _JUMP_SMALL_T and n_steps < _JUMP_SHORT)
 
 
-def _few_jumps(steps: Sequence[tuple[Any, int]], h: float, t: float) -> bool:
-    """Whether every step has losses on both sides of :data:`_JUMP_CUT` and the schedule tilted by t
-    expects at most :data:`_JUMP_MAX` jumps (:func:`_tilted_jumps`): the two-grid tilt's condition
-    on the steps (a choice of computation only)."""
-    cut = math.ceil(_JUMP_CUT / h)
-    if any(not st.j_lo < cut < st.j_lo + st.split.size for st, _ in steps):
+def _few_jumps(steps: Sequence[tuple[Any, int]], h: float, t: float, cut_loss: float = _JUMP_CUT) -> bool:
+    """Whether every step has losses below ``cut_loss`` and one (the only one, for one step) above
+    it, and the schedule tilted by t expects at most :data:`_JUMP_MAX` jumps (:func:`_tilted_jumps`):
+    the two-grid tilt's condition on the steps (a choice of computation only)."""
+    cut = math.ceil(cut_loss / h)
+    # (several distinct steps: those without losses above the cut are all bulk, pld.jumps.jump_parts_multi)
+    if any(not st.j_lo < cut for st, _ in steps) or not any(cut < st.j_lo + st.split.size for st, _ in steps):
         return False
     return _tilted_jumps(steps, h, t, cut) <= _JUMP_MAX
 
