@@ -448,3 +448,18 @@ def test_rdp_poisson_gaussian_at_extreme_sigma_is_an_upper_bound_never_nan(sigma
     gauss = np.array([1.5, 2.0, 64.0]) / (2.0 * sigma) / sigma
     if q == 1.0 or sigma >= 1e100:
         assert (eps >= gauss).all()
+
+
+def test_epsilon_below_the_sigma_range_uses_the_revealed_pair_too():
+    """Every sigma below 1e-4: the q = 1 Gaussian bound alone gave 6.2e8 at sigma 9e-5, q 1e-6, T 10,
+    where the target is used at all with probability 1 - (1 - q)^T = 1e-5 - 5e-11 <= delta: the
+    revealed-indicator pair (which dominates) has delta(0) = that probability, so epsilon = 0. Where
+    that probability exceeds delta the revealed pair's epsilon is infinite and the Gaussian bound
+    stays (the smaller of the two is returned)."""
+    from rerokit.bounds.dpsgd import epsilon_dpsgd
+    from rerokit.bounds.gaussian import gaussian_epsilon
+
+    assert epsilon_dpsgd(9e-5, 1e-6, 10, 1e-5) == 0.0
+    assert epsilon_dpsgd(9e-5, 1e-6, 10, 1e-5, group_size=1) == epsilon_dpsgd(1e-4, 1e-6, 10, 1e-5)
+    mu = math.sqrt(100) / 9e-5
+    assert epsilon_dpsgd(9e-5, 0.01, 100, 1e-5) == gaussian_epsilon(1e-5, mu)

@@ -455,7 +455,18 @@ def epsilon_dpsgd(
     from rerokit.bounds.gaussian import gaussian_epsilon
 
     mu = k * Schedule(tuple(segs)).mu_full_batch
-    return math.inf if not math.isfinite(mu) or mu > 1e150 else gaussian_epsilon(d, mu)
+    env = math.inf if not math.isfinite(mu) or mu > 1e150 else gaussian_epsilon(d, mu)
+    if sum(T for _, _, T in segs) <= MAX_EXACT_STEPS:
+        # every sigma outside the grid range: near-noiseless steps are their revealed sampling
+        # indicator and near-silent ones one Gaussian step (pld.builder), a PLD of a few atoms that
+        # also dominates; at sigma 9e-5, q 1e-6, T 10 (1 - (1-q)^T < delta) it gives 0, the q = 1
+        # bound 6.2e8
+        try:
+            pld = dpsgd_pld(segs, value_discretization_interval, lower=False, add_direction=True, group_size=k)
+            return min(env, pld.epsilon(d))
+        except PLDTooWide:
+            pass
+    return env
 
 
 def _log_rdp_gamma(segments: Sequence[Segment], log_kappa: float) -> tuple[float, float]:
