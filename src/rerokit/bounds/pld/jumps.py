@@ -252,6 +252,20 @@ class _SliceWindows:
         return max(int(A), lo), min(int(B), hi)
 
 
+def _assemble(terms: Sequence[tuple[int, np.ndarray, float]], tops: Sequence[int]) -> tuple[int, int, np.ndarray, np.ndarray]:
+    """(lo, hi, sum of the slices' weighted pmfs on labels lo..hi-1, per-label sum of their weighted
+    round-off bounds): a slice's bound counts at every label up to the top of its support ``top``
+    (its errors sit at or below it; the weighted norm sums upwards from the label)."""
+    lo = min(o for o, _, _ in terms)
+    hi = max(o + p.size for o, p, _ in terms)
+    out = np.zeros(hi - lo)
+    wvec = np.zeros(hi - lo)
+    for (o, p, we), top in zip(terms, tops):
+        out[o - lo: o - lo + p.size] += p
+        wvec[: max(0, min(top - lo + 1, hi - lo))] += we
+    return lo, hi, out, wvec
+
+
 def _jump_block(off: int, pt: np.ndarray, lm: float, rel: float, step_err: float, cut: int, m: int, count: int,
                 r: int, h_f: float, t: float, kind: str, log_tau: float, K: int) -> tuple[TiltedPart, np.ndarray]:
     """m tilted steps (labels off.., grid h_f, tilt t) as one block on the grid r h_f, ``count``
@@ -313,13 +327,7 @@ def _jump_block(off: int, pt: np.ndarray, lm: float, rel: float, step_err: float
         tail += w * tl
         terms.append((c.offset, w * c.pmf, we * w))
         tops.append(top)
-    lo = min(o for o, _, _ in terms)
-    hi = max(o + p.size for o, p, _ in terms)
-    out = np.zeros(hi - lo)
-    wvec = np.zeros(hi - lo)
-    for (o, p, we), top in zip(terms, tops):
-        out[o - lo: o - lo + p.size] += p
-        wvec[: max(0, min(top - lo + 1, hi - lo))] += we
+    lo, hi, out, wvec = _assemble(terms, tops)
     e_in = m * step_err
     rest = grow ** (K + 1) * e_in * math.exp(min(e_in, 700.0)) * (1.0 + 1e-9)
     err += rest + _omitted(m, log_pi, beta, grow, K)
@@ -608,13 +616,7 @@ def _multi_block(steps: Sequence[tuple[int, np.ndarray, float, float, float, int
         tail += w * tl
         terms.append((c.offset, w * c.pmf, we * w))
         tops.append(top)
-    lo = min(o for o, _, _ in terms)
-    hi = max(o + p.size for o, p, _ in terms)
-    out = np.zeros(hi - lo)
-    wvec = np.zeros(hi - lo)
-    for (o, p, we), top in zip(terms, tops):
-        out[o - lo: o - lo + p.size] += p
-        wvec[: max(0, min(top - lo + 1, hi - lo))] += we
+    lo, hi, out, wvec = _assemble(terms, tops)
     # the steps' own absolute errors: a product of N = sum m_i factors, each within e_i (l1) of
     # the exact one (masses <= 1): at most E e^E, E = sum m_i e_i; 1 + sum K_i parts re-discretised
     e_in = sum(m * e_t for _, _, _, _, e_t, m in steps)
