@@ -48,6 +48,12 @@ steps, pld.jumps.jump_parts_multi, with the builder's cut ladder): 9 + 13 settin
 all contained; 15 of them answered by the new path (SchedulePLD.tail_by_jumps at the level),
 widest 4.9e-3 there (sigma 0.77 / 0.91, q 9.2e-5 / 2.8e-4, T 7.1e3 / 8.2e5), 9.1e-3 over all 22
 (the one-grid tilt's).
+2026-11-26, sixth stop: seed 6, 30 draws (before the grid floor): 24 settings with a reference, all
+contained, riskcal below the truth in 8; seed 7, 30 draws (with the floor min(1e-5, sd / 200) of
+pld.step.default_grid_step): 24 of 24 contained, widest 4.4e-3, riskcal below in 5; ``--tinyq`` seed 1,
+12 draws: 6 of 6; on the merged code (near-noiseless segments by their decoding error, several tiny-q
+steps on two grids, full-batch segments merged where mu is huge) seed 8, 20 draws: 14 of 14, riskcal
+below in 5; ``--tinyq-multi`` seed 2, 12 draws: 8 of 8, widest 8.0e-3.
 """
 
 from __future__ import annotations
