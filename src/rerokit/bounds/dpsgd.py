@@ -593,10 +593,10 @@ def _revealed_into(r: ExactPower, pld: SchedulePLD, lks: np.ndarray) -> ExactPow
     from rerokit.bounds.pld.compose import WindowTooWide
     from rerokit.bounds.pld.step import StepTooWide
 
-    alt = pld.revealed()
-    if alt is None:
-        return r
-    try:
+    try:  # (the revealed schedule's own PLD can be too wide too: then this one's ends stay)
+        alt = pld.revealed()
+        if alt is None:
+            return r
         r2 = _exact_power_once(alt, alt.segments, lks, None)
     except (PLDTooWide, WindowTooWide, StepTooWide):
         return r

@@ -179,6 +179,23 @@ def test_revealed_full_batch_segment_is_certain_not_a_math_domain_error():
     assert np.all(beta.lower == 0.0) and np.all(beta.upper <= 1e-12)
 
 
+def test_revealed_alternative_too_wide_keeps_the_schedules_own_bracket(monkeypatch):
+    """SchedulePLD.revealed builds a second schedule, whose PLD can be too wide as well (sigma 0.045,
+    q 0.067, T 1267 beside two segments, found by fuzzing: PLDTooWide escaped rero_dpsgd); then the
+    schedule's own bracket stands."""
+    from rerokit.bounds.pld import PLDTooWide, SchedulePLD
+
+    segs = [(1.0, 0.01, 1000), (0.02, 1e-3, 100)]
+    want = rero_dpsgd(segments=segs, kappa=1e-6, comparisons=False)
+
+    def too_wide(self):
+        raise PLDTooWide("too wide")
+
+    monkeypatch.setattr(SchedulePLD, "revealed", too_wide)
+    got = rero_dpsgd(segments=segs, kappa=1e-6, comparisons=False)
+    assert got.method == "exact" and got.interval[0] <= want.value <= got.value * (1 + 1e-9)
+
+
 def test_full_batch_steps_with_a_huge_mu_are_one_exact_gaussian_step():
     """sigma 0.5, q 1, T 1e5 beside a subsampled segment: mu = 632 (the target is certain to be
     found: gamma >= Phi(Phi^-1(kappa) + mu), the full-batch part alone, exact Gaussian DP). Its 1e5
