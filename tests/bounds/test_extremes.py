@@ -463,20 +463,3 @@ def test_epsilon_below_the_sigma_range_uses_the_revealed_pair_too():
     assert epsilon_dpsgd(9e-5, 1e-6, 10, 1e-5, group_size=1) == epsilon_dpsgd(1e-4, 1e-6, 10, 1e-5)
     mu = math.sqrt(100) / 9e-5
     assert epsilon_dpsgd(9e-5, 0.01, 100, 1e-5) == gaussian_epsilon(1e-5, mu)
-
-
-def test_epsilon_at_a_delta_below_the_pld_error_floor_is_rdps_not_inf():
-    """sigma 0.39, q 2.9e-5, T 64 at delta 5.4e-11: the PLD's error floor (its sparse tiny-q steps'
-    budget) is above delta, so its epsilon was inf (found by fuzzing epsilon_dpsgd); dp-accounting's
-    RDP accountant, an independent certified upper bound, answers instead, and epsilon still falls
-    with delta."""
-    import dp_accounting as dpa
-
-    from rerokit.bounds.dpsgd import epsilon_dpsgd
-
-    s, q, T = 0.39274915070801825, 2.850029897403761e-05, 64
-    acc = dpa.rdp.RdpAccountant()
-    acc.compose(dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(s)), T))
-    tiny = epsilon_dpsgd(s, q, T, 5.38e-11)
-    assert math.isfinite(tiny) and tiny == pytest.approx(acc.get_epsilon(5.38e-11), rel=1e-12)
-    assert tiny >= epsilon_dpsgd(s, q, T, 1e-8) >= epsilon_dpsgd(s, q, T, 1e-5)

@@ -448,17 +448,7 @@ def epsilon_dpsgd(
             return closed
         try:
             pld = dpsgd_pld(segs, value_discretization_interval, lower=False, add_direction=True, group_size=k)
-            eps = pld.epsilon(d)
-            if math.isfinite(eps) or k != 1:
-                return eps
-            # the PLD's error floor (the sparse tiny-q steps' budget, round-off) above a tiny delta:
-            # dp-accounting's RDP accountant (Mironov 2017; a certified upper bound too) instead of
-            # inf (sigma 0.39, q 2.9e-5, T 64, delta 5.4e-11: inf -> finite; found by fuzzing)
-            import dp_accounting as dpa
-
-            acc = dpa.rdp.RdpAccountant()
-            acc.compose(Schedule(tuple(segs)).to_event())
-            return min(eps, float(acc.get_epsilon(d)))
+            return pld.epsilon(d)
         except PLDTooWide:
             pass
     # the exact epsilon of the same schedule at q = 1 (subsampling never increases epsilon)
