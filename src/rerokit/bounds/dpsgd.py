@@ -603,18 +603,28 @@ def _revealed_into(r: ExactPower, pld: SchedulePLD, lks: np.ndarray) -> ExactPow
     better = r2.log_value < r.log_value
     if not better.any():
         return r
+    return _upper_ends_merged(r, r2, np.arange(lks.size), better, r.lower_pld, r.lower,
+                              np.where(better, False, r.floored), float(r.floor), r.h)
 
+
+def _upper_ends_merged(r: ExactPower, r2: ExactPower, sub: np.ndarray, better: np.ndarray, lower_pld: np.ndarray,
+                       lower: np.ndarray, floored: np.ndarray, floor: float, h: float) -> ExactPower:
+    """``r`` with the upper-end fields (log_upper, value, eps_star, used_rdp, log_value) of ``r2``
+    (computed at the levels ``sub`` of ``r``) where ``better``, and the given lower ends, floor and
+    grid; the lower ends capped by the merged upper ends."""
     def merged(mine: np.ndarray, theirs: np.ndarray) -> np.ndarray:
-        return np.where(better, theirs, mine)
+        out = np.array(mine, copy=True)
+        out[sub] = np.where(better, theirs, out[sub])
+        return out
 
     log_upper = merged(r.log_upper, r2.log_upper)
-    value = merged(r.value, r2.value)
     upper = np.exp(log_upper)
+    value = merged(r.value, r2.value)
     return ExactPower(
-        log_upper=log_upper, upper=upper, lower_pld=np.minimum(r.lower_pld, upper),
-        eps_star=merged(r.eps_star, r2.eps_star), floor=float(r.floor), floored=np.where(better, False, r.floored),
+        log_upper=log_upper, upper=upper, lower_pld=np.minimum(lower_pld, upper),
+        eps_star=merged(r.eps_star, r2.eps_star), floor=floor, floored=floored,
         used_rdp=merged(r.used_rdp, r2.used_rdp), log_value=merged(r.log_value, r2.log_value), value=value,
-        lower=np.minimum(r.lower, value), h=r.h,
+        lower=np.minimum(lower, value), h=h,
     )
 
 
@@ -788,27 +798,14 @@ def _refine_into(
     sub = np.nonzero(wide)[0]
     r2 = _exact_power_once(fine, segments, lks[sub], None if log_rdp is None else np.asarray(log_rdp)[sub])
     better = r2.log_value < r.log_value[sub]
-
-    def merged(mine: np.ndarray, theirs: np.ndarray) -> np.ndarray:
-        out = np.array(mine, copy=True)
-        out[sub] = np.where(better, theirs, out[sub])
-        return out
-
-    log_upper = merged(r.log_upper, r2.log_upper)
-    upper = np.exp(log_upper)
-    value = merged(r.value, r2.value)
     floored = np.array(r.floored, copy=True)
     floored[sub] &= r2.floored
     lower_pld = np.array(r.lower_pld, copy=True)
     lower_pld[sub] = np.maximum(lower_pld[sub], r2.lower_pld)
     lower = np.array(r.lower, copy=True)
     lower[sub] = np.maximum(lower[sub], r2.lower)
-    return ExactPower(
-        log_upper=log_upper, upper=upper, lower_pld=np.minimum(lower_pld, upper),
-        eps_star=merged(r.eps_star, r2.eps_star), floor=min(float(r.floor), float(r2.floor)), floored=floored,
-        used_rdp=merged(r.used_rdp, r2.used_rdp), log_value=merged(r.log_value, r2.log_value), value=value,
-        lower=np.minimum(lower, value), h=fine.h,
-    )
+    return _upper_ends_merged(r, r2, sub, better, lower_pld, lower, floored, min(float(r.floor), float(r2.floor)),
+                              fine.h)
 
 
 def _one_step_closed_form(pld: SchedulePLD, lks: np.ndarray) -> ExactPower | None:

@@ -273,10 +273,10 @@ class SchedulePLD:
         the other pair). None if there is no such segment. Its upper ends are upper ends of this
         schedule's; taking the smaller keeps the bound monotone in sigma across the
         near-noiseless boundary (it does not depend on sigma there)."""
-        band = [(s, q, T) for s, q, T in self.segments if s <= REVEAL_BAND and not _revealing(s, T)]
-        if not band:
+        segs = [((0.5 * SIGMA_GRID_RANGE[0], q, T) if s <= REVEAL_BAND and not _revealing(s, T) else (s, q, T))
+                for s, q, T in self.segments]
+        if segs == list(self.segments):
             return None
-        segs = [((0.5 * SIGMA_GRID_RANGE[0], q, T) if (s, q, T) in band else (s, q, T)) for s, q, T in self.segments]
         return schedule_pld(segs, None, group_size=self.group_size, lower=False, add_direction=False,
                             log_tau=self.log_tau)
 

@@ -482,5 +482,5 @@ def compose_inf_mass(parts: Sequence[tuple[float, int]]) -> float:
     """
     if any(p >= 1.0 and T > 0 for p, T in parts):  # (1 - 1e-300 rounds to 1: log1p(-1) would fail)
         return 1.0
-    s = sum(T * math.log1p(-min(p, 1.0 - 2.0 ** -53)) for p, T in parts)
+    s = sum(T * math.log1p(-p) for p, T in parts if T)
     return -math.expm1(s)
