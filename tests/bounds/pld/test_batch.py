@@ -79,9 +79,10 @@ def test_mass_defect_batched_bounds_the_exact_defect():
 def test_distinct_history_bracket_matches_the_per_step_bracket(monkeypatch):
     segs = _history(60, seed=4)
     lks = np.log([1e-1, 1e-2, 1e-4])
-    new = schedule_pld(segs).power(lks)
-    _per_step(monkeypatch)
-    old = schedule_pld(segs).power(lks)
+    pld = schedule_pld(segs)
+    new = pld.power(lks)
+    _per_step(monkeypatch)  # (on the same grid: the default for many distinct steps is coarser)
+    old = schedule_pld(segs, pld.h).power(lks)
     width = np.maximum(old.upper - old.lower, new.upper - new.lower)
     assert np.all(np.abs(new.upper - old.upper) <= 0.01 * width + 1e-15)
     assert np.all(np.abs(new.lower - old.lower) <= 0.01 * width + 1e-15)
@@ -126,7 +127,7 @@ def test_distinct_history_contains_dp_accounting_composition():
 
 
 def test_narrow_bracket_is_not_recomposed_in_extended_precision():
-    """sigma 5, q 1e-3, T 1e4, kappa 1e-3: the double-precision bracket is ~3e-5 relative, far below
+    """sigma 5, q 1e-3, T 1e4, kappa 1e-3: the double-precision bracket is ~2e-4 relative, far below
     every width target, so no extended-precision recomposition (it cost 7x the whole call)."""
     from rerokit.bounds.dpsgd import dpsgd_pld, exact_power_many
 
@@ -134,4 +135,21 @@ def test_narrow_bracket_is_not_recomposed_in_extended_precision():
     pld = dpsgd_pld(segs)
     r = exact_power_many(pld, segs, np.array([math.log(1e-3)]))
     assert "extended" not in pld._built
-    assert (r.value[0] - r.lower[0]) / r.value[0] < 1e-4
+    assert (r.value[0] - r.lower[0]) / r.value[0] < 1e-3
+
+
+def test_many_distinct_steps_get_a_coarser_default_grid_and_a_narrow_bracket():
+    """At least BATCH_MIN distinct steps: 20 grid points per step's loss sd instead of 40 (the cost
+    is per distinct step and point; the width grows as 1 / points^2); the bracket stays far within
+    the 2 % target and overlaps the 40-point one."""
+    segs = _history(40, seed=7)
+    pld = schedule_pld(segs)
+    assert pld.h == pytest.approx(_step.default_grid_step(segs, 1, _builder._DISTINCT_STEP_POINTS), rel=1e-12)
+    assert pld.h > _step.default_grid_step(segs, 1) * 1.5
+    few = segs[: batch.BATCH_MIN - 1]
+    assert schedule_pld(few).h == pytest.approx(_step.default_grid_step(few, 1), rel=1e-12)
+    lks = np.log([1e-2, 1e-6])
+    coarse = pld.power(lks)
+    fine = schedule_pld(segs, _step.default_grid_step(segs, 1)).power(lks)
+    assert np.all(coarse.upper - coarse.lower <= 2e-3 * coarse.upper)
+    assert np.all(coarse.lower <= fine.upper) and np.all(fine.lower <= coarse.upper)

@@ -43,8 +43,8 @@ from rerokit.bounds.pld.normal import log_ndtr
 from rerokit.bounds.pld.jumps import MAX_SLICES, jump_power, multi_slice_count
 from rerokit.bounds.pld.tilt import saddle_tilt, tail_forecast, tilted_power
 from rerokit._resources import check_memory, group_step_pld_bytes
-from rerokit.bounds.pld.step import (StepTooWide, default_grid_step, dpsgd_step_pld, loss_range, loss_tails,
-                                    MAX_STEP_WIDTH)
+from rerokit.bounds.pld.step import (STEP_POINTS, StepTooWide, default_grid_step, dpsgd_step_pld, loss_range,
+                                    loss_tails, MAX_STEP_WIDTH)
 
 # tail_power where the far-truncated steps do not fit the grid: truncation depths below the level
 # (in nats) and the grid coarsening factors tried, finest first
@@ -109,6 +109,13 @@ _JUMP_FACTORS = (0.5, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0)
 # certified step.
 _SPARSE_Q = 1e-3
 _SPARSE_BUDGET = 1e-9
+# default grid points per rms standard deviation of one step's loss where the schedule has at least
+# BATCH_MIN distinct grid steps (pld.step.STEP_POINTS, 40, otherwise): there every distinct step is
+# discretised and transformed on its own, so the cost is (distinct steps) x (points per step), while
+# the bracket's relative width grows only as 1 / points^2. Measured 2026-11-26 (seventh stop; 2,000
+# distinct steps, sigma ~ U(0.8, 2), q ~ U(0.005, 0.02)): kappa 1e-2 8.9 -> 4.6 s, width 9e-5 ->
+# 3.6e-4; kappa 1e-9 24.9 -> 12.4 s, width 1.7e-4 -> 5.5e-4 (10 points: 2.8 / 10.6 s, 1.4e-3 / 2e-3)
+_DISTINCT_STEP_POINTS = 20
 
 __all__ = ["SchedulePLD", "PLDTooWide", "schedule_pld", "merge_segments", "SIGMA_GRID_RANGE", "LOG_TAU", "MAX_TEST_BELOW"]
 
@@ -1063,7 +1070,8 @@ def _grid_step(segs: Sequence[tuple[float, float, int]], h: float | None, group_
     grid, noiseless, inv = _split_extremes(segs)
     sized = grid + ([(1.0 / math.sqrt(inv), 1.0, 1)] if inv > 0 else [])
     if h is None:
-        h = default_grid_step(sized, group_size) if sized else 1e-2
+        many = len({(s_, q_) for s_, q_, _ in sized}) >= BATCH_MIN
+        h = default_grid_step(sized, group_size, _DISTINCT_STEP_POINTS if many else STEP_POINTS) if sized else 1e-2
     n_steps = sum(T for _, _, T in segs)
     step_tau = log_tau - math.log(n_steps)
     for s_, q_, _ in sized:  # keep one step's grid below MAX_STEP_WIDTH points

@@ -94,8 +94,12 @@ COMPOSED_POINTS = 4000  # default grid points per standard deviation of the comp
 STEP_POINTS = 40
 # a grid step below H_FLOOR (nats; riskcal's and dp-accounting's default is 1e-4) only where the
 # composed loss has fewer than FLOOR_POINTS of them per standard deviation: steps with tiny losses
-# (large sigma, small q) got grids of ~1e-6 and brackets of 1e-6 - 5e-5 for 2-4x the time
-H_FLOOR = 1e-5
+# (large sigma, small q) got grids of ~1e-6 and brackets of 1e-6 - 5e-5 for 2-4x the time. 3e-5, not
+# 1e-5 (measured 2026-11-26, seventh stop): q 1e-3 at sigma 2-5 and T 3e3-3e4 (benchmarks/pld_engine.py
+# --mid) had grids of 1e-5 (~3400 points per composed standard deviation) and brackets 1e-5 - 1e-4
+# wide; at kappa 1e-9 they were slower than riskcal (x0.77-0.98); now x1.17-1.95 there, brackets
+# <= 3e-3, and every --widths cell within 2 % (widest unchanged); 1e-4 (x2.98) took those cells to 9e-3
+H_FLOOR = 3e-5
 FLOOR_POINTS = 200
 
 
@@ -902,10 +906,11 @@ def step_variance(sigma: float, q: float, k: int = 1) -> float:
     return min(max(chi2, 0.0), cap)
 
 
-def default_grid_step(segments: Sequence[tuple[float, float, int]], group_size: int = 1) -> float:
-    """Grid step ~ 1/STEP_POINTS (40) of the rms standard deviation of one step's privacy loss, in [1e-7, 1e-2],
+def default_grid_step(segments: Sequence[tuple[float, float, int]], group_size: int = 1,
+                      step_points: float = STEP_POINTS) -> float:
+    """Grid step ~ 1/step_points (STEP_POINTS, 40) of the rms standard deviation of one step's privacy loss, in [1e-7, 1e-2],
     at least 1/COMPOSED_POINTS (4000) of the composed loss's standard deviation (long schedules),
-    and at least min(H_FLOOR, that standard deviation / FLOOR_POINTS) (tiny losses).
+    and at least min(H_FLOOR (3e-5), that standard deviation / FLOOR_POINTS (200)) (tiny losses).
 
     Var(L) ~ chi^2(P || Q) = q^2 (e^{1/sigma^2} - 1) for small q, 1/sigma^2 for q = 1. The
     discretisation changes the composed loss variance by O(T h^2), small against T Var(L).
@@ -913,10 +918,13 @@ def default_grid_step(segments: Sequence[tuple[float, float, int]], group_size: 
     Args:
       segments: (sigma, q, T) triples.
       group_size: k >= 1.
+      step_points: grid points per rms standard deviation of one step's loss (> 0).
 
     Returns:
       The grid step h.
     """
+    if not step_points > 0:
+        raise ValueError(f"step_points must be > 0, got {step_points!r}")
     tot = 0.0
     n = 0
     for sigma, q, T in segments:
@@ -926,4 +934,4 @@ def default_grid_step(segments: Sequence[tuple[float, float, int]], group_size: 
     # and at most ~COMPOSED_POINTS grid points per standard deviation of the composed loss: beyond
     # that a finer grid only costs FFT size (the connect-the-dots error is second order in h)
     floor = min(H_FLOOR, math.sqrt(tot) / FLOOR_POINTS)
-    return float(min(1e-2, max(1e-7, rms / STEP_POINTS, math.sqrt(tot) / COMPOSED_POINTS, floor)))
+    return float(min(1e-2, max(1e-7, rms / step_points, math.sqrt(tot) / COMPOSED_POINTS, floor)))
