@@ -221,6 +221,17 @@ STEP_POINTS 20 instead of 40 (x2 at T <= 4e4, --mid x1.54) moved pinned golden v
 gamma 0.19421 +- 1e-5 to 0.194224); COMPOSED_POINTS 2000 as well broke the 2 % width (2.06e-2 at
 sigma 0.3, q 1e-4, T 1e6, kappa 1e-30) and the 1e-9 beta target at T 1e6 (2.9e-9); the tilt on a 2x
 coarser grid at kappa 1e-9 saved 20-30 % only.
+2026-11-26, seventh stop (load 0.3-0.6, riskcal in the same runs): the floor of the default grid step
+raised to min(3e-5, composed sd / 200). ``--mid --repeats 3``: geometric mean x1.40 -> x2.12, every
+cell faster than riskcal (x1.17-4.23; the kappa 1e-9 cells at T 1e4-3e4 were x0.77-0.98), widths
+<= 4e-3 (were <= 3e-3); H_FLOOR 1e-4 measured x2.98 with widths to 9e-3 and not kept. ``--small``
+x1.31-2.46 (geometric mean x1.66); ``--widths``: every cell within 2 %, widest unchanged (1.11e-2);
+25 random cells (seed 11): slower than riskcal in 1, unchanged (sigma 1.85, q 1.2e-3, T 5.4e4, kappa
+1.2e-29, x0.81, the coarse tail path). Schedules of >= 16 distinct steps default to 20 grid points
+per step's loss sd instead of 40 (rerokit.bounds.pld.builder._DISTINCT_STEP_POINTS): the 2,000
+distinct steps below 8.7 -> ~4.6-5.1 s, width 9e-5 -> 3.6e-4; 25 random 16-120-step schedules
+(sigma 0.4-8, q 1e-4-0.3, kappa 1e-30-1e-2): every bracket within 2 % (widest 1.5e-2, the same
+with 40 points: sigma 2, q 1e-4, T 3 x 107 steps, kappa 4e-23, 27 s, the tilt's refinement).
 """
 
 from __future__ import annotations

@@ -180,6 +180,32 @@ def test_too_many_slices_decline() -> None:
     assert MAX_SLICES >= 16
 
 
+def test_many_distinct_steps_decline_before_counting_slices(monkeypatch) -> None:
+    """More than builder._JUMP_MULTI_MAX_STEPS distinct tiny-q steps: the two-grid tilt is declined
+    without counting the product set (a product over the steps of K_i + 1); at the limit it is counted."""
+    import sys
+
+    builder = sys.modules["rerokit.bounds.pld.builder"]
+    calls = []
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return multi_slice_count(*args, **kwargs)
+
+    monkeypatch.setattr(builder, "multi_slice_count", counting)
+    rng = np.random.default_rng(3)
+    la = math.log(1e-20)
+    for n, counted in ((builder._JUMP_MULTI_MAX_STEPS + 1, False), (builder._JUMP_MULTI_MAX_STEPS, True)):
+        calls.clear()
+        segs = [(float(rng.uniform(0.9, 1.1)), float(rng.uniform(2e-4, 3e-4)), 2000) for _ in range(n)]
+        pld = schedule_pld(segs)
+        assert (pld._jump_forecast(la) is None) or counted
+        assert bool(calls) == counted
+        if not counted:
+            lo, up = pld.tail_power(la)  # the one-grid tilt answers: a certified bracket
+            assert lo <= up < 0.0
+
+
 def test_bad_input_names_the_parameter() -> None:
     la = math.log(1e-9)
     args, _ = _args((20, 15), 1e-3, la)

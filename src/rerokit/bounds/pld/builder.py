@@ -96,6 +96,11 @@ _JUMP_SHORT = 5000
 # elsewhere 0.2 was as tight as 0.05 and as fast or faster (3-6 slices instead of 5-22)
 _JUMP_MULTI_CUTS = (0.2, 0.5, 1.0)
 _JUMP_MULTI_SLICES = 24
+# more distinct steps than this: the two-grid tilt is declined before its slices are counted (a
+# product of K_i + 1 over the steps: at most log2(MAX_SLICES) = 6 steps can have a jump slice, so
+# beyond 12 only schedules where most steps never jump could fit; counting them for a 116-step noise
+# schedule at q ~3e-4 took 5.4 s, for a product of ~2^100)
+_JUMP_MULTI_MAX_STEPS = 12
 # the bulk's grid over this one, finest first (the first on which one step fits, step.MAX_STEP_WIDTH)
 _JUMP_FACTORS = (0.5, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0)
 
@@ -601,7 +606,7 @@ class SchedulePLD:
         fc = self.tail_forecast(float(log_alpha))
         if not _jumps_pay(fc, sum(T for _, _, T in grid)):
             return None
-        if len(grid) > 1 and self._jump_cut(log_alpha) is None:
+        if len(grid) > _JUMP_MULTI_MAX_STEPS or (len(grid) > 1 and self._jump_cut(log_alpha) is None):
             return None
         return fc
 
