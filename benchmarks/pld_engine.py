@@ -11,6 +11,14 @@ certified bracket's relative width (upper - lower) / upper over a grid of kappa.
 
     python benchmarks/pld_engine.py [--repeats 1]
 
+``--two-seg``: 16 seeded random two-segment schedules against dp-accounting (riskcal takes one
+segment). Measured 2026-11-26, seventh stop (load ~1, ``--repeats 2``): geometric mean x9.35, rerokit
+slower in 1 of 16 (sigma 1.955 / 5.493, q 4.6e-3 / 6.9e-4, T 26 + 614, kappa 3.7e-12: 103 ms
+against 73 ms, a bracket 4.8e-6 wide; the two-grid tilt or the one-grid tilt alike). A tiny-q segment
+beside one with q above 1e-3 now takes the two-grid tilt (builder._JUMP_Q): sigma 0.961 / 2.04,
+q 9.1e-4 / 3.3e-3, T 15831 + 88, kappa 1.4e-12 0.67 s -> 0.15 s (dp-accounting 0.42 s), width
+1.1e-3 -> 3.2e-4.
+
 Timings on a shared machine are noisy; each is the best of ``--repeats`` runs.
 
 ``--mid``: only the mid-length rows (sigma 2, 3, 5; q 1e-3; T 3e3, 1e4, 3e4, 1e5; kappa 1e-3, 1e-6,
@@ -261,6 +269,47 @@ def dp_accounting_gamma(sigma: float, q: float, T: int, kappa: float) -> float:
     return float(np.min(np.exp(eps) * kappa + np.asarray(pmf.get_delta_for_epsilon(eps))))
 
 
+def dp_accounting_gamma_segments(segs: list[tuple[float, float, int]], kappa: float) -> float:
+    """:func:`dp_accounting_gamma` of a schedule of several (sigma, q, T) segments (the REMOVE pmfs
+    self-composed, then composed)."""
+    from dp_accounting.pld import privacy_loss_distribution as pldlib
+
+    pmf = None
+    for sigma, q, T in segs:
+        one = pldlib.from_gaussian_mechanism(sigma, sampling_prob=q)._pmf_remove.self_compose(T)  # noqa: SLF001
+        pmf = one if pmf is None else pmf.compose(one)
+    eps = np.linspace(-1.0, 20.0, 2001)
+    return float(np.min(np.exp(eps) * kappa + np.asarray(pmf.get_delta_for_epsilon(eps))))
+
+
+TWO_SEG_CELLS = 16
+TWO_SEG_SEED = 5
+
+
+def two_segment_rows(repeats: int) -> None:
+    """Seeded random two-segment schedules (sigma 0.5-8, q 1e-4-0.1, T 10-1e5 per segment; kappa
+    1e-12-1e-2) against dp-accounting's PLD at its default discretisation (riskcal takes one segment
+    only): time, ratio dp-accounting / rerokit, rerokit's relative width; the geometric mean."""
+    rng = np.random.default_rng(TWO_SEG_SEED)
+
+    def lu(a: float, b: float) -> float:
+        return float(np.exp(rng.uniform(np.log(a), np.log(b))))
+
+    print(f"\ntwo-segment schedules (seed {TWO_SEG_SEED}): time (ms), ratio dp-accounting/rerokit, rerokit's width")
+    ratios = []
+    for _ in range(TWO_SEG_CELLS):
+        segs = [(round(lu(0.5, 8.0), 3), float(f"{lu(1e-4, 0.1):.3g}"), int(lu(10, 1e5))) for _ in range(2)]
+        kappa = float(f"{lu(1e-12, 1e-2):.2g}")
+        t_r, b = best_time(lambda: rero_dpsgd(segments=segs, kappa=kappa, comparisons=False), repeats)
+        t_d, g = best_time(lambda: dp_accounting_gamma_segments(segs, kappa), repeats)
+        ratios.append(t_d / t_r)
+        print(f"  {segs} kappa {kappa:.1e}: rerokit {t_r * 1e3:7.1f} ms [{b.interval[0]:.5g}, {b.value:.5g}] "
+              f"w {(b.value - b.interval[0]) / b.value:.1e} | dp-accounting {t_d * 1e3:7.1f} ms "
+              f"(x{t_d / t_r:.2f}) gamma {g:.5g}", flush=True)
+    print(f"  geometric mean of dp-accounting/rerokit: x{math.exp(float(np.mean(np.log(ratios)))):.2f}; "
+          f"rerokit slower in {sum(r < 1.0 for r in ratios)} of {len(ratios)}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=1)
@@ -275,6 +324,8 @@ def main() -> None:
     ap.add_argument("--tinyq", action="store_true", help="only the tiny-q cells (sigma 1, q 1e-4) against riskcal (tinyq_rows)")
     ap.add_argument("--tinyq-multi", action="store_true",
                     help="only the two-segment tiny-q cells (tinyq_multi_rows; with --baseline-src, against another checkout)")
+    ap.add_argument("--two-seg", action="store_true",
+                    help="only random two-segment schedules against dp-accounting (two_segment_rows)")
     ap.add_argument("--pixel", action="store_true",
                     help="only the pixel-tolerance cells (kappa ~ 1e-473, log brackets; pixel_rows)")
     ap.add_argument("--baseline-src", default=None,
@@ -292,6 +343,8 @@ def main() -> None:
     except ImportError:
         get_beta_for_dpsgd = None
     rero_dpsgd(1.0, 0.1, 10, 0.01, comparisons=False)  # warm-up (imports)
+    if args.two_seg:
+        return two_segment_rows(args.repeats)
     if args.tinyq:
         return tinyq_rows(get_beta_for_dpsgd, args.repeats)
     if args.mid or args.small:

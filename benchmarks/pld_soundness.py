@@ -10,7 +10,7 @@ reference's tolerance 2e-4 in log; where gamma > 0.999 the same for 1 - gamma (i
 precision). riskcal (one segment only, its default grid) is printed beside it: its value is not a
 bound and may fall on either side.
 
-    python benchmarks/pld_soundness.py [--settings 40] [--seed 0] [--out results.jsonl] [--tinyq | --tinyq-multi]
+    python benchmarks/pld_soundness.py [--settings 40] [--seed 0] [--out results.jsonl] [--tinyq | --tinyq-multi | --mixed-q]
 
 ``--tinyq``: one segment, sigma 0.7-1.6, q 5e-5-1e-3, T 1e3-1e6, kappa 1e-30-1e-6 (the two-grid
 tilt of rerokit.bounds.pld.jumps; the random draws above rarely reach it with a reference).
@@ -55,7 +55,9 @@ pld.step.default_grid_step): 24 of 24 contained, widest 4.4e-3, riskcal below in
 steps on two grids, full-batch segments merged where mu is huge) seed 8, 20 draws: 14 of 14, riskcal
 below in 5; ``--tinyq-multi`` seed 2, 12 draws: 8 of 8, widest 8.0e-3. Seventh stop (the grid floor
 min(3e-5, sd / 200)): seed 9, 30 draws: 24 settings with a reference, all contained, widest 6.2e-3,
-riskcal below the truth in 6.
+riskcal below the truth in 6. ``--mixed-q`` (a tiny-q segment beside one with q in [1e-3, 0.1], since
+the two-grid tilt takes them) seeds 0 and 1, 14 draws each: 14 + 10 settings with a reference, all
+contained, widest 8.0e-3.
 """
 
 from __future__ import annotations
@@ -112,6 +114,18 @@ def draw_tinyq_multi(rng: np.random.Generator) -> tuple[list[tuple[float, float,
     return segs, float(rng.uniform(-30, -6) * math.log(10))
 
 
+def draw_mixed_q(rng: np.random.Generator) -> tuple[list[tuple[float, float, int]], float]:
+    """One two-segment setting of a tiny-q segment (:func:`draw_tinyq`'s) beside one with q in
+    [1e-3, 0.1] (sigma log-uniform in [0.5, 8], T in [10, 1e5]; ``--mixed-q``: where the two-grid tilt
+    of several distinct steps answers although one step's q is above builder._JUMP_Q), kappa in
+    [1e-30, 1e-6]."""
+    tiny = draw_tinyq(rng)[0][0]
+    sigma = float(math.exp(rng.uniform(math.log(0.5), math.log(8.0))))
+    q = float(10 ** rng.uniform(-3, -1))
+    T = int(round(10 ** rng.uniform(1, 5)))
+    return [tiny, (round(sigma, 4), float(f"{q:.3g}"), T)], float(rng.uniform(-30, -6) * math.log(10))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--settings", type=int, default=40)
@@ -119,6 +133,7 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="append one JSON line per setting")
     ap.add_argument("--tinyq", action="store_true", help="tiny-q settings only (draw_tinyq)")
     ap.add_argument("--tinyq-multi", action="store_true", help="two-segment tiny-q settings only (draw_tinyq_multi)")
+    ap.add_argument("--mixed-q", action="store_true", help="a tiny-q segment beside one with q in [1e-3, 0.1] (draw_mixed_q)")
     a = ap.parse_args()
     ref = _reference()
     try:
@@ -128,7 +143,8 @@ def main() -> None:
     rng = np.random.default_rng(a.seed)
     bad = peer_below = done = 0
     for k in range(a.settings):
-        segs, lk = (draw_tinyq_multi if a.tinyq_multi else draw_tinyq if a.tinyq else draw)(rng)
+        segs, lk = (draw_mixed_q if a.mixed_q else draw_tinyq_multi if a.tinyq_multi else draw_tinyq if a.tinyq
+                    else draw)(rng)
         t0 = time.perf_counter()
         try:
             pt = ref.Schedule(segs).at_level(lk)

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy import special, stats
 
@@ -88,6 +88,7 @@ def test_normal_limit_approaches_exact_cdf():
     factor=st.floats(1.0, 5.0),
     q=st.floats(0.01, 3.0),
 )
+@example(n=74, sigma=1.5, r=1.0, factor=1.0000000000000002, q=0.5625)  # gamma' was 1 ulp below gamma
 def test_prop3_gamma_bounds_every_target_and_is_safe(n, sigma, r, factor, q):
     eta = q * sigma**2 * r**2
     b = u.mse_rero(eta, sigma, n, min_norm=r)

@@ -621,10 +621,14 @@ def _mse_rero(
         extras["assumption"] = "clip <= min_X ||X||_2 (data-independent bound of Prop. 3)"
     elif c is not None:
         extras["optimal_rows"] = optimal_rows(c, norm)
-        if c <= norm:
-            extras["gamma_data_independent"] = _gamma_bound(n, _arg_x(n, k, e, log_e, s, c), "", {}, {}).value
     inputs = {"eta": e, "noise_multiplier": s, "dim": n, "min_norm": min_norm, "clip": clip, "releases": k}
-    return _gamma_bound(n, _arg_x(n, k, e, log_e, s, norm), "uninformed-mse (Riess et al. 2024 Prop. 3, Thm 2)", inputs, extras)
+    b = _gamma_bound(n, _arg_x(n, k, e, log_e, s, norm), "uninformed-mse (Riess et al. 2024 Prop. 3, Thm 2)", inputs, extras)
+    if min_norm is not None and c is not None and c <= norm:
+        # gamma' >= gamma (C <= r); at C within an ulp of r the rounding of the argument could put the
+        # computed gamma' 1 ulp below gamma (found by hypothesis: r 1, C = r / (1 + 2^-52)): the max
+        # is as certified (both upper bounds, gamma' the larger exactly)
+        b.extras["gamma_data_independent"] = max(_gamma_bound(n, _arg_x(n, k, e, log_e, s, c), "", {}, {}).value, b.value)
+    return b
 
 
 def psnr_mse_threshold(psnr_threshold: float, data_range: float) -> float:
