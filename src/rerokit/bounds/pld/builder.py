@@ -69,6 +69,11 @@ _TAIL_FIRST_ENOUGH = 0.004
 # the points: at T 1e3, kappa 1e-20 8192 points gave a bracket 3.3e-4 wide in 0.25 s, 131072 points
 # 2.5e-4 in 4.1 s)
 _TAIL_LADDER_START = 8192
+# the one-grid tilt on this grid where its window is predicted (tail_forecast's spread times the
+# untilted window) at most this many points, else the coarse ladder first (seventh stop: sigma 5.6 /
+# 0.589, q 1.2e-3 / 1.5e-3, T 2470 + 195, kappa 3.2e-11: spread 68 on a 2.1e5-point window, the
+# tilt took 1.1 s on 2e6 points for a bracket 3.3e-6 wide (in log); the ladder 29 ms, 2.0e-3)
+_TILT_OWN_POINTS = 2_000_000
 _TAIL_LADDER_ORDER = 2.0
 
 # the two-grid tilt (rerokit.bounds.pld.jumps) of tail_power: for q <= _JUMP_Q (several distinct steps:
@@ -565,7 +570,13 @@ class SchedulePLD:
 
     def _tail_power_legacy(self, log_alpha: float, lt: float, lt_q: float | None) -> tuple[float, float]:
         """:meth:`tail_power` by the one-grid tilt (:func:`rerokit.bounds.pld.tilt.tilted_power`),
-        steps truncated at ``lt`` (``lt_q``: :meth:`_inf_truncation`, or None)."""
+        steps truncated at ``lt`` (``lt_q``: :meth:`_inf_truncation`, or None). Where the tilted
+        window on this grid is predicted above :data:`_TILT_OWN_POINTS` points (the forecast's spread
+        times this window), the coarse grids first (:meth:`_tail_power_coarse`, which adds this
+        grid's own tilt where theirs is wider than 1 % in log)."""
+        fc = self.tail_forecast(float(log_alpha))
+        if fc is not None and fc[3] * self.window_points() > _TILT_OWN_POINTS:
+            return self._tail_power_coarse(log_alpha)
         src = self
         if lt_q is not None and lt_q >= self.log_tau:
             # this grid's own truncation already keeps the mass at +infinity below alpha e^-7: its
