@@ -30,3 +30,29 @@ def test_upper_end_is_the_same_with_and_without_the_bracket(sigma: float, q: flo
     assert with_b.interval[0] <= with_b.value
     # equal up to the last digits (the bracketed path's round-off terms are summed in another order)
     assert with_b.value == pytest.approx(without.value, rel=1e-9, abs=0.0)
+
+
+def test_two_segment_far_tail_on_a_coarser_grid(bromwich) -> None:
+    """Several distinct steps whose tilted window is predicted above 1.5 x builder._TILT_REGRID_ABOVE
+    points: the far-tail tilt on a coarser grid, chosen from the forecast only (the same upper end
+    with and without the bracket); the bracket contains the Bromwich reference of
+    tests/bounds/conftest.py (Schedule(segs).point(0.5), pinned)."""
+    import math
+    import sys
+
+    from rerokit.bounds.dpsgd import dpsgd_pld
+
+    builder = sys.modules["rerokit.bounds.pld.builder"]
+    segs = [(5.801, 0.00841, 1900), (1.419, 0.00171, 90)]
+    log_level, log_power = -31.711357234400417, -31.201459404182046
+    pld = dpsgd_pld(segs)
+    fc = pld.tail_forecast(log_level)
+    assert fc[3] * pld.window_points() >= 1.5 * builder._TILT_REGRID_ABOVE  # the path under test
+    lo, up = pld.tail_power(log_level)
+    assert lo <= log_power + bromwich.REF_TOL and up >= log_power - bromwich.REF_TOL
+    assert up - lo <= 2e-3  # measured 6.3e-4 (in log)
+    kappa = math.exp(log_level)
+    with_b = rero_dpsgd(segments=segs, kappa=kappa, comparisons=False)
+    without = rero_dpsgd(segments=segs, kappa=kappa, comparisons=False, numerics=Numerics(bracket=False))
+    assert with_b.value == pytest.approx(without.value, rel=1e-9, abs=0.0)
+    assert with_b.interval[0] <= math.exp(log_power + bromwich.REF_TOL)

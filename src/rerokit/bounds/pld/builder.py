@@ -74,6 +74,13 @@ _TAIL_LADDER_START = 8192
 # 0.589, q 1.2e-3 / 1.5e-3, T 2470 + 195, kappa 3.2e-11: spread 68 on a 2.1e5-point window, the
 # tilt took 1.1 s on 2e6 points for a bracket 3.3e-6 wide (in log); the ladder 29 ms, 2.0e-3)
 _TILT_OWN_POINTS = 2_000_000
+# ... and above 1.5 times _TILT_REGRID_ABOVE predicted points, first on a grid coarser by that ratio
+# (at most _TILT_REGRID_MAX): sigma 5.801 / 1.419, q 8.4e-3 / 1.7e-3, T 1900 + 90, kappa 2.4e-12
+# (spread 9.5 on 4.9e4 points; the tilted windows 3-5e5 points): 211 ms for a bracket 3.5e-5 wide
+# (in log) on this grid, 44 ms and 5.5e-4 on a 4x coarser one (dp-accounting 0.11 s). Several
+# distinct steps only, not below 1e-300: single-segment brackets stay as they were (pinned widths)
+_TILT_REGRID_ABOVE = 100_000
+_TILT_REGRID_MAX = 4.0
 _TAIL_LADDER_ORDER = 2.0
 
 # the two-grid tilt (rerokit.bounds.pld.jumps) of tail_power: for q <= _JUMP_Q (several distinct steps:
@@ -575,8 +582,22 @@ class SchedulePLD:
         times this window), the coarse grids first (:meth:`_tail_power_coarse`, which adds this
         grid's own tilt where theirs is wider than 1 % in log)."""
         fc = self.tail_forecast(float(log_alpha))
-        if fc is not None and fc[3] * self.window_points() > _TILT_OWN_POINTS:
+        pred = fc[3] * self.window_points() if fc is not None else 0.0
+        if pred > _TILT_OWN_POINTS:
             return self._tail_power_coarse(log_alpha)
+        if (pred >= 1.5 * _TILT_REGRID_ABOVE and len(_split_extremes(self.segments)[0]) > 1
+                and float(log_alpha) >= _LOG_MIN_TAIL):
+            # several distinct steps: on a grid coarser by pred / _TILT_REGRID_ABOVE (at most
+            # _TILT_REGRID_MAX; any grid is certified). Chosen from the forecast of the dominating
+            # steps only, so that the upper end is the same with and without the bracket
+            own_tau = lt_q is not None and lt_q >= self.log_tau
+            try:
+                coarse = self._regridded(min(_TILT_REGRID_MAX, pred / _TILT_REGRID_ABOVE),
+                                         self.log_tau if own_tau else lt)
+                coarse._parts("remove")
+                return self._tail_power_from(coarse, log_alpha)
+            except (StepTooWide, WindowTooWide):
+                pass
         src = self
         if lt_q is not None and lt_q >= self.log_tau:
             # this grid's own truncation already keeps the mass at +infinity below alpha e^-7: its
