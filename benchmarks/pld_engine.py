@@ -17,7 +17,9 @@ slower in 1 of 16 (sigma 1.955 / 5.493, q 4.6e-3 / 6.9e-4, T 26 + 614, kappa 3.7
 against 73 ms, a bracket 4.8e-6 wide; the two-grid tilt or the one-grid tilt alike). A tiny-q segment
 beside one with q above 1e-3 now takes the two-grid tilt (builder._JUMP_Q): sigma 0.961 / 2.04,
 q 9.1e-4 / 3.3e-3, T 15831 + 88, kappa 1.4e-12 0.67 s -> 0.15 s (dp-accounting 0.42 s), width
-1.1e-3 -> 3.2e-4.
+1.1e-3 -> 3.2e-4. After the far-tail tilt of several distinct steps moved to coarser grids where its
+window is predicted large (builder._TILT_REGRID_ABOVE, _TILT_OWN_POINTS; beside a CI run, load ~2):
+geometric mean x9.08, the same cell the only slower one (110 against 82 ms).
 
 Timings on a shared machine are noisy; each is the best of ``--repeats`` runs.
 

@@ -55,7 +55,8 @@ pld.step.default_grid_step): 24 of 24 contained, widest 4.4e-3, riskcal below in
 steps on two grids, full-batch segments merged where mu is huge) seed 8, 20 draws: 14 of 14, riskcal
 below in 5; ``--tinyq-multi`` seed 2, 12 draws: 8 of 8, widest 8.0e-3. Seventh stop (the grid floor
 min(3e-5, sd / 200)): seed 9, 30 draws: 24 settings with a reference, all contained, widest 6.2e-3,
-riskcal below the truth in 6. ``--mixed-q`` (a tiny-q segment beside one with q in [1e-3, 0.1], since
+riskcal below the truth in 6; seed 10, 24 draws (with the mixed-q two-grid tilt and the coarse ladder
+for large tilted windows): 17 settings, all contained, widest 6.1e-3, riskcal below in 1. ``--mixed-q`` (a tiny-q segment beside one with q in [1e-3, 0.1], since
 the two-grid tilt takes them) seeds 0 and 1, 14 draws each: 14 + 10 settings with a reference, all
 contained, widest 8.9e-3.
 """
