@@ -262,22 +262,14 @@ KAPPA = 1e-3
 DISTINCT_STEPS = 2_000
 
 
-def dp_accounting_gamma(sigma: float, q: float, T: int, kappa: float) -> float:
-    from dp_accounting.pld import privacy_loss_distribution as pldlib
-
-    pld = pldlib.from_gaussian_mechanism(sigma, sampling_prob=q)
-    pmf = pld._pmf_remove.self_compose(T)  # noqa: SLF001 - the REMOVE direction only (peer's API)
-    eps = np.linspace(-1.0, 20.0, 2001)
-    return float(np.min(np.exp(eps) * kappa + np.asarray(pmf.get_delta_for_epsilon(eps))))
-
-
 def dp_accounting_gamma_segments(segs: list[tuple[float, float, int]], kappa: float) -> float:
-    """:func:`dp_accounting_gamma` of a schedule of several (sigma, q, T) segments (the REMOVE pmfs
-    self-composed, then composed)."""
+    """gamma <= min over eps of e^eps kappa + delta(eps) from dp-accounting's PLD at its default
+    discretisation: each segment's REMOVE pmf self-composed T times, the segments composed."""
     from dp_accounting.pld import privacy_loss_distribution as pldlib
 
     pmf = None
     for sigma, q, T in segs:
+        # the REMOVE direction only (peer's API)
         one = pldlib.from_gaussian_mechanism(sigma, sampling_prob=q)._pmf_remove.self_compose(T)  # noqa: SLF001
         pmf = one if pmf is None else pmf.compose(one)
     eps = np.linspace(-1.0, 20.0, 2001)
@@ -366,7 +358,7 @@ def main() -> None:
         if get_beta_for_dpsgd is not None:
             t_c, beta = best_time(lambda: get_beta_for_dpsgd(sigma, q, T, KAPPA), args.repeats)
             line += f" | riskcal {t_c * 1e3:8.1f} ms (x{t_c / t_r:.2f}) gamma {1 - float(beta):.6g}"
-        t_d, g = best_time(lambda: dp_accounting_gamma(sigma, q, T, KAPPA), args.repeats)
+        t_d, g = best_time(lambda: dp_accounting_gamma_segments([(sigma, q, T)], KAPPA), args.repeats)
         line += f" | dp-accounting {t_d * 1e3:8.1f} ms (x{t_d / t_r:.2f}) gamma {g:.6g}"
         print(line, flush=True)
 

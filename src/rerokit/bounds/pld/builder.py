@@ -69,6 +69,7 @@ _TAIL_FIRST_ENOUGH = 0.004
 # the points: at T 1e3, kappa 1e-20 8192 points gave a bracket 3.3e-4 wide in 0.25 s, 131072 points
 # 2.5e-4 in 4.1 s)
 _TAIL_LADDER_START = 8192
+_TAIL_LADDER_ORDER = 2.0
 # the one-grid tilt on this grid where its window is predicted (tail_forecast's spread times the
 # untilted window) at most this many points, else the coarse ladder first (seventh stop: sigma 5.6 /
 # 0.589, q 1.2e-3 / 1.5e-3, T 2470 + 195, kappa 3.2e-11: spread 68 on a 2.1e5-point window, the
@@ -81,7 +82,6 @@ _TILT_OWN_POINTS = 2_000_000
 # distinct steps only, not below 1e-300: single-segment brackets stay as they were (pinned widths)
 _TILT_REGRID_ABOVE = 100_000
 _TILT_REGRID_MAX = 4.0
-_TAIL_LADDER_ORDER = 2.0
 
 # the two-grid tilt (rerokit.bounds.pld.jumps) of tail_power: for q <= _JUMP_Q (several distinct steps:
 # the smallest q; a step with a larger q that has few losses above the cut is part of the product
@@ -578,9 +578,10 @@ class SchedulePLD:
     def _tail_power_legacy(self, log_alpha: float, lt: float, lt_q: float | None) -> tuple[float, float]:
         """:meth:`tail_power` by the one-grid tilt (:func:`rerokit.bounds.pld.tilt.tilted_power`),
         steps truncated at ``lt`` (``lt_q``: :meth:`_inf_truncation`, or None). Where the tilted
-        window on this grid is predicted above :data:`_TILT_OWN_POINTS` points (the forecast's spread
-        times this window), the coarse grids first (:meth:`_tail_power_coarse`, which adds this
-        grid's own tilt where theirs is wider than 1 % in log)."""
+        window on this grid is predicted (the forecast's spread times this window) above
+        :data:`_TILT_OWN_POINTS` points, the coarse grids first (:meth:`_tail_power_coarse`, which adds
+        this grid's own tilt where theirs is wider than 1 % in log); several distinct steps predicted
+        above 1.5 :data:`_TILT_REGRID_ABOVE` points, one grid coarser by up to :data:`_TILT_REGRID_MAX`."""
         fc = self.tail_forecast(float(log_alpha))
         pred = fc[3] * self.window_points() if fc is not None else 0.0
         if pred > _TILT_OWN_POINTS:
@@ -1111,7 +1112,7 @@ def _grid_step(segs: Sequence[tuple[float, float, int]], h: float | None, group_
     grid, noiseless, inv = _split_extremes(segs)
     sized = grid + ([(1.0 / math.sqrt(inv), 1.0, 1)] if inv > 0 else [])
     if h is None:
-        many = len({(s_, q_) for s_, q_, _ in sized}) >= BATCH_MIN
+        many = len(sized) >= BATCH_MIN  # (segments merged: distinct steps, as _make_parts counts them)
         h = default_grid_step(sized, group_size, _DISTINCT_STEP_POINTS if many else STEP_POINTS) if sized else 1e-2
     n_steps = sum(T for _, _, T in segs)
     step_tau = log_tau - math.log(n_steps)
