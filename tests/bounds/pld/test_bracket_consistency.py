@@ -56,3 +56,120 @@ def test_two_segment_far_tail_on_a_coarser_grid(bromwich) -> None:
     without = rero_dpsgd(segments=segs, kappa=kappa, comparisons=False, numerics=Numerics(bracket=False))
     assert with_b.value == pytest.approx(without.value, rel=1e-9, abs=0.0)
     assert with_b.interval[0] <= math.exp(log_power + bromwich.REF_TOL)
+
+
+def test_single_segment_far_tail_on_a_coarser_grid(bromwich) -> None:
+    """One segment whose tilted window is predicted above 1.5 x builder._TILT_REGRID_ABOVE points
+    (sigma 1.28, q 1.75e-3, T 2477 at a level near 1e-23; the one-grid tilt on this grid took 0.33 s
+    for a bracket 1.7e-4 wide): the tilt on a grid coarser by up to _TILT_REGRID_MAX, chosen from the
+    forecast only. Its bracket contains the Bromwich reference of tests/bounds/conftest.py
+    (Schedule(segs).at_level(log 2.51e-17)'s point, pinned), and the upper end is the same with and
+    without the bracket."""
+    import math
+    import sys
+
+    from rerokit.bounds.dpsgd import dpsgd_pld
+
+    builder = sys.modules["rerokit.bounds.pld.builder"]
+    segs = [(1.28, 1.75e-3, 2477)]
+    log_level, log_power = -53.3061030503183, -51.28433531678383
+    pld = dpsgd_pld(segs)
+    fc = pld.tail_forecast(log_level)
+    assert fc[3] * pld.window_points() >= 1.5 * builder._TILT_REGRID_ABOVE  # the path under test
+    lo, up = pld.tail_power(log_level)
+    assert lo <= log_power + bromwich.REF_TOL and up >= log_power - bromwich.REF_TOL
+    assert up - lo <= 2e-3  # measured 1.7e-4 (in log)
+    with_b = rero_dpsgd(segments=segs, log_kappa=log_level, comparisons=False)
+    without = rero_dpsgd(segments=segs, log_kappa=log_level, comparisons=False, numerics=Numerics(bracket=False))
+    assert with_b.value == pytest.approx(without.value, rel=1e-9, abs=0.0)
+    assert with_b.interval[0] <= math.exp(log_power + bromwich.REF_TOL)
+    assert with_b.value >= math.exp(log_power - bromwich.REF_TOL)
+
+
+def test_a_refined_grid_is_not_coarsened_again(bromwich, monkeypatch) -> None:
+    """The coarser-grid tilt applies on the automatic grid only: on a grid refined for a wide bracket
+    (SchedulePLD.refined, dpsgd._refine_into) it would undo the refinement. At sigma 1.75, q 2.46e-3,
+    T 656064, a level near 1e-31, the default grid's tilt is 6 % wide; the refined grid's own tilt
+    answers (it did not: 3.3 % after the refinement), and the final bracket contains the Bromwich
+    reference (Schedule(segs).at_level(log 6.57e-30)'s point, pinned) within dpsgd._REFINE_ABOVE."""
+    import math
+    import sys
+
+    from rerokit.bounds.dpsgd import dpsgd_pld
+
+    builder = sys.modules["rerokit.bounds.pld.builder"]
+    segs = [(1.75, 2.46e-3, 656064)]
+    log_level, log_power = -70.57677671506627, -56.82678979740184
+    fine = dpsgd_pld(segs).refined(4.0)
+    assert not fine.auto_grid
+    fc = fine.tail_forecast(log_level)
+    assert fc[3] * fine.window_points() >= 1.5 * builder._TILT_REGRID_ABOVE  # would be coarsened
+    grids: list[float] = []
+    orig = builder.SchedulePLD._tail_power_from
+
+    def spy(self, src, log_alpha):
+        grids.append(src.h)
+        return orig(self, src, log_alpha)
+
+    monkeypatch.setattr(builder.SchedulePLD, "_tail_power_from", spy)
+    lo, up = fine.tail_power(log_level)
+    assert grids == [fine.h]
+    assert lo <= log_power + bromwich.REF_TOL and up >= log_power - bromwich.REF_TOL
+    b = rero_dpsgd(segments=segs, log_kappa=log_level, comparisons=False)
+    lo_b, up_b = b.interval
+    assert math.log(lo_b) <= log_power + bromwich.REF_TOL and math.log(up_b) >= log_power - bromwich.REF_TOL
+    assert (up_b - lo_b) / up_b <= 0.01  # measured 3.1e-3
+
+
+def test_coarse_tail_stops_deepening_when_the_grid_sets_the_width(bromwich, monkeypatch) -> None:
+    """builder._tail_power_coarse tries deeper truncations only while moving their mass at +infinity
+    onto the grid could make the bracket narrow enough (builder._inf_gain). At sigma 2.49,
+    q 8.73e-3, T 339171, a level near 1e-24, the width (4.5 % in log) comes from the grid step: the
+    three deeper truncations and this grid's own (four more tilts, the same bracket) are skipped, and
+    the refinement (dpsgd._refined, width ~ h^2 in the far tail) answers within
+    dpsgd._REFINE_ABOVE. Both brackets contain the Bromwich reference (pinned)."""
+    import math
+    import sys
+
+    from rerokit.bounds.dpsgd import dpsgd_pld
+
+    builder = sys.modules["rerokit.bounds.pld.builder"]
+    segs = [(2.49, 8.73e-3, 339171)]
+    log_level, log_power = -54.7552033296245, -35.16051115952847
+    pld = dpsgd_pld(segs)
+    tilts: list[tuple[float, float]] = []
+    orig = builder.SchedulePLD._tail_power_from
+    coarse = builder.SchedulePLD._tail_power_coarse
+    paths: list[str] = []
+
+    def spy(self, src, log_alpha):
+        tilts.append((src.h, src.log_tau))
+        return orig(self, src, log_alpha)
+
+    def spy_coarse(self, log_alpha):
+        paths.append("coarse")
+        return coarse(self, log_alpha)
+
+    monkeypatch.setattr(builder.SchedulePLD, "_tail_power_from", spy)
+    monkeypatch.setattr(builder.SchedulePLD, "_tail_power_coarse", spy_coarse)
+    lo, up = pld.tail_power(log_level)
+    assert paths == ["coarse"] and len(tilts) == 1 and tilts[0][0] == pld.h
+    assert lo <= log_power + bromwich.REF_TOL and up >= log_power - bromwich.REF_TOL
+    assert up - lo > 0.01  # grid-limited: the refinement's case
+    monkeypatch.undo()
+    b = rero_dpsgd(segments=segs, log_kappa=log_level, comparisons=False)
+    lo_b, up_b = b.interval
+    assert math.log(lo_b) <= log_power + bromwich.REF_TOL and math.log(up_b) >= log_power - bromwich.REF_TOL
+    assert (up_b - lo_b) / up_b <= 0.01  # measured 3.1e-3
+
+
+def test_inf_gain() -> None:
+    """builder._inf_gain: the log upper end's largest fall when mass m at +infinity moves onto the grid."""
+    import math
+    import sys
+
+    builder = sys.modules["rerokit.bounds.pld.builder"]
+    assert builder._inf_gain(0.0, -30.0) == 0.0
+    assert builder._inf_gain(1e-14, math.log(1e-13)) == pytest.approx(-math.log(0.9), rel=1e-12)
+    assert builder._inf_gain(1e-13, math.log(1e-13)) == math.inf
+    assert builder._inf_gain(1e-300, -800.0) == math.inf  # no finite claim below e^-700

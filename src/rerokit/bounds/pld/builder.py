@@ -78,8 +78,12 @@ _TILT_OWN_POINTS = 2_000_000
 # ... and above 1.5 times _TILT_REGRID_ABOVE predicted points, first on a grid coarser by that ratio
 # (at most _TILT_REGRID_MAX): sigma 5.801 / 1.419, q 8.4e-3 / 1.7e-3, T 1900 + 90, kappa 2.4e-12
 # (spread 9.5 on 4.9e4 points; the tilted windows 3-5e5 points): 211 ms for a bracket 3.5e-5 wide
-# (in log) on this grid, 44 ms and 5.5e-4 on a 4x coarser one (dp-accounting 0.11 s). Several
-# distinct steps only, not below 1e-300: single-segment brackets stay as they were (pinned widths)
+# (in log) on this grid, 44 ms and 5.5e-4 on a 4x coarser one (dp-accounting 0.11 s). Not below
+# 1e-300, and on the automatic grid only (a grid refined for a wide bracket, dpsgd._refine_into, keeps
+# its own: coarsened again, sigma 1.75, q 2.46e-3, T 656064, kappa 6.6e-30 ended 3.3 % wide). Since the
+# eighth stop one segment too (the steps truncated at _inf_truncation where it exists): sigma 1.28,
+# q 1.75e-3, T 2477, kappa 2.5e-17 0.39 s -> 0.10 s (riskcal 0.11 s), sigma 1.17, q 5.3e-3, T 39,
+# kappa 2e-24 0.50 s -> 0.07 s, every bracket still below 1 %
 _TILT_REGRID_ABOVE = 100_000
 _TILT_REGRID_MAX = 4.0
 
@@ -215,6 +219,13 @@ def _revealing(sigma: float, T: int) -> bool:
     if sigma > _REVEAL_SIGMA:
         return False
     return math.log(T) + log_ndtr(-0.5 / sigma) <= -REVEAL_LOG_ERROR
+
+
+def _inf_gain(inf_mass: float, log_up: float) -> float:
+    """The most the log upper end ``log_up`` of a power can fall when the composed mass ``inf_mass``
+    at +infinity is put back on the grid (it counts fully in the power): -log(1 - m e^-up)."""
+    x = inf_mass * math.exp(-log_up) if log_up > -700.0 else math.inf
+    return -math.log1p(-x) if x < 1.0 else math.inf
 
 
 def _split_extremes(segs: Sequence[tuple[float, float, int]], strict: bool = False):
@@ -580,21 +591,20 @@ class SchedulePLD:
         steps truncated at ``lt`` (``lt_q``: :meth:`_inf_truncation`, or None). Where the tilted
         window on this grid is predicted (the forecast's spread times this window) above
         :data:`_TILT_OWN_POINTS` points, the coarse grids first (:meth:`_tail_power_coarse`, which adds
-        this grid's own tilt where theirs is wider than 1 % in log); several distinct steps predicted
-        above 1.5 :data:`_TILT_REGRID_ABOVE` points, one grid coarser by up to :data:`_TILT_REGRID_MAX`."""
+        this grid's own tilt where theirs is wider than 1 % in log); above 1.5 :data:`_TILT_REGRID_ABOVE`
+        predicted points on the automatic grid, one grid coarser by up to :data:`_TILT_REGRID_MAX`."""
         fc = self.tail_forecast(float(log_alpha))
         pred = fc[3] * self.window_points() if fc is not None else 0.0
         if pred > _TILT_OWN_POINTS:
             return self._tail_power_coarse(log_alpha)
-        if (pred >= 1.5 * _TILT_REGRID_ABOVE and len(_split_extremes(self.segments)[0]) > 1
-                and float(log_alpha) >= _LOG_MIN_TAIL):
-            # several distinct steps: on a grid coarser by pred / _TILT_REGRID_ABOVE (at most
-            # _TILT_REGRID_MAX; any grid is certified). Chosen from the forecast of the dominating
-            # steps only, so that the upper end is the same with and without the bracket
+        if pred >= 1.5 * _TILT_REGRID_ABOVE and float(log_alpha) >= _LOG_MIN_TAIL and self.auto_grid:
+            # on a grid coarser by pred / _TILT_REGRID_ABOVE (at most _TILT_REGRID_MAX; any grid is
+            # certified). Chosen from the forecast of the dominating steps only, so that the upper
+            # end is the same with and without the bracket
             own_tau = lt_q is not None and lt_q >= self.log_tau
             try:
                 coarse = self._regridded(min(_TILT_REGRID_MAX, pred / _TILT_REGRID_ABOVE),
-                                         self.log_tau if own_tau else lt)
+                                         self.log_tau if own_tau else (lt if lt_q is None else lt_q))
                 coarse._parts("remove")
                 return self._tail_power_from(coarse, log_alpha)
             except (StepTooWide, WindowTooWide):
@@ -742,7 +752,10 @@ class SchedulePLD:
         :data:`_TAIL_LADDER_START` points, then more as the width predicts (at most
         :data:`_TAIL_FIRST_POINTS`), until a bracket is within :data:`_TAIL_FIRST_ENOUGH` (in log,
         each end the best so far), kept alone then; else the
-        finest grids, each further depth only while wider than :data:`_COARSE_TAIL_ENOUGH`. The
+        finest grids, each further depth only while wider than :data:`_COARSE_TAIL_ENOUGH` and, after
+        a bracket on this grid, only while the last truncation's mass at +infinity could close the gap
+        (:func:`_inf_gain`; a deeper truncation on the same grid or a coarser one only moves that mass
+        onto the grid, and this grid's own shallower truncation then adds nothing either). The
         widths here count the max test's power (:mod:`rerokit.bounds.pld.maxtest`) as a lower end,
         as the final bracket does; only the choice of grids depends on them."""
         lo, up = float(log_alpha), 0.0
@@ -781,26 +794,34 @@ class SchedulePLD:
             # aim at half the target: a third grid costs more than the margin
             grow = (max(width, _TAIL_FIRST_ENOUGH) / (0.5 * _TAIL_FIRST_ENOUGH)) ** (1.0 / _TAIL_LADDER_ORDER)
             points = min(points * max(2.0, grow), float(_TAIL_FIRST_POINTS))
+        last = None  # (truncation, grid factor, its composed mass at +infinity) of the last bracket below
         for lt in lts:
             if found and up - max(lo, lo_mt) <= _COARSE_TAIL_ENOUGH:
+                break
+            if last is not None and last[1] == 1.0 and up - max(lo, lo_mt) - _inf_gain(last[2], up) > _COARSE_TAIL_ENOUGH:
+                # a deeper truncation, on this grid or a coarser one, only moves mass from +infinity
+                # onto the grid: the upper end falls by at most that mass, too little to be enough
                 break
             for factor in _COARSE_TAIL_FACTORS:
                 if (lt, factor) in done:
                     break
                 coarse = self._regridded(factor, lt)
                 try:
-                    coarse._parts("remove")
+                    steps_c, _, _ = coarse._parts("remove")
                 except (StepTooWide, WindowTooWide):
                     continue
                 done.add((lt, factor))
                 lo_c, up_c = self._tail_power_from(coarse, log_alpha)
                 lo, up, found = max(lo, lo_c), min(up, up_c), True
+                last = (lt, factor, compose_inf_mass([(st.inf_mass, T) for st, T in steps_c]))
                 break
         # not tight: this grid's own steps too (each end the better), unless just computed; not
         # below 1e-300, where its truncation's mass at +infinity (~tau, far above the level) leaves
         # that tilt the trivial bracket (alpha, 1): 20 s for nothing at q 1e-4, T 1e3, kappa e^-1089
         own_useless = float(log_alpha) < _LOG_MIN_TAIL and self.log_tau > float(log_alpha) + 46.0
-        if (not found or up - max(lo, lo_mt) > 0.01) and (self.log_tau, 1.0) not in done and not own_useless:
+        # (nor where this grid's steps were tilted truncated deeper: the same grid, less mass at +infinity)
+        own_done = any(f == 1.0 and lt <= self.log_tau for lt, f in done)
+        if (not found or up - max(lo, lo_mt) > 0.01) and not own_done and not own_useless:
             lo_s, up_s = self._tail_power_from(self, log_alpha)
             lo, up = max(lo, lo_s), min(up, up_s)
         return min(lo, up), up
