@@ -1,0 +1,90 @@
+"""The certified PLD engine against riskcal on seeded random far-tail cells, in one run.
+
+Cells: one Poisson segment, sigma log-uniform in [0.5, 10], q log-uniform in [1e-4, 0.3], T
+log-uniform in [10, 1e6], kappa log-uniform in [``--kappa-lo``, ``--kappa-hi``] (default 1e-30 to
+1e-15: the far tail, where the fixed grids of benchmarks/pld_engine.py and pld_scan.py have few
+cells). Per cell: the wall time of rerokit's full certified bracket of the ReRo gamma
+(``rero_dpsgd(..., comparisons=False)``) and of riskcal 1.5.1's ``get_beta_for_dpsgd`` at its default
+grid, each the best of ``--repeats``, their ratio (riskcal / rerokit: above 1, rerokit is faster) and
+rerokit's relative width (upper - lower) / upper; then the geometric mean, the number of cells where
+rerokit is slower and those cells. riskcal's value is not a bound (benchmarks/pld_soundness.py).
+
+    python benchmarks/pld_far_tail.py [--seed 13] [--cells 40] [--repeats 2] [--out far.jsonl]
+
+Each cell is printed (and appended to ``--out`` as JSON, with the seed) as it completes.
+
+Measured 2026-11-26, eighth stop (shared 2-core machine, load ~1, seed 13, 40 cells, ``--repeats 2``),
+the stop's parent and its far-tail changes in turn: rerokit slower in 11 of 40 before (x0.28-0.95:
+sigma 1.79, q 4e-3, T 327, kappa 3.6e-30 173 against 49 ms; sigma 1.28, q 1.75e-3, T 2477,
+kappa 2.5e-17 264 against 109 ms; sigma 1.75, q 2.5e-3, T 656064, kappa 6.6e-30 216 against 80 ms),
+8 of 40 after (x0.42-0.95; those three x0.67, x1.30, x0.71). Every bracket below 1 % both times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import time
+
+import numpy as np
+from _timing import best_time
+
+from rerokit.bounds.dpsgd import rero_dpsgd
+
+
+def draw(rng: np.random.Generator, kappa_lo: float, kappa_hi: float) -> tuple[float, float, int, float]:
+    """One cell (sigma, q, T, kappa), each log-uniform in its range (module docstring)."""
+    def lu(a: float, b: float) -> float:
+        return float(np.exp(rng.uniform(np.log(a), np.log(b))))
+
+    return (float(f"{lu(0.5, 10.0):.3g}"), float(f"{lu(1e-4, 0.3):.3g}"), int(lu(10, 1e6)),
+            float(f"{lu(kappa_lo, kappa_hi):.3g}"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--cells", type=int, default=40)
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--kappa-lo", type=float, default=1e-30)
+    ap.add_argument("--kappa-hi", type=float, default=1e-15)
+    ap.add_argument("--out", default=None, help="append one JSON line per cell")
+    args = ap.parse_args()
+    if args.repeats < 1 or args.cells < 1:
+        ap.error("--repeats and --cells must be at least 1")
+    if not 0.0 < args.kappa_lo < args.kappa_hi < 1.0:
+        ap.error("need 0 < --kappa-lo < --kappa-hi < 1")
+    from riskcal.calibration.dpsgd import get_beta_for_dpsgd
+
+    print(f"load average {os.getloadavg()} (a shared machine: ratios are taken in the same run); seed {args.seed}")
+    rero_dpsgd(1.0, 0.1, 10, 0.01, comparisons=False)  # warm-up (imports)
+    get_beta_for_dpsgd(1.0, 0.1, 10, 0.01)
+    rng = np.random.default_rng(args.seed)
+    rows = []
+    for _ in range(args.cells):
+        sigma, q, T, kappa = draw(rng, args.kappa_lo, args.kappa_hi)
+        t_r, b = best_time(lambda: rero_dpsgd(sigma, q, T, kappa, comparisons=False), args.repeats)
+        t_c, beta = best_time(lambda: get_beta_for_dpsgd(sigma, q, T, kappa), args.repeats)
+        width = (b.value - b.interval[0]) / b.value
+        row = {"seed": args.seed, "sigma": sigma, "q": q, "T": T, "kappa": kappa, "rerokit_s": t_r,
+               "riskcal_s": t_c, "ratio": t_c / t_r, "lower": b.interval[0], "upper": b.value,
+               "rel_width": width, "riskcal_gamma": 1.0 - float(beta), "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        rows.append(row)
+        print(f"  sigma={sigma} q={q} T={T:>7} kappa={kappa:.3g}: rerokit {t_r * 1e3:7.1f} ms, riskcal "
+              f"{t_c * 1e3:7.1f} ms (x{t_c / t_r:.2f}), width {width:.1e}", flush=True)
+        if args.out:
+            with open(args.out, "a") as f:
+                f.write(json.dumps(row) + "\n")
+    gm = math.exp(sum(math.log(r["ratio"]) for r in rows) / len(rows))
+    slower = sorted((r for r in rows if r["ratio"] < 1.0), key=lambda r: r["ratio"])
+    print(f"\ngeometric mean riskcal/rerokit x{gm:.2f}; rerokit slower in {len(slower)} of {len(rows)} cells; "
+          f"widest bracket {max(r['rel_width'] for r in rows):.1e}")
+    for r in slower:
+        print(f"  sigma={r['sigma']} q={r['q']} T={r['T']} kappa={r['kappa']:.3g}: x{r['ratio']:.2f} "
+              f"({r['rerokit_s'] * 1e3:.1f} ms against {r['riskcal_s'] * 1e3:.1f} ms)")
+
+
+if __name__ == "__main__":
+    main()
