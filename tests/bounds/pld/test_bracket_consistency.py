@@ -173,3 +173,35 @@ def test_inf_gain() -> None:
     assert builder._inf_gain(1e-14, math.log(1e-13)) == pytest.approx(-math.log(0.9), rel=1e-12)
     assert builder._inf_gain(1e-13, math.log(1e-13)) == math.inf
     assert builder._inf_gain(1e-300, -800.0) == math.inf  # no finite claim below e^-700
+
+
+def test_coarse_ladder_starts_coarser_for_a_large_tilted_window(bromwich, monkeypatch) -> None:
+    """builder._tail_power_coarse on a grid that is coarse for one step (fewer than 8 x
+    _TAIL_LADDER_START points per step) but whose tilted window is predicted above _TILT_OWN_POINTS:
+    its first tilt runs on a grid coarser by the prediction over _TILT_LADDER_WINDOW, at most 8x
+    (it ran on this grid: sigma 0.894, q 2.45e-3, T 114, kappa 4.8e-23 took 0.36 s for a bracket
+    2.6e-6 wide, 0.07 s and 7e-5 now). sigma 0.8, q 3e-3, T 300 at a level near 1e-22: the bracket
+    contains the Bromwich reference (Schedule(segs).at_level(log 1e-20)'s point, pinned)."""
+    import sys
+
+    from rerokit.bounds.dpsgd import dpsgd_pld
+
+    builder = sys.modules["rerokit.bounds.pld.builder"]
+    segs = [(0.8, 3e-3, 300)]
+    log_level, log_power = -50.7228123121611, -44.22580257715632
+    pld = dpsgd_pld(segs)
+    fc = pld.tail_forecast(log_level)
+    assert fc[3] * pld.window_points() > builder._TILT_OWN_POINTS  # the coarse path
+    assert pld._step_span(log_level - 1.5) < 8.0 * pld.h * builder._TAIL_LADDER_START  # coarse for one step
+    grids: list[float] = []
+    orig = builder.SchedulePLD._tail_power_from
+
+    def spy(self, src, log_alpha):
+        grids.append(src.h / self.h)
+        return orig(self, src, log_alpha)
+
+    monkeypatch.setattr(builder.SchedulePLD, "_tail_power_from", spy)
+    lo, up = pld.tail_power(log_level)
+    assert grids and grids[0] == pytest.approx(8.0, rel=0.05)  # the first tilt: 8x coarser
+    assert lo <= log_power + bromwich.REF_TOL and up >= log_power - bromwich.REF_TOL
+    assert up - lo <= builder._TAIL_FIRST_ENOUGH  # measured 3.6e-4 (in log)

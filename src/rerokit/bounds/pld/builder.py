@@ -95,6 +95,11 @@ _TILT_REGRID_SPREAD = 8.0
 # is wide, and its bracket narrow: 40 random such cells, sigma 0.6-2.3, q 1e-4-0.04, T 13-6e4, kappa
 # 1e-12-1e-30: the same or 1.1-2x faster than pred / 1e5 at most 4x, widths 3e-5-3.6e-3, were 4e-5-2e-3)
 _TILT_REGRID_ONE = (50_000, 8.0)
+# the coarse ladder (_tail_power_coarse) on a grid that is coarse for one step but whose tilted window
+# is predicted above _TILT_OWN_POINTS: its first grid coarser by the prediction over this, at most 8x
+# (sigma 0.894, q 2.45e-3, T 114, kappa 4.8e-23: the tilt on this grid took 0.36 s for a bracket
+# 2.6e-6 wide; riskcal 0.29 s)
+_TILT_LADDER_WINDOW = 250_000
 
 # the two-grid tilt (rerokit.bounds.pld.jumps) of tail_power: for q <= _JUMP_Q (several distinct steps:
 # the smallest q; a step with a larger q that has few losses above the cut is part of the product
@@ -791,6 +796,12 @@ class SchedulePLD:
         points = float(_TAIL_LADDER_START)
         if span / (self.h * points) < 8.0:  # this grid is coarse itself: the ladder would cost about as much
             points = math.inf
+            # ... unless the tilted window is predicted large (short schedules' far tails): then the
+            # ladder from a grid coarser by the window's excess over _TILT_LADDER_WINDOW, at most 8x
+            fc = self.tail_forecast(float(log_alpha)) if self.auto_grid else None
+            excess = fc[3] * self.window_points() / _TILT_LADDER_WINDOW if fc is not None else 0.0
+            if excess >= 1.5 and span > 0.0:
+                points = span / (self.h * min(8.0, excess))
         while not found and span / (self.h * points) >= 1.5:  # else this grid's own, below
             factor = span / (self.h * points)
             try:
