@@ -23,13 +23,10 @@ kappa 2.5e-17 264 against 109 ms; sigma 1.75, q 2.5e-3, T 656064, kappa 6.6e-30 
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import os
-import time
 
 import numpy as np
-from _timing import best_time
+from _timing import riskcal_cell, riskcal_summary
 
 from rerokit.bounds.dpsgd import rero_dpsgd
 
@@ -65,26 +62,8 @@ def main() -> None:
     rows = []
     for _ in range(args.cells):
         sigma, q, T, kappa = draw(rng, args.kappa_lo, args.kappa_hi)
-        t_r, b = best_time(lambda: rero_dpsgd(sigma, q, T, kappa, comparisons=False), args.repeats)
-        t_c, beta = best_time(lambda: get_beta_for_dpsgd(sigma, q, T, kappa), args.repeats)
-        width = (b.value - b.interval[0]) / b.value
-        row = {"seed": args.seed, "sigma": sigma, "q": q, "T": T, "kappa": kappa, "rerokit_s": t_r,
-               "riskcal_s": t_c, "ratio": t_c / t_r, "lower": b.interval[0], "upper": b.value,
-               "rel_width": width, "riskcal_gamma": 1.0 - float(beta), "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
-        rows.append(row)
-        print(f"  sigma={sigma} q={q} T={T:>7} kappa={kappa:.3g}: rerokit {t_r * 1e3:7.1f} ms, riskcal "
-              f"{t_c * 1e3:7.1f} ms (x{t_c / t_r:.2f}), width {width:.1e}", flush=True)
-        if args.out:
-            with open(args.out, "a") as f:
-                f.write(json.dumps(row) + "\n")
-    gm = math.exp(sum(math.log(r["ratio"]) for r in rows) / len(rows))
-    slower = sorted((r for r in rows if r["ratio"] < 1.0), key=lambda r: r["ratio"])
-    print(f"\ngeometric mean riskcal/rerokit x{gm:.2f}; rerokit slower in {len(slower)} of {len(rows)} cells; "
-          f"widest bracket {max(r['rel_width'] for r in rows):.1e}")
-    for r in slower:
-        print(f"  sigma={r['sigma']} q={r['q']} T={r['T']} kappa={r['kappa']:.3g}: x{r['ratio']:.2f} "
-              f"({r['rerokit_s'] * 1e3:.1f} ms against {r['riskcal_s'] * 1e3:.1f} ms)")
-
+        rows.append(riskcal_cell(sigma, q, T, kappa, args.repeats, get_beta_for_dpsgd, {"seed": args.seed}, args.out))
+    riskcal_summary(rows)
 
 if __name__ == "__main__":
     main()

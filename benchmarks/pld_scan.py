@@ -32,12 +32,9 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
-import math
 import os
-import time
 
-from _timing import best_time
+from _timing import riskcal_cell, riskcal_summary
 
 from rerokit.bounds.dpsgd import rero_dpsgd
 
@@ -59,27 +56,9 @@ def main() -> None:
     print(f"load average {os.getloadavg()} (a shared machine: ratios are taken in the same run)")
     rero_dpsgd(1.0, 0.1, 10, 0.01, comparisons=False)  # warm-up (imports)
     get_beta_for_dpsgd(1.0, 0.1, 10, 0.01)
-    rows = []
-    for sigma, q, T, kappa in itertools.product(SIGMAS, QS, STEPS, KAPPAS):
-        t_r, b = best_time(lambda: rero_dpsgd(sigma, q, T, kappa, comparisons=False), args.repeats)
-        t_c, beta = best_time(lambda: get_beta_for_dpsgd(sigma, q, T, kappa), args.repeats)
-        width = (b.value - b.interval[0]) / b.value
-        row = {"sigma": sigma, "q": q, "T": T, "kappa": kappa, "rerokit_s": t_r, "riskcal_s": t_c,
-               "ratio": t_c / t_r, "lower": b.interval[0], "upper": b.value, "rel_width": width,
-               "riskcal_gamma": 1.0 - float(beta), "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
-        rows.append(row)
-        print(f"  sigma={sigma} q={q} T={T:>6} kappa={kappa:g}: rerokit {t_r * 1e3:7.1f} ms, riskcal "
-              f"{t_c * 1e3:7.1f} ms (x{t_c / t_r:.2f}), width {width:.1e}", flush=True)
-        if args.out:
-            with open(args.out, "a") as f:
-                f.write(json.dumps(row) + "\n")
-    gm = math.exp(sum(math.log(r["ratio"]) for r in rows) / len(rows))
-    slower = sorted((r for r in rows if r["ratio"] < 1.0), key=lambda r: r["ratio"])
-    print(f"\ngeometric mean riskcal/rerokit x{gm:.2f}; rerokit slower in {len(slower)} of {len(rows)} cells")
-    for r in slower:
-        print(f"  sigma={r['sigma']} q={r['q']} T={r['T']} kappa={r['kappa']:g}: x{r['ratio']:.2f} "
-              f"({r['rerokit_s'] * 1e3:.1f} ms against {r['riskcal_s'] * 1e3:.1f} ms)")
-
+    rows = [riskcal_cell(sigma, q, T, kappa, args.repeats, get_beta_for_dpsgd, out=args.out)
+            for sigma, q, T, kappa in itertools.product(SIGMAS, QS, STEPS, KAPPAS)]
+    riskcal_summary(rows)
 
 if __name__ == "__main__":
     main()
