@@ -19,7 +19,9 @@ beside one with q above 1e-3 now takes the two-grid tilt (builder._JUMP_Q): sigm
 q 9.1e-4 / 3.3e-3, T 15831 + 88, kappa 1.4e-12 0.67 s -> 0.15 s (dp-accounting 0.42 s), width
 1.1e-3 -> 3.2e-4. After the far-tail tilt of several distinct steps moved to coarser grids where its
 window is predicted large (builder._TILT_REGRID_ABOVE, _TILT_OWN_POINTS; beside a CI run, load ~2):
-geometric mean x9.08, the same cell the only slower one (110 against 82 ms).
+geometric mean x9.08, the same cell the only slower one (110 against 82 ms). Eighth stop (the far-tail
+changes of benchmarks/pld_far_tail.py; load ~1, ``--repeats 2``): x9.71, the same cell the only slower
+one (88 against 67 ms).
 
 Timings on a shared machine are noisy; each is the best of ``--repeats`` runs.
 

@@ -25,7 +25,11 @@ kappa 1e-9: 18.0 ms against 12.7 ms, x0.71, the far-tail tilt); the near-1 cell 
 step's floor min(3e-5, composed sd / 200), load 0.6-1, ``--repeats 2``): geometric mean x11.82, rerokit
 faster in all 144 cells (the slowest ratios x1.14, x1.33, x1.34). Again on the stop's final code (the far-tail
 tilt's coarser grids for large tilted windows; load ~1): x11.52, faster in all 144 (slowest x1.07: sigma 5,
-q 0.1, T 1e5, kappa 1e-3, gamma near 1, 346 against 369 ms).
+q 0.1, T 1e5, kappa 1e-3, gamma near 1, 346 against 369 ms). Eighth stop (the far-tail changes of
+benchmarks/pld_far_tail.py; beside a test run, load ~2): x11.92, rerokit slower in 1 of 144 (that
+near-1 cell, 344 against 309 ms; its path did not change). A first version of the changes, which also
+coarsened one segment's far-tail grid at a small forecast spread, made sigma 1, q 1e-3, T 1e5,
+kappa 1e-9 0.71x (a 1.05 % bracket, then refined): builder._TILT_REGRID_SPREAD.
 """
 
 from __future__ import annotations
