@@ -183,3 +183,39 @@ def test_coarse_ladder_starts_coarser_for_a_large_tilted_window(bromwich, monkey
     assert grids and grids[0] == pytest.approx(8.0, rel=0.05)  # the first tilt: 8x coarser
     assert lo <= log_power + bromwich.REF_TOL and up >= log_power - bromwich.REF_TOL
     assert up - lo <= builder._TAIL_FIRST_ENOUGH  # measured 3.6e-4 (in log)
+
+
+def test_coarse_tail_skips_a_truncation_whose_mass_at_infinity_is_too_large(monkeypatch) -> None:
+    """builder._tail_power_coarse skips a truncation depth (not the last) whose composed mass at
+    +infinity (builder.SchedulePLD._inf_mass) exceeds _COARSE_TAIL_ENOUGH of the forecast's gamma:
+    its bracket could not be narrow enough. sigma 3.7, q 1.28e-4, T 58, kappa 1.17e-17 (gamma about
+    kappa): the tilt at alpha e^-1.5 was 1.7 % wide, the one at alpha e^-3 0.37 %; now only the
+    second runs (12.9 -> 7.7 ms, riskcal 7.4 ms), and the bracket is the one both gave together
+    (each end the better; the skipped tilt improved neither). The Bromwich reference does not reach
+    this setting (its saddle point is outside its range); both brackets are certified either way."""
+    import math
+    import sys
+
+    from rerokit.bounds.dpsgd import dpsgd_pld
+
+    builder = sys.modules["rerokit.bounds.pld.builder"]
+    segs = [(3.7, 1.28e-4, 58)]
+    log_level = math.log(1.17e-17)
+    truncations: list[float] = []
+    orig = builder.SchedulePLD._tail_power_from
+
+    def spy(self, src, log_alpha):
+        truncations.append(src.log_tau - log_alpha)
+        return orig(self, src, log_alpha)
+
+    monkeypatch.setattr(builder.SchedulePLD, "_tail_power_from", spy)
+    lo, up = dpsgd_pld(segs).tail_power(log_level)
+    assert truncations == [pytest.approx(-3.0)]
+    assert up - lo <= builder._COARSE_TAIL_ENOUGH  # measured 3.7e-3 (in log)
+    truncations.clear()
+    inf_mass = builder.SchedulePLD._inf_mass  # the rule off at alpha e^-1.5 (1.8 % of alpha there)
+    monkeypatch.setattr(builder.SchedulePLD, "_inf_mass",
+                        lambda self, lt: 0.0 if lt > log_level - 2.0 else inf_mass(self, lt))
+    lo_all, up_all = dpsgd_pld(segs).tail_power(log_level)
+    assert truncations == [pytest.approx(-1.5), pytest.approx(-3.0)]
+    assert (lo, up) == (lo_all, up_all)

@@ -819,9 +819,17 @@ class SchedulePLD:
             grow = (max(width, _TAIL_FIRST_ENOUGH) / (0.5 * _TAIL_FIRST_ENOUGH)) ** (1.0 / _TAIL_LADDER_ORDER)
             points = min(points * max(2.0, grow), float(_TAIL_FIRST_POINTS))
         last = None  # (truncation, grid factor, its composed mass at +infinity) of the last bracket below
-        for lt in lts:
+        grid_only = not any(_split_extremes(self.segments)[1:])
+        fc = self.tail_forecast(float(log_alpha)) if grid_only else None
+        for i, lt in enumerate(lts):
             if found and up - max(lo, lo_mt) <= _COARSE_TAIL_ENOUGH:
                 break
+            if (not found and fc is not None and i + 1 < len(lts)
+                    and self._inf_mass(lt) > _COARSE_TAIL_ENOUGH * math.exp(fc[2])):
+                # its mass at +infinity alone is more than the width wanted of the forecast's gamma
+                # (a Chernoff estimate): a deeper truncation first (sigma 3.7, q 1.28e-4, T 58,
+                # kappa 1.2e-17: the tilt at alpha e^-1.5 was 1.7 % wide, the next one 0.37 %)
+                continue
             if last is not None and last[1] == 1.0 and up - max(lo, lo_mt) - _inf_gain(last[2], up) > _COARSE_TAIL_ENOUGH:
                 # a deeper truncation, on this grid or a coarser one, only moves mass from +infinity
                 # onto the grid: the upper end falls by at most that mass, too little to be enough
@@ -911,22 +919,28 @@ class SchedulePLD:
         grid, noiseless, inv = _split_extremes(self.segments)
         if noiseless or inv > 0 or not grid:
             return None
-        n_steps = sum(T for _, _, T in grid)
         target = float(log_alpha) - _INF_DEPTH
         best = None
         lt = min(max(target, math.log(1e-300)), self.log_tau)
         while lt <= self.log_tau:
-            step_tau = lt - math.log(n_steps)
-            infs = []
-            for s_, q_, T in grid:
-                l_hi = loss_range(s_, q_, "remove", step_tau, self.group_size)[1]
-                infs.append((float(loss_tails(np.array([l_hi]), s_, q_, "remove", self.group_size)[0][0]), T))
-            inf = compose_inf_mass(infs)
+            inf = self._inf_mass(lt)
             if not (inf > 0.0 and math.log(inf) <= target):
                 break
             best = lt
             lt += 0.5
         return best
+
+    def _inf_mass(self, lt: float) -> float:
+        """The composed mass at +infinity of the grid steps truncated at ``lt`` (each step at
+        ``lt`` - log of the number of steps), from the steps' loss tails (no step is built); only
+        for schedules whose steps are all on the grid (:func:`_split_extremes`)."""
+        grid, _, _ = _split_extremes(self.segments)
+        step_tau = lt - math.log(sum(T for _, _, T in grid))
+        infs = []
+        for s_, q_, T in grid:
+            l_hi = loss_range(s_, q_, "remove", step_tau, self.group_size)[1]
+            infs.append((float(loss_tails(np.array([l_hi]), s_, q_, "remove", self.group_size)[0][0]), T))
+        return compose_inf_mass(infs)
 
     def _tail_power_from(self, src: "SchedulePLD", log_alpha: float) -> tuple[float, float]:
         """:meth:`tail_power` from the steps of ``src`` (the same schedule, its own grid and truncation).
