@@ -15,15 +15,16 @@ Each cell is printed (and appended to ``--out`` as JSON, with the seed) as it co
 
 Measured 2026-11-26, eighth stop (shared 2-core machine, load ~1, ``--repeats 2``), the stop's parent
 (67d3bad) and its final code in turn, riskcal in the same runs:
-- seed 13: geometric mean riskcal / rerokit x3.67 -> x4.35, rerokit slower in 11 -> 8 of 40 cells.
+- seed 13: geometric mean riskcal / rerokit x3.67 -> x4.43, rerokit slower in 11 -> 6 of 40 cells.
   sigma 1.28, q 1.75e-3, T 2477, kappa 2.5e-17: 224 -> 54 ms (riskcal 103-105 ms); sigma 1.79, q 4e-3,
   T 327, kappa 3.6e-30: 146 -> 35 ms (riskcal 43-45 ms); sigma 1.75, q 2.5e-3, T 656064,
   kappa 6.6e-30: 180 -> 100 ms (riskcal 73-78 ms).
-- seed 14: x2.82 -> x3.26, slower in 11 -> 9 of 40. sigma 0.894, q 2.45e-3, T 114, kappa 4.8e-23:
+- seed 14: x2.82 -> x3.36, slower in 11 -> 6 of 40. sigma 0.894, q 2.45e-3, T 114, kappa 4.8e-23:
   346 -> 84 ms (riskcal 274-308 ms); sigma 1.99, q 2.3e-3, T 13, kappa 2e-25: 66 -> 15 ms and
-  sigma 1.88, q 1.9e-3, T 311, kappa 9.7e-18: 54 -> 26 ms (riskcal 20 and 23-28 ms).
+  sigma 1.88, q 1.9e-3, T 311, kappa 9.7e-18: 54 -> 22-26 ms (riskcal 20 and 23-28 ms); sigma 3.7,
+  q 1.28e-4, T 58, kappa 1.2e-17: 11.2 -> 8.4 ms (riskcal 7.2-8.7 ms).
 - Every bracket below 1 % both times (widest 7.5e-3 and 8.3e-3).
-- Still slower (x0.18-0.97): short schedules with tiny q, where riskcal takes 7-17 ms and rerokit one
+- Still slower (x0.18-0.98): short schedules with tiny q, where riskcal takes 7-17 ms and rerokit one
   tilt of 15-35 ms; and heavy-tailed tilted windows the forecast underestimates (sigma 1.36,
   q 1.13e-3, T 70744, kappa 1.2e-30: a tilted window of 1e6 points, 8x the forecast, 367 against
   66 ms).
