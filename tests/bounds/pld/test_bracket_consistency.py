@@ -11,10 +11,39 @@ the bracketed value itself (tests/bounds/test_calibrate.py).
 
 from __future__ import annotations
 
+import math
+import sys
+from typing import NamedTuple
+
 import pytest
 
-from rerokit.bounds.dpsgd import rero_dpsgd
+from rerokit.bounds.dpsgd import dpsgd_pld, rero_dpsgd
 from rerokit.bounds.options import Numerics
+
+builder = sys.modules["rerokit.bounds.pld.builder"]  # (loaded by rerokit.bounds.dpsgd)
+
+
+class Tilt(NamedTuple):
+    """One far-tail tilt run (builder.SchedulePLD._tail_power_from): its grid step, that step over
+    the calling schedule's, and its truncation's depth below the level (log tau - log alpha)."""
+
+    h: float
+    ratio: float
+    depth: float
+
+
+@pytest.fixture
+def tilts(monkeypatch) -> list[Tilt]:
+    """Every far-tail tilt run while the test holds this list (monkeypatch.undo() stops recording)."""
+    seen: list[Tilt] = []
+    orig = builder.SchedulePLD._tail_power_from
+
+    def spy(self, src, log_alpha):
+        seen.append(Tilt(src.h, src.h / self.h, src.log_tau - log_alpha))
+        return orig(self, src, log_alpha)
+
+    monkeypatch.setattr(builder.SchedulePLD, "_tail_power_from", spy)
+    return seen
 
 
 @pytest.mark.parametrize("sigma,q,T,kappa", [
@@ -44,12 +73,6 @@ def test_far_tail_on_a_coarser_grid(bromwich, segs, log_level: float, log_power:
     coarser grid, chosen from the forecast only (the same upper end with and without the bracket);
     the bracket contains the Bromwich reference of tests/bounds/conftest.py (pinned: Schedule(segs)
     .point(0.5) and .at_level(log 2.51e-17)'s points)."""
-    import math
-    import sys
-
-    from rerokit.bounds.dpsgd import dpsgd_pld
-
-    builder = sys.modules["rerokit.bounds.pld.builder"]
     pld = dpsgd_pld(segs)
     fc = pld.tail_forecast(log_level)
     assert fc[3] * pld.window_points() >= 1.5 * builder._TILT_REGRID_ABOVE  # the path under test
@@ -64,74 +87,55 @@ def test_far_tail_on_a_coarser_grid(bromwich, segs, log_level: float, log_power:
     assert with_b.value >= math.exp(log_power - bromwich.REF_TOL)
 
 
-def test_a_refined_grid_is_not_coarsened_again(bromwich, monkeypatch) -> None:
+def test_a_refined_grid_is_not_coarsened_again(bromwich, tilts) -> None:
     """The coarser-grid tilt applies on the automatic grid only: on a grid refined for a wide bracket
-    (SchedulePLD.refined, dpsgd._refine_into) it would undo the refinement. At sigma 1.75, q 2.46e-3,
-    T 656064, a level near 1e-31, the default grid's tilt is 6 % wide; the refined grid's own tilt
-    answers (it did not: 3.3 % after the refinement), and the final bracket contains the Bromwich
-    reference (Schedule(segs).at_level(log 6.57e-30)'s point, pinned) within dpsgd._REFINE_ABOVE."""
-    import math
-    import sys
+    (SchedulePLD.refined, dpsgd._refine_into) it would undo the refinement. Two distinct steps (the
+    rule applies at any spread there; the cell of test_far_tail_on_a_coarser_grid): on the automatic
+    grid the tilt runs 4x coarser; on that grid refined 2x its own tilt answers, and its bracket
+    contains the Bromwich reference (pinned). End to end at sigma 1.75, q 2.46e-3, T 656064, a level
+    near 1e-31 (the default grid's tilt is 6 % wide): the final bracket contains the reference
+    (Schedule(segs).at_level(log 6.57e-30)'s point, pinned) within dpsgd._REFINE_ABOVE (it ended 3.3 %
+    wide while the rule still coarsened refined grids and applied to one segment at any spread)."""
+    segs = [(5.801, 0.00841, 1900), (1.419, 0.00171, 90)]
+    log_level, log_power = -31.711357234400417, -31.201459404182046
+    pld = dpsgd_pld(segs)
+    pld.tail_power(log_level)
+    assert [t.ratio for t in tilts] == [pytest.approx(4.0)]  # the automatic grid: coarsened
+    tilts.clear()
+    fine = pld.refined(2.0)
+    assert not fine.auto_grid
+    lo, up = fine.tail_power(log_level)
+    assert [t.h for t in tilts] == [fine.h]
+    assert lo <= log_power + bromwich.REF_TOL and up >= log_power - bromwich.REF_TOL
 
-    from rerokit.bounds.dpsgd import dpsgd_pld
-
-    builder = sys.modules["rerokit.bounds.pld.builder"]
     segs = [(1.75, 2.46e-3, 656064)]
     log_level, log_power = -70.57677671506627, -56.82678979740184
-    fine = dpsgd_pld(segs).refined(4.0)
-    assert not fine.auto_grid
-    fc = fine.tail_forecast(log_level)
-    assert fc[3] * fine.window_points() >= 1.5 * builder._TILT_REGRID_ABOVE  # would be coarsened
-    grids: list[float] = []
-    orig = builder.SchedulePLD._tail_power_from
-
-    def spy(self, src, log_alpha):
-        grids.append(src.h)
-        return orig(self, src, log_alpha)
-
-    monkeypatch.setattr(builder.SchedulePLD, "_tail_power_from", spy)
-    lo, up = fine.tail_power(log_level)
-    assert grids == [fine.h]
-    assert lo <= log_power + bromwich.REF_TOL and up >= log_power - bromwich.REF_TOL
     b = rero_dpsgd(segments=segs, log_kappa=log_level, comparisons=False)
     lo_b, up_b = b.interval
     assert math.log(lo_b) <= log_power + bromwich.REF_TOL and math.log(up_b) >= log_power - bromwich.REF_TOL
     assert (up_b - lo_b) / up_b <= 0.01  # measured 3.1e-3
 
 
-def test_coarse_tail_stops_deepening_when_the_grid_sets_the_width(bromwich, monkeypatch) -> None:
+def test_coarse_tail_stops_deepening_when_the_grid_sets_the_width(bromwich, tilts, monkeypatch) -> None:
     """builder._tail_power_coarse tries deeper truncations only while moving their mass at +infinity
     onto the grid could make the bracket narrow enough (builder._inf_gain). At sigma 2.49,
     q 8.73e-3, T 339171, a level near 1e-24, the width (4.5 % in log) comes from the grid step: the
     three deeper truncations and this grid's own (four more tilts, the same bracket) are skipped, and
     the refinement (dpsgd._refined, width ~ h^2 in the far tail) answers within
     dpsgd._REFINE_ABOVE. Both brackets contain the Bromwich reference (pinned)."""
-    import math
-    import sys
-
-    from rerokit.bounds.dpsgd import dpsgd_pld
-
-    builder = sys.modules["rerokit.bounds.pld.builder"]
     segs = [(2.49, 8.73e-3, 339171)]
     log_level, log_power = -54.7552033296245, -35.16051115952847
     pld = dpsgd_pld(segs)
-    tilts: list[tuple[float, float]] = []
-    orig = builder.SchedulePLD._tail_power_from
     coarse = builder.SchedulePLD._tail_power_coarse
     paths: list[str] = []
-
-    def spy(self, src, log_alpha):
-        tilts.append((src.h, src.log_tau))
-        return orig(self, src, log_alpha)
 
     def spy_coarse(self, log_alpha):
         paths.append("coarse")
         return coarse(self, log_alpha)
 
-    monkeypatch.setattr(builder.SchedulePLD, "_tail_power_from", spy)
     monkeypatch.setattr(builder.SchedulePLD, "_tail_power_coarse", spy_coarse)
     lo, up = pld.tail_power(log_level)
-    assert paths == ["coarse"] and len(tilts) == 1 and tilts[0][0] == pld.h
+    assert paths == ["coarse"] and [t.h for t in tilts] == [pld.h]
     assert lo <= log_power + bromwich.REF_TOL and up >= log_power - bromwich.REF_TOL
     assert up - lo > 0.01  # grid-limited: the refinement's case
     monkeypatch.undo()
@@ -143,49 +147,32 @@ def test_coarse_tail_stops_deepening_when_the_grid_sets_the_width(bromwich, monk
 
 def test_inf_gain() -> None:
     """builder._inf_gain: the log upper end's largest fall when mass m at +infinity moves onto the grid."""
-    import math
-    import sys
-
-    builder = sys.modules["rerokit.bounds.pld.builder"]
     assert builder._inf_gain(0.0, -30.0) == 0.0
     assert builder._inf_gain(1e-14, math.log(1e-13)) == pytest.approx(-math.log(0.9), rel=1e-12)
     assert builder._inf_gain(1e-13, math.log(1e-13)) == math.inf
     assert builder._inf_gain(1e-300, -800.0) == math.inf  # no finite claim below e^-700
 
 
-def test_coarse_ladder_starts_coarser_for_a_large_tilted_window(bromwich, monkeypatch) -> None:
+def test_coarse_ladder_starts_coarser_for_a_large_tilted_window(bromwich, tilts) -> None:
     """builder._tail_power_coarse on a grid that is coarse for one step (fewer than 8 x
     _TAIL_LADDER_START points per step) but whose tilted window is predicted above _TILT_OWN_POINTS:
     its first tilt runs on a grid coarser by the prediction over _TILT_LADDER_WINDOW, at most 8x
     (it ran on this grid: sigma 0.894, q 2.45e-3, T 114, kappa 4.8e-23 took 0.36 s for a bracket
     2.6e-6 wide, 0.07 s and 7e-5 now). sigma 0.8, q 3e-3, T 300 at a level near 1e-22: the bracket
     contains the Bromwich reference (Schedule(segs).at_level(log 1e-20)'s point, pinned)."""
-    import sys
-
-    from rerokit.bounds.dpsgd import dpsgd_pld
-
-    builder = sys.modules["rerokit.bounds.pld.builder"]
     segs = [(0.8, 3e-3, 300)]
     log_level, log_power = -50.7228123121611, -44.22580257715632
     pld = dpsgd_pld(segs)
     fc = pld.tail_forecast(log_level)
     assert fc[3] * pld.window_points() > builder._TILT_OWN_POINTS  # the coarse path
     assert pld._step_span(log_level - 1.5) < 8.0 * pld.h * builder._TAIL_LADDER_START  # coarse for one step
-    grids: list[float] = []
-    orig = builder.SchedulePLD._tail_power_from
-
-    def spy(self, src, log_alpha):
-        grids.append(src.h / self.h)
-        return orig(self, src, log_alpha)
-
-    monkeypatch.setattr(builder.SchedulePLD, "_tail_power_from", spy)
     lo, up = pld.tail_power(log_level)
-    assert grids and grids[0] == pytest.approx(8.0, rel=0.05)  # the first tilt: 8x coarser
+    assert tilts and tilts[0].ratio == pytest.approx(8.0, rel=0.05)  # the first tilt: 8x coarser
     assert lo <= log_power + bromwich.REF_TOL and up >= log_power - bromwich.REF_TOL
     assert up - lo <= builder._TAIL_FIRST_ENOUGH  # measured 3.6e-4 (in log)
 
 
-def test_coarse_tail_skips_a_truncation_whose_mass_at_infinity_is_too_large(monkeypatch) -> None:
+def test_coarse_tail_skips_a_truncation_whose_mass_at_infinity_is_too_large(tilts, monkeypatch) -> None:
     """builder._tail_power_coarse skips a truncation depth (not the last) whose composed mass at
     +infinity (builder.SchedulePLD._inf_mass) exceeds _COARSE_TAIL_ENOUGH of the forecast's gamma:
     its bracket could not be narrow enough. sigma 3.7, q 1.28e-4, T 58, kappa 1.17e-17 (gamma about
@@ -193,29 +180,15 @@ def test_coarse_tail_skips_a_truncation_whose_mass_at_infinity_is_too_large(monk
     second runs (12.9 -> 7.7 ms, riskcal 7.4 ms), and the bracket is the one both gave together
     (each end the better; the skipped tilt improved neither). The Bromwich reference does not reach
     this setting (its saddle point is outside its range); both brackets are certified either way."""
-    import math
-    import sys
-
-    from rerokit.bounds.dpsgd import dpsgd_pld
-
-    builder = sys.modules["rerokit.bounds.pld.builder"]
     segs = [(3.7, 1.28e-4, 58)]
     log_level = math.log(1.17e-17)
-    truncations: list[float] = []
-    orig = builder.SchedulePLD._tail_power_from
-
-    def spy(self, src, log_alpha):
-        truncations.append(src.log_tau - log_alpha)
-        return orig(self, src, log_alpha)
-
-    monkeypatch.setattr(builder.SchedulePLD, "_tail_power_from", spy)
     lo, up = dpsgd_pld(segs).tail_power(log_level)
-    assert truncations == [pytest.approx(-3.0)]
+    assert [t.depth for t in tilts] == [pytest.approx(-3.0)]
     assert up - lo <= builder._COARSE_TAIL_ENOUGH  # measured 3.7e-3 (in log)
-    truncations.clear()
+    tilts.clear()
     inf_mass = builder.SchedulePLD._inf_mass  # the rule off at alpha e^-1.5 (1.8 % of alpha there)
     monkeypatch.setattr(builder.SchedulePLD, "_inf_mass",
                         lambda self, lt: 0.0 if lt > log_level - 2.0 else inf_mass(self, lt))
     lo_all, up_all = dpsgd_pld(segs).tail_power(log_level)
-    assert truncations == [pytest.approx(-1.5), pytest.approx(-3.0)]
+    assert [t.depth for t in tilts] == [pytest.approx(-1.5), pytest.approx(-3.0)]
     assert (lo, up) == (lo_all, up_all)
