@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -58,8 +59,6 @@ def riskcal_cell(sigma: float, q: float, T: int, kappa: float, repeats: int, get
 def riskcal_summary(rows: Sequence[dict]) -> None:
     """The geometric mean of riskcal / rerokit over :func:`riskcal_cell` rows, the widest bracket, and
     the cells where rerokit is slower, slowest first."""
-    import math
-
     gm = math.exp(sum(math.log(r["ratio"]) for r in rows) / len(rows))
     slower = sorted((r for r in rows if r["ratio"] < 1.0), key=lambda r: r["ratio"])
     print(f"\ngeometric mean riskcal/rerokit x{gm:.2f}; rerokit slower in {len(slower)} of {len(rows)} cells; "

@@ -81,9 +81,10 @@ _TILT_OWN_POINTS = 2_000_000
 # (in log) on this grid, 44 ms and 5.5e-4 on a 4x coarser one (dp-accounting 0.11 s). Not below
 # 1e-300, and on the automatic grid only (a grid refined for a wide bracket, dpsgd._refine_into, keeps
 # its own: coarsened again, sigma 1.75, q 2.46e-3, T 656064, kappa 6.6e-30 ended 3.3 % wide). Since the
-# eighth stop one segment too (the steps truncated at _inf_truncation where it exists): sigma 1.28,
-# q 1.75e-3, T 2477, kappa 2.5e-17 0.39 s -> 0.10 s (riskcal 0.11 s), sigma 1.17, q 5.3e-3, T 39,
-# kappa 2e-24 0.50 s -> 0.07 s, every bracket still below 1 %
+# eighth stop one segment too (the steps truncated at _inf_truncation where it exists; at first with
+# these two constants): sigma 1.28, q 1.75e-3, T 2477, kappa 2.5e-17 0.39 s -> 0.10 s (riskcal 0.11 s),
+# sigma 1.17, q 5.3e-3, T 39, kappa 2e-24 0.50 s -> 0.07 s, every bracket still below 1 %; one segment
+# now uses _TILT_REGRID_ONE instead (the first: 54 ms, benchmarks/pld_far_tail.py)
 _TILT_REGRID_ABOVE = 100_000
 _TILT_REGRID_MAX = 4.0
 # ... one segment only where the forecast's spread is at least this: the tilted window is then the
@@ -607,7 +608,8 @@ class SchedulePLD:
         :data:`_TILT_OWN_POINTS` points, the coarse grids first (:meth:`_tail_power_coarse`, which adds
         this grid's own tilt where theirs is wider than 1 % in log); above 1.5 :data:`_TILT_REGRID_ABOVE`
         predicted points on the automatic grid (one segment: a spread of at least
-        :data:`_TILT_REGRID_SPREAD`), one grid coarser by up to :data:`_TILT_REGRID_MAX`."""
+        :data:`_TILT_REGRID_SPREAD`), one grid coarser by up to :data:`_TILT_REGRID_MAX` (one
+        segment: :data:`_TILT_REGRID_ONE`)."""
         fc = self.tail_forecast(float(log_alpha))
         pred = fc[3] * self.window_points() if fc is not None else 0.0
         if pred > _TILT_OWN_POINTS:
@@ -792,14 +794,15 @@ class SchedulePLD:
         # first grids coarser than this one, on which one step has _TAIL_LADDER_START points, then
         # more as the width predicts, up to _TAIL_FIRST_POINTS (fast; often enough: where the
         # schedule's own grid is fine, as for T ~ 1e3, a coarse one is far tighter than needed)
+        # the forecast (None for steps off the grid or groups: then neither rule below applies)
+        fc = self.tail_forecast(float(log_alpha))
         span = self._step_span(lts[0])
         points = float(_TAIL_LADDER_START)
         if span / (self.h * points) < 8.0:  # this grid is coarse itself: the ladder would cost about as much
             points = math.inf
             # ... unless the tilted window is predicted large (short schedules' far tails): then the
             # ladder from a grid coarser by the window's excess over _TILT_LADDER_WINDOW, at most 8x
-            fc = self.tail_forecast(float(log_alpha)) if self.auto_grid else None
-            excess = fc[3] * self.window_points() / _TILT_LADDER_WINDOW if fc is not None else 0.0
+            excess = fc[3] * self.window_points() / _TILT_LADDER_WINDOW if (fc is not None and self.auto_grid) else 0.0
             if excess >= 1.5 and span > 0.0:
                 points = span / (self.h * min(8.0, excess))
         while not found and span / (self.h * points) >= 1.5:  # else this grid's own, below
@@ -818,9 +821,7 @@ class SchedulePLD:
             # aim at half the target: a third grid costs more than the margin
             grow = (max(width, _TAIL_FIRST_ENOUGH) / (0.5 * _TAIL_FIRST_ENOUGH)) ** (1.0 / _TAIL_LADDER_ORDER)
             points = min(points * max(2.0, grow), float(_TAIL_FIRST_POINTS))
-        last = None  # (truncation, grid factor, its composed mass at +infinity) of the last bracket below
-        grid_only = not any(_split_extremes(self.segments)[1:])
-        fc = self.tail_forecast(float(log_alpha)) if grid_only else None
+        inf_here = None  # the composed mass at +infinity of the last tilt below, if on this grid
         for i, lt in enumerate(lts):
             if found and up - max(lo, lo_mt) <= _COARSE_TAIL_ENOUGH:
                 break
@@ -830,7 +831,7 @@ class SchedulePLD:
                 # (a Chernoff estimate): a deeper truncation first (sigma 3.7, q 1.28e-4, T 58,
                 # kappa 1.2e-17: the tilt at alpha e^-1.5 was 1.7 % wide, the next one 0.37 %)
                 continue
-            if last is not None and last[1] == 1.0 and up - max(lo, lo_mt) - _inf_gain(last[2], up) > _COARSE_TAIL_ENOUGH:
+            if inf_here is not None and up - max(lo, lo_mt) - _inf_gain(inf_here, up) > _COARSE_TAIL_ENOUGH:
                 # a deeper truncation, on this grid or a coarser one, only moves mass from +infinity
                 # onto the grid: the upper end falls by at most that mass, too little to be enough
                 break
@@ -845,7 +846,7 @@ class SchedulePLD:
                 done.add((lt, factor))
                 lo_c, up_c = self._tail_power_from(coarse, log_alpha)
                 lo, up, found = max(lo, lo_c), min(up, up_c), True
-                last = (lt, factor, compose_inf_mass([(st.inf_mass, T) for st, T in steps_c]))
+                inf_here = compose_inf_mass([(st.inf_mass, T) for st, T in steps_c]) if factor == 1.0 else None
                 break
         # not tight: this grid's own steps too (each end the better), unless just computed; not
         # below 1e-300, where its truncation's mass at +infinity (~tau, far above the level) leaves
