@@ -94,7 +94,7 @@ _TILT_REGRID_MAX = 4.0
 _TILT_REGRID_SPREAD = 8.0
 # ... and there coarser by pred / 5e4, at most 8x (the tilted window of a short schedule's far tail
 # is wide, and its bracket narrow: 40 random such cells, sigma 0.6-2.3, q 1e-4-0.04, T 13-6e4, kappa
-# 1e-12-1e-30: the same or 1.1-2x faster than pred / 1e5 at most 4x, widths 3e-5-3.6e-3, were 4e-5-2e-3)
+# 1e-12-1e-30: the same or 1.1-2x faster than pred / 1e5 at most 4x, widths 7e-5-3.6e-3, were 4e-5-2e-3)
 _TILT_REGRID_ONE = (50_000, 8.0)
 # the coarse ladder (_tail_power_coarse) on a grid that is coarse for one step but whose tilted window
 # is predicted above _TILT_OWN_POINTS: its first grid coarser by the prediction over this, at most 8x
