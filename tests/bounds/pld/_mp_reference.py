@@ -1,7 +1,8 @@
-"""Exact (mpmath) references for one DP-SGD step's discretisation, shared by test_pld_engine and
-test_step_split: the pair's mixture components, the cell masses between computed points, their
-suffix sums and the exact connect-the-dots split (Doroshenko et al. 2022) of those cells onto
-grid points widened by the loss error. No rerokit code; the caller sets mpmath's precision."""
+"""Exact (mpmath) references, no rerokit code: for one DP-SGD step's discretisation (test_pld_engine,
+test_step_split) the pair's mixture components, the cell masses between computed points, their
+suffix sums and the exact connect-the-dots split (Doroshenko et al. 2022) of those cells onto grid
+points widened by the loss error, the caller setting mpmath's precision; and the Neyman-Pearson
+power of two steps (test_jumps, test_tilt_fastpaths)."""
 
 from __future__ import annotations
 
@@ -74,3 +75,27 @@ def mp_exact_split(ep: Sequence, eq: Sequence, l: Sequence[float], h: float,
         split[j] += pb - c
         split[j + 1] += c
     return split + [ep[-1]], etas
+
+
+def mp_two_steps(q: float, l: float) -> tuple[float, float]:
+    """(log Q(S > l), log P(S > l)) for two steps of sigma 1, sampling rate q (mpmath, 30 digits)."""
+    with mp.workdps(30):
+        q_, l_ = mp.mpf(q), mp.mpf(l)
+
+        def f(x):
+            return mp.log(1 - q_ + q_ * mp.exp(x - mp.mpf(1) / 2))
+
+        def f_inv(y):  # the x with f(x) = y; -inf below the loss's infimum log(1 - q)
+            return mp.mpf(1) / 2 + mp.log((mp.exp(y) - 1 + q_) / q_) if y > mp.log(1 - q_) else -mp.inf
+
+        def sf_q(a):
+            return mp.mpf(1) if a == -mp.inf else mp.ncdf(-a)
+
+        def sf_p(a):
+            return mp.mpf(1) if a == -mp.inf else (1 - q_) * mp.ncdf(-a) + q_ * mp.ncdf(1 - a)
+
+        kink = f_inv(l_ - mp.log(1 - q_))  # beyond it the second step passes the test whatever it is
+        pts = sorted({-mp.inf, mp.mpf(-5), mp.mpf(0), kink, kink + 3, mp.mpf(30), mp.inf})
+        q_tail = mp.quad(lambda x: mp.npdf(x) * sf_q(f_inv(l_ - f(x))), pts)
+        p_tail = mp.quad(lambda x: ((1 - q_) * mp.npdf(x) + q_ * mp.npdf(x - 1)) * sf_p(f_inv(l_ - f(x))), pts)
+        return float(mp.log(q_tail)), float(mp.log(p_tail))

@@ -260,7 +260,7 @@ def _suffix_logsumexp(a: np.ndarray, side: int) -> np.ndarray:
 def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tuple[int, np.ndarray, int]] | None,
                  stat_q: Sequence[tuple[int, np.ndarray, int]] | None, h: float, inf_mass: float,
                  log_alpha: float, t: float | None = None, precision: str = "double",
-                 log_masses: bool = False) -> tuple[float, float]:
+                 log_masses: bool = False, enough: float | None = None) -> tuple[float, float]:
     """Certified (log lower, log upper) of the power at level exp(log_alpha), by tilting.
 
     Args:
@@ -278,9 +278,13 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
         (:func:`rerokit.bounds.pld.compose.compose`). The round-off bound is relative to the tilted
         masses, which are of order one near the threshold, so double precision suffices unless the
         schedule is extremely long.
+      enough: skip the statistic (the lower end: two of the three compositions, and their sums)
+        where the log upper end is at most this, i.e. where a lower end the caller has from
+        elsewhere (the max test's closed form) already makes the bracket narrow enough; a choice
+        of computation that reads only the upper end (default None: never skipped).
 
     Returns:
-      (log lower, log upper); log lower = log_alpha where no test fits.
+      (log lower, log upper); log lower = log_alpha where no test fits or the statistic is skipped.
     """
     if t is None:
         t = saddle_tilt(parts, h, log_alpha, log_masses=log_masses)
@@ -289,7 +293,7 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
     err = weighted_roundoff(comp, t * h) + 3.0 * math.exp(_LOG_TAU)
     log_up = tilted_upper(comp.offset, comp.pmf, h, t, c, err, rel, inf_mass, log_alpha, log_inf_mass=log_masses)
     log_lo = log_alpha
-    if stat_p is not None:
+    if stat_p is not None and not (enough is not None and log_up <= enough):
         sp, cp_, rel_p = _tilted(stat_p, h, t)
         sq, cq_, rel_q = _tilted(stat_q, h, t + 1.0)
         P = compose(sp, h, _LOG_TAU_STAT, precision=precision)
