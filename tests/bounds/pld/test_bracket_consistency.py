@@ -192,3 +192,31 @@ def test_coarse_tail_skips_a_truncation_whose_mass_at_infinity_is_too_large(tilt
     lo_all, up_all = dpsgd_pld(segs).tail_power(log_level)
     assert [t.depth for t in tilts] == [pytest.approx(-1.5), pytest.approx(-3.0)]
     assert (lo, up) == (lo_all, up_all)
+
+
+def test_a_long_deep_step_takes_the_shallow_truncation(bromwich, tilts, monkeypatch) -> None:
+    """builder.SchedulePLD._tail_power_legacy sends a level below this grid's truncation to the coarse
+    path (the shallowest truncation with mass at +infinity <= alpha e^-7 first) also where the deep
+    truncation's step (alpha e^-46) has at least _TAIL_LADDER_START points on this grid: tilted, its
+    far tail made the window heavy and the bracket wide (sigma 1.36, q 1e-3, T 7e4, kappa 1e-30:
+    530 ms for 4.4 %, then a refinement, 770 ms in all; 287 ms and 1.3e-3 now). At the level of the
+    test L > 2.9 (e^-76.06, about 1e-33) the span rule alone would keep the deep truncation; the
+    bracket contains the Bromwich reference (Schedule(segs).point(2.9), pinned)."""
+    segs = [(1.36, 1e-3, 70_000)]
+    log_level, log_power = -76.06259981572008, -73.11010653925497
+    pld = dpsgd_pld(segs)
+    lt, lt_q = log_level - 46.0, pld._inf_truncation(log_level)  # noqa: SLF001
+    assert lt_q < pld.log_tau and pld._step_span(lt_q) >= 0.5 * pld._step_span(lt)  # noqa: SLF001
+    assert pld._step_span(lt) >= pld.h * builder._TAIL_LADDER_START  # noqa: SLF001
+    coarse = builder.SchedulePLD._tail_power_coarse
+    paths: list[str] = []
+
+    def spy_coarse(self, log_alpha):
+        paths.append("coarse")
+        return coarse(self, log_alpha)
+
+    monkeypatch.setattr(builder.SchedulePLD, "_tail_power_coarse", spy_coarse)
+    lo, up = pld.tail_power(log_level)
+    assert paths == ["coarse"] and [t.depth for t in tilts] == [pytest.approx(lt_q - log_level)]
+    assert lo <= log_power + bromwich.REF_TOL and up >= log_power - bromwich.REF_TOL
+    assert up - lo <= 2e-3  # measured 6.9e-4 (in log)
