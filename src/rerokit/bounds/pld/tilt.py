@@ -36,11 +36,11 @@ from typing import Sequence
 
 import numpy as np
 
-from rerokit.bounds.pld.compose import compose, moment_support, weighted_roundoff
+from rerokit.bounds.pld.compose import chernoff_window, compose, moment_support, weighted_roundoff
 from rerokit.bounds.pld.logsum import suffix_logsumexp, total_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 
-__all__ = ["tilted_power", "tilted_upper", "tilted_lower", "TiltedSide", "saddle_tilt", "tail_forecast", "saddle_gap", "bisect_saddle", "log_moments", "tilt_pmf"]
+__all__ = ["tilted_power", "tilted_upper", "tilted_lower", "TiltedSide", "saddle_tilt", "tail_forecast", "saddle_gap", "bisect_saddle", "log_moments", "tilt_pmf", "tilted_window"]
 
 # tail mass left outside the tilted windows (each side): relative to the tilted masses, which are of
 # order one near the threshold, so far larger than the untilted compositions' 1e-17 (smaller FFTs);
@@ -174,6 +174,16 @@ def tail_forecast(parts: Parts, h: float, log_alpha: float,
     return t, dpsi, psi - t * dpsi, math.sqrt(curvature(t) / curvature(0.0))
 
 
+def tilted_window(parts: Parts, h: float, t: float) -> int:
+    """The number of labels in the Chernoff window (:func:`rerokit.bounds.pld.compose.chernoff_window`,
+    tail mass 1e-12 each side) of the composition of ``parts`` tilted by t: the size of
+    :func:`tilted_power`'s dominating composition, without composing it. A choice of computation
+    only (e.g. which grid to tilt on)."""
+    tp, _, _ = _tilted(parts, h, t)
+    lo, hi = chernoff_window(tp, h, _LOG_TAU)
+    return max(hi - lo + 1, 0)
+
+
 def tilt_pmf(off: int, pmf: np.ndarray, h: float, t: float, cap: float = math.inf,
              labels: np.ndarray | None = None, log_masses: bool = False) -> tuple[np.ndarray, float, float, float]:
     """(tilted pmf, log M(t), relative error, absolute error) of one step's pmf (labels off..).
@@ -238,13 +248,49 @@ def _logsumexp4(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: float) -> np.nda
 
 
 _SLICE_MASS = 1e-2  # the upper end and the level's test are looked for above this quantile first
+# ... and below this upper quantile first: the tilted masses above it enter the running sums as one
+# bound (_top_log_mass), so the sums, the logs and the exps run on the slice only (a heavy-tailed
+# window's top: sigma 1.36, q 1e-3, T 7e4, kappa 1e-30, its 1 - 1e-12 quantile 17 standard
+# deviations above the mean)
+_TOP_MASS = 1e-6
 
 
-def _quantile_index(pmf: np.ndarray, mass: float) -> int:
-    """The first index where the cumulative sum of ``pmf`` exceeds ``mass`` times its total (0 if
-    none): only where :func:`tilted_power` starts looking, never part of a bound."""
+def _slice_indices(pmf: np.ndarray) -> tuple[int, int]:
+    """(k0, k1), k0 < k1 <= size: the first index where the cumulative sum of ``pmf`` exceeds
+    :data:`_SLICE_MASS` times its total, and one past the first where it exceeds 1 - :data:`_TOP_MASS`
+    times it ((0, size) if the total is not positive): only where :func:`tilted_upper` and
+    :func:`tilted_lower` look first, never part of a bound."""
     c = np.cumsum(pmf)
-    return int(np.searchsorted(c, mass * float(c[-1]), side="right")) if c.size and c[-1] > 0 else 0
+    if not (c.size and c[-1] > 0):
+        return 0, pmf.size
+    tot = float(c[-1])
+    k0 = min(int(np.searchsorted(c, _SLICE_MASS * tot, side="right")), pmf.size - 1)
+    k1 = int(np.searchsorted(c, (1.0 - _TOP_MASS) * tot, side="right")) + 1
+    return k0, max(min(k1, pmf.size), k0 + 1)
+
+
+def _top_log_mass(pmf: np.ndarray, k1: int, log_c: float, s: float, l_k1: float) -> float:
+    """log of an upper bound on sum_{j >= k1} e^{log_c - s l_j} pmf[j], the untilted masses from index
+    k1 on (s >= 0, l_j >= l_k1 = ``l_k1``): e^{-s l_j} <= e^{-s l_k1}, so the plain sum of pmf[k1:]
+    times e^{log_c - s l_k1} bounds it; the sum's rounding (any summation order of m non-negative
+    terms: within (m - 1) u relative; Higham 2002, Sec. 4.2) and the log's and the exponent's (a few
+    u of their sizes) are added. -inf where nothing lies above k1."""
+    m = pmf.size - k1
+    if m <= 0:
+        return -math.inf
+    tot = float(np.sum(pmf[k1:])) * (1.0 + m * _U_T)
+    if not tot > 0.0:
+        return -math.inf
+    lt = math.log(tot)
+    return lt + log_c - s * l_k1 + 4.0 * _U_T * (abs(lt) + abs(log_c) + abs(s * l_k1) + 1.0)
+
+
+def _suffix_with_top(a: np.ndarray, top: float, side: int) -> np.ndarray:
+    """:func:`_suffix_logsumexp` of ``a`` with one more term e^``top`` after its last (-inf: none, the
+    same sums): entry i is log(sum_{i <= j < n} e^{a_j} + e^top), i <= n."""
+    if top == -math.inf:
+        return _suffix_logsumexp(a, side)
+    return _suffix_logsumexp(np.append(a, top), side)[: a.size + 1]
 
 
 def _suffix_logsumexp(a: np.ndarray, side: int) -> np.ndarray:
@@ -357,22 +403,28 @@ def tilted_lower(p_side: TiltedSide, q_side: TiltedSide, h: float, t: float,
     log_err_p, log_err_q = _log_errors(err_p, p_pmf.size), _log_errors(err_q, q_pmf.size)
     big = 4.0 * float(np.finfo(float).eps) * (max(abs(lo_lab), abs(hi_lab)) * (t + 1.0) * h + abs(cp_)
                                               + abs(cq_) + 800.0)
-    with np.errstate(divide="ignore"):
-        lq = np.log(q_pmf) - (t + 1.0) * (q_off + np.arange(q_pmf.size)) * h + cq_
-    # the first test S >= s with level <= alpha: the levels decrease in s, so it is looked
-    # for above the tilted Q-mass's lower 1e-2 quantile first (the Q-sums of that top slice
-    # are those of the whole window there), and over every s if it is that slice's first
-    # point or there is none
-    start = max(lo_lab, q_off + _quantile_index(q_pmf, _SLICE_MASS))
+    # the first test S >= s with level <= alpha: the levels decrease in s, so it is looked for
+    # between the tilted Q-mass's lower 1e-2 and upper 1 - 1e-6 quantiles first (the Q-sums there
+    # are those of the whole window, the masses above the slice bounded as one: _top_log_mass), then
+    # from the window's first point if it is the slice's first, to its last if there is none
+    k0, k1 = _slice_indices(q_pmf)
+    start = max(lo_lab, q_off + k0)
     while True:
-        s = np.arange(start, hi_lab + 1)
-        q_ge = _suffix_logsumexp(lq[start - q_off:], +1)[s - start]  # the level: Q-sums up
+        end = min(hi_lab, q_off + k1 - 1)
+        s = np.arange(start, end + 1)
+        with np.errstate(divide="ignore"):
+            lq = np.log(q_pmf[start - q_off: k1]) - (t + 1.0) * (np.arange(start, q_off + k1)) * h + cq_
+        top = _top_log_mass(q_pmf, k1, cq_, t + 1.0, (q_off + k1) * h)
+        q_ge = _suffix_with_top(lq, top, +1)[s - start]  # the level: Q-sums up
         q_err = cq_ - (t + 1.0) * s * h + _at(log_err_q, s - q_off)
         q_up = np.logaddexp(q_ge, q_err) + 1.01 * (rel_q + big) + 1e-12
         ok = np.nonzero(q_up <= log_alpha)[0]
-        if start == lo_lab or (ok.size and ok[0] > 0):
+        if ok.size and ok[0] == 0 and start > lo_lab:
+            start = lo_lab
+        elif not ok.size and end < hi_lab:
+            k1 = q_pmf.size
+        else:
             break
-        start = lo_lab
     p_err = cp_ - t * s * h + _at(log_err_p, s - p_off)
     def p_lower(j: int) -> float:
         """log of a proven lower bound on P(S >= s[j]): the P-sum at that one test, rounded
@@ -436,10 +488,6 @@ def tilted_upper(off: int, pmf: np.ndarray, h: float, t: float, c: float, err: f
       log_alpha: natural log of the level.
       log_inf_mass: whether ``inf_mass`` is given as a log.
     """
-    labels = off + np.arange(pmf.size)
-    l = labels * h
-    with np.errstate(divide="ignore"):
-        logp = np.log(pmf) - t * l + c
     # f(s) = s alpha + p_inf + P(L > l_k) - s Q(L > l_k) at s = e^{l_k}: an upper end needs the
     # P-sums rounded up and the Q-sums rounded down. Every k gives an upper end; they are formed
     # for the k from the tilted mass's lower 1e-2 quantile up only (the minimum sat at its 0.3-0.55
@@ -452,21 +500,32 @@ def tilted_upper(off: int, pmf: np.ndarray, h: float, t: float, c: float, err: f
         log_inf = float(inf_mass)
     else:
         log_inf = math.log(inf_mass) if inf_mass > 0 else -np.inf
-    k0 = _quantile_index(pmf, _SLICE_MASS)
+    # (and, as :func:`tilted_lower`, below the upper 1 - 1e-6 quantile first: the masses above it
+    # enter the P-sums as one upper bound, _top_log_mass, and leave the Q-sums, which only lowers
+    # them; every k still gives an upper end, and the minimum is looked for over all k up to the
+    # window's top where it sits at the slice's last point)
+    k0, k1 = _slice_indices(pmf)
     while True:
-        lk_, ls_ = logp[k0:], l[k0:]
-        log_a = _suffix_logsumexp(lk_, +1)[1:]  # mass of the atoms above l_k
+        ls_ = (off + np.arange(k0, k1)) * h
+        with np.errstate(divide="ignore"):
+            lk_ = np.log(pmf[k0:k1]) - t * ls_ + c
+        log_a = _suffix_with_top(lk_, _top_log_mass(pmf, k1, c, t, (off + k1) * h), +1)[1:]  # mass above l_k
         log_b = _suffix_logsumexp(lk_ - ls_, -1)[1:]
         with np.errstate(divide="ignore", invalid="ignore"):
             frac = np.exp(np.minimum(0.0, ls_ + log_b - log_a))
             term = log_a + np.log1p(-frac)
         term = np.where(np.isfinite(log_a), term, -np.inf)
-        log_f = _logsumexp4(log_alpha + ls_, term, c - t * ls_ + _at(err_c, slice(k0, None)), log_inf)
-        if k0 == 0 or int(np.argmin(log_f)) > 0:
+        log_f = _logsumexp4(log_alpha + ls_, term, c - t * ls_ + _at(err_c, slice(k0, k1)), log_inf)
+        i = int(np.argmin(log_f))
+        if i == 0 and k0 > 0:
+            k0 = 0
+        elif i == log_f.size - 1 and k1 < pmf.size:
+            k1 = pmf.size
+        else:
             break
-        k0 = 0
     # the untilting's own rounding: u (|log p_t| + |t l| + |C|) per mass, plus the tilting's (rel)
-    rel += 4.0 * float(np.finfo(float).eps) * (float(np.max(np.abs(t * l))) + abs(c) + 800.0)
+    l_ends = t * (np.array([off, off + pmf.size - 1]) * h)
+    rel += 4.0 * float(np.finfo(float).eps) * (float(np.max(np.abs(l_ends))) + abs(c) + 800.0)
     log_up = min(0.0, float(np.min(log_f)) + 1.01 * rel + 1e-12)
     return log_up
 
