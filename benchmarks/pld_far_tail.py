@@ -10,6 +10,10 @@ rerokit's relative width (upper - lower) / upper; then the geometric mean, the n
 rerokit is slower and those cells. riskcal's value is not a bound (benchmarks/pld_soundness.py).
 
     python benchmarks/pld_far_tail.py [--seed 13] [--cells 40] [--repeats 2] [--out far.jsonl]
+    python benchmarks/pld_far_tail.py --grid   # the fixed long-schedule grid below instead
+
+``--grid``: sigma in {1, 1.36, 2}, q in {1e-3, 3e-3}, T in {1e4, 7e4, 3e5}, kappa in {1e-20, 1e-30}
+(36 cells): long schedules with small q at tiny levels, where the tilted windows are widest.
 
 Each cell is printed (and appended to ``--out`` as JSON, with the seed) as it completes.
 
@@ -33,6 +37,7 @@ Measured 2026-11-26, eighth stop (shared 2-core machine, load ~1, ``--repeats 2`
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 
 import numpy as np
@@ -58,6 +63,7 @@ def main() -> None:
     ap.add_argument("--kappa-lo", type=float, default=1e-30)
     ap.add_argument("--kappa-hi", type=float, default=1e-15)
     ap.add_argument("--out", default=None, help="append one JSON line per cell")
+    ap.add_argument("--grid", action="store_true", help="the fixed long-schedule grid (module docstring)")
     args = ap.parse_args()
     if args.repeats < 1 or args.cells < 1:
         ap.error("--repeats and --cells must be at least 1")
@@ -68,11 +74,15 @@ def main() -> None:
     print(f"load average {os.getloadavg()} (a shared machine: ratios are taken in the same run); seed {args.seed}")
     rero_dpsgd(1.0, 0.1, 10, 0.01, comparisons=False)  # warm-up (imports)
     get_beta_for_dpsgd(1.0, 0.1, 10, 0.01)
-    rng = np.random.default_rng(args.seed)
-    rows = []
-    for _ in range(args.cells):
-        sigma, q, T, kappa = draw(rng, args.kappa_lo, args.kappa_hi)
-        rows.append(riskcal_cell(sigma, q, T, kappa, args.repeats, get_beta_for_dpsgd, {"seed": args.seed}, args.out))
+    if args.grid:
+        cells = list(itertools.product([1.0, 1.36, 2.0], [1e-3, 3e-3], [10_000, 70_000, 300_000], [1e-20, 1e-30]))
+        extra = {"grid": "long"}
+    else:
+        rng = np.random.default_rng(args.seed)
+        cells = [draw(rng, args.kappa_lo, args.kappa_hi) for _ in range(args.cells)]
+        extra = {"seed": args.seed}
+    rows = [riskcal_cell(sigma, q, T, kappa, args.repeats, get_beta_for_dpsgd, extra, args.out)
+            for sigma, q, T, kappa in cells]
     riskcal_summary(rows)
 
 if __name__ == "__main__":

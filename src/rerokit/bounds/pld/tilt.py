@@ -36,11 +36,11 @@ from typing import Sequence
 
 import numpy as np
 
-from rerokit.bounds.pld.compose import chernoff_window, compose, moment_support, weighted_roundoff
+from rerokit.bounds.pld.compose import compose, moment_support, weighted_roundoff
 from rerokit.bounds.pld.logsum import suffix_logsumexp, total_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 
-__all__ = ["tilted_power", "tilted_upper", "tilted_lower", "TiltedSide", "saddle_tilt", "tail_forecast", "saddle_gap", "bisect_saddle", "log_moments", "tilt_pmf", "tilted_window"]
+__all__ = ["tilted_power", "tilted_upper", "tilted_lower", "TiltedSide", "saddle_tilt", "tail_forecast", "saddle_gap", "bisect_saddle", "log_moments", "tilt_pmf"]
 
 # tail mass left outside the tilted windows (each side): relative to the tilted masses, which are of
 # order one near the threshold, so far larger than the untilted compositions' 1e-17 (smaller FFTs);
@@ -172,16 +172,6 @@ def tail_forecast(parts: Parts, h: float, log_alpha: float,
         return max((_moments(prep, x + d)[1] - _moments(prep, max(x - d, 0.0))[1]) / (x + d - max(x - d, 0.0)), 1e-300)
 
     return t, dpsi, psi - t * dpsi, math.sqrt(curvature(t) / curvature(0.0))
-
-
-def tilted_window(parts: Parts, h: float, t: float) -> int:
-    """The number of labels in the Chernoff window (:func:`rerokit.bounds.pld.compose.chernoff_window`,
-    tail mass 1e-12 each side) of the composition of ``parts`` tilted by t: the size of
-    :func:`tilted_power`'s dominating composition, without composing it. A choice of computation
-    only (e.g. which grid to tilt on)."""
-    tp, _, _ = _tilted(parts, h, t)
-    lo, hi = chernoff_window(tp, h, _LOG_TAU)
-    return max(hi - lo + 1, 0)
 
 
 def tilt_pmf(off: int, pmf: np.ndarray, h: float, t: float, cap: float = math.inf,
