@@ -154,22 +154,38 @@ def test_inf_gain() -> None:
 
 
 def test_coarse_ladder_starts_coarser_for_a_large_tilted_window(bromwich, tilts) -> None:
-    """builder._tail_power_coarse on a grid that is coarse for one step (fewer than 8 x
+    """builder._tail_power_coarse on a grid that is coarse for one step (fewer than _LADDER_MIN_RATIO x
     _TAIL_LADDER_START points per step) but whose tilted window is predicted above _TILT_OWN_POINTS:
-    its first tilt runs on a grid coarser by the prediction over _TILT_LADDER_WINDOW, at most 8x
-    (it ran on this grid: sigma 0.894, q 2.45e-3, T 114, kappa 4.8e-23 took 0.36 s for a bracket
-    2.6e-6 wide, 0.07 s and 7e-5 now). sigma 0.8, q 3e-3, T 300 at a level near 1e-22: the bracket
-    contains the Bromwich reference (Schedule(segs).at_level(log 1e-20)'s point, pinned)."""
-    segs = [(0.8, 3e-3, 300)]
-    log_level, log_power = -50.7228123121611, -44.22580257715632
+    its first tilt runs on a grid coarser by the prediction over _TILT_LADDER_WINDOW, at most 8x (it
+    ran on this grid: sigma 0.894, q 2.45e-3, T 114, kappa 4.8e-23 took 0.36 s for a bracket 2.6e-6
+    wide, 0.07 s and 7e-5 since; with 7.9 x _TAIL_LADDER_START points per step that cell now takes
+    the ladder itself). sigma 1, q 5e-3, T 30, kappa 1e-20 (3.7 x): the first tilt 8x coarser, its
+    bracket within _TAIL_FIRST_ENOUGH and overlapping the certified bracket of this grid's own steps
+    (no reference reaches so short a schedule). sigma 0.8, q 3e-3, T 300 at a level near 1e-22 (6.7 x):
+    the ladder's first grid, and the bracket contains the Bromwich reference
+    (Schedule(segs).at_level(log 1e-20)'s point, pinned)."""
+    segs, log_level = [(1.0, 5e-3, 30)], math.log(1e-20)
     pld = dpsgd_pld(segs)
     fc = pld.tail_forecast(log_level)
     assert fc[3] * pld.window_points() > builder._TILT_OWN_POINTS  # the coarse path
-    assert pld._step_span(log_level - 1.5) < 8.0 * pld.h * builder._TAIL_LADDER_START  # coarse for one step
+    span = pld._step_span(pld._inf_truncation(log_level))  # noqa: SLF001
+    assert span < builder._LADDER_MIN_RATIO * pld.h * builder._TAIL_LADDER_START  # coarse for one step
     lo, up = pld.tail_power(log_level)
     assert tilts and tilts[0].ratio == pytest.approx(8.0, rel=0.05)  # the first tilt: 8x coarser
+    assert up - lo <= builder._TAIL_FIRST_ENOUGH  # measured 2.2e-3 (in log)
+    lo_own, up_own = pld._tail_power_from(pld, log_level)  # noqa: SLF001 - this grid's own tilt
+    assert lo <= up_own and lo_own <= up
+
+    segs = [(0.8, 3e-3, 300)]
+    log_level, log_power = -50.7228123121611, -44.22580257715632
+    pld = dpsgd_pld(segs)
+    tilts.clear()
+    ladder = pld._step_span(log_level - 1.5) / (pld.h * builder._TAIL_LADDER_START)  # noqa: SLF001
+    assert builder._LADDER_MIN_RATIO <= ladder < 8.0
+    lo, up = pld.tail_power(log_level)
+    assert tilts[0].ratio == pytest.approx(ladder, rel=1e-6)  # the ladder's first grid
     assert lo <= log_power + bromwich.REF_TOL and up >= log_power - bromwich.REF_TOL
-    assert up - lo <= builder._TAIL_FIRST_ENOUGH  # measured 3.6e-4 (in log)
+    assert up - lo <= builder._TAIL_FIRST_ENOUGH  # measured 3.6e-4 (in log) on the 8x grid
 
 
 def test_coarse_tail_skips_a_truncation_whose_mass_at_infinity_is_too_large(tilts, monkeypatch) -> None:
@@ -217,6 +233,28 @@ def test_a_long_deep_step_takes_the_shallow_truncation(bromwich, tilts, monkeypa
 
     monkeypatch.setattr(builder.SchedulePLD, "_tail_power_coarse", spy_coarse)
     lo, up = pld.tail_power(log_level)
-    assert paths == ["coarse"] and [t.depth for t in tilts] == [pytest.approx(lt_q - log_level)]
+    assert paths == ["coarse"] and tilts and all(t.depth == pytest.approx(lt_q - log_level) for t in tilts)
     assert lo <= log_power + bromwich.REF_TOL and up >= log_power - bromwich.REF_TOL
-    assert up - lo <= 2e-3  # measured 6.9e-4 (in log)
+    assert up - lo <= builder._TAIL_FIRST_ENOUGH  # measured 2.2e-3 (in log; 6.9e-4 on this grid alone)
+
+
+def test_the_coarse_ladder_runs_from_four_times_its_first_grid(bromwich, tilts, monkeypatch) -> None:
+    """builder._tail_power_coarse starts its grid ladder (one step on _TAIL_LADDER_START points, then
+    finer as the width predicts) where one step on this grid has at least _LADDER_MIN_RATIO (4) times
+    that many points (was 8: this grid's own tilt ran, 135-165 ms for brackets 2-3e-4 wide at sigma
+    1.36, q 3e-3, T 1e4, kappa 1e-20-1e-30; 42-45 ms for 2.9-3.9e-3 now). At the level of the test
+    L > 4 (e^-77.4) one step has 7.8 times as many: the first tilt runs 7.8x coarser, and the bracket
+    contains the Bromwich reference (Schedule(segs).point(4.0), pinned)."""
+    segs = [(1.36, 3e-3, 10_000)]
+    log_level, log_power = -77.39802155277044, -73.33948482789961
+    pld = dpsgd_pld(segs)
+    steps = pld._step_span(pld._inf_truncation(log_level)) / (pld.h * builder._TAIL_LADDER_START)  # noqa: SLF001
+    assert builder._LADDER_MIN_RATIO <= steps < 8.0
+    lo, up = pld.tail_power(log_level)
+    assert tilts[0].ratio == pytest.approx(steps, rel=1e-6)
+    assert lo <= log_power + bromwich.REF_TOL and up >= log_power - bromwich.REF_TOL
+    assert up - lo <= builder._TAIL_FIRST_ENOUGH  # measured 1.3e-3 (in log)
+    tilts.clear()
+    monkeypatch.setattr(builder, "_LADDER_MIN_RATIO", 8.0)  # the rule before: no ladder (the
+    dpsgd_pld(segs).tail_power(log_level)  # window's grid, 2.1x, then this grid's own tilt)
+    assert tilts[0].ratio < builder._LADDER_MIN_RATIO

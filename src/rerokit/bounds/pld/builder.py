@@ -70,6 +70,12 @@ _TAIL_FIRST_ENOUGH = 0.004
 # 2.5e-4 in 4.1 s)
 _TAIL_LADDER_START = 8192
 _TAIL_LADDER_ORDER = 2.0
+# ... the ladder only where one step on this grid has at least this many times _TAIL_LADDER_START
+# points (else this grid's own tilt first; was 8: sigma 1.36, q 3e-3, T 1e4, kappa 1e-20-1e-30, steps
+# 6-8 times that, took this grid's tilt, 135-165 ms for brackets 2-3e-4 wide; the ladder 42-45 ms for
+# 2.9-3.9e-3. Where the ladder's grids do not suffice they cost 7-13 % more, sigma 0.64-1.36,
+# q 1e-3-3e-3, T 7e4-1e6)
+_LADDER_MIN_RATIO = 4.0
 # the one-grid tilt on this grid where its window is predicted (tail_forecast's spread times the
 # untilted window) at most this many points, else the coarse ladder first (seventh stop: sigma 5.6 /
 # 0.589, q 1.2e-3 / 1.5e-3, T 2470 + 195, kappa 3.2e-11: spread 68 on a 2.1e5-point window, the
@@ -812,7 +818,7 @@ class SchedulePLD:
         fc = self.tail_forecast(float(log_alpha))
         span = self._step_span(lts[0])
         points = float(_TAIL_LADDER_START)
-        if span / (self.h * points) < 8.0:  # this grid is coarse itself: the ladder would cost about as much
+        if span / (self.h * points) < _LADDER_MIN_RATIO:  # this grid is coarse itself: the ladder would cost about as much
             points = math.inf
             # ... unless the tilted window is predicted large (short schedules' far tails): then the
             # ladder from a grid coarser by the window's excess over _TILT_LADDER_WINDOW, at most 8x
