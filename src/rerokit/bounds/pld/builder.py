@@ -620,7 +620,10 @@ class SchedulePLD:
         this grid's own tilt where theirs is wider than 1 % in log); above 1.5 :data:`_TILT_REGRID_ABOVE`
         predicted points on the automatic grid (one segment: a spread of at least
         :data:`_TILT_REGRID_SPREAD`), one grid coarser by up to :data:`_TILT_REGRID_MAX` (one
-        segment: :data:`_TILT_REGRID_ONE`)."""
+        segment: :data:`_TILT_REGRID_ONE`). Else this grid's own steps where their truncation
+        suffices (``lt_q`` at or above it); the coarse grids where ``lt_q`` lies below it and
+        halves the step, or the deep truncation ``lt`` would make one step at least
+        :data:`_TAIL_LADDER_START` points long; else the steps truncated at ``lt``."""
         fc = self.tail_forecast(float(log_alpha))
         pred = fc[3] * self.window_points() if fc is not None else 0.0
         if pred > _TILT_OWN_POINTS:
@@ -792,7 +795,9 @@ class SchedulePLD:
 
         Order (speed): the shallowest truncation with mass at +infinity <= alpha e^-7
         (:meth:`_inf_truncation`) first, on grids coarser than this one where one step has
-        :data:`_TAIL_LADDER_START` points, then more as the width predicts (at most
+        :data:`_TAIL_LADDER_START` points (where it has at least :data:`_LADDER_MIN_RATIO` times as
+        many here; else from a grid coarser by the predicted tilted window over
+        :data:`_TILT_LADDER_WINDOW`, if that is 1.5 or more), then more as the width predicts (at most
         :data:`_TAIL_FIRST_POINTS`), until a bracket is within :data:`_TAIL_FIRST_ENOUGH` (in log,
         each end the best so far), kept alone then; else the
         finest grids, each further depth only while wider than :data:`_COARSE_TAIL_ENOUGH` and, after
