@@ -46,6 +46,20 @@ def tilts(monkeypatch) -> list[Tilt]:
     return seen
 
 
+@pytest.fixture
+def coarse_paths(monkeypatch) -> list[str]:
+    """One "coarse" per builder.SchedulePLD._tail_power_coarse call while the test holds this list."""
+    seen: list[str] = []
+    orig = builder.SchedulePLD._tail_power_coarse
+
+    def spy(self, log_alpha):
+        seen.append("coarse")
+        return orig(self, log_alpha)
+
+    monkeypatch.setattr(builder.SchedulePLD, "_tail_power_coarse", spy)
+    return seen
+
+
 @pytest.mark.parametrize("sigma,q,T,kappa", [
     (0.794571756021619, 0.01, 100, 1e-12),  # the calibrated setting of test_extremes
     (2.0, 1e-3, 3000, 1e-9),  # the far-tail tilt alone (dpsgd._tilt_first)
@@ -116,7 +130,7 @@ def test_a_refined_grid_is_not_coarsened_again(bromwich, tilts) -> None:
     assert (up_b - lo_b) / up_b <= 0.01  # measured 3.1e-3
 
 
-def test_coarse_tail_stops_deepening_when_the_grid_sets_the_width(bromwich, tilts, monkeypatch) -> None:
+def test_coarse_tail_stops_deepening_when_the_grid_sets_the_width(bromwich, tilts, coarse_paths, monkeypatch) -> None:
     """builder._tail_power_coarse tries deeper truncations only while moving their mass at +infinity
     onto the grid could make the bracket narrow enough (builder._inf_gain). At sigma 2.49,
     q 8.73e-3, T 339171, a level near 1e-24, the width (4.5 % in log) comes from the grid step: the
@@ -126,16 +140,8 @@ def test_coarse_tail_stops_deepening_when_the_grid_sets_the_width(bromwich, tilt
     segs = [(2.49, 8.73e-3, 339171)]
     log_level, log_power = -54.7552033296245, -35.16051115952847
     pld = dpsgd_pld(segs)
-    coarse = builder.SchedulePLD._tail_power_coarse
-    paths: list[str] = []
-
-    def spy_coarse(self, log_alpha):
-        paths.append("coarse")
-        return coarse(self, log_alpha)
-
-    monkeypatch.setattr(builder.SchedulePLD, "_tail_power_coarse", spy_coarse)
     lo, up = pld.tail_power(log_level)
-    assert paths == ["coarse"] and [t.h for t in tilts] == [pld.h]
+    assert coarse_paths == ["coarse"] and [t.h for t in tilts] == [pld.h]
     assert lo <= log_power + bromwich.REF_TOL and up >= log_power - bromwich.REF_TOL
     assert up - lo > 0.01  # grid-limited: the refinement's case
     monkeypatch.undo()
@@ -210,7 +216,7 @@ def test_coarse_tail_skips_a_truncation_whose_mass_at_infinity_is_too_large(tilt
     assert (lo, up) == (lo_all, up_all)
 
 
-def test_a_long_deep_step_takes_the_shallow_truncation(bromwich, tilts, monkeypatch) -> None:
+def test_a_long_deep_step_takes_the_shallow_truncation(bromwich, tilts, coarse_paths) -> None:
     """builder.SchedulePLD._tail_power_legacy sends a level below this grid's truncation to the coarse
     path (the shallowest truncation with mass at +infinity <= alpha e^-7 first) also where the deep
     truncation's step (alpha e^-46) has at least _TAIL_LADDER_START points on this grid: tilted, its
@@ -224,16 +230,8 @@ def test_a_long_deep_step_takes_the_shallow_truncation(bromwich, tilts, monkeypa
     lt, lt_q = log_level - 46.0, pld._inf_truncation(log_level)  # noqa: SLF001
     assert lt_q < pld.log_tau and pld._step_span(lt_q) >= 0.5 * pld._step_span(lt)  # noqa: SLF001
     assert pld._step_span(lt) >= pld.h * builder._TAIL_LADDER_START  # noqa: SLF001
-    coarse = builder.SchedulePLD._tail_power_coarse
-    paths: list[str] = []
-
-    def spy_coarse(self, log_alpha):
-        paths.append("coarse")
-        return coarse(self, log_alpha)
-
-    monkeypatch.setattr(builder.SchedulePLD, "_tail_power_coarse", spy_coarse)
     lo, up = pld.tail_power(log_level)
-    assert paths == ["coarse"] and tilts and all(t.depth == pytest.approx(lt_q - log_level) for t in tilts)
+    assert coarse_paths == ["coarse"] and tilts and all(t.depth == pytest.approx(lt_q - log_level) for t in tilts)
     assert lo <= log_power + bromwich.REF_TOL and up >= log_power - bromwich.REF_TOL
     assert up - lo <= builder._TAIL_FIRST_ENOUGH  # measured 2.2e-3 (in log; 6.9e-4 on this grid alone)
 
