@@ -65,9 +65,7 @@ def test_slices_reassemble_the_power_of_the_step() -> None:
     lo_o, up_o = tilted_power(*args, t=t)
     lo_n, up_n = jump_power(*args, t, 1, 0.2)
     assert lo_n <= up_o and lo_o <= up_n
-    # within both computations' allowances: the one-grid tilt counts 3 tau = 3e-9 for the tilted mass
-    # outside its window (tilt._LOG_TAU), 1.4e-6 of the power here (1.1e-9 with tau = 1e-12)
-    assert abs(up_n - up_o) < 3e-6 and abs(lo_n - lo_o) < 3e-6
+    assert abs(up_n - up_o) < 1e-6 and abs(lo_n - lo_o) < 1e-6
     (part, err), = jump_parts(step.j_lo, [(step.split, t)], 20, h, 1, math.ceil(0.2 / h))[0]
     assert part.count == 1 and np.all(np.isfinite(err)) and np.all(err > 0)
     assert abs(math.fsum(part.pmf.tolist()) - 1.0) < 1e-12

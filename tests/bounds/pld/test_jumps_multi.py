@@ -88,9 +88,7 @@ def test_product_slices_reassemble_the_one_grid_composition() -> None:
     lo_o, up_o = tilted_power(*args, t=t)
     lo_n, up_n = jump_power(*args, t, 1, 0.2)
     assert lo_n <= up_o and lo_o <= up_n
-    # within both computations' allowances: the one-grid tilt counts 3 tau = 3e-9 for the tilted mass
-    # outside its window (tilt._LOG_TAU), 1.4e-6 of the power here (1.2e-9 with tau = 1e-12)
-    assert abs(up_n - up_o) < 3e-6 and abs(lo_n - lo_o) < 3e-6
+    assert abs(up_n - up_o) < 1e-6 and abs(lo_n - lo_o) < 1e-6
     cut = math.ceil(0.2 / args[3])
     (part, err), = jump_parts_multi([(o, [p], T) for o, p, T in args[0]], [t], args[3], 1, cut)
     assert part.count == 1 and np.all(np.isfinite(err)) and np.all(err > 0)

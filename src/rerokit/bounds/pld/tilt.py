@@ -44,13 +44,9 @@ __all__ = ["tilted_power", "tilted_upper", "tilted_lower", "TiltedSide", "saddle
 
 # tail mass left outside the tilted windows (each side): relative to the tilted masses, which are of
 # order one near the threshold, so far larger than the untilted compositions' 1e-17 (smaller FFTs);
-# the statistic's Q side is tilted one further than its saddle point, hence its smaller value. Were
-# 1e-12 and 1e-15: 1.04-1.10x faster over 116 far-tail cells (benchmarks/pld_far_tail.py, seeds 13
-# and 14 and --grid; 1.28x at sigma 1.36, q 1.1e-3, T 7e4, kappa 1e-30, whose window's top is
-# heavy), never slower; 8 brackets wider, by at most 8e-5 of gamma (sigma 1.88, q 1.9e-3, T 311,
-# kappa 1e-17: 5.0e-4 -> 5.8e-4), the others the same to two digits
-_LOG_TAU = math.log(1e-9)
-_LOG_TAU_STAT = math.log(1e-12)
+# the statistic's Q side is tilted one further than its saddle point, hence its smaller value
+_LOG_TAU = math.log(1e-12)
+_LOG_TAU_STAT = math.log(1e-15)
 
 
 Parts = Sequence[tuple[int, np.ndarray, int]]
