@@ -138,3 +138,18 @@ def test_the_tilt_with_the_window_top_bounded_matches_the_whole_window(monkeypat
     lo_w, up_w = dpsgd_pld([(2.0, 1e-3, 10_000)]).tail_power(log_level)
     assert not any(math.isfinite(x) for x in tops)
     assert up == pytest.approx(up_w, rel=1e-9, abs=0.0) and lo == pytest.approx(lo_w, rel=1e-9, abs=0.0)
+
+
+def test_a_tilt_centred_far_from_its_threshold_stays_narrow() -> None:
+    """sigma 1.08, q 1.29e-4, T 285, kappa 8.4e-17: the saddle point centres the one-grid tilt at 0.51
+    nats, while the threshold sits near 0.13 nats (the composition is nearly a lattice of sampled
+    steps), where the tilted masses are ~1e-12. The allowance 3 tau for the tilted mass outside the
+    window (tilt._LOG_TAU) must stay far below them: with tau 1e-12 the bracket is 8.3e-4 wide (in
+    log), with 1e-9 it was 2.4e-2. It overlaps the two-grid tilt's (rerokit.bounds.pld.jumps, 1.0e-3),
+    both certified."""
+    pld = dpsgd_pld([(1.08, 1.29e-4, 285)])
+    log_level = math.log(8.43e-17)
+    lo, up = pld._tail_power_from(pld, log_level)  # noqa: SLF001 - the one-grid tilt on this grid
+    lo_j, up_j = pld._tail_power_jumps(log_level, pld._inf_truncation(log_level))  # noqa: SLF001
+    assert lo <= up_j and lo_j <= up
+    assert up - lo <= 2e-3
