@@ -135,6 +135,11 @@ _JUMP_SPREAD = 3.0
 # (t 5-7: 139 / 193 ms against 445 / 990 ms)
 _JUMP_SMALL_T = 12.0
 _JUMP_SHORT = 5000
+# ... and never on fewer than this many steps: there the one-grid tilt (with the tail allowance of
+# rerokit.bounds.pld.tilt) was faster end to end in 46 of 47 random tiny-q cells (sigma 0.5-4,
+# q 1e-4-1e-3, T 10-1000, kappa 1e-30-1e-6: geometric mean 1.40x, up to 14x; the other 0.70x),
+# brackets within 1.3e-3; at T 1e3-5e3 the two grids still paid in 2 of 6 (0.62x and 0.68x without)
+_JUMP_FEW_STEPS = 1000
 # ... with several distinct steps (pld.jumps.jump_parts_multi: a product set of slices) the cut is
 # the first of these whose predicted product set has at most _JUMP_MULTI_SLICES slices (else the
 # one with the fewest, up to pld.jumps.MAX_SLICES): at sigma 0.5 / 1, q 1e-4 / 1e-3, T 1e5 + 1e4,
@@ -1110,8 +1115,9 @@ def _jumps_pay(fc: tuple[float, float, float, float] | None, n_steps: int) -> bo
     :meth:`SchedulePLD.tail_forecast` (t, threshold, estimate, spread): a spread of at least
     :data:`_JUMP_SPREAD` (the one-grid tilt's window that many times the untilted one), and not a
     small tilt on a short schedule (t < :data:`_JUMP_SMALL_T` with fewer than
-    :data:`_JUMP_SHORT` steps, where the one-grid tilt's coarse grids are cheap). A choice only."""
-    if fc is None or fc[3] < _JUMP_SPREAD:
+    :data:`_JUMP_SHORT` steps, where the one-grid tilt's coarse grids are cheap), nor fewer than
+    :data:`_JUMP_FEW_STEPS` steps at all. A choice only."""
+    if fc is None or fc[3] < _JUMP_SPREAD or n_steps < _JUMP_FEW_STEPS:
         return False
     return not (fc[0] < _JUMP_SMALL_T and n_steps < _JUMP_SHORT)
 
