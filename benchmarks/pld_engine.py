@@ -21,7 +21,8 @@ q 9.1e-4 / 3.3e-3, T 15831 + 88, kappa 1.4e-12 0.67 s -> 0.15 s (dp-accounting 0
 window is predicted large (builder._TILT_REGRID_ABOVE, _TILT_OWN_POINTS; beside a CI run, load ~2):
 geometric mean x9.08, the same cell the only slower one (110 against 82 ms). Eighth stop (the far-tail
 changes of benchmarks/pld_far_tail.py; load ~1, ``--repeats 2``): x9.71, the same cell the only slower
-one (88 against 67 ms).
+one (88 against 67 ms). Ninth stop (no two-grid tilt below 1000 steps, builder._JUMP_FEW_STEPS; load
+~1): x9.93, rerokit faster in all 16 (that cell 27 against 66 ms, a bracket 1.2e-4 wide).
 
 Timings on a shared machine are noisy; each is the best of ``--repeats`` runs.
 

@@ -30,8 +30,8 @@ benchmarks/pld_far_tail.py; beside a test run, load ~2): x11.92, rerokit slower 
 near-1 cell, 344 against 309 ms; its path did not change). A first version of the changes, which also
 coarsened one segment's far-tail grid at a small forecast spread, made sigma 1, q 1e-3, T 1e5,
 kappa 1e-9 0.71x (a 1.05 % bracket, then refined): builder._TILT_REGRID_SPREAD. Ninth stop (the far
-tail's changes of benchmarks/pld_far_tail.py; load ~1): x12.06, rerokit faster in all 144 cells (the
-near-1 cell 298 against 329 ms).
+tail's changes of benchmarks/pld_far_tail.py; load ~1): x12.30, rerokit faster in all 144 cells (the
+near-1 cell 267 against 303 ms).
 """
 
 from __future__ import annotations
