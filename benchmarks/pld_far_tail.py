@@ -44,11 +44,11 @@ code in the same session (the parent's grid run in a worktree of it), riskcal in
 - seed 13: x4.69 -> x5.09, slower in 6 -> 5 of 40; seed 14: x3.46 -> x4.01, slower in 8 -> 6.
   sigma 0.658, q 1.36e-4, T 36, kappa 1.95e-19: 66 -> 40 ms (the max test's closed form within 2e-3
   of the upper end: the tilt's statistic skipped); sigma 1.36, q 1.13e-3, T 70744, kappa 1.2e-30:
-  350 -> 221 ms (riskcal 64-67 ms); sigma 0.887, q 4.36e-4, T 69, kappa 1.92e-18: 47 -> 26 ms (the
+  350 -> 221 ms (riskcal 64-67 ms); sigma 0.887, q 4.36e-4, T 69, kappa 1.92e-18: 44 -> 26 ms (the
   one-grid tilt below 1000 steps, builder._JUMP_FEW_STEPS).
 - Every bracket below 1 % (widest 9.5e-3 on the grid, 8.3e-3 and 7.5e-3 on the seeds, as before).
 - Still slower: the heavy-tailed long schedules at kappa 1e-20-1e-30 (sigma 1-2, q 1e-3-3e-3, T 1e4-3e5,
-  x0.23-0.95: windows of 1.6e5-7e5 points), and tiny q on short schedules (T 16-4631, x0.34-0.98,
+  x0.23-0.95: windows of 1.6e5-7e5 points), and small q on short and mid-length schedules (T 16-4694, x0.37-0.97,
   riskcal 7-32 ms).
 """
 

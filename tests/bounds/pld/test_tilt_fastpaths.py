@@ -1,7 +1,9 @@
 """The tilted power's cheaper evaluations (rerokit.bounds.pld.tilt) against the paths they replace and
 mpmath: the four-term log-sum of the upper end (was a stacked logsumexp_rows), the lower end's
-single P-sum (was one entry of the full suffix sums), and the statistic skipped where the max
-test's closed form is a lower end close enough (against the exact power of two steps)."""
+single P-sum (was one entry of the full suffix sums), the statistic skipped where the max test's
+closed form is a lower end close enough (against the exact power of two steps), the window's top
+entering the sums as one bound (against mpmath and the whole window), and the tail allowance kept
+small enough for a tilt centred far from its threshold."""
 
 from __future__ import annotations
 

@@ -1006,8 +1006,8 @@ class SchedulePLD:
         sq = [(st.j_lo - 1, st.stat_q, T) for st, T in gsteps] if (self.lower and gsteps) else None
         # the statistic (the lower end) is skipped where the max test's power (closed form, a
         # certified lower end that the final bracket takes too) is within _MAX_TEST_ENOUGH of the
-        # upper end: two of the tilt's three compositions (tiny q, short schedules: sigma 2.45,
-        # q 9e-4, T 37, kappa 2.9e-17: the tilt 14.0 -> 5.5 ms; the bracket 5.0e-3 -> 7.4e-3 wide)
+        # upper end: two of the tilt's three compositions (short schedules: sigma 1.99, q 2.31e-3,
+        # T 13, kappa 2e-25: the tilt 7.6 -> 3.8 ms, the bracket 5.0e-4 -> 1.2e-3 wide)
         lo_mt = self._max_test_log(float(log_alpha)) if sp is not None else -math.inf
         enough = lo_mt - shift + _MAX_TEST_ENOUGH if math.isfinite(lo_mt) else None
         try:

@@ -407,7 +407,7 @@ def tilted_lower(p_side: TiltedSide, q_side: TiltedSide, h: float, t: float,
         end = min(hi_lab, q_off + k1 - 1)
         s = np.arange(start, end + 1)
         with np.errstate(divide="ignore"):
-            lq = np.log(q_pmf[start - q_off: k1]) - (t + 1.0) * (np.arange(start, q_off + k1)) * h + cq_
+            lq = np.log(q_pmf[start - q_off: k1]) - (t + 1.0) * np.arange(start, q_off + k1) * h + cq_
         top = _top_log_mass(q_pmf, k1, cq_, t + 1.0, (q_off + k1) * h)
         q_ge = _suffix_with_top(lq, top, +1)[s - start]  # the level: Q-sums up
         q_err = cq_ - (t + 1.0) * s * h + _at(log_err_q, s - q_off)
