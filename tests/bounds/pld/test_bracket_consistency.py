@@ -133,22 +133,78 @@ def test_a_refined_grid_is_not_coarsened_again(bromwich, tilts) -> None:
 def test_coarse_tail_stops_deepening_when_the_grid_sets_the_width(bromwich, tilts, coarse_paths, monkeypatch) -> None:
     """builder._tail_power_coarse tries deeper truncations only while moving their mass at +infinity
     onto the grid could make the bracket narrow enough (builder._inf_gain). At sigma 2.49,
-    q 8.73e-3, T 339171, a level near 1e-24, the width (4.5 % in log) comes from the grid step: the
-    three deeper truncations and this grid's own (four more tilts, the same bracket) are skipped, and
-    the refinement (dpsgd._refined, width ~ h^2 in the far tail) answers within
-    dpsgd._REFINE_ABOVE. Both brackets contain the Bromwich reference (pinned)."""
+    q 8.73e-3, T 339171, a level near 1e-24, the width on this grid (4.5 % in log, the width law
+    off) comes from the grid step: the three deeper truncations and this grid's own (four more
+    tilts, the same bracket) are skipped, and the refinement (dpsgd._refined, width ~ h^2 in the far
+    tail) answers within dpsgd._REFINE_ABOVE. With the width law (builder._WIDTH_LAW) the one tilt
+    runs on the grid it predicts _WIDTH_AIM wide, 4x finer (measured 2.8e-3), and no refinement is
+    needed. Every bracket contains the Bromwich reference (pinned)."""
     segs = [(2.49, 8.73e-3, 339171)]
     log_level, log_power = -54.7552033296245, -35.16051115952847
+    monkeypatch.setattr(builder, "_WIDTH_AIM", 0.0)
     pld = dpsgd_pld(segs)
     lo, up = pld.tail_power(log_level)
     assert coarse_paths == ["coarse"] and [t.h for t in tilts] == [pld.h]
     assert lo <= log_power + bromwich.REF_TOL and up >= log_power - bromwich.REF_TOL
     assert up - lo > 0.01  # grid-limited: the refinement's case
-    monkeypatch.undo()
     b = rero_dpsgd(segments=segs, log_kappa=log_level, comparisons=False)
     lo_b, up_b = b.interval
     assert math.log(lo_b) <= log_power + bromwich.REF_TOL and math.log(up_b) >= log_power - bromwich.REF_TOL
     assert (up_b - lo_b) / up_b <= 0.01  # measured 3.1e-3
+    monkeypatch.setattr(builder, "_WIDTH_AIM", 3e-3)
+    tilts.clear()
+    pld = dpsgd_pld(segs)
+    factor = pld._predicted_factor(pld.tail_forecast(log_level))  # noqa: SLF001
+    assert factor is not None and 1.0 / builder._WIDTH_FINER[1] <= factor <= builder._WIDTH_FINER[0]
+    lo, up = pld.tail_power(log_level)
+    assert [t.ratio for t in tilts] == [pytest.approx(factor, rel=1e-9)]
+    assert lo <= log_power + bromwich.REF_TOL and up >= log_power - bromwich.REF_TOL
+    assert up - lo <= builder._TAIL_FIRST_ENOUGH
+
+
+@pytest.mark.parametrize("segs,log_level,log_power,ratios_off", [
+    # this grid's own tilt, 4.1e-4 wide (24 ms); the law's 4x coarser grid 2.1e-3 (8 ms)
+    ([(2.0, 3e-3, 10_000)], -51.89195541899801, -50.266771241906525, [1.0]),
+    # 9.8e-4 (16 ms); 2.07x coarser, 3.4e-3 (9 ms)
+    ([(2.0, 1e-3, 70_000)], -51.39104112814204, -49.98811112625144, [1.0]),
+    # the ladder's first grid (one step on _TAIL_LADDER_START points, 5x coarser: 3.1e-2 wide), then
+    # this grid's own, 1.3e-3 (214 ms in all); the law skips that ladder (its first grid predicted
+    # wider than twice _TAIL_FIRST_ENOUGH) and runs 1.6x coarser, 3.3e-3 (104 ms)
+    ([(1.36, 1e-3, 70_000)], -63.47059823067659, -60.965439322449754, [pytest.approx(4.9644, rel=1e-3), 1.0]),
+])
+def test_the_width_law_picks_the_far_tail_grid(bromwich, tilts, monkeypatch, segs, log_level, log_power,
+                                               ratios_off) -> None:
+    """builder._tail_power_coarse runs its first tilt on the grid that the width law (builder._WIDTH_LAW,
+    fitted on 102 far-tail tilts of T >= 1000 steps, residuals at most 0.65 in log) predicts
+    _WIDTH_AIM wide, where that grid is at least 1.5x coarser than this one, and keeps it alone where
+    it is within _COARSE_TAIL_ENOUGH. Each bracket contains the Bromwich reference (pinned), with the
+    law and without it; with it the width is within e^0.65 of the aim (the fit's largest residual)."""
+    pld = dpsgd_pld(segs)
+    factor = pld._predicted_factor(pld.tail_forecast(log_level))  # noqa: SLF001
+    assert factor is not None and 1.5 <= factor <= builder._WIDTH_MAX_FACTOR
+    lo, up = pld.tail_power(log_level)
+    assert [t.ratio for t in tilts] == [pytest.approx(factor, rel=1e-9)]
+    assert lo <= log_power + bromwich.REF_TOL and up >= log_power - bromwich.REF_TOL
+    assert abs(math.log((up - lo) / builder._WIDTH_AIM)) <= 0.65
+    tilts.clear()
+    monkeypatch.setattr(builder, "_WIDTH_AIM", 0.0)  # the law off: the grids before it
+    lo0, up0 = dpsgd_pld(segs).tail_power(log_level)
+    assert [t.ratio for t in tilts] == ratios_off
+    assert lo0 <= log_power + bromwich.REF_TOL and up0 >= log_power - bromwich.REF_TOL
+    assert up0 - lo0 < up - lo  # the finer grid's narrower bracket, at its cost
+
+
+def test_the_width_law_needs_a_long_single_segment() -> None:
+    """builder.SchedulePLD._law_log_width: only one grid segment of at least _WIDTH_MIN_STEPS steps
+    (shorter schedules strayed from the law by up to 4 in log); it grows like (t h)^1.8 with the grid."""
+    long, short = dpsgd_pld([(2.0, 3e-3, 10_000)]), dpsgd_pld([(2.0, 3e-3, 999)])
+    two = dpsgd_pld([(2.0, 3e-3, 10_000), (3.0, 3e-3, 10_000)])
+    level = math.log(1e-20)
+    fc = long.tail_forecast(level)
+    assert fc is not None
+    assert long._law_log_width(fc, 2.0) - long._law_log_width(fc, 1.0) == pytest.approx(1.8 * math.log(2.0))  # noqa: SLF001
+    assert short._law_log_width(short.tail_forecast(level), 1.0) is None  # noqa: SLF001
+    assert two._law_log_width(two.tail_forecast(level), 1.0) is None  # noqa: SLF001
 
 
 def test_inf_gain() -> None:

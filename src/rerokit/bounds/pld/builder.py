@@ -107,6 +107,18 @@ _TILT_REGRID_ONE = (50_000, 8.0)
 # (sigma 0.894, q 2.45e-3, T 114, kappa 4.8e-23: the tilt on this grid took 0.36 s for a bracket
 # 2.6e-6 wide; riskcal 0.29 s)
 _TILT_LADDER_WINDOW = 250_000
+# the coarse path's truncation depths start on a grid coarser by the factor that the grid's width
+# law predicts for a bracket _WIDTH_AIM wide (in log), at most _WIDTH_MAX_FACTOR, where that is at
+# least 1.5 (one segment of at least _WIDTH_MIN_STEPS steps): fitted on 102 far-tail tilts (seeds
+# 13-15 of benchmarks/pld_far_tail.py and its --grid, T >= 1000, brackets not set by the mass at
+# +infinity), log w = _WIDTH_LAW[0] + _WIDTH_LAW[1] log T + _WIDTH_LAW[2] log(t h) + _WIDTH_LAW[3] log t
+# (t the saddle-point tilt) with residuals of sd 0.19 and at most 0.65; shorter schedules strayed up
+# to 4 (sigma 1.08, q 2.1e-3, T 22). A choice of grid only: any grid gives a certified bracket
+_WIDTH_AIM = 3e-3
+_WIDTH_MAX_FACTOR = 4.0
+_WIDTH_MIN_STEPS = 1000
+_WIDTH_FINER = (0.5, 8.0)
+_WIDTH_LAW = (-2.35, 0.9, 1.8, -0.94)
 
 # the two-grid tilt (rerokit.bounds.pld.jumps) of tail_power: for q <= _JUMP_Q (several distinct steps:
 # the smallest q; a step with a larger q that has few losses above the cut is part of the product
@@ -835,6 +847,10 @@ class SchedulePLD:
             excess = fc[3] * self.window_points() / _TILT_LADDER_WINDOW if (fc is not None and self.auto_grid) else 0.0
             if excess >= 1.5 and span > 0.0:
                 points = span / (self.h * min(8.0, excess))
+        if math.isfinite(points) and _WIDTH_AIM > 0.0:
+            lw = self._law_log_width(fc, span / (self.h * points))
+            if lw is not None and lw > math.log(2.0 * _TAIL_FIRST_ENOUGH):
+                points = math.inf  # the width law predicts the ladder's first grid far too wide
         while not found and span / (self.h * points) >= 1.5:  # else this grid's own, below
             factor = span / (self.h * points)
             try:
@@ -865,6 +881,23 @@ class SchedulePLD:
                 # a deeper truncation, on this grid or a coarser one, only moves mass from +infinity
                 # onto the grid: the upper end falls by at most that mass, too little to be enough
                 break
+            f0 = self._predicted_factor(fc)
+            if f0 is not None and (lt, f0) not in done:
+                # first the grid that the width law predicts _WIDTH_AIM wide on; kept alone if enough
+                try:
+                    coarse = self._regridded(f0, lt)
+                    coarse._parts("remove")
+                    done.add((lt, f0))
+                    lo_c, up_c = self._tail_power_from(coarse, log_alpha)
+                    lo, up, found = max(lo, lo_c), min(up, up_c), True
+                    if up - max(lo, lo_mt) <= _COARSE_TAIL_ENOUGH:
+                        break
+                    if f0 < 1.0:  # this grid's own would be wider still, and deeper truncations ...
+                        done.add((lt, 1.0))
+                        # ... only move the mass at +infinity onto the grid (as below)
+                        inf_here = compose_inf_mass([(st.inf_mass, T) for st, T in coarse._parts("remove")[0]])
+                except (StepTooWide, WindowTooWide):
+                    pass
             for factor in _COARSE_TAIL_FACTORS:
                 if (lt, factor) in done:
                     break
@@ -888,6 +921,28 @@ class SchedulePLD:
             lo_s, up_s = self._tail_power_from(self, log_alpha)
             lo, up = max(lo, lo_s), min(up, up_s)
         return min(lo, up), up
+
+    def _law_log_width(self, fc: tuple[float, float, float, float] | None, factor: float) -> float | None:
+        """log of the far-tail tilt's width (in log) on the grid h * ``factor`` that the width law
+        :data:`_WIDTH_LAW` predicts from the forecast ``fc`` (:meth:`tail_forecast`), for one grid
+        segment of at least :data:`_WIDTH_MIN_STEPS` steps; None elsewhere. A choice of grid only."""
+        grid, _, _ = _split_extremes(self.segments)
+        if fc is None or len(grid) != 1 or grid[0][2] < _WIDTH_MIN_STEPS:
+            return None
+        a, b, c, d = _WIDTH_LAW
+        t = fc[0]
+        return a + b * math.log(grid[0][2]) + c * math.log(t * self.h * factor) + d * math.log(t)
+
+    def _predicted_factor(self, fc: tuple[float, float, float, float] | None) -> float | None:
+        """The grid factor (coarser: >= 1.5, at most :data:`_WIDTH_MAX_FACTOR`; finer: between the
+        inverse of :data:`_WIDTH_FINER`'s second entry and its first) whose far-tail tilt :meth:`_law_log_width` predicts
+        :data:`_WIDTH_AIM` wide (in log), on the automatic grid; None elsewhere or in between."""
+        lw = self._law_log_width(fc, 1.0)
+        if lw is None or not self.auto_grid or _WIDTH_AIM <= 0.0:
+            return None
+        factor = math.exp((math.log(_WIDTH_AIM) - lw) / _WIDTH_LAW[2])
+        factor = min(max(factor, 1.0 / _WIDTH_FINER[1]), _WIDTH_MAX_FACTOR)
+        return factor if (factor >= 1.5 or factor <= _WIDTH_FINER[0]) else None
 
     def tail_forecast(self, log_alpha: float) -> tuple[float, float, float, float] | None:
         """:func:`rerokit.bounds.pld.tilt.tail_forecast` of this grid's REMOVE steps at one level
