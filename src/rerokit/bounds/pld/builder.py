@@ -107,17 +107,23 @@ _TILT_REGRID_ONE = (50_000, 8.0)
 # (sigma 0.894, q 2.45e-3, T 114, kappa 4.8e-23: the tilt on this grid took 0.36 s for a bracket
 # 2.6e-6 wide; riskcal 0.29 s)
 _TILT_LADDER_WINDOW = 250_000
-# the coarse path's truncation depths start on a grid coarser by the factor that the grid's width
-# law predicts for a bracket _WIDTH_AIM wide (in log), at most _WIDTH_MAX_FACTOR, where that is at
-# least 1.5 (one segment of at least _WIDTH_MIN_STEPS steps): fitted on 102 far-tail tilts (seeds
-# 13-15 of benchmarks/pld_far_tail.py and its --grid, T >= 1000, brackets not set by the mass at
-# +infinity), log w = _WIDTH_LAW[0] + _WIDTH_LAW[1] log T + _WIDTH_LAW[2] log(t h) + _WIDTH_LAW[3] log t
-# (t the saddle-point tilt) with residuals of sd 0.19 and at most 0.65; shorter schedules strayed up
-# to 4 (sigma 1.08, q 2.1e-3, T 22). A choice of grid only: any grid gives a certified bracket
+# the coarse path's truncation depths start on the grid that the width law predicts _WIDTH_AIM wide
+# (in log): coarser by at most _WIDTH_MAX_FACTOR where that is at least 1.5, finer by at most
+# _WIDTH_FINER[1] where the factor is at most _WIDTH_FINER[0] (this grid's own then predicted above
+# ~7.7e-3, near dpsgd._REFINE_ABOVE's refinement); one segment of at least _WIDTH_MIN_STEPS steps.
+# The law, fitted on 102 far-tail tilts (seeds 13-15 of benchmarks/pld_far_tail.py and its --grid,
+# T >= 1000, brackets not set by the mass at +infinity): log w = _WIDTH_LAW[0] + _WIDTH_LAW[1] log T
+# + _WIDTH_LAW[2] log(t h) + _WIDTH_LAW[3] log t (t the saddle-point tilt), residuals of sd 0.19 and
+# at most 0.65; shorter schedules strayed up to 4 (sigma 1.08, q 2.1e-3, T 22). The ladder is skipped
+# where the law predicts its first grid wider than twice _TAIL_FIRST_ENOUGH. Measured (tenth stop,
+# the law on and off in one process): --grid 1.28x, seeds 13/14 1.07x/1.06x faster, no cell slower
+# beyond 0.96x at 0.5 for the finer bound; 0.6 moved sigma 1.36, q 1e-3, T 3e5, kappa 1e-30 from 131
+# to 83 ms (no refinement) and made two cells whose own grid was 7.5e-3-9.5e-3 wide finer (21 -> 34 ms,
+# 31 -> 41 ms, brackets 3e-3), 1.00-1.01x overall. A choice of grid only: any grid is certified
 _WIDTH_AIM = 3e-3
 _WIDTH_MAX_FACTOR = 4.0
 _WIDTH_MIN_STEPS = 1000
-_WIDTH_FINER = (0.5, 8.0)
+_WIDTH_FINER = (0.6, 8.0)
 _WIDTH_LAW = (-2.35, 0.9, 1.8, -0.94)
 
 # the two-grid tilt (rerokit.bounds.pld.jumps) of tail_power: for q <= _JUMP_Q (several distinct steps:
