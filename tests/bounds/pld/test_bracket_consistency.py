@@ -176,12 +176,12 @@ def test_the_width_law_picks_the_far_tail_grid(bromwich, tilts, monkeypatch, seg
                                                ratios_off) -> None:
     """builder._tail_power_coarse runs its first tilt on the grid that the width law (builder._WIDTH_LAW,
     fitted on 102 far-tail tilts of T >= 1000 steps, residuals at most 0.65 in log) predicts
-    _WIDTH_AIM wide, where that grid is at least 1.5x coarser than this one, and keeps it alone where
+    _WIDTH_AIM wide, where that grid is at least _WIDTH_COARSER (1.25) times coarser than this one, and keeps it alone where
     it is within _COARSE_TAIL_ENOUGH. Each bracket contains the Bromwich reference (pinned), with the
     law and without it; with it the width is within e^0.65 of the aim (the fit's largest residual)."""
     pld = dpsgd_pld(segs)
     factor = pld._predicted_factor(pld.tail_forecast(log_level))  # noqa: SLF001
-    assert factor is not None and 1.5 <= factor <= builder._WIDTH_MAX_FACTOR
+    assert factor is not None and builder._WIDTH_COARSER <= factor <= builder._WIDTH_MAX_FACTOR
     lo, up = pld.tail_power(log_level)
     assert [t.ratio for t in tilts] == [pytest.approx(factor, rel=1e-9)]
     assert lo <= log_power + bromwich.REF_TOL and up >= log_power - bromwich.REF_TOL

@@ -108,7 +108,7 @@ _TILT_REGRID_ONE = (50_000, 8.0)
 # 2.6e-6 wide; riskcal 0.29 s)
 _TILT_LADDER_WINDOW = 250_000
 # the coarse path's truncation depths start on the grid that the width law predicts _WIDTH_AIM wide
-# (in log): coarser by at most _WIDTH_MAX_FACTOR where that is at least 1.5, finer by at most
+# (in log): coarser by at most _WIDTH_MAX_FACTOR where that is at least _WIDTH_COARSER, finer by at most
 # _WIDTH_FINER[1] where the factor is at most _WIDTH_FINER[0] (this grid's own then predicted above
 # ~7.7e-3, near dpsgd._REFINE_ABOVE's refinement); one segment of at least _WIDTH_MIN_STEPS steps.
 # The law, fitted on 102 far-tail tilts (seeds 13-15 of benchmarks/pld_far_tail.py and its --grid,
@@ -119,11 +119,14 @@ _TILT_LADDER_WINDOW = 250_000
 # the law on and off in one process): --grid 1.28x, seeds 13/14 1.07x/1.06x faster, no cell slower
 # beyond 0.96x at 0.5 for the finer bound; 0.6 moved sigma 1.36, q 1e-3, T 3e5, kappa 1e-30 from 131
 # to 83 ms (no refinement) and made two cells whose own grid was 7.5e-3-9.5e-3 wide finer (21 -> 34 ms,
-# 31 -> 41 ms, brackets 3e-3), 1.00-1.01x overall. A choice of grid only: any grid is certified
+# 31 -> 41 ms, brackets 3e-3), 1.00-1.01x overall; _WIDTH_COARSER 1.25 rather than 1.5: 1.01-1.03x
+# (sigma 1.36, q 1.13e-3, T 70744, kappa 1.2e-30, factor 1.47: 224 -> 136 ms, 1.5e-3 -> 3.2e-3 wide).
+# A choice of grid only: any grid is certified
 _WIDTH_AIM = 3e-3
 _WIDTH_MAX_FACTOR = 4.0
 _WIDTH_MIN_STEPS = 1000
 _WIDTH_FINER = (0.6, 8.0)
+_WIDTH_COARSER = 1.25
 _WIDTH_LAW = (-2.35, 0.9, 1.8, -0.94)
 
 # the two-grid tilt (rerokit.bounds.pld.jumps) of tail_power: for q <= _JUMP_Q (several distinct steps:
@@ -940,15 +943,16 @@ class SchedulePLD:
         return a + b * math.log(grid[0][2]) + c * math.log(t * self.h * factor) + d * math.log(t)
 
     def _predicted_factor(self, fc: tuple[float, float, float, float] | None) -> float | None:
-        """The grid factor (coarser: >= 1.5, at most :data:`_WIDTH_MAX_FACTOR`; finer: between the
-        inverse of :data:`_WIDTH_FINER`'s second entry and its first) whose far-tail tilt :meth:`_law_log_width` predicts
-        :data:`_WIDTH_AIM` wide (in log), on the automatic grid; None elsewhere or in between."""
+        """The grid factor whose far-tail tilt :meth:`_law_log_width` predicts :data:`_WIDTH_AIM` wide
+        (in log), on the automatic grid: coarser (at least :data:`_WIDTH_COARSER`, at most
+        :data:`_WIDTH_MAX_FACTOR`) or finer (at most :data:`_WIDTH_FINER` [0], at least the inverse of
+        its [1]); None elsewhere or in between. A choice of grid only."""
         lw = self._law_log_width(fc, 1.0)
         if lw is None or not self.auto_grid or _WIDTH_AIM <= 0.0:
             return None
         factor = math.exp((math.log(_WIDTH_AIM) - lw) / _WIDTH_LAW[2])
         factor = min(max(factor, 1.0 / _WIDTH_FINER[1]), _WIDTH_MAX_FACTOR)
-        return factor if (factor >= 1.5 or factor <= _WIDTH_FINER[0]) else None
+        return factor if (factor >= _WIDTH_COARSER or factor <= _WIDTH_FINER[0]) else None
 
     def tail_forecast(self, log_alpha: float) -> tuple[float, float, float, float] | None:
         """:func:`rerokit.bounds.pld.tilt.tail_forecast` of this grid's REMOVE steps at one level
