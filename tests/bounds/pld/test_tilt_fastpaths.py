@@ -2,8 +2,9 @@
 mpmath: the four-term log-sum of the upper end (was a stacked logsumexp_rows), the lower end's
 single P-sum (was one entry of the full suffix sums), the statistic skipped where the max test's
 closed form is a lower end close enough (against the exact power of two steps), the window's top
-entering the sums as one bound (against mpmath and the whole window), and the tail allowance kept
-small enough for a tilt centred far from its threshold."""
+entering the sums as one bound (against mpmath and the whole window), the tail allowance kept
+small enough for a tilt centred far from its threshold, and the tilt pulled below the saddle point
+(its gap, its smaller window, its fallback; brackets against the Bromwich reference)."""
 
 from __future__ import annotations
 
@@ -156,3 +157,81 @@ def test_a_tilt_centred_far_from_its_threshold_stays_narrow(monkeypatch) -> None
     lo_j, up_j = pld._tail_power_jumps(log_level, pld._inf_truncation(log_level))  # noqa: SLF001
     assert lo <= up_j and lo_j <= up
     assert up - lo <= 2e-3
+
+
+def test_the_pulled_tilt_meets_its_gap() -> None:
+    """tilt.pulled_tilt: D(t') = (t - t') Psi'(t) - Psi(t) + Psi(t') equals the pull (bisection to
+    1e-3 t in t'), t' in [t / 2, t]; t / 2 where even that is within the pull; t itself for no pull."""
+    pld = dpsgd_pld([(3.27, 1.25e-4, 17)])
+    parts, h = pld.grid_steps("remove"), pld.h
+    log_level = math.log(1.88e-28)
+    t = tilt.saddle_tilt(parts, h, log_level)
+    psi, lstar = tilt.log_moments(parts, h, t)
+
+    def gap(x: float) -> float:
+        return (t - x) * lstar - (psi - tilt.log_moments(parts, h, x)[0])
+
+    for pull in (1.0, 3.0, 5.0):
+        tp = tilt.pulled_tilt(parts, h, t, pull)
+        assert 0.5 * t <= tp < t
+        assert gap(tp) <= pull <= gap(tp - 1e-3 * t)  # the bisection's bracket
+    assert tilt.pulled_tilt(parts, h, t, 1e9) == 0.5 * t
+    assert tilt.pulled_tilt(parts, h, t, 0.0) >= t * (1.0 - 1e-3)
+
+
+def _windows(monkeypatch) -> list[int]:
+    """The window size of every tilt.compose call while the test holds the list."""
+    sizes: list[int] = []
+    real = tilt.compose
+
+    def recording(*args, **kwargs):
+        c = real(*args, **kwargs)
+        sizes.append(c.pmf.size)
+        return c
+
+    monkeypatch.setattr(tilt, "compose", recording)
+    return sizes
+
+
+@pytest.mark.parametrize("segs,log_level,log_power", [
+    ([(2.0, 3e-3, 10_000)], -51.89195541899801, -50.266771241906525),
+    ([(2.49, 8.73e-3, 339171)], -54.7552033296245, -35.16051115952847),
+])
+def test_the_pulled_tilt_shrinks_the_window_and_keeps_the_bracket(bromwich, monkeypatch, segs, log_level,
+                                                                   log_power) -> None:
+    """tilted_power pulls the tilt below the saddle point by tilt._PULL nats at the threshold: the
+    tilted window's heavy top shrinks (small q), while the error terms stay far below the masses at
+    the threshold. The compositions run on smaller windows, and the bracket is the saddle point's
+    within 1e-4 (in log; measured the same to 1e-6); both contain the Bromwich reference (pinned)."""
+    sizes = _windows(monkeypatch)
+    lo, up = dpsgd_pld(segs).tail_power(log_level)
+    pulled = list(sizes)
+    sizes.clear()
+    monkeypatch.setattr(tilt, "_PULL", 0.0)
+    lo0, up0 = dpsgd_pld(segs).tail_power(log_level)
+    assert len(pulled) == len(sizes) and pulled[0] < sizes[0]
+    for a, b in ((lo, up), (lo0, up0)):
+        assert a <= log_power + bromwich.REF_TOL and b >= log_power - bromwich.REF_TOL
+    assert abs(up - up0) <= 1e-4 and abs(lo - lo0) <= 1e-4
+
+
+def test_a_pulled_tilt_whose_error_term_is_too_large_falls_back(bromwich, monkeypatch) -> None:
+    """sigma 1.36, q 1e-3, T 7e4 near the level 1e-33: the long schedule's round-off bound (~5e-11 of
+    the tilted mass) comes within e^-7.2 of the pulled tilt's upper end (above tilt._PULL_ERR,
+    e^-9.2), so the upper end is computed again at the saddle point (e^-9.9 there): two upper
+    compositions, and the same bracket as without the pull, containing the Bromwich reference."""
+    shares: list[float] = []
+    real = tilt._upper_at
+
+    def recording(*args):
+        r = real(*args)
+        shares.append(r[1])
+        return r
+
+    monkeypatch.setattr(tilt, "_upper_at", recording)
+    segs, log_level, log_power = [(1.36, 1e-3, 70_000)], -76.06259981572008, -73.11010653925497
+    lo, up = dpsgd_pld(segs).tail_power(log_level)
+    assert len(shares) == 2 and shares[0] > tilt._PULL_ERR >= shares[1]
+    assert lo <= log_power + bromwich.REF_TOL and up >= log_power - bromwich.REF_TOL
+    monkeypatch.setattr(tilt, "_PULL", 0.0)
+    assert dpsgd_pld(segs).tail_power(log_level) == (lo, up)

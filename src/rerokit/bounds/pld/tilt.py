@@ -11,6 +11,8 @@ into errors relative to e^{C - t l}, i.e. relative to the masses near l* when th
 distribution is centred there (the saddle point: t solves Psi(t) - (t+1) Psi'(t) = log alpha,
 Psi = C as a function of t, which makes Q(L > Psi'(t)) ~ alpha; Daniels 1954, "Saddlepoint
 approximations in statistics" - used here only to *choose* t; every t gives a certified bound).
+The tilt actually used is pulled a little below it (:func:`pulled_tilt`, :data:`_PULL`), where the
+heavy right tails of small-q steps otherwise make the tilted window long.
 
 Upper end: f(s) = s alpha + p_inf + sum_{l_i > log s} p_i (1 - s e^{-l_i}) >= the power for every
 s > 0 (Neyman-Pearson duality), evaluated at s = e^{l_k} for every grid point of the tilted window
@@ -40,7 +42,7 @@ from rerokit.bounds.pld.compose import compose, moment_support, weighted_roundof
 from rerokit.bounds.pld.logsum import suffix_logsumexp, total_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 
-__all__ = ["tilted_power", "tilted_upper", "tilted_lower", "TiltedSide", "saddle_tilt", "tail_forecast", "saddle_gap", "bisect_saddle", "log_moments", "tilt_pmf"]
+__all__ = ["tilted_power", "tilted_upper", "tilted_lower", "TiltedSide", "saddle_tilt", "pulled_tilt", "tail_forecast", "saddle_gap", "bisect_saddle", "log_moments", "tilt_pmf"]
 
 # tail mass left outside the tilted windows (each side): relative to the tilted masses, which are of
 # order one near the threshold, so far larger than the untilted compositions' 1e-17 (smaller FFTs);
@@ -51,6 +53,15 @@ __all__ = ["tilted_power", "tilted_upper", "tilted_lower", "TiltedSide", "saddle
 # masses are ~1e-12, went from 2.4e-4 to 2.4 % wide on the one-grid tilt; reverted)
 _LOG_TAU = math.log(1e-12)
 _LOG_TAU_STAT = math.log(1e-15)
+# the tilt is pulled below the saddle point t to the t' whose tilted density at the threshold is
+# e^-_PULL of the saddle point's (Psi'(t) the threshold: D(t') = (t - t') Psi'(t) - Psi(t) + Psi(t')
+# = _PULL, t' >= t / 2): heavy right tails (small q) put the tilted window's top far above the
+# threshold, and a smaller tilt shrinks it (sigma 3.27, q 1.25e-4, T 17: 52k -> 19k labels at
+# D = 5). The error terms grow by up to e^D relative to the masses at the threshold, so where the
+# upper end's error term comes within e^_PULL_ERR of it the tilt is done again at t (any t is
+# certified; this only chooses)
+_PULL = 4.0
+_PULL_ERR = math.log(1e-4)
 
 
 Parts = Sequence[tuple[int, np.ndarray, int]]
@@ -136,6 +147,31 @@ def saddle_tilt(parts: Parts, h: float, log_alpha: float, rtol: float = 1e-6, lo
       t (bisection to ``rtol`` relative; capped at max(1e4, 1e3 / h) where the grid's top is reached).
     """
     return _saddle(_prepared(parts, h, log_masses), h, log_alpha, rtol)
+
+
+def pulled_tilt(parts: Parts, h: float, t: float, pull: float, log_masses: bool = False) -> float:
+    """The tilt t' in [t / 2, t] with D(t') = (t - t') Psi'(t) - (Psi(t) - Psi(t')) = ``pull``: the
+    tilted density at the saddle point's threshold Psi'(t) is e^-D of its value under t (D >= 0 by
+    the convexity of Psi, increasing as t' falls); t / 2 where D(t / 2) <= pull. Bisection to 1e-3
+    relative. A choice of computation only (every t' gives certified bounds)."""
+    prep = _prepared(parts, h, log_masses)
+    psi, lstar = _moments(prep, t)
+
+    def gap(x: float) -> float:
+        return (t - x) * lstar - (psi - _moments(prep, x)[0])
+
+    lo, hi = 0.5 * t, t  # D(hi) = 0 <= pull
+    if gap(lo) <= pull:
+        return lo
+    for _ in range(30):
+        mid = 0.5 * (lo + hi)
+        if gap(mid) > pull:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-3 * t:
+            break
+    return hi
 
 
 def _saddle(prep: list[tuple[np.ndarray, np.ndarray, int]], h: float, log_alpha: float, rtol: float) -> float:
@@ -328,10 +364,13 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
     """
     if t is None:
         t = saddle_tilt(parts, h, log_alpha, log_masses=log_masses)
-    tp, c, rel = _tilted(parts, h, t, log_masses)
-    comp = compose(tp, h, _LOG_TAU, precision=precision)
-    err = weighted_roundoff(comp, t * h) + 3.0 * math.exp(_LOG_TAU)
-    log_up = tilted_upper(comp.offset, comp.pmf, h, t, c, err, rel, inf_mass, log_alpha, log_inf_mass=log_masses)
+    t_pulled = pulled_tilt(parts, h, t, _PULL, log_masses) if (_PULL > 0.0 and t > 0.0) else t
+    log_up, share = _upper_at(parts, h, t_pulled, inf_mass, log_alpha, precision, log_masses)
+    if t_pulled < t and share > _PULL_ERR:
+        # the pulled tilt's error term is too near its upper end: the saddle point's tilt after all
+        log_up, _ = _upper_at(parts, h, t, inf_mass, log_alpha, precision, log_masses)
+    else:
+        t = t_pulled
     log_lo = log_alpha
     if stat_p is not None and not (enough is not None and log_up <= enough):
         sp, cp_, rel_p = _tilted(stat_p, h, t)
@@ -348,6 +387,16 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
             # error (round-off ~1e-10 at T = 1e6) instead
             log_lo = max(log_lo, _untilted_power(stat_p, h, label))
     return min(log_lo, log_up), log_up
+
+
+def _upper_at(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float, inf_mass: float, log_alpha: float,
+              precision: str, log_masses: bool) -> tuple[float, float]:
+    """(:func:`tilted_upper` of the parts composed under the tilt t, the log share of its error term
+    in the minimum it takes)."""
+    tp, c, rel = _tilted(parts, h, t, log_masses)
+    comp = compose(tp, h, _LOG_TAU, precision=precision)
+    err = weighted_roundoff(comp, t * h) + 3.0 * math.exp(_LOG_TAU)
+    return _upper(comp.offset, comp.pmf, h, t, c, err, rel, inf_mass, log_alpha, log_masses)
 
 
 @dataclass(frozen=True)
@@ -482,6 +531,13 @@ def tilted_upper(off: int, pmf: np.ndarray, h: float, t: float, c: float, err: f
       log_alpha: natural log of the level.
       log_inf_mass: whether ``inf_mass`` is given as a log.
     """
+    return _upper(off, pmf, h, t, c, err, rel, inf_mass, log_alpha, log_inf_mass)[0]
+
+
+def _upper(off: int, pmf: np.ndarray, h: float, t: float, c: float, err: float | np.ndarray,
+           rel: float, inf_mass: float, log_alpha: float, log_inf_mass: bool = False) -> tuple[float, float]:
+    """(:func:`tilted_upper`, the log share of the error term in the minimum: its term at the
+    minimising k less log f there; -inf where it is nothing)."""
     # f(s) = s alpha + p_inf + P(L > l_k) - s Q(L > l_k) at s = e^{l_k}: an upper end needs the
     # P-sums rounded up and the Q-sums rounded down. Every k gives an upper end; they are formed
     # for the k from the tilted mass's lower 1e-2 quantile up only (the minimum sat at its 0.3-0.55
@@ -521,7 +577,8 @@ def tilted_upper(off: int, pmf: np.ndarray, h: float, t: float, c: float, err: f
     l_ends = t * (np.array([off, off + pmf.size - 1]) * h)
     rel += 4.0 * float(np.finfo(float).eps) * (float(np.max(np.abs(l_ends))) + abs(c) + 800.0)
     log_up = min(0.0, float(np.min(log_f)) + 1.01 * rel + 1e-12)
-    return log_up
+    share = float(c - t * ls_[i] + _at(err_c, k0 + i) - log_f[i]) if np.isfinite(log_f[i]) else -math.inf
+    return log_up, share
 
 
 def _randomized_lower(q_hi: float, q_lo: float, log_alpha: float, p_hi: float, p_lo_of) -> float:
