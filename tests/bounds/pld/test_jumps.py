@@ -21,6 +21,7 @@ import pytest
 
 from rerokit.bounds.dpsgd import dpsgd_pld, rero_dpsgd
 from rerokit.bounds.pld import builder as builder_mod
+from rerokit.bounds.pld import jumps, tilt
 from rerokit.bounds.pld.builder import schedule_pld
 from rerokit.bounds.pld.compose import compose_inf_mass
 from rerokit.bounds.pld.jumps import _OmitBound, jump_parts, jump_power
@@ -124,6 +125,83 @@ def test_long_schedule_bracket_contains_the_bromwich_reference(bromwich) -> None
     tol = bromwich.REF_TOL
     assert lo <= pt.log_power + tol and up >= pt.log_power - tol
     assert up - lo <= 0.01
+
+
+def test_the_two_grid_tilt_is_pulled_below_the_saddle_point(bromwich, monkeypatch) -> None:
+    """jump_power(..., pull=builder._JUMP_PULL): the two-grid tilt runs at tilt.pulled_tilt of the
+    saddle point (fewer tilted jumps, shorter windows: sigma 1, q 1e-3, T 7e4-3e5, kappa 1e-30
+    190-310 -> 126-160 ms in rero_dpsgd), its upper end's error term far below it (e^-17 of it,
+    against e^-20.6 at the saddle point). The bracket is the saddle point's within 1e-5 (in log)
+    and contains the Bromwich reference (pinned: sigma 1, q 1e-3, T 7e4 at its level e^-74.1)."""
+    tilts: list[tuple[float, float]] = []
+    real = jumps.upper_with_pull
+
+    def recording(upper, t, t_pulled):
+        def spy(x):
+            r = upper(x)
+            tilts.append((x, r[1]))
+            return r
+        return real(spy, t, t_pulled)
+
+    monkeypatch.setattr(jumps, "upper_with_pull", recording)
+    segs, log_level, log_power = [(1.0, 1e-3, 70_000)], -74.10889641452785, -67.92537616996623
+    pld = dpsgd_pld(segs)
+    assert pld.tail_by_jumps(log_level)
+    lo, up = pld.tail_power(log_level)
+    assert len(tilts) == 1 and tilts[0][1] <= tilt._PULL_ERR
+    tol = bromwich.REF_TOL
+    assert lo <= log_power + tol and up >= log_power - tol
+    t_pulled = tilts[0][0]
+    tilts.clear()
+    monkeypatch.setattr(builder_mod, "_JUMP_PULL", 0.0)
+    lo0, up0 = dpsgd_pld(segs).tail_power(log_level)
+    assert len(tilts) == 1 and tilts[0][0] > t_pulled  # the saddle point's tilt
+    assert abs(lo - lo0) <= 1e-5 and abs(up - up0) <= 1e-5
+
+
+def _jump_precisions(monkeypatch) -> list[str]:
+    """The precision of every pld.jumps.compose call while the test holds the list."""
+    seen: list[str] = []
+    real = jumps.compose
+
+    def recording(*args, **kwargs):
+        seen.append(kwargs.get("precision", "double"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(jumps, "compose", recording)
+    return seen
+
+
+def test_a_lattice_like_two_grid_tilt_is_recomposed_in_mixed_precision(monkeypatch) -> None:
+    """sigma 1.1, q 5.43e-5, T 182000, kappa 8.23e-18 (the two-grid tilt): the double slices' proven
+    round-off is e^-5.7 of the upper end at the threshold, and the bracket was 3.1e-2 wide (in log;
+    2.3 % after a refinement). Above tilt._MIXED_SHARE the upper end and the statistic are composed
+    again with long double forward transforms: 2.2e-3. No reference reaches it (the Bromwich integral
+    does not converge); both brackets are certified, so they overlap."""
+    seen = _jump_precisions(monkeypatch)
+    log_level = math.log(8.23e-18)
+    pld = dpsgd_pld([(1.1, 5.43e-5, 182_000)])
+    assert pld.tail_by_jumps(log_level)
+    lo, up = pld.tail_power(log_level)
+    assert "mixed" in seen and up - lo <= 5e-3
+    seen.clear()
+    monkeypatch.setattr(tilt, "_MIXED_SHARE", math.inf)
+    lo_d, up_d = dpsgd_pld([(1.1, 5.43e-5, 182_000)]).tail_power(log_level)
+    assert seen.count("mixed") < len(seen) and up_d - lo_d > 2e-2
+    assert lo <= up_d and lo_d <= up
+
+
+def test_the_mixed_two_grid_tilt_contains_the_bromwich_reference(bromwich, monkeypatch) -> None:
+    """The two-grid tilt in "mixed" precision throughout (tilt._MIXED_SHARE at -inf) at sigma 1,
+    q 1e-3, T 7e4 near the level e^-74.1 (Bromwich reference pinned): the bracket contains it."""
+    seen = _jump_precisions(monkeypatch)
+    monkeypatch.setattr(tilt, "_MIXED_SHARE", -math.inf)
+    pld = dpsgd_pld([(1.0, 1e-3, 70_000)])
+    lo, up = pld.tail_power(-74.10889641452785)
+    assert seen and all(p == "mixed" for p in seen[-3:])
+    log_power = -67.92537616996623
+    assert lo <= log_power + bromwich.REF_TOL and up >= log_power - bromwich.REF_TOL
+    assert up - lo <= 5e-3  # 3.0e-3 in double
 
 
 def test_the_two_grid_tilt_is_declined_before_its_grid_is_built(monkeypatch) -> None:

@@ -4,7 +4,9 @@ single P-sum (was one entry of the full suffix sums), the statistic skipped wher
 closed form is a lower end close enough (against the exact power of two steps), the window's top
 entering the sums as one bound (against mpmath and the whole window), the tail allowance kept
 small enough for a tilt centred far from its threshold, and the tilt pulled below the saddle point
-(its gap, its smaller window, its fallback; brackets against the Bromwich reference)."""
+(its gap, its smaller window, its fallback; brackets against the Bromwich reference), and the
+recomposition with long double forward transforms where the round-off bound nears the masses at
+the threshold."""
 
 from __future__ import annotations
 
@@ -235,3 +237,65 @@ def test_a_pulled_tilt_whose_error_term_is_too_large_falls_back(bromwich, monkey
     assert lo <= log_power + bromwich.REF_TOL and up >= log_power - bromwich.REF_TOL
     monkeypatch.setattr(tilt, "_PULL", 0.0)
     assert dpsgd_pld(segs).tail_power(log_level) == (lo, up)
+
+
+def test_upper_with_pull_keeps_the_pulled_upper_end_unless_its_error_term_is_too_large() -> None:
+    """tilt.upper_with_pull: the pulled tilt's upper end where its error term's log share is at most
+    tilt._PULL_ERR, else the saddle point's (one more call); no fallback where nothing was pulled."""
+    calls: list[float] = []
+
+    def upper(share: float):
+        def f(x: float) -> tuple[float, float]:
+            calls.append(x)
+            return -10.0 - x, share if x < 2.0 else -30.0
+        return f
+
+    assert tilt.upper_with_pull(upper(tilt._PULL_ERR - 1.0), 2.0, 1.5) == (-11.5, 1.5, tilt._PULL_ERR - 1.0) and calls == [1.5]
+    calls.clear()
+    assert tilt.upper_with_pull(upper(tilt._PULL_ERR + 1.0), 2.0, 1.5) == (-12.0, 2.0, -30.0) and calls == [1.5, 2.0]
+    calls.clear()
+    assert tilt.upper_with_pull(upper(0.0), 2.0, 2.0) == (-12.0, 2.0, -30.0) and calls == [2.0]
+
+
+def _precisions(monkeypatch) -> list[str]:
+    """The precision of every tilt.compose call while the test holds the list."""
+    seen: list[str] = []
+    real = tilt.compose
+
+    def recording(*args, **kwargs):
+        seen.append(kwargs.get("precision", "double"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tilt, "compose", recording)
+    return seen
+
+
+def test_a_lattice_like_tail_is_recomposed_in_mixed_precision(monkeypatch) -> None:
+    """sigma 1.47, q 1.77e-4, T 58700, kappa 3.87e-30: few sampled steps make the far tail nearly a
+    lattice, and the tilted masses at the threshold are so small that the double FFT's proven
+    round-off is e^-6 of the upper end there: the bracket was 2.9 % wide (in log) on every grid (3e-2
+    at a 3x finer one). The upper end's error share above tilt._MIXED_SHARE recomposes with long
+    double forward transforms ("mixed"): 1.1e-3. No reference reaches this setting (the Bromwich
+    integral does not converge); both brackets are certified, so they overlap."""
+    seen = _precisions(monkeypatch)
+    log_level = math.log(3.87e-30)
+    lo, up = dpsgd_pld([(1.47, 1.77e-4, 58700)]).tail_power(log_level)
+    assert "mixed" in seen
+    assert up - lo <= 2e-3
+    seen.clear()
+    monkeypatch.setattr(tilt, "_MIXED_SHARE", math.inf)  # the rule off: double only
+    lo_d, up_d = dpsgd_pld([(1.47, 1.77e-4, 58700)]).tail_power(log_level)
+    assert "mixed" not in seen and up_d - lo_d > 2e-2
+    assert lo <= up_d and lo_d <= up
+
+
+def test_the_mixed_tilt_contains_the_bromwich_reference(bromwich, monkeypatch) -> None:
+    """The far-tail tilt in "mixed" precision throughout (tilt._MIXED_SHARE at -inf) at sigma 2,
+    q 3e-3, T 1e4 (Bromwich reference pinned): the bracket contains it, as narrow as in double."""
+    seen = _precisions(monkeypatch)
+    monkeypatch.setattr(tilt, "_MIXED_SHARE", -math.inf)
+    lo, up = dpsgd_pld([(2.0, 3e-3, 10_000)]).tail_power(-51.89195541899801)
+    assert "mixed" in seen
+    log_power = -50.266771241906525
+    assert lo <= log_power + bromwich.REF_TOL and up >= log_power - bromwich.REF_TOL
+    assert up - lo <= 3e-3  # 2.1e-3 in double

@@ -78,13 +78,14 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from rerokit.bounds.pld.compose import WindowTooWide, moment_terms, compose, weighted_roundoff
 from rerokit.bounds.pld.lowertail import TiltedPart, block_size, rebin_pld, rebin_stat, tilt_sparse
-from rerokit.bounds.pld.tilt import TiltedSide, tilted_lower, tilted_upper
+from rerokit.bounds.pld.tilt import (TiltedSide, needs_mixed, pulled_tilt, tilted_lower, tilted_upper_share,
+                                    upper_with_pull)
 
 __all__ = ["jump_parts", "jump_parts_multi", "jump_power", "compose_blocks", "multi_slice_count", "MAX_SLICES"]
 
@@ -267,7 +268,8 @@ def _assemble(terms: Sequence[tuple[int, np.ndarray, float]], tops: Sequence[int
 
 
 def _jump_block(off: int, pt: np.ndarray, lm: float, rel: float, step_err: float, cut: int, m: int, count: int,
-                r: int, h_f: float, t: float, kind: str, log_tau: float, K: int) -> tuple[TiltedPart, np.ndarray]:
+                r: int, h_f: float, t: float, kind: str, log_tau: float, K: int,
+                precision: str = "double") -> tuple[TiltedPart, np.ndarray]:
     """m tilted steps (labels off.., grid h_f, tilt t) as one block on the grid r h_f, ``count``
     copies (module docstring), and its error bounds in the weighted norm of
     :func:`rerokit.bounds.pld.compose.weighted_roundoff` at rate t r h_f *per label* J: a bound on
@@ -295,7 +297,7 @@ def _jump_block(off: int, pt: np.ndarray, lm: float, rel: float, step_err: float
     tau3 = 3.0 * math.exp(log_tau)
     n_main = m - K
     if n_main > 0:
-        cm = compose([(off, bh, n_main)], h_f, log_tau)
+        cm = compose([(off, bh, n_main)], h_f, log_tau, precision=precision)
         j0_b, rb = rebin(cm.offset, cm.pmf, r, h_f, t)
         top_b = j0_b + rb.size - 1
         w_main = weighted_roundoff(cm, t * h_f) * grow  # in the main window (<= top_b)
@@ -313,7 +315,7 @@ def _jump_block(off: int, pt: np.ndarray, lm: float, rel: float, step_err: float
         window = wins.window([p[2] for p in parts])
         parts = [p for p in parts if p[2] > 0]
         w = math.exp(log_w) * (1.0 + 1e-12)
-        c = compose(parts, h_c, log_tau, window=window)
+        c = compose(parts, h_c, log_tau, window=window, precision=precision)
         e = c.roundoff + tau3
         we = weighted_roundoff(c, t * h_c)
         top = c.offset + c.pmf.size - 1
@@ -345,7 +347,8 @@ def _jump_block(off: int, pt: np.ndarray, lm: float, rel: float, step_err: float
 
 
 def compose_blocks(parts: Sequence[tuple[TiltedPart, np.ndarray]], h: float, t: float,
-                   log_tau: float = _LOG_TAU) -> tuple[int, np.ndarray, float, float | np.ndarray, float]:
+                   log_tau: float = _LOG_TAU,
+                   precision: str = "double") -> tuple[int, np.ndarray, float, float | np.ndarray, float]:
     """(offset, tilted pmf, log C, weighted error, relative error) of the composition of the blocks
     (each with its weighted error bounds per label, :func:`_jump_block`), the error in the weighted
     norm of :func:`rerokit.bounds.pld.compose.weighted_roundoff` at rate t h. One block of one copy
@@ -358,7 +361,7 @@ def compose_blocks(parts: Sequence[tuple[TiltedPart, np.ndarray]], h: float, t: 
         p, we = parts[0]
         return p.offset, p.pmf, p.log_c, we, p.rel + 4.0 * _U * (abs(p.log_c) + 1.0)
     parts = [(p, float(np.max(we))) for p, we in parts]  # per label: the largest (labels below count above)
-    c = compose([(p.offset, p.pmf, p.count) for p, _ in parts], h, log_tau)
+    c = compose([(p.offset, p.pmf, p.count) for p, _ in parts], h, log_tau, precision=precision)
     log_c = sum(p.count * p.log_c for p, _ in parts)
     log_g = []
     for p, _ in parts:
@@ -374,7 +377,7 @@ def compose_blocks(parts: Sequence[tuple[TiltedPart, np.ndarray]], h: float, t: 
 
 def jump_parts(off: int, sides: Sequence[tuple[np.ndarray, float]], T: int, h_f: float, r: int, cut: int,
                kind: str = "pld", log_tau: float = _LOG_TAU,
-               margin: float | None = None) -> list[list[tuple[TiltedPart, np.ndarray]]]:
+               margin: float | None = None, precision: str = "double") -> list[list[tuple[TiltedPart, np.ndarray]]]:
     """One step's T-fold composition, tilted, as blocks on the coarse grid r h_f (module docstring),
     for each of ``sides`` (pmf, tilt): the dominating pmf by t ("pld"), or the bucket statistic's
     P-masses by t and Q-masses by t + 1 ("stat"), which share the block size and the slices (the
@@ -430,7 +433,7 @@ def jump_parts(off: int, sides: Sequence[tuple[np.ndarray, float]], T: int, h_f:
                 mean = mm * float(np.sum(pt * (off + np.arange(pt.size)))) * h_f / float(np.sum(pt))
                 K = max(K, omit.slices((mean + margin) / (r * h_f), log_tau))
         for dest, (pt, lm, rel, e_t, t, _, _, _) in zip(out, tilted):
-            dest.append(_jump_block(off, pt, lm, rel, e_t, cut, mm, count, r, h_f, t, kind, log_tau, K))
+            dest.append(_jump_block(off, pt, lm, rel, e_t, cut, mm, count, r, h_f, t, kind, log_tau, K, precision))
     return out
 
 
@@ -535,7 +538,8 @@ def _split_multi(pt: np.ndarray, off: int, cut: int) -> tuple[int, float, float]
 
 
 def _multi_block(steps: Sequence[tuple[int, np.ndarray, float, float, float, int]], Ks: Sequence[int], cut: int,
-                 r: int, h_f: float, t: float, kind: str, log_tau: float) -> tuple[TiltedPart, np.ndarray]:
+                 r: int, h_f: float, t: float, kind: str, log_tau: float,
+                 precision: str = "double") -> tuple[TiltedPart, np.ndarray]:
     """Several distinct tilted steps (off_i, pmf_i, log M_i, rel_i, step error_i, m_i copies; labels
     off_i.., grid h_f, tilt t) as one block on the grid r h_f, with per-label error bounds as
     :func:`_jump_block`'s: the slices (k_1, ..., k_S), k_i <= K_i, weighted by prod_i C(m_i, k_i)
@@ -574,7 +578,7 @@ def _multi_block(steps: Sequence[tuple[int, np.ndarray, float, float, float, int
     jumpy = [p for p in per if not p["none"]]
     win_parts = [x for p in jumpy for x in (p["e"], p["j"])]
     if main:
-        cm = compose(main, h_f, log_tau, precision=_MAIN_PRECISION)
+        cm = compose(main, h_f, log_tau, precision=_MAIN_PRECISION if precision == "double" else precision)
         j0_b, rb = rebin(cm.offset, cm.pmf, r, h_f, t)
         top_b = j0_b + rb.size - 1
         w_main = weighted_roundoff(cm, t * h_f) * grow
@@ -599,7 +603,7 @@ def _multi_block(steps: Sequence[tuple[int, np.ndarray, float, float, float, int
         window = wins.window(counts)
         parts = [(j0, pmf, c) for (j0, pmf), c in zip(win_parts, counts) if c > 0]
         w = math.exp(log_w) * (1.0 + 1e-12)
-        c = compose(parts, h_c, log_tau, window=window)
+        c = compose(parts, h_c, log_tau, window=window, precision=precision)
         e = c.roundoff + tau3
         we = weighted_roundoff(c, t * h_c)
         top = c.offset + c.pmf.size - 1
@@ -678,7 +682,7 @@ def multi_slice_count(steps: Sequence[tuple[int, np.ndarray, int]], t: float, h_
 
 def jump_parts_multi(steps: Sequence[tuple[int, Sequence[np.ndarray], int]], ts: Sequence[float], h_f: float, r: int,
                      cut: int, kind: str = "pld", log_tau: float = _LOG_TAU, margin: float | None = _REF_MARGIN,
-                     max_slices: int = MAX_SLICES) -> list[tuple[TiltedPart, np.ndarray]]:
+                     max_slices: int = MAX_SLICES, precision: str = "double") -> list[tuple[TiltedPart, np.ndarray]]:
     """Several distinct steps' composition, tilted, as ONE block on the coarse grid r h_f
     (:func:`_multi_block`) per side, with per-label error bounds (so that :func:`compose_blocks`
     keeps them); the sides (tilts ``ts``: the dominating pmf by t, or the statistic's P- and
@@ -720,12 +724,12 @@ def jump_parts_multi(steps: Sequence[tuple[int, Sequence[np.ndarray], int]], ts:
     Ks = _multi_slices(tilted, ts, h_f, r, cut, log_tau, margin)
     if math.prod(K + 1 for K in Ks) > max_slices:
         raise WindowTooWide(f"{math.prod(K + 1 for K in Ks)} slices (K = {Ks}) exceed {max_slices}")
-    return [_multi_block(row, Ks, cut, r, h_f, t, kind, log_tau) for row, t in zip(tilted, ts)]
+    return [_multi_block(row, Ks, cut, r, h_f, t, kind, log_tau, precision) for row, t in zip(tilted, ts)]
 
 
 def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tuple[int, np.ndarray, int]] | None,
                stat_q: Sequence[tuple[int, np.ndarray, int]] | None, h_f: float, inf_mass: float, log_alpha: float,
-               t: float, r: int, cut_loss: float, log_tau: float = _LOG_TAU) -> tuple[float, float]:
+               t: float, r: int, cut_loss: float, pull: float = 0.0) -> tuple[float, float]:
     """Certified (log lower, log upper) of the power at level exp(log_alpha), by the two-grid tilt
     (module docstring): as :func:`rerokit.bounds.pld.tilt.tilted_power` (same arguments, the same
     evaluation, :func:`rerokit.bounds.pld.tilt.tilted_upper` and
@@ -748,21 +752,29 @@ def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tu
       t: the tilt (> 0).
       r: the coarse grid step over the fine one (an integer >= 1).
       cut_loss: the loss (nats) from which an atom is a jump; the statistic's buckets from the same label.
-      log_tau: as :func:`jump_parts`.
+      pull: the tilt used is :func:`rerokit.bounds.pld.tilt.pulled_tilt` of t by this many nats (0:
+        t itself), or t where that one's upper end has too large an error term
+        (:func:`rerokit.bounds.pld.tilt.upper_with_pull`); the statistic takes the same tilt.
 
     Returns:
       (log lower, log upper); log lower = log_alpha where no test fits.
     """
     if not t > 0.0:
         raise ValueError(f"t must be > 0, got {t!r}")
+    log_tau = _LOG_TAU  # the windows' tail mass and the omitted slices' bound (jump_parts)
     if not cut_loss > 0.0:
         raise ValueError(f"cut_loss must be > 0, got {cut_loss!r}")
     cut = math.ceil(cut_loss / h_f)
     h_c = r * h_f
+    t_pulled = pulled_tilt(parts, h_f, t, pull) if pull > 0.0 else t
     if len(parts) > 1:  # several distinct steps: one block of product slices per side (per-label bounds)
-        (blk,) = jump_parts_multi([(off, [pmf], T) for off, pmf, T in parts], [t], h_f, r, cut, "pld", log_tau)
-        off, pmf, c, err, rel = compose_blocks([blk], h_c, t, log_tau)
-        log_up = tilted_upper(off, pmf, h_c, t, c, err, rel, inf_mass, log_alpha)
+        def upper(x: float, prec: str = "double") -> tuple[float, float]:
+            (blk,) = jump_parts_multi([(off, [pmf], T) for off, pmf, T in parts], [x], h_f, r, cut, "pld", log_tau,
+                                      precision=prec)
+            off, pmf, c, err, rel = compose_blocks([blk], h_c, x, log_tau, prec)
+            return tilted_upper_share(off, pmf, h_c, x, c, err, rel, inf_mass, log_alpha)
+
+        log_up, t, prec = _pulled_upper(upper, t, t_pulled)
         log_lo = log_alpha
         if stat_p is not None and stat_q is not None:
             if [(o, T) for o, _, T in stat_p] != [(o, T) for o, _, T in stat_q]:
@@ -770,24 +782,27 @@ def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tu
             sides = [(o, [pp, pq], T) for (o, pp, T), (_, pq, _) in zip(stat_p, stat_q)]
             try:
                 bp, bq = jump_parts_multi(sides, [t, t + 1.0], h_f, r, cut, "stat", log_tau,
-                                          max_slices=_MAX_STAT_SLICES)
+                                          max_slices=_MAX_STAT_SLICES, precision=prec)
             except (WindowTooWide, ValueError):
                 # the lower end only (too many slices, a cut without mass on one side): the upper
                 # end's path is the schedule's and the level's choice, never the statistic's
                 return min(log_alpha, log_up), log_up
-            po, pp_, cp, ep, rp = compose_blocks([bp], h_c, t, log_tau)
-            qo, pq_, cq, eq, rq = compose_blocks([bq], h_c, t + 1.0, log_tau)
+            po, pp_, cp, ep, rp = compose_blocks([bp], h_c, t, log_tau, prec)
+            qo, pq_, cq, eq, rq = compose_blocks([bq], h_c, t + 1.0, log_tau, prec)
             log_lo = tilted_lower(TiltedSide(po, pp_, cp, rp, ep), TiltedSide(qo, pq_, cq, rq, eq), h_c, t,
                                   log_alpha)[0]
         return min(log_lo, log_up), log_up
     # the omitted slices need to be negligible only up to about the threshold (jump_parts)
     margin = _REF_MARGIN
 
-    blocks: list[tuple[TiltedPart, np.ndarray]] = []
-    for off, pmf, T in parts:
-        blocks += jump_parts(off, [(pmf, t)], T, h_f, r, cut, "pld", log_tau, margin)[0]
-    off, pmf, c, err, rel = compose_blocks(blocks, h_c, t, log_tau)
-    log_up = tilted_upper(off, pmf, h_c, t, c, err, rel, inf_mass, log_alpha)
+    def upper_one(x: float, prec: str = "double") -> tuple[float, float]:
+        blocks: list[tuple[TiltedPart, np.ndarray]] = []
+        for off, pmf, T in parts:
+            blocks += jump_parts(off, [(pmf, x)], T, h_f, r, cut, "pld", log_tau, margin, prec)[0]
+        off, pmf, c, err, rel = compose_blocks(blocks, h_c, x, log_tau, prec)
+        return tilted_upper_share(off, pmf, h_c, x, c, err, rel, inf_mass, log_alpha)
+
+    log_up, t, prec = _pulled_upper(upper_one, t, t_pulled)
     log_lo = log_alpha
     if stat_p is not None and stat_q is not None:
         bp: list[tuple[TiltedPart, np.ndarray]] = []
@@ -795,10 +810,20 @@ def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tu
         for (off, pp, T), (off_q, pq, T_q) in zip(stat_p, stat_q):
             if (off, T) != (off_q, T_q):
                 raise ValueError("stat_p and stat_q must list the same steps")
-            got = jump_parts(off, [(pp, t), (pq, t + 1.0)], T, h_f, r, cut, "stat", log_tau, margin)
+            got = jump_parts(off, [(pp, t), (pq, t + 1.0)], T, h_f, r, cut, "stat", log_tau, margin, prec)
             bp += got[0]
             bq += got[1]
-        po, pp_, cp, ep, rp = compose_blocks(bp, h_c, t, log_tau)
-        qo, pq_, cq, eq, rq = compose_blocks(bq, h_c, t + 1.0, log_tau)
+        po, pp_, cp, ep, rp = compose_blocks(bp, h_c, t, log_tau, prec)
+        qo, pq_, cq, eq, rq = compose_blocks(bq, h_c, t + 1.0, log_tau, prec)
         log_lo = tilted_lower(TiltedSide(po, pp_, cp, rp, ep), TiltedSide(qo, pq_, cq, rq, eq), h_c, t, log_alpha)[0]
     return min(log_lo, log_up), log_up
+
+
+def _pulled_upper(upper: Callable[..., tuple[float, float]], t: float, t_pulled: float) -> tuple[float, float, str]:
+    """(log upper end, its tilt, the precision for the rest): ``upper(x)`` in double at the pulled
+    tilt or t (:func:`rerokit.bounds.pld.tilt.upper_with_pull`), and again in "mixed" where its
+    error term calls for it (:func:`rerokit.bounds.pld.tilt.needs_mixed`; each end the better)."""
+    log_up, t, share = upper_with_pull(upper, t, t_pulled)
+    if not needs_mixed(share):
+        return log_up, t, "double"
+    return min(log_up, upper(t, "mixed")[0]), t, "mixed"

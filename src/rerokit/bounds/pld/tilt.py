@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -42,7 +42,7 @@ from rerokit.bounds.pld.compose import compose, moment_support, weighted_roundof
 from rerokit.bounds.pld.logsum import suffix_logsumexp, total_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 
-__all__ = ["tilted_power", "tilted_upper", "tilted_lower", "TiltedSide", "saddle_tilt", "pulled_tilt", "tail_forecast", "saddle_gap", "bisect_saddle", "log_moments", "tilt_pmf"]
+__all__ = ["tilted_power", "tilted_upper", "tilted_lower", "TiltedSide", "saddle_tilt", "pulled_tilt", "upper_with_pull", "needs_mixed", "tilted_upper_share", "tail_forecast", "saddle_gap", "bisect_saddle", "log_moments", "tilt_pmf"]
 
 # tail mass left outside the tilted windows (each side): relative to the tilted masses, which are of
 # order one near the threshold, so far larger than the untilted compositions' 1e-17 (smaller FFTs);
@@ -62,6 +62,11 @@ _LOG_TAU_STAT = math.log(1e-15)
 # certified; this only chooses)
 _PULL = 4.0
 _PULL_ERR = math.log(1e-4)
+# the far-tail tilt recomposed with long double forward transforms ("mixed", compose) where the upper
+# end's error term is more than this share of it (a lattice-like tail: sigma 1.47, q 1.77e-4, T 58700,
+# kappa 3.9e-30, share e^-6.1: 2.9 % wide in double on every grid, 1.1e-3 in "mixed", 91 -> 134 ms);
+# 135 far-tail cells measured: the two above e^-7 were the two wider than 2 %, the next at e^-8.6
+_MIXED_SHARE = math.log(1e-3)
 
 
 Parts = Sequence[tuple[int, np.ndarray, int]]
@@ -365,12 +370,13 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
     if t is None:
         t = saddle_tilt(parts, h, log_alpha, log_masses=log_masses)
     t_pulled = pulled_tilt(parts, h, t, _PULL, log_masses) if (_PULL > 0.0 and t > 0.0) else t
-    log_up, share = _upper_at(parts, h, t_pulled, inf_mass, log_alpha, precision, log_masses)
-    if t_pulled < t and share > _PULL_ERR:
-        # the pulled tilt's error term is too near its upper end: the saddle point's tilt after all
-        log_up, _ = _upper_at(parts, h, t, inf_mass, log_alpha, precision, log_masses)
-    else:
-        t = t_pulled
+    log_up, t, share = upper_with_pull(lambda x: _upper_at(parts, h, x, inf_mass, log_alpha, precision, log_masses),
+                                       t, t_pulled)
+    if precision == "double" and needs_mixed(share):
+        # the round-off bound is near the masses at the threshold (a lattice-like far tail: few sampled
+        # steps); the forward transforms and powers in long double ("mixed") from here on
+        precision = "mixed"
+        log_up = min(log_up, _upper_at(parts, h, t, inf_mass, log_alpha, precision, log_masses)[0])
     log_lo = log_alpha
     if stat_p is not None and not (enough is not None and log_up <= enough):
         sp, cp_, rel_p = _tilted(stat_p, h, t)
@@ -389,6 +395,26 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
     return min(log_lo, log_up), log_up
 
 
+def needs_mixed(share: float) -> bool:
+    """Whether a tilted upper end computed in double, its error term's log share being ``share``
+    (:func:`tilted_upper_share`), is composed again with long double forward transforms
+    (:data:`_MIXED_SHARE`). A choice of computation only."""
+    return share > _MIXED_SHARE
+
+
+def upper_with_pull(upper: Callable[[float], tuple[float, float]], t: float,
+                    t_pulled: float) -> tuple[float, float, float]:
+    """(log upper end, the tilt it was computed at, its error term's log share): ``upper(t_pulled)``
+    (:func:`tilted_upper_share`'s pair: the upper end and that share), unless t_pulled < t and the
+    share exceeds e^:data:`_PULL_ERR`, where the pulled tilt's error terms are too near its upper
+    end: then ``upper(t)``, the saddle point's. A choice of computation only."""
+    log_up, share = upper(t_pulled)
+    if t_pulled < t and share > _PULL_ERR:
+        log_up, share = upper(t)
+        return log_up, t, share
+    return log_up, t_pulled, share
+
+
 def _upper_at(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float, inf_mass: float, log_alpha: float,
               precision: str, log_masses: bool) -> tuple[float, float]:
     """(:func:`tilted_upper` of the parts composed under the tilt t, the log share of its error term
@@ -396,7 +422,7 @@ def _upper_at(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float, 
     tp, c, rel = _tilted(parts, h, t, log_masses)
     comp = compose(tp, h, _LOG_TAU, precision=precision)
     err = weighted_roundoff(comp, t * h) + 3.0 * math.exp(_LOG_TAU)
-    return _upper(comp.offset, comp.pmf, h, t, c, err, rel, inf_mass, log_alpha, log_masses)
+    return tilted_upper_share(comp.offset, comp.pmf, h, t, c, err, rel, inf_mass, log_alpha, log_masses)
 
 
 @dataclass(frozen=True)
@@ -531,11 +557,11 @@ def tilted_upper(off: int, pmf: np.ndarray, h: float, t: float, c: float, err: f
       log_alpha: natural log of the level.
       log_inf_mass: whether ``inf_mass`` is given as a log.
     """
-    return _upper(off, pmf, h, t, c, err, rel, inf_mass, log_alpha, log_inf_mass)[0]
+    return tilted_upper_share(off, pmf, h, t, c, err, rel, inf_mass, log_alpha, log_inf_mass)[0]
 
 
-def _upper(off: int, pmf: np.ndarray, h: float, t: float, c: float, err: float | np.ndarray,
-           rel: float, inf_mass: float, log_alpha: float, log_inf_mass: bool = False) -> tuple[float, float]:
+def tilted_upper_share(off: int, pmf: np.ndarray, h: float, t: float, c: float, err: float | np.ndarray,
+                       rel: float, inf_mass: float, log_alpha: float, log_inf_mass: bool = False) -> tuple[float, float]:
     """(:func:`tilted_upper`, the log share of the error term in the minimum: its term at the
     minimising k less log f there; -inf where it is nothing)."""
     # f(s) = s alpha + p_inf + P(L > l_k) - s Q(L > l_k) at s = e^{l_k}: an upper end needs the
