@@ -50,6 +50,18 @@ code in the same session (the parent's grid run in a worktree of it), riskcal in
 - Still slower: the heavy-tailed long schedules at kappa 1e-20-1e-30 (sigma 1-2, q 1e-3-3e-3, T 1e4-3e5,
   x0.23-0.95: windows of 1.6e5-7e5 points), and small q on short and mid-length schedules (T 16-4694, x0.37-0.97,
   riskcal 7-32 ms).
+
+Measured 2026-11-27, tenth stop (load ~0.7-1, ``--repeats 2``), the stop's parent (bea329b, in a
+worktree) and its final code in the same session, riskcal in the same runs:
+- ``--grid``: x1.45 -> x2.18, rerokit slower in 10 -> 2 of 36 (the first grid from the width law,
+  builder._WIDTH_LAW; the tilt pulled below the saddle point, pld.tilt.pulled_tilt). sigma 2, q 1e-3,
+  T 1e4, kappa 1e-30: the law's 4x coarser grid; sigma 1, q 1e-3, T 3e5: the two-grid tilt pulled.
+- seed 13: x4.92 -> x5.62, slower in 5 -> 0 of 40; seed 14: x3.91 -> x4.39, slower in 6 -> 3.
+- Every bracket below 1 % (widest 7.9e-3 on the grid, 7.2e-3 and 8.3e-3 on the seeds).
+- Still slower: sigma 1.36, q 1e-3-1.13e-3, T 7e4, kappa 1e-30 (x0.45-0.49: the pulled tilt's error
+  term is just above 1e-4 of its upper end, so the saddle point's runs too) and T 3e5 (x0.85); small
+  q on short schedules (sigma 3.27, q 1.25e-4, T 17: 15 ms against 9.6 ms; sigma 1.64, q 4.7e-4,
+  T 1161: 33 against 21 ms).
 """
 
 from __future__ import annotations

@@ -59,8 +59,11 @@ _LOG_TAU_STAT = math.log(1e-15)
 # threshold, and a smaller tilt shrinks it (sigma 3.27, q 1.25e-4, T 17: 52k -> 19k labels at
 # D = 5). The error terms grow by up to e^D relative to the masses at the threshold, so where the
 # upper end's error term comes within e^_PULL_ERR of it the tilt is done again at t (any t is
-# certified; this only chooses)
-_PULL = 4.0
+# certified; this only chooses). Against no pull, in one process: 3 was 1.09x faster on --grid of
+# benchmarks/pld_far_tail.py and 1.05x / 1.10x on its seeds 13 / 14 (2: 1.07x, 1.04x / 1.08x), the
+# widest brackets the same to 1e-7; at 4, sigma 1.36, q 1.13e-3, T 70744, kappa 1.2e-30 fell back
+# (69 -> 162 ms)
+_PULL = 3.0
 _PULL_ERR = math.log(1e-4)
 # the far-tail tilt recomposed with long double forward transforms ("mixed", compose) where the upper
 # end's error term is more than this share of it (a lattice-like tail: sigma 1.47, q 1.77e-4, T 58700,
