@@ -159,26 +159,13 @@ def test_the_two_grid_tilt_is_pulled_below_the_saddle_point(bromwich, monkeypatc
     assert abs(lo - lo0) <= 1e-5 and abs(up - up0) <= 1e-5
 
 
-def _jump_precisions(monkeypatch) -> list[str]:
-    """The precision of every pld.jumps.compose call while the test holds the list."""
-    seen: list[str] = []
-    real = jumps.compose
-
-    def recording(*args, **kwargs):
-        seen.append(kwargs.get("precision", "double"))
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(jumps, "compose", recording)
-    return seen
-
-
-def test_a_lattice_like_two_grid_tilt_is_recomposed_in_mixed_precision(monkeypatch) -> None:
+def test_a_lattice_like_two_grid_tilt_is_recomposed_in_mixed_precision(compose_precisions, monkeypatch) -> None:
     """sigma 1.1, q 5.43e-5, T 182000, kappa 8.23e-18 (the two-grid tilt): the double slices' proven
     round-off is e^-5.7 of the upper end at the threshold, and the bracket was 3.1e-2 wide (in log;
     2.3 % after a refinement). Above tilt._MIXED_SHARE the upper end and the statistic are composed
     again with long double forward transforms: 2.2e-3. No reference reaches it (the Bromwich integral
     does not converge); both brackets are certified, so they overlap."""
-    seen = _jump_precisions(monkeypatch)
+    seen = compose_precisions(jumps)
     log_level = math.log(8.23e-18)
     pld = dpsgd_pld([(1.1, 5.43e-5, 182_000)])
     assert pld.tail_by_jumps(log_level)
@@ -191,10 +178,10 @@ def test_a_lattice_like_two_grid_tilt_is_recomposed_in_mixed_precision(monkeypat
     assert lo <= up_d and lo_d <= up
 
 
-def test_the_mixed_two_grid_tilt_contains_the_bromwich_reference(bromwich, monkeypatch) -> None:
+def test_the_mixed_two_grid_tilt_contains_the_bromwich_reference(bromwich, compose_precisions, monkeypatch) -> None:
     """The two-grid tilt in "mixed" precision throughout (tilt._MIXED_SHARE at -inf) at sigma 1,
     q 1e-3, T 7e4 near the level e^-74.1 (Bromwich reference pinned): the bracket contains it."""
-    seen = _jump_precisions(monkeypatch)
+    seen = compose_precisions(jumps)
     monkeypatch.setattr(tilt, "_MIXED_SHARE", -math.inf)
     pld = dpsgd_pld([(1.0, 1e-3, 70_000)])
     lo, up = pld.tail_power(-74.10889641452785)

@@ -257,27 +257,14 @@ def test_upper_with_pull_keeps_the_pulled_upper_end_unless_its_error_term_is_too
     assert tilt.upper_with_pull(upper(0.0), 2.0, 2.0) == (-12.0, 2.0, -30.0) and calls == [2.0]
 
 
-def _precisions(monkeypatch) -> list[str]:
-    """The precision of every tilt.compose call while the test holds the list."""
-    seen: list[str] = []
-    real = tilt.compose
-
-    def recording(*args, **kwargs):
-        seen.append(kwargs.get("precision", "double"))
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(tilt, "compose", recording)
-    return seen
-
-
-def test_a_lattice_like_tail_is_recomposed_in_mixed_precision(monkeypatch) -> None:
+def test_a_lattice_like_tail_is_recomposed_in_mixed_precision(compose_precisions, monkeypatch) -> None:
     """sigma 1.47, q 1.77e-4, T 58700, kappa 3.87e-30: few sampled steps make the far tail nearly a
     lattice, and the tilted masses at the threshold are so small that the double FFT's proven
     round-off is e^-6 of the upper end there: the bracket was 2.9 % wide (in log) on every grid (3e-2
     at a 3x finer one). The upper end's error share above tilt._MIXED_SHARE recomposes with long
     double forward transforms ("mixed"): 1.1e-3. No reference reaches this setting (the Bromwich
     integral does not converge); both brackets are certified, so they overlap."""
-    seen = _precisions(monkeypatch)
+    seen = compose_precisions(tilt)
     log_level = math.log(3.87e-30)
     lo, up = dpsgd_pld([(1.47, 1.77e-4, 58700)]).tail_power(log_level)
     assert "mixed" in seen
@@ -289,10 +276,10 @@ def test_a_lattice_like_tail_is_recomposed_in_mixed_precision(monkeypatch) -> No
     assert lo <= up_d and lo_d <= up
 
 
-def test_the_mixed_tilt_contains_the_bromwich_reference(bromwich, monkeypatch) -> None:
+def test_the_mixed_tilt_contains_the_bromwich_reference(bromwich, compose_precisions, monkeypatch) -> None:
     """The far-tail tilt in "mixed" precision throughout (tilt._MIXED_SHARE at -inf) at sigma 2,
     q 3e-3, T 1e4 (Bromwich reference pinned): the bracket contains it, as narrow as in double."""
-    seen = _precisions(monkeypatch)
+    seen = compose_precisions(tilt)
     monkeypatch.setattr(tilt, "_MIXED_SHARE", -math.inf)
     lo, up = dpsgd_pld([(2.0, 3e-3, 10_000)]).tail_power(-51.89195541899801)
     assert "mixed" in seen
