@@ -134,7 +134,7 @@ def test_the_two_grid_tilt_is_pulled_below_the_saddle_point(bromwich, monkeypatc
     against e^-20.6 at the saddle point). The bracket is the saddle point's within 1e-5 (in log)
     and contains the Bromwich reference (pinned: sigma 1, q 1e-3, T 7e4 at its level e^-74.1)."""
     tilts: list[tuple[float, float]] = []
-    real = jumps.upper_with_pull
+    real = tilt.upper_with_pull
 
     def recording(upper, t, t_pulled):
         def spy(x):
@@ -143,7 +143,7 @@ def test_the_two_grid_tilt_is_pulled_below_the_saddle_point(bromwich, monkeypatc
             return r
         return real(spy, t, t_pulled)
 
-    monkeypatch.setattr(jumps, "upper_with_pull", recording)
+    monkeypatch.setattr(tilt, "upper_with_pull", recording)
     segs, log_level, log_power = [(1.0, 1e-3, 70_000)], -74.10889641452785, -67.92537616996623
     pld = dpsgd_pld(segs)
     assert pld.tail_by_jumps(log_level)

@@ -144,7 +144,7 @@ _MAX_TEST_ENOUGH = -math.log1p(-2e-3)
 
 _JUMP_Q = 1e-3
 # ... and its tilt pulled below the saddle point by this (nats at the threshold: pld.tilt.pulled_tilt),
-# unless the pulled upper end's error term is too large (pld.tilt.upper_with_pull): fewer tilted jumps,
+# unless the pulled upper end's error term is too large (pld.tilt.pulled_upper): fewer tilted jumps,
 # fewer slices (30 random tiny-q cells, sigma 0.7-1.6, q 5e-5-1e-3, T 1e3-1e6: 1.10x; --grid 1.06x;
 # sigma 1, q 1e-3, T 3e5, kappa 1e-30 284 -> 139 ms; 2 for 1.04x and 1.05x)
 _JUMP_PULL = 3.0

@@ -78,14 +78,13 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from rerokit.bounds.pld.compose import WindowTooWide, moment_terms, compose, weighted_roundoff
 from rerokit.bounds.pld.lowertail import TiltedPart, block_size, rebin_pld, rebin_stat, tilt_sparse
-from rerokit.bounds.pld.tilt import (TiltedSide, needs_mixed, pulled_tilt, tilted_lower, tilted_upper_share,
-                                    upper_with_pull)
+from rerokit.bounds.pld.tilt import TiltedSide, pulled_tilt, pulled_upper, tilted_lower, tilted_upper_share
 
 __all__ = ["jump_parts", "jump_parts_multi", "jump_power", "compose_blocks", "multi_slice_count", "MAX_SLICES"]
 
@@ -753,8 +752,9 @@ def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tu
       r: the coarse grid step over the fine one (an integer >= 1).
       cut_loss: the loss (nats) from which an atom is a jump; the statistic's buckets from the same label.
       pull: the tilt used is :func:`rerokit.bounds.pld.tilt.pulled_tilt` of t by this many nats (0:
-        t itself), or t where that one's upper end has too large an error term
-        (:func:`rerokit.bounds.pld.tilt.upper_with_pull`); the statistic takes the same tilt.
+        t itself), or t where that one's upper end has too large an error term, in "mixed" precision
+        where the double round-off calls for it (:func:`rerokit.bounds.pld.tilt.pulled_upper`); the
+        statistic takes the same tilt and precision.
 
     Returns:
       (log lower, log upper); log lower = log_alpha where no test fits.
@@ -768,13 +768,13 @@ def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tu
     h_c = r * h_f
     t_pulled = pulled_tilt(parts, h_f, t, pull) if pull > 0.0 else t
     if len(parts) > 1:  # several distinct steps: one block of product slices per side (per-label bounds)
-        def upper(x: float, prec: str = "double") -> tuple[float, float]:
+        def upper(x: float, prec: str) -> tuple[float, float]:
             (blk,) = jump_parts_multi([(off, [pmf], T) for off, pmf, T in parts], [x], h_f, r, cut, "pld", log_tau,
                                       precision=prec)
             off, pmf, c, err, rel = compose_blocks([blk], h_c, x, log_tau, prec)
             return tilted_upper_share(off, pmf, h_c, x, c, err, rel, inf_mass, log_alpha)
 
-        log_up, t, prec = _pulled_upper(upper, t, t_pulled)
+        log_up, t, prec = pulled_upper(upper, t, t_pulled)
         log_lo = log_alpha
         if stat_p is not None and stat_q is not None:
             if [(o, T) for o, _, T in stat_p] != [(o, T) for o, _, T in stat_q]:
@@ -795,14 +795,14 @@ def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tu
     # the omitted slices need to be negligible only up to about the threshold (jump_parts)
     margin = _REF_MARGIN
 
-    def upper_one(x: float, prec: str = "double") -> tuple[float, float]:
+    def upper_one(x: float, prec: str) -> tuple[float, float]:
         blocks: list[tuple[TiltedPart, np.ndarray]] = []
         for off, pmf, T in parts:
             blocks += jump_parts(off, [(pmf, x)], T, h_f, r, cut, "pld", log_tau, margin, prec)[0]
         off, pmf, c, err, rel = compose_blocks(blocks, h_c, x, log_tau, prec)
         return tilted_upper_share(off, pmf, h_c, x, c, err, rel, inf_mass, log_alpha)
 
-    log_up, t, prec = _pulled_upper(upper_one, t, t_pulled)
+    log_up, t, prec = pulled_upper(upper_one, t, t_pulled)
     log_lo = log_alpha
     if stat_p is not None and stat_q is not None:
         bp: list[tuple[TiltedPart, np.ndarray]] = []
@@ -818,12 +818,3 @@ def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tu
         log_lo = tilted_lower(TiltedSide(po, pp_, cp, rp, ep), TiltedSide(qo, pq_, cq, rq, eq), h_c, t, log_alpha)[0]
     return min(log_lo, log_up), log_up
 
-
-def _pulled_upper(upper: Callable[..., tuple[float, float]], t: float, t_pulled: float) -> tuple[float, float, str]:
-    """(log upper end, its tilt, the precision for the rest): ``upper(x)`` in double at the pulled
-    tilt or t (:func:`rerokit.bounds.pld.tilt.upper_with_pull`), and again in "mixed" where its
-    error term calls for it (:func:`rerokit.bounds.pld.tilt.needs_mixed`; each end the better)."""
-    log_up, t, share = upper_with_pull(upper, t, t_pulled)
-    if not needs_mixed(share):
-        return log_up, t, "double"
-    return min(log_up, upper(t, "mixed")[0]), t, "mixed"

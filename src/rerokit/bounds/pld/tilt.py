@@ -42,7 +42,7 @@ from rerokit.bounds.pld.compose import compose, moment_support, weighted_roundof
 from rerokit.bounds.pld.logsum import suffix_logsumexp, total_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 
-__all__ = ["tilted_power", "tilted_upper", "tilted_lower", "TiltedSide", "saddle_tilt", "pulled_tilt", "upper_with_pull", "needs_mixed", "tilted_upper_share", "tail_forecast", "saddle_gap", "bisect_saddle", "log_moments", "tilt_pmf"]
+__all__ = ["tilted_power", "tilted_upper", "tilted_lower", "TiltedSide", "saddle_tilt", "pulled_tilt", "upper_with_pull", "pulled_upper", "tilted_upper_share", "tail_forecast", "saddle_gap", "bisect_saddle", "log_moments", "tilt_pmf"]
 
 # tail mass left outside the tilted windows (each side): relative to the tilted masses, which are of
 # order one near the threshold, so far larger than the untilted compositions' 1e-17 (smaller FFTs);
@@ -373,13 +373,8 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
     if t is None:
         t = saddle_tilt(parts, h, log_alpha, log_masses=log_masses)
     t_pulled = pulled_tilt(parts, h, t, _PULL, log_masses) if (_PULL > 0.0 and t > 0.0) else t
-    log_up, t, share = upper_with_pull(lambda x: _upper_at(parts, h, x, inf_mass, log_alpha, precision, log_masses),
-                                       t, t_pulled)
-    if precision == "double" and needs_mixed(share):
-        # the round-off bound is near the masses at the threshold (a lattice-like far tail: few sampled
-        # steps); the forward transforms and powers in long double ("mixed") from here on
-        precision = "mixed"
-        log_up = min(log_up, _upper_at(parts, h, t, inf_mass, log_alpha, precision, log_masses)[0])
+    log_up, t, precision = pulled_upper(lambda x, prec: _upper_at(parts, h, x, inf_mass, log_alpha, prec, log_masses),
+                                        t, t_pulled, precision)
     log_lo = log_alpha
     if stat_p is not None and not (enough is not None and log_up <= enough):
         sp, cp_, rel_p = _tilted(stat_p, h, t)
@@ -398,11 +393,19 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
     return min(log_lo, log_up), log_up
 
 
-def needs_mixed(share: float) -> bool:
-    """Whether a tilted upper end computed in double, its error term's log share being ``share``
-    (:func:`tilted_upper_share`), is composed again with long double forward transforms
-    (:data:`_MIXED_SHARE`). A choice of computation only."""
-    return share > _MIXED_SHARE
+def pulled_upper(upper: Callable[[float, str], tuple[float, float]], t: float, t_pulled: float,
+                 precision: str = "double") -> tuple[float, float, str]:
+    """(log upper end, the tilt it was computed at, the precision for the rest of the tilt):
+    ``upper(x, precision)`` (:func:`tilted_upper_share`'s pair: the upper end and its error term's
+    log share) at t_pulled or t (:func:`upper_with_pull`); where that was in double and the share
+    exceeds e^:data:`_MIXED_SHARE` (the round-off bound near the masses at the threshold: a
+    lattice-like far tail of a few sampled steps), ``upper(x, "mixed")`` again, with long double
+    forward transforms and powers, each end the better, and "mixed" from there on. A choice of
+    computation only."""
+    log_up, t, share = upper_with_pull(lambda x: upper(x, precision), t, t_pulled)
+    if precision != "double" or not share > _MIXED_SHARE:
+        return log_up, t, precision
+    return min(log_up, upper(t, "mixed")[0]), t, "mixed"
 
 
 def upper_with_pull(upper: Callable[[float], tuple[float, float]], t: float,
