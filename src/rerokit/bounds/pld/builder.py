@@ -882,6 +882,7 @@ class SchedulePLD:
             grow = (max(width, _TAIL_FIRST_ENOUGH) / (0.5 * _TAIL_FIRST_ENOUGH)) ** (1.0 / _TAIL_LADDER_ORDER)
             points = min(points * max(2.0, grow), float(_TAIL_FIRST_POINTS))
         inf_here = None  # the composed mass at +infinity of the last tilt below, if on this grid
+        f0 = self._predicted_factor(fc)  # the width law's grid (the same for every truncation)
         for i, lt in enumerate(lts):
             if found and up - max(lo, lo_mt) <= _COARSE_TAIL_ENOUGH:
                 break
@@ -895,7 +896,6 @@ class SchedulePLD:
                 # a deeper truncation, on this grid or a coarser one, only moves mass from +infinity
                 # onto the grid: the upper end falls by at most that mass, too little to be enough
                 break
-            f0 = self._predicted_factor(fc)
             if f0 is not None and (lt, f0) not in done:
                 # first the grid that the width law predicts _WIDTH_AIM wide on; kept alone if enough
                 try:

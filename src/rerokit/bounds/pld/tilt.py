@@ -129,15 +129,22 @@ def bisect_saddle(parts: Parts, h: float, log_alpha: float, lo: float, hi: float
 def _bisect(prep: list[tuple[np.ndarray, np.ndarray, int]], log_alpha: float, lo: float, hi: float,
             atol: float, rtol: float, iterations: int) -> float:
     """:func:`bisect_saddle` on :func:`_prepared` steps."""
+    lo, hi = _bracket(lambda x: _gap(prep, x), log_alpha, lo, hi, atol, rtol, iterations)
+    return 0.5 * (lo + hi)
+
+
+def _bracket(g, target: float, lo: float, hi: float, atol: float, rtol: float, iterations: int) -> tuple[float, float]:
+    """[lo, hi] after bisecting a decreasing g (g(lo) > target >= g(hi)) until hi - lo <= atol + rtol hi
+    or ``iterations`` halvings; g(lo) > target >= g(hi) still holds."""
     for _ in range(iterations):
         mid = 0.5 * (lo + hi)
-        if _gap(prep, mid) > log_alpha:
+        if g(mid) > target:
             lo = mid
         else:
             hi = mid
         if hi - lo <= atol + rtol * hi:
             break
-    return 0.5 * (lo + hi)
+    return lo, hi
 
 
 def saddle_tilt(parts: Parts, h: float, log_alpha: float, rtol: float = 1e-6, log_masses: bool = False) -> float:
@@ -168,18 +175,9 @@ def pulled_tilt(parts: Parts, h: float, t: float, pull: float, log_masses: bool 
     def gap(x: float) -> float:
         return (t - x) * lstar - (psi - _moments(prep, x)[0])
 
-    lo, hi = 0.5 * t, t  # D(hi) = 0 <= pull
-    if gap(lo) <= pull:
-        return lo
-    for _ in range(30):
-        mid = 0.5 * (lo + hi)
-        if gap(mid) > pull:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-3 * t:
-            break
-    return hi
+    if gap(0.5 * t) <= pull:
+        return 0.5 * t
+    return _bracket(gap, pull, 0.5 * t, t, 1e-3 * t, 0.0, 30)[1]  # D(t) = 0 <= pull: the side within it
 
 
 def _saddle(prep: list[tuple[np.ndarray, np.ndarray, int]], h: float, log_alpha: float, rtol: float) -> float:
