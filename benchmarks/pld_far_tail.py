@@ -53,15 +53,16 @@ code in the same session (the parent's grid run in a worktree of it), riskcal in
 
 Measured 2026-11-27, tenth stop (load ~0.7-1, ``--repeats 2``), the stop's parent (bea329b, in a
 worktree) and its final code in the same session, riskcal in the same runs:
-- ``--grid``: x1.45 -> x2.18, rerokit slower in 10 -> 2 of 36 (the first grid from the width law,
+- ``--grid``: x1.45 -> x2.13, rerokit slower in 10 -> 2 of 36 (the first grid from the width law,
   builder._WIDTH_LAW; the tilt pulled below the saddle point, pld.tilt.pulled_tilt). sigma 2, q 1e-3,
   T 1e4, kappa 1e-30: the law's 4x coarser grid; sigma 1, q 1e-3, T 3e5: the two-grid tilt pulled.
-- seed 13: x4.92 -> x5.62, slower in 5 -> 0 of 40; seed 14: x3.91 -> x4.39, slower in 6 -> 3.
+- seed 13: x4.92 -> x5.42, slower in 5 -> 1 of 40 (x0.99); seed 14: x3.91 -> x4.46, slower in 6 -> 3.
 - Every bracket below 1 % (widest 7.9e-3 on the grid, 7.2e-3 and 8.3e-3 on the seeds).
-- Still slower: sigma 1.36, q 1e-3-1.13e-3, T 7e4, kappa 1e-30 (x0.45-0.49: the pulled tilt's error
-  term is just above 1e-4 of its upper end, so the saddle point's runs too) and T 3e5 (x0.85); small
-  q on short schedules (sigma 3.27, q 1.25e-4, T 17: 15 ms against 9.6 ms; sigma 1.64, q 4.7e-4,
-  T 1161: 33 against 21 ms).
+- (A run with the pull at 4 nats instead of 3, e16e371: x2.18, x5.62, x4.39.)
+- Still slower: sigma 1.36, q 1e-3, T 7e4, kappa 1e-30 (x0.40, 153 against 62 ms: the pulled tilt's
+  error term is more than 1e-4 of its upper end, so the saddle point's runs too) and T 3e5 (x0.84);
+  small q on short schedules (sigma 3.27, q 1.25e-4, T 17: 15.6 against 11.0 ms; sigma 1.64,
+  q 4.7e-4, T 1161: 33.6 against 21.8 ms); sigma 1.36, q 1.13e-3, T 70744, kappa 1.2e-30 (x0.98).
 """
 
 from __future__ import annotations
