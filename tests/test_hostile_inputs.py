@@ -687,8 +687,16 @@ def test_every_output_field_is_explained_in_help(argv, tmp_path, files, capsys):
 
 # --------------------------------------------------------------------------------------------- kill and resume
 def _popen(argv):
-    return subprocess.Popen([sys.executable, "-m", "rerokit.cli", *map(str, argv)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=_env())
+    # A shell without job control starts a background job with SIGINT ignored, the child inherits
+    # that, and Python then installs no KeyboardInterrupt handler: the SIGINT case would run to the
+    # end (exit 0) when the suite itself was started with `&`. A handled signal is reset to the
+    # default across exec, so catching SIGINT here while the child starts gives it Python's handler.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen([sys.executable, "-m", "rerokit.cli", *map(str, argv)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=_env())
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _trial_lines(path) -> int:
