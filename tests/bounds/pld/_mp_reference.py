@@ -77,25 +77,28 @@ def mp_exact_split(ep: Sequence, eq: Sequence, l: Sequence[float], h: float,
     return split + [ep[-1]], etas
 
 
-def mp_two_steps(q: float, l: float) -> tuple[float, float]:
-    """(log Q(S > l), log P(S > l)) for two steps of sigma 1, sampling rate q (mpmath, 30 digits)."""
+def mp_two_steps(q: float, l: float, sigma: float = 1.0) -> tuple[float, float]:
+    """(log Q(S > l), log P(S > l)) for two steps of noise multiplier sigma, sampling rate q
+    (mpmath, 30 digits): in standard units z = x / sigma one step's loss is
+    log(1 - q + q e^{m z - m^2 / 2}), m = 1 / sigma, z ~ N(0, 1) under Q and (1 - q) N(0, 1) + q N(m, 1)
+    under P."""
     with mp.workdps(30):
-        q_, l_ = mp.mpf(q), mp.mpf(l)
+        q_, l_, m = mp.mpf(q), mp.mpf(l), 1 / mp.mpf(sigma)
 
         def f(x):
-            return mp.log(1 - q_ + q_ * mp.exp(x - mp.mpf(1) / 2))
+            return mp.log(1 - q_ + q_ * mp.exp(m * x - m * m / 2))
 
         def f_inv(y):  # the x with f(x) = y; -inf below the loss's infimum log(1 - q)
-            return mp.mpf(1) / 2 + mp.log((mp.exp(y) - 1 + q_) / q_) if y > mp.log(1 - q_) else -mp.inf
+            return (m * m / 2 + mp.log((mp.exp(y) - 1 + q_) / q_)) / m if y > mp.log(1 - q_) else -mp.inf
 
         def sf_q(a):
             return mp.mpf(1) if a == -mp.inf else mp.ncdf(-a)
 
         def sf_p(a):
-            return mp.mpf(1) if a == -mp.inf else (1 - q_) * mp.ncdf(-a) + q_ * mp.ncdf(1 - a)
+            return mp.mpf(1) if a == -mp.inf else (1 - q_) * mp.ncdf(-a) + q_ * mp.ncdf(m - a)
 
         kink = f_inv(l_ - mp.log(1 - q_))  # beyond it the second step passes the test whatever it is
-        pts = sorted({-mp.inf, mp.mpf(-5), mp.mpf(0), kink, kink + 3, mp.mpf(30), mp.inf})
+        pts = sorted({-mp.inf, mp.mpf(-5), mp.mpf(0), kink, kink + 3, mp.mpf(30) * max(1, m), mp.inf})
         q_tail = mp.quad(lambda x: mp.npdf(x) * sf_q(f_inv(l_ - f(x))), pts)
-        p_tail = mp.quad(lambda x: ((1 - q_) * mp.npdf(x) + q_ * mp.npdf(x - 1)) * sf_p(f_inv(l_ - f(x))), pts)
+        p_tail = mp.quad(lambda x: ((1 - q_) * mp.npdf(x) + q_ * mp.npdf(x - m)) * sf_p(f_inv(l_ - f(x))), pts)
         return float(mp.log(q_tail)), float(mp.log(p_tail))

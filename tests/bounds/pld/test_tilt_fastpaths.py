@@ -3,7 +3,8 @@ mpmath: the four-term log-sum of the upper end (was a stacked logsumexp_rows), t
 single P-sum (was one entry of the full suffix sums), the statistic skipped where the max test's
 closed form is a lower end close enough (against the exact power of two steps), the window's top
 entering the sums as one bound (against mpmath and the whole window), the tail allowance kept
-small enough for a tilt centred far from its threshold, and the tilt pulled below the saddle point
+small enough for a tilt centred far from its threshold and lowered where it swamps the masses
+there (against the exact power of two steps), and the tilt pulled below the saddle point
 (its gap, its smaller window, its fallback; brackets against the Bromwich reference), and the
 recomposition with long double forward transforms where the round-off bound nears the masses at
 the threshold."""
@@ -159,6 +160,62 @@ def test_a_tilt_centred_far_from_its_threshold_stays_narrow(monkeypatch) -> None
     lo_j, up_j = pld._tail_power_jumps(log_level, pld._inf_truncation(log_level))  # noqa: SLF001
     assert lo <= up_j and lo_j <= up
     assert up - lo <= 2e-3
+
+
+@pytest.mark.parametrize("sigma,l,rule_off_wider", [(0.8, 0.1, 6e-2), (0.8, 0.05, 6e-2), (0.9, 0.2, 5e-3)])
+def test_a_truncation_that_swamps_the_threshold_is_lowered(sigma: float, l: float, rule_off_wider: float,
+                                                           monkeypatch) -> None:
+    """tilt._upper_at: two steps of q 1e-5 at the levels of the tests S > l (9.5e-16, 8.7e-14 and
+    1.2e-21). Almost all of the composed mass sits at loss ~0 (no step sampled), so the saddle point's
+    tilted mass above the threshold is tiny and the window's allowance 3 tau (tau 1e-12) is a
+    percent-sized share of the upper end. Where that share exceeds tilt._TAU_SHARE the tilt is composed
+    again at a tau lowered by the excess: the bracket contains the exact power (mpmath, 30 digits),
+    measured 5.0e-3 / 2.8e-3 / 9.1e-4 wide; with the rule off 6.9e-2 / 6.5e-2 / 5.9e-3 (the first two
+    above the 2 % target)."""
+    log_level, log_power = mp_two_steps(1e-5, l, sigma)
+    taus: list[float] = []
+    real = tilt.compose
+
+    def recording(parts, h, log_tau, *args, **kwargs):
+        taus.append(log_tau)
+        return real(parts, h, log_tau, *args, **kwargs)
+
+    monkeypatch.setattr(tilt, "compose", recording)
+    lo, up = dpsgd_pld([(sigma, 1e-5, 2)]).tail_power(log_level)
+    assert lo <= log_power + 1e-9 and up >= log_power - 1e-9
+    assert -math.expm1(lo - up) <= rule_off_wider / 5.0
+    assert min(taus) < tilt._LOG_TAU - 2.0  # noqa: SLF001 - a lowered tau was composed
+    monkeypatch.setattr(tilt, "_TAU_SHARE", math.inf)  # the rule off
+    taus.clear()
+    lo_off, up_off = dpsgd_pld([(sigma, 1e-5, 2)]).tail_power(log_level)
+    assert min(taus) >= tilt._LOG_TAU_STAT  # noqa: SLF001 - only the default allowances
+    assert lo_off <= log_power + 1e-9 and up_off >= log_power - 1e-9
+    assert -math.expm1(lo_off - up_off) >= rule_off_wider
+    assert up <= up_off
+
+
+def test_a_lattice_like_long_schedule_gets_a_narrow_bracket_without_the_grid_ladder(monkeypatch) -> None:
+    """sigma 0.988, q 3.08e-5, T 361, kappa 1.9e-13 (q T = 0.011): with tau 1e-12 the allowance was
+    0.8 % of the upper end on every grid, so the width rules refined the grid four times over (10 s)
+    to a bracket 1.4 % wide; with the truncation lowered where it swamps the threshold
+    (tilt._TAU_SHARE), the first tilt's bracket is 6.6e-4 wide (measured; 6 compositions), and the ladder
+    stays off.
+    No Bromwich reference converges here; the lower end is the same as the rule-off run's (the
+    statistic's own allowance is 1e-15)."""
+    from rerokit.bounds.dpsgd import rero_dpsgd
+
+    composed: list[int] = []
+    real = tilt.compose
+
+    def counting(*args, **kwargs):
+        composed.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tilt, "compose", counting)
+    r = rero_dpsgd(0.988, 3.08e-5, 361, 1.9e-13, comparisons=False)
+    lo, up = r.interval
+    assert 1.9e-13 < lo <= up and (up - lo) / up <= 1e-3
+    assert len(composed) <= 8  # (was 45: nine tilts on five grids)
 
 
 def test_the_pulled_tilt_meets_its_gap() -> None:
