@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import sys
+from pathlib import Path
 from typing import NamedTuple
 
 import pytest
@@ -312,3 +313,28 @@ def test_the_coarse_ladder_runs_from_four_times_its_first_grid(bromwich, tilts, 
     monkeypatch.setattr(builder, "_LADDER_MIN_RATIO", 8.0)  # the rule before: no ladder (the
     dpsgd_pld(segs).tail_power(log_level)  # window's grid, 2.1x, then this grid's own tilt)
     assert tilts[0].ratio < builder._LADDER_MIN_RATIO
+
+
+@pytest.mark.parametrize("sigma,q,l", [(0.8, 3e-6, 0.05), (0.7, 2e-6, 0.2)])
+def test_the_grid_ladder_stops_where_a_finer_grid_does_not_narrow_the_bracket(sigma: float, q: float, l: float,
+                                                                             tilts, monkeypatch) -> None:
+    """builder._TAIL_LADDER_STALL: two steps of q ~ 1e-6 at the levels of the tests S > l (3.7e-17,
+    9.2e-19), almost lattice-like tails whose brackets the error terms set, not the grid. The ladder
+    stops after the second grid, which left the bracket as wide as the first; the rule off, it went
+    on through 6 / 9 tilts (1.5 / 3.6 s) to the same bracket (6.3e-3 / 9.5e-3 wide in log). Both
+    contain the exact power (mpmath, 30 digits)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _mp_reference import mp_two_steps
+
+    log_level, log_power = mp_two_steps(q, l, sigma)
+    lo, up = dpsgd_pld([(sigma, q, 2)]).tail_power(log_level)
+    assert lo <= log_power + 1e-9 and up >= log_power - 1e-9
+    assert len(tilts) == 2 and tilts[1].h <= tilts[0].h / 2.0
+    if sigma == 0.7:
+        return  # (the rule-off run: once)
+    on = len(tilts)
+    monkeypatch.setattr(builder, "_TAIL_LADDER_STALL", math.inf)
+    lo_off, up_off = dpsgd_pld([(sigma, q, 2)]).tail_power(log_level)
+    assert len(tilts) - on >= 5
+    assert lo_off <= log_power + 1e-9 and up_off >= log_power - 1e-9
+    assert up - lo <= (up_off - lo_off) * (1.0 + 1e-3)
