@@ -86,6 +86,14 @@ def draw(rng: np.random.Generator, kappa_lo: float, kappa_hi: float) -> tuple[fl
             float(f"{lu(kappa_lo, kappa_hi):.3g}"))
 
 
+def draw_small_q(rng: np.random.Generator) -> tuple[float, float, int, float]:
+    """One ``--small-q`` cell: sigma 0.5-6, q 3e-5-1e-3, T 3-5000, kappa 1e-30-1e-6, log-uniform."""
+    def lu(a: float, b: float) -> float:
+        return float(np.exp(rng.uniform(np.log(a), np.log(b))))
+
+    return (round(lu(0.5, 6.0), 3), float(f"{lu(3e-5, 1e-3):.3g}"), int(lu(3, 5000)), float(f"{lu(1e-30, 1e-6):.3g}"))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, default=13)
@@ -95,6 +103,8 @@ def main() -> None:
     ap.add_argument("--kappa-hi", type=float, default=1e-15)
     ap.add_argument("--out", default=None, help="append one JSON line per cell")
     ap.add_argument("--grid", action="store_true", help="the fixed long-schedule grid (module docstring)")
+    ap.add_argument("--small-q", action="store_true",
+                    help="seeded random small-q cells, short to mid schedules (module docstring; --cells, --seed)")
     args = ap.parse_args()
     if args.repeats < 1 or args.cells < 1:
         ap.error("--repeats and --cells must be at least 1")
@@ -108,6 +118,10 @@ def main() -> None:
     if args.grid:
         cells = list(itertools.product([1.0, 1.36, 2.0], [1e-3, 3e-3], [10_000, 70_000, 300_000], [1e-20, 1e-30]))
         extra = {"grid": "long"}
+    elif args.small_q:
+        rng = np.random.default_rng(args.seed)
+        cells = [draw_small_q(rng) for _ in range(args.cells)]
+        extra = {"seed": args.seed, "set": "small-q"}
     else:
         rng = np.random.default_rng(args.seed)
         cells = [draw(rng, args.kappa_lo, args.kappa_hi) for _ in range(args.cells)]

@@ -277,9 +277,11 @@ def test_the_pulled_tilt_shrinks_the_window_and_keeps_the_bracket(bromwich, monk
 
 def test_a_pulled_tilt_whose_error_term_is_too_large_falls_back(bromwich, monkeypatch) -> None:
     """sigma 1.36, q 1e-3, T 7e4 near the level 1e-33: the long schedule's round-off bound (~5e-11 of
-    the tilted mass) comes within e^-7.2 of the pulled tilt's upper end (above tilt._PULL_ERR,
-    e^-9.2), so the upper end is computed again at the saddle point (e^-9.9 there): two upper
-    compositions, and the same bracket as without the pull, containing the Bromwich reference."""
+    the tilted mass) comes within e^-7.2 of the pulled tilt's upper end. That is below
+    tilt._PULL_ERR (e^-6.9, since the eleventh stop), so the pulled upper end is kept: one upper
+    composition, the bracket containing the Bromwich reference. At the tenth stop's e^-9.2 the upper
+    end is computed again at the saddle point (e^-9.9 there): two upper compositions, and the same
+    bracket as without the pull (measured 2.9e-3 wide against 4.5e-3 pulled), containing it too."""
     shares: list[float] = []
     real = tilt._upper_at
 
@@ -290,9 +292,15 @@ def test_a_pulled_tilt_whose_error_term_is_too_large_falls_back(bromwich, monkey
 
     monkeypatch.setattr(tilt, "_upper_at", recording)
     segs, log_level, log_power = [(1.36, 1e-3, 70_000)], -76.06259981572008, -73.11010653925497
+    lo_p, up_p = dpsgd_pld(segs).tail_power(log_level)
+    assert len(shares) == 1 and -9.2 < shares[0] <= tilt._PULL_ERR
+    assert lo_p <= log_power + bromwich.REF_TOL and up_p >= log_power - bromwich.REF_TOL
+    shares.clear()
+    monkeypatch.setattr(tilt, "_PULL_ERR", math.log(1e-4))
     lo, up = dpsgd_pld(segs).tail_power(log_level)
     assert len(shares) == 2 and shares[0] > tilt._PULL_ERR >= shares[1]
     assert lo <= log_power + bromwich.REF_TOL and up >= log_power - bromwich.REF_TOL
+    assert up <= up_p
     monkeypatch.setattr(tilt, "_PULL", 0.0)
     assert dpsgd_pld(segs).tail_power(log_level) == (lo, up)
 

@@ -75,7 +75,12 @@ _LOG_TAU_MIN = math.log(1e-250)
 # widest brackets the same to 1e-7; at 4, sigma 1.36, q 1.13e-3, T 70744, kappa 1.2e-30 fell back
 # (69 -> 162 ms)
 _PULL = 3.0
-_PULL_ERR = math.log(1e-4)
+# (e^_PULL_ERR: 1e-4 at the tenth stop; 1e-3 since the eleventh, where an error term inflates the upper
+# end by at most 0.1 %, against brackets aimed at 3e-3: 1.02-1.07x on --grid, --small-q and 30 tiny-q
+# cells, 1.7-2x on the cells that fell back (sigma 1.36, q 1e-3, T 7e4, kappa 1e-30: 152 -> 85 ms,
+# 2.9e-3 -> 4.5e-3 wide; sigma 1.1, q 3.56e-5, T 53, kappa 6.1e-22: 29 -> 17 ms), no widest bracket
+# wider)
+_PULL_ERR = math.log(1e-3)
 # the far-tail tilt recomposed with long double forward transforms ("mixed", compose) where the upper
 # end's error term is more than this share of it (a lattice-like tail: sigma 1.47, q 1.77e-4, T 58700,
 # kappa 3.9e-30, share e^-6.1: 2.9 % wide in double on every grid, 1.1e-3 in "mixed", 91 -> 134 ms);
