@@ -11,9 +11,13 @@ rerokit is slower and those cells. riskcal's value is not a bound (benchmarks/pl
 
     python benchmarks/pld_far_tail.py [--seed 13] [--cells 40] [--repeats 2] [--out far.jsonl]
     python benchmarks/pld_far_tail.py --grid   # the fixed long-schedule grid below instead
+    python benchmarks/pld_far_tail.py --small-q --seed 1 --cells 30   # small q, short schedules
 
 ``--grid``: sigma in {1, 1.36, 2}, q in {1e-3, 3e-3}, T in {1e4, 7e4, 3e5}, kappa in {1e-20, 1e-30}
 (36 cells): long schedules with small q at tiny levels, where the tilted windows are widest.
+``--small-q``: sigma log-uniform in [0.5, 6], q in [3e-5, 1e-3], T in [3, 5000], kappa in [1e-30,
+1e-6] (eleventh stop): short and mid-length schedules with small q, whose tails are nearly
+lattice-like where q T is small.
 
 Each cell is printed (and appended to ``--out`` as JSON, with the seed) as it completes.
 

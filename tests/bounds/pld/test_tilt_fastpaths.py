@@ -72,21 +72,14 @@ def test_single_suffix_sum_equals_full_suffix_entry():
 
 
 @pytest.mark.parametrize("l", [3.0, 5.0])
-def test_the_tilt_skips_its_statistic_where_the_max_test_is_enough(l: float, monkeypatch) -> None:
+def test_the_tilt_skips_its_statistic_where_the_max_test_is_enough(l: float, monkeypatch, compose_precisions) -> None:
     """SchedulePLD._tail_power_from: where the max test's power (pld.maxtest, closed form) is within
     builder._MAX_TEST_ENOUGH of the tilt's upper end, the statistic's two compositions are not run
     and the lower end is the max test's. Two steps of sigma 1, q 0.01 at the levels of the tests
     S > 3 and S > 5 (8.0e-16 and 5.7e-24): the bracket contains the exact power (mpmath, 30
     digits), one composition runs instead of three, and the upper end is the full tilt's."""
     log_level, log_power = mp_two_steps(0.01, l)
-    composed: list[int] = []
-    real = tilt.compose
-
-    def counting(*args, **kwargs):
-        composed.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(tilt, "compose", counting)
+    composed = compose_precisions(tilt)
     pld = dpsgd_pld([(1.0, 0.01, 2)])
     lo, up = pld.tail_power(log_level)
     assert len(composed) == 1
@@ -194,7 +187,7 @@ def test_a_truncation_that_swamps_the_threshold_is_lowered(sigma: float, l: floa
     assert up <= up_off
 
 
-def test_a_lattice_like_long_schedule_gets_a_narrow_bracket_without_the_grid_ladder(monkeypatch) -> None:
+def test_a_lattice_like_long_schedule_gets_a_narrow_bracket_without_the_grid_ladder(compose_precisions) -> None:
     """sigma 0.988, q 3.08e-5, T 361, kappa 1.9e-13 (q T = 0.011): with tau 1e-12 the allowance was
     0.8 % of the upper end on every grid, so the width rules refined the grid four times over (10 s)
     to a bracket 1.4 % wide; with the truncation lowered where it swamps the threshold
@@ -204,14 +197,7 @@ def test_a_lattice_like_long_schedule_gets_a_narrow_bracket_without_the_grid_lad
     statistic's own allowance is 1e-15)."""
     from rerokit.bounds.dpsgd import rero_dpsgd
 
-    composed: list[int] = []
-    real = tilt.compose
-
-    def counting(*args, **kwargs):
-        composed.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(tilt, "compose", counting)
+    composed = compose_precisions(tilt)
     r = rero_dpsgd(0.988, 3.08e-5, 361, 1.9e-13, comparisons=False)
     lo, up = r.interval
     assert 1.9e-13 < lo <= up and (up - lo) / up <= 1e-3
