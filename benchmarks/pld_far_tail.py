@@ -67,6 +67,26 @@ worktree) and its final code in the same session, riskcal in the same runs:
   error term is more than 1e-4 of its upper end, so the saddle point's runs too) and T 3e5 (x0.84);
   small q on short schedules (sigma 3.27, q 1.25e-4, T 17: 15.6 against 11.0 ms; sigma 1.64,
   q 4.7e-4, T 1161: 33.6 against 21.8 ms); sigma 1.36, q 1.13e-3, T 70744, kappa 1.2e-30 (x0.98).
+
+Measured 2026-11-27, eleventh stop (``--repeats 2``), the stop's parent (347f08a, in a worktree)
+and its final code in the same session, riskcal in the same runs (the final runs beside a
+single-process soundness benchmark):
+- ``--small-q`` (new) seed 1: x1.68 -> x2.15, rerokit slower in 7 -> 2 of 30, widest bracket
+  1.4e-2 -> 6.9e-3. sigma 0.988, q 3.08e-5, T 361, kappa 1.9e-13: 9566 -> 64 ms (riskcal 39 ms), 1.4 %
+  -> 6.6e-4 wide (the tail allowance lowered where it swamps the threshold, pld.tilt._TAU_SHARE);
+  sigma 1.338, q 3.06e-5, T 21, kappa 1.3e-20: 16.2 -> 13.3 ms (riskcal 9.3 ms; Newton's saddle point).
+- ``--small-q`` seed 2: x2.25 -> x2.47, slower in 6 -> 3 of 30 (the slowest x0.83).
+- ``--grid``: x2.23 -> x2.14 in these runs, slower in 2 -> 3 of 36; measured again alone, best of 4,
+  with the pulled tilt's fallback share at 1e-4 and 1e-3 (pld.tilt._PULL_ERR) in one process:
+  sigma 1.36, q 1e-3, T 7e4, kappa 1e-30 157 -> 88 ms (riskcal 58 ms; 2.9e-3 -> 4.5e-3 wide), T 3e5
+  66 / 68 ms (riskcal 65 ms); sigma 2, q 3e-3, T 3e5, kappa 1e-30 46 / 49 ms (riskcal 52 ms).
+- seed 13: x5.60 -> x6.07, slower in 2 -> 0 of 40; seed 14: x4.52 -> x4.87, slower in 3 -> 2.
+- Every bracket below 1 % (widest 7.9e-3 on the grid, 7.2e-3 and 8.3e-3 on the seeds, 6.9e-3 and
+  6.2e-3 on the small-q seeds).
+- Still slower: sigma 1.36, q 1e-3, T 7e4, kappa 1e-30 (x0.65 alone); nearly lattice-like small-q
+  cells (sigma 0.988, q 3.08e-5, T 361: x0.62) and short small-q schedules (sigma 3.27, q 1.25e-4,
+  T 17 and sigma 1.64, q 4.7e-4, T 1161: x0.71; sigma 1.338, q 3.06e-5, T 21: x0.70), where riskcal
+  takes 7-40 ms.
 """
 
 from __future__ import annotations
