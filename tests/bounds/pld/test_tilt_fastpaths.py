@@ -177,14 +177,42 @@ def test_a_truncation_that_swamps_the_threshold_is_lowered(sigma: float, l: floa
     lo, up = dpsgd_pld([(sigma, 1e-5, 2)]).tail_power(log_level)
     assert lo <= log_power + 1e-9 and up >= log_power - 1e-9
     assert -math.expm1(lo - up) <= rule_off_wider / 5.0
-    assert min(taus) < tilt._LOG_TAU - 2.0  # noqa: SLF001 - a lowered tau was composed
+    defaults = {tilt._LOG_TAU, tilt._LOG_TAU_STAT}  # noqa: SLF001 - the upper end's and the statistic's
+    assert any(x < tilt._LOG_TAU - 2.0 and x not in defaults for x in taus)  # noqa: SLF001 - a lowered tau
     monkeypatch.setattr(tilt, "_TAU_SHARE", math.inf)  # the rule off
     taus.clear()
     lo_off, up_off = dpsgd_pld([(sigma, 1e-5, 2)]).tail_power(log_level)
-    assert min(taus) >= tilt._LOG_TAU_STAT  # noqa: SLF001 - only the default allowances
+    assert set(taus) <= defaults  # only the default allowances
     assert lo_off <= log_power + 1e-9 and up_off >= log_power - 1e-9
     assert -math.expm1(lo_off - up_off) >= rule_off_wider
     assert up <= up_off
+
+
+def test_a_lowered_tau_whose_window_does_not_fit_keeps_the_first_upper_end(monkeypatch) -> None:
+    """tilt._upper_at: where the window of the lowered tau exceeds the FFT limit (WindowTooWide), the
+    first composition's upper end stands (the rule off gives the same), and a window that does not
+    fit at the default tau still raises (the callers coarsen the grid)."""
+    log_level, _ = mp_two_steps(1e-5, 0.1, 0.8)
+    monkeypatch.setattr(tilt, "_TAU_SHARE", math.inf)
+    off = dpsgd_pld([(0.8, 1e-5, 2)]).tail_power(log_level)
+    monkeypatch.setattr(tilt, "_TAU_SHARE", math.log(1e-3))
+    real = tilt.compose
+
+    def no_room_below_default(parts, h, log_tau, *args, **kwargs):
+        if log_tau not in (tilt._LOG_TAU, tilt._LOG_TAU_STAT):  # noqa: SLF001 - a lowered tau
+            raise tilt.WindowTooWide("test: no room")
+        return real(parts, h, log_tau, *args, **kwargs)
+
+    monkeypatch.setattr(tilt, "compose", no_room_below_default)
+    assert dpsgd_pld([(0.8, 1e-5, 2)]).tail_power(log_level)[1] == off[1]
+
+    def no_room(*args, **kwargs):
+        raise tilt.WindowTooWide("test: no room")
+
+    monkeypatch.setattr(tilt, "compose", no_room)
+    with pytest.raises(tilt.WindowTooWide):
+        tilt._upper_at(dpsgd_pld([(0.8, 1e-5, 2)]).grid_steps("remove"), 1e-4, 10.0, 0.0, log_level,  # noqa: SLF001
+                       "double", False)
 
 
 def test_a_lattice_like_long_schedule_gets_a_narrow_bracket_without_the_grid_ladder(compose_precisions) -> None:

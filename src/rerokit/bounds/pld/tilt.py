@@ -38,7 +38,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from rerokit.bounds.pld.compose import compose, moment_support, weighted_roundoff
+from rerokit.bounds.pld.compose import WindowTooWide, compose, moment_support, weighted_roundoff
 from rerokit.bounds.pld.logsum import suffix_logsumexp, total_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 
@@ -63,6 +63,7 @@ _LOG_TAU_STAT = math.log(1e-15)
 # a share of 1e-5 it ran in 6 of 106 (up to 1.5x slower) for brackets at most 1.4x narrower
 _TAU_SHARE = math.log(1e-3)
 _TAU_MARGIN = 2.0
+_TAU_RETRIES = 3
 _LOG_TAU_MIN = math.log(1e-250)
 # the tilt is pulled below the saddle point t to the t' whose tilted density at the threshold is
 # e^-_PULL of the saddle point's (Psi'(t) the threshold: D(t') = (t - t') Psi'(t) - Psi(t) + Psi(t')
@@ -478,20 +479,27 @@ def _upper_at(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float, 
     """(:func:`tilted_upper` of the parts composed under the tilt t, the log share of its error term
     in the minimum it takes). Where the window's tail allowance (3 tau) alone is more than
     e^:data:`_TAU_SHARE` of that minimum, the parts are composed again with tau lowered by the
-    excess (and e^:data:`_TAU_MARGIN` more), down to e^:data:`_LOG_TAU_MIN`; the smaller upper end
-    is kept (each is certified)."""
+    excess (and e^:data:`_TAU_MARGIN` more), down to e^:data:`_LOG_TAU_MIN`, at most
+    :data:`_TAU_RETRIES` times and while the wider window fits; the smaller upper end is kept (each
+    is certified)."""
     tp, c, rel = _tilted(parts, h, t, log_masses)
     log_tau, best = _LOG_TAU, (math.inf, -math.inf)
-    while True:
-        comp = compose(tp, h, log_tau, precision=precision)
+    for attempt in range(1 + _TAU_RETRIES):
+        try:
+            comp = compose(tp, h, log_tau, precision=precision)
+        except WindowTooWide:
+            if attempt == 0:
+                raise
+            break  # (the lowered tau's window: the upper end already found stands)
         rounding, trunc = weighted_roundoff(comp, t * h), 3.0 * math.exp(log_tau)
         log_up, share = tilted_upper_share(comp.offset, comp.pmf, h, t, c, rounding + trunc, rel, inf_mass,
                                            log_alpha, log_masses)
         best = min(best, (log_up, share))
         excess = share + math.log(trunc / (rounding + trunc)) - _TAU_SHARE
         if not excess > 0.0 or log_tau <= _LOG_TAU_MIN:
-            return best
+            break
         log_tau = max(_LOG_TAU_MIN, log_tau - excess - _TAU_MARGIN)
+    return best
 
 
 @dataclass(frozen=True)
