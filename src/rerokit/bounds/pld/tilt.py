@@ -426,15 +426,19 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
     if t is None:
         t = saddle_tilt(parts, h, log_alpha, log_masses=log_masses)
     t_pulled = pulled_tilt(parts, h, t, _PULL, log_masses) if (_PULL > 0.0 and t > 0.0) else t
-    log_up, t, precision = pulled_upper(lambda x, prec: _upper_at(parts, h, x, inf_mass, log_alpha, prec, log_masses),
-                                        t, t_pulled, precision)
+    lowered: list[float] = []  # the tail allowances the upper end's windows needed (_upper_at)
+    log_up, t, precision = pulled_upper(
+        lambda x, prec: _upper_at(parts, h, x, inf_mass, log_alpha, prec, log_masses, lowered), t, t_pulled, precision)
     log_lo = log_alpha
     if stat_p is not None and not (enough is not None and log_up <= enough):
         sp, cp_, rel_p = _tilted(stat_p, h, t)
         sq, cq_, rel_q = _tilted(stat_q, h, t + 1.0)
-        P = compose(sp, h, _LOG_TAU_STAT, precision=precision)
-        Q = compose(sq, h, _LOG_TAU_STAT, precision=precision)
-        tau3 = 3.0 * math.exp(_LOG_TAU_STAT)
+        # the statistic's allowance at least as far below the upper end's default as the upper end's
+        # had to go (the same tiny tilted masses at the threshold set both)
+        log_tau_stat = min([_LOG_TAU_STAT] + [x - (_LOG_TAU - _LOG_TAU_STAT) for x in lowered])
+        P = compose(sp, h, log_tau_stat, precision=precision)
+        Q = compose(sq, h, log_tau_stat, precision=precision)
+        tau3 = 3.0 * math.exp(log_tau_stat)
         log_lo, label = tilted_lower(TiltedSide(P.offset, P.pmf, cp_, rel_p, weighted_roundoff(P, t * h) + tau3),
                                      TiltedSide(Q.offset, Q.pmf, cq_, rel_q, weighted_roundoff(Q, (t + 1.0) * h) + tau3),
                                      h, t, log_alpha)
@@ -475,13 +479,13 @@ def upper_with_pull(upper: Callable[[float], tuple[float, float]], t: float,
 
 
 def _upper_at(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float, inf_mass: float, log_alpha: float,
-              precision: str, log_masses: bool) -> tuple[float, float]:
+              precision: str, log_masses: bool, lowered: list[float] | None = None) -> tuple[float, float]:
     """(:func:`tilted_upper` of the parts composed under the tilt t, the log share of its error term
     in the minimum it takes). Where the window's tail allowance (3 tau) alone is more than
     e^:data:`_TAU_SHARE` of that minimum, the parts are composed again with tau lowered by the
     excess (and e^:data:`_TAU_MARGIN` more), down to e^:data:`_LOG_TAU_MIN`, at most
     :data:`_TAU_RETRIES` times and while the wider window fits; the smaller upper end is kept (each
-    is certified)."""
+    is certified). Each lowered tau composed is appended to ``lowered`` (if given)."""
     tp, c, rel = _tilted(parts, h, t, log_masses)
     log_tau, best = _LOG_TAU, (math.inf, -math.inf)
     for attempt in range(1 + _TAU_RETRIES):
@@ -491,6 +495,8 @@ def _upper_at(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float, 
             if attempt == 0:
                 raise
             break  # (the lowered tau's window: the upper end already found stands)
+        if attempt and lowered is not None:
+            lowered.append(log_tau)
         rounding, trunc = weighted_roundoff(comp, t * h), 3.0 * math.exp(log_tau)
         log_up, share = tilted_upper_share(comp.offset, comp.pmf, h, t, c, rounding + trunc, rel, inf_mass,
                                            log_alpha, log_masses)
