@@ -56,8 +56,8 @@ _LOG_TAU_STAT = math.log(1e-15)
 # ...so where the upper end's truncation term (3 tau, untilted) is more than e^_TAU_SHARE of it, the
 # window is composed again with tau lowered by that excess and e^_TAU_MARGIN more (sigma 0.988, q
 # 3.08e-5, T 361, kappa 1.9e-13: the saddle point's tilted mass above the threshold is ~3e-10, the
-# Chernoff bound there ~1e9 times the tail; 3 tau was 0.8 % of the upper end on every grid, and the
-# grid ladder ran for 10 s to a bracket 1.4 % wide, now 6.6e-4 in 80 ms; two steps of sigma 0.8, q 1e-5,
+# Chernoff bound there ~1e9 times the tail; the error term was 0.7-1 % of the upper end on every
+# grid, 3 tau 0.3 % of it, and the grid ladder ran for 10 s to a bracket 1.4 % wide, now 6.6e-4 in 81 ms; two steps of sigma 0.8, q 1e-5,
 # kappa 9.5e-16: 6.9 % -> 5.0e-3 wide, the exact power inside). Its A/B in one process: neutral (0.99-1.01x)
 # on --grid and seeds 13 / 14 of benchmarks/pld_far_tail.py and on 30 small-q cells; at
 # a share of 1e-5 it ran in 6 of 106 (up to 1.5x slower) for brackets at most 1.4x narrower
@@ -161,22 +161,15 @@ def bisect_saddle(parts: Parts, h: float, log_alpha: float, lo: float, hi: float
 def _bisect(prep: list[tuple[np.ndarray, np.ndarray, int]], log_alpha: float, lo: float, hi: float,
             atol: float, rtol: float, iterations: int) -> float:
     """:func:`bisect_saddle` on :func:`_prepared` steps."""
-    lo, hi = _bracket(lambda x: _gap(prep, x), log_alpha, lo, hi, atol, rtol, iterations)
-    return 0.5 * (lo + hi)
-
-
-def _bracket(g, target: float, lo: float, hi: float, atol: float, rtol: float, iterations: int) -> tuple[float, float]:
-    """[lo, hi] after bisecting a decreasing g (g(lo) > target >= g(hi)) until hi - lo <= atol + rtol hi
-    or ``iterations`` halvings; g(lo) > target >= g(hi) still holds."""
     for _ in range(iterations):
         mid = 0.5 * (lo + hi)
-        if g(mid) > target:
+        if _gap(prep, mid) > log_alpha:
             lo = mid
         else:
             hi = mid
         if hi - lo <= atol + rtol * hi:
             break
-    return lo, hi
+    return 0.5 * (lo + hi)
 
 
 def saddle_tilt(parts: Parts, h: float, log_alpha: float, rtol: float = 1e-6, log_masses: bool = False) -> float:
