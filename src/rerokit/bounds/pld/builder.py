@@ -53,6 +53,9 @@ _COARSE_TAIL_FACTORS = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.5, 8.0, 12.0,
 # ... tried first: the shallowest truncation whose mass at +infinity is <= alpha e^-_INF_DEPTH; the
 # further depths only while the bracket is wider than _COARSE_TAIL_ENOUGH (in log)
 _INF_DEPTH = 7.0
+_LADDER_AT_Q = False
+_STALL_GAIN = True
+_STALL_DEEPER = True
 _LOG_MIN_TAIL = math.log(1e-300)
 """The smallest truncation tail_power uses (the smallest double-range normal tail, about Phi(-37))."""
 # below 1e-300 the steps' log-mass continuation (rerokit.bounds.pld.logtail) ends where the mass beyond
@@ -149,6 +152,8 @@ _WIDTH_LAW = (-2.35, 0.9, 1.8, -0.94)
 _MAX_TEST_ENOUGH = -math.log1p(-2e-3)
 
 _JUMP_Q = 1e-3
+# ... and where the error term of its upper end is more than this share of it, the one-grid tilt too
+_JUMP_SHARE = math.log(1e-3)
 # ... and its tilt pulled below the saddle point by this (nats at the threshold: pld.tilt.pulled_tilt),
 # unless the pulled upper end's error term is too large (pld.tilt.pulled_upper): fewer tilted jumps,
 # fewer slices (30 random tiny-q cells, sigma 0.7-1.6, q 5e-5-1e-3, T 1e3-1e6: 1.10x; --grid 1.06x;
@@ -644,10 +649,17 @@ class SchedulePLD:
         lt_q = self._inf_truncation(log_alpha) if lt < self.log_tau else None
         # the two-grid tilt where it applies, alone: the choice reads the schedule and the level only
         # (not the lower end, so that the upper end is the same with and without the bracket)
-        jumps = self._tail_power_jumps(log_alpha, lt_q) if lt_q is not None else None
-        if jumps is not None:
+        shares: list[float] = []
+        jumps = self._tail_power_jumps(log_alpha, lt_q, shares) if lt_q is not None else None
+        if jumps is None:
+            return self._tail_power_legacy(log_alpha, lt, lt_q)
+        if not shares[-1] > _JUMP_SHARE:
             return jumps
-        return self._tail_power_legacy(log_alpha, lt, lt_q)
+        # the two-grid tilt's error terms near its upper end: also the one-grid tilt, each end the
+        # better (both certified; the choice reads the upper end only)
+        lo, up = self._tail_power_legacy(log_alpha, lt, lt_q)
+        up = min(up, jumps[1])
+        return min(max(lo, jumps[0]), up), up
 
     def _tail_power_legacy(self, log_alpha: float, lt: float, lt_q: float | None) -> tuple[float, float]:
         """:meth:`tail_power` by the one-grid tilt (:func:`rerokit.bounds.pld.tilt.tilted_power`),
@@ -767,7 +779,8 @@ class SchedulePLD:
             self._built[key] = best if best_n <= MAX_SLICES else None
         return self._built[key]
 
-    def _tail_power_jumps(self, log_alpha: float, lt_q: float) -> tuple[float, float] | None:
+    def _tail_power_jumps(self, log_alpha: float, lt_q: float,
+                          shares: list[float] | None = None) -> tuple[float, float] | None:
         """:meth:`tail_power` by the two-grid tilt of :mod:`rerokit.bounds.pld.jumps` (tiny q: a
         bulk of steps with losses ~q on this grid, a few sampled steps' large losses on a coarse
         one), steps truncated at ``lt_q`` (:meth:`_inf_truncation`: the mass at +infinity at most
@@ -813,7 +826,7 @@ class SchedulePLD:
             inf = compose_inf_mass([(st.inf_mass, T) for st, T in steps])
             sp = [(st.j_lo - 1, st.stat_p, T) for st, T in steps] if self.lower else None
             sq = [(st.j_lo - 1, st.stat_q, T) for st, T in steps] if self.lower else None
-            lo, up = jump_power(parts, sp, sq, h, inf, float(log_alpha), t, r, cut_loss, pull=_JUMP_PULL)
+            lo, up = jump_power(parts, sp, sq, h, inf, float(log_alpha), t, r, cut_loss, pull=_JUMP_PULL, shares=shares)
         except (WindowTooWide, StepTooWide, ValueError, FloatingPointError, OverflowError):
             return None
         # the steps' loss shift s (DiscretePLD.loss_shift): the power at level alpha e^s, at most
@@ -849,6 +862,8 @@ class SchedulePLD:
         lt_q = self._inf_truncation(log_alpha)
         if lt_q is not None and lt_q > lts[0]:
             lts.insert(0, lt_q)
+        # the ladder's truncation: the shallowest whose mass at +infinity is at most alpha e^-_INF_DEPTH
+        lt_l = lt_q if lt_q is not None and _LADDER_AT_Q else lts[0]
         # when to stop: the max test's power (closed form, pld.maxtest) counts as the lower end too,
         # as it will in the final bracket (it is not returned here)
         lo_mt = self._max_test_log(float(log_alpha))
@@ -858,7 +873,7 @@ class SchedulePLD:
         # schedule's own grid is fine, as for T ~ 1e3, a coarse one is far tighter than needed)
         # the forecast (None for steps off the grid or groups: then neither rule below applies)
         fc = self.tail_forecast(float(log_alpha))
-        span = self._step_span(lts[0])
+        span = self._step_span(lt_l)
         points = float(_TAIL_LADDER_START)
         if span / (self.h * points) < _LADDER_MIN_RATIO:  # this grid is coarse itself: the ladder would cost about as much
             points = math.inf
@@ -872,17 +887,20 @@ class SchedulePLD:
             if lw is not None and lw > math.log(2.0 * _TAIL_FIRST_ENOUGH):
                 points = math.inf  # the width law predicts the ladder's first grid far too wide
         stalled = False  # a finer grid did not narrow the bracket (_TAIL_LADDER_STALL)
-        width = math.inf
+        width, best_factor, best_width = math.inf, None, math.inf
         while not found and span / (self.h * points) >= 1.5:  # else this grid's own, below
             factor = span / (self.h * points)
             try:
-                coarse = self._regridded(factor, lts[0])
+                coarse = self._regridded(factor, lt_l)
                 coarse._parts("remove")
             except (StepTooWide, WindowTooWide):
                 break
             lo_c, up_c = self._tail_power_from(coarse, log_alpha)
             lo, up = max(lo, lo_c), min(up, up_c)
             width, previous = up - max(lo, lo_mt), width
+            w_c = up_c - max(lo_c, lo_mt)
+            if w_c < best_width:
+                best_factor, best_width = factor, w_c
             found = width <= _TAIL_FIRST_ENOUGH
             stalled = not found and width > _TAIL_LADDER_STALL * previous
             if points >= _TAIL_FIRST_POINTS or stalled:
@@ -892,9 +910,24 @@ class SchedulePLD:
             points = min(points * max(2.0, grow), float(_TAIL_FIRST_POINTS))
         inf_here = None  # the composed mass at +infinity of the last tilt below, if on this grid
         f0 = self._predicted_factor(fc)  # the width law's grid (the same for every truncation)
-        if stalled and self._inf_mass(lts[0]) <= math.exp(float(log_alpha) - _INF_DEPTH):
+        if stalled and (self._inf_mass(lt_l) <= math.exp(float(log_alpha) - _INF_DEPTH) or (
+                _STALL_GAIN and up - max(lo, lo_mt) - _inf_gain(self._inf_mass(lt_l), up) > _COARSE_TAIL_ENOUGH)):
             # finer grids would not narrow it, and deeper truncations only move the mass at +infinity
             # (at most alpha e^-_INF_DEPTH) onto the grid
+            return min(lo, up), up
+        if stalled and _STALL_DEEPER:
+            # finer grids would not narrow it: the deeper truncations on the ladder's best grid only
+            # (their tilts on finer grids were wider still and took seconds)
+            for lt in lts:
+                if lt >= lt_l or up - max(lo, lo_mt) - _inf_gain(self._inf_mass(lt_l), up) > _COARSE_TAIL_ENOUGH:
+                    continue
+                try:
+                    coarse = self._regridded(best_factor, lt)
+                    coarse._parts("remove")
+                except (StepTooWide, WindowTooWide):
+                    break
+                lo_c, up_c = self._tail_power_from(coarse, log_alpha)
+                lo, up = max(lo, lo_c), min(up, up_c)
             return min(lo, up), up
         for i, lt in enumerate(lts):
             if found and up - max(lo, lo_mt) <= _COARSE_TAIL_ENOUGH:

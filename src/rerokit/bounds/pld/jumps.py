@@ -728,7 +728,8 @@ def jump_parts_multi(steps: Sequence[tuple[int, Sequence[np.ndarray], int]], ts:
 
 def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tuple[int, np.ndarray, int]] | None,
                stat_q: Sequence[tuple[int, np.ndarray, int]] | None, h_f: float, inf_mass: float, log_alpha: float,
-               t: float, r: int, cut_loss: float, pull: float = 0.0) -> tuple[float, float]:
+               t: float, r: int, cut_loss: float, pull: float = 0.0,
+               shares: list[float] | None = None) -> tuple[float, float]:
     """Certified (log lower, log upper) of the power at level exp(log_alpha), by the two-grid tilt
     (module docstring): as :func:`rerokit.bounds.pld.tilt.tilted_power` (same arguments, the same
     evaluation, :func:`rerokit.bounds.pld.tilt.tilted_upper` and
@@ -755,6 +756,8 @@ def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tu
         t itself), or t where that one's upper end has too large an error term, in "mixed" precision
         where the double round-off calls for it (:func:`rerokit.bounds.pld.tilt.pulled_upper`); the
         statistic takes the same tilt and precision.
+      shares: if given, the log share of the error term in the upper end kept is appended to it
+        (:func:`rerokit.bounds.pld.tilt.pulled_upper`; it reads the upper end only).
 
     Returns:
       (log lower, log upper); log lower = log_alpha where no test fits.
@@ -774,7 +777,9 @@ def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tu
             off, pmf, c, err, rel = compose_blocks([blk], h_c, x, log_tau, prec)
             return tilted_upper_share(off, pmf, h_c, x, c, err, rel, inf_mass, log_alpha)
 
-        log_up, t, prec = pulled_upper(upper, t, t_pulled)
+        log_up, t, prec, share = pulled_upper(upper, t, t_pulled)
+        if shares is not None:
+            shares.append(share)
         log_lo = log_alpha
         if stat_p is not None and stat_q is not None:
             if [(o, T) for o, _, T in stat_p] != [(o, T) for o, _, T in stat_q]:
@@ -802,7 +807,9 @@ def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tu
         off, pmf, c, err, rel = compose_blocks(blocks, h_c, x, log_tau, prec)
         return tilted_upper_share(off, pmf, h_c, x, c, err, rel, inf_mass, log_alpha)
 
-    log_up, t, prec = pulled_upper(upper_one, t, t_pulled)
+    log_up, t, prec, share = pulled_upper(upper_one, t, t_pulled)
+    if shares is not None:
+        shares.append(share)
     log_lo = log_alpha
     if stat_p is not None and stat_q is not None:
         bp: list[tuple[TiltedPart, np.ndarray]] = []

@@ -420,7 +420,7 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
         t = saddle_tilt(parts, h, log_alpha, log_masses=log_masses)
     t_pulled = pulled_tilt(parts, h, t, _PULL, log_masses) if (_PULL > 0.0 and t > 0.0) else t
     lowered: list[float] = []  # the tail allowances the upper end's windows needed (_upper_at)
-    log_up, t, precision = pulled_upper(
+    log_up, t, precision, _ = pulled_upper(
         lambda x, prec: _upper_at(parts, h, x, inf_mass, log_alpha, prec, log_masses, lowered), t, t_pulled, precision)
     log_lo = log_alpha
     if stat_p is not None and not (enough is not None and log_up <= enough):
@@ -444,8 +444,9 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
 
 
 def pulled_upper(upper: Callable[[float, str], tuple[float, float]], t: float, t_pulled: float,
-                 precision: str = "double") -> tuple[float, float, str]:
-    """(log upper end, the tilt it was computed at, the precision for the rest of the tilt):
+                 precision: str = "double") -> tuple[float, float, str, float]:
+    """(log upper end, the tilt it was computed at, the precision for the rest of the tilt, the log
+    share of the error term in the upper end kept):
     ``upper(x, precision)`` (:func:`tilted_upper_share`'s pair: the upper end and its error term's
     log share) at t_pulled or t (:func:`upper_with_pull`); where that was in double and the share
     exceeds e^:data:`_MIXED_SHARE` (the round-off bound near the masses at the threshold: a
@@ -454,8 +455,9 @@ def pulled_upper(upper: Callable[[float, str], tuple[float, float]], t: float, t
     computation only."""
     log_up, t, share = upper_with_pull(lambda x: upper(x, precision), t, t_pulled)
     if precision != "double" or not share > _MIXED_SHARE:
-        return log_up, t, precision
-    return min(log_up, upper(t, "mixed")[0]), t, "mixed"
+        return log_up, t, precision, share
+    log_up, share = min((log_up, share), upper(t, "mixed"))
+    return log_up, t, "mixed", share
 
 
 def upper_with_pull(upper: Callable[[float], tuple[float, float]], t: float,
