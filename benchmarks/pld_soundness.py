@@ -10,11 +10,16 @@ reference's tolerance 2e-4 in log; where gamma > 0.999 the same for 1 - gamma (i
 precision). riskcal (one segment only, its default grid) is printed beside it: its value is not a
 bound and may fall on either side.
 
-    python benchmarks/pld_soundness.py [--settings 40] [--seed 0] [--out results.jsonl] [--tinyq | --tinyq-multi | --mixed-q]
+    python benchmarks/pld_soundness.py [--settings 40] [--seed 0] [--out results.jsonl] [--tinyq | --tinyq-multi | --mixed-q | --one-jump]
 
 ``--tinyq``: one segment, sigma 0.7-1.6, q 5e-5-1e-3, T 1e3-1e6, kappa 1e-30-1e-6 (the two-grid
 tilt of rerokit.bounds.pld.jumps; the random draws above rarely reach it with a reference).
 ``--tinyq-multi``: two such segments (the two-grid tilt of several distinct steps).
+``--one-jump``: one step of sigma 0.8-1.6 beside 1e3-2e3 steps of sigma 2-6 (q 1e-4-1e-3 each), where
+one sampled step's large deviation sets the power and S is nearly a lattice (the Bromwich reference
+refuses them): the test L >= l (l in [0.05, 1]) against an importance-sampled Monte Carlo of the
+exact outputs (tests/bounds/pld/_mc_reference.py, 60,000 draws, 4 standard errors of the power at
+the estimated level).
 
 Each row is printed (and appended to ``--out`` as JSON) as it completes; the seed is recorded.
 The reference refuses a setting (printed as unavailable) where its Bromwich integral does not
@@ -76,14 +81,62 @@ import numpy as np
 from rerokit.bounds.dpsgd import rero_dpsgd
 
 _REF = Path(__file__).resolve().parents[1] / "tests" / "bounds" / "conftest.py"
+_MC_REF = Path(__file__).resolve().parents[1] / "tests" / "bounds" / "pld" / "_mc_reference.py"
 
 
-def _reference():
-    spec = importlib.util.spec_from_file_location("rerokit_bromwich_reference", _REF)
+def _reference(path: Path = _REF, name: str = "rerokit_bromwich_reference"):
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod  # dataclasses look their module up
     spec.loader.exec_module(mod)
     return mod
+
+
+def draw_one_jump(rng: np.random.Generator) -> tuple[list[tuple[float, float, int]], float]:
+    """One ``--one-jump`` setting: a single step of sigma log-uniform in [0.8, 1.6], q in [1e-4, 1e-3],
+    beside T in [1e3, 2e3] steps of sigma in [2, 6], q in [1e-4, 1e-3]; the test L >= l, l uniform
+    in [0.05, 1] nats (returned in place of log kappa: the level is the reference's)."""
+    def lu(a: float, b: float) -> float:
+        return float(math.exp(rng.uniform(math.log(a), math.log(b))))
+
+    segs = [(round(lu(0.8, 1.6), 3), float(f"{lu(1e-4, 1e-3):.2g}"), 1),
+            (round(lu(2.0, 6.0), 3), float(f"{lu(1e-4, 1e-3):.2g}"), int(lu(1e3, 2e3)))]
+    return segs, float(rng.uniform(0.05, 1.0))
+
+
+def one_jump(a: argparse.Namespace) -> None:
+    """``--one-jump``: the settings of :func:`draw_one_jump` against the importance-sampled Monte
+    Carlo of tests/bounds/pld/_mc_reference.py (the Bromwich reference refuses them: S is nearly a
+    lattice), 60,000 draws each (seeded by the setting's index), tolerance 4 standard errors."""
+    mc = _reference(_MC_REF, "rerokit_mc_reference")
+    rng = np.random.default_rng(a.seed)
+    bad = done = wide = 0
+    widest = 0.0
+    for k in range(a.settings):
+        segs, l = draw_one_jump(rng)
+        (sa, qa, _), (sb, qb, tb) = segs
+        log_p, log_q, se = mc.mc_one_plus_bulk(sa, qa, sb, qb, tb, l, 60_000, seed=k)
+        tol = 4.0 * se
+        t0 = time.perf_counter()
+        b = rero_dpsgd(segments=segs, log_kappa=log_q, comparisons=False)
+        t_r = time.perf_counter() - t0
+        lo, up = math.log(b.interval[0]), math.log(b.value)
+        ok = lo <= log_p + tol and up >= log_p - tol
+        bad += not ok
+        done += 1
+        width = 1.0 - math.exp(lo - up)
+        widest, wide = max(widest, width), wide + (width > 0.02)
+        row = {"seed": a.seed, "k": k, "segments": segs, "l": l, "log_kappa": log_q, "log_gamma_mc": log_p,
+               "mc_rel_se": se, "lower": b.interval[0], "upper": b.value, "sound": bool(ok),
+               "rel_width": width, "seconds_rerokit": t_r}
+        print(f"{k:3d} {segs} l {l:.3f}: kappa e^{log_q:.5g}, Monte Carlo gamma e^{log_p:.5g} (+-{tol:.1e} in log), "
+              f"bracket [e^{lo:.6g}, e^{up:.6g}] width {width:.1e} {'ok' if ok else 'BELOW/ABOVE THE ESTIMATE'} "
+              f"({t_r:.2f} s)", flush=True)
+        if a.out:
+            with open(a.out, "a") as fh:
+                fh.write(json.dumps(row) + "\n")
+    print(f"\n{done} settings (seed {a.seed}): rerokit's bracket missed the estimate in {bad}; "
+          f"widest {widest:.2e}, {wide} wider than 2 %")
 
 
 def draw(rng: np.random.Generator) -> tuple[list[tuple[float, float, int]], float]:
@@ -135,7 +188,11 @@ def main() -> None:
     ap.add_argument("--tinyq", action="store_true", help="tiny-q settings only (draw_tinyq)")
     ap.add_argument("--tinyq-multi", action="store_true", help="two-segment tiny-q settings only (draw_tinyq_multi)")
     ap.add_argument("--mixed-q", action="store_true", help="a tiny-q segment beside one with q in [1e-3, 0.1] (draw_mixed_q)")
+    ap.add_argument("--one-jump", action="store_true",
+                    help="one step of sigma ~1 beside a long small-loss segment, against Monte Carlo (draw_one_jump)")
     a = ap.parse_args()
+    if a.one_jump:
+        return one_jump(a)
     ref = _reference()
     try:
         from riskcal.calibration.dpsgd import get_beta_for_dpsgd

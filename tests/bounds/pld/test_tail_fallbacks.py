@@ -1,0 +1,76 @@
+"""Far tails where one sampled step's large deviation sets the power (a single step of sigma ~1 beside a
+long schedule of small losses): the two-grid tilt's fallback to the one-grid tilt
+(builder._JUMP_SHARE) and the stalled grid ladder's early stops (builder._STALL_GAIN,
+builder._STALL_DEEPER), against an importance-sampled Monte Carlo of the exact outputs
+(tests/bounds/pld/_mc_reference.py; no grid, no PLD). Tolerance: 4 standard errors of the power
+at the estimated level (_mc_reference's docstring)."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+from rerokit.bounds.dpsgd import dpsgd_pld
+from rerokit.bounds.pld import builder
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _mc_reference import mc_one_plus_bulk  # noqa: E402
+
+
+def _reference(a: float, qa: float, b: float, qb: float, tb: int, l: float) -> tuple[float, float, float]:
+    """(log level, log power, tolerance in log) of the test L >= l, 60,000 seeded draws."""
+    log_p, log_q, se = mc_one_plus_bulk(a, qa, b, qb, tb, l, 60_000, seed=1)
+    return log_q, log_p, 4.0 * se
+
+
+def test_a_two_grid_tilt_whose_error_term_is_large_takes_the_one_grid_tilt_too(monkeypatch) -> None:
+    """sigma 1.14, q 2.4e-4 once, then sigma 5.29, q 2.5e-4 for 1273 steps, at the level of the test
+    L >= 0.1 (~9e-14): the two-grid tilt's tilted mass at the threshold is tiny (the tilt that
+    brings the mean there also weights the single step's far tail), its upper end's error term is
+    more than 1e-3 of it, and its bracket is 7.8 % wide (the statistic ~2.8 standard errors below
+    the reference). With the one-grid tilt too, each end the better: 1.9e-3 wide."""
+    segs = [(1.14, 2.4e-4, 1), (5.29, 2.5e-4, 1273)]
+    log_level, log_power, tol = _reference(1.14, 2.4e-4, 5.29, 2.5e-4, 1273, 0.1)
+    assert dpsgd_pld(segs).tail_by_jumps(log_level)  # the path under test
+    lo, up = dpsgd_pld(segs).tail_power(log_level)
+    assert lo - tol <= log_power <= up + tol
+    assert up - lo <= 5e-3
+    with monkeypatch.context() as m:
+        m.setattr(builder, "_JUMP_SHARE", math.inf)
+        lo_j, up_j = dpsgd_pld(segs).tail_power(log_level)
+    with monkeypatch.context() as m:
+        m.setattr(builder.SchedulePLD, "_tail_power_jumps", lambda self, log_alpha, lt_q, shares=None: None)
+        lo_1, up_1 = dpsgd_pld(segs).tail_power(log_level)
+    assert up_j - lo_j > 0.05  # the two grids alone
+    assert lo_j - tol <= log_power <= up_j + tol and lo_1 - tol <= log_power <= up_1 + tol
+    assert lo == pytest.approx(max(lo_j, lo_1), abs=1e-12) and up == pytest.approx(min(up_j, up_1), abs=1e-12)
+
+
+def test_a_stalled_ladder_tries_deeper_truncations_on_its_best_grid_only(monkeypatch) -> None:
+    """sigma 1.06, q 3.5e-4 once, then sigma 4.58, q 3.5e-4 for 1256 steps, at the level of the test
+    L >= 0.42 (~1.0e-16): the one-grid tilt's ladder stalls (a finer grid leaves the bracket wider);
+    the deeper truncations on the ladder's best grid give 8e-4, where this grid's own tilt (the
+    rules off, on a grid 6.6x finer) gave 6.7e-3. Both contain the reference."""
+    segs = [(1.06, 3.5e-4, 1), (4.58, 3.5e-4, 1256)]
+    log_level, log_power, tol = _reference(1.06, 3.5e-4, 4.58, 3.5e-4, 1256, 0.42)
+    seen: list[float] = []
+    orig = builder.SchedulePLD._tail_power_from
+
+    def spy(self, src, log_alpha):
+        seen.append(src.h)
+        return orig(self, src, log_alpha)
+
+    monkeypatch.setattr(builder.SchedulePLD, "_tail_power_from", spy)
+    lo, up = dpsgd_pld(segs).tail_power(log_level)
+    on = len(seen)
+    assert lo - tol <= log_power <= up + tol
+    assert up - lo <= 2e-3
+    monkeypatch.setattr(builder, "_STALL_GAIN", False)
+    monkeypatch.setattr(builder, "_STALL_DEEPER", False)
+    lo_off, up_off = dpsgd_pld(segs).tail_power(log_level)
+    assert lo_off - tol <= log_power <= up_off + tol
+    assert up_off - lo_off > 3.0 * (up - lo)
+    assert min(seen[on:]) < 0.5 * min(seen[:on])  # the rules off: a finer grid (this one's own)
