@@ -53,9 +53,6 @@ _COARSE_TAIL_FACTORS = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.5, 8.0, 12.0,
 # ... tried first: the shallowest truncation whose mass at +infinity is <= alpha e^-_INF_DEPTH; the
 # further depths only while the bracket is wider than _COARSE_TAIL_ENOUGH (in log)
 _INF_DEPTH = 7.0
-_LADDER_AT_Q = False
-_STALL_GAIN = True
-_STALL_DEEPER = True
 _LOG_MIN_TAIL = math.log(1e-300)
 """The smallest truncation tail_power uses (the smallest double-range normal tail, about Phi(-37))."""
 # below 1e-300 the steps' log-mass continuation (rerokit.bounds.pld.logtail) ends where the mass beyond
@@ -79,6 +76,19 @@ _TAIL_LADDER_ORDER = 2.0
 # almost lattice-like tail; six grids down to 1/24 of the first one's step, 18 s, each bracket 5.8-6.4 %
 # wide in log, the combined one 5.8 %: now the first two, 0.8 s, the same bracket)
 _TAIL_LADDER_STALL = 0.7
+# ... and then, where the truncation's mass at +infinity is above alpha e^-_INF_DEPTH: stopped too
+# where putting all of it back on the grid could not bring the bracket within _COARSE_TAIL_ENOUGH
+# (_STALL_GAIN), else only the deeper truncations on the ladder's narrowest grid (_STALL_DEEPER),
+# not the width law's nor this grid's own finer ones. Where one sampled step of sigma ~1 sets the
+# power beside a long schedule of small losses the masses at the threshold are ~1e-12 of the tilted
+# window's, the error terms set the bracket on every grid and the finer ones were wider (1.6 % on
+# the ladder's grid, 1.9-4.9 % on finer ones): [(1.005, 1.04e-4, 16), (5.702, 1.93e-4, 17565)] at
+# kappa 2e-21: 15.9 s -> 1.8 s, the same bracket; [(1.216, 1.28e-4, 51), (3.122, 2.38e-4, 24863)]
+# at kappa 1.2e-26: 21 s -> 1.8 s, the same; [(1.406, 1.34e-4, 99), (4.434, 1.51e-4, 7600)] at
+# kappa 1.35e-26: 16.3 s -> 1.3 s, 1.27 % -> 1.23 %. No cell of --grid, seeds 13 / 14 of
+# benchmarks/pld_far_tail.py or its --small-q seeds 1 / 2 changed (brackets bit for bit)
+_STALL_GAIN = True
+_STALL_DEEPER = True
 # ... the ladder only where one step on this grid has at least this many times _TAIL_LADDER_START
 # points (else this grid's own tilt first; was 8: sigma 1.36, q 3e-3, T 1e4, kappa 1e-20-1e-30, steps
 # 6-8 times that, took this grid's tilt, 135-165 ms for brackets 2-3e-4 wide; the ladder 42-45 ms for
@@ -152,7 +162,16 @@ _WIDTH_LAW = (-2.35, 0.9, 1.8, -0.94)
 _MAX_TEST_ENOUGH = -math.log1p(-2e-3)
 
 _JUMP_Q = 1e-3
-# ... and where the error term of its upper end is more than this share of it, the one-grid tilt too
+# ... and where the error term of its upper end is more than this share of it (after the "mixed"
+# precision of pld.tilt.pulled_upper), the one-grid tilt too, each end the better: where one sampled
+# step of sigma ~1 sets the power beside a long schedule of small losses, the tilt that brings the
+# tilted mean to the threshold also weights that step's far tail, the masses at the threshold are
+# tiny against the window's and the two grids' statistic found no test (the lower end the level
+# itself). 40 random cells of such schedules (sigma 0.5-2, q 1e-4-1e-3, T 1-300 beside sigma 1-6,
+# q 1e-4-1e-3, T 100-1e5, kappa 1e-30-1e-9; seed 7): widest 53.6 % -> 5.1 %, 5.8 -> 8.1 s in all;
+# seed 5: 47.8 % -> 15.8 % (that cell the one-grid tilt's own), 4.3 -> 7.6 s; the error share
+# was above e^-5.4 in every such cell wider than 1 %, below e^-7 in the narrow ones measured. No cell
+# of --grid, seeds 13 / 14 of benchmarks/pld_far_tail.py or its --small-q seeds 1 / 2 changed
 _JUMP_SHARE = math.log(1e-3)
 # ... and its tilt pulled below the saddle point by this (nats at the threshold: pld.tilt.pulled_tilt),
 # unless the pulled upper end's error term is too large (pld.tilt.pulled_upper): fewer tilted jumps,
@@ -862,8 +881,10 @@ class SchedulePLD:
         lt_q = self._inf_truncation(log_alpha)
         if lt_q is not None and lt_q > lts[0]:
             lts.insert(0, lt_q)
-        # the ladder's truncation: the shallowest whose mass at +infinity is at most alpha e^-_INF_DEPTH
-        lt_l = lt_q if lt_q is not None and _LADDER_AT_Q else lts[0]
+        # the ladder's truncation. (lt_q where it lies deeper, its mass at +infinity at most alpha
+        # e^-_INF_DEPTH, made the brackets of one sampled step beside a long schedule 5-14x wider:
+        # the deeper tail, tilted, outweighs the masses at the threshold)
+        lt_l = lts[0]
         # when to stop: the max test's power (closed form, pld.maxtest) counts as the lower end too,
         # as it will in the final bracket (it is not returned here)
         lo_mt = self._max_test_log(float(log_alpha))
