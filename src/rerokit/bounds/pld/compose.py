@@ -203,8 +203,10 @@ def moment_terms(labels: np.ndarray, pmf: np.ndarray, lam: np.ndarray) -> np.nda
     return logsumexp_rows(logp[None, :] + lam[:, None] * labels[None, :])
 
 
-def chernoff_window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_tau: float) -> tuple[int, int]:
-    """Chernoff window [A, B] of the composed labels with P(S > B), P(S < A) <= tau each.
+def chernoff_window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_tau: float,
+                    log_tau_left: float | None = None) -> tuple[int, int]:
+    """Chernoff window [A, B] of the composed labels with P(S > B) <= tau and P(S < A) <= tau
+    (or e^``log_tau_left``).
 
     For a (sub-)probability pmf p and lam > 0: P(S >= B) <= e^{-lam B} prod_i M_i(lam)^{T_i},
     M_i(lam) = sum_j p_ij e^{lam j}; every lam gives a valid window. lam is chosen on a geometric
@@ -216,12 +218,16 @@ def chernoff_window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_
       parts: (label offset, pmf, count T_i) per distinct pmf.
       h: grid step (loss per label).
       log_tau: natural log of the tail mass allowed on each side.
+      log_tau_left: natural log of the tail mass allowed below A (default: log_tau).
 
     Returns:
       (A, B), clipped to the support of the composition.
     """
+    log_left = log_tau if log_tau_left is None else float(log_tau_left)
     if len(parts) >= BATCH_MIN:  # many distinct parts: the same bounds, vectorised across parts
         hi, lo, lo_sup, hi_sup = moment_window_batched(parts, h, log_tau)
+        if log_left != log_tau:
+            lo = moment_window_batched(parts, h, log_left)[1]
         if not (math.isfinite(hi) and math.isfinite(lo)):
             raise WindowTooWide("the Chernoff window of this privacy-loss distribution is not finite")
         return max(int(lo), lo_sup), min(int(hi), hi_sup)
@@ -242,9 +248,12 @@ def chernoff_window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_
         pad = np.zeros(nb * b)
         pad[: pmf.size] = pmf
         coarse.append((off + b * np.arange(nb, dtype=float) + 0.5 * (b - 1), pad.reshape(nb, b).sum(axis=1), count))
-    lam0 = math.sqrt(2.0 * abs(log_tau) / var) if var > 0 else 1.0
-    lam = np.concatenate((lam0 * 2.0 ** np.arange(-4, 7), h * 2.0 ** np.arange(-6, 9)))
-    lam = np.unique(lam)
+    def grid(log_t: float) -> np.ndarray:
+        lam0 = math.sqrt(2.0 * abs(log_t) / var) if var > 0 else 1.0
+        return np.unique(np.concatenate((lam0 * 2.0 ** np.arange(-4, 7), h * 2.0 ** np.arange(-6, 9))))
+
+    lam = grid(log_tau)
+    lam_a = lam if log_left == log_tau else grid(log_left)
 
     def bounds(lams: np.ndarray, parts_, sides: tuple[bool, bool] = (True, True)) -> tuple[np.ndarray, np.ndarray]:
         """(upper, lower) window ends at each lam; a side not in ``sides`` is left as nan (each row
@@ -258,12 +267,14 @@ def chernoff_window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_
                 dn += count * moment_terms(labels, p, -lams)
         with np.errstate(invalid="ignore"):
             return (np.ceil((up - log_tau) / lams) if sides[0] else up * np.nan,
-                    np.floor((log_tau - dn) / lams) if sides[1] else dn * np.nan)
+                    np.floor((log_left - dn) / lams) if sides[1] else dn * np.nan)
 
     cb, ca = bounds(lam, coarse)
+    if lam_a is not lam:
+        ca = bounds(lam_a, coarse, (False, True))[1]
     iu, ia = int(np.argmin(cb)), int(np.argmax(ca))
     pick_u = lam[max(0, iu - 1): iu + 2]
-    pick_a = lam[max(0, ia - 1): ia + 2]
+    pick_a = lam_a[max(0, ia - 1): ia + 2]
     fine = [(off + np.arange(pmf.size, dtype=float), pmf, count) for off, pmf, count in parts]
     # the exact bounds at the chosen lams, each side only (half the moment terms)
     hi, lo = np.min(bounds(pick_u, fine, (True, False))[0]), np.max(bounds(pick_a, fine, (False, True))[1])

@@ -38,7 +38,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from rerokit.bounds.pld.compose import WindowTooWide, compose, moment_support, weighted_roundoff
+from rerokit.bounds.pld.compose import WindowTooWide, chernoff_window, compose, fft_size, moment_support, weighted_roundoff
 from rerokit.bounds.pld.logsum import suffix_logsumexp, total_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 
@@ -87,6 +87,47 @@ _PULL_ERR = math.log(1e-3)
 # kappa 3.9e-30, share e^-6.1: 2.9 % wide in double on every grid, 1.1e-3 in "mixed", 91 -> 134 ms);
 # 135 far-tail cells measured: the two above e^-7 were the two wider than 2 %, the next at e^-8.6
 _MIXED_SHARE = math.log(1e-3)
+
+# The window of a far-tail tilt (tilt s, natural log of the level log_alpha) starts at the tilted
+# mass's e^_LOG_TAU_LEFT lower Chernoff bound, not at its tau one: the sums the ends read run upwards
+# from about the tilted mass's 1e-2 quantile, and the mass below the window, wrapped around the
+# circular convolution, lands r nfft labels above where it was (r >= 1), where untilting weighs it
+# by e^{-s r nfft h}: its error in the untilted sums above every label is at most
+# e^{-s nfft h} / (1 - e^{-s nfft h}) times the total untilted mass (_left_alias). Taken where that
+# is below alpha e^-_ALIAS_DEPTH. The long schedules' tilted losses have long thin left tails
+# (sigma 1.36, q 1e-3, T 7e4, kappa 1e-30: the 1e-6 quantile 11.7 nats above the 1e-12 one)
+_LOG_TAU_LEFT = math.log(1e-6)
+_ALIAS_DEPTH = 40.0
+_SHORT_WINDOW = True
+
+
+def _window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, s: float, log_tau: float,
+            log_alpha: float) -> tuple[int, int] | None:
+    """The window (A, B) of the composition of the tilted ``parts`` (tilt s) with the tilted mass
+    above B at most e^log_tau and A at the e^:data:`_LOG_TAU_LEFT` lower bound, where that is above
+    the tau one and the wrapped-around mass below A is negligible (:data:`_ALIAS_DEPTH`); else None
+    (compose's own window). A choice of computation only (any window: :func:`_left_alias`)."""
+    if not (_SHORT_WINDOW and s > 0.0):
+        return None
+    a_left, b = chernoff_window(parts, h, log_tau, log_tau_left=max(log_tau, _LOG_TAU_LEFT))
+    if a_left > b:
+        return None
+    if s * fft_size(b - a_left + 1) * h < -log_alpha + _ALIAS_DEPTH:
+        return None
+    return a_left, b
+
+
+def _left_alias(off: int, size: int, h: float, s: float, c: float) -> np.ndarray:
+    """Per label k of a window of ``size`` labels from ``off`` whose FFT has fft_size(size) points: a
+    bound on sum_{j >= k} e^{-s (l_j - l_k)} |wrapped-around tilted mass at j| for the composed mass
+    below the window (tilt s, C = c). A tilted mass m at l is the untilted mass e^{C - s l} m; the
+    mass at l lands at l + r nfft h (r >= 1), so the sum at k is e^{s l_k - C} sum_r e^{-s r nfft h}
+    times the untilted mass below the window, at most 2 (the dominating pmf's total mass is at most
+    1; the factor covers its rounding)."""
+    x = s * fft_size(size) * h
+    ls = (off + np.arange(size)) * h
+    with np.errstate(over="ignore"):
+        return np.exp(s * ls - c - x + math.log(2.0) - math.log(-math.expm1(-x))) * (1.0 + 1e-12)
 
 
 Parts = Sequence[tuple[int, np.ndarray, int]]
@@ -429,12 +470,18 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
         # the statistic's allowance at least as far below the upper end's default as the upper end's
         # had to go (the same tiny tilted masses at the threshold set both)
         log_tau_stat = min([_LOG_TAU_STAT] + [x - (_LOG_TAU - _LOG_TAU_STAT) for x in lowered])
-        P = compose(sp, h, log_tau_stat, precision=precision)
-        Q = compose(sq, h, log_tau_stat, precision=precision)
+        win_p, win_q = _window(sp, h, t, log_tau_stat, log_alpha), _window(sq, h, t + 1.0, log_tau_stat, log_alpha)
+        P = compose(sp, h, log_tau_stat, window=win_p, precision=precision)
+        Q = compose(sq, h, log_tau_stat, window=win_q, precision=precision)
         tau3 = 3.0 * math.exp(log_tau_stat)
-        log_lo, label = tilted_lower(TiltedSide(P.offset, P.pmf, cp_, rel_p, weighted_roundoff(P, t * h) + tau3),
-                                     TiltedSide(Q.offset, Q.pmf, cq_, rel_q, weighted_roundoff(Q, (t + 1.0) * h) + tau3),
-                                     h, t, log_alpha)
+        err_p = weighted_roundoff(P, t * h) + tau3
+        err_q = weighted_roundoff(Q, (t + 1.0) * h) + tau3
+        if win_p is not None:
+            err_p = err_p + _left_alias(P.offset, P.pmf.size, h, t, cp_)
+        if win_q is not None:
+            err_q = err_q + _left_alias(Q.offset, Q.pmf.size, h, t + 1.0, cq_)
+        log_lo, label = tilted_lower(TiltedSide(P.offset, P.pmf, cp_, rel_p, err_p),
+                                     TiltedSide(Q.offset, Q.pmf, cq_, rel_q, err_q), h, t, log_alpha)
         if label is not None and log_lo > math.log(0.5) and log_up - log_lo > 1e-10:
             # power near 1: the untilting's relative error (~T u) dominates 1 - gamma; the same
             # test's power from the *untilted* P-statistic in extended precision has an absolute
@@ -485,7 +532,8 @@ def _upper_at(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float, 
     log_tau, best = _LOG_TAU, (math.inf, -math.inf)
     for attempt in range(1 + _TAU_RETRIES):
         try:
-            comp = compose(tp, h, log_tau, precision=precision)
+            win = _window(tp, h, t, log_tau, log_alpha)
+            comp = compose(tp, h, log_tau, window=win, precision=precision)
         except WindowTooWide:
             if attempt == 0:
                 raise
@@ -493,7 +541,10 @@ def _upper_at(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float, 
         if attempt and lowered is not None:
             lowered.append(log_tau)
         rounding, trunc = weighted_roundoff(comp, t * h), 3.0 * math.exp(log_tau)
-        log_up, share = tilted_upper_share(comp.offset, comp.pmf, h, t, c, rounding + trunc, rel, inf_mass,
+        err = rounding + trunc
+        if win is not None:
+            err = err + _left_alias(comp.offset, comp.pmf.size, h, t, c)
+        log_up, share = tilted_upper_share(comp.offset, comp.pmf, h, t, c, err, rel, inf_mass,
                                            log_alpha, log_masses)
         best = min(best, (log_up, share))
         excess = share + math.log(trunc / (rounding + trunc)) - _TAU_SHARE
