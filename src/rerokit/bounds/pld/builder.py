@@ -911,12 +911,10 @@ class SchedulePLD:
         width, best_factor, best_width = math.inf, None, math.inf
         while not found and span / (self.h * points) >= 1.5:  # else this grid's own, below
             factor = span / (self.h * points)
-            try:
-                coarse = self._regridded(factor, lt_l)
-                coarse._parts("remove")
-            except (StepTooWide, WindowTooWide):
+            got = self._tilt_on(factor, lt_l, log_alpha)
+            if got is None:
                 break
-            lo_c, up_c = self._tail_power_from(coarse, log_alpha)
+            lo_c, up_c = got
             lo, up = max(lo, lo_c), min(up, up_c)
             width, previous = up - max(lo, lo_mt), width
             w_c = up_c - max(lo_c, lo_mt)
@@ -942,13 +940,10 @@ class SchedulePLD:
             for lt in lts:
                 if lt >= lt_l or up - max(lo, lo_mt) - _inf_gain(self._inf_mass(lt_l), up) > _COARSE_TAIL_ENOUGH:
                     continue
-                try:
-                    coarse = self._regridded(best_factor, lt)
-                    coarse._parts("remove")
-                except (StepTooWide, WindowTooWide):
+                got = self._tilt_on(best_factor, lt, log_alpha)
+                if got is None:
                     break
-                lo_c, up_c = self._tail_power_from(coarse, log_alpha)
-                lo, up = max(lo, lo_c), min(up, up_c)
+                lo, up = max(lo, got[0]), min(up, got[1])
             return min(lo, up), up
         for i, lt in enumerate(lts):
             if found and up - max(lo, lo_mt) <= _COARSE_TAIL_ENOUGH:
@@ -1002,6 +997,16 @@ class SchedulePLD:
             lo_s, up_s = self._tail_power_from(self, log_alpha)
             lo, up = max(lo, lo_s), min(up, up_s)
         return min(lo, up), up
+
+    def _tilt_on(self, factor: float, lt: float, log_alpha: float) -> tuple[float, float] | None:
+        """The far-tail tilt (:meth:`_tail_power_from`) on the grid h * ``factor``, the steps truncated
+        at ``lt``; None where a step or the window does not fit."""
+        try:
+            coarse = self._regridded(factor, lt)
+            coarse._parts("remove")
+        except (StepTooWide, WindowTooWide):
+            return None
+        return self._tail_power_from(coarse, log_alpha)
 
     def _law_log_width(self, fc: tuple[float, float, float, float] | None, factor: float) -> float | None:
         """log of the far-tail tilt's width (in log) on the grid h * ``factor`` that the width law
