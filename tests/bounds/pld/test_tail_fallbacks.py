@@ -42,7 +42,7 @@ def test_a_two_grid_tilt_whose_error_term_is_large_takes_the_one_grid_tilt_too(m
         m.setattr(builder, "_JUMP_SHARE", math.inf)
         lo_j, up_j = dpsgd_pld(segs).tail_power(log_level)
     with monkeypatch.context() as m:
-        m.setattr(builder.SchedulePLD, "_tail_power_jumps", lambda self, log_alpha, lt_q, shares=None: None)
+        m.setattr(builder.SchedulePLD, "_tail_power_jumps", lambda self, log_alpha, lt_q: None)
         lo_1, up_1 = dpsgd_pld(segs).tail_power(log_level)
     assert up_j - lo_j > 0.05  # the two grids alone
     assert lo_j - tol <= log_power <= up_j + tol and lo_1 - tol <= log_power <= up_1 + tol

@@ -40,7 +40,7 @@ from rerokit.bounds.pld.lowertail import NearOneGrid, near_one_beta
 from rerokit.bounds.pld.logtail import composed_log_inf, extend_step
 from rerokit.bounds.pld.maxtest import log_max_test_power
 from rerokit.bounds.pld.normal import log_ndtr
-from rerokit.bounds.pld.jumps import MAX_SLICES, jump_power, multi_slice_count
+from rerokit.bounds.pld.jumps import MAX_SLICES, jump_power_share, multi_slice_count
 from rerokit.bounds.pld.tilt import saddle_tilt, tail_forecast, tilted_power
 from rerokit._resources import check_memory, group_step_pld_bytes
 from rerokit.bounds.pld.step import (STEP_POINTS, StepTooWide, default_grid_step, dpsgd_step_pld, loss_range,
@@ -668,17 +668,17 @@ class SchedulePLD:
         lt_q = self._inf_truncation(log_alpha) if lt < self.log_tau else None
         # the two-grid tilt where it applies, alone: the choice reads the schedule and the level only
         # (not the lower end, so that the upper end is the same with and without the bracket)
-        shares: list[float] = []
-        jumps = self._tail_power_jumps(log_alpha, lt_q, shares) if lt_q is not None else None
+        jumps = self._tail_power_jumps(log_alpha, lt_q) if lt_q is not None else None
         if jumps is None:
             return self._tail_power_legacy(log_alpha, lt, lt_q)
-        if not shares[-1] > _JUMP_SHARE:
-            return jumps
+        lo_j, up_j, share = jumps
+        if not share > _JUMP_SHARE:
+            return lo_j, up_j
         # the two-grid tilt's error terms near its upper end: also the one-grid tilt, each end the
         # better (both certified; the choice reads the upper end only)
         lo, up = self._tail_power_legacy(log_alpha, lt, lt_q)
-        up = min(up, jumps[1])
-        return min(max(lo, jumps[0]), up), up
+        up = min(up, up_j)
+        return min(max(lo, lo_j), up), up
 
     def _tail_power_legacy(self, log_alpha: float, lt: float, lt_q: float | None) -> tuple[float, float]:
         """:meth:`tail_power` by the one-grid tilt (:func:`rerokit.bounds.pld.tilt.tilted_power`),
@@ -798,9 +798,9 @@ class SchedulePLD:
             self._built[key] = best if best_n <= MAX_SLICES else None
         return self._built[key]
 
-    def _tail_power_jumps(self, log_alpha: float, lt_q: float,
-                          shares: list[float] | None = None) -> tuple[float, float] | None:
-        """:meth:`tail_power` by the two-grid tilt of :mod:`rerokit.bounds.pld.jumps` (tiny q: a
+    def _tail_power_jumps(self, log_alpha: float, lt_q: float) -> tuple[float, float, float] | None:
+        """(log lower, log upper, the upper end's error share: pld.jumps.jump_power_share) of
+        :meth:`tail_power` by the two-grid tilt of :mod:`rerokit.bounds.pld.jumps` (tiny q: a
         bulk of steps with losses ~q on this grid, a few sampled steps' large losses on a coarse
         one), steps truncated at ``lt_q`` (:meth:`_inf_truncation`: the mass at +infinity at most
         alpha e^-7, counted); None where it does not apply (every q > :data:`_JUMP_Q`, steps outside the
@@ -845,14 +845,14 @@ class SchedulePLD:
             inf = compose_inf_mass([(st.inf_mass, T) for st, T in steps])
             sp = [(st.j_lo - 1, st.stat_p, T) for st, T in steps] if self.lower else None
             sq = [(st.j_lo - 1, st.stat_q, T) for st, T in steps] if self.lower else None
-            lo, up = jump_power(parts, sp, sq, h, inf, float(log_alpha), t, r, cut_loss, pull=_JUMP_PULL, shares=shares)
+            lo, up, share = jump_power_share(parts, sp, sq, h, inf, float(log_alpha), t, r, cut_loss, pull=_JUMP_PULL)
         except (WindowTooWide, StepTooWide, ValueError, FloatingPointError, OverflowError):
             return None
         # the steps' loss shift s (DiscretePLD.loss_shift): the power at level alpha e^s, at most
         # e^s times that at alpha (concave in the level, 0 at level 0)
         shift = sum(T * st.loss_shift for st, T in steps) * (1.0 + 1e-9)
         up = min(0.0, up + shift)
-        return min(lo, up), up
+        return min(lo, up), up, share
 
     def _tail_power_coarse(self, log_alpha: float) -> tuple[float, float]:
         """:meth:`tail_power` where one step's far-truncated grid does not fit this grid step (tiny

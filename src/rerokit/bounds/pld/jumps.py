@@ -86,7 +86,8 @@ from rerokit.bounds.pld.compose import WindowTooWide, moment_terms, compose, wei
 from rerokit.bounds.pld.lowertail import TiltedPart, block_size, rebin_pld, rebin_stat, tilt_sparse
 from rerokit.bounds.pld.tilt import TiltedSide, pulled_tilt, pulled_upper, tilted_lower, tilted_upper_share
 
-__all__ = ["jump_parts", "jump_parts_multi", "jump_power", "compose_blocks", "multi_slice_count", "MAX_SLICES"]
+__all__ = ["jump_parts", "jump_parts_multi", "jump_power", "jump_power_share", "compose_blocks", "multi_slice_count",
+           "MAX_SLICES"]
 
 _U = float(np.finfo(float).eps)  # twice the unit round-off (as pld.lowertail's)
 # the slices' and the main bulk's windows (tilted mass outside each side), and the omitted slices'
@@ -728,8 +729,17 @@ def jump_parts_multi(steps: Sequence[tuple[int, Sequence[np.ndarray], int]], ts:
 
 def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tuple[int, np.ndarray, int]] | None,
                stat_q: Sequence[tuple[int, np.ndarray, int]] | None, h_f: float, inf_mass: float, log_alpha: float,
-               t: float, r: int, cut_loss: float, pull: float = 0.0,
-               shares: list[float] | None = None) -> tuple[float, float]:
+               t: float, r: int, cut_loss: float, pull: float = 0.0) -> tuple[float, float]:
+    """Certified (log lower, log upper) of the power at level exp(log_alpha), by the two-grid tilt:
+    :func:`jump_power_share` (same arguments) without the error term's share."""
+    lo, up, _ = jump_power_share(parts, stat_p, stat_q, h_f, inf_mass, log_alpha, t, r, cut_loss, pull)
+    return lo, up
+
+
+def jump_power_share(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tuple[int, np.ndarray, int]] | None,
+                     stat_q: Sequence[tuple[int, np.ndarray, int]] | None, h_f: float, inf_mass: float,
+                     log_alpha: float, t: float, r: int, cut_loss: float,
+                     pull: float = 0.0) -> tuple[float, float, float]:
     """Certified (log lower, log upper) of the power at level exp(log_alpha), by the two-grid tilt
     (module docstring): as :func:`rerokit.bounds.pld.tilt.tilted_power` (same arguments, the same
     evaluation, :func:`rerokit.bounds.pld.tilt.tilted_upper` and
@@ -756,11 +766,11 @@ def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tu
         t itself), or t where that one's upper end has too large an error term, in "mixed" precision
         where the double round-off calls for it (:func:`rerokit.bounds.pld.tilt.pulled_upper`); the
         statistic takes the same tilt and precision.
-      shares: if given, the log share of the error term in the upper end kept is appended to it
-        (:func:`rerokit.bounds.pld.tilt.pulled_upper`; it reads the upper end only).
 
     Returns:
-      (log lower, log upper); log lower = log_alpha where no test fits.
+      (log lower, log upper, the log share of the error term in the upper end kept:
+      :func:`rerokit.bounds.pld.tilt.pulled_upper`, which reads the upper end only); log lower =
+      log_alpha where no test fits.
     """
     if not t > 0.0:
         raise ValueError(f"t must be > 0, got {t!r}")
@@ -778,8 +788,6 @@ def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tu
             return tilted_upper_share(off, pmf, h_c, x, c, err, rel, inf_mass, log_alpha)
 
         log_up, t, prec, share = pulled_upper(upper, t, t_pulled)
-        if shares is not None:
-            shares.append(share)
         log_lo = log_alpha
         if stat_p is not None and stat_q is not None:
             if [(o, T) for o, _, T in stat_p] != [(o, T) for o, _, T in stat_q]:
@@ -791,12 +799,12 @@ def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tu
             except (WindowTooWide, ValueError):
                 # the lower end only (too many slices, a cut without mass on one side): the upper
                 # end's path is the schedule's and the level's choice, never the statistic's
-                return min(log_alpha, log_up), log_up
+                return min(log_alpha, log_up), log_up, share
             po, pp_, cp, ep, rp = compose_blocks([bp], h_c, t, log_tau, prec)
             qo, pq_, cq, eq, rq = compose_blocks([bq], h_c, t + 1.0, log_tau, prec)
             log_lo = tilted_lower(TiltedSide(po, pp_, cp, rp, ep), TiltedSide(qo, pq_, cq, rq, eq), h_c, t,
                                   log_alpha)[0]
-        return min(log_lo, log_up), log_up
+        return min(log_lo, log_up), log_up, share
     # the omitted slices need to be negligible only up to about the threshold (jump_parts)
     margin = _REF_MARGIN
 
@@ -808,8 +816,6 @@ def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tu
         return tilted_upper_share(off, pmf, h_c, x, c, err, rel, inf_mass, log_alpha)
 
     log_up, t, prec, share = pulled_upper(upper_one, t, t_pulled)
-    if shares is not None:
-        shares.append(share)
     log_lo = log_alpha
     if stat_p is not None and stat_q is not None:
         bp: list[tuple[TiltedPart, np.ndarray]] = []
@@ -823,5 +829,5 @@ def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tu
         po, pp_, cp, ep, rp = compose_blocks(bp, h_c, t, log_tau, prec)
         qo, pq_, cq, eq, rq = compose_blocks(bq, h_c, t + 1.0, log_tau, prec)
         log_lo = tilted_lower(TiltedSide(po, pp_, cp, rp, ep), TiltedSide(qo, pq_, cq, rq, eq), h_c, t, log_alpha)[0]
-    return min(log_lo, log_up), log_up
+    return min(log_lo, log_up), log_up, share
 
