@@ -99,22 +99,25 @@ _MIXED_SHARE = math.log(1e-3)
 _LOG_TAU_LEFT = math.log(1e-6)
 _ALIAS_DEPTH = 40.0
 _SHORT_WINDOW = True
+_SHORT_MIN_POINTS = 32_768
 
 
 def _window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, s: float, log_tau: float,
-            log_alpha: float) -> tuple[int, int] | None:
-    """The window (A, B) of the composition of the tilted ``parts`` (tilt s) with the tilted mass
-    above B at most e^log_tau and A at the e^:data:`_LOG_TAU_LEFT` lower bound, where that is above
-    the tau one and the wrapped-around mass below A is negligible (:data:`_ALIAS_DEPTH`); else None
-    (compose's own window). A choice of computation only (any window: :func:`_left_alias`)."""
-    if not (_SHORT_WINDOW and s > 0.0):
-        return None
-    a_left, b = chernoff_window(parts, h, log_tau, log_tau_left=max(log_tau, _LOG_TAU_LEFT))
-    if a_left > b:
-        return None
-    if s * fft_size(b - a_left + 1) * h < -log_alpha + _ALIAS_DEPTH:
-        return None
-    return a_left, b
+            log_alpha: float) -> tuple[tuple[int, int], bool]:
+    """(the window (A, B) of the composition of the tilted ``parts`` (tilt s), whether it is short):
+    compose's own (tilted mass below e^log_tau outside each side), or, where that has at least
+    :data:`_SHORT_MIN_POINTS` labels (below, the second window's moments cost more than the FFT
+    points it saves), B the same and A at the e^:data:`_LOG_TAU_LEFT` lower bound, if that shortens
+    the FFT and the wrapped-around mass below A is negligible (:data:`_ALIAS_DEPTH`). A choice of
+    computation only (any window: :func:`_left_alias`)."""
+    a, b = chernoff_window(parts, h, log_tau)
+    if not (_SHORT_WINDOW and s > 0.0 and b - a + 1 >= _SHORT_MIN_POINTS):
+        return (a, b), False
+    a_left = chernoff_window(parts, h, log_tau, log_tau_left=max(log_tau, _LOG_TAU_LEFT))[0]
+    n = b - max(a, a_left) + 1
+    if not (a < a_left <= b and fft_size(n) < fft_size(b - a + 1) and s * fft_size(n) * h >= -log_alpha + _ALIAS_DEPTH):
+        return (a, b), False
+    return (a_left, b), True
 
 
 def _left_alias(off: int, size: int, h: float, s: float, c: float) -> np.ndarray:
@@ -470,15 +473,16 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
         # the statistic's allowance at least as far below the upper end's default as the upper end's
         # had to go (the same tiny tilted masses at the threshold set both)
         log_tau_stat = min([_LOG_TAU_STAT] + [x - (_LOG_TAU - _LOG_TAU_STAT) for x in lowered])
-        win_p, win_q = _window(sp, h, t, log_tau_stat, log_alpha), _window(sq, h, t + 1.0, log_tau_stat, log_alpha)
+        (win_p, short_p), (win_q, short_q) = (_window(sp, h, t, log_tau_stat, log_alpha),
+                                              _window(sq, h, t + 1.0, log_tau_stat, log_alpha))
         P = compose(sp, h, log_tau_stat, window=win_p, precision=precision)
         Q = compose(sq, h, log_tau_stat, window=win_q, precision=precision)
         tau3 = 3.0 * math.exp(log_tau_stat)
         err_p = weighted_roundoff(P, t * h) + tau3
         err_q = weighted_roundoff(Q, (t + 1.0) * h) + tau3
-        if win_p is not None:
+        if short_p:
             err_p = err_p + _left_alias(P.offset, P.pmf.size, h, t, cp_)
-        if win_q is not None:
+        if short_q:
             err_q = err_q + _left_alias(Q.offset, Q.pmf.size, h, t + 1.0, cq_)
         log_lo, label = tilted_lower(TiltedSide(P.offset, P.pmf, cp_, rel_p, err_p),
                                      TiltedSide(Q.offset, Q.pmf, cq_, rel_q, err_q), h, t, log_alpha)
@@ -532,7 +536,7 @@ def _upper_at(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float, 
     log_tau, best = _LOG_TAU, (math.inf, -math.inf)
     for attempt in range(1 + _TAU_RETRIES):
         try:
-            win = _window(tp, h, t, log_tau, log_alpha)
+            win, short = _window(tp, h, t, log_tau, log_alpha)
             comp = compose(tp, h, log_tau, window=win, precision=precision)
         except WindowTooWide:
             if attempt == 0:
@@ -542,7 +546,7 @@ def _upper_at(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float, 
             lowered.append(log_tau)
         rounding, trunc = weighted_roundoff(comp, t * h), 3.0 * math.exp(log_tau)
         err = rounding + trunc
-        if win is not None:
+        if short:
             err = err + _left_alias(comp.offset, comp.pmf.size, h, t, c)
         log_up, share = tilted_upper_share(comp.offset, comp.pmf, h, t, c, err, rel, inf_mass,
                                            log_alpha, log_masses)
