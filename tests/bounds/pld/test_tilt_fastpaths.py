@@ -191,6 +191,32 @@ def test_a_truncation_that_swamps_the_threshold_is_lowered(sigma: float, l: floa
     assert up <= up_off
 
 
+@pytest.mark.parametrize("sigma,l", [(0.8, 0.3), (0.6, 1.0)])
+def test_later_tilts_start_at_the_lowered_tau(sigma: float, l: float, monkeypatch) -> None:
+    """tilt._REUSE_LOWERED: two steps of q 1e-5 at the levels of the tests S > l (the pulled tilt, the
+    saddle point's, the long double recomposition: three upper ends). The first lowers tau; the
+    later ones start e^tilt._TAU_MARGIN below it instead of composing at the default first (4
+    compositions where there were 6; measured 3.3e-4 / 5.6e-5 wide against 5.5e-4 / 2.1e-4); both
+    brackets contain the exact power (mpmath, 30 digits)."""
+    log_level, log_power = mp_two_steps(1e-5, l, sigma)
+    taus: list[float] = []
+    real = tilt.compose
+
+    def recording(parts, h, log_tau, *args, **kwargs):
+        taus.append(log_tau)
+        return real(parts, h, log_tau, *args, **kwargs)
+
+    monkeypatch.setattr(tilt, "compose", recording)
+    lo, up = dpsgd_pld([(sigma, 1e-5, 2)]).tail_power(log_level)
+    assert lo <= log_power + 1e-9 and up >= log_power - 1e-9
+    assert taus.count(tilt._LOG_TAU) == 1 and len(taus) == 4  # noqa: SLF001 - the default once, then the lowered
+    taus.clear()
+    monkeypatch.setattr(tilt, "_REUSE_LOWERED", False)
+    lo_off, up_off = dpsgd_pld([(sigma, 1e-5, 2)]).tail_power(log_level)
+    assert lo_off <= log_power + 1e-9 and up_off >= log_power - 1e-9
+    assert taus.count(tilt._LOG_TAU) == 3 and len(taus) == 6  # noqa: SLF001
+
+
 def test_a_lowered_tau_whose_window_does_not_fit_keeps_the_first_upper_end(monkeypatch) -> None:
     """tilt._upper_at: where the window of the lowered tau exceeds the FFT limit (WindowTooWide), the
     first composition's upper end stands (the rule off gives the same), and a window that does not
