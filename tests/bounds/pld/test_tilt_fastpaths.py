@@ -155,18 +155,9 @@ def test_a_tilt_centred_far_from_its_threshold_stays_narrow(monkeypatch) -> None
     assert up - lo <= 2e-3
 
 
-@pytest.mark.parametrize("sigma,l,rule_off_wider", [(0.8, 0.1, 6e-2), (0.8, 0.05, 6e-2), (0.9, 0.2, 5e-3)])
-def test_a_truncation_that_swamps_the_threshold_is_lowered(sigma: float, l: float, rule_off_wider: float,
-                                                           monkeypatch) -> None:
-    """tilt._upper_at: two steps of q 1e-5 at the levels of the tests S > l (9.5e-16, 8.7e-14 and
-    1.2e-21). Almost all of the composed mass sits at loss ~0 (no step sampled), so the saddle point's
-    tilted mass above the threshold is tiny and the window's allowance 3 tau (tau 1e-12) is a
-    percent-sized share of the upper end. Where that share exceeds tilt._TAU_SHARE the tilt is composed
-    again at a tau lowered by the excess, and the statistic's allowance goes as far below its own
-    default: the bracket contains the exact power (mpmath, 30 digits),
-    measured 5.0e-3 / 2.8e-3 / 9.1e-4 wide; with the rule off 6.9e-2 / 6.5e-2 / 5.9e-3 (the first two
-    above the 2 % target)."""
-    log_level, log_power = mp_two_steps(1e-5, l, sigma)
+@pytest.fixture
+def compose_taus(monkeypatch) -> list[float]:
+    """The tail allowance (log tau) of every pld.tilt.compose call while the test holds this list."""
     taus: list[float] = []
     real = tilt.compose
 
@@ -175,6 +166,22 @@ def test_a_truncation_that_swamps_the_threshold_is_lowered(sigma: float, l: floa
         return real(parts, h, log_tau, *args, **kwargs)
 
     monkeypatch.setattr(tilt, "compose", recording)
+    return taus
+
+
+@pytest.mark.parametrize("sigma,l,rule_off_wider", [(0.8, 0.1, 6e-2), (0.8, 0.05, 6e-2), (0.9, 0.2, 5e-3)])
+def test_a_truncation_that_swamps_the_threshold_is_lowered(sigma: float, l: float, rule_off_wider: float,
+                                                           compose_taus, monkeypatch) -> None:
+    """tilt._upper_at: two steps of q 1e-5 at the levels of the tests S > l (9.5e-16, 8.7e-14 and
+    1.2e-21). Almost all of the composed mass sits at loss ~0 (no step sampled), so the saddle point's
+    tilted mass above the threshold is tiny and the window's allowance 3 tau (tau 1e-12) is a
+    percent-sized share of the upper end. Where that share exceeds tilt._TAU_SHARE the tilt is composed
+    again at a tau lowered by the excess, and the statistic's allowance goes as far below its own
+    default: the bracket contains the exact power (mpmath, 30 digits),
+    measured 4.8e-3 / 2.7e-3 / 4.9e-4 wide (5.0e-3 / 2.8e-3 / 9.1e-4 before the later tilts started at
+    the lowered tau); with the rule off 6.9e-2 / 6.5e-2 / 5.9e-3 (the first two above the 2 % target)."""
+    log_level, log_power = mp_two_steps(1e-5, l, sigma)
+    taus = compose_taus
     lo, up = dpsgd_pld([(sigma, 1e-5, 2)]).tail_power(log_level)
     assert lo <= log_power + 1e-9 and up >= log_power - 1e-9
     assert -math.expm1(lo - up) <= rule_off_wider / 5.0
@@ -192,21 +199,14 @@ def test_a_truncation_that_swamps_the_threshold_is_lowered(sigma: float, l: floa
 
 
 @pytest.mark.parametrize("sigma,l", [(0.8, 0.3), (0.6, 1.0)])
-def test_later_tilts_start_at_the_lowered_tau(sigma: float, l: float, monkeypatch) -> None:
+def test_later_tilts_start_at_the_lowered_tau(sigma: float, l: float, compose_taus, monkeypatch) -> None:
     """tilt._REUSE_LOWERED: two steps of q 1e-5 at the levels of the tests S > l (the pulled tilt, the
     saddle point's, the long double recomposition: three upper ends). The first lowers tau; the
     later ones start e^tilt._TAU_MARGIN below it instead of composing at the default first (4
     compositions where there were 6; measured 3.3e-4 / 5.6e-5 wide against 5.5e-4 / 2.1e-4); both
     brackets contain the exact power (mpmath, 30 digits)."""
     log_level, log_power = mp_two_steps(1e-5, l, sigma)
-    taus: list[float] = []
-    real = tilt.compose
-
-    def recording(parts, h, log_tau, *args, **kwargs):
-        taus.append(log_tau)
-        return real(parts, h, log_tau, *args, **kwargs)
-
-    monkeypatch.setattr(tilt, "compose", recording)
+    taus = compose_taus
     lo, up = dpsgd_pld([(sigma, 1e-5, 2)]).tail_power(log_level)
     assert lo <= log_power + 1e-9 and up >= log_power - 1e-9
     assert taus.count(tilt._LOG_TAU) == 1 and len(taus) == 4  # noqa: SLF001 - the default once, then the lowered
