@@ -100,7 +100,7 @@ _MIXED_SHARE = math.log(1e-3)
 # from about the tilted mass's 1e-2 quantile, and the mass below the window, wrapped around the
 # circular convolution, lands r nfft labels above where it was (r >= 1), where untilting weighs it
 # by e^{-s r nfft h}: its error in the untilted sums above every label is at most
-# e^{-s nfft h} / (1 - e^{-s nfft h}) times the total untilted mass (_left_alias). Taken where that
+# e^{-s nfft h} / (1 - e^{-s nfft h}) times the total untilted mass (_left_alias, _log_total_mass). Taken where that
 # is below alpha e^-_ALIAS_DEPTH. The long schedules' tilted losses have long thin left tails
 # (sigma 1.36, q 1e-3, T 7e4, kappa 1e-30: the 1e-6 quantile 11.7 nats above the 1e-12 one)
 _LOG_TAU_LEFT = math.log(1e-6)
@@ -127,17 +127,32 @@ def _window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, s: float, lo
     return (a_left, b), True
 
 
-def _left_alias(off: int, size: int, h: float, s: float, c: float) -> np.ndarray:
+def _log_total_mass(parts: Sequence[tuple[int, np.ndarray, int]], log_masses: bool = False) -> float:
+    """log of the total mass of the composition of the (untilted) ``parts``: sum_i T_i log sum_j p_ij,
+    each sum exactly rounded (math.fsum) and the log rounded up."""
+    out = 0.0
+    for _, pmf, count in parts:
+        if log_masses:
+            fin = pmf[np.isfinite(pmf)]
+            top = float(np.max(fin)) if fin.size else -math.inf
+            tot = top + math.log(math.fsum(np.exp(fin - top).tolist())) if fin.size else -math.inf
+        else:
+            tot = math.log(math.fsum(np.asarray(pmf, dtype=float).tolist())) if np.any(pmf > 0) else -math.inf
+        out += count * (tot + 1e-12 * (abs(tot) + 1.0))
+    return out
+
+
+def _left_alias(off: int, size: int, h: float, s: float, c: float, log_mass: float) -> np.ndarray:
     """Per label k of a window of ``size`` labels from ``off`` whose FFT has fft_size(size) points: a
     bound on sum_{j >= k} e^{-s (l_j - l_k)} |wrapped-around tilted mass at j| for the composed mass
     below the window (tilt s, C = c). A tilted mass m at l is the untilted mass e^{C - s l} m; the
     mass at l lands at l + r nfft h (r >= 1), so the sum at k is e^{s l_k - C} sum_r e^{-s r nfft h}
-    times the untilted mass below the window, at most 2 (the dominating pmf's total mass is at most
-    1; the factor covers its rounding)."""
+    times the untilted mass below the window, at most e^``log_mass`` (:func:`_log_total_mass` of the
+    untilted parts) times 2 (the tilted masses' relative error, far below 1)."""
     x = s * fft_size(size) * h
     ls = (off + np.arange(size)) * h
     with np.errstate(over="ignore"):
-        return np.exp(s * ls - c - x + math.log(2.0) - math.log(-math.expm1(-x))) * (1.0 + 1e-12)
+        return np.exp(s * ls - c - x + log_mass + math.log(2.0) - math.log(-math.expm1(-x))) * (1.0 + 1e-12)
 
 
 Parts = Sequence[tuple[int, np.ndarray, int]]
@@ -488,9 +503,9 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
         err_p = weighted_roundoff(P, t * h) + tau3
         err_q = weighted_roundoff(Q, (t + 1.0) * h) + tau3
         if short_p:
-            err_p = err_p + _left_alias(P.offset, P.pmf.size, h, t, cp_)
+            err_p = err_p + _left_alias(P.offset, P.pmf.size, h, t, cp_, _log_total_mass(stat_p))
         if short_q:
-            err_q = err_q + _left_alias(Q.offset, Q.pmf.size, h, t + 1.0, cq_)
+            err_q = err_q + _left_alias(Q.offset, Q.pmf.size, h, t + 1.0, cq_, _log_total_mass(stat_q))
         log_lo, label = tilted_lower(TiltedSide(P.offset, P.pmf, cp_, rel_p, err_p),
                                      TiltedSide(Q.offset, Q.pmf, cq_, rel_q, err_q), h, t, log_alpha)
         if label is not None and log_lo > math.log(0.5) and log_up - log_lo > 1e-10:
@@ -561,7 +576,7 @@ def _upper_at(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float, 
         rounding, trunc = weighted_roundoff(comp, t * h), 3.0 * math.exp(log_tau)
         err = rounding + trunc
         if short:
-            err = err + _left_alias(comp.offset, comp.pmf.size, h, t, c)
+            err = err + _left_alias(comp.offset, comp.pmf.size, h, t, c, _log_total_mass(parts, log_masses))
         log_up, share = tilted_upper_share(comp.offset, comp.pmf, h, t, c, err, rel, inf_mass,
                                            log_alpha, log_masses)
         best = min(best, (log_up, share))
