@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
-from typing import NamedTuple
 
 import pytest
 
@@ -22,29 +21,6 @@ from rerokit.bounds.dpsgd import dpsgd_pld, rero_dpsgd
 from rerokit.bounds.options import Numerics
 
 builder = sys.modules["rerokit.bounds.pld.builder"]  # (loaded by rerokit.bounds.dpsgd)
-
-
-class Tilt(NamedTuple):
-    """One far-tail tilt run (builder.SchedulePLD._tail_power_from): its grid step, that step over
-    the calling schedule's, and its truncation's depth below the level (log tau - log alpha)."""
-
-    h: float
-    ratio: float
-    depth: float
-
-
-@pytest.fixture
-def tilts(monkeypatch) -> list[Tilt]:
-    """Every far-tail tilt run while the test holds this list (monkeypatch.undo() stops recording)."""
-    seen: list[Tilt] = []
-    orig = builder.SchedulePLD._tail_power_from
-
-    def spy(self, src, log_alpha):
-        seen.append(Tilt(src.h, src.h / self.h, src.log_tau - log_alpha))
-        return orig(self, src, log_alpha)
-
-    monkeypatch.setattr(builder.SchedulePLD, "_tail_power_from", spy)
-    return seen
 
 
 @pytest.fixture

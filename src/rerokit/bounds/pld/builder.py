@@ -929,22 +929,29 @@ class SchedulePLD:
             points = min(points * max(2.0, grow), float(_TAIL_FIRST_POINTS))
         inf_here = None  # the composed mass at +infinity of the last tilt below, if on this grid
         f0 = self._predicted_factor(fc)  # the width law's grid (the same for every truncation)
-        if stalled and (self._inf_mass(lt_l) <= math.exp(float(log_alpha) - _INF_DEPTH) or (
-                _STALL_GAIN and up - max(lo, lo_mt) - _inf_gain(self._inf_mass(lt_l), up) > _COARSE_TAIL_ENOUGH)):
-            # finer grids would not narrow it, and deeper truncations only move the mass at +infinity
-            # (at most alpha e^-_INF_DEPTH) onto the grid
-            return min(lo, up), up
-        if stalled and _STALL_DEEPER:
-            # finer grids would not narrow it: the deeper truncations on the ladder's best grid only
-            # (their tilts on finer grids were wider still and took seconds)
-            for lt in lts:
-                if lt >= lt_l or up - max(lo, lo_mt) - _inf_gain(self._inf_mass(lt_l), up) > _COARSE_TAIL_ENOUGH:
-                    continue
-                got = self._tilt_on(best_factor, lt, log_alpha)
-                if got is None:
-                    break
-                lo, up = max(lo, got[0]), min(up, got[1])
-            return min(lo, up), up
+        if stalled:
+            inf_l = self._inf_mass(lt_l)
+
+            def beyond_reach() -> bool:
+                """Putting all of the truncation's mass at +infinity back on the grid could not bring
+                the bracket within _COARSE_TAIL_ENOUGH."""
+                return up - max(lo, lo_mt) - _inf_gain(inf_l, up) > _COARSE_TAIL_ENOUGH
+
+            if inf_l <= math.exp(float(log_alpha) - _INF_DEPTH) or (_STALL_GAIN and beyond_reach()):
+                # finer grids would not narrow it, and deeper truncations only move the mass at
+                # +infinity (at most alpha e^-_INF_DEPTH, or too little) onto the grid
+                return min(lo, up), up
+            if _STALL_DEEPER:
+                # finer grids would not narrow it: the deeper truncations on the ladder's best grid
+                # only (their tilts on finer grids were wider still and took seconds)
+                for lt in lts:
+                    if lt >= lt_l or beyond_reach():
+                        continue
+                    got = self._tilt_on(best_factor, lt, log_alpha)
+                    if got is None:
+                        break
+                    lo, up = max(lo, got[0]), min(up, got[1])
+                return min(lo, up), up
         for i, lt in enumerate(lts):
             if found and up - max(lo, lo_mt) <= _COARSE_TAIL_ENOUGH:
                 break

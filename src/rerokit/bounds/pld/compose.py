@@ -51,7 +51,7 @@ import numpy as np
 from rerokit.bounds.pld.batch import BATCH_MIN, moment_window_batched
 from rerokit.bounds.pld.normal import logsumexp_rows
 
-__all__ = ["Composed", "WindowTooWide", "compose", "chernoff_window", "moment_support", "fft_size", "fft_error_constant", "fft_factors",
+__all__ = ["Composed", "WindowTooWide", "compose", "chernoff_window", "chernoff_lower", "moment_support", "fft_size", "fft_error_constant", "fft_factors",
            "PRECISIONS",
            "compose_inf_mass", "MAX_FFT", "weighted_roundoff", "moment_terms"]
 
@@ -203,10 +203,8 @@ def moment_terms(labels: np.ndarray, pmf: np.ndarray, lam: np.ndarray) -> np.nda
     return logsumexp_rows(logp[None, :] + lam[:, None] * labels[None, :])
 
 
-def chernoff_window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_tau: float,
-                    log_tau_left: float | None = None) -> tuple[int, int]:
-    """Chernoff window [A, B] of the composed labels with P(S > B) <= tau and P(S < A) <= tau
-    (or e^``log_tau_left``).
+def chernoff_window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_tau: float) -> tuple[int, int]:
+    """Chernoff window [A, B] of the composed labels with P(S > B), P(S < A) <= tau each.
 
     For a (sub-)probability pmf p and lam > 0: P(S >= B) <= e^{-lam B} prod_i M_i(lam)^{T_i},
     M_i(lam) = sum_j p_ij e^{lam j}; every lam gives a valid window. lam is chosen on a geometric
@@ -218,19 +216,31 @@ def chernoff_window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_
       parts: (label offset, pmf, count T_i) per distinct pmf.
       h: grid step (loss per label).
       log_tau: natural log of the tail mass allowed on each side.
-      log_tau_left: natural log of the tail mass allowed below A (default: log_tau).
 
     Returns:
       (A, B), clipped to the support of the composition.
     """
-    log_left = log_tau if log_tau_left is None else float(log_tau_left)
+    a, b = _chernoff_ends(parts, h, log_tau, log_tau)
+    return a, b
+
+
+def chernoff_lower(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_tau: float) -> int:
+    """The lower end A of :func:`chernoff_window` alone: P(S < A) <= e^log_tau (the upper side not
+    computed)."""
+    return _chernoff_ends(parts, h, None, log_tau)[0]
+
+
+def _chernoff_ends(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_up: float | None,
+                   log_left: float) -> tuple[int, int | None]:
+    """(A, B) of :func:`chernoff_window` with the tail masses e^log_left below A and e^log_up above
+    B; B None where log_up is None (not computed)."""
     if len(parts) >= BATCH_MIN:  # many distinct parts: the same bounds, vectorised across parts
-        hi, lo, lo_sup, hi_sup = moment_window_batched(parts, h, log_tau)
-        if log_left != log_tau:
-            lo = moment_window_batched(parts, h, log_left)[1]
-        if not (math.isfinite(hi) and math.isfinite(lo)):
+        hi, lo, lo_sup, hi_sup = moment_window_batched(parts, h, log_left)
+        if log_up is not None and log_up != log_left:
+            hi = moment_window_batched(parts, h, log_up)[0]
+        if not (math.isfinite(lo) and (log_up is None or math.isfinite(hi))):
             raise WindowTooWide("the Chernoff window of this privacy-loss distribution is not finite")
-        return max(int(lo), lo_sup), min(int(hi), hi_sup)
+        return max(int(lo), lo_sup), (None if log_up is None else min(int(hi), hi_sup))
     var = 0.0
     lo_sup = hi_sup = 0
     coarse = []
@@ -248,40 +258,30 @@ def chernoff_window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_
         pad = np.zeros(nb * b)
         pad[: pmf.size] = pmf
         coarse.append((off + b * np.arange(nb, dtype=float) + 0.5 * (b - 1), pad.reshape(nb, b).sum(axis=1), count))
-    def grid(log_t: float) -> np.ndarray:
-        lam0 = math.sqrt(2.0 * abs(log_t) / var) if var > 0 else 1.0
-        return np.unique(np.concatenate((lam0 * 2.0 ** np.arange(-4, 7), h * 2.0 ** np.arange(-6, 9))))
-
-    lam = grid(log_tau)
-    lam_a = lam if log_left == log_tau else grid(log_left)
-
-    def bounds(lams: np.ndarray, parts_, sides: tuple[bool, bool] = (True, True)) -> tuple[np.ndarray, np.ndarray]:
-        """(upper, lower) window ends at each lam; a side not in ``sides`` is left as nan (each row
-        of the moment terms is computed on its own, so the other side's values do not change)."""
-        up = np.zeros(lams.size)
-        dn = np.zeros(lams.size)
-        for labels, p, count in parts_:
-            if sides[0]:
-                up += count * moment_terms(labels, p, lams)
-            if sides[1]:
-                dn += count * moment_terms(labels, p, -lams)
-        with np.errstate(invalid="ignore"):
-            return (np.ceil((up - log_tau) / lams) if sides[0] else up * np.nan,
-                    np.floor((log_left - dn) / lams) if sides[1] else dn * np.nan)
-
-    cb, ca = bounds(lam, coarse)
-    if lam_a is not lam:
-        ca = bounds(lam_a, coarse, (False, True))[1]
-    iu, ia = int(np.argmin(cb)), int(np.argmax(ca))
-    pick_u = lam[max(0, iu - 1): iu + 2]
-    pick_a = lam_a[max(0, ia - 1): ia + 2]
     fine = [(off + np.arange(pmf.size, dtype=float), pmf, count) for off, pmf, count in parts]
-    # the exact bounds at the chosen lams, each side only (half the moment terms)
-    hi, lo = np.min(bounds(pick_u, fine, (True, False))[0]), np.max(bounds(pick_a, fine, (False, True))[1])
+
+    def end(log_t: float, upper: bool) -> float:
+        """One side's bound at tail mass e^log_t: lam chosen on the coarse copies, then the exact
+        bound at it and its two neighbours (each row of the moment terms is computed on its own)."""
+        lam0 = math.sqrt(2.0 * abs(log_t) / var) if var > 0 else 1.0
+        lams = np.unique(np.concatenate((lam0 * 2.0 ** np.arange(-4, 7), h * 2.0 ** np.arange(-6, 9))))
+        sign = 1.0 if upper else -1.0
+
+        def ends(ls: np.ndarray, parts_) -> np.ndarray:
+            m = sum(count * moment_terms(labels, p, sign * ls) for labels, p, count in parts_)
+            with np.errstate(invalid="ignore"):
+                return np.ceil((m - log_t) / ls) if upper else np.floor((log_t - m) / ls)
+
+        c = ends(lams, coarse)
+        i = int(np.argmin(c)) if upper else int(np.argmax(c))
+        exact = ends(lams[max(0, i - 1): i + 2], fine)
+        return float(np.min(exact) if upper else np.max(exact))
+
+    hi = end(log_up, True) if log_up is not None else 0.0
+    lo = end(log_left, False)
     if not (np.isfinite(hi) and np.isfinite(lo)):  # moments overflowed (e.g. q 1e-320 at a tiny sigma)
         raise WindowTooWide("the Chernoff window of this privacy-loss distribution is not finite")
-    B, A = int(hi), int(lo)
-    return max(A, lo_sup), min(B, hi_sup)
+    return max(int(lo), lo_sup), (None if log_up is None else min(int(hi), hi_sup))
 
 
 def _cmul_power(z: np.ndarray, T: int) -> np.ndarray:

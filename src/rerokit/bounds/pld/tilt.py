@@ -32,13 +32,15 @@ Everything is in logs, so levels like 1e-473 are handled without underflow.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 
-from rerokit.bounds.pld.compose import WindowTooWide, chernoff_window, compose, fft_size, moment_support, weighted_roundoff
+from rerokit.bounds.pld.compose import (Composed, WindowTooWide, chernoff_lower, chernoff_window, compose, fft_size,
+                                       moment_support, weighted_roundoff)
 from rerokit.bounds.pld.logsum import suffix_logsumexp, total_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 
@@ -100,8 +102,8 @@ _MIXED_SHARE = math.log(1e-3)
 # from about the tilted mass's 1e-2 quantile, and the mass below the window, wrapped around the
 # circular convolution, lands r nfft labels above where it was (r >= 1), where untilting weighs it
 # by e^{-s r nfft h}: its error in the untilted sums above every label is at most
-# e^{-s nfft h} / (1 - e^{-s nfft h}) times the total untilted mass (_left_alias, _log_total_mass). Taken where that
-# is below alpha e^-_ALIAS_DEPTH. The long schedules' tilted losses have long thin left tails
+# e^{-s nfft h} / (1 - e^{-s nfft h}) times the total untilted mass (_left_alias, _log_total_mass).
+# Taken where that is below alpha e^-_ALIAS_DEPTH. The long schedules' tilted losses have long thin left tails
 # (sigma 1.36, q 1e-3, T 7e4, kappa 1e-30: the 1e-6 quantile 11.7 nats above the 1e-12 one)
 _LOG_TAU_LEFT = math.log(1e-6)
 _ALIAS_DEPTH = 40.0
@@ -120,7 +122,7 @@ def _window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, s: float, lo
     a, b = chernoff_window(parts, h, log_tau)
     if not (_SHORT_WINDOW and s > 0.0 and b - a + 1 >= _SHORT_MIN_POINTS):
         return (a, b), False
-    a_left = chernoff_window(parts, h, log_tau, log_tau_left=max(log_tau, _LOG_TAU_LEFT))[0]
+    a_left = chernoff_lower(parts, h, max(log_tau, _LOG_TAU_LEFT))
     n = b - max(a, a_left) + 1
     if not (a < a_left <= b and fft_size(n) < fft_size(b - a + 1) and s * fft_size(n) * h >= -log_alpha + _ALIAS_DEPTH):
         return (a, b), False
@@ -154,6 +156,21 @@ def _left_alias(off: int, size: int, h: float, s: float, c: float, log_mass: flo
     with np.errstate(over="ignore"):
         return np.exp(s * ls - c - x + log_mass + math.log(2.0) - math.log(-math.expm1(-x))) * (1.0 + 1e-12)
 
+
+
+def _composed(tp: Sequence[tuple[int, np.ndarray, int]], h: float, s: float, c: float, log_tau: float,
+              log_alpha: float, precision: str, log_mass: Callable[[], float]) -> tuple[Composed, float, float | np.ndarray]:
+    """(the composition of the tilted parts ``tp`` (tilt s, C = c) on :func:`_window`, its weighted
+    round-off, the error bound per label of :func:`tilted_upper` / :class:`TiltedSide`: that round-off,
+    3 tau (the window's tails, wrap-around) and, for a short window, :func:`_left_alias`, the
+    untilted parts' log total mass from ``log_mass()``, called only then)."""
+    win, short = _window(tp, h, s, log_tau, log_alpha)
+    comp = compose(tp, h, log_tau, window=win, precision=precision)
+    rounding = weighted_roundoff(comp, s * h)
+    err = rounding + 3.0 * math.exp(log_tau)
+    if short:
+        err = err + _left_alias(comp.offset, comp.pmf.size, h, s, c, log_mass())
+    return comp, rounding, err
 
 Parts = Sequence[tuple[int, np.ndarray, int]]
 
@@ -495,17 +512,9 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
         # the statistic's allowance at least as far below the upper end's default as the upper end's
         # had to go (the same tiny tilted masses at the threshold set both)
         log_tau_stat = min([_LOG_TAU_STAT] + [x - (_LOG_TAU - _LOG_TAU_STAT) for x in lowered])
-        (win_p, short_p), (win_q, short_q) = (_window(sp, h, t, log_tau_stat, log_alpha),
-                                              _window(sq, h, t + 1.0, log_tau_stat, log_alpha))
-        P = compose(sp, h, log_tau_stat, window=win_p, precision=precision)
-        Q = compose(sq, h, log_tau_stat, window=win_q, precision=precision)
-        tau3 = 3.0 * math.exp(log_tau_stat)
-        err_p = weighted_roundoff(P, t * h) + tau3
-        err_q = weighted_roundoff(Q, (t + 1.0) * h) + tau3
-        if short_p:
-            err_p = err_p + _left_alias(P.offset, P.pmf.size, h, t, cp_, _log_total_mass(stat_p))
-        if short_q:
-            err_q = err_q + _left_alias(Q.offset, Q.pmf.size, h, t + 1.0, cq_, _log_total_mass(stat_q))
+        P, _, err_p = _composed(sp, h, t, cp_, log_tau_stat, log_alpha, precision, lambda: _log_total_mass(stat_p))
+        Q, _, err_q = _composed(sq, h, t + 1.0, cq_, log_tau_stat, log_alpha, precision,
+                                lambda: _log_total_mass(stat_q))
         log_lo, label = tilted_lower(TiltedSide(P.offset, P.pmf, cp_, rel_p, err_p),
                                      TiltedSide(Q.offset, Q.pmf, cq_, rel_q, err_q), h, t, log_alpha)
         if label is not None and log_lo > math.log(0.5) and log_up - log_lo > 1e-10:
@@ -558,13 +567,13 @@ def _upper_at(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float, 
     threshold, which set it, are those of the same schedule and level), or at the default where that
     window does not fit (:data:`_REUSE_LOWERED`)."""
     tp, c, rel = _tilted(parts, h, t, log_masses)
+    log_mass = functools.cache(lambda: _log_total_mass(parts, log_masses))  # (short windows only; once)
     log_tau, best = _LOG_TAU, (math.inf, -math.inf)
     if _REUSE_LOWERED and lowered:
         log_tau = max(_LOG_TAU_MIN, min(lowered) - _TAU_MARGIN)
     for attempt in range(1 + _TAU_RETRIES):
         try:
-            win, short = _window(tp, h, t, log_tau, log_alpha)
-            comp = compose(tp, h, log_tau, window=win, precision=precision)
+            comp, rounding, err = _composed(tp, h, t, c, log_tau, log_alpha, precision, log_mass)
         except WindowTooWide:
             if attempt == 0 and log_tau < _LOG_TAU:
                 return _upper_at(parts, h, t, inf_mass, log_alpha, precision, log_masses)
@@ -573,10 +582,7 @@ def _upper_at(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float, 
             break  # (the lowered tau's window: the upper end already found stands)
         if attempt and lowered is not None:
             lowered.append(log_tau)
-        rounding, trunc = weighted_roundoff(comp, t * h), 3.0 * math.exp(log_tau)
-        err = rounding + trunc
-        if short:
-            err = err + _left_alias(comp.offset, comp.pmf.size, h, t, c, _log_total_mass(parts, log_masses))
+        trunc = 3.0 * math.exp(log_tau)
         log_up, share = tilted_upper_share(comp.offset, comp.pmf, h, t, c, err, rel, inf_mass,
                                            log_alpha, log_masses)
         best = min(best, (log_up, share))
