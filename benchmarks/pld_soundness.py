@@ -64,6 +64,12 @@ riskcal below the truth in 6; seed 10, 24 draws (with the mixed-q two-grid tilt 
 for large tilted windows): 17 settings, all contained, widest 6.1e-3, riskcal below in 1. ``--mixed-q`` (a tiny-q segment beside one with q in [1e-3, 0.1], since
 the two-grid tilt takes them) seeds 0 and 1, 14 draws each: 14 + 10 settings with a reference, all
 contained, widest 8.9e-3.
+``--one-jump`` (2026-11-27, twelfth stop; the tolerance, 4 standard errors, 8e-4-3.6e-3 in log, but
+0.72 in one cell at l 0.053, where the proposal centred on the single step fits the threshold poorly): seed 0,
+30 settings, none missed on the stop's parent nor after its one-step rules; of the 24 with kappa >=
+1e-30 the widest bracket went 40 % -> 4.0 %, 6 -> 1 wider than 2 %; seed 1, 20 settings after the
+stop's window change: none missed, 2 with kappa >= 1e-30 still wide (41 % at kappa e^-68.1, 20 % at e^-64.2: the
+lower end; one tilt for every number of jumps).
 """
 
 from __future__ import annotations
