@@ -185,6 +185,12 @@ _REFINE_POINTS = 2_000_000
 # identically with and without the lower end.
 _NEAR_ONE_ABOVE = 0.999
 _NEAR_ONE_FACTOR = 8.0
+# Upper ends in (_NEAR_ONE_BAND, _NEAR_ONE_ABOVE] get the lower-tail tilt too (_near_one_into), with the
+# relative target _PRECISE_ENOUGH (1 - gamma) instead of _NEAR_ONE_TARGET, and no 8x finer grid where
+# it does not apply. The plain brackets there were 0.4-75 % of 1 - gamma (12 random cells, seed 5:
+# sigma 0.35, q 7.9e-4, T 6.2e5, kappa 1.3e-25, gamma 0.99883, a bracket 8.8e-4 wide); now 0.06-0.4 %
+# (7.7e-7 there), 6-150 ms more per call
+_NEAR_ONE_BAND = 0.99
 # gamma near 1, first: the lower-tail tilt on two grids (rerokit.bounds.pld.lowertail), as
 # (fine-to-coarse ratio, schedule-to-coarse divisor, block steps per ratio^2, the FFT arithmetic of
 # the statistic's blocks), cheapest first. The rules for going on read the lower end of 1 - gamma only (the
@@ -570,12 +576,14 @@ def _refined(
     if not pld.auto_grid:
         return r
     r = _revealed_into(r, pld, lks)
-    near = (r.upper > _NEAR_ONE_ABOVE) & ~r.used_rdp & (lks >= _MIN_TILTED_LOG)
+    near = (r.upper > _NEAR_ONE_BAND) & ~r.used_rdp & (lks >= _MIN_TILTED_LOG)
+    above = r.upper > _NEAR_ONE_ABOVE
     if near.any():
         try:
             r, near = _near_one_into(r, pld, lks, near)
         finally:
             clear_step_cache()
+    near &= above  # (the band's levels keep their grid where the tilt does not apply)
     if near.any():
         r = _refine_into(r, pld, segments, lks, log_rdp, near, _NEAR_ONE_FACTOR)
     if not pld.lower:  # no lower end (bracket=False): the width says nothing
@@ -652,6 +660,11 @@ def _near_one_into(
     (the width target). The two upper ends of gamma then differ by less than that, absolute, i.e.
     1e-9 relative near gamma = 1 (100 epochs of sigma 1.5 * 0.98^e, q 0.01, 100 steps each,
     kappa 1e-2: the first grid's bracket is 4e-10 wide; the middle grid took 5.3 s more).
+    Levels in the band (:data:`_NEAR_ONE_BAND`, :data:`_NEAR_ONE_ABOVE`] have the target
+    :data:`_PRECISE_ENOUGH` (1 - gamma) instead (relative, as :func:`_narrow_enough`). A level skips
+    the middle grid only where the last one fits; where it does not, the shortcut grid is the finest
+    left and takes the levels that would have gone on (sigma 10.4, q 0.71, T 33128: the first grid's
+    3.1e-6 had been the answer, now 8.6e-10).
     Returns the updated result and the levels where it did not apply or a grid was skipped (window
     too wide; left to :func:`_refine_into`)."""
     size = max(pld.upper.pmf.size, 1)
@@ -666,11 +679,17 @@ def _near_one_into(
     skipped: list[int] = []  # levels sent from the first grid straight to the last one
     short: list[int] = []  # levels sent to the shortcut grid instead of the last one (and stopped there)
     short_fits = _near_one_fine_points(size, n_steps, *_NEAR_ONE_SHORTCUT[:3]) <= _NEAR_ONE_POINTS
+    # the target per level: 1e-9 near 1, relative to 1 - gamma in the band below (_NEAR_ONE_BAND)
+    target = {i: _NEAR_ONE_TARGET if v["upper"][i] > _NEAR_ONE_ABOVE
+              else max(_NEAR_ONE_TARGET, _PRECISE_ENOUGH * (1.0 - float(v["upper"][i]))) for i in active}
+    # a level skips the middle grid only for a last grid that fits (else it would get neither)
+    last_fits = _near_one_fine_points(size, n_steps, *_NEAR_ONE_GRIDS[last][:3]) <= _NEAR_ONE_POINTS
 
-    def to_shortcut(i: int, predicted_middle: float) -> bool:
+    def to_shortcut(i: int, predicted_middle: float, finest: bool = False) -> bool:
         """Whether level i, whose bracket after the middle grid is predicted ``predicted_middle``
-        (above the target), goes to the shortcut grid (predicted within the target there)."""
-        if short_fits and predicted_middle * _NEAR_ONE_SHORTCUT_SCALE <= _NEAR_ONE_TARGET:
+        (above the target), goes to the shortcut grid (predicted within the target there, or
+        ``finest``: the last grid does not fit, so the shortcut is the finest one left)."""
+        if short_fits and (finest or predicted_middle * _NEAR_ONE_SHORTCUT_SCALE <= target[i]):
             short.append(i)
             return True
         return False
@@ -698,15 +717,16 @@ def _near_one_into(
                 # after the first grid: the middle grid's predicted bracket (its gain over the plain PLD)
                 mid = (got[0] - (1.0 - float(v["upper"][i]))) * _NEAR_ONE_SKIP_GAIN * _NEAR_ONE_GAIN if k == 0 else 0.0
                 if k == last or k < 0 or (k == 0 and got[0] <= _NEAR_ONE_FIRST_STOP) or (
-                        k > 0 and gain * _NEAR_ONE_GAIN <= _NEAR_ONE_TARGET) or (
-                        pld.lower and got[1] - got[0] <= _NEAR_ONE_TARGET):
+                        k > 0 and gain * _NEAR_ONE_GAIN <= target[i]) or (
+                        pld.lower and got[1] - got[0] <= target[i]):
                     rest[i] = False
-                elif k == 0 and last > 1 and mid > _NEAR_ONE_TARGET and to_shortcut(i, mid):
+                elif k == 0 and last > 1 and mid > target[i] and to_shortcut(
+                        i, mid, not last_fits and mid > _NEAR_ONE_SKIP_MARGIN * target[i]):
                     pass
-                elif k == 0 and last > 1 and mid > _NEAR_ONE_SKIP_MARGIN * _NEAR_ONE_TARGET:
+                elif k == 0 and last > 1 and last_fits and mid > _NEAR_ONE_SKIP_MARGIN * target[i]:
                     skipped.append(i)
                     nxt.append(i)
-                elif k == 1 and to_shortcut(i, gain * _NEAR_ONE_GAIN):
+                elif k == 1 and to_shortcut(i, gain * _NEAR_ONE_GAIN, not last_fits):
                     pass
                 else:
                     nxt.append(i)

@@ -186,3 +186,63 @@ def test_statistic_windows_far_apart_are_refused_not_allocated():
     # windows side by side still answer
     lo, up = tilted_beta(pld, [TiltedPart(0, one, 1, 0.0)], [TiltedPart(2, one, 1, 0.0)], 1e-3, -0.5, -1.0)
     assert 0.0 <= lo <= up <= 1.0
+
+
+def _grids_spy(monkeypatch) -> list[tuple[int, float]]:
+    """The (ratio, coarse_div) of each lower-tail grid that rero_dpsgd runs."""
+    grids: list[tuple[int, float]] = []
+    orig = SchedulePLD.beta_near_one
+
+    def spy(self, log_alpha, **kw):
+        grids.append((kw["ratio"], kw["coarse_div"]))
+        return orig(self, log_alpha, **kw)
+
+    monkeypatch.setattr(SchedulePLD, "beta_near_one", spy)
+    return grids
+
+
+def test_last_grid_too_wide_sends_the_level_to_the_shortcut(monkeypatch):
+    """sigma 10.438, q 0.712, T 33128 at the tilt -0.25 (1 - gamma = 9.5e-4): the first grid predicts
+    that the middle one would not stop, but the last grid's fine windows exceed the points limit.
+    The level used to skip the middle grid for a last one that never ran (bracket 3.1e-6 wide); it
+    now goes to the shortcut grid, the finest that fits: within the target (measured 8.6e-10),
+    containing the Lugannani-Rice value."""
+    from rerokit.bounds import dpsgd
+
+    sigma, q, T = 10.438, 0.712, 33_128
+    alpha, beta = _lr_point(sigma, q, T, -0.25)
+    lk = float(mp.log(alpha))
+    pld = dpsgd_pld([(sigma, q, T)])
+    assert dpsgd._near_one_fine_points(pld.upper.pmf.size, T, *dpsgd._NEAR_ONE_GRIDS[-1][:3]) > dpsgd._NEAR_ONE_POINTS
+    grids = _grids_spy(monkeypatch)
+    b = rero_dpsgd(sigma, q, T, log_kappa=lk, comparisons=False)
+    assert grids == [(4, 1.0), (20, 8.0)]
+    slack = 1e-12  # the saddle point's own error (module docstring)
+    assert 1.0 - b.value <= beta + slack and beta - slack <= 1.0 - b.interval[0]
+    assert b.value - b.interval[0] <= TARGET
+
+
+def test_band_below_near_one_brackets_one_minus_gamma_relatively(monkeypatch):
+    """gamma in (0.99, 0.999] (dpsgd._NEAR_ONE_BAND): the same cell at the tilt -0.2, 1 - gamma =
+    6.48e-3. The plain bracket was 0.4-75 % of 1 - gamma in such cells (here 5.9e-5 wide, 0.9 %);
+    the lower-tail tilt's first grid now brackets it within _PRECISE_ENOUGH of 1 - gamma (measured
+    1.05e-5, 0.16 %), containing the Lugannani-Rice value, and stops there."""
+    from rerokit.bounds import dpsgd
+
+    sigma, q, T = 10.438, 0.712, 33_128
+    alpha, beta = _lr_point(sigma, q, T, -0.2)
+    beta = float(beta)
+    lk = float(mp.log(alpha))
+    grids = _grids_spy(monkeypatch)
+    b = rero_dpsgd(sigma, q, T, log_kappa=lk, comparisons=False)
+    assert dpsgd._NEAR_ONE_BAND < b.value <= dpsgd._NEAR_ONE_ABOVE
+    assert grids == [(4, 1.0)]
+    slack = 1e-9 * beta  # the saddle point's own error, relative (module docstring)
+    assert 1.0 - b.value <= beta + slack and beta - slack <= 1.0 - b.interval[0]
+    assert b.value - b.interval[0] <= dpsgd._PRECISE_ENOUGH * beta
+    grids.clear()
+    monkeypatch.setattr(dpsgd, "_NEAR_ONE_BAND", dpsgd._NEAR_ONE_ABOVE)  # the band off: the plain bracket
+    plain = rero_dpsgd(sigma, q, T, log_kappa=lk, comparisons=False)
+    assert grids == []
+    assert 1.0 - plain.value <= beta + slack and beta - slack <= 1.0 - plain.interval[0]
+    assert plain.value - plain.interval[0] > dpsgd._PRECISE_ENOUGH * beta
