@@ -187,10 +187,11 @@ _NEAR_ONE_ABOVE = 0.999
 _NEAR_ONE_FACTOR = 8.0
 # Upper ends in (_NEAR_ONE_BAND, _NEAR_ONE_ABOVE] get the lower-tail tilt too (_near_one_into), with the
 # relative target _PRECISE_ENOUGH (1 - gamma) instead of _NEAR_ONE_TARGET, and no 8x finer grid where
-# it does not apply. The plain brackets there were 0.4-75 % of 1 - gamma (12 random cells, seed 5:
-# sigma 0.35, q 7.9e-4, T 6.2e5, kappa 1.3e-25, gamma 0.99883, a bracket 8.8e-4 wide); now 0.06-0.4 %
-# (7.7e-7 there), 6-150 ms more per call
-_NEAR_ONE_BAND = 0.99
+# it does not apply. Random cells (sigma 0.3-20, q 1e-4-1, T 10-1e6, kappa 1e-30-1e-2) with gamma in
+# (0.99, 0.999], seed 5: the plain brackets were 0.4-75 % of 1 - gamma (sigma 0.35, q 7.9e-4, T 6.2e5,
+# kappa 1.3e-25, gamma 0.99883: 8.8e-4 wide), now 0.06-0.4 % (7.7e-7 there), 6-150 ms more per call;
+# in (0.9, 0.99], seed 6: 0.04-2.2 % before, 0.006-0.26 % after, 10-45 ms more (riskcal 0.5-2 s)
+_NEAR_ONE_BAND = 0.9
 # gamma near 1, first: the lower-tail tilt on two grids (rerokit.bounds.pld.lowertail), as
 # (fine-to-coarse ratio, schedule-to-coarse divisor, block steps per ratio^2, the FFT arithmetic of
 # the statistic's blocks), cheapest first. The rules for going on read the lower end of 1 - gamma only (the
@@ -664,7 +665,9 @@ def _near_one_into(
     :data:`_PRECISE_ENOUGH` (1 - gamma) instead (relative, as :func:`_narrow_enough`). A level skips
     the middle grid only where the last one fits; where it does not, the shortcut grid is the finest
     left and takes the levels that would have gone on (sigma 10.4, q 0.71, T 33128: the first grid's
-    3.1e-6 had been the answer, now 8.6e-10).
+    3.1e-6 had been the answer, now 8.6e-10). With the lower end, a shortcut bracket wider than the
+    target goes on to the last grid where it fits (sigma 0.545, q 4.2e-3, T 116284, kappa 1.2e-3:
+    1.13e-9 on the shortcut).
     Returns the updated result and the levels where it did not apply or a grid was skipped (window
     too wide; left to :func:`_refine_into`)."""
     size = max(pld.upper.pmf.size, 1)
@@ -716,7 +719,11 @@ def _near_one_into(
                 gots[i] = got
                 # after the first grid: the middle grid's predicted bracket (its gain over the plain PLD)
                 mid = (got[0] - (1.0 - float(v["upper"][i]))) * _NEAR_ONE_SKIP_GAIN * _NEAR_ONE_GAIN if k == 0 else 0.0
-                if k == last or k < 0 or (k == 0 and got[0] <= _NEAR_ONE_FIRST_STOP) or (
+                if k < 0:
+                    rest[i] = False
+                    if pld.lower and last_fits and got[1] - got[0] > target[i]:
+                        nxt.append(i)  # the shortcut's prediction missed: the last grid after all
+                elif k == last or (k == 0 and got[0] <= _NEAR_ONE_FIRST_STOP) or (
                         k > 0 and gain * _NEAR_ONE_GAIN <= target[i]) or (
                         pld.lower and got[1] - got[0] <= target[i]):
                     rest[i] = False
@@ -748,7 +755,9 @@ def _near_one_into(
         else:
             active = run(k, active)[0]
     if short:
-        run(-1, short)
+        missed = run(-1, short)[0]
+        if missed:
+            run(last, missed, _NEAR_ONE_FINE_LEVELS)
     for i, (b_lo, b_up) in gots.items():
         b_lo = max(0.0, b_lo * (1.0 - 1e-9) - 1e-15)  # the rounding of 1 - beta (1 ulp) on the safe side
         log_up = math.log1p(-b_lo) if b_lo < 1.0 else -math.inf

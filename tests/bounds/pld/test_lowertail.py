@@ -223,7 +223,7 @@ def test_last_grid_too_wide_sends_the_level_to_the_shortcut(monkeypatch):
 
 
 def test_band_below_near_one_brackets_one_minus_gamma_relatively(monkeypatch):
-    """gamma in (0.99, 0.999] (dpsgd._NEAR_ONE_BAND): the same cell at the tilt -0.2, 1 - gamma =
+    """gamma in (dpsgd._NEAR_ONE_BAND, 0.999]: the same cell at the tilt -0.2, 1 - gamma =
     6.48e-3. The plain bracket was 0.4-75 % of 1 - gamma in such cells (here 5.9e-5 wide, 0.9 %);
     the lower-tail tilt's first grid now brackets it within _PRECISE_ENOUGH of 1 - gamma (measured
     1.05e-5, 0.16 %), containing the Lugannani-Rice value, and stops there."""
@@ -246,3 +246,20 @@ def test_band_below_near_one_brackets_one_minus_gamma_relatively(monkeypatch):
     assert grids == []
     assert 1.0 - plain.value <= beta + slack and beta - slack <= 1.0 - plain.interval[0]
     assert plain.value - plain.interval[0] > dpsgd._PRECISE_ENOUGH * beta
+
+
+def test_shortcut_that_misses_the_target_goes_on_to_the_last_grid(monkeypatch):
+    """sigma 0.5447, q 4.226e-3, T 116284 at the tilt -0.5 (level ~1.2e-3, 1 - gamma = 5.39e-4): the
+    first grid predicts the shortcut within the target, but its bracket is 1.13e-9 wide; with the
+    lower end the level goes on to the last grid (whose fine step, ~1.5e6 points, was refused at
+    lowertail._MAX_STEP = 2^20), which brackets the Lugannani-Rice value within the target (measured
+    2.5e-10)."""
+    sigma, q, T = 0.5447224945887396, 0.004226351678232911, 116_284
+    alpha, beta = _lr_point(sigma, q, T, -0.5)
+    lk = float(mp.log(alpha))
+    grids = _grids_spy(monkeypatch)
+    b = rero_dpsgd(sigma, q, T, log_kappa=lk, comparisons=False)
+    assert grids == [(4, 1.0), (20, 8.0), (20, 16.0)]
+    slack = 1e-12  # the saddle point's own error (module docstring)
+    assert 1.0 - b.value <= beta + slack and beta - slack <= 1.0 - b.interval[0]
+    assert b.value - b.interval[0] <= TARGET

@@ -166,7 +166,7 @@ _RATIO = 32
 _BLOCK_PER_R2 = 2.0
 # one fine step's grid points at most; its top tail (sent to +infinity, which costs the lower end of
 # 1 - gamma about the share of paths that meet it) at most this log mass over all steps
-_MAX_STEP = 1 << 20
+_MAX_STEP = 1 << 21  # was 2^20: sigma 0.545, q 4.2e-3 needs ~1.5e6 points on the last grid (570 MB in all)
 _MAX_TOP_LOG = math.log(1e-10)
 # near_one_beta's windows (tilted mass outside each side, 3 tau in the tilted l1 error with the
 # wrap-around): the coarse compositions', the dominating PLD's blocks' and the statistic's blocks'.
