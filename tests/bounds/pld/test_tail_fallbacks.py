@@ -67,3 +67,52 @@ def test_a_stalled_ladder_tries_deeper_truncations_on_its_best_grid_only(tilts, 
     assert up_off - lo_off > 3.0 * (up - lo)
     # the rules off: a finer grid (this one's own)
     assert min(x.h for x in tilts[on:]) < 0.5 * min(x.h for x in tilts[:on])
+
+
+def test_one_segment_alone_gives_the_lower_end_where_the_composed_tilts_lose_it(monkeypatch) -> None:
+    """sigma 1.298, q 1.3e-4 once, then sigma 3.024, q 2.6e-4 for 1585 steps, at the level of the
+    test L >= 0.483 (~e^-68): the composed tilts' lower end is e^-68.11 against the reference's
+    e^-67.61 (a bracket 41 % wide). The first step alone is a sub-experiment (the other steps'
+    outputs ignored: the same level and power), so its certified power is a lower end of the
+    schedule's (dpsgd._sub_schedules_into): the bracket is then 2.4 % wide (the upper end's own
+    width), the reference inside."""
+    from rerokit.bounds import dpsgd
+
+    segs = [(1.298, 1.3e-4, 1), (3.024, 2.6e-4, 1585)]
+    log_level, log_power, tol = _reference(1.298, 1.3e-4, 3.024, 2.6e-4, 1585, 0.483)
+    b = dpsgd.rero_dpsgd(segments=segs, log_kappa=log_level, comparisons=False)
+    lo, up = math.log(b.interval[0]), math.log(b.value)
+    assert lo - tol <= log_power <= up + tol
+    assert 1.0 - math.exp(lo - up) <= 0.03
+    alone = dpsgd.rero_dpsgd(segments=segs[:1], log_kappa=log_level, comparisons=False)
+    assert alone.interval[0] <= b.interval[0]
+    assert b.value <= alone.value * 1.05  # (the long segment adds little: the regime under test)
+    monkeypatch.setattr(dpsgd, "_sub_schedules_into", lambda r, pld, lks: r)
+    off = dpsgd.rero_dpsgd(segments=segs, log_kappa=log_level, comparisons=False)
+    assert log_power <= math.log(off.value) + tol and math.log(off.interval[0]) - tol <= log_power
+    assert 1.0 - off.interval[0] / off.value > 0.3
+
+
+def test_sub_schedules_of_many_kinds_take_the_smallest_sigma_and_the_largest_mu(monkeypatch) -> None:
+    """Beyond dpsgd._SUB_SCHEDULE_KINDS kinds, only two sub-schedules are composed: the kind of the
+    smallest sigma and the kind of the largest full-batch mu^2 = T (e^{1/sigma^2} - 1) q^2."""
+    from rerokit.bounds import dpsgd
+
+    segs = [(1.2, 1e-4, 1), (3.0, 2e-4, 400), (3.5, 1e-2, 800), (4.0, 2e-4, 300), (5.0, 3e-4, 200)]
+    pld = dpsgd.dpsgd_pld(segs)
+    seen: list[list] = []
+    orig = dpsgd.exact_power_many
+
+    def spy(p, segments, lks, log_rdp=None):
+        seen.append(list(segments))
+        return orig(p, segments, lks, log_rdp)
+
+    monkeypatch.setattr(dpsgd, "exact_power_many", spy)
+    lks = [math.log(1e-40)]
+    import numpy as np
+
+    wide = dpsgd.ExactPower(**{**vars(orig(pld, segs, np.array(lks))), "lower": np.array([0.0]),
+                               "lower_pld": np.array([0.0])})
+    out = dpsgd._sub_schedules_into(wide, pld, np.array(lks))
+    assert seen == [[(1.2, 1e-4, 1)], [(3.5, 1e-2, 800)]]
+    assert out.lower[0] > 0.0 and out.lower[0] <= out.value[0]
