@@ -11,6 +11,7 @@ import math
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rerokit.bounds.dpsgd import dpsgd_pld
@@ -40,6 +41,7 @@ def test_a_two_grid_tilt_whose_error_term_is_large_takes_the_one_grid_tilt_too(m
     assert up - lo <= 5e-3
     with monkeypatch.context() as m:
         m.setattr(builder, "_JUMP_SHARE", math.inf)
+        m.setattr(builder, "_JUMP_WIDE", math.inf)
         lo_j, up_j = dpsgd_pld(segs).tail_power(log_level)
     with monkeypatch.context() as m:
         m.setattr(builder.SchedulePLD, "_tail_power_jumps", lambda self, log_alpha, lt_q: None)
@@ -116,3 +118,29 @@ def test_sub_schedules_of_many_kinds_take_the_smallest_sigma_and_the_largest_mu(
     out = dpsgd._sub_schedules_into(wide, pld, np.array(lks))
     assert seen == [[(1.2, 1e-4, 1)], [(3.5, 1e-2, 800)]]
     assert out.lower[0] > 0.0 and out.lower[0] <= out.value[0]
+
+
+def test_a_wide_two_grid_bracket_takes_the_one_grid_tilt_too(monkeypatch) -> None:
+    """sigma 0.930, q 4.2e-5, T 58081 at kappa 3.1e-12 (q T = 2.4 sampled steps expected): the
+    two-grid tilt's error share is small, yet both its ends are loose ([-26.488, -26.230] in log).
+    With the lower end, a two-grid bracket wider than builder._JUMP_WIDE in log takes the one-grid
+    tilt too, each end the better: [-26.2993, -26.2966] measured. The max test's closed-form power
+    (an independent certified lower end, rerokit.bounds.pld.maxtest) stays below the upper end.
+    Without the lower end the rule does not apply (it reads the bracket): the two grids' upper end."""
+    segs = [(0.9301183881030959, 4.196609302247022e-05, 58081)]
+    lk = math.log(3.1375404169561506e-12)
+    pld = dpsgd_pld(segs)
+    assert pld.tail_by_jumps(lk)
+    lo, up = pld.tail_power(lk)
+    assert up - lo <= 5e-3
+    with monkeypatch.context() as m:
+        m.setattr(builder, "_JUMP_WIDE", math.inf)
+        lo_j, up_j = dpsgd_pld(segs).tail_power(lk)
+    with monkeypatch.context() as m:
+        m.setattr(builder.SchedulePLD, "_tail_power_jumps", lambda self, log_alpha, lt_q: None)
+        lo_1, up_1 = dpsgd_pld(segs).tail_power(lk)
+    assert up_j - lo_j > 0.1
+    assert lo == pytest.approx(max(lo_j, lo_1), abs=1e-12) and up == pytest.approx(min(up_j, up_1), abs=1e-12)
+    assert math.log(float(pld.max_test_lower(np.array([lk]))[0])) <= up
+    lo_n, up_n = dpsgd_pld(segs, lower=False).tail_power(lk)
+    assert up_n == pytest.approx(up_j, abs=1e-12)

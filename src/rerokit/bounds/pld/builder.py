@@ -173,6 +173,11 @@ _JUMP_Q = 1e-3
 # was above e^-5.4 in every such cell wider than 1 %, below e^-7 in the narrow ones measured. No cell
 # of --grid, seeds 13 / 14 of benchmarks/pld_far_tail.py or its --small-q seeds 1 / 2 changed
 _JUMP_SHARE = math.log(1e-3)
+# ... and, with the lower end, where its bracket is wider than this in log (a rule that reads the
+# lower end, as the width rules of rerokit.bounds.dpsgd do): a few sampled steps of sigma ~1 over a
+# long schedule of tiny q (sigma 0.93, q 4.2e-5, T 58081, kappa 3.1e-12: the two grids [-26.488,
+# -26.230] in log, both ends loose with a small error share; the one grid [-26.2993, -26.2966])
+_JUMP_WIDE = 0.01
 # ... and its tilt pulled below the saddle point by this (nats at the threshold: pld.tilt.pulled_tilt),
 # unless the pulled upper end's error term is too large (pld.tilt.pulled_upper): fewer tilted jumps,
 # fewer slices (30 random tiny-q cells, sigma 0.7-1.6, q 5e-5-1e-3, T 1e3-1e6: 1.10x; --grid 1.06x;
@@ -672,10 +677,10 @@ class SchedulePLD:
         if jumps is None:
             return self._tail_power_legacy(log_alpha, lt, lt_q)
         lo_j, up_j, share = jumps
-        if not share > _JUMP_SHARE:
+        if not share > _JUMP_SHARE and not (self.lower and up_j - lo_j > _JUMP_WIDE):
             return lo_j, up_j
-        # the two-grid tilt's error terms near its upper end: also the one-grid tilt, each end the
-        # better (both certified; the choice reads the upper end only)
+        # the two-grid tilt's error terms near its upper end, or its bracket wide: also the one-grid
+        # tilt, each end the better (both certified)
         lo, up = self._tail_power_legacy(log_alpha, lt, lt_q)
         up = min(up, up_j)
         return min(max(lo, lo_j), up), up
