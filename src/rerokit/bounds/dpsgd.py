@@ -553,8 +553,11 @@ def exact_power_many(
     :data:`_TILT_FIRST_BELOW`, the far-tail tilt's brackets: sigma 2.49, q 8.7e-3, T 3.4e5,
     kappa 4e-23 was refined 5.9x to a bracket 1.3e-3 wide, now 3.8x to 3.1e-3, 0.16 -> 0.10 s),
     and each end keeps the better certified value.
-    Before that, where upper ends are above :data:`_NEAR_ONE_ABOVE` (gamma near 1, where the target
-    is the bracket of 1 - gamma), 1 - gamma is bracketed by the lower-tail tilt on two grids
+    Before that, where a bracket is wider than :data:`_PRECISE_ENOUGH` of its upper end on a schedule
+    of several kinds of step, each kind alone gives a certified lower end too
+    (:func:`_sub_schedules_into`: a sub-schedule's power never exceeds the schedule's); and where upper
+    ends are above :data:`_NEAR_ONE_BAND` (gamma near 1, where the target is the bracket of 1 - gamma:
+    1e-9 above :data:`_NEAR_ONE_ABOVE`, else relative), 1 - gamma is bracketed by the lower-tail tilt on two grids
     (:func:`_near_one_into`, :mod:`rerokit.bounds.pld.lowertail`), and where that does not apply or
     skips a grid those levels are recomputed on a grid finer by :data:`_NEAR_ONE_FACTOR`; that rule
     reads the upper end only, so it applies identically with and without the lower end. The width
