@@ -41,6 +41,7 @@ from rerokit.bounds.pld.logtail import composed_log_inf, extend_step
 from rerokit.bounds.pld.maxtest import log_max_test_power
 from rerokit.bounds.pld.normal import log_ndtr
 from rerokit.bounds.pld.jumps import MAX_SLICES, jump_power_share, multi_slice_count
+from rerokit.bounds.pld.onestep import one_step_upper
 from rerokit.bounds.pld.tilt import saddle_tilt, tail_forecast, tilted_power
 from rerokit._resources import check_memory, group_step_pld_bytes
 from rerokit.bounds.pld.step import (STEP_POINTS, StepTooWide, default_grid_step, dpsgd_step_pld, loss_range,
@@ -1069,6 +1070,31 @@ class SchedulePLD:
             self._built[key] = (float(log_max_test_power(self.segments, np.array([log_alpha]))[0])
                                 if self.group_size == 1 else -math.inf)
         return self._built[key]
+
+    def one_step_upper(self, log_alpha: float, threshold: float) -> float | None:
+        """log of a certified upper bound on the REMOVE power at exp(log_alpha) with one step in closed
+        form (:func:`rerokit.bounds.pld.onestep.one_step_upper`): the step of smallest sigma among the
+        segments of one step, the other steps composed under a few tilts (truncated as deep as
+        :meth:`tail_power`'s). None where it does not apply (one example per step, 0 < q < 1, every
+        segment on the grid, at least two) or the windows do not fit; ``threshold``: a guess of the
+        threshold (nats)."""
+        grid, noiseless, inv = _split_extremes(self.segments)
+        ones = [seg for seg in grid if seg[2] == 1 and 0.0 < seg[1] < 1.0]
+        if self.group_size != 1 or noiseless or inv > 0 or not ones or len(grid) < 2:
+            return None
+        a = min(ones, key=lambda seg: seg[0])
+        rest = list(grid)
+        rest.remove(a)
+        lt = min(self.log_tau, max(float(log_alpha) - 46.0, math.log(1e-300)))
+        try:
+            steps, atoms, _ = SchedulePLD(tuple(rest), self.h, 1, False, False, lt, self.precision)._parts("remove")
+        except (StepTooWide, WindowTooWide):
+            return None
+        parts = [(st.j_lo, st.split, T) for st, T in steps]
+        inf = compose_inf_mass([(st.inf_mass, T) for st, T in steps])
+        shift = sum(T * st.loss_shift for st, T in steps) * (1.0 + 1e-9)
+        tilt = saddle_tilt(self.grid_steps("remove"), self.h, float(log_alpha))
+        return one_step_upper(a[0], a[1], parts, self.h, inf, shift, float(log_alpha), threshold, tilt, self.precision)
 
     def max_test_lower(self, log_alphas: np.ndarray) -> np.ndarray:
         """The max test's power at levels exp(log_alphas) <= exp(:data:`MAX_TEST_BELOW`), one

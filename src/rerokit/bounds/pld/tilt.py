@@ -44,7 +44,7 @@ from rerokit.bounds.pld.compose import (Composed, WindowTooWide, chernoff_lower,
 from rerokit.bounds.pld.logsum import suffix_logsumexp, total_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 
-__all__ = ["tilted_power", "tilted_upper", "tilted_lower", "TiltedSide", "saddle_tilt", "pulled_tilt", "upper_with_pull", "pulled_upper", "tilted_upper_share", "tail_forecast", "saddle_gap", "bisect_saddle", "log_moments", "tilt_pmf"]
+__all__ = ["tilted_power", "tilted_upper", "tilted_lower", "TiltedSide", "saddle_tilt", "pulled_tilt", "upper_with_pull", "pulled_upper", "tilted_upper_share", "tail_forecast", "saddle_gap", "bisect_saddle", "log_moments", "tilt_pmf", "tilted_hockey_sticks"]
 
 # tail mass left outside the tilted windows (each side): relative to the tilted masses, which are of
 # order one near the threshold, so far larger than the untilted compositions' 1e-17 (smaller FFTs);
@@ -750,16 +750,8 @@ def tilted_upper_share(off: int, pmf: np.ndarray, h: float, t: float, c: float, 
     # window's top where it sits at the slice's last point)
     k0, k1 = _slice_indices(pmf)
     while True:
-        ls_ = (off + np.arange(k0, k1)) * h
-        with np.errstate(divide="ignore"):
-            lk_ = np.log(pmf[k0:k1]) - t * ls_ + c
-        log_a = _suffix_with_top(lk_, _top_log_mass(pmf, k1, c, t, (off + k1) * h), +1)[1:]  # mass above l_k
-        log_b = _suffix_logsumexp(lk_ - ls_, -1)[1:]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            frac = np.exp(np.minimum(0.0, ls_ + log_b - log_a))
-            term = log_a + np.log1p(-frac)
-        term = np.where(np.isfinite(log_a), term, -np.inf)
-        log_f = _logsumexp4(log_alpha + ls_, term, c - t * ls_ + _at(err_c, slice(k0, k1)), log_inf)
+        ls_, term, err_term = _hockey_terms(off, pmf, h, t, c, err_c, k0, k1)
+        log_f = _logsumexp4(log_alpha + ls_, term, err_term, log_inf)
         i = int(np.argmin(log_f))
         if i == 0 and k0 > 0:
             k0 = 0
@@ -767,12 +759,57 @@ def tilted_upper_share(off: int, pmf: np.ndarray, h: float, t: float, c: float, 
             k1 = pmf.size
         else:
             break
-    # the untilting's own rounding: u (|log p_t| + |t l| + |C|) per mass, plus the tilting's (rel)
-    l_ends = t * (np.array([off, off + pmf.size - 1]) * h)
-    rel += 4.0 * float(np.finfo(float).eps) * (float(np.max(np.abs(l_ends))) + abs(c) + 800.0)
+    rel = _untilting_rel(off, pmf.size, h, t, c, rel)
     log_up = min(0.0, float(np.min(log_f)) + 1.01 * rel + 1e-12)
     share = float(c - t * ls_[i] + _at(err_c, k0 + i) - log_f[i]) if np.isfinite(log_f[i]) else -math.inf
     return log_up, share
+
+
+def _hockey_terms(off: int, pmf: np.ndarray, h: float, t: float, c: float, err_c: float | np.ndarray, k0: int,
+                  k1: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For the labels k0 <= k < k1 of a composed tilted dominating pmf (untilted masses e^{C - t l}
+    pmf[j]): (l_k, log of P(L > l_k) - e^{l_k} Q(L > l_k) with the P-sums rounded up, the Q-sums
+    down and the masses above k1 as one upper bound (:func:`_top_log_mass`), log of the error term
+    e^{C - t l_k} err_k). With the mass at +infinity their sum bounds E_P[(1 - e^{l_k - L})_+]."""
+    ls_ = (off + np.arange(k0, k1)) * h
+    with np.errstate(divide="ignore"):
+        lk_ = np.log(pmf[k0:k1]) - t * ls_ + c
+    log_a = _suffix_with_top(lk_, _top_log_mass(pmf, k1, c, t, (off + k1) * h), +1)[1:]  # mass above l_k
+    log_b = _suffix_logsumexp(lk_ - ls_, -1)[1:]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = np.exp(np.minimum(0.0, ls_ + log_b - log_a))
+        term = log_a + np.log1p(-frac)
+    term = np.where(np.isfinite(log_a), term, -np.inf)
+    return ls_, term, c - t * ls_ + _at(err_c, slice(k0, k1))
+
+
+def _untilting_rel(off: int, size: int, h: float, t: float, c: float, rel: float) -> float:
+    """The tilting's relative error ``rel`` plus the untilting's own rounding, u (|log p_t| + |t l| + |C|)
+    per mass, over a window of ``size`` labels from ``off``."""
+    l_ends = t * (np.array([off, off + size - 1]) * h)
+    return rel + 4.0 * float(np.finfo(float).eps) * (float(np.max(np.abs(l_ends))) + abs(c) + 800.0)
+
+
+def tilted_hockey_sticks(parts: Parts, h: float, t: float, inf_mass: float, log_alpha: float,
+                         precision: str = "double") -> tuple[int, np.ndarray]:
+    """(the first label, per label k of the window) log of a certified upper bound on
+    F(l_k) = E_P[(1 - e^{l_k - L})_+] (the mass at +infinity included) of the composition of the
+    dominating ``parts`` tilted by t > 0 (:func:`tilted_upper_share`'s terms without the level's,
+    at every label of the tilted window, in relative precision near the tilted mean Psi'(t)).
+    ``log_alpha``: the level the caller reads them at (the short window's choice, :func:`_window`).
+
+    Raises:
+      WindowTooWide: the tilted window exceeds the FFT limit.
+    """
+    tp, c, rel = _tilted(parts, h, t)
+    log_mass = functools.cache(lambda: _log_total_mass(parts))
+    comp, _, err = _composed(tp, h, t, c, _LOG_TAU, log_alpha, precision, log_mass)
+    n = comp.pmf.size
+    _, term, err_term = _hockey_terms(comp.offset, comp.pmf, h, t, c, _log_errors(err, n), 0, n)
+    log_inf = math.log(inf_mass) if inf_mass > 0 else -math.inf
+    log_f = _logsumexp4(np.full(n, -np.inf), term, err_term, log_inf)
+    rel = _untilting_rel(comp.offset, n, h, t, c, rel)
+    return comp.offset, np.minimum(0.0, log_f + 1.01 * rel + 1e-12)
 
 
 def _randomized_lower(q_hi: float, q_lo: float, log_alpha: float, p_hi: float, p_lo_of) -> float:
