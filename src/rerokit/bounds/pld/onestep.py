@@ -57,8 +57,10 @@ _TOP_MARGIN = 0.05
 # A's loss tail beyond the last boundary counts with F_B <= 1: taken where A's tail there is below
 # the level's e^-_A_DEPTH (its sampled component's tail; the other is far smaller)
 _A_DEPTH = 40.0
-# at most this many boundaries (else not applicable: a grid too fine for A's range)
+# at most this many boundaries (else not applicable: a grid too fine for A's range), and B's tilted
+# windows of at most this many labels (wider tilts are left out: a choice of computation)
 _MAX_BOUNDARIES = 400_000
+_MAX_POINTS = 1 << 19
 # the threshold l = m h: a golden-section search over m within _SCAN_NATS of the hint (any l gives
 # an upper end; the bound is about convex in e^l)
 _SCAN_NATS = 1.0
@@ -110,15 +112,19 @@ def _b_tilts(parts: Sequence[tuple[int, np.ndarray, int]], h: float, y_top: floa
 
 
 def _g_bounds(parts: Sequence[tuple[int, np.ndarray, int]], h: float, inf_mass: float, log_alpha: float,
-              tilts: Sequence[float], precision: str) -> tuple[int, np.ndarray] | None:
-    """(K0, log G_k for k = K0 ...): the minimum over the tilts of their bounds on log F_B, then the
-    running minimum upwards (module docstring); None where no tilt's window fits."""
+              tilts: Sequence[float], precision: str, k_lo: int, k_hi: int) -> tuple[int, np.ndarray] | None:
+    """(K0, log G_k for k = K0 ... at most k_hi): the minimum over the tilts of their bounds on log F_B
+    (windows clipped to [k_lo, k_hi], the labels the sum reads), then the running minimum upwards
+    (module docstring); None where no tilt's window fits or meets that range."""
     wins = []
     for t in tilts:
         try:
-            wins.append(tilted_hockey_sticks(parts, h, t, inf_mass, log_alpha, precision))
+            off, lg = tilted_hockey_sticks(parts, h, t, inf_mass, log_alpha, precision, _MAX_POINTS)
         except WindowTooWide:
             continue
+        a, b = max(off, k_lo), min(off + lg.size, k_hi + 1)
+        if a < b:
+            wins.append((a, lg[a - off: b - off]))
     if not wins:
         return None
     k0 = min(off for off, _ in wins)
@@ -176,7 +182,8 @@ def one_step_upper(sigma: float, q: float, parts: Sequence[tuple[int, np.ndarray
     log_m = np.where(log_t_dn[1:] == -np.inf, log_t_up[:-1], log_m)  # interval (b_{j-1}, b_j], j = j0+1..j1
     log_beyond = float(log_t_up[-1])
     tilts = _b_tilts(parts, h, threshold - math.log1p(-q) + _TOP_MARGIN, tilt)
-    got = _g_bounds(parts, h, inf_mass, log_a_eff, tilts, precision)
+    lo, hi = int(math.floor((threshold - _SCAN_NATS) / h)), int(math.ceil((threshold + _SCAN_NATS) / h))
+    got = _g_bounds(parts, h, inf_mass, log_a_eff, tilts, precision, lo - j1, hi - j0)
     if got is None:
         return None
     k0, log_g = got
@@ -197,7 +204,6 @@ def one_step_upper(sigma: float, q: float, parts: Sequence[tuple[int, np.ndarray
         total = float(np.logaddexp(m * h + log_a_eff, s))
         return total + (terms.size + 4) * 4.0 * _U * (abs(total) + 1.0) + 1e-12
 
-    lo, hi = int(math.floor((threshold - _SCAN_NATS) / h)), int(math.ceil((threshold + _SCAN_NATS) / h))
     seen: dict[int, float] = {}
 
     def at(m: int) -> float:

@@ -39,7 +39,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from rerokit.bounds.pld.compose import (Composed, WindowTooWide, chernoff_lower, chernoff_window, compose, fft_size,
+from rerokit.bounds.pld.compose import (MAX_FFT, Composed, WindowTooWide, chernoff_lower, chernoff_window, compose, fft_size,
                                        moment_support, weighted_roundoff)
 from rerokit.bounds.pld.logsum import suffix_logsumexp, total_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
@@ -791,7 +791,7 @@ def _untilting_rel(off: int, size: int, h: float, t: float, c: float, rel: float
 
 
 def tilted_hockey_sticks(parts: Parts, h: float, t: float, inf_mass: float, log_alpha: float,
-                         precision: str = "double") -> tuple[int, np.ndarray]:
+                         precision: str = "double", max_points: int = MAX_FFT) -> tuple[int, np.ndarray]:
     """(the first label, per label k of the window) log of a certified upper bound on
     F(l_k) = E_P[(1 - e^{l_k - L})_+] (the mass at +infinity included) of the composition of the
     dominating ``parts`` tilted by t > 0 (:func:`tilted_upper_share`'s terms without the level's,
@@ -799,9 +799,12 @@ def tilted_hockey_sticks(parts: Parts, h: float, t: float, inf_mass: float, log_
     ``log_alpha``: the level the caller reads them at (the short window's choice, :func:`_window`).
 
     Raises:
-      WindowTooWide: the tilted window exceeds the FFT limit.
+      WindowTooWide: the tilted window has more than ``max_points`` labels (at most the FFT limit).
     """
     tp, c, rel = _tilted(parts, h, t)
+    (a, b), _ = _window(tp, h, t, _LOG_TAU, log_alpha)
+    if b - a + 1 > max_points:
+        raise WindowTooWide(f"the tilted window needs {b - a + 1} labels (max {max_points})")
     log_mass = functools.cache(lambda: _log_total_mass(parts))
     comp, _, err = _composed(tp, h, t, c, _LOG_TAU, log_alpha, precision, log_mass)
     n = comp.pmf.size
