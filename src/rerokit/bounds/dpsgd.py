@@ -646,8 +646,8 @@ def _sub_schedules_into(r: ExactPower, pld: SchedulePLD, lks: np.ndarray) -> Exa
     for seg in kinds:
         try:
             sub = exact_power_many(dpsgd_pld([seg], group_size=pld.group_size), [seg], lks[wide])
-        except (PLDTooWide, WindowTooWide, StepTooWide):
-            continue
+        except (PLDTooWide, WindowTooWide, StepTooWide, MemoryError):
+            continue  # (an optional second lower end: the first one stands)
         lower_pld[wide] = np.maximum(lower_pld[wide], sub.lower)
     lower_pld = np.minimum(lower_pld, r.upper)
     return replace(r, lower_pld=lower_pld, lower=np.minimum(np.maximum(r.lower, lower_pld), r.value))
@@ -677,8 +677,8 @@ def _one_step_into(r: ExactPower, pld: SchedulePLD, lks: np.ndarray) -> ExactPow
     for i in wide:
         try:
             up = pld.one_step_upper(float(lks[i]), float(r.eps_star[i]))
-        except (PLDTooWide, WindowTooWide, StepTooWide, ArithmeticError):
-            continue
+        except (PLDTooWide, WindowTooWide, StepTooWide, ArithmeticError, MemoryError):
+            continue  # (an optional second upper end: the first one stands)
         if up is None or not up < v["log_value"][i]:
             continue
         v["log_upper"][i] = min(float(v["log_upper"][i]), up)
