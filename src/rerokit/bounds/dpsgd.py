@@ -598,8 +598,7 @@ def _refined(
     if not pld.lower:  # no lower end (bracket=False): the width says nothing
         return r
     r = _one_step_into(_sub_schedules_into(r, pld, lks), pld, lks)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rel = (r.value - r.lower) / r.value
+    rel = _rel_width(r)
     wide = (rel > _REFINE_ABOVE) & ~r.used_rdp & (lks >= _MIN_TILTED_LOG)
     if not wide.any():
         return r
@@ -608,6 +607,12 @@ def _refined(
     order = 2.0 if bool(np.all(lks[wide] <= _TILT_FIRST_BELOW)) else 1.5
     factor = float(np.clip((float(np.max(rel[wide])) / (0.3 * _REFINE_ABOVE)) ** (1.0 / order), 1.5, 8.0))
     return _refine_into(r, pld, segments, lks, log_rdp, wide, factor)
+
+
+def _rel_width(r: ExactPower) -> np.ndarray:
+    """Each level's bracket width relative to its upper end, (value - lower) / value."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (r.value - r.lower) / r.value
 
 
 def _sub_schedules_into(r: ExactPower, pld: SchedulePLD, lks: np.ndarray) -> ExactPower:
@@ -627,8 +632,7 @@ def _sub_schedules_into(r: ExactPower, pld: SchedulePLD, lks: np.ndarray) -> Exa
     estimate; benchmarks/pld_soundness.py --one-jump)."""
     if len(pld.segments) < 2:
         return r
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rel = (r.value - r.lower) / r.value
+    rel = _rel_width(r)
     wide = np.nonzero((rel > _PRECISE_ENOUGH) & (lks >= _MIN_TILTED_LOG))[0]
     if not wide.size:
         return r
@@ -664,8 +668,7 @@ def _one_step_into(r: ExactPower, pld: SchedulePLD, lks: np.ndarray) -> ExactPow
     Reads the lower end (a width rule)."""
     if not 2 <= len(pld.segments) <= _ONE_STEP_KINDS or not any(T == 1 for _, _, T in pld.segments):
         return r
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rel = (r.value - r.lower) / r.value
+    rel = _rel_width(r)
     wide = np.nonzero((rel > _PRECISE_ENOUGH) & (lks >= _MIN_TILTED_LOG))[0][:_MAX_TILTED]
     if not wide.size:
         return r

@@ -67,6 +67,19 @@ def test_gdp_closed_form_beta_bracket():
     assert r.value[0] - r.lower[0] <= TARGET
 
 
+def _grids_spy(monkeypatch) -> list[tuple[int, float]]:
+    """The (ratio, coarse_div) of each lower-tail grid that rero_dpsgd runs."""
+    grids: list[tuple[int, float]] = []
+    orig = SchedulePLD.beta_near_one
+
+    def spy(self, log_alpha, **kw):
+        grids.append((kw["ratio"], kw["coarse_div"]))
+        return orig(self, log_alpha, **kw)
+
+    monkeypatch.setattr(SchedulePLD, "beta_near_one", spy)
+    return grids
+
+
 def test_subsampled_beta_bracket_against_the_saddle_point(monkeypatch):
     """sigma 2, q 0.2, T 15000 at the tilt -0.2641 (level ~1e-20): 1 - gamma = 3.45e-4 (Lugannani-Rice)
     inside the bracket of rero_dpsgd, within 1e-9 (measured 7.4e-10; the 8x finer grid alone left
@@ -78,22 +91,15 @@ def test_subsampled_beta_bracket_against_the_saddle_point(monkeypatch):
     alpha, beta = _lr_point(sigma, q, T, -0.2641)
     lk = float(mp.log(alpha))
     assert -47 < lk < -45
-    grids: list[int] = []  # the lower-tail grids run (their ratio)
-    orig = SchedulePLD.beta_near_one
-
-    def spy(self, log_alpha, **kw):
-        grids.append(kw["ratio"])
-        return orig(self, log_alpha, **kw)
-
-    monkeypatch.setattr(SchedulePLD, "beta_near_one", spy)
+    grids = _grids_spy(monkeypatch)
     b = rero_dpsgd(sigma, q, T, log_kappa=lk, comparisons=False)
     slack = 1e-12  # the saddle point's own error (module docstring)
     assert 1.0 - b.value <= beta + slack and beta - slack <= 1.0 - b.interval[0]
     assert b.value - b.interval[0] <= TARGET
-    assert grids == [4, 16]  # the middle grid's bracket is within the target: stop there
+    assert [g[0] for g in grids] == [4, 16]  # the middle grid's bracket is within the target: stop there
     grids.clear()
     nb = rero_dpsgd(sigma, q, T, log_kappa=lk, comparisons=False, numerics=Numerics(bracket=False))
-    assert grids == [4, 16, 20]  # no bracket to read: the rules on the upper end alone go on
+    assert [g[0] for g in grids] == [4, 16, 20]  # no bracket to read: the rules on the upper end alone go on
     assert b.value - TARGET <= nb.value <= b.value
 
 
@@ -154,15 +160,7 @@ def test_shortcut_grid_bracket_against_the_saddle_point(monkeypatch):
     alpha, beta = _lr_point(sigma, q, T, -0.5)
     lk = float(mp.log(alpha))
     assert -7.5 < lk < -6.5
-    from rerokit.bounds.pld.builder import SchedulePLD
-
-    grids, orig = [], SchedulePLD.beta_near_one
-
-    def spy(self, log_alpha, **kw):
-        grids.append((kw["ratio"], kw["coarse_div"]))
-        return orig(self, log_alpha, **kw)
-
-    monkeypatch.setattr(SchedulePLD, "beta_near_one", spy)
+    grids = _grids_spy(monkeypatch)
     b = rero_dpsgd(sigma, q, T, log_kappa=lk, comparisons=False)
     assert grids == [(4, 1.0), (20, 8.0)]  # the first grid, then the shortcut (not the last, (20, 16))
     slack = 1e-12
@@ -186,19 +184,6 @@ def test_statistic_windows_far_apart_are_refused_not_allocated():
     # windows side by side still answer
     lo, up = tilted_beta(pld, [TiltedPart(0, one, 1, 0.0)], [TiltedPart(2, one, 1, 0.0)], 1e-3, -0.5, -1.0)
     assert 0.0 <= lo <= up <= 1.0
-
-
-def _grids_spy(monkeypatch) -> list[tuple[int, float]]:
-    """The (ratio, coarse_div) of each lower-tail grid that rero_dpsgd runs."""
-    grids: list[tuple[int, float]] = []
-    orig = SchedulePLD.beta_near_one
-
-    def spy(self, log_alpha, **kw):
-        grids.append((kw["ratio"], kw["coarse_div"]))
-        return orig(self, log_alpha, **kw)
-
-    monkeypatch.setattr(SchedulePLD, "beta_near_one", spy)
-    return grids
 
 
 def test_last_grid_too_wide_sends_the_level_to_the_shortcut(monkeypatch):

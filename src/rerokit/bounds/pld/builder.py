@@ -668,9 +668,7 @@ class SchedulePLD:
         Returns:
           (log lower, log upper).
         """
-        # truncate each step far enough out that the mass sent to +infinity is negligible against
-        # the level itself (down to the smallest normal tail, Phi(-38) ~ 1e-316)
-        lt = min(self.log_tau, max(float(log_alpha) - 46.0, math.log(1e-300)))
+        lt = self._tail_truncation(log_alpha)
         lt_q = self._inf_truncation(log_alpha) if lt < self.log_tau else None
         # the two-grid tilt where it applies, alone: the choice reads the schedule and the level only
         # (not the lower end, so that the upper end is the same with and without the bracket)
@@ -685,6 +683,12 @@ class SchedulePLD:
         lo, up = self._tail_power_legacy(log_alpha, lt, lt_q)
         up = min(up, up_j)
         return min(max(lo, lo_j), up), up
+
+    def _tail_truncation(self, log_alpha: float) -> float:
+        """The far tail's deep truncation: each step truncated far enough out that the mass sent to
+        +infinity is negligible against the level itself (alpha e^-46 per composition, down to the
+        smallest normal tail, Phi(-38) ~ 1e-316), never shallower than this schedule's own."""
+        return min(self.log_tau, max(float(log_alpha) - 46.0, math.log(1e-300)))
 
     def _tail_power_legacy(self, log_alpha: float, lt: float, lt_q: float | None) -> tuple[float, float]:
         """:meth:`tail_power` by the one-grid tilt (:func:`rerokit.bounds.pld.tilt.tilted_power`),
@@ -1085,15 +1089,18 @@ class SchedulePLD:
         a = min(ones, key=lambda seg: seg[0])
         rest = list(grid)
         rest.remove(a)
-        lt = min(self.log_tau, max(float(log_alpha) - 46.0, math.log(1e-300)))
         try:
-            steps, atoms, _ = SchedulePLD(tuple(rest), self.h, 1, False, False, lt, self.precision)._parts("remove")
+            steps, atoms, _ = SchedulePLD(tuple(rest), self.h, 1, False, False, self._tail_truncation(log_alpha),
+                                          self.precision)._parts("remove")
         except (StepTooWide, WindowTooWide):
             return None
         parts = [(st.j_lo, st.split, T) for st, T in steps]
         inf = compose_inf_mass([(st.inf_mass, T) for st, T in steps])
         shift = sum(T * st.loss_shift for st, T in steps) * (1.0 + 1e-9)
-        tilt = saddle_tilt(self.grid_steps("remove"), self.h, float(log_alpha))
+        # (the same bisection as tail_forecast's, kept per level where it ran)
+        tilt = self._built.get(("saddle", float(log_alpha)))
+        if tilt is None:
+            tilt = saddle_tilt(self.grid_steps("remove"), self.h, float(log_alpha))
         return one_step_upper(a[0], a[1], parts, self.h, inf, shift, float(log_alpha), threshold, tilt, self.precision)
 
     def max_test_lower(self, log_alphas: np.ndarray) -> np.ndarray:

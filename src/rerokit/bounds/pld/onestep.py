@@ -40,7 +40,7 @@ import numpy as np
 
 from rerokit.bounds.pld.compose import WindowTooWide
 from rerokit.bounds.pld.normal import normal_isf_log
-from rerokit.bounds.pld.tilt import log_moments, tilted_hockey_sticks
+from rerokit.bounds.pld.tilt import mean_tilt, tilted_hockey_sticks
 
 __all__ = ["one_step_upper"]
 
@@ -97,17 +97,12 @@ def _x_bounds(b: np.ndarray, sigma: float, q: float) -> tuple[np.ndarray, np.nda
 def _b_tilts(parts: Sequence[tuple[int, np.ndarray, int]], h: float, y_top: float, tilt: float) -> list[float]:
     """B's tilts: _MIN_TILT, the whole schedule's saddle tilt ``tilt`` times 1/4 ... 4 (where A's
     tail and B's balance: B's tilted mean there is where their product peaks) and the tilt whose
-    tilted mean is ``y_top`` (bisection on Psi', increasing in t; A's bulk against B's far tail)."""
+    tilted mean is ``y_top`` (:func:`rerokit.bounds.pld.tilt.mean_tilt`; A's bulk against B's far
+    tail)."""
     out = {_MIN_TILT} | {tilt * f for f in _TILT_FACTORS if tilt * f > _MIN_TILT}
-    a, b = _MIN_TILT, 2.0 * _MIN_TILT
-    mean = lambda t: log_moments(parts, h, t)[1]  # noqa: E731
-    while mean(b) < y_top and b < 1e5:
-        a, b = b, 2.0 * b
-    if mean(b) >= y_top:
-        for _ in range(40):
-            mid = 0.5 * (a + b)
-            a, b = (mid, b) if mean(mid) < y_top else (a, mid)
-        out.add(b)
+    top = mean_tilt(parts, h, y_top, _MIN_TILT, 1e5)
+    if top is not None:
+        out.add(top)
     return sorted(out)
 
 

@@ -44,7 +44,7 @@ from rerokit.bounds.pld.compose import (MAX_FFT, Composed, WindowTooWide, cherno
 from rerokit.bounds.pld.logsum import suffix_logsumexp, total_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 
-__all__ = ["tilted_power", "tilted_upper", "tilted_lower", "TiltedSide", "saddle_tilt", "pulled_tilt", "upper_with_pull", "pulled_upper", "tilted_upper_share", "tail_forecast", "saddle_gap", "bisect_saddle", "log_moments", "tilt_pmf", "tilted_hockey_sticks"]
+__all__ = ["tilted_power", "tilted_upper", "tilted_lower", "TiltedSide", "saddle_tilt", "pulled_tilt", "upper_with_pull", "pulled_upper", "tilted_upper_share", "tail_forecast", "saddle_gap", "bisect_saddle", "log_moments", "tilt_pmf", "tilted_hockey_sticks", "mean_tilt"]
 
 # tail mass left outside the tilted windows (each side): relative to the tilted masses, which are of
 # order one near the threshold, so far larger than the untilted compositions' 1e-17 (smaller FFTs);
@@ -159,12 +159,16 @@ def _left_alias(off: int, size: int, h: float, s: float, c: float, log_mass: flo
 
 
 def _composed(tp: Sequence[tuple[int, np.ndarray, int]], h: float, s: float, c: float, log_tau: float,
-              log_alpha: float, precision: str, log_mass: Callable[[], float]) -> tuple[Composed, float, float | np.ndarray]:
+              log_alpha: float, precision: str, log_mass: Callable[[], float],
+              max_points: int = MAX_FFT) -> tuple[Composed, float, float | np.ndarray]:
     """(the composition of the tilted parts ``tp`` (tilt s, C = c) on :func:`_window`, its weighted
     round-off, the error bound per label of :func:`tilted_upper` / :class:`TiltedSide`: that round-off,
     3 tau (the window's tails, wrap-around) and, for a short window, :func:`_left_alias`, the
-    untilted parts' log total mass from ``log_mass()``, called only then)."""
+    untilted parts' log total mass from ``log_mass()``, called only then). WindowTooWide where the
+    window has more than ``max_points`` labels (compose's own limit: :data:`MAX_FFT`)."""
     win, short = _window(tp, h, s, log_tau, log_alpha)
+    if win[1] - win[0] + 1 > max_points:
+        raise WindowTooWide(f"the tilted window needs {win[1] - win[0] + 1} labels (max {max_points})")
     comp = compose(tp, h, log_tau, window=win, precision=precision)
     rounding = weighted_roundoff(comp, s * h)
     err = rounding + 3.0 * math.exp(log_tau)
@@ -253,6 +257,26 @@ def _bisect(prep: list[tuple[np.ndarray, np.ndarray, int]], log_alpha: float, lo
         if hi - lo <= atol + rtol * hi:
             break
     return 0.5 * (lo + hi)
+
+
+def mean_tilt(parts: Parts, h: float, y: float, lo: float, cap: float) -> float | None:
+    """The tilt t >= lo whose tilted mean Psi'(t) is ``y`` (Psi' increases in t): the bracket doubled
+    from [lo, 2 lo] up to ``cap``, then 40 halvings (the upper end returned); None where Psi' stays
+    below y up to the cap. A choice of computation only."""
+    prep = _prepared(parts, h)
+
+    def mean(t: float) -> float:
+        return _moments(prep, t)[1]
+
+    a, b = lo, 2.0 * lo
+    while mean(b) < y and b < cap:
+        a, b = b, 2.0 * b
+    if mean(b) < y:
+        return None
+    for _ in range(40):
+        mid = 0.5 * (a + b)
+        a, b = (mid, b) if mean(mid) < y else (a, mid)
+    return b
 
 
 def saddle_tilt(parts: Parts, h: float, log_alpha: float, rtol: float = 1e-6, log_masses: bool = False) -> float:
@@ -802,11 +826,8 @@ def tilted_hockey_sticks(parts: Parts, h: float, t: float, inf_mass: float, log_
       WindowTooWide: the tilted window has more than ``max_points`` labels (at most the FFT limit).
     """
     tp, c, rel = _tilted(parts, h, t)
-    (a, b), _ = _window(tp, h, t, _LOG_TAU, log_alpha)
-    if b - a + 1 > max_points:
-        raise WindowTooWide(f"the tilted window needs {b - a + 1} labels (max {max_points})")
     log_mass = functools.cache(lambda: _log_total_mass(parts))
-    comp, _, err = _composed(tp, h, t, c, _LOG_TAU, log_alpha, precision, log_mass)
+    comp, _, err = _composed(tp, h, t, c, _LOG_TAU, log_alpha, precision, log_mass, max_points)
     n = comp.pmf.size
     _, term, err_term = _hockey_terms(comp.offset, comp.pmf, h, t, c, _log_errors(err, n), 0, n)
     log_inf = math.log(inf_mass) if inf_mass > 0 else -math.inf
