@@ -113,6 +113,7 @@ from rerokit.bounds.pld import (
     rdp_poisson_gaussian,
     schedule_pld,
 )
+from rerokit.bounds.pld.builder import SHORT_SEGMENT_STEPS
 from rerokit.bounds.pld.chernoff import log_sum_test_power
 from rerokit.bounds.pld.lowertail import clear_step_cache, lower_tilt, tilt_spread
 from rerokit.bounds.dpsgd_envelope import (
@@ -666,7 +667,7 @@ def _one_step_into(r: ExactPower, pld: SchedulePLD, lks: np.ndarray) -> ExactPow
     1-3 % above the truth (one step of sigma 1.30, q 1.3e-4 beside 1585 of sigma 3.02, q 2.6e-4 at
     kappa e^-68.1: e^-67.588; with the step in closed form e^-67.6119, the lower end e^-67.6121).
     Reads the lower end (a width rule)."""
-    if not 2 <= len(pld.segments) <= _ONE_STEP_KINDS or not any(T == 1 for _, _, T in pld.segments):
+    if not 2 <= len(pld.segments) <= _ONE_STEP_KINDS or not any(T <= SHORT_SEGMENT_STEPS for _, _, T in pld.segments):
         return r
     rel = _rel_width(r)
     wide = np.nonzero((rel > _PRECISE_ENOUGH) & (lks >= _MIN_TILTED_LOG))[0][:_MAX_TILTED]
@@ -679,7 +680,7 @@ def _one_step_into(r: ExactPower, pld: SchedulePLD, lks: np.ndarray) -> ExactPow
     v = {key: np.array(getattr(r, key), copy=True) for key in keys}
     for i in wide:
         try:
-            up = pld.one_step_upper(float(lks[i]), float(r.eps_star[i]))
+            up = pld.short_segment_upper(float(lks[i]), float(r.eps_star[i]))
         except (PLDTooWide, WindowTooWide, StepTooWide, ArithmeticError, MemoryError):
             continue  # (an optional second upper end: the first one stands)
         if up is None or not up < v["log_value"][i]:

@@ -1,6 +1,7 @@
-"""One step beside a composed schedule with the step in closed form (rerokit.bounds.pld.onestep,
-SchedulePLD.one_step_upper, dpsgd._one_step_into): an upper end of the power, against references
-independent of the engine.
+"""A short segment beside a composed schedule (rerokit.bounds.pld.onestep,
+SchedulePLD.short_segment_upper, dpsgd._one_step_into): one step in closed form, several composed
+under their own tilt ladders; an upper end of the power, against references independent of the
+engine.
 
 References: (1) one subsampled step (sigma_a, q_a) beside T Gaussian steps of q = 1 (sigma_b),
 whose loss is N(mu^2 / 2, mu^2) under P and N(-mu^2 / 2, mu^2) under Q with mu = sqrt(T) / sigma_b
@@ -9,6 +10,10 @@ int p(x) Phi((L_A(x) -+ mu^2/2 - l) / mu) dx, by mpmath quadrature at 30 digits 
 below the 1e-9 slack used); that test is most powerful at its own level, so its P-probability is
 the power there. (2) The importance-sampled Monte Carlo of the exact outputs
 (tests/bounds/pld/_mc_reference.py) for one step beside a long subsampled segment, 4 standard errors.
+(3) Two subsampled steps beside T Gaussian steps: the same test's probabilities as a double integral
+int int p(x1) p(x2) Phi((L_A(x1) + L_A(x2) -+ mu^2/2 - l) / mu) dx2 dx1, by scipy's adaptive
+quadrature on panels (relative tolerance 1e-12 inside, 1e-10 outside; scipy.special.ndtr, accurate
+in relative terms far into the lower tail), no rerokit code.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import pytest
 
 from rerokit.bounds import dpsgd
 from rerokit.bounds.dpsgd import dpsgd_pld
+from rerokit.bounds.pld.builder import SHORT_SEGMENT_STEPS
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _mc_reference import mc_one_plus_bulk  # noqa: E402
@@ -53,7 +59,7 @@ def test_one_step_upper_is_above_the_exact_power(sa, qa, sb, tb, l, width) -> No
     full bracket (the better ends of every path) contains it."""
     log_power, log_level = _gaussian_rest(sa, qa, sb, tb, l)
     segs = [(sa, qa, 1), (sb, 1.0, tb)]
-    up = dpsgd_pld(segs).one_step_upper(log_level, l)
+    up = dpsgd_pld(segs).short_segment_upper(log_level, l)
     assert up is not None
     assert log_power - 1e-9 <= up <= log_power + width
     b = dpsgd.rero_dpsgd(segments=segs, log_kappa=log_level, comparisons=False)
@@ -78,9 +84,108 @@ def test_one_jump_bracket_with_the_step_in_closed_form(monkeypatch) -> None:
     assert up <= math.log(off.value)
 
 
-def test_one_step_upper_not_applicable() -> None:
-    """None without a segment of one step, with a group of examples, or with a single segment."""
+def _two_steps_gaussian_rest(sa: float, qa: float, sb: float, tb: int, l: float) -> tuple[float, float]:
+    """(log power, log level) of the test L > l for two steps (sa, qa) beside tb steps (sb, q = 1)."""
+    from scipy import integrate, special
+
+    mu = math.sqrt(tb) / sb
+    norm = 1.0 / (sa * math.sqrt(2.0 * math.pi))
+    edges = [s_ * sa for s_ in (-60, -10, 0, 1 / sa, 5, 10, 20, 40, 80)]
+
+    def loss(x: float) -> float:
+        return math.log1p(qa * math.expm1((2.0 * x - 1.0) / (2.0 * sa * sa)))
+
+    def p(x: float) -> float:
+        return norm * ((1.0 - qa) * math.exp(-x * x / (2 * sa * sa)) + qa * math.exp(-(x - 1.0) ** 2 / (2 * sa * sa)))
+
+    def q0(x: float) -> float:
+        return norm * math.exp(-x * x / (2 * sa * sa))
+
+    def panels(f, rel: float) -> float:
+        return sum(integrate.quad(f, a, b, epsabs=0.0, epsrel=rel, limit=200)[0] for a, b in zip(edges[:-1], edges[1:]))
+
+    out = []
+    for dens, sign in ((p, 1.0), (q0, -1.0)):
+        def inner(x1: float) -> float:
+            l1 = loss(x1)
+            return dens(x1) * panels(lambda x2: dens(x2) * special.ndtr((l1 + loss(x2) + sign * mu * mu / 2 - l) / mu), 1e-12)
+
+        out.append(math.log(panels(inner, 1e-10)))
+    return out[0], out[1]
+
+
+@pytest.mark.parametrize("sa,qa,sb,tb,l,width", [
+    (1.0, 1e-4, 500.0, 100, 1.0, 1e-5),  # measured 8e-7 above the truth (log power -53.99499)
+    (1.0, 1e-4, 200.0, 100, 0.5, 1e-5),  # 3.7e-6 (log power -44.16526)
+    (1.4, 1e-4, 100.0, 100, 1.5, 1e-2),  # 3.2e-3 (log power -110.0671; the composed tilt's lower end is 6.5 % below)
+])
+def test_segment_upper_is_above_the_exact_power(sa, qa, sb, tb, l, width) -> None:
+    """Two sampled steps' large deviation beside small Gaussian losses: the composed segment's upper
+    end (pieces by the number of steps in the tail, each under its own tilts) never below the
+    exact power (quadrature), within ``width`` in log of it."""
+    log_power, log_level = _two_steps_gaussian_rest(sa, qa, sb, tb, l)
+    up = dpsgd_pld([(sa, qa, 2), (sb, 1.0, tb)]).short_segment_upper(log_level, l)
+    assert up is not None
+    assert log_power - 1e-8 <= up <= log_power + width
+
+
+@pytest.mark.parametrize("segs,kappa", [
+    ([(1.381, 1.78e-4, 3), (1.786, 1.24e-4, 63991)], 4.65e-23),  # 3.0 % -> 0.94 % (measured)
+    ([(1.164, 1.25e-4, 43), (3.103, 6.67e-4, 25735)], 7.42e-24),  # 3.0 % -> 1.9 %
+])
+def test_a_short_segment_apart_narrows_the_bracket(monkeypatch, segs, kappa) -> None:
+    """A few steps of small sigma beside a long segment of small losses, at kappa ~1e-23: the
+    composed tilts' upper end was 3 % above the lower end; with the short segment composed apart the
+    bracket is within the 2 % target, its upper end below the old one."""
+    b = dpsgd.rero_dpsgd(segments=segs, kappa=kappa, comparisons=False)
+    assert 1.0 - b.interval[0] / b.value <= 0.02
+    monkeypatch.setattr(dpsgd, "_one_step_into", lambda r, pld, lks: r)
+    off = dpsgd.rero_dpsgd(segments=segs, kappa=kappa, comparisons=False)
+    assert 1.0 - off.interval[0] / off.value > 0.025
+    assert b.value <= off.value
+    assert b.interval[0] == off.interval[0]
+
+
+def test_short_segment_upper_not_applicable() -> None:
+    """None without a segment of at most SHORT_SEGMENT_STEPS steps, with a group of examples, or with
+    a single segment."""
     lk = math.log(1e-30)
-    assert dpsgd_pld([(1.2, 1e-3, 2), (3.0, 1e-3, 100)]).one_step_upper(lk, 0.5) is None
-    assert dpsgd_pld([(1.2, 1e-3, 1), (3.0, 1e-3, 100)], group_size=2).one_step_upper(lk, 0.5) is None
-    assert dpsgd_pld([(1.2, 1e-3, 1)]).one_step_upper(lk, 0.5) is None
+    assert dpsgd_pld([(1.2, 1e-3, SHORT_SEGMENT_STEPS + 1), (3.0, 1e-3, 100)]).short_segment_upper(lk, 0.5) is None
+    assert dpsgd_pld([(1.2, 1e-3, 1), (3.0, 1e-3, 100)], group_size=2).short_segment_upper(lk, 0.5) is None
+    assert dpsgd_pld([(1.2, 1e-3, 2), (3.0, 1e-3, 100)], group_size=2).short_segment_upper(lk, 0.5) is None
+    assert dpsgd_pld([(1.2, 1e-3, 1)]).short_segment_upper(lk, 0.5) is None
+
+
+def test_tilted_tails_bound_the_tails_of_a_direct_convolution() -> None:
+    """tilted_tails of five copies of a small pmf (h 0.05, losses -0.5 ... 2.5, log-masses a
+    concave quadratic) against numpy's direct convolution (every mass of order 1e-6 or more, so its
+    rounding is ~1e-15 relative): never below, and within 1e-9 relative within two tilted standard
+    deviations of the tilted mean; the mean ladder's tilts climb and their means reach y_top."""
+    import numpy as np
+
+    from rerokit.bounds.pld.tilt import log_moments, mean_ladder, tilted_tails
+
+    h, off = 0.05, -10
+    x = np.arange(61)
+    pmf = np.exp(-0.004 * (x - 12.0) ** 2)
+    pmf /= pmf.sum()
+    direct = pmf
+    for _ in range(4):
+        direct = np.convolve(direct, pmf)
+    tails = np.cumsum(direct[::-1])[::-1]  # P(L >= label), labels 5 off ...
+    ladder = mean_ladder([(off, pmf, 5)], h, 0.05, 6.0, 3.0, 1e3, 40)
+    assert all(b > a for a, b in zip(ladder, ladder[1:])) and log_moments([(off, pmf, 5)], h, ladder[-1])[1] >= 6.0 - 1e-9
+    for t in ladder:
+        o, u = tilted_tails([(off, pmf, 5)], h, t, 0.0, math.log(1e-6))
+        k = np.arange(o, o + u.size)  # u[i] bounds P(L > k_i h) = P(L >= (k_i + 1) h)
+        idx = k + 1 - 5 * off
+        ok = (idx >= 0) & (idx < tails.size)
+        truth = np.log(tails[idx[ok]])
+        assert np.all(u[ok] >= truth - 1e-12)
+        ls = (5 * off + np.arange(direct.size)) * h
+        w = direct * np.exp(t * (ls - ls.max()))
+        w /= w.sum()
+        m = float(np.dot(w, ls))
+        sd = math.sqrt(float(np.dot(w, (ls - m) ** 2)))
+        near = np.abs(k[ok] * h - m) <= 2.0 * sd
+        assert near.any() and np.all(u[ok][near] - truth[near] <= 1e-9)

@@ -49,7 +49,7 @@ def test_the_mass_below_a_window_wraps_within_its_bound(t: float, cut: float) ->
     assert short.pmf.size < full.pmf.size
     diff = short.pmf - full.pmf[a - full.offset:]
     got = _weighted_suffix(diff, t * h)
-    alias = tilt._left_alias(short.offset, short.pmf.size, h, t, c, tilt._log_total_mass(steps))
+    alias = tilt._left_alias(short.offset, short.pmf.size, h, t, c, tilt.log_total_mass(steps))
     bound = alias + weighted_roundoff(short, t * h) + weighted_roundoff(full, t * h)
     assert np.all(got <= bound)
     assert np.sum(got > 1e3 * (weighted_roundoff(short, t * h) + weighted_roundoff(full, t * h))) > 1000

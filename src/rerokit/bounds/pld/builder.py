@@ -41,7 +41,7 @@ from rerokit.bounds.pld.logtail import composed_log_inf, extend_step
 from rerokit.bounds.pld.maxtest import log_max_test_power
 from rerokit.bounds.pld.normal import log_ndtr
 from rerokit.bounds.pld.jumps import MAX_SLICES, jump_power_share, multi_slice_count
-from rerokit.bounds.pld.onestep import one_step_upper
+from rerokit.bounds.pld.onestep import one_step_upper, segment_upper
 from rerokit.bounds.pld.tilt import saddle_tilt, tail_forecast, tilted_power
 from rerokit._resources import check_memory, group_step_pld_bytes
 from rerokit.bounds.pld.step import (STEP_POINTS, StepTooWide, default_grid_step, dpsgd_step_pld, loss_range,
@@ -247,6 +247,11 @@ MAX_TEST_BELOW = math.log(1e-6)
 # replacements of the module docstring are used.
 SIGMA_GRID_RANGE = (1e-4, 1e8)
 _U = 2.0 ** -53  # unit round-off
+# SchedulePLD.short_segment_upper: the most steps of the segment taken apart from the rest (its
+# tilt ladder composes it some 10-30 times; the far tail of such a segment of small sigma beside a
+# long one of small losses is a few sampled steps' large deviation, which tilting the whole
+# schedule weights poorly)
+SHORT_SEGMENT_STEPS = 64
 REVEAL_LOG_ERROR = 5060.0  # :func:`_revealing`: near-noiseless where T Phi(-1/(2 sigma)) <= e^-this
 _REVEAL_SIGMA = 0.01  # (above it Phi(-1/(2 sigma)) > e^-1254: never near-noiseless by that rule)
 # SchedulePLD.revealed: segments up to this sigma also get the revealed pair's upper end (the smaller
@@ -1075,33 +1080,43 @@ class SchedulePLD:
                                 if self.group_size == 1 else -math.inf)
         return self._built[key]
 
-    def one_step_upper(self, log_alpha: float, threshold: float) -> float | None:
-        """log of a certified upper bound on the REMOVE power at exp(log_alpha) with one step in closed
-        form (:func:`rerokit.bounds.pld.onestep.one_step_upper`): the step of smallest sigma among the
-        segments of one step, the other steps composed under a few tilts (truncated as deep as
-        :meth:`tail_power`'s). None where it does not apply (one example per step, 0 < q < 1, every
-        segment on the grid, at least two) or the windows do not fit; ``threshold``: a guess of the
-        threshold (nats)."""
+    def short_segment_upper(self, log_alpha: float, threshold: float) -> float | None:
+        """log of a certified upper bound on the REMOVE power at exp(log_alpha) with a short segment A
+        (at most :data:`SHORT_SEGMENT_STEPS` steps; the one of smallest sigma) apart from the rest B
+        (:mod:`rerokit.bounds.pld.onestep`): one step in closed form
+        (:func:`~rerokit.bounds.pld.onestep.one_step_upper`), several composed under a ladder of
+        tilts (:func:`~rerokit.bounds.pld.onestep.segment_upper`); B composed under a few tilts. Both
+        truncated as deep as :meth:`tail_power`'s. None where it does not apply (one example per
+        step, 0 < q < 1, every segment on the grid, at least two) or the windows do not fit;
+        ``threshold``: a guess of the threshold (nats)."""
         grid, noiseless, inv = _split_extremes(self.segments)
-        ones = [seg for seg in grid if seg[2] == 1 and 0.0 < seg[1] < 1.0]
-        if self.group_size != 1 or noiseless or inv > 0 or not ones or len(grid) < 2:
+        shorts = [seg for seg in grid if seg[2] <= SHORT_SEGMENT_STEPS and 0.0 < seg[1] < 1.0]
+        if self.group_size != 1 or noiseless or inv > 0 or not shorts or len(grid) < 2:
             return None
-        a = min(ones, key=lambda seg: seg[0])
+        a = min(shorts, key=lambda seg: (seg[0], seg[2]))
         rest = list(grid)
         rest.remove(a)
+        lt = self._tail_truncation(log_alpha)
         try:
-            steps, atoms, _ = SchedulePLD(tuple(rest), self.h, 1, False, False, self._tail_truncation(log_alpha),
-                                          self.precision)._parts("remove")
+            steps, _, _ = SchedulePLD(tuple(rest), self.h, 1, False, False, lt, self.precision)._parts("remove")
+            steps_a = ([] if a[2] == 1 else
+                       SchedulePLD((a,), self.h, 1, False, False, lt, self.precision)._parts("remove")[0])
         except (StepTooWide, WindowTooWide):
             return None
         parts = [(st.j_lo, st.split, T) for st, T in steps]
         inf = compose_inf_mass([(st.inf_mass, T) for st, T in steps])
-        shift = sum(T * st.loss_shift for st, T in steps) * (1.0 + 1e-9)
+        shift = sum(T * st.loss_shift for st, T in steps + steps_a) * (1.0 + 1e-9)
         # (the same bisection as tail_forecast's, kept per level where it ran)
         tilt = self._built.get(("saddle", float(log_alpha)))
         if tilt is None:
             tilt = saddle_tilt(self.grid_steps("remove"), self.h, float(log_alpha))
-        return one_step_upper(a[0], a[1], parts, self.h, inf, shift, float(log_alpha), threshold, tilt, self.precision)
+        if a[2] == 1:
+            return one_step_upper(a[0], a[1], parts, self.h, inf, shift, float(log_alpha), threshold, tilt,
+                                  self.precision)
+        parts_a = [(st.j_lo, st.split, T) for st, T in steps_a]
+        inf_a = compose_inf_mass([(st.inf_mass, T) for st, T in steps_a])
+        return segment_upper(parts_a, inf_a, parts, self.h, inf, shift, float(log_alpha), threshold, tilt,
+                             self.precision)
 
     def max_test_lower(self, log_alphas: np.ndarray) -> np.ndarray:
         """The max test's power at levels exp(log_alphas) <= exp(:data:`MAX_TEST_BELOW`), one

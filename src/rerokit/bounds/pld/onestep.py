@@ -40,9 +40,9 @@ import numpy as np
 
 from rerokit.bounds.pld.compose import WindowTooWide
 from rerokit.bounds.pld.normal import normal_isf_log
-from rerokit.bounds.pld.tilt import mean_tilt, tilted_hockey_sticks
+from rerokit.bounds.pld.tilt import log_total_mass, mean_ladder, mean_tilt, tilted_hockey_sticks, tilted_tails
 
-__all__ = ["one_step_upper"]
+__all__ = ["one_step_upper", "segment_upper"]
 
 _U = float(np.finfo(float).eps)
 _SCIPY_REL = 1e-10  # the error allowed for scipy's log_ndtr, relative to |log Phi| (_log_tail)
@@ -64,6 +64,17 @@ _MAX_POINTS = 1 << 19
 # the threshold l = m h: a golden-section search over m within _SCAN_NATS of the hint (any l gives
 # an upper end; the bound is about convex in e^l)
 _SCAN_NATS = 1.0
+# segment_upper: A's tilt ladder, its tilted means spaced by _LADDER_SPACING tilted standard
+# deviations up to _A_OVER nats above the threshold (beyond, F_B is within e^-_A_OVER of 1), at most
+# _LADDER_MOST tilts
+_A_OVER = 8.0
+# ... A's steps split at _A_CUT nats into bulk and tail, at most _A_PIECES + 1 pieces (k = 0 ... tail steps)
+_A_CUT = 0.05
+# ... and A's labels read, at most this many (else not applicable)
+_MAX_LABELS_A = 1 << 20
+_A_PIECES = 8
+_LADDER_SPACING = 3.0
+_LADDER_MOST = 40
 
 
 def _log_tail(x: np.ndarray, sigma: float, q: float, side: int) -> np.ndarray:
@@ -184,21 +195,30 @@ def one_step_upper(sigma: float, q: float, parts: Sequence[tuple[int, np.ndarray
     k0, log_g = got
     jj = js[1:]
 
-    g0 = math.exp(float(log_g[0]))
-
     def bound(m: int) -> float:
-        k = m - jj
-        with np.errstate(divide="ignore"):
-            below = np.log(np.minimum(1.0, (g0 + (math.exp(k0 * h) - np.exp(np.minimum(k, k0) * h)) * _Q_MASS)
-                                      * (1.0 + 1e-12)))
-        g = np.where(k < k0, below, log_g[np.clip(k - k0, 0, log_g.size - 1)])
-        terms = log_m + g
+        terms = log_m + _log_g_at(log_g, k0, h, m - jj)
         top = float(np.max(terms))
         s = top + math.log(float(np.sum(np.exp(terms - top)))) if math.isfinite(top) else -math.inf
         s = float(np.logaddexp(s, log_beyond))
         total = float(np.logaddexp(m * h + log_a_eff, s))
         return total + (terms.size + 4) * 4.0 * _U * (abs(total) + 1.0) + 1e-12
 
+    return _golden_min(bound, lo, hi)
+
+
+def _log_g_at(log_g: np.ndarray, k0: int, h: float, k: np.ndarray) -> np.ndarray:
+    """log of the bound on F_B at the labels ``k``: G from :func:`_g_bounds` inside (its last value
+    above), F_B(y_0) + (e^{y_0} - e^y) Q_B-mass (at most 1) below (module docstring)."""
+    g0 = math.exp(float(log_g[0]))
+    with np.errstate(divide="ignore"):
+        below = np.log(np.minimum(1.0, (g0 + (math.exp(k0 * h) - np.exp(np.minimum(k, k0) * h)) * _Q_MASS)
+                                  * (1.0 + 1e-12)))
+    return np.where(k < k0, below, log_g[np.clip(k - k0, 0, log_g.size - 1)])
+
+
+def _golden_min(bound, lo: int, hi: int) -> float:
+    """min(0, the smallest ``bound(m)`` found by a golden-section search over the integers [lo, hi]
+    (bound is about convex; any m's value is an upper end)."""
     seen: dict[int, float] = {}
 
     def at(m: int) -> float:
@@ -214,3 +234,141 @@ def one_step_upper(sigma: float, q: float, parts: Sequence[tuple[int, np.ndarray
         else:
             lo = m1
     return min(0.0, min(at(m) for m in range(lo, hi + 1)))
+
+
+def _piece_tails(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_a_eff: float, j0: int, j1: int,
+                 y_top: float, precision: str) -> np.ndarray:
+    """log of upper bounds on P(L > j h), j0 <= j <= j1, of the composition of the (sub-probability)
+    ``parts``: its total mass, the minimum over a ladder of tilts of :func:`tilted_tails` where
+    their windows fit, then the running minimum upwards (the tail is non-increasing)."""
+    log_u = np.full(j1 - j0 + 1, log_total_mass(parts) + 1e-12)
+    for t in mean_ladder(parts, h, _MIN_TILT, y_top, _LADDER_SPACING, 1e5, _LADDER_MOST):
+        try:
+            off, u = tilted_tails(parts, h, t, 0.0, log_a_eff, precision, _MAX_POINTS)
+        except WindowTooWide:
+            continue
+        a, b = max(off, j0), min(off + u.size, j1 + 1)
+        if a < b:
+            seg = log_u[a - j0: b - j0]
+            np.minimum(seg, u[a - off: b - off], out=seg)
+    return np.minimum.accumulate(log_u)
+
+
+def _a_tails(parts_a: Sequence[tuple[int, np.ndarray, int]], h: float, inf_a: float, log_a_eff: float, j0: int,
+             j1: int, precision: str) -> np.ndarray | None:
+    """log of upper bounds U_j on P_A(L_A > j h), j0 <= j <= j1, for A = T steps of one dominating pmf
+    p (``parts_a``, one part), in relative precision over A's whole range.
+
+    A tilt of the whole of A is precise only near its tilted mean, and with small q the sampled
+    steps' losses lie in a region where P's log-density is convex (the loss grows like log x
+    there): every tilt puts its mass either in the bulk or at the top, none in between. So p is
+    split at the cut c = _A_CUT nats into its bulk b (labels <= c) and tail r (above), and by the
+    binomial theorem for convolution p^{*T} = sum_k C(T, k) b^{*(T - k)} * r^{*k} (exact); each
+    piece is composed under its own ladder of tilts (:func:`_piece_tails`: the tail pieces alone are
+    nearly flat under a suitable tilt). Pieces with k > K, where C(T, k) r_tot^k falls below the
+    level e^-_A_DEPTH (at most _A_PIECES), count together as
+    C(T, K + 1) r_tot^{K + 1} p_tot^{T - K - 1} (K + 1 of the steps in the tail, the rest anything)
+    at every label; A's mass at +infinity too. The log-sum is rounded up by (n + 4) 4 u. None where
+    A is not one part."""
+    if len(parts_a) != 1:
+        return None
+    off, pmf, T = parts_a[0]
+    jc = max(off, int(math.floor(_A_CUT / h)))
+    bulk, tail = pmf[: jc - off + 1], pmf[jc - off + 1:]
+    log_tot = log_total_mass([(off, pmf, 1)])
+    log_rt = log_total_mass([(jc + 1, tail, 1)]) if tail.size and np.any(tail > 0) else -math.inf
+    y_top = (j1 + 1) * h
+    if not math.isfinite(log_rt) or T == 1:
+        terms = [_piece_tails(parts_a, h, log_a_eff, j0, j1, y_top, precision)]
+        rest = -math.inf
+    else:
+        def log_choose(k: int) -> float:
+            return math.lgamma(T + 1) - math.lgamma(k + 1) - math.lgamma(T - k + 1) + 1e-12 * (T + 1)
+
+        terms, k = [], 0
+        while k <= min(T, _A_PIECES):
+            if k > 0 and log_choose(k) + k * log_rt < log_a_eff - _A_DEPTH:
+                break
+            pieces = [(off, bulk, T - k)] if k < T else []
+            if k > 0:
+                pieces.append((jc + 1, tail, k))
+            terms.append(log_choose(k) + _piece_tails(pieces, h, log_a_eff, j0, j1, y_top, precision))
+            k += 1
+        rest = (log_choose(k) + k * log_rt + (T - k) * max(log_tot, 0.0)) if k <= T else -math.inf
+    extra = float(np.logaddexp(rest, math.log(inf_a) if inf_a > 0 else -math.inf))
+    stack = np.vstack(terms + [np.full(j1 - j0 + 1, extra)])
+    top = np.max(stack, axis=0)
+    fin = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(stack - fin), axis=0)) + fin
+    return out + (stack.shape[0] + 4) * 4.0 * _U * (np.abs(out) + 1.0) + 1e-12
+
+
+def segment_upper(parts_a: Sequence[tuple[int, np.ndarray, int]], inf_a: float,
+                  parts: Sequence[tuple[int, np.ndarray, int]], h: float, inf_mass: float, loss_shift: float,
+                  log_alpha: float, threshold: float, tilt: float, precision: str = "double") -> float | None:
+    """log of a certified upper bound on the power at level exp(log_alpha) of a short schedule A
+    (the dominating ``parts_a``, a few steps) composed with the schedule B of the dominating
+    ``parts``, both on the grid h (:func:`one_step_upper`'s bound with A discretised too).
+
+    The product of the two dominating pairs dominates the schedule's pair, and for it
+    gamma(alpha) <= s alpha + E_{P_A}[F_B(l - L_A)] (module docstring). A's losses lie on the labels
+    j h, and phi_j = G_{m - j} (made non-decreasing in j by a running maximum, which only raises
+    it) bounds F_B(l - j h), so by summation by parts (the layer-cake formula)
+
+        E_{P_A}[phi(L_A)] <= phi_{j0} M_A + sum_{j0 <= j < j1} (phi_{j+1} - phi_j) U_j + (1 - phi_{j1}) U_{j1},
+
+    for any upper bounds U_j on P_A(L_A > j h) (their running minimum upwards is one too) and
+    M_A >= A's total mass (j0: A's lowest label). The U_j come from A composed under a ladder of
+    tilts (:func:`rerokit.bounds.pld.tilt.mean_ladder`, :func:`rerokit.bounds.pld.tilt.tilted_tails`),
+    each in relative precision within a few standard deviations of its tilted mean, the ladder up to
+    _A_OVER nats above the threshold. Each difference phi_{j+1} - phi_j is formed as
+    e^{g_{j+1}} (1 - e^{g_j - g_{j+1}}) (a few u relative); the sum is rounded up as
+    :func:`one_step_upper`'s.
+
+    Args:
+      parts_a, inf_a: A's dominating parts (label offset, pmf, count) and composed mass at +infinity.
+      parts, h, inf_mass, log_alpha, threshold, tilt, precision: as :func:`one_step_upper` (B).
+      loss_shift: A's and B's total loss shift (the level is read as alpha e^loss_shift).
+
+    Returns:
+      The log upper end, or None where the windows do not fit.
+    """
+    if not math.isfinite(threshold):
+        return None
+    log_a_eff = float(log_alpha) + loss_shift
+    ja_lo = sum(T * off for off, _, T in parts_a)
+    ja_hi = sum(T * (off + pmf.size - 1) for off, pmf, T in parts_a)
+    log_m_a = log_total_mass(parts_a) + 1e-12
+    if inf_a > 0:
+        log_m_a = float(np.logaddexp(log_m_a, math.log(inf_a))) + 1e-12
+    j0 = ja_lo
+    j1 = min(ja_hi, int(math.ceil((threshold + _A_OVER) / h)))
+    if not j0 < j1 or j1 - j0 > _MAX_LABELS_A:
+        return None
+    log_u = _a_tails(parts_a, h, inf_a, log_a_eff, j0, j1, precision)
+    if log_u is None:
+        return None
+    tilts = _b_tilts(parts, h, threshold - ja_lo * h + _TOP_MARGIN, tilt)
+    lo, hi = int(math.floor((threshold - _SCAN_NATS) / h)), int(math.ceil((threshold + _SCAN_NATS) / h))
+    got = _g_bounds(parts, h, inf_mass, log_a_eff, tilts, precision, lo - j1, hi - j0)
+    if got is None:
+        return None
+    k0, log_g = got
+    js = np.arange(j0, j1 + 1)
+
+    def bound(m: int) -> float:
+        g = np.maximum.accumulate(_log_g_at(log_g, k0, h, m - js))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            steps = g[1:] + np.log(-np.expm1(g[:-1] - g[1:]))
+            top_w = float(np.log(-np.expm1(g[-1]))) if g[-1] < 0.0 else -math.inf
+        terms = np.concatenate(([g[0] + log_m_a], steps + log_u[:-1], [top_w + log_u[-1]]))
+        terms = np.where(np.isnan(terms), -np.inf, terms)
+        top = float(np.max(terms))
+        s = top + math.log(float(np.sum(np.exp(terms - top)))) if math.isfinite(top) else -math.inf
+        total = float(np.logaddexp(m * h + log_a_eff, s))
+        fin = terms[np.isfinite(terms)]
+        size = float(np.max(np.abs(fin))) if fin.size else 0.0
+        return total + (terms.size + 16) * 8.0 * _U * (abs(total) + size + float(np.max(np.abs(g))) + 1.0) + 1e-12
+
+    return _golden_min(bound, lo, hi)

@@ -44,7 +44,7 @@ from rerokit.bounds.pld.compose import (MAX_FFT, Composed, WindowTooWide, cherno
 from rerokit.bounds.pld.logsum import suffix_logsumexp, total_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 
-__all__ = ["tilted_power", "tilted_upper", "tilted_lower", "TiltedSide", "saddle_tilt", "pulled_tilt", "upper_with_pull", "pulled_upper", "tilted_upper_share", "tail_forecast", "saddle_gap", "bisect_saddle", "log_moments", "tilt_pmf", "tilted_hockey_sticks", "mean_tilt"]
+__all__ = ["tilted_power", "tilted_upper", "tilted_lower", "TiltedSide", "saddle_tilt", "pulled_tilt", "upper_with_pull", "pulled_upper", "tilted_upper_share", "tail_forecast", "saddle_gap", "bisect_saddle", "log_moments", "tilt_pmf", "tilted_hockey_sticks", "mean_tilt", "mean_ladder", "tilted_tails", "log_total_mass"]
 
 # tail mass left outside the tilted windows (each side): relative to the tilted masses, which are of
 # order one near the threshold, so far larger than the untilted compositions' 1e-17 (smaller FFTs);
@@ -102,7 +102,7 @@ _MIXED_SHARE = math.log(1e-3)
 # from about the tilted mass's 1e-2 quantile, and the mass below the window, wrapped around the
 # circular convolution, lands r nfft labels above where it was (r >= 1), where untilting weighs it
 # by e^{-s r nfft h}: its error in the untilted sums above every label is at most
-# e^{-s nfft h} / (1 - e^{-s nfft h}) times the total untilted mass (_left_alias, _log_total_mass).
+# e^{-s nfft h} / (1 - e^{-s nfft h}) times the total untilted mass (_left_alias, log_total_mass).
 # Taken where that is below alpha e^-_ALIAS_DEPTH. The long schedules' tilted losses have long thin left tails
 # (sigma 1.36, q 1e-3, T 7e4, kappa 1e-30: the 1e-6 quantile 11.7 nats above the 1e-12 one)
 _LOG_TAU_LEFT = math.log(1e-6)
@@ -129,7 +129,7 @@ def _window(parts: Sequence[tuple[int, np.ndarray, int]], h: float, s: float, lo
     return (a_left, b), True
 
 
-def _log_total_mass(parts: Sequence[tuple[int, np.ndarray, int]], log_masses: bool = False) -> float:
+def log_total_mass(parts: Sequence[tuple[int, np.ndarray, int]], log_masses: bool = False) -> float:
     """log of the total mass of the composition of the (untilted) ``parts``: sum_i T_i log sum_j p_ij,
     each sum exactly rounded (math.fsum) and the log rounded up."""
     out = 0.0
@@ -149,7 +149,7 @@ def _left_alias(off: int, size: int, h: float, s: float, c: float, log_mass: flo
     bound on sum_{j >= k} e^{-s (l_j - l_k)} |wrapped-around tilted mass at j| for the composed mass
     below the window (tilt s, C = c). A tilted mass m at l is the untilted mass e^{C - s l} m; the
     mass at l lands at l + r nfft h (r >= 1), so the sum at k is e^{s l_k - C} sum_r e^{-s r nfft h}
-    times the untilted mass below the window, at most e^``log_mass`` (:func:`_log_total_mass` of the
+    times the untilted mass below the window, at most e^``log_mass`` (:func:`log_total_mass` of the
     untilted parts) times 2 (the tilted masses' relative error, far below 1)."""
     x = s * fft_size(size) * h
     ls = (off + np.arange(size)) * h
@@ -263,8 +263,11 @@ def mean_tilt(parts: Parts, h: float, y: float, lo: float, cap: float) -> float 
     """The tilt t >= lo whose tilted mean Psi'(t) is ``y`` (Psi' increases in t): the bracket doubled
     from [lo, 2 lo] up to ``cap``, then 40 halvings (the upper end returned); None where Psi' stays
     below y up to the cap. A choice of computation only."""
-    prep = _prepared(parts, h)
+    return _mean_tilt(_prepared(parts, h), y, lo, cap)
 
+
+def _mean_tilt(prep: list[tuple[np.ndarray, np.ndarray, int]], y: float, lo: float, cap: float) -> float | None:
+    """:func:`mean_tilt` of :func:`_prepared` steps."""
     def mean(t: float) -> float:
         return _moments(prep, t)[1]
 
@@ -277,6 +280,26 @@ def mean_tilt(parts: Parts, h: float, y: float, lo: float, cap: float) -> float 
         mid = 0.5 * (a + b)
         a, b = (mid, b) if mean(mid) < y else (a, mid)
     return b
+
+
+def mean_ladder(parts: Parts, h: float, lo: float, y_top: float, spacing: float, cap: float,
+                most: int) -> list[float]:
+    """Tilts lo = t_0 < t_1 < ... whose tilted means climb by ``spacing`` tilted standard deviations
+    each (Psi'(t_{i+1}) = Psi'(t_i) + spacing sqrt(Psi''(t_i))) until one reaches ``y_top``, the
+    tilt reaches ``cap`` or ``most`` tilts are taken: each tilted composition is precise within a
+    few standard deviations of its mean, so together they cover [Psi'(lo), y_top]. A choice of
+    computation only."""
+    prep = _prepared(parts, h)
+    out = [lo]
+    while len(out) < most:
+        _, m, v = _moments2(prep, out[-1])
+        if m >= y_top:
+            break
+        t = _mean_tilt(prep, min(m + spacing * math.sqrt(max(v, 0.0)), y_top), out[-1], cap)
+        if t is None or not t > out[-1]:
+            break
+        out.append(t)
+    return out
 
 
 def saddle_tilt(parts: Parts, h: float, log_alpha: float, rtol: float = 1e-6, log_masses: bool = False) -> float:
@@ -536,9 +559,9 @@ def tilted_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[
         # the statistic's allowance at least as far below the upper end's default as the upper end's
         # had to go (the same tiny tilted masses at the threshold set both)
         log_tau_stat = min([_LOG_TAU_STAT] + [x - (_LOG_TAU - _LOG_TAU_STAT) for x in lowered])
-        P, _, err_p = _composed(sp, h, t, cp_, log_tau_stat, log_alpha, precision, lambda: _log_total_mass(stat_p))
+        P, _, err_p = _composed(sp, h, t, cp_, log_tau_stat, log_alpha, precision, lambda: log_total_mass(stat_p))
         Q, _, err_q = _composed(sq, h, t + 1.0, cq_, log_tau_stat, log_alpha, precision,
-                                lambda: _log_total_mass(stat_q))
+                                lambda: log_total_mass(stat_q))
         log_lo, label = tilted_lower(TiltedSide(P.offset, P.pmf, cp_, rel_p, err_p),
                                      TiltedSide(Q.offset, Q.pmf, cq_, rel_q, err_q), h, t, log_alpha)
         if label is not None and log_lo > math.log(0.5) and log_up - log_lo > 1e-10:
@@ -591,7 +614,7 @@ def _upper_at(parts: Sequence[tuple[int, np.ndarray, int]], h: float, t: float, 
     threshold, which set it, are those of the same schedule and level), or at the default where that
     window does not fit (:data:`_REUSE_LOWERED`)."""
     tp, c, rel = _tilted(parts, h, t, log_masses)
-    log_mass = functools.cache(lambda: _log_total_mass(parts, log_masses))  # (short windows only; once)
+    log_mass = functools.cache(lambda: log_total_mass(parts, log_masses))  # (short windows only; once)
     log_tau, best = _LOG_TAU, (math.inf, -math.inf)
     if _REUSE_LOWERED and lowered:
         log_tau = max(_LOG_TAU_MIN, min(lowered) - _TAU_MARGIN)
@@ -795,16 +818,24 @@ def _hockey_terms(off: int, pmf: np.ndarray, h: float, t: float, c: float, err_c
     pmf[j]): (l_k, log of P(L > l_k) - e^{l_k} Q(L > l_k) with the P-sums rounded up, the Q-sums
     down and the masses above k1 as one upper bound (:func:`_top_log_mass`), log of the error term
     e^{C - t l_k} err_k). With the mass at +infinity their sum bounds E_P[(1 - e^{l_k - L})_+]."""
-    ls_ = (off + np.arange(k0, k1)) * h
-    with np.errstate(divide="ignore"):
-        lk_ = np.log(pmf[k0:k1]) - t * ls_ + c
-    log_a = _suffix_with_top(lk_, _top_log_mass(pmf, k1, c, t, (off + k1) * h), +1)[1:]  # mass above l_k
+    ls_, lk_, log_a = _p_tails(off, pmf, h, t, c, k0, k1)
     log_b = _suffix_logsumexp(lk_ - ls_, -1)[1:]
     with np.errstate(divide="ignore", invalid="ignore"):
         frac = np.exp(np.minimum(0.0, ls_ + log_b - log_a))
         term = log_a + np.log1p(-frac)
     term = np.where(np.isfinite(log_a), term, -np.inf)
     return ls_, term, c - t * ls_ + _at(err_c, slice(k0, k1))
+
+
+def _p_tails(off: int, pmf: np.ndarray, h: float, t: float, c: float, k0: int,
+             k1: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For the labels k0 <= k < k1 of a composed tilted pmf (untilted masses e^{C - t l} pmf[j]):
+    (l_k, the log untilted masses, log of their sum above l_k rounded up, the masses above k1 as
+    one upper bound, :func:`_top_log_mass`)."""
+    ls_ = (off + np.arange(k0, k1)) * h
+    with np.errstate(divide="ignore"):
+        lk_ = np.log(pmf[k0:k1]) - t * ls_ + c
+    return ls_, lk_, _suffix_with_top(lk_, _top_log_mass(pmf, k1, c, t, (off + k1) * h), +1)[1:]
 
 
 def _untilting_rel(off: int, size: int, h: float, t: float, c: float, rel: float) -> float:
@@ -826,7 +857,7 @@ def tilted_hockey_sticks(parts: Parts, h: float, t: float, inf_mass: float, log_
       WindowTooWide: the tilted window has more than ``max_points`` labels (at most the FFT limit).
     """
     tp, c, rel = _tilted(parts, h, t)
-    log_mass = functools.cache(lambda: _log_total_mass(parts))
+    log_mass = functools.cache(lambda: log_total_mass(parts))
     comp, _, err = _composed(tp, h, t, c, _LOG_TAU, log_alpha, precision, log_mass, max_points)
     n = comp.pmf.size
     _, term, err_term = _hockey_terms(comp.offset, comp.pmf, h, t, c, _log_errors(err, n), 0, n)
@@ -834,6 +865,29 @@ def tilted_hockey_sticks(parts: Parts, h: float, t: float, inf_mass: float, log_
     log_f = _logsumexp4(np.full(n, -np.inf), term, err_term, log_inf)
     rel = _untilting_rel(comp.offset, n, h, t, c, rel)
     return comp.offset, np.minimum(0.0, log_f + 1.01 * rel + 1e-12)
+
+
+def tilted_tails(parts: Parts, h: float, t: float, inf_mass: float, log_alpha: float,
+                 precision: str = "double", max_points: int = MAX_FFT) -> tuple[int, np.ndarray]:
+    """(the first label, per label k of the window) log of a certified upper bound on P(L > l_k)
+    (the mass at +infinity included) of the composition of ``parts`` tilted by t > 0: the untilted
+    masses above l_k, e^{C - t l_j} pmf[j] summed upwards and rounded up, plus e^{C - t l_k} err_k
+    (:func:`_composed`'s bound on sum_{j >= k} e^{-t (l_j - l_k)} |pmf_j - exact_j|, which holds
+    the tilted mass outside the window), in relative precision near the tilted mean Psi'(t).
+    ``log_alpha``: the level the caller reads them at (the short window's choice, :func:`_window`).
+
+    Raises:
+      WindowTooWide: the tilted window has more than ``max_points`` labels (at most the FFT limit).
+    """
+    tp, c, rel = _tilted(parts, h, t)
+    log_mass = functools.cache(lambda: log_total_mass(parts))
+    comp, _, err = _composed(tp, h, t, c, _LOG_TAU, log_alpha, precision, log_mass, max_points)
+    n = comp.pmf.size
+    ls_, _, log_a = _p_tails(comp.offset, comp.pmf, h, t, c, 0, n)
+    err_term = c - t * ls_ + _at(_log_errors(err, n), slice(0, n))
+    log_inf = math.log(inf_mass) if inf_mass > 0 else -math.inf
+    log_u = _logsumexp4(np.full(n, -np.inf), log_a, err_term, log_inf)
+    return comp.offset, log_u + 1.01 * _untilting_rel(comp.offset, n, h, t, c, rel) + 1e-12
 
 
 def _randomized_lower(q_hi: float, q_lo: float, log_alpha: float, p_hi: float, p_lo_of) -> float:
