@@ -243,6 +243,11 @@ _SUB_SCHEDULE_KINDS = 4
 # the most kinds for the upper end with one step in closed form (_one_step_into: the rest is
 # composed under about seven tilts, a composition per kind each)
 _ONE_STEP_KINDS = 8
+# ... and for a segment of several steps (composed by pieces) only at q <= _SHORT_SEGMENT_Q (the
+# tiny-q jumps, where its log-density is convex) and where its own lower end is within
+# _SHORT_SEGMENT_NATS of the upper end (measured 0.02 in the cells it narrows, 0.04-26 where it did not)
+_SHORT_SEGMENT_Q = 0.02
+_SHORT_SEGMENT_NATS = 1.0
 # Tilt first (:func:`_tilt_first`): at levels kappa <= 1e-6 (log at most _TILT_FIRST_BELOW) the far-tail
 # tilt alone where the untilted double-precision bracket is predicted useless. Its proven round-off ro,
 # about _RO_PER_STEP per step (measured 3.9e-14 - 1.1e-13 for sigma 0.5-20, q 1e-4-0.3, T 1e3-1e6), costs
@@ -598,7 +603,7 @@ def _refined(
         r = _refine_into(r, pld, segments, lks, log_rdp, near, _NEAR_ONE_FACTOR)
     if not pld.lower:  # no lower end (bracket=False): the width says nothing
         return r
-    r = _one_step_into(_sub_schedules_into(r, pld, lks), pld, lks)
+    r = _one_step_into(*_sub_schedules_into(r, pld, lks), pld, lks)
     rel = _rel_width(r)
     wide = (rel > _REFINE_ABOVE) & ~r.used_rdp & (lks >= _MIN_TILTED_LOG)
     if not wide.any():
@@ -616,7 +621,8 @@ def _rel_width(r: ExactPower) -> np.ndarray:
         return (r.value - r.lower) / r.value
 
 
-def _sub_schedules_into(r: ExactPower, pld: SchedulePLD, lks: np.ndarray) -> ExactPower:
+def _sub_schedules_into(r: ExactPower, pld: SchedulePLD,
+                        lks: np.ndarray) -> tuple[ExactPower, dict[Segment, np.ndarray]]:
     """Each level whose bracket is wider than :data:`_PRECISE_ENOUGH` of its upper end also takes
     the certified lower end of the power of the schedule's steps of one (sigma, q) alone (each of
     at most :data:`_SUB_SCHEDULE_KINDS` kinds; beyond, the one of the smallest sigma and the one of
@@ -630,13 +636,15 @@ def _sub_schedules_into(r: ExactPower, pld: SchedulePLD, lks: np.ndarray) -> Exa
     of small losses (one sampled step's large deviation): there the composed tilts lose the
     lower end (one step of sigma 1.30, q 1.3e-4 beside 1585 of sigma 3.02, q 2.6e-4 at kappa
     e^-68.1: lower end e^-68.109, the step alone e^-67.612, within 0.1 % of the Monte Carlo
-    estimate; benchmarks/pld_soundness.py --one-jump)."""
+    estimate; benchmarks/pld_soundness.py --one-jump). Also returns each kind's lower ends (at every
+    level: -inf where not computed), which :func:`_one_step_into` reads."""
+    subs: dict[Segment, np.ndarray] = {}
     if len(pld.segments) < 2:
-        return r
+        return r, subs
     rel = _rel_width(r)
     wide = np.nonzero((rel > _PRECISE_ENOUGH) & (lks >= _MIN_TILTED_LOG))[0]
     if not wide.size:
-        return r
+        return r, subs
     kinds = list(pld.segments)
     if len(kinds) > _SUB_SCHEDULE_KINDS:
         def mu2(seg: Segment) -> float:
@@ -653,24 +661,37 @@ def _sub_schedules_into(r: ExactPower, pld: SchedulePLD, lks: np.ndarray) -> Exa
             sub = exact_power_many(dpsgd_pld([seg], group_size=pld.group_size), [seg], lks[wide])
         except (PLDTooWide, WindowTooWide, StepTooWide, MemoryError):
             continue  # (an optional second lower end: the first one stands)
+        subs[seg] = np.zeros(lks.size)
+        subs[seg][wide] = sub.lower
         lower_pld[wide] = np.maximum(lower_pld[wide], sub.lower)
     lower_pld = np.minimum(lower_pld, r.upper)
-    return replace(r, lower_pld=lower_pld, lower=np.minimum(np.maximum(r.lower, lower_pld), r.value))
+    return replace(r, lower_pld=lower_pld, lower=np.minimum(np.maximum(r.lower, lower_pld), r.value)), subs
 
 
-def _one_step_into(r: ExactPower, pld: SchedulePLD, lks: np.ndarray) -> ExactPower:
+def _one_step_into(r: ExactPower, subs: dict[Segment, np.ndarray], pld: SchedulePLD,
+                   lks: np.ndarray) -> ExactPower:
     """Each level whose bracket is still wider than :data:`_PRECISE_ENOUGH` of its upper end, on a
-    schedule with a segment of one step beside others, also takes the upper end with that step in
-    closed form (:meth:`SchedulePLD.one_step_upper`, :mod:`rerokit.bounds.pld.onestep`; the step of
-    smallest sigma), at most :data:`_MAX_TILTED` levels and :data:`_ONE_STEP_KINDS` kinds of step.
+    schedule with a short segment beside others, also takes the upper end with that segment apart
+    (:meth:`SchedulePLD.short_segment_upper`, :mod:`rerokit.bounds.pld.onestep`): one step in closed
+    form; several composed by pieces, only where their q is at most :data:`_SHORT_SEGMENT_Q` and
+    the segment alone has a lower end (``subs``, :func:`_sub_schedules_into`) within
+    :data:`_SHORT_SEGMENT_NATS` of the upper end (its own far tail carries the power; elsewhere the
+    pieces cost up to 2.3 s and gained nothing in 40 random cells). At most :data:`_MAX_TILTED`
+    levels and :data:`_ONE_STEP_KINDS` kinds of step.
     One step of sigma ~1 beside a long schedule of small losses: the composed tilts' upper end was
     1-3 % above the truth (one step of sigma 1.30, q 1.3e-4 beside 1585 of sigma 3.02, q 2.6e-4 at
     kappa e^-68.1: e^-67.588; with the step in closed form e^-67.6119, the lower end e^-67.6121).
     Reads the lower end (a width rule)."""
-    if not 2 <= len(pld.segments) <= _ONE_STEP_KINDS or not any(T <= SHORT_SEGMENT_STEPS for _, _, T in pld.segments):
+    a = pld.short_segment() if 2 <= len(pld.segments) <= _ONE_STEP_KINDS else None
+    if a is None:
         return r
     rel = _rel_width(r)
-    wide = np.nonzero((rel > _PRECISE_ENOUGH) & (lks >= _MIN_TILTED_LOG))[0][:_MAX_TILTED]
+    wide = (rel > _PRECISE_ENOUGH) & (lks >= _MIN_TILTED_LOG)
+    if a[2] > 1:
+        with np.errstate(divide="ignore"):
+            own = np.log(subs.get(a, np.zeros(lks.size)))
+        wide &= (a[1] <= _SHORT_SEGMENT_Q) & (own >= r.log_value - _SHORT_SEGMENT_NATS)
+    wide = np.nonzero(wide)[0][:_MAX_TILTED]
     if not wide.size:
         return r
     from rerokit.bounds.pld.compose import WindowTooWide

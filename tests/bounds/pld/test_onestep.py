@@ -78,7 +78,7 @@ def test_one_jump_bracket_with_the_step_in_closed_form(monkeypatch) -> None:
     lo, up = math.log(b.interval[0]), math.log(b.value)
     assert lo - tol <= log_power <= up + tol
     assert up - lo <= 1e-3
-    monkeypatch.setattr(dpsgd, "_one_step_into", lambda r, pld, lks: r)
+    monkeypatch.setattr(dpsgd, "_one_step_into", lambda r, subs, pld, lks: r)
     off = dpsgd.rero_dpsgd(segments=segs, log_kappa=log_level, comparisons=False)
     assert math.log(off.value) - math.log(off.interval[0]) > 0.01
     assert up <= math.log(off.value)
@@ -139,7 +139,7 @@ def test_a_short_segment_apart_narrows_the_bracket(monkeypatch, segs, kappa) -> 
     bracket is within the 2 % target, its upper end below the old one."""
     b = dpsgd.rero_dpsgd(segments=segs, kappa=kappa, comparisons=False)
     assert 1.0 - b.interval[0] / b.value <= 0.02
-    monkeypatch.setattr(dpsgd, "_one_step_into", lambda r, pld, lks: r)
+    monkeypatch.setattr(dpsgd, "_one_step_into", lambda r, subs, pld, lks: r)
     off = dpsgd.rero_dpsgd(segments=segs, kappa=kappa, comparisons=False)
     assert 1.0 - off.interval[0] / off.value > 0.025
     assert b.value <= off.value
@@ -189,3 +189,24 @@ def test_tilted_tails_bound_the_tails_of_a_direct_convolution() -> None:
         sd = math.sqrt(float(np.dot(w, (ls - m) ** 2)))
         near = np.abs(k[ok] * h - m) <= 2.0 * sd
         assert near.any() and np.all(u[ok][near] - truth[near] <= 1e-9)
+
+
+def test_pieces_only_where_the_short_segment_carries_the_tail(monkeypatch) -> None:
+    """A short segment of q 0.114 (sigma 2.549, 43 steps) beside sigma 3.615, q 8.1e-4, 118595
+    steps at kappa 5.19e-25: the bracket is 0.57 % wide, but the segment is not in the tiny-q jump
+    regime (q > _SHORT_SEGMENT_Q) and its pieces (2.3 s there) narrowed nothing: they are not run.
+    The 43-step segment of q 1.25e-4 is (its own lower end within 0.02 nats of the upper end)."""
+    from rerokit.bounds.pld.builder import SchedulePLD
+
+    calls: list[tuple] = []
+    orig = SchedulePLD.short_segment_upper
+
+    def spy(self, log_alpha, threshold):
+        calls.append(self.short_segment())
+        return orig(self, log_alpha, threshold)
+
+    monkeypatch.setattr(SchedulePLD, "short_segment_upper", spy)
+    b = dpsgd.rero_dpsgd(segments=[(2.549, 0.114, 43), (3.615, 8.1e-4, 118595)], kappa=5.19e-25, comparisons=False)
+    assert 1.0 - b.interval[0] / b.value > dpsgd._PRECISE_ENOUGH and calls == []
+    dpsgd.rero_dpsgd(segments=[(1.164, 1.25e-4, 43), (3.103, 6.67e-4, 25735)], kappa=7.42e-24, comparisons=False)
+    assert calls == [(1.164, 1.25e-4, 43)]

@@ -90,7 +90,7 @@ def test_one_segment_alone_gives_the_lower_end_where_the_composed_tilts_lose_it(
     alone = dpsgd.rero_dpsgd(segments=segs[:1], log_kappa=log_level, comparisons=False)
     assert alone.interval[0] <= b.interval[0]
     assert b.value <= alone.value * 1.05  # (the long segment adds little: the regime under test)
-    monkeypatch.setattr(dpsgd, "_sub_schedules_into", lambda r, pld, lks: r)
+    monkeypatch.setattr(dpsgd, "_sub_schedules_into", lambda r, pld, lks: (r, {}))
     off = dpsgd.rero_dpsgd(segments=segs, log_kappa=log_level, comparisons=False)
     assert log_power <= math.log(off.value) + tol and math.log(off.interval[0]) - tol <= log_power
     assert 1.0 - off.interval[0] / off.value > 0.3
@@ -114,8 +114,9 @@ def test_sub_schedules_of_many_kinds_take_the_smallest_sigma_and_the_largest_mu(
     lks = [math.log(1e-40)]
     wide = dpsgd.ExactPower(**{**vars(orig(pld, segs, np.array(lks))), "lower": np.array([0.0]),
                                "lower_pld": np.array([0.0])})
-    out = dpsgd._sub_schedules_into(wide, pld, np.array(lks))
+    out, subs = dpsgd._sub_schedules_into(wide, pld, np.array(lks))
     assert seen == [[(1.2, 1e-4, 1)], [(3.5, 1e-2, 800)]]
+    assert set(subs) == {(1.2, 1e-4, 1), (3.5, 1e-2, 800)} and max(float(v[0]) for v in subs.values()) == out.lower[0]
     assert out.lower[0] > 0.0 and out.lower[0] <= out.value[0]
 
 

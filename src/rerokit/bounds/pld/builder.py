@@ -1080,6 +1080,17 @@ class SchedulePLD:
                                 if self.group_size == 1 else -math.inf)
         return self._built[key]
 
+    def short_segment(self) -> tuple[float, float, int] | None:
+        """The segment :meth:`short_segment_upper` takes apart: of those with at most
+        :data:`SHORT_SEGMENT_STEPS` steps and 0 < q < 1, the one of smallest sigma (then fewest
+        steps); None where it does not apply (a group of examples, a segment off the grid, fewer
+        than two segments on it)."""
+        grid, noiseless, inv = _split_extremes(self.segments)
+        shorts = [seg for seg in grid if seg[2] <= SHORT_SEGMENT_STEPS and 0.0 < seg[1] < 1.0]
+        if self.group_size != 1 or noiseless or inv > 0 or not shorts or len(grid) < 2:
+            return None
+        return min(shorts, key=lambda seg: (seg[0], seg[2]))
+
     def short_segment_upper(self, log_alpha: float, threshold: float) -> float | None:
         """log of a certified upper bound on the REMOVE power at exp(log_alpha) with a short segment A
         (at most :data:`SHORT_SEGMENT_STEPS` steps; the one of smallest sigma) apart from the rest B
@@ -1089,12 +1100,10 @@ class SchedulePLD:
         truncated as deep as :meth:`tail_power`'s. None where it does not apply (one example per
         step, 0 < q < 1, every segment on the grid, at least two) or the windows do not fit;
         ``threshold``: a guess of the threshold (nats)."""
-        grid, noiseless, inv = _split_extremes(self.segments)
-        shorts = [seg for seg in grid if seg[2] <= SHORT_SEGMENT_STEPS and 0.0 < seg[1] < 1.0]
-        if self.group_size != 1 or noiseless or inv > 0 or not shorts or len(grid) < 2:
+        a = self.short_segment()
+        if a is None:
             return None
-        a = min(shorts, key=lambda seg: (seg[0], seg[2]))
-        rest = list(grid)
+        rest = list(_split_extremes(self.segments)[0])
         rest.remove(a)
         lt = self._tail_truncation(log_alpha)
         try:
