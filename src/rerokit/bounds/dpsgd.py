@@ -113,7 +113,6 @@ from rerokit.bounds.pld import (
     rdp_poisson_gaussian,
     schedule_pld,
 )
-from rerokit.bounds.pld.builder import SHORT_SEGMENT_STEPS
 from rerokit.bounds.pld.chernoff import log_sum_test_power
 from rerokit.bounds.pld.lowertail import clear_step_cache, lower_tilt, tilt_spread
 from rerokit.bounds.dpsgd_envelope import (
