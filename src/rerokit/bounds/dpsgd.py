@@ -214,6 +214,10 @@ _NEAR_ONE_GRIDS = ((4, 1.0, 1.0, "double"), (16, 4.0, 2.0, "double"), (20, 16.0,
 # middle one) times (64 / 160)^2. It reads the upper end of gamma only, like the rules above.
 _NEAR_ONE_SHORTCUT = (20, 8.0, 2.0, "double")
 _NEAR_ONE_SHORTCUT_SCALE = (64.0 / 160.0) ** 2
+# With the lower end, a level whose bracket on the last grid is still wider than the target takes
+# this one too, its coarse grid twice as fine (sigma 0.318, q 5.9e-4, T 3.4e5, kappa 8.5e-11: the
+# last grid's 1.04e-9 in 0.76 s, this one's 3.2e-10 in 1.25 s; a finer ratio, 32, gave 4.4e-10 in 1.19 s)
+_NEAR_ONE_BEYOND = (20, 32.0, 5.12, "extended")
 _NEAR_ONE_FIRST_STOP = 1e-8
 # After the first grid, a level goes straight to the last grid where the middle one's gain, predicted
 # as _NEAR_ONE_SKIP_GAIN times the first grid's gain over the plain PLD's lower end of 1 - gamma
@@ -793,6 +797,7 @@ def _near_one_into(
     tilts = _near_one_tilts(pld, lks, active)
     skipped: list[int] = []  # levels sent from the first grid straight to the last one
     short: list[int] = []  # levels sent to the shortcut grid instead of the last one (and stopped there)
+    lasted: set[int] = set()  # levels the last grid ran
     short_fits = _near_one_fine_points(size, n_steps, *_NEAR_ONE_SHORTCUT[:3]) <= _NEAR_ONE_POINTS
     # the target per level: 1e-9 near 1, relative to 1 - gamma in the band below (_NEAR_ONE_BAND)
     target = {i: _NEAR_ONE_TARGET if v["upper"][i] > _NEAR_ONE_ABOVE
@@ -814,7 +819,8 @@ def _near_one_into(
         compositions per group of nearby tilts (the blocks depend on the tilt only; a one-level
         group uses its own saddle point), at most ``cap`` groups. Returns (the levels that go on,
         those of the groups left out)."""
-        ratio, div, per, prec = _NEAR_ONE_SHORTCUT if k < 0 else _NEAR_ONE_GRIDS[k]
+        ratio, div, per, prec = (_NEAR_ONE_SHORTCUT if k == -1 else _NEAR_ONE_BEYOND if k == -2
+                                 else _NEAR_ONE_GRIDS[k])
         div = min(div, max(1.0, _REFINE_POINTS / size))  # the coarse window within a few 1e6 points
         groups = _near_one_groups(tilts, levels)
         left = [i for _, m in groups[cap:] for i in m] if cap is not None else []
@@ -831,7 +837,11 @@ def _near_one_into(
                 gots[i] = got
                 # after the first grid: the middle grid's predicted bracket (its gain over the plain PLD)
                 mid = (got[0] - (1.0 - float(v["upper"][i]))) * _NEAR_ONE_SKIP_GAIN * _NEAR_ONE_GAIN if k == 0 else 0.0
-                if k < 0:
+                if k == last:
+                    lasted.add(i)
+                if k == -2:
+                    rest[i] = False
+                elif k < 0:
                     rest[i] = False
                     if pld.lower and last_fits and got[1] - got[0] > target[i]:
                         nxt.append(i)  # the shortcut's prediction missed: the last grid after all
@@ -870,6 +880,9 @@ def _near_one_into(
         missed = run(-1, short)[0]
         if missed:
             run(last, missed, _NEAR_ONE_FINE_LEVELS)
+    over = [i for i in sorted(lasted) if gots[i][1] - gots[i][0] > target[i]]
+    if pld.lower and over and _near_one_fine_points(size, n_steps, *_NEAR_ONE_BEYOND[:3]) <= _NEAR_ONE_POINTS:
+        run(-2, over, _NEAR_ONE_FINE_LEVELS)  # the last grid missed the target: one twice as fine
     for i, (b_lo, b_up) in gots.items():
         b_lo = max(0.0, b_lo * (1.0 - 1e-9) - 1e-15)  # the rounding of 1 - beta (1 ulp) on the safe side
         log_up = math.log1p(-b_lo) if b_lo < 1.0 else -math.inf

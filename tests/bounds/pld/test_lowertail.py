@@ -248,3 +248,20 @@ def test_shortcut_that_misses_the_target_goes_on_to_the_last_grid(monkeypatch):
     slack = 1e-12  # the saddle point's own error (module docstring)
     assert 1.0 - b.value <= beta + slack and beta - slack <= 1.0 - b.interval[0]
     assert b.value - b.interval[0] <= TARGET
+
+
+def test_last_grid_that_misses_the_target_takes_a_twice_finer_one(monkeypatch):
+    """sigma 0.318, q 5.9e-4, T 340000 at the tilt -0.29 (level 4.2e-11, 1 - gamma = 9.28e-5): the
+    first grid goes straight to the last one, whose bracket of 1 - gamma is 1.36e-9 (measured), above
+    the target. With the lower end such a level takes dpsgd._NEAR_ONE_BEYOND too (its coarse grid
+    twice as fine): within the target (measured 4.2e-10), containing the Lugannani-Rice value."""
+    from rerokit.bounds import dpsgd
+
+    sigma, q, T = 0.318, 5.9e-4, 340_000
+    alpha, beta = _lr_point(sigma, q, T, -0.29)
+    grids = _grids_spy(monkeypatch)
+    b = rero_dpsgd(sigma, q, T, log_kappa=float(mp.log(alpha)), comparisons=False)
+    assert grids == [(4, 1.0), (20, 16.0), dpsgd._NEAR_ONE_BEYOND[:2]]
+    slack = 1e-12  # the saddle point's own error (module docstring)
+    assert 1.0 - b.value <= beta + slack and beta - slack <= 1.0 - b.interval[0]
+    assert b.value - b.interval[0] <= TARGET
