@@ -676,7 +676,9 @@ def _one_step_into(r: ExactPower, subs: dict[Segment, np.ndarray], pld: Schedule
     """Each level whose bracket is still wider than :data:`_PRECISE_ENOUGH` of its upper end, on a
     schedule with a short segment beside others, also takes the upper end with that segment apart
     (:meth:`SchedulePLD.short_segment_upper`, :mod:`rerokit.bounds.pld.onestep`): one step in closed
-    form; several composed by pieces, only where their q is at most :data:`_SHORT_SEGMENT_Q` and
+    form; several composed by pieces; and where still that wide, the lower end of the test on the
+    sum of the two statistics (:meth:`SchedulePLD.short_segment_lower`, A by pieces too). Several
+    steps only where their q is at most :data:`_SHORT_SEGMENT_Q` and
     the segment alone has a lower end (``subs``, :func:`_sub_schedules_into`) within
     :data:`_SHORT_SEGMENT_NATS` of the upper end (its own far tail carries the power; elsewhere the
     pieces cost up to 2.3 s and gained nothing in 40 random cells). At most :data:`_MAX_TILTED`
@@ -700,21 +702,32 @@ def _one_step_into(r: ExactPower, subs: dict[Segment, np.ndarray], pld: Schedule
     from rerokit.bounds.pld.compose import WindowTooWide
     from rerokit.bounds.pld.step import StepTooWide
 
-    keys = ("log_upper", "upper", "log_value", "value", "used_rdp")
+    keys = ("log_upper", "upper", "log_value", "value", "used_rdp", "lower", "lower_pld")
     v = {key: np.array(getattr(r, key), copy=True) for key in keys}
+    errors = (PLDTooWide, WindowTooWide, StepTooWide, ArithmeticError, MemoryError)
     for i in wide:
         try:
             up = pld.short_segment_upper(float(lks[i]), float(r.eps_star[i]))
-        except (PLDTooWide, WindowTooWide, StepTooWide, ArithmeticError, MemoryError):
-            continue  # (an optional second upper end: the first one stands)
-        if up is None or not up < v["log_value"][i]:
+        except errors:
+            up = None  # (an optional second upper end: the first one stands)
+        if up is not None and up < v["log_value"][i]:
+            v["log_upper"][i] = min(float(v["log_upper"][i]), up)
+            v["upper"][i] = math.exp(v["log_upper"][i])
+            v["log_value"][i] = up
+            v["value"][i] = round_up_exp(up)
+            v["used_rdp"][i] = False
+        if v["value"][i] - v["lower"][i] <= _PRECISE_ENOUGH * v["value"][i]:
             continue
-        v["log_upper"][i] = min(float(v["log_upper"][i]), up)
-        v["upper"][i] = math.exp(v["log_upper"][i])
-        v["log_value"][i] = up
-        v["value"][i] = round_up_exp(up)
-        v["used_rdp"][i] = False
-    return replace(r, **v, lower_pld=np.minimum(r.lower_pld, v["upper"]), lower=np.minimum(r.lower, v["value"]))
+        try:
+            low = pld.short_segment_lower(float(lks[i]), float(r.eps_star[i]))
+        except errors:
+            low = None  # (an optional second lower end: the first one stands)
+        if low is not None:
+            v["lower_pld"][i] = max(float(v["lower_pld"][i]), math.exp(low))
+            v["lower"][i] = max(float(v["lower"][i]), math.exp(low))
+    v["lower_pld"] = np.minimum(v["lower_pld"], v["upper"])
+    v["lower"] = np.minimum(v["lower"], v["value"])
+    return replace(r, **v)
 
 
 def _revealed_into(r: ExactPower, pld: SchedulePLD, lks: np.ndarray) -> ExactPower:

@@ -1,4 +1,4 @@
-"""The far-tail tilt's randomized lower end (rerokit.bounds.pld.tilt._randomized_lower): the
+"""The far-tail tilt's randomized lower end (rerokit.bounds.pld.tilt.randomized_lower): the
 Neyman-Pearson test that randomizes between two adjacent thresholds of the bucket statistic.
 Against independent references: the Gaussian mechanism's closed-form power (q = 1, mpmath), the
 exact mixture arithmetic in mpmath, and the previous (deterministic) lower end, never above."""
@@ -32,7 +32,7 @@ def test_randomized_mixture_against_mpmath():
     """The returned log power is at most the exact mixture at the largest admissible theta, within
     the stated slack of it, and the level of the theta used is within alpha."""
     log_alpha, q_hi, q_lo, p_hi, p_lo = math.log(1e-9), math.log(0.7e-9), math.log(1.6e-9), math.log(3.1e-9), math.log(4.4e-9)
-    got = tilt._randomized_lower(q_hi, q_lo, log_alpha, p_hi, lambda: p_lo)
+    got = tilt.randomized_lower(q_hi, q_lo, log_alpha, p_hi, lambda: p_lo)
     with mp.workdps(40):
         a, b, al = mp.e ** mp.mpf(q_hi), mp.e ** mp.mpf(q_lo), mp.e ** mp.mpf(log_alpha)
         theta = (al - a) / (b - a)
@@ -45,9 +45,9 @@ def test_randomized_mixture_against_mpmath():
 
 def test_randomized_lower_declines_where_nothing_is_certain():
     lo = math.log(1e-9)
-    assert tilt._randomized_lower(lo - 1.0, lo, lo, lo, lambda: lo) == -math.inf  # no gap above alpha
-    assert tilt._randomized_lower(lo, lo + 1.0, lo, -math.inf, lambda: lo) == -math.inf  # no power bound
-    assert tilt._randomized_lower(lo - 1.0, lo + 1.0, lo, lo, lambda: -math.inf) == -math.inf
+    assert tilt.randomized_lower(lo - 1.0, lo, lo, lo, lambda: lo) == -math.inf  # no gap above alpha
+    assert tilt.randomized_lower(lo, lo + 1.0, lo, -math.inf, lambda: lo) == -math.inf  # no power bound
+    assert tilt.randomized_lower(lo - 1.0, lo + 1.0, lo, lo, lambda: -math.inf) == -math.inf
 
 
 def test_randomized_end_never_below_the_deterministic_one():
@@ -56,11 +56,11 @@ def test_randomized_end_never_below_the_deterministic_one():
     pld = schedule_pld([(3.0, 1e-3, 3000)])
     lk = math.log(1e-9)
     lo, up = pld._tail_power_from(pld, lk)
-    saved = tilt._randomized_lower
+    saved = tilt.randomized_lower
     try:
-        tilt._randomized_lower = lambda *a: -math.inf
+        tilt.randomized_lower = lambda *a: -math.inf
         lo_det, up_det = pld._tail_power_from(pld, lk)
     finally:
-        tilt._randomized_lower = saved
+        tilt.randomized_lower = saved
     assert up == up_det and lo_det <= lo <= up
     assert up - lo < 0.1 * (up - lo_det)

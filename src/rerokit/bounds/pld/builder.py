@@ -41,7 +41,7 @@ from rerokit.bounds.pld.logtail import composed_log_inf, extend_step
 from rerokit.bounds.pld.maxtest import log_max_test_power
 from rerokit.bounds.pld.normal import log_ndtr
 from rerokit.bounds.pld.jumps import MAX_SLICES, jump_power_share, multi_slice_count
-from rerokit.bounds.pld.onestep import one_step_upper, segment_upper
+from rerokit.bounds.pld.onestep import one_step_upper, segment_lower, segment_upper
 from rerokit.bounds.pld.tilt import saddle_tilt, tail_forecast, tilted_power
 from rerokit._resources import check_memory, group_step_pld_bytes
 from rerokit.bounds.pld.step import (STEP_POINTS, StepTooWide, default_grid_step, dpsgd_step_pld, loss_range,
@@ -1091,6 +1091,26 @@ class SchedulePLD:
             return None
         return min(shorts, key=lambda seg: (seg[0], seg[2]))
 
+    def _short_parts(self, log_alpha: float) -> tuple[tuple[float, float, int], list, list] | None:
+        """(:meth:`short_segment`, its REMOVE steps, the other segments' steps), truncated as deep
+        as :meth:`tail_power`'s at this level; built once per truncation (the upper and the lower
+        end read the same). None where it does not apply or a step does not fit."""
+        a = self.short_segment()
+        if a is None:
+            return None
+        lt = self._tail_truncation(log_alpha)
+        key = ("short", lt)
+        if key not in self._built:
+            rest = list(_split_extremes(self.segments)[0])
+            rest.remove(a)
+            try:
+                steps = SchedulePLD(tuple(rest), self.h, 1, False, False, lt, self.precision)._parts("remove")[0]
+                steps_a = SchedulePLD((a,), self.h, 1, False, False, lt, self.precision)._parts("remove")[0]
+            except (StepTooWide, WindowTooWide):
+                steps = None
+            self._built[key] = None if steps is None else (a, steps_a, steps)
+        return self._built[key]
+
     def short_segment_upper(self, log_alpha: float, threshold: float) -> float | None:
         """log of a certified upper bound on the REMOVE power at exp(log_alpha) with a short segment A
         (at most :data:`SHORT_SEGMENT_STEPS` steps; the one of smallest sigma) apart from the rest B
@@ -1100,21 +1120,14 @@ class SchedulePLD:
         truncated as deep as :meth:`tail_power`'s. None where it does not apply (one example per
         step, 0 < q < 1, every segment on the grid, at least two) or the windows do not fit;
         ``threshold``: a guess of the threshold (nats)."""
-        a = self.short_segment()
-        if a is None:
+        got = self._short_parts(log_alpha)
+        if got is None:
             return None
-        rest = list(_split_extremes(self.segments)[0])
-        rest.remove(a)
-        lt = self._tail_truncation(log_alpha)
-        try:
-            steps, _, _ = SchedulePLD(tuple(rest), self.h, 1, False, False, lt, self.precision)._parts("remove")
-            steps_a = ([] if a[2] == 1 else
-                       SchedulePLD((a,), self.h, 1, False, False, lt, self.precision)._parts("remove")[0])
-        except (StepTooWide, WindowTooWide):
-            return None
+        a, steps_a, steps = got
         parts = [(st.j_lo, st.split, T) for st, T in steps]
         inf = compose_inf_mass([(st.inf_mass, T) for st, T in steps])
-        shift = sum(T * st.loss_shift for st, T in steps + steps_a) * (1.0 + 1e-9)
+        # (A's own shift only where A is discretised too)
+        shift = sum(T * st.loss_shift for st, T in steps + (steps_a if a[2] > 1 else [])) * (1.0 + 1e-9)
         # (the same bisection as tail_forecast's, kept per level where it ran)
         tilt = self._built.get(("saddle", float(log_alpha)))
         if tilt is None:
@@ -1126,6 +1139,28 @@ class SchedulePLD:
         inf_a = compose_inf_mass([(st.inf_mass, T) for st, T in steps_a])
         return segment_upper(parts_a, inf_a, parts, self.h, inf, shift, float(log_alpha), threshold, tilt,
                              self.precision)
+
+    def short_segment_lower(self, log_alpha: float, threshold: float) -> float | None:
+        """log of a certified lower bound on the REMOVE power at exp(log_alpha): the test on the sum
+        of the bucket statistics of :meth:`short_segment` and of the rest
+        (:func:`rerokit.bounds.pld.onestep.segment_lower`), both truncated as :meth:`short_segment_upper`'s.
+        None where it does not apply or no test is found; ``threshold``: a guess of the threshold
+        (nats)."""
+        got = self._short_parts(log_alpha)
+        if got is None:
+            return None
+        _, steps_a, steps = got
+        tilt = self._built.get(("saddle", float(log_alpha)))
+        if tilt is None:
+            tilt = saddle_tilt(self.grid_steps("remove"), self.h, float(log_alpha))
+
+        def sides(sts: list) -> tuple[list, list]:
+            return ([(st.j_lo - 1, st.stat_p, T) for st, T in sts], [(st.j_lo - 1, st.stat_q, T) for st, T in sts])
+
+        a_p, a_q = sides(steps_a)
+        b_p, b_q = sides(steps)
+        return segment_lower(a_p, a_q, b_p, b_q, [(st.j_lo, st.split, T) for st, T in steps], self.h,
+                             float(log_alpha), threshold, tilt, self.precision)
 
     def max_test_lower(self, log_alphas: np.ndarray) -> np.ndarray:
         """The max test's power at levels exp(log_alphas) <= exp(:data:`MAX_TEST_BELOW`), one

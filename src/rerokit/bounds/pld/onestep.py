@@ -40,9 +40,10 @@ import numpy as np
 
 from rerokit.bounds.pld.compose import WindowTooWide
 from rerokit.bounds.pld.normal import normal_isf_log
-from rerokit.bounds.pld.tilt import log_total_mass, mean_ladder, mean_tilt, tilted_hockey_sticks, tilted_tails
+from rerokit.bounds.pld.tilt import (log_total_mass, mean_ladder, mean_tilt, randomized_lower, tilted_hockey_sticks,
+                                     tilted_side_tails, tilted_tails)
 
-__all__ = ["one_step_upper", "segment_upper"]
+__all__ = ["one_step_upper", "segment_upper", "segment_lower"]
 
 _U = float(np.finfo(float).eps)
 _SCIPY_REL = 1e-10  # the error allowed for scipy's log_ndtr, relative to |log Phi| (_log_tail)
@@ -73,7 +74,7 @@ _A_CUT = 0.05
 # ... and A's labels read, at most this many (else not applicable)
 _MAX_LABELS_A = 1 << 20
 _A_PIECES = 8
-_LADDER_SPACING = 3.0
+_LADDER_SPACING = 4.0
 _LADDER_MOST = 40
 
 
@@ -240,7 +241,8 @@ def _piece_tails(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_a_e
                  y_top: float, precision: str) -> np.ndarray:
     """log of upper bounds on P(L > j h), j0 <= j <= j1, of the composition of the (sub-probability)
     ``parts``: its total mass, the minimum over a ladder of tilts of :func:`tilted_tails` where
-    their windows fit, then the running minimum upwards (the tail is non-increasing)."""
+    their windows fit, then the running minimum upwards (the tail is non-increasing); nothing
+    above the composition's last label (the error terms' floor is not a tail there)."""
     log_u = np.full(j1 - j0 + 1, log_total_mass(parts) + 1e-12)
     for t in mean_ladder(parts, h, _MIN_TILT, y_top, _LADDER_SPACING, 1e5, _LADDER_MOST):
         try:
@@ -251,6 +253,8 @@ def _piece_tails(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_a_e
         if a < b:
             seg = log_u[a - j0: b - j0]
             np.minimum(seg, u[a - off: b - off], out=seg)
+    top = sum(T * (off + pmf.size - 1) for off, pmf, T in parts)  # nothing lies above the last label
+    log_u[max(top - j0, 0):] = -np.inf
     return np.minimum.accumulate(log_u)
 
 
@@ -296,12 +300,7 @@ def _a_tails(parts_a: Sequence[tuple[int, np.ndarray, int]], h: float, inf_a: fl
             k += 1
         rest = (log_choose(k) + k * log_rt + (T - k) * max(log_tot, 0.0)) if k <= T else -math.inf
     extra = float(np.logaddexp(rest, math.log(inf_a) if inf_a > 0 else -math.inf))
-    stack = np.vstack(terms + [np.full(j1 - j0 + 1, extra)])
-    top = np.max(stack, axis=0)
-    fin = np.where(np.isfinite(top), top, 0.0)
-    with np.errstate(divide="ignore"):
-        out = np.log(np.sum(np.exp(stack - fin), axis=0)) + fin
-    return out + (stack.shape[0] + 4) * 4.0 * _U * (np.abs(out) + 1.0) + 1e-12
+    return _log_sum_rows(np.vstack(terms + [np.full(j1 - j0 + 1, extra)]), 1)
 
 
 def segment_upper(parts_a: Sequence[tuple[int, np.ndarray, int]], inf_a: float,
@@ -372,3 +371,187 @@ def segment_upper(parts_a: Sequence[tuple[int, np.ndarray, int]], inf_a: float,
         return total + (terms.size + 16) * 8.0 * _U * (abs(total) + size + float(np.max(np.abs(g))) + 1.0) + 1e-12
 
     return _golden_min(bound, lo, hi)
+
+
+def _side_bounds(pp: Sequence[tuple[int, np.ndarray, int]], pq: Sequence[tuple[int, np.ndarray, int]], h: float,
+                 tilts: Sequence[float], log_a_eff: float, k0: int, k1: int,
+                 precision: str) -> tuple[np.ndarray, np.ndarray]:
+    """(log lower bounds on P(S >= k), log upper bounds on Q(S >= k)), k0 <= k <= k1, for the
+    composition of the statistic's P-parts ``pp`` and Q-parts ``pq`` (sub-probability allowed):
+    the best over the ``tilts`` t of :func:`tilted_side_tails` (P by t, Q by t + 1) where their
+    windows fit; then the running maximum downwards (P's) and minimum upwards (Q's), the tails
+    being non-increasing; Q's total mass where no window reaches, nothing above the last label."""
+    n = k1 - k0 + 1
+    p_lo = np.full(n, -np.inf)
+    q_up = np.full(n, log_total_mass(pq) + 1e-12)
+    for t in tilts:
+        for side, parts, s_, arr in ((-1, pp, t, p_lo), (1, pq, t + 1.0, q_up)):
+            try:
+                off, b = tilted_side_tails(parts, h, s_, side, log_a_eff, precision, _MAX_POINTS)
+            except WindowTooWide:
+                continue
+            lo, hi = max(off, k0), min(off + b.size, k1 + 1)
+            if lo < hi:
+                seg = arr[lo - k0: hi - k0]
+                (np.maximum if side < 0 else np.minimum)(seg, b[lo - off: hi - off], out=seg)
+    top = sum(T * (off + pmf.size - 1) for off, pmf, T in pq)  # nothing lies above the last label
+    q_up[max(top + 1 - k0, 0):] = -np.inf
+    return np.maximum.accumulate(p_lo[::-1])[::-1], np.minimum.accumulate(q_up)
+
+
+def _a_sides(a_p: Sequence[tuple[int, np.ndarray, int]], a_q: Sequence[tuple[int, np.ndarray, int]], h: float,
+             log_a_eff: float, j0: int, j1: int, precision: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_side_bounds` of A's statistic (one part of T steps per side) over [j0, j1], by the
+    pieces of :func:`_a_tails` (both measures split at the same cut label: the binomial identity
+    holds for each), each under its own ladder of tilts: the lower bounds summed over the pieces
+    taken (the others only add), the upper bounds with the pieces beyond K counted as
+    C(T, K + 1) r_Q^{K + 1} p_Q^{T - K - 1} (r_Q, p_Q: the Q tail piece's and the step's Q masses).
+    None where A is not one part per side."""
+    if len(a_p) != 1 or len(a_q) != 1:
+        return None
+    (off, pp, T), (off_q, pq, _) = a_p[0], a_q[0]
+    if off_q != off or pq.size != pp.size:
+        return None
+    y_top = (j1 + 1) * h
+    jc = max(off, int(math.floor(_A_CUT / h)))
+    log_rp = log_total_mass([(jc + 1, pp[jc - off + 1:], 1)]) if np.any(pp[jc - off + 1:] > 0) else -math.inf
+
+    def ladder(parts: Sequence[tuple[int, np.ndarray, int]]) -> list[float]:
+        return mean_ladder(parts, h, _MIN_TILT, y_top, _LADDER_SPACING, 1e5, _LADDER_MOST)
+
+    if not math.isfinite(log_rp):
+        return _side_bounds(a_p, a_q, h, ladder(a_p), log_a_eff, j0, j1, precision)
+
+    def log_choose(k: int) -> float:
+        return math.lgamma(T + 1) - math.lgamma(k + 1) - math.lgamma(T - k + 1)
+
+    lows, ups, k = [], [], 0
+    while k <= min(T, _A_PIECES):
+        if k > 0 and log_choose(k) + k * log_rp < log_a_eff - _A_DEPTH:
+            break
+        piece_p = ([(off, pp[: jc - off + 1], T - k)] if k < T else []) + ([(jc + 1, pp[jc - off + 1:], k)] if k else [])
+        piece_q = ([(off, pq[: jc - off + 1], T - k)] if k < T else []) + ([(jc + 1, pq[jc - off + 1:], k)] if k else [])
+        lo_k, up_k = _side_bounds(piece_p, piece_q, h, ladder(piece_p), log_a_eff, j0, j1, precision)
+        lows.append(log_choose(k) - 1e-12 * (T + 1) + lo_k)
+        ups.append(log_choose(k) + 1e-12 * (T + 1) + up_k)
+        k += 1
+    if k <= T:
+        log_rq = log_total_mass([(jc + 1, pq[jc - off + 1:], 1)]) if np.any(pq[jc - off + 1:] > 0) else -math.inf
+        log_pq = log_total_mass([(off, pq, 1)])
+        rest = log_choose(k) + 1e-12 * (T + 1) + k * log_rq + (T - k) * max(log_pq, 0.0)
+        ups.append(np.full(j1 - j0 + 1, rest))
+    return _log_sum_rows(np.vstack(lows), -1), _log_sum_rows(np.vstack(ups), 1)
+
+
+def _log_sum_rows(stack: np.ndarray, side: int) -> np.ndarray:
+    """log of the column sums of e^``stack``, rounded down (``side`` -1) or up (+1) by
+    (rows + 4) 4 u of their size."""
+    top = np.max(stack, axis=0)
+    fin = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(stack - fin), axis=0)) + fin
+    size = np.where(np.isfinite(out), np.abs(out), 0.0)
+    return out + side * ((stack.shape[0] + 4) * 4.0 * _U * (size + 1.0) + 1e-12)
+
+
+def _layer_cake(g: np.ndarray, tails: np.ndarray, g_max: float | None, side: int) -> float:
+    """log of the layer-cake sum e^{g_0} mu(>= j0) + sum_i (e^{g_{i+1}} - e^{g_i}) mu(>= j0 + i + 1)
+    [+ (e^{g_max} - e^{g_last}) mu(>= j1 + 1)], for a non-decreasing g (logs) and the bounds
+    ``tails`` on mu(>= j) (one more entry than g), rounded down (``side`` -1) or up (+1)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inc = g[1:] + np.log(-np.expm1(g[:-1] - g[1:]))
+        parts = [np.array([g[0] + tails[0]]), inc + tails[1: g.size]]
+        if g_max is not None:
+            parts.append(np.array([g_max + math.log(-math.expm1(min(float(g[-1]) - g_max, 0.0))) + tails[g.size]
+                                   if g[-1] < g_max else -math.inf]))
+    terms = np.concatenate(parts)
+    terms = np.where(np.isnan(terms), -np.inf, terms)
+    top = float(np.max(terms))
+    if not math.isfinite(top):
+        return -math.inf
+    total = top + math.log(float(np.sum(np.exp(terms - top))))
+    fin = terms[np.isfinite(terms)]
+    gf = g[np.isfinite(g)]
+    size = float(np.max(np.abs(fin))) + (float(np.max(np.abs(gf))) if gf.size else 0.0)
+    return total + side * ((terms.size + 16) * 8.0 * _U * (abs(total) + size + 1.0) + 1e-12)
+
+
+def segment_lower(a_p: Sequence[tuple[int, np.ndarray, int]], a_q: Sequence[tuple[int, np.ndarray, int]],
+                  b_p: Sequence[tuple[int, np.ndarray, int]], b_q: Sequence[tuple[int, np.ndarray, int]],
+                  parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_alpha: float, threshold: float,
+                  tilt: float, precision: str = "double") -> float | None:
+    """log of a certified lower bound on the power at level exp(log_alpha): the test
+    S_A + S_B >= s (randomised at s - 1) on the bucket statistics of a short schedule A and the rest
+    B, a test on the true outputs (the mirror of :func:`segment_upper`).
+
+    Its level is E_{Q_A}[Q_B(S_B >= s - S_A)] and its power E_{P_A}[P_B(S_B >= s - S_A)], each the
+    mean of a non-decreasing function of S_A; by summation by parts (the layer-cake formula), the
+    level is at most the same sum with upper bounds on B's Q-tails (made non-decreasing in S_A) and
+    on A's Q-tails (the Q-tail of B at most its total beyond A's last label read), the power at
+    least the sum with lower bounds on both P-tails (the terms left out only add). Only tails enter,
+    as the stored statistic guarantees them (its suffix sums are one-sided:
+    :class:`rerokit.bounds.pld.StepPLD`; a convolution keeps that order). A's tails come from the
+    pieces of :func:`_a_tails` (:func:`_a_sides`), B's from the tilts of :func:`segment_upper`
+    (:func:`_side_bounds`). The smallest s on [threshold - _SCAN_NATS - n h, threshold + _SCAN_NATS]
+    (n steps: a bucket's label lies up to one label below its losses) whose level bound is within
+    alpha is taken (bisection; any s whose bound is checked is a test), and the randomised test
+    between s and s - 1 (:func:`rerokit.bounds.pld.tilt.randomized_lower`).
+
+    Args:
+      a_p, a_q: A's statistic (label offset, bucket P- / Q-masses, count T), one part each.
+      b_p, b_q: B's statistic, one part per distinct step.
+      parts: B's dominating parts (for its tilts, as :func:`segment_upper`).
+      h, log_alpha, threshold, tilt, precision: as :func:`segment_upper`.
+
+    Returns:
+      The log lower end, or None where no test is found or A is not one part.
+    """
+    if not math.isfinite(threshold):
+        return None
+    j0 = sum(T * off for off, _, T in a_p)
+    j1 = min(sum(T * (off + pmf.size - 1) for off, pmf, T in a_p), int(math.ceil((threshold + _A_OVER) / h)))
+    if not j0 < j1 or j1 - j0 > _MAX_LABELS_A:
+        return None
+    a = _a_sides(a_p, a_q, h, float(log_alpha), j0, j1 + 1, precision)
+    if a is None:
+        return None
+    pa_lo, qa_up = a
+    # the statistic's labels are its buckets' floors, up to one label per step below the loss
+    n_steps = sum(T for _, _, T in a_p) + sum(T for _, _, T in b_p)
+    lo, hi = int(math.floor((threshold - _SCAN_NATS) / h)) - n_steps, int(math.ceil((threshold + _SCAN_NATS) / h))
+    if hi - lo > _MAX_LABELS_A:
+        return None
+    k0, k1 = lo - j1 - 1, hi - j0 + 1
+    tilts = _b_tilts(parts, h, threshold - j0 * h + _TOP_MARGIN, tilt)
+    pb_lo, qb_up = _side_bounds(b_p, b_q, h, tilts, float(log_alpha), k0, k1, precision)
+    log_qb = log_total_mass(b_q) + 1e-12
+    js = np.arange(j0, j1 + 1)
+
+    def at(arr: np.ndarray, s: int, below: float, above: float) -> np.ndarray:
+        k = s - js
+        out = arr[np.clip(k - k0, 0, arr.size - 1)]
+        return np.where(k < k0, below, np.where(k > k1, above, out))
+
+    def level(s: int) -> float:
+        g = np.maximum.accumulate(at(qb_up, s, log_qb, float(qb_up[-1])))
+        return _layer_cake(g, qa_up, max(log_qb, float(g[-1])), 1)
+
+    def power(s: int) -> float:
+        g = np.minimum.accumulate(at(pb_lo, s, float(pb_lo[0]), -math.inf)[::-1])[::-1]
+        return _layer_cake(g, pa_lo, None, -1)
+
+    if level(hi) > log_alpha:
+        return None
+    if level(lo) <= log_alpha:
+        s = lo
+    else:
+        a_, b_ = lo, hi  # level(a_) > alpha >= level(b_)
+        while b_ - a_ > 1:
+            mid = (a_ + b_) // 2
+            a_, b_ = (mid, b_) if level(mid) > log_alpha else (a_, mid)
+        s = b_
+    q_hi, p_hi = level(s), power(s)
+    best = p_hi if math.isfinite(p_hi) else -math.inf
+    if s > lo:
+        best = max(best, randomized_lower(q_hi, level(s - 1), float(log_alpha), p_hi, lambda: power(s - 1)))
+    return best if math.isfinite(best) else None

@@ -24,7 +24,7 @@ tilted round-off errors weighted by their untilting factors e^{-t (l_j - l_k)} <
 Lower end: threshold tests S >= s on the bucket statistic, with its P- and Q-distributions tilted
 by t and t + 1, level bounded above and power below by the untilted sums and the same error terms;
 and the test that randomizes between the first threshold within the level and the one below it,
-at the largest weight whose level bound stays within alpha (:func:`_randomized_lower`): the grid's
+at the largest weight whose level bound stays within alpha (:func:`randomized_lower`): the grid's
 granularity then no longer costs a whole label's mass (e^{(t+1) h} in the level), and the lower
 ends at q 1e-3, kappa 1e-9 moved from 1e-3 below the upper ones to 1e-5.
 Everything is in logs, so levels like 1e-473 are handled without underflow.
@@ -44,7 +44,7 @@ from rerokit.bounds.pld.compose import (MAX_FFT, Composed, WindowTooWide, cherno
 from rerokit.bounds.pld.logsum import suffix_logsumexp, total_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 
-__all__ = ["tilted_power", "tilted_upper", "tilted_lower", "TiltedSide", "saddle_tilt", "pulled_tilt", "upper_with_pull", "pulled_upper", "tilted_upper_share", "tail_forecast", "saddle_gap", "bisect_saddle", "log_moments", "tilt_pmf", "tilted_hockey_sticks", "mean_tilt", "mean_ladder", "tilted_tails", "log_total_mass"]
+__all__ = ["tilted_power", "tilted_upper", "tilted_lower", "TiltedSide", "saddle_tilt", "pulled_tilt", "upper_with_pull", "pulled_upper", "tilted_upper_share", "tail_forecast", "saddle_gap", "bisect_saddle", "log_moments", "tilt_pmf", "tilted_hockey_sticks", "mean_tilt", "mean_ladder", "tilted_tails", "log_total_mass", "tilted_side_tails", "randomized_lower"]
 
 # tail mass left outside the tilted windows (each side): relative to the tilted masses, which are of
 # order one near the threshold, so far larger than the untilted compositions' 1e-17 (smaller FFTs);
@@ -266,8 +266,9 @@ def mean_tilt(parts: Parts, h: float, y: float, lo: float, cap: float) -> float 
     return _mean_tilt(_prepared(parts, h), y, lo, cap)
 
 
-def _mean_tilt(prep: list[tuple[np.ndarray, np.ndarray, int]], y: float, lo: float, cap: float) -> float | None:
-    """:func:`mean_tilt` of :func:`_prepared` steps."""
+def _mean_tilt(prep: list[tuple[np.ndarray, np.ndarray, int]], y: float, lo: float, cap: float,
+               halvings: int = 40) -> float | None:
+    """:func:`mean_tilt` of :func:`_prepared` steps (``halvings`` halvings)."""
     def mean(t: float) -> float:
         return _moments(prep, t)[1]
 
@@ -276,7 +277,7 @@ def _mean_tilt(prep: list[tuple[np.ndarray, np.ndarray, int]], y: float, lo: flo
         a, b = b, 2.0 * b
     if mean(b) < y:
         return None
-    for _ in range(40):
+    for _ in range(halvings):
         mid = 0.5 * (a + b)
         a, b = (mid, b) if mean(mid) < y else (a, mid)
     return b
@@ -295,7 +296,8 @@ def mean_ladder(parts: Parts, h: float, lo: float, y_top: float, spacing: float,
         _, m, v = _moments2(prep, out[-1])
         if m >= y_top:
             break
-        t = _mean_tilt(prep, min(m + spacing * math.sqrt(max(v, 0.0)), y_top), out[-1], cap)
+        # (a tilt within 2^-10 of its bracket [t_i, 2 t_i] is as good a rung as the exact one)
+        t = _mean_tilt(prep, min(m + spacing * math.sqrt(max(v, 0.0)), y_top), out[-1], cap, 10)
         if t is None or not t > out[-1]:
             break
         out.append(t)
@@ -730,7 +732,7 @@ def tilted_lower(p_side: TiltedSide, q_side: TiltedSide, h: float, t: float,
         if math.isfinite(lower):
             log_lo = max(log_alpha, lower)
         if i > 0:
-            log_lo = max(log_lo, _randomized_lower(float(q_up[i]), float(q_up[i - 1]), log_alpha,
+            log_lo = max(log_lo, randomized_lower(float(q_up[i]), float(q_up[i - 1]), log_alpha,
                                                    lower, lambda: p_lower(i - 1)))
         label = int(s[i])
     return log_lo, label
@@ -890,7 +892,37 @@ def tilted_tails(parts: Parts, h: float, t: float, inf_mass: float, log_alpha: f
     return comp.offset, log_u + 1.01 * _untilting_rel(comp.offset, n, h, t, c, rel) + 1e-12
 
 
-def _randomized_lower(q_hi: float, q_lo: float, log_alpha: float, p_hi: float, p_lo_of) -> float:
+def tilted_side_tails(parts: Parts, h: float, s: float, side: int, log_alpha: float, precision: str = "double",
+                      max_points: int = MAX_FFT) -> tuple[int, np.ndarray]:
+    """(the first label, per label k of the window) log of a certified lower (``side`` -1) or upper
+    (+1) bound on the mass at labels >= k of the composition of ``parts`` (one side of the bucket
+    statistic: its P-masses tilted by s = t, or its Q-masses by s = t + 1, as :func:`tilted_power`
+    composes them): the untilted masses e^{C - s l_j} pmf[j] summed from k upwards, rounded down or
+    up (:func:`_suffix_logsumexp`), less or plus e^{C - s l_k} err_k (:func:`_composed`'s bound,
+    which holds the tilted mass outside the window), and the untilting's relative error
+    (:func:`_untilting_rel`). A lower bound is -inf where the error swallows the sum.
+
+    Raises:
+      WindowTooWide: the tilted window has more than ``max_points`` labels (at most the FFT limit).
+    """
+    tp, c, rel = _tilted(parts, h, s)
+    comp, _, err = _composed(tp, h, s, c, _LOG_TAU_STAT, log_alpha, precision,
+                             functools.cache(lambda: log_total_mass(parts)), max_points)
+    n = comp.pmf.size
+    ls_ = (comp.offset + np.arange(n)) * h
+    with np.errstate(divide="ignore"):
+        lk_ = np.log(comp.pmf) - s * ls_ + c
+    err_term = c - s * ls_ + _at(_log_errors(err, n), slice(0, n))
+    rel = 1.01 * _untilting_rel(comp.offset, n, h, s, c, rel) + 1e-12
+    suf = _suffix_logsumexp(lk_, side)[:n]
+    if side > 0:
+        return comp.offset, np.logaddexp(suf, err_term) + rel
+    with np.errstate(divide="ignore", invalid="ignore"):
+        low = suf + np.log1p(-np.exp(np.minimum(0.0, err_term - suf)))
+    return comp.offset, np.where(np.isfinite(suf) & (err_term < suf), low - rel, -np.inf)
+
+
+def randomized_lower(q_hi: float, q_lo: float, log_alpha: float, p_hi: float, p_lo_of) -> float:
     """log of a proven lower bound on the power of the randomized test between two adjacent
     thresholds (Neyman & Pearson 1933: the most powerful tests randomize at the boundary): reject
     if S >= s, and with probability theta if S = s - 1, at the largest theta that keeps its level
