@@ -247,9 +247,10 @@ _SUB_SCHEDULE_KINDS = 4
 # composed under about seven tilts, a composition per kind each)
 _ONE_STEP_KINDS = 8
 # ... and for a segment of several steps (composed by pieces) only at q <= _SHORT_SEGMENT_Q (the
-# tiny-q jumps, where its log-density is convex) and where its own lower end is within
-# _SHORT_SEGMENT_NATS of the upper end (measured 0.02 in the cells it narrows, 0.04-26 where it did not)
-_SHORT_SEGMENT_Q = 0.02
+# tiny-q jumps, where its log-density is convex), its sigma the schedule's smallest, and where its own
+# lower end is within _SHORT_SEGMENT_NATS of the upper end (measured 0.02-0.09 in the cells it
+# narrows; 0.04-26 where it did not, all but one of those with a larger q or sigma)
+_SHORT_SEGMENT_Q = 2e-3
 _SHORT_SEGMENT_NATS = 1.0
 # Tilt first (:func:`_tilt_first`): at levels kappa <= 1e-6 (log at most _TILT_FIRST_BELOW) the far-tail
 # tilt alone where the untilted double-precision bracket is predicted useless. Its proven round-off ro,
@@ -678,7 +679,7 @@ def _one_step_into(r: ExactPower, subs: dict[Segment, np.ndarray], pld: Schedule
     (:meth:`SchedulePLD.short_segment_upper`, :mod:`rerokit.bounds.pld.onestep`): one step in closed
     form; several composed by pieces; and where still that wide, the lower end of the test on the
     sum of the two statistics (:meth:`SchedulePLD.short_segment_lower`, A by pieces too). Several
-    steps only where their q is at most :data:`_SHORT_SEGMENT_Q` and
+    steps only where their q is at most :data:`_SHORT_SEGMENT_Q`, their sigma the smallest, and
     the segment alone has a lower end (``subs``, :func:`_sub_schedules_into`) within
     :data:`_SHORT_SEGMENT_NATS` of the upper end (its own far tail carries the power; elsewhere the
     pieces cost up to 2.3 s and gained nothing in 40 random cells). At most :data:`_MAX_TILTED`
@@ -695,7 +696,8 @@ def _one_step_into(r: ExactPower, subs: dict[Segment, np.ndarray], pld: Schedule
     if a[2] > 1:
         with np.errstate(divide="ignore"):
             own = np.log(subs.get(a, np.zeros(lks.size)))
-        wide &= (a[1] <= _SHORT_SEGMENT_Q) & (own >= r.log_value - _SHORT_SEGMENT_NATS)
+        wide &= (a[1] <= _SHORT_SEGMENT_Q) & (a[0] <= min(seg[0] for seg in pld.segments)) & (
+            own >= r.log_value - _SHORT_SEGMENT_NATS)
     wide = np.nonzero(wide)[0][:_MAX_TILTED]
     if not wide.size:
         return r
