@@ -220,3 +220,15 @@ def test_pieces_only_where_the_short_segment_carries_the_tail(monkeypatch) -> No
     assert 1.0 - b.interval[0] / b.value > dpsgd._PRECISE_ENOUGH and calls == []
     dpsgd.rero_dpsgd(segments=[(1.164, 1.25e-4, 43), (3.103, 6.67e-4, 25735)], kappa=7.42e-24, comparisons=False)
     assert calls == [(1.164, 1.25e-4, 43)]
+
+
+def test_one_step_in_closed_form_needs_no_grid_for_the_step() -> None:
+    """sigma 1.423, q 1.2e-4 once beside sigma 4.953, q 1.5e-4 for 1296 steps at kappa e^-74.976:
+    the single step's deep truncation would need 382,163 grid points (StepTooWide), but its closed
+    form needs none: the upper end is still found (measured e^-74.6073, the Monte Carlo estimate of
+    benchmarks/pld_soundness.py --one-jump seed 1 e^-74.607), while the lower end of the two
+    statistics, which needs the step's grid, is not."""
+    pld = dpsgd_pld([(1.423, 1.2e-4, 1), (4.953, 1.5e-4, 1296)])
+    up = pld.short_segment_upper(-74.976, 0.351)
+    assert up is not None and up <= -74.60
+    assert pld.short_segment_lower(-74.976, 0.351) is None

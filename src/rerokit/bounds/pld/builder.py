@@ -1091,25 +1091,29 @@ class SchedulePLD:
             return None
         return min(shorts, key=lambda seg: (seg[0], seg[2]))
 
-    def _short_parts(self, log_alpha: float) -> tuple[tuple[float, float, int], list, list] | None:
-        """(:meth:`short_segment`, its REMOVE steps, the other segments' steps), truncated as deep
-        as :meth:`tail_power`'s at this level; built once per truncation (the upper and the lower
-        end read the same). None where it does not apply or a step does not fit."""
+    def _short_parts(self, log_alpha: float, with_a: bool) -> tuple[tuple[float, float, int], list, list] | None:
+        """(:meth:`short_segment`, its REMOVE steps (``with_a``; else none), the other segments'
+        steps), truncated as deep as :meth:`tail_power`'s at this level; each built once per
+        truncation (the upper and the lower end read the same; one step in closed form needs only
+        the others). None where it does not apply or a step does not fit."""
         a = self.short_segment()
         if a is None:
             return None
         lt = self._tail_truncation(log_alpha)
-        key = ("short", lt)
-        if key not in self._built:
-            rest = list(_split_extremes(self.segments)[0])
-            rest.remove(a)
-            try:
-                steps = SchedulePLD(tuple(rest), self.h, 1, False, False, lt, self.precision)._parts("remove")[0]
-                steps_a = SchedulePLD((a,), self.h, 1, False, False, lt, self.precision)._parts("remove")[0]
-            except (StepTooWide, WindowTooWide):
-                steps = None
-            self._built[key] = None if steps is None else (a, steps_a, steps)
-        return self._built[key]
+
+        def built(key: tuple, segs: tuple) -> list | None:
+            if key not in self._built:
+                try:
+                    self._built[key] = SchedulePLD(segs, self.h, 1, False, False, lt, self.precision)._parts("remove")[0]
+                except (StepTooWide, WindowTooWide):
+                    self._built[key] = None
+            return self._built[key]
+
+        rest = list(_split_extremes(self.segments)[0])
+        rest.remove(a)
+        steps = built(("short_rest", lt), tuple(rest))
+        steps_a = built(("short_a", lt), (a,)) if with_a else []
+        return None if steps is None or steps_a is None else (a, steps_a, steps)
 
     def short_segment_upper(self, log_alpha: float, threshold: float) -> float | None:
         """log of a certified upper bound on the REMOVE power at exp(log_alpha) with a short segment A
@@ -1120,10 +1124,11 @@ class SchedulePLD:
         truncated as deep as :meth:`tail_power`'s. None where it does not apply (one example per
         step, 0 < q < 1, every segment on the grid, at least two) or the windows do not fit;
         ``threshold``: a guess of the threshold (nats)."""
-        got = self._short_parts(log_alpha)
+        a = self.short_segment()
+        got = None if a is None else self._short_parts(log_alpha, a[2] > 1)
         if got is None:
             return None
-        a, steps_a, steps = got
+        _, steps_a, steps = got
         parts = [(st.j_lo, st.split, T) for st, T in steps]
         inf = compose_inf_mass([(st.inf_mass, T) for st, T in steps])
         # (A's own shift only where A is discretised too)
@@ -1146,7 +1151,7 @@ class SchedulePLD:
         (:func:`rerokit.bounds.pld.onestep.segment_lower`), both truncated as :meth:`short_segment_upper`'s.
         None where it does not apply or no test is found; ``threshold``: a guess of the threshold
         (nats)."""
-        got = self._short_parts(log_alpha)
+        got = self._short_parts(log_alpha, True)
         if got is None:
             return None
         _, steps_a, steps = got
