@@ -237,6 +237,15 @@ def _golden_min(bound, lo: int, hi: int) -> float:
     return min(0.0, min(at(m) for m in range(lo, hi + 1)))
 
 
+def _merge(arr: np.ndarray, k0: int, off: int, vals: np.ndarray, op) -> None:
+    """arr[k - k0] = op(arr[k - k0], vals[k - off]) (np.minimum / np.maximum, in place) on the labels
+    both cover: a window's per-label bounds into the running best."""
+    lo, hi = max(off, k0), min(off + vals.size, k0 + arr.size)
+    if lo < hi:
+        seg = arr[lo - k0: hi - k0]
+        op(seg, vals[lo - off: hi - off], out=seg)
+
+
 def _piece_tails(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_a_eff: float, j0: int, j1: int,
                  y_top: float, precision: str) -> np.ndarray:
     """log of upper bounds on P(L > j h), j0 <= j <= j1, of the composition of the (sub-probability)
@@ -249,10 +258,7 @@ def _piece_tails(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_a_e
             off, u = tilted_tails(parts, h, t, 0.0, log_a_eff, precision, _MAX_POINTS)
         except WindowTooWide:
             continue
-        a, b = max(off, j0), min(off + u.size, j1 + 1)
-        if a < b:
-            seg = log_u[a - j0: b - j0]
-            np.minimum(seg, u[a - off: b - off], out=seg)
+        _merge(log_u, j0, off, u, np.minimum)
     top = sum(T * (off + pmf.size - 1) for off, pmf, T in parts)  # nothing lies above the last label
     log_u[max(top - j0, 0):] = -np.inf
     return np.minimum.accumulate(log_u)
@@ -390,10 +396,7 @@ def _side_bounds(pp: Sequence[tuple[int, np.ndarray, int]], pq: Sequence[tuple[i
                 off, b = tilted_side_tails(parts, h, s_, side, log_a_eff, precision, _MAX_POINTS)
             except WindowTooWide:
                 continue
-            lo, hi = max(off, k0), min(off + b.size, k1 + 1)
-            if lo < hi:
-                seg = arr[lo - k0: hi - k0]
-                (np.maximum if side < 0 else np.minimum)(seg, b[lo - off: hi - off], out=seg)
+            _merge(arr, k0, off, b, np.maximum if side < 0 else np.minimum)
     top = sum(T * (off + pmf.size - 1) for off, pmf, T in pq)  # nothing lies above the last label
     q_up[max(top + 1 - k0, 0):] = -np.inf
     return np.maximum.accumulate(p_lo[::-1])[::-1], np.minimum.accumulate(q_up)

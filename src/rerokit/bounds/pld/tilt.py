@@ -847,6 +847,16 @@ def _untilting_rel(off: int, size: int, h: float, t: float, c: float, rel: float
     return rel + 4.0 * float(np.finfo(float).eps) * (float(np.max(np.abs(l_ends))) + abs(c) + 800.0)
 
 
+def _tilted_composed(parts: Parts, h: float, s: float, log_tau: float, log_alpha: float, precision: str,
+                     max_points: int) -> tuple[Composed, float, float, float | np.ndarray]:
+    """(the composition of ``parts`` tilted by s on :func:`_window`, C, the tilting's relative error,
+    :func:`_composed`'s error bound per label): what the per-label bounds below start from."""
+    tp, c, rel = _tilted(parts, h, s)
+    comp, _, err = _composed(tp, h, s, c, log_tau, log_alpha, precision, functools.cache(lambda: log_total_mass(parts)),
+                             max_points)
+    return comp, c, rel, err
+
+
 def tilted_hockey_sticks(parts: Parts, h: float, t: float, inf_mass: float, log_alpha: float,
                          precision: str = "double", max_points: int = MAX_FFT) -> tuple[int, np.ndarray]:
     """(the first label, per label k of the window) log of a certified upper bound on
@@ -858,9 +868,7 @@ def tilted_hockey_sticks(parts: Parts, h: float, t: float, inf_mass: float, log_
     Raises:
       WindowTooWide: the tilted window has more than ``max_points`` labels (at most the FFT limit).
     """
-    tp, c, rel = _tilted(parts, h, t)
-    log_mass = functools.cache(lambda: log_total_mass(parts))
-    comp, _, err = _composed(tp, h, t, c, _LOG_TAU, log_alpha, precision, log_mass, max_points)
+    comp, c, rel, err = _tilted_composed(parts, h, t, _LOG_TAU, log_alpha, precision, max_points)
     n = comp.pmf.size
     _, term, err_term = _hockey_terms(comp.offset, comp.pmf, h, t, c, _log_errors(err, n), 0, n)
     log_inf = math.log(inf_mass) if inf_mass > 0 else -math.inf
@@ -881,9 +889,7 @@ def tilted_tails(parts: Parts, h: float, t: float, inf_mass: float, log_alpha: f
     Raises:
       WindowTooWide: the tilted window has more than ``max_points`` labels (at most the FFT limit).
     """
-    tp, c, rel = _tilted(parts, h, t)
-    log_mass = functools.cache(lambda: log_total_mass(parts))
-    comp, _, err = _composed(tp, h, t, c, _LOG_TAU, log_alpha, precision, log_mass, max_points)
+    comp, c, rel, err = _tilted_composed(parts, h, t, _LOG_TAU, log_alpha, precision, max_points)
     n = comp.pmf.size
     ls_, _, log_a = _p_tails(comp.offset, comp.pmf, h, t, c, 0, n)
     err_term = c - t * ls_ + _at(_log_errors(err, n), slice(0, n))
@@ -905,9 +911,7 @@ def tilted_side_tails(parts: Parts, h: float, s: float, side: int, log_alpha: fl
     Raises:
       WindowTooWide: the tilted window has more than ``max_points`` labels (at most the FFT limit).
     """
-    tp, c, rel = _tilted(parts, h, s)
-    comp, _, err = _composed(tp, h, s, c, _LOG_TAU_STAT, log_alpha, precision,
-                             functools.cache(lambda: log_total_mass(parts)), max_points)
+    comp, c, rel, err = _tilted_composed(parts, h, s, _LOG_TAU_STAT, log_alpha, precision, max_points)
     n = comp.pmf.size
     ls_ = (comp.offset + np.arange(n)) * h
     with np.errstate(divide="ignore"):
