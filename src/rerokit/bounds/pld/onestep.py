@@ -1,4 +1,7 @@
-"""One step beside a composed schedule: the upper end of the power with that step in closed form.
+"""A short segment beside a composed schedule: the power's upper end with one step in closed form
+(:func:`one_step_upper`, below), with a segment of a few steps composed by pieces
+(:func:`segment_upper`), and the lower end of the test on the two bucket statistics
+(:func:`segment_lower`).
 
 Where a single step A of small sigma sits beside a schedule B of small losses, the power at a tiny
 level comes from A's far tail (one sampled step's large deviation) while B stays near its bulk.
