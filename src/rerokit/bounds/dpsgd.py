@@ -243,8 +243,8 @@ _PRECISE_ENOUGH = 5e-3
 _BETA_NEGLIGIBLE = 1e-12
 # the most (sigma, q) kinds whose sub-schedules each give a lower end (_sub_schedules_into)
 _SUB_SCHEDULE_KINDS = 4
-# the most kinds for the upper end with one step in closed form (_one_step_into: the rest is
-# composed under about seven tilts, a composition per kind each)
+# the most kinds for the ends with a short segment apart (_one_step_into: the rest is composed under
+# about seven tilts, a composition per kind each)
 _ONE_STEP_KINDS = 8
 # ... and for a segment of several steps (composed by pieces) only at q <= _SHORT_SEGMENT_Q (the
 # tiny-q jumps, where its log-density is convex), its sigma the schedule's smallest, and where its own
@@ -641,7 +641,7 @@ def _sub_schedules_into(r: ExactPower, pld: SchedulePLD,
     lower end (one step of sigma 1.30, q 1.3e-4 beside 1585 of sigma 3.02, q 2.6e-4 at kappa
     e^-68.1: lower end e^-68.109, the step alone e^-67.612, within 0.1 % of the Monte Carlo
     estimate; benchmarks/pld_soundness.py --one-jump). Also returns each kind's lower ends (at every
-    level: -inf where not computed), which :func:`_one_step_into` reads."""
+    level: 0 where not computed), which :func:`_one_step_into` reads."""
     subs: dict[Segment, np.ndarray] = {}
     if len(pld.segments) < 2:
         return r, subs
@@ -682,7 +682,7 @@ def _one_step_into(r: ExactPower, subs: dict[Segment, np.ndarray], pld: Schedule
     steps only where their q is at most :data:`_SHORT_SEGMENT_Q`, their sigma the smallest, and
     the segment alone has a lower end (``subs``, :func:`_sub_schedules_into`) within
     :data:`_SHORT_SEGMENT_NATS` of the upper end (its own far tail carries the power; elsewhere the
-    pieces cost up to 2.3 s and gained nothing in 40 random cells). At most :data:`_MAX_TILTED`
+    pieces cost up to 4.5 s and gained nothing in 120 random cells). At most :data:`_MAX_TILTED`
     levels and :data:`_ONE_STEP_KINDS` kinds of step.
     One step of sigma ~1 beside a long schedule of small losses: the composed tilts' upper end was
     1-3 % above the truth (one step of sigma 1.30, q 1.3e-4 beside 1585 of sigma 3.02, q 2.6e-4 at
@@ -854,11 +854,9 @@ def _near_one_into(
                 mid = (got[0] - (1.0 - float(v["upper"][i]))) * _NEAR_ONE_SKIP_GAIN * _NEAR_ONE_GAIN if k == 0 else 0.0
                 if k == last:
                     lasted.add(i)
-                if k == -2:
+                if k < 0:  # the shortcut (-1) or the grid beyond the last (-2): the level stops there
                     rest[i] = False
-                elif k < 0:
-                    rest[i] = False
-                    if pld.lower and last_fits and got[1] - got[0] > target[i]:
+                    if k == -1 and pld.lower and last_fits and got[1] - got[0] > target[i]:
                         nxt.append(i)  # the shortcut's prediction missed: the last grid after all
                 elif k == last or (k == 0 and got[0] <= _NEAR_ONE_FIRST_STOP) or (
                         k > 0 and gain * _NEAR_ONE_GAIN <= target[i]) or (

@@ -1115,6 +1115,12 @@ class SchedulePLD:
         steps_a = built(("short_a", lt), (a,)) if with_a else []
         return None if steps is None or steps_a is None else (a, steps_a, steps)
 
+    def _saddle(self, log_alpha: float) -> float:
+        """The whole schedule's saddle tilt at this level: the one tail_forecast's bisection kept
+        where it ran, else :func:`rerokit.bounds.pld.tilt.saddle_tilt`."""
+        tilt = self._built.get(("saddle", float(log_alpha)))
+        return saddle_tilt(self.grid_steps("remove"), self.h, float(log_alpha)) if tilt is None else tilt
+
     def short_segment_upper(self, log_alpha: float, threshold: float) -> float | None:
         """log of a certified upper bound on the REMOVE power at exp(log_alpha) with a short segment A
         (at most :data:`SHORT_SEGMENT_STEPS` steps; the one of smallest sigma) apart from the rest B
@@ -1133,10 +1139,7 @@ class SchedulePLD:
         inf = compose_inf_mass([(st.inf_mass, T) for st, T in steps])
         # (A's own shift only where A is discretised too)
         shift = sum(T * st.loss_shift for st, T in steps + (steps_a if a[2] > 1 else [])) * (1.0 + 1e-9)
-        # (the same bisection as tail_forecast's, kept per level where it ran)
-        tilt = self._built.get(("saddle", float(log_alpha)))
-        if tilt is None:
-            tilt = saddle_tilt(self.grid_steps("remove"), self.h, float(log_alpha))
+        tilt = self._saddle(log_alpha)
         if a[2] == 1:
             return one_step_upper(a[0], a[1], parts, self.h, inf, shift, float(log_alpha), threshold, tilt,
                                   self.precision)
@@ -1155,9 +1158,7 @@ class SchedulePLD:
         if got is None:
             return None
         _, steps_a, steps = got
-        tilt = self._built.get(("saddle", float(log_alpha)))
-        if tilt is None:
-            tilt = saddle_tilt(self.grid_steps("remove"), self.h, float(log_alpha))
+        tilt = self._saddle(log_alpha)
 
         def sides(sts: list) -> tuple[list, list]:
             return ([(st.j_lo - 1, st.stat_p, T) for st, T in sts], [(st.j_lo - 1, st.stat_q, T) for st, T in sts])

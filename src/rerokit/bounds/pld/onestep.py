@@ -138,11 +138,9 @@ def _g_bounds(parts: Sequence[tuple[int, np.ndarray, int]], h: float, inf_mass: 
     if not wins:
         return None
     k0 = min(off for off, _ in wins)
-    k1 = max(off + g.size for off, g in wins)
-    g = np.full(k1 - k0, np.inf)
+    g = np.full(max(off + lg.size for off, lg in wins) - k0, np.inf)
     for off, lg in wins:
-        seg = g[off - k0: off - k0 + lg.size]
-        np.minimum(seg, lg, out=seg)
+        _merge(g, k0, off, lg, np.minimum)
     return k0, np.minimum.accumulate(np.minimum(g, 0.0))
 
 
@@ -240,6 +238,11 @@ def _golden_min(bound, lo: int, hi: int) -> float:
     return min(0.0, min(at(m) for m in range(lo, hi + 1)))
 
 
+def _labels(parts: Sequence[tuple[int, np.ndarray, int]]) -> tuple[int, int]:
+    """The first and last label of the composition of ``parts``."""
+    return sum(T * off for off, _, T in parts), sum(T * (off + pmf.size - 1) for off, pmf, T in parts)
+
+
 def _merge(arr: np.ndarray, k0: int, off: int, vals: np.ndarray, op) -> None:
     """arr[k - k0] = op(arr[k - k0], vals[k - off]) (np.minimum / np.maximum, in place) on the labels
     both cover: a window's per-label bounds into the running best."""
@@ -262,8 +265,7 @@ def _piece_tails(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_a_e
         except WindowTooWide:
             continue
         _merge(log_u, j0, off, u, np.minimum)
-    top = sum(T * (off + pmf.size - 1) for off, pmf, T in parts)  # nothing lies above the last label
-    log_u[max(top - j0, 0):] = -np.inf
+    log_u[max(_labels(parts)[1] - j0, 0):] = -np.inf  # nothing lies above the last label
     return np.minimum.accumulate(log_u)
 
 
@@ -275,41 +277,69 @@ def _a_tails(parts_a: Sequence[tuple[int, np.ndarray, int]], h: float, inf_a: fl
     A tilt of the whole of A is precise only near its tilted mean, and with small q the sampled
     steps' losses lie in a region where P's log-density is convex (the loss grows like log x
     there): every tilt puts its mass either in the bulk or at the top, none in between. So p is
-    split at the cut c = _A_CUT nats into its bulk b (labels <= c) and tail r (above), and by the
-    binomial theorem for convolution p^{*T} = sum_k C(T, k) b^{*(T - k)} * r^{*k} (exact); each
-    piece is composed under its own ladder of tilts (:func:`_piece_tails`: the tail pieces alone are
-    nearly flat under a suitable tilt). Pieces with k > K, where C(T, k) r_tot^k falls below the
-    level e^-_A_DEPTH (at most _A_PIECES), count together as
-    C(T, K + 1) r_tot^{K + 1} p_tot^{T - K - 1} (K + 1 of the steps in the tail, the rest anything)
-    at every label; A's mass at +infinity too. The log-sum is rounded up by (n + 4) 4 u. None where
-    A is not one part."""
+    split into pieces by the number of steps in its tail (:class:`_Pieces`, exact), each composed
+    under its own ladder of tilts (:func:`_piece_tails`: the tail pieces alone are nearly flat under
+    a suitable tilt); the pieces not taken count together (:meth:`_Pieces.rest`) at every label, and
+    A's mass at +infinity too. The log-sum is rounded up by (n + 4) 4 u. None where A is not one
+    part."""
     if len(parts_a) != 1:
         return None
     off, pmf, T = parts_a[0]
-    jc = max(off, int(math.floor(_A_CUT / h)))
-    bulk, tail = pmf[: jc - off + 1], pmf[jc - off + 1:]
-    log_tot = log_total_mass([(off, pmf, 1)])
-    log_rt = log_total_mass([(jc + 1, tail, 1)]) if tail.size and np.any(tail > 0) else -math.inf
     y_top = (j1 + 1) * h
-    if not math.isfinite(log_rt) or T == 1:
+    cut = _Pieces(off, T, h)
+    log_rt = cut.log_tail_mass(pmf)
+    if not math.isfinite(log_rt):
         terms = [_piece_tails(parts_a, h, log_a_eff, j0, j1, y_top, precision)]
         rest = -math.inf
     else:
-        def log_choose(k: int) -> float:
-            return math.lgamma(T + 1) - math.lgamma(k + 1) - math.lgamma(T - k + 1) + 1e-12 * (T + 1)
-
-        terms, k = [], 0
-        while k <= min(T, _A_PIECES):
-            if k > 0 and log_choose(k) + k * log_rt < log_a_eff - _A_DEPTH:
-                break
-            pieces = [(off, bulk, T - k)] if k < T else []
-            if k > 0:
-                pieces.append((jc + 1, tail, k))
-            terms.append(log_choose(k) + _piece_tails(pieces, h, log_a_eff, j0, j1, y_top, precision))
-            k += 1
-        rest = (log_choose(k) + k * log_rt + (T - k) * max(log_tot, 0.0)) if k <= T else -math.inf
+        ks = cut.taken(log_rt, log_a_eff)
+        terms = [cut.log_choose(k) + 1e-12 * (T + 1) + _piece_tails(cut.parts(pmf, k), h, log_a_eff, j0, j1, y_top,
+                                                                    precision) for k in ks]
+        rest = cut.rest(log_rt, log_total_mass([(off, pmf, 1)]), len(ks))
     extra = float(np.logaddexp(rest, math.log(inf_a) if inf_a > 0 else -math.inf))
     return _log_sum_rows(np.vstack(terms + [np.full(j1 - j0 + 1, extra)]), 1)
+
+
+class _Pieces:
+    """A's step pmf p (labels from ``off``, T steps) split at the cut
+    c = _A_CUT nats into bulk b (labels <= c) and tail r (above): p^{*T} = sum_k C(T, k)
+    b^{*(T - k)} * r^{*k} (exact; the same cut label on either measure, so for each)."""
+
+    def __init__(self, off: int, T: int, h: float) -> None:
+        self.off, self.T = off, T
+        self.jc = max(off, int(math.floor(_A_CUT / h)))  # the last bulk label
+        self.i = self.jc - off + 1  # the first tail index
+
+    def log_tail_mass(self, pmf: np.ndarray) -> float:
+        """log of r's mass (-inf where there is none)."""
+        tail = pmf[self.i:]
+        return log_total_mass([(self.jc + 1, tail, 1)]) if tail.size and np.any(tail > 0) else -math.inf
+
+    def log_choose(self, k: int) -> float:
+        return math.lgamma(self.T + 1) - math.lgamma(k + 1) - math.lgamma(self.T - k + 1)
+
+    def taken(self, log_r: float, log_a_eff: float) -> list[int]:
+        """k = 0 ... K: every k up to _A_PIECES (and T) while C(T, k) r^k is at least the level's
+        e^-_A_DEPTH."""
+        ks = [0]
+        for k in range(1, min(self.T, _A_PIECES) + 1):
+            if self.log_choose(k) + k * log_r < log_a_eff - _A_DEPTH:
+                break
+            ks.append(k)
+        return ks
+
+    def parts(self, pmf: np.ndarray, k: int) -> list[tuple[int, np.ndarray, int]]:
+        """The parts of b^{*(T - k)} * r^{*k}."""
+        return (([(self.off, pmf[: self.i], self.T - k)] if k < self.T else [])
+                + ([(self.jc + 1, pmf[self.i:], k)] if k else []))
+
+    def rest(self, log_r: float, log_p: float, k: int) -> float:
+        """log of a bound on the pieces from k on, sum_{k' >= k} C(T, k') r^{k'} b^{T - k'} <=
+        C(T, k) r^k p^{T - k} (k of the steps in the tail, the rest anything; coefficient by
+        coefficient C(T, k) C(T - k, i) >= C(T, k + i)), rounded up; -inf for k > T."""
+        if k > self.T:
+            return -math.inf
+        return self.log_choose(k) + 1e-12 * (self.T + 1) + k * log_r + (self.T - k) * max(log_p, 0.0)
 
 
 def segment_upper(parts_a: Sequence[tuple[int, np.ndarray, int]], inf_a: float,
@@ -330,9 +360,7 @@ def segment_upper(parts_a: Sequence[tuple[int, np.ndarray, int]], inf_a: float,
     M_A >= A's total mass (j0: A's lowest label). The U_j come from A composed under a ladder of
     tilts (:func:`rerokit.bounds.pld.tilt.mean_ladder`, :func:`rerokit.bounds.pld.tilt.tilted_tails`),
     each in relative precision within a few standard deviations of its tilted mean, the ladder up to
-    _A_OVER nats above the threshold. Each difference phi_{j+1} - phi_j is formed as
-    e^{g_{j+1}} (1 - e^{g_j - g_{j+1}}) (a few u relative); the sum is rounded up as
-    :func:`one_step_upper`'s.
+    _A_OVER nats above the threshold. The sum is :func:`_layer_cake`'s, rounded up.
 
     Args:
       parts_a, inf_a: A's dominating parts (label offset, pmf, count) and composed mass at +infinity.
@@ -345,8 +373,7 @@ def segment_upper(parts_a: Sequence[tuple[int, np.ndarray, int]], inf_a: float,
     if not math.isfinite(threshold):
         return None
     log_a_eff = float(log_alpha) + loss_shift
-    ja_lo = sum(T * off for off, _, T in parts_a)
-    ja_hi = sum(T * (off + pmf.size - 1) for off, pmf, T in parts_a)
+    ja_lo, ja_hi = _labels(parts_a)
     log_m_a = log_total_mass(parts_a) + 1e-12
     if inf_a > 0:
         log_m_a = float(np.logaddexp(log_m_a, math.log(inf_a))) + 1e-12
@@ -364,20 +391,12 @@ def segment_upper(parts_a: Sequence[tuple[int, np.ndarray, int]], inf_a: float,
         return None
     k0, log_g = got
     js = np.arange(j0, j1 + 1)
+    tails = np.concatenate(([log_m_a], log_u))  # mu(>= j0) = M_A, mu(>= j + 1) = P(L_A > j h)
 
     def bound(m: int) -> float:
-        g = np.maximum.accumulate(_log_g_at(log_g, k0, h, m - js))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            steps = g[1:] + np.log(-np.expm1(g[:-1] - g[1:]))
-            top_w = float(np.log(-np.expm1(g[-1]))) if g[-1] < 0.0 else -math.inf
-        terms = np.concatenate(([g[0] + log_m_a], steps + log_u[:-1], [top_w + log_u[-1]]))
-        terms = np.where(np.isnan(terms), -np.inf, terms)
-        top = float(np.max(terms))
-        s = top + math.log(float(np.sum(np.exp(terms - top)))) if math.isfinite(top) else -math.inf
-        total = float(np.logaddexp(m * h + log_a_eff, s))
-        fin = terms[np.isfinite(terms)]
-        size = float(np.max(np.abs(fin))) if fin.size else 0.0
-        return total + (terms.size + 16) * 8.0 * _U * (abs(total) + size + float(np.max(np.abs(g))) + 1.0) + 1e-12
+        cake = _layer_cake(np.maximum.accumulate(_log_g_at(log_g, k0, h, m - js)), tails, 0.0, 1)
+        total = float(np.logaddexp(m * h + log_a_eff, cake))
+        return total + 16.0 * _U * (abs(total) + 1.0) + 1e-12
 
     return _golden_min(bound, lo, hi)
 
@@ -400,52 +419,40 @@ def _side_bounds(pp: Sequence[tuple[int, np.ndarray, int]], pq: Sequence[tuple[i
             except WindowTooWide:
                 continue
             _merge(arr, k0, off, b, np.maximum if side < 0 else np.minimum)
-    top = sum(T * (off + pmf.size - 1) for off, pmf, T in pq)  # nothing lies above the last label
-    q_up[max(top + 1 - k0, 0):] = -np.inf
+    q_up[max(_labels(pq)[1] + 1 - k0, 0):] = -np.inf  # nothing lies above the last label
     return np.maximum.accumulate(p_lo[::-1])[::-1], np.minimum.accumulate(q_up)
 
 
 def _a_sides(a_p: Sequence[tuple[int, np.ndarray, int]], a_q: Sequence[tuple[int, np.ndarray, int]], h: float,
              log_a_eff: float, j0: int, j1: int, precision: str) -> tuple[np.ndarray, np.ndarray] | None:
     """:func:`_side_bounds` of A's statistic (one part of T steps per side) over [j0, j1], by the
-    pieces of :func:`_a_tails` (both measures split at the same cut label: the binomial identity
+    pieces of :class:`_Pieces` (both measures split at the same cut label: the binomial identity
     holds for each), each under its own ladder of tilts: the lower bounds summed over the pieces
-    taken (the others only add), the upper bounds with the pieces beyond K counted as
-    C(T, K + 1) r_Q^{K + 1} p_Q^{T - K - 1} (r_Q, p_Q: the Q tail piece's and the step's Q masses).
-    None where A is not one part per side."""
+    taken (the others only add), the upper bounds with the others counted by :meth:`_Pieces.rest`
+    on the Q masses. None where A is not one part per side."""
     if len(a_p) != 1 or len(a_q) != 1:
         return None
     (off, pp, T), (off_q, pq, _) = a_p[0], a_q[0]
     if off_q != off or pq.size != pp.size:
         return None
     y_top = (j1 + 1) * h
-    jc = max(off, int(math.floor(_A_CUT / h)))
-    log_rp = log_total_mass([(jc + 1, pp[jc - off + 1:], 1)]) if np.any(pp[jc - off + 1:] > 0) else -math.inf
 
     def ladder(parts: Sequence[tuple[int, np.ndarray, int]]) -> list[float]:
         return mean_ladder(parts, h, _MIN_TILT, y_top, _LADDER_SPACING, 1e5, _LADDER_MOST)
 
+    cut = _Pieces(off, T, h)
+    log_rp = cut.log_tail_mass(pp)
     if not math.isfinite(log_rp):
         return _side_bounds(a_p, a_q, h, ladder(a_p), log_a_eff, j0, j1, precision)
-
-    def log_choose(k: int) -> float:
-        return math.lgamma(T + 1) - math.lgamma(k + 1) - math.lgamma(T - k + 1)
-
-    lows, ups, k = [], [], 0
-    while k <= min(T, _A_PIECES):
-        if k > 0 and log_choose(k) + k * log_rp < log_a_eff - _A_DEPTH:
-            break
-        piece_p = ([(off, pp[: jc - off + 1], T - k)] if k < T else []) + ([(jc + 1, pp[jc - off + 1:], k)] if k else [])
-        piece_q = ([(off, pq[: jc - off + 1], T - k)] if k < T else []) + ([(jc + 1, pq[jc - off + 1:], k)] if k else [])
-        lo_k, up_k = _side_bounds(piece_p, piece_q, h, ladder(piece_p), log_a_eff, j0, j1, precision)
-        lows.append(log_choose(k) - 1e-12 * (T + 1) + lo_k)
-        ups.append(log_choose(k) + 1e-12 * (T + 1) + up_k)
-        k += 1
-    if k <= T:
-        log_rq = log_total_mass([(jc + 1, pq[jc - off + 1:], 1)]) if np.any(pq[jc - off + 1:] > 0) else -math.inf
-        log_pq = log_total_mass([(off, pq, 1)])
-        rest = log_choose(k) + 1e-12 * (T + 1) + k * log_rq + (T - k) * max(log_pq, 0.0)
-        ups.append(np.full(j1 - j0 + 1, rest))
+    lows, ups = [], []
+    ks = cut.taken(log_rp, log_a_eff)
+    for k in ks:
+        piece_p = cut.parts(pp, k)
+        lo_k, up_k = _side_bounds(piece_p, cut.parts(pq, k), h, ladder(piece_p), log_a_eff, j0, j1, precision)
+        lows.append(cut.log_choose(k) - 1e-12 * (T + 1) + lo_k)
+        ups.append(cut.log_choose(k) + 1e-12 * (T + 1) + up_k)
+    if len(ks) <= T:
+        ups.append(np.full(j1 - j0 + 1, cut.rest(cut.log_tail_mass(pq), log_total_mass([(off, pq, 1)]), len(ks))))
     return _log_sum_rows(np.vstack(lows), -1), _log_sum_rows(np.vstack(ups), 1)
 
 
@@ -514,8 +521,8 @@ def segment_lower(a_p: Sequence[tuple[int, np.ndarray, int]], a_q: Sequence[tupl
     """
     if not math.isfinite(threshold):
         return None
-    j0 = sum(T * off for off, _, T in a_p)
-    j1 = min(sum(T * (off + pmf.size - 1) for off, pmf, T in a_p), int(math.ceil((threshold + _A_OVER) / h)))
+    j0, ja_hi = _labels(a_p)
+    j1 = min(ja_hi, int(math.ceil((threshold + _A_OVER) / h)))
     if not j0 < j1 or j1 - j0 > _MAX_LABELS_A:
         return None
     a = _a_sides(a_p, a_q, h, float(log_alpha), j0, j1 + 1, precision)

@@ -834,10 +834,17 @@ def _p_tails(off: int, pmf: np.ndarray, h: float, t: float, c: float, k0: int,
     """For the labels k0 <= k < k1 of a composed tilted pmf (untilted masses e^{C - t l} pmf[j]):
     (l_k, the log untilted masses, log of their sum above l_k rounded up, the masses above k1 as
     one upper bound, :func:`_top_log_mass`)."""
+    ls_, lk_ = _untilted_logs(off, pmf, h, t, c, k0, k1)
+    return ls_, lk_, _suffix_with_top(lk_, _top_log_mass(pmf, k1, c, t, (off + k1) * h), +1)[1:]
+
+
+def _untilted_logs(off: int, pmf: np.ndarray, h: float, t: float, c: float, k0: int,
+                   k1: int) -> tuple[np.ndarray, np.ndarray]:
+    """(l_k, log of the untilted mass e^{C - t l_k} pmf[k]) for the labels k0 <= k < k1 of a composed
+    tilted pmf whose first label is ``off``."""
     ls_ = (off + np.arange(k0, k1)) * h
     with np.errstate(divide="ignore"):
-        lk_ = np.log(pmf[k0:k1]) - t * ls_ + c
-    return ls_, lk_, _suffix_with_top(lk_, _top_log_mass(pmf, k1, c, t, (off + k1) * h), +1)[1:]
+        return ls_, np.log(pmf[k0:k1]) - t * ls_ + c
 
 
 def _untilting_rel(off: int, size: int, h: float, t: float, c: float, rel: float) -> float:
@@ -913,9 +920,7 @@ def tilted_side_tails(parts: Parts, h: float, s: float, side: int, log_alpha: fl
     """
     comp, c, rel, err = _tilted_composed(parts, h, s, _LOG_TAU_STAT, log_alpha, precision, max_points)
     n = comp.pmf.size
-    ls_ = (comp.offset + np.arange(n)) * h
-    with np.errstate(divide="ignore"):
-        lk_ = np.log(comp.pmf) - s * ls_ + c
+    ls_, lk_ = _untilted_logs(comp.offset, comp.pmf, h, s, c, 0, n)
     err_term = c - s * ls_ + _at(_log_errors(err, n), slice(0, n))
     rel = 1.01 * _untilting_rel(comp.offset, n, h, s, c, rel) + 1e-12
     suf = _suffix_logsumexp(lk_, side)[:n]
