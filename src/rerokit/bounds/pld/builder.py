@@ -40,7 +40,7 @@ from rerokit.bounds.pld.lowertail import NearOneGrid, near_one_beta
 from rerokit.bounds.pld.logtail import composed_log_inf, extend_step
 from rerokit.bounds.pld.maxtest import log_max_test_power
 from rerokit.bounds.pld.normal import log_ndtr
-from rerokit.bounds.pld.jumps import MAX_SLICES, jump_power_share, multi_slice_count
+from rerokit.bounds.pld.jumps import JUMP_LOG_TAU, MAX_SLICES, jump_power_share, multi_slice_count
 from rerokit.bounds.pld.onestep import one_step_upper, segment_lower, segment_upper
 from rerokit.bounds.pld.tilt import saddle_tilt, tail_forecast, tilted_power
 from rerokit._resources import check_memory, group_step_pld_bytes
@@ -179,6 +179,19 @@ _JUMP_SHARE = math.log(1e-3)
 # long schedule of tiny q (sigma 0.93, q 4.2e-5, T 58081, kappa 3.1e-12: the two grids [-26.488,
 # -26.230] in log, both ends loose with a small error share; the one grid [-26.2993, -26.2966])
 _JUMP_WIDE = 0.01
+# ... and before that, where the error share exceeds _JUMP_SHARE, the two-grid tilt once more with the
+# windows' tail mass (and the omitted slices' bound) at this instead of pld.jumps.JUMP_LOG_TAU, each end
+# the better; with the lower end the max test's closed form is folded in, and then only the width
+# decides (fifteenth stop). Tiny q, few sampled steps, whose tilted masses at the threshold are small
+# against the window's: sigma 0.78, q 3.1e-7, T 1.9e5, kappa 1.3e-26: the upper end e^-59.1892 ->
+# e^-59.1966, the max test e^-59.2023 (the two grids' statistic found no test), 39 s -> 0.40 s, the
+# bracket 1.3 % -> 0.57 % (the one-grid tilt's coarse ladder, twice with the refinement, had added
+# nothing); sigma 0.841, q 8.9e-7, T 118579, kappa 1.9e-26: 2.1 -> 0.30 s, 0.50 % -> 0.057 %. Of 30
+# random cells at sigma 0.5-2, q 1e-7-1e-4, T 1e3-1e6, kappa 1e-30-1e-6 (seed 1) those two changed, and
+# sigma 0.842, q 1.8e-6, T 98844, kappa 8.8e-20: 1.12e-3 -> 1.14e-3 wide (the one-grid tilt's upper end
+# no longer taken), 249 -> 201 ms. Unchanged: every width of benchmarks/pld_far_tail.py --small-q
+# seed 1; pld_soundness.py --one-jump seed 1 (40 settings): none missed, widest 0.48 %
+_JUMP_RETRY_TAU = math.log(1e-16)
 # ... and its tilt pulled below the saddle point by this (nats at the threshold: pld.tilt.pulled_tilt),
 # unless the pulled upper end's error term is too large (pld.tilt.pulled_upper): fewer tilted jumps,
 # fewer slices (30 random tiny-q cells, sigma 0.7-1.6, q 5e-5-1e-3, T 1e3-1e6: 1.10x; --grid 1.06x;
@@ -681,10 +694,22 @@ class SchedulePLD:
         if jumps is None:
             return self._tail_power_legacy(log_alpha, lt, lt_q)
         lo_j, up_j, share = jumps
-        if not share > _JUMP_SHARE and not (self.lower and up_j - lo_j > _JUMP_WIDE):
+        if share > _JUMP_SHARE:
+            # its error terms near its upper end: once more with the windows' tail mass lowered, each
+            # end the better (both certified)
+            again = self._tail_power_jumps(log_alpha, lt_q, _JUMP_RETRY_TAU)
+            if again is not None:
+                lo_j = max(lo_j, again[0])
+                if again[1] < up_j:
+                    up_j, share = again[1], again[2]
+        if self.lower:
+            # the max test's power (a closed form that the final bracket takes too) where larger
+            lo_j = min(max(lo_j, self._max_test_log(float(log_alpha))), up_j)
+        # with the lower end, the bracket's width decides; without it, the upper end's error share
+        if not (up_j - lo_j > _JUMP_WIDE if self.lower else share > _JUMP_SHARE):
             return lo_j, up_j
-        # the two-grid tilt's error terms near its upper end, or its bracket wide: also the one-grid
-        # tilt, each end the better (both certified)
+        # the two-grid tilt's bracket wide, or (without the lower end) its error terms near its upper
+        # end: also the one-grid tilt, each end the better (both certified)
         lo, up = self._tail_power_legacy(log_alpha, lt, lt_q)
         up = min(up, up_j)
         return min(max(lo, lo_j), up), up
@@ -813,7 +838,8 @@ class SchedulePLD:
             self._built[key] = best if best_n <= MAX_SLICES else None
         return self._built[key]
 
-    def _tail_power_jumps(self, log_alpha: float, lt_q: float) -> tuple[float, float, float] | None:
+    def _tail_power_jumps(self, log_alpha: float, lt_q: float,
+                          log_tau: float = JUMP_LOG_TAU) -> tuple[float, float, float] | None:
         """(log lower, log upper, the upper end's error share: pld.jumps.jump_power_share) of
         :meth:`tail_power` by the two-grid tilt of :mod:`rerokit.bounds.pld.jumps` (tiny q: a
         bulk of steps with losses ~q on this grid, a few sampled steps' large losses on a coarse
@@ -860,7 +886,8 @@ class SchedulePLD:
             inf = compose_inf_mass([(st.inf_mass, T) for st, T in steps])
             sp = [(st.j_lo - 1, st.stat_p, T) for st, T in steps] if self.lower else None
             sq = [(st.j_lo - 1, st.stat_q, T) for st, T in steps] if self.lower else None
-            lo, up, share = jump_power_share(parts, sp, sq, h, inf, float(log_alpha), t, r, cut_loss, pull=_JUMP_PULL)
+            lo, up, share = jump_power_share(parts, sp, sq, h, inf, float(log_alpha), t, r, cut_loss, pull=_JUMP_PULL,
+                                             log_tau=log_tau)
         except (WindowTooWide, StepTooWide, ValueError, FloatingPointError, OverflowError):
             return None
         # the steps' loss shift s (DiscretePLD.loss_shift): the power at level alpha e^s, at most

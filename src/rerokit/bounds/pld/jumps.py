@@ -86,13 +86,14 @@ from rerokit.bounds.pld.compose import WindowTooWide, moment_terms, compose, wei
 from rerokit.bounds.pld.lowertail import TiltedPart, block_size, rebin_pld, rebin_stat, tilt_sparse
 from rerokit.bounds.pld.tilt import TiltedSide, pulled_tilt, pulled_upper, tilted_lower, tilted_upper_share
 
-__all__ = ["jump_parts", "jump_parts_multi", "jump_power", "jump_power_share", "compose_blocks", "multi_slice_count",
+__all__ = ["jump_parts", "jump_parts_multi", "jump_power", "jump_power_share", "compose_blocks", "multi_slice_count", "JUMP_LOG_TAU",
            "MAX_SLICES"]
 
 _U = float(np.finfo(float).eps)  # twice the unit round-off (as pld.lowertail's)
 # the slices' and the main bulk's windows (tilted mass outside each side), and the omitted slices'
 # mass bound: against the ~1e-3 brackets at the cells measured, far below anything that shows
 _LOG_TAU = math.log(1e-13)
+JUMP_LOG_TAU = _LOG_TAU  # (public: the default that rerokit.bounds.pld.builder retries below)
 # the omitted slices are made negligible up to the tilted mean plus this (nats; jump_power)
 _REF_MARGIN = 1.0
 # blocks of at most this many expected jumps (tilted): the slices per block K grows with it
@@ -729,17 +730,17 @@ def jump_parts_multi(steps: Sequence[tuple[int, Sequence[np.ndarray], int]], ts:
 
 def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tuple[int, np.ndarray, int]] | None,
                stat_q: Sequence[tuple[int, np.ndarray, int]] | None, h_f: float, inf_mass: float, log_alpha: float,
-               t: float, r: int, cut_loss: float, pull: float = 0.0) -> tuple[float, float]:
+               t: float, r: int, cut_loss: float, pull: float = 0.0, log_tau: float = _LOG_TAU) -> tuple[float, float]:
     """Certified (log lower, log upper) of the power at level exp(log_alpha), by the two-grid tilt:
     :func:`jump_power_share` (same arguments) without the error term's share."""
-    lo, up, _ = jump_power_share(parts, stat_p, stat_q, h_f, inf_mass, log_alpha, t, r, cut_loss, pull)
+    lo, up, _ = jump_power_share(parts, stat_p, stat_q, h_f, inf_mass, log_alpha, t, r, cut_loss, pull, log_tau)
     return lo, up
 
 
 def jump_power_share(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tuple[int, np.ndarray, int]] | None,
                      stat_q: Sequence[tuple[int, np.ndarray, int]] | None, h_f: float, inf_mass: float,
                      log_alpha: float, t: float, r: int, cut_loss: float,
-                     pull: float = 0.0) -> tuple[float, float, float]:
+                     pull: float = 0.0, log_tau: float = _LOG_TAU) -> tuple[float, float, float]:
     """Certified (log lower, log upper) of the power at level exp(log_alpha), by the two-grid tilt
     (module docstring): as :func:`rerokit.bounds.pld.tilt.tilted_power` (same arguments, the same
     evaluation, :func:`rerokit.bounds.pld.tilt.tilted_upper` and
@@ -766,6 +767,8 @@ def jump_power_share(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Seque
         t itself), or t where that one's upper end has too large an error term, in "mixed" precision
         where the double round-off calls for it (:func:`rerokit.bounds.pld.tilt.pulled_upper`); the
         statistic takes the same tilt and precision.
+      log_tau: natural log of the windows' tail mass and of the omitted slices' bound (each counted
+        in the error terms; a smaller one widens the windows a little and shrinks those terms).
 
     Returns:
       (log lower, log upper, the log share of the error term in the upper end kept:
@@ -774,7 +777,8 @@ def jump_power_share(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Seque
     """
     if not t > 0.0:
         raise ValueError(f"t must be > 0, got {t!r}")
-    log_tau = _LOG_TAU  # the windows' tail mass and the omitted slices' bound (jump_parts)
+    if not log_tau < 0.0:
+        raise ValueError(f"log_tau must be < 0, got {log_tau!r}")
     if not cut_loss > 0.0:
         raise ValueError(f"cut_loss must be > 0, got {cut_loss!r}")
     cut = math.ceil(cut_loss / h_f)
