@@ -70,7 +70,7 @@ except kappa 1e-6 (relative width 1.2e-3 -> 1.6e-3). ``--mid`` kappa 1e-9 (sigma
 15.9 and 22.4 ms in a quieter run); riskcal x0.51-1.97 (was x0.26-1.19), geometric mean of all 36 cells
 x0.97 (was x0.81); widths at T 3e3 1.0-2.3e-3 (were 1.6-1.7e-4, the extended recomposition), at T 1e5,
 kappa 1e-6 1.0-1.6e-3 (were 2-6e-4), the others as before. What changed
-(rerokit.bounds.dpsgd._tilt_first): where the untilted double-precision bracket is predicted useless
+(rerokit.bounds.dpsgd_exact._tilt_first): where the untilted double-precision bracket is predicted useless
 (its round-off, ~3e-14 T, costs it about 2 ro (1/gamma + 1/kappa), gamma by a Chernoff estimate at the
 saddle point) at kappa <= 1e-6, the far-tail tilt answers alone and the untilted PLD is never composed
 (schedule_pld now sizes the grid by the steps and Chernoff windows and composes on first use); the
@@ -173,7 +173,7 @@ and left: the tilt is needed where it runs (plain brackets at kappa 1e-9, T 1e4-
 plain lower end is 25-65 % below there); the tilted windows are +-7.4 sd (tau 1e-12, masses at the
 edges already 0), so a larger tau would save about 10 % of the FFT points only, and move numbers;
 at T 3e3, kappa 1e-9 the time is the extended-precision recomposition (dpsgd._extend), not the tilt.
-Then dpsgd._PRECISE_ENOUGH 2e-3 -> 5e-3 (no extended recomposition where the double bracket is within
+Then dpsgd_exact._PRECISE_ENOUGH 2e-3 -> 5e-3 (no extended recomposition where the double bracket is within
 a quarter of the 2 % target): of the 39 cells above only q 1e-3, T 3e4, kappa 1e-6 change (sigma 2 /
 3 / 5: widths 1.1e-4 / 6.9e-5 / 4.2e-5 -> 3.1e-3 / 3.4e-3 / 3.7e-3), x2.2-2.5 faster (same process,
 switched call by call, best of 6, load 2.4-3.2); against riskcal in one process (best of 3, load 3.2,
@@ -428,7 +428,7 @@ SMALL_KAPPAS = (1e-3, 1e-6, 1e-9, 1e-15, 1e-20, 1e-30)
 
 def small_rows(get_beta_for_dpsgd: Any, repeats: int) -> None:
     """The T = 1e5 row of the main table at small levels (where the far-tail tilt answers,
-    rerokit.bounds.dpsgd._tilt_first) against riskcal's ``get_beta_for_dpsgd`` in the same run, each
+    rerokit.bounds.dpsgd_exact._tilt_first) against riskcal's ``get_beta_for_dpsgd`` in the same run, each
     the best of ``repeats`` (warm); ratio riskcal / rerokit (> 1: rerokit faster), rerokit's relative
     width, and the geometric mean of the ratios below kappa = 1e-3."""
     sigma, q, T = SMALL_ROW
@@ -539,7 +539,7 @@ def tinyq_rows(get_beta_for_dpsgd: Any, repeats: int) -> None:
     Still slower than riskcal in every cell (whose values at 1e-9 / 1e-20 are wrong by orders of
     magnitude). Left: at T 1e6, kappa 1e-20 the tilt on the schedule's own grid (58006 points per
     step, the width's floor ~5e-3) is the call; at T 1e3, kappa 1e-9 the untilted double and
-    extended compositions (dpsgd._exact_power_once's choice); at kappa 1e-3 the Chernoff windows and
+    extended compositions (dpsgd_exact._exact_power_once's choice); at kappa 1e-3 the Chernoff windows and
     compositions on the full grid.
 
     Re-measured on the final code of that day (after the coarse-tilt revert and the review mends),
@@ -550,7 +550,7 @@ def tinyq_rows(get_beta_for_dpsgd: Any, repeats: int) -> None:
     this one alternating in fresh processes, two runs each (best of the two runs; riskcal from the
     same runs, 91-125 ms): the two-grid tilt of :mod:`rerokit.bounds.pld.jumps` (a fine bulk on the
     finest grid of 0.5-4x the schedule's that one step fits, jumps on a grid ~20-80x coarser, K = 3-4
-    slices; dpsgd._tilt_first takes it first where the untilted window has >= 200k points), rerokit
+    slices; dpsgd_exact._tilt_first takes it first where the untilted window has >= 200k points), rerokit
     ms (riskcal/rerokit; relative width), was:
 
     =========  ================================  ================================  ================================

@@ -70,7 +70,7 @@ contained, widest 8.9e-3.
 1e-30 the widest bracket went 40 % -> 4.0 %, 6 -> 1 wider than 2 %; seed 1, 20 settings after the
 stop's window change: none missed, 2 with kappa >= 1e-30 still wide (41 % at kappa e^-68.1, 20 % at e^-64.2: the
 lower end; one tilt for every number of jumps). Thirteenth stop (2026-11-27), each kind of step alone as a
-certified lower end (rerokit.bounds.dpsgd._sub_schedules_into): seed 1, widest 41 % -> 3.2 %, wider than 2 % in
+certified lower end (rerokit.bounds.dpsgd_exact._sub_schedules_into): seed 1, widest 41 % -> 3.2 %, wider than 2 % in
 5 -> 2 (2.4 % at kappa e^-68.1 and 3.2 % at e^-75.0: the upper end now), none missed, 5.6 -> 3.4 s in all; seed 0,
 none missed, every kappa >= 1e-30 within 1 %, the widest 4.3 % at kappa e^-90. Then the single step in closed form
 beside the composed rest (rerokit.bounds.pld.onestep): seed 1 widest 0.56 %, seed 0 0.48 %, none missed.

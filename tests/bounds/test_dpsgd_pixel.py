@@ -218,7 +218,7 @@ def test_the_hoelder_bound_is_kept_or_within_the_skip(sigma, q, T):
     # below 1e-300 the Hölder bound (a second method, pld.chernoff) is taken on schedules of <= 8
     # steps (measured 4e-4 and 6e-4 below the tilt's upper end at the first two), elsewhere only
     # where the tilt's log bracket is wider than _HOLDER_SKIP: the value is then within that of it
-    from rerokit.bounds.dpsgd import _HOLDER_FIRST_STEPS, _HOLDER_SKIP
+    from rerokit.bounds.dpsgd_exact import _HOLDER_FIRST_STEPS, _HOLDER_SKIP
     from rerokit.bounds.pld.chernoff import log_chernoff_gamma_many
 
     lk = -1089.0

@@ -39,7 +39,7 @@ def coarse_paths(monkeypatch) -> list[str]:
 
 @pytest.mark.parametrize("sigma,q,T,kappa", [
     (0.794571756021619, 0.01, 100, 1e-12),  # the calibrated setting of test_extremes
-    (2.0, 1e-3, 3000, 1e-9),  # the far-tail tilt alone (dpsgd._tilt_first)
+    (2.0, 1e-3, 3000, 1e-9),  # the far-tail tilt alone (dpsgd_exact._tilt_first)
     (3.0, 1e-3, 30_000, 1e-6),
     (1.0, 0.01, 1000, 1e-20),
     (1.0, 1e-4, 1000, 1e-20),  # tiny q: the coarse-grid ladder (its grid choice reads the max test)
@@ -80,12 +80,12 @@ def test_far_tail_on_a_coarser_grid(bromwich, segs, log_level: float, log_power:
 
 def test_a_refined_grid_is_not_coarsened_again(bromwich, tilts) -> None:
     """The coarser-grid tilt applies on the automatic grid only: on a grid refined for a wide bracket
-    (SchedulePLD.refined, dpsgd._refine_into) it would undo the refinement. Two distinct steps (the
+    (SchedulePLD.refined, dpsgd_exact._refine_into) it would undo the refinement. Two distinct steps (the
     rule applies at any spread there; the cell of test_far_tail_on_a_coarser_grid): on the automatic
     grid the tilt runs 4x coarser; on that grid refined 2x its own tilt answers, and its bracket
     contains the Bromwich reference (pinned). End to end at sigma 1.75, q 2.46e-3, T 656064, a level
     near 1e-31 (the default grid's tilt is 6 % wide): the final bracket contains the reference
-    (Schedule(segs).at_level(log 6.57e-30)'s point, pinned) within dpsgd._REFINE_ABOVE (it ended 3.3 %
+    (Schedule(segs).at_level(log 6.57e-30)'s point, pinned) within dpsgd_exact._REFINE_ABOVE (it ended 3.3 %
     wide while the rule still coarsened refined grids and applied to one segment at any spread)."""
     segs = [(5.801, 0.00841, 1900), (1.419, 0.00171, 90)]
     log_level, log_power = -31.711357234400417, -31.201459404182046
@@ -112,8 +112,8 @@ def test_coarse_tail_stops_deepening_when_the_grid_sets_the_width(bromwich, tilt
     onto the grid could make the bracket narrow enough (builder._inf_gain). At sigma 2.49,
     q 8.73e-3, T 339171, a level near 1e-24, the width on this grid (4.5 % in log, the width law
     off) comes from the grid step: the three deeper truncations and this grid's own (four more
-    tilts, the same bracket) are skipped, and the refinement (dpsgd._refined, width ~ h^2 in the far
-    tail) answers within dpsgd._REFINE_ABOVE. With the width law (builder._WIDTH_LAW) the one tilt
+    tilts, the same bracket) are skipped, and the refinement (dpsgd_exact._refined, width ~ h^2 in the far
+    tail) answers within dpsgd_exact._REFINE_ABOVE. With the width law (builder._WIDTH_LAW) the one tilt
     runs on the grid it predicts _WIDTH_AIM wide, 4x finer (measured 2.8e-3), and no refinement is
     needed. Every bracket contains the Bromwich reference (pinned)."""
     segs = [(2.49, 8.73e-3, 339171)]

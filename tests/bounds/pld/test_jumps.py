@@ -24,7 +24,7 @@ from rerokit.bounds.pld import builder as builder_mod
 from rerokit.bounds.pld import jumps, tilt
 from rerokit.bounds.pld.builder import schedule_pld
 from rerokit.bounds.pld.compose import compose_inf_mass
-from rerokit.bounds.pld.jumps import _OmitBound, jump_parts, jump_power
+from rerokit.bounds.pld.jumps import JumpTilt, _OmitBound, jump_parts, jump_power
 from rerokit.bounds.pld.tilt import saddle_tilt, tilted_power
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -54,6 +54,24 @@ def test_two_steps_bracket_contains_the_exact_power(r: int) -> None:
     up += 2 * step.loss_shift
     assert lo <= log_power + 1e-9 and up >= log_power - 1e-9
     assert up - lo <= 5e-4  # measured 1.1e-4 (r 4), 7e-9 (r 1)
+
+
+def test_the_statistic_is_skipped_where_the_upper_end_is_at_most_enough() -> None:
+    """JumpTilt.enough: the statistic (the lower end) is composed only where the upper end exceeds it
+    (the builder passes the max test's power plus builder._JUMP_ENOUGH); the upper end is the same
+    either way, the lower end is then the level (no test), and the exact T = 2 power stays inside."""
+    q, l = 0.01, 2.0
+    log_level, log_power = mp_two_steps(q, l)
+    h, step = _steps(2, q, 2e-3)
+    args = _args(2, step, h, log_level)
+    t = saddle_tilt(args[0], h, log_level)
+    lo, up = jump_power(*args, t, 4, 0.05, JumpTilt(enough=-math.inf))
+    lo_s, up_s = jump_power(*args, t, 4, 0.05, JumpTilt(enough=up))  # the upper end at most enough
+    lo_k, up_k = jump_power(*args, t, 4, 0.05, JumpTilt(enough=up - 1e-9))  # just above it: kept
+    assert up_s == up and up_k == up and lo_k == lo
+    assert lo_s == log_level < lo <= log_power + 1e-9 <= up + 2 * step.loss_shift + 2e-9
+    with pytest.raises(ValueError, match="log_tau"):
+        jump_power(*args, t, 4, 0.05, JumpTilt(log_tau=0.0))
 
 
 def test_slices_reassemble_the_power_of_the_step() -> None:
@@ -103,7 +121,8 @@ def test_omitted_slices_bound_per_label_against_direct_convolution() -> None:
 
 
 @pytest.mark.parametrize("T, kappa", [(1000, 1e-9), (100_000, 1e-9), (100_000, 1e-20), (1_000_000, 1e-20)])
-def test_tinyq_cells_overlap_the_one_grid_tilt_within_one_percent(T: int, kappa: float) -> None:
+def test_tinyq_cells_overlap_the_one_grid_tilt_within_one_percent(T: int, kappa: float, monkeypatch) -> None:
+    monkeypatch.setattr(builder_mod, "_JUMP_ENOUGH", -math.inf)  # the statistic never skipped: its own end
     la = math.log(kappa)
     pld = dpsgd_pld([(1.0, 1e-4, T)])
     lt = min(pld.log_tau, max(la - 46.0, math.log(1e-300)))

@@ -84,7 +84,7 @@ def test_subsampled_beta_bracket_against_the_saddle_point(monkeypatch):
     """sigma 2, q 0.2, T 15000 at the tilt -0.2641 (level ~1e-20): 1 - gamma = 3.45e-4 (Lugannani-Rice)
     inside the bracket of rero_dpsgd, within 1e-9 (measured 7.4e-10; the 8x finer grid alone left
     5.2e-8). The bracket=False value goes on past the grid whose bracket is within the target
-    (dpsgd._near_one_into: that stop rule reads the lower end), so its upper end is at most the
+    (dpsgd_exact._near_one_into: that stop rule reads the lower end), so its upper end is at most the
     bracketed one and within the target of it (4.0e-10 measured); calibration compares the bracketed
     value itself (rerokit.bounds.calibrate)."""
     sigma, q, T = 2.0, 0.2, 15_000
@@ -131,7 +131,7 @@ def test_not_in_the_lower_tail_and_tilt_range():
 
 def test_levels_grouped_by_tilt_share_one_composition():
     """Several levels near 1 in one exact_power_many call: the levels whose saddle points are close
-    share one set of tilted compositions at a common tilt (rerokit.bounds.dpsgd._near_one_groups);
+    share one set of tilted compositions at a common tilt (rerokit.bounds.dpsgd_exact._near_one_groups);
     each bracket still contains the Gaussian-DP closed form and is within 1e-9, and the shared
     compositions give the same brackets as one level per call up to the tilt's effect."""
     sigma, T = 7.4, 10_000
@@ -192,13 +192,13 @@ def test_last_grid_too_wide_sends_the_level_to_the_shortcut(monkeypatch):
     The level used to skip the middle grid for a last one that never ran (bracket 3.1e-6 wide); it
     now goes to the shortcut grid, the finest that fits: within the target (measured 8.6e-10),
     containing the Lugannani-Rice value."""
-    from rerokit.bounds import dpsgd
+    from rerokit.bounds import dpsgd_exact
 
     sigma, q, T = 10.438, 0.712, 33_128
     alpha, beta = _lr_point(sigma, q, T, -0.25)
     lk = float(mp.log(alpha))
     pld = dpsgd_pld([(sigma, q, T)])
-    assert dpsgd._near_one_fine_points(pld.upper.pmf.size, T, *dpsgd._NEAR_ONE_GRIDS[-1][:3]) > dpsgd._NEAR_ONE_POINTS
+    assert dpsgd_exact._near_one_fine_points(pld.upper.pmf.size, T, *dpsgd_exact._NEAR_ONE_GRIDS[-1][:3]) > dpsgd_exact._NEAR_ONE_POINTS
     grids = _grids_spy(monkeypatch)
     b = rero_dpsgd(sigma, q, T, log_kappa=lk, comparisons=False)
     assert grids == [(4, 1.0), (20, 8.0)]
@@ -208,11 +208,11 @@ def test_last_grid_too_wide_sends_the_level_to_the_shortcut(monkeypatch):
 
 
 def test_band_below_near_one_brackets_one_minus_gamma_relatively(monkeypatch):
-    """gamma in (dpsgd._NEAR_ONE_BAND, 0.999]: the same cell at the tilt -0.2, 1 - gamma =
+    """gamma in (dpsgd_exact._NEAR_ONE_BAND, 0.999]: the same cell at the tilt -0.2, 1 - gamma =
     6.48e-3. The plain bracket was 0.4-75 % of 1 - gamma in such cells (here 5.9e-5 wide, 0.9 %);
     the lower-tail tilt's first grid now brackets it within _PRECISE_ENOUGH of 1 - gamma (measured
     1.05e-5, 0.16 %), containing the Lugannani-Rice value, and stops there."""
-    from rerokit.bounds import dpsgd
+    from rerokit.bounds import dpsgd_exact
 
     sigma, q, T = 10.438, 0.712, 33_128
     alpha, beta = _lr_point(sigma, q, T, -0.2)
@@ -220,17 +220,17 @@ def test_band_below_near_one_brackets_one_minus_gamma_relatively(monkeypatch):
     lk = float(mp.log(alpha))
     grids = _grids_spy(monkeypatch)
     b = rero_dpsgd(sigma, q, T, log_kappa=lk, comparisons=False)
-    assert dpsgd._NEAR_ONE_BAND < b.value <= dpsgd._NEAR_ONE_ABOVE
+    assert dpsgd_exact._NEAR_ONE_BAND < b.value <= dpsgd_exact._NEAR_ONE_ABOVE
     assert grids == [(4, 1.0)]
     slack = 1e-9 * beta  # the saddle point's own error, relative (module docstring)
     assert 1.0 - b.value <= beta + slack and beta - slack <= 1.0 - b.interval[0]
-    assert b.value - b.interval[0] <= dpsgd._PRECISE_ENOUGH * beta
+    assert b.value - b.interval[0] <= dpsgd_exact._PRECISE_ENOUGH * beta
     grids.clear()
-    monkeypatch.setattr(dpsgd, "_NEAR_ONE_BAND", dpsgd._NEAR_ONE_ABOVE)  # the band off: the plain bracket
+    monkeypatch.setattr(dpsgd_exact, "_NEAR_ONE_BAND", dpsgd_exact._NEAR_ONE_ABOVE)  # the band off: the plain bracket
     plain = rero_dpsgd(sigma, q, T, log_kappa=lk, comparisons=False)
     assert grids == []
     assert 1.0 - plain.value <= beta + slack and beta - slack <= 1.0 - plain.interval[0]
-    assert plain.value - plain.interval[0] > dpsgd._PRECISE_ENOUGH * beta
+    assert plain.value - plain.interval[0] > dpsgd_exact._PRECISE_ENOUGH * beta
 
 
 def test_shortcut_that_misses_the_target_goes_on_to_the_last_grid(monkeypatch):
@@ -253,15 +253,15 @@ def test_shortcut_that_misses_the_target_goes_on_to_the_last_grid(monkeypatch):
 def test_last_grid_that_misses_the_target_takes_a_twice_finer_one(monkeypatch):
     """sigma 0.318, q 5.9e-4, T 340000 at the tilt -0.29 (level 4.2e-11, 1 - gamma = 9.28e-5): the
     first grid goes straight to the last one, whose bracket of 1 - gamma is 1.36e-9 (measured), above
-    the target. With the lower end such a level takes dpsgd._NEAR_ONE_BEYOND too (its coarse grid
+    the target. With the lower end such a level takes dpsgd_exact._NEAR_ONE_BEYOND too (its coarse grid
     twice as fine): within the target (measured 4.2e-10), containing the Lugannani-Rice value."""
-    from rerokit.bounds import dpsgd
+    from rerokit.bounds import dpsgd_exact
 
     sigma, q, T = 0.318, 5.9e-4, 340_000
     alpha, beta = _lr_point(sigma, q, T, -0.29)
     grids = _grids_spy(monkeypatch)
     b = rero_dpsgd(sigma, q, T, log_kappa=float(mp.log(alpha)), comparisons=False)
-    assert grids == [(4, 1.0), (20, 16.0), dpsgd._NEAR_ONE_BEYOND[:2]]
+    assert grids == [(4, 1.0), (20, 16.0), dpsgd_exact._NEAR_ONE_BEYOND[:2]]
     slack = 1e-12  # the saddle point's own error (module docstring)
     assert 1.0 - b.value <= beta + slack and beta - slack <= 1.0 - b.interval[0]
     assert b.value - b.interval[0] <= TARGET

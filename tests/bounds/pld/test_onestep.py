@@ -1,5 +1,5 @@
 """A short segment beside a composed schedule (rerokit.bounds.pld.onestep,
-SchedulePLD.short_segment_upper, dpsgd._one_step_into): one step in closed form, several composed
+SchedulePLD.short_segment_upper, dpsgd_exact._one_step_into): one step in closed form, several composed
 under their own tilt ladders; an upper end of the power, against references independent of the
 engine.
 
@@ -25,7 +25,7 @@ from pathlib import Path
 import mpmath as mp
 import pytest
 
-from rerokit.bounds import dpsgd
+from rerokit.bounds import dpsgd, dpsgd_exact
 from rerokit.bounds.dpsgd import dpsgd_pld
 from rerokit.bounds.pld.builder import SHORT_SEGMENT_STEPS
 
@@ -81,11 +81,11 @@ def test_one_jump_bracket_with_the_step_in_closed_form(monkeypatch) -> None:
     # without the sub-schedules' lower end, the test on the step's statistic beside the rest's
     # (SchedulePLD.short_segment_lower) gives one: measured 1.1e-3 below the upper end
     with monkeypatch.context() as m:
-        m.setattr(dpsgd, "_sub_schedules_into", lambda r, pld, lks: (r, {}))
+        m.setattr(dpsgd_exact, "_sub_schedules_into", lambda r, pld, lks: (r, {}))
         stat = dpsgd.rero_dpsgd(segments=segs, log_kappa=log_level, comparisons=False)
     assert math.log(stat.interval[0]) - tol <= log_power <= math.log(stat.value) + tol
     assert 1.0 - stat.interval[0] / stat.value <= 3e-3
-    monkeypatch.setattr(dpsgd, "_one_step_into", lambda r, subs, pld, lks: r)
+    monkeypatch.setattr(dpsgd_exact, "_one_step_into", lambda r, subs, pld, lks: r)
     off = dpsgd.rero_dpsgd(segments=segs, log_kappa=log_level, comparisons=False)
     assert math.log(off.value) - math.log(off.interval[0]) > 0.01
     assert up <= math.log(off.value)
@@ -150,7 +150,7 @@ def test_a_short_segment_apart_narrows_the_bracket(monkeypatch, segs, kappa) -> 
     bracket is within 5e-3, both ends inside the old bracket."""
     b = dpsgd.rero_dpsgd(segments=segs, kappa=kappa, comparisons=False)
     assert 1.0 - b.interval[0] / b.value <= 5e-3
-    monkeypatch.setattr(dpsgd, "_one_step_into", lambda r, subs, pld, lks: r)
+    monkeypatch.setattr(dpsgd_exact, "_one_step_into", lambda r, subs, pld, lks: r)
     off = dpsgd.rero_dpsgd(segments=segs, kappa=kappa, comparisons=False)
     assert 1.0 - off.interval[0] / off.value > 0.025
     assert off.interval[0] <= b.interval[0] <= b.value <= off.value
@@ -217,7 +217,7 @@ def test_pieces_only_where_the_short_segment_carries_the_tail(monkeypatch) -> No
 
     monkeypatch.setattr(SchedulePLD, "short_segment_upper", spy)
     b = dpsgd.rero_dpsgd(segments=[(2.549, 0.114, 43), (3.615, 8.1e-4, 118595)], kappa=5.19e-25, comparisons=False)
-    assert 1.0 - b.interval[0] / b.value > dpsgd._PRECISE_ENOUGH and calls == []
+    assert 1.0 - b.interval[0] / b.value > dpsgd_exact._PRECISE_ENOUGH and calls == []
     dpsgd.rero_dpsgd(segments=[(1.164, 1.25e-4, 43), (3.103, 6.67e-4, 25735)], kappa=7.42e-24, comparisons=False)
     assert calls == [(1.164, 1.25e-4, 43)]
 

@@ -1,12 +1,12 @@
 """Skipping the extended-precision recomposition where the double bracket is already within
-rerokit.bounds.dpsgd._PRECISE_ENOUGH (5e-3) of gamma: the bracket then contains the one the
+rerokit.bounds.dpsgd_exact._PRECISE_ENOUGH (5e-3) of gamma: the bracket then contains the one the
 recomposition gives (the previous rule, 2e-3, as the reference path) and stays within 5e-3."""
 
 from __future__ import annotations
 
 import pytest
 
-import rerokit.bounds.dpsgd as dpsgd
+import rerokit.bounds.dpsgd_exact as dpsgd_exact
 from rerokit.bounds.dpsgd import rero_dpsgd
 
 
@@ -14,7 +14,7 @@ from rerokit.bounds.dpsgd import rero_dpsgd
 def test_skipped_recomposition_brackets_the_recomposed_one(sigma, monkeypatch):
     args = (sigma, 1e-3, 30_000, 1e-6)
     b = rero_dpsgd(*args, comparisons=False)
-    monkeypatch.setattr(dpsgd, "_PRECISE_ENOUGH", 2e-3)
+    monkeypatch.setattr(dpsgd_exact, "_PRECISE_ENOUGH", 2e-3)
     ref = rero_dpsgd(*args, comparisons=False)
     # the reference recomposes in extended precision: a narrower bracket, inside this one
     assert ref.value - ref.interval[0] < b.value - b.interval[0]

@@ -1,4 +1,4 @@
-"""Small levels answered by the far-tail tilt first (``rerokit.bounds.dpsgd._tilt_first``): where
+"""Small levels answered by the far-tail tilt first (``rerokit.bounds.dpsgd_exact._tilt_first``): where
 the untilted double-precision bracket is predicted useless, no untilted composition is computed.
 
 Checked against two independent computations: the plain path (the untilted double and extended
@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from rerokit.bounds import dpsgd
+from rerokit.bounds import dpsgd_exact
 from rerokit.bounds.dpsgd import dpsgd_pld, exact_power_many, rero_dpsgd
 
 LN10 = math.log(10.0)
@@ -38,7 +38,7 @@ SETTINGS = [
 
 def _plain(monkeypatch: pytest.MonkeyPatch, segments, log_kappa: float):
     with monkeypatch.context() as m:
-        m.setattr(dpsgd, "_tilt_first", lambda pld, lks: {})
+        m.setattr(dpsgd_exact, "_tilt_first", lambda pld, lks: {})
         return rero_dpsgd(segments=segments, log_kappa=log_kappa, comparisons=False)
 
 
@@ -65,10 +65,10 @@ def test_tilt_first_skips_levels_with_a_cheap_double_bracket() -> None:
     # kappa 1e-3 (above the rule's range) and a level whose double bracket is kept: the plain path
     segs = [(2.0, 0.002, 100_000)]
     pld = dpsgd_pld(segs, None, lower=True)
-    assert dpsgd._tilt_first(pld, np.array([math.log(1e-3)])) == {}
-    assert set(dpsgd._tilt_first(pld, np.array([math.log(1e-3), math.log(1e-20)]))) == {1}
+    assert dpsgd_exact._tilt_first(pld, np.array([math.log(1e-3)])) == {}
+    assert set(dpsgd_exact._tilt_first(pld, np.array([math.log(1e-3), math.log(1e-20)]))) == {1}
     pld.upper  # noqa: B018 - the choice reads the schedule and the levels only, not what is composed
-    assert set(dpsgd._tilt_first(pld, np.array([math.log(1e-20)]))) == {0}
+    assert set(dpsgd_exact._tilt_first(pld, np.array([math.log(1e-20)]))) == {0}
 
 
 @pytest.mark.parametrize("segments, target", [
@@ -78,7 +78,7 @@ def test_tilt_first_skips_levels_with_a_cheap_double_bracket() -> None:
 def test_tilt_first_bracket_contains_the_exact_power(bromwich, segments, target) -> None:
     pt = bromwich.Schedule(segments).at_level(target)
     pld = dpsgd_pld(segments, None, lower=True)
-    assert dpsgd._tilt_first(pld, np.array([pt.log_level]))  # the rule applies here
+    assert dpsgd_exact._tilt_first(pld, np.array([pt.log_level]))  # the rule applies here
     b = rero_dpsgd(segments=segments, log_kappa=pt.log_level, comparisons=False)
     lo, up, tol = b.interval[0], b.value, bromwich.REF_TOL
     assert math.log(lo) <= pt.log_power + tol and math.log(up) >= pt.log_power - tol

@@ -40,7 +40,7 @@ from rerokit.bounds.pld.lowertail import NearOneGrid, near_one_beta
 from rerokit.bounds.pld.logtail import composed_log_inf, extend_step
 from rerokit.bounds.pld.maxtest import log_max_test_power
 from rerokit.bounds.pld.normal import log_ndtr
-from rerokit.bounds.pld.jumps import JUMP_LOG_TAU, MAX_SLICES, jump_power_share, multi_slice_count
+from rerokit.bounds.pld.jumps import JUMP_LOG_TAU, MAX_SLICES, JumpTilt, jump_power_share, multi_slice_count
 from rerokit.bounds.pld.onestep import one_step_upper, segment_lower, segment_upper
 from rerokit.bounds.pld.tilt import saddle_tilt, tail_forecast, tilted_power
 from rerokit._resources import check_memory, group_step_pld_bytes
@@ -61,7 +61,7 @@ _LOG_MIN_TAIL = math.log(1e-300)
 _LOG_TAIL_DEPTH = 30.0
 _COARSE_TAIL_ENOUGH = 0.008
 _TAIL_FIRST_POINTS = 131_072
-# (was 0.003; 0.004 stays below dpsgd._PRECISE_ENOUGH = 5e-3, under which a tilt-only bracket is final)
+# (was 0.003; 0.004 stays below dpsgd_exact._PRECISE_ENOUGH = 5e-3, under which a tilt-only bracket is final)
 _TAIL_FIRST_ENOUGH = 0.004
 # ... the first grids (where this grid's step has >= 8 times as many points): one step on
 # _TAIL_LADDER_START points, then finer by the factor that the width predicts for half
@@ -105,7 +105,7 @@ _TILT_OWN_POINTS = 2_000_000
 # (at most _TILT_REGRID_MAX): sigma 5.801 / 1.419, q 8.4e-3 / 1.7e-3, T 1900 + 90, kappa 2.4e-12
 # (spread 9.5 on 4.9e4 points; the tilted windows 3-5e5 points): 211 ms for a bracket 3.5e-5 wide
 # (in log) on this grid, 44 ms and 5.5e-4 on a 4x coarser one (dp-accounting 0.11 s). Not below
-# 1e-300, and on the automatic grid only (a grid refined for a wide bracket, dpsgd._refine_into, keeps
+# 1e-300, and on the automatic grid only (a grid refined for a wide bracket, dpsgd_exact._refine_into, keeps
 # its own: coarsened again, sigma 1.75, q 2.46e-3, T 656064, kappa 6.6e-30 ended 3.3 % wide). Since the
 # eighth stop one segment too (the steps truncated at _inf_truncation where it exists; at first with
 # these two constants): sigma 1.28, q 1.75e-3, T 2477, kappa 2.5e-17 0.39 s -> 0.10 s (riskcal 0.11 s),
@@ -130,7 +130,7 @@ _TILT_LADDER_WINDOW = 250_000
 # the coarse path's truncation depths start on the grid that the width law predicts _WIDTH_AIM wide
 # (in log): coarser by at most _WIDTH_MAX_FACTOR where that is at least _WIDTH_COARSER, finer by at most
 # _WIDTH_FINER[1] where the factor is at most _WIDTH_FINER[0] (this grid's own then predicted above
-# ~7.7e-3, near dpsgd._REFINE_ABOVE's refinement); one segment of at least _WIDTH_MIN_STEPS steps.
+# ~7.7e-3, near dpsgd_exact._REFINE_ABOVE's refinement); one segment of at least _WIDTH_MIN_STEPS steps.
 # The law, fitted on 102 far-tail tilts (seeds 13-15 of benchmarks/pld_far_tail.py and its --grid,
 # T >= 1000, brackets not set by the mass at +infinity): log w = _WIDTH_LAW[0] + _WIDTH_LAW[1] log T
 # + _WIDTH_LAW[2] log(t h) + _WIDTH_LAW[3] log t (t the saddle-point tilt), residuals of sd 0.19 and
@@ -159,7 +159,7 @@ _WIDTH_LAW = (-2.35, 0.9, 1.8, -0.94)
 # e^{t h_c}); alone where it applies
 # the far-tail tilt skips its statistic (the lower end) where the max test's power is within this
 # (in log) of its upper end (SchedulePLD._tail_power_from); a bracket that narrow is final
-# (dpsgd._PRECISE_ENOUGH is 5e-3)
+# (dpsgd_exact._PRECISE_ENOUGH is 5e-3)
 _MAX_TEST_ENOUGH = -math.log1p(-2e-3)
 
 _JUMP_Q = 1e-3
@@ -179,19 +179,28 @@ _JUMP_SHARE = math.log(1e-3)
 # long schedule of tiny q (sigma 0.93, q 4.2e-5, T 58081, kappa 3.1e-12: the two grids [-26.488,
 # -26.230] in log, both ends loose with a small error share; the one grid [-26.2993, -26.2966])
 _JUMP_WIDE = 0.01
-# ... and before that, where the error share exceeds _JUMP_SHARE, the two-grid tilt once more with the
-# windows' tail mass (and the omitted slices' bound) at this instead of pld.jumps.JUMP_LOG_TAU, each end
-# the better; with the lower end the max test's closed form is folded in, and then only the width
-# decides (fifteenth stop). Tiny q, few sampled steps, whose tilted masses at the threshold are small
-# against the window's: sigma 0.78, q 3.1e-7, T 1.9e5, kappa 1.3e-26: the upper end e^-59.1892 ->
-# e^-59.1966, the max test e^-59.2023 (the two grids' statistic found no test), 39 s -> 0.40 s, the
-# bracket 1.3 % -> 0.57 % (the one-grid tilt's coarse ladder, twice with the refinement, had added
-# nothing); sigma 0.841, q 8.9e-7, T 118579, kappa 1.9e-26: 2.1 -> 0.30 s, 0.50 % -> 0.057 %. Of 30
-# random cells at sigma 0.5-2, q 1e-7-1e-4, T 1e3-1e6, kappa 1e-30-1e-6 (seed 1) those two changed, and
-# sigma 0.842, q 1.8e-6, T 98844, kappa 8.8e-20: 1.12e-3 -> 1.14e-3 wide (the one-grid tilt's upper end
-# no longer taken), 249 -> 201 ms. Unchanged: every width of benchmarks/pld_far_tail.py --small-q
-# seed 1; pld_soundness.py --one-jump seed 1 (40 settings): none missed, widest 0.48 %
+# ... and before that (with the lower end), where the error share exceeds _JUMP_SHARE, the two-grid tilt
+# once more with the windows' tail mass (and the omitted slices' bound) at this instead of
+# pld.jumps.JUMP_LOG_TAU, each end the better; the max test's closed form is folded into the lower end,
+# and then only the width decides whether the one-grid tilt runs too (fifteenth stop). Tiny q, few
+# sampled steps, whose tilted masses at the threshold are small against the window's: sigma 0.78,
+# q 3.1e-7, T 1.9e5, kappa 1.3e-26: the upper end e^-59.1892 -> e^-59.1966, the max test e^-59.2023
+# (the two grids' statistic found no test), 39 s -> 0.25 s, the bracket 1.3 % -> 0.57 % (the one-grid
+# tilt's coarse ladder, twice with the refinement, had added nothing); sigma 0.841, q 8.9e-7, T 118579,
+# kappa 1.9e-26: 2.1 -> 0.32 s, 0.50 % -> 0.057 %. 80 random cells at sigma 0.3-20, q 1e-7-1e-4,
+# T 1-1e6, kappa 1e-30-1e-2 (seed 41): 45.1 -> 5.1 s in all, widest 1.3 % -> 0.70 %, 5 widths changed
+# (two narrower, three wider but within 0.8 %: 7.3e-4 -> 8.1e-4, 9.4e-4 -> 1.5e-3, 6.8e-3 -> 7.0e-3).
+# pld_soundness.py --one-jump seeds 1 (40 settings) and 0 (30): none missed, widest 0.48 %
 _JUMP_RETRY_TAU = math.log(1e-16)
+# ... and its statistic (the lower end) skipped where the max test's power is within this of its upper
+# end (in log; as _MAX_TEST_ENOUGH for the one-grid tilt): at q T << 1 the two grids' statistic found
+# no better test, and its slices were most of the time (sigma 0.982, q 1.7e-6, T 28379: 4 blocks of
+# 22 slices, 290 of 520 ms). The bracket is then within 5e-3 (dpsgd_exact's "precise enough"); where
+# the statistic would have narrowed it further, it is wider than before (30 random cells at sigma
+# 0.5-2, q 1e-7-1e-4, T 1e3-1e6, kappa 1e-30-1e-6, seed 1: sigma 0.614, q 2.9e-5, T 112165, kappa
+# 7.8e-12 8.5e-4 -> 3.7e-3, 60 -> 39 ms; sigma 0.715, q 2e-5, T 124073 1.6e-3 -> 2.2e-3, 47 -> 30 ms;
+# 3.6 -> 2.1 s in all)
+_JUMP_ENOUGH = 5e-3
 # ... and its tilt pulled below the saddle point by this (nats at the threshold: pld.tilt.pulled_tilt),
 # unless the pulled upper end's error term is too large (pld.tilt.pulled_upper): fewer tilted jumps,
 # fewer slices (30 random tiny-q cells, sigma 0.7-1.6, q 5e-5-1e-3, T 1e3-1e6: 1.10x; --grid 1.06x;
@@ -694,20 +703,22 @@ class SchedulePLD:
         if jumps is None:
             return self._tail_power_legacy(log_alpha, lt, lt_q)
         lo_j, up_j, share = jumps
-        if share > _JUMP_SHARE:
-            # its error terms near its upper end: once more with the windows' tail mass lowered, each
-            # end the better (both certified)
-            again = self._tail_power_jumps(log_alpha, lt_q, _JUMP_RETRY_TAU)
-            if again is not None:
-                lo_j = max(lo_j, again[0])
-                if again[1] < up_j:
-                    up_j, share = again[1], again[2]
-        if self.lower:
-            # the max test's power (a closed form that the final bracket takes too) where larger
-            lo_j = min(max(lo_j, self._max_test_log(float(log_alpha))), up_j)
-        # with the lower end, the bracket's width decides; without it, the upper end's error share
-        if not (up_j - lo_j > _JUMP_WIDE if self.lower else share > _JUMP_SHARE):
-            return lo_j, up_j
+        if not self.lower:  # without the lower end, the upper end's error share decides
+            if not share > _JUMP_SHARE:
+                return lo_j, up_j
+        else:  # with it, the bracket's width, the max test's power (a closed form) folded in
+            lo_mt = self._max_test_log(float(log_alpha))
+            stat_won = lo_j > lo_mt
+            lo_j = min(max(lo_j, lo_mt), up_j)
+            if share > _JUMP_SHARE:
+                # the error terms near the upper end: once more with the windows' tail mass
+                # lowered, each end the better (both certified); its statistic only where the first
+                # one's beat the max test
+                again = self._tail_power_jumps(log_alpha, lt_q, _JUMP_RETRY_TAU, stat_won)
+                if again is not None:
+                    lo_j, up_j = max(lo_j, min(again[0], again[1])), min(up_j, again[1])
+            if not up_j - lo_j > _JUMP_WIDE:
+                return lo_j, up_j
         # the two-grid tilt's bracket wide, or (without the lower end) its error terms near its upper
         # end: also the one-grid tilt, each end the better (both certified)
         lo, up = self._tail_power_legacy(log_alpha, lt, lt_q)
@@ -838,8 +849,8 @@ class SchedulePLD:
             self._built[key] = best if best_n <= MAX_SLICES else None
         return self._built[key]
 
-    def _tail_power_jumps(self, log_alpha: float, lt_q: float,
-                          log_tau: float = JUMP_LOG_TAU) -> tuple[float, float, float] | None:
+    def _tail_power_jumps(self, log_alpha: float, lt_q: float, log_tau: float = JUMP_LOG_TAU,
+                          with_stat: bool = True) -> tuple[float, float, float] | None:
         """(log lower, log upper, the upper end's error share: pld.jumps.jump_power_share) of
         :meth:`tail_power` by the two-grid tilt of :mod:`rerokit.bounds.pld.jumps` (tiny q: a
         bulk of steps with losses ~q on this grid, a few sampled steps' large losses on a coarse
@@ -848,8 +859,10 @@ class SchedulePLD:
         grid range, groups, a spread below :data:`_JUMP_SPREAD`, more than :data:`_JUMP_MAX`
         expected tilted jumps, no loss above :data:`_JUMP_CUT`, several distinct steps whose
         product set of slices, as this grid's steps predict it, exceeds pld.jumps.MAX_SLICES) or a
-        window does not fit. Both ends certified; only the choice of t, the cut and the coarse grid is
-        heuristic."""
+        window does not fit. ``log_tau``: the windows' tail mass (pld.jumps.JumpTilt); the statistic
+        is skipped where the max test's power is within :data:`_JUMP_ENOUGH` of the upper end, and
+        always without ``with_stat``. Both ends certified; only the choice of t, the cut, the coarse
+        grid and the skip is heuristic."""
         fc = self._jump_forecast(log_alpha)
         # declined first where this grid's own steps (built for the sizing) predict too many jumps:
         # the prediction matched the outcome on 50 of 51 random tiny-q cells, and the one miss took
@@ -886,13 +899,19 @@ class SchedulePLD:
             inf = compose_inf_mass([(st.inf_mass, T) for st, T in steps])
             sp = [(st.j_lo - 1, st.stat_p, T) for st, T in steps] if self.lower else None
             sq = [(st.j_lo - 1, st.stat_q, T) for st, T in steps] if self.lower else None
-            lo, up, share = jump_power_share(parts, sp, sq, h, inf, float(log_alpha), t, r, cut_loss, pull=_JUMP_PULL,
-                                             log_tau=log_tau)
+            # the statistic skipped where the max test's power (a certified lower end that tail_power
+            # takes too) is within _JUMP_ENOUGH of the upper end
+            lo_mt = self._max_test_log(float(log_alpha)) if self.lower else -math.inf
+            shift = sum(T * st.loss_shift for st, T in steps) * (1.0 + 1e-9)
+            enough = lo_mt - shift + _JUMP_ENOUGH if math.isfinite(lo_mt) else -math.inf
+            if not with_stat:
+                enough = math.inf
+            lo, up, share = jump_power_share(parts, sp, sq, h, inf, float(log_alpha), t, r, cut_loss,
+                                             JumpTilt(_JUMP_PULL, log_tau, enough))
         except (WindowTooWide, StepTooWide, ValueError, FloatingPointError, OverflowError):
             return None
         # the steps' loss shift s (DiscretePLD.loss_shift): the power at level alpha e^s, at most
         # e^s times that at alpha (concave in the level, 0 at level 0)
-        shift = sum(T * st.loss_shift for st, T in steps) * (1.0 + 1e-9)
         up = min(0.0, up + shift)
         return min(lo, up), up, share
 
@@ -1084,7 +1103,7 @@ class SchedulePLD:
         """:func:`rerokit.bounds.pld.tilt.tail_forecast` of this grid's REMOVE steps at one level
         (no composition), or None where :meth:`tail_power` would not tilt them as they are (steps
         outside :data:`SIGMA_GRID_RANGE`, groups of examples) or the level is not in the upper
-        tail. A choice of computation only; kept per level (dpsgd._tilt_first, :meth:`tail_by_jumps`
+        tail. A choice of computation only; kept per level (dpsgd_exact._tilt_first, :meth:`tail_by_jumps`
         and :meth:`_tail_power_jumps` all ask)."""
         grid, noiseless, inv = _split_extremes(self.segments)
         if noiseless or inv > 0 or not grid or self.group_size != 1:

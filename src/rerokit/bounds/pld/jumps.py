@@ -78,6 +78,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -86,7 +87,7 @@ from rerokit.bounds.pld.compose import WindowTooWide, moment_terms, compose, wei
 from rerokit.bounds.pld.lowertail import TiltedPart, block_size, rebin_pld, rebin_stat, tilt_sparse
 from rerokit.bounds.pld.tilt import TiltedSide, pulled_tilt, pulled_upper, tilted_lower, tilted_upper_share
 
-__all__ = ["jump_parts", "jump_parts_multi", "jump_power", "jump_power_share", "compose_blocks", "multi_slice_count", "JUMP_LOG_TAU",
+__all__ = ["jump_parts", "jump_parts_multi", "jump_power", "jump_power_share", "compose_blocks", "multi_slice_count", "JUMP_LOG_TAU", "JumpTilt",
            "MAX_SLICES"]
 
 _U = float(np.finfo(float).eps)  # twice the unit round-off (as pld.lowertail's)
@@ -728,19 +729,40 @@ def jump_parts_multi(steps: Sequence[tuple[int, Sequence[np.ndarray], int]], ts:
     return [_multi_block(row, Ks, cut, r, h_f, t, kind, log_tau, precision) for row, t in zip(tilted, ts)]
 
 
+@dataclass(frozen=True)
+class JumpTilt:
+    """How :func:`jump_power_share` tilts (choices of computation only: every result is certified).
+
+    Attributes:
+      pull: the tilt used is :func:`rerokit.bounds.pld.tilt.pulled_tilt` of t by this many nats (0:
+        t itself), or t where that one's upper end has too large an error term, in "mixed" precision
+        where the double round-off calls for it (:func:`rerokit.bounds.pld.tilt.pulled_upper`); the
+        statistic takes the same tilt and precision.
+      log_tau: natural log of the windows' tail mass and of the omitted slices' bound (each counted
+        in the error terms; a smaller one widens the windows a little and shrinks those terms).
+      enough: the statistic (the lower end) is skipped where the upper end is at most this (in log:
+        a certified lower end known to the caller, plus the width at which the bracket is final);
+        -inf: never skipped.
+    """
+
+    pull: float = 0.0
+    log_tau: float = JUMP_LOG_TAU
+    enough: float = -math.inf
+
+
 def jump_power(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tuple[int, np.ndarray, int]] | None,
                stat_q: Sequence[tuple[int, np.ndarray, int]] | None, h_f: float, inf_mass: float, log_alpha: float,
-               t: float, r: int, cut_loss: float, pull: float = 0.0, log_tau: float = _LOG_TAU) -> tuple[float, float]:
+               t: float, r: int, cut_loss: float, tilting: JumpTilt = JumpTilt()) -> tuple[float, float]:
     """Certified (log lower, log upper) of the power at level exp(log_alpha), by the two-grid tilt:
     :func:`jump_power_share` (same arguments) without the error term's share."""
-    lo, up, _ = jump_power_share(parts, stat_p, stat_q, h_f, inf_mass, log_alpha, t, r, cut_loss, pull, log_tau)
+    lo, up, _ = jump_power_share(parts, stat_p, stat_q, h_f, inf_mass, log_alpha, t, r, cut_loss, tilting)
     return lo, up
 
 
 def jump_power_share(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Sequence[tuple[int, np.ndarray, int]] | None,
                      stat_q: Sequence[tuple[int, np.ndarray, int]] | None, h_f: float, inf_mass: float,
                      log_alpha: float, t: float, r: int, cut_loss: float,
-                     pull: float = 0.0, log_tau: float = _LOG_TAU) -> tuple[float, float, float]:
+                     tilting: JumpTilt = JumpTilt()) -> tuple[float, float, float]:
     """Certified (log lower, log upper) of the power at level exp(log_alpha), by the two-grid tilt
     (module docstring): as :func:`rerokit.bounds.pld.tilt.tilted_power` (same arguments, the same
     evaluation, :func:`rerokit.bounds.pld.tilt.tilted_upper` and
@@ -763,22 +785,18 @@ def jump_power_share(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Seque
       t: the tilt (> 0).
       r: the coarse grid step over the fine one (an integer >= 1).
       cut_loss: the loss (nats) from which an atom is a jump; the statistic's buckets from the same label.
-      pull: the tilt used is :func:`rerokit.bounds.pld.tilt.pulled_tilt` of t by this many nats (0:
-        t itself), or t where that one's upper end has too large an error term, in "mixed" precision
-        where the double round-off calls for it (:func:`rerokit.bounds.pld.tilt.pulled_upper`); the
-        statistic takes the same tilt and precision.
-      log_tau: natural log of the windows' tail mass and of the omitted slices' bound (each counted
-        in the error terms; a smaller one widens the windows a little and shrinks those terms).
+      tilting: the pull of the tilt and the windows' tail mass (:class:`JumpTilt`).
 
     Returns:
       (log lower, log upper, the log share of the error term in the upper end kept:
       :func:`rerokit.bounds.pld.tilt.pulled_upper`, which reads the upper end only); log lower =
-      log_alpha where no test fits.
+      log_alpha where no test fits or the statistic was skipped (``tilting.enough``).
     """
     if not t > 0.0:
         raise ValueError(f"t must be > 0, got {t!r}")
+    pull, log_tau = tilting.pull, tilting.log_tau
     if not log_tau < 0.0:
-        raise ValueError(f"log_tau must be < 0, got {log_tau!r}")
+        raise ValueError(f"tilting.log_tau must be < 0, got {log_tau!r}")
     if not cut_loss > 0.0:
         raise ValueError(f"cut_loss must be > 0, got {cut_loss!r}")
     cut = math.ceil(cut_loss / h_f)
@@ -793,7 +811,7 @@ def jump_power_share(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Seque
 
         log_up, t, prec, share = pulled_upper(upper, t, t_pulled)
         log_lo = log_alpha
-        if stat_p is not None and stat_q is not None:
+        if stat_p is not None and stat_q is not None and log_up > tilting.enough:
             if [(o, T) for o, _, T in stat_p] != [(o, T) for o, _, T in stat_q]:
                 raise ValueError("stat_p and stat_q must list the same steps")
             sides = [(o, [pp, pq], T) for (o, pp, T), (_, pq, _) in zip(stat_p, stat_q)]
@@ -821,7 +839,7 @@ def jump_power_share(parts: Sequence[tuple[int, np.ndarray, int]], stat_p: Seque
 
     log_up, t, prec, share = pulled_upper(upper_one, t, t_pulled)
     log_lo = log_alpha
-    if stat_p is not None and stat_q is not None:
+    if stat_p is not None and stat_q is not None and log_up > tilting.enough:
         bp: list[tuple[TiltedPart, np.ndarray]] = []
         bq: list[tuple[TiltedPart, np.ndarray]] = []
         for (off, pp, T), (off_q, pq, T_q) in zip(stat_p, stat_q):

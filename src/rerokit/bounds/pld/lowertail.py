@@ -576,7 +576,7 @@ def _fine_step(s: float, q: float, h_f: float, step_tau: float, group_size: int,
     """(the step's PLD on the fine grid, the mass defect of its dominating pmf and, with ``lower``,
     of its statistic's P-masses (else None), per step), truncated less deep where the fine grid does
     not fit (the top tail: +infinity); None where even that does not fit. The last few are kept:
-    the levels' groups of one call (:func:`rerokit.bounds.dpsgd._near_one_into`) share them.
+    the levels' groups of one call (:func:`rerokit.bounds.dpsgd_exact._near_one_into`) share them.
     ``split`` False: the dominating split is not used (the default path's, cheaper)."""
     key = (float(s), float(q), float(h_f), float(step_tau), int(group_size), int(n_steps), bool(split))
     hit = _STEP_CACHE.get(key)
