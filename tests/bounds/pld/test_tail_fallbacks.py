@@ -208,3 +208,30 @@ def test_a_large_error_share_is_retried_and_the_max_test_spares_the_one_grid_til
         lo_1, up_1 = pld._tail_power_legacy(lk, pld._tail_truncation(lk), pld._inf_truncation(lk))
         assert max(lo, lo_1) <= min(up, up_1)
         assert up - lo < 0.5 * (up_1 - lo_1)
+
+
+@pytest.mark.parametrize("sigma, q, T, kappa, width, legacy", [
+    (1.0, 3e-8, 1_000_000, 1e-12, 1e-3, True),
+    (0.8, 3e-8, 500_000, 1e-28, 7e-3, False),
+])
+def test_a_step_without_losses_above_the_cut_takes_a_quarter_of_the_threshold(
+        sigma: float, q: float, T: int, kappa: float, width: float, legacy: bool, monkeypatch) -> None:
+    """q ~3e-8: within its truncation no loss of one step reaches builder._JUMP_CUT (0.05 nats; the
+    thresholds are 7e-4 and 0.019), so the two-grid tilt declined, and the one-grid tilt's coarse
+    ladder took 21.5 s for the second cell (twice with the refinement: 39.5 s, 1.14 % wide). The cut is
+    then builder._JUMP_CUT_OF_THRESHOLD of the forecast's threshold: the two grids answer, with the
+    max test, in 4.0e-4 and 6.4e-3 (measured). The first cell's one-grid bracket (3 ms there) overlaps
+    it (both certified); the max test stays below the upper end."""
+    pld = dpsgd_pld([(sigma, q, T)])
+    lk = math.log(kappa)
+    thr = pld.tail_forecast(lk)[1]
+    assert pld._jump_cut(lk) == pytest.approx(builder._JUMP_CUT_OF_THRESHOLD * thr)
+    assert pld._jump_cut(lk) < builder._JUMP_CUT
+    assert pld.tail_by_jumps(lk)
+    lo, up, _ = _spied(monkeypatch, pld, lk)
+    assert up - lo <= width
+    mt = math.log(float(pld.max_test_lower(np.array([lk]))[0]))
+    assert mt <= up and lo >= mt
+    if legacy:
+        lo_1, up_1 = pld._tail_power_legacy(lk, pld._tail_truncation(lk), pld._inf_truncation(lk))
+        assert max(lo, lo_1) <= min(up, up_1)

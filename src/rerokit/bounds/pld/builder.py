@@ -208,6 +208,15 @@ _JUMP_ENOUGH = 5e-3
 _JUMP_PULL = 3.0
 _JUMP_MAX = 4.0
 _JUMP_CUT = 0.05
+# ... or, for one distinct step whose grid has no loss above _JUMP_CUT, this share of the forecast's
+# threshold (q T << 1 at q ~1e-8: the threshold itself a few hundredths of a nat; sigma 0.8, q 3e-8,
+# T 5e5, kappa 1e-28: the threshold 0.019, declined before; the one-grid tilt's coarse ladder took
+# 21.5 s, twice with the refinement)
+_JUMP_CUT_OF_THRESHOLD = 0.25
+# ... on schedules of at least this many steps: on shorter ones the one-grid tilt was as tight and
+# faster (sigma 1.526, q 7.8e-5, T 2828, kappa 3.7e-19: 10 ms and 1.4e-3 against 21 ms and 4.9e-3;
+# sigma 0.866, q 1e-7, T 6130: 41 against 320 ms), on long ones its coarse ladder can take seconds
+_JUMP_CUT_LONG = 100_000
 _JUMP_TH = 0.02
 # ... and where the one-grid tilt's window would be this many times the untilted one or more
 # (tail_forecast's spread: 5.7-262 at sigma 0.5-1, q 1e-4-1e-3; ~1 at sigma >= 2, q 1e-3, where the
@@ -819,13 +828,21 @@ class SchedulePLD:
         return fc
 
     def _jump_cut(self, log_alpha: float) -> float | None:
-        """The two-grid tilt's cut (nats): :data:`_JUMP_CUT` for one distinct step; for several, the
+        """The two-grid tilt's cut (nats): :data:`_JUMP_CUT` for one distinct step (where this grid's
+        step has no loss above it and the schedule at least :data:`_JUMP_CUT_LONG` steps,
+        :data:`_JUMP_CUT_OF_THRESHOLD` times the forecast's threshold if smaller); for several, the
         first of :data:`_JUMP_MULTI_CUTS` whose product set of slices (pld.jumps.jump_parts_multi),
         as this grid's steps predict it at the forecast's tilt, has at most :data:`_JUMP_MULTI_SLICES`,
         else the one with the fewest if at most pld.jumps.MAX_SLICES, else None (declined). Kept
         per level; a choice of computation only (the schedule and the level)."""
         if len(_split_extremes(self.segments)[0]) <= 1:
-            return _JUMP_CUT
+            steps = self._parts("remove")[0]
+            if any(math.ceil(_JUMP_CUT / self.h) < st.j_lo + st.split.size for st, _ in steps):
+                return _JUMP_CUT
+            fc = self.tail_forecast(float(log_alpha))
+            if fc is None or not fc[1] > 0.0 or sum(T for _, T in steps) < _JUMP_CUT_LONG:
+                return _JUMP_CUT
+            return min(_JUMP_CUT, _JUMP_CUT_OF_THRESHOLD * fc[1])
         key = ("jump_cut", float(log_alpha))
         if key not in self._built:
             steps = self._parts("remove")[0]
