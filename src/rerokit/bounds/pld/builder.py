@@ -696,7 +696,11 @@ class SchedulePLD:
         """Certified (log lower, log upper) of the REMOVE power at one tiny level, by exponential tilting.
 
         See :mod:`rerokit.bounds.pld.tilt`: relative precision in the far tail (levels like 1e-30 or
-        1e-473 in log space), at the cost of two or three more compositions.
+        1e-473 in log space), at the cost of two or three more compositions. At tiny q the two-grid
+        tilt of :mod:`rerokit.bounds.pld.jumps` where it applies; with the lower end, the max test's
+        power folded in, a retry with a smaller tail mass where its error share is large
+        (:data:`_JUMP_RETRY_TAU`), and the one-grid tilt too where the bracket is still wider than
+        :data:`_JUMP_WIDE` in log (each end the better: all certified).
 
         Args:
           log_alpha: natural log of the level (<= 0).
@@ -706,8 +710,9 @@ class SchedulePLD:
         """
         lt = self._tail_truncation(log_alpha)
         lt_q = self._inf_truncation(log_alpha) if lt < self.log_tau else None
-        # the two-grid tilt where it applies, alone: the choice reads the schedule and the level only
-        # (not the lower end, so that the upper end is the same with and without the bracket)
+        # the two-grid tilt where it applies: that choice reads the schedule and the level only; what
+        # runs after it reads the error share, and with the lower end the bracket (as the width rules
+        # of rerokit.bounds.dpsgd_exact do: the upper ends with and without it may then differ)
         jumps = self._tail_power_jumps(log_alpha, lt_q) if lt_q is not None else None
         if jumps is None:
             return self._tail_power_legacy(log_alpha, lt, lt_q)
