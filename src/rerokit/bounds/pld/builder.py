@@ -185,9 +185,9 @@ _JUMP_WIDE = 0.01
 # and then only the width decides whether the one-grid tilt runs too (fifteenth stop). Tiny q, few
 # sampled steps, whose tilted masses at the threshold are small against the window's: sigma 0.78,
 # q 3.1e-7, T 1.9e5, kappa 1.3e-26: the upper end e^-59.1892 -> e^-59.1966, the max test e^-59.2023
-# (the two grids' statistic found no test), 39 s -> 0.25 s, the bracket 1.3 % -> 0.57 % (the one-grid
+# (the two grids' statistic found no test), 39 s -> 0.22 s (best of 3), the bracket 1.3 % -> 0.57 % (the one-grid
 # tilt's coarse ladder, twice with the refinement, had added nothing); sigma 0.841, q 8.9e-7, T 118579,
-# kappa 1.9e-26: 2.1 -> 0.32 s, 0.50 % -> 0.057 %. 80 random cells at sigma 0.3-20, q 1e-7-1e-4,
+# kappa 1.9e-26: 2.1 -> 0.27 s, 0.50 % -> 0.057 %. 80 random cells at sigma 0.3-20, q 1e-7-1e-4,
 # T 1-1e6, kappa 1e-30-1e-2 (seed 41): 45.1 -> 5.1 s in all, widest 1.3 % -> 0.70 %, 5 widths changed
 # (two narrower, three wider but within 0.8 %: 7.3e-4 -> 8.1e-4, 9.4e-4 -> 1.5e-3, 6.8e-3 -> 7.0e-3).
 # pld_soundness.py --one-jump seeds 1 (40 settings) and 0 (30): none missed, widest 0.48 %
@@ -730,7 +730,7 @@ class SchedulePLD:
                 # one's beat the max test
                 again = self._tail_power_jumps(log_alpha, lt_q, _JUMP_RETRY_TAU, stat_won)
                 if again is not None:
-                    lo_j, up_j = max(lo_j, min(again[0], again[1])), min(up_j, again[1])
+                    lo_j, up_j = max(lo_j, again[0]), min(up_j, again[1])
             if not up_j - lo_j > _JUMP_WIDE:
                 return lo_j, up_j
         # the two-grid tilt's bracket wide, or (without the lower end) its error terms near its upper
@@ -842,7 +842,7 @@ class SchedulePLD:
         per level; a choice of computation only (the schedule and the level)."""
         if len(_split_extremes(self.segments)[0]) <= 1:
             steps = self._parts("remove")[0]
-            if any(math.ceil(_JUMP_CUT / self.h) < st.j_lo + st.split.size for st, _ in steps):
+            if _losses_above(steps, math.ceil(_JUMP_CUT / self.h)):
                 return _JUMP_CUT
             fc = self.tail_forecast(float(log_alpha))
             if fc is None or not fc[1] > 0.0 or sum(T for _, T in steps) < _JUMP_CUT_LONG:
@@ -858,7 +858,7 @@ class SchedulePLD:
                 r = max(1, int(_JUMP_TH / (fc[0] * self.h)))
                 for cut_loss in _JUMP_MULTI_CUTS:
                     cut = math.ceil(cut_loss / self.h)
-                    if not any(cut < st.j_lo + st.split.size for st, _ in steps):
+                    if not _losses_above(steps, cut):
                         break  # no step has losses above it (nor above the next)
                     try:
                         n = multi_slice_count(own, fc[0], self.h, r, cut)
@@ -879,7 +879,7 @@ class SchedulePLD:
         one), steps truncated at ``lt_q`` (:meth:`_inf_truncation`: the mass at +infinity at most
         alpha e^-7, counted); None where it does not apply (every q > :data:`_JUMP_Q`, steps outside the
         grid range, groups, a spread below :data:`_JUMP_SPREAD`, more than :data:`_JUMP_MAX`
-        expected tilted jumps, no loss above :data:`_JUMP_CUT`, several distinct steps whose
+        expected tilted jumps, no loss above the cut (:meth:`_jump_cut`), several distinct steps whose
         product set of slices, as this grid's steps predict it, exceeds pld.jumps.MAX_SLICES) or a
         window does not fit. ``log_tau``: the windows' tail mass (pld.jumps.JumpTilt); the statistic
         is skipped where the max test's power is within :data:`_JUMP_ENOUGH` of the upper end, and
@@ -1442,13 +1442,18 @@ def _jumps_pay(fc: tuple[float, float, float, float] | None, n_steps: int) -> bo
     return not (fc[0] < _JUMP_SMALL_T and n_steps < _JUMP_SHORT)
 
 
+def _losses_above(steps: Sequence[tuple[Any, int]], cut: int) -> bool:
+    """Whether some step's grid has a label above ``cut`` (a loss the two-grid tilt counts as a jump)."""
+    return any(cut < st.j_lo + st.split.size for st, _ in steps)
+
+
 def _few_jumps(steps: Sequence[tuple[Any, int]], h: float, t: float, cut_loss: float = _JUMP_CUT) -> bool:
     """Whether every step has losses below ``cut_loss`` and one (the only one, for one step) above
     it, and the schedule tilted by t expects at most :data:`_JUMP_MAX` jumps (:func:`_tilted_jumps`):
     the two-grid tilt's condition on the steps (a choice of computation only)."""
     cut = math.ceil(cut_loss / h)
     # (several distinct steps: those without losses above the cut are all bulk, pld.jumps.jump_parts_multi)
-    if any(not st.j_lo < cut for st, _ in steps) or not any(cut < st.j_lo + st.split.size for st, _ in steps):
+    if any(not st.j_lo < cut for st, _ in steps) or not _losses_above(steps, cut):
         return False
     return _tilted_jumps(steps, h, t, cut) <= _JUMP_MAX
 

@@ -87,14 +87,13 @@ from rerokit.bounds.pld.compose import WindowTooWide, moment_terms, compose, wei
 from rerokit.bounds.pld.lowertail import TiltedPart, block_size, rebin_pld, rebin_stat, tilt_sparse
 from rerokit.bounds.pld.tilt import TiltedSide, pulled_tilt, pulled_upper, tilted_lower, tilted_upper_share
 
-__all__ = ["jump_parts", "jump_parts_multi", "jump_power", "jump_power_share", "compose_blocks", "multi_slice_count", "JUMP_LOG_TAU", "JumpTilt",
-           "MAX_SLICES"]
+__all__ = ["jump_parts", "jump_parts_multi", "jump_power", "jump_power_share", "compose_blocks", "multi_slice_count",
+           "JUMP_LOG_TAU", "JumpTilt", "MAX_SLICES"]
 
 _U = float(np.finfo(float).eps)  # twice the unit round-off (as pld.lowertail's)
 # the slices' and the main bulk's windows (tilted mass outside each side), and the omitted slices'
 # mass bound: against the ~1e-3 brackets at the cells measured, far below anything that shows
-_LOG_TAU = math.log(1e-13)
-JUMP_LOG_TAU = _LOG_TAU  # (public: the default that rerokit.bounds.pld.builder retries below)
+JUMP_LOG_TAU = math.log(1e-13)
 # the omitted slices are made negligible up to the tilted mean plus this (nats; jump_power)
 _REF_MARGIN = 1.0
 # blocks of at most this many expected jumps (tilted): the slices per block K grows with it
@@ -349,7 +348,7 @@ def _jump_block(off: int, pt: np.ndarray, lm: float, rel: float, step_err: float
 
 
 def compose_blocks(parts: Sequence[tuple[TiltedPart, np.ndarray]], h: float, t: float,
-                   log_tau: float = _LOG_TAU,
+                   log_tau: float = JUMP_LOG_TAU,
                    precision: str = "double") -> tuple[int, np.ndarray, float, float | np.ndarray, float]:
     """(offset, tilted pmf, log C, weighted error, relative error) of the composition of the blocks
     (each with its weighted error bounds per label, :func:`_jump_block`), the error in the weighted
@@ -378,7 +377,7 @@ def compose_blocks(parts: Sequence[tuple[TiltedPart, np.ndarray]], h: float, t: 
 
 
 def jump_parts(off: int, sides: Sequence[tuple[np.ndarray, float]], T: int, h_f: float, r: int, cut: int,
-               kind: str = "pld", log_tau: float = _LOG_TAU,
+               kind: str = "pld", log_tau: float = JUMP_LOG_TAU,
                margin: float | None = None, precision: str = "double") -> list[list[tuple[TiltedPart, np.ndarray]]]:
     """One step's T-fold composition, tilted, as blocks on the coarse grid r h_f (module docstring),
     for each of ``sides`` (pmf, tilt): the dominating pmf by t ("pld"), or the bucket statistic's
@@ -671,7 +670,7 @@ def _multi_slices(tilted: Sequence[Sequence[tuple[int, np.ndarray, float, float,
 
 
 def multi_slice_count(steps: Sequence[tuple[int, np.ndarray, int]], t: float, h_f: float, r: int, cut: int,
-                      log_tau: float = _LOG_TAU, margin: float | None = _REF_MARGIN) -> int:
+                      log_tau: float = JUMP_LOG_TAU, margin: float | None = _REF_MARGIN) -> int:
     """The number of slices (prod_i (K_i + 1)) that :func:`jump_power` would compute for the
     dominating pmf of these steps ((label offset, pmf, copies) per distinct step) at tilt t (a
     choice of computation: :mod:`rerokit.bounds.pld.builder` declines above :data:`MAX_SLICES`)."""
@@ -683,7 +682,7 @@ def multi_slice_count(steps: Sequence[tuple[int, np.ndarray, int]], t: float, h_
 
 
 def jump_parts_multi(steps: Sequence[tuple[int, Sequence[np.ndarray], int]], ts: Sequence[float], h_f: float, r: int,
-                     cut: int, kind: str = "pld", log_tau: float = _LOG_TAU, margin: float | None = _REF_MARGIN,
+                     cut: int, kind: str = "pld", log_tau: float = JUMP_LOG_TAU, margin: float | None = _REF_MARGIN,
                      max_slices: int = MAX_SLICES, precision: str = "double") -> list[tuple[TiltedPart, np.ndarray]]:
     """Several distinct steps' composition, tilted, as ONE block on the coarse grid r h_f
     (:func:`_multi_block`) per side, with per-label error bounds (so that :func:`compose_blocks`
