@@ -10,7 +10,7 @@ reference's tolerance 2e-4 in log; where gamma > 0.999 the same for 1 - gamma (i
 precision). riskcal (one segment only, its default grid) is printed beside it: its value is not a
 bound and may fall on either side.
 
-    python benchmarks/pld_soundness.py [--settings 40] [--seed 0] [--out results.jsonl] [--tinyq | --tinyq-multi | --mixed-q | --one-jump]
+    python benchmarks/pld_soundness.py [--settings 40] [--seed 0] [--out results.jsonl] [--tinyq | --tinyq-multi | --mixed-q | --one-jump | --rare]
 
 ``--tinyq``: one segment, sigma 0.7-1.6, q 5e-5-1e-3, T 1e3-1e6, kappa 1e-30-1e-6 (the two-grid
 tilt of rerokit.bounds.pld.jumps; the random draws above rarely reach it with a reference).
@@ -20,6 +20,11 @@ one sampled step's large deviation sets the power and S is nearly a lattice (the
 refuses them): the test L >= l (l in [0.05, 1]) against an importance-sampled Monte Carlo of the
 exact outputs (tests/bounds/pld/_mc_reference.py, 60,000 draws, 4 standard errors of the power at
 the estimated level).
+
+``--rare``: one segment of sigma 0.55-1.0, q 1e-8-1e-5, T 2-2000 with q T <= 0.1 (sampled steps rare:
+rerokit.bounds.pld.onejump), the test L >= l (l in [0.01, 0.3]) against the importance-sampled Monte
+Carlo of tests/bounds/pld/_mc_reference.mc_rare_steps (the jumping step chosen uniformly; 40,000 draws,
+4 standard errors).
 
 Each row is printed (and appended to ``--out`` as JSON) as it completes; the seed is recorded.
 The reference refuses a setting (printed as unavailable) where its Bromwich integral does not
@@ -118,18 +123,36 @@ def draw_one_jump(rng: np.random.Generator) -> tuple[list[tuple[float, float, in
     return segs, float(rng.uniform(0.05, 1.0))
 
 
+def draw_rare(rng: np.random.Generator) -> tuple[list[tuple[float, float, int]], float]:
+    """One ``--rare`` setting: sigma log-uniform in [0.55, 1], q in [1e-8, 1e-5], T in [2, 2000], redrawn
+    until q T <= 0.1; the test L >= l, l uniform in [0.01, 0.3] nats."""
+    def lu(a: float, b: float) -> float:
+        return float(math.exp(rng.uniform(math.log(a), math.log(b))))
+
+    while True:
+        s, q, T = round(lu(0.55, 1.0), 3), float(f"{lu(1e-8, 1e-5):.2g}"), int(lu(2, 2000))
+        if q * T <= 0.1:
+            return [(s, q, T)], float(rng.uniform(0.01, 0.3))
+
+
 def one_jump(a: argparse.Namespace) -> None:
-    """``--one-jump``: the settings of :func:`draw_one_jump` against the importance-sampled Monte
-    Carlo of tests/bounds/pld/_mc_reference.py (the Bromwich reference refuses them: S is nearly a
-    lattice), 60,000 draws each (seeded by the setting's index), tolerance 4 standard errors."""
+    """``--one-jump`` / ``--rare``: the settings of :func:`draw_one_jump` / :func:`draw_rare` against
+    the importance-sampled Monte Carlo of tests/bounds/pld/_mc_reference.py (the Bromwich reference
+    refuses them: S is nearly a lattice), 60,000 / 40,000 draws each (seeded by the setting's index),
+    tolerance 4 standard errors."""
     mc = _reference(_MC_REF, "rerokit_mc_reference")
     rng = np.random.default_rng(a.seed)
     bad = done = wide = 0
     widest = 0.0
     for k in range(a.settings):
-        segs, l = draw_one_jump(rng)
-        (sa, qa, _), (sb, qb, tb) = segs
-        log_p, log_q, se = mc.mc_one_plus_bulk(sa, qa, sb, qb, tb, l, 60_000, seed=k)
+        if a.rare:
+            segs, l = draw_rare(rng)
+            (sa, qa, ta), = segs
+            log_p, log_q, se = mc.mc_rare_steps(sa, qa, ta, l, 40_000, seed=k)
+        else:
+            segs, l = draw_one_jump(rng)
+            (sa, qa, _), (sb, qb, tb) = segs
+            log_p, log_q, se = mc.mc_one_plus_bulk(sa, qa, sb, qb, tb, l, 60_000, seed=k)
         tol = 4.0 * se
         t0 = time.perf_counter()
         b = rero_dpsgd(segments=segs, log_kappa=log_q, comparisons=False)
@@ -204,8 +227,10 @@ def main() -> None:
     ap.add_argument("--mixed-q", action="store_true", help="a tiny-q segment beside one with q in [1e-3, 0.1] (draw_mixed_q)")
     ap.add_argument("--one-jump", action="store_true",
                     help="one step of sigma ~1 beside a long small-loss segment, against Monte Carlo (draw_one_jump)")
+    ap.add_argument("--rare", action="store_true",
+                    help="one segment with q T <= 0.1 at q <= 1e-5, against Monte Carlo (draw_rare)")
     a = ap.parse_args()
-    if a.one_jump:
+    if a.one_jump or a.rare:
         return one_jump(a)
     ref = _reference()
     try:

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from rerokit.bounds.dpsgd import dpsgd_pld
-from rerokit.bounds.pld import tilt
+from rerokit.bounds.pld import builder, tilt
 from rerokit.bounds.pld.logsum import suffix_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 from rerokit.bounds.pld.tilt import _logsumexp4
@@ -179,7 +179,10 @@ def test_a_truncation_that_swamps_the_threshold_is_lowered(sigma: float, l: floa
     again at a tau lowered by the excess, and the statistic's allowance goes as far below its own
     default: the bracket contains the exact power (mpmath, 30 digits),
     measured 4.8e-3 / 2.7e-3 / 4.9e-4 wide (5.0e-3 / 2.8e-3 / 9.1e-4 before the later tilts started at
-    the lowered tau); with the rule off 6.9e-2 / 6.5e-2 / 5.9e-3 (the first two above the 2 % target)."""
+    the lowered tau); with the rule off 6.9e-2 / 6.5e-2 / 5.9e-3 (the first two above the 2 % target).
+    The one-jump bound (builder._tail_power_one_jump), which answers such cells now, is off: the
+    tilt's rule is what is tested."""
+    monkeypatch.setattr(builder, "_ONE_JUMP_Q", 0.0)
     log_level, log_power = mp_two_steps(1e-5, l, sigma)
     taus = compose_taus
     lo, up = dpsgd_pld([(sigma, 1e-5, 2)]).tail_power(log_level)
@@ -204,7 +207,8 @@ def test_later_tilts_start_at_the_lowered_tau(sigma: float, l: float, compose_ta
     saddle point's, the long double recomposition: three upper ends). The first lowers tau; the
     later ones start e^tilt._TAU_MARGIN below it instead of composing at the default first (4
     compositions where there were 6; measured 3.3e-4 / 5.6e-5 wide against 5.5e-4 / 2.1e-4); both
-    brackets contain the exact power (mpmath, 30 digits)."""
+    brackets contain the exact power (mpmath, 30 digits). The one-jump bound is off (as above)."""
+    monkeypatch.setattr(builder, "_ONE_JUMP_Q", 0.0)
     log_level, log_power = mp_two_steps(1e-5, l, sigma)
     taus = compose_taus
     lo, up = dpsgd_pld([(sigma, 1e-5, 2)]).tail_power(log_level)

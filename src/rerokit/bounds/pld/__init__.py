@@ -17,6 +17,8 @@
 * :mod:`~rerokit.bounds.pld.chernoff`: the Hölder bound at the best real order (tiny baselines).
 * :mod:`~rerokit.bounds.pld.maxtest`: the max test's closed-form power (a certified lower end
   where sampled steps are rare).
+* :mod:`~rerokit.bounds.pld.onejump`: the matching upper end where sampled steps are rare (q T << 1):
+  one large loss taken entry by entry beside the composed bulk.
 """
 
 from rerokit.bounds.pld.builder import LOG_TAU, SIGMA_GRID_RANGE, PLDTooWide, SchedulePLD, merge_segments, schedule_pld

@@ -38,7 +38,8 @@ from rerokit.bounds.pld.compose import MAX_FFT, WindowTooWide, chernoff_window, 
 from rerokit.bounds.pld.discrete import Bracket, DiscretePLD, GridPMF, ThresholdTests
 from rerokit.bounds.pld.lowertail import NearOneGrid, near_one_beta
 from rerokit.bounds.pld.logtail import composed_log_inf, extend_step
-from rerokit.bounds.pld.maxtest import log_max_test_power
+from rerokit.bounds.pld.maxtest import log_max_test_power, max_test_threshold
+from rerokit.bounds.pld.onejump import one_jump_upper
 from rerokit.bounds.pld.normal import log_ndtr
 from rerokit.bounds.pld.jumps import JUMP_LOG_TAU, MAX_SLICES, JumpTilt, jump_power_share, multi_slice_count
 from rerokit.bounds.pld.onestep import one_step_upper, segment_lower, segment_upper
@@ -218,6 +219,24 @@ _JUMP_CUT_OF_THRESHOLD = 0.25
 # sigma 0.866, q 1e-7, T 6130: 41 against 320 ms), on long ones its coarse ladder can take seconds
 _JUMP_CUT_LONG = 100_000
 _JUMP_TH = 0.02
+# rare sampled steps (one distinct step, q T at most _ONE_JUMP_QT): the upper end with one large loss
+# taken entry by entry (pld.onejump), on a grid of _ONE_JUMP_LABELS labels up to the max test's
+# per-step threshold c, the jumps from _ONE_JUMP_CUT c, the threshold looked for on
+# [_ONE_JUMP_SCAN] c. There the tilts' upper ends stayed 2.6-9 % above the power (sigma 0.668,
+# q 2.16e-7, kappa 1.9e-17: T 2 [-38.46354, -38.43695] in log, the exact power -38.4635363 by mpmath;
+# T 32632 [-38.3636, -38.2683] after 2.3 s)
+_ONE_JUMP_QT = 0.1
+# ... at q at most _ONE_JUMP_Q, and where c is at least _ONE_JUMP_SPREAD times the bulk's standard
+# deviation, q sqrt(T (e^{1/sigma^2} - 1)) (a choice only; where either fails its bound lost to the
+# tilts' on random cells: sigma 2.47, q 2.2e-5, T 970, kappa 1e-13: e^-5.3 against e^-29.90 (c at 2.2
+# standard deviations); sigma 0.528, q 6.7e-5, T 271, kappa 1e-28: e^-53.26 against e^-53.82)
+_ONE_JUMP_Q = 1e-5
+_ONE_JUMP_SPREAD = 20.0
+_ONE_JUMP_LABELS = 1000
+_ONE_JUMP_CUT = 0.5
+_ONE_JUMP_SCAN = (0.6, 1.8)
+# ... final where its upper end is within this of the max test's power (in log)
+_ONE_JUMP_ENOUGH = 1e-3
 # ... and where the one-grid tilt's window would be this many times the untilted one or more
 # (tail_forecast's spread: 5.7-262 at sigma 0.5-1, q 1e-4-1e-3; ~1 at sigma >= 2, q 1e-3, where the
 # one-grid tilt took 17-24 ms against 31-33 ms for the two grids)
@@ -696,7 +715,11 @@ class SchedulePLD:
         """Certified (log lower, log upper) of the REMOVE power at one tiny level, by exponential tilting.
 
         See :mod:`rerokit.bounds.pld.tilt`: relative precision in the far tail (levels like 1e-30 or
-        1e-473 in log space), at the cost of two or three more compositions. At tiny q the two-grid
+        1e-473 in log space), at the cost of two or three more compositions. Where sampled steps are
+        rare (one distinct step, q T <= :data:`_ONE_JUMP_QT`) first the upper end of
+        :mod:`rerokit.bounds.pld.onejump` (no FFT where relative precision is needed), final where
+        it is within :data:`_ONE_JUMP_ENOUGH` of the max test's power, else folded into the tilts'
+        bracket below (each end the better). At tiny q the two-grid
         tilt of :mod:`rerokit.bounds.pld.jumps` where it applies; with the lower end, the max test's
         power folded in, a retry with a smaller tail mass where its error share is large
         (:data:`_JUMP_RETRY_TAU`), and the one-grid tilt too where the bracket is still wider than
@@ -710,6 +733,21 @@ class SchedulePLD:
         """
         lt = self._tail_truncation(log_alpha)
         lt_q = self._inf_truncation(log_alpha) if lt < self.log_tau else None
+        # rare sampled steps: one large loss entry by entry, final where it meets the max test (a
+        # rule that reads the schedule, the level and two closed forms only: the same upper end
+        # with and without the lower end); else each end the better
+        one = self._tail_power_one_jump(log_alpha, lt_q)
+        if one is not None:
+            lo_mt = self._max_test_log(float(log_alpha))
+            if one - lo_mt <= _ONE_JUMP_ENOUGH:
+                return min(max(lo_mt, float(log_alpha)) if self.lower else float(log_alpha), one), one
+            lo, up = self._tail_power_tilts(log_alpha, lt, lt_q)
+            return min(lo, one), min(up, one)
+        return self._tail_power_tilts(log_alpha, lt, lt_q)
+
+    def _tail_power_tilts(self, log_alpha: float, lt: float, lt_q: float | None) -> tuple[float, float]:
+        """:meth:`tail_power` by the tilts (the two-grid tilt, the max test, the one-grid tilt),
+        steps truncated at ``lt`` (``lt_q``: :meth:`_inf_truncation`, or None)."""
         # the two-grid tilt where it applies: that choice reads the schedule and the level only; what
         # runs after it reads the error share, and with the lower end the bracket (as the width rules
         # of rerokit.bounds.dpsgd_exact do: the upper ends with and without it may then differ)
@@ -1138,6 +1176,41 @@ class SchedulePLD:
                 self._built[("saddle", float(log_alpha))] = fc[0]
             self._built[key] = fc
         return self._built[key]
+
+    def _tail_power_one_jump(self, log_alpha: float, lt_q: float | None) -> float | None:
+        """log of a certified upper end of :meth:`tail_power` by :func:`rerokit.bounds.pld.onejump.one_jump_upper`
+        (one distinct step, one example, 0 < q < 1, q T <= :data:`_ONE_JUMP_QT`, T >= 2), its steps
+        truncated at ``lt_q`` on a grid of :data:`_ONE_JUMP_LABELS` labels up to the max test's
+        per-step threshold; None where it does not apply. Kept per level."""
+        key = ("one_jump", float(log_alpha))
+        if key in self._built:
+            return self._built[key]
+        out = None
+        if (len(self.segments) == 1 and self.group_size == 1 and not self.add_direction and lt_q is not None
+                and len(_split_extremes(self.segments)[0]) == 1):
+            s, q, T = self.segments[0]
+            if 0.0 < q < 1.0 and T >= 2 and q * T <= _ONE_JUMP_QT:
+                z = max_test_threshold(T, float(log_alpha))
+                y = (2.0 * s * z - 1.0) / (2.0 * s * s) if math.isfinite(z) else math.inf
+                c = math.log1p(q * math.expm1(y)) if y < 700.0 else math.inf
+                spread = q * math.sqrt(T * math.expm1(min(1.0 / (s * s), 700.0)))
+                if math.isfinite(c) and c > 0.0 and q <= _ONE_JUMP_Q and c >= _ONE_JUMP_SPREAD * spread:
+                    h = c / _ONE_JUMP_LABELS
+                    try:
+                        src = SchedulePLD(self.segments, h, 1, self.lower, False, lt_q, self.precision)
+                        (st, _), = src._parts("remove")[0]
+                    except (StepTooWide, PLDTooWide, ValueError):
+                        st = None
+                    if st is not None:
+                        got = one_jump_upper(st.j_lo, st.split, st.inf_mass, T, h, float(log_alpha),
+                                             round(_ONE_JUMP_CUT * _ONE_JUMP_LABELS),
+                                             (round(_ONE_JUMP_SCAN[0] * _ONE_JUMP_LABELS),
+                                              round(_ONE_JUMP_SCAN[1] * _ONE_JUMP_LABELS)))
+                        if got is not None:
+                            # the level read as alpha e^shift (the steps' loss shift, DiscretePLD.loss_shift)
+                            out = min(0.0, got.log_upper + T * st.loss_shift * (1.0 + 1e-9))
+        self._built[key] = out
+        return out
 
     def _max_test_log(self, log_alpha: float) -> float:
         """log of the max test's power at one level (:func:`rerokit.bounds.pld.maxtest.log_max_test_power`,
