@@ -63,29 +63,37 @@ def mc_one_plus_bulk(sigma_a: float, q_a: float, sigma_b: float, q_b: float, t_b
 
 def mc_rare_steps(sigma: float, q: float, t: int, l: float, n: int, seed: int,
                   chunk: int = 1000) -> tuple[float, float, float]:
-    """(log P_hat, log Q_hat, relative standard error of P_hat against beta(Q_hat)) of the test
-    L >= l for T identical steps (sigma, q), from n draws (seeded), as :func:`mc_one_plus_bulk`.
+    """:func:`mc_rare_schedule` for T identical steps (sigma, q)."""
+    return mc_rare_schedule([(sigma, q, t)], l, n, seed, chunk)
 
-    Where q T is small the far tail is one sampled step's large output, at any of the T steps: the
-    proposal picks the step u uniformly, draws x_u ~ N(m, sigma^2) (m the output whose loss is l)
-    and the others from P, so its density is g(x) = P(x) (1/T) sum_t r(x_t) with r = N(m, sigma^2) / P_step
-    (a mixture over u), and each draw weighs P(x) / g(x) = 1 / ((1/T) sum_t r(x_t)): bounded
-    wherever some step is near m, unlike tilting one fixed step."""
+
+def mc_rare_schedule(segments: list, l: float, n: int, seed: int, chunk: int = 1000) -> tuple[float, float, float]:
+    """(log P_hat, log Q_hat, relative standard error of P_hat against beta(Q_hat)) of the test
+    L >= l for the schedule of (sigma, q, T) segments, from n draws (seeded), as :func:`mc_one_plus_bulk`.
+
+    Where the q T are small the far tail is one sampled step's large output, at any of the steps: the
+    proposal picks the step u uniformly among all N, draws x_u ~ N(m_u, sigma_u^2) (m_u the output
+    whose loss is l) and the others from P, so its density is g(x) = P(x) (1/N) sum_t r_t(x_t) with
+    r_t = N(m_t, sigma_t^2) / P_t (a mixture over u), and each draw weighs P(x) / g(x) =
+    1 / ((1/N) sum_t r_t(x_t)): bounded wherever some step is near its m_t, unlike tilting one fixed step."""
     rng = np.random.default_rng(seed)
-    v = sigma * sigma
-    m = v * math.log((math.expm1(l) + q) / q) + 0.5
+    sig = np.concatenate([np.full(T, s_) for s_, _, T in segments])
+    qs = np.concatenate([np.full(T, q_) for _, q_, T in segments])
+    t = sig.size
+    v = sig * sig
+    m = v * np.log((math.expm1(l) + qs) / qs) + 0.5
     s_p = s_q = s_p2 = s_q2 = s_d2 = 0.0
     done = 0
     while done < n:
         k = min(chunk, n - done)
-        x = rng.normal(0.0, sigma, (k, t)) + (rng.random((k, t)) < q)
+        x = rng.normal(0.0, 1.0, (k, t)) * sig + (rng.random((k, t)) < qs)
         u = rng.integers(0, t, k)
-        x[np.arange(k), u] = rng.normal(m, sigma, k)
-        log_p = np.logaddexp(math.log1p(-q) - x * x / (2.0 * v), math.log(q) - (x - 1.0) ** 2 / (2.0 * v))
+        x[np.arange(k), u] = rng.normal(m[u], sig[u])
+        log_p = np.logaddexp(np.log1p(-qs) - x * x / (2.0 * v), np.log(qs) - (x - 1.0) ** 2 / (2.0 * v))
         log_r = -(x - m) ** 2 / (2.0 * v) - log_p
         top = log_r.max(axis=1)
         log_w = -(top + np.log(np.exp(log_r - top[:, None]).sum(axis=1)) - math.log(t))
-        loss = np.log1p(q * np.expm1((2.0 * x - 1.0) / (2.0 * v))).sum(axis=1)
+        loss = np.log1p(qs * np.expm1((2.0 * x - 1.0) / (2.0 * v))).sum(axis=1)
         hit = loss >= l
         wp = np.where(hit, np.exp(log_w), 0.0)
         wq = np.where(hit, np.exp(log_w - loss), 0.0)

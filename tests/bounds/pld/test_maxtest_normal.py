@@ -12,6 +12,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
+from rerokit.bounds.pld import maxtest
 from rerokit.bounds.pld.maxtest import log_max_test_power, max_test_threshold
 from rerokit.bounds.pld.normal import log_ndtr, normal_isf_log, normal_ppf_log
 
@@ -45,19 +46,49 @@ def test_threshold_confirms_the_level_and_is_tight(n: int, lk: float) -> None:
     assert 0.0 <= z - float(root) <= 1e-9 * (1.0 + z)
 
 
-def test_power_unchanged_in_value_and_certified() -> None:
-    """The power's lower bound is below the exact power at the same z (mpmath) by at most 1e-9 relative."""
+def _mp_test(segs, zs) -> tuple:
+    """(log level, log power) of the test "x_t > sigma_i z_i for some step" (mpmath, 60 digits)."""
+    with mp.workdps(60):
+        s_q = s_p = mp.mpf(0)
+        for sigma, q, T in segs:
+            z = mp.mpf(zs[(sigma, q)])
+            b = (1 - mp.mpf(q)) * mp.ncdf(-z) + mp.mpf(q) * mp.ncdf(1 / mp.mpf(sigma) - z)
+            s_q += T * mp.log(mp.ncdf(z))
+            s_p += T * mp.log1p(-b)
+        return mp.log(-mp.expm1(s_q)), mp.log(-mp.expm1(s_p))
+
+
+def test_power_is_at_least_the_common_threshold_tests_and_certified() -> None:
+    """The power's lower bound is at least the common-z test's exact power (mpmath) less 1e-9
+    relative, and at most the exact power of the better of the two explicit tests (the common z,
+    the loss-matched z_i, whose exact level is at most kappa): every value returned is the power of a
+    test at level kappa."""
     segs = [(1.0, 1e-4, 1000), (2.0, 0.01, 500)]
     for lk in (math.log(1e-6), math.log(1e-20), -300.0):
         got = float(log_max_test_power(segs, np.array([lk]))[0])
-        z = mp.mpf(max_test_threshold(1500, lk))
-        with mp.workdps(60):
-            s = mp.mpf(0)
-            for sigma, q, T in segs:
-                b = (1 - mp.mpf(q)) * mp.ncdf(-z) + mp.mpf(q) * mp.ncdf(1 / mp.mpf(sigma) - z)
-                s += T * mp.log1p(-b)
-            ex = mp.log(-mp.expm1(s))
-        assert got <= ex and got >= ex * (1 + 1e-9)
+        z = max_test_threshold(1500, lk)
+        _, ex_common = _mp_test(segs, {(s, q): z for s, q, _ in segs})
+        zs = maxtest._matched_thresholds(segs, 1500, lk)
+        level, ex_matched = _mp_test(segs, zs)
+        assert level <= lk
+        assert got >= ex_common * (1 + 1e-9)
+        assert got <= max(ex_common, ex_matched)
+
+
+def test_loss_matched_thresholds_beat_one_z_for_distinct_steps() -> None:
+    """Two segments at q ~1e-7 (sigma 0.6 / 0.9, T 3e4 each, kappa 1e-20): one z rejects on the
+    larger sigma's bulk too early; thresholds at a common per-step loss give e^-45.0561 against
+    e^-45.3751 (measured), below the one-jump upper end e^-45.0558 (rerokit.bounds.pld.onejump), and
+    their exact level (mpmath) is at most kappa. One distinct step: the same test, not recomputed."""
+    segs = [(0.6, 2e-7, 30000), (0.9, 5e-7, 30000)]
+    lk = math.log(1e-20)
+    got = float(log_max_test_power(segs, np.array([lk]))[0])
+    level, ex = _mp_test(segs, maxtest._matched_thresholds(segs, 60000, lk))
+    assert level <= lk and got <= ex
+    z = max_test_threshold(60000, lk)
+    _, ex_common = _mp_test(segs, {(s, q): z for s, q, _ in segs})
+    assert got > ex_common + 0.3
+    assert maxtest._matched_thresholds([(0.6, 2e-7, 30000)], 30000, lk) is None
 
 
 def test_no_scipy_import() -> None:

@@ -39,7 +39,7 @@ from rerokit.bounds.pld.discrete import Bracket, DiscretePLD, GridPMF, Threshold
 from rerokit.bounds.pld.lowertail import NearOneGrid, near_one_beta
 from rerokit.bounds.pld.logtail import composed_log_inf, extend_step
 from rerokit.bounds.pld.maxtest import log_max_test_power, max_test_threshold
-from rerokit.bounds.pld.onejump import one_jump_upper
+from rerokit.bounds.pld.onejump import JumpStep, one_jump_upper
 from rerokit.bounds.pld.normal import log_ndtr
 from rerokit.bounds.pld.jumps import JUMP_LOG_TAU, MAX_SLICES, JumpTilt, jump_power_share, multi_slice_count
 from rerokit.bounds.pld.onestep import one_step_upper, segment_lower, segment_upper
@@ -219,7 +219,7 @@ _JUMP_CUT_OF_THRESHOLD = 0.25
 # sigma 0.866, q 1e-7, T 6130: 41 against 320 ms), on long ones its coarse ladder can take seconds
 _JUMP_CUT_LONG = 100_000
 _JUMP_TH = 0.02
-# rare sampled steps (one distinct step, q T at most _ONE_JUMP_QT): the upper end with one large loss
+# rare sampled steps (sum q T at most _ONE_JUMP_QT): the upper end with one large loss
 # taken entry by entry (pld.onejump), on a grid of _ONE_JUMP_LABELS labels up to the max test's
 # per-step threshold c, the jumps from _ONE_JUMP_CUT c, the threshold looked for on
 # [_ONE_JUMP_SCAN] c. There the tilts' upper ends stayed 2.6-9 % above the power (sigma 0.668,
@@ -236,7 +236,7 @@ _ONE_JUMP_LABELS = 1000
 _ONE_JUMP_CUT = 0.5
 _ONE_JUMP_SCAN = (0.6, 1.8)
 # ... final where its upper end is within this of the max test's power (in log)
-_ONE_JUMP_ENOUGH = 1e-3
+_ONE_JUMP_ENOUGH = 2e-3
 # ... and where the one-grid tilt's window would be this many times the untilted one or more
 # (tail_forecast's spread: 5.7-262 at sigma 0.5-1, q 1e-4-1e-3; ~1 at sigma >= 2, q 1e-3, where the
 # one-grid tilt took 17-24 ms against 31-33 ms for the two grids)
@@ -1179,38 +1179,45 @@ class SchedulePLD:
 
     def _tail_power_one_jump(self, log_alpha: float, lt_q: float | None) -> float | None:
         """log of a certified upper end of :meth:`tail_power` by :func:`rerokit.bounds.pld.onejump.one_jump_upper`
-        (one distinct step, one example, 0 < q < 1, q T <= :data:`_ONE_JUMP_QT`, T >= 2), its steps
-        truncated at ``lt_q`` on a grid of :data:`_ONE_JUMP_LABELS` labels up to the max test's
-        per-step threshold; None where it does not apply. Kept per level."""
+        (one example per step, every segment on the grid with 0 < q <= :data:`_ONE_JUMP_Q`, sum q T
+        <= :data:`_ONE_JUMP_QT`, at least two steps), its steps truncated at ``lt_q`` on a grid of
+        :data:`_ONE_JUMP_LABELS` labels up to c, the largest per-step loss at the max test's
+        threshold; None where it does not apply. Kept per level."""
         key = ("one_jump", float(log_alpha))
-        if key in self._built:
-            return self._built[key]
-        out = None
-        if (len(self.segments) == 1 and self.group_size == 1 and not self.add_direction and lt_q is not None
-                and len(_split_extremes(self.segments)[0]) == 1):
-            s, q, T = self.segments[0]
-            if 0.0 < q < 1.0 and T >= 2 and q * T <= _ONE_JUMP_QT:
-                z = max_test_threshold(T, float(log_alpha))
-                y = (2.0 * s * z - 1.0) / (2.0 * s * s) if math.isfinite(z) else math.inf
-                c = math.log1p(q * math.expm1(y)) if y < 700.0 else math.inf
-                spread = q * math.sqrt(T * math.expm1(min(1.0 / (s * s), 700.0)))
-                if math.isfinite(c) and c > 0.0 and q <= _ONE_JUMP_Q and c >= _ONE_JUMP_SPREAD * spread:
-                    h = c / _ONE_JUMP_LABELS
-                    try:
-                        src = SchedulePLD(self.segments, h, 1, self.lower, False, lt_q, self.precision)
-                        (st, _), = src._parts("remove")[0]
-                    except (StepTooWide, PLDTooWide, ValueError):
-                        st = None
-                    if st is not None:
-                        got = one_jump_upper(st.j_lo, st.split, st.inf_mass, T, h, float(log_alpha),
-                                             round(_ONE_JUMP_CUT * _ONE_JUMP_LABELS),
-                                             (round(_ONE_JUMP_SCAN[0] * _ONE_JUMP_LABELS),
-                                              round(_ONE_JUMP_SCAN[1] * _ONE_JUMP_LABELS)))
-                        if got is not None:
-                            # the level read as alpha e^shift (the steps' loss shift, DiscretePLD.loss_shift)
-                            out = min(0.0, got.log_upper + T * st.loss_shift * (1.0 + 1e-9))
-        self._built[key] = out
-        return out
+        if key not in self._built:
+            self._built[key] = self._find_one_jump(float(log_alpha), lt_q)
+        return self._built[key]
+
+    def _find_one_jump(self, log_alpha: float, lt_q: float | None) -> float | None:
+        """:meth:`_tail_power_one_jump`, computed."""
+        grid, noiseless, inv = _split_extremes(self.segments)
+        n = sum(T for _, _, T in self.segments)
+        if (self.group_size != 1 or self.add_direction or lt_q is None or noiseless or inv > 0 or n < 2
+                or not all(0.0 < q <= _ONE_JUMP_Q for _, q, _ in grid)
+                or sum(q * T for _, q, T in grid) > _ONE_JUMP_QT):
+            return None
+        z = max_test_threshold(n, log_alpha)
+        if not math.isfinite(z):
+            return None
+        c = 0.0
+        for s, q, _ in grid:
+            y = (2.0 * s * z - 1.0) / (2.0 * s * s)
+            c = max(c, math.log1p(q * math.expm1(y)) if y < 700.0 else math.inf)
+        spread = math.sqrt(sum(T * (q * q) * math.expm1(min(1.0 / (s * s), 700.0)) for s, q, T in grid))
+        if not (math.isfinite(c) and c > 0.0 and c >= _ONE_JUMP_SPREAD * spread):
+            return None
+        h = c / _ONE_JUMP_LABELS
+        try:
+            steps = SchedulePLD(self.segments, h, 1, self.lower, False, lt_q, self.precision)._parts("remove")[0]
+        except (StepTooWide, PLDTooWide, ValueError):
+            return None
+        got = one_jump_upper([JumpStep(st.j_lo, st.split, st.inf_mass, T) for st, T in steps], h, log_alpha,
+                             round(_ONE_JUMP_CUT * _ONE_JUMP_LABELS),
+                             (round(_ONE_JUMP_SCAN[0] * _ONE_JUMP_LABELS), round(_ONE_JUMP_SCAN[1] * _ONE_JUMP_LABELS)))
+        if got is None:
+            return None
+        # the level read as alpha e^shift (the steps' loss shift, DiscretePLD.loss_shift)
+        return min(0.0, got.log_upper + sum(T * st.loss_shift for st, T in steps) * (1.0 + 1e-9))
 
     def _max_test_log(self, log_alpha: float) -> float:
         """log of the max test's power at one level (:func:`rerokit.bounds.pld.maxtest.log_max_test_power`,

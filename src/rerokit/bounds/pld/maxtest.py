@@ -22,6 +22,15 @@ with S = sum_i T_i b_i, 1 - prod_i (1 - b_i)^{T_i} >= 1 - e^{-S} (since 1 - b <=
 S^2/2 - e^{-c} S^3/6 for some c in (0, S)), so log(power) >= log S + log1p(-S/2) for S < 2; used
 where the power is below 1e-200 (S is then below 1e-200 too: the bound loses 1e-200 relative).
 
+Distinct steps (several (sigma_i, q_i)): one z for all steps is not the best test of this kind: the
+likelihood ratio's tail is one sampled step's large loss, so the test that rejects when some step's
+loss L_i(x_t) exceeds a common c (x_t > sigma_i z_i(c), the thresholds "loss-matched") is closer to
+the Neyman-Pearson one. Its level 1 - prod_i Phi(z_i)^{T_i} and power have the same closed forms; c is
+the largest (by bisection between the common-z test's per-step losses) whose level is confirmed at
+most kappa with every rounding against it, and the better of the two powers is returned (both tests
+are explicit: each power is a certified lower end). Two segments at q ~1e-7 (sigma 0.6 / 0.9,
+T 3e4 each, kappa 1e-20): e^-45.3751 (one z) against e^-45.0561 (loss-matched), the upper end e^-45.0558.
+
 Rounding: z is the engine's upper normal quantile (:func:`rerokit.bounds.pld.normal.normal_isf_log`,
 which confirms the level with :func:`~rerokit.bounds.pld.normal.log_ndtr`, accurate to 1e-13
 relative with much to spare) at the level less 1e-12; the power is computed in logs and lowered by
@@ -89,21 +98,81 @@ def log_max_test_power(segments: Sequence[tuple[float, float, int]], log_kappas:
             continue
         if lk > _MAX_LOG_KAPPA:  # useful only at small levels; near 1 the level's rounding is delicate
             continue
-        got = _log_no_rejection(segments, n, lk, with_sum=True)
-        if got is None:
-            continue
-        s_log, log_s = got
-        p = -math.expm1(s_log)
-        if p > _MIN_DIRECT:
-            lp = math.log(p)
-        elif log_s < math.log(0.5):
-            # 1 - prod_i (1 - b_i)^{T_i} >= 1 - e^{-S} >= S - S^2/2 = S (1 - S/2), S = sum_i T_i b_i
-            # (module docstring): in logs, where the power itself is below double range
-            lp = log_s + math.log1p(-0.5 * math.exp(log_s))
-        else:
-            continue
-        out[j] = min(0.0, lp - 1e-10 * abs(lp) - 1e-12)
+        matched = _matched_thresholds(segments, n, lk)
+        for zs in [None] + ([matched] if matched is not None else []):
+            got = _log_no_rejection(segments, n, lk, with_sum=True, zs=zs)
+            if got is None:
+                continue
+            s_log, log_s = got
+            p = -math.expm1(s_log)
+            if p > _MIN_DIRECT:
+                lp = math.log(p)
+            elif log_s < math.log(0.5):
+                # 1 - prod_i (1 - b_i)^{T_i} >= 1 - e^{-S} >= S - S^2/2 = S (1 - S/2), S = sum_i T_i b_i
+                # (module docstring): in logs, where the power itself is below double range
+                lp = log_s + math.log1p(-0.5 * math.exp(log_s))
+            else:
+                continue
+            out[j] = max(out[j], min(0.0, lp - 1e-10 * abs(lp) - 1e-12))
     return out
+
+
+def _matched_thresholds(segments: Sequence[tuple[float, float, int]], n: int, lk: float) -> dict | None:
+    """Per distinct (sigma, q): the standardised threshold z_i = x_i / sigma at which one step's loss
+    L_i(x) = log(1 - q + q e^{(2x - 1) / (2 sigma^2)}) is a common c, the largest c (bisection
+    between the common-z test's per-step losses) whose level 1 - prod_i Phi(z_i)^{T_i} is confirmed
+    at most kappa (Phi(-z_i) rounded up, the log-sum rounded so that the level is over-estimated; the
+    union bound sum_i T_i Phi(-z_i) in logs below double range). None where there is one distinct
+    step (the common z is then the same test) or no c is confirmed."""
+    keys: dict[tuple[float, float], int] = {}
+    for sigma, q, T in segments:
+        keys[(float(sigma), float(q))] = keys.get((float(sigma), float(q)), 0) + int(T)
+    z0 = max_test_threshold(n, lk)
+    if len(keys) < 2 or not math.isfinite(z0):
+        return None
+
+    def loss(sigma: float, q: float, x: float) -> float:
+        y = (2.0 * x - 1.0) / (2.0 * sigma * sigma)
+        return y if q >= 1.0 else math.log1p(q * math.expm1(y)) if y < 700.0 else math.log(q) + y
+
+    def thresholds(c: float) -> dict:
+        out = {}
+        for sigma, q in keys:  # x with L(x) = c
+            ly = c if q >= 1.0 else math.log(math.expm1(c) / q + 1.0) if c < 700.0 else c - math.log(q)
+            out[(sigma, q)] = (sigma * sigma * ly + 0.5) / sigma
+        return out
+
+    def confirmed(zs: dict) -> bool:
+        if lk > -700.0:  # sum_i T_i log(1 - p_i), p_i = Phi(-z_i) rounded up, rounded down itself
+            s_log = 0.0
+            for key, T in keys.items():
+                v = float(log_ndtr(-zs[key]))
+                s_log += T * math.log1p(-min(math.exp(v + LOG_NDTR_REL * abs(v) + 1e-15), 1.0))
+            s_log -= 1e-13 * (abs(s_log) + 1e-300)
+            return -math.expm1(s_log) * (1.0 + 1e-13) <= math.exp(lk) * (1.0 - 4e-16 * (abs(lk) + 2.0))
+        terms = [math.log(T) + float(log_ndtr(-zs[key])) for key, T in keys.items()]
+        m = max(terms)
+        log_u = m + math.log(math.fsum(math.exp(t - m) for t in terms))
+        return log_u + 1e-13 * (abs(log_u) + 1.0) + max(LOG_NDTR_REL * abs(t) for t in terms) <= lk
+
+    cs = [loss(sigma, q, sigma * z0) for sigma, q in keys]
+    lo, hi = min(cs), max(cs)
+    if not (0.0 < lo <= hi < math.inf):  # (a threshold below x = 1/2 has no use at a small level)
+        return None
+    try:
+        if not confirmed(thresholds(hi)):
+            return None
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            if mid in (lo, hi):
+                break
+            if confirmed(thresholds(mid)):
+                hi = mid
+            else:
+                lo = mid
+    except (ValueError, OverflowError):
+        return None
+    return thresholds(hi)
 
 
 def log_max_test_miss(segments: Sequence[tuple[float, float, int]], log_kappa: float) -> float:
@@ -134,16 +203,14 @@ def log_max_test_miss(segments: Sequence[tuple[float, float, int]], log_kappa: f
 
 
 def _log_no_rejection(segments: Sequence[tuple[float, float, int]], n: int, lk: float,
-                      with_sum: bool = False) -> Any:
+                      with_sum: bool = False, zs: dict | None = None) -> Any:
     """sum_i T_i log(1 - b_i) at the threshold of level kappa = e^lk (an upper bound on it: b_i
     rounded down), or None where no threshold was confirmed; with ``with_sum``, the pair of that and
     log S, S = sum_i T_i b_i (a lower bound on it: each log(T_i b_i) rounded down, and the log-sum
     lowered by 1e-13 relative, far more than its few ulps)."""
-    z = max_test_threshold(n, lk)
-    if not math.isfinite(z):
+    z = max_test_threshold(n, lk) if zs is None else math.nan
+    if zs is None and not math.isfinite(z):
         return None
-    v0 = float(log_ndtr(-z))
-    v0 -= LOG_NDTR_REL * abs(v0)
     s_log = 0.0  # sum_i T_i log(1 - b_i) (an upper bound on it: b_i rounded down)
     terms: list[float] = []  # log(T_i b_i), each rounded down
     # steps with the same (sigma, q) have the same b_i: one term each (a 2,000-step alternating
@@ -152,6 +219,10 @@ def _log_no_rejection(segments: Sequence[tuple[float, float, int]], n: int, lk: 
     for sigma, q, T in segments:
         counts[(float(sigma), float(q))] = counts.get((float(sigma), float(q)), 0) + int(T)
     for (sigma, q), T in counts.items():
+        if zs is not None:
+            z = zs[(sigma, q)]
+        v0 = float(log_ndtr(-z))
+        v0 -= LOG_NDTR_REL * abs(v0)
         v1 = float(log_ndtr(1.0 / sigma - z))
         v1 -= LOG_NDTR_REL * abs(v1)  # (argument > 0: 1e-16 absolute, inside lb's 1e-13 below)
         if q >= 1.0:

@@ -20,7 +20,8 @@ By Neyman-Pearson duality (as in :mod:`rerokit.bounds.pld.discrete`) the power a
 at most f(s) = s alpha + P(L = inf) + E_{p^{*T}}[(1 - s e^{-L})_+] for every s = e^{l_k} > 0, and
 the expectation is linear in the pmf:
 
-* the terms with +infinity: at most 1 - (1 - p_inf)^T (:func:`compose_inf_mass`);
+* the terms with +infinity: at most (M + p_inf)^T - M^T <= T p_inf (M + p_inf)^{T-1}, M the
+  finite mass (which may exceed 1 - p_inf by the masses' rounding);
 * b^{*T}: at most its mass above l_k, at most e^{-t l_k} M_b(t)^T for every t > 0 (Chernoff;
   M_b(t) = sum_l b_l e^{t l}), the least over a ladder of tilts;
 * R_2: at most e^{-t l_k} sum_{k >= 2} C(T, k) M_b^{T-k} M_j^k <= e^{-t l_k} M_b^T (e^z - 1 - z)
@@ -28,8 +29,8 @@ the expectation is linear in the pmf:
 * T b^{*(T-1)} * j: T sum_m j_m F(l_k - l_m), F(y) = E_{b^{*(T-1)}}[(1 - e^{y - L})_+], a sum of
   non-negative terms, computed with relative error at most (n + 2) u (Higham 2002, "Accuracy and
   Stability of Numerical Algorithms", 2nd ed., Sec. 4.2: summation of non-negative terms in any
-  order), with F bounded above at each label by the least of: 1 + 1e-9 (a sub-probability: the
-  step's masses exceed their exact ones by a few u); the FFT composition of b^{T-1}
+  order), with F bounded above at each label by the least of: the bulk's total mass
+  (sum b)^{T-1}; the FFT composition of b^{T-1}
   (:func:`compose`) with its proven round-off and window tail added (F <= the window's sum + the
   l1 error + the mass outside); and, for y > 0, the Chernoff bound e^{-t y} M_b(t)^{T-1}.
 
@@ -44,23 +45,30 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
-from rerokit.bounds.pld.compose import WindowTooWide, compose, compose_inf_mass
+from rerokit.bounds.pld.compose import WindowTooWide, compose
+from rerokit.bounds.pld.tilt import mean_tilt, tilted_hockey_sticks
 
-__all__ = ["OneJump", "one_jump_upper"]
+__all__ = ["JumpStep", "OneJump", "one_jump_upper"]
 
 _U = float(np.finfo(float).eps) / 2.0
 # the composed bulk's window: tail mass at most this on each side (added to every F bound)
 _LOG_TAU = math.log(1e-15)
-# Chernoff tilts (nats^-1), geometric; and the relative margin on every moment function's log
-_TILTS = np.geomspace(0.5, 2.0e4, 24)
+# Chernoff tilts, geometric, as multiples of 1 / (the scan's first loss): the exponents t l that
+# matter are a few tens at the threshold, whatever its size (1e-5 to 10 nats); and the margin on
+# every moment function's log
+_TILT_SCALES = np.geomspace(0.03, 1200.0, 48)
 _LOG_MARGIN = 1e-6
 # masses below double range: left to the tilt
 _MIN_LOG_ALPHA = math.log(1e-280)
 # the scan of the threshold label: this many labels on [lo, hi], then as many around the best
 _SCAN = 64
+# the bulk's tilts: tilted means at these fractions of the gap between the cut and the scan's start
+_BULK_MEANS = (1.0, 0.5, 0.25)
+_BULK_MIN_TILT = 0.05
 # at most this many jump labels times scanned labels (the sums' cost)
 _MAX_WORK = 40_000_000
 
@@ -80,51 +88,44 @@ class OneJump:
     threshold: int
 
 
-def _log_moments(l: np.ndarray, pmf: np.ndarray) -> np.ndarray:
-    """log M(t) = log sum_l pmf_l e^{t l} for every t of :data:`_TILTS`, raised by a margin far
-    above the float error of the sums (each exponent within a few u |t l|, n positive terms)."""
+def _log_moments(l: np.ndarray, pmf: np.ndarray, tilts: np.ndarray) -> np.ndarray:
+    """log M(t) = log sum_l pmf_l e^{t l} for every t of ``tilts``, raised by a margin far above the
+    float error of the sums (each exponent within a few u |t l|, n positive terms)."""
     keep = pmf > 0.0
     if not np.any(keep):
-        return np.full(_TILTS.size, -np.inf)
-    x = np.log(pmf[keep])[None, :] + _TILTS[:, None] * l[keep][None, :]
+        return np.full(tilts.size, -np.inf)
+    x = np.log(pmf[keep])[None, :] + tilts[:, None] * l[keep][None, :]
     m = np.max(x, axis=1)
     s = np.log(np.sum(np.exp(x - m[:, None]), axis=1)) + m
     return s + _LOG_MARGIN + 8.0 * _U * np.max(np.abs(x), axis=1) + (keep.sum() + 4) * 2.0 * _U
 
 
-def one_jump_upper(j_lo: int, pmf: np.ndarray, inf_mass: float, T: int, h: float, log_alpha: float,
-                   cut: int, scan: tuple[int, int]) -> OneJump | None:
-    """Certified upper end of the power of T identical REMOVE steps at level alpha (module docstring).
+@dataclass(frozen=True)
+class JumpStep:
+    """One distinct step of :func:`one_jump_upper`: its dominating P-masses (connect the dots,
+    non-negative) at the labels ``j_lo`` ... (losses label * h), its P-mass at +infinity, and how
+    many times it is composed."""
 
-    Args:
-      j_lo: label of ``pmf[0]`` (losses l = label * h).
-      pmf: one step's dominating P-masses (connect the dots), non-negative.
-      inf_mass: the step's P-mass at +infinity.
-      T: the number of steps (>= 2).
-      h: grid step (nats).
-      log_alpha: natural log of the level (>= log 1e-280).
-      cut: the first label of the jumps (j_lo < cut <= the last label).
-      scan: (lo, hi) labels where the threshold is looked for (lo >= 1).
+    j_lo: int
+    pmf: np.ndarray
+    inf_mass: float
+    count: int
 
-    Returns:
-      The :class:`OneJump` bound, or None where it does not apply (the level below double range,
-      the cut outside the pmf, the composed bulk's window too wide, the sums too long).
-    """
-    n = pmf.size
-    if T < 2 or not (j_lo < cut < j_lo + n) or float(log_alpha) < _MIN_LOG_ALPHA or scan[1] <= scan[0]:
-        return None
-    labels = j_lo + np.arange(n)
-    b, jm = pmf[: cut - j_lo], pmf[cut - j_lo:]
-    jl = labels[cut - j_lo:]
-    if jm.size * 2 * _SCAN > _MAX_WORK:
-        return None
-    lmb = _log_moments(labels[: cut - j_lo] * h, b)
-    lmj = _log_moments(jl * h, jm)
+
+def _bulk_hockey(parts: list, h: float, log_alpha: float, d: np.ndarray, log_mgf: np.ndarray,
+                 tilts: np.ndarray, mean_top: float) -> np.ndarray | None:
+    """Upper bounds on F(y) = E_B[(1 - e^{y - L})_+] at y = d h for the composed bulk B of ``parts``
+    (module docstring): the least of B's total mass, the FFT window's sums with their proven
+    round-off and tail, the Chernoff bounds e^{-t y} M_B(t) (``log_mgf``, for y > 0), and the
+    compositions tilted to the means mean_top x :data:`_BULK_MEANS`; then the running minimum (F
+    is non-increasing). None where the window does not fit or leaves double range."""
+    y = d * h
+    if not parts:  # B = delta_0: F(y) = (1 - e^y)_+, rounded up
+        return np.maximum(-np.expm1(y), 0.0) * (1.0 + 4.0 * _U) + 4.0 * _U
     try:
-        bulk = compose([(j_lo, b, T - 1)], h, _LOG_TAU)
+        bulk = compose(parts, h, _LOG_TAU)
     except WindowTooWide:
         return None
-    # F(y) at the labels d = k - m the sums read: the window's suffix sums, rounded up
     bp = np.maximum(bulk.pmf, 0.0)
     nb = bp.size
     bl = (bulk.offset + np.arange(nb)) * h
@@ -132,29 +133,101 @@ def one_jump_upper(j_lo: int, pmf: np.ndarray, inf_mass: float, T: int, h: float
         return None
     a_suf = np.append(np.cumsum(bp[::-1])[::-1], 0.0)
     w_suf = np.append(np.cumsum((bp * np.exp(-bl))[::-1])[::-1], 0.0)
-    d0 = scan[0] - int(jl[-1])
-    d = d0 + np.arange(scan[1] - int(cut) - d0 + 1)
     i0 = np.clip(d + 1 - bulk.offset, 0, nb)
-    ey = np.exp(d * h)
+    ey = np.exp(y)
     a, w = a_suf[i0], w_suf[i0]
-    f_fft = np.maximum(a - ey * w, 0.0) + 4.0 * (nb + 2) * _U * (a + ey * w) + (bulk.roundoff + bulk.tail) * (1.0 + 1e-12)
-    f_up = np.minimum(f_fft, 1.0 + 1e-9)
+    # the sums' float error: n positive terms each (u per addition), e^{-l} and e^y within a few u
+    # plus u |l| and u |y| for their arguments' rounding, one subtraction
+    rnd = 4.0 * _U * (nb + 4 + float(np.max(np.abs(bl))) + np.abs(y))
+    f_up = np.maximum(a - ey * w, 0.0) + rnd * (a + ey * w) + (bulk.roundoff + bulk.tail) * (1.0 + 1e-12)
+    # F <= B's total mass, the product of the parts' masses (each sum rounded up)
+    log_mass = sum(T * math.log(float(np.sum(b)) * (1.0 + (b.size + 2) * _U)) for _, b, T in parts)
+    f_up = np.minimum(f_up, math.exp(log_mass) * (1.0 + 1e-12))
     pos = d > 0
     if np.any(pos):
-        log_ch = np.min((T - 1) * lmb[:, None] - _TILTS[:, None] * (d[pos] * h)[None, :], axis=0)
-        f_up[pos] = np.minimum(f_up[pos], np.exp(np.minimum(log_ch, 0.0)))
-    p_inf = compose_inf_mass([(inf_mass, T)]) * (1.0 + 1e-12)
-    log_z = math.log(T) + lmj - lmb
-    z = np.exp(np.minimum(log_z, 700.0))
-    log_r2 = T * lmb + 2.0 * log_z - math.log(2.0) + z  # log of M_b^T z^2 e^z / 2
-    grow = 1.0 + 2.0 * (jm.size + 2) * _U
+        log_ch = np.min(log_mgf[:, None] - tilts[:, None] * y[pos][None, :], axis=0)
+        f_up[pos] = np.minimum(f_up[pos], np.exp(log_ch) * (1.0 + 1e-12))
+    # ... and B composed under tilts whose tilted means sit at a ladder of y in (0, c - cut]:
+    # relative precision where the jumps' masses near the cut meet F's tail
+    for frac in _BULK_MEANS:
+        t = mean_tilt(parts, h, frac * mean_top, _BULK_MIN_TILT, 1e5)
+        if t is None:
+            continue
+        try:
+            off, log_f = tilted_hockey_sticks(parts, h, t, 0.0, float(log_alpha))
+        except WindowTooWide:
+            continue
+        lo_i, hi_i = max(off, int(d[0])), min(off + log_f.size, int(d[-1]) + 1)
+        if lo_i < hi_i:
+            seg = slice(lo_i - int(d[0]), hi_i - int(d[0]))
+            f_up[seg] = np.minimum(f_up[seg], np.exp(log_f[lo_i - off: hi_i - off]) * (1.0 + 1e-12))
+    return np.minimum.accumulate(f_up)  # each bound holds at every larger y
+
+
+def one_jump_upper(steps: Sequence[JumpStep], h: float, log_alpha: float, cut: int,
+                   scan: tuple[int, int]) -> OneJump | None:
+    """Certified upper end of the power of the composition of REMOVE steps at level alpha (module
+    docstring; several distinct steps i with counts T_i: the bulk B = prod_i b_i^{*T_i}, the jump
+    terms T_i B / b_i * j_i, z = sum_i T_i M_{j_i} / M_{b_i}).
+
+    Args:
+      steps: the distinct steps (:class:`JumpStep`), on one grid.
+      h: grid step (nats).
+      log_alpha: natural log of the level (>= log 1e-280).
+      cut: the first label of the jumps (above every step's first label).
+      scan: (lo, hi) labels where the threshold is looked for (cut < lo < hi).
+
+    Returns:
+      The :class:`OneJump` bound, or None where it does not apply (fewer than two steps in all, the
+      level below double range, the cut at or below a step's first label, a composed bulk's window
+      too wide, the sums too long).
+    """
+    if (sum(st.count for st in steps) < 2 or float(log_alpha) < _MIN_LOG_ALPHA or not cut < scan[0] < scan[1]
+            or any(not st.j_lo < cut for st in steps) or any(st.count < 1 for st in steps)):
+        return None
+    tilts = _TILT_SCALES / (scan[0] * h)
+    bs, js = [], []
+    for st in steps:
+        k = min(cut - st.j_lo, st.pmf.size)
+        bs.append((st.j_lo, st.pmf[:k], st.count))
+        js.append((cut + np.arange(st.pmf.size - k), st.pmf[k:]))
+    if sum(jm.size for _, jm in js) * 2 * _SCAN > _MAX_WORK:
+        return None
+    lmb = [_log_moments((j_lo + np.arange(b.size)) * h, b, tilts) for j_lo, b, _ in bs]
+    lmj = [_log_moments(jl * h, jm, tilts) if jm.size else np.full(tilts.size, -np.inf) for jl, jm in js]
+    log_mb = sum(T * m for (_, _, T), m in zip(bs, lmb))  # log M_B(t), B the whole bulk
+    sums_of = []
+    for i, (jl, jm) in enumerate(js):
+        if not jm.size:
+            continue
+        # the bulk without one of step i's copies
+        parts = [(j_lo, b, T - (i == i2)) for i2, (j_lo, b, T) in enumerate(bs) if T - (i == i2) > 0]
+        d0 = scan[0] - int(jl[-1])
+        d = d0 + np.arange(scan[1] - cut - d0 + 1)
+        f_up = _bulk_hockey(parts, h, float(log_alpha), d, log_mb - lmb[i], tilts, (scan[0] - cut) * h)
+        if f_up is None:
+            return None
+        sums_of.append((steps[i].count, jl, jm, d0, f_up, 1.0 + 2.0 * (jm.size + 2) * _U))
+    # the paths with an atom at +infinity: by the union over which step's atom it is, at most
+    # sum_i T_i p_inf_i prod_i' max(1, M_i' + p_inf_i')^{T_i'} (M the finite masses, rounded up: they
+    # may exceed 1 - p_inf by the masses' own rounding)
+    log_excess = sum(st.count * math.log1p(max(0.0, float(np.sum(st.pmf)) * (1.0 + (st.pmf.size + 2) * _U)
+                                                + st.inf_mass - 1.0)) for st in steps)
+    p_inf = sum(st.count * st.inf_mass for st in steps) * math.exp(log_excess) * (1.0 + 1e-12)
+    # two or more jumps: M_B (e^z - 1 - z) <= M_B z^2 e^z / 2, z = sum_i T_i M_{j_i} / M_{b_i}
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # (a z beyond range: no bound there)
+        z = sum(st.count * np.exp(np.minimum(mj - mb, 700.0)) for st, mj, mb in zip(steps, lmj, lmb))
+        log_r2 = log_mb + 2.0 * np.log(z) - math.log(2.0) + z
 
     def bound(ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         lk = ks * h
-        chern = (np.exp(np.min(T * lmb[:, None] - _TILTS[:, None] * lk[None, :], axis=0))
-                 + np.exp(np.min(log_r2[:, None] - _TILTS[:, None] * lk[None, :], axis=0)))
-        sums = np.array([float(np.dot(jm, f_up[k - jl - d0])) for k in ks]) * grow
-        total = (np.exp(lk + float(log_alpha)) * (1.0 + 4.0 * _U) + p_inf + chern + T * sums) * (1.0 + 8.0 * _U)
+        chern = (np.exp(np.min(log_mb[:, None] - tilts[:, None] * lk[None, :], axis=0))
+                 + np.exp(np.min(log_r2[:, None] - tilts[:, None] * lk[None, :], axis=0))) * (1.0 + 1e-9)
+        sums = sum(T * np.array([float(np.dot(jm, f_up[k - jl - d0])) for k in ks]) * grow
+                   for T, jl, jm, d0, f_up, grow in sums_of)
+        x = lk + float(log_alpha)  # s alpha = e^x, within u (|x| + 4) of its computed value
+        level = np.exp(x) * (1.0 + 2.0 * _U * (np.abs(x) + 4.0))
+        total = (level + p_inf + chern + sums) * (1.0 + 8.0 * _U)
         return total, chern
 
     ks = np.unique(np.linspace(scan[0], scan[1], _SCAN).round().astype(np.int64))
