@@ -21,10 +21,10 @@ refuses them): the test L >= l (l in [0.05, 1]) against an importance-sampled Mo
 exact outputs (tests/bounds/pld/_mc_reference.py, 60,000 draws, 4 standard errors of the power at
 the estimated level).
 
-``--rare``: one segment of sigma 0.55-1.0, q 1e-8-1e-5, T 2-2000 with q T <= 0.1 (sampled steps rare:
-rerokit.bounds.pld.onejump), the test L >= l (l in [0.01, 0.3]) against the importance-sampled Monte
-Carlo of tests/bounds/pld/_mc_reference.mc_rare_steps (the jumping step chosen uniformly; 40,000 draws,
-4 standard errors).
+``--rare``: one or two segments of sigma 0.55-1.0, q 1e-8-1e-5, T 2-2000 with sum q T <= 0.1 (sampled
+steps rare: rerokit.bounds.pld.onejump), the test L >= l (l in [0.01, 0.3]) against the
+importance-sampled Monte Carlo of tests/bounds/pld/_mc_reference.mc_rare_schedule (the jumping step
+chosen uniformly among all; 40,000 draws, 4 standard errors).
 
 Each row is printed (and appended to ``--out`` as JSON) as it completes; the seed is recorded.
 The reference refuses a setting (printed as unavailable) where its Bromwich integral does not
@@ -124,15 +124,17 @@ def draw_one_jump(rng: np.random.Generator) -> tuple[list[tuple[float, float, in
 
 
 def draw_rare(rng: np.random.Generator) -> tuple[list[tuple[float, float, int]], float]:
-    """One ``--rare`` setting: sigma log-uniform in [0.55, 1], q in [1e-8, 1e-5], T in [2, 2000], redrawn
-    until q T <= 0.1; the test L >= l, l uniform in [0.01, 0.3] nats."""
+    """One ``--rare`` setting: one or two segments (even odds), each of sigma log-uniform in [0.55, 1],
+    q in [1e-8, 1e-5], T in [2, 2000], redrawn until sum q T <= 0.1; the test L >= l, l uniform in
+    [0.01, 0.3] nats."""
     def lu(a: float, b: float) -> float:
         return float(math.exp(rng.uniform(math.log(a), math.log(b))))
 
+    k = 1 + int(rng.random() < 0.5)
     while True:
-        s, q, T = round(lu(0.55, 1.0), 3), float(f"{lu(1e-8, 1e-5):.2g}"), int(lu(2, 2000))
-        if q * T <= 0.1:
-            return [(s, q, T)], float(rng.uniform(0.01, 0.3))
+        segs = [(round(lu(0.55, 1.0), 3), float(f"{lu(1e-8, 1e-5):.2g}"), int(lu(2, 2000))) for _ in range(k)]
+        if sum(q * T for _, q, T in segs) <= 0.1:
+            return segs, float(rng.uniform(0.01, 0.3))
 
 
 def one_jump(a: argparse.Namespace) -> None:
@@ -147,8 +149,7 @@ def one_jump(a: argparse.Namespace) -> None:
     for k in range(a.settings):
         if a.rare:
             segs, l = draw_rare(rng)
-            (sa, qa, ta), = segs
-            log_p, log_q, se = mc.mc_rare_steps(sa, qa, ta, l, 40_000, seed=k)
+            log_p, log_q, se = mc.mc_rare_schedule(segs, l, 40_000, seed=k)
         else:
             segs, l = draw_one_jump(rng)
             (sa, qa, _), (sb, qb, tb) = segs
@@ -228,7 +229,7 @@ def main() -> None:
     ap.add_argument("--one-jump", action="store_true",
                     help="one step of sigma ~1 beside a long small-loss segment, against Monte Carlo (draw_one_jump)")
     ap.add_argument("--rare", action="store_true",
-                    help="one segment with q T <= 0.1 at q <= 1e-5, against Monte Carlo (draw_rare)")
+                    help="one or two segments with sum q T <= 0.1 at q <= 1e-5, against Monte Carlo (draw_rare)")
     a = ap.parse_args()
     if a.one_jump or a.rare:
         return one_jump(a)

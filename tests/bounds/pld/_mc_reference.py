@@ -29,23 +29,14 @@ import math
 import numpy as np
 
 
-def mc_one_plus_bulk(sigma_a: float, q_a: float, sigma_b: float, q_b: float, t_b: int, l: float, n: int,
-                     seed: int, chunk: int = 2000) -> tuple[float, float, float]:
-    """(log P_hat, log Q_hat, relative standard error of P_hat against beta(Q_hat)) of the test
-    L >= l, from n draws (seeded); P_hat estimates P(L >= l), Q_hat Q(L >= l)."""
-    rng = np.random.default_rng(seed)
-    va, vb = sigma_a * sigma_a, sigma_b * sigma_b
-    m = va * math.log((math.expm1(l) + q_a) / q_a) + 0.5  # L_a(m) = l
+def _estimates(draw, l: float, n: int, chunk: int) -> tuple[float, float, float]:
+    """(log P_hat, log Q_hat, relative standard error) of the test L >= l from n draws of
+    ``draw(k)`` -> (log weights P / proposal, losses), k per chunk (module docstring)."""
     s_p = s_q = s_p2 = s_q2 = s_d2 = 0.0
     done = 0
     while done < n:
         k = min(chunk, n - done)
-        x = rng.normal(m, sigma_a, k)
-        log_p = np.logaddexp(math.log1p(-q_a) - x * x / (2.0 * va), math.log(q_a) - (x - 1.0) ** 2 / (2.0 * va))
-        log_w = log_p + (x - m) ** 2 / (2.0 * va)  # P's density over the proposal's (same normaliser)
-        loss = np.log1p(q_a * np.expm1((2.0 * x - 1.0) / (2.0 * va)))
-        xb = rng.normal(0.0, sigma_b, (k, t_b)) + (rng.random((k, t_b)) < q_b)
-        loss = loss + np.log1p(q_b * np.expm1((2.0 * xb - 1.0) / (2.0 * vb))).sum(axis=1)
+        log_w, loss = draw(k)
         hit = loss >= l
         wp = np.where(hit, np.exp(log_w), 0.0)
         wq = np.where(hit, np.exp(log_w - loss), 0.0)
@@ -59,6 +50,25 @@ def mc_one_plus_bulk(sigma_a: float, q_a: float, sigma_b: float, q_b: float, t_b
     se_d = math.sqrt(max(s_d2 / n - d_mean * d_mean, 0.0) / n) / p
     se_q = math.sqrt(max(s_q2 / n - q * q, 0.0) / n) / q
     return math.log(p), math.log(q), se_d + se_q * se_q
+
+
+def mc_one_plus_bulk(sigma_a: float, q_a: float, sigma_b: float, q_b: float, t_b: int, l: float, n: int,
+                     seed: int, chunk: int = 2000) -> tuple[float, float, float]:
+    """(log P_hat, log Q_hat, relative standard error of P_hat against beta(Q_hat)) of the test
+    L >= l, from n draws (seeded); P_hat estimates P(L >= l), Q_hat Q(L >= l)."""
+    rng = np.random.default_rng(seed)
+    va, vb = sigma_a * sigma_a, sigma_b * sigma_b
+    m = va * math.log((math.expm1(l) + q_a) / q_a) + 0.5  # L_a(m) = l
+
+    def draw(k: int) -> tuple[np.ndarray, np.ndarray]:
+        x = rng.normal(m, sigma_a, k)
+        log_p = np.logaddexp(math.log1p(-q_a) - x * x / (2.0 * va), math.log(q_a) - (x - 1.0) ** 2 / (2.0 * va))
+        log_w = log_p + (x - m) ** 2 / (2.0 * va)  # P's density over the proposal's (same normaliser)
+        loss = np.log1p(q_a * np.expm1((2.0 * x - 1.0) / (2.0 * va)))
+        xb = rng.normal(0.0, sigma_b, (k, t_b)) + (rng.random((k, t_b)) < q_b)
+        return log_w, loss + np.log1p(q_b * np.expm1((2.0 * xb - 1.0) / (2.0 * vb))).sum(axis=1)
+
+    return _estimates(draw, l, n, chunk)
 
 
 def mc_rare_steps(sigma: float, q: float, t: int, l: float, n: int, seed: int,
@@ -82,10 +92,8 @@ def mc_rare_schedule(segments: list, l: float, n: int, seed: int, chunk: int = 1
     t = sig.size
     v = sig * sig
     m = v * np.log((math.expm1(l) + qs) / qs) + 0.5
-    s_p = s_q = s_p2 = s_q2 = s_d2 = 0.0
-    done = 0
-    while done < n:
-        k = min(chunk, n - done)
+
+    def draw(k: int) -> tuple[np.ndarray, np.ndarray]:
         x = rng.normal(0.0, 1.0, (k, t)) * sig + (rng.random((k, t)) < qs)
         u = rng.integers(0, t, k)
         x[np.arange(k), u] = rng.normal(m[u], sig[u])
@@ -93,17 +101,6 @@ def mc_rare_schedule(segments: list, l: float, n: int, seed: int, chunk: int = 1
         log_r = -(x - m) ** 2 / (2.0 * v) - log_p
         top = log_r.max(axis=1)
         log_w = -(top + np.log(np.exp(log_r - top[:, None]).sum(axis=1)) - math.log(t))
-        loss = np.log1p(qs * np.expm1((2.0 * x - 1.0) / (2.0 * v))).sum(axis=1)
-        hit = loss >= l
-        wp = np.where(hit, np.exp(log_w), 0.0)
-        wq = np.where(hit, np.exp(log_w - loss), 0.0)
-        s_p, s_q = s_p + float(wp.sum()), s_q + float(wq.sum())
-        s_p2, s_q2 = s_p2 + float((wp * wp).sum()), s_q2 + float((wq * wq).sum())
-        d = math.exp(l) * wq - wp
-        s_d2 += float((d * d).sum())
-        done += k
-    p, q_ = s_p / n, s_q / n
-    d_mean = math.exp(l) * q_ - p
-    se_d = math.sqrt(max(s_d2 / n - d_mean * d_mean, 0.0) / n) / p
-    se_q = math.sqrt(max(s_q2 / n - q_ * q_, 0.0) / n) / q_
-    return math.log(p), math.log(q_), se_d + se_q * se_q
+        return log_w, np.log1p(qs * np.expm1((2.0 * x - 1.0) / (2.0 * v))).sum(axis=1)
+
+    return _estimates(draw, l, n, chunk)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from rerokit.bounds.dpsgd import dpsgd_pld
-from rerokit.bounds.pld import builder, jumps
+from rerokit.bounds.pld import builder, jumps, maxtest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _mc_reference import mc_one_plus_bulk  # noqa: E402
@@ -34,7 +34,11 @@ def test_a_two_grid_tilt_whose_error_term_is_large_is_retried_else_takes_the_one
     more than 1e-3 of it (e^-4.8), and its bracket is 7.8 % wide (the statistic ~2.8 standard errors
     below the reference; the max test's power e^-30.104 is far below). Retried with the windows' tail
     mass 1e-16 (builder._JUMP_RETRY_TAU): 6.3e-4 wide (error share e^-8.7), the one-grid tilt not run.
-    Without the retry, the one-grid tilt too, each end the better: 1.9e-3 wide."""
+    Without the retry, the one-grid tilt too, each end the better: 1.9e-3 wide. The max test is the
+    common-threshold one here (pld.maxtest._MATCHED_MOST = 1): its loss-matched thresholds give a lower
+    end 2.4e-4 below the reference by themselves (e^-29.99324 against e^-29.99300) and would mask the
+    rules tested."""
+    monkeypatch.setattr(maxtest, "_MATCHED_MOST", 1)
     segs = [(1.14, 2.4e-4, 1), (5.29, 2.5e-4, 1273)]
     log_level, log_power, tol = _reference(1.14, 2.4e-4, 5.29, 2.5e-4, 1273, 0.1)
     assert dpsgd_pld(segs).tail_by_jumps(log_level)  # the path under test
@@ -95,6 +99,9 @@ def test_one_segment_alone_gives_the_lower_end_where_the_composed_tilts_lose_it(
     inside."""
     from rerokit.bounds import dpsgd, dpsgd_exact
 
+    # the common-threshold max test (as the first test): the loss-matched one alone gives e^-67.62430
+    # against the reference's e^-67.62425 and would mask the sub-schedules tested
+    monkeypatch.setattr(maxtest, "_MATCHED_MOST", 1)
     segs = [(1.298, 1.3e-4, 1), (3.024, 2.6e-4, 1585)]
     log_level, log_power, tol = _reference(1.298, 1.3e-4, 3.024, 2.6e-4, 1585, 0.483)
     b = dpsgd.rero_dpsgd(segments=segs, log_kappa=log_level, comparisons=False)

@@ -38,7 +38,7 @@ from rerokit.bounds.pld.compose import MAX_FFT, WindowTooWide, chernoff_window, 
 from rerokit.bounds.pld.discrete import Bracket, DiscretePLD, GridPMF, ThresholdTests
 from rerokit.bounds.pld.lowertail import NearOneGrid, near_one_beta
 from rerokit.bounds.pld.logtail import composed_log_inf, extend_step
-from rerokit.bounds.pld.maxtest import log_max_test_power, max_test_threshold
+from rerokit.bounds.pld.maxtest import log_max_test_power, loss_matched_threshold
 from rerokit.bounds.pld.onejump import JumpStep, one_jump_upper
 from rerokit.bounds.pld.normal import log_ndtr
 from rerokit.bounds.pld.jumps import JUMP_LOG_TAU, MAX_SLICES, JumpTilt, jump_power_share, multi_slice_count
@@ -1181,8 +1181,8 @@ class SchedulePLD:
         """log of a certified upper end of :meth:`tail_power` by :func:`rerokit.bounds.pld.onejump.one_jump_upper`
         (one example per step, every segment on the grid with 0 < q <= :data:`_ONE_JUMP_Q`, sum q T
         <= :data:`_ONE_JUMP_QT`, at least two steps), its steps truncated at ``lt_q`` on a grid of
-        :data:`_ONE_JUMP_LABELS` labels up to c, the largest per-step loss at the max test's
-        threshold; None where it does not apply. Kept per level."""
+        :data:`_ONE_JUMP_LABELS` labels up to c, the per-step loss at the loss-matched max test's
+        threshold (pld.maxtest.loss_matched_threshold); None where it does not apply. Kept per level."""
         key = ("one_jump", float(log_alpha))
         if key not in self._built:
             self._built[key] = self._find_one_jump(float(log_alpha), lt_q)
@@ -1196,13 +1196,9 @@ class SchedulePLD:
                 or not all(0.0 < q <= _ONE_JUMP_Q for _, q, _ in grid)
                 or sum(q * T for _, q, T in grid) > _ONE_JUMP_QT):
             return None
-        z = max_test_threshold(n, log_alpha)
-        if not math.isfinite(z):
+        c = loss_matched_threshold(self.segments, log_alpha)
+        if c is None:
             return None
-        c = 0.0
-        for s, q, _ in grid:
-            y = (2.0 * s * z - 1.0) / (2.0 * s * s)
-            c = max(c, math.log1p(q * math.expm1(y)) if y < 700.0 else math.inf)
         spread = math.sqrt(sum(T * (q * q) * math.expm1(min(1.0 / (s * s), 700.0)) for s, q, T in grid))
         if not (math.isfinite(c) and c > 0.0 and c >= _ONE_JUMP_SPREAD * spread):
             return None

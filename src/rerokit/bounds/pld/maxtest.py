@@ -49,10 +49,13 @@ import numpy as np
 
 from rerokit.bounds.pld.normal import LOG_NDTR_REL, log_ndtr, normal_isf_log
 
-__all__ = ["log_max_test_miss", "log_max_test_power", "max_test_threshold"]
+__all__ = ["log_max_test_miss", "log_max_test_power", "loss_matched_threshold", "max_test_threshold"]
 
 _MAX_LOG_KAPPA = math.log(0.5)
 _MIN_DIRECT = 1e-200
+# the loss-matched thresholds for at most this many distinct steps (a bisection of 60 evaluations
+# over them per level; beyond, the common z only: a choice of computation)
+_MATCHED_MOST = 32
 """Powers above this are 1 - prod_i (1 - b_i)^{T_i} directly; below, its log from S = sum_i T_i b_i."""
 
 
@@ -117,23 +120,45 @@ def log_max_test_power(segments: Sequence[tuple[float, float, int]], log_kappas:
     return out
 
 
-def _matched_thresholds(segments: Sequence[tuple[float, float, int]], n: int, lk: float) -> dict | None:
+def loss_matched_threshold(segments: Sequence[tuple[float, float, int]], log_kappa: float) -> float | None:
+    """The per-step loss c at which the loss-matched max test (module docstring) has level kappa: for
+    distinct steps the c of its thresholds, for one distinct step its loss at the common threshold
+    (the same test); None where no threshold is confirmed. A choice of computation for callers
+    (where the Neyman-Pearson threshold of one sampled step's loss lies), not a bound."""
+    n = int(sum(int(T) for _, _, T in segments))
+    lk = float(log_kappa)
+    if n < 1 or lk > _MAX_LOG_KAPPA:
+        return None
+    got = _matched_thresholds(segments, n, lk, with_c=True)
+    if got is not None:
+        return got[0]
+    z = max_test_threshold(n, lk)
+    if not math.isfinite(z):
+        return None
+    return max(_step_loss(float(s), float(q), float(s) * z) for s, q, _ in segments)
+
+
+def _step_loss(sigma: float, q: float, x: float) -> float:
+    """One step's loss L(x) = log(1 - q + q e^{(2x - 1) / (2 sigma^2)}) (one example, REMOVE)."""
+    y = (2.0 * x - 1.0) / (2.0 * sigma * sigma)
+    return y if q >= 1.0 else math.log1p(q * math.expm1(y)) if y < 700.0 else math.log(q) + y
+
+
+def _matched_thresholds(segments: Sequence[tuple[float, float, int]], n: int, lk: float,
+                        with_c: bool = False) -> Any:
     """Per distinct (sigma, q): the standardised threshold z_i = x_i / sigma at which one step's loss
     L_i(x) = log(1 - q + q e^{(2x - 1) / (2 sigma^2)}) is a common c, the largest c (bisection
     between the common-z test's per-step losses) whose level 1 - prod_i Phi(z_i)^{T_i} is confirmed
     at most kappa (Phi(-z_i) rounded up, the log-sum rounded so that the level is over-estimated; the
     union bound sum_i T_i Phi(-z_i) in logs below double range). None where there is one distinct
-    step (the common z is then the same test) or no c is confirmed."""
+    step (the common z is then the same test), more than :data:`_MATCHED_MOST`, or no c is confirmed;
+    with ``with_c``, the pair (c, thresholds)."""
     keys: dict[tuple[float, float], int] = {}
     for sigma, q, T in segments:
         keys[(float(sigma), float(q))] = keys.get((float(sigma), float(q)), 0) + int(T)
     z0 = max_test_threshold(n, lk)
-    if len(keys) < 2 or not math.isfinite(z0):
+    if not 2 <= len(keys) <= _MATCHED_MOST or not math.isfinite(z0):
         return None
-
-    def loss(sigma: float, q: float, x: float) -> float:
-        y = (2.0 * x - 1.0) / (2.0 * sigma * sigma)
-        return y if q >= 1.0 else math.log1p(q * math.expm1(y)) if y < 700.0 else math.log(q) + y
 
     def thresholds(c: float) -> dict:
         out = {}
@@ -155,7 +180,7 @@ def _matched_thresholds(segments: Sequence[tuple[float, float, int]], n: int, lk
         log_u = m + math.log(math.fsum(math.exp(t - m) for t in terms))
         return log_u + 1e-13 * (abs(log_u) + 1.0) + max(LOG_NDTR_REL * abs(t) for t in terms) <= lk
 
-    cs = [loss(sigma, q, sigma * z0) for sigma, q in keys]
+    cs = [_step_loss(sigma, q, sigma * z0) for sigma, q in keys]
     lo, hi = min(cs), max(cs)
     if not (0.0 < lo <= hi < math.inf):  # (a threshold below x = 1/2 has no use at a small level)
         return None
@@ -172,7 +197,7 @@ def _matched_thresholds(segments: Sequence[tuple[float, float, int]], n: int, lk
                 lo = mid
     except (ValueError, OverflowError):
         return None
-    return thresholds(hi)
+    return (hi, thresholds(hi)) if with_c else thresholds(hi)
 
 
 def log_max_test_miss(segments: Sequence[tuple[float, float, int]], log_kappa: float) -> float:

@@ -233,6 +233,11 @@ def one_jump_upper(steps: Sequence[JumpStep], h: float, log_alpha: float, cut: i
     ks = np.unique(np.linspace(scan[0], scan[1], _SCAN).round().astype(np.int64))
     vals, chern = bound(ks)
     i = int(np.argmin(vals))
+    if i == 0 and ks[0] > cut + 2:  # the least at the scan's first label: down to the cut too
+        ks0 = np.unique(np.linspace(cut + 1, ks[0], _SCAN).round().astype(np.int64))
+        v0, c0 = bound(ks0)
+        ks, vals, chern = np.concatenate((ks0, ks)), np.concatenate((v0, vals)), np.concatenate((c0, chern))
+        i = int(np.argmin(vals))
     lo, hi = int(ks[max(i - 1, 0)]), int(ks[min(i + 1, ks.size - 1)])
     if hi - lo > 2:
         ks2 = np.unique(np.linspace(lo, hi, _SCAN).round().astype(np.int64))
