@@ -25,6 +25,7 @@ import pytest
 from rerokit.bounds.dpsgd import rero_dpsgd
 from rerokit.bounds.pld.chernoff import log_sum_test_power
 from rerokit.bounds.pld.builder import schedule_pld
+from rerokit.bounds.pld import maxtest
 from rerokit.bounds.pld.maxtest import log_max_test_power
 
 sys.path.insert(0, str(Path(__file__).parent / "pld"))
@@ -61,11 +62,25 @@ def _max_test_ref(segments, lk: float) -> mp.mpf:
 @pytest.mark.parametrize("segments", [[(1.0, 1e-4, 1000)], [(2.0, 0.002, 100000)], [(1.0, 0.01, 500), (2.0, 0.3, 200)]])
 @pytest.mark.parametrize("lk", [-69.0, -700.0, -1089.1, -472 * LN10, -1850 * LN10])
 def test_max_test_power_in_logs_against_mpmath(segments, lk):
+    """One distinct step: the common-threshold test's power at its exact level (mpmath), from below
+    and within 1e-9. Two: at least that, and at most the exact power of the better of it and the
+    loss-matched test (pld.maxtest._matched_thresholds), whose exact level is at most kappa."""
     got = float(log_max_test_power(segments, np.array([lk]))[0])
     ref = _max_test_ref(segments, lk)
     assert math.isfinite(got)  # was -inf below ~1e-300 (the power underflowed)
-    assert got <= ref  # a lower end (its threshold's level is <= kappa)
     assert got >= ref - 1e-9 * abs(ref) - 1e-11  # and close: the bound S - S^2/2 loses ~S, tiny here
+    if len(segments) == 1:
+        assert got <= ref  # a lower end (its threshold's level is <= kappa)
+        return
+    zs = maxtest._matched_thresholds(segments, sum(T for _, _, T in segments), lk)
+    with mp.workdps(60):
+        s_q = s_p = mp.mpf(0)
+        for sigma, q, T in segments:
+            z = mp.mpf(zs[(sigma, q)])
+            s_q += T * mp.log(mp.ncdf(z))
+            s_p += T * mp.log1p(-((1 - mp.mpf(q)) * mp.ncdf(-z) + mp.mpf(q) * mp.ncdf(1 / mp.mpf(sigma) - z)))
+        level, matched = mp.log(-mp.expm1(s_q)), mp.log(-mp.expm1(s_p))
+    assert level <= lk and got <= max(ref, matched)
 
 
 def _np_one(sigma: float, q: float, lk: float) -> mp.mpf:

@@ -130,7 +130,18 @@ def test_max_test_two_segments_certified() -> None:
         s += T * mp.log1p(-((1 - q) * _phi_bar(z) + q * _phi_bar(z - 1 / mp.mpf(sigma))))
     exact = mp.log(-mp.expm1(s))
     got = float(log_max_test_power(segs, [lk])[0])
-    assert got <= exact and exact - got <= 1e-8
+    # at least the common threshold's power; at most the better of it and the loss-matched test's
+    # (pld.maxtest: a common per-step loss), whose exact level is at most kappa
+    assert exact - got <= 1e-8
+    from rerokit.bounds.pld import maxtest
+
+    zs = maxtest._matched_thresholds(segs, 1000, lk)
+    s_q = s_m = mp.mpf(0)
+    for sigma, q, T in segs:
+        zi = mp.mpf(zs[(sigma, q)])
+        s_q += T * mp.log1p(-_phi_bar(zi))
+        s_m += T * mp.log1p(-((1 - q) * _phi_bar(zi) + q * _phi_bar(zi - 1 / mp.mpf(sigma))))
+    assert mp.log(-mp.expm1(s_q)) <= lk and got <= max(exact, mp.log(-mp.expm1(s_m)))
     b = rero_dpsgd(segments=segs, log_kappa=lk, comparisons=False)
     assert b.value >= math.exp(got) and b.interval[0] >= math.exp(got) * (1 - 1e-12)
 
