@@ -42,11 +42,14 @@ def test_two_steps_at_tiny_q_are_bracketed_within_5e_5_of_the_exact_power(sigma,
     assert pld._tail_power_one_jump(log_q, pld._inf_truncation(log_q)) == up
 
 
-def test_the_bound_is_above_the_exact_composition_of_the_same_pmf_and_within_1e_6() -> None:
+@pytest.mark.parametrize("scan", [(600, 1800), (1500, 1800)])
+def test_the_bound_is_above_the_exact_composition_of_the_same_pmf_and_within_1e_6(scan) -> None:
     """T = 4 steps of one dominating pmf (sigma 0.668, q 2.16e-7, kappa 1.92e-17): its exact 4-fold
     composition by direct sums of non-negative terms (np.convolve: every entry within ~n u of the
     exact one, no FFT) and the Neyman-Pearson dual minimised over every label give the power of that
-    pmf; one_jump_upper is an upper bound on it (1e-12 relative allowed for those sums) within 1e-6."""
+    pmf; one_jump_upper is an upper bound on it (1e-12 relative allowed for those sums) within 1e-6.
+    A scan that starts above the threshold (its least value at its first label) reaches down to the
+    cut and finds the optimum there."""
     sigma, q, T, lk = 0.668, 2.16e-7, 4, math.log(1.92e-17)
     pld = dpsgd_pld([(sigma, q, T)])
     assert pld._tail_power_one_jump(lk, pld._inf_truncation(lk)) is not None
@@ -61,10 +64,11 @@ def test_the_bound_is_above_the_exact_composition_of_the_same_pmf_and_within_1e_
     inf4 = 1.0 - (1.0 - st.inf_mass) ** 4
     f = np.exp(l4 + lk) + inf4 + np.append(a[1:] - np.exp(l4[:-1]) * w[1:], 0.0)
     exact = math.log(float(np.min(f[l4 > 0])))
-    got = one_jump_upper([JumpStep(off, p, st.inf_mass, T)], h, lk, 500, (600, 1800))
+    got = one_jump_upper([JumpStep(off, p, st.inf_mass, T)], h, lk, 500, scan)
     assert got is not None
     assert got.log_upper >= exact - 1e-12 and got.log_upper - exact <= 1e-6
     assert got.log_share < -20.0  # the Chernoff terms (no jump, two or more) are negligible here
+    assert got.threshold < 1500  # (the optimum, ~1000, found below the second scan's start)
 
 
 @pytest.mark.parametrize("sigma, q, T, l", [(0.663, 1.9e-7, 608, 0.129), (0.807, 3.6e-6, 120, 0.085),

@@ -202,7 +202,7 @@ def one_jump_upper(steps: Sequence[JumpStep], h: float, log_alpha: float, cut: i
             continue
         # the bulk without one of step i's copies
         parts = [(j_lo, b, T - (i == i2)) for i2, (j_lo, b, T) in enumerate(bs) if T - (i == i2) > 0]
-        d0 = scan[0] - int(jl[-1])
+        d0 = cut + 1 - int(jl[-1])  # (the scan may reach down to the cut)
         d = d0 + np.arange(scan[1] - cut - d0 + 1)
         f_up = _bulk_hockey(parts, h, float(log_alpha), d, log_mb - lmb[i], tilts, (scan[0] - cut) * h)
         if f_up is None:
