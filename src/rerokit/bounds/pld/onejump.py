@@ -2,7 +2,7 @@
 
 Where q T is small, the power at a tiny level comes from one sampled step's large loss on top of
 a bulk of steps whose losses are of order q; the Neyman-Pearson threshold c is a few hundredths of
-a nat (sigma 0.668, q 2.16e-7, T = 2: c = 0.0233, the power 2.8 % above the level). A tilted
+a nat (sigma 0.668, q 2.16e-7, T = 2, kappa 1.9e-17: c = 0.0233, the power 2.8 % above the level). A tilted
 composition (:mod:`rerokit.bounds.pld.tilt`) then has no tilt at which the masses at c are large
 against the window's: the bulk at 0 and the step's heavy tail above c both outweigh them (by 1e16
 at T = 2 above), the FFT's proven round-off swamps them, and the upper end stayed 2.6-9 % above
@@ -30,15 +30,24 @@ the expectation is linear in the pmf:
   non-negative terms, computed with relative error at most (n + 2) u (Higham 2002, "Accuracy and
   Stability of Numerical Algorithms", 2nd ed., Sec. 4.2: summation of non-negative terms in any
   order), with F bounded above at each label by the least of: the bulk's total mass
-  (sum b)^{T-1}; the FFT composition of b^{T-1}
-  (:func:`compose`) with its proven round-off and window tail added (F <= the window's sum + the
-  l1 error + the mass outside); and, for y > 0, the Chernoff bound e^{-t y} M_b(t)^{T-1}.
+  (sum b)^{T-1}; the FFT composition of b^{*(T-1)} (:func:`compose`) with its proven round-off and
+  window tail added (F <= the window's sum + the l1 error + the mass outside); the same bulk
+  composed under a few tilts whose tilted means lie between 0 and c - cut
+  (:func:`rerokit.bounds.pld.tilt.tilted_hockey_sticks`: relative precision where the jumps' large
+  masses near the cut meet F's tail); for y > 0, the Chernoff bound e^{-t y} M_b(t)^{T-1}; and,
+  F being non-increasing, each of these at every smaller y.
 
-The composed bulk b^{*(T-1)} has no large losses, so its FFT is needed only near its bulk, where
-the absolute round-off is negligible; j's masses near c enter the sum as they are. Every term is
-an upper bound, so f(s) is one for every s; the least over a scan of labels around the max test's
-threshold is returned (any label gives a certified bound; the scan is a choice of computation).
-Levels whose masses leave double range (alpha below 1e-280) are left to the tilt.
+Several distinct steps i (counts T_i, one grid): the bulk is B = prod_i b_i^{*T_i}, the one-jump
+terms T_i (B without one copy of b_i) * j_i (one composition per step), z = sum_i T_i M_{j_i} / M_{b_i}
+(the coefficients of prod_i (1 + x_i)^{T_i} are at most those of e^{sum_i T_i x_i}), and the atoms
+at +infinity at most sum_i T_i p_inf_i prod_i' max(1, M_i' + p_inf_i')^{T_i'} (which step's atom it is).
+
+The composed bulk has no large losses, so its FFT is needed only near its bulk, where the absolute
+round-off is negligible; the jumps' masses near c enter the sum as they are. Every term is an upper
+bound, so f(s) is one for every s; the least over a scan of labels around the max test's threshold
+(:func:`rerokit.bounds.pld.maxtest.loss_matched_threshold`) is returned, reaching down to the cut
+where the least is at the scan's start (any label gives a certified bound; the scan is a choice of
+computation). Levels whose masses leave double range (alpha below 1e-280) are left to the tilt.
 """
 
 from __future__ import annotations
