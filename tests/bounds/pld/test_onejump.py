@@ -126,7 +126,7 @@ def test_two_tiny_q_segments_are_answered_without_the_tilts(monkeypatch) -> None
 @pytest.mark.parametrize("segs", [
     [(0.668, 2.16e-7, 1)],            # one step: its closed form answers
     [(0.668, 3e-5, 1000)],            # q above builder._ONE_JUMP_Q
-    [(0.668, 2e-6, 200_000)],         # q T above builder._ONE_JUMP_QT
+    [(0.668, 4e-6, 200_000)],         # q T above builder._ONE_JUMP_QT
     [(2.47, 2.2e-6, 970)],            # the threshold within _ONE_JUMP_SPREAD bulk deviations
     [(0.668, 2.16e-7, 100), (0.7, 3e-5, 100)],  # one of two segments above _ONE_JUMP_Q
 ])
