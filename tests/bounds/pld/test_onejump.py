@@ -145,3 +145,20 @@ def test_one_jump_upper_declines_where_it_cannot_apply() -> None:
     assert one_jump_upper(five, 0.01, -700.0, 1, (2, 3)) is None            # below double range
     assert one_jump_upper(five, 0.01, -30.0, 1, (3, 3)) is None             # empty scan
     assert one_jump_upper(five, 0.01, -30.0, 3, (2, 4)) is None             # the scan below the cut
+
+
+@pytest.mark.parametrize("bad", [{"log_alpha": math.nan}, {"log_alpha": 0.5}, {"h": 0.0}, {"h": math.inf}])
+def test_one_jump_upper_rejects_bad_input_by_name(bad) -> None:
+    args = {"h": 0.01, "log_alpha": -30.0, **bad}
+    name = next(iter(bad))
+    with pytest.raises(ValueError, match=name):
+        one_jump_upper([JumpStep(-1, np.array([0.5, 0.49, 0.01]), 0.0, 5)], args["h"], args["log_alpha"], 1, (2, 3))
+
+
+def test_loss_matched_threshold_declines_a_nan_level() -> None:
+    from rerokit.bounds.pld.maxtest import loss_matched_threshold
+
+    assert loss_matched_threshold([(0.7, 1e-6, 100)], math.nan) is None
+    assert loss_matched_threshold([(0.7, 1e-6, 100)], -0.1) is None  # above log 1/2: no use
+    c = loss_matched_threshold([(0.7, 1e-6, 100), (0.9, 1e-6, 100)], math.log(1e-20))
+    assert c is not None and c > 0.0

@@ -127,7 +127,7 @@ def loss_matched_threshold(segments: Sequence[tuple[float, float, int]], log_kap
     (where the Neyman-Pearson threshold of one sampled step's loss lies), not a bound."""
     n = int(sum(int(T) for _, _, T in segments))
     lk = float(log_kappa)
-    if n < 1 or lk > _MAX_LOG_KAPPA:
+    if n < 1 or not lk <= _MAX_LOG_KAPPA:  # (NaN too)
         return None
     got = _matched_thresholds(segments, n, lk, with_c=True)
     if got is not None:

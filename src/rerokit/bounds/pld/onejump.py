@@ -186,11 +186,18 @@ def one_jump_upper(steps: Sequence[JumpStep], h: float, log_alpha: float, cut: i
       cut: the first label of the jumps (above every step's first label).
       scan: (lo, hi) labels where the threshold is looked for (cut < lo < hi).
 
+    Raises:
+      ValueError: ``log_alpha`` not a finite number <= 0, or ``h`` not a finite number > 0.
+
     Returns:
       The :class:`OneJump` bound, or None where it does not apply (fewer than two steps in all, the
       level below double range, the cut at or below a step's first label, a composed bulk's window
       too wide, the sums too long).
     """
+    if not (math.isfinite(float(log_alpha)) and float(log_alpha) <= 0.0):
+        raise ValueError(f"log_alpha must be a finite log-level <= 0, got {log_alpha!r}")
+    if not (math.isfinite(float(h)) and h > 0.0):
+        raise ValueError(f"h must be a finite grid step > 0, got {h!r}")
     if (sum(st.count for st in steps) < 2 or float(log_alpha) < _MIN_LOG_ALPHA or not cut < scan[0] < scan[1]
             or any(not st.j_lo < cut for st in steps) or any(st.count < 1 for st in steps)):
         return None
