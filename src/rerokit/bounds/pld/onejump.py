@@ -69,7 +69,7 @@ _LOG_TAU = math.log(1e-15)
 # Chernoff tilts, geometric, as multiples of 1 / (the scan's first loss): the exponents t l that
 # matter are a few tens at the threshold, whatever its size (1e-5 to 10 nats); and the margin on
 # every moment function's log
-_TILT_SCALES = np.geomspace(0.03, 1200.0, 48)
+_TILT_SCALES = np.geomspace(0.03, 1200.0, 24)
 _LOG_MARGIN = 1e-6
 # masses below double range: left to the tilt
 _MIN_LOG_ALPHA = math.log(1e-280)
