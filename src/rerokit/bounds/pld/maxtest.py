@@ -53,10 +53,10 @@ __all__ = ["log_max_test_miss", "log_max_test_power", "loss_matched_threshold", 
 
 _MAX_LOG_KAPPA = math.log(0.5)
 _MIN_DIRECT = 1e-200
+"""Powers above this are 1 - prod_i (1 - b_i)^{T_i} directly; below, its log from S = sum_i T_i b_i."""
 # the loss-matched thresholds for at most this many distinct steps (a bisection of 60 evaluations
 # over them per level; beyond, the common z only: a choice of computation)
 _MATCHED_MOST = 32
-"""Powers above this are 1 - prod_i (1 - b_i)^{T_i} directly; below, its log from S = sum_i T_i b_i."""
 
 
 def max_test_threshold(n_steps: int, log_kappa: float) -> float:
@@ -175,10 +175,14 @@ def _matched_thresholds(segments: Sequence[tuple[float, float, int]], n: int, lk
                 s_log += T * math.log1p(-min(math.exp(v + LOG_NDTR_REL * abs(v) + 1e-15), 1.0))
             s_log -= 1e-13 * (abs(s_log) + 1e-300)
             return -math.expm1(s_log) * (1.0 + 1e-13) <= math.exp(lk) * (1.0 - 4e-16 * (abs(lk) + 2.0))
-        terms = [math.log(T) + float(log_ndtr(-zs[key])) for key, T in keys.items()]
+        # the union bound sum_i T_i Phi(-z_i), each log Phi(-z_i) raised by its own error bound
+        terms = []
+        for key, T in keys.items():
+            v = float(log_ndtr(-zs[key]))
+            terms.append(math.log(T) + v + LOG_NDTR_REL * abs(v))
         m = max(terms)
         log_u = m + math.log(math.fsum(math.exp(t - m) for t in terms))
-        return log_u + 1e-13 * (abs(log_u) + 1.0) + max(LOG_NDTR_REL * abs(t) for t in terms) <= lk
+        return log_u + 1e-13 * (abs(log_u) + 1.0) <= lk
 
     cs = [_step_loss(sigma, q, sigma * z0) for sigma, q in keys]
     lo, hi = min(cs), max(cs)
