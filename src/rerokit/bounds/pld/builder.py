@@ -720,7 +720,7 @@ class SchedulePLD:
 
         See :mod:`rerokit.bounds.pld.tilt`: relative precision in the far tail (levels like 1e-30 or
         1e-473 in log space), at the cost of two or three more compositions. Where sampled steps are
-        rare (one distinct step, q T <= :data:`_ONE_JUMP_QT`) first the upper end of
+        rare (sum q T <= :data:`_ONE_JUMP_QT`, q <= :data:`_ONE_JUMP_Q`) first the upper end of
         :mod:`rerokit.bounds.pld.onejump` (no FFT where relative precision is needed), final where
         it is within :data:`_ONE_JUMP_ENOUGH` of the max test's power, else folded into the tilts'
         bracket below (each end the better). At tiny q the two-grid
@@ -1208,7 +1208,7 @@ class SchedulePLD:
             return None
         h = c / _ONE_JUMP_LABELS
         try:
-            steps = SchedulePLD(self.segments, h, 1, self.lower, False, lt_q, self.precision)._parts("remove")[0]
+            steps = SchedulePLD(self.segments, h, 1, False, False, lt_q, self.precision)._parts("remove")[0]  # (no statistic)
         except (StepTooWide, PLDTooWide, ValueError):
             return None
         got = one_jump_upper([JumpStep(st.j_lo, st.split, st.inf_mass, T) for st, T in steps], h, log_alpha,
