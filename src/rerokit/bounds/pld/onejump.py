@@ -150,7 +150,10 @@ def _bulk_hockey(parts: list, h: float, log_alpha: float, d: np.ndarray, log_mgf
     rnd = 4.0 * _U * (nb + 4 + float(np.max(np.abs(bl))) + np.abs(y))
     f_up = np.maximum(a - ey * w, 0.0) + rnd * (a + ey * w) + (bulk.roundoff + bulk.tail) * (1.0 + 1e-12)
     # F <= B's total mass, the product of the parts' masses (each sum rounded up)
-    log_mass = sum(T * math.log(float(np.sum(b)) * (1.0 + (b.size + 2) * _U)) for _, b, T in parts)
+    masses = [float(np.sum(b)) * (1.0 + (b.size + 2) * _U) for _, b, _ in parts]
+    if min(masses) <= 0.0:  # (a bulk of no mass: F = 0)
+        return np.zeros(d.size)
+    log_mass = sum(T * math.log(m) for (_, _, T), m in zip(parts, masses))
     f_up = np.minimum(f_up, math.exp(log_mass) * (1.0 + 1e-12))
     pos = d > 0
     if np.any(pos):
