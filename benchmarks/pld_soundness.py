@@ -83,6 +83,11 @@ Fourteenth stop (a short segment apart: its pieces for the upper end, the test o
 lower): seed 1 widest 0.56 %, seed 0 0.48 %, none missed (an intermediate version that built a grid for the
 single step lost the closed form where that grid was too wide: 3.2 %; fixed and tested); the default draws
 seed 15, 24 draws: 17 settings with a reference, none missed, riskcal below the truth in 4.
+``--rare`` (2026-11-27, sixteenth stop: rerokit.bounds.pld.onejump and the loss-matched max test; the
+tolerance, 4 standard errors, 1e-3-8e-2 in log), the stop's parent and its final code in one session:
+seed 0, 30 settings (13 two-segment), none missed either way, widest 14 % -> 0.080 %, wider than 2 %
+11 -> 0, 68 -> 2.4 s in all; seed 1, 30 settings (19 two-segment), none missed, widest 16 % -> 0.076 %,
+6 -> 0 wider than 2 %, 59 -> 2.3 s.
 """
 
 from __future__ import annotations
