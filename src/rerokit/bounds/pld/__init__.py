@@ -24,7 +24,8 @@
 from rerokit.bounds.pld.builder import LOG_TAU, SIGMA_GRID_RANGE, PLDTooWide, SchedulePLD, merge_segments, schedule_pld
 from rerokit.bounds.pld.chernoff import log_chernoff_gamma_many, log_moment_int, log_moment_real
 from rerokit.bounds.pld.compose import Composed, compose, fft_error_constant
-from rerokit.bounds.pld.maxtest import log_max_test_power, max_test_threshold
+from rerokit.bounds.pld.maxtest import log_max_test_power, loss_matched_threshold, max_test_threshold
+from rerokit.bounds.pld.onejump import JumpStep, OneJump, one_jump_upper
 from rerokit.bounds.pld.discrete import Bracket, DiscretePLD, GridPMF, ThresholdTests
 from rerokit.bounds.pld.logtail import extend_step
 from rerokit.bounds.pld.rdp import RDP_ORDERS, log_rdp_gamma_many, rdp_curve_subsampled_gaussian, rdp_poisson_gaussian
@@ -32,9 +33,10 @@ from rerokit.bounds.pld.step import DIRECTIONS, StepPLD, default_grid_step, dpsg
 from rerokit.bounds.pld.tilt import saddle_tilt, tilted_power
 
 __all__ = [
-    "Bracket", "Composed", "DIRECTIONS", "DiscretePLD", "GridPMF", "LOG_TAU", "PLDTooWide", "RDP_ORDERS",
+    "Bracket", "Composed", "DIRECTIONS", "DiscretePLD", "GridPMF", "JumpStep", "LOG_TAU", "OneJump", "PLDTooWide", "RDP_ORDERS",
     "SIGMA_GRID_RANGE", "SchedulePLD", "StepPLD", "ThresholdTests", "compose", "default_grid_step",
     "dpsgd_step_pld", "extend_step", "fft_error_constant", "log_chernoff_gamma_many", "log_max_test_power", "log_moment_int", "log_moment_real",
     "log_rdp_gamma_many", "merge_segments", "rdp_curve_subsampled_gaussian",
-    "rdp_poisson_gaussian", "max_test_threshold", "saddle_tilt", "schedule_pld", "tilted_power",
+    "rdp_poisson_gaussian", "loss_matched_threshold", "max_test_threshold", "one_jump_upper", "saddle_tilt", "schedule_pld",
+    "tilted_power",
 ]
