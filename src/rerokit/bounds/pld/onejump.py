@@ -30,12 +30,13 @@ the expectation is linear in the pmf:
   non-negative terms, computed with relative error at most (n + 2) u (Higham 2002, "Accuracy and
   Stability of Numerical Algorithms", 2nd ed., Sec. 4.2: summation of non-negative terms in any
   order), with F bounded above at each label by the least of: the bulk's total mass
-  (sum b)^{T-1}; the FFT composition of b^{*(T-1)} (:func:`compose`) with its proven round-off and
-  window tail added (F <= the window's sum + the l1 error + the mass outside); the same bulk
-  composed under a few tilts whose tilted means lie between 0 and c - cut
-  (:func:`rerokit.bounds.pld.tilt.tilted_hockey_sticks`: relative precision where the jumps' large
-  masses near the cut meet F's tail); for y > 0, the Chernoff bound e^{-t y} M_b(t)^{T-1}; and,
-  F being non-increasing, each of these at every smaller y.
+  (sum b)^{T-1}; the FFT composition of b^{*(T-1)} (:func:`compose`) read as a dominating PLD, whose
+  hockey-stick bound carries its proven round-off and window tail
+  (:meth:`rerokit.bounds.pld.discrete.DiscretePLD.hockey_stick`); the same bulk composed under a few
+  tilts whose tilted means lie between 0 and c - cut
+  (:func:`rerokit.bounds.pld.onestep.hockey_stick_bounds`, as for the short segment there: relative
+  precision where the jumps' large masses near the cut meet F's tail); for y > 0, the Chernoff bound
+  e^{-t y} M_b(t)^{T-1}; and, F being non-increasing, each of these at every smaller y.
 
 Several distinct steps i (counts T_i, one grid): the bulk is B = prod_i b_i^{*T_i}, the one-jump
 terms T_i (B without one copy of b_i) * j_i (one composition per step), z = sum_i T_i M_{j_i} / M_{b_i}
@@ -58,8 +59,10 @@ from typing import Sequence
 
 import numpy as np
 
-from rerokit.bounds.pld.compose import WindowTooWide, compose
-from rerokit.bounds.pld.tilt import mean_tilt, tilted_hockey_sticks
+from rerokit.bounds.pld.compose import WindowTooWide, compose, moment_terms
+from rerokit.bounds.pld.discrete import DiscretePLD
+from rerokit.bounds.pld.onestep import hockey_stick_bounds
+from rerokit.bounds.pld.tilt import mean_tilt
 
 __all__ = ["JumpStep", "OneJump", "one_jump_upper"]
 
@@ -97,16 +100,14 @@ class OneJump:
     threshold: int
 
 
-def _log_moments(l: np.ndarray, pmf: np.ndarray, tilts: np.ndarray) -> np.ndarray:
-    """log M(t) = log sum_l pmf_l e^{t l} for every t of ``tilts``, raised by a margin far above the
+def _log_moments(labels: np.ndarray, pmf: np.ndarray, h: float, tilts: np.ndarray) -> np.ndarray:
+    """log M(t) = log sum_l pmf_l e^{t l} for every t of ``tilts``
+    (:func:`rerokit.bounds.pld.compose.moment_terms` at lam = t h), raised by a margin far above the
     float error of the sums (each exponent within a few u |t l|, n positive terms)."""
-    keep = pmf > 0.0
-    if not np.any(keep):
+    if not np.any(pmf > 0.0):
         return np.full(tilts.size, -np.inf)
-    x = np.log(pmf[keep])[None, :] + tilts[:, None] * l[keep][None, :]
-    m = np.max(x, axis=1)
-    s = np.log(np.sum(np.exp(x - m[:, None]), axis=1)) + m
-    return s + _LOG_MARGIN + 8.0 * _U * np.max(np.abs(x), axis=1) + (keep.sum() + 4) * 2.0 * _U
+    top = 745.0 + float(np.max(tilts)) * h * float(np.max(np.abs(labels)))  # |log p| + |t l|
+    return moment_terms(labels, pmf, tilts * h) + _LOG_MARGIN + 8.0 * _U * top + (pmf.size + 4) * 2.0 * _U
 
 
 @dataclass(frozen=True)
@@ -124,10 +125,12 @@ class JumpStep:
 def _bulk_hockey(parts: list, h: float, log_alpha: float, d: np.ndarray, log_mgf: np.ndarray,
                  tilts: np.ndarray, mean_top: float) -> np.ndarray | None:
     """Upper bounds on F(y) = E_B[(1 - e^{y - L})_+] at y = d h for the composed bulk B of ``parts``
-    (module docstring): the least of B's total mass, the FFT window's sums with their proven
-    round-off and tail, the Chernoff bounds e^{-t y} M_B(t) (``log_mgf``, for y > 0), and the
-    compositions tilted to the means mean_top x :data:`_BULK_MEANS`; then the running minimum (F
-    is non-increasing). None where the window does not fit or leaves double range."""
+    (module docstring): the least of B's total mass, its FFT window's hockey-stick bound
+    (:meth:`rerokit.bounds.pld.discrete.DiscretePLD.hockey_stick`: proven sums, round-off and tail
+    added), the Chernoff bounds e^{-t y} M_B(t) (``log_mgf``, for y > 0), and the compositions
+    tilted to the means mean_top x :data:`_BULK_MEANS`
+    (:func:`rerokit.bounds.pld.onestep.hockey_stick_bounds`); then the running minimum (F is
+    non-increasing). None where the window does not fit."""
     y = d * h
     if not parts:  # B = delta_0: F(y) = (1 - e^y)_+, rounded up
         return np.maximum(-np.expm1(y), 0.0) * (1.0 + 4.0 * _U) + 4.0 * _U
@@ -135,20 +138,7 @@ def _bulk_hockey(parts: list, h: float, log_alpha: float, d: np.ndarray, log_mgf
         bulk = compose(parts, h, _LOG_TAU)
     except WindowTooWide:
         return None
-    bp = np.maximum(bulk.pmf, 0.0)
-    nb = bp.size
-    bl = (bulk.offset + np.arange(nb)) * h
-    if nb == 0 or float(bl[0]) < -700.0:  # (e^{-l} beyond double range: left to the tilt)
-        return None
-    a_suf = np.append(np.cumsum(bp[::-1])[::-1], 0.0)
-    w_suf = np.append(np.cumsum((bp * np.exp(-bl))[::-1])[::-1], 0.0)
-    i0 = np.clip(d + 1 - bulk.offset, 0, nb)
-    ey = np.exp(y)
-    a, w = a_suf[i0], w_suf[i0]
-    # the sums' float error: n positive terms each (u per addition), e^{-l} and e^y within a few u
-    # plus u |l| and u |y| for their arguments' rounding, one subtraction
-    rnd = 4.0 * _U * (nb + 4 + float(np.max(np.abs(bl))) + np.abs(y))
-    f_up = np.maximum(a - ey * w, 0.0) + rnd * (a + ey * w) + (bulk.roundoff + bulk.tail) * (1.0 + 1e-12)
+    f_up = DiscretePLD(h, bulk.offset, bulk.pmf, bulk.tail, bulk.roundoff, bulk.entry_roundoff).hockey_stick(y)
     # F <= B's total mass, the product of the parts' masses (each sum rounded up)
     masses = [float(np.sum(b)) * (1.0 + (b.size + 2) * _U) for _, b, _ in parts]
     if min(masses) <= 0.0:  # (a bulk of no mass: F = 0)
@@ -161,18 +151,13 @@ def _bulk_hockey(parts: list, h: float, log_alpha: float, d: np.ndarray, log_mgf
         f_up[pos] = np.minimum(f_up[pos], np.exp(log_ch) * (1.0 + 1e-12))
     # ... and B composed under tilts whose tilted means sit at a ladder of y in (0, c - cut]:
     # relative precision where the jumps' masses near the cut meet F's tail
-    for frac in _BULK_MEANS:
-        t = mean_tilt(parts, h, frac * mean_top, _BULK_MIN_TILT, 1e5)
-        if t is None:
-            continue
-        try:
-            off, log_f = tilted_hockey_sticks(parts, h, t, 0.0, float(log_alpha))
-        except WindowTooWide:
-            continue
-        lo_i, hi_i = max(off, int(d[0])), min(off + log_f.size, int(d[-1]) + 1)
-        if lo_i < hi_i:
-            seg = slice(lo_i - int(d[0]), hi_i - int(d[0]))
-            f_up[seg] = np.minimum(f_up[seg], np.exp(log_f[lo_i - off: hi_i - off]) * (1.0 + 1e-12))
+    ladder = [t for t in (mean_tilt(parts, h, frac * mean_top, _BULK_MIN_TILT, 1e5) for frac in _BULK_MEANS)
+              if t is not None]
+    got = hockey_stick_bounds(parts, h, 0.0, float(log_alpha), ladder, "double", int(d[0]), int(d[-1]))
+    if got is not None:
+        k0, log_g = got
+        seg = slice(k0 - int(d[0]), k0 - int(d[0]) + log_g.size)
+        f_up[seg] = np.minimum(f_up[seg], np.exp(log_g) * (1.0 + 1e-12))
     return np.minimum.accumulate(f_up)  # each bound holds at every larger y
 
 
@@ -212,8 +197,8 @@ def one_jump_upper(steps: Sequence[JumpStep], h: float, log_alpha: float, cut: i
         js.append((cut + np.arange(st.pmf.size - k), st.pmf[k:]))
     if sum(jm.size for _, jm in js) * 2 * _SCAN > _MAX_WORK:
         return None
-    lmb = [_log_moments((j_lo + np.arange(b.size)) * h, b, tilts) for j_lo, b, _ in bs]
-    lmj = [_log_moments(jl * h, jm, tilts) if jm.size else np.full(tilts.size, -np.inf) for jl, jm in js]
+    lmb = [_log_moments(j_lo + np.arange(b.size), b, h, tilts) for j_lo, b, _ in bs]
+    lmj = [_log_moments(jl, jm, h, tilts) if jm.size else np.full(tilts.size, -np.inf) for jl, jm in js]
     log_mb = sum(T * m for (_, _, T), m in zip(bs, lmb))  # log M_B(t), B the whole bulk
     sums_of = []
     for i, (jl, jm) in enumerate(js):

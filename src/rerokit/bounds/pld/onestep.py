@@ -46,7 +46,7 @@ from rerokit.bounds.pld.normal import normal_isf_log
 from rerokit.bounds.pld.tilt import (log_total_mass, mean_ladder, mean_tilt, randomized_lower, tilted_hockey_sticks,
                                      tilted_side_tails, tilted_tails)
 
-__all__ = ["one_step_upper", "segment_upper", "segment_lower"]
+__all__ = ["hockey_stick_bounds", "one_step_upper", "segment_upper", "segment_lower"]
 
 _U = float(np.finfo(float).eps)
 _SCIPY_REL = 1e-10  # the error allowed for scipy's log_ndtr, relative to |log Phi| (_log_tail)
@@ -121,8 +121,8 @@ def _b_tilts(parts: Sequence[tuple[int, np.ndarray, int]], h: float, y_top: floa
     return sorted(out)
 
 
-def _g_bounds(parts: Sequence[tuple[int, np.ndarray, int]], h: float, inf_mass: float, log_alpha: float,
-              tilts: Sequence[float], precision: str, k_lo: int, k_hi: int) -> tuple[int, np.ndarray] | None:
+def hockey_stick_bounds(parts: Sequence[tuple[int, np.ndarray, int]], h: float, inf_mass: float, log_alpha: float,
+                        tilts: Sequence[float], precision: str, k_lo: int, k_hi: int) -> tuple[int, np.ndarray] | None:
     """(K0, log G_k for k = K0 ... at most k_hi): the minimum over the tilts of their bounds on log F_B
     (windows clipped to [k_lo, k_hi], the labels the sum reads), then the running minimum upwards
     (module docstring); None where no tilt's window fits or meets that range."""
@@ -191,7 +191,7 @@ def one_step_upper(sigma: float, q: float, parts: Sequence[tuple[int, np.ndarray
     log_beyond = float(log_t_up[-1])
     tilts = _b_tilts(parts, h, threshold - math.log1p(-q) + _TOP_MARGIN, tilt)
     lo, hi = int(math.floor((threshold - _SCAN_NATS) / h)), int(math.ceil((threshold + _SCAN_NATS) / h))
-    got = _g_bounds(parts, h, inf_mass, log_a_eff, tilts, precision, lo - j1, hi - j0)
+    got = hockey_stick_bounds(parts, h, inf_mass, log_a_eff, tilts, precision, lo - j1, hi - j0)
     if got is None:
         return None
     k0, log_g = got
@@ -209,7 +209,7 @@ def one_step_upper(sigma: float, q: float, parts: Sequence[tuple[int, np.ndarray
 
 
 def _log_g_at(log_g: np.ndarray, k0: int, h: float, k: np.ndarray) -> np.ndarray:
-    """log of the bound on F_B at the labels ``k``: G from :func:`_g_bounds` inside (its last value
+    """log of the bound on F_B at the labels ``k``: G from :func:`hockey_stick_bounds` inside (its last value
     above), F_B(y_0) + (e^{y_0} - e^y) Q_B-mass (at most 1) below (module docstring)."""
     g0 = math.exp(float(log_g[0]))
     with np.errstate(divide="ignore"):
@@ -386,7 +386,7 @@ def segment_upper(parts_a: Sequence[tuple[int, np.ndarray, int]], inf_a: float,
         return None
     tilts = _b_tilts(parts, h, threshold - ja_lo * h + _TOP_MARGIN, tilt)
     lo, hi = int(math.floor((threshold - _SCAN_NATS) / h)), int(math.ceil((threshold + _SCAN_NATS) / h))
-    got = _g_bounds(parts, h, inf_mass, log_a_eff, tilts, precision, lo - j1, hi - j0)
+    got = hockey_stick_bounds(parts, h, inf_mass, log_a_eff, tilts, precision, lo - j1, hi - j0)
     if got is None:
         return None
     k0, log_g = got
