@@ -35,7 +35,8 @@ Rounding: z is the engine's upper normal quantile (:func:`rerokit.bounds.pld.nor
 which confirms the level with :func:`~rerokit.bounds.pld.normal.log_ndtr`, accurate to 1e-13
 relative with much to spare) at the level less 1e-12; the power is computed in logs and lowered by
 1e-10 relative plus 1e-12 absolute (in log gamma), far more than the float error of the few
-operations involved. Everything here is ``math`` only (normal.py imports numpy alone): importing
+operations involved. Everything here is ``math`` and numpy only (normal.py imports numpy alone; the
+steps' loss and its inverse come from step.py, which imports normal.py alone): importing
 scipy.special costs a few tenths of a second on a process's first call at a small level, which the
 CLI's bound commands would pay.
 """
@@ -48,6 +49,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from rerokit.bounds.pld.normal import LOG_NDTR_REL, log_ndtr, normal_isf_log
+from rerokit.bounds.pld.step import remove_loss, x_of_remove_loss
 
 __all__ = ["log_max_test_miss", "log_max_test_power", "loss_matched_threshold", "max_test_threshold"]
 
@@ -135,13 +137,7 @@ def loss_matched_threshold(segments: Sequence[tuple[float, float, int]], log_kap
     z = max_test_threshold(n, lk)
     if not math.isfinite(z):
         return None
-    return max(_step_loss(float(s), float(q), float(s) * z) for s, q, _ in segments)
-
-
-def _step_loss(sigma: float, q: float, x: float) -> float:
-    """One step's loss L(x) = log(1 - q + q e^{(2x - 1) / (2 sigma^2)}) (one example, REMOVE)."""
-    y = (2.0 * x - 1.0) / (2.0 * sigma * sigma)
-    return y if q >= 1.0 else math.log1p(q * math.expm1(y)) if y < 700.0 else math.log(q) + y
+    return max(float(remove_loss(float(s) * z, float(s), float(q))) for s, q, _ in segments)
 
 
 def _matched_thresholds(segments: Sequence[tuple[float, float, int]], n: int, lk: float,
@@ -160,12 +156,8 @@ def _matched_thresholds(segments: Sequence[tuple[float, float, int]], n: int, lk
     if not 2 <= len(keys) <= _MATCHED_MOST or not math.isfinite(z0):
         return None
 
-    def thresholds(c: float) -> dict:
-        out = {}
-        for sigma, q in keys:  # x with L(x) = c
-            ly = c if q >= 1.0 else math.log(math.expm1(c) / q + 1.0) if c < 700.0 else c - math.log(q)
-            out[(sigma, q)] = (sigma * sigma * ly + 0.5) / sigma
-        return out
+    def thresholds(c: float) -> dict:  # x_i with L_i(x_i) = c, standardised
+        return {(sigma, q): float(x_of_remove_loss(c, sigma, q)) / sigma for sigma, q in keys}
 
     def confirmed(zs: dict) -> bool:
         if lk > -700.0:  # sum_i T_i log(1 - p_i), p_i = Phi(-z_i) rounded up, rounded down itself
@@ -184,7 +176,7 @@ def _matched_thresholds(segments: Sequence[tuple[float, float, int]], n: int, lk
         log_u = m + math.log(math.fsum(math.exp(t - m) for t in terms))
         return log_u + 1e-13 * (abs(log_u) + 1.0) <= lk
 
-    cs = [_step_loss(sigma, q, sigma * z0) for sigma, q in keys]
+    cs = [float(remove_loss(sigma * z0, sigma, q)) for sigma, q in keys]
     lo, hi = min(cs), max(cs)
     if not (0.0 < lo <= hi < math.inf):  # (a threshold below x = 1/2 has no use at a small level)
         return None
