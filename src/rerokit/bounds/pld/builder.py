@@ -584,7 +584,7 @@ class SchedulePLD:
         # their masses' rounding needs no allowance); the near-noiseless atoms' masses are rounded
         defect = _mass_defect([(pmf, p_inf, 1) for _, pmf, p_inf in atoms]) if atoms else 0.0
         # the grid points' loss error is a shift of the losses
-        shift = sum(T * st.loss_shift for st, T in steps) * (1.0 + 1e-9)
+        shift = _total_shift(steps)
         return DiscretePLD(self.h, c.offset, c.pmf, c.tail + defect, c.roundoff, c.entry_roundoff, inf, shift)
 
     def _compose_windowed(self, key: tuple[str, str], parts: list) -> Any:
@@ -966,7 +966,7 @@ class SchedulePLD:
             # the statistic skipped where the max test's power (a certified lower end that tail_power
             # takes too) is within _JUMP_ENOUGH of the upper end
             lo_mt = self._max_test_log(float(log_alpha)) if self.lower else -math.inf
-            shift = sum(T * st.loss_shift for st, T in steps) * (1.0 + 1e-9)
+            shift = _total_shift(steps)
             enough = lo_mt - shift + _JUMP_ENOUGH if math.isfinite(lo_mt) else -math.inf
             if not with_stat:
                 enough = math.inf
@@ -1217,7 +1217,7 @@ class SchedulePLD:
         if got is None:
             return None
         # the level read as alpha e^shift (the steps' loss shift, DiscretePLD.loss_shift)
-        return min(0.0, got.log_upper + sum(T * st.loss_shift for st, T in steps) * (1.0 + 1e-9))
+        return min(0.0, got.log_upper + _total_shift(steps))
 
     def _max_test_log(self, log_alpha: float) -> float:
         """log of the max test's power at one level (:func:`rerokit.bounds.pld.maxtest.log_max_test_power`,
@@ -1286,7 +1286,7 @@ class SchedulePLD:
         parts = [(st.j_lo, st.split, T) for st, T in steps]
         inf = compose_inf_mass([(st.inf_mass, T) for st, T in steps])
         # (A's own shift only where A is discretised too)
-        shift = sum(T * st.loss_shift for st, T in steps + (steps_a if a[2] > 1 else [])) * (1.0 + 1e-9)
+        shift = _total_shift(steps + (steps_a if a[2] > 1 else []))
         tilt = self._saddle(log_alpha)
         if a[2] == 1:
             return one_step_upper(a[0], a[1], parts, self.h, inf, shift, float(log_alpha), threshold, tilt,
@@ -1393,7 +1393,7 @@ class SchedulePLD:
         steps, atoms, _ = src._parts("remove")
         parts = [(st.j_lo, st.split, T) for st, T in steps] + [(off, pmf, 1) for off, pmf, _ in atoms if pmf.size]
         inf = compose_inf_mass([(st.inf_mass, T) for st, T in steps] + [(p_inf, 1) for _, _, p_inf in atoms])
-        shift = sum(T * st.loss_shift for st, T in steps) * (1.0 + 1e-9)
+        shift = _total_shift(steps)
         log_masses = False
         grid, _, _ = _split_extremes(self.segments)
         if float(log_alpha) < _LOG_MIN_TAIL and not atoms and self.group_size == 1:
@@ -1520,6 +1520,11 @@ def _jumps_pay(fc: tuple[float, float, float, float] | None, n_steps: int) -> bo
     if fc is None or fc[3] < _JUMP_SPREAD or n_steps < _JUMP_FEW_STEPS:
         return False
     return not (fc[0] < _JUMP_SMALL_T and n_steps < _JUMP_SHORT)
+
+
+def _total_shift(steps: Sequence[tuple[Any, int]]) -> float:
+    """The composed loss shift sum_i T_i s_i of the steps (DiscretePLD.loss_shift), rounded up."""
+    return sum(T * st.loss_shift for st, T in steps) * (1.0 + 1e-9)
 
 
 def _losses_above(steps: Sequence[tuple[Any, int]], cut: int) -> bool:
