@@ -227,7 +227,7 @@ _JUMP_TH = 0.02
 # T 32632 [-38.3636, -38.2683] after 2.3 s). Up to 0.5 expected sampled steps: its Chernoff terms
 # for two or more jumps grow with q T, yet it is cheap (10-25 ms) and often final there too (25
 # random cells at q <= 1e-5, q T 0.1-0.6, seed 11: final in 6 of the 13 where it applied, sigma
-# 0.705, q 4.9e-7, T 218442, kappa 2.9e-16 in 25 ms within 4e-4 where the tilts took 6.1 s to a
+# 0.705, q 4.9e-7, T 218442, kappa 2.9e-16 in 25-36 ms within 4e-4 where the tilts took 6.1 s to a
 # bracket 2.9 % wide; else 11-18 ms more)
 _ONE_JUMP_QT = 0.5
 # ... at q at most _ONE_JUMP_Q, and where c is at least _ONE_JUMP_SPREAD times the bulk's standard
