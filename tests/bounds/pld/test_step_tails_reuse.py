@@ -29,9 +29,10 @@ def test_tails_bit_identical_to_the_mixture_formulas(sigma, q, k, direction, h):
 
 
 def test_ndtr_is_libm_erfc_per_point():
-    """normal.ndtr below SCIPY_ABOVE points: libm's erfc per point (as np.frompyfunc(math.erfc)
-    gave), bit for bit, any shape, infinities and NaN; and within 2e-15 (1 + x^2) relative of mpmath
-    (x^2: the rounding of the argument x / sqrt 2)."""
+    """normal.ndtr below SCIPY_ABOVE points: y = Phi(-|x|) by libm's erfc per point (as
+    np.frompyfunc(math.erfc) gives), bit for bit, and 1 - y where x > 0, any shape, infinities and
+    NaN; and within 2e-15 (1 + x^2) relative of mpmath (x^2: the rounding of the argument
+    x / sqrt 2)."""
     import mpmath as mp
 
     from rerokit.bounds.pld.normal import ndtr
@@ -40,8 +41,26 @@ def test_ndtr_is_libm_erfc_per_point():
     erfc = np.frompyfunc(math.erfc, 1, 1)
     for x in (rng.uniform(-40.0, 40.0, 3000), np.array([-np.inf, np.inf, np.nan, 0.0, -0.0]),
               rng.normal(size=(7, 11)), np.zeros(0)):
-        assert np.array_equal(ndtr(x), 0.5 * erfc(-x * math.sqrt(0.5)).astype(float), equal_nan=True)
+        y = 0.5 * erfc(np.abs(x) * math.sqrt(0.5)).astype(float)
+        assert np.array_equal(ndtr(x), np.where(x > 0, 1.0 - y, y), equal_nan=True)
     with mp.workdps(30):
         for xi in (-37.0, -20.5, -3.2, -0.3, 0.0, 0.4, 2.0, 8.0):
             ex = mp.ncdf(xi)
             assert abs(mp.mpf(float(ndtr(np.array([xi]))[0])) - ex) <= 2e-15 * (1.0 + xi * xi) * ex  # (+ the argument)
+
+
+@pytest.mark.parametrize("libm", [True, False])
+def test_ndtr_pair_equals_two_ndtr_calls(libm):
+    """normal.ndtr_pair(t) = (ndtr(-t), ndtr(t)) bit for bit on each path (libm's erfc, one per
+    point; scipy's ndtr, the path above SCIPY_ABOVE points), including |t| < 1, zeros, infinities
+    and NaN."""
+    from scipy.special import ndtr as scipy_ndtr
+
+    from rerokit.bounds.pld.normal import ndtr, ndtr_pair
+
+    rng = np.random.default_rng(3)
+    one = ndtr if libm else (lambda v: scipy_ndtr(np.asarray(v, dtype=float)))
+    for t in (rng.uniform(-40.0, 40.0, 4000), rng.normal(scale=0.5, size=(5, 9)),
+              np.array([-np.inf, np.inf, np.nan, 0.0, -0.0, 1.0, -1.0])):
+        lo, hi = ndtr_pair(t, libm=libm)
+        assert np.array_equal(lo, one(-t), equal_nan=True) and np.array_equal(hi, one(t), equal_nan=True)

@@ -24,7 +24,8 @@ from typing import Sequence
 
 import numpy as np
 
-from rerokit.bounds.pld.normal import SCIPY_ABOVE, ndtr, normal_isf_log
+from rerokit.bounds.pld.exactsum import exact_excess
+from rerokit.bounds.pld.normal import SCIPY_ABOVE, ndtr_pair, normal_isf_log
 from rerokit.bounds.pld.step import (LOSS_POINT_ULPS, MAX_STEP_WIDTH, NDTR_ULPS, StepPLD, StepTooWide, pair_components,
                                     remove_loss)
 
@@ -47,36 +48,6 @@ def _ranges(sigmas: np.ndarray, qs: np.ndarray, direction: str, log_tau: float) 
         else:
             lo[i], hi[i] = -float(remove_loss(s * z, s, q)), -float(remove_loss(-s * z, s, q))
     return lo, hi
-
-
-def _ndtr_pairs(t: np.ndarray, small: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(Phi(-t), Phi(t)), element-wise. ``small``: :func:`ndtr`'s libm path twice (as the per-step
-    code below :data:`SCIPY_ABOVE` points); else scipy's ``ndtr`` (which for |t| >= 1 returns
-    y = erfc(|t|/sqrt2)/2 on the lower side and 1 - y on the upper) once for both, with the same
-    values as two calls."""
-    if small:
-        return _libm_ndtr(-t), _libm_ndtr(t)
-    from scipy.special import ndtr as _scipy_ndtr  # what ndtr uses at this size
-
-    a = np.abs(t)
-    y = _scipy_ndtr(-a)  # Phi(-|t|)
-    hi = 1.0 - y
-    pos = t >= 0
-    lo_side = np.where(pos, y, hi)
-    hi_side = np.where(pos, hi, y)
-    mid = a < 1.0  # scipy uses erf there: evaluate those directly
-    if mid.any():
-        tm = t[mid]
-        lo_side[mid] = _scipy_ndtr(-tm)
-        hi_side[mid] = _scipy_ndtr(tm)
-    return lo_side, hi_side
-
-
-def _libm_ndtr(t: np.ndarray) -> np.ndarray:
-    """:func:`ndtr` by libm's erfc (its path for at most :data:`SCIPY_ABOVE` points), on any size."""
-    flat = t.ravel()
-    parts = [ndtr(flat[i:i + SCIPY_ABOVE]) for i in range(0, flat.size, SCIPY_ABOVE)]
-    return (np.concatenate(parts) if parts else np.zeros(0)).reshape(t.shape)
 
 
 def step_plds_batched(segs: Sequence[tuple[float, float, int]], h: float, direction: str,
@@ -125,74 +96,6 @@ def step_plds_batched(segs: Sequence[tuple[float, float, int]], h: float, direct
         for k, st in zip(rows, _block(sig[r], qs[r], j_lo[r], npts[r], h, direction, small)):
             out[k] = st
     return out  # type: ignore[return-value]
-
-
-_SIGMAS = (8.0, 2.0 ** -31, 2.0 ** -65)  # extraction points (Rump, Ogita & Oishi 2008, Lemma 3.3)
-_SEG_MAX = 1 << 18  # longest segment the extractions' sums are exact for
-
-
-def exact_excess(x: np.ndarray, starts: np.ndarray, extra: np.ndarray | None = None) -> np.ndarray:
-    """Per segment x[starts[i]:starts[i+1]] of non-negative masses: its exact sum (+ ``extra[i]``)
-    minus 1, rounded once to nearest, i.e. ``math.fsum(seg.tolist() + [extra[i], -1.0])``
-    (Shewchuk 1997), vectorised.
-
-    Each mass is split without error into three parts on fixed grids and a residual (the
-    extraction of Rump, Ogita & Oishi 2008, "Accurate floating-point summation part I", Lemma 3.3:
-    for sigma = 2^k and |p| <= sigma, q = fl(fl(sigma + p) - sigma) is a multiple of u sigma and
-    p - q is a float of modulus <= u sigma). With sigma = 8, 2^-31, 2^-65 the parts are multiples
-    of 2^-50, 2^-84, 2^-118 (the first >= 0), and for segments of fewer than 2^18 masses with sum
-    < 8 every partial sum of each part is a multiple of its grid step below 2^52 of them: the three
-    sums are exact in any order. The residuals r are summed with error <= gamma_{n-1} sum |r|
-    (Higham 2002, Thm 4.4; sum |r| itself computed, so divided by 1 - gamma_{n-1}). The rounded
-    total of the four (``math.fsum``) is taken at both ends of that error interval; rounding is
-    monotone, so where the two agree it is the exact total rounded once. Elsewhere (and for
-    segments that do not meet the conditions) ``math.fsum`` itself.
-
-    Args:
-      x: flat array of masses.
-      starts: first index of each segment (increasing; the last one runs to the end of x).
-      extra: one more term per segment (default none).
-
-    Returns:
-      The rounded excesses, one per segment.
-    """
-    x = np.asarray(x, dtype=float)
-    starts = np.asarray(starts, dtype=np.int64)
-    k = starts.size
-    ends = np.append(starts[1:], x.size)
-    ext = np.zeros(k) if extra is None else np.asarray(extra, dtype=float)
-    out = np.empty(k)
-    ok = np.ones(k, dtype=bool)
-    if x.size and k and bool(np.all(ends > starts)):
-        sums = []
-        r = x
-        for sg in _SIGMAS:
-            q = r + sg
-            q -= sg
-            r = r - q
-            sums.append(np.add.reduceat(q, starts))
-        s4 = np.add.reduceat(r, starts)
-        np.abs(r, out=r)
-        n = (ends - starts).astype(float)
-        # gamma_{n-1} sum|r| / (1 - gamma_{n-1}) <= 1.01 n u fl(sum|r|) for n u < 1e-3
-        delta = 1.01 * n * _U * np.add.reduceat(r, starts) + 1e-300
-        lo4 = np.nextafter(s4 - delta, -np.inf)
-        hi4 = np.nextafter(s4 + delta, np.inf)
-        neg = np.minimum.reduceat(x, starts) < 0
-        ok = (~neg) & (n < _SEG_MAX) & (sums[0] < 8.0) & np.isfinite(s4) & (ends > starts)
-        s1m = sums[0] - 1.0  # exact (a multiple of 2^-50 below 8)
-        fs = math.fsum
-        for i, (o, x1, x2, x3, x4, lo, hi) in enumerate(zip(ok.tolist(), s1m.tolist(), sums[1].tolist(),
-                                                          sums[2].tolist(), ext.tolist(), lo4.tolist(), hi4.tolist())):
-            if o:
-                a = fs((x1, x2, x3, x4, lo))
-                if a == fs((x1, x2, x3, x4, hi)):
-                    out[i] = a
-                else:
-                    ok[i] = False
-    for i in np.flatnonzero(~ok).tolist():
-        out[i] = math.fsum(x[starts[i]:ends[i]].tolist() + [float(ext[i]), -1.0])
-    return out
 
 
 def _exact_excess(a: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -374,8 +277,8 @@ def _tails_rows(sig, qs, j_lo, m, h, direction, small):
         full = qs == 1.0  # q = 1: x = sigma^2 l + 1/2
         if full.any():
             x[full] = s2[full] * L[full] + 0.5
-    n_neg, n_pos = _ndtr_pairs(x / s_c, small)
-    n_1mx, n_xm1 = _ndtr_pairs((x - 1.0) / s_c, small)
+    n_neg, n_pos = ndtr_pair(x / s_c, small)
+    n_1mx, n_xm1 = ndtr_pair((x - 1.0) / s_c, small)
     mix_sf = one_m_q * n_neg + q_c * n_1mx
     mix_cdf = one_m_q * n_pos + q_c * n_xm1
     if direction == "remove":

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-__all__ = ["ndtr", "log_ndtr", "log_ndtr_many", "normal_isf_log", "normal_ppf_log", "logsumexp_rows", "LOG_NDTR_REL", "SCIPY_ABOVE"]
+__all__ = ["ndtr", "ndtr_pair", "log_ndtr", "log_ndtr_many", "normal_isf_log", "normal_ppf_log", "logsumexp_rows", "LOG_NDTR_REL", "SCIPY_ABOVE"]
 
 SCIPY_ABOVE = 50_000
 LOG_NDTR_REL = 1e-13
@@ -26,7 +26,11 @@ _LOG_HALF = math.log(0.5)
 
 
 def ndtr(x: np.ndarray) -> np.ndarray:
-    """Standard normal CDF Phi(x) = erfc(-x / sqrt 2) / 2, accurate in both tails.
+    """Standard normal CDF Phi(x), accurate in both tails: y = Phi(-|x|) = erfc(|x| / sqrt 2) / 2 by
+    libm's erfc, and 1 - y where x > 0 (within 3u of Phi(x) there, as y <= 1/2 carries libm's
+    2 ulps), so that the smaller side is always libm's own value and ``ndtr(-a)``, ``ndtr(a)`` are
+    bit for bit the two sides of :func:`ndtr_pair` ``(a)``. Above :data:`SCIPY_ABOVE` points
+    scipy's ``ndtr``.
 
     Args:
       x: array of reals (+-inf allowed).
@@ -39,8 +43,52 @@ def ndtr(x: np.ndarray) -> np.ndarray:
         from scipy.special import ndtr as _scipy_ndtr
 
         return _scipy_ndtr(x)
-    # libm's erfc per point (the same values as np.frompyfunc(math.erfc), about 1.3x faster)
-    y = (-x * math.sqrt(0.5)).ravel().tolist()
+    y = _half_erfc_abs(x)
+    return np.where(x > 0, 1.0 - y, y)
+
+
+def ndtr_pair(t: np.ndarray, libm: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(Phi(-t), Phi(t)) element-wise, the same values as ``ndtr(-t)``, ``ndtr(t)`` for one erfc
+    per point instead of two.
+
+    Args:
+      t: array of reals.
+      libm: libm's erfc (:func:`ndtr`'s path up to :data:`SCIPY_ABOVE` points) or scipy's ``ndtr``
+        (its path above); None: by the size of ``t``, as :func:`ndtr` chooses.
+
+    Returns:
+      The two arrays. scipy's path: for |t| >= 1 scipy returns y = erfc(|t|/sqrt2)/2 on the lower
+      side and 1 - y on the upper, so y is computed once; below 1 it uses erf, and those points
+      are evaluated on each side directly.
+    """
+    t = np.asarray(t, dtype=float)
+    if libm is None:
+        libm = t.size <= SCIPY_ABOVE
+    if libm:
+        y = _half_erfc_abs(t)
+        hi = 1.0 - y
+        pos = t > 0
+        return np.where(pos, y, hi), np.where(pos, hi, y)
+    from scipy.special import ndtr as _scipy_ndtr
+
+    a = np.abs(t)
+    y = _scipy_ndtr(-a)  # Phi(-|t|)
+    hi = 1.0 - y
+    pos = t >= 0
+    lo_side = np.where(pos, y, hi)
+    hi_side = np.where(pos, hi, y)
+    mid = a < 1.0
+    if mid.any():
+        tm = t[mid]
+        lo_side[mid] = _scipy_ndtr(-tm)
+        hi_side[mid] = _scipy_ndtr(tm)
+    return lo_side, hi_side
+
+
+def _half_erfc_abs(x: np.ndarray) -> np.ndarray:
+    """Phi(-|x|) = erfc(|x| / sqrt 2) / 2, libm's erfc per point (``map`` over a list: about 1.3x
+    faster than ``np.frompyfunc``)."""
+    y = (np.abs(x) * math.sqrt(0.5)).ravel().tolist()
     return 0.5 * np.fromiter(map(math.erfc, y), float, len(y)).reshape(x.shape)
 
 

@@ -73,7 +73,8 @@ from typing import Sequence
 
 import numpy as np
 
-from rerokit.bounds.pld.normal import ndtr, normal_isf_log
+from rerokit.bounds.pld.exactsum import exact_sum_minus_one
+from rerokit.bounds.pld.normal import ndtr, ndtr_pair, normal_isf_log
 
 __all__ = ["StepPLD", "StepTooWide", "dpsgd_step_pld", "step_from_tails", "component_split", "loss_range", "default_grid_step", "DIRECTIONS",
            "MAX_STEP_WIDTH", "remove_loss", "loss_tails", "pair_components", "x_of_remove_loss"]
@@ -262,9 +263,9 @@ def _tails_at(l: np.ndarray, sigma: float, q: float, direction: str, k: int = 1)
     """:func:`_tails` and the points x where they were evaluated."""
     if direction in ("remove", "add"):
         x = x_of_remove_loss(l if direction == "remove" else -l, sigma, q, k)  # add: L_A > l <=> x < x_R(-l)
-        q_gt, q_le = ndtr(-x / sigma), ndtr(x / sigma)
-        if k == 1:  # the Q tails reused in the mixture's (the same operations as _mix_sf / _mix_cdf)
-            r_gt, r_le = ndtr((1.0 - x) / sigma), ndtr((x - 1.0) / sigma)
+        q_gt, q_le = ndtr_pair(x / sigma)  # ndtr(-x / sigma), ndtr(x / sigma), one erfc per point
+        if k == 1:  # the Q tails reused in the mixture's (the same values as _mix_sf / _mix_cdf)
+            r_gt, r_le = ndtr_pair((x - 1.0) / sigma)  # (1 - x) / sigma is -((x - 1) / sigma) exactly
             p_gt, p_le = (1.0 - q) * q_gt + q * r_gt, (1.0 - q) * q_le + q * r_le
         else:
             p_gt, p_le = _mix_sf(x, sigma, q, k), _mix_cdf(x, sigma, q, k)
@@ -419,7 +420,7 @@ def _one_sided(p_gt: np.ndarray, p_le: np.ndarray, e_gt: np.ndarray, e_le: np.nd
     f_suf, local = _suffix_errors(p_gt, p_le, e_gt, e_le, use_gt)
     f_rev, _ = _suffix_errors(p_le[::-1], p_gt[::-1], e_le[::-1], e_gt[::-1], ~use_gt[::-1])
     f_pre = f_rev[::-1]  # F_pre[m]: positions < m (reversed positions >= n - m)
-    excess = math.fsum(np.asarray(stored, dtype=float).tolist() + [-1.0])  # stored total - 1, exact
+    excess = exact_sum_minus_one(stored)  # stored total - 1, exact (rounded once)
     slop = 2.0 * _U * abs(excess)  # excess is the exact sum rounded once
     up = np.maximum(0.0, np.minimum(f_suf, f_pre - excess + slop))
     down = np.maximum(0.0, np.minimum(f_suf, f_pre + excess + slop))
@@ -525,8 +526,8 @@ def dpsgd_step_pld(sigma: float, q: float, h: float, direction: str, log_tau: fl
     l = (np.arange(j_lo, j_hi + 1) if labels is None else labels) * h
     if component_split:
         x = x_of_remove_loss(l, sigma, q, 1)
-        q_gt, q_le = ndtr(-x / sigma), ndtr(x / sigma)
-        r_gt, r_le = ndtr((1.0 - x) / sigma), ndtr((x - 1.0) / sigma)
+        q_gt, q_le = ndtr_pair(x / sigma)
+        r_gt, r_le = ndtr_pair((x - 1.0) / sigma)
         # the same operations as _mix_sf / _mix_cdf (k = 1): the same tails, bit for bit
         tails = ((1.0 - q) * q_gt + q * r_gt, (1.0 - q) * q_le + q * r_le, q_gt, q_le, x)
         return step_from_tails(sigma, q, h, direction, group_size, j_lo, l, tails, r_tails=(r_gt, r_le), labels=labels)
@@ -605,7 +606,7 @@ def step_from_tails(sigma: float, q: float, h: float, direction: str, group_size
     g_suf[n_b + 1] = f_suf[n_b + 1]
     g_pre[1:n_b + 1] = f_pre[2:n_b + 2] + dc
     g_pre[n_b + 1] = f_pre[n_b + 1]
-    excess = math.fsum(stored.tolist() + [-1.0])
+    excess = exact_sum_minus_one(stored)  # math.fsum's value, vectorised
     f_split = np.maximum(0.0, np.minimum(g_suf, g_pre - excess + 2.0 * _U * abs(excess)))
     up = _flow_up(stored, f_split)
     split, p_top = up[:-1], float(up[-1])
