@@ -55,7 +55,8 @@ query and the composition respect, so that no allowance for this rounding is nee
 
 Assumed (stated as for the FFT's sin/cos, and measured against mpmath in
 ``tests/bounds/pld/test_pld_engine.py``): (i) every computed mixture tail sum_c w_c Phi(+-a_c)
-(``ndtr`` through libm's ``erfc`` or scipy's ``ndtr``, a_c = (x' - m_c) / sigma the standardised
+(``ndtr`` through libm's ``erfc`` or scipy's ``ndtr``, each the larger side as 1 - Phi(-|a|),
+within 3u of it as Phi(-|a|) <= 1/2 carries 2 ulps; a_c = (x' - m_c) / sigma the standardised
 arguments, the weights and the sum) at a computed point x' is within
 :data:`NDTR_ULPS` u (tail + sum_c w_c |a_c| phi(a_c)) of the exact tail at x' (relative
 accuracy of the special function and the arithmetic, plus the rounding of the argument itself,

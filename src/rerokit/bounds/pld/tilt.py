@@ -261,25 +261,54 @@ def _bisect(prep: list[tuple[np.ndarray, np.ndarray, int]], log_alpha: float, lo
 
 def mean_tilt(parts: Parts, h: float, y: float, lo: float, cap: float) -> float | None:
     """The tilt t >= lo whose tilted mean Psi'(t) is ``y`` (Psi' increases in t): the bracket doubled
-    from [lo, 2 lo] up to ``cap``, then 40 halvings (the upper end returned); None where Psi' stays
-    below y up to the cap. A choice of computation only."""
+    from [lo, 2 lo] up to ``cap``, then Newton's method safeguarded by bisection, to 1e-10 of y or
+    2^-40 of the bracket; None where Psi' stays below y up to the cap. A choice of computation only."""
     return _mean_tilt(_prepared(parts, h), y, lo, cap)
 
 
 def _mean_tilt(prep: list[tuple[np.ndarray, np.ndarray, int]], y: float, lo: float, cap: float,
                halvings: int = 40) -> float | None:
-    """:func:`mean_tilt` of :func:`_prepared` steps (``halvings`` halvings)."""
-    def mean(t: float) -> float:
-        return _moments(prep, t)[1]
+    """:func:`mean_tilt` of :func:`_prepared` steps, to 2^-``halvings`` of the doubled bracket.
+    Newton's steps on log Psi' (on Psi' where it or y is not positive; Psi'' the slope, from
+    :func:`_moments2`) that leave the bracket are replaced by its midpoint, so it converges at least
+    as a bisection would; it stops at 1e-10 of y. About 4-6 moment evaluations after the doubling
+    where 40 halvings took 40 (the one-jump bound's tilts, :mod:`rerokit.bounds.pld.onejump`)."""
+    def newton(t: float, m: float, v: float) -> float:
+        if not v > 0.0:
+            return math.nan
+        if m > 0.0 and y > 0.0:  # on log Psi' (Psi' grows about exponentially in t)
+            return t - math.log(m / y) * m / v
+        return t - (m - y) / v
 
+    _, m, v = _moments2(prep, lo)
+    if m >= y:
+        return lo
+    # the bracket: from [lo, 2 lo] doubling, or up to 64x at once where Newton's step points further
     a, b = lo, 2.0 * lo
-    while mean(b) < y and b < cap:
-        a, b = b, 2.0 * b
-    if mean(b) < y:
+    while True:
+        _, m, v = _moments2(prep, b)
+        if m >= y or b >= cap:
+            break
+        guess = newton(b, m, v)
+        a, b = b, min(64.0 * b, max(2.0 * b, 1.5 * guess if math.isfinite(guess) else 0.0))
+    if m < y:
         return None
+    tol = (b - a) * 2.0 ** -halvings
+    t = 0.5 * (a + b)
     for _ in range(halvings):
-        mid = 0.5 * (a + b)
-        a, b = (mid, b) if mean(mid) < y else (a, mid)
+        _, m, v = _moments2(prep, t)
+        if abs(m - y) <= 1e-10 * abs(y):
+            return t
+        if m < y:
+            a = t
+        else:
+            b = t
+        nt = newton(t, m, v)
+        if not a < nt < b:
+            nt = 0.5 * (a + b)
+        if abs(nt - t) <= tol or b - a <= tol:
+            return nt
+        t = nt
     return b
 
 
