@@ -51,7 +51,8 @@ import numpy as np
 from rerokit.bounds.pld.batch import BATCH_MIN, moment_window_batched
 from rerokit.bounds.pld.normal import logsumexp_rows
 
-__all__ = ["Composed", "WindowTooWide", "compose", "chernoff_window", "chernoff_lower", "moment_support", "fft_size", "fft_error_constant", "fft_factors",
+__all__ = ["Composed", "WindowTooWide", "compose", "chernoff_window", "chernoff_lower", "moment_support",
+           "coarse_moment_copy", "fft_size", "fft_error_constant", "fft_factors",
            "PRECISIONS",
            "compose_inf_mass", "MAX_FFT", "weighted_roundoff", "moment_terms"]
 
@@ -194,6 +195,18 @@ def moment_support(labels: np.ndarray, pmf: np.ndarray) -> tuple[np.ndarray, np.
     return labels, pmf
 
 
+def coarse_moment_copy(off: int, pmf: np.ndarray, points: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    """(labels, masses) of ``pmf`` (labels off..) summed in blocks of size // ``points`` labels (at
+    least 1), each block at its centre label: a copy of at most ~2 ``points`` entries whose moment
+    function locates a good Chernoff parameter lam cheaply. Only to *choose* lam: it is not a bound
+    (the bound is the exact moment sum at the chosen lam)."""
+    b = max(1, pmf.size // points)
+    nb = -(-pmf.size // b)
+    pad = np.zeros(nb * b)
+    pad[: pmf.size] = pmf
+    return off + b * np.arange(nb, dtype=float) + 0.5 * (b - 1), pad.reshape(nb, b).sum(axis=1)
+
+
 def moment_terms(labels: np.ndarray, pmf: np.ndarray, lam: np.ndarray) -> np.ndarray:
     """log sum_j pmf_j e^{lam l_j} for each lam (rows of :func:`rerokit.bounds.pld.normal.logsumexp_rows`,
     rounded as it rounds them), over :func:`moment_support`'s entries."""
@@ -253,11 +266,7 @@ def _chernoff_ends(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_u
         nz = np.nonzero(pmf)[0]
         lo_sup += count * (off + int(nz[0]))
         hi_sup += count * (off + int(nz[-1]))
-        b = max(1, pmf.size // 256)  # a coarse copy of <= ~256 points: only to choose lam
-        nb = -(-pmf.size // b)
-        pad = np.zeros(nb * b)
-        pad[: pmf.size] = pmf
-        coarse.append((off + b * np.arange(nb, dtype=float) + 0.5 * (b - 1), pad.reshape(nb, b).sum(axis=1), count))
+        coarse.append((*coarse_moment_copy(off, pmf), count))  # only to choose lam
     fine = [(off + np.arange(pmf.size, dtype=float), pmf, count) for off, pmf, count in parts]
 
     def end(log_t: float, upper: bool) -> float:

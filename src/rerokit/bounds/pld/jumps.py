@@ -83,7 +83,7 @@ from typing import Sequence
 
 import numpy as np
 
-from rerokit.bounds.pld.compose import WindowTooWide, moment_terms, compose, weighted_roundoff
+from rerokit.bounds.pld.compose import WindowTooWide, coarse_moment_copy, compose, moment_terms, weighted_roundoff
 from rerokit.bounds.pld.lowertail import TiltedPart, block_size, rebin_pld, rebin_stat, tilt_sparse
 from rerokit.bounds.pld.tilt import TiltedSide, pulled_tilt, pulled_upper, tilted_lower, tilted_upper_share
 
@@ -222,31 +222,60 @@ _LAMS = 2.0 ** (np.arange(-32, 5) / 2.0)
 
 
 class _SliceWindows:
-    """Chernoff windows of the slices of one block, all from one evaluation of each part's log
-    moment function on :data:`_LAMS`: for any lam > 0 the mass of a composition above B is at most
-    e^{-lam B} prod_i M_i(lam)^{T_i} (and below A alike, Markov's inequality), as in
+    """Chernoff windows of the slices of one block: for any lam > 0 the mass of a composition above
+    B is at most e^{-lam B} prod_i M_i(lam)^{T_i} (and below A alike, Markov's inequality), as in
     :func:`rerokit.bounds.pld.compose.chernoff_window` (the same rounding of the log moments, the
-    same ceil/floor), but the best lam of the grid is taken for every slice k at once instead of a
-    search per composition (which cost half of the slices' time)."""
+    same ceil/floor). For each slice the best lam of :data:`_LAMS` is located on the parts'
+    coarse copies (:func:`rerokit.bounds.pld.compose.coarse_moment_copy`, evaluated once on the
+    whole grid of lam), and the window is the exact bound at it and its two neighbours; the exact
+    log moments are computed once per part and lam, and shared by the slices (evaluating every part
+    on all of :data:`_LAMS` cost more than the slices' compositions: 10.6 of 47 ms at sigma 1.19,
+    q 2.1e-5, T 69025, kappa 1e-8)."""
 
     def __init__(self, parts: Sequence[tuple[int, np.ndarray]], log_tau: float):
         self.log_tau = log_tau
-        self.up, self.dn, self.lo, self.hi = [], [], [], []
+        self.fine, self.c_up, self.c_dn, self.lo, self.hi = [], [], [], [], []
+        self._exact: dict[tuple[int, int], float] = {}  # (part, +-(lam index + 1)) -> log moment
         for j0, pmf in parts:
-            labels = j0 + np.arange(pmf.size, dtype=float)
             nz = np.flatnonzero(pmf)
-            self.up.append(moment_terms(labels, pmf, _LAMS))
-            self.dn.append(moment_terms(labels, pmf, -_LAMS))
+            cl, cp = coarse_moment_copy(j0, pmf)
+            self.c_up.append(moment_terms(cl, cp, _LAMS))
+            self.c_dn.append(moment_terms(cl, cp, -_LAMS))
+            self.fine.append((j0 + np.arange(pmf.size, dtype=float), pmf))
             self.lo.append(j0 + int(nz[0]))
             self.hi.append(j0 + int(nz[-1]))
 
+    def _exact_sum(self, counts: Sequence[int], idx: np.ndarray, sign: float) -> np.ndarray:
+        """sum_i counts_i log M_i(sign lam) at lam = _LAMS[idx], each part's exact log moment
+        (:func:`rerokit.bounds.pld.compose.moment_terms`) computed once per lam."""
+        out = np.zeros(idx.size)
+        for i, (c, (labels, pmf)) in enumerate(zip(counts, self.fine)):
+            if not c:
+                continue
+            keys = [(i, int(sign) * (int(j) + 1)) for j in idx]
+            missing = [j for j, k in zip(idx, keys) if k not in self._exact]
+            if missing:
+                vals = moment_terms(labels, pmf, sign * _LAMS[np.array(missing)])
+                for j, v in zip(missing, vals.tolist()):
+                    self._exact[(i, int(sign) * (int(j) + 1))] = v
+            out += c * np.array([self._exact[k] for k in keys])
+        return out
+
     def window(self, counts: Sequence[int]) -> tuple[int, int]:
         """[A, B] of the composition with ``counts`` copies of each part."""
-        up = sum(c * u for c, u in zip(counts, self.up))
-        dn = sum(c * d for c, d in zip(counts, self.dn))
+        c_up = sum(c * u for c, u in zip(counts, self.c_up))
+        c_dn = sum(c * d for c, d in zip(counts, self.c_dn))
         with np.errstate(invalid="ignore"):
-            B = float(np.min(np.ceil((up - self.log_tau) / _LAMS)))
-            A = float(np.max(np.floor((self.log_tau - dn) / _LAMS)))
+            b_c = np.ceil((c_up - self.log_tau) / _LAMS)
+            a_c = np.floor((self.log_tau - c_dn) / _LAMS)
+        n = _LAMS.size
+        iu = int(np.argmin(np.where(np.isnan(b_c), np.inf, b_c)))
+        id_ = int(np.argmax(np.where(np.isnan(a_c), -np.inf, a_c)))
+        sel_u = np.arange(max(0, iu - 1), min(n, iu + 2))
+        sel_d = np.arange(max(0, id_ - 1), min(n, id_ + 2))
+        with np.errstate(invalid="ignore"):
+            B = float(np.min(np.ceil((self._exact_sum(counts, sel_u, 1.0) - self.log_tau) / _LAMS[sel_u])))
+            A = float(np.max(np.floor((self.log_tau - self._exact_sum(counts, sel_d, -1.0)) / _LAMS[sel_d])))
         if not (math.isfinite(A) and math.isfinite(B)):
             raise WindowTooWide("the Chernoff window of a slice is not finite")
         lo = sum(c * x for c, x in zip(counts, self.lo))
