@@ -195,16 +195,21 @@ def moment_support(labels: np.ndarray, pmf: np.ndarray) -> tuple[np.ndarray, np.
     return labels, pmf
 
 
-def coarse_moment_copy(off: int, pmf: np.ndarray, points: int = 256) -> tuple[np.ndarray, np.ndarray]:
+def coarse_moment_copy(off: int, pmf: np.ndarray, points: int = 256,
+                       nonzero: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(labels, masses) of ``pmf`` (labels off..) summed in blocks of size // ``points`` labels (at
     least 1), each block at its centre label: a copy of at most ~2 ``points`` entries whose moment
     function locates a good Chernoff parameter lam cheaply. Only to *choose* lam: it is not a bound
-    (the bound is the exact moment sum at the chosen lam)."""
+    (the bound is the exact moment sum at the chosen lam). ``nonzero``: the indices of the nonzero
+    masses, if known; where fewer than half are nonzero the blocks are summed from those alone."""
     b = max(1, pmf.size // points)
     nb = -(-pmf.size // b)
+    centres = off + b * np.arange(nb, dtype=float) + 0.5 * (b - 1)
+    if nonzero is not None and 2 * nonzero.size < pmf.size:
+        return centres, np.bincount(nonzero // b, weights=pmf[nonzero], minlength=nb)
     pad = np.zeros(nb * b)
     pad[: pmf.size] = pmf
-    return off + b * np.arange(nb, dtype=float) + 0.5 * (b - 1), pad.reshape(nb, b).sum(axis=1)
+    return centres, pad.reshape(nb, b).sum(axis=1)
 
 
 def moment_terms(labels: np.ndarray, pmf: np.ndarray, lam: np.ndarray) -> np.ndarray:
@@ -257,17 +262,20 @@ def _chernoff_ends(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_u
     var = 0.0
     lo_sup = hi_sup = 0
     coarse = []
+    fine = []
     for off, pmf, count in parts:
-        labels = off + np.arange(pmf.size, dtype=float)
-        tot = float(pmf.sum())
+        nz = np.flatnonzero(pmf)
+        # the moments on the nonzero masses only where fewer than half are nonzero (the sparse
+        # steps of tiny q: 2e5 labels, a few thousand masses), as moment_support takes them
+        labels, masses = moment_support(off + np.arange(pmf.size, dtype=float), pmf)
+        tot = float(masses.sum())
         if tot > 0:
-            m1 = float(np.sum(pmf * labels)) / tot
-            var += count * float(np.sum(pmf * (labels - m1) ** 2)) / tot
-        nz = np.nonzero(pmf)[0]
+            m1 = float(np.sum(masses * labels)) / tot
+            var += count * float(np.sum(masses * (labels - m1) ** 2)) / tot
         lo_sup += count * (off + int(nz[0]))
         hi_sup += count * (off + int(nz[-1]))
-        coarse.append((*coarse_moment_copy(off, pmf), count))  # only to choose lam
-    fine = [(off + np.arange(pmf.size, dtype=float), pmf, count) for off, pmf, count in parts]
+        coarse.append((*coarse_moment_copy(off, pmf, nonzero=nz), count))  # only to choose lam
+        fine.append((labels, masses, count))
 
     def end(log_t: float, upper: bool) -> float:
         """One side's bound at tail mass e^log_t: lam chosen on the coarse copies, then the exact
