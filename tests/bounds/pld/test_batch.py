@@ -11,12 +11,12 @@ import sys
 
 import numpy as np
 import pytest
-from rerokit.bounds.pld.normal import ndtr_pair
 from scipy.stats import norm
 
 from rerokit.bounds.dpsgd import rero_dpsgd
 from rerokit.bounds.pld import schedule_pld
 from rerokit.bounds.pld import batch
+from rerokit.bounds.pld.normal import ndtr_pair
 from rerokit.bounds.pld.step import dpsgd_step_pld
 
 _builder = sys.modules["rerokit.bounds.pld.builder"]

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from rerokit.bounds.dpsgd import dpsgd_pld
-from rerokit.bounds.pld import builder, tilt
+from rerokit.bounds.pld import tilt
 from rerokit.bounds.pld.logsum import suffix_logsumexp
 from rerokit.bounds.pld.normal import logsumexp_rows
 from rerokit.bounds.pld.tilt import _logsumexp4
