@@ -87,6 +87,20 @@ single-process soundness benchmark):
   cells (sigma 0.988, q 3.08e-5, T 361: x0.62) and short small-q schedules (sigma 3.27, q 1.25e-4,
   T 17 and sigma 1.64, q 4.7e-4, T 1161: x0.71; sigma 1.338, q 3.06e-5, T 21: x0.70), where riskcal
   takes 7-40 ms.
+
+Measured 2026-11-27, seventeenth stop (``--repeats 2``), the stop's parent (9fce8a9, in a worktree)
+and its final code in the same session, riskcal in the same runs: the step discretisation's one
+erfc per point and vectorised exact sums, the width law aimed at 6e-3 (builder._WIDTH_AIM), the
+slice windows and the one-jump tilts located on coarse copies, the sparse steps' Chernoff windows
+on their nonzero masses:
+- ``--grid``: x2.20 -> x2.75, rerokit slower in 2 -> 1 of 36 (sigma 1.36, q 1e-3, T 7e4 / 3e5,
+  kappa 1e-30: x0.92 / x0.97 -> faster; the one slower cell of the final run, sigma 2, q 1e-3,
+  T 1e4, kappa 1e-30 at x0.88, was riskcal's fast run: best of 7 alone 12.7 against 20.9 ms, x1.65,
+  the parent x1.49); the affected brackets 2.8e-3-3.5e-3 -> 6.0e-3-7.5e-3 wide, the widest 7.9e-3
+  either way.
+- seed 13: x5.70 -> x6.25, slower in 0 -> 0 of 40. ``--small-q`` seed 1: x2.41 -> x2.55, the same
+  2 of 30 slower (sigma 1.338, q 3.06e-5, T 21: x0.71 -> x0.88; sigma 0.988, q 3.08e-5, T 361:
+  x0.87 -> x0.91, the FFTs of a lattice-like tail in long double).
 """
 
 from __future__ import annotations
