@@ -290,7 +290,8 @@ def _mean_tilt(prep: list[tuple[np.ndarray, np.ndarray, int]], y: float, lo: flo
         if m >= y or b >= cap:
             break
         guess = newton(b, m, v)
-        a, b = b, min(64.0 * b, max(2.0 * b, 1.5 * guess if math.isfinite(guess) else 0.0))
+        # (never past the cap by more than a doubling would go)
+        a, b = b, min(64.0 * b, max(2.0 * b, cap), max(2.0 * b, 1.5 * guess if math.isfinite(guess) else 0.0))
     if m < y:
         return None
     tol = (b - a) * 2.0 ** -halvings
