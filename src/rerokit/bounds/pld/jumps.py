@@ -235,7 +235,7 @@ class _SliceWindows:
     def __init__(self, parts: Sequence[tuple[int, np.ndarray]], log_tau: float):
         self.log_tau = log_tau
         self.fine, self.c_up, self.c_dn, self.lo, self.hi = [], [], [], [], []
-        self._exact: dict[tuple[int, int], float] = {}  # (part, +-(lam index + 1)) -> log moment
+        self._exact: dict[tuple[int, float, int], float] = {}  # (part, sign, lam index) -> log moment
         for j0, pmf in parts:
             nz = np.flatnonzero(pmf)
             cl, cp = coarse_moment_copy(j0, pmf)
@@ -252,12 +252,11 @@ class _SliceWindows:
         for i, (c, (labels, pmf)) in enumerate(zip(counts, self.fine)):
             if not c:
                 continue
-            keys = [(i, int(sign) * (int(j) + 1)) for j in idx]
-            missing = [j for j, k in zip(idx, keys) if k not in self._exact]
+            keys = [(i, sign, int(j)) for j in idx]
+            missing = [k for k in keys if k not in self._exact]
             if missing:
-                vals = moment_terms(labels, pmf, sign * _LAMS[np.array(missing)])
-                for j, v in zip(missing, vals.tolist()):
-                    self._exact[(i, int(sign) * (int(j) + 1))] = v
+                vals = moment_terms(labels, pmf, sign * _LAMS[[j for _, _, j in missing]])
+                self._exact.update(zip(missing, vals.tolist()))
             out += c * np.array([self._exact[k] for k in keys])
         return out
 

@@ -43,8 +43,7 @@ def ndtr(x: np.ndarray) -> np.ndarray:
         from scipy.special import ndtr as _scipy_ndtr
 
         return _scipy_ndtr(x)
-    y = _half_erfc_abs(x)
-    return np.where(x > 0, 1.0 - y, y)
+    return ndtr_pair(x, libm=True)[1]
 
 
 def ndtr_pair(t: np.ndarray, libm: bool | None = None) -> tuple[np.ndarray, np.ndarray]:

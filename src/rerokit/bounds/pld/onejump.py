@@ -124,8 +124,8 @@ def _jump_log_moments(steps: Sequence["JumpStep"], js: list, lmb: list, log_mb: 
     ``losses`` (the scan's two ends) on the jumps' coarse copies
     (:func:`rerokit.bounds.pld.compose.coarse_moment_copy`), the tilts between them and one more on
     each side; elsewhere the term is not used (the least over fewer tilts is still a bound). The
-    jumps are most of a step's labels (25725 of 25726 at sigma 0.731, q 1.05e-7: 7 of 50 ms for all
-    24 tilts)."""
+    jumps are most of a step's labels (25224 of 25725 at sigma 0.731, q 1.05e-7, T 86529, kappa
+    1.9e-13: all 24 tilts took 4.6 ms of the query's 34 ms, the 8 selected here 1.3 ms)."""
     coarse = [_log_moments(*coarse_moment_copy(int(jl[0]), jm), h, tilts) if jm.size
               else np.full(tilts.size, -np.inf) for jl, jm in js]
     log_r2 = _z_terms(steps, coarse, lmb, log_mb)
@@ -252,8 +252,7 @@ def one_jump_upper(steps: Sequence[JumpStep], h: float, log_alpha: float, cut: i
                                                 + st.inf_mass - 1.0)) for st in steps)
     p_inf = sum(st.count * st.inf_mass for st in steps) * math.exp(log_excess) * (1.0 + 1e-12)
     # two or more jumps: M_B (e^z - 1 - z) <= M_B z^2 e^z / 2, z = sum_i T_i M_{j_i} / M_{b_i}
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # (a z beyond range: no bound there)
-        log_r2 = np.where(r2_tilts, _z_terms(steps, lmj, lmb, log_mb), np.inf)
+    log_r2 = np.where(r2_tilts, _z_terms(steps, lmj, lmb, log_mb), np.inf)
 
     def bound(ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         lk = ks * h
