@@ -266,7 +266,8 @@ def _chernoff_ends(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_u
     for off, pmf, count in parts:
         nz = np.flatnonzero(pmf)
         # the moments on the nonzero masses only where fewer than half are nonzero (the sparse
-        # steps of tiny q: 2e5 labels, a few thousand masses), as moment_support takes them
+        # steps of tiny q: 1259 masses on 199998 labels at sigma 0.731, q 1.05e-7), as
+        # moment_support takes them
         labels, masses = moment_support(off + np.arange(pmf.size, dtype=float), pmf)
         tot = float(masses.sum())
         if tot > 0:
