@@ -33,7 +33,8 @@ def test_a_two_grid_tilt_whose_error_term_is_large_is_retried_else_takes_the_one
     brings the mean there also weights the single step's far tail), its upper end's error term is
     more than 1e-3 of it (e^-4.8), and its bracket is 7.8 % wide (the statistic ~2.8 standard errors
     below the reference; the max test's power e^-30.104 is far below). Retried with the windows' tail
-    mass 1e-16 (builder._JUMP_RETRY_TAU): 6.3e-4 wide (error share e^-8.7), the one-grid tilt not run.
+    mass 1e-16 (builder._JUMP_RETRY_TAU): 1.3e-3 wide (error share e^-7.8 at the pulled tilt in "mixed",
+    tilt._PULLED_MIXED_FIRST; 6.3e-4 at the saddle point), the one-grid tilt not run.
     Without the retry, the one-grid tilt too, each end the better: 1.9e-3 wide. The max test is the
     common-threshold one here (pld.maxtest._MATCHED_MOST = 1): its loss-matched thresholds give a lower
     end 2.4e-4 below the reference by themselves (e^-29.99324 against e^-29.99300) and would mask the
@@ -44,7 +45,7 @@ def test_a_two_grid_tilt_whose_error_term_is_large_is_retried_else_takes_the_one
     assert dpsgd_pld(segs).tail_by_jumps(log_level)  # the path under test
     lo, up = dpsgd_pld(segs).tail_power(log_level)
     assert lo - tol <= log_power <= up + tol
-    assert up - lo <= 1e-3 and not tilts  # (the two grids alone)
+    assert up - lo <= 1.5e-3 and not tilts  # (the two grids alone)
     with monkeypatch.context() as m:
         m.setattr(builder, "_JUMP_RETRY_TAU", jumps.JUMP_LOG_TAU)  # the retry as the first: no gain
         lo_r, up_r = dpsgd_pld(segs).tail_power(log_level)

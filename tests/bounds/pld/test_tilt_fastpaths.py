@@ -207,13 +207,20 @@ def test_later_tilts_start_at_the_lowered_tau(sigma: float, l: float, compose_ta
     saddle point's, the long double recomposition: three upper ends). The first lowers tau; the
     later ones start e^tilt._TAU_MARGIN below it instead of composing at the default first (4
     compositions where there were 6; measured 3.3e-4 / 5.6e-5 wide against 5.5e-4 / 2.1e-4); both
-    brackets contain the exact power (mpmath, 30 digits). The one-jump bound is off (as above)."""
+    brackets contain the exact power (mpmath, 30 digits). The one-jump bound is off (as above). By
+    default (tilt._PULLED_MIXED_FIRST) the pulled tilt in "mixed" is the second upper end and is kept:
+    3 compositions, the lowered tau reused there too; the three upper ends are the rule off."""
     monkeypatch.setattr(builder, "_ONE_JUMP_Q", 0.0)
     log_level, log_power = mp_two_steps(1e-5, l, sigma)
     taus = compose_taus
     lo, up = dpsgd_pld([(sigma, 1e-5, 2)]).tail_power(log_level)
     assert lo <= log_power + 1e-9 and up >= log_power - 1e-9
-    assert taus.count(tilt._LOG_TAU) == 1 and len(taus) == 4  # noqa: SLF001 - the default once, then the lowered
+    assert taus.count(tilt._LOG_TAU) == 1 and len(taus) == 3  # noqa: SLF001 - the default once, then the lowered
+    taus.clear()
+    monkeypatch.setattr(tilt, "_PULLED_MIXED_FIRST", False)
+    lo, up = dpsgd_pld([(sigma, 1e-5, 2)]).tail_power(log_level)
+    assert lo <= log_power + 1e-9 and up >= log_power - 1e-9
+    assert taus.count(tilt._LOG_TAU) == 1 and len(taus) == 4  # noqa: SLF001
     taus.clear()
     monkeypatch.setattr(tilt, "_REUSE_LOWERED", False)
     lo_off, up_off = dpsgd_pld([(sigma, 1e-5, 2)]).tail_power(log_level)

@@ -96,6 +96,13 @@ _PULL_ERR = math.log(1e-3)
 # kappa 3.9e-30, share e^-6.1: 2.9 % wide in double on every grid, 1.1e-3 in "mixed", 91 -> 134 ms);
 # 135 far-tail cells measured: the two above e^-7 were the two wider than 2 %, the next at e^-8.6
 _MIXED_SHARE = math.log(1e-3)
+# ... and where the pulled tilt's error share in double is above both e^_PULL_ERR and e^_MIXED_SHARE,
+# first that pulled tilt in "mixed" (pulled_upper), whose window is the smaller one (sigma 0.988,
+# q 3.08e-5, T 361, kappa 1.9e-13: 35k against 118k labels; share e^-4.7 in double, e^-7.4 in mixed),
+# the saddle point's only where the share stays above e^_PULL_ERR: 63 -> 31 ms there, its bracket
+# 3.2e-4 -> 4.1e-4 wide; on --grid, seed 13, --small-q seed 1 and 30 tiny-q cells no other bracket
+# changed
+_PULLED_MIXED_FIRST = True
 
 # The window of a far-tail tilt (tilt s, natural log of the level log_alpha) starts at the tilted
 # mass's e^_LOG_TAU_LEFT lower Chernoff bound, not at its tau one: the sums the ends read run upwards
@@ -613,9 +620,25 @@ def pulled_upper(upper: Callable[[float, str], tuple[float, float]], t: float, t
     log share) at t_pulled or t (:func:`upper_with_pull`); where that was in double and the share
     exceeds e^:data:`_MIXED_SHARE` (the round-off bound near the masses at the threshold: a
     lattice-like far tail of a few sampled steps), ``upper(x, "mixed")`` again, with long double
-    forward transforms and powers, each end the better, and "mixed" from there on. A choice of
-    computation only."""
-    log_up, t, share = upper_with_pull(lambda x: upper(x, precision), t, t_pulled)
+    forward transforms and powers, each end the better, and "mixed" from there on. Where the pulled
+    tilt's own share in double is above both, the pulled tilt in "mixed" comes first
+    (:data:`_PULLED_MIXED_FIRST`: the smaller window), kept where its share is at most
+    e^:data:`_PULL_ERR`. A choice of computation only."""
+    if _PULLED_MIXED_FIRST and precision == "double" and t_pulled < t:
+        first = upper(t_pulled, precision)
+        if first[1] > _PULL_ERR and first[1] > _MIXED_SHARE:
+            # the pulled window is the smaller one: its round-off, which the pull raised against the
+            # masses at the threshold, first in "mixed" there; the saddle point's only if still large
+            got = min(first, upper(t_pulled, "mixed"))  # (each upper end certified: the smaller)
+            if not got[1] > _PULL_ERR:
+                return got[0], t_pulled, "mixed", got[1]
+            log_up, share = min(got, upper(t, precision))
+        else:
+            done = {t_pulled: first}
+            log_up, t, share = upper_with_pull(
+                lambda x: done.pop(x) if x in done else upper(x, precision), t, t_pulled)
+    else:
+        log_up, t, share = upper_with_pull(lambda x: upper(x, precision), t, t_pulled)
     if precision != "double" or not share > _MIXED_SHARE:
         return log_up, t, precision, share
     log_up, share = min((log_up, share), upper(t, "mixed"))
