@@ -163,3 +163,31 @@ def test_loss_matched_threshold_declines_a_nan_level() -> None:
     assert loss_matched_threshold([(0.7, 1e-6, 100)], -0.1) is None  # above log 1/2: no use
     c = loss_matched_threshold([(0.7, 1e-6, 100), (0.9, 1e-6, 100)], math.log(1e-20))
     assert c is not None and c > 0.0
+
+
+def test_the_one_jump_grid_on_sparse_labels_gives_the_dense_bound(monkeypatch) -> None:
+    """builder._ONE_JUMP_SPARSE: the one-jump bound's steps on sparse labels (cells of 2^i labels only
+    where the mass beyond them is below alpha 1e-5 / T 4^-i). sigma 0.731, q 1.05e-7, T 86529, kappa
+    1.9e-13: a third of the labels computed (8498 of 25725 measured; 38 -> 28 ms in rero_dpsgd), the
+    upper end the dense grid's within 1e-9 in log (measured equal to 12 digits). Both are certified
+    (every grid dominates)."""
+    segs, lk = [(0.731, 1.05e-7, 86529)], math.log(1.9e-13)
+    built: list[int] = []
+    real = builder.dpsgd_step_pld
+
+    def counting(*args, **kwargs):
+        st = real(*args, **kwargs)
+        if kwargs.get("sparse_tail") is not None or args[2] > 1e-6:  # (the one-jump grid: h = c / 1000)
+            built.append(int(np.count_nonzero(st.split)))
+        return st
+
+    monkeypatch.setattr(builder, "dpsgd_step_pld", counting)
+    pld = dpsgd_pld(segs)
+    sparse = pld._tail_power_one_jump(lk, pld._inf_truncation(lk))
+    n_sparse = built[-1]
+    monkeypatch.setattr(builder, "_ONE_JUMP_SPARSE", 0.0)  # the budget 0: every label
+    pld = dpsgd_pld(segs)
+    dense = pld._tail_power_one_jump(lk, pld._inf_truncation(lk))
+    assert sparse is not None and dense is not None
+    assert abs(sparse - dense) <= 1e-9
+    assert 2 * n_sparse < built[-1]
