@@ -1,7 +1,8 @@
 """Two choices of computation in the schedule PLD's sizing (rerokit.bounds.pld.builder): the windows of
 the statistic (and the ADD direction) left to first use where their parts' whole support fits
-MAX_FFT (the same windows, the same brackets, as computed eagerly), and the shallowest truncation
-with a small mass at +infinity found by bisection (the same as the linear scan it replaced)."""
+MAX_FFT (the same windows, the same brackets, as computed eagerly), the shallowest truncation
+with a small mass at +infinity found by bisection (the same as the linear scan it replaced), and the
+moments' support from a first label and known nonzero indices (the same arrays as from the labels)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 from rerokit.bounds.dpsgd import dpsgd_pld
 from rerokit.bounds.pld import builder
-from rerokit.bounds.pld.compose import chernoff_window
+from rerokit.bounds.pld.compose import chernoff_window, moment_support
 
 
 def test_short_schedules_size_the_statistic_windows_on_first_use(monkeypatch) -> None:
@@ -69,3 +70,18 @@ def test_inf_truncation_bisection_equals_the_scan(segs, kappa) -> None:
     la = math.log(kappa) if kappa > 0 else -700.0
     got = pld._find_inf_truncation(la)  # noqa: SLF001
     assert got == _scan(pld, la)
+
+
+@pytest.mark.parametrize("density", [0.01, 0.4, 0.6, 1.0])
+def test_moment_support_from_a_first_label_is_the_labels_form(density) -> None:
+    """compose.moment_support(off, pmf, nonzero): the labels off, off + 1, ... made only where needed
+    (the sparse steps' nonzero masses alone below half, else all), bit for bit the arrays that
+    moment_support(off + arange, pmf) gives, with the nonzero indices computed or passed in."""
+    rng = np.random.default_rng(3)
+    pmf = np.where(rng.random(5000) < density, rng.random(5000), 0.0)
+    off = -1234
+    want = moment_support(off + np.arange(pmf.size, dtype=float), pmf)
+    for got in (moment_support(off, pmf), moment_support(off, pmf, np.flatnonzero(pmf))):
+        assert got[0].dtype == want[0].dtype and np.array_equal(got[0], want[0])
+        assert np.array_equal(got[1], want[1])
+    assert (want[1].size < pmf.size) == (density < 0.5)

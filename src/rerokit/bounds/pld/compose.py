@@ -185,12 +185,18 @@ def fft_error_constant(n: int, unit_roundoff: float = _U_LD) -> float:
     return math.expm1(total) * (1.0 + 1e-9)
 
 
-def moment_support(labels: np.ndarray, pmf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def moment_support(labels: np.ndarray | int, pmf: np.ndarray,
+                   nonzero: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(labels, masses) that a moment sum sum_j p_j e^{lam l_j} needs: only the nonzero masses where
     fewer than half are nonzero (sparse steps, tiny q; zero masses add nothing), else all (the
-    dense steps' sums unchanged)."""
-    nz = np.flatnonzero(pmf)
-    if 2 * nz.size < pmf.size:
+    dense steps' sums unchanged). ``labels``: one per mass, or the first label (an int: the labels
+    are consecutive, made only as needed); ``nonzero``: the indices of the nonzero masses, if known."""
+    nz = np.flatnonzero(pmf) if nonzero is None else nonzero
+    sparse = 2 * nz.size < pmf.size
+    if isinstance(labels, (int, np.integer)):
+        labels = labels + (nz if sparse else np.arange(pmf.size)).astype(float)
+        return labels, (pmf[nz] if sparse else pmf)
+    if sparse:
         return labels[nz], pmf[nz]
     return labels, pmf
 
@@ -268,7 +274,7 @@ def _chernoff_ends(parts: Sequence[tuple[int, np.ndarray, int]], h: float, log_u
         # the moments on the nonzero masses only where fewer than half are nonzero (the sparse
         # steps of tiny q: 1259 masses on 199998 labels at sigma 0.731, q 1.05e-7), as
         # moment_support takes them
-        labels, masses = moment_support(off + np.arange(pmf.size, dtype=float), pmf)
+        labels, masses = moment_support(off, pmf, nz)
         tot = float(masses.sum())
         if tot > 0:
             m1 = float(np.sum(masses * labels)) / tot

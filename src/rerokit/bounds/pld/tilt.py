@@ -191,12 +191,11 @@ def _prepared(parts: Parts, h: float, log_masses: bool = False) -> list[tuple[np
     (``log_masses``: the pmfs are given as log masses, -inf for 0)."""
     out = []
     for off, pmf, count in parts:
-        labels = off + np.arange(pmf.size)
         if log_masses:
             keep = np.isfinite(pmf)
-            out.append((labels[keep] * h, pmf[keep], count))
+            out.append(((off + np.arange(pmf.size))[keep] * h, pmf[keep], count))
             continue
-        labels, pmf = moment_support(labels, pmf)
+        labels, pmf = moment_support(off, pmf)
         with np.errstate(divide="ignore"):
             out.append((labels * h, np.log(pmf), count))
     return out
