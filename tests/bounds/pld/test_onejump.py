@@ -127,7 +127,7 @@ def test_two_tiny_q_segments_are_answered_without_the_tilts(monkeypatch) -> None
 @pytest.mark.parametrize("segs", [
     [(0.668, 2.16e-7, 1)],            # one step: its closed form answers
     [(0.668, 3e-5, 1000)],            # q above builder._ONE_JUMP_Q
-    [(0.668, 4e-6, 200_000)],         # q T above builder._ONE_JUMP_QT
+    [(0.668, 4e-6, 600_000)],         # q T above builder._ONE_JUMP_QT (2.4 > 2)
     [(2.47, 2.2e-6, 970)],            # the threshold within _ONE_JUMP_SPREAD bulk deviations
     [(0.668, 2.16e-7, 100), (0.7, 3e-5, 100)],  # one of two segments above _ONE_JUMP_Q
 ])
@@ -191,3 +191,18 @@ def test_the_one_jump_grid_on_sparse_labels_gives_the_dense_bound(monkeypatch) -
     assert sparse is not None and dense is not None
     assert abs(sparse - dense) <= 1e-9
     assert 2 * n_sparse < built[-1]
+
+
+def test_about_one_expected_sampled_step_takes_the_one_jump_upper_end_too() -> None:
+    """builder._ONE_JUMP_QT (2 since the eighteenth stop): sigma 0.8, q 1e-6, T 1e6, kappa 1e-15, one
+    expected sampled step. The one-jump bound (proven, like every upper end) is the upper end, the
+    max test's closed form the lower one: 0.86 % wide (measured), where the tilts' bracket alone was
+    4.9 % wide after 7.9 s (its upper end e^-34.4126 on a grid 4x finer; the one-jump bound e^-34.4569)."""
+    segs, lk = [(0.8, 1e-6, 10**6)], math.log(1e-15)
+    pld = dpsgd_pld(segs)
+    one = pld._tail_power_one_jump(lk, pld._inf_truncation(lk))  # noqa: SLF001
+    assert one is not None
+    b = rero_dpsgd(0.8, 1e-6, 10**6, kappa=1e-15, comparisons=False)
+    lo, up = math.log(b.interval[0]), math.log(b.interval[1])
+    assert up <= one + 1e-12 and lo >= pld._max_test_log(lk) - 1e-12  # noqa: SLF001
+    assert up - lo <= 0.01
