@@ -101,6 +101,15 @@ on their nonzero masses:
 - seed 13: x5.70 -> x6.25, slower in 0 -> 0 of 40. ``--small-q`` seed 1: x2.41 -> x2.55, the same
   2 of 30 slower (sigma 1.338, q 3.06e-5, T 21: x0.71 -> x0.88; sigma 0.988, q 3.08e-5, T 361:
   x0.87 -> x0.91, the FFTs of a lattice-like tail in long double).
+
+Measured 2026-11-28, eighteenth stop (``--repeats 2``), the stop's parent (aa48402, in a worktree)
+and its final code in the same session: the pulled tilt recomposed in "mixed" precision before the
+saddle point's longer window (tilt._PULLED_MIXED_FIRST), the one-jump bound's sparse labels and its
+range up to sum q T = 2, the sizing's lazy windows:
+- ``--grid``: x2.76 -> x2.85, slower in 0 -> 0 of 36; seed 13: x6.19 -> x6.56, 0 -> 0 of 40.
+- ``--small-q`` seed 1: x2.63 -> x2.93, slower in 2 -> 1 of 30 (sigma 0.988, q 3.08e-5, T 361:
+  54.0 -> 23.7 ms, 3.2e-4 -> 4.1e-4 wide; left: sigma 1.338, q 3.06e-5, T 21, 12.7 against 10.7 ms).
+  The widest brackets are unchanged.
 """
 
 from __future__ import annotations
