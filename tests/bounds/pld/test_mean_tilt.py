@@ -6,7 +6,6 @@ and its inversion by mpmath's own root finder."""
 
 from __future__ import annotations
 
-
 import mpmath as mp
 import numpy as np
 import pytest
