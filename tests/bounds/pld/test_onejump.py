@@ -127,7 +127,7 @@ def test_two_tiny_q_segments_are_answered_without_the_tilts(monkeypatch) -> None
 @pytest.mark.parametrize("segs", [
     [(0.668, 2.16e-7, 1)],            # one step: its closed form answers
     [(0.668, 3e-5, 1000)],            # q above builder._ONE_JUMP_Q
-    [(0.668, 4e-6, 600_000)],         # q T above builder._ONE_JUMP_QT (2.4 > 2)
+    [(0.668, 4e-6, 2_000_000)],       # q T above builder._ONE_JUMP_QT (8 > 6)
     [(2.47, 2.2e-6, 970)],            # the threshold within _ONE_JUMP_SPREAD bulk deviations
     [(0.668, 2.16e-7, 100), (0.7, 3e-5, 100)],  # one of two segments above _ONE_JUMP_Q
 ])
@@ -206,3 +206,23 @@ def test_about_one_expected_sampled_step_takes_the_one_jump_upper_end_too() -> N
     lo, up = math.log(b.interval[0]), math.log(b.interval[1])
     assert up <= one + 1e-12 and lo >= pld._max_test_log(lk) - 1e-12  # noqa: SLF001
     assert up - lo <= 0.01
+
+
+def test_a_finer_one_jump_grid_where_the_first_is_not_final(monkeypatch) -> None:
+    """builder._ONE_JUMP_FINER: sigma 0.8, q 3e-6, T 1e6 (q T 3), kappa 1e-15. On the grid c / 1000 the
+    bound is 2.5 % above the max test (its bulk's added variance, T h q, is 5x the bulk's own); on the
+    grid 4x finer 0.31 % (measured), each a certified upper end, the least kept. The bracket was 2.1 %
+    wide (the tilts' upper end) before the one-jump bound reached q T 3."""
+    segs, lk = [(0.8, 3e-6, 10**6)], math.log(1e-15)
+    pld = dpsgd_pld(segs)
+    lo_mt = pld._max_test_log(lk)  # noqa: SLF001
+    fine = pld._tail_power_one_jump(lk, pld._inf_truncation(lk))  # noqa: SLF001
+    monkeypatch.setattr(builder, "_ONE_JUMP_FINER", ())
+    pld = dpsgd_pld(segs)
+    coarse = pld._tail_power_one_jump(lk, pld._inf_truncation(lk))  # noqa: SLF001
+    assert fine is not None and coarse is not None
+    assert fine < coarse and fine - lo_mt <= 5e-3 < coarse - lo_mt
+    monkeypatch.undo()
+    b = rero_dpsgd(0.8, 3e-6, 10**6, kappa=1e-15, comparisons=False)
+    lo, up = math.log(b.interval[0]), math.log(b.interval[1])
+    assert up <= fine + 1e-12 and lo >= lo_mt - 1e-12 and up - lo <= 5e-3

@@ -236,15 +236,30 @@ _JUMP_TH = 0.02
 # bracket 2.9 % wide; else 11-18 ms more). 2 since the eighteenth stop: sigma 0.8, q 1e-6, T 1e6 (one
 # expected sampled step), kappa 1e-15 was 4.9 % wide after 7.9 s (the tilts' upper end, refined 4x;
 # the max test's lower end), now 0.86 % in 1.5 s; of 54 grid cells (sigma 0.8 / 1 / 1.5, q 1e-6 /
-# 3e-6 / 1e-5, T 1e5 / 1e6, kappa 1e-9 / 1e-15 / 1e-25) and 60 random tiny-q cells no other bracket changed
-_ONE_JUMP_QT = 2.0
+# 3e-6 / 1e-5, T 1e5 / 1e6, kappa 1e-9 / 1e-15 / 1e-25) and 60 random tiny-q cells no other bracket changed.
+# 6 with the finer grids below (_ONE_JUMP_FINER): sigma 0.8, q 3e-6, T 1e6 (q T 3), kappa 1e-15 2.1 % wide
+# in 2.5 s -> 0.31 % in 0.54 s
+_ONE_JUMP_QT = 6.0
 # ... at q at most _ONE_JUMP_Q, and where c is at least _ONE_JUMP_SPREAD times the bulk's standard
 # deviation, q sqrt(T (e^{1/sigma^2} - 1)) (a choice only; where either fails its bound lost to the
 # tilts' on random cells: sigma 2.47, q 2.2e-5, T 970, kappa 1e-13: e^-5.3 against e^-29.90 (c at 2.2
-# standard deviations); sigma 0.528, q 6.7e-5, T 271, kappa 1e-28: e^-53.26 against e^-53.82)
+# standard deviations); sigma 0.528, q 6.7e-5, T 271, kappa 1e-28: e^-53.26 against e^-53.82). 11 since the
+# finer grids (_ONE_JUMP_FINER): sigma 0.81, q 3.4e-6, T 471659, kappa 4.1e-12 (c at 13 deviations) 2.3 %
+# wide in 3.3 s -> 0.71 % in 1.0 s; at 10.5 (sigma 0.8, q 3e-6, T 1e5, kappa 1e-9) the bound took 240 ms
+# where the two-grid tilt takes 40. On 54 grid and 90 random tiny-q cells (seeds 1-3), against 2 / 20
+# with no finer grid, in one process: 12.0 -> 7.3 s in all, widest 2.3 % -> 1.3 %, 19 brackets changed
+# (13 narrower; the 6 wider all within 1.6e-3: the one-jump bound final within _ONE_JUMP_ENOUGH where
+# the tilts went further), the slowest change 18 -> 42 ms (sigma 1.25, q 5.45e-7, T 202092, kappa
+# 1.2e-25, 1.7e-3 -> 7.9e-4 wide)
 _ONE_JUMP_Q = 1e-5
-_ONE_JUMP_SPREAD = 20.0
+_ONE_JUMP_SPREAD = 11.0
 _ONE_JUMP_LABELS = 1000
+# ... then on grids _ONE_JUMP_FINER times finer while not final (the bulk's grid: connect-the-dots
+# adds about h q of variance per step, T h q in all, against the bulk's own T q^2 (e^{1/sigma^2} - 1);
+# sigma 0.8, q 3e-6, T 1e6, kappa 1e-15: 2.5 % above the max test at 1000 labels, 0.31 % at 4000,
+# 0.12 % at 16000, but 16000 cost up to 0.3 s where the tilts take 20 ms; its Chernoff terms were 0.25 %
+# of the bound)
+_ONE_JUMP_FINER = (4,)
 _ONE_JUMP_CUT = 0.5
 _ONE_JUMP_SCAN = (0.6, 1.8)
 # ... final where its upper end is within this of the max test's power (in log)
@@ -1209,7 +1224,9 @@ class SchedulePLD:
         (one example per step, every segment on the grid with 0 < q <= :data:`_ONE_JUMP_Q`, sum q T
         <= :data:`_ONE_JUMP_QT`, at least two steps), its steps truncated at ``lt_q`` on a grid of
         :data:`_ONE_JUMP_LABELS` labels up to c, the per-step loss at the loss-matched max test's
-        threshold (pld.maxtest.loss_matched_threshold); None where it does not apply. Kept per level."""
+        threshold (pld.maxtest.loss_matched_threshold), then on grids :data:`_ONE_JUMP_FINER` times
+        finer while it is not within :data:`_ONE_JUMP_ENOUGH` of the max test's power (the least
+        kept); None where it does not apply. Kept per level."""
         key = ("one_jump", float(log_alpha))
         if key not in self._built:
             self._built[key] = self._find_one_jump(float(log_alpha), lt_q)
@@ -1229,21 +1246,31 @@ class SchedulePLD:
         spread = math.sqrt(sum(T * (q * q) * math.expm1(min(1.0 / (s * s), 700.0)) for s, q, T in grid))
         if not (math.isfinite(c) and c > 0.0 and c >= _ONE_JUMP_SPREAD * spread):
             return None
-        h = c / _ONE_JUMP_LABELS
-        try:
-            # (no statistic; the steps' far tails on sparse labels, :data:`_ONE_JUMP_SPARSE`)
-            budget = math.exp(log_alpha) * _ONE_JUMP_SPARSE / n
-            steps = SchedulePLD(self.segments, h, 1, False, False, lt_q, self.precision,
-                                sparse_budget=budget if budget > 0.0 else None)._parts("remove")[0]
-        except (StepTooWide, PLDTooWide, ValueError):
-            return None
-        got = one_jump_upper([JumpStep(st.j_lo, st.split, st.inf_mass, T) for st, T in steps], h, log_alpha,
-                             round(_ONE_JUMP_CUT * _ONE_JUMP_LABELS),
-                             (round(_ONE_JUMP_SCAN[0] * _ONE_JUMP_LABELS), round(_ONE_JUMP_SCAN[1] * _ONE_JUMP_LABELS)))
-        if got is None:
-            return None
-        # the level read as alpha e^shift (the steps' loss shift, DiscretePLD.loss_shift)
-        return min(0.0, got.log_upper + _total_shift(steps))
+        # the grid c / (_ONE_JUMP_LABELS r), r = 1 first, finer (_ONE_JUMP_FINER) while the bound is not
+        # final against the max test's closed form (the same rule as tail_power's); the least is kept
+        budget = math.exp(log_alpha) * _ONE_JUMP_SPARSE / n
+        lo_mt = self._max_test_log(log_alpha)
+        best = None
+        for r in (1,) + _ONE_JUMP_FINER:
+            labels = _ONE_JUMP_LABELS * r
+            h = c / labels
+            try:
+                # (no statistic; the steps' far tails on sparse labels, :data:`_ONE_JUMP_SPARSE`)
+                steps = SchedulePLD(self.segments, h, 1, False, False, lt_q, self.precision,
+                                    sparse_budget=budget if budget > 0.0 else None)._parts("remove")[0]
+            except (StepTooWide, PLDTooWide, ValueError):
+                break
+            got = one_jump_upper([JumpStep(st.j_lo, st.split, st.inf_mass, T) for st, T in steps], h, log_alpha,
+                                 round(_ONE_JUMP_CUT * labels),
+                                 (round(_ONE_JUMP_SCAN[0] * labels), round(_ONE_JUMP_SCAN[1] * labels)))
+            if got is None:
+                break
+            # the level read as alpha e^shift (the steps' loss shift, DiscretePLD.loss_shift)
+            up = min(0.0, got.log_upper + _total_shift(steps))
+            best = up if best is None else min(best, up)
+            if best - lo_mt <= _ONE_JUMP_ENOUGH:
+                break
+        return best
 
     def _max_test_log(self, log_alpha: float) -> float:
         """log of the max test's power at one level (:func:`rerokit.bounds.pld.maxtest.log_max_test_power`,
