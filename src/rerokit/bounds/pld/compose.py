@@ -185,6 +185,12 @@ def fft_error_constant(n: int, unit_roundoff: float = _U_LD) -> float:
     return math.expm1(total) * (1.0 + 1e-9)
 
 
+def _mostly_zero(nonzero: np.ndarray, size: int) -> bool:
+    """Whether fewer than half of ``size`` masses are nonzero (``nonzero`` their indices): the rule
+    by which the moment sums and the coarse copies take the nonzero masses alone."""
+    return 2 * nonzero.size < size
+
+
 def moment_support(labels: np.ndarray | int, pmf: np.ndarray,
                    nonzero: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(labels, masses) that a moment sum sum_j p_j e^{lam l_j} needs: only the nonzero masses where
@@ -192,7 +198,7 @@ def moment_support(labels: np.ndarray | int, pmf: np.ndarray,
     dense steps' sums unchanged). ``labels``: one per mass, or the first label (an int: the labels
     are consecutive, made only as needed); ``nonzero``: the indices of the nonzero masses, if known."""
     nz = np.flatnonzero(pmf) if nonzero is None else nonzero
-    sparse = 2 * nz.size < pmf.size
+    sparse = _mostly_zero(nz, pmf.size)
     if isinstance(labels, (int, np.integer)):
         labels = labels + (nz if sparse else np.arange(pmf.size)).astype(float)
         return labels, (pmf[nz] if sparse else pmf)
@@ -211,7 +217,7 @@ def coarse_moment_copy(off: int, pmf: np.ndarray, points: int = 256,
     b = max(1, pmf.size // points)
     nb = -(-pmf.size // b)
     centres = off + b * np.arange(nb, dtype=float) + 0.5 * (b - 1)
-    if nonzero is not None and 2 * nonzero.size < pmf.size:
+    if nonzero is not None and _mostly_zero(nonzero, pmf.size):
         return centres, np.bincount(nonzero // b, weights=pmf[nonzero], minlength=nb)
     pad = np.zeros(nb * b)
     pad[: pmf.size] = pmf

@@ -83,7 +83,8 @@ from typing import Sequence
 
 import numpy as np
 
-from rerokit.bounds.pld.compose import WindowTooWide, coarse_moment_copy, compose, moment_terms, weighted_roundoff
+from rerokit.bounds.pld.compose import (WindowTooWide, coarse_moment_copy, compose, moment_support, moment_terms,
+                                        weighted_roundoff)
 from rerokit.bounds.pld.lowertail import TiltedPart, block_size, rebin_pld, rebin_stat, tilt_sparse
 from rerokit.bounds.pld.tilt import TiltedSide, pulled_tilt, pulled_upper, tilted_lower, tilted_upper_share
 
@@ -241,7 +242,7 @@ class _SliceWindows:
             cl, cp = coarse_moment_copy(j0, pmf)
             self.c_up.append(moment_terms(cl, cp, _LAMS))
             self.c_dn.append(moment_terms(cl, cp, -_LAMS))
-            self.fine.append((j0 + np.arange(pmf.size, dtype=float), pmf))
+            self.fine.append(moment_support(j0, pmf, nz))  # (its nonzero masses found once)
             self.lo.append(j0 + int(nz[0]))
             self.hi.append(j0 + int(nz[-1]))
 
