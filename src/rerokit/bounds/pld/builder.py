@@ -233,12 +233,10 @@ _JUMP_TH = 0.02
 # for two or more jumps grow with q T, yet it is cheap (10-25 ms) and often final there too (25
 # random cells at q <= 1e-5, q T 0.1-0.6, seed 11: final in 6 of the 13 where it applied, sigma
 # 0.705, q 4.9e-7, T 218442, kappa 2.9e-16 in 25-36 ms within 4e-4 where the tilts took 6.1 s to a
-# bracket 2.9 % wide; else 11-18 ms more). 2 since the eighteenth stop: sigma 0.8, q 1e-6, T 1e6 (one
-# expected sampled step), kappa 1e-15 was 4.9 % wide after 7.9 s (the tilts' upper end, refined 4x;
-# the max test's lower end), now 0.86 % in 1.5 s; of 54 grid cells (sigma 0.8 / 1 / 1.5, q 1e-6 /
-# 3e-6 / 1e-5, T 1e5 / 1e6, kappa 1e-9 / 1e-15 / 1e-25) and 60 random tiny-q cells no other bracket changed.
-# 6 with the finer grids below (_ONE_JUMP_FINER): sigma 0.8, q 3e-6, T 1e6 (q T 3), kappa 1e-15 2.1 % wide
-# in 2.5 s -> 0.31 % in 0.54 s
+# bracket 2.9 % wide; else 11-18 ms more). 6 since the eighteenth stop, with the finer grids below
+# (_ONE_JUMP_FINER): sigma 0.8, q 1e-6, T 1e6 (one expected sampled step), kappa 1e-15 was 4.9 % wide
+# after 7.9 s (the tilts' upper end, refined 4x; the max test's lower end), now 0.10 % in 57 ms;
+# sigma 0.8, q 3e-6, T 1e6 (q T 3), kappa 1e-15 2.1 % in 2.5 s -> 0.31 % in 0.54 s
 _ONE_JUMP_QT = 6.0
 # ... at q at most _ONE_JUMP_Q, and where c is at least _ONE_JUMP_SPREAD times the bulk's standard
 # deviation, q sqrt(T (e^{1/sigma^2} - 1)) (a choice only; where either fails its bound lost to the
