@@ -12,12 +12,16 @@ rerokit is slower and those cells. riskcal's value is not a bound (benchmarks/pl
     python benchmarks/pld_far_tail.py [--seed 13] [--cells 40] [--repeats 2] [--out far.jsonl]
     python benchmarks/pld_far_tail.py --grid   # the fixed long-schedule grid below instead
     python benchmarks/pld_far_tail.py --small-q --seed 1 --cells 30   # small q, short schedules
+    python benchmarks/pld_far_tail.py --tiny-q --seed 2 --cells 30    # tiny q, any length
 
 ``--grid``: sigma in {1, 1.36, 2}, q in {1e-3, 3e-3}, T in {1e4, 7e4, 3e5}, kappa in {1e-20, 1e-30}
 (36 cells): long schedules with small q at tiny levels, where the tilted windows are widest.
 ``--small-q``: sigma log-uniform in [0.5, 6], q in [3e-5, 1e-3], T in [3, 5000], kappa in [1e-30,
 1e-6] (eleventh stop): short and mid-length schedules with small q, whose tails are nearly
 lattice-like where q T is small.
+``--tiny-q``: sigma log-uniform in [0.5, 2], q in [1e-7, 1e-4], T in [10, 1e6], kappa in [1e-30, 1e-3]
+(nineteenth stop): rare sampled steps (q T from 1e-6 to 100), where the one-jump bound
+(rerokit.bounds.pld.onejump) and the two-grid tilt of tiny q take over from the untilted grid.
 
 Each cell is printed (and appended to ``--out`` as JSON, with the seed) as it completes.
 
@@ -141,6 +145,14 @@ def draw_small_q(rng: np.random.Generator) -> tuple[float, float, int, float]:
     return (round(lu(0.5, 6.0), 3), float(f"{lu(3e-5, 1e-3):.3g}"), int(lu(3, 5000)), float(f"{lu(1e-30, 1e-6):.3g}"))
 
 
+def draw_tiny_q(rng: np.random.Generator) -> tuple[float, float, int, float]:
+    """One ``--tiny-q`` cell: sigma 0.5-2, q 1e-7-1e-4, T 10-1e6, kappa 1e-30-1e-3, log-uniform."""
+    def lu(a: float, b: float) -> float:
+        return float(np.exp(rng.uniform(np.log(a), np.log(b))))
+
+    return (round(lu(0.5, 2.0), 3), float(f"{lu(1e-7, 1e-4):.3g}"), int(lu(10, 1e6)), float(f"{lu(1e-30, 1e-3):.3g}"))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, default=13)
@@ -152,6 +164,8 @@ def main() -> None:
     ap.add_argument("--grid", action="store_true", help="the fixed long-schedule grid (module docstring)")
     ap.add_argument("--small-q", action="store_true",
                     help="seeded random small-q cells, short to mid schedules (module docstring; --cells, --seed)")
+    ap.add_argument("--tiny-q", action="store_true",
+                    help="seeded random tiny-q cells, any length, kappa up to 1e-3 (module docstring; --cells, --seed)")
     args = ap.parse_args()
     if args.repeats < 1 or args.cells < 1:
         ap.error("--repeats and --cells must be at least 1")
@@ -169,6 +183,10 @@ def main() -> None:
         rng = np.random.default_rng(args.seed)
         cells = [draw_small_q(rng) for _ in range(args.cells)]
         extra = {"seed": args.seed, "set": "small-q"}
+    elif args.tiny_q:
+        rng = np.random.default_rng(args.seed)
+        cells = [draw_tiny_q(rng) for _ in range(args.cells)]
+        extra = {"seed": args.seed, "set": "tiny-q"}
     else:
         rng = np.random.default_rng(args.seed)
         cells = [draw(rng, args.kappa_lo, args.kappa_hi) for _ in range(args.cells)]

@@ -728,8 +728,9 @@ def _tilt_first(pld: SchedulePLD, lks: np.ndarray) -> dict[int, tuple[float, flo
         # (the two-grid tilt of tiny q, pld.jumps, costs about the same whatever the spread: first
         # where the untilted window is long, _TILT_FIRST_JUMP_POINTS)
         if lg <= math.log(_TILT_FIRST_GAMMA) and (log_w >= math.log(_TILT_FIRST_USELESS) or (
-                log_w > math.log(_PRECISE_ENOUGH) and (spread <= _TILT_FIRST_SPREAD or (
-                    pld.window_points() >= _TILT_FIRST_JUMP_POINTS and pld.tail_by_jumps(float(lks[i])))))):
+                log_w > math.log(_PRECISE_ENOUGH) and (spread <= _TILT_FIRST_SPREAD or pld.tail_by_one_jump(float(lks[i]))
+                                                         or (pld.window_points() >= _TILT_FIRST_JUMP_POINTS
+                                                             and pld.tail_by_jumps(float(lks[i])))))):
             out[int(i)] = (thr, lg, log_w)
     return out
 

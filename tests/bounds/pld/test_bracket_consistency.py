@@ -309,6 +309,7 @@ def test_the_grid_ladder_stops_where_a_finer_grid_does_not_narrow_the_bracket(si
     from _mp_reference import mp_two_steps
 
     monkeypatch.setattr(builder, "_ONE_JUMP_Q", 0.0)
+    monkeypatch.setattr(builder, "_ONE_JUMP_RARE_Q", 0.0)
     log_level, log_power = mp_two_steps(q, l, sigma)
     lo, up = dpsgd_pld([(sigma, q, 2)]).tail_power(log_level)
     assert lo <= log_power + 1e-9 and up >= log_power - 1e-9

@@ -126,10 +126,11 @@ def test_two_tiny_q_segments_are_answered_without_the_tilts(monkeypatch) -> None
 
 @pytest.mark.parametrize("segs", [
     [(0.668, 2.16e-7, 1)],            # one step: its closed form answers
-    [(0.668, 3e-5, 1000)],            # q above builder._ONE_JUMP_Q
+    [(0.668, 3e-5, 10_000)],          # q above builder._ONE_JUMP_Q, q T above _ONE_JUMP_RARE_QT (0.3)
+    [(0.668, 2e-3, 20)],              # q above _ONE_JUMP_RARE_Q (q T 0.04)
     [(0.668, 4e-6, 2_000_000)],       # q T above builder._ONE_JUMP_QT (8 > 6)
     [(2.47, 2.2e-6, 970)],            # the threshold within _ONE_JUMP_SPREAD bulk deviations
-    [(0.668, 2.16e-7, 100), (0.7, 3e-5, 100)],  # one of two segments above _ONE_JUMP_Q
+    [(0.668, 2.16e-7, 100), (0.7, 3e-5, 10_000)],  # one of two segments above _ONE_JUMP_Q (q T 0.3)
 ])
 def test_the_one_jump_bound_declines_outside_its_regime(segs) -> None:
     lk = math.log(1e-17)
@@ -226,3 +227,40 @@ def test_a_finer_one_jump_grid_where_the_first_is_not_final(monkeypatch) -> None
     b = rero_dpsgd(0.8, 3e-6, 10**6, kappa=1e-15, comparisons=False)
     lo, up = math.log(b.interval[0]), math.log(b.interval[1])
     assert up <= fine + 1e-12 and lo >= lo_mt - 1e-12 and up - lo <= 5e-3
+
+
+@pytest.mark.parametrize("sigma, q, T, l", [(0.911, 1.02e-5, 1299, 0.05), (1.249, 6.23e-5, 108, 0.03),
+                                            (0.8, 5e-4, 150, 0.6)])
+def test_few_sampled_steps_at_larger_q_take_the_one_jump_bound(sigma, q, T, l, monkeypatch) -> None:
+    """q above builder._ONE_JUMP_Q with sum q T <= _ONE_JUMP_RARE_QT (0.1; nineteenth stop): the
+    one-jump bound answers without the tilts (sigma 0.911, q 1.02e-5, T 1299, kappa 1.25e-13 took
+    181 ms by the tilts for a bracket 6.6e-4 wide, now 16 ms and 5.4e-5). The bracket at the Monte
+    Carlo's level (mc_rare_steps, 40,000 draws, seeded, 4 standard errors) contains its estimate and
+    is narrower than 2e-3 in log (builder._ONE_JUMP_ENOUGH: final against the max test)."""
+    log_p, log_q, se = mc_rare_steps(sigma, q, T, l, 40_000, seed=5)
+    _no_tilts(monkeypatch)
+    pld = dpsgd_pld([(sigma, q, T)])
+    assert pld.tail_by_one_jump(log_q)
+    lo, up = pld.tail_power(log_q)
+    assert lo <= log_p + 4.0 * se and up >= log_p - 4.0 * se
+    assert up - lo <= 2e-3
+    b = rero_dpsgd(sigma, q, T, log_kappa=log_q, comparisons=False)
+    assert (math.log(b.interval[0]), math.log(b.value)) == pytest.approx((lo, up), abs=1e-12)
+
+
+def test_jump_sums_match_the_direct_dot_products() -> None:
+    """onejump._jump_sums (one dot product per scanned label, on views) against the sums written out
+    term by term, sum_m j_m F(l_k - l_m), on random non-negative data: within the summation bound
+    (n + 2) u of the terms' sum."""
+    from rerokit.bounds.pld.onejump import _jump_sums
+
+    rng = np.random.default_rng(0)
+    cut, n = 50, 300
+    jm = rng.random(n) * (rng.random(n) < 0.3)
+    jl = cut + np.arange(n)
+    d0 = cut + 1 - int(jl[-1])
+    f_up = np.sort(rng.random(900))[::-1]
+    ks = np.array([cut + 1, cut + 7, 400, 650])  # (650: F's last label, 650 - cut - d0 = 898)
+    want = np.array([sum(jm[m] * f_up[k - jl[m] - d0] for m in range(n)) for k in ks])
+    got = _jump_sums(jm, f_up, ks - cut - 1)
+    assert np.all(np.abs(got - want) <= (n + 2) * 2.0 ** -53 * want + 1e-300)

@@ -206,6 +206,7 @@ def test_a_large_error_share_is_retried_and_the_max_test_spares_the_one_grid_til
     one-jump bound (builder._tail_power_one_jump) answers the second cell now (q T = 0.06: 20-28 ms,
     5.8e-4 wide) and is off here: the retry is what is tested."""
     monkeypatch.setattr(builder, "_ONE_JUMP_Q", 0.0)
+    monkeypatch.setattr(builder, "_ONE_JUMP_RARE_Q", 0.0)
     pld = dpsgd_pld([(sigma, q, T)])
     lk = math.log(kappa)
     lo, up, taus = _spied(monkeypatch, pld, lk)

@@ -183,6 +183,7 @@ def test_a_truncation_that_swamps_the_threshold_is_lowered(sigma: float, l: floa
     The one-jump bound (builder._tail_power_one_jump), which answers such cells now, is off: the
     tilt's rule is what is tested."""
     monkeypatch.setattr(builder, "_ONE_JUMP_Q", 0.0)
+    monkeypatch.setattr(builder, "_ONE_JUMP_RARE_Q", 0.0)
     log_level, log_power = mp_two_steps(1e-5, l, sigma)
     taus = compose_taus
     lo, up = dpsgd_pld([(sigma, 1e-5, 2)]).tail_power(log_level)
@@ -211,6 +212,7 @@ def test_later_tilts_start_at_the_lowered_tau(sigma: float, l: float, compose_ta
     default (tilt._PULLED_MIXED_FIRST) the pulled tilt in "mixed" is the second upper end and is kept:
     3 compositions, the lowered tau reused there too; the three upper ends are the rule off."""
     monkeypatch.setattr(builder, "_ONE_JUMP_Q", 0.0)
+    monkeypatch.setattr(builder, "_ONE_JUMP_RARE_Q", 0.0)
     log_level, log_power = mp_two_steps(1e-5, l, sigma)
     taus = compose_taus
     lo, up = dpsgd_pld([(sigma, 1e-5, 2)]).tail_power(log_level)

@@ -250,6 +250,12 @@ _ONE_JUMP_QT = 6.0
 # the tilts went further), the slowest change 18 -> 42 ms (sigma 1.25, q 5.45e-7, T 202092, kappa
 # 1.2e-25, 1.7e-3 -> 7.9e-4 wide)
 _ONE_JUMP_Q = 1e-5
+# ... and at q up to _ONE_JUMP_RARE_Q where sum q T is at most _ONE_JUMP_RARE_QT (nineteenth stop;
+# below that it is final against the max test on 21 of 23 random cells with 1e-5 < q <= 1e-4 in 7-12 ms,
+# where the tilts took 6-181 ms: sigma 0.911, q 1.02e-5, T 1299, kappa 1.25e-13 181 -> 16 ms, the
+# bracket 6.6e-4 -> 5.4e-5 wide; above 0.1 final on 3 of 10 (each 19-40 ms more where not))
+_ONE_JUMP_RARE_Q = 1e-3
+_ONE_JUMP_RARE_QT = 0.1
 _ONE_JUMP_SPREAD = 11.0
 _ONE_JUMP_LABELS = 1000
 # ... then on grids _ONE_JUMP_FINER times finer while not final (the bulk's grid: connect-the-dots
@@ -756,7 +762,8 @@ class SchedulePLD:
 
         See :mod:`rerokit.bounds.pld.tilt`: relative precision in the far tail (levels like 1e-30 or
         1e-473 in log space), at the cost of two or three more compositions. Where sampled steps are
-        rare (sum q T <= :data:`_ONE_JUMP_QT`, q <= :data:`_ONE_JUMP_Q`) first the upper end of
+        rare (sum q T <= :data:`_ONE_JUMP_QT`, q <= :data:`_ONE_JUMP_Q`; or sum q T <=
+        :data:`_ONE_JUMP_RARE_QT`, q <= :data:`_ONE_JUMP_RARE_Q`) first the upper end of
         :mod:`rerokit.bounds.pld.onejump` (no FFT where relative precision is needed), final where
         it is within :data:`_ONE_JUMP_ENOUGH` of the max test's power, else folded into the tilts'
         bracket below (each end the better). At tiny q the two-grid
@@ -771,19 +778,37 @@ class SchedulePLD:
         Returns:
           (log lower, log upper).
         """
-        lt = self._tail_truncation(log_alpha)
-        lt_q = self._inf_truncation(log_alpha) if lt < self.log_tau else None
+        lt, lt_q = self._tail_truncations(log_alpha)
         # rare sampled steps: one large loss entry by entry, final where it meets the max test (a
         # rule that reads the schedule, the level and two closed forms only: the same upper end
         # with and without the lower end); else each end the better
         one = self._tail_power_one_jump(log_alpha, lt_q)
         if one is not None:
-            lo_mt = self._max_test_log(float(log_alpha))
-            if one - lo_mt <= _ONE_JUMP_ENOUGH:
-                return min(max(lo_mt, float(log_alpha)) if self.lower else float(log_alpha), one), one
+            final = self.one_jump_bracket(log_alpha)
+            if final is not None:
+                return final
             lo, up = self._tail_power_tilts(log_alpha, lt, lt_q)
             return min(lo, one), min(up, one)
         return self._tail_power_tilts(log_alpha, lt, lt_q)
+
+    def _tail_truncations(self, log_alpha: float) -> tuple[float, float | None]:
+        """(:meth:`_tail_truncation`, :meth:`_inf_truncation` where the first lies below this grid's
+        own truncation, else None) at one level: :meth:`tail_power`'s steps."""
+        lt = self._tail_truncation(log_alpha)
+        return lt, (self._inf_truncation(log_alpha) if lt < self.log_tau else None)
+
+    def one_jump_bracket(self, log_alpha: float) -> tuple[float, float] | None:
+        """Certified (log lower, log upper) of the REMOVE power at one level where the one-jump bound
+        (:meth:`_tail_power_one_jump`) is final: within :data:`_ONE_JUMP_ENOUGH` of the max test's
+        power (:func:`rerokit.bounds.pld.maxtest.log_max_test_power`, the lower end; the level itself
+        without ``lower``); else None. What :meth:`tail_power` returns there."""
+        one = self._tail_power_one_jump(log_alpha, self._tail_truncations(log_alpha)[1])
+        if one is None:
+            return None
+        lo_mt = self._max_test_log(float(log_alpha))
+        if one - lo_mt > _ONE_JUMP_ENOUGH:
+            return None
+        return min(max(lo_mt, float(log_alpha)) if self.lower else float(log_alpha), one), one
 
     def _tail_power_tilts(self, log_alpha: float, lt: float, lt_q: float | None) -> tuple[float, float]:
         """:meth:`tail_power` by the tilts (the two-grid tilt, the max test, the one-grid tilt),
@@ -1220,7 +1245,8 @@ class SchedulePLD:
     def _tail_power_one_jump(self, log_alpha: float, lt_q: float | None) -> float | None:
         """log of a certified upper end of :meth:`tail_power` by :func:`rerokit.bounds.pld.onejump.one_jump_upper`
         (one example per step, every segment on the grid with 0 < q <= :data:`_ONE_JUMP_Q`, sum q T
-        <= :data:`_ONE_JUMP_QT`, at least two steps), its steps truncated at ``lt_q`` on a grid of
+        <= :data:`_ONE_JUMP_QT`, or q <= :data:`_ONE_JUMP_RARE_Q` and sum q T <= :data:`_ONE_JUMP_RARE_QT`;
+        at least two steps), its steps truncated at ``lt_q`` on a grid of
         :data:`_ONE_JUMP_LABELS` labels up to c, the per-step loss at the loss-matched max test's
         threshold (pld.maxtest.loss_matched_threshold), then on grids :data:`_ONE_JUMP_FINER` times
         finer while it is not within :data:`_ONE_JUMP_ENOUGH` of the max test's power (the least
@@ -1230,13 +1256,21 @@ class SchedulePLD:
             self._built[key] = self._find_one_jump(float(log_alpha), lt_q)
         return self._built[key]
 
-    def _find_one_jump(self, log_alpha: float, lt_q: float | None) -> float | None:
-        """:meth:`_tail_power_one_jump`, computed."""
+    def tail_by_one_jump(self, log_alpha: float) -> bool:
+        """Whether :meth:`tail_power` at this level starts with the one-jump bound
+        (:meth:`_tail_power_one_jump`; it may still decline there, where a step does not fit). Reads
+        the schedule and the level only. A choice of computation only."""
+        return self._one_jump_threshold(float(log_alpha)) is not None
+
+    def _one_jump_threshold(self, log_alpha: float) -> float | None:
+        """The one-jump bound's threshold c (:func:`rerokit.bounds.pld.maxtest.loss_matched_threshold`)
+        where its rule applies (:meth:`_tail_power_one_jump`), else None."""
         grid, noiseless, inv = _split_extremes(self.segments)
         n = sum(T for _, _, T in self.segments)
-        if (self.group_size != 1 or self.add_direction or lt_q is None or noiseless or inv > 0 or n < 2
-                or not all(0.0 < q <= _ONE_JUMP_Q for _, q, _ in grid)
-                or sum(q * T for _, q, T in grid) > _ONE_JUMP_QT):
+        qt = sum(q * T for _, q, T in grid)
+        if (self.group_size != 1 or noiseless or inv > 0 or n < 2
+                or not any(all(0.0 < q <= q_max for _, q, _ in grid) and qt <= qt_max
+                           for q_max, qt_max in ((_ONE_JUMP_Q, _ONE_JUMP_QT), (_ONE_JUMP_RARE_Q, _ONE_JUMP_RARE_QT)))):
             return None
         c = loss_matched_threshold(self.segments, log_alpha)
         if c is None:
@@ -1244,6 +1278,14 @@ class SchedulePLD:
         spread = math.sqrt(sum(T * (q * q) * math.expm1(min(1.0 / (s * s), 700.0)) for s, q, T in grid))
         if not (math.isfinite(c) and c > 0.0 and c >= _ONE_JUMP_SPREAD * spread):
             return None
+        return c
+
+    def _find_one_jump(self, log_alpha: float, lt_q: float | None) -> float | None:
+        """:meth:`_tail_power_one_jump`, computed."""
+        c = self._one_jump_threshold(log_alpha) if lt_q is not None else None
+        if c is None:
+            return None
+        n = sum(T for _, _, T in self.segments)
         # the grid c / (_ONE_JUMP_LABELS r), r = 1 first, finer (_ONE_JUMP_FINER) while the bound is not
         # final against the max test's closed form (the same rule as tail_power's); the least is kept
         budget = math.exp(log_alpha) * _ONE_JUMP_SPARSE / n

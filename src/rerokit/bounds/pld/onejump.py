@@ -143,6 +143,15 @@ def _jump_log_moments(steps: Sequence["JumpStep"], js: list, lmb: list, log_mb: 
     return lmj, use
 
 
+def _jump_sums(jm: np.ndarray, f_up: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """sum_m j_m F(l_k - l_m) for every scanned label k: with the jumps at the labels cut, cut + 1, ...
+    and F's bounds ``f_up`` from the label cut + 1 - (the last jump's) on, the terms of label k read
+    ``f_up`` from ``starts`` = k - cut - 1 up, against the jumps in reverse order: one dot product
+    per label, on views (any order of summation: the caller's allowance (n + 2) u holds for each)."""
+    n, rev = jm.size, np.ascontiguousarray(jm[::-1])
+    return np.array([float(f_up[a:a + n] @ rev) for a in starts.tolist()])
+
+
 @dataclass(frozen=True)
 class JumpStep:
     """One distinct step of :func:`one_jump_upper`: its dominating P-masses (connect the dots,
@@ -244,7 +253,7 @@ def one_jump_upper(steps: Sequence[JumpStep], h: float, log_alpha: float, cut: i
         f_up = _bulk_hockey(parts, h, float(log_alpha), d, log_mb - lmb[i], tilts, (scan[0] - cut) * h)
         if f_up is None:
             return None
-        sums_of.append((steps[i].count, jl, jm, d0, f_up, 1.0 + 2.0 * (jm.size + 2) * _U))
+        sums_of.append((steps[i].count, jm, f_up, 1.0 + 2.0 * (jm.size + 2) * _U))
     # the paths with an atom at +infinity: by the union over which step's atom it is, at most
     # sum_i T_i p_inf_i prod_i' max(1, M_i' + p_inf_i')^{T_i'} (M the finite masses, rounded up: they
     # may exceed 1 - p_inf by the masses' own rounding)
@@ -258,8 +267,7 @@ def one_jump_upper(steps: Sequence[JumpStep], h: float, log_alpha: float, cut: i
         lk = ks * h
         chern = (np.exp(np.min(log_mb[:, None] - tilts[:, None] * lk[None, :], axis=0))
                  + np.exp(np.min(log_r2[:, None] - tilts[:, None] * lk[None, :], axis=0))) * (1.0 + 1e-9)
-        sums = sum(T * np.array([float(np.dot(jm, f_up[k - jl - d0])) for k in ks]) * grow
-                   for T, jl, jm, d0, f_up, grow in sums_of)
+        sums = sum(T * _jump_sums(jm, f_up, ks - cut - 1) * grow for T, jm, f_up, grow in sums_of)
         x = lk + float(log_alpha)  # s alpha = e^x, within u (|x| + 4) of its computed value
         level = np.exp(x) * (1.0 + 2.0 * _U * (np.abs(x) + 4.0))
         total = (level + p_inf + chern + sums) * (1.0 + 8.0 * _U)
