@@ -127,7 +127,7 @@ def test_two_tiny_q_segments_are_answered_without_the_tilts(monkeypatch) -> None
 @pytest.mark.parametrize("segs", [
     [(0.668, 2.16e-7, 1)],            # one step: its closed form answers
     [(0.668, 3e-5, 10_000)],          # q above builder._ONE_JUMP_Q, q T above _ONE_JUMP_RARE_QT (0.3)
-    [(0.668, 2e-3, 20)],              # q above _ONE_JUMP_RARE_Q (q T 0.04)
+    [(0.668, 2e-4, 200)],             # q above _ONE_JUMP_RARE_Q (q T 0.04)
     [(0.668, 4e-6, 2_000_000)],       # q T above builder._ONE_JUMP_QT (8 > 6)
     [(2.47, 2.2e-6, 970)],            # the threshold within _ONE_JUMP_SPREAD bulk deviations
     [(0.668, 2.16e-7, 100), (0.7, 3e-5, 10_000)],  # one of two segments above _ONE_JUMP_Q (q T 0.3)
@@ -230,7 +230,7 @@ def test_a_finer_one_jump_grid_where_the_first_is_not_final(monkeypatch) -> None
 
 
 @pytest.mark.parametrize("sigma, q, T, l", [(0.911, 1.02e-5, 1299, 0.05), (1.249, 6.23e-5, 108, 0.03),
-                                            (0.8, 5e-4, 150, 0.6)])
+                                            (0.8, 8e-5, 150, 0.6)])
 def test_few_sampled_steps_at_larger_q_take_the_one_jump_bound(sigma, q, T, l, monkeypatch) -> None:
     """q above builder._ONE_JUMP_Q with sum q T <= _ONE_JUMP_RARE_QT (0.1; nineteenth stop): the
     one-jump bound answers without the tilts (sigma 0.911, q 1.02e-5, T 1299, kappa 1.25e-13 took
