@@ -10,7 +10,7 @@ reference's tolerance 2e-4 in log; where gamma > 0.999 the same for 1 - gamma (i
 precision). riskcal (one segment only, its default grid) is printed beside it: its value is not a
 bound and may fall on either side.
 
-    python benchmarks/pld_soundness.py [--settings 40] [--seed 0] [--out results.jsonl] [--tinyq | --tinyq-multi | --mixed-q | --one-jump | --rare]
+    python benchmarks/pld_soundness.py [--settings 40] [--seed 0] [--out results.jsonl] [--tinyq | --tinyq-multi | --mixed-q | --one-jump | --rare | --rare-q]
 
 ``--tinyq``: one segment, sigma 0.7-1.6, q 5e-5-1e-3, T 1e3-1e6, kappa 1e-30-1e-6 (the two-grid
 tilt of rerokit.bounds.pld.jumps; the random draws above rarely reach it with a reference).
@@ -24,7 +24,8 @@ the estimated level).
 ``--rare``: one or two segments of sigma 0.55-1.0, q 1e-8-1e-5, T 2-2000 with sum q T <= 0.1 (sampled
 steps rare: rerokit.bounds.pld.onejump), the test L >= l (l in [0.01, 0.3]) against the
 importance-sampled Monte Carlo of tests/bounds/pld/_mc_reference.mc_rare_schedule (the jumping step
-chosen uniformly among all; 40,000 draws, 4 standard errors).
+chosen uniformly among all; 40,000 draws, 4 standard errors). ``--rare-q``: the same at sigma
+0.55-1.5, q 1e-5-1e-4 (the one-jump bound's range since the nineteenth stop, builder._ONE_JUMP_RARE_Q).
 
 Each row is printed (and appended to ``--out`` as JSON) as it completes; the seed is recorded.
 The reference refuses a setting (printed as unavailable) where its Bromwich integral does not
@@ -128,16 +129,17 @@ def draw_one_jump(rng: np.random.Generator) -> tuple[list[tuple[float, float, in
     return segs, float(rng.uniform(0.05, 1.0))
 
 
-def draw_rare(rng: np.random.Generator) -> tuple[list[tuple[float, float, int]], float]:
+def draw_rare(rng: np.random.Generator, larger_q: bool = False) -> tuple[list[tuple[float, float, int]], float]:
     """One ``--rare`` setting: one or two segments (even odds), each of sigma log-uniform in [0.55, 1],
     q in [1e-8, 1e-5], T in [2, 2000], redrawn until sum q T <= 0.1; the test L >= l, l uniform in
-    [0.01, 0.3] nats."""
+    [0.01, 0.3] nats. ``larger_q`` (``--rare-q``): sigma in [0.55, 1.5], q in [1e-5, 1e-4] instead."""
     def lu(a: float, b: float) -> float:
         return float(math.exp(rng.uniform(math.log(a), math.log(b))))
 
+    (s_lo, s_hi), (q_lo, q_hi) = ((0.55, 1.5), (1e-5, 1e-4)) if larger_q else ((0.55, 1.0), (1e-8, 1e-5))
     k = 1 + int(rng.random() < 0.5)
     while True:
-        segs = [(round(lu(0.55, 1.0), 3), float(f"{lu(1e-8, 1e-5):.2g}"), int(lu(2, 2000))) for _ in range(k)]
+        segs = [(round(lu(s_lo, s_hi), 3), float(f"{lu(q_lo, q_hi):.2g}"), int(lu(2, 2000))) for _ in range(k)]
         if sum(q * T for _, q, T in segs) <= 0.1:
             return segs, float(rng.uniform(0.01, 0.3))
 
@@ -152,8 +154,8 @@ def one_jump(a: argparse.Namespace) -> None:
     bad = done = wide = 0
     widest = 0.0
     for k in range(a.settings):
-        if a.rare:
-            segs, l = draw_rare(rng)
+        if a.rare or a.rare_q:
+            segs, l = draw_rare(rng, a.rare_q)
             log_p, log_q, se = mc.mc_rare_schedule(segs, l, 40_000, seed=k)
         else:
             segs, l = draw_one_jump(rng)
@@ -235,8 +237,10 @@ def main() -> None:
                     help="one step of sigma ~1 beside a long small-loss segment, against Monte Carlo (draw_one_jump)")
     ap.add_argument("--rare", action="store_true",
                     help="one or two segments with sum q T <= 0.1 at q <= 1e-5, against Monte Carlo (draw_rare)")
+    ap.add_argument("--rare-q", action="store_true",
+                    help="as --rare at sigma 0.55-1.5, q 1e-5-1e-4 (the one-jump bound's second range)")
     a = ap.parse_args()
-    if a.one_jump or a.rare:
+    if a.one_jump or a.rare or a.rare_q:
         return one_jump(a)
     ref = _reference()
     try:
