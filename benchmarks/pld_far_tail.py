@@ -13,12 +13,15 @@ rerokit is slower and those cells. riskcal's value is not a bound (benchmarks/pl
     python benchmarks/pld_far_tail.py --grid   # the fixed long-schedule grid below instead
     python benchmarks/pld_far_tail.py --small-q --seed 1 --cells 30   # small q, short schedules
     python benchmarks/pld_far_tail.py --tiny-q --seed 2 --cells 30    # tiny q, any length
+    python benchmarks/pld_far_tail.py --q-grid   # long schedules at q 1e-5-1e-4
 
 ``--grid``: sigma in {1, 1.36, 2}, q in {1e-3, 3e-3}, T in {1e4, 7e4, 3e5}, kappa in {1e-20, 1e-30}
 (36 cells): long schedules with small q at tiny levels, where the tilted windows are widest.
 ``--small-q``: sigma log-uniform in [0.5, 6], q in [3e-5, 1e-3], T in [3, 5000], kappa in [1e-30,
 1e-6] (eleventh stop): short and mid-length schedules with small q, whose tails are nearly
 lattice-like where q T is small.
+``--q-grid``: sigma in {0.8, 1, 1.5, 2}, q in {1e-5, 3e-5, 1e-4}, T in {1e5, 1e6}, kappa in {1e-9, 1e-20,
+1e-30} (72 cells, nineteenth stop): long schedules with a few to a hundred expected sampled steps.
 ``--tiny-q``: sigma log-uniform in [0.5, 2], q in [1e-7, 1e-4], T in [10, 1e6], kappa in [1e-30, 1e-3]
 (nineteenth stop): rare sampled steps (q T from 1e-6 to 100), where the one-jump bound
 (rerokit.bounds.pld.onejump) and the two-grid tilt of tiny q take over from the untilted grid.
@@ -114,6 +117,23 @@ range up to sum q T = 2, the sizing's lazy windows:
 - ``--small-q`` seed 1: x2.63 -> x2.93, slower in 2 -> 1 of 30 (sigma 0.988, q 3.08e-5, T 361:
   54.0 -> 23.7 ms, 3.2e-4 -> 4.1e-4 wide; left: sigma 1.338, q 3.06e-5, T 21, 12.7 against 10.7 ms).
   The widest brackets are unchanged.
+
+Measured 2026-11-28, nineteenth stop (``--repeats 2``), the stop's parent (d347d36, in a worktree)
+and its final code in the same session: the one-jump bound first where it applies
+(dpsgd_exact._tilt_first), also at q up to 1e-4 where sum q T <= 0.1 (builder._ONE_JUMP_RARE_Q) and
+with the ADD direction composed:
+- ``--tiny-q`` (new) seed 2: x2.31 -> x2.74, slower in 9 -> 5 of 30 (sigma 0.911, q 1.02e-5, T 1299,
+  kappa 1.25e-13: 156 -> 16 ms, 6.6e-4 -> 5.4e-5 wide; sigma 1.149, q 1.53e-5, T 86, kappa 3.1e-29:
+  28 -> 12 ms); seed 3: x2.69 -> x2.94, slower in 7 -> 4. Left: sigma 1.023, q 6.03e-6, T 204451,
+  kappa 6.8e-19 (x0.33: the one-jump bound 4e-3 from final, then the tilts) and sigma 1.283,
+  q 3.53e-5, T 16679, kappa 9.5e-20 (x0.55: q T 0.59, the tilts alone).
+- ``--small-q`` seed 1: x2.94 -> x3.02, slower in 1 -> 0 of 30 (sigma 0.988, q 3.08e-5, T 361: 20.8 ->
+  14.2 ms, 4.1e-4 -> 5.8e-5 wide). ``--grid`` x2.86 / x2.81 and seed 13 x6.60 / x6.66, 0 slower
+  both, every bracket the same (q above the one-jump bound's range).
+- ``--q-grid`` (new): x5.76 -> x5.75, slower in 6 -> 5 of 72, every bracket the same (sum q T >= 1
+  there), the widest 1.4e-2 (sigma 1.5-2, q 1e-5, T 1e6). Slowest against riskcal: sigma 1.5, q 1e-4,
+  T 1e5, kappa 1e-30, x0.34 (186 against 63 ms: the one-grid tilt's windows of 1-3.5e5 points in
+  "mixed" precision, the statistic too, as the max test is 2.2e-2 below).
 """
 
 from __future__ import annotations
@@ -164,6 +184,8 @@ def main() -> None:
     ap.add_argument("--grid", action="store_true", help="the fixed long-schedule grid (module docstring)")
     ap.add_argument("--small-q", action="store_true",
                     help="seeded random small-q cells, short to mid schedules (module docstring; --cells, --seed)")
+    ap.add_argument("--q-grid", action="store_true",
+                    help="the fixed grid of long schedules at q 1e-5-1e-4 (module docstring)")
     ap.add_argument("--tiny-q", action="store_true",
                     help="seeded random tiny-q cells, any length, kappa up to 1e-3 (module docstring; --cells, --seed)")
     args = ap.parse_args()
@@ -183,6 +205,10 @@ def main() -> None:
         rng = np.random.default_rng(args.seed)
         cells = [draw_small_q(rng) for _ in range(args.cells)]
         extra = {"seed": args.seed, "set": "small-q"}
+    elif args.q_grid:
+        cells = list(itertools.product([0.8, 1.0, 1.5, 2.0], [1e-5, 3e-5, 1e-4], [100_000, 1_000_000],
+                                       [1e-9, 1e-20, 1e-30]))
+        extra = {"grid": "q"}
     elif args.tiny_q:
         rng = np.random.default_rng(args.seed)
         cells = [draw_tiny_q(rng) for _ in range(args.cells)]
