@@ -10,7 +10,8 @@ reference's tolerance 2e-4 in log; where gamma > 0.999 the same for 1 - gamma (i
 precision). riskcal (one segment only, its default grid) is printed beside it: its value is not a
 bound and may fall on either side.
 
-    python benchmarks/pld_soundness.py [--settings 40] [--seed 0] [--out results.jsonl] [--tinyq | --tinyq-multi | --mixed-q | --one-jump | --rare | --rare-q]
+    python benchmarks/pld_soundness.py [--settings 40] [--seed 0] [--out results.jsonl]
+        [--tinyq | --tinyq-multi | --mixed-q | --one-jump | --rare | --rare-q]
 
 ``--tinyq``: one segment, sigma 0.7-1.6, q 5e-5-1e-3, T 1e3-1e6, kappa 1e-30-1e-6 (the two-grid
 tilt of rerokit.bounds.pld.jumps; the random draws above rarely reach it with a reference).
