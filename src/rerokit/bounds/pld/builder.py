@@ -251,9 +251,9 @@ _ONE_JUMP_QT = 6.0
 # 1.2e-25, 1.7e-3 -> 7.9e-4 wide)
 _ONE_JUMP_Q = 1e-5
 # ... and at q up to _ONE_JUMP_RARE_Q where sum q T is at most _ONE_JUMP_RARE_QT (nineteenth stop;
-# below that it is final against the max test on 21 of 23 random cells with 1e-5 < q <= 1e-4 in 7-12 ms,
-# where the tilts took 6-181 ms: sigma 0.911, q 1.02e-5, T 1299, kappa 1.25e-13 181 -> 16 ms, the
-# bracket 6.6e-4 -> 5.4e-5 wide; above 0.1 final on 3 of 10 (each 19-40 ms more where not). Above
+# below that it is final against the max test on 19 of 21 random cells with 1e-5 < q <= 1e-4, mostly in
+# 7-12 ms, where the tilts took 6-181 ms: sigma 0.911, q 1.02e-5, T 1299, kappa 1.25e-13 181 -> 16 ms,
+# the bracket 6.6e-4 -> 5.4e-5 wide; above 0.1 final on 5 of 11 (19-26 ms spent where not). Above
 # q 1e-4 the tilts are cheap and narrower: on pld_far_tail.py --small-q seed 1, q up to 1e-3 made
 # sigma 3.7, q 8.8e-4, T 9, kappa 3.7e-19 8 -> 25 ms and sigma 1.27, q 1.3e-4, T 416 7 -> 25 ms)
 _ONE_JUMP_RARE_Q = 1e-4
