@@ -322,3 +322,40 @@ def test_the_grid_ladder_stops_where_a_finer_grid_does_not_narrow_the_bracket(si
     assert len(tilts) - on >= 5
     assert lo_off <= log_power + 1e-9 and up_off >= log_power - 1e-9
     assert up - lo <= (up_off - lo_off) * (1.0 + 1e-3)
+
+
+def test_refinement_refines_the_far_tail_tilts_grid(monkeypatch) -> None:
+    """SchedulePLD.refined carries the width law's aim (builder._WIDTH_AIM / F^1.8, SchedulePLD.width_aim),
+    so the refined schedule's far-tail tilt runs on a grid F times finer than the automatic one's
+    tilt grid (nineteenth stop). sigma 4, q 2e-5, T 1e6, kappa 1e-30: the law picks a grid 0.29 of
+    the automatic one, 2.05 % wide (the law off by 3.4x); the refinement (F = 2.6) had tilted on its
+    own grid, coarser than that, and the bracket stayed 2.03 % wide (above issue 17's 2 %); now
+    2.9e-3. Both brackets are certified, so they intersect; the tilt grids are checked directly."""
+    segs, lk = [(4.0, 2e-5, 1_000_000)], -30 * math.log(10.0)
+    pld = dpsgd_pld(segs)
+    f0 = pld._predicted_factor(pld.tail_forecast(lk))  # noqa: SLF001
+    assert f0 is not None and f0 < builder._WIDTH_FINER[0]
+    fine = pld.refined(2.6)
+    F = pld.h / fine.h
+    assert F > 2.0 and fine.width_aim == pytest.approx(builder._WIDTH_AIM / F ** builder._WIDTH_LAW[2], rel=1e-12)
+    # the refined tilt grid, absolute: about F times finer than the automatic schedule's (the law also
+    # reads the forecast's tilt t, which each grid's steps give a little differently: 2.30e-6 against
+    # 7.36e-6 / 2.6 = 2.83e-6 measured)
+    f_fine = fine._predicted_factor(fine.tail_forecast(lk))  # noqa: SLF001
+    assert f_fine is not None
+    assert 1.0 / 1.3 <= fine.h * f_fine / (pld.h * f0 / F) <= 1.3
+    b = rero_dpsgd(segments=segs, log_kappa=lk, comparisons=False)
+    lo, up = b.interval
+    assert (up - lo) / up <= 0.01  # measured 2.9e-3
+    # the previous rule (no aim on the refined grid): each end certified, so the brackets meet
+    monkeypatch.setattr(builder.SchedulePLD, "refined", lambda self, factor: builder.schedule_pld(
+        self.segments, builder._grid_step(self.segments, self.h / factor, 1, ("remove",), self.log_tau),
+        lower=True, add_direction=False, log_tau=self.log_tau))
+    old = rero_dpsgd(segments=segs, log_kappa=lk, comparisons=False)
+    assert max(lo, old.interval[0]) <= min(up, old.value)
+    assert (old.value - old.interval[0]) / old.value > 0.015  # measured 2.03 %
+    monkeypatch.undo()
+    # the law off (builder._WIDTH_AIM = 0): no aim is carried either
+    monkeypatch.setattr(builder, "_WIDTH_AIM", 0.0)
+    off = dpsgd_pld(segs).refined(2.6)
+    assert off.width_aim == 0.0 and off._predicted_factor(off.tail_forecast(lk)) is None  # noqa: SLF001

@@ -28,7 +28,7 @@ sending the whole schedule to a closed-form envelope:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -450,6 +450,10 @@ class SchedulePLD:
         that the sparse grid coarsens (at T 1e5, kappa 1e-20 their brackets took 3x as long).
       sparse_budget: every grid step's ``sparse_tail`` budget instead (the one-jump bound's grid,
         :data:`_ONE_JUMP_SPARSE`); None: :attr:`sparse` decides.
+      width_aim: the far-tail tilt's width aim (:meth:`_predicted_factor`) on a grid that is not
+        automatic: :meth:`refined` sets it to :data:`_WIDTH_AIM` / F^c (F the refinement, c the width
+        law's exponent), so the refined tilt's grid is F times finer than the automatic grid's tilt
+        grid, not merely F times finer than the automatic grid itself; None: no aim there.
     """
 
     segments: tuple[tuple[float, float, int], ...]
@@ -462,6 +466,7 @@ class SchedulePLD:
     auto_grid: bool = False
     sparse: bool = False
     sparse_budget: float | None = None
+    width_aim: float | None = None
     _built: dict = field(default_factory=dict, repr=False, compare=False)
 
     def extended(self) -> SchedulePLD:
@@ -490,8 +495,12 @@ class SchedulePLD:
         h = _grid_step(self.segments, self.h / factor, self.group_size, ("remove",), self.log_tau)
         if h >= 0.99 * self.h:
             return self
-        return schedule_pld(self.segments, h, group_size=self.group_size, lower=self.lower,
+        fine = schedule_pld(self.segments, h, group_size=self.group_size, lower=self.lower,
                             add_direction=False, log_tau=self.log_tau)
+        aim = self.width_aim if self.width_aim is not None else (_WIDTH_AIM if self.auto_grid else None)
+        if aim is not None:  # (the far-tail tilt's grid refined by the same factor: _predicted_factor)
+            fine = replace(fine, width_aim=aim / (self.h / fine.h) ** _WIDTH_LAW[2])  # (its steps kept)
+        return fine
 
     def revealed(self) -> SchedulePLD | None:
         """The same schedule with each segment of sigma <= :data:`REVEAL_BAND` that is not already
@@ -1216,13 +1225,15 @@ class SchedulePLD:
 
     def _predicted_factor(self, fc: tuple[float, float, float, float] | None) -> float | None:
         """The grid factor whose far-tail tilt :meth:`_law_log_width` predicts :data:`_WIDTH_AIM` wide
-        (in log), on the automatic grid: coarser (at least :data:`_WIDTH_COARSER`, at most
+        (in log; a refined grid's :attr:`width_aim` instead), on the automatic grid or a refined one
+        (:meth:`refined`): coarser (at least :data:`_WIDTH_COARSER`, at most
         :data:`_WIDTH_MAX_FACTOR`) or finer (at most :data:`_WIDTH_FINER` [0], at least the inverse of
         its [1]); None elsewhere or in between. A choice of grid only."""
         lw = self._law_log_width(fc, 1.0)
-        if lw is None or not self.auto_grid or _WIDTH_AIM <= 0.0:
+        aim = self.width_aim if self.width_aim is not None else (_WIDTH_AIM if self.auto_grid else None)
+        if lw is None or aim is None or _WIDTH_AIM <= 0.0:
             return None
-        factor = math.exp((math.log(_WIDTH_AIM) - lw) / _WIDTH_LAW[2])
+        factor = math.exp((math.log(aim) - lw) / _WIDTH_LAW[2])
         factor = min(max(factor, 1.0 / _WIDTH_FINER[1]), _WIDTH_MAX_FACTOR)
         return factor if (factor >= _WIDTH_COARSER or factor <= _WIDTH_FINER[0]) else None
 
