@@ -497,7 +497,7 @@ class SchedulePLD:
             return self
         fine = schedule_pld(self.segments, h, group_size=self.group_size, lower=self.lower,
                             add_direction=False, log_tau=self.log_tau)
-        aim = self.width_aim if self.width_aim is not None else (_WIDTH_AIM if self.auto_grid else None)
+        aim = self._width_aim()
         if aim is not None:  # (the far-tail tilt's grid refined by the same factor: _predicted_factor)
             fine = replace(fine, width_aim=aim / (self.h / fine.h) ** _WIDTH_LAW[2])  # (its steps kept)
         return fine
@@ -814,12 +814,10 @@ class SchedulePLD:
         power (:func:`rerokit.bounds.pld.maxtest.log_max_test_power`, the lower end; the level itself
         without ``lower``); else None. What :meth:`tail_power` returns there."""
         one = self._tail_power_one_jump(log_alpha, self._tail_truncations(log_alpha)[1])
-        if one is None:
+        if one is None or not self._one_jump_final(one, log_alpha):
             return None
-        lo_mt = self._max_test_log(float(log_alpha))
-        if one - lo_mt > _ONE_JUMP_ENOUGH:
-            return None
-        return min(max(lo_mt, float(log_alpha)) if self.lower else float(log_alpha), one), one
+        lo = max(self._max_test_log(float(log_alpha)), float(log_alpha)) if self.lower else float(log_alpha)
+        return min(lo, one), one
 
     def _tail_power_tilts(self, log_alpha: float, lt: float, lt_q: float | None) -> tuple[float, float]:
         """:meth:`tail_power` by the tilts (the two-grid tilt, the max test, the one-grid tilt),
@@ -1223,6 +1221,13 @@ class SchedulePLD:
         t = fc[0]
         return a + b * math.log(grid[0][2]) + c * math.log(t * self.h * factor) + d * math.log(t)
 
+    def _width_aim(self) -> float | None:
+        """The far-tail tilt's width aim on this grid: :attr:`width_aim` (a refined grid), else
+        :data:`_WIDTH_AIM` on the automatic grid, else None."""
+        if self.width_aim is not None:
+            return self.width_aim
+        return _WIDTH_AIM if self.auto_grid else None
+
     def _predicted_factor(self, fc: tuple[float, float, float, float] | None) -> float | None:
         """The grid factor whose far-tail tilt :meth:`_law_log_width` predicts :data:`_WIDTH_AIM` wide
         (in log; a refined grid's :attr:`width_aim` instead), on the automatic grid or a refined one
@@ -1230,7 +1235,7 @@ class SchedulePLD:
         :data:`_WIDTH_MAX_FACTOR`) or finer (at most :data:`_WIDTH_FINER` [0], at least the inverse of
         its [1]); None elsewhere or in between. A choice of grid only."""
         lw = self._law_log_width(fc, 1.0)
-        aim = self.width_aim if self.width_aim is not None else (_WIDTH_AIM if self.auto_grid else None)
+        aim = self._width_aim()
         if lw is None or aim is None or _WIDTH_AIM <= 0.0:
             return None
         factor = math.exp((math.log(aim) - lw) / _WIDTH_LAW[2])
@@ -1277,7 +1282,15 @@ class SchedulePLD:
 
     def _one_jump_threshold(self, log_alpha: float) -> float | None:
         """The one-jump bound's threshold c (:func:`rerokit.bounds.pld.maxtest.loss_matched_threshold`)
-        where its rule applies (:meth:`_tail_power_one_jump`), else None."""
+        where its rule applies (:meth:`_tail_power_one_jump`), else None. Kept per level
+        (dpsgd_exact._tilt_first and :meth:`_find_one_jump` both ask)."""
+        key = ("one_jump_c", float(log_alpha))
+        if key not in self._built:
+            self._built[key] = self._find_one_jump_threshold(float(log_alpha))
+        return self._built[key]
+
+    def _find_one_jump_threshold(self, log_alpha: float) -> float | None:
+        """:meth:`_one_jump_threshold`, computed."""
         grid, noiseless, inv = _split_extremes(self.segments)
         n = sum(T for _, _, T in self.segments)
         qt = sum(q * T for _, q, T in grid)
@@ -1302,7 +1315,6 @@ class SchedulePLD:
         # the grid c / (_ONE_JUMP_LABELS r), r = 1 first, finer (_ONE_JUMP_FINER) while the bound is not
         # final against the max test's closed form (the same rule as tail_power's); the least is kept
         budget = math.exp(log_alpha) * _ONE_JUMP_SPARSE / n
-        lo_mt = self._max_test_log(log_alpha)
         best = None
         for r in (1,) + _ONE_JUMP_FINER:
             labels = _ONE_JUMP_LABELS * r
@@ -1321,9 +1333,14 @@ class SchedulePLD:
             # the level read as alpha e^shift (the steps' loss shift, DiscretePLD.loss_shift)
             up = min(0.0, got.log_upper + _total_shift(steps))
             best = up if best is None else min(best, up)
-            if best - lo_mt <= _ONE_JUMP_ENOUGH:
+            if self._one_jump_final(best, log_alpha):
                 break
         return best
+
+    def _one_jump_final(self, log_up: float, log_alpha: float) -> bool:
+        """Whether a one-jump upper end is final: within :data:`_ONE_JUMP_ENOUGH` of the max test's
+        power (its closed form, the lower end)."""
+        return log_up - self._max_test_log(float(log_alpha)) <= _ONE_JUMP_ENOUGH
 
     def _max_test_log(self, log_alpha: float) -> float:
         """log of the max test's power at one level (:func:`rerokit.bounds.pld.maxtest.log_max_test_power`,
